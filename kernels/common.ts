@@ -1,0 +1,26 @@
+// WGSL snippets shared by the kernels: reading weights stored as f32 or as 16-bit values packed two per
+// u32 (bf16: the high half of an f32; f16: unpack2x16float), and the template substitution that puts them in.
+
+import type { DType } from '../src/gpu/tensor.ts';
+
+export type WeightDType = 'f32' | 'bf16' | 'f16';
+
+/** `fn <name>(i: u32) -> f32` reading element i of `buf` with the given storage dtype. */
+export function loadFn(name: string, buf: string, dtype: WeightDType): string {
+  if (dtype === 'f32') return `fn ${name}(i: u32) -> f32 { return ${buf}[i]; }`;
+  if (dtype === 'bf16') {
+    return `fn ${name}(i: u32) -> f32 { let w = ${buf}[i >> 1u]; return bitcast<f32>(select(w << 16u, w & 0xffff0000u, (i & 1u) == 1u)); }`;
+  }
+  return `fn ${name}(i: u32) -> f32 { let w = unpack2x16float(${buf}[i >> 1u]); return select(w.x, w.y, (i & 1u) == 1u); }`;
+}
+
+/** The WGSL element type a buffer of this dtype is declared with. */
+export const wgslElem = (d: DType): string => (d === 'f32' ? 'f32' : d === 'i32' ? 'i32' : 'u32');
+
+/** Replaces `$NAME` placeholders; throws on any left over, so a typo fails at pipeline build. */
+export function fillTemplate(src: string, vars: Record<string, string>): string {
+  const out = src.replace(/\$([A-Z_][A-Z0-9_]*)/g, (m, k: string) => (k in vars ? vars[k] : m));
+  const left = out.match(/\$[A-Z_][A-Z0-9_]*/);
+  if (left) throw new Error(`WGSL template: no value for ${left[0]}`);
+  return out;
+}

@@ -1,0 +1,293 @@
+// The GPU context: one device, its buffer pool, pipeline / uniform / bind-group caches, and a batched
+// command encoder. Dispatches are recorded into one open compute pass and submitted together at the next
+// read(), copy or explicit submit(), so a training step costs few submits and no readback inside it.
+
+import { GpuError, shapeError } from './errors.ts';
+import { pack16, unpack16 } from './half.ts';
+import { BufferPool } from './pool.ts';
+import { type Dispatch, type Program, encodeUniforms } from './program.ts';
+import { type DType, type Tensor, byteSize, is16, numel, shapeStr } from './tensor.ts';
+
+const STORAGE = 0x80 | 0x04 | 0x08; // STORAGE | COPY_SRC | COPY_DST (GPUBufferUsage is absent before init in Node)
+const UNIFORM = 0x40 | 0x08; // UNIFORM | COPY_DST
+const MAP_READ = 0x01 | 0x08; // MAP_READ | COPY_DST
+
+export interface AdapterSummary {
+  vendor: string;
+  architecture: string;
+  device: string;
+  description: string;
+  features: string[];
+  isFallback: boolean;
+}
+
+export function summarizeAdapter(adapter: GPUAdapter): AdapterSummary {
+  const info = adapter.info;
+  return {
+    vendor: info?.vendor ?? '',
+    architecture: info?.architecture ?? '',
+    device: info?.device ?? '',
+    description: info?.description ?? '',
+    features: [...adapter.features].sort(),
+    isFallback: Boolean((info as { isFallbackAdapter?: boolean } | undefined)?.isFallbackAdapter),
+  };
+}
+
+class LruMap<K, V> {
+  private readonly map = new Map<K, V>();
+  constructor(private readonly cap: number) {}
+  get(k: K): V | undefined {
+    const v = this.map.get(k);
+    if (v !== undefined) { this.map.delete(k); this.map.set(k, v); }
+    return v;
+  }
+  set(k: K, v: V): void {
+    this.map.set(k, v);
+    if (this.map.size > this.cap) this.map.delete(this.map.keys().next().value as K);
+  }
+  get size(): number { return this.map.size; }
+}
+
+export class Gpu {
+  readonly pool: BufferPool;
+  readonly adapter: AdapterSummary;
+  readonly hasSubgroups: boolean;
+  readonly hasTimestamps: boolean;
+  /** Set when the device is lost; every later call throws DEVICE_LOST. */
+  lostReason: string | null = null;
+  /** Prints generated WGSL when a pipeline is built (STYLE: a debug flag). */
+  debugShaders = false;
+
+  private readonly pipelines = new Map<string, GPUComputePipeline>();
+  private readonly uniformBuffers = new LruMap<string, GPUBuffer>(4096);
+  private readonly bindGroups = new LruMap<string, GPUBindGroup>(8192);
+  private readonly ids = new WeakMap<GPUBuffer, number>();
+  private nextId = 1;
+  private encoder: GPUCommandEncoder | null = null;
+  private pass: GPUComputePassEncoder | null = null;
+  private readonly errors: string[] = [];
+  dispatchCount = 0;
+  /** Holds the GPU instance (Dawn's in Node): if it were garbage-collected, the device would die with it. */
+  instance: unknown = null;
+
+  constructor(readonly device: GPUDevice, adapter: GPUAdapter) {
+    this.pool = new BufferPool(device);
+    this.adapter = summarizeAdapter(adapter);
+    this.hasSubgroups = device.features.has('subgroups');
+    this.hasTimestamps = device.features.has('timestamp-query');
+    device.addEventListener('uncapturederror', (ev) => {
+      this.errors.push((ev as GPUUncapturedErrorEvent).error.message);
+    });
+    void device.lost.then((info) => {
+      this.lostReason = `${info.reason}: ${info.message || 'no message'}`;
+    });
+  }
+
+  get limits(): GPUSupportedLimits { return this.device.limits; }
+
+  // ---- tensors ------------------------------------------------------------------------------------
+
+  /** An uninitialised tensor from the pool. Release it with release(). */
+  tensor(shape: readonly number[], dtype: DType, label: string): Tensor {
+    this.checkAlive();
+    const bytes = byteSize(shape, dtype);
+    if (bytes > this.limits.maxStorageBufferBindingSize) {
+      throw new GpuError('LIMIT', `${label}: ${shapeStr({ shape, dtype })} needs ${bytes} bytes, over this device's storage binding limit of ${this.limits.maxStorageBufferBindingSize}`);
+    }
+    return { buffer: this.pool.acquire(bytes, STORAGE, label), shape: [...shape], dtype, pooled: true, label };
+  }
+
+  /** A tensor holding `data`. For bf16/f16, pass the values (packed here) or already packed Uint32 words. */
+  upload(data: ArrayLike<number> | Uint32Array, shape: readonly number[], dtype: DType, label: string): Tensor {
+    const n = numel(shape);
+    const t = this.tensor(shape, dtype, label);
+    let bytes: ArrayBufferView;
+    if (is16(dtype)) {
+      const packed = data instanceof Uint32Array && data.length === Math.ceil(n / 2) && n > 1 ? data : pack16(data, dtype);
+      bytes = packed;
+    } else {
+      if (data.length !== n) shapeError(label, `upload of ${data.length} values into shape ${shapeStr({ shape })}`);
+      bytes = dtype === 'f32' ? Float32Array.from(data) : dtype === 'i32' ? Int32Array.from(data) : Uint32Array.from(data);
+    }
+    this.device.queue.writeBuffer(t.buffer, 0, bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, t.buffer.size));
+    return t;
+  }
+
+  zeros(shape: readonly number[], dtype: DType, label: string): Tensor {
+    const t = this.tensor(shape, dtype, label);
+    this.fill(t, 0);
+    return t;
+  }
+
+  /** Clears a tensor to zero (value 0) in the command stream, ordered with the dispatches around it. */
+  fill(t: Tensor, value: 0): void {
+    void value;
+    this.endPass();
+    this.getEncoder().clearBuffer(t.buffer, 0, byteSize(t.shape, t.dtype));
+  }
+
+  release(...ts: Array<Tensor | undefined>): void {
+    for (const t of ts) if (t?.pooled) this.pool.release(t.buffer);
+  }
+
+  /** Copies `bytes` (default: all of src) between buffers inside the command stream. */
+  copy(src: Tensor, dst: Tensor, bytes = byteSize(src.shape, src.dtype), srcOffset = 0, dstOffset = 0): void {
+    this.endPass();
+    this.getEncoder().copyBufferToBuffer(src.buffer, srcOffset, dst.buffer, dstOffset, bytes);
+  }
+
+  /** Reads a tensor back: f32 and 16-bit dtypes as Float32Array, i32 as Int32Array, u32 as Uint32Array. */
+  async read(t: Tensor): Promise<Float32Array | Int32Array | Uint32Array> {
+    const bytes = byteSize(t.shape, t.dtype);
+    const staging = this.device.createBuffer({ size: bytes, usage: MAP_READ, label: `read:${t.label}` });
+    this.endPass();
+    this.getEncoder().copyBufferToBuffer(t.buffer, 0, staging, 0, bytes);
+    this.submit();
+    try {
+      await staging.mapAsync(1 /* GPUMapMode.READ */);
+    } catch (e) {
+      this.checkAlive();
+      throw e;
+    }
+    const raw = staging.getMappedRange().slice(0);
+    staging.unmap();
+    staging.destroy();
+    this.throwErrors();
+    const n = numel(t.shape);
+    if (t.dtype === 'f32') return new Float32Array(raw, 0, n);
+    if (t.dtype === 'i32') return new Int32Array(raw, 0, n);
+    if (t.dtype === 'u32') return new Uint32Array(raw, 0, n);
+    return unpack16(new Uint32Array(raw), n, t.dtype);
+  }
+
+  async readF32(t: Tensor): Promise<Float32Array> {
+    const r = await this.read(t);
+    return r instanceof Float32Array ? r : Float32Array.from(r);
+  }
+
+  // ---- programs -----------------------------------------------------------------------------------
+
+  pipeline(program: Program): GPUComputePipeline {
+    const key = `${program.key}#${program.entryPoint}`;
+    let p = this.pipelines.get(key);
+    if (p) return p;
+    const code = program.code();
+    if (this.debugShaders) console.log(`// ---- ${key}\n${code}`);
+    this.device.pushErrorScope('validation');
+    const module = this.device.createShaderModule({ code, label: program.key });
+    p = this.device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: program.entryPoint }, label: key });
+    void this.device.popErrorScope().then((err) => {
+      if (err) this.errors.push(`pipeline ${key}: ${err.message}`);
+    });
+    this.pipelines.set(key, p);
+    return p;
+  }
+
+  get pipelineCount(): number { return this.pipelines.size; }
+
+  /** Records one dispatch into the open compute pass. */
+  run(d: Dispatch): void {
+    this.checkAlive();
+    const [x, y = 1, z = 1] = d.workgroups;
+    if (x === 0 || y === 0 || z === 0) return;
+    const max = this.limits.maxComputeWorkgroupsPerDimension;
+    if (x > max || y > max || z > max) {
+      throw new GpuError('LIMIT', `${d.program.key}: dispatch of [${x}, ${y}, ${z}] workgroups exceeds ${max} per dimension`);
+    }
+    const pipeline = this.pipeline(d.program);
+    const pass = this.getPass();
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, this.bindGroup(d, pipeline));
+    pass.dispatchWorkgroups(x, y, z);
+    this.dispatchCount++;
+  }
+
+  /** Ends the open pass and submits everything recorded so far. */
+  submit(): void {
+    this.endPass();
+    if (this.encoder) {
+      this.device.queue.submit([this.encoder.finish()]);
+      this.encoder = null;
+    }
+  }
+
+  /** Waits until the GPU has finished all submitted work, then surfaces any validation error. */
+  async sync(): Promise<void> {
+    this.submit();
+    await this.device.queue.onSubmittedWorkDone();
+    this.checkAlive();
+    this.throwErrors();
+  }
+
+  destroy(): void {
+    this.pool.trim();
+    this.device.destroy();
+  }
+
+  // ---- internals ----------------------------------------------------------------------------------
+
+  private bufferId(b: GPUBuffer): number {
+    let id = this.ids.get(b);
+    if (id === undefined) { id = this.nextId++; this.ids.set(b, id); }
+    return id;
+  }
+
+  private uniformBuffer(bytes: Uint8Array): GPUBuffer {
+    const key = Array.from(new Uint32Array(bytes.buffer)).join(',');
+    let buf = this.uniformBuffers.get(key);
+    if (!buf) {
+      buf = this.device.createBuffer({ size: bytes.byteLength, usage: UNIFORM, label: 'uniforms' });
+      this.device.queue.writeBuffer(buf, 0, bytes);
+      this.uniformBuffers.set(key, buf); // evicted buffers are left to the GC: a pending pass may still use them
+    }
+    return buf;
+  }
+
+  private bindGroup(d: Dispatch, pipeline: GPUComputePipeline): GPUBindGroup {
+    const entries: GPUBindGroupEntry[] = [];
+    let key = `${d.program.key}#${d.program.entryPoint}`;
+    if (d.uniforms) {
+      const ub = this.uniformBuffer(encodeUniforms(d.uniforms));
+      entries.push({ binding: 0, resource: { buffer: ub } });
+      key += `|u${this.bufferId(ub)}`;
+    }
+    d.bindings.forEach((b, i) => {
+      if (!b) return;
+      const buffer = 'buffer' in b ? b.buffer : b;
+      entries.push({ binding: i + 1, resource: { buffer } });
+      key += `|${i + 1}:${this.bufferId(buffer)}`;
+    });
+    let bg = this.bindGroups.get(key);
+    if (!bg) {
+      bg = this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries, label: d.program.key });
+      this.bindGroups.set(key, bg);
+    }
+    return bg;
+  }
+
+  private getEncoder(): GPUCommandEncoder {
+    this.checkAlive();
+    this.encoder ??= this.device.createCommandEncoder({ label: 'marft' });
+    return this.encoder;
+  }
+
+  private getPass(): GPUComputePassEncoder {
+    this.pass ??= this.getEncoder().beginComputePass({ label: 'marft' });
+    return this.pass;
+  }
+
+  private endPass(): void {
+    if (this.pass) { this.pass.end(); this.pass = null; }
+  }
+
+  checkAlive(): void {
+    if (this.lostReason !== null) throw new GpuError('DEVICE_LOST', `GPU device lost (${this.lostReason})`);
+  }
+
+  private throwErrors(): void {
+    if (this.errors.length) {
+      const msg = this.errors.splice(0).join('\n');
+      throw new GpuError('VALIDATION', msg);
+    }
+  }
+}

@@ -1,0 +1,49 @@
+// The program interface every kernel launcher implements (one descriptor per kernel, as in
+// tfjs-backend-webgpu). Binding convention, shared by all WGSL files in kernels/:
+//   @group(0) @binding(0) var<uniform> u: Params;       // per-call shapes and scalars (if any)
+//   @group(0) @binding(1..n) var<storage, ...> ...;      // tensors, in the order of Dispatch.bindings
+// Compile-time choices (tile sizes, transposes, storage dtypes) are baked into the WGSL text and named
+// in `key`; shapes that change per call go in the uniforms, so one pipeline serves every shape.
+
+import type { Tensor } from './tensor.ts';
+
+export interface Program {
+  /** Cache key built only from compile-time choices, e.g. 'matmul:nt:bf16:64x64'. Labels GPU objects. */
+  readonly key: string;
+  /** Full WGSL text of the module (generated once per key). */
+  readonly code: () => string;
+  readonly entryPoint: string;
+}
+
+/** A uniform field: a plain number is a u32; wrap to pick another type. */
+export type UniformField = number | { f32: number } | { i32: number };
+
+export interface Dispatch {
+  readonly program: Program;
+  /** Storage bindings 1..n; undefined leaves a binding out (for entry points that do not use it). */
+  readonly bindings: ReadonlyArray<Tensor | GPUBuffer | undefined>;
+  readonly uniforms?: readonly UniformField[];
+  readonly workgroups: readonly [number, number?, number?];
+}
+
+/** Encodes uniform fields as 32-bit words, padded to 16 bytes (WGSL's uniform struct alignment). */
+export function encodeUniforms(fields: readonly UniformField[]): Uint8Array {
+  const words = Math.max(4, Math.ceil(fields.length / 4) * 4);
+  const buf = new ArrayBuffer(words * 4);
+  const u = new Uint32Array(buf);
+  const i = new Int32Array(buf);
+  const f = new Float32Array(buf);
+  fields.forEach((v, k) => {
+    if (typeof v === 'number') u[k] = v >>> 0;
+    else if ('f32' in v) f[k] = v.f32;
+    else i[k] = v.i32;
+  });
+  return new Uint8Array(buf);
+}
+
+/** Splits a large 1-D workgroup count over x and y (x at most 65535), for kernels that flatten the grid. */
+export function grid1d(groups: number): [number, number] {
+  if (groups <= 65535) return [Math.max(1, groups), 1];
+  const y = Math.ceil(groups / 65535);
+  return [Math.ceil(groups / y), y];
+}

@@ -1,0 +1,37 @@
+import type { Plugin } from 'vite';
+import { defineConfig } from 'vitest/config';
+import react from '@vitejs/plugin-react';
+import { vulkanEnvForChild } from './src/gpu/node.ts';
+
+/** Imports `*.wgsl` files as strings, the same way esbuild's text loader does for Node bundles. */
+function wgslText(): Plugin {
+  return {
+    name: 'wgsl-text',
+    transform(code, id) {
+      if (!id.endsWith('.wgsl')) return null;
+      return { code: `export default ${JSON.stringify(code)};`, map: null };
+    },
+  };
+}
+
+// The Vulkan loader reads its driver variables at process start: set them here, before vitest forks
+// its test workers, so the workers' Dawn finds the GPU (or SwiftShader) from their first line.
+const vulkanEnv = vulkanEnvForChild();
+if (vulkanEnv) Object.assign(process.env, vulkanEnv);
+
+export default defineConfig({
+  plugins: [wgslText(), react()],
+  worker: { format: 'es', plugins: () => [wgslText()] },
+  build: { target: 'es2022', outDir: 'dist' },
+  server: { host: '127.0.0.1' },
+  preview: { host: '127.0.0.1' },
+  test: {
+    include: ['kernels/**/*.test.ts', 'src/**/*.test.ts'],
+    environment: 'node',
+    // One GPU device per worker process; SwiftShader is CPU-bound, so two workers fit a 2-core machine.
+    pool: 'forks',
+    maxWorkers: 2,
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
+  },
+});

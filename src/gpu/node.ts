@@ -56,6 +56,18 @@ export function vulkanEnvForChild(env: NodeJS.ProcessEnv = process.env): NodeJS.
   return next;
 }
 
+/**
+ * For Node entry points (CLI, benchmarks): when the Vulkan variables are missing, runs this same script
+ * again as a child with them set and exits with its status; otherwise returns and the caller goes on.
+ */
+export async function ensureVulkanEnv(): Promise<void> {
+  const env = vulkanEnvForChild();
+  if (!env) return;
+  const { spawnSync } = await import('node:child_process');
+  const r = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], { env, stdio: 'inherit' });
+  process.exit(r.status ?? 1);
+}
+
 let shared: Promise<Gpu> | null = null;
 
 /** One device per process; the `GPU` object stays local to this module (a global one keeps Node alive). */

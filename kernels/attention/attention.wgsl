@@ -1,0 +1,322 @@
+// Causal scaled-dot-product attention, flash-style (online softmax over key tiles, nothing T x T in global
+// memory), with grouped-query heads (GQA), a key padding mask and a KV cache of larger capacity.
+//
+// Buffers (all f32, row-major; read as vec4, so HS % 4 == 0):
+//   q, out, dout, dq  (B, Tq, NH, HS)
+//   k, v, dk, dv      (B, Tcap, NKV, HS)    only keys 0..Tk-1 are used (Tk <= Tcap; dk, dv rows >= Tk are 0)
+//   mask              (B, Tm) i32, Tm >= Tk  1 = real token, 0 = padding (only in the MASKED variant)
+//   lse               (B, NH, Tq)           natural log of the softmax denominator (scores scaled);
+//                                           LSE_MASKED (-1e30) for a row that sees no key
+//   ld                (B, NH, Tq, 2)        backward scratch: (lse * log2(e), D = rowsum(dout * out))
+// Head h uses kv head h / G, G = NH / NKV. Query i sits at absolute position Tk - Tq + i and sees key j iff
+// j <= Tk - Tq + i, j < Tk and mask[b, j] != 0. A row that sees no key outputs 0 and gets 0 gradients.
+//
+// Rows: the G query heads of one kv head are processed together, so a workgroup's K/V tiles serve all of
+// them. For fixed (b, kvh) the "rows" are r = i * G + g (R = Tq * G of them); row r is query i of head
+// kvh * G + g, and in memory the G heads of one position are adjacent.
+//
+// Threads: each row (forward, dq) or key (dkdv) is served by LANES threads; lane t owns the vec4 columns
+// t, t + LANES, ... of the row's HS4 = HS / 4 (so neighbouring lanes read neighbouring shared words), and
+// computes the dot products of keys (or rows) t, t + LANES, ... of a tile. Workgroup tiles have a padded
+// row stride RS = HS4 + 1 vec4 (and score tiles BC + 1) to avoid shared-memory bank conflicts.
+// Scores are kept in the log2 domain (q . k * scale * log2(e)) so softmax uses exp2.
+//
+//   forward:   grid (ceil(R / F_BR), NKV, B), workgroup F_BR * LANES. Q tile in workgroup memory, K/V tiles
+//              of F_BC keys streamed; running max m, sum l and the output accumulator in registers.
+//   prep:      grid grid1d(ceil(B * Tq * NH / 64)), workgroup 64: one row each; ld = (lse * log2 e, D).
+//   dkdv:      grid (ceil(Tcap / K_BK), NKV, B), workgroup K_BK * LANES: K/V tile of K_BK keys fixed,
+//              loops over all query rows (every head of the group, every query block that sees the tile)
+//              in tiles of K_BQ: P = exp2(S - lse2), dP = dO V^T, dS = P (dP - D); dV += P^T dO,
+//              dK += dS^T Q * scale. Each dk/dv element is written once by one thread: deterministic.
+//   dq:        grid (ceil(R / Q_BR), NKV, B), workgroup Q_BR * LANES: Q/dO tile fixed, K/V tiles of Q_BC
+//              streamed; dQ += dS K * scale (recomputes P and dS: no atomics, deterministic).
+
+struct Params {
+  B: u32, Tq: u32, Tk: u32, Tcap: u32,
+  NH: u32, NKV: u32, G: u32, Tm: u32,
+  scale2: f32,   // scale * log2(e)
+  scale: f32,
+  _p0: u32, _p1: u32,
+}
+@group(0) @binding(0) var<uniform> u: Params;
+
+@group(0) @binding(1) var<storage, read> q: array<vec4f>;
+@group(0) @binding(2) var<storage, read> k: array<vec4f>;
+@group(0) @binding(3) var<storage, read> v: array<vec4f>;
+$MASK_DECL
+@group(0) @binding(5) var<storage, read_write> out: array<vec4f>;
+@group(0) @binding(6) var<storage, read_write> lse: array<f32>;
+@group(0) @binding(7) var<storage, read> dout: array<vec4f>;
+@group(0) @binding(8) var<storage, read_write> ld: array<vec2f>;
+@group(0) @binding(9) var<storage, read_write> dq: array<vec4f>;
+@group(0) @binding(10) var<storage, read_write> dk: array<vec4f>;
+@group(0) @binding(11) var<storage, read_write> dv: array<vec4f>;
+
+const HS4 = $HS4u;
+const LANES = $LANESu;
+const DPT4 = HS4 / LANES;   // vec4 columns per lane
+const RS = HS4 + 1u;        // padded row stride of vec4 tiles
+const NEG = -1.0e30;        // score of an invisible key (never a real score)
+const NEG_HALF = -5.0e29;
+const LSE_MASKED = -1.0e30; // lse of a row that sees no key
+const LN2 = 0.6931471805599453;
+const LOG2E = 1.4426950408889634;
+
+// 1 when key j of batch b is a real token ($MASK_FN reads the mask or returns true).
+$MASK_FN
+
+fn qIndex(b: u32, kvh: u32, r: u32) -> u32 {   // first vec4 of row r = (i, g) of (b, kvh) in q/out/dout/dq
+  let i = r / u.G;
+  return ((b * u.Tq + i) * u.NH + kvh * u.G + r % u.G) * HS4;
+}
+fn kIndex(b: u32, kvh: u32, j: u32) -> u32 {   // first vec4 of key j of (b, kvh) in k/v/dk/dv
+  return ((b * u.Tcap + j) * u.NKV + kvh) * HS4;
+}
+fn hIndex(b: u32, kvh: u32, r: u32) -> u32 {   // index of row r in lse (B, NH, Tq)
+  return (b * u.NH + kvh * u.G + r % u.G) * u.Tq + r / u.G;
+}
+
+// ---- forward ------------------------------------------------------------------------------------------
+
+const F_BR = $F_BRu;
+const F_BC = $F_BCu;
+const F_SS = F_BC + 1u;
+const F_WG = F_BR * LANES;
+var<workgroup> fQ: array<vec4f, F_BR * RS>;
+var<workgroup> fK: array<vec4f, F_BC * RS>;
+var<workgroup> fV: array<vec4f, F_BC * RS>;
+var<workgroup> fS: array<f32, F_BR * F_SS>;
+var<workgroup> fOk: array<u32, F_BC>;
+
+@compute @workgroup_size(F_WG)
+fn forward(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: vec3u) {
+  let b = wg.z;
+  let kvh = wg.y;
+  let r0 = wg.x * F_BR;
+  let R = u.Tq * u.G;
+  let lr = tid / LANES;
+  let t = tid % LANES;
+  let r = min(r0 + lr, R - 1u);
+  let lim = u.Tk - u.Tq + r / u.G;     // last key this row may see
+  for (var e = tid; e < F_BR * HS4; e += F_WG) {
+    let rr = min(r0 + e / HS4, R - 1u);
+    fQ[(e / HS4) * RS + e % HS4] = q[qIndex(b, kvh, rr) + e % HS4] * u.scale2;
+  }
+  var o: array<vec4f, DPT4>;
+  var m = NEG;
+  var l = 0.0;
+  let kEnd = u.Tk - u.Tq + (min(r0 + F_BR, R) - 1u) / u.G + 1u;
+  for (var k0 = 0u; k0 < kEnd; k0 += F_BC) {
+    workgroupBarrier();
+    for (var e = tid; e < F_BC * HS4; e += F_WG) {
+      let a = kIndex(b, kvh, min(k0 + e / HS4, u.Tk - 1u)) + e % HS4;
+      fK[(e / HS4) * RS + e % HS4] = k[a];
+      fV[(e / HS4) * RS + e % HS4] = v[a];
+    }
+    for (var j = tid; j < F_BC; j += F_WG) {
+      fOk[j] = select(0u, 1u, k0 + j < u.Tk && keyOk(b, min(k0 + j, u.Tk - 1u)));
+    }
+    workgroupBarrier();
+    for (var jj = 0u; jj < F_BC / LANES; jj++) {
+      let j = jj * LANES + t;
+      var s = NEG;
+      if (fOk[j] != 0u && k0 + j <= lim) {
+        var acc = vec4f(0.0);
+        for (var d = 0u; d < HS4; d++) { acc = fma(fQ[lr * RS + d], fK[j * RS + d], acc); }
+        s = acc.x + acc.y + acc.z + acc.w;
+      }
+      fS[lr * F_SS + j] = s;
+    }
+    workgroupBarrier();
+    // Every lane of a row runs the same online-softmax update, so m and l agree across lanes.
+    var mt = m;
+    for (var j = 0u; j < F_BC; j++) { mt = max(mt, fS[lr * F_SS + j]); }
+    let alpha = exp2(m - mt);
+    l *= alpha;
+    for (var c = 0u; c < DPT4; c++) { o[c] *= alpha; }
+    for (var j = 0u; j < F_BC; j++) {
+      let s = fS[lr * F_SS + j];
+      let p = select(0.0, exp2(s - mt), s > NEG_HALF);
+      l += p;
+      for (var c = 0u; c < DPT4; c++) { o[c] = fma(vec4f(p), fV[j * RS + c * LANES + t], o[c]); }
+    }
+    m = mt;
+  }
+  if (r0 + lr < R) {
+    let inv = select(0.0, 1.0 / l, l > 0.0);
+    let base = qIndex(b, kvh, r);
+    for (var c = 0u; c < DPT4; c++) { out[base + c * LANES + t] = o[c] * inv; }
+    if (t == 0u) { lse[hIndex(b, kvh, r)] = select(LSE_MASKED, (m + log2(l)) * LN2, l > 0.0); }
+  }
+}
+
+// ---- backward: prep (lse in log2 units, D = rowsum(dout * out)) ----------------------------------------
+
+@compute @workgroup_size(64)
+fn backwardPrep(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let n = gid.x + gid.y * nwg.x * 64u;           // row (b, i, h) of q's layout
+  if (n >= u.B * u.Tq * u.NH) { return; }
+  var acc = vec4f(0.0);
+  for (var d = 0u; d < HS4; d++) { acc = fma(dout[n * HS4 + d], out[n * HS4 + d], acc); }
+  let h = n % u.NH;
+  let bi = n / u.NH;
+  let i = bi % u.Tq;
+  let b = bi / u.Tq;
+  let li = (b * u.NH + h) * u.Tq + i;
+  let L = lse[li];
+  // A fully masked row keeps a huge lse: every p = exp2(s - lse2) it produces is masked to 0 anyway.
+  ld[li] = vec2f(select(L * LOG2E, LSE_MASKED, L <= NEG_HALF), acc.x + acc.y + acc.z + acc.w);
+}
+
+// ---- backward: dk, dv ---------------------------------------------------------------------------------
+
+const K_BK = $K_BKu;
+const K_BQ = $K_BQu;
+const K_PS = K_BQ + 1u;
+const K_WG = K_BK * LANES;
+var<workgroup> kK: array<vec4f, K_BK * RS>;
+var<workgroup> kV: array<vec4f, K_BK * RS>;
+var<workgroup> kQ: array<vec4f, K_BQ * RS>;
+var<workgroup> kDO: array<vec4f, K_BQ * RS>;
+var<workgroup> kP: array<f32, K_BK * K_PS>;
+var<workgroup> kDS: array<f32, K_BK * K_PS>;
+var<workgroup> kLD: array<vec2f, K_BQ>;
+var<workgroup> kOk: array<u32, K_BK>;
+
+@compute @workgroup_size(K_WG)
+fn backwardDkDv(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: vec3u) {
+  let b = wg.z;
+  let kvh = wg.y;
+  let k0 = wg.x * K_BK;
+  let R = u.Tq * u.G;
+  let lj = tid / LANES;
+  let t = tid % LANES;
+  let j = k0 + lj;                       // this thread's key
+  for (var e = tid; e < K_BK * HS4; e += K_WG) {
+    let a = kIndex(b, kvh, min(k0 + e / HS4, u.Tcap - 1u)) + e % HS4;
+    kK[(e / HS4) * RS + e % HS4] = k[a];
+    kV[(e / HS4) * RS + e % HS4] = v[a];
+  }
+  for (var e = tid; e < K_BK; e += K_WG) {
+    kOk[e] = select(0u, 1u, k0 + e < u.Tk && keyOk(b, min(k0 + e, u.Tk - 1u)));
+  }
+  var gk: array<vec4f, DPT4>;
+  var gv: array<vec4f, DPT4>;
+  // The first query that sees key k0 is i = k0 - (Tk - Tq); rows before it contribute nothing.
+  let off = u.Tk - u.Tq;
+  let rStart = select(0u, (k0 - off) * u.G, k0 > off);
+  for (var r0 = rStart; r0 < R; r0 += K_BQ) {
+    workgroupBarrier();
+    for (var e = tid; e < K_BQ * HS4; e += K_WG) {
+      let a = qIndex(b, kvh, min(r0 + e / HS4, R - 1u)) + e % HS4;
+      kQ[(e / HS4) * RS + e % HS4] = q[a];
+      kDO[(e / HS4) * RS + e % HS4] = dout[a];
+    }
+    for (var e = tid; e < K_BQ; e += K_WG) { kLD[e] = ld[hIndex(b, kvh, min(r0 + e, R - 1u))]; }
+    workgroupBarrier();
+    for (var rr = 0u; rr < K_BQ / LANES; rr++) {
+      let lr = rr * LANES + t;
+      let r = r0 + lr;
+      var p = 0.0;
+      var ds = 0.0;
+      if (r < R && kOk[lj] != 0u && j <= off + r / u.G) {
+        var sa = vec4f(0.0);
+        var pa = vec4f(0.0);
+        for (var d = 0u; d < HS4; d++) {
+          sa = fma(kQ[lr * RS + d], kK[lj * RS + d], sa);
+          pa = fma(kDO[lr * RS + d], kV[lj * RS + d], pa);
+        }
+        let x = kLD[lr];
+        p = exp2((sa.x + sa.y + sa.z + sa.w) * u.scale2 - x.x);
+        ds = p * ((pa.x + pa.y + pa.z + pa.w) - x.y);
+      }
+      kP[lj * K_PS + lr] = p;
+      kDS[lj * K_PS + lr] = ds;
+    }
+    workgroupBarrier();
+    for (var rr = 0u; rr < K_BQ; rr++) {
+      let p = vec4f(kP[lj * K_PS + rr]);
+      let ds = vec4f(kDS[lj * K_PS + rr]);
+      for (var c = 0u; c < DPT4; c++) {
+        gv[c] = fma(p, kDO[rr * RS + c * LANES + t], gv[c]);
+        gk[c] = fma(ds, kQ[rr * RS + c * LANES + t], gk[c]);
+      }
+    }
+  }
+  if (j < u.Tcap) {
+    let base = kIndex(b, kvh, j);
+    for (var c = 0u; c < DPT4; c++) {
+      dk[base + c * LANES + t] = gk[c] * u.scale;
+      dv[base + c * LANES + t] = gv[c];
+    }
+  }
+}
+
+// ---- backward: dq -------------------------------------------------------------------------------------
+
+const Q_BR = $Q_BRu;
+const Q_BC = $Q_BCu;
+const Q_SS = Q_BC + 1u;
+const Q_WG = Q_BR * LANES;
+var<workgroup> qQ: array<vec4f, Q_BR * RS>;
+var<workgroup> qDO: array<vec4f, Q_BR * RS>;
+var<workgroup> qK: array<vec4f, Q_BC * RS>;
+var<workgroup> qV: array<vec4f, Q_BC * RS>;
+var<workgroup> qDS: array<f32, Q_BR * Q_SS>;
+var<workgroup> qOk: array<u32, Q_BC>;
+
+@compute @workgroup_size(Q_WG)
+fn backwardDq(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: vec3u) {
+  let b = wg.z;
+  let kvh = wg.y;
+  let r0 = wg.x * Q_BR;
+  let R = u.Tq * u.G;
+  let lr = tid / LANES;
+  let t = tid % LANES;
+  let r = min(r0 + lr, R - 1u);
+  let lim = u.Tk - u.Tq + r / u.G;
+  for (var e = tid; e < Q_BR * HS4; e += Q_WG) {
+    let a = qIndex(b, kvh, min(r0 + e / HS4, R - 1u)) + e % HS4;
+    qQ[(e / HS4) * RS + e % HS4] = q[a];
+    qDO[(e / HS4) * RS + e % HS4] = dout[a];
+  }
+  let x = ld[hIndex(b, kvh, r)];
+  var g: array<vec4f, DPT4>;
+  let kEnd = u.Tk - u.Tq + (min(r0 + Q_BR, R) - 1u) / u.G + 1u;
+  for (var k0 = 0u; k0 < kEnd; k0 += Q_BC) {
+    workgroupBarrier();
+    for (var e = tid; e < Q_BC * HS4; e += Q_WG) {
+      let a = kIndex(b, kvh, min(k0 + e / HS4, u.Tk - 1u)) + e % HS4;
+      qK[(e / HS4) * RS + e % HS4] = k[a];
+      qV[(e / HS4) * RS + e % HS4] = v[a];
+    }
+    for (var j = tid; j < Q_BC; j += Q_WG) {
+      qOk[j] = select(0u, 1u, k0 + j < u.Tk && keyOk(b, min(k0 + j, u.Tk - 1u)));
+    }
+    workgroupBarrier();
+    for (var jj = 0u; jj < Q_BC / LANES; jj++) {
+      let j = jj * LANES + t;
+      var ds = 0.0;
+      if (qOk[j] != 0u && k0 + j <= lim) {
+        var sa = vec4f(0.0);
+        var pa = vec4f(0.0);
+        for (var d = 0u; d < HS4; d++) {
+          sa = fma(qQ[lr * RS + d], qK[j * RS + d], sa);
+          pa = fma(qDO[lr * RS + d], qV[j * RS + d], pa);
+        }
+        let p = exp2((sa.x + sa.y + sa.z + sa.w) * u.scale2 - x.x);
+        ds = p * ((pa.x + pa.y + pa.z + pa.w) - x.y);
+      }
+      qDS[lr * Q_SS + j] = ds;
+    }
+    workgroupBarrier();
+    for (var j = 0u; j < Q_BC; j++) {
+      let ds = vec4f(qDS[lr * Q_SS + j]);
+      for (var c = 0u; c < DPT4; c++) { g[c] = fma(ds, qK[j * RS + c * LANES + t], g[c]); }
+    }
+  }
+  if (r0 + lr < R) {
+    let base = qIndex(b, kvh, r);
+    for (var c = 0u; c < DPT4; c++) { dq[base + c * LANES + t] = g[c] * u.scale; }
+  }
+}

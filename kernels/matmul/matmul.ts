@@ -1,0 +1,351 @@
+// Launchers for the tiled f32 matmul (matmul.wgsl) and its backward (the same kernel with other transposes).
+//   C (M, N) = alpha * op(A) (M, K) . op(B) (K, N) [+ bias (N)] [+ C], batched with per-operand strides.
+// The tile configuration (variant) is picked from the shape: 'big' 128x128 blocks for large products,
+// 'mid' 64x64, and small blocks for skinny shapes (decode M=8, value heads N=1). Compile-time choices
+// (transposes, B dtype, accumulate, bias, tile) form the program key; shapes, strides and alpha are uniforms.
+
+import type { Gpu } from '../../src/gpu/context.ts';
+import { shapeError } from '../../src/gpu/errors.ts';
+import type { Program } from '../../src/gpu/program.ts';
+import { type Tensor, is16, numel, shapeStr } from '../../src/gpu/tensor.ts';
+import { type WeightDType, fillTemplate, loadFn } from '../common.ts';
+import source from './matmul.wgsl';
+
+/** A block tile: BM x BN outputs per workgroup, BK deep K steps, TM x TN outputs per thread (multiples of 4). */
+export interface TileConfig { bm: number; bn: number; bk: number; tm: number; tn: number }
+
+export const TILES = {
+  big: { bm: 128, bn: 128, bk: 16, tm: 8, tn: 8 },
+  mid: { bm: 64, bn: 64, bk: 16, tm: 4, tn: 4 },
+  small: { bm: 32, bn: 32, bk: 16, tm: 4, tn: 4 },
+  rows: { bm: 16, bn: 64, bk: 16, tm: 4, tn: 4 }, // few rows (decode: M = batch of tokens)
+  cols: { bm: 64, bn: 16, bk: 16, tm: 4, tn: 4 }, // few columns (value heads)
+} as const satisfies Record<string, TileConfig>;
+
+export type MatmulVariant = keyof typeof TILES;
+
+export interface MatmulOpts {
+  /** A is stored (K, M) instead of (M, K). */
+  transA?: boolean;
+  /** B is stored (N, K) instead of (K, N) (a Linear weight (out, in) is transB). */
+  transB?: boolean;
+  alpha?: number;
+  /** C += result instead of C = result. */
+  accumulate?: boolean;
+  /** (N) f32 added to every row. */
+  bias?: Tensor;
+  /** Batch count; default: the product of the leading dims of the 3-D+ operands. */
+  batch?: number;
+  /** Element strides between batches; default: the matrix size for batched operands, 0 (broadcast) for 2-D. */
+  strideA?: number;
+  strideB?: number;
+  strideC?: number;
+  /** Element offsets of batch 0 in each buffer (default 0). */
+  offsetA?: number;
+  offsetB?: number;
+  offsetC?: number;
+  /** Tile variant (name or explicit config); default picked from the shape. */
+  variant?: MatmulVariant | TileConfig;
+}
+
+/** Everything the kernel needs besides the buffers: the resolved problem. */
+export interface MatmulDims {
+  M: number; N: number; K: number; batch: number;
+  strideA: number; strideB: number; strideC: number;
+  offsetA: number; offsetB: number; offsetC: number;
+  transA: boolean; transB: boolean; alpha: number; accumulate: boolean;
+}
+
+/** The tile variant the launcher uses for this shape. */
+export function chooseVariant(M: number, N: number, batch = 1): MatmulVariant {
+  const tiles = (t: TileConfig) => Math.ceil(M / t.bm) * Math.ceil(N / t.bn) * batch;
+  if (M >= 128 && N >= 128 && tiles(TILES.big) >= 96) return 'big';
+  if (M >= 48 && N >= 48) return 'mid';
+  if (M <= 16 && N >= 32) return 'rows';
+  if (N <= 16 && M >= 32) return 'cols';
+  return 'small';
+}
+
+const tileName = (t: TileConfig): string => `${t.bm}x${t.bn}x${t.bk}_${t.tm}x${t.tn}`;
+
+function checkTile(t: TileConfig): void {
+  const bad = (why: string) => shapeError('matmul', `tile ${tileName(t)}: ${why}`);
+  if (t.tm % 4 || t.tn % 4 || t.bm % t.tm || t.bn % t.tn) bad('TM, TN must be multiples of 4 dividing BM, BN');
+  const wg = (t.bm / t.tm) * (t.bn / t.tn);
+  if (wg > 256) bad(`${wg} threads per workgroup (at most 256)`);
+  if (((t.bm / 4) * t.bk) % wg || ((t.bn / 4) * t.bk) % wg) bad('the shared tiles must split evenly into vec4 loads per thread');
+  if (2 * t.bk * (t.bm + t.bn + 8) * 4 > 32768) bad('over 32 KiB of workgroup memory');
+}
+
+const programs = new Map<string, Program>();
+
+function matmulProgram(t: TileConfig, transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean): Program {
+  const key = `matmul:${transA ? 't' : 'n'}${transB ? 't' : 'n'}:${bDtype}:${tileName(t)}${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
+  let p = programs.get(key);
+  if (!p) {
+    checkTile(t);
+    p = { key, code: () => matmulSource(t, transA, transB, bDtype, accumulate, bias), entryPoint: 'forward' };
+    programs.set(key, p);
+  }
+  return p;
+}
+
+/** Generates the WGSL of one variant: the unrolled load, multiply and store code around matmul.wgsl's skeleton. */
+export function matmulSource(t: TileConfig, transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean): string {
+  const { bm, bn, bk, tm, tn } = t;
+  const NTX = bn / tn;
+  const NTY = bm / tm;
+  const WG = NTX * NTY;
+  const RM = tm / 4;
+  const RN = tn / 4;
+  const GA = ((bm / 4) * bk) / WG;
+  const GB = ((bn / 4) * bk) / WG;
+  const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+  const ind = (n: number, lines: string[]) => lines.map((l) => ' '.repeat(n) + l).join('\n');
+  const idxA = (m: string, k: string) => (transA ? `aBase + (${k}) * u.M + ${m}` : `aBase + (${m}) * u.K + ${k}`);
+  const idxB = (k: string, n: string) => (transB ? `bBase + (${n}) * u.K + ${k}` : `bBase + (${k}) * u.N + ${n}`);
+
+  const regs: string[] = [];
+  const coords: string[] = [];
+  for (const l of range(GA)) {
+    regs.push(`var<private> ra${l}: vec4f;`, `var<private> aM${l}: u32;`, `var<private> aK${l}: u32;`);
+    const g = `li + ${l * WG}u`;
+    coords.push(transA
+      ? `aM${l} = ((${g}) % ${bm / 4}u) * 4u; aK${l} = (${g}) / ${bm / 4}u;`
+      : `aK${l} = (${g}) % ${bk}u; aM${l} = ((${g}) / ${bk}u) * 4u;`);
+  }
+  for (const l of range(GB)) {
+    regs.push(`var<private> rb${l}: vec4f;`, `var<private> bN${l}: u32;`, `var<private> bK${l}: u32;`);
+    const g = `li + ${l * WG}u`;
+    coords.push(transB
+      ? `bK${l} = (${g}) % ${bk}u; bN${l} = ((${g}) / ${bk}u) * 4u;`
+      : `bN${l} = ((${g}) % ${bn / 4}u) * 4u; bK${l} = (${g}) / ${bn / 4}u;`);
+  }
+  const four = (f: (j: number) => string) => `vec4f(${range(4).map(f).join(', ')})`;
+  const loadAFull = range(GA).map((l) => `ra${l} = ${four((j) => `ldA(${idxA(`m0 + aM${l} + ${j}u`, `k0 + aK${l}`)})`)};`);
+  const loadAEdge = range(GA).map((l) => `ra${l} = ${four((j) => `getA(m0 + aM${l} + ${j}u, k0 + aK${l})`)};`);
+  const loadBFull = range(GB).map((l) => `rb${l} = ${four((j) => `ldB(${idxB(`k0 + bK${l}`, `n0 + bN${l} + ${j}u`)})`)};`);
+  const loadBEdge = range(GB).map((l) => `rb${l} = ${four((j) => `getB(k0 + bK${l}, n0 + bN${l} + ${j}u)`)};`);
+  const storeTiles = [
+    ...range(GA).map((l) => `As[p * BK + aK${l}][aM${l} / 4u] = ra${l};`),
+    ...range(GB).map((l) => `Bs[p * BK + bK${l}][bN${l} / 4u] = rb${l};`),
+  ];
+
+  const acc = (row: number, j: number) => `acc${row}_${j}`;
+  const accDecl = range(tm).flatMap((row) => range(RN).map((j) => `var ${acc(row, j)} = vec4f(0.0);`));
+  const compute = (p: number) => {
+    const out: string[] = [];
+    for (const k of range(bk)) {
+      const s = p * bk + k;
+      const lines = [
+        ...range(RM).map((i) => `let a${i} = As[${s}][ty + ${i * NTY}u];`),
+        ...range(RN).map((j) => `let b${j} = Bs[${s}][tx + ${j * NTX}u];`),
+      ];
+      for (const i of range(RM)) {
+        for (const r of range(4)) {
+          for (const j of range(RN)) lines.push(`${acc(i * 4 + r, j)} = fma(vec4f(a${i}.${'xyzw'[r]}), b${j}, ${acc(i * 4 + r, j)});`);
+        }
+      }
+      out.push('{', ...lines.map((l) => `  ${l}`), '}');
+    }
+    return out;
+  };
+  const storeC = range(RM).flatMap((i) => range(4).flatMap((r) =>
+    range(RN).map((j) => `storeC(m0 + ${i * 4 * NTY + r}u + ty * 4u, n0 + ${j * 4 * NTX}u + tx * 4u, ${acc(i * 4 + r, j)});`)));
+  const epilogue = [
+    ...(bias ? ['x += bias[col + q];'] : []),
+    ...(accumulate ? ['x += c[base + q];'] : []),
+  ];
+
+  return fillTemplate(source, {
+    B_ELEM: bDtype === 'f32' ? 'f32' : 'u32',
+    BIAS_DECL: bias ? '@group(0) @binding(4) var<storage, read> bias: array<f32>;' : '',
+    CONSTS: [
+      `const BM = ${bm}u;`, `const BN = ${bn}u;`, `const BK = ${bk}u;`, `const NTX = ${NTX}u;`, `const NTY = ${NTY}u;`,
+      `const WG = ${WG}u;`, `const SA4 = ${bm / 4 + 1}u;`, `const SB4 = ${bn / 4 + 1}u;`,
+    ].join('\n'),
+    REGS: regs.join('\n'),
+    LOAD_B: loadFn('ldB', 'b', bDtype),
+    A_INDEX: idxA('m', 'k'),
+    B_INDEX: idxB('k', 'n'),
+    LOAD_A_FULL: ind(4, loadAFull),
+    LOAD_A_EDGE: ind(4, loadAEdge),
+    LOAD_B_FULL: ind(4, loadBFull),
+    LOAD_B_EDGE: ind(4, loadBEdge),
+    STORE_TILES: ind(2, storeTiles),
+    EPILOGUE: ind(6, epilogue),
+    LOAD_COORDS: ind(2, coords),
+    ACC_DECL: ind(2, accDecl),
+    COMPUTE_0: ind(4, compute(0)),
+    COMPUTE_1: ind(4, compute(1)),
+    STORE_C: ind(2, storeC),
+  });
+}
+
+const isFloat = (t: Tensor) => t.dtype === 'f32' || is16(t.dtype);
+
+/** Checks that batch `batch` of a (rows, cols) matrix at offset + z*stride stays inside the tensor. */
+function checkExtent(op: string, name: string, t: Tensor, rows: number, cols: number, batch: number, stride: number, offset: number): void {
+  const need = offset + (batch - 1) * stride + rows * cols;
+  if (!Number.isInteger(stride) || stride < 0 || !Number.isInteger(offset) || offset < 0) {
+    shapeError(op, `${name}: stride ${stride} and offset ${offset} must be non-negative integers`);
+  }
+  if (need > numel(t.shape)) {
+    shapeError(op, `${name} ${shapeStr(t)} holds ${numel(t.shape)} elements, but ${batch} batch(es) of (${rows}, ${cols}) at offset ${offset}, stride ${stride} need ${need}`);
+  }
+}
+
+/** Validates a resolved problem against the buffers (no dispatch). */
+function checkDims(op: string, out: Tensor, a: Tensor, b: Tensor, bias: Tensor | undefined, d: MatmulDims): void {
+  const { M, N, K, batch } = d;
+  for (const [n, v] of Object.entries({ M, N, K, batch })) {
+    if (!Number.isInteger(v) || v < 0 || v > 0x7fffffff) shapeError(op, `${n} = ${v} is not a valid size`);
+  }
+  if (a.dtype !== 'f32') shapeError(op, `a must be f32, got ${shapeStr(a)}`);
+  if (!isFloat(b)) shapeError(op, `b must be f32, bf16 or f16, got ${shapeStr(b)}`);
+  if (out.dtype !== 'f32') shapeError(op, `out must be f32, got ${shapeStr(out)}`);
+  if (out.buffer === a.buffer || out.buffer === b.buffer || (bias && out.buffer === bias.buffer)) {
+    shapeError(op, `out ${shapeStr(out)} must not share a buffer with an input`);
+  }
+  if (bias && (bias.dtype !== 'f32' || numel(bias.shape) !== N)) shapeError(op, `bias must be (${N}) f32, got ${shapeStr(bias)}`);
+  if (batch > 1 && d.strideC === 0) shapeError(op, `out: stride 0 over ${batch} batches would race (sum a broadcast gradient with accumulate instead)`);
+  checkExtent(op, 'a', a, M, K, batch, d.strideA, d.offsetA);
+  checkExtent(op, 'b', b, K, N, batch, d.strideB, d.offsetB);
+  checkExtent(op, 'out', out, M, N, batch, d.strideC, d.offsetC);
+  if (batch > 65535) shapeError(op, `batch ${batch} exceeds 65535 workgroups per dimension`);
+  if (is16(b.dtype) && (d.offsetB + (batch - 1) * d.strideB + K * N) > 0x7fffffff) shapeError(op, 'b is too large to index');
+}
+
+/** Records the dispatch of a validated problem. */
+function launch(gpu: Gpu, out: Tensor, a: Tensor, b: Tensor, bias: Tensor | undefined, d: MatmulDims, variant?: MatmulVariant | TileConfig): string {
+  const v = variant ?? chooseVariant(d.M, d.N, d.batch);
+  const tile = typeof v === 'string' ? TILES[v] : v;
+  const program = matmulProgram(tile, d.transA, d.transB, b.dtype as WeightDType, d.accumulate, Boolean(bias));
+  if (d.M === 0 || d.N === 0 || d.batch === 0) return program.key;
+  gpu.run({
+    program,
+    bindings: bias ? [a, b, out, bias] : [a, b, out],
+    uniforms: [d.M, d.N, d.K, d.batch, d.strideA, d.strideB, d.strideC, { f32: d.alpha }, d.offsetA, d.offsetB, d.offsetC, 0],
+    workgroups: [Math.ceil(d.N / tile.bn), Math.ceil(d.M / tile.bm), d.batch],
+  });
+  return program.key;
+}
+
+/**
+ * Resolves M, N, K, batch and strides from the tensors' shapes: the last two dims of each operand are its
+ * matrix, leading dims are the batch (2-D operands broadcast). out is (..., M, N); a is (..., M, K), or
+ * (..., K, M) with transA; b is (..., K, N), or (..., N, K) with transB.
+ */
+export function matmulDims(out: Tensor, a: Tensor, b: Tensor, opts: MatmulOpts = {}): MatmulDims {
+  const op = 'matmul';
+  const transA = Boolean(opts.transA);
+  const transB = Boolean(opts.transB);
+  const desc = () => `out ${shapeStr(out)}, a ${shapeStr(a)}${transA ? ' (transA)' : ''}, b ${shapeStr(b)}${transB ? ' (transB)' : ''}`;
+  for (const [n, t] of [['out', out], ['a', a], ['b', b]] as const) {
+    if (t.shape.length < 2) shapeError(op, `${n} must have at least 2 dims (rows, cols): ${desc()}`);
+  }
+  const mat = (t: Tensor) => [t.shape[t.shape.length - 2], t.shape[t.shape.length - 1]];
+  const lead = (t: Tensor) => numel(t.shape.slice(0, -2));
+  const [aR, aC] = mat(a);
+  const [bR, bC] = mat(b);
+  const [M, K] = transA ? [aC, aR] : [aR, aC];
+  const [K2, N] = transB ? [bC, bR] : [bR, bC];
+  if (K !== K2) shapeError(op, `inner dims differ (K = ${K} from a, ${K2} from b): ${desc()}`);
+  if (mat(out)[0] !== M || mat(out)[1] !== N) shapeError(op, `out must be (..., ${M}, ${N}): ${desc()}`);
+  const batch = opts.batch ?? Math.max(lead(out), lead(a), lead(b));
+  for (const [n, t] of [['out', out], ['a', a], ['b', b]] as const) {
+    const l = lead(t);
+    if (opts.batch === undefined && l !== 1 && l !== batch) shapeError(op, `${n} has batch ${l}, expected ${batch} or 1: ${desc()}`);
+  }
+  const stride = (t: Tensor, explicit: number | undefined, size: number) => explicit ?? (lead(t) > 1 ? size : 0);
+  return {
+    M, N, K, batch, transA, transB,
+    strideA: stride(a, opts.strideA, M * K),
+    strideB: stride(b, opts.strideB, K * N),
+    strideC: stride(out, opts.strideC, M * N),
+    offsetA: opts.offsetA ?? 0, offsetB: opts.offsetB ?? 0, offsetC: opts.offsetC ?? 0,
+    alpha: opts.alpha ?? 1,
+    accumulate: Boolean(opts.accumulate),
+  };
+}
+
+/** out = alpha * op(a) . op(b) [+ bias] [+ out]. Returns the program key used (for benchmarks and logs). */
+export function matmul(gpu: Gpu, out: Tensor, a: Tensor, b: Tensor, opts: MatmulOpts = {}): string {
+  const d = matmulDims(out, a, b, opts);
+  checkDims('matmul', out, a, b, opts.bias, d);
+  return launch(gpu, out, a, b, opts.bias, d, opts.variant);
+}
+
+export interface MatmulBackwardOpts extends MatmulOpts {
+  /** dA += instead of dA = (default false). */
+  accumulateDA?: boolean;
+  /** dB += instead of dB = (default false). Parameter gradients usually accumulate. */
+  accumulateDB?: boolean;
+}
+
+/**
+ * Gradients of out = alpha * op(a) . op(b) [+ bias] given dout: da (shaped like a) and db (shaped like b),
+ * either may be null. A 16-bit b is a frozen weight: asking for its db throws. An operand broadcast over
+ * the batch (stride 0) gets the sum over the batch. The bias gradient (column sums of dout) is not computed here.
+ */
+export function matmulBackward(
+  gpu: Gpu, da: Tensor | null, db: Tensor | null, dout: Tensor, a: Tensor, b: Tensor, opts: MatmulBackwardOpts = {},
+): void {
+  const op = 'matmulBackward';
+  const d = matmulDims(dout, a, b, opts);
+  checkDims(op, dout, a, b, undefined, { ...d, accumulate: false });
+  const { M, N, K, batch, transA, transB, alpha } = d;
+  const jobs: Array<() => void> = [];
+  if (da) {
+    if (da.dtype !== 'f32' || numel(da.shape) !== numel(a.shape)) shapeError(op, `da must be f32 shaped like a ${shapeStr(a)}, got ${shapeStr(da)}`);
+    // not transA: da (M,K) = alpha * dC (M,N) . op(B)^T ;  transA: da (K,M) = alpha * op(B) (K,N) . dC^T
+    const dd: MatmulDims = transA
+      ? { ...d, M: K, N: M, K: N, transA: transB, transB: true, strideA: d.strideB, strideB: d.strideC, strideC: d.strideA,
+          offsetA: d.offsetB, offsetB: d.offsetC, offsetC: d.offsetA, accumulate: Boolean(opts.accumulateDA) }
+      : { ...d, M, N: K, K: N, transA: false, transB: !transB, strideA: d.strideC, strideB: d.strideB, strideC: d.strideA,
+          offsetA: d.offsetC, offsetB: d.offsetB, offsetC: d.offsetA, accumulate: Boolean(opts.accumulateDA) };
+    const [x, y] = transA ? [b, dout] : [dout, b];
+    checkDims(op, da, x, y, undefined, dd.strideC === 0 ? { ...dd, batch: 1 } : dd);
+    jobs.push(() => launchGrad(gpu, da, x, y, dd, alpha));
+  }
+  if (db) {
+    if (is16(b.dtype)) shapeError(op, `b ${shapeStr(b)} is a frozen 16-bit weight: no db`);
+    if (db.dtype !== 'f32' || numel(db.shape) !== numel(b.shape)) shapeError(op, `db must be f32 shaped like b ${shapeStr(b)}, got ${shapeStr(db)}`);
+    // not transB: db (K,N) = alpha * op(A)^T (K,M) . dC (M,N) ;  transB: db (N,K) = alpha * dC^T (N,M) . op(A) (M,K)
+    const dd: MatmulDims = transB
+      ? { ...d, M: N, N: K, K: M, transA: true, transB: transA, strideA: d.strideC, strideB: d.strideA, strideC: d.strideB,
+          offsetA: d.offsetC, offsetB: d.offsetA, offsetC: d.offsetB, accumulate: Boolean(opts.accumulateDB) }
+      : { ...d, M: K, N, K: M, transA: !transA, transB: false, strideA: d.strideA, strideB: d.strideC, strideC: d.strideB,
+          offsetA: d.offsetA, offsetB: d.offsetC, offsetC: d.offsetB, accumulate: Boolean(opts.accumulateDB) };
+    const [x, y] = transB ? [dout, a] : [a, dout];
+    checkDims(op, db, x, y, undefined, dd.strideC === 0 ? { ...dd, batch: 1 } : dd);
+    jobs.push(() => launchGrad(gpu, db, x, y, dd, alpha));
+  }
+  void batch;
+  for (const j of jobs) j();
+}
+
+/**
+ * One gradient product. When the gradient's operand is broadcast (strideC 0) over several batches, the
+ * batches are summed: in one product over the stacked rows when both inputs are contiguous batches that
+ * stack along the summed dim, else by one accumulating dispatch per batch.
+ */
+function launchGrad(gpu: Gpu, out: Tensor, x: Tensor, y: Tensor, d: MatmulDims, alpha: number): void {
+  if (d.batch <= 1 || d.strideC !== 0) {
+    launch(gpu, out, x, y, undefined, d);
+    return;
+  }
+  // sum_z op(X_z) . op(Y_z): the inner dim K runs over the batch when X is (K, M)-stored (transA) and Y is
+  // (K, N)-stored (not transB), with batches laid end to end (stride = K*M, K*N).
+  if (d.transA && !d.transB && d.strideA === d.K * d.M && d.strideB === d.K * d.N) {
+    launch(gpu, out, x, y, undefined, { ...d, K: d.K * d.batch, batch: 1, strideA: 0, strideB: 0 });
+    return;
+  }
+  for (let z = 0; z < d.batch; z++) {
+    launch(gpu, out, x, y, undefined, {
+      ...d, batch: 1, alpha,
+      offsetA: d.offsetA + z * d.strideA, offsetB: d.offsetB + z * d.strideB,
+      strideA: 0, strideB: 0, accumulate: d.accumulate || z > 0,
+    });
+  }
+}

@@ -1,0 +1,116 @@
+// Tiled, register-blocked f32 matmul, batched:
+//   C[z] (M, N) = alpha * op(A[z]) (M, K) . op(B[z]) (K, N)  [+ bias (N)]  [+ C[z] when ACCUMULATE]
+// Buffers (all row-major, element offsets; z = batch index = workgroup_id.z):
+//   a (binding 1) f32:   A[z] starts at offA + z*strideA; (M, K), or (K, M) when TRANS_A.
+//   b (binding 2):       B[z] starts at offB + z*strideB; (K, N), or (N, K) when TRANS_B. f32, or 16-bit
+//                        (bf16/f16) packed two per u32: element i in word i/2; indices are logical elements.
+//   c (binding 3) f32:   C[z] starts at offC + z*strideC; (M, N).
+//   bias (binding 4) f32 (N), only when HAS_BIAS.
+// A stride of 0 broadcasts that operand over the batch (one weight for every batch).
+// Tiles (compile-time, in the program key): a workgroup of WG = (BM/TM)*(BN/TN) threads computes a
+// BM x BN block of C; each thread a TM x TN register block made of 4x4 sub-blocks strided by 4*BM/TM rows
+// and 4*BN/TN columns, so neighbouring threads read neighbouring vec4s of the shared tiles (no bank conflicts).
+// K advances in steps of BK through two shared buffers (double buffering): the next tile is fetched from
+// global memory into registers while the current one is multiplied, then stored to the other buffer;
+// one barrier per step. Shared A is stored transposed (As[k][m]) so both operands are read as vec4 along
+// the output dimension; rows are padded by one vec4 so the transposing stores do not collide in banks.
+// Edge tiles (M, N, K not multiples of the tile) load zeros and store only in-range elements.
+// Dispatch: (ceil(N/BN), ceil(M/BM), batch), workgroup WG.
+//
+// Backward: for C = alpha*op(A).op(B), dop(A) = alpha*dC.op(B)^T and dop(B) = alpha*op(A)^T.dC, which are
+// this same kernel with other transposes (matmulBackward in matmul.ts picks them); a gradient of an operand
+// broadcast over the batch is summed over the batch by accumulating dispatches.
+
+struct Params {
+  M: u32, N: u32, K: u32, batch: u32,
+  strideA: u32, strideB: u32, strideC: u32, alpha: f32,
+  offA: u32, offB: u32, offC: u32, pad: u32,
+}
+@group(0) @binding(0) var<uniform> u: Params;
+@group(0) @binding(1) var<storage, read> a: array<f32>;
+@group(0) @binding(2) var<storage, read> b: array<$B_ELEM>;
+@group(0) @binding(3) var<storage, read_write> c: array<f32>;
+$BIAS_DECL
+
+$CONSTS
+
+var<workgroup> As: array<array<vec4f, SA4>, 2 * BK>;
+var<workgroup> Bs: array<array<vec4f, SB4>, 2 * BK>;
+
+var<private> m0: u32;
+var<private> n0: u32;
+var<private> aBase: u32;
+var<private> bBase: u32;
+var<private> cBase: u32;
+$REGS
+
+fn ldA(i: u32) -> f32 { return a[i]; }
+$LOAD_B
+
+// Element (m, k) of op(A) and (k, n) of op(B), zero outside the matrix.
+fn getA(m: u32, k: u32) -> f32 { if (m < u.M && k < u.K) { return ldA($A_INDEX); } return 0.0; }
+fn getB(k: u32, n: u32) -> f32 { if (k < u.K && n < u.N) { return ldB($B_INDEX); } return 0.0; }
+
+// Global -> registers for the K step starting at k0 (unchecked when the whole tile is inside).
+fn loadTiles(k0: u32) {
+  if (m0 + BM <= u.M && k0 + BK <= u.K) {
+$LOAD_A_FULL
+  } else {
+$LOAD_A_EDGE
+  }
+  if (n0 + BN <= u.N && k0 + BK <= u.K) {
+$LOAD_B_FULL
+  } else {
+$LOAD_B_EDGE
+  }
+}
+
+// Registers -> shared buffer p.
+fn storeTiles(p: u32) {
+$STORE_TILES
+}
+
+fn storeC(row: u32, col: u32, v: vec4f) {
+  if (row >= u.M) { return; }
+  let base = cBase + row * u.N + col;
+  for (var q = 0u; q < 4u; q++) {
+    if (col + q < u.N) {
+      var x = u.alpha * v[q];
+$EPILOGUE
+      c[base + q] = x;
+    }
+  }
+}
+
+@compute @workgroup_size(WG)
+fn forward(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3u) {
+  m0 = wg.y * BM;
+  n0 = wg.x * BN;
+  aBase = u.offA + wg.z * u.strideA;
+  bBase = u.offB + wg.z * u.strideB;
+  cBase = u.offC + wg.z * u.strideC;
+$LOAD_COORDS
+  let tx = li % NTX;
+  let ty = li / NTX;
+$ACC_DECL
+  let nt = (u.K + BK - 1u) / BK;
+  loadTiles(0u);
+  storeTiles(0u);
+  workgroupBarrier();
+  var t = 0u;
+  loop {
+    if (t >= nt) { break; }
+    if (t + 1u < nt) { loadTiles((t + 1u) * BK); }
+$COMPUTE_0
+    if (t + 1u < nt) { storeTiles(1u); }
+    workgroupBarrier();
+    t++;
+    if (t >= nt) { break; }
+    if (t + 1u < nt) { loadTiles((t + 1u) * BK); }
+$COMPUTE_1
+    if (t + 1u < nt) { storeTiles(0u); }
+    workgroupBarrier();
+    t++;
+  }
+$STORE_C
+}

@@ -1,0 +1,92 @@
+// Launchers for RMSNorm: forward (saves rstd), backward dx (assign) and the optional dw (accumulate,
+// deterministic two-stage reduction over rows).
+
+import type { Gpu } from '../../src/gpu/context.ts';
+import { shapeError } from '../../src/gpu/errors.ts';
+import { type Program, type UniformField, grid1d } from '../../src/gpu/program.ts';
+import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
+import { type WeightDType, fillTemplate, loadFn } from '../common.ts';
+import source from './rmsnorm.wgsl';
+
+type Entry = 'forward' | 'backward_dx' | 'dw_partial' | 'dw_final';
+const programs = new Map<string, Program>();
+
+function program(dtype: WeightDType, entryPoint: Entry): Program {
+  const key = `rmsnorm:${dtype}`;
+  let p = programs.get(`${key}#${entryPoint}`);
+  if (!p) {
+    const code = () =>
+      fillTemplate(source, {
+        WEIGHT_DECL: `@group(0) @binding(2) var<storage, read> w: array<${dtype === 'f32' ? 'f32' : 'u32'}>;`,
+        UNPACK: loadFn('loadW', 'w', dtype),
+      });
+    p = { key, code, entryPoint };
+    programs.set(`${key}#${entryPoint}`, p);
+  }
+  return p;
+}
+
+/** Rows reduced by one thread in the first stage of dw: the second stage sums ceil(N / this) partials. */
+const ROWS_PER_CHUNK = 64;
+
+/** The Params struct: N, C, eps, rows_per_chunk, K, padding to 8 words. */
+const params = (N: number, C: number, eps: number, K = 0): UniformField[] => [N, C, { f32: eps }, ROWS_PER_CHUNK, K, 0, 0, 0];
+
+function checkRows(op: string, x: Tensor, w: Tensor, named: Record<string, Tensor>): [number, number] {
+  if (x.dtype !== 'f32' || x.shape.length !== 2) shapeError(op, `x must be (N, C) f32, got ${shapeStr(x)}`);
+  const [N, C] = x.shape;
+  if (w.shape.length !== 1 || w.shape[0] !== C || !['f32', 'bf16', 'f16'].includes(w.dtype)) {
+    shapeError(op, `w must be (${C}) f32/bf16/f16 for x ${shapeStr(x)}, got ${shapeStr(w)}`);
+  }
+  for (const [name, t] of Object.entries(named)) {
+    const want = name === 'rstd' ? [N] : [N, C];
+    if (t.dtype !== 'f32' || t.shape.length !== want.length || want.some((d, i) => t.shape[i] !== d)) {
+      shapeError(op, `${name} must be (${want.join(', ')}) f32, got ${shapeStr(t)}`);
+    }
+  }
+  return [N, C];
+}
+
+/** out (N, C) = x / sqrt(mean(x^2) + eps) * w; rstd (N) saved for the backward. w (C) f32, bf16 or f16. */
+export function rmsnormForward(gpu: Gpu, out: Tensor, rstd: Tensor, x: Tensor, w: Tensor, eps: number): void {
+  const [N, C] = checkRows('rmsnormForward', x, w, { out, rstd });
+  gpu.run({
+    program: program(w.dtype as WeightDType, 'forward'),
+    bindings: [x, w, out, rstd],
+    uniforms: params(N, C, eps),
+    workgroups: grid1d(N),
+  });
+}
+
+/**
+ * dx (N, C) = dL/dx (assigned); dw (C) f32 += dL/dw when given (full-parameter mode), else skipped.
+ * dy (N, C) is the output gradient; x, w and rstd are the forward's input, weight and saved rstd.
+ */
+export function rmsnormBackward(
+  gpu: Gpu, dx: Tensor, dw: Tensor | null, dy: Tensor, x: Tensor, w: Tensor, rstd: Tensor,
+): void {
+  const op = 'rmsnormBackward';
+  const [N, C] = checkRows(op, x, w, { dx, dy, rstd });
+  if (dw && (dw.dtype !== 'f32' || dw.shape.length !== 1 || dw.shape[0] !== C)) {
+    shapeError(op, `dw must be (${C}) f32, got ${shapeStr(dw)}`);
+  }
+  const dtype = w.dtype as WeightDType;
+  gpu.run({
+    program: program(dtype, 'backward_dx'),
+    bindings: [x, w, undefined, rstd, dy, dx],
+    uniforms: params(N, C, 0),
+    workgroups: grid1d(N),
+  });
+  if (!dw || N === 0) return;
+  const K = Math.ceil(N / ROWS_PER_CHUNK);
+  const part = gpu.tensor([K, C], 'f32', 'rmsnorm.dw_part');
+  const uniforms = params(N, C, 0, K);
+  gpu.run({
+    program: program(dtype, 'dw_partial'),
+    bindings: [x, undefined, undefined, rstd, dy, undefined, part],
+    uniforms,
+    workgroups: [Math.ceil(C / 256), K],
+  });
+  gpu.run({ program: program(dtype, 'dw_final'), bindings: [undefined, undefined, undefined, undefined, undefined, undefined, part, dw], uniforms, workgroups: [Math.ceil(C / 256)] });
+  gpu.release(part); // later users of this pooled buffer are ordered after these dispatches
+}

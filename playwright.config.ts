@@ -1,0 +1,25 @@
+import { defineConfig } from '@playwright/test';
+import { findChromium } from './scripts/env-check.ts';
+
+// Drives Debian's Chromium (a browser download is impossible here) with WebGPU on; headless Chromium
+// gets a SwiftShader adapter where there is no GPU. The app is served built, as `npm start` serves it.
+const PORT = 4179;
+export default defineConfig({
+  testDir: 'e2e',
+  timeout: 120_000,
+  workers: 1,
+  reporter: [['list']],
+  use: {
+    baseURL: `http://127.0.0.1:${PORT}`,
+    launchOptions: {
+      executablePath: process.env.CHROMIUM_PATH ?? findChromium() ?? undefined,
+      args: ['--no-sandbox', '--enable-unsafe-webgpu', '--enable-features=Vulkan', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+    },
+  },
+  webServer: {
+    command: `npx vite preview --port ${PORT} --strictPort --host 127.0.0.1`,
+    url: `http://127.0.0.1:${PORT}`,
+    reuseExistingServer: false,
+    timeout: 60_000,
+  },
+});

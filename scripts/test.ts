@@ -1,0 +1,24 @@
+// `npm test`: every test. Checks the system (Chromium, Vulkan loader), then typecheck, the unit and
+// kernel tests in Node (WebGPU through Dawn: a real GPU if present, else SwiftShader), then the built
+// app's end-to-end tests in headless Chromium with WebGPU.
+import { spawnSync } from 'node:child_process';
+import { vulkanEnvForChild } from '../src/gpu/node.ts';
+import { ensureTestEnvironment } from './env-check.ts';
+
+const { chromium } = ensureTestEnvironment();
+const env = { ...(vulkanEnvForChild() ?? process.env), CHROMIUM_PATH: chromium };
+const steps: Array<[string, string, string[]]> = [
+  ['typecheck', 'npx', ['tsc', '--noEmit', '-p', '.']],
+  ['unit and kernel tests', 'npx', ['vitest', 'run']],
+  ['build', 'npx', ['vite', 'build', '--logLevel', 'warn']],
+  ['end-to-end tests (Chromium)', 'npx', ['playwright', 'test']],
+];
+const only = process.argv.slice(2);
+for (const [name, cmd, args] of steps) {
+  if (only.length && !only.some((o) => name.startsWith(o))) continue;
+  const t0 = Date.now();
+  console.log(`\n== ${name}`);
+  const r = spawnSync(cmd, args, { stdio: 'inherit', env });
+  console.log(`== ${name}: ${r.status === 0 ? 'ok' : 'FAILED'} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  if (r.status !== 0) process.exit(r.status ?? 1);
+}

@@ -1,0 +1,33 @@
+// Entry of the page: renders the app, then probes the GPU in the worker (after a check on this thread,
+// so a browser without WebGPU gets the message at once rather than a worker that never answers).
+
+import { createRoot } from 'react-dom/client';
+import { getEngine } from '../worker/client.ts';
+import { App } from './App.tsx';
+import { setGpuState } from './store.ts';
+import './style.css';
+
+createRoot(document.getElementById('root')!).render(<App />);
+
+async function probe(): Promise<void> {
+  if (!('gpu' in navigator) || !navigator.gpu) {
+    setGpuState({
+      status: 'error',
+      error: {
+        code: 'NO_WEBGPU',
+        message: isSecureContext ? 'This browser does not expose WebGPU (navigator.gpu is undefined).' : 'WebGPU needs a secure context: open the lab via http://localhost or https://.',
+        hint: 'Use Chrome or Edge 113+; on Linux start Chrome with --enable-unsafe-webgpu or enable chrome://flags/#enable-unsafe-webgpu.',
+      },
+    });
+    return;
+  }
+  const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the GPU worker did not answer within 30 s')), 30_000));
+  try {
+    const r = await Promise.race([getEngine().probe(), timeout]);
+    setGpuState(r.ok ? { status: 'ready', probe: r.value } : { status: 'error', error: r.error });
+  } catch (e) {
+    setGpuState({ status: 'error', error: { code: 'WORKER', message: (e as Error).message, hint: 'Reload the page; if it persists, check the browser console.' } });
+  }
+}
+
+void probe();

@@ -83,6 +83,7 @@ describe('rmsnorm', () => {
     expect(() => rmsnormForward(gpu, out, rstd, x, w, EPS)).toThrow(/rmsnormForward: w must be \(3\) f32\/bf16\/f16 for x \[2, 3\] f32, got \[4\] bf16/);
     expect(() => rmsnormForward(gpu, out, rstd, x, w3, EPS)).toThrow(/rmsnormForward: rstd must be \(2\) f32, got \[3\] f32/);
     expect(() => rmsnormBackward(gpu, out, w, out, x, w3, rstd)).toThrow(/rmsnormBackward: rstd must be \(2\) f32/);
+    expect(() => rmsnormForward(gpu, x, gpu.tensor([2], 'f32', 'r2'), x, w3, EPS)).toThrow(/rmsnormForward: x and out must be different buffers/);
     expect(gpu.dispatchCount).toBe(before);
     gpu.release(x, w, w3, out, rstd);
   });

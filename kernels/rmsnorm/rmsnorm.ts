@@ -47,9 +47,21 @@ function checkRows(op: string, x: Tensor, w: Tensor, named: Record<string, Tenso
   return [N, C];
 }
 
+/** Throws when two of the named tensors share a buffer (a writable binding may not alias another). */
+function noAlias(op: string, named: Record<string, Tensor | null>): void {
+  const seen = new Map<GPUBuffer, string>();
+  for (const [name, t] of Object.entries(named)) {
+    if (!t) continue;
+    const other = seen.get(t.buffer);
+    if (other) shapeError(op, `${name} and ${other} must be different buffers`);
+    seen.set(t.buffer, name);
+  }
+}
+
 /** out (N, C) = x / sqrt(mean(x^2) + eps) * w; rstd (N) saved for the backward. w (C) f32, bf16 or f16. */
 export function rmsnormForward(gpu: Gpu, out: Tensor, rstd: Tensor, x: Tensor, w: Tensor, eps: number): void {
   const [N, C] = checkRows('rmsnormForward', x, w, { out, rstd });
+  noAlias('rmsnormForward', { out, rstd, x, w });
   gpu.run({
     program: program(w.dtype as WeightDType, 'forward'),
     bindings: [x, w, out, rstd],
@@ -70,6 +82,7 @@ export function rmsnormBackward(
   if (dw && (dw.dtype !== 'f32' || dw.shape.length !== 1 || dw.shape[0] !== C)) {
     shapeError(op, `dw must be (${C}) f32, got ${shapeStr(dw)}`);
   }
+  noAlias(op, { dx, dw, dy, x, w, rstd });
   const dtype = w.dtype as WeightDType;
   gpu.run({
     program: program(dtype, 'backward_dx'),

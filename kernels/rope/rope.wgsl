@@ -13,7 +13,7 @@
 //   absolute), not with WGSL's cos/sin, which promise only 2^-11 absolute error and only on [-pi, pi].
 //   The f32 angle itself differs from the exact pos * theta^(-2d/HS) by up to pos * 2^-24 rad
 //   (about 1.2e-4 at pos 2000): that is HF's float32 behaviour, reproduced, not an error of this kernel.
-//   $IO declares the outputs qo, ko (read_write, bindings 3, 4) and loadQ/loadK: in place they read
+//   The IO template slot declares the outputs qo, ko (read_write, bindings 3, 4) and loadQ/loadK: in place they read
 //   qo/ko, out of place the inputs qi, ki (bindings 5, 6).
 //   dispatch: grid1d(ceil(B*T * (NH + NKV) * HALF / 256)) workgroups of 256, one pair per thread.
 

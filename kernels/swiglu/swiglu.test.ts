@@ -50,6 +50,7 @@ describe('swiglu', () => {
     const before = gpu.dispatchCount;
     expect(() => swigluForward(gpu, out, gate, up)).toThrow(/swigluForward: up must be \(2, 3\) f32 like gate, got \[2, 4\] f32/);
     expect(() => swigluBackward(gpu, out, out, up, gate, gate)).toThrow(/swigluBackward: dout must be \(2, 3\)/);
+    expect(() => swigluForward(gpu, out, out, gate)).toThrow(/swigluForward: gate and out must be different buffers/);
     expect(gpu.dispatchCount).toBe(before);
     gpu.release(gate, up, out);
   });

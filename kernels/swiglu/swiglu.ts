@@ -19,9 +19,21 @@ function check(op: string, ref: Tensor, named: Record<string, Tensor>): void {
   }
 }
 
+/** Throws when two of the named tensors share a buffer (a writable binding may not alias another). */
+function noAlias(op: string, named: Record<string, Tensor | null>): void {
+  const seen = new Map<GPUBuffer, string>();
+  for (const [name, t] of Object.entries(named)) {
+    if (!t) continue;
+    const other = seen.get(t.buffer);
+    if (other) shapeError(op, `${name} and ${other} must be different buffers`);
+    seen.set(t.buffer, name);
+  }
+}
+
 /** out (N, I) = silu(gate) * up, gate and up (N, I) f32. */
 export function swigluForward(gpu: Gpu, out: Tensor, gate: Tensor, up: Tensor): void {
   check('swigluForward', gate, { up, out });
+  noAlias('swigluForward', { out, gate, up });
   const n = numel(gate.shape);
   gpu.run({ program: FWD, bindings: [gate, up, out], uniforms: [n], workgroups: grid1d(Math.ceil(n / 256)) });
 }
@@ -29,6 +41,7 @@ export function swigluForward(gpu: Gpu, out: Tensor, gate: Tensor, up: Tensor): 
 /** dgate, dup (N, I) = the gradients of out = silu(gate) * up given dout (N, I); both assigned. */
 export function swigluBackward(gpu: Gpu, dgate: Tensor, dup: Tensor, dout: Tensor, gate: Tensor, up: Tensor): void {
   check('swigluBackward', gate, { up, dout, dgate, dup });
+  noAlias('swigluBackward', { dgate, dup, dout, gate, up });
   const n = numel(gate.shape);
   gpu.run({
     program: BWD,

@@ -109,8 +109,17 @@ export class Gpu {
       if (data.length !== n) shapeError(label, `upload of ${data.length} values into shape ${shapeStr({ shape })}`);
       bytes = dtype === 'f32' ? Float32Array.from(data) : dtype === 'i32' ? Int32Array.from(data) : Uint32Array.from(data);
     }
-    this.device.queue.writeBuffer(t.buffer, 0, bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, t.buffer.size));
+    this.write(t, bytes);
     return t;
+  }
+
+  /**
+   * Writes bytes into a tensor. queue.writeBuffer runs before the next submit, so work still being
+   * recorded (which may read this buffer, e.g. one just released to the pool) is submitted first.
+   */
+  write(t: Tensor, bytes: ArrayBufferView, byteOffset = 0): void {
+    this.submit();
+    this.device.queue.writeBuffer(t.buffer, byteOffset, bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, t.buffer.size - byteOffset));
   }
 
   zeros(shape: readonly number[], dtype: DType, label: string): Tensor {
@@ -232,7 +241,7 @@ export class Gpu {
     return id;
   }
 
-  private uniformBuffer(bytes: Uint8Array): GPUBuffer {
+  private uniformBuffer(bytes: Uint8Array<ArrayBuffer>): GPUBuffer {
     const key = Array.from(new Uint32Array(bytes.buffer)).join(',');
     let buf = this.uniformBuffers.get(key);
     if (!buf) {

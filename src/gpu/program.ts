@@ -27,7 +27,7 @@ export interface Dispatch {
 }
 
 /** Encodes uniform fields as 32-bit words, padded to 16 bytes (WGSL's uniform struct alignment). */
-export function encodeUniforms(fields: readonly UniformField[]): Uint8Array {
+export function encodeUniforms(fields: readonly UniformField[]): Uint8Array<ArrayBuffer> {
   const words = Math.max(4, Math.ceil(fields.length / 4) * 4);
   const buf = new ArrayBuffer(words * 4);
   const u = new Uint32Array(buf);

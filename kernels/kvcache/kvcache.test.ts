@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { expectClose, randn, testGpu } from '../testing.ts';
+import { kvAppend } from './kvcache.ts';
+import { kvAppendRef } from './kvcache.ref.ts';
+
+describe('kvcache', () => {
+  for (const [B, Tq, Tcap, NKV, HS, t0] of [[1, 1, 1, 1, 1, 0], [2, 1, 9, 2, 8, 5], [3, 7, 20, 3, 65, 13], [2, 65, 130, 1, 64, 0]]) {
+    it(`append B=${B} Tq=${Tq} Tcap=${Tcap} W=${NKV}x${HS} t0=${t0}`, async () => {
+      const gpu = await testGpu();
+      const W = NKV * HS;
+      const cache = Float64Array.from(Float32Array.from(randn(B * Tcap * W, 1)));
+      const src = Float64Array.from(Float32Array.from(randn(B * Tq * W, 2)));
+      const tc = gpu.upload(cache, [B, Tcap, NKV, HS], 'f32', 'cache');
+      const ts = gpu.upload(src, [B, Tq, NKV, HS], 'f32', 'src');
+      kvAppend(gpu, tc, ts, t0);
+      expectClose('cache', await gpu.read(tc), kvAppendRef(cache, src, B, Tq, Tcap, W, t0), { atol: 0, rtol: 0 });
+      gpu.release(tc, ts);
+    });
+  }
+
+  it('rejects a write past the capacity before dispatch', async () => {
+    const gpu = await testGpu();
+    const tc = gpu.tensor([1, 4, 2], 'f32', 'cache');
+    const ts = gpu.tensor([1, 2, 2], 'f32', 'src');
+    const before = gpu.dispatchCount;
+    expect(() => kvAppend(gpu, tc, ts, 3)).toThrow(/kvAppend: positions 3\.\.5 exceed the cache capacity 4/);
+    expect(gpu.dispatchCount).toBe(before);
+    gpu.release(tc, ts);
+  });
+});

@@ -1,0 +1,137 @@
+import { describe, expect, it } from 'vitest';
+import { dot, expectClose, finiteDiff, randn, testGpu } from '../testing.ts';
+import { loraBackward, loraForward } from './lora.ts';
+import { type LoraDims, loraBackwardRef, loraForwardRef } from './lora.ref.ts';
+
+// [B, T, S, R, IN, OUT]: rows, ranks, inputs and outputs at and off the 16x16 tile.
+const SHAPES: Array<[number, number, number, number, number, number]> = [
+  [1, 1, 3, 1, 1, 1], [2, 7, 3, 4, 7, 5], [3, 64, 3, 8, 64, 64], [4, 65, 3, 16, 65, 130],
+  [2, 130, 3, 17, 130, 7], [5, 3, 3, 64, 33, 65],
+];
+const f32 = (a: Float64Array) => Float64Array.from(Float32Array.from(a));
+/** Sequence b's slot: a mix of slots 0 and 2 and no adapter (-1); slot 1 is never used. */
+const slotPattern = (B: number) => Int32Array.from({ length: B }, (_, b) => (B === 1 ? 2 : [0, -1, 2, 0, -1][b % 5]));
+
+function rowsOf(a: ArrayLike<number>, rows: number[], width: number): number[] {
+  return rows.flatMap((m) => Array.from({ length: width }, (_, j) => a[m * width + j]));
+}
+
+describe('lora', () => {
+  for (const [B, T, S, R, IN, OUT] of SHAPES) {
+    it(`forward and backward B=${B} T=${T} S=${S} R=${R} IN=${IN} OUT=${OUT}`, async () => {
+      const gpu = await testGpu();
+      const d: LoraDims = { B, T, S, R, IN, OUT };
+      const M = B * T;
+      const scale = 16 / R;
+      const slots = slotPattern(B);
+      const x = f32(randn(M * IN, 1 + M));
+      const A = f32(randn(S * R * IN, 2 + R, 1 / Math.sqrt(IN)));
+      const Bw = f32(randn(S * OUT * R, 3 + OUT, 1 / R));
+      const y0 = f32(randn(M * OUT, 4)); // the base projection's output
+      const dy = f32(randn(M * OUT, 5 + M));
+      const dx0 = f32(randn(M * IN, 6)); // the base projection's dx
+      const dA0 = f32(randn(S * R * IN, 7, 0.1)); // gradients accumulate
+      const dB0 = f32(randn(S * OUT * R, 8, 0.1));
+      const tSlots = gpu.upload(slots, [B], 'i32', 'slots');
+      const tX = gpu.upload(x, [M, IN], 'f32', 'x');
+      const tA = gpu.upload(A, [S, R, IN], 'f32', 'A');
+      const tBw = gpu.upload(Bw, [S, OUT, R], 'f32', 'Bw');
+      const tY = gpu.upload(y0, [M, OUT], 'f32', 'y');
+      const tDy = gpu.upload(dy, [M, OUT], 'f32', 'dy');
+      const tDx = gpu.upload(dx0, [M, IN], 'f32', 'dx');
+      const tDA = gpu.upload(dA0, [S, R, IN], 'f32', 'dA');
+      const tDB = gpu.upload(dB0, [S, OUT, R], 'f32', 'dB');
+      const tH = gpu.upload(new Float32Array(M * R).fill(7), [M, R], 'f32', 'h');
+      loraForward(gpu, tY, tH, tX, tSlots, tA, tBw, T, scale);
+      loraBackward(gpu, tDx, tDA, tDB, tDy, tX, tH, tSlots, tA, tBw, T, scale);
+
+      const fwd = loraForwardRef(x, slots, A, Bw, d, scale);
+      const bwd = loraBackwardRef(dy, x, slots, A, Bw, d, scale);
+      const tol = { atol: 1e-5, rtol: 1e-4 };
+      const y = await gpu.read(tY);
+      const dx = await gpu.read(tDx);
+      const dA = await gpu.read(tDA);
+      const dB = await gpu.read(tDB);
+      expectClose('h', await gpu.read(tH), fwd.h, tol);
+      expectClose('y', y, fwd.y.map((v, i) => v + y0[i]), tol);
+      expectClose('dx', dx, bwd.dx.map((v, i) => v + dx0[i]), tol);
+      expectClose('dA', dA, bwd.dA.map((v, i) => v + dA0[i]), tol);
+      expectClose('dB', dB, bwd.dB.map((v, i) => v + dB0[i]), tol);
+
+      // Rows of slot -1 sequences and the gradients of unused slots are left exactly as they were.
+      const bare = Array.from({ length: M }, (_, m) => m).filter((m) => slots[Math.floor(m / T)] < 0);
+      expectClose('y of slot -1 rows', rowsOf(y, bare, OUT), rowsOf(y0, bare, OUT), { atol: 0, rtol: 0 });
+      expectClose('dx of slot -1 rows', rowsOf(dx, bare, IN), rowsOf(dx0, bare, IN), { atol: 0, rtol: 0 });
+      for (let s = 0; s < S; s++) {
+        if (slots.includes(s)) continue;
+        expectClose(`dA[${s}] (unused)`, dA.subarray(s * R * IN, (s + 1) * R * IN), dA0.subarray(s * R * IN, (s + 1) * R * IN), { atol: 0, rtol: 0 });
+        expectClose(`dB[${s}] (unused)`, dB.subarray(s * OUT * R, (s + 1) * OUT * R), dB0.subarray(s * OUT * R, (s + 1) * OUT * R), { atol: 0, rtol: 0 });
+      }
+      gpu.release(tSlots, tX, tA, tBw, tY, tDy, tDx, tDA, tDB, tH);
+    });
+  }
+
+  it('is deterministic and skips dx when not asked', async () => {
+    const gpu = await testGpu();
+    const [B, T, S, R, IN, OUT] = [6, 9, 3, 8, 40, 24];
+    const M = B * T;
+    const slots = Int32Array.from([1, 1, -1, 0, 1, 2]);
+    const tSlots = gpu.upload(slots, [B], 'i32', 'slots');
+    const tX = gpu.upload(randn(M * IN, 1), [M, IN], 'f32', 'x');
+    const tA = gpu.upload(randn(S * R * IN, 2), [S, R, IN], 'f32', 'A');
+    const tBw = gpu.upload(randn(S * OUT * R, 3), [S, OUT, R], 'f32', 'Bw');
+    const tDy = gpu.upload(randn(M * OUT, 4), [M, OUT], 'f32', 'dy');
+    const tH = gpu.tensor([M, R], 'f32', 'h');
+    const tY = gpu.zeros([M, OUT], 'f32', 'y');
+    loraForward(gpu, tY, tH, tX, tSlots, tA, tBw, T, 2);
+    const runs: Float32Array[] = [];
+    for (let i = 0; i < 2; i++) {
+      const tDA = gpu.zeros([S, R, IN], 'f32', 'dA');
+      const tDB = gpu.zeros([S, OUT, R], 'f32', 'dB');
+      const before = gpu.dispatchCount;
+      loraBackward(gpu, null, tDA, tDB, tDy, tX, tH, tSlots, tA, tBw, T, 2);
+      expect(gpu.dispatchCount - before).toBe(3);
+      runs.push(Float32Array.from([...(await gpu.read(tDA)), ...(await gpu.read(tDB))]));
+      gpu.release(tDA, tDB);
+    }
+    expect(Buffer.from(runs[0].buffer).equals(Buffer.from(runs[1].buffer))).toBe(true);
+    gpu.release(tSlots, tX, tA, tBw, tDy, tH, tY);
+  });
+
+  it('backward reference matches finite differences of the forward', () => {
+    const d: LoraDims = { B: 3, T: 2, S: 3, R: 2, IN: 3, OUT: 4 };
+    const M = d.B * d.T;
+    const slots = Int32Array.from([2, -1, 0]);
+    const scale = 1.5;
+    const x = randn(M * d.IN, 51);
+    const A = randn(d.S * d.R * d.IN, 52);
+    const Bw = randn(d.S * d.OUT * d.R, 53);
+    const dy = randn(M * d.OUT, 54);
+    const ref = loraBackwardRef(dy, x, slots, A, Bw, d, scale);
+    const tol = { atol: 1e-8, rtol: 1e-6 };
+    expectClose('dx vs fd', ref.dx, finiteDiff((v) => dot(loraForwardRef(v, slots, A, Bw, d, scale).y, dy), x), tol);
+    expectClose('dA vs fd', ref.dA, finiteDiff((v) => dot(loraForwardRef(x, slots, v, Bw, d, scale).y, dy), A), tol);
+    expectClose('dB vs fd', ref.dB, finiteDiff((v) => dot(loraForwardRef(x, slots, A, v, d, scale).y, dy), Bw), tol);
+  });
+
+  it('rejects mismatched shapes before dispatch', async () => {
+    const gpu = await testGpu();
+    const [B, T, S, R, IN, OUT] = [2, 3, 3, 4, 5, 6];
+    const slots = gpu.upload([0, -1], [B], 'i32', 'slots');
+    const x = gpu.tensor([B * T, IN], 'f32', 'x');
+    const A = gpu.tensor([S, R, IN], 'f32', 'A');
+    const Bw = gpu.tensor([S, OUT, R], 'f32', 'Bw');
+    const BwBad = gpu.tensor([S, OUT, R + 1], 'f32', 'BwBad');
+    const y = gpu.tensor([B * T, OUT], 'f32', 'y');
+    const h = gpu.tensor([B * T, R], 'f32', 'h');
+    const dA = gpu.tensor([S, R, IN], 'f32', 'dA');
+    const before = gpu.dispatchCount;
+    expect(() => loraForward(gpu, y, h, x, slots, A, BwBad, T, 1)).toThrow(/loraForward: Bw must be \(3, OUT, 4\) f32 to match A \[3, 4, 5\] f32, got \[3, 6, 5\] f32/);
+    expect(() => loraForward(gpu, y, h, x, slots, A, Bw, T + 1, 1)).toThrow(/loraForward: x \(B\*T = 2\*4 rows.*must be \(8, 5\) f32, got \[6, 5\] f32/);
+    expect(() => loraForward(gpu, h, y, x, slots, A, Bw, T, 1)).toThrow(/loraForward: y must be \(6, 6\) f32, got \[6, 4\] f32/);
+    expect(() => loraBackward(gpu, x, dA, dA, y, x, h, slots, A, Bw, T, 1)).toThrow(/loraBackward: dB must be \(3, 6, 4\) f32, got \[3, 4, 5\] f32/);
+    expect(() => loraBackward(gpu, x, dA, Bw, y, x, h, slots, A, Bw, T, 1)).toThrow(/loraBackward: x and dx must be different buffers/);
+    expect(gpu.dispatchCount).toBe(before);
+    gpu.release(slots, x, A, Bw, BwBad, y, h, dA);
+  });
+});

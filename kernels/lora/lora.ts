@@ -1,0 +1,110 @@
+// Launchers for multi-adapter LoRA: the adapters of all slots live in stacked buffers and each sequence
+// of the batch names its slot, so a batch that mixes agents (and slot -1, the bare base model) runs in
+// one set of dispatches. The forward adds onto the base projection's output; the backward adds onto the
+// base projection's dx and accumulates the adapter gradients of the slots in use.
+
+import type { Gpu } from '../../src/gpu/context.ts';
+import { shapeError } from '../../src/gpu/errors.ts';
+import type { Program } from '../../src/gpu/program.ts';
+import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
+import source from './lora.wgsl';
+
+type Entry = 'forward_h' | 'forward_y' | 'backward_dh' | 'backward_dx' | 'backward_dB' | 'backward_dA';
+const code = () => source;
+const programs = new Map<Entry, Program>();
+const program = (entryPoint: Entry): Program => {
+  let p = programs.get(entryPoint);
+  if (!p) { p = { key: 'lora', code, entryPoint }; programs.set(entryPoint, p); }
+  return p;
+};
+
+const TS = 16;
+const tiles = (n: number) => Math.ceil(n / TS);
+
+interface Dims { B: number; T: number; S: number; R: number; IN: number; OUT: number }
+
+function expectShape(op: string, name: string, t: Tensor, want: number[], dtype = 'f32'): void {
+  if (t.dtype !== dtype || t.shape.length !== want.length || want.some((d, i) => t.shape[i] !== d)) {
+    shapeError(op, `${name} must be (${want.join(', ')}) ${dtype}, got ${shapeStr(t)}`);
+  }
+}
+
+/** Checks x, slots, A, Bw and the row count T; returns the dims. */
+function dims(op: string, x: Tensor, slots: Tensor, A: Tensor, Bw: Tensor, T: number): Dims {
+  if (slots.dtype !== 'i32' || slots.shape.length !== 1) shapeError(op, `slots must be (B) i32, got ${shapeStr(slots)}`);
+  if (A.dtype !== 'f32' || A.shape.length !== 3) shapeError(op, `A must be (S, R, IN) f32, got ${shapeStr(A)}`);
+  const B = slots.shape[0];
+  const [S, R, IN] = A.shape;
+  if (!Number.isInteger(T) || T < 1) shapeError(op, `T (rows per sequence) must be a positive integer, got ${T}`);
+  expectShape(op, `x (B*T = ${B}*${T} rows, IN from A ${shapeStr(A)})`, x, [B * T, IN]);
+  if (Bw.dtype !== 'f32' || Bw.shape.length !== 3 || Bw.shape[0] !== S || Bw.shape[2] !== R) {
+    shapeError(op, `Bw must be (${S}, OUT, ${R}) f32 to match A ${shapeStr(A)}, got ${shapeStr(Bw)}`);
+  }
+  return { B, T, S, R, IN, OUT: Bw.shape[1] };
+}
+
+/** Throws when two of the named tensors share a buffer (a writable binding may not alias another). */
+function noAlias(op: string, named: Record<string, Tensor | null>): void {
+  const seen = new Map<GPUBuffer, string>();
+  for (const [name, t] of Object.entries(named)) {
+    if (!t) continue;
+    const other = seen.get(t.buffer);
+    if (other) shapeError(op, `${name} and ${other} must be different buffers`);
+    seen.set(t.buffer, name);
+  }
+}
+
+const uniforms = (d: Dims, scale: number) => [d.B, d.T, d.S, d.R, d.IN, d.OUT, { f32: scale }, 0];
+
+/**
+ * y (B*T, OUT) += scale * (x A[slot]^T) Bw[slot]^T, saving h (B*T, R) = x A[slot]^T for the backward.
+ * x (B*T, IN) f32; slots (B) i32, one per sequence of T rows, -1 (any value outside [0, S)) = no adapter;
+ * A (S, R, IN), Bw (S, OUT, R) f32 stacked PEFT lora_A / lora_B weights; scale = lora_alpha / r.
+ */
+export function loraForward(
+  gpu: Gpu, y: Tensor, h: Tensor, x: Tensor, slots: Tensor, A: Tensor, Bw: Tensor, T: number, scale: number,
+): void {
+  const op = 'loraForward';
+  const d = dims(op, x, slots, A, Bw, T);
+  expectShape(op, 'y', y, [d.B * T, d.OUT]);
+  expectShape(op, 'h', h, [d.B * T, d.R]);
+  noAlias(op, { y, h, x, slots, A, Bw });
+  const u = uniforms(d, scale);
+  gpu.run({ program: program('forward_h'), bindings: [slots, x, A, undefined, h], uniforms: u, workgroups: [tiles(d.R), tiles(T), d.B] });
+  gpu.run({
+    program: program('forward_y'),
+    bindings: [slots, undefined, undefined, Bw, h, y],
+    uniforms: u,
+    workgroups: [tiles(d.OUT), tiles(T), d.B],
+  });
+}
+
+/**
+ * Given dy (B*T, OUT): dA (S, R, IN) and dB (S, OUT, R) += the adapter gradients of the slots in use
+ * (slots no sequence names are left untouched), and dx (B*T, IN) += the gradient through the adapter
+ * (pass null when the input needs no gradient). x, h are the forward's input and saved h.
+ */
+export function loraBackward(
+  gpu: Gpu, dx: Tensor | null, dA: Tensor, dB: Tensor, dy: Tensor, x: Tensor, h: Tensor,
+  slots: Tensor, A: Tensor, Bw: Tensor, T: number, scale: number,
+): void {
+  const op = 'loraBackward';
+  const d = dims(op, x, slots, A, Bw, T);
+  const M = d.B * T;
+  expectShape(op, 'dy', dy, [M, d.OUT]);
+  expectShape(op, 'h', h, [M, d.R]);
+  expectShape(op, 'dA', dA, [d.S, d.R, d.IN]);
+  expectShape(op, 'dB', dB, [d.S, d.OUT, d.R]);
+  if (dx) expectShape(op, 'dx', dx, [M, d.IN]);
+  noAlias(op, { dx, dA, dB, dy, x, h, slots, A, Bw });
+  const u = uniforms(d, scale);
+  const dh = gpu.tensor([M, d.R], 'f32', 'lora.dh');
+  const _ = undefined;
+  gpu.run({ program: program('backward_dh'), bindings: [slots, _, _, Bw, _, _, dy, dh], uniforms: u, workgroups: [tiles(d.R), tiles(T), d.B] });
+  gpu.run({ program: program('backward_dB'), bindings: [slots, _, _, _, h, _, dy, _, _, _, dB], uniforms: u, workgroups: [tiles(d.R), tiles(d.OUT), d.S] });
+  gpu.run({ program: program('backward_dA'), bindings: [slots, x, _, _, _, _, _, dh, _, dA], uniforms: u, workgroups: [tiles(d.IN), tiles(d.R), d.S] });
+  if (dx) {
+    gpu.run({ program: program('backward_dx'), bindings: [slots, _, A, _, _, _, _, dh, dx], uniforms: u, workgroups: [tiles(d.IN), tiles(T), d.B] });
+  }
+  gpu.release(dh); // later users of this pooled buffer are ordered after these dispatches
+}

@@ -1,0 +1,202 @@
+// Multi-adapter LoRA over stacked adapter buffers, one adapter slot per sequence, and its backward.
+// PEFT layout: lora_A.weight [R, IN], lora_B.weight [OUT, R]; the adapters of all slots are stacked.
+//   x (B*T, IN) f32, row m of sequence b = m / T; slots (B) i32, slot outside [0, S) (-1) = no adapter:
+//   its rows get nothing added, and contribute no gradient.
+//   A (S, R, IN) f32, Bw (S, OUT, R) f32, h (B*T, R) f32, y (B*T, OUT) f32, scale = lora_alpha / r.
+//   forward_h:  h[m, r] = sum_k x[m, k] A[s, r, k]             (saved for backward; 0 for no-adapter rows)
+//   forward_y:  y[m, o] += scale * sum_r h[m, r] Bw[s, o, r]   (adds onto the base projection's output)
+//   backward_dh: dh[m, r] = scale * sum_o dy[m, o] Bw[s, o, r]  (scratch (B*T, R); 0 for no-adapter rows)
+//   backward_dx: dx[m, k] += sum_r dh[m, r] A[s, r, k]         (adds onto the base projection's dx)
+//   backward_dB: dB[s, o, r] += scale * sum over rows m of slot s of dy[m, o] h[m, r]
+//   backward_dA: dA[s, r, k] += sum over rows m of slot s of dh[m, r] x[m, k]
+//   dy (B*T, OUT), dx (B*T, IN), dA like A, dB like Bw, all f32.
+// Tiles: every entry point is a 16x16-thread workgroup owning a 16x16 output tile, looping over the
+// contraction in chunks of 16 staged in workgroup memory (ta, tb). Row tiles never cross a sequence,
+// so the slot is uniform over a workgroup.
+//   forward_h, backward_dh: dispatch (ceil(R/16),   ceil(T/16), B), tile of (rows of b) x (ranks)
+//   forward_y:              dispatch (ceil(OUT/16), ceil(T/16), B), tile of (rows of b) x (outputs)
+//   backward_dx:            dispatch (ceil(IN/16),  ceil(T/16), B), tile of (rows of b) x (inputs)
+//   backward_dB:            dispatch (ceil(R/16),   ceil(OUT/16), S), tile of (outputs) x (ranks) of slot s
+//   backward_dA:            dispatch (ceil(IN/16),  ceil(R/16), S),   tile of (ranks) x (inputs) of slot s
+// Deterministic without atomics: each output element is summed by one thread in a fixed order (the
+// weight gradients walk the sequences b = 0..B-1 whose slot is s, and their rows in order); slots that
+// no sequence uses are not written at all.
+
+struct Params { B: u32, T: u32, S: u32, R: u32, IN: u32, OUT: u32, scale: f32, _p0: u32 }
+@group(0) @binding(0) var<uniform> u: Params;
+
+@group(0) @binding(1) var<storage, read> slots: array<i32>;
+@group(0) @binding(2) var<storage, read> x: array<f32>;
+@group(0) @binding(3) var<storage, read> A: array<f32>;
+@group(0) @binding(4) var<storage, read> Bw: array<f32>;
+@group(0) @binding(5) var<storage, read_write> h: array<f32>;
+@group(0) @binding(6) var<storage, read_write> y: array<f32>;
+@group(0) @binding(7) var<storage, read> dy: array<f32>;
+@group(0) @binding(8) var<storage, read_write> dh: array<f32>;
+@group(0) @binding(9) var<storage, read_write> dx: array<f32>;
+@group(0) @binding(10) var<storage, read_write> dA: array<f32>;
+@group(0) @binding(11) var<storage, read_write> dB: array<f32>;
+
+const TS: u32 = 16u;
+var<workgroup> ta: array<array<f32, 16>, 16>;
+var<workgroup> tb: array<array<f32, 16>, 16>;
+
+/** The slot of sequence b, or -1 when it names no adapter. */
+fn slotOf(b: u32) -> i32 {
+  let s = slots[b];
+  return select(-1, s, s >= 0 && u32(s) < u.S);
+}
+
+// h = x A[s]^T over one (rows of b) x (ranks) tile; lid.x = rank in tile, lid.y = row in tile.
+@compute @workgroup_size(16, 16)
+fn forward_h(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
+  let b = wg.z;
+  let t = wg.y * TS + lid.y;
+  let r = wg.x * TS + lid.x;
+  let m = b * u.T + t;
+  let s = slotOf(b);
+  if (s < 0) {
+    if (t < u.T && r < u.R) { h[m * u.R + r] = 0.0; }
+    return;
+  }
+  let aBase = u32(s) * u.R * u.IN;
+  let rA = wg.x * TS + lid.y; // the rank row of A this thread stages
+  var acc = 0.0;
+  for (var k0 = 0u; k0 < u.IN; k0 += TS) {
+    let k = k0 + lid.x;
+    ta[lid.y][lid.x] = select(0.0, x[m * u.IN + k], t < u.T && k < u.IN);
+    tb[lid.y][lid.x] = select(0.0, A[aBase + rA * u.IN + k], rA < u.R && k < u.IN);
+    workgroupBarrier();
+    for (var kk = 0u; kk < TS; kk++) { acc += ta[lid.y][kk] * tb[lid.x][kk]; }
+    workgroupBarrier();
+  }
+  if (t < u.T && r < u.R) { h[m * u.R + r] = acc; }
+}
+
+// y += scale h Bw[s]^T over one (rows of b) x (outputs) tile; lid.x = output, lid.y = row.
+@compute @workgroup_size(16, 16)
+fn forward_y(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
+  let b = wg.z;
+  let s = slotOf(b);
+  if (s < 0) { return; }
+  let t = wg.y * TS + lid.y;
+  let o = wg.x * TS + lid.x;
+  let m = b * u.T + t;
+  let bBase = u32(s) * u.OUT * u.R;
+  let oB = wg.x * TS + lid.y;
+  var acc = 0.0;
+  for (var r0 = 0u; r0 < u.R; r0 += TS) {
+    let r = r0 + lid.x;
+    ta[lid.y][lid.x] = select(0.0, h[m * u.R + r], t < u.T && r < u.R);
+    tb[lid.y][lid.x] = select(0.0, Bw[bBase + oB * u.R + r], oB < u.OUT && r < u.R);
+    workgroupBarrier();
+    for (var kk = 0u; kk < TS; kk++) { acc += ta[lid.y][kk] * tb[lid.x][kk]; }
+    workgroupBarrier();
+  }
+  if (t < u.T && o < u.OUT) { y[m * u.OUT + o] += u.scale * acc; }
+}
+
+// dh = scale dy Bw[s] over one (rows of b) x (ranks) tile; lid.x = rank, lid.y = row.
+@compute @workgroup_size(16, 16)
+fn backward_dh(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
+  let b = wg.z;
+  let t = wg.y * TS + lid.y;
+  let r = wg.x * TS + lid.x;
+  let m = b * u.T + t;
+  let s = slotOf(b);
+  if (s < 0) {
+    if (t < u.T && r < u.R) { dh[m * u.R + r] = 0.0; }
+    return;
+  }
+  let bBase = u32(s) * u.OUT * u.R;
+  var acc = 0.0;
+  for (var o0 = 0u; o0 < u.OUT; o0 += TS) {
+    let o = o0 + lid.x;
+    let oB = o0 + lid.y;
+    ta[lid.y][lid.x] = select(0.0, dy[m * u.OUT + o], t < u.T && o < u.OUT); // [row][o]
+    tb[lid.y][lid.x] = select(0.0, Bw[bBase + oB * u.R + r], oB < u.OUT && r < u.R); // [o][rank]
+    workgroupBarrier();
+    for (var kk = 0u; kk < TS; kk++) { acc += ta[lid.y][kk] * tb[kk][lid.x]; }
+    workgroupBarrier();
+  }
+  if (t < u.T && r < u.R) { dh[m * u.R + r] = u.scale * acc; }
+}
+
+// dx += dh A[s] over one (rows of b) x (inputs) tile; lid.x = input, lid.y = row.
+@compute @workgroup_size(16, 16)
+fn backward_dx(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
+  let b = wg.z;
+  let s = slotOf(b);
+  if (s < 0) { return; }
+  let t = wg.y * TS + lid.y;
+  let k = wg.x * TS + lid.x;
+  let m = b * u.T + t;
+  let aBase = u32(s) * u.R * u.IN;
+  var acc = 0.0;
+  for (var r0 = 0u; r0 < u.R; r0 += TS) {
+    let r = r0 + lid.x;
+    let rA = r0 + lid.y;
+    ta[lid.y][lid.x] = select(0.0, dh[m * u.R + r], t < u.T && r < u.R); // [row][rank]
+    tb[lid.y][lid.x] = select(0.0, A[aBase + rA * u.IN + k], rA < u.R && k < u.IN); // [rank][input]
+    workgroupBarrier();
+    for (var kk = 0u; kk < TS; kk++) { acc += ta[lid.y][kk] * tb[kk][lid.x]; }
+    workgroupBarrier();
+  }
+  if (t < u.T && k < u.IN) { dx[m * u.IN + k] += acc; }
+}
+
+// dB[s] += scale dy^T h over the rows of slot s; tile (outputs) x (ranks), lid.x = rank, lid.y = output.
+@compute @workgroup_size(16, 16)
+fn backward_dB(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
+  let s = wg.z;
+  let r = wg.x * TS + lid.x;
+  let o = wg.y * TS + lid.y;
+  let oL = wg.y * TS + lid.x; // the output column of dy this thread stages
+  var acc = 0.0;
+  var used = false;
+  for (var b = 0u; b < u.B; b++) {
+    if (slotOf(b) != i32(s)) { continue; }
+    used = true;
+    for (var t0 = 0u; t0 < u.T; t0 += TS) {
+      let t = t0 + lid.y;
+      let m = b * u.T + t;
+      ta[lid.y][lid.x] = select(0.0, dy[m * u.OUT + oL], t < u.T && oL < u.OUT); // [row][output]
+      tb[lid.y][lid.x] = select(0.0, h[m * u.R + r], t < u.T && r < u.R); // [row][rank]
+      workgroupBarrier();
+      for (var kk = 0u; kk < TS; kk++) { acc += ta[kk][lid.y] * tb[kk][lid.x]; }
+      workgroupBarrier();
+    }
+  }
+  if (used && o < u.OUT && r < u.R) {
+    let i = (s * u.OUT + o) * u.R + r;
+    dB[i] += u.scale * acc;
+  }
+}
+
+// dA[s] += dh^T x over the rows of slot s; tile (ranks) x (inputs), lid.x = input, lid.y = rank.
+@compute @workgroup_size(16, 16)
+fn backward_dA(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
+  let s = wg.z;
+  let k = wg.x * TS + lid.x;
+  let r = wg.y * TS + lid.y;
+  let rL = wg.y * TS + lid.x; // the rank column of dh this thread stages
+  var acc = 0.0;
+  var used = false;
+  for (var b = 0u; b < u.B; b++) {
+    if (slotOf(b) != i32(s)) { continue; }
+    used = true;
+    for (var t0 = 0u; t0 < u.T; t0 += TS) {
+      let t = t0 + lid.y;
+      let m = b * u.T + t;
+      ta[lid.y][lid.x] = select(0.0, dh[m * u.R + rL], t < u.T && rL < u.R); // [row][rank]
+      tb[lid.y][lid.x] = select(0.0, x[m * u.IN + k], t < u.T && k < u.IN); // [row][input]
+      workgroupBarrier();
+      for (var kk = 0u; kk < TS; kk++) { acc += ta[kk][lid.y] * tb[kk][lid.x]; }
+      workgroupBarrier();
+    }
+  }
+  if (used && r < u.R && k < u.IN) {
+    let i = (s * u.R + r) * u.IN + k;
+    dA[i] += acc;
+  }
+}

@@ -1,0 +1,304 @@
+// The Llama/Qwen2 decoder on WebGPU: forward over a batch of padded sequences, keeping what the backward
+// needs, and a hand-written backward (llm.c style) to the LoRA adapters, to every weight in full-parameter
+// mode, and to the final hidden state for a value head. Each sequence carries its adapter slot.
+// Legend: B batch, T time, N = B*T rows, C channels, I intermediate, V vocab, L layers, NH heads,
+// NKV kv heads, HS head size, R LoRA rank.
+// Backward rule: parameter grads accumulate (+=), activation grads assign (=), except the residual
+// stream's gradient dx, which accumulates the two branches of every layer.
+
+import { addInto } from '../../kernels/elementwise/elementwise.ts';
+import { attentionBackward, attentionForward } from '../../kernels/attention/attention.ts';
+import { embeddingBackward, embeddingForward } from '../../kernels/embedding/embedding.ts';
+import { loraBackward, loraForward } from '../../kernels/lora/lora.ts';
+import { matmul, matmulBackward } from '../../kernels/matmul/matmul.ts';
+import { rmsnormBackward, rmsnormForward } from '../../kernels/rmsnorm/rmsnorm.ts';
+import { type RopeFreq, ropeBackward, ropeForward } from '../../kernels/rope/rope.ts';
+import { swigluBackward, swigluForward } from '../../kernels/swiglu/swiglu.ts';
+import type { Gpu } from '../gpu/context.ts';
+import { shapeError } from '../gpu/errors.ts';
+import { type Tensor, view } from '../gpu/tensor.ts';
+import { type LinearModule, type ModelConfig, ropeInvFreq } from './config.ts';
+import type { LoraSet } from './lora-set.ts';
+import type { DecoderWeights } from './weights.ts';
+
+export interface BatchInput {
+  B: number;
+  T: number;
+  /** (B*T) token ids, row-major by sequence. */
+  ids: Int32Array;
+  /** (B*T) 1 = real token, 0 = padding (left or right). Default: all real. */
+  mask?: Int32Array;
+  /** (B*T) RoPE positions. Default: the count of real tokens before each one (HF's cumsum(mask) - 1). */
+  pos?: Int32Array;
+  /** (B) adapter slot of each sequence; -1 = no adapter (the reference policy). Default: all -1. */
+  slots?: Int32Array;
+}
+
+interface LayerSaved {
+  rstd1: Tensor; h1: Tensor; // (N) (N, C)
+  q: Tensor; k: Tensor; v: Tensor; // (B, T, NH|NKV, HS), q and k after RoPE
+  att: Tensor; lse: Tensor; // (B, T, NH, HS) (B, NH, T)
+  xMid: Tensor; rstd2: Tensor; h2: Tensor; // (N, C) (N) (N, C)
+  g: Tensor; u: Tensor; a: Tensor; // (N, I)
+  loraH: Partial<Record<LinearModule, Tensor>>; // (N, R) per adapted module
+}
+
+export interface ForwardState {
+  B: number; T: number; N: number;
+  idsHost: Int32Array;
+  ids: Tensor; pos: Tensor; slots: Tensor; mask: Tensor | null;
+  /** Residual stream before each layer and after the last: xs[l] (N, C), L + 1 of them (saved runs). */
+  xs: Tensor[];
+  layers: LayerSaved[];
+  rstdF: Tensor;
+  /** Final normed hidden state (N, C): the value head's input. */
+  hN: Tensor;
+  /** (N, V), (B, V) when only the last position's logits were asked for, or null. */
+  logits: Tensor | null;
+  saved: boolean;
+}
+
+export interface ForwardOptions {
+  /** Keep activations for backward(). Default false: temporaries go back to the pool as soon as used. */
+  save?: boolean;
+  /** 'all' positions (training), 'last' position of each sequence (sampling), or 'none' (value head only). */
+  logits?: 'all' | 'last' | 'none';
+}
+
+/** Default RoPE positions: the number of real tokens before each token, clamped at 0 (as the fixtures' HF call). */
+export function defaultPositions(B: number, T: number, mask: Int32Array): Int32Array {
+  const pos = new Int32Array(B * T);
+  for (let b = 0; b < B; b++) {
+    let c = 0;
+    for (let t = 0; t < T; t++) {
+      c += mask[b * T + t] ? 1 : 0;
+      pos[b * T + t] = Math.max(0, c - 1);
+    }
+  }
+  return pos;
+}
+
+export class Decoder {
+  readonly freq: RopeFreq;
+  private ones: Tensor | null = null;
+
+  constructor(
+    readonly gpu: Gpu,
+    readonly config: ModelConfig,
+    readonly weights: DecoderWeights,
+    public lora: LoraSet | null = null,
+  ) {
+    const c = config;
+    this.freq = c.ropeScaling ? gpu.upload(ropeInvFreq(c), [c.headDim / 2], 'f32', 'rope.inv_freq') : c.ropeTheta;
+  }
+
+  /** Uploads a batch's ids, positions, slots and mask. */
+  private inputs(inp: BatchInput): Pick<ForwardState, 'ids' | 'pos' | 'slots' | 'mask'> {
+    const { B, T } = inp;
+    const N = B * T;
+    const op = 'Decoder.forward';
+    if (!Number.isInteger(B) || !Number.isInteger(T) || B < 1 || T < 1) shapeError(op, `B and T must be positive integers, got ${B}, ${T}`);
+    if (inp.ids.length !== N) shapeError(op, `ids has ${inp.ids.length} values, B*T = ${N}`);
+    if (inp.mask && inp.mask.length !== N) shapeError(op, `mask has ${inp.mask.length} values, B*T = ${N}`);
+    if (inp.pos && inp.pos.length !== N) shapeError(op, `pos has ${inp.pos.length} values, B*T = ${N}`);
+    if (inp.slots && inp.slots.length !== B) shapeError(op, `slots has ${inp.slots.length} values, B = ${B}`);
+    const V = this.config.vocabSize;
+    for (let i = 0; i < N; i++) if (inp.ids[i] < 0 || inp.ids[i] >= V) shapeError(op, `token id ${inp.ids[i]} at ${i} is outside the vocabulary (0..${V - 1})`);
+    const S = this.lora?.spec.slots ?? 0;
+    if (inp.slots) for (const s of inp.slots) if (s >= S || s < -1) shapeError(op, `adapter slot ${s} is outside -1..${S - 1}`);
+    if (T > this.config.maxPositionEmbeddings) shapeError(op, `T = ${T} exceeds max_position_embeddings ${this.config.maxPositionEmbeddings}`);
+    const g = this.gpu;
+    const maskHost = inp.mask ?? new Int32Array(N).fill(1);
+    const padded = maskHost.some((m) => m === 0);
+    return {
+      ids: g.upload(inp.ids, [N], 'i32', 'ids'),
+      pos: g.upload(inp.pos ?? defaultPositions(B, T, maskHost), [N], 'i32', 'pos'),
+      slots: g.upload(inp.slots ?? new Int32Array(B).fill(-1), [B], 'i32', 'slots'),
+      mask: padded ? g.upload(maskHost, [B, T], 'i32', 'mask') : null,
+    };
+  }
+
+  /** out (N, OUT) = x W^T (+ bias) (+= when accumulate) plus the LoRA update of module m; returns the saved LoRA h. */
+  private linear(out: Tensor, x: Tensor, l: number, m: LinearModule, st: ForwardState, accumulate = false): Tensor | undefined {
+    const w = this.weights.layers[l];
+    matmul(this.gpu, out, x, w.linear[m], { transB: true, bias: w.bias[m], accumulate });
+    const p = this.lora?.layers[l][m];
+    if (!p) return undefined;
+    const h = this.gpu.tensor([st.N, this.lora!.spec.r], 'f32', `lora.h.${l}.${m}`);
+    loraForward(this.gpu, out, h, x, st.slots, p.A, p.B, st.T, this.lora!.scale);
+    return h;
+  }
+
+  forward(inp: BatchInput, opts: ForwardOptions = {}): ForwardState {
+    const g = this.gpu;
+    const c = this.config;
+    const { B, T } = inp;
+    const N = B * T;
+    const { hiddenSize: C, intermediateSize: I, numHeads: NH, numKvHeads: NKV, headDim: HS } = c;
+    const save = opts.save ?? false;
+    const st: ForwardState = {
+      B, T, N, idsHost: inp.ids, ...this.inputs(inp), xs: [], layers: [],
+      rstdF: null as unknown as Tensor, hN: null as unknown as Tensor, logits: null, saved: save,
+    };
+    const drop = (...ts: Array<Tensor | undefined>): void => { if (!save) g.release(...ts); };
+    let x = g.tensor([N, C], 'f32', 'x0');
+    embeddingForward(g, x, st.ids, this.weights.embed);
+    st.xs.push(x);
+    for (let l = 0; l < c.numLayers; l++) {
+      const w = this.weights.layers[l];
+      const s = {} as LayerSaved;
+      s.loraH = {};
+      // attention block: xMid = x + o(attention(rope(q), rope(k), v))
+      s.rstd1 = g.tensor([N], 'f32', 'rstd1');
+      s.h1 = g.tensor([N, C], 'f32', 'h1');
+      rmsnormForward(g, s.h1, s.rstd1, x, w.inNorm, c.rmsNormEps);
+      const q2 = g.tensor([N, NH * HS], 'f32', 'q');
+      const k2 = g.tensor([N, NKV * HS], 'f32', 'k');
+      const v2 = g.tensor([N, NKV * HS], 'f32', 'v');
+      s.loraH.q_proj = this.linear(q2, s.h1, l, 'q_proj', st);
+      s.loraH.k_proj = this.linear(k2, s.h1, l, 'k_proj', st);
+      s.loraH.v_proj = this.linear(v2, s.h1, l, 'v_proj', st);
+      s.q = view(q2, [B, T, NH, HS]);
+      s.k = view(k2, [B, T, NKV, HS]);
+      s.v = view(v2, [B, T, NKV, HS]);
+      ropeForward(g, s.q, s.k, s.q, s.k, st.pos, this.freq);
+      const att2 = g.tensor([N, NH * HS], 'f32', 'att');
+      s.att = view(att2, [B, T, NH, HS]);
+      s.lse = g.tensor([B, NH, T], 'f32', 'lse');
+      attentionForward(g, s.att, s.lse, s.q, s.k, s.v, { mask: st.mask ?? undefined });
+      drop(s.h1, q2, k2, v2, s.rstd1, s.loraH.q_proj, s.loraH.k_proj, s.loraH.v_proj);
+      s.xMid = g.tensor([N, C], 'f32', 'xMid');
+      s.loraH.o_proj = this.linear(s.xMid, att2, l, 'o_proj', st);
+      addInto(g, s.xMid, x);
+      drop(att2, s.lse, s.loraH.o_proj);
+      if (!save && l > 0) g.release(x);
+      // MLP block: xNext = xMid + down(silu(gate(h2)) * up(h2))
+      s.rstd2 = g.tensor([N], 'f32', 'rstd2');
+      s.h2 = g.tensor([N, C], 'f32', 'h2');
+      rmsnormForward(g, s.h2, s.rstd2, s.xMid, w.postNorm, c.rmsNormEps);
+      s.g = g.tensor([N, I], 'f32', 'gate');
+      s.u = g.tensor([N, I], 'f32', 'up');
+      s.loraH.gate_proj = this.linear(s.g, s.h2, l, 'gate_proj', st);
+      s.loraH.up_proj = this.linear(s.u, s.h2, l, 'up_proj', st);
+      s.a = g.tensor([N, I], 'f32', 'act');
+      swigluForward(g, s.a, s.g, s.u);
+      drop(s.h2, s.rstd2, s.g, s.u, s.loraH.gate_proj, s.loraH.up_proj);
+      const xNext = g.tensor([N, C], 'f32', `x${l + 1}`);
+      s.loraH.down_proj = this.linear(xNext, s.a, l, 'down_proj', st);
+      addInto(g, xNext, s.xMid);
+      drop(s.a, s.xMid, s.loraH.down_proj);
+      if (save) { st.layers.push(s); st.xs.push(xNext); }
+      x = xNext;
+    }
+    if (!save) { if (c.numLayers > 0) g.release(st.xs[0]); st.xs = [x]; }
+    st.rstdF = g.tensor([N], 'f32', 'rstdF');
+    st.hN = g.tensor([N, C], 'f32', 'hN');
+    rmsnormForward(g, st.hN, st.rstdF, x, this.weights.norm, c.rmsNormEps);
+    const mode = opts.logits ?? 'all';
+    if (mode === 'all') {
+      st.logits = g.tensor([N, c.vocabSize], 'f32', 'logits');
+      matmul(g, st.logits, st.hN, this.weights.lmHead, { transB: true });
+    } else if (mode === 'last') {
+      // The last position of each sequence, gathered with the embedding kernel (hN as the table).
+      const rows = g.upload(Int32Array.from({ length: B }, (_, b) => b * T + T - 1), [B], 'i32', 'last.rows');
+      const hLast = g.tensor([B, C], 'f32', 'hN.last');
+      embeddingForward(g, hLast, rows, st.hN);
+      st.logits = g.tensor([B, c.vocabSize], 'f32', 'logits.last');
+      matmul(g, st.logits, hLast, this.weights.lmHead, { transB: true });
+      g.release(rows, hLast);
+    }
+    return st;
+  }
+
+  /**
+   * Backpropagates dlogits (N, V) and/or dhidden (N, C) (the value head's gradient on hN) through a saved
+   * forward. LoRA gradients accumulate into the LoraSet; weight gradients into `grads` (full-parameter mode).
+   */
+  backward(st: ForwardState, dlogits: Tensor | null, dhidden: Tensor | null, grads: DecoderWeights | null = null): void {
+    if (!st.saved) shapeError('Decoder.backward', 'the forward was run without save: true');
+    const g = this.gpu;
+    const c = this.config;
+    const W = this.weights;
+    const { B, T, N } = st;
+    const { hiddenSize: C, intermediateSize: I, numHeads: NH, numKvHeads: NKV, headDim: HS } = c;
+    const L = c.numLayers;
+    const dhN = g.tensor([N, C], 'f32', 'dhN');
+    if (dlogits) {
+      matmulBackward(g, dhN, grads ? grads.lmHead : null, dlogits, st.hN, W.lmHead, { transB: true, accumulateDB: true });
+    } else {
+      g.fill(dhN, 0);
+    }
+    if (dhidden) addInto(g, dhN, dhidden);
+    const dx = g.tensor([N, C], 'f32', 'dx');
+    rmsnormBackward(g, dx, grads ? grads.norm : null, dhN, st.xs[L], W.norm, st.rstdF);
+    g.release(dhN);
+    const tmp = g.tensor([N, C], 'f32', 'dtmp');
+    for (let l = L - 1; l >= 0; l--) {
+      const s = st.layers[l];
+      const w = W.layers[l];
+      const gw = grads?.layers[l];
+      const lin = (dIn: Tensor, dOut: Tensor, x: Tensor, m: LinearModule, accumulateDA: boolean): void => {
+        matmulBackward(g, dIn, gw ? gw.linear[m] : null, dOut, x, w.linear[m], { transB: true, accumulateDA, accumulateDB: true });
+        const db = gw?.bias[m];
+        if (db) matmul(g, view(db, [1, db.shape[0]]), this.onesRow(N), dOut, { accumulate: true });
+        const p = this.lora?.layers[l][m];
+        if (p) loraBackward(g, dIn, p.dA, p.dB, dOut, x, s.loraH[m]!, st.slots, p.A, p.B, T, this.lora!.scale);
+      };
+      // MLP block
+      const da = g.tensor([N, I], 'f32', 'da');
+      lin(da, dx, s.a, 'down_proj', false);
+      const dg = g.tensor([N, I], 'f32', 'dgate');
+      const du = g.tensor([N, I], 'f32', 'dup');
+      swigluBackward(g, dg, du, da, s.g, s.u);
+      g.release(da);
+      const dh2 = g.tensor([N, C], 'f32', 'dh2');
+      lin(dh2, dg, s.h2, 'gate_proj', false);
+      lin(dh2, du, s.h2, 'up_proj', true);
+      g.release(dg, du);
+      rmsnormBackward(g, tmp, gw ? gw.postNorm : null, dh2, s.xMid, w.postNorm, s.rstd2);
+      addInto(g, dx, tmp);
+      g.release(dh2);
+      // attention block
+      const datt = g.tensor([N, NH * HS], 'f32', 'datt');
+      lin(datt, dx, view(s.att, [N, NH * HS]), 'o_proj', false);
+      const dq = g.tensor([B, T, NH, HS], 'f32', 'dq');
+      const dk = g.tensor([B, T, NKV, HS], 'f32', 'dk');
+      const dv = g.tensor([B, T, NKV, HS], 'f32', 'dv');
+      attentionBackward(g, dq, dk, dv, view(datt, [B, T, NH, HS]), s.q, s.k, s.v, s.att, s.lse, { mask: st.mask ?? undefined });
+      g.release(datt);
+      ropeBackward(g, dq, dk, dq, dk, st.pos, this.freq);
+      const dh1 = g.tensor([N, C], 'f32', 'dh1');
+      lin(dh1, view(dq, [N, NH * HS]), s.h1, 'q_proj', false);
+      lin(dh1, view(dk, [N, NKV * HS]), s.h1, 'k_proj', true);
+      lin(dh1, view(dv, [N, NKV * HS]), s.h1, 'v_proj', true);
+      g.release(dq, dk, dv);
+      rmsnormBackward(g, tmp, gw ? gw.inNorm : null, dh1, st.xs[l], w.inNorm, s.rstd1);
+      addInto(g, dx, tmp);
+      g.release(dh1);
+    }
+    if (grads) embeddingBackward(g, grads.embed, dx, st.idsHost);
+    g.release(dx, tmp);
+  }
+
+  /** A (1, N) row of ones: column sums (bias gradients) as a matmul. */
+  private onesRow(N: number): Tensor {
+    if (this.ones?.shape[1] !== N) {
+      if (this.ones) this.gpu.release(this.ones);
+      this.ones = this.gpu.upload(new Float32Array(N).fill(1), [1, N], 'f32', 'ones');
+    }
+    return this.ones;
+  }
+
+  /** Returns every tensor a forward made to the pool. */
+  release(st: ForwardState): void {
+    const g = this.gpu;
+    g.release(st.ids, st.pos, st.slots, st.mask ?? undefined, st.rstdF, st.hN, st.logits ?? undefined, ...st.xs);
+    for (const s of st.layers) {
+      g.release(s.rstd1, s.h1, s.xMid, s.rstd2, s.h2, s.g, s.u, s.a, s.lse, ...Object.values(s.loraH));
+      // q, k, v, att are views of pooled (N, ·) tensors: release their buffers through pooled twins.
+      for (const t of [s.q, s.k, s.v, s.att]) g.release({ ...t, pooled: true });
+    }
+    st.layers = [];
+    st.xs = [];
+  }
+}

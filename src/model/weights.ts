@@ -1,0 +1,143 @@
+// The base model's weights on the GPU, named as in the Hugging Face checkpoint. Matrices keep their
+// stored 16-bit format packed two per u32 (the kernels unpack), unless `trainable` (full-parameter
+// pretraining) asks for f32; norm weights and biases are small and always f32.
+// Shapes (legend: V vocab, C channels, L layers, NH heads, NKV kv heads, HS head size, I intermediate):
+//   embed (V, C)   q (NH*HS, C)   k, v (NKV*HS, C)   o (C, NH*HS)   gate, up (I, C)   down (C, I)
+//   norms (C)      lmHead (V, C), the embed tensor itself when tied.
+
+import type { Gpu } from '../gpu/context.ts';
+import { GpuError } from '../gpu/errors.ts';
+import type { DType, Tensor } from '../gpu/tensor.ts';
+import { LINEAR_MODULES, type LinearModule, type ModelConfig, expectedWeights, moduleParent } from './config.ts';
+import { fail } from './errors.ts';
+import { type TensorView, tensorToFloat32, tensorToPacked16 } from './safetensors.ts';
+
+export interface LayerWeights {
+  inNorm: Tensor;
+  postNorm: Tensor;
+  linear: Record<LinearModule, Tensor>;
+  bias: Partial<Record<LinearModule, Tensor>>;
+}
+
+export interface DecoderWeights {
+  embed: Tensor;
+  layers: LayerWeights[];
+  norm: Tensor;
+  lmHead: Tensor;
+  /** The dtype the matrices are stored in on the GPU. */
+  dtype: 'f32' | 'bf16' | 'f16';
+}
+
+export interface UploadOptions {
+  /** f32 matrices (full-parameter training); default keeps the checkpoint's 16-bit format. */
+  trainable?: boolean;
+  /** Store f32 checkpoints as this 16-bit format to halve GPU memory. */
+  storeAs?: 'bf16' | 'f16';
+  file?: string;
+}
+
+export const weightName = (l: number, m: LinearModule, kind: 'weight' | 'bias' = 'weight'): string =>
+  `model.layers.${l}.${moduleParent(m)}.${m}.${kind}`;
+
+/** Bytes the weights will take on the GPU, to refuse a model too large before uploading anything. */
+export function weightBytes(config: ModelConfig, dtype: 'f32' | 'bf16' | 'f16'): number {
+  let n = 0;
+  for (const w of expectedWeights(config)) n += w.shape.reduce((a, b) => a * b, 1) * (w.shape.length > 1 && dtype !== 'f32' ? 2 : 4);
+  return n;
+}
+
+/**
+ * Uploads every tensor of the model. On any failure the tensors already uploaded are released, so nothing
+ * stays half-loaded on the GPU.
+ */
+export function uploadWeights(
+  gpu: Gpu, config: ModelConfig, get: (name: string) => TensorView | undefined, opts: UploadOptions = {},
+): DecoderWeights {
+  const file = opts.file ?? 'model.safetensors';
+  const embedView = get('model.embed_tokens.weight');
+  if (!embedView) fail('WEIGHTS_MISMATCH', file, 'missing tensor "model.embed_tokens.weight"');
+  const stored = embedView.dtype === 'BF16' ? 'bf16' : embedView.dtype === 'F16' ? 'f16' : 'f32';
+  const dtype: DecoderWeights['dtype'] = opts.trainable ? 'f32' : stored === 'f32' ? (opts.storeAs ?? 'f32') : stored;
+  const budget = Math.min(gpu.limits.maxBufferSize, gpu.limits.maxStorageBufferBindingSize);
+  const largest = config.vocabSize * config.hiddenSize * (dtype === 'f32' ? 4 : 2);
+  if (largest > budget) {
+    throw new GpuError('LIMIT', `${file}: the embedding (${config.vocabSize} x ${config.hiddenSize}, ${dtype}) needs ${largest} bytes, over this device's buffer limit of ${budget}`);
+  }
+
+  const made: Tensor[] = [];
+  const load = (name: string, kind: 'matrix' | 'vector'): Tensor => {
+    const v = get(name);
+    if (!v) fail('WEIGHTS_MISMATCH', file, `missing tensor "${name}"`);
+    let t: Tensor;
+    if (kind === 'matrix' && dtype !== 'f32') {
+      const { words } = tensorToPacked16(v, dtype);
+      t = gpu.upload(words, v.shape, dtype as DType, name);
+    } else {
+      t = gpu.upload(tensorToFloat32(v), v.shape, 'f32', name);
+    }
+    made.push(t);
+    return t;
+  };
+  try {
+    const embed = load('model.embed_tokens.weight', 'matrix');
+    const layers: LayerWeights[] = [];
+    for (let l = 0; l < config.numLayers; l++) {
+      const linear = {} as Record<LinearModule, Tensor>;
+      const bias: Partial<Record<LinearModule, Tensor>> = {};
+      for (const m of LINEAR_MODULES) {
+        linear[m] = load(weightName(l, m), 'matrix');
+        if (get(weightName(l, m, 'bias'))) bias[m] = load(weightName(l, m, 'bias'), 'vector');
+      }
+      layers.push({
+        inNorm: load(`model.layers.${l}.input_layernorm.weight`, 'vector'),
+        postNorm: load(`model.layers.${l}.post_attention_layernorm.weight`, 'vector'),
+        linear,
+        bias,
+      });
+    }
+    const norm = load('model.norm.weight', 'vector');
+    const lmHead = config.tieWordEmbeddings ? embed : load('lm_head.weight', 'matrix');
+    return { embed, layers, norm, lmHead, dtype };
+  } catch (e) {
+    gpu.release(...made);
+    throw e;
+  }
+}
+
+/** Every distinct weight tensor (the tied lm_head once). */
+export function weightTensors(w: DecoderWeights): Array<{ name: string; t: Tensor }> {
+  const out = [{ name: 'model.embed_tokens.weight', t: w.embed }];
+  w.layers.forEach((l, i) => {
+    out.push({ name: `model.layers.${i}.input_layernorm.weight`, t: l.inNorm }, { name: `model.layers.${i}.post_attention_layernorm.weight`, t: l.postNorm });
+    for (const m of LINEAR_MODULES) {
+      out.push({ name: weightName(i, m), t: l.linear[m] });
+      const b = l.bias[m];
+      if (b) out.push({ name: weightName(i, m, 'bias'), t: b });
+    }
+  });
+  out.push({ name: 'model.norm.weight', t: w.norm });
+  if (w.lmHead !== w.embed) out.push({ name: 'lm_head.weight', t: w.lmHead });
+  return out;
+}
+
+export function releaseWeights(gpu: Gpu, w: DecoderWeights): void {
+  gpu.release(...weightTensors(w).map((x) => x.t));
+}
+
+/** Zero-filled f32 gradients shaped like every weight (full-parameter mode); same layout as the weights. */
+export function zeroGrads(gpu: Gpu, w: DecoderWeights): DecoderWeights {
+  const g = (t: Tensor): Tensor => gpu.zeros(t.shape, 'f32', `d${t.label}`);
+  const embed = g(w.embed);
+  return {
+    embed,
+    layers: w.layers.map((l) => ({
+      inNorm: g(l.inNorm),
+      postNorm: g(l.postNorm),
+      linear: Object.fromEntries(LINEAR_MODULES.map((m) => [m, g(l.linear[m])])) as Record<LinearModule, Tensor>,
+      bias: Object.fromEntries(Object.entries(l.bias).map(([m, t]) => [m, g(t)])),
+    })),
+    norm: g(w.norm),
+    lmHead: w.lmHead === w.embed ? embed : g(w.lmHead),
+    dtype: 'f32',
+  };
+}

@@ -107,11 +107,7 @@ export function parseConfig(json: unknown, fileName = 'config.json'): ModelConfi
   const act = c.hidden_act ?? 'silu';
   if (act !== 'silu') unsupported('hidden_act', `is ${JSON.stringify(act)}; only "silu" is implemented`);
   if (modelType === 'qwen2' && c.use_sliding_window === true) unsupported('use_sliding_window', 'is true; sliding-window attention is not implemented');
-  if (c.pretraining_tp !== undefined && c.pretraining_tp !== null && c.pretraining_tp !== 1) {
-    // transformers ignores it in forward (it only reorders matmuls); accept but keep going.
-    num('pretraining_tp', c.pretraining_tp);
-  }
-
+  // pretraining_tp only splits Llama's matmuls in slices (same math); transformers ignores it at inference.
   // RoPE: transformers v4 keeps rope_theta / rope_scaling at the top level; v5 groups them in rope_parameters.
   let ropeTheta = 10000;
   let scalingSrc: unknown = c.rope_scaling;
@@ -196,7 +192,8 @@ const f = Math.fround;
  * RoPE inverse frequencies (HS/2 values), computed in float32 step by step as transformers does
  * (`_compute_default_rope_parameters`, then the linear or llama3 adjustment). Each torch float32 op is one
  * Math.fround of the double result, exact for + - * / (double rounding is innocuous for them); `scalar / tensor`
- * is torch's `tensor.reciprocal() * scalar`; pow may differ from torch's powf by an ulp in rare cases.
+ * is torch's `tensor.reciprocal() * scalar`. pow is correctly rounded here, while torch's vectorised powf
+ * (Sleef, <= 1 ulp) may land an ulp away for some entries: compare with a 1-ulp tolerance, not bit for bit.
  */
 export function ropeInvFreq(config: ModelConfig): Float32Array {
   const dim = config.headDim;

@@ -9,6 +9,7 @@
 import { addInto } from '../../kernels/elementwise/elementwise.ts';
 import { attentionBackward, attentionForward } from '../../kernels/attention/attention.ts';
 import { embeddingBackward, embeddingForward } from '../../kernels/embedding/embedding.ts';
+import { kvAppend } from '../../kernels/kvcache/kvcache.ts';
 import { loraBackward, loraForward } from '../../kernels/lora/lora.ts';
 import { matmul, matmulBackward } from '../../kernels/matmul/matmul.ts';
 import { rmsnormBackward, rmsnormForward } from '../../kernels/rmsnorm/rmsnorm.ts';
@@ -32,6 +33,37 @@ export interface BatchInput {
   pos?: Int32Array;
   /** (B) adapter slot of each sequence; -1 = no adapter (the reference policy). Default: all -1. */
   slots?: Int32Array;
+  /** The ids already on the GPU, (B*T) i32 (generation feeds sampled tokens back without a readback). */
+  idsGpu?: Tensor;
+}
+
+/**
+ * Keys and values of earlier positions, per layer (B, Tcap, NKV, HS), for generation. mask (B, Tcap) marks
+ * the real positions (prompt padding 0; every later position 1); `length` positions are filled.
+ */
+export interface KvCache {
+  B: number;
+  capacity: number;
+  length: number;
+  k: Tensor[];
+  v: Tensor[];
+  mask: Tensor;
+}
+
+export function createKvCache(gpu: Gpu, config: ModelConfig, B: number, capacity: number, promptMask: Int32Array, promptLen: number): KvCache {
+  const { numKvHeads: NKV, headDim: HS, numLayers: L } = config;
+  const mask = new Int32Array(B * capacity).fill(1);
+  for (let b = 0; b < B; b++) for (let t = 0; t < promptLen; t++) mask[b * capacity + t] = promptMask[b * promptLen + t];
+  return {
+    B, capacity, length: 0,
+    k: Array.from({ length: L }, (_, l) => gpu.tensor([B, capacity, NKV, HS], 'f32', `kv.k${l}`)),
+    v: Array.from({ length: L }, (_, l) => gpu.tensor([B, capacity, NKV, HS], 'f32', `kv.v${l}`)),
+    mask: gpu.upload(mask, [B, capacity], 'i32', 'kv.mask'),
+  };
+}
+
+export function releaseKvCache(gpu: Gpu, c: KvCache): void {
+  gpu.release(...c.k, ...c.v, c.mask);
 }
 
 interface LayerSaved {
@@ -63,6 +95,8 @@ export interface ForwardOptions {
   save?: boolean;
   /** 'all' positions (training), 'last' position of each sequence (sampling), or 'none' (value head only). */
   logits?: 'all' | 'last' | 'none';
+  /** Generation: append this batch's keys and values to the cache and attend over all cached positions. */
+  cache?: KvCache;
 }
 
 /** Default RoPE positions: the number of real tokens before each token, clamped at 0 (as the fixtures' HF call). */
@@ -98,12 +132,15 @@ export class Decoder {
     const N = B * T;
     const op = 'Decoder.forward';
     if (!Number.isInteger(B) || !Number.isInteger(T) || B < 1 || T < 1) shapeError(op, `B and T must be positive integers, got ${B}, ${T}`);
-    if (inp.ids.length !== N) shapeError(op, `ids has ${inp.ids.length} values, B*T = ${N}`);
+    if (!inp.idsGpu && inp.ids.length !== N) shapeError(op, `ids has ${inp.ids.length} values, B*T = ${N}`);
+    if (inp.idsGpu && (inp.idsGpu.dtype !== 'i32' || inp.idsGpu.shape.length !== 1 || inp.idsGpu.shape[0] !== N)) {
+      shapeError(op, `idsGpu must be (${N}) i32, got [${inp.idsGpu.shape.join(', ')}] ${inp.idsGpu.dtype}`);
+    }
     if (inp.mask && inp.mask.length !== N) shapeError(op, `mask has ${inp.mask.length} values, B*T = ${N}`);
     if (inp.pos && inp.pos.length !== N) shapeError(op, `pos has ${inp.pos.length} values, B*T = ${N}`);
     if (inp.slots && inp.slots.length !== B) shapeError(op, `slots has ${inp.slots.length} values, B = ${B}`);
     const V = this.config.vocabSize;
-    for (let i = 0; i < N; i++) if (inp.ids[i] < 0 || inp.ids[i] >= V) shapeError(op, `token id ${inp.ids[i]} at ${i} is outside the vocabulary (0..${V - 1})`);
+    if (!inp.idsGpu) for (let i = 0; i < N; i++) if (inp.ids[i] < 0 || inp.ids[i] >= V) shapeError(op, `token id ${inp.ids[i]} at ${i} is outside the vocabulary (0..${V - 1})`);
     const S = this.lora?.spec.slots ?? 0;
     if (inp.slots) for (const s of inp.slots) if (s >= S || s < -1) shapeError(op, `adapter slot ${s} is outside -1..${S - 1}`);
     if (T > this.config.maxPositionEmbeddings) shapeError(op, `T = ${T} exceeds max_position_embeddings ${this.config.maxPositionEmbeddings}`);
@@ -111,7 +148,7 @@ export class Decoder {
     const maskHost = inp.mask ?? new Int32Array(N).fill(1);
     const padded = maskHost.some((m) => m === 0);
     return {
-      ids: g.upload(inp.ids, [N], 'i32', 'ids'),
+      ids: inp.idsGpu ? { ...inp.idsGpu, pooled: false } : g.upload(inp.ids, [N], 'i32', 'ids'),
       pos: g.upload(inp.pos ?? defaultPositions(B, T, maskHost), [N], 'i32', 'pos'),
       slots: g.upload(inp.slots ?? new Int32Array(B).fill(-1), [B], 'i32', 'slots'),
       mask: padded ? g.upload(maskHost, [B, T], 'i32', 'mask') : null,
@@ -136,6 +173,11 @@ export class Decoder {
     const N = B * T;
     const { hiddenSize: C, intermediateSize: I, numHeads: NH, numKvHeads: NKV, headDim: HS } = c;
     const save = opts.save ?? false;
+    const cache = opts.cache;
+    if (cache && save) shapeError('Decoder.forward', 'a cached (generation) forward cannot be saved for backward');
+    if (cache && (cache.B !== B || cache.length + T > cache.capacity)) {
+      shapeError('Decoder.forward', `the KV cache holds ${cache.B} sequences with ${cache.capacity - cache.length} free positions; the batch has ${B} x ${T}`);
+    }
     const st: ForwardState = {
       B, T, N, idsHost: inp.ids, ...this.inputs(inp), xs: [], layers: [],
       rstdF: null as unknown as Tensor, hN: null as unknown as Tensor, logits: null, saved: save,
@@ -165,7 +207,13 @@ export class Decoder {
       const att2 = g.tensor([N, NH * HS], 'f32', 'att');
       s.att = view(att2, [B, T, NH, HS]);
       s.lse = g.tensor([B, NH, T], 'f32', 'lse');
-      attentionForward(g, s.att, s.lse, s.q, s.k, s.v, { mask: st.mask ?? undefined });
+      if (cache) {
+        kvAppend(g, cache.k[l], s.k, cache.length);
+        kvAppend(g, cache.v[l], s.v, cache.length);
+        attentionForward(g, s.att, s.lse, s.q, cache.k[l], cache.v[l], { mask: cache.mask, Tk: cache.length + T });
+      } else {
+        attentionForward(g, s.att, s.lse, s.q, s.k, s.v, { mask: st.mask ?? undefined });
+      }
       drop(s.h1, q2, k2, v2, s.rstd1, s.loraH.q_proj, s.loraH.k_proj, s.loraH.v_proj);
       s.xMid = g.tensor([N, C], 'f32', 'xMid');
       s.loraH.o_proj = this.linear(s.xMid, att2, l, 'o_proj', st);
@@ -191,6 +239,7 @@ export class Decoder {
       x = xNext;
     }
     if (!save) { if (c.numLayers > 0) g.release(st.xs[0]); st.xs = [x]; }
+    if (cache) cache.length += T;
     st.rstdF = g.tensor([N], 'f32', 'rstdF');
     st.hN = g.tensor([N, C], 'f32', 'hN');
     rmsnormForward(g, st.hN, st.rstdF, x, this.weights.norm, c.rmsNormEps);

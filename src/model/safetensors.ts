@@ -228,10 +228,13 @@ function tensorBytes(t: TensorToWrite): Uint8Array {
   return new Uint8Array(d.buffer, d.byteOffset, n * 2);
 }
 
+/** The Rust library's Dtype enum order (F16 < BF16 < F32); it writes tensors by descending dtype, then name. */
+const WRITE_RANK: Record<FloatDType, number> = { F16: 0, BF16: 1, F32: 2 };
+
 /**
- * Serialises tensors as safetensors, the way the Python library does: tensors ordered by dtype size
- * (largest first, so every tensor is aligned to its element size) then by name, the JSON header padded with
- * spaces to a multiple of 8 bytes. `metadata` becomes "__metadata__" (string values only).
+ * Serialises tensors as safetensors, the way the Python library does: tensors ordered by dtype (F32, then
+ * BF16, then F16, so every tensor is aligned to its element size) then by name, metadata first in the JSON
+ * header, the header padded with spaces to a multiple of 8 bytes. `metadata` becomes "__metadata__".
  */
 export function writeSafetensors(tensors: readonly TensorToWrite[], metadata?: Record<string, string>): Uint8Array {
   const names = new Set<string>();
@@ -244,7 +247,7 @@ export function writeSafetensors(tensors: readonly TensorToWrite[], metadata?: R
   }
   if (metadata) for (const [k, v] of Object.entries(metadata)) if (typeof v !== 'string') fail('ST_WRITE', 'writeSafetensors', `metadata "${k}" is not a string`);
 
-  const order = [...tensors].sort((a, b) => DTYPE_BYTES[b.dtype] - DTYPE_BYTES[a.dtype] || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const order = [...tensors].sort((a, b) => WRITE_RANK[b.dtype] - WRITE_RANK[a.dtype] || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const chunks = order.map(tensorBytes);
   const header: Record<string, unknown> = {};
   if (metadata) header.__metadata__ = metadata;

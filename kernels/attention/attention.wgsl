@@ -4,8 +4,8 @@
 // Buffers (all f32, row-major; read as vec4, so HS % 4 == 0):
 //   q, out, dout, dq  (B, Tq, NH, HS)
 //   k, v, dk, dv      (B, Tcap, NKV, HS)    only keys 0..Tk-1 are used (Tk <= Tcap; dk, dv rows >= Tk are 0)
-//   mask              (B, Tm) i32, Tm >= Tk  1 = real token, 0 = padding (only in the MASKED variant)
-//   lse               (B, NH, Tq)           natural log of the softmax denominator (scores scaled);
+//   mask              (B, Tm) i32, Tm >= Tk  1 = real token, 0 = padding (read only when u.hasMask != 0)
+//   lse               (B, NH, Tq)           logsumexp_j(q . k_j * scale) over the visible keys;
 //                                           LSE_MASKED (-1e30) for a row that sees no key
 //   ld                (B, NH, Tq, 2)        backward scratch: (lse * log2(e), D = rowsum(dout * out))
 // Head h uses kv head h / G, G = NH / NKV. Query i sits at absolute position Tk - Tq + i and sees key j iff
@@ -18,17 +18,21 @@
 // Threads: each row (forward, dq) or key (dkdv) is served by LANES threads; lane t owns the vec4 columns
 // t, t + LANES, ... of the row's HS4 = HS / 4 (so neighbouring lanes read neighbouring shared words), and
 // computes the dot products of keys (or rows) t, t + LANES, ... of a tile. Workgroup tiles have a padded
-// row stride RS = HS4 + 1 vec4 (and score tiles BC + 1) to avoid shared-memory bank conflicts.
+// row stride RS = HS4 + 1 vec4 (and score tiles BC + 1) to avoid shared-memory bank conflicts. Dot products
+// run with the head dim outermost, so each shared word read feeds several keys (or rows) held in registers.
+// Keys past Tk or masked are loaded as zero rows: stale cache entries, even NaN, never reach an output.
 // Scores are kept in the log2 domain (q . k * scale * log2(e)) so softmax uses exp2.
 //
+// Entry points (tile sizes are compile-time, chosen by the launcher to fit the workgroup memory limit;
+// HS = 64 on a 32 KiB device: forward 32 rows x 32 keys, dkdv 32 keys x 16 rows, dq 32 rows x 16 keys):
 //   forward:   grid (ceil(R / F_BR), NKV, B), workgroup F_BR * LANES. Q tile in workgroup memory, K/V tiles
 //              of F_BC keys streamed; running max m, sum l and the output accumulator in registers.
-//   prep:      grid grid1d(ceil(B * Tq * NH / 64)), workgroup 64: one row each; ld = (lse * log2 e, D).
-//   dkdv:      grid (ceil(Tcap / K_BK), NKV, B), workgroup K_BK * LANES: K/V tile of K_BK keys fixed,
+//   backwardPrep: grid grid1d(ceil(B * Tq * NH / 64)), workgroup 64: one row each; ld = (lse * log2 e, D).
+//   backwardDkDv: grid (ceil(Tcap / K_BK), NKV, B), workgroup K_BK * LANES: K/V tile of K_BK keys fixed,
 //              loops over all query rows (every head of the group, every query block that sees the tile)
 //              in tiles of K_BQ: P = exp2(S - lse2), dP = dO V^T, dS = P (dP - D); dV += P^T dO,
 //              dK += dS^T Q * scale. Each dk/dv element is written once by one thread: deterministic.
-//   dq:        grid (ceil(R / Q_BR), NKV, B), workgroup Q_BR * LANES: Q/dO tile fixed, K/V tiles of Q_BC
+//   backwardDq: grid (ceil(R / Q_BR), NKV, B), workgroup Q_BR * LANES: Q/dO tile fixed, K/V tiles of Q_BC
 //              streamed; dQ += dS K * scale (recomputes P and dS: no atomics, deterministic).
 
 struct Params {
@@ -36,14 +40,15 @@ struct Params {
   NH: u32, NKV: u32, G: u32, Tm: u32,
   scale2: f32,   // scale * log2(e)
   scale: f32,
-  _p0: u32, _p1: u32,
+  hasMask: u32,  // 0: every key is real (mask is a dummy binding)
+  _p1: u32,
 }
 @group(0) @binding(0) var<uniform> u: Params;
 
 @group(0) @binding(1) var<storage, read> q: array<vec4f>;
 @group(0) @binding(2) var<storage, read> k: array<vec4f>;
 @group(0) @binding(3) var<storage, read> v: array<vec4f>;
-$MASK_DECL
+@group(0) @binding(4) var<storage, read> mask: array<i32>;
 @group(0) @binding(5) var<storage, read_write> out: array<vec4f>;
 @group(0) @binding(6) var<storage, read_write> lse: array<f32>;
 @group(0) @binding(7) var<storage, read> dout: array<vec4f>;
@@ -62,9 +67,10 @@ const LSE_MASKED = -1.0e30; // lse of a row that sees no key
 const LN2 = 0.6931471805599453;
 const LOG2E = 1.4426950408889634;
 
-// 1 when key j of batch b is a real token ($MASK_FN reads the mask or returns true).
-$MASK_FN
+// Whether key j of batch b is a real token.
+fn keyOk(b: u32, j: u32) -> bool { return u.hasMask == 0u || mask[b * u.Tm + j] != 0; }
 
+fn hsum(a: vec4f) -> f32 { return (a.x + a.y) + (a.z + a.w); }
 fn qIndex(b: u32, kvh: u32, r: u32) -> u32 {   // first vec4 of row r = (i, g) of (b, kvh) in q/out/dout/dq
   let i = r / u.G;
   return ((b * u.Tq + i) * u.NH + kvh * u.G + r % u.G) * HS4;
@@ -109,23 +115,27 @@ fn forward(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg:
   for (var k0 = 0u; k0 < kEnd; k0 += F_BC) {
     workgroupBarrier();
     for (var e = tid; e < F_BC * HS4; e += F_WG) {
-      let a = kIndex(b, kvh, min(k0 + e / HS4, u.Tk - 1u)) + e % HS4;
-      fK[(e / HS4) * RS + e % HS4] = k[a];
-      fV[(e / HS4) * RS + e % HS4] = v[a];
+      // Keys past Tk or masked get zero rows, so garbage there (even NaN) cannot reach the output via 0 * x.
+      let kj = min(k0 + e / HS4, u.Tk - 1u);
+      let ok = k0 + e / HS4 < u.Tk && keyOk(b, kj);
+      let a = kIndex(b, kvh, kj) + e % HS4;
+      fK[(e / HS4) * RS + e % HS4] = select(vec4f(0.0), k[a], ok);
+      fV[(e / HS4) * RS + e % HS4] = select(vec4f(0.0), v[a], ok);
     }
     for (var j = tid; j < F_BC; j += F_WG) {
       fOk[j] = select(0u, 1u, k0 + j < u.Tk && keyOk(b, min(k0 + j, u.Tk - 1u)));
     }
     workgroupBarrier();
+    // d outer: each Q word read from workgroup memory serves F_BC / LANES keys (invisible keys have zero
+    // rows, so computing them is harmless; they are masked when stored).
+    var sa = array<vec4f, F_BC / LANES>();
+    for (var d = 0u; d < HS4; d++) {
+      let qd = fQ[lr * RS + d];
+      for (var jj = 0u; jj < F_BC / LANES; jj++) { sa[jj] = fma(qd, fK[(jj * LANES + t) * RS + d], sa[jj]); }
+    }
     for (var jj = 0u; jj < F_BC / LANES; jj++) {
       let j = jj * LANES + t;
-      var s = NEG;
-      if (fOk[j] != 0u && k0 + j <= lim) {
-        var acc = vec4f(0.0);
-        for (var d = 0u; d < HS4; d++) { acc = fma(fQ[lr * RS + d], fK[j * RS + d], acc); }
-        s = acc.x + acc.y + acc.z + acc.w;
-      }
-      fS[lr * F_SS + j] = s;
+      fS[lr * F_SS + j] = select(NEG, hsum(sa[jj]), fOk[j] != 0u && k0 + j <= lim);
     }
     workgroupBarrier();
     // Every lane of a row runs the same online-softmax update, so m and l agree across lanes.
@@ -193,9 +203,11 @@ fn backwardDkDv(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id
   let t = tid % LANES;
   let j = k0 + lj;                       // this thread's key
   for (var e = tid; e < K_BK * HS4; e += K_WG) {
-    let a = kIndex(b, kvh, min(k0 + e / HS4, u.Tcap - 1u)) + e % HS4;
-    kK[(e / HS4) * RS + e % HS4] = k[a];
-    kV[(e / HS4) * RS + e % HS4] = v[a];
+    let kj = min(k0 + e / HS4, u.Tk - 1u);
+    let ok = k0 + e / HS4 < u.Tk && keyOk(b, kj);
+    let a = kIndex(b, kvh, kj) + e % HS4;
+    kK[(e / HS4) * RS + e % HS4] = select(vec4f(0.0), k[a], ok);
+    kV[(e / HS4) * RS + e % HS4] = select(vec4f(0.0), v[a], ok);
   }
   for (var e = tid; e < K_BK; e += K_WG) {
     kOk[e] = select(0u, 1u, k0 + e < u.Tk && keyOk(b, min(k0 + e, u.Tk - 1u)));
@@ -214,24 +226,23 @@ fn backwardDkDv(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id
     }
     for (var e = tid; e < K_BQ; e += K_WG) { kLD[e] = ld[hIndex(b, kvh, min(r0 + e, R - 1u))]; }
     workgroupBarrier();
+    var sa = array<vec4f, K_BQ / LANES>();   // S = Q K^T and dP = dO V^T for this key and rows t, t + LANES, ...
+    var pa = array<vec4f, K_BQ / LANES>();
+    for (var d = 0u; d < HS4; d++) {
+      let kd = kK[lj * RS + d];
+      let vd = kV[lj * RS + d];
+      for (var rr = 0u; rr < K_BQ / LANES; rr++) {
+        sa[rr] = fma(kQ[(rr * LANES + t) * RS + d], kd, sa[rr]);
+        pa[rr] = fma(kDO[(rr * LANES + t) * RS + d], vd, pa[rr]);
+      }
+    }
     for (var rr = 0u; rr < K_BQ / LANES; rr++) {
       let lr = rr * LANES + t;
       let r = r0 + lr;
-      var p = 0.0;
-      var ds = 0.0;
-      if (r < R && kOk[lj] != 0u && j <= off + r / u.G) {
-        var sa = vec4f(0.0);
-        var pa = vec4f(0.0);
-        for (var d = 0u; d < HS4; d++) {
-          sa = fma(kQ[lr * RS + d], kK[lj * RS + d], sa);
-          pa = fma(kDO[lr * RS + d], kV[lj * RS + d], pa);
-        }
-        let x = kLD[lr];
-        p = exp2((sa.x + sa.y + sa.z + sa.w) * u.scale2 - x.x);
-        ds = p * ((pa.x + pa.y + pa.z + pa.w) - x.y);
-      }
+      let x = kLD[lr];
+      let p = select(0.0, exp2(hsum(sa[rr]) * u.scale2 - x.x), r < R && kOk[lj] != 0u && j <= off + r / u.G);
       kP[lj * K_PS + lr] = p;
-      kDS[lj * K_PS + lr] = ds;
+      kDS[lj * K_PS + lr] = p * (hsum(pa[rr]) - x.y);
     }
     workgroupBarrier();
     for (var rr = 0u; rr < K_BQ; rr++) {
@@ -286,28 +297,30 @@ fn backwardDq(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) 
   for (var k0 = 0u; k0 < kEnd; k0 += Q_BC) {
     workgroupBarrier();
     for (var e = tid; e < Q_BC * HS4; e += Q_WG) {
-      let a = kIndex(b, kvh, min(k0 + e / HS4, u.Tk - 1u)) + e % HS4;
-      qK[(e / HS4) * RS + e % HS4] = k[a];
-      qV[(e / HS4) * RS + e % HS4] = v[a];
+      let kj = min(k0 + e / HS4, u.Tk - 1u);
+      let ok = k0 + e / HS4 < u.Tk && keyOk(b, kj);
+      let a = kIndex(b, kvh, kj) + e % HS4;
+      qK[(e / HS4) * RS + e % HS4] = select(vec4f(0.0), k[a], ok);
+      qV[(e / HS4) * RS + e % HS4] = select(vec4f(0.0), v[a], ok);
     }
     for (var j = tid; j < Q_BC; j += Q_WG) {
       qOk[j] = select(0u, 1u, k0 + j < u.Tk && keyOk(b, min(k0 + j, u.Tk - 1u)));
     }
     workgroupBarrier();
+    var sa = array<vec4f, Q_BC / LANES>();   // S and dP for this row and keys t, t + LANES, ...
+    var pa = array<vec4f, Q_BC / LANES>();
+    for (var d = 0u; d < HS4; d++) {
+      let qd = qQ[lr * RS + d];
+      let od = qDO[lr * RS + d];
+      for (var jj = 0u; jj < Q_BC / LANES; jj++) {
+        sa[jj] = fma(qd, qK[(jj * LANES + t) * RS + d], sa[jj]);
+        pa[jj] = fma(od, qV[(jj * LANES + t) * RS + d], pa[jj]);
+      }
+    }
     for (var jj = 0u; jj < Q_BC / LANES; jj++) {
       let j = jj * LANES + t;
-      var ds = 0.0;
-      if (qOk[j] != 0u && k0 + j <= lim) {
-        var sa = vec4f(0.0);
-        var pa = vec4f(0.0);
-        for (var d = 0u; d < HS4; d++) {
-          sa = fma(qQ[lr * RS + d], qK[j * RS + d], sa);
-          pa = fma(qDO[lr * RS + d], qV[j * RS + d], pa);
-        }
-        let p = exp2((sa.x + sa.y + sa.z + sa.w) * u.scale2 - x.x);
-        ds = p * ((pa.x + pa.y + pa.z + pa.w) - x.y);
-      }
-      qDS[lr * Q_SS + j] = ds;
+      let p = select(0.0, exp2(hsum(sa[jj]) * u.scale2 - x.x), qOk[j] != 0u && k0 + j <= lim);
+      qDS[lr * Q_SS + j] = p * (hsum(pa[jj]) - x.y);
     }
     workgroupBarrier();
     for (var j = 0u; j < Q_BC; j++) {

@@ -18,6 +18,15 @@ describe('kvcache', () => {
     });
   }
 
+  it('copies i32 ids bit for bit (no trip through f32)', async () => {
+    const gpu = await testGpu();
+    const tc = gpu.zeros([2, 3, 1], 'i32', 'ids');
+    const ts = gpu.upload([7, 123456], [2, 1, 1], 'i32', 'tok');
+    kvAppend(gpu, tc, ts, 1);
+    expect(Array.from(await gpu.read(tc))).toEqual([0, 7, 0, 0, 123456, 0]);
+    gpu.release(tc, ts);
+  });
+
   it('rejects a write past the capacity before dispatch', async () => {
     const gpu = await testGpu();
     const tc = gpu.tensor([1, 4, 2], 'f32', 'cache');

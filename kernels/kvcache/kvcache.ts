@@ -4,9 +4,12 @@ import type { Gpu } from '../../src/gpu/context.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
 import type { Program } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
+import { fillTemplate } from '../common.ts';
 import source from './kvcache.wgsl';
 
-const APPEND: Program = { key: 'kvcache', code: () => source, entryPoint: 'append' };
+// Integer data is copied as u32 words: moving ids through f32 registers could flush them as denormals.
+const APPEND = (elem: 'f32' | 'u32'): Program => ({ key: `kvcache:${elem}`, code: () => fillTemplate(source, { ELEM: elem }), entryPoint: 'append' });
+const PROGRAMS = { f32: APPEND('f32'), u32: APPEND('u32') };
 
 /** cache (B, Tcap, ...W) [b, t0 + i] = src (B, Tq, ...W) [b, i]. */
 export function kvAppend(gpu: Gpu, cache: Tensor, src: Tensor, t0: number): void {
@@ -15,9 +18,10 @@ export function kvAppend(gpu: Gpu, cache: Tensor, src: Tensor, t0: number): void
   const [Bc, Tcap] = cache.shape;
   const W = src.shape.slice(2).reduce((a, b) => a * b, 1);
   const Wc = cache.shape.slice(2).reduce((a, b) => a * b, 1);
-  if (src.dtype !== 'f32' || cache.dtype !== 'f32' || src.shape.length < 3 || Bc !== B || Wc !== W) {
-    shapeError(op, `src ${shapeStr(src)} and cache ${shapeStr(cache)} must be f32 (B, T, ...) with equal B and row size`);
+  const is32 = (d: string) => d === 'f32' || d === 'i32' || d === 'u32';
+  if (src.dtype !== cache.dtype || !is32(src.dtype) || src.shape.length < 3 || Bc !== B || Wc !== W) {
+    shapeError(op, `src ${shapeStr(src)} and cache ${shapeStr(cache)} must be (B, T, ...) of one 32-bit dtype with equal B and row size`);
   }
   if (!Number.isInteger(t0) || t0 < 0 || t0 + Tq > Tcap) shapeError(op, `positions ${t0}..${t0 + Tq} exceed the cache capacity ${Tcap}`);
-  gpu.run({ program: APPEND, bindings: [src, cache], uniforms: [Tq, W, Tcap, t0], workgroups: [Math.ceil(W / 64), Tq, B] });
+  gpu.run({ program: PROGRAMS[src.dtype === 'f32' ? 'f32' : 'u32'], bindings: [src, cache], uniforms: [Tq, W, Tcap, t0], workgroups: [Math.ceil(W / 64), Tq, B] });
 }

@@ -1,12 +1,13 @@
 // KV-cache append: writes the keys or values of Tq new positions into the cache at position t0.
-//   src   (B, Tq, W) f32      W = NKV * HS, the new tokens' k or v (after RoPE for k)
-//   cache (B, Tcap, W) f32    cache[b, t0 + i, :] = src[b, i, :] for i < Tq (t0 + Tq <= Tcap)
+//   src   (B, Tq, W)          W = NKV * HS, the new tokens' k or v (after RoPE for k); f32, or i32/u32
+//                             (generation also collects sampled tokens this way), copied as raw words
+//   cache (B, Tcap, W)        cache[b, t0 + i, :] = src[b, i, :] for i < Tq (t0 + Tq <= Tcap)
 // dispatch: (ceil(W / 64), Tq, B), workgroup 64.
 
 struct Params { Tq: u32, W: u32, Tcap: u32, t0: u32 }
 @group(0) @binding(0) var<uniform> u: Params;
-@group(0) @binding(1) var<storage, read> src: array<f32>;
-@group(0) @binding(2) var<storage, read_write> cache: array<f32>;
+@group(0) @binding(1) var<storage, read> src: array<$ELEM>;
+@group(0) @binding(2) var<storage, read_write> cache: array<$ELEM>;
 
 @compute @workgroup_size(64)
 fn append(@builtin(global_invocation_id) g: vec3u) {

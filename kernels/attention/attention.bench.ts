@@ -1,0 +1,70 @@
+// Timing of causal attention forward and backward (llm.c's dev/cuda habit: a benchmark beside the kernel).
+// bench/kernels.ts calls benchAttention and prints the rows.
+
+import type { Gpu } from '../../src/gpu/context.ts';
+import { attentionBackward, attentionForward } from './attention.ts';
+
+export interface AttentionBenchCase { B: number; T: number; NH: number; NKV: number; HS: number }
+export interface AttentionBenchRow { case: AttentionBenchCase; fwdMs: number; bwdMs: number; fwdGflops: number; bwdGflops: number }
+
+/** Causal forward FLOPs: QK^T and PV over the lower triangle, 2 * 2 * B * NH * T^2 * HS / 2. */
+export const attentionFwdFlops = (c: AttentionBenchCase): number => (4 * c.B * c.NH * c.T * c.T * c.HS) / 2;
+/** Backward FLOPs counted as 2.5x the forward (FlashAttention-2's convention), though ours recomputes more. */
+export const attentionBwdFlops = (c: AttentionBenchCase): number => 2.5 * attentionFwdFlops(c);
+
+/** n seeded values in [-1, 1) (not testing.ts's randn: that module imports vitest). */
+function randn(n: number, seed: number): Float32Array {
+  let a = seed >>> 0;
+  const x = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    x[i] = (((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1;
+  }
+  return x;
+}
+
+/** Mean milliseconds of `fn` over enough repetitions to last about `budgetMs`, after a warm-up. */
+async function timeIt(gpu: Gpu, fn: () => void, budgetMs: number): Promise<number> {
+  fn();
+  await gpu.sync(); // warm-up: pipelines compiled, buffers touched
+  let t0 = performance.now();
+  fn();
+  await gpu.sync();
+  const once = Math.max(performance.now() - t0, 1e-3);
+  const reps = Math.max(1, Math.min(100, Math.floor(budgetMs / once)));
+  t0 = performance.now();
+  for (let i = 0; i < reps; i++) fn();
+  await gpu.sync();
+  return (performance.now() - t0) / reps;
+}
+
+export async function benchAttention(gpu: Gpu, cases: AttentionBenchCase[], budgetMs = 500): Promise<AttentionBenchRow[]> {
+  const rows: AttentionBenchRow[] = [];
+  for (const c of cases) {
+    const { B, T, NH, NKV, HS } = c;
+    const qShape = [B, T, NH, HS];
+    const kShape = [B, T, NKV, HS];
+    const q = gpu.upload(randn(B * T * NH * HS, 1), qShape, 'f32', 'bench.q');
+    const k = gpu.upload(randn(B * T * NKV * HS, 2), kShape, 'f32', 'bench.k');
+    const v = gpu.upload(randn(B * T * NKV * HS, 3), kShape, 'f32', 'bench.v');
+    const dout = gpu.upload(randn(B * T * NH * HS, 4), qShape, 'f32', 'bench.dout');
+    const out = gpu.tensor(qShape, 'f32', 'bench.out');
+    const lse = gpu.tensor([B, NH, T], 'f32', 'bench.lse');
+    const dq = gpu.tensor(qShape, 'f32', 'bench.dq');
+    const dk = gpu.tensor(kShape, 'f32', 'bench.dk');
+    const dv = gpu.tensor(kShape, 'f32', 'bench.dv');
+    const fwdMs = await timeIt(gpu, () => attentionForward(gpu, out, lse, q, k, v), budgetMs);
+    const bwdMs = await timeIt(gpu, () => attentionBackward(gpu, dq, dk, dv, dout, q, k, v, out, lse), budgetMs);
+    rows.push({
+      case: c,
+      fwdMs,
+      bwdMs,
+      fwdGflops: attentionFwdFlops(c) / fwdMs / 1e6,
+      bwdGflops: attentionBwdFlops(c) / bwdMs / 1e6,
+    });
+    gpu.release(q, k, v, dout, out, lse, dq, dk, dv);
+  }
+  return rows;
+}

@@ -1,0 +1,162 @@
+import { describe, expect, it } from 'vitest';
+import { dot, expectClose, finiteDiff, randn, testGpu } from '../testing.ts';
+import { LSE_MASKED, attentionBackward, attentionForward, attentionSharedBytes, attentionTiles } from './attention.ts';
+import { type AttnDims, attentionBackwardRef, attentionForwardRef } from './attention.ref.ts';
+
+type MaskKind = 'none' | 'left' | 'right' | 'allpad';
+
+interface Case {
+  B: number; Tq: number; Tk: number; Tcap?: number; NH: number; NKV: number; HS: number; mask: MaskKind; scale?: number;
+  /** NaN in k and v at padding and past Tk (stale cache): must not reach any output. */
+  poison?: boolean;
+}
+
+/** (B, Tm) mask: batch row b gets a different amount of padding, so a batch mixes padded and full rows. */
+function makeMask(kind: MaskKind, B: number, Tm: number, Tk: number): Int32Array | null {
+  if (kind === 'none') return null;
+  const m = new Int32Array(B * Tm).fill(1);
+  for (let b = 0; b < B; b++) {
+    const pad = kind === 'allpad' && b === 0 ? Tk : Math.floor((Tk * (b + 1)) / (2 * B + 1));
+    for (let j = 0; j < pad; j++) m[b * Tm + (kind === 'right' ? Tk - 1 - j : j)] = 0;
+  }
+  return m;
+}
+
+const CASES: Case[] = [
+  { B: 1, Tq: 1, Tk: 1, NH: 1, NKV: 1, HS: 8, mask: 'none' },
+  { B: 2, Tq: 7, Tk: 7, NH: 4, NKV: 2, HS: 8, mask: 'none' },
+  { B: 1, Tq: 64, Tk: 64, NH: 1, NKV: 1, HS: 64, mask: 'none' },
+  { B: 1, Tq: 65, Tk: 65, NH: 6, NKV: 3, HS: 64, mask: 'none' },
+  { B: 1, Tq: 130, Tk: 130, NH: 4, NKV: 2, HS: 8, mask: 'none', scale: 0.7 },
+  { B: 2, Tq: 20, Tk: 20, NH: 4, NKV: 2, HS: 8, mask: 'left' },
+  { B: 2, Tq: 65, Tk: 65, NH: 6, NKV: 3, HS: 64, mask: 'right' },
+  { B: 2, Tq: 9, Tk: 9, NH: 6, NKV: 3, HS: 8, mask: 'allpad' },
+  { B: 2, Tq: 1, Tk: 37, Tcap: 48, NH: 6, NKV: 3, HS: 64, mask: 'none' }, // decode, cache of capacity 48
+  { B: 2, Tq: 1, Tk: 37, Tcap: 48, NH: 6, NKV: 3, HS: 64, mask: 'left', poison: true },
+  { B: 1, Tq: 5, Tk: 70, Tcap: 72, NH: 4, NKV: 2, HS: 8, mask: 'right', poison: true }, // a chunk of new tokens after a cache
+];
+// HS = 128 (Llama-7B-class heads; its smaller tiles are a separate code path). SwiftShader compiles it in ~20 s.
+CASES.push({ B: 1, Tq: 33, Tk: 130, NH: 1, NKV: 1, HS: 128, mask: 'left' });
+
+const name = (c: Case) =>
+  `B=${c.B} Tq=${c.Tq} Tk=${c.Tk}${c.Tcap ? ` Tcap=${c.Tcap}` : ''} NH/NKV=${c.NH}/${c.NKV} HS=${c.HS} mask=${c.mask}${c.poison ? ' NaN-padding' : ''}`;
+
+const f32 = (a: Float64Array) => Float64Array.from(Float32Array.from(a));
+
+describe('attention', () => {
+  for (const c of CASES) {
+    it(`forward + backward ${name(c)}`, async () => {
+      const gpu = await testGpu();
+      const Tcap = c.Tcap ?? c.Tk;
+      const d: AttnDims = { ...c, Tcap };
+      const nq = c.B * c.Tq * c.NH * c.HS;
+      const nk = c.B * Tcap * c.NKV * c.HS;
+      const seed = c.Tq * 31 + c.Tk * 7 + c.HS + c.NH;
+      const q = f32(randn(nq, seed));
+      const k = f32(randn(nk, seed + 1));
+      const v = f32(randn(nk, seed + 2));
+      const dout = f32(randn(nq, seed + 3));
+      const mask = makeMask(c.mask, c.B, Tcap, c.Tk);
+      if (c.poison) {
+        for (let b = 0; b < c.B; b++) {
+          for (let j = 0; j < Tcap; j++) {
+            if (j < c.Tk && (!mask || mask[b * Tcap + j])) continue;
+            const o = (b * Tcap + j) * c.NKV * c.HS;
+            k.fill(NaN, o, o + c.NKV * c.HS);
+            v.fill(NaN, o, o + c.NKV * c.HS);
+          }
+        }
+      }
+      const ref = attentionForwardRef(q, k, v, mask, d);
+      const gref = attentionBackwardRef(dout, q, k, v, mask, d);
+
+      const qShape = [c.B, c.Tq, c.NH, c.HS];
+      const kShape = [c.B, Tcap, c.NKV, c.HS];
+      const tq = gpu.upload(q, qShape, 'f32', 'q');
+      const tk = gpu.upload(k, kShape, 'f32', 'k');
+      const tv = gpu.upload(v, kShape, 'f32', 'v');
+      const tmask = mask ? gpu.upload(mask, [c.B, Tcap], 'i32', 'mask') : undefined;
+      const opts = { mask: tmask, Tk: c.Tk, scale: c.scale };
+      const out = gpu.tensor(qShape, 'f32', 'out');
+      const lse = gpu.tensor([c.B, c.NH, c.Tq], 'f32', 'lse');
+      attentionForward(gpu, out, lse, tq, tk, tv, opts);
+      expectClose('out', await gpu.read(out), ref.out, { atol: 2e-6, rtol: 1e-4 });
+      expectClose('lse', await gpu.read(lse), ref.lse, { atol: 2e-6, rtol: 1e-5 });
+
+      // Gradients are written, not accumulated: start them from garbage.
+      const tdout = gpu.upload(dout, qShape, 'f32', 'dout');
+      const dq = gpu.upload(randn(nq, 5), qShape, 'f32', 'dq');
+      const dk = gpu.upload(randn(nk, 6), kShape, 'f32', 'dk');
+      const dv = gpu.upload(randn(nk, 7), kShape, 'f32', 'dv');
+      attentionBackward(gpu, dq, dk, dv, tdout, tq, tk, tv, out, lse, opts);
+      const gq = await gpu.read(dq);
+      expectClose('dq', gq, gref.dq, { atol: 1e-5, rtol: 1e-4 });
+      expectClose('dk', await gpu.read(dk), gref.dk, { atol: 1e-5, rtol: 1e-4 });
+      expectClose('dv', await gpu.read(dv), gref.dv, { atol: 1e-5, rtol: 1e-4 });
+      if (c.mask === 'allpad') {
+        // batch row 0 has no real key: every output and gradient of it is exactly 0, no NaN
+        expect(Array.from((await gpu.read(out)).slice(0, nq / c.B)).every((x) => x === 0)).toBe(true);
+        expect(Array.from((await gpu.read(lse)).slice(0, c.NH * c.Tq)).every((x) => x === Math.fround(LSE_MASKED))).toBe(true);
+      }
+      if (c.Tq === 65) {
+        // deterministic: a second backward gives the same bits
+        attentionBackward(gpu, dq, dk, dv, tdout, tq, tk, tv, out, lse, opts);
+        expect(Array.from(await gpu.read(dq))).toEqual(Array.from(gq));
+      }
+      gpu.release(tq, tk, tv, tmask, out, lse, tdout, dq, dk, dv);
+    });
+  }
+
+  it('backward reference matches finite differences of the forward (GQA, mask, cache, fully masked row)', () => {
+    const d: AttnDims = { B: 2, Tq: 3, Tk: 5, Tcap: 6, NH: 4, NKV: 2, HS: 3, scale: 0.8 };
+    const nq = d.B * d.Tq * d.NH * d.HS;
+    const nk = d.B * 6 * d.NKV * d.HS;
+    // batch 0: left padding that hides every key of query 0 (position 2); batch 1: right padding
+    const mask = Int32Array.from([0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0, 1]);
+    const q = randn(nq, 11);
+    const k = randn(nk, 12);
+    const v = randn(nk, 13);
+    const dout = randn(nq, 14);
+    const g = attentionBackwardRef(dout, q, k, v, mask, d);
+    const tol = { atol: 1e-8, rtol: 1e-6 };
+    expectClose('dq vs fd', g.dq, finiteDiff((x) => dot(attentionForwardRef(x, k, v, mask, d).out, dout), q), tol);
+    expectClose('dk vs fd', g.dk, finiteDiff((x) => dot(attentionForwardRef(q, x, v, mask, d).out, dout), k), tol);
+    expectClose('dv vs fd', g.dv, finiteDiff((x) => dot(attentionForwardRef(q, k, x, mask, d).out, dout), v), tol);
+    const { out, lse } = attentionForwardRef(q, k, v, mask, d);
+    expect(lse[0]).toBe(LSE_MASKED); // (b 0, h 0, i 0) sees only padding
+    expect(Array.from(out.slice(0, d.HS)).every((x) => x === 0)).toBe(true);
+  });
+
+  it('tiles fit the workgroup memory limit', () => {
+    for (const HS of [4, 8, 64, 80, 128, 256]) {
+      for (const limit of [16384, 32768]) {
+        const t = attentionTiles(HS, limit);
+        if (HS === 256 && limit === 16384) { expect(t).toBeNull(); continue; }
+        if (!t) throw new Error(`no tiles for HS=${HS} limit=${limit}`);
+        const b = attentionSharedBytes(HS, t);
+        expect(Math.max(b.fwd, b.dkdv, b.dq), `HS=${HS} limit=${limit}`).toBeLessThanOrEqual(limit);
+      }
+    }
+  });
+
+  it('rejects mismatched shapes and dtypes before dispatch', async () => {
+    const gpu = await testGpu();
+    const q = gpu.tensor([1, 4, 4, 8], 'f32', 'q');
+    const k = gpu.tensor([1, 4, 2, 8], 'f32', 'k');
+    const v = gpu.tensor([1, 4, 2, 8], 'f32', 'v');
+    const out = gpu.tensor([1, 4, 4, 8], 'f32', 'out');
+    const lse = gpu.tensor([1, 4, 4], 'f32', 'lse');
+    const bad = gpu.tensor([1, 4, 3, 8], 'f32', 'bad');
+    const fmask = gpu.tensor([1, 4], 'f32', 'mask');
+    const before = gpu.dispatchCount;
+    expect(() => attentionForward(gpu, out, lse, q, k, bad)).toThrow(/attentionForward: v must be \(1, 4, 2, 8\) f32, got \[1, 4, 3, 8\] f32/);
+    expect(() => attentionForward(gpu, out, lse, q, bad, bad)).toThrow(/NH = 4 query heads must be a multiple of NKV = 3/);
+    expect(() => attentionForward(gpu, bad, lse, q, k, v)).toThrow(/attentionForward: out must be \(1, 4, 4, 8\) f32/);
+    expect(() => attentionForward(gpu, out, lse, q, k, v, { mask: fmask })).toThrow(/mask must be \(1, Tm >= 4\) i32, got \[1, 4\] f32/);
+    expect(() => attentionForward(gpu, out, lse, q, k, v, { Tk: 3 })).toThrow(/Tq = 4 positions, more than the Tk = 3 keys/);
+    expect(() => attentionForward(gpu, out, lse, q, k, v, { Tk: 5 })).toThrow(/Tk = 5 must be in \[1, 4\]/);
+    expect(() => attentionBackward(gpu, q, bad, v, out, q, k, v, out, lse)).toThrow(/attentionBackward: dk must be \(1, 4, 2, 8\) f32, got \[1, 4, 3, 8\] f32/);
+    expect(gpu.dispatchCount).toBe(before);
+    gpu.release(q, k, v, out, lse, bad, fmask);
+  });
+});

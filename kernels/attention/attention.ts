@@ -1,0 +1,203 @@
+// Launchers for causal flash attention (forward saving the log-sum-exp, and its deterministic backward)
+// with grouped-query heads, a key padding mask and KV caches of larger capacity. Layouts in attention.wgsl.
+
+import type { Gpu } from '../../src/gpu/context.ts';
+import { GpuError, shapeError } from '../../src/gpu/errors.ts';
+import { type Program, grid1d } from '../../src/gpu/program.ts';
+import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
+import { fillTemplate } from '../common.ts';
+import { LSE_MASKED } from './attention.ref.ts';
+import source from './attention.wgsl';
+
+export { LSE_MASKED };
+
+export interface AttentionOptions {
+  /** Key padding mask (B, Tm) i32 with Tm >= Tk: 1 = real token, 0 = padding. Default: every key is real. */
+  mask?: Tensor;
+  /** Keys in use, <= the time dim of k and v (a KV cache's capacity). Default: that time dim. */
+  Tk?: number;
+  /** Score scale; default 1 / sqrt(HS). */
+  scale?: number;
+}
+
+/** Tile sizes, chosen per head size so each kernel's workgroup memory fits the device's limit. */
+export interface AttentionTiles {
+  lanes: number;
+  /** forward: query rows per workgroup, keys per tile */
+  fBR: number; fBC: number;
+  /** dk/dv: keys per workgroup, query rows per tile */
+  kBK: number; kBQ: number;
+  /** dq: query rows per workgroup, keys per tile */
+  qBR: number; qBC: number;
+}
+
+const VEC4 = 16;
+
+/** Bytes of workgroup memory each kernel uses with these tiles (mirrors the var<workgroup> in the WGSL). */
+export function attentionSharedBytes(HS: number, t: AttentionTiles): { fwd: number; dkdv: number; dq: number } {
+  const RS = HS / 4 + 1;
+  return {
+    fwd: (t.fBR + 2 * t.fBC) * RS * VEC4 + t.fBR * (t.fBC + 1) * 4 + t.fBC * 4,
+    dkdv: 2 * (t.kBK + t.kBQ) * RS * VEC4 + 2 * t.kBK * (t.kBQ + 1) * 4 + t.kBQ * 8 + t.kBK * 4,
+    dq: 2 * (t.qBR + t.qBC) * RS * VEC4 + t.qBR * (t.qBC + 1) * 4 + t.qBC * 4,
+  };
+}
+
+/** The largest tiles (first in each preference list) that fit `limit` bytes of workgroup memory; null if none does. */
+export function attentionTiles(HS: number, limit: number, maxThreads = 256): AttentionTiles | null {
+  const HS4 = HS / 4;
+  const lanes = HS4 % 4 === 0 ? 4 : HS4 % 2 === 0 ? 2 : 1;
+  const rows = 128 / lanes; // 128 threads for any head size
+  const pairs: Array<[number, number]> = [[rows, 32], [rows, 16], [rows, 8], [32, 16], [16, 16], [16, 8], [8, 8], [4, 4]];
+  const pick = (bytes: (a: number, b: number) => number): [number, number] | null => {
+    for (const [a, b] of pairs) if (a * lanes <= maxThreads && bytes(a, b) <= limit) return [a, b];
+    return null;
+  };
+  const probe = (a: number, b: number): AttentionTiles => ({ lanes, fBR: a, fBC: b, kBK: a, kBQ: b, qBR: a, qBC: b });
+  const f = pick((a, b) => attentionSharedBytes(HS, probe(a, b)).fwd);
+  const k = pick((a, b) => attentionSharedBytes(HS, probe(a, b)).dkdv);
+  const q = pick((a, b) => attentionSharedBytes(HS, probe(a, b)).dq);
+  if (!f || !k || !q) return null;
+  return { lanes, fBR: f[0], fBC: f[1], kBK: k[0], kBQ: k[1], qBR: q[0], qBC: q[1] };
+}
+
+interface AttentionPrograms { fwd: Program; prep: Program; dkdv: Program; dq: Program; tiles: AttentionTiles }
+const programs = new Map<string, AttentionPrograms>();
+
+function attentionPrograms(gpu: Gpu, HS: number): AttentionPrograms {
+  const limit = gpu.limits.maxComputeWorkgroupStorageSize;
+  const id = `${HS}:${limit}:${gpu.limits.maxComputeInvocationsPerWorkgroup}`;
+  let p = programs.get(id);
+  if (!p) {
+    const t = attentionTiles(HS, limit, gpu.limits.maxComputeInvocationsPerWorkgroup);
+    if (!t) throw new GpuError('LIMIT', `attention: head size ${HS} needs more than this device's ${limit} bytes of workgroup memory`);
+    const code = () =>
+      fillTemplate(source, {
+        HS4: String(HS / 4),
+        LANES: String(t.lanes),
+        F_BR: String(t.fBR), F_BC: String(t.fBC),
+        K_BK: String(t.kBK), K_BQ: String(t.kBQ),
+        Q_BR: String(t.qBR), Q_BC: String(t.qBC),
+      });
+    const key = `attention:hs${HS}:f${t.fBR}x${t.fBC}:k${t.kBK}x${t.kBQ}:q${t.qBR}x${t.qBC}`;
+    p = {
+      fwd: { key, code, entryPoint: 'forward' },
+      prep: { key, code, entryPoint: 'backwardPrep' },
+      dkdv: { key, code, entryPoint: 'backwardDkDv' },
+      dq: { key, code, entryPoint: 'backwardDq' },
+      tiles: t,
+    };
+    programs.set(id, p);
+  }
+  return p;
+}
+
+interface Dims { B: number; Tq: number; Tk: number; Tcap: number; NH: number; NKV: number; HS: number; Tm: number; scale: number }
+
+const dummyMasks = new WeakMap<Gpu, Tensor>();
+/** The mask to bind: the caller's, or a one-element stand-in the kernels never read (u.hasMask = 0). */
+function maskOf(gpu: Gpu, opts: AttentionOptions): Tensor {
+  if (opts.mask) return opts.mask;
+  let t = dummyMasks.get(gpu);
+  if (!t) { t = gpu.upload([1], [1], 'i32', 'attention.nomask'); dummyMasks.set(gpu, t); }
+  return t;
+}
+
+const dimsStr = (...xs: Array<number | string>) => `(${xs.join(', ')})`;
+
+function expectShape(op: string, name: string, t: Tensor, shape: number[], dtype = 'f32'): void {
+  if (t.dtype !== dtype || t.shape.length !== shape.length || t.shape.some((s, i) => s !== shape[i])) {
+    shapeError(op, `${name} must be ${dimsStr(...shape)} ${dtype}, got ${shapeStr(t)}`);
+  }
+}
+
+/** Checks q, k, v (and the mask) and derives the dims; throws a SHAPE error before anything is dispatched. */
+function attentionDims(op: string, q: Tensor, k: Tensor, v: Tensor, opts: AttentionOptions): Dims {
+  if (q.dtype !== 'f32' || q.shape.length !== 4) shapeError(op, `q must be (B, Tq, NH, HS) f32, got ${shapeStr(q)}`);
+  if (k.dtype !== 'f32' || k.shape.length !== 4) shapeError(op, `k must be (B, Tk, NKV, HS) f32, got ${shapeStr(k)}`);
+  const [B, Tq, NH, HS] = q.shape;
+  const [Bk, Tcap, NKV, HSk] = k.shape;
+  if (Bk !== B || HSk !== HS) shapeError(op, `k must be (${B}, Tk, NKV, ${HS}) f32 to match q ${shapeStr(q)}, got ${shapeStr(k)}`);
+  expectShape(op, 'v', v, [B, Tcap, NKV, HS]);
+  if (NKV < 1 || NH % NKV !== 0) shapeError(op, `NH = ${NH} query heads must be a multiple of NKV = ${NKV} kv heads (q ${shapeStr(q)}, k ${shapeStr(k)})`);
+  if (HS % 4 !== 0 || HS < 4 || HS > 256) shapeError(op, `head size HS = ${HS} must be a multiple of 4 in [4, 256] (q ${shapeStr(q)})`);
+  const Tk = opts.Tk ?? Tcap;
+  if (!Number.isInteger(Tk) || Tk < 1 || Tk > Tcap) shapeError(op, `Tk = ${Tk} must be in [1, ${Tcap}] (the time dim of k ${shapeStr(k)})`);
+  if (Tq > Tk) shapeError(op, `q has Tq = ${Tq} positions, more than the Tk = ${Tk} keys (causal alignment puts queries at the end)`);
+  let Tm = 0;
+  if (opts.mask) {
+    const m = opts.mask;
+    if (m.dtype !== 'i32' || m.shape.length !== 2 || m.shape[0] !== B || m.shape[1] < Tk) {
+      shapeError(op, `mask must be (${B}, Tm >= ${Tk}) i32, got ${shapeStr(m)}`);
+    }
+    Tm = m.shape[1];
+  }
+  return { B, Tq, Tk, Tcap, NH, NKV, HS, Tm, scale: opts.scale ?? 1 / Math.sqrt(HS) };
+}
+
+const uniforms = (d: Dims) => [
+  d.B, d.Tq, d.Tk, d.Tcap, d.NH, d.NKV, d.NH / d.NKV, d.Tm, { f32: d.scale * Math.LOG2E }, { f32: d.scale }, d.Tm > 0 ? 1 : 0, 0,
+];
+
+/**
+ * out (B, Tq, NH, HS) = softmax(q k^T * scale, causal + padding mask) v, and lse (B, NH, Tq) its log-sum-exp
+ * (LSE_MASKED for a row that sees no key; its out is 0). q (B, Tq, NH, HS), k and v (B, Tcap, NKV, HS).
+ */
+export function attentionForward(gpu: Gpu, out: Tensor, lse: Tensor, q: Tensor, k: Tensor, v: Tensor, opts: AttentionOptions = {}): void {
+  const op = 'attentionForward';
+  const d = attentionDims(op, q, k, v, opts);
+  expectShape(op, 'out', out, [d.B, d.Tq, d.NH, d.HS]);
+  expectShape(op, 'lse', lse, [d.B, d.NH, d.Tq]);
+  const p = attentionPrograms(gpu, d.HS);
+  const R = d.Tq * (d.NH / d.NKV);
+  gpu.run({
+    program: p.fwd,
+    bindings: [q, k, v, maskOf(gpu, opts), out, lse],
+    uniforms: uniforms(d),
+    workgroups: [Math.ceil(R / p.tiles.fBR), d.NKV, d.B],
+  });
+}
+
+/**
+ * dq (B, Tq, NH, HS), dk and dv (B, Tcap, NKV, HS) = gradients of sum(out * dout), written (=), not
+ * accumulated; dk/dv rows >= Tk are 0. Uses the forward's out and lse; deterministic (no atomics).
+ */
+export function attentionBackward(
+  gpu: Gpu, dq: Tensor, dk: Tensor, dv: Tensor, dout: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor,
+  opts: AttentionOptions = {},
+): void {
+  const op = 'attentionBackward';
+  const d = attentionDims(op, q, k, v, opts);
+  const qShape = [d.B, d.Tq, d.NH, d.HS];
+  const kShape = [d.B, d.Tcap, d.NKV, d.HS];
+  expectShape(op, 'dout', dout, qShape);
+  expectShape(op, 'out', out, qShape);
+  expectShape(op, 'lse', lse, [d.B, d.NH, d.Tq]);
+  expectShape(op, 'dq', dq, qShape);
+  expectShape(op, 'dk', dk, kShape);
+  expectShape(op, 'dv', dv, kShape);
+  const p = attentionPrograms(gpu, d.HS);
+  const u = uniforms(d);
+  const R = d.Tq * (d.NH / d.NKV);
+  const ld = gpu.tensor([d.B, d.NH, d.Tq, 2], 'f32', 'attention.ld');
+  gpu.run({
+    program: p.prep,
+    bindings: [undefined, undefined, undefined, undefined, out, lse, dout, ld],
+    uniforms: u,
+    workgroups: grid1d(Math.ceil((d.B * d.Tq * d.NH) / 64)),
+  });
+  gpu.run({
+    program: p.dkdv,
+    bindings: [q, k, v, maskOf(gpu, opts), undefined, undefined, dout, ld, undefined, dk, dv],
+    uniforms: u,
+    workgroups: [Math.ceil(d.Tcap / p.tiles.kBK), d.NKV, d.B],
+  });
+  gpu.run({
+    program: p.dq,
+    bindings: [q, k, v, maskOf(gpu, opts), undefined, undefined, dout, ld, dq],
+    uniforms: u,
+    workgroups: [Math.ceil(R / p.tiles.qBR), d.NKV, d.B],
+  });
+  // Back to the pool once these dispatches are recorded: later writes to it are ordered after them.
+  gpu.release(ld);
+}

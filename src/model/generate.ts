@@ -1,0 +1,126 @@
+// Batched generation with a KV cache and GPU sampling. Prompts are left-padded to one length and
+// prefilled together; each step samples one token per sequence on the GPU and feeds it straight back as
+// the next input, so the only readbacks are the token and log-prob buffers, every `syncEvery` steps, to
+// check stop tokens, stop strings and per-sequence limits (finished sequences idle until all are done).
+
+import { kvAppend } from '../../kernels/kvcache/kvcache.ts';
+import { type SamplingRow, sampleTokens, uploadSamplingSettings } from '../../kernels/sampling/sampling.ts';
+import { shapeError } from '../gpu/errors.ts';
+import { view } from '../gpu/tensor.ts';
+import { type Decoder, createKvCache, defaultPositions, releaseKvCache } from './decoder.ts';
+
+export interface GenerateOptions {
+  /** New tokens per sequence (one number for all, or one per sequence). */
+  maxNewTokens: number | readonly number[];
+  /** Sampling settings per sequence (temperature 0 = greedy), or one for all. */
+  sampling: SamplingRow | readonly SamplingRow[];
+  /** Adapter slot per sequence (-1 = base model). Default all -1. */
+  slots?: readonly number[];
+  seed: number;
+  /** RNG stream per sequence (e.g. a global episode index), so results do not depend on batch layout. */
+  streams?: readonly number[];
+  /** Token ids that end a sequence (kept in its output, as transformers does). */
+  stopTokens?: readonly number[];
+  /** Strings that end a sequence; needs `decode`. The text is cut before the string. */
+  stopStrings?: readonly string[];
+  decode?: (ids: number[]) => string;
+  padId?: number;
+  /** Read back every this many steps (default 8). */
+  syncEvery?: number;
+  /** Called after each readback with the number of steps done. */
+  onProgress?: (steps: number, maxSteps: number) => void;
+}
+
+export interface Generation {
+  tokens: number[][];
+  /** Log-prob of each generated token under the sampling distribution used (0 for greedy). */
+  logprobs: number[][];
+  text: string[] | null;
+  finish: Array<'stop_token' | 'stop_string' | 'length'>;
+}
+
+export async function generate(dec: Decoder, prompts: readonly number[][], opts: GenerateOptions): Promise<Generation> {
+  const g = dec.gpu;
+  const B = prompts.length;
+  if (B === 0) return { tokens: [], logprobs: [], text: opts.decode ? [] : null, finish: [] };
+  const per = <T>(v: T | readonly T[], name: string): T[] => {
+    const arr = Array.isArray(v) ? [...(v as readonly T[])] : Array.from({ length: B }, () => v as T);
+    if (arr.length !== B) shapeError('generate', `${name} has ${arr.length} entries for ${B} prompts`);
+    return arr;
+  };
+  const limits = per(opts.maxNewTokens, 'maxNewTokens');
+  const sampling = per(opts.sampling, 'sampling');
+  const slots = Int32Array.from(opts.slots ?? new Array(B).fill(-1));
+  if (prompts.some((p) => p.length === 0)) shapeError('generate', 'every prompt needs at least one token');
+  if (opts.stopStrings?.length && !opts.decode) shapeError('generate', 'stopStrings need a decode function');
+  const maxNew = Math.max(...limits);
+  const Tp = Math.max(...prompts.map((p) => p.length));
+  if (Tp + maxNew > dec.config.maxPositionEmbeddings) {
+    shapeError('generate', `prompt (${Tp}) + new tokens (${maxNew}) exceed max_position_embeddings ${dec.config.maxPositionEmbeddings}`);
+  }
+  // left padding
+  const pad = opts.padId ?? dec.config.padTokenId ?? 0;
+  const ids = new Int32Array(B * Tp).fill(pad);
+  const mask = new Int32Array(B * Tp);
+  prompts.forEach((p, b) => p.forEach((id, i) => { ids[b * Tp + Tp - p.length + i] = id; mask[b * Tp + Tp - p.length + i] = 1; }));
+  const cache = createKvCache(g, dec.config, B, Tp + maxNew, mask, Tp);
+  const settings = uploadSamplingSettings(g, sampling, opts.streams);
+  const token = g.tensor([B], 'i32', 'gen.token');
+  const logprob = g.tensor([B], 'f32', 'gen.logprob');
+  const allTokens = g.tensor([B, maxNew, 1], 'i32', 'gen.tokens');
+  const allLogprobs = g.tensor([B, maxNew, 1], 'f32', 'gen.logprobs');
+  const out: Generation = { tokens: prompts.map(() => []), logprobs: prompts.map(() => []), text: opts.decode ? prompts.map(() => '') : null, finish: prompts.map(() => 'length') };
+  const done = new Array<boolean>(B).fill(false);
+  const syncEvery = Math.max(1, opts.syncEvery ?? 8);
+  const stop = new Set(opts.stopTokens ?? []);
+  try {
+    let st = dec.forward({ B, T: Tp, ids, mask, pos: defaultPositions(B, Tp, mask), slots }, { cache, logits: 'last' });
+    let read = 0;
+    for (let step = 0; step < maxNew; step++) {
+      sampleTokens(g, token, logprob, st.logits!, settings, opts.seed >>> 0, step);
+      dec.release(st);
+      kvAppend(g, allTokens, view(token, [B, 1, 1]), step);
+      kvAppend(g, allLogprobs, view(logprob, [B, 1, 1]), step);
+      const last = step === maxNew - 1;
+      if (!last) {
+        const pos = Int32Array.from(prompts, (p) => p.length + step);
+        st = dec.forward({ B, T: 1, ids: new Int32Array(0), idsGpu: token, pos, slots }, { cache, logits: 'last' });
+      }
+      if (last || (step + 1) % syncEvery === 0) {
+        const [toks, lps] = [await g.read(allTokens), await g.read(allLogprobs)];
+        for (let b = 0; b < B; b++) {
+          for (let i = read; i <= step && !done[b]; i++) {
+            if (i >= limits[b]) { done[b] = true; break; }
+            const t = toks[b * maxNew + i];
+            out.tokens[b].push(t);
+            out.logprobs[b].push(lps[b * maxNew + i]);
+            if (stop.has(t)) { done[b] = true; out.finish[b] = 'stop_token'; break; }
+            if (opts.stopStrings?.length) {
+              const text = opts.decode!(out.tokens[b]);
+              const hit = opts.stopStrings.find((s) => text.includes(s));
+              if (hit) { done[b] = true; out.finish[b] = 'stop_string'; }
+            }
+          }
+          if (out.tokens[b].length >= limits[b]) done[b] = true;
+        }
+        read = step + 1;
+        opts.onProgress?.(read, maxNew);
+        if (done.every(Boolean)) { if (!last) dec.release(st); break; }
+      }
+    }
+  } finally {
+    releaseKvCache(g, cache);
+    g.release(token, logprob, allTokens, allLogprobs, settings.temperature, settings.topK, settings.topP, settings.streams);
+  }
+  if (out.text) {
+    out.text = out.tokens.map((t, b) => {
+      let text = opts.decode!(t);
+      if (out.finish[b] === 'stop_string') {
+        const cut = Math.min(...opts.stopStrings!.map((s) => text.indexOf(s)).filter((i) => i >= 0));
+        text = text.slice(0, cut);
+      }
+      return text;
+    });
+  }
+  return out;
+}

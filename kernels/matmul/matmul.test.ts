@@ -1,0 +1,191 @@
+import { describe, expect, it } from 'vitest';
+import type { Gpu } from '../../src/gpu/context.ts';
+import { round16 } from '../../src/gpu/half.ts';
+import type { Tensor } from '../../src/gpu/tensor.ts';
+import type { WeightDType } from '../common.ts';
+import { dot, expectClose, finiteDiff, randn, testGpu } from '../testing.ts';
+import { type MatmulOpts, type MatmulVariant, TILES, chooseVariant, matmul, matmulBackward, tileSharedBytes } from './matmul.ts';
+import { type MatmulRefDims, matmulBackwardRef, matmulRef } from './matmul.ref.ts';
+
+type Shape = [M: number, N: number, K: number];
+const SHAPES: Shape[] = [[1, 1, 1], [7, 7, 7], [64, 64, 64], [65, 65, 65], [130, 130, 130], [7, 130, 65], [130, 5, 64]];
+const TRANS = [[false, false], [false, true], [true, false], [true, true]] as const;
+const tname = (ta: boolean, tb: boolean) => `${ta ? 't' : 'n'}${tb ? 't' : 'n'}`;
+
+/** f32 accumulation over K terms of products of O(1) values: error grows like sqrt(K) * eps * |terms|. */
+const tolFor = (K: number) => ({ atol: 1e-4 * Math.max(1, Math.sqrt(K) / 4), rtol: 1e-4 });
+
+/** The values the GPU holds for an upload of x with this dtype, in float64. */
+const stored = (x: Float64Array, dtype: WeightDType): Float64Array =>
+  dtype === 'f32' ? Float64Array.from(Float32Array.from(x)) : round16(x, dtype);
+
+interface Case {
+  shape: Shape; ta: boolean; tb: boolean; dtype: WeightDType; seed: number;
+  batch?: number; broadcastA?: boolean; broadcastB?: boolean;
+  alpha?: number; accumulate?: boolean; bias?: boolean; variant?: MatmulVariant; pairB?: boolean;
+}
+
+/** Runs one case on the GPU and checks it against the float64 reference on the stored (rounded) inputs. */
+async function check(gpu: Gpu, c: Case): Promise<void> {
+  const [M, N, K] = c.shape;
+  const batch = c.batch ?? 1;
+  const bA = c.broadcastA || batch === 1 ? 1 : batch;
+  const bB = c.broadcastB || batch === 1 ? 1 : batch;
+  const aMat = c.ta ? [K, M] : [M, K];
+  const bMat = c.tb ? [N, K] : [K, N];
+  const a = stored(randn(bA * M * K, c.seed), 'f32');
+  const b = stored(randn(bB * K * N, c.seed + 1), c.dtype);
+  const bias = c.bias ? stored(randn(N, c.seed + 2), 'f32') : undefined;
+  const c0 = stored(randn(batch * M * N, c.seed + 3), 'f32');
+  const tA = gpu.upload(a, bA > 1 ? [bA, ...aMat] : aMat, 'f32', 'a');
+  const tB = gpu.upload(b, bB > 1 ? [bB, ...bMat] : bMat, c.dtype, 'b');
+  const tBias = bias ? gpu.upload(bias, [N], 'f32', 'bias') : undefined;
+  const tC = c.accumulate ? gpu.upload(c0, batch > 1 ? [batch, M, N] : [M, N], 'f32', 'c') : gpu.tensor(batch > 1 ? [batch, M, N] : [M, N], 'f32', 'c');
+  const opts: MatmulOpts = { transA: c.ta, transB: c.tb, alpha: c.alpha, accumulate: c.accumulate, bias: tBias, variant: c.variant, pairB: c.pairB };
+  matmul(gpu, tC, tA, tB, opts);
+  const dims: MatmulRefDims = {
+    M, N, K, batch, transA: c.ta, transB: c.tb, alpha: c.alpha ?? 1,
+    strideA: bA > 1 ? M * K : 0, strideB: bB > 1 ? K * N : 0, strideC: M * N,
+  };
+  const ref = matmulRef(a, b, dims, { bias, c0: c.accumulate ? c0 : undefined, accumulate: c.accumulate });
+  expectClose(`c ${tname(c.ta, c.tb)} ${c.dtype} ${c.shape.join('x')}`, await gpu.read(tC), ref, tolFor(K));
+  gpu.release(tA, tB, tBias, tC);
+}
+
+describe('matmul forward', () => {
+  for (const [ta, tb] of TRANS) {
+    for (const dtype of ['f32', 'bf16', 'f16'] as const) {
+      it(`${tname(ta, tb)} ${dtype}: every shape`, async () => {
+        const gpu = await testGpu();
+        // One tile variant per case keeps the pipeline count (SwiftShader compiles slowly) low; the others below.
+        for (const [i, shape] of SHAPES.entries()) await check(gpu, { shape, ta, tb, dtype, seed: 10 * i, variant: 'small', pairB: i % 2 === 1 });
+      });
+    }
+  }
+
+  it('the other tile variants on edge shapes', async () => {
+    const gpu = await testGpu();
+    // 'big' differs from 'big8' only in BK and needs more workgroup memory than SwiftShader offers.
+    const big = gpu.limits.maxComputeWorkgroupStorageSize >= tileSharedBytes(TILES.big) ? 'big' : 'big8';
+    // even K: the packed weight is read a word (two elements) at a time
+    await check(gpu, { shape: [129, 131, 66], ta: false, tb: true, dtype: 'bf16', seed: 1, variant: big, pairB: true });
+    await check(gpu, { shape: [7, 130, 34], ta: false, tb: true, dtype: 'bf16', seed: 2, variant: big, pairB: true });
+    await check(gpu, { shape: [130, 65, 130], ta: false, tb: false, dtype: 'f32', seed: 6, variant: 'mid' });
+    await check(gpu, { shape: [70, 9, 17], ta: false, tb: true, dtype: 'f16', seed: 3, variant: 'cols' });
+    await check(gpu, { shape: [9, 70, 17], ta: true, tb: true, dtype: 'f32', seed: 4, variant: 'rows' });
+  });
+
+  it('alpha, bias and accumulate', async () => {
+    const gpu = await testGpu();
+    await check(gpu, { shape: [65, 64, 7], ta: false, tb: true, dtype: 'f32', seed: 7, bias: true, variant: 'small' });
+    await check(gpu, { shape: [7, 130, 64], ta: false, tb: true, dtype: 'bf16', seed: 8, bias: true, alpha: 0.5, pairB: true }); // auto: rows
+    await check(gpu, { shape: [65, 65, 65], ta: true, tb: false, dtype: 'f32', seed: 9, accumulate: true, alpha: -2, variant: 'small' });
+    await check(gpu, { shape: [1, 7, 130], ta: false, tb: false, dtype: 'f16', seed: 10, accumulate: true, bias: true, variant: 'small' });
+  });
+
+  it('batched, with a broadcast operand (stride 0)', async () => {
+    const gpu = await testGpu();
+    await check(gpu, { shape: [7, 9, 13], ta: false, tb: false, dtype: 'f32', seed: 11, batch: 3, variant: 'small' });
+    await check(gpu, { shape: [65, 33, 17], ta: false, tb: true, dtype: 'bf16', seed: 12, batch: 3, broadcastB: true, bias: true, variant: 'small' });
+    await check(gpu, { shape: [20, 65, 9], ta: true, tb: false, dtype: 'f32', seed: 13, batch: 2, broadcastA: true, accumulate: true, variant: 'small' });
+    await check(gpu, { shape: [33, 40, 64], ta: true, tb: true, dtype: 'f32', seed: 14, batch: 4, variant: 'small' });
+  });
+
+  it('explicit strides and offsets (views into a larger buffer)', async () => {
+    const gpu = await testGpu();
+    // A: two (5, 6) matrices 40 elements apart after an offset of 3; B: one (6, 4) shared; C: stride 24, offset 2.
+    const [M, N, K, batch] = [5, 4, 6, 2];
+    const a = stored(randn(3 + 40 + M * K, 21), 'f32');
+    const b = stored(randn(K * N, 22), 'f32');
+    const tA = gpu.upload(a, [a.length, 1], 'f32', 'a');
+    const tB = gpu.upload(b, [K, N], 'f32', 'b');
+    const tC = gpu.zeros([2 + 24 + M * N, 1], 'f32', 'c');
+    const dims = { M, N, K, batch, strideA: 40, strideB: 0, strideC: 24, offsetA: 3, offsetB: 0, offsetC: 2 };
+    matmul(gpu, { ...tC, shape: [M, N] }, { ...tA, shape: [M, K] }, tB, { ...dims, batch });
+    expectClose('c', await gpu.read(tC), matmulRef(a, b, dims, { cSize: 2 + 24 + M * N }), tolFor(K));
+    gpu.release(tA, tB, tC);
+  });
+
+  it('picks small tiles for skinny shapes', () => {
+    expect(chooseVariant(4096, 4096)).toBe('big');
+    expect(chooseVariant(8, 4096)).toBe('rows');
+    expect(chooseVariant(4096, 1)).toBe('cols');
+    expect(chooseVariant(7, 7)).toBe('small');
+  });
+});
+
+describe('matmul backward', () => {
+  it('reference backward matches finite differences of the reference forward', () => {
+    for (const [ta, tb] of TRANS) {
+      const dims: MatmulRefDims = { M: 3, N: 4, K: 5, batch: 2, transA: ta, transB: tb, alpha: 0.7, strideA: 15, strideB: 0, strideC: 12 };
+      const a = randn(30, 31);
+      const b = randn(20, 32);
+      const dc = randn(24, 33);
+      const { da, db } = matmulBackwardRef(dc, a, b, dims);
+      expectClose(`da ${tname(ta, tb)} vs fd`, da, finiteDiff((x) => dot(matmulRef(x, b, dims), dc), a), { atol: 1e-8, rtol: 1e-7 });
+      expectClose(`db ${tname(ta, tb)} vs fd`, db, finiteDiff((x) => dot(matmulRef(a, x, dims), dc), b), { atol: 1e-8, rtol: 1e-7 });
+    }
+  });
+
+  async function checkBackward(gpu: Gpu, shape: Shape, ta: boolean, tb: boolean, batch: number, broadcastB: boolean, dtype: WeightDType, seed: number, alpha = 1): Promise<void> {
+    const [M, N, K] = shape;
+    const bB = broadcastB ? 1 : batch;
+    const aShape = [...(batch > 1 ? [batch] : []), ...(ta ? [K, M] : [M, K])];
+    const bShape = [...(bB > 1 ? [bB] : []), ...(tb ? [N, K] : [K, N])];
+    const a = stored(randn(batch * M * K, seed), 'f32');
+    const b = stored(randn(bB * K * N, seed + 1), dtype);
+    const dc = stored(randn(batch * M * N, seed + 2), 'f32');
+    const da0 = stored(randn(a.length, seed + 3), 'f32');
+    const tA = gpu.upload(a, aShape, 'f32', 'a');
+    const tB = gpu.upload(b, bShape, dtype, 'b');
+    const tDc = gpu.upload(dc, batch > 1 ? [batch, M, N] : [M, N], 'f32', 'dc');
+    const tDa = gpu.upload(da0, aShape, 'f32', 'da');
+    const tDb = dtype === 'f32' ? gpu.tensor(bShape, 'f32', 'db') : null;
+    matmulBackward(gpu, tDa, tDb, tDc, tA, tB, { transA: ta, transB: tb, alpha, accumulateDA: true, variant: 'small' });
+    const ref = matmulBackwardRef(dc, a, b, { M, N, K, batch, transA: ta, transB: tb, alpha, strideA: M * K, strideB: bB > 1 ? K * N : 0, strideC: M * N });
+    const name = `${tname(ta, tb)} ${dtype} ${shape.join('x')} batch ${batch}${broadcastB ? ' shared b' : ''}`;
+    expectClose(`da ${name}`, await gpu.read(tDa), ref.da.map((g, i) => g + da0[i]), tolFor(N));
+    if (tDb) expectClose(`db ${name}`, await gpu.read(tDb), ref.db, tolFor(M * batch));
+    gpu.release(tA, tB, tDc, tDa, tDb ?? undefined);
+  }
+
+  for (const [ta, tb] of TRANS) {
+    it(`${tname(ta, tb)}: GPU backward matches the reference backward`, async () => {
+      const gpu = await testGpu();
+      await checkBackward(gpu, [7, 130, 65], ta, tb, 1, false, 'f32', 40, 0.5);
+      await checkBackward(gpu, [65, 7, 33], ta, tb, 3, false, 'f32', 41);
+      await checkBackward(gpu, [9, 17, 65], ta, tb, 3, true, 'f32', 42); // db summed over the batch
+    });
+  }
+
+  it('packed 16-bit b: da only', async () => {
+    const gpu = await testGpu();
+    await checkBackward(gpu, [7, 65, 64], false, true, 2, true, 'bf16', 50);
+    await checkBackward(gpu, [64, 7, 65], false, false, 1, false, 'f16', 51);
+  });
+});
+
+describe('matmul validation', () => {
+  it('rejects mismatched shapes before dispatch', async () => {
+    const gpu = await testGpu();
+    const a = gpu.tensor([4, 3], 'f32', 'a');
+    const b = gpu.tensor([5, 6], 'f32', 'b');
+    const c = gpu.tensor([4, 6], 'f32', 'c');
+    const bias = gpu.tensor([5], 'f32', 'bias');
+    const b16 = gpu.tensor([3, 6], 'bf16', 'b16');
+    const a3 = gpu.tensor([2, 4, 3], 'f32', 'a3');
+    const c3 = gpu.tensor([3, 4, 6], 'f32', 'c3');
+    const before = gpu.dispatchCount;
+    expect(() => matmul(gpu, c, a, b)).toThrow(/matmul: inner dims differ \(K = 3 from a, 5 from b\): out \[4, 6\] f32, a \[4, 3\] f32, b \[5, 6\] f32/);
+    expect(() => matmul(gpu, c, a, b, { transA: true })).toThrow(/matmul: inner dims differ/);
+    expect(() => matmul(gpu, gpu.tensor([4, 5], 'f32', 'c2'), a, b16)).toThrow(/matmul: out must be \(\.\.\., 4, 6\)/);
+    expect(() => matmul(gpu, c, a, b16, { bias })).toThrow(/matmul: bias must be \(6\) f32, got \[5\] f32/);
+    expect(() => matmul(gpu, c3, a3, b16)).toThrow(/matmul: a has batch 2, expected 3 or 1/);
+    expect(() => matmul(gpu, c, b16, b16)).toThrow(/matmul: (a must be f32|inner dims)/);
+    expect(() => matmul(gpu, c, a, b16, { batch: 2, strideC: 1000 })).toThrow(/matmul: out \[4, 6\] f32: 2 batch\(es\) of \(4, 6\) at offset 0, stride 1000 need 1024 elements, its buffer holds 64/);
+    expect(() => matmulBackward(gpu, null, gpu.tensor([3, 6], 'f32', 'db'), c, a, b16)).toThrow(/matmulBackward: b \[3, 6\] bf16 is a frozen 16-bit weight/);
+    expect(() => matmulBackward(gpu, gpu.tensor([4, 4], 'f32', 'da'), null, c, a, b16)).toThrow(/matmulBackward: da must be f32 shaped like a/);
+    expect(gpu.dispatchCount).toBe(before);
+    gpu.release(a, b, c, bias, b16, a3, c3);
+  });
+});

@@ -1,0 +1,35 @@
+// The marft command line: one entry, a command per file in src/cli/commands/.
+// Errors print their message (with the catalogue's hint) and exit 1; usage errors exit 2.
+
+import { ensureVulkanEnv } from '../gpu/node.ts';
+import { UsageError } from './args.ts';
+import { logitsCommand, usage as logitsUsage } from './commands/logits.ts';
+import { tokenizeCommand, usage as tokenizeUsage } from './commands/tokenize.ts';
+
+const COMMANDS: Record<string, { run: (argv: string[]) => Promise<void>; usage: string; gpu: boolean }> = {
+  logits: { run: logitsCommand, usage: logitsUsage, gpu: true },
+  tokenize: { run: tokenizeCommand, usage: tokenizeUsage, gpu: false },
+};
+
+function help(): string {
+  return `usage:\n${Object.values(COMMANDS).map((c) => `  ${c.usage}`).join('\n')}`;
+}
+
+const [cmd, ...argv] = process.argv.slice(2);
+const command = cmd ? COMMANDS[cmd] : undefined;
+if (!command) {
+  console.error(cmd && cmd !== '--help' ? `marft: unknown command "${cmd}"\n${help()}` : help());
+  process.exit(cmd && cmd !== '--help' ? 2 : 0);
+}
+if (command.gpu) await ensureVulkanEnv();
+try {
+  await command.run(argv);
+  process.exit(0);
+} catch (e) {
+  if (e instanceof UsageError) {
+    console.error(`marft ${cmd}: ${e.message}\nusage: ${command.usage}`);
+    process.exit(2);
+  }
+  console.error(`marft ${cmd}: ${(e as Error).message}`);
+  process.exit(1);
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine lent by the `device` tool (see ../shared/device/README.md): the PyTorch peers
+# and our benchmarks on the same GPU in one call, results under $OUT. Prepare here first:
+#   bash ../shared/device/pack.sh && for b in kernels model; do node scripts/bundle.mjs bench/$b.ts .devcarry/app; done
+# then run with carry [".devcarry"]: bash bench/device-run.sh [fixtures] [kernels] [model]
+set -uo pipefail
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+steps=" $* "
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+if [[ -z "$*" || "$steps" == *" fixtures "* ]]; then
+  python3 scripts/fixtures/make_parity.py "$OUT/parity.tar" 2>&1 | grep -v -i "warn\|Writing" | tail -6
+fi
+if [[ -z "$*" || "$steps" == *" kernels "* ]]; then
+  python3 bench/baselines/kernels.py --matmul 4096x4096x4096,2048x2048x2048,1024x1024x1024,4096x576x576,8x1536x576 \
+    --attn 8x512x9x3x64,4x1024x9x3x64,2x2048x16x4x64 --out "$OUT/torch-kernels.json" > /dev/null
+  bash .devcarry/enter.sh node .devcarry/app/kernels.mjs --peer "$OUT/torch-kernels.json" --out "$OUT/kernels.json" 2>&1 | grep -v "^Warning\|^    at " | tee "$OUT/kernels.txt"
+fi
+if [[ -z "$*" || "$steps" == *" model "* ]]; then
+  python3 bench/baselines/model.py --out "$OUT/torch-model.json" 2>&1 | grep -v -i warn
+  bash .devcarry/enter.sh node .devcarry/app/model.mjs --peer "$OUT/torch-model.json" --out "$OUT/model.json" 2>&1 | grep -v "^Warning\|^    at " | tee "$OUT/model.txt"
+fi

@@ -1,0 +1,101 @@
+// `npm run bench:model`: forward+backward tokens/s (LoRA training step shape) and batched decode tokens/s
+// for a tiny model and a SmolLM2-135M-shaped random model, on whatever GPU Dawn finds. With --peer FILE
+// (bench/baselines/model.py's JSON from the same GPU) it prints the ratios against transformers + peft.
+// Options: --models tiny,smollm2-135m  --batch 8 --seq 256 --prompt 32 --new 128  --out FILE  --peer FILE
+
+import { readFileSync, writeFileSync } from 'node:fs';
+import { acquireNodeGpu, ensureVulkanEnv } from '../src/gpu/node.ts';
+import { parseConfig, type ModelConfig, expectedWeights } from '../src/model/config.ts';
+import { Decoder } from '../src/model/decoder.ts';
+import { generate } from '../src/model/generate.ts';
+import { createLoraSet } from '../src/model/lora-set.ts';
+import { Rng } from '../src/model/rng.ts';
+import type { TensorView } from '../src/model/safetensors.ts';
+import { releaseWeights, uploadWeights } from '../src/model/weights.ts';
+
+await ensureVulkanEnv();
+const arg = (n: string, d: string): string => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
+
+export const BENCH_MODELS: Record<string, Record<string, unknown>> = {
+  tiny: { vocab_size: 512, hidden_size: 256, intermediate_size: 704, num_hidden_layers: 4, num_attention_heads: 4, num_key_value_heads: 2 },
+  'smollm2-135m': { vocab_size: 49152, hidden_size: 576, intermediate_size: 1536, num_hidden_layers: 30, num_attention_heads: 9, num_key_value_heads: 3, tie_word_embeddings: true },
+};
+
+function randomWeights(config: ModelConfig, seed: number): (name: string) => TensorView {
+  const rng = new Rng(seed);
+  const cache = new Map<string, TensorView>();
+  const specs = new Map(expectedWeights(config).map((w) => [w.name, w.shape]));
+  return (name) => {
+    const shape = specs.get(name);
+    if (!shape) return undefined as unknown as TensorView;
+    let v = cache.get(name);
+    if (!v) {
+      const n = shape.reduce((a, b) => a * b, 1);
+      const std = name.includes('norm') ? 0 : 0.02;
+      const f = Float32Array.from({ length: n }, () => (name.includes('norm') ? 1 : std * (rng.next() * 2 - 1) * 1.73));
+      v = { dtype: 'F32', shape, data: new Uint8Array(f.buffer) };
+      cache.set(name, v);
+    }
+    return v;
+  };
+}
+
+const gpu = await acquireNodeGpu({ log: console.log });
+const soft = gpu.adapter.isFallback;
+const B = Number(arg('batch', soft ? '2' : '8'));
+const T = Number(arg('seq', soft ? '16' : '256'));
+const P = Number(arg('prompt', soft ? '4' : '32'));
+const NEW = Number(arg('new', soft ? '4' : '128'));
+const names = arg('models', soft ? 'tiny' : 'tiny,smollm2-135m').split(',');
+const peer = process.argv.includes('--peer') ? JSON.parse(readFileSync(arg('peer', ''), 'utf8')) as { device: string; rows: Array<Record<string, number | string>> } : null;
+const rows: Array<Record<string, number | string>> = [];
+
+for (const name of names) {
+  for (const dtype of ['f32', 'bf16'] as const) {
+    const config = parseConfig({ model_type: 'llama', architectures: ['LlamaForCausalLM'], max_position_embeddings: 4096, ...BENCH_MODELS[name] });
+    const weights = uploadWeights(gpu, config, randomWeights(config, 1), dtype === 'bf16' ? { storeAs: 'bf16' } : {});
+    const dec = new Decoder(gpu, config, weights);
+    dec.lora = createLoraSet(gpu, config, { r: 8, alpha: 16, targets: ['q_proj', 'v_proj'], slots: 1 }, 2);
+    const rng = new Rng(3);
+    const ids = Int32Array.from({ length: B * T }, () => rng.int(config.vocabSize));
+    const dlogits = gpu.upload(Float32Array.from({ length: B * T * config.vocabSize }, () => (rng.next() - 0.5) * 1e-3), [B * T, config.vocabSize], 'f32', 'dlogits');
+    const slots = new Int32Array(B);
+    const step = async (): Promise<void> => {
+      const st = dec.forward({ B, T, ids, slots }, { save: true });
+      dec.backward(st, dlogits, null);
+      dec.release(st);
+      await gpu.sync();
+    };
+    await step();
+    const reps = soft ? 1 : 5;
+    let t0 = performance.now();
+    for (let i = 0; i < reps; i++) await step();
+    const trainMs = (performance.now() - t0) / reps;
+    const prompts = Array.from({ length: B }, () => Array.from({ length: P }, () => rng.int(config.vocabSize)));
+    const gen = () => generate(dec, prompts, { maxNewTokens: NEW, sampling: { temperature: 0 }, seed: 1, slots: new Array(B).fill(0), syncEvery: 16 });
+    await gen();
+    t0 = performance.now();
+    await gen();
+    const decodeMs = performance.now() - t0;
+    const row: Record<string, number | string> = {
+      model: name, dtype, B, T, fwdBwdMs: trainMs, fwdBwdTokS: (B * T) / (trainMs / 1000), decodeTokS: (B * NEW) / (decodeMs / 1000),
+      peakMiB: gpu.pool.stats.peakBytes / 2 ** 20,
+    };
+    const p = peer?.rows.find((r) => r.model === name && r.dtype === dtype);
+    const pf = peer?.rows.find((r) => r.model === name && r.dtype === 'fp32');
+    if (p) { row.torchFwdBwdTokS = p.fwd_bwd_tok_s; row.torchDecodeTokS = p.decode_tok_s; }
+    if (pf) { row.vsTorchFp32FwdBwd = (row.fwdBwdTokS as number) / (pf.fwd_bwd_tok_s as number); row.vsTorchFp32Decode = (row.decodeTokS as number) / (pf.decode_tok_s as number); }
+    rows.push(row);
+    console.log(JSON.stringify(row));
+    gpu.release(dlogits);
+    releaseWeights(gpu, weights);
+    gpu.pool.trim();
+  }
+}
+const cols = ['model', 'dtype', 'fwdBwdTokS', 'torchFwdBwdTokS', 'vsTorchFp32FwdBwd', 'decodeTokS', 'torchDecodeTokS', 'vsTorchFp32Decode', 'peakMiB'];
+const fmt = (v: unknown) => (typeof v === 'number' ? (v >= 100 ? v.toFixed(0) : v.toPrecision(3)) : String(v ?? ''));
+console.log(`\nmodel benchmark on ${gpu.adapter.description || gpu.adapter.vendor} (B=${B}, T=${T}, decode ${P}+${NEW})${peer ? `, PyTorch peer on ${peer.device}` : ''}`);
+console.log(`| ${cols.join(' | ')} |\n|${cols.map(() => '---').join('|')}|`);
+for (const r of rows) console.log(`| ${cols.map((c) => fmt(r[c])).join(' | ')} |`);
+if (process.argv.includes('--out')) writeFileSync(arg('out', ''), JSON.stringify({ adapter: gpu.adapter, rows }, null, 1));
+process.exit(0);

@@ -1,0 +1,119 @@
+// Launchers for the fused log-softmax / target log-prob / entropy (forward) and its backward, which can
+// overwrite the logits with their gradient to save a (N, V) buffer.
+
+import type { Gpu } from '../../src/gpu/context.ts';
+import { shapeError } from '../../src/gpu/errors.ts';
+import { type Program, grid1d } from '../../src/gpu/program.ts';
+import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
+import { fillTemplate } from '../common.ts';
+import source from './logprobs.wgsl';
+
+const programs = new Map<string, Program>();
+
+function program(entry: 'forward' | 'backward', inPlace: boolean, hasDlogp: boolean, hasDent: boolean): Program {
+  const key = `logprobs:${inPlace ? 'inplace' : 'out'}:${hasDlogp ? 'dlogp' : '-'}:${hasDent ? 'dent' : '-'}`;
+  const id = `${key}#${entry}`;
+  let p = programs.get(id);
+  if (!p) {
+    const code = () =>
+      fillTemplate(source, {
+        LOGITS_ACCESS: inPlace ? 'read_write' : 'read',
+        DLOGP: hasDlogp ? 'dlogp[row]' : '0.0',
+        DENT: hasDent ? 'dentropy[row]' : '0.0',
+        ENTROPY: hasDent ? 'entropy[row]' : '0.0',
+        GRAD_STORE: inPlace ? 'logits[i] = dlogit;' : 'dlogits[i] = dlogit;',
+      });
+    p = { key, code, entryPoint: entry };
+    programs.set(id, p);
+  }
+  return p;
+}
+
+export interface LogprobsOptions {
+  /** Divides the logits before the softmax (the sampling temperature of the policy); default 1. */
+  temperature?: number;
+}
+
+function checkTemperature(op: string, T: number): void {
+  if (!(T > 0) || !Number.isFinite(T)) shapeError(op, `temperature must be a positive finite number, got ${T}`);
+}
+
+function checkRows(op: string, name: string, t: Tensor | undefined, N: number): void {
+  if (t && (t.dtype !== 'f32' || t.shape.length !== 1 || t.shape[0] !== N)) shapeError(op, `${name} must be (${N}) f32, got ${shapeStr(t)}`);
+}
+
+function checkLogits(op: string, logits: Tensor, targets: Tensor): [number, number] {
+  if (logits.dtype !== 'f32' || logits.shape.length !== 2) shapeError(op, `logits must be (N, V) f32, got ${shapeStr(logits)}`);
+  const [N, V] = logits.shape;
+  if (V === 0) shapeError(op, `logits has an empty vocabulary: ${shapeStr(logits)}`);
+  if (targets.dtype !== 'i32' || targets.shape.length !== 1 || targets.shape[0] !== N) {
+    shapeError(op, `targets must be (${N}) i32, got ${shapeStr(targets)}`);
+  }
+  return [N, V];
+}
+
+/**
+ * logp (N) = log softmax(logits / T)[target], entropy (N) = -sum p log p, lse (N) = logsumexp(logits / T)
+ * (saved for the backward). logits (N, V) f32, targets (N) i32; target < 0 marks padding (logp = entropy = 0).
+ */
+export function logprobsForward(gpu: Gpu, logp: Tensor, entropy: Tensor, lse: Tensor, logits: Tensor, targets: Tensor, opts: LogprobsOptions = {}): void {
+  const op = 'logprobsForward';
+  const [N, V] = checkLogits(op, logits, targets);
+  checkRows(op, 'logp', logp, N);
+  checkRows(op, 'entropy', entropy, N);
+  checkRows(op, 'lse', lse, N);
+  const T = opts.temperature ?? 1;
+  checkTemperature(op, T);
+  gpu.run({
+    program: program('forward', false, false, false),
+    bindings: [logits, targets, logp, entropy, lse],
+    uniforms: [N, V, { f32: 1 / T }, 0x7fc00000],
+    workgroups: grid1d(N),
+  });
+}
+
+export interface LogprobsBackwardOptions extends LogprobsOptions {
+  /** Write the gradient over the logits buffer (then pass dlogits = logits). */
+  inPlace?: boolean;
+}
+
+/**
+ * dlogits (N, V) = (dlogp (onehot - p) - dentropy p (log p + H)) / T, assigned (=). dlogp or dentropy may
+ * be null (zero). With inPlace, dlogits must be the logits tensor itself and is overwritten. entropy and
+ * lse are the forward's outputs (entropy may be null when dentropy is).
+ */
+export function logprobsBackward(
+  gpu: Gpu,
+  dlogits: Tensor,
+  dlogp: Tensor | null,
+  dentropy: Tensor | null,
+  logits: Tensor,
+  targets: Tensor,
+  entropy: Tensor | null,
+  lse: Tensor,
+  opts: LogprobsBackwardOptions = {},
+): void {
+  const op = 'logprobsBackward';
+  const [N, V] = checkLogits(op, logits, targets);
+  const inPlace = opts.inPlace ?? false;
+  if (dlogits.dtype !== 'f32' || dlogits.shape.length !== 2 || dlogits.shape[0] !== N || dlogits.shape[1] !== V) {
+    shapeError(op, `dlogits must be (${N}, ${V}) f32, got ${shapeStr(dlogits)}`);
+  }
+  if (inPlace && dlogits.buffer !== logits.buffer) shapeError(op, 'inPlace needs dlogits to be the logits tensor');
+  if (!inPlace && dlogits.buffer === logits.buffer) shapeError(op, 'dlogits is the logits buffer: pass { inPlace: true }');
+  checkRows(op, 'dlogp', dlogp ?? undefined, N);
+  checkRows(op, 'dentropy', dentropy ?? undefined, N);
+  checkRows(op, 'lse', lse, N);
+  if (dentropy && !entropy) shapeError(op, 'dentropy needs the forward entropy');
+  checkRows(op, 'entropy', entropy ?? undefined, N);
+  const T = opts.temperature ?? 1;
+  checkTemperature(op, T);
+  const hasDlogp = dlogp !== null;
+  const hasDent = dentropy !== null;
+  gpu.run({
+    program: program('backward', inPlace, hasDlogp, hasDent),
+    bindings: [logits, targets, undefined, hasDent ? entropy! : undefined, lse, dlogp ?? undefined, dentropy ?? undefined, inPlace ? undefined : dlogits],
+    uniforms: [N, V, { f32: 1 / T }, 0x7fc00000],
+    workgroups: grid1d(N),
+  });
+}

@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { expectClose, randn, rng, testGpu } from '../testing.ts';
+import { type ReduceOp, maskedMean, maskedMeanRows, reduceAll, reduceAllInto, reduceRows } from './reduce.ts';
+import { maskedMeanRef, maskedMeanRowsRef, reduceRef, reduceRowsRef } from './reduce.ref.ts';
+
+const OPS: ReduceOp[] = ['sum', 'mean', 'max', 'sumsq'];
+const FLAT = [1, 7, 64, 65, 130, 256, 257, 4096, 4097, 50000];
+const ROWS: Array<[N: number, C: number]> = [[1, 1], [7, 7], [3, 64], [5, 65], [2, 130], [65, 3], [2, 50000]];
+const f32 = (a: Float64Array) => Float64Array.from(Float32Array.from(a));
+const tol = (op: ReduceOp, n: number) => ({ atol: op === 'max' ? 0 : 1e-6 * Math.sqrt(n) * (op === 'sumsq' ? 4 : 2), rtol: op === 'max' ? 0 : 2e-6 });
+const mask01 = (n: number, seed: number) => { const r = rng(seed); return Float64Array.from({ length: n }, () => (r() < 0.6 ? 1 : 0)); };
+
+describe('reduce', () => {
+  it.each(FLAT)('reduceAll n=%i', async (n) => {
+    const gpu = await testGpu();
+    const x = f32(randn(n, 10 + n));
+    const tx = gpu.upload(x, [n], 'f32', 'x');
+    const outs = OPS.map((op) => { const o = gpu.tensor([1], 'f32', `out.${op}`); reduceAll(gpu, o, tx, op); return o; });
+    for (const [k, op] of OPS.entries()) expectClose(`${op}(${n})`, await gpu.read(outs[k]), [reduceRef(x, op)], tol(op, n));
+    gpu.release(tx, ...outs);
+  });
+
+  it.each(ROWS)('reduceRows N=%i C=%i', async (N, C) => {
+    const gpu = await testGpu();
+    const x = f32(randn(N * C, N + 7 * C));
+    const tx = gpu.upload(x, [N, C], 'f32', 'x');
+    const outs = OPS.map((op) => { const o = gpu.tensor([N], 'f32', `out.${op}`); reduceRows(gpu, o, tx, op); return o; });
+    for (const [k, op] of OPS.entries()) expectClose(`${op} rows`, await gpu.read(outs[k]), reduceRowsRef(x, N, C, op), tol(op, C));
+    gpu.release(tx, ...outs);
+  });
+
+  it.each(FLAT)('maskedMean n=%i', async (n) => {
+    const gpu = await testGpu();
+    const v = f32(randn(n, 20 + n));
+    const m = mask01(n, 30 + n);
+    const tv = gpu.upload(v, [n], 'f32', 'v');
+    const tm = gpu.upload(m, [n], 'f32', 'm');
+    const out = gpu.tensor([1], 'f32', 'out');
+    maskedMean(gpu, out, tv, tm);
+    expectClose('maskedMean', await gpu.read(out), [maskedMeanRef(v, m)], { atol: 1e-6, rtol: 1e-5 });
+    gpu.release(tv, tm, out);
+  });
+
+  it.each(ROWS)('maskedMeanRows N=%i C=%i', async (N, C) => {
+    const gpu = await testGpu();
+    const v = f32(randn(N * C, 40 + N));
+    const m = mask01(N * C, 50 + C);
+    if (N > 1) m.fill(0, 0, C); // an all-masked row gives 0
+    const tv = gpu.upload(v, [N, C], 'f32', 'v');
+    const tm = gpu.upload(m, [N, C], 'f32', 'm');
+    const out = gpu.tensor([N], 'f32', 'out');
+    maskedMeanRows(gpu, out, tv, tm);
+    expectClose('maskedMeanRows', await gpu.read(out), maskedMeanRowsRef(v, m, N, C), { atol: 1e-6, rtol: 1e-5 });
+    gpu.release(tv, tm, out);
+  });
+
+  it('reduceAllInto: one sum of squares over several tensors, at an offset, with three passes', async () => {
+    const gpu = await testGpu();
+    const sizes = [5, 4096 * 4096 + 3, 70000]; // 4099 first-pass partials: a second and a third pass
+    // a cheap hash for the 16M values (randn would take seconds); f32 values, like every input here
+    const xs = sizes.map((n, i) => Float32Array.from({ length: n }, (_, j) => ((Math.imul(j + 1, 2654435761 + 2 * i) >>> 8) / 2 ** 24 - 0.5) * 0.02));
+    const ts = xs.map((x, i) => gpu.upload(x, [x.length], 'f32', `x${i}`));
+    const out = gpu.upload([7, 7, 7], [3], 'f32', 'out');
+    reduceAllInto(gpu, out, 1, ts, 'sumsq');
+    const ref = xs.reduce((a, x) => a + reduceRef(x, 'sumsq'), 0);
+    const got = await gpu.read(out);
+    expectClose('sumsq list', got, [7, ref, 7], { atol: 1e-6, rtol: 1e-5 });
+    gpu.release(...ts, out);
+  });
+
+  it('is deterministic and maps non-finite values to +inf in sumsq', async () => {
+    const gpu = await testGpu();
+    const x = f32(randn(9000, 3));
+    const tx = gpu.upload(x, [9000], 'f32', 'x');
+    const a = gpu.tensor([1], 'f32', 'a');
+    const b = gpu.tensor([1], 'f32', 'b');
+    reduceAll(gpu, a, tx, 'sum');
+    reduceAll(gpu, b, tx, 'sum');
+    expect((await gpu.read(a))[0]).toBe((await gpu.read(b))[0]);
+    x[4321] = NaN;
+    const tn = gpu.upload(x, [9000], 'f32', 'xnan');
+    reduceAll(gpu, a, tn, 'sumsq');
+    expect((await gpu.read(a))[0]).toBe(Infinity);
+    gpu.release(tx, tn, a, b);
+  });
+
+  it('rejects mismatched shapes before dispatch', async () => {
+    const gpu = await testGpu();
+    const x = gpu.upload(randn(12, 1), [3, 4], 'f32', 'x');
+    const m = gpu.upload(randn(12, 1), [4, 3], 'f32', 'm');
+    const out = gpu.tensor([4], 'f32', 'out');
+    const before = gpu.dispatchCount;
+    expect(() => reduceRows(gpu, out, x, 'sum')).toThrow(/reduceRows: out must be \(3\) f32, got \[4\] f32/);
+    expect(() => reduceAll(gpu, out, x, 'sum')).toThrow(/reduceAll: out must be \(1\) f32, got \[4\] f32/);
+    expect(() => maskedMeanRows(gpu, out, x, m)).toThrow(/maskedMeanRows: mask must be \(3, 4\) f32, got \[4, 3\] f32/);
+    expect(() => maskedMean(gpu, out, x, m)).toThrow(/maskedMean: out must be \(1\) f32, got \[4\] f32/);
+    expect(() => reduceAllInto(gpu, out, 4, [x], 'sum')).toThrow(/reduceAll: out must be f32 with an element at offset 4, got \[4\] f32/);
+    expect(gpu.dispatchCount).toBe(before);
+    gpu.release(x, m, out);
+  });
+});

@@ -1,0 +1,193 @@
+// Launchers for deterministic reductions: sum, mean, max, sum of squares over a whole tensor (or a list
+// of tensors, as adamw's global gradient norm needs) or per row of (N, C), and the masked mean.
+// Flat reductions run in passes of 4096-element segments; the partials live in two scratch buffers kept
+// per device (never returned to the pool, so a later upload cannot overwrite them before the passes run).
+
+import type { Gpu } from '../../src/gpu/context.ts';
+import { shapeError } from '../../src/gpu/errors.ts';
+import { type Program, grid1d } from '../../src/gpu/program.ts';
+import { type Tensor, numel, shapeStr } from '../../src/gpu/tensor.ts';
+import { fillTemplate } from '../common.ts';
+import source from './reduce.wgsl';
+
+export type ReduceOp = 'sum' | 'mean' | 'max' | 'sumsq';
+
+/** Elements per segment of a flat pass (one workgroup each). */
+export const REDUCE_SEGMENT = 4096;
+
+type Load = 'sum' | 'sumsq' | 'max' | 'masked' | 'pairs';
+type Store = 'value' | 'pair' | 'ratio';
+
+const LOADS: Record<Load, { load: string; combine: string; identity: string }> = {
+  sum: { load: 'return vec2<f32>(x[i], 0.0);', combine: 'return a + b;', identity: 'vec2<f32>(0.0)' },
+  sumsq: {
+    load: 'let v = x[i]; return vec2<f32>(select(posInf(), v * v, isFinite(v)), 0.0);',
+    combine: 'return a + b;',
+    identity: 'vec2<f32>(0.0)',
+  },
+  max: { load: 'return vec2<f32>(x[i], 0.0);', combine: 'return vec2<f32>(max(a.x, b.x), 0.0);', identity: 'vec2<f32>(negInf(), 0.0)' },
+  masked: { load: 'let w = mask[i]; return vec2<f32>(x[i] * w, w);', combine: 'return a + b;', identity: 'vec2<f32>(0.0)' },
+  pairs: { load: 'return vec2<f32>(x[2u * i], x[2u * i + 1u]);', combine: 'return a + b;', identity: 'vec2<f32>(0.0)' },
+};
+
+const STORES: Record<Store, string> = {
+  value: 'out[u.outOffset + s] = acc.x * u.scale;',
+  pair: 'let o = 2u * (u.outOffset + s); out[o] = acc.x; out[o + 1u] = acc.y;',
+  ratio: 'out[u.outOffset + s] = select(0.0, acc.x / acc.y, acc.y != 0.0);',
+};
+
+const programs = new Map<string, Program>();
+
+function reduceProgram(load: Load, store: Store): Program {
+  const key = `reduce:${load}:${store}`;
+  let p = programs.get(key);
+  if (!p) {
+    const l = LOADS[load];
+    const code = () => fillTemplate(source, { LOAD: l.load, COMBINE: l.combine, IDENTITY: l.identity, STORE: STORES[store] });
+    p = { key, code, entryPoint: 'reduce' };
+    programs.set(key, p);
+  }
+  return p;
+}
+
+interface Pass {
+  load: Load;
+  store: Store;
+  x: Tensor;
+  mask?: Tensor;
+  inOffset: number;
+  n: number;
+  segLen: number;
+  out: Tensor;
+  outOffset: number;
+  scale?: number;
+}
+
+function runPass(gpu: Gpu, p: Pass): void {
+  const nSeg = Math.ceil(p.n / p.segLen);
+  gpu.run({
+    program: reduceProgram(p.load, p.store),
+    bindings: [p.x, p.mask, p.out],
+    uniforms: [p.segLen, nSeg, p.n, p.inOffset, p.outOffset, { f32: p.scale ?? 1 }, 0x7f800000, 0xff800000],
+    workgroups: grid1d(nSeg),
+  });
+}
+
+const scratches = new WeakMap<Gpu, Tensor[]>();
+
+/** Scratch buffer `which` (0 or 1) of at least `words` f32, grown by doubling; the old one is left to the GC. */
+function scratch(gpu: Gpu, which: 0 | 1, words: number): Tensor {
+  let pair = scratches.get(gpu);
+  if (!pair) { pair = []; scratches.set(gpu, pair); }
+  const t = pair[which];
+  if (t && numel(t.shape) >= words) return t;
+  const size = Math.max(words, 2 * (t ? numel(t.shape) : 256));
+  const fresh = gpu.tensor([size], 'f32', `reduce.scratch${which}`);
+  pair[which] = { ...fresh, pooled: false };
+  return pair[which];
+}
+
+function checkF32(op: string, name: string, t: Tensor): void {
+  if (t.dtype !== 'f32') shapeError(op, `${name} must be f32, got ${shapeStr(t)}`);
+  if (numel(t.shape) === 0) shapeError(op, `${name} is empty: ${shapeStr(t)}`);
+}
+
+function checkOut(op: string, out: Tensor, offset: number): void {
+  if (out.dtype !== 'f32' || !Number.isInteger(offset) || offset < 0 || offset >= numel(out.shape)) {
+    shapeError(op, `out must be f32 with an element at offset ${offset}, got ${shapeStr(out)}`);
+  }
+}
+
+/**
+ * out[outOffset] = op over every element of every tensor in xs (one value for the whole list, e.g. the
+ * sum of squares of all gradients). mean divides by the total element count. No readback.
+ */
+export function reduceAllInto(gpu: Gpu, out: Tensor, outOffset: number, xs: readonly Tensor[], op: ReduceOp, masks?: readonly Tensor[]): void {
+  const name = masks ? 'maskedMean' : 'reduceAll';
+  if (xs.length === 0) shapeError(name, 'no input tensors');
+  checkOut(name, out, outOffset);
+  xs.forEach((x, i) => {
+    checkF32(name, `x[${i}]`, x);
+    if (x.buffer === out.buffer) shapeError(name, `x[${i}] and out are the same buffer`);
+  });
+  if (masks) {
+    if (masks.length !== xs.length) shapeError(name, `${masks.length} masks for ${xs.length} tensors`);
+    masks.forEach((m, i) => {
+      if (m.dtype !== 'f32' || numel(m.shape) !== numel(xs[i].shape)) {
+        shapeError(name, `mask must match values ${shapeStr(xs[i])} with f32, got ${shapeStr(m)}`);
+      }
+    });
+  }
+  const total = xs.reduce((a, x) => a + numel(x.shape), 0);
+  const first: Load = masks ? 'masked' : op === 'mean' ? 'sum' : op;
+  const later: Load = masks ? 'pairs' : op === 'max' ? 'max' : 'sum';
+  const finalStore: Store = masks ? 'ratio' : 'value';
+  const midStore: Store = masks ? 'pair' : 'value';
+  const width = masks ? 2 : 1;
+  const scale = op === 'mean' && !masks ? 1 / total : 1;
+  const S = REDUCE_SEGMENT;
+
+  if (xs.length === 1 && total <= S) {
+    runPass(gpu, { load: first, store: finalStore, x: xs[0], mask: masks?.[0], inOffset: 0, n: total, segLen: S, out, outOffset, scale });
+    return;
+  }
+  let P = xs.reduce((a, x) => a + Math.ceil(numel(x.shape) / S), 0);
+  let src = scratch(gpu, 0, P * width);
+  let off = 0;
+  xs.forEach((x, i) => {
+    const n = numel(x.shape);
+    runPass(gpu, { load: first, store: midStore, x, mask: masks?.[i], inOffset: 0, n, segLen: S, out: src, outOffset: off });
+    off += Math.ceil(n / S);
+  });
+  let which: 0 | 1 = 0;
+  while (P > S) {
+    const next = Math.ceil(P / S);
+    which = which === 0 ? 1 : 0;
+    const dst = scratch(gpu, which, next * width);
+    runPass(gpu, { load: later, store: midStore, x: src, inOffset: 0, n: P, segLen: S, out: dst, outOffset: 0 });
+    src = dst;
+    P = next;
+  }
+  runPass(gpu, { load: later, store: finalStore, x: src, inOffset: 0, n: P, segLen: S, out, outOffset, scale });
+}
+
+/** out (1) f32 = op over all elements of x. */
+export function reduceAll(gpu: Gpu, out: Tensor, x: Tensor, op: ReduceOp): void {
+  if (out.dtype !== 'f32' || numel(out.shape) !== 1) shapeError('reduceAll', `out must be (1) f32, got ${shapeStr(out)}`);
+  reduceAllInto(gpu, out, 0, [x], op);
+}
+
+/** out (N) f32 = op over each row of x (N, C) f32. */
+export function reduceRows(gpu: Gpu, out: Tensor, x: Tensor, op: ReduceOp): void {
+  const name = 'reduceRows';
+  if (x.dtype !== 'f32' || x.shape.length !== 2) shapeError(name, `x must be (N, C) f32, got ${shapeStr(x)}`);
+  const [N, C] = x.shape;
+  if (N === 0 || C === 0) shapeError(name, `x is empty: ${shapeStr(x)}`);
+  if (out.dtype !== 'f32' || out.shape.length !== 1 || out.shape[0] !== N) shapeError(name, `out must be (${N}) f32, got ${shapeStr(out)}`);
+  const load: Load = op === 'mean' ? 'sum' : op;
+  runPass(gpu, { load, store: 'value', x, inOffset: 0, n: N * C, segLen: C, out, outOffset: 0, scale: op === 'mean' ? 1 / C : 1 });
+}
+
+/** out (1) f32 = sum(values * mask) / sum(mask), 0 when the mask sums to 0. values and mask (N) f32. */
+export function maskedMean(gpu: Gpu, out: Tensor, values: Tensor, mask: Tensor): void {
+  const name = 'maskedMean';
+  if (out.dtype !== 'f32' || numel(out.shape) !== 1) shapeError(name, `out must be (1) f32, got ${shapeStr(out)}`);
+  if (values.shape.length !== 1 || values.dtype !== 'f32') shapeError(name, `values must be (N) f32, got ${shapeStr(values)}`);
+  if (mask.dtype !== 'f32' || mask.shape.length !== 1 || mask.shape[0] !== values.shape[0]) {
+    shapeError(name, `mask must be (${values.shape[0]}) f32, got ${shapeStr(mask)}`);
+  }
+  reduceAllInto(gpu, out, 0, [values], 'mean', [mask]);
+}
+
+/** out (N) f32 = per row sum(values * mask) / sum(mask) (0 for an all-zero mask row); values, mask (N, C) f32. */
+export function maskedMeanRows(gpu: Gpu, out: Tensor, values: Tensor, mask: Tensor): void {
+  const name = 'maskedMeanRows';
+  if (values.dtype !== 'f32' || values.shape.length !== 2) shapeError(name, `values must be (N, C) f32, got ${shapeStr(values)}`);
+  const [N, C] = values.shape;
+  if (N === 0 || C === 0) shapeError(name, `values is empty: ${shapeStr(values)}`);
+  if (mask.dtype !== 'f32' || mask.shape.length !== 2 || mask.shape[0] !== N || mask.shape[1] !== C) {
+    shapeError(name, `mask must be (${N}, ${C}) f32, got ${shapeStr(mask)}`);
+  }
+  if (out.dtype !== 'f32' || out.shape.length !== 1 || out.shape[0] !== N) shapeError(name, `out must be (${N}) f32, got ${shapeStr(out)}`);
+  runPass(gpu, { load: 'masked', store: 'ratio', x: values, mask, inOffset: 0, n: N * C, segLen: C, out, outOffset: 0 });
+}

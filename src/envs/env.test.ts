@@ -1,0 +1,92 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { arithmeticProblem } from './arithmetic.ts';
+import { EnvError } from './errors.ts';
+import { MathEnv } from './mathEnv.ts';
+import { createEnv, listEnvs, registerEnv, unregisterEnv } from './registry.ts';
+import type { Env } from './types.ts';
+
+const oneProblem = () => new MathEnv('one', () => ({ problem: 'What is 6*7?', answer: '42' }), 3);
+
+describe('MathEnv', () => {
+  it('ends when correct, with reward 1 and judge feedback', () => {
+    const env = oneProblem();
+    expect(env.reset(0).observation.task).toBe('What is 6*7?');
+    const r = env.step({ planner: 'multiply', solver: 'it is \\boxed{42}' });
+    expect(r).toMatchObject({ teamReward: 1, done: true, correct: true, feedback: 'judge: the answer is correct' });
+    expect(r.rewards).toEqual({ planner: 1, solver: 1 });
+    expect(r.answers.solver).toEqual({ answer: '42', correct: true });
+  });
+  it('runs to the horizon when wrong', () => {
+    const env = oneProblem();
+    env.reset(0);
+    for (let t = 1; t <= 3; t++) {
+      const r = env.step({ solver: '\\boxed{41}' });
+      expect(r.feedback).toBe('judge: the answer is incorrect');
+      expect(r.teamReward).toBe(0);
+      expect(r.done).toBe(t === 3);
+    }
+    expect(() => env.step({ solver: 'x' })).toThrow(EnvError);
+  });
+  it('takes the team answer from the last answering role that gave one', () => {
+    const env = oneProblem();
+    env.reset(0);
+    // The verifier gives no box, so the solver's answer counts.
+    expect(env.step({ solver: '\\boxed{42}', verifier: 'looks right' }).correct).toBe(true);
+    env.reset(0);
+    // Only the solver answers: the planner's box is ignored.
+    expect(env.step({ planner: '\\boxed{42}', solver: '\\boxed{40}' }, { answerRoles: ['solver'] }).correct).toBe(false);
+    env.reset(0);
+    expect(env.step({ solver: '\\boxed{42}', verifier: '\\boxed{41}' }).correct).toBe(false);
+  });
+  it('guards its state and actions', () => {
+    const env = oneProblem();
+    expect(() => env.step({ solver: 'x' })).toThrow(/before reset/);
+    env.reset(0);
+    expect(() => env.step({})).toThrow(/no actions/);
+    expect(() => env.step({ solver: 3 as unknown as string })).toThrow(/not a string/);
+    expect(() => new MathEnv('x', () => ({ problem: '', answer: '' }), 0)).toThrow(/horizon must be an integer >= 1/);
+  });
+});
+
+describe('arithmetic', () => {
+  it('makes reproducible problems whose answers evaluate right', () => {
+    for (let d = 1; d <= 4; d++) {
+      for (let s = 0; s < 30; s++) {
+        const p = arithmeticProblem(s, d);
+        expect(arithmeticProblem(s, d)).toEqual(p);
+        const expr = p.problem.replace(/^Compute (.*)\.$/, '$1');
+        // eslint-disable-next-line no-new-func
+        expect(String(Function(`return ${expr}`)())).toBe(p.answer);
+      }
+    }
+  });
+});
+
+describe('registry', () => {
+  afterEach(() => unregisterEnv('echo'));
+  it('creates built-ins by name', () => {
+    const env = createEnv('arithmetic', { difficulty: 1, horizon: 2 });
+    expect(env.horizon).toBe(2);
+    expect(env.reset(5).observation.task).toMatch(/^Compute /);
+    expect(listEnvs().map((e) => e.name)).toEqual(expect.arrayContaining(['arithmetic', 'dataset']));
+    expect(() => createEnv('arithmetic', { difficulty: 9 })).toThrow(/difficulty must be an integer in 1..4/);
+  });
+  it('registers a user environment in one call', () => {
+    const echo = (): Env => new MathEnv('echo', (seed) => ({ problem: `say ${seed}`, answer: String(seed) }));
+    registerEnv('echo', echo);
+    const env = createEnv('echo');
+    env.reset(7);
+    expect(env.step({ solver: '\\boxed{7}' }).correct).toBe(true);
+    expect(() => registerEnv('echo', echo)).toThrow(/already registered/);
+    registerEnv('echo', echo, { replace: true });
+  });
+  it('names the registered environments for an unknown name', () => {
+    try {
+      createEnv('nope');
+      expect.unreachable();
+    } catch (e) {
+      expect((e as EnvError).code).toBe('ENV_UNKNOWN');
+      expect((e as Error).message).toContain('arithmetic, dataset');
+    }
+  });
+});

@@ -1,0 +1,56 @@
+// The environment registry: a name -> factory map, pre-filled with the built-in environments
+// (arithmetic, dataset). A user adds an environment in one file:
+//
+//   import { registerEnv } from '../envs/registry.ts';
+//   registerEnv('countdown', (options) => new CountdownEnv(options), { description: 'reach a target number' });
+//
+// and the run config names it: { "env": { "name": "countdown", "options": { ... } } }.
+
+import { createArithmeticEnv } from './arithmetic.ts';
+import { createDatasetEnv, type DatasetEnvOptions } from './dataset.ts';
+import { envFail } from './errors.ts';
+import type { Env, EnvFactory, EnvOptions } from './types.ts';
+
+export interface EnvEntry {
+  name: string;
+  factory: EnvFactory;
+  description: string;
+  builtin: boolean;
+}
+
+const registry = new Map<string, EnvEntry>();
+
+function add(name: string, factory: EnvFactory, description: string, builtin: boolean): void {
+  registry.set(name, { name, factory, description, builtin });
+}
+
+add('arithmetic', (o) => createArithmeticEnv(o), 'Seeded arithmetic problems with integer answers (options: difficulty 1..4, horizon).', true);
+add('dataset', (o) => createDatasetEnv(o as DatasetEnvOptions), 'Your JSON/JSONL of {problem, answer} (options: data, split, testFraction, splitSeed, horizon).', true);
+
+/** Registers an environment factory under `name`. Throws ENV_EXISTS for a taken name unless `replace`. */
+export function registerEnv(name: string, factory: EnvFactory, options: { description?: string; replace?: boolean } = {}): void {
+  if (typeof name !== 'string' || !/^[A-Za-z][\w.-]*$/.test(name)) {
+    envFail('ENV_OPTIONS', `registerEnv: the name must start with a letter and use letters, digits, _ . -; got ${JSON.stringify(name)}`);
+  }
+  if (typeof factory !== 'function') envFail('ENV_OPTIONS', `registerEnv("${name}"): the factory must be a function (options) => Env`);
+  if (registry.has(name) && !options.replace) envFail('ENV_EXISTS', `registerEnv: an environment named "${name}" is already registered`);
+  add(name, factory, options.description ?? '', false);
+}
+
+/** Removes a user-registered environment (built-ins stay); returns whether one was removed. */
+export function unregisterEnv(name: string): boolean {
+  const e = registry.get(name);
+  if (!e || e.builtin) return false;
+  return registry.delete(name);
+}
+
+/** Creates the environment registered as `name` with `options`. */
+export function createEnv(name: string, options: EnvOptions = {}): Env {
+  const entry = registry.get(name);
+  if (!entry) envFail('ENV_UNKNOWN', `no environment named "${name}"; registered: ${[...registry.keys()].join(', ')}`);
+  return entry.factory(options);
+}
+
+export function listEnvs(): Array<Pick<EnvEntry, 'name' | 'description' | 'builtin'>> {
+  return [...registry.values()].map(({ name, description, builtin }) => ({ name, description, builtin }));
+}

@@ -1,0 +1,190 @@
+// Advantage estimation for MARFT, CPU reference versions of what the trainer computes:
+// (a) action-level GAE (MARFT-A) over turns t and agents i, as the original codebase does: for agent
+//     i < N-1, delta = r_i + gamma*V(o^{i+1}_t) - V(o^i_t); for the last agent,
+//     delta = r_N + gamma*V(o^1_{t+1})*notdone_t - V(o^N_t); A = delta + gamma*lambda*A_next (the chain is
+//     cut where the episode ends); returns = A + V. This is ordinary GAE over the flattened sequence of
+//     actions (t, i), with "done" only after an episode's last action — gae() is that flat form, which
+//     also serves dynamic topologies whose turns have different numbers of actions.
+// (b) token-level GAE (MARFT-T) over one episode's concatenated tokens: only generated tokens
+//     (lossMask 1) take part; for generated token k with next generated token k',
+//     delta_k = r_k + gamma*V_{k'} - V_k and A_k = delta_k + gamma*lambda*A_{k'}, with V and A of "k'"
+//     taken as 0 after the last generated token. Inside an action k' = k+1 and r_k = 0; at an action's last
+//     token r_k is its credited reward and k' is the next agent's first generated token (the Bellman
+//     backup across agents; prompt, transition and feedback tokens in between are skipped).
+// (c) GRPO: rewards of the G samples of one task -> (r - mean)/(std + eps); std is the sample standard
+//     deviation (n-1, torch.std's default, as DeepSeekMath/TRL) unless 'population' or 'none' (Dr. GRPO).
+// (d) per-minibatch advantage normalisation over masked-in entries, excluding exact zeros from the
+//     statistics as the original codebase does (nanmean/nanstd after zeros -> NaN, population std), then
+//     applied to every masked-in entry; masked-out entries come back 0.
+
+import { checkLengths, marftFail } from './errors.ts';
+import { actionSpans, placeOnLastTokens } from './sequence.ts';
+
+export interface GaeParams {
+  gamma: number;
+  lambda: number;
+}
+
+export interface GaeResult {
+  advantages: Float64Array;
+  returns: Float64Array;
+}
+
+const truthy = (x: number | boolean): boolean => x === true || (typeof x === 'number' && x !== 0);
+
+/**
+ * GAE over a flat sequence of K steps. dones[k] = the episode ended after step k (no bootstrap and no
+ * advantage carried across it). bootstrapValue: V of the state after the last step, used only when the
+ * last step is not done (a truncated rollout).
+ */
+export function gae(
+  rewards: ArrayLike<number>,
+  values: ArrayLike<number>,
+  dones: ArrayLike<number | boolean>,
+  params: GaeParams & { bootstrapValue?: number },
+): GaeResult {
+  const K = rewards.length;
+  checkLengths('gae', K, { values, dones });
+  const { gamma, lambda } = params;
+  const advantages = new Float64Array(K);
+  const returns = new Float64Array(K);
+  let nextValue = params.bootstrapValue ?? 0;
+  let nextAdv = 0;
+  for (let k = K - 1; k >= 0; k--) {
+    const notDone = truthy(dones[k]) ? 0 : 1;
+    const delta = rewards[k] + gamma * nextValue * notDone - values[k];
+    advantages[k] = delta + gamma * lambda * notDone * nextAdv;
+    returns[k] = advantages[k] + values[k];
+    nextValue = values[k];
+    nextAdv = advantages[k];
+  }
+  return { advantages, returns };
+}
+
+/**
+ * Action-level GAE for a rollout of T turns of N agents: rewards[t][i], values[t][i] = V(o^i_t),
+ * dones[t] = the episode ended after turn t (a new one starts at t+1). bootstrapValue = V(o^1_T) when the
+ * last turn is not done. Returns [T][N] arrays.
+ */
+export function actionLevelGae(
+  rewards: number[][],
+  values: number[][],
+  dones: ArrayLike<number | boolean>,
+  params: GaeParams & { bootstrapValue?: number },
+): { advantages: number[][]; returns: number[][] } {
+  const T = rewards.length;
+  checkLengths('actionLevelGae', T, { values, dones });
+  const N = T ? rewards[0].length : 0;
+  for (let t = 0; t < T; t++) checkLengths(`actionLevelGae (turn ${t})`, N, { rewards: rewards[t], values: values[t] });
+  const flatDone = new Uint8Array(T * N);
+  for (let t = 0; t < T; t++) flatDone[t * N + N - 1] = truthy(dones[t]) ? 1 : 0;
+  const r = gae(rewards.flat(), values.flat(), flatDone, params);
+  const unflat = (a: Float64Array) => Array.from({ length: T }, (_, t) => Array.from(a.subarray(t * N, t * N + N)));
+  return { advantages: unflat(r.advantages), returns: unflat(r.returns) };
+}
+
+export interface TokenGaeInput extends GaeParams {
+  /** Critic value per token, V_k. (T) */
+  values: ArrayLike<number>;
+  /** 1 for generated tokens. (T) */
+  lossMask: ArrayLike<number>;
+  /** Acting agent per token, -1 for prompt/transition/feedback tokens. (T) */
+  agentIds: ArrayLike<number>;
+  /** Reward per token (non-zero only on actions' last tokens). (T) Give this or actionRewards. */
+  rewards?: ArrayLike<number>;
+  /** One credited reward per action (actionSpans order), placed on each action's last token. */
+  actionRewards?: ArrayLike<number>;
+}
+
+/** Token-level GAE over one episode (see the file header). Masked-out positions get advantage and return 0. */
+export function tokenLevelGae(input: TokenGaeInput): GaeResult {
+  const { values, lossMask, agentIds, gamma, lambda } = input;
+  const T = lossMask.length;
+  checkLengths('tokenLevelGae', T, { values, agentIds, rewards: input.rewards });
+  const spans = actionSpans(lossMask, agentIds);
+  let rewards: ArrayLike<number>;
+  if (input.rewards && input.actionRewards) marftFail('SHAPE', 'tokenLevelGae: give rewards (per token) or actionRewards (per action), not both');
+  if (input.actionRewards) rewards = placeOnLastTokens(T, spans, input.actionRewards);
+  else if (input.rewards) rewards = input.rewards;
+  else return marftFail('SHAPE', 'tokenLevelGae: give rewards (per token) or actionRewards (per action)');
+  const advantages = new Float64Array(T);
+  const returns = new Float64Array(T);
+  let nextValue = 0;
+  let nextAdv = 0;
+  for (let k = T - 1; k >= 0; k--) {
+    if (!lossMask[k]) {
+      if (rewards[k] !== 0) marftFail('SHAPE', `tokenLevelGae: token ${k} has reward ${rewards[k]} but lossMask 0; rewards go on generated tokens`);
+      continue;
+    }
+    const delta = rewards[k] + gamma * nextValue - values[k];
+    advantages[k] = delta + gamma * lambda * nextAdv;
+    returns[k] = advantages[k] + values[k];
+    nextValue = values[k];
+    nextAdv = advantages[k];
+  }
+  return { advantages, returns };
+}
+
+export type GroupStd = 'sample' | 'population' | 'none';
+
+/**
+ * GRPO advantages: `rewards` holds consecutive groups of `groupSize` samples of one task each;
+ * A = (r - mean_group) / (std_group + eps). A group of one (sample std undefined) or of equal rewards gets 0.
+ */
+export function groupNormalize(rewards: ArrayLike<number>, groupSize: number, options: { std?: GroupStd; eps?: number } = {}): Float64Array {
+  const n = rewards.length;
+  if (!Number.isInteger(groupSize) || groupSize < 1) marftFail('SHAPE', `groupNormalize: groupSize must be an integer >= 1, got ${groupSize}`);
+  if (n % groupSize !== 0) marftFail('SHAPE', `groupNormalize: ${n} rewards do not split into groups of ${groupSize}`);
+  const stdKind = options.std ?? 'sample';
+  const eps = options.eps ?? 1e-6;
+  const out = new Float64Array(n);
+  for (let g = 0; g < n; g += groupSize) {
+    let mean = 0;
+    for (let i = 0; i < groupSize; i++) mean += rewards[g + i];
+    mean /= groupSize;
+    let ss = 0;
+    for (let i = 0; i < groupSize; i++) ss += (rewards[g + i] - mean) ** 2;
+    let denom = 1;
+    if (stdKind === 'sample') denom = (groupSize > 1 ? Math.sqrt(ss / (groupSize - 1)) : 0) + eps;
+    else if (stdKind === 'population') denom = Math.sqrt(ss / groupSize) + eps;
+    for (let i = 0; i < groupSize; i++) out[g + i] = (rewards[g + i] - mean) / denom;
+  }
+  return out;
+}
+
+/**
+ * Normalises a minibatch's advantages: statistics over entries with mask 1 (and, with excludeZeros — the
+ * default, as the original codebase — a non-zero value); population std; (A - mean)/(std + eps) applied
+ * to every masked-in entry. With no entry to take statistics from, the masked-in values are returned as
+ * they are.
+ */
+export function normalizeAdvantages(
+  advantages: ArrayLike<number>,
+  mask?: ArrayLike<number>,
+  options: { excludeZeros?: boolean; eps?: number } = {},
+): Float64Array {
+  const n = advantages.length;
+  checkLengths('normalizeAdvantages', n, { mask });
+  const excludeZeros = options.excludeZeros ?? true;
+  const eps = options.eps ?? 1e-5;
+  const inMask = (i: number) => !mask || mask[i] !== 0;
+  let count = 0;
+  let sum = 0;
+  for (let i = 0; i < n; i++) {
+    if (inMask(i) && !(excludeZeros && advantages[i] === 0)) {
+      count++;
+      sum += advantages[i];
+    }
+  }
+  const out = new Float64Array(n);
+  if (count === 0) {
+    for (let i = 0; i < n; i++) if (inMask(i)) out[i] = advantages[i];
+    return out;
+  }
+  const mean = sum / count;
+  let ss = 0;
+  for (let i = 0; i < n; i++) if (inMask(i) && !(excludeZeros && advantages[i] === 0)) ss += (advantages[i] - mean) ** 2;
+  const std = Math.sqrt(ss / count);
+  for (let i = 0; i < n; i++) if (inMask(i)) out[i] = (advantages[i] - mean) / (std + eps);
+  return out;
+}

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { configJsonSchema, defaultConfig, parseConfig, validateConfig } from './config.ts';
+import { MarftError } from './errors.ts';
+import { presetGraph } from './presets.ts';
+
+const messages = (input: unknown) => validateConfig(input).issues.map((i) => i.message);
+
+describe('run config', () => {
+  it('fills the reference defaults', () => {
+    const c = defaultConfig();
+    expect(c.level).toBe('action');
+    expect(c.lora).toEqual({ r: 8, alpha: 16, targets: ['q_proj', 'v_proj'], mode: 'per_agent', dropout: 0 });
+    expect(c.critic.hidden).toEqual([1024, 512]);
+    expect(c.ppo).toMatchObject({ clip: 0.2, valueClip: 0.2, entropyCoef: 0.01, klCoef: 0, targetKl: 1e-3, gamma: 0.99, lambda: 0.95, maxGradNorm: 0.5, valueLoss: 'huber', huberDelta: 10, adamEps: 1e-5 });
+    expect(c.rollout.horizon).toBe(3);
+    expect(c.graph.agents.map((a) => a.role)).toEqual(['planner', 'solver']);
+    expect(c.env).toEqual({ name: 'arithmetic', options: {} });
+    // Serialisable round trip.
+    expect(parseConfig(JSON.stringify(c))).toEqual(c);
+  });
+  it('names the field path, the constraint and the value', () => {
+    expect(messages({ ppo: { clip: 'x' } })).toEqual(['ppo.clip must be a number in (0, 1), got "x"']);
+    expect(messages({ ppo: { clip: 1 } })).toEqual(['ppo.clip must be a number in (0, 1), got 1']);
+    expect(messages({ lora: { r: 2.5, targets: ['q_proj', 'qkv'] } })).toEqual([
+      'lora.r must be an integer >= 1, got 2.5',
+      'lora.targets[1] must be one of "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", got "qkv"',
+    ]);
+    expect(messages({ level: 'tokens' })).toEqual(['level must be one of "action", "token", got "tokens"']);
+    expect(messages({ ppo: { targetKl: null } })).toEqual([]);
+    expect(messages({ ppo: { targetKl: 0 } })).toEqual(['ppo.targetKl must be a number > 0 or null, got 0']);
+  });
+  it('suggests the nearest name for an unknown field', () => {
+    expect(messages({ ppo: { clipp: 0.1 } })).toEqual(['unknown field ppo.clipp (did you mean ppo.clip?)']);
+    expect(messages({ banana: 1 })[0]).toMatch(/^unknown field banana; known fields: seed, iterations/);
+  });
+  it('validates the graph with paths', () => {
+    const g = presetGraph('trio');
+    g.edges.push({ from: 'verifier', to: 'planner' });
+    expect(messages({ graph: g })).toEqual(['graph: the edges form a cycle: planner → solver → verifier → planner']);
+    expect(messages({ graph: { agents: [{ role: 'a', topP: 2 }] } })).toEqual(['graph.agents[0].topP must be a number in (0, 1], got 2']);
+    expect(messages({ graph: { agents: [{ role: 'a' }, { role: 'a', withAnswer: true }] } })).toEqual(['graph: role "a" is used twice (agents[0] and agents[1])']);
+  });
+  it('checks cross-field rules', () => {
+    expect(messages({ algo: 'grpo' })).toEqual([expect.stringMatching(/^rollout.groupSize must be >= 2 with algo "grpo"/)]);
+    expect(messages({ algo: 'grpo', rollout: { groupSize: 4 } })).toEqual([]);
+    expect(messages({ credit: { method: 'per_step', perStep: { coder: 'solver' } } })).toEqual(['credit.perStep.coder names no role of the graph (planner, solver)']);
+    expect(messages({ credit: { method: 'per_step', fallback: null, perStep: { planner: 'planner' } } })).toEqual(['credit.perStep has no reward for solver and credit.fallback is null']);
+    expect(messages({ env: { name: 'nope' } })[0]).toMatch(/env.name "nope" is not a registered environment/);
+    expect(validateConfig({ env: { name: 'nope' } }, { checkEnv: false }).issues).toEqual([]);
+  });
+  it('throws a MarftError listing every problem', () => {
+    try {
+      parseConfig('{"seed": -1, "ppo": {"gamma": 2}}');
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(MarftError);
+      expect((e as MarftError).code).toBe('CONFIG_INVALID');
+      expect((e as Error).message).toContain('run config (2 problems)');
+      expect((e as Error).message).toContain('seed must be an integer >= 0, got -1');
+      expect((e as Error).message).toContain('ppo.gamma must be a number in [0, 1], got 2');
+    }
+    expect(() => parseConfig('{seed: 1}')).toThrow(/not valid JSON/);
+    expect(() => parseConfig('[]')).toThrow(/the config must be an object/);
+  });
+  it('exports JSON Schema', () => {
+    const s = configJsonSchema() as { properties: Record<string, { properties: Record<string, unknown> }> };
+    expect(s.properties.ppo.properties.clip).toEqual({ default: 0.2, type: 'number', exclusiveMinimum: 0, exclusiveMaximum: 1 });
+    expect(s.properties.ppo.properties.targetKl).toMatchObject({ type: ['number', 'null'] });
+    expect(s.properties.level).toMatchObject({ enum: ['action', 'token'], default: 'action' });
+    expect(JSON.parse(JSON.stringify(s))).toEqual(s);
+  });
+});

@@ -1,0 +1,103 @@
+// Credit assignment: from the team reward R of a turn to one reward per action of that turn, which the
+// token-level layout puts on the action's last token (sequence.ts placeOnLastTokens) and action-level GAE
+// uses as r_i. Strategies, as in the AReaL-based MARFT (workflow/multi_agent/credit.py):
+// - equal: all of R on the last action of the turn, 0 on the others (the critic and GAE spread it);
+// - step_discount: R * d^(N-1-i) on action i of N (the last gets R, earlier ones a discounted share);
+// - per_step: a reward function per role (fallback for roles without one), e.g. the reference's helpers
+//   planner 0.5*min(steps/2, 1) + 0.5*R, solver R / 0.1 / 0, verifier R.
+// Reward sharing on means only the team reward is used: per_step's role functions are bypassed and every
+// action gets R (equal and step_discount already use R alone, so sharing does not change them).
+
+import { extractBoxed } from '../envs/answer.ts';
+import { marftFail } from './errors.ts';
+
+export type CreditMethod = 'equal' | 'step_discount' | 'per_step';
+
+/** One action of the turn, in acting order. */
+export interface CreditAction {
+  role: string;
+  text: string;
+}
+
+export interface StepRewardContext {
+  role: string;
+  /** Position of the action in the turn (0-based) and the number of actions. */
+  index: number;
+  count: number;
+  text: string;
+  teamReward: number;
+}
+
+export type StepRewardFn = (ctx: StepRewardContext) => number;
+
+// Numbered ("1." "2)" "3:") or bulleted ("-" "*") lines, as the reference counts plan steps.
+const PLAN_STEP = /(?:^|\n)\s*(?:\d+[.):]|[-*])\s+\S/g;
+
+/** Number of numbered or bulleted steps in a plan. */
+export function countPlanSteps(text: string): number {
+  return (text.match(PLAN_STEP) ?? []).length;
+}
+
+/** The AReaL-based MARFT's per-step helpers. */
+export const STEP_REWARDS = {
+  /** 0.5 * min(steps / 2, 1) + 0.5 * R: half for a structured plan (>= 2 steps), half for the outcome. */
+  planner: (c: StepRewardContext) => 0.5 * Math.min(countPlanSteps(c.text) / 2, 1) + 0.5 * c.teamReward,
+  /** R when it gave a \boxed{} answer and the team was right, 0.1 when it answered but the team was wrong, 0 with no answer. */
+  solver: (c: StepRewardContext) => (extractBoxed(c.text) === null ? 0 : c.teamReward > 0 ? c.teamReward : 0.1),
+  /** R. */
+  verifier: (c: StepRewardContext) => c.teamReward,
+  /** R (the team reward, for any role). */
+  team: (c: StepRewardContext) => c.teamReward,
+} satisfies Record<string, StepRewardFn>;
+
+export type StepRewardName = keyof typeof STEP_REWARDS;
+
+export interface CreditOptions {
+  method: CreditMethod;
+  /** step_discount's d in [0, 1]. Default 1 (the reference's default). */
+  discount?: number;
+  /** On: only the team reward is used (per_step gives every action R). */
+  rewardSharing?: boolean;
+  /** per_step: the reward function of each role. */
+  rewardFns?: Record<string, StepRewardFn>;
+  /** per_step: the function for roles without one. */
+  fallback?: StepRewardFn;
+}
+
+/** One reward per action of the turn, in the order of `actions`. */
+export function assignCredit(teamReward: number, actions: readonly CreditAction[], options: CreditOptions): number[] {
+  const n = actions.length;
+  if (n === 0) return [];
+  if (!Number.isFinite(teamReward)) marftFail('CREDIT', `assignCredit: the team reward must be a finite number, got ${teamReward}`);
+  switch (options.method) {
+    case 'equal':
+      return actions.map((_, i) => (i === n - 1 ? teamReward : 0));
+    case 'step_discount': {
+      const d = options.discount ?? 1;
+      if (!(d >= 0 && d <= 1)) marftFail('CREDIT', `step_discount: discount must be in [0, 1], got ${d}`);
+      return actions.map((_, i) => teamReward * d ** (n - 1 - i));
+    }
+    case 'per_step':
+      return actions.map((a, i) => {
+        if (options.rewardSharing) return teamReward;
+        const fn = options.rewardFns?.[a.role] ?? options.fallback;
+        if (!fn) marftFail('CREDIT', `per_step: no reward function for role "${a.role}" and no fallback`);
+        const r = fn({ role: a.role, index: i, count: n, text: a.text, teamReward });
+        if (!Number.isFinite(r)) marftFail('CREDIT', `per_step: the reward function of "${a.role}" returned ${r}`);
+        return r;
+      });
+    default:
+      return marftFail('CREDIT', `unknown credit method ${JSON.stringify((options as { method: unknown }).method)}; use equal, step_discount or per_step`);
+  }
+}
+
+/** Role -> helper name (as in the run config) to role -> function; unknown names fail with CREDIT. */
+export function stepRewardFns(byRole: Record<string, string>): Record<string, StepRewardFn> {
+  const out: Record<string, StepRewardFn> = {};
+  for (const [role, name] of Object.entries(byRole)) {
+    const fn = STEP_REWARDS[name as StepRewardName];
+    if (!fn) marftFail('CREDIT', `per_step: role "${role}" names an unknown reward "${name}"; helpers: ${Object.keys(STEP_REWARDS).join(', ')}`);
+    out[role] = fn;
+  }
+  return out;
+}

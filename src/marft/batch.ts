@@ -1,0 +1,59 @@
+// Padded GPU batches of actions: each action is the sequence prompt ++ generated tokens, right-padded to
+// the batch's longest. The logit at position P-1+k predicts generated token k, so "action rows" are those
+// positions; they carry the targets for the log-prob kernel (-1 elsewhere) and, at token level, the
+// critic's value of the state before token k.
+
+import type { ActionRecord } from './rollout.ts';
+
+export interface ActionBatch {
+  B: number;
+  T: number;
+  ids: Int32Array; // (B*T)
+  mask: Int32Array; // (B*T)
+  targets: Int32Array; // (B*T), -1 off action rows
+  slots: Int32Array; // (B)
+  /** For action i of the batch: its first action row (b*T + P - 1) and its token count. */
+  rows: Array<{ start: number; count: number }>;
+}
+
+export function buildBatch(actions: readonly ActionRecord[], slotOf: (agent: number) => number, padId: number): ActionBatch {
+  const B = actions.length;
+  const T = Math.max(...actions.map((a) => a.promptIds.length + a.actionIds.length));
+  const ids = new Int32Array(B * T).fill(padId);
+  const mask = new Int32Array(B * T);
+  const targets = new Int32Array(B * T).fill(-1);
+  const rows: ActionBatch['rows'] = [];
+  actions.forEach((a, b) => {
+    const seq = [...a.promptIds, ...a.actionIds];
+    seq.forEach((id, t) => { ids[b * T + t] = id; mask[b * T + t] = 1; });
+    const P = a.promptIds.length;
+    a.actionIds.forEach((id, k) => { targets[b * T + P - 1 + k] = id; });
+    rows.push({ start: b * T + P - 1, count: a.actionIds.length });
+  });
+  return { B, T, ids, mask, targets, slots: Int32Array.from(actions, (a) => slotOf(a.agent)), rows };
+}
+
+/** Splits actions into chunks whose padded batch stays under `maxTokens` (B * T) and `maxRows` sequences. */
+export function chunkActions(actions: readonly ActionRecord[], maxTokens: number, maxRows = 64): ActionRecord[][] {
+  const sorted = [...actions].sort((x, y) => (x.promptIds.length + x.actionIds.length) - (y.promptIds.length + y.actionIds.length));
+  const chunks: ActionRecord[][] = [];
+  let cur: ActionRecord[] = [];
+  let longest = 0;
+  for (const a of sorted) {
+    const len = a.promptIds.length + a.actionIds.length;
+    if (cur.length && ((cur.length + 1) * Math.max(longest, len) > maxTokens || cur.length >= maxRows)) {
+      chunks.push(cur);
+      cur = [];
+      longest = 0;
+    }
+    cur.push(a);
+    longest = Math.max(longest, len);
+  }
+  if (cur.length) chunks.push(cur);
+  return chunks;
+}
+
+/** Gathers the values at the given flat rows of a batch tensor read back from the GPU. */
+export function gatherRows(all: ArrayLike<number>, start: number, count: number): number[] {
+  return Array.from({ length: count }, (_, k) => all[start + k]);
+}

@@ -1,0 +1,261 @@
+// Synthetic multi-agent transcripts for pretraining the built-in tiny model on the coop-arith tasks.
+// Each transcript is one agent's turn exactly as the lab's rollout shows it: the preset team's profile
+// (solo solver, or duo planner -> solver), the observation as chat messages (buildMessages with its
+// defaults: earlier agents as "role: text" user turns, the transition turn last; later turns carry the
+// history and "judge: the answer is incorrect"), rendered with the tokenizer's ChatML template and a
+// generation prompt, then the target completion closed by <|im_end|>. Loss goes on completion tokens only.
+// The tiny model uses chat prompts, not buildPlainPrompt: its tokenizer has a chat template, so the
+// rollout's chat path is the one it must know.
+//
+// Imperfect on purpose, so reinforcement fine-tuning has something to fix:
+// 1. A planner plan is unhelpful with probability planErrorRate: a generic plan that names no step, a
+//    plan that reads the expression left to right (where precedence matters), or one that swaps a + / -.
+//    A solver follows the plan it is given, so the last two lead it to a wrong answer.
+// 2. A solver makes an arithmetic slip (a wrong line, carried forward) or boxes a wrong final number with
+//    probability errorRate when it follows a correct plan, and noPlanFactor * errorRate without a usable
+//    plan (solo, or a generic plan): a good plan makes the team better than one agent, which is what
+//    multi-agent training should discover. A solo solver misreads precedence as often as a planner does.
+// Greedy decoding picks each context's most likely continuation, so these random flaws show mostly in
+// sampled rollouts; greedy errors come from the model's limited capacity.
+
+import type { LoadedTokenizer } from '../model/tokenizer.ts';
+import { TINY_IDS } from '../model/tiny-tokenizer.ts';
+import { type CoopExpr, type CoopLine, type CoopProblem, coopProblem, evaluateCoop, parseCoopExpression } from '../envs/coop.ts';
+import { createRng, type Rng } from '../envs/rng.ts';
+import { feedbackText } from '../envs/mathEnv.ts';
+import type { AgentProfile } from './graph.ts';
+import { presetGraph } from './presets.ts';
+import { type AgentOutput, type ChatMessage, type PastTurn, buildMessages } from './prompt.ts';
+
+export type PretrainTeam = 'solo' | 'duo';
+
+export interface TranscriptOptions {
+  /** Slip rate of a solver that follows a correct plan. Default 0.25. */
+  errorRate?: number;
+  /** Solver slip rate without a usable plan = min(0.95, noPlanFactor * errorRate). Default 1.6. */
+  noPlanFactor?: number;
+  /** Fraction of unhelpful plans (and of solo precedence misreadings). Default 0.3. */
+  planErrorRate?: number;
+  /** Fraction of episodes shown at their second turn, after a wrong first turn. Default 0.15. */
+  multiTurnFraction?: number;
+  /** Teams drawn uniformly per episode. Default ['solo', 'duo']. */
+  teams?: readonly PretrainTeam[];
+  /** coop-arith difficulty levels. Default [1, 2, 3, 4]. */
+  difficulty?: number | readonly number[];
+  wordFraction?: number;
+}
+
+export type PlanKind = 'good' | 'generic' | 'order' | 'swap';
+export type SolveFlaw = 'none' | 'slip' | 'final';
+
+export interface Transcript {
+  team: PretrainTeam;
+  role: string;
+  /** 1-based turn of the episode. */
+  turn: number;
+  messages: ChatMessage[];
+  completion: string;
+  /** Planner: the kind of plan; solver: the plan it followed (solo: 'good' or 'order' for a misreading). */
+  plan: PlanKind;
+  /** Solver only: the flaw it made ('none' for planners). */
+  flaw: SolveFlaw;
+  /** Solver only: whether its boxed answer is right. */
+  correct: boolean | null;
+  problem: CoopProblem;
+}
+
+const GENERIC_PLANS = [
+  '1. Read the problem.\n2. Work out the numbers.\n3. Give the answer.',
+  '1. Look at the numbers.\n2. Do the calculation.\n3. Write the result.',
+  '1. Understand the question.\n2. Solve it step by step.',
+];
+
+const VERB: Record<string, string> = { '+': 'Add', '-': 'Subtract', '*': 'Multiply', '/': 'Divide' };
+
+/** One plan line for one computation line (what it combines, without its result). */
+export function planLine(l: CoopLine): string {
+  const v = VERB[l.op];
+  const x = l.xIsResult ? 'the result' : String(l.x);
+  const y = l.yIsResult ? 'the result' : String(l.y);
+  if (l.xIsResult && l.yIsResult) {
+    return { '+': 'Add the two results.', '-': 'Subtract the second result from the first.', '*': 'Multiply the two results.', '/': 'Divide the first result by the second.' }[l.op];
+  }
+  switch (l.op) {
+    case '+': return l.xIsResult ? `${v} ${y} to the result.` : l.yIsResult ? `${v} ${x} to the result.` : `${v} ${x} and ${y}.`;
+    case '-': return `${v} ${y} from ${x}.`;
+    case '*': return `${v} ${x} by ${y}.`;
+    case '/': return `${v} ${x} by ${y}.`;
+  }
+}
+
+export const planText = (lines: readonly CoopLine[]): string => lines.map((l, i) => `${i + 1}. ${planLine(l)}`).join('\n');
+
+export const solutionText = (lines: readonly CoopLine[], boxed: number): string =>
+  [...lines.map((l) => `${l.x} ${l.op} ${l.y} = ${l.result}`), `The answer is \\boxed{${boxed}}.`].join('\n');
+
+/** The expression with one + turned into - or the reverse (the `k`-th such operator, cyclically); null if none. */
+function swapOne(e: CoopExpr, k: number): CoopExpr | null {
+  const nodes: Array<{ op: string }> = [];
+  const walk = (n: CoopExpr): void => { if (!('num' in n)) { walk(n.left); walk(n.right); if (n.op === '+' || n.op === '-') nodes.push(n); } };
+  const copy = structuredClone(e);
+  walk(copy);
+  if (nodes.length === 0) return null;
+  const n = nodes[k % nodes.length];
+  n.op = n.op === '+' ? '-' : '+';
+  return copy;
+}
+
+interface Solved { text: string; lines: CoopLine[]; boxed: number; flaw: SolveFlaw }
+
+/** A solver's work on expression `e`, with a flaw drawn at `rate`. */
+function solve(e: CoopExpr, rate: number, rng: Rng): Solved {
+  const clean = evaluateCoop(e);
+  const r = rng.next();
+  if (r >= rate) return { ...clean, text: solutionText(clean.lines, clean.value), boxed: clean.value, flaw: 'none' };
+  const delta = (): number => {
+    const d = [1, 2, 3, 10, 1, 2, 5, 9][rng.int(8)];
+    return rng.next() < 0.5 ? -d : d;
+  };
+  if (rng.next() < 0.7) {
+    const at = rng.int(clean.lines.length);
+    const d = delta();
+    const slipped = evaluateCoop(e, (i, exact) => (i === at ? exact + d : exact));
+    return { lines: slipped.lines, text: solutionText(slipped.lines, slipped.value), boxed: slipped.value, flaw: 'slip' };
+  }
+  // Right lines, wrong box: an earlier line's result, or the answer off by a little.
+  const earlier = clean.lines.length > 1 && rng.next() < 0.5 ? clean.lines[rng.int(clean.lines.length - 1)].result : clean.value + delta();
+  const boxed = earlier === clean.value ? clean.value + 1 : earlier;
+  return { lines: clean.lines, text: solutionText(clean.lines, boxed), boxed, flaw: 'final' };
+}
+
+interface Plan { kind: PlanKind; text: string; expr: CoopExpr }
+
+function makePlan(p: CoopProblem, rate: number, rng: Rng): Plan {
+  const correct = parseCoopExpression(p.expression);
+  if (rng.next() >= rate) return { kind: 'good', text: planText(evaluateCoop(correct).lines), expr: correct };
+  const r = rng.next();
+  if (p.precedence && r < 0.6) {
+    const l2r = parseCoopExpression(p.expression, true);
+    return { kind: 'order', text: planText(evaluateCoop(l2r).lines), expr: l2r };
+  }
+  const swapped = r < 0.8 ? swapOne(correct, rng.int(8)) : null;
+  if (swapped) return { kind: 'swap', text: planText(evaluateCoop(swapped).lines), expr: swapped };
+  return { kind: 'generic', text: GENERIC_PLANS[rng.int(GENERIC_PLANS.length)], expr: correct };
+}
+
+function checkRate(name: string, v: number, max = 1): void {
+  if (typeof v !== 'number' || !(v >= 0 && v <= max)) throw new Error(`pretrain data: ${name} must be a number in [0, ${max}], got ${JSON.stringify(v)}`);
+}
+
+interface TeamTurn { outputs: AgentOutput[]; transcripts: Array<Omit<Transcript, 'messages' | 'turn'> & { visible: AgentOutput[] }> }
+
+/** One turn of a team: every agent's completion, in acting order. */
+function teamTurn(team: PretrainTeam, p: CoopProblem, o: Required<TranscriptOptions>, rng: Rng): TeamTurn {
+  const noPlan = Math.min(0.95, o.noPlanFactor * o.errorRate);
+  const answer = Number(p.answer);
+  if (team === 'solo') {
+    const misread = p.precedence && rng.next() < o.planErrorRate;
+    const expr = parseCoopExpression(p.expression, misread);
+    const s = solve(expr, noPlan, rng);
+    return {
+      outputs: [{ role: 'solver', text: s.text }],
+      transcripts: [{ team, role: 'solver', completion: s.text, plan: misread ? 'order' : 'good', flaw: s.flaw, correct: s.boxed === answer, problem: p, visible: [] }],
+    };
+  }
+  const plan = makePlan(p, o.planErrorRate, rng);
+  const s = solve(plan.expr, plan.kind === 'generic' ? noPlan : o.errorRate, rng);
+  return {
+    outputs: [{ role: 'planner', text: plan.text }, { role: 'solver', text: s.text }],
+    transcripts: [
+      { team, role: 'planner', completion: plan.text, plan: plan.kind, flaw: 'none', correct: null, problem: p, visible: [] },
+      { team, role: 'solver', completion: s.text, plan: plan.kind, flaw: s.flaw, correct: s.boxed === answer, problem: p, visible: [{ role: 'planner', text: plan.text }] },
+    ],
+  };
+}
+
+const profiles = (team: PretrainTeam): Map<string, AgentProfile> => new Map(presetGraph(team).agents.map((a) => [a.role, a]));
+
+/** The profiles the transcripts (and the lab's presets) use for a team, in acting order. */
+export function teamProfiles(team: PretrainTeam): AgentProfile[] {
+  return presetGraph(team).agents;
+}
+
+export function withDefaults(opts: TranscriptOptions): Required<TranscriptOptions> {
+  const o: Required<TranscriptOptions> = {
+    errorRate: opts.errorRate ?? 0.25,
+    noPlanFactor: opts.noPlanFactor ?? 1.6,
+    planErrorRate: opts.planErrorRate ?? 0.3,
+    multiTurnFraction: opts.multiTurnFraction ?? 0.15,
+    teams: opts.teams ?? ['solo', 'duo'],
+    difficulty: opts.difficulty ?? [1, 2, 3, 4],
+    wordFraction: opts.wordFraction ?? 0.35,
+  };
+  checkRate('errorRate', o.errorRate);
+  checkRate('planErrorRate', o.planErrorRate);
+  checkRate('multiTurnFraction', o.multiTurnFraction);
+  checkRate('noPlanFactor', o.noPlanFactor, 10);
+  if (o.teams.length === 0 || o.teams.some((t) => t !== 'solo' && t !== 'duo')) throw new Error(`pretrain data: teams must be a non-empty list of "solo" / "duo", got ${JSON.stringify(o.teams)}`);
+  return o;
+}
+
+/**
+ * The transcripts of the episode `seed` (train split only): one per agent turn shown. A multi-turn
+ * episode shows its second turn only, after a first turn whose answer was wrong.
+ */
+export function episodeTranscripts(seed: number, options: TranscriptOptions = {}): Transcript[] {
+  const o = withDefaults(options);
+  const rng = createRng(`pretrain:${seed}`);
+  const p = coopProblem(seed, { difficulty: o.difficulty, wordFraction: o.wordFraction, split: 'train' });
+  const team = o.teams[rng.int(o.teams.length)];
+  const byRole = profiles(team);
+  const history: PastTurn[] = [];
+  if (rng.next() < o.multiTurnFraction) {
+    // A first turn that failed: redraw (bounded) until its answer is wrong, else force a wrong box.
+    let first = teamTurn(team, p, o, rng);
+    for (let k = 0; k < 8 && first.transcripts[first.transcripts.length - 1].correct; k++) first = teamTurn(team, p, o, rng);
+    const last = first.outputs[first.outputs.length - 1];
+    if (first.transcripts[first.transcripts.length - 1].correct) last.text = last.text.replace(/\\boxed\{(-?\d+)\}/, (_, n) => `\\boxed{${Number(n) + 1}}`);
+    history.push({ outputs: first.outputs, feedback: feedbackText(false) });
+  }
+  const turn = teamTurn(team, p, o, rng);
+  return turn.transcripts.map(({ visible, ...t }) => ({
+    ...t,
+    turn: history.length + 1,
+    messages: buildMessages({ profile: byRole.get(t.role)!, task: p.problem, visible, history }),
+  }));
+}
+
+/** Transcripts of episodes seed0, seed0 + 1, ... until `count` transcripts are made. */
+export function makeTranscripts(count: number, seed0: number, options: TranscriptOptions = {}): Transcript[] {
+  const out: Transcript[] = [];
+  for (let s = seed0; out.length < count; s++) for (const t of episodeTranscripts(s, options)) if (out.length < count) out.push(t);
+  return out;
+}
+
+/** The texts a tokenizer must cover: every message content and completion (special tokens excluded). */
+export function corpusTexts(transcripts: readonly Transcript[]): string[] {
+  const out: string[] = [];
+  for (const t of transcripts) {
+    for (const m of t.messages) out.push(m.role, m.content);
+    out.push('assistant', t.completion);
+  }
+  return out;
+}
+
+export interface TokenizedTranscript {
+  /** Prompt then completion (ending in <|im_end|>). */
+  ids: number[];
+  /** Number of prompt tokens: ids[promptLen..] are the completion, the only positions with a loss. */
+  promptLen: number;
+}
+
+/** The rollout's prompt (chat template with a generation prompt) tokenised, then the completion and eos. */
+export function renderPrompt(tok: LoadedTokenizer, messages: readonly ChatMessage[]): string {
+  return tok.applyChatTemplate(messages, { addGenerationPrompt: true });
+}
+
+export function tokenizeTranscript(tok: LoadedTokenizer, t: Pick<Transcript, 'messages' | 'completion'>): TokenizedTranscript {
+  const prompt = tok.encode(renderPrompt(tok, t.messages));
+  const eos = tok.eosIds[0] ?? TINY_IDS.imEnd;
+  return { ids: [...prompt, ...tok.encode(t.completion), eos], promptLen: prompt.length };
+}

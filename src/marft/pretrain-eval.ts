@@ -1,0 +1,82 @@
+// Held-out accuracy of a team on coop-arith, with the same prompts the transcripts (and the rollout) use:
+// the agents of the preset act in order, each generating until <|im_end|> from its chat-template prompt,
+// batched over problems; the environment judges the answering agent's \boxed{} answer. One turn only
+// (first-turn accuracy), no adapters: this measures the base model the pretraining made.
+
+import { CoopEnv } from '../envs/coop.ts';
+import type { Decoder } from '../model/decoder.ts';
+import { generate } from '../model/generate.ts';
+import type { LoadedTokenizer } from '../model/tokenizer.ts';
+import { type PretrainTeam, renderPrompt, teamProfiles } from './pretrain-data.ts';
+import { type AgentOutput, buildMessages } from './prompt.ts';
+
+export interface CoopEvalOptions {
+  team: PretrainTeam;
+  /** Number of test problems (seeds seed .. seed + n - 1 of the test split). */
+  n: number;
+  seed?: number;
+  difficulty?: number | readonly number[];
+  /** 0 = greedy (default). */
+  temperature?: number;
+  maxNewTokens?: number; // default 96
+  /** Problems per generate() call. Default 64. */
+  chunk?: number;
+}
+
+export interface CoopEvalSample {
+  problem: string;
+  gold: string;
+  outputs: AgentOutput[];
+  answer: string | null;
+  correct: boolean;
+}
+
+export interface CoopEvalResult {
+  accuracy: number;
+  /** Fraction of episodes whose answering agent gave a \boxed{} answer at all. */
+  boxedRate: number;
+  n: number;
+  samples: CoopEvalSample[];
+}
+
+export async function evaluateCoop(decoder: Decoder, tok: LoadedTokenizer, o: CoopEvalOptions): Promise<CoopEvalResult> {
+  const env = new CoopEnv({ split: 'test', difficulty: o.difficulty ?? [1, 2, 3, 4] });
+  const agents = teamProfiles(o.team);
+  const answerRoles = agents.filter((a) => a.withAnswer).map((a) => a.role);
+  const eos = new Set(tok.eosIds);
+  const seed0 = o.seed ?? 0;
+  const chunk = o.chunk ?? 64;
+  const samples: CoopEvalSample[] = [];
+  for (let start = 0; start < o.n; start += chunk) {
+    const seeds = Array.from({ length: Math.min(chunk, o.n - start) }, (_, i) => seed0 + start + i);
+    const tasks = seeds.map((s) => env.problem(s));
+    const outputs: AgentOutput[][] = seeds.map(() => []);
+    for (const agent of agents) {
+      const prompts = tasks.map((p, i) => tok.encode(renderPrompt(tok, buildMessages({ profile: agent, task: p.problem, visible: outputs[i] }))));
+      const gen = await generate(decoder, prompts, {
+        maxNewTokens: o.maxNewTokens ?? 96,
+        sampling: { temperature: o.temperature ?? 0 },
+        seed: seed0,
+        streams: seeds,
+        stopTokens: [...eos],
+        padId: tok.padId ?? undefined,
+      });
+      gen.tokens.forEach((t, i) => {
+        const ids = t.length && eos.has(t[t.length - 1]) ? t.slice(0, -1) : t;
+        outputs[i].push({ role: agent.role, text: tok.decode(ids, { skipSpecialTokens: true }).trim() });
+      });
+    }
+    seeds.forEach((s, i) => {
+      env.reset(s);
+      const r = env.step(Object.fromEntries(outputs[i].map((x) => [x.role, x.text])), { answerRoles });
+      samples.push({ problem: tasks[i].problem, gold: tasks[i].answer, outputs: outputs[i], answer: (r.info.answer as string | null) ?? null, correct: r.correct });
+    });
+  }
+  const n = samples.length;
+  return {
+    accuracy: n ? samples.filter((s) => s.correct).length / n : 0,
+    boxedRate: n ? samples.filter((s) => s.answer !== null).length / n : 0,
+    n,
+    samples,
+  };
+}

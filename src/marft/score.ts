@@ -1,0 +1,105 @@
+// The scoring phase between rollout and update: for every action, under the current adapters, the
+// log-prob of each generated token (the PPO "old" policy at temperature 1, recomputed because sampling may
+// use another temperature or truncation); under the reference policy (slot -1, the base model) the same
+// log-probs for the KL penalty, and the frozen trunk's final hidden states at the action rows, which are the
+// critic's inputs. They are gathered into one GPU tensor kept for the whole update (the trunk is frozen, so
+// they do not change across epochs), and the critic's current values are read once for GAE.
+
+import { embeddingForward } from '../../kernels/embedding/embedding.ts';
+import { logprobsForward } from '../../kernels/logprobs/logprobs.ts';
+import type { Gpu } from '../gpu/context.ts';
+import type { Tensor } from '../gpu/tensor.ts';
+import type { Decoder } from '../model/decoder.ts';
+import { type ValueHead, releaseValueHeadState, valueHeadForward } from '../model/value-head.ts';
+import { buildBatch, chunkActions, gatherRows } from './batch.ts';
+import type { ActionRecord } from './rollout.ts';
+
+export interface ActionScores {
+  oldLogp: number[];
+  refLogp: number[];
+  entropy: number[];
+  /** Token level: V before each generated token; action level: one value, V(o). */
+  values: number[];
+  /** First row of this action's critic inputs in ScoreResult.criticInput. */
+  criticRow: number;
+}
+
+export interface ScoreResult {
+  scores: Map<ActionRecord, ActionScores>;
+  /** (R, C) final hidden states of the frozen trunk at the critic's rows. */
+  criticInput: Tensor;
+  /** Head index of each critic row (the agent's head in per-agent mode, else 0). */
+  criticHead: Int32Array;
+}
+
+export interface ScoreOptions {
+  level: 'action' | 'token';
+  slotOf: (agent: number) => number;
+  headOf: (agent: number) => number;
+  padId: number;
+  /** Upper bound on B*T per forward (memory). */
+  maxTokens: number;
+  needRef: boolean;
+}
+
+async function logprobsOf(gpu: Gpu, logits: Tensor, targets: Tensor, N: number): Promise<{ logp: Float32Array; entropy: Float32Array }> {
+  const logp = gpu.tensor([N], 'f32', 'score.logp');
+  const entropy = gpu.tensor([N], 'f32', 'score.entropy');
+  const lse = gpu.tensor([N], 'f32', 'score.lse');
+  logprobsForward(gpu, logp, entropy, lse, logits, targets);
+  const out = { logp: await gpu.readF32(logp), entropy: await gpu.readF32(entropy) };
+  gpu.release(logp, entropy, lse);
+  return out;
+}
+
+export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, actions: readonly ActionRecord[], o: ScoreOptions): Promise<ScoreResult> {
+  const C = dec.config.hiddenSize;
+  const rowsOf = (a: ActionRecord) => (o.level === 'token' ? a.actionIds.length : 1);
+  const R = actions.reduce((s, a) => s + rowsOf(a), 0);
+  const criticInput = gpu.tensor([Math.max(R, 1), C], 'f32', 'critic.input');
+  const criticHead = new Int32Array(R);
+  const scores = new Map<ActionRecord, ActionScores>();
+  let next = 0;
+  for (const chunk of chunkActions(actions, o.maxTokens)) {
+    const batch = buildBatch(chunk, o.slotOf, o.padId);
+    const N = batch.B * batch.T;
+    const targets = gpu.upload(batch.targets, [N], 'i32', 'score.targets');
+    const pol = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, slots: batch.slots });
+    const policy = await logprobsOf(gpu, pol.logits!, targets, N);
+    dec.release(pol);
+    const ref = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, slots: new Int32Array(batch.B).fill(-1) }, { logits: o.needRef ? 'all' : 'none' });
+    const refLp = o.needRef ? await logprobsOf(gpu, ref.logits!, targets, N) : null;
+    // gather the critic's rows from the trunk's hidden states
+    const rowIds: number[] = [];
+    chunk.forEach((a, i) => {
+      const r = batch.rows[i];
+      for (let k = 0; k < rowsOf(a); k++) rowIds.push(r.start + k);
+    });
+    const rowsT = gpu.upload(rowIds, [rowIds.length], 'i32', 'score.rows');
+    const hRows = gpu.tensor([rowIds.length, C], 'f32', 'score.hrows');
+    embeddingForward(gpu, hRows, rowsT, ref.hN);
+    gpu.copy(hRows, criticInput, rowIds.length * C * 4, 0, next * C * 4);
+    const hs = valueHeadForward(gpu, head, hRows);
+    const vals = await gpu.readF32(hs.values);
+    releaseValueHeadState(gpu, hs);
+    gpu.release(rowsT, hRows, targets);
+    dec.release(ref);
+    let local = 0;
+    chunk.forEach((a, i) => {
+      const r = batch.rows[i];
+      const n = rowsOf(a);
+      const h = o.headOf(a.agent);
+      for (let k = 0; k < n; k++) criticHead[next + local + k] = h;
+      scores.set(a, {
+        oldLogp: gatherRows(policy.logp, r.start, r.count),
+        entropy: gatherRows(policy.entropy, r.start, r.count),
+        refLogp: refLp ? gatherRows(refLp.logp, r.start, r.count) : [],
+        values: Array.from({ length: n }, (_, k) => vals[h * rowIds.length + local + k]),
+        criticRow: next + local,
+      });
+      local += n;
+    });
+    next += local;
+  }
+  return { scores, criticInput, criticHead };
+}

@@ -1,0 +1,121 @@
+// One MARFT iteration, end to end: rollout (batched generation across episodes and agents) -> scoring
+// (old and reference log-probs, critic inputs and values) -> credit assignment and advantages -> PPO or
+// GRPO update -> metrics. Each phase is timed; progress goes to a callback so the CLI and the UI can show it.
+
+import { createEnv } from '../envs/registry.ts';
+import type { Gpu } from '../gpu/context.ts';
+import type { Decoder } from '../model/decoder.ts';
+import type { LoadedTokenizer } from '../model/tokenizer.ts';
+import { type CompiledGraph, compileGraph } from './graph.ts';
+import { type EpisodeRecord, rollout } from './rollout.ts';
+import { trainingAgents } from './schedule.ts';
+import { scoreActions } from './score.ts';
+import type { AgentMetrics, IterationMetrics, TrainState } from './state.ts';
+import { computeTargets } from './targets.ts';
+import { ppoUpdate } from './update.ts';
+
+export type Phase = 'rollout' | 'score' | 'advantages' | 'update';
+
+export interface IterationResult {
+  metrics: IterationMetrics;
+  /** The iteration's episodes with their credited rewards and advantages, for the inspector. */
+  episodes: EpisodeRecord[];
+}
+
+export interface TrainerDeps {
+  gpu: Gpu;
+  decoder: Decoder;
+  tokenizer: LoadedTokenizer;
+  state: TrainState;
+  onProgress?: (phase: Phase, detail: string) => void;
+  /** Upper bound on B*T of one forward pass (memory); default 4096. */
+  maxTokens?: number;
+}
+
+export class Trainer {
+  readonly graph: CompiledGraph;
+
+  constructor(readonly d: TrainerDeps) {
+    this.graph = compileGraph(d.state.config.graph);
+  }
+
+  slotOf = (agent: number): number => (this.d.state.config.lora.mode === 'per_agent' ? agent : 0);
+  headOf = (agent: number): number => (this.d.state.config.critic.mode === 'per_agent' ? agent : 0);
+
+  private get padId(): number {
+    return this.d.tokenizer.padId ?? this.d.decoder.config.padTokenId ?? 0;
+  }
+
+  makeEnv = () => {
+    const c = this.d.state.config;
+    return createEnv(c.env.name, { ...c.env.options, horizon: c.rollout.horizon });
+  };
+
+  async iteration(): Promise<IterationResult> {
+    const { gpu, decoder, state } = this.d;
+    const cfg = state.config;
+    const it = state.iteration;
+    const t0 = performance.now();
+    decoder.lora = state.policy;
+    const G = cfg.algo === 'grpo' ? cfg.rollout.groupSize : 1;
+    const seeds: number[] = [];
+    for (let e = 0; e < cfg.rollout.episodes; e++) {
+      const s = state.rng.int(0x7fffffff);
+      for (let g = 0; g < G; g++) seeds.push(s);
+    }
+    this.d.onProgress?.('rollout', `${seeds.length} episodes`);
+    const ro = await rollout({
+      decoder, tokenizer: this.d.tokenizer, config: cfg, graph: this.graph, makeEnv: this.makeEnv, seeds, rng: state.rng, slotOf: this.slotOf,
+      onProgress: (n, _t, phase) => this.d.onProgress?.('rollout', `${phase}, batch ${n}`),
+    });
+    const t1 = performance.now();
+    const actions = ro.episodes.flatMap((e) => e.actions);
+    this.d.onProgress?.('score', `${actions.length} actions`);
+    const score = await scoreActions(gpu, decoder, state.critic, actions, {
+      level: cfg.algo === 'grpo' ? 'token' : cfg.level, slotOf: this.slotOf, headOf: this.headOf, padId: this.padId,
+      maxTokens: this.d.maxTokens ?? 4096, needRef: cfg.ppo.klCoef > 0,
+    });
+    const t2 = performance.now();
+    const targets = computeTargets(ro.episodes, score.scores, cfg);
+    const t3 = performance.now();
+    const trainAgents = trainingAgents(it, cfg.graph.agents.length, cfg.schedule);
+    this.d.onProgress?.('update', trainAgents.length ? `training ${trainAgents.map((a) => cfg.graph.agents[a].role).join(', ')}` : 'critic warm-up');
+    let upd;
+    try {
+      upd = await ppoUpdate(gpu, decoder, state, actions, score, targets, {
+        trainPolicy: trainAgents.length > 0, trainAgents, slotOf: this.slotOf, padId: this.padId, rng: state.rng,
+      });
+    } finally {
+      gpu.release(score.criticInput);
+    }
+    const t4 = performance.now();
+
+    const agents: Record<string, AgentMetrics> = {};
+    cfg.graph.agents.forEach((p, i) => {
+      const acts = actions.filter((a) => a.agent === i);
+      const answers = ro.episodes.flatMap((e) => e.turns.map((t) => t.answers[p.role]).filter((x) => x !== undefined));
+      agents[p.role] = {
+        reward: acts.length ? acts.reduce((s, a) => s + targets.get(a)!.reward, 0) / acts.length : 0,
+        accuracy: answers.length ? answers.filter((x) => x.correct).length / answers.length : NaN,
+        actions: acts.length,
+        tokens: acts.reduce((s, a) => s + a.actionIds.length, 0),
+      };
+    });
+    const E = ro.episodes.length;
+    const metrics: IterationMetrics = {
+      iteration: it,
+      accuracy: ro.episodes.filter((e) => e.correct).length / E,
+      teamReward: ro.episodes.reduce((s, e) => s + e.turns.reduce((x, t) => x + t.teamReward, 0), 0) / E,
+      agents,
+      policyLoss: upd.policyLoss, valueLoss: upd.valueLoss, entropy: upd.entropy, approxKl: upd.approxKl, klToRef: upd.klToRef,
+      clipFraction: upd.clipFraction,
+      tokensPerSecond: ro.generatedTokens / ((t1 - t0) / 1000),
+      seconds: { rollout: (t1 - t0) / 1000, score: (t2 - t1) / 1000, advantages: (t3 - t2) / 1000, update: (t4 - t3) / 1000, total: (t4 - t0) / 1000 },
+      skipped: upd.skipped,
+      trained: trainAgents.map((a) => cfg.graph.agents[a].role),
+    };
+    state.iteration++;
+    state.metrics.push(metrics);
+    return { metrics, episodes: ro.episodes };
+  }
+}

@@ -1,0 +1,242 @@
+// The PPO update on the GPU. Per minibatch: the policy's forward (saved) over the minibatch's actions, the
+// fused log-prob/entropy kernel, then the loss on the CPU from the N log-probs and entropies read back
+// (the clipped surrogate, entropy bonus and KL penalty of losses.ts: a few floats per token), whose
+// per-token gradients go back up for the kernel's backward into the logits and the decoder's backward into
+// the adapters. The critic trains on the frozen trunk's hidden states gathered at scoring time. AdamW
+// steps run on the GPU; their stats (global norm, non-finite flag) are read once per step for the metrics
+// and the skip guard. Agent-by-agent schedules keep the frozen agents' adapter slots (and their Adam
+// moments) exactly as they were.
+
+import { type AdamWGroup, ADAMW_STATS, adamwStep, zeroGrads } from '../../kernels/adamw/adamw.ts';
+import { embeddingForward } from '../../kernels/embedding/embedding.ts';
+import { logprobsBackward, logprobsForward } from '../../kernels/logprobs/logprobs.ts';
+import type { Gpu } from '../gpu/context.ts';
+import type { Tensor } from '../gpu/tensor.ts';
+import type { Decoder } from '../model/decoder.ts';
+import type { Rng } from '../model/rng.ts';
+import { releaseValueHeadState, valueHeadBackward, valueHeadForward } from '../model/value-head.ts';
+import { normalizeAdvantages } from './advantages.ts';
+import { buildBatch, gatherRows } from './batch.ts';
+import type { RunConfig } from './config.ts';
+import { actionLevelPolicyLoss, countWords, exceedsTargetKl, ppoPolicyLoss, valueLoss } from './losses.ts';
+import type { ActionRecord } from './rollout.ts';
+import type { ScoreResult } from './score.ts';
+import type { AdamState, TrainState } from './state.ts';
+import type { ActionTargets } from './targets.ts';
+
+export interface UpdateStats {
+  policyLoss: number;
+  valueLoss: number;
+  entropy: number;
+  approxKl: number;
+  klToRef: number;
+  clipFraction: number;
+  skipped: string[];
+  policySteps: number;
+  criticSteps: number;
+}
+
+export interface UpdateOptions {
+  trainPolicy: boolean;
+  /** Agents whose adapters train (indices); the others' actions are left out of the policy loss. */
+  trainAgents: number[];
+  slotOf: (agent: number) => number;
+  padId: number;
+  rng: Rng;
+}
+
+function shuffle<T>(xs: T[], rng: Rng): T[] {
+  const a = [...xs];
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    [a[i], a[j]] = [a[j], a[i]];
+  }
+  return a;
+}
+
+const split = <T>(xs: T[], k: number): T[][] => {
+  const n = Math.max(1, Math.min(k, xs.length));
+  return Array.from({ length: n }, (_, i) => xs.slice(Math.floor((i * xs.length) / n), Math.floor(((i + 1) * xs.length) / n))).filter((c) => c.length);
+};
+
+/** Records fn, then restores the slots not in `keep` of every (S, ...) parameter and its Adam moments. */
+function keepFrozenSlots(gpu: Gpu, groups: AdamWGroup[], slots: number, keep: Set<number>, fn: () => void): void {
+  const frozen = Array.from({ length: slots }, (_, s) => s).filter((s) => !keep.has(s));
+  if (!frozen.length) { fn(); return; }
+  const saved: Array<{ t: Tensor; copy: Tensor; s: number; bytes: number }> = [];
+  for (const g of groups) {
+    for (const t of [g.params, g.m, g.v]) {
+      const bytes = (t.shape.slice(1).reduce((a, b) => a * b, 1)) * 4;
+      for (const s of frozen) {
+        const copy = gpu.tensor([bytes / 4], 'f32', 'frozen.slot');
+        gpu.copy(t, copy, bytes, s * bytes, 0);
+        saved.push({ t, copy, s, bytes });
+      }
+    }
+  }
+  fn();
+  for (const { t, copy, s, bytes } of saved) { gpu.copy(copy, t, bytes, 0, s * bytes); gpu.release(copy); }
+}
+
+/** Records a clipped AdamW step (a no-op on the GPU when the gradient is not finite) and zeroes the grads. */
+function recordStep(gpu: Gpu, o: AdamState, lr: number, cfg: RunConfig['ppo']): void {
+  adamwStep(gpu, o.groups, o.stats, { lr, eps: cfg.adamEps, weightDecay: cfg.weightDecay, maxNorm: cfg.maxGradNorm });
+  zeroGrads(gpu, o.groups.map((g) => g.grads));
+}
+
+async function stepStats(gpu: Gpu, o: AdamState): Promise<{ skipped: boolean; norm: number }> {
+  const stats = await gpu.readF32(o.stats);
+  return { skipped: stats[ADAMW_STATS.nonFinite] !== 0, norm: stats[ADAMW_STATS.norm] };
+}
+
+export async function ppoUpdate(
+  gpu: Gpu, dec: Decoder, state: TrainState, actions: ActionRecord[], score: ScoreResult,
+  targets: Map<ActionRecord, ActionTargets>, o: UpdateOptions,
+): Promise<UpdateStats> {
+  const cfg = state.config;
+  const ppo = cfg.ppo;
+  const st: UpdateStats = { policyLoss: 0, valueLoss: 0, entropy: 0, approxKl: 0, klToRef: 0, clipFraction: 0, skipped: [], policySteps: 0, criticSteps: 0 };
+  const useCritic = cfg.algo === 'ppo';
+  const policyActs = actions.filter((a) => o.trainAgents.includes(a.agent) && a.actionIds.length > 0);
+  const keepSlots = new Set(o.trainAgents.map(o.slotOf));
+  let stop = false;
+  let nPol = 0;
+  let nVal = 0;
+  for (let epoch = 0; epoch < ppo.epochs && !stop; epoch++) {
+    const order = shuffle(actions, o.rng);
+    for (const mb of split(order, ppo.minibatches)) {
+      // ---- critic ----
+      if (useCritic) {
+        const rows: number[] = [];
+        const returns: number[] = [];
+        const oldValues: number[] = [];
+        for (const a of mb) {
+          const s = score.scores.get(a)!;
+          const t = targets.get(a)!;
+          t.returns.forEach((r, k) => { rows.push(s.criticRow + k); returns.push(r); oldValues.push(s.values[k]); });
+        }
+        if (rows.length) {
+          const R = rows.length;
+          const rowsT = gpu.upload(rows, [R], 'i32', 'critic.rows');
+          const x = gpu.tensor([R, dec.config.hiddenSize], 'f32', 'critic.x');
+          embeddingForward(gpu, x, rowsT, score.criticInput);
+          const hs = valueHeadForward(gpu, state.critic, x);
+          const all = await gpu.readF32(hs.values);
+          const heads = rows.map((r) => score.criticHead[r]);
+          const values = rows.map((_, i) => all[heads[i] * R + i]);
+          const vl = valueLoss({ values, oldValues, returns, clip: ppo.valueClip, kind: ppo.valueLoss, huberDelta: ppo.huberDelta });
+          if (Number.isFinite(vl.loss)) {
+            const dv = new Float32Array(state.critic.heads.length * R);
+            heads.forEach((h, i) => { dv[h * R + i] = vl.dValues[i]; });
+            const dvT = gpu.upload(dv, [state.critic.heads.length, R], 'f32', 'critic.dv');
+            const ones = gpu.upload(new Float32Array(R).fill(1), [1, R], 'f32', 'critic.ones');
+            valueHeadBackward(gpu, state.critic, hs, dvT, null, ones);
+            gpu.release(dvT, ones);
+            recordStep(gpu, state.criticOptim, ppo.criticLr, ppo);
+            const r = await stepStats(gpu, state.criticOptim);
+            if (r.skipped) st.skipped.push(`epoch ${epoch}: critic step skipped (non-finite gradient)`);
+            else st.criticSteps++;
+            st.valueLoss += vl.loss;
+            nVal++;
+          } else {
+            st.skipped.push(`epoch ${epoch}: critic step skipped (value loss ${vl.loss})`);
+          }
+          releaseValueHeadState(gpu, hs);
+          gpu.release(rowsT, x);
+        }
+      }
+      // ---- policy ----
+      const pm = mb.filter((a) => policyActs.includes(a));
+      if (!o.trainPolicy || !pm.length) continue;
+      const batch = buildBatch(pm, o.slotOf, o.padId);
+      const N = batch.B * batch.T;
+      const fw = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, slots: batch.slots }, { save: true });
+      const targetsT = gpu.upload(batch.targets, [N], 'i32', 'ppo.targets');
+      const logp = gpu.tensor([N], 'f32', 'ppo.logp');
+      const ent = gpu.tensor([N], 'f32', 'ppo.entropy');
+      const lse = gpu.tensor([N], 'f32', 'ppo.lse');
+      logprobsForward(gpu, logp, ent, lse, fw.logits!, targetsT);
+      const [lp, en] = [await gpu.readF32(logp), await gpu.readF32(ent)];
+      // flatten the minibatch's tokens
+      const tok = { logp: [] as number[], old: [] as number[], ent: [] as number[], ref: [] as number[], adv: [] as number[] };
+      const spans: Array<{ agent: number; start: number; end: number }> = [];
+      pm.forEach((a, i) => {
+        const r = batch.rows[i];
+        const s = score.scores.get(a)!;
+        const start = tok.logp.length;
+        tok.logp.push(...gatherRows(lp, r.start, r.count));
+        tok.ent.push(...gatherRows(en, r.start, r.count));
+        tok.old.push(...s.oldLogp);
+        tok.ref.push(...(s.refLogp.length ? s.refLogp : s.oldLogp));
+        spans.push({ agent: a.agent, start, end: tok.logp.length });
+      });
+      const withKl = ppo.klCoef > 0;
+      let loss: number;
+      let dLogp: Float64Array;
+      let dEnt: Float64Array;
+      let res: { entropy: number; approxKl: number; kl: number; clipFraction: number };
+      if (cfg.level === 'action' && cfg.algo === 'ppo') {
+        const adv = normalizeIf(pm.map((a) => targets.get(a)!.advantages[0]), ppo.advantageNorm);
+        const r = actionLevelPolicyLoss({
+          tokenLogp: tok.logp, oldTokenLogp: tok.old, spans, advantages: adv, norm: ppo.logProbNorm,
+          wordCounts: pm.map((a) => Math.max(1, countWords(a.text))), clip: ppo.clip, tokenEntropy: tok.ent,
+          entropyCoef: ppo.entropyCoef, refTokenLogp: withKl ? tok.ref : undefined, klCoef: ppo.klCoef, klEstimator: ppo.klEstimator,
+        });
+        ({ loss } = r);
+        dLogp = r.dTokenLogp;
+        dEnt = r.dTokenEntropy;
+        res = r;
+      } else {
+        const adv = normalizeIf(pm.flatMap((a) => targets.get(a)!.advantages), ppo.advantageNorm);
+        const r = ppoPolicyLoss({
+          logp: tok.logp, oldLogp: tok.old, advantages: adv, clip: ppo.clip, entropy: tok.ent, entropyCoef: ppo.entropyCoef,
+          refLogp: withKl ? tok.ref : undefined, klCoef: ppo.klCoef, klEstimator: ppo.klEstimator,
+        });
+        ({ loss, dLogp } = r);
+        dEnt = r.dEntropy;
+        res = r;
+      }
+      st.entropy += res.entropy;
+      st.approxKl += res.approxKl;
+      st.klToRef += res.kl;
+      st.clipFraction += res.clipFraction;
+      nPol++;
+      if (!Number.isFinite(loss)) {
+        st.skipped.push(`epoch ${epoch}: policy step skipped (loss ${loss})`);
+      } else if (exceedsTargetKl(res.approxKl, ppo.targetKl)) {
+        st.skipped.push(`epoch ${epoch}: policy step skipped and update stopped (approx KL ${res.approxKl.toExponential(2)} > target ${ppo.targetKl})`);
+        stop = true;
+      } else {
+        st.policyLoss += loss;
+        const dl = new Float32Array(N);
+        const de = new Float32Array(N);
+        pm.forEach((_, i) => {
+          const r = batch.rows[i];
+          for (let k = 0; k < r.count; k++) { dl[r.start + k] = dLogp[spans[i].start + k]; de[r.start + k] = dEnt[spans[i].start + k]; }
+        });
+        const dlT = gpu.upload(dl, [N], 'f32', 'ppo.dlogp');
+        const deT = gpu.upload(de, [N], 'f32', 'ppo.dentropy');
+        logprobsBackward(gpu, fw.logits!, dlT, deT, fw.logits!, targetsT, ent, lse, { inPlace: true });
+        dec.backward(fw, fw.logits!, null);
+        gpu.release(dlT, deT);
+        keepFrozenSlots(gpu, state.policyOptim.groups, state.policy.spec.slots, keepSlots, () => recordStep(gpu, state.policyOptim, ppo.lr, ppo));
+        const r = await stepStats(gpu, state.policyOptim);
+        if (r.skipped) st.skipped.push(`epoch ${epoch}: policy step skipped (non-finite gradient)`);
+        else st.policySteps++;
+      }
+      zeroGrads(gpu, state.policyOptim.groups.map((g) => g.grads));
+      gpu.release(targetsT, logp, ent, lse);
+      dec.release(fw);
+      if (stop) break;
+    }
+  }
+  const avg = (x: number, n: number) => (n ? x / n : 0);
+  return {
+    ...st, policyLoss: avg(st.policyLoss, st.policySteps), valueLoss: avg(st.valueLoss, nVal), entropy: avg(st.entropy, nPol),
+    approxKl: avg(st.approxKl, nPol), klToRef: avg(st.klToRef, nPol), clipFraction: avg(st.clipFraction, nPol),
+  };
+}
+
+function normalizeIf(adv: number[], on: boolean): number[] {
+  return on ? Array.from(normalizeAdvantages(adv)) : adv;
+}

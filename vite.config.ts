@@ -31,7 +31,7 @@ export default defineConfig({
     // One GPU device per worker process; SwiftShader is CPU-bound, so two workers fit a 2-core machine.
     pool: 'forks',
     maxWorkers: 2,
-    testTimeout: 120_000,
+    testTimeout: 600_000,
     hookTimeout: 120_000,
   },
 });

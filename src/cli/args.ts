@@ -9,7 +9,7 @@ export type Flags = Record<string, { type: 'string' | 'boolean'; short?: string;
 export function parse<F extends Flags>(argv: string[], flags: F): Record<keyof F, string | boolean | undefined> {
   try {
     const { values } = parseArgs({ args: argv, options: flags, strict: true, allowPositionals: false });
-    return values as Record<keyof F, string | boolean | undefined>;
+    return values as unknown as Record<keyof F, string | boolean | undefined>;
   } catch (e) {
     throw new UsageError((e as Error).message);
   }

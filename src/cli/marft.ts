@@ -3,10 +3,16 @@
 
 import { ensureVulkanEnv } from '../gpu/node.ts';
 import { UsageError } from './args.ts';
+import { evalCommand, usage as evalUsage } from './commands/eval.ts';
+import { exportCommand, usage as exportUsage } from './commands/export.ts';
 import { logitsCommand, usage as logitsUsage } from './commands/logits.ts';
 import { tokenizeCommand, usage as tokenizeUsage } from './commands/tokenize.ts';
+import { trainCommand, usage as trainUsage } from './commands/train.ts';
 
 const COMMANDS: Record<string, { run: (argv: string[]) => Promise<void>; usage: string; gpu: boolean }> = {
+  train: { run: trainCommand, usage: trainUsage, gpu: true },
+  eval: { run: evalCommand, usage: evalUsage, gpu: true },
+  export: { run: exportCommand, usage: exportUsage, gpu: true },
   logits: { run: logitsCommand, usage: logitsUsage, gpu: true },
   tokenize: { run: tokenizeCommand, usage: tokenizeUsage, gpu: false },
 };

@@ -117,10 +117,13 @@ function solve(e: CoopExpr, rate: number, rng: Rng): Solved {
     return rng.next() < 0.5 ? -d : d;
   };
   if (rng.next() < 0.7) {
-    const at = rng.int(clean.lines.length);
-    const d = delta();
-    const slipped = evaluateCoop(e, (i, exact) => (i === at ? exact + d : exact));
-    return { lines: slipped.lines, text: solutionText(slipped.lines, slipped.value), boxed: slipped.value, flaw: 'slip' };
+    // A slip that a later truncating division hides would not be a flaw: try another.
+    for (let k = 0; k < 4; k++) {
+      const at = rng.int(clean.lines.length);
+      const d = delta();
+      const slipped = evaluateCoop(e, (i, exact) => (i === at ? exact + d : exact));
+      if (slipped.value !== clean.value) return { lines: slipped.lines, text: solutionText(slipped.lines, slipped.value), boxed: slipped.value, flaw: 'slip' };
+    }
   }
   // Right lines, wrong box: an earlier line's result, or the answer off by a little.
   const earlier = clean.lines.length > 1 && rng.next() < 0.5 ? clean.lines[rng.int(clean.lines.length - 1)].result : clean.value + delta();
@@ -138,8 +141,15 @@ function makePlan(p: CoopProblem, rate: number, rng: Rng): Plan {
     const l2r = parseCoopExpression(p.expression, true);
     return { kind: 'order', text: planText(evaluateCoop(l2r).lines), expr: l2r };
   }
-  const swapped = r < 0.8 ? swapOne(correct, rng.int(8)) : null;
-  if (swapped) return { kind: 'swap', text: planText(evaluateCoop(swapped).lines), expr: swapped };
+  if (r < 0.8) {
+    // A swap whose (truncating) arithmetic happens to land on the answer would not be wrong: try another.
+    const k = rng.int(8);
+    const value = evaluateCoop(correct).value;
+    for (let j = 0; j < 4; j++) {
+      const swapped = swapOne(correct, k + j);
+      if (swapped && evaluateCoop(swapped).value !== value) return { kind: 'swap', text: planText(evaluateCoop(swapped).lines), expr: swapped };
+    }
+  }
   return { kind: 'generic', text: GENERIC_PLANS[rng.int(GENERIC_PLANS.length)], expr: correct };
 }
 

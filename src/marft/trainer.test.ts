@@ -4,39 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { testGpu } from '../../kernels/testing.ts';
 import type { Gpu } from '../gpu/context.ts';
-import { Decoder } from '../model/decoder.ts';
-import { tinyTokenizer } from '../model/file-fixtures.ts';
-import { tinyConfig, tinyWeights } from '../model/testing.ts';
-import { loadTokenizer } from '../model/tokenizer.ts';
-import { uploadWeights } from '../model/weights.ts';
-import { parseConfig } from './config.ts';
-import { createTrainState } from './state.ts';
-import { Trainer } from './trainer.ts';
-
-async function setup(gpu: Gpu, over: Record<string, unknown>) {
-  const tj = tinyTokenizer();
-  const tokenizer = loadTokenizer(tj.tokenizerJson, tj.tokenizerConfig);
-  const model = tinyConfig({ vocab_size: tokenizer.vocabSize, max_position_embeddings: 256 });
-  const decoder = new Decoder(gpu, model, uploadWeights(gpu, model, (n) => tinyWeights(model, 9, 0.4).get(n)));
-  const config = parseConfig({
-    seed: 3,
-    graph: {
-      agents: [
-        { role: 'planner', systemPrompt: 'Plan.', maxNewTokens: 4 },
-        { role: 'solver', systemPrompt: 'Solve.', withAnswer: true, maxNewTokens: 5 },
-      ],
-      edges: [{ from: 'planner', to: 'solver' }],
-    },
-    env: { name: 'arithmetic', options: { difficulty: 1 } },
-    rollout: { episodes: 2, horizon: 2, groupSize: 2 },
-    critic: { hidden: [8] },
-    lora: { r: 2, alpha: 4 },
-    ppo: { lr: 1e-2, criticLr: 1e-2, targetKl: null, entropyCoef: 0.01 },
-    ...over,
-  });
-  const state = createTrainState(gpu, model, config);
-  return { decoder, tokenizer, state, trainer: new Trainer({ gpu, decoder, tokenizer, state, maxTokens: 512 }) };
-}
+import { tinySetup } from './testing.ts';
 
 const sum = async (gpu: Gpu, t: Parameters<Gpu['readF32']>[0]) => (await gpu.readF32(t)).reduce((a, b) => a + Math.abs(b), 0);
 
@@ -49,7 +17,7 @@ describe('trainer', () => {
   for (const over of cases) {
     it(`runs two iterations: ${JSON.stringify(over)}`, async () => {
       const gpu = await testGpu();
-      const { state, trainer } = await setup(gpu, over);
+      const { state, trainer } = tinySetup(gpu, over);
       const B0 = state.policy.layers[0].v_proj!.B;
       expect(await sum(gpu, B0)).toBe(0); // PEFT init: B = 0
       for (let i = 0; i < 2; i++) {
@@ -72,7 +40,7 @@ describe('trainer', () => {
 
   it('agent-by-agent keeps the frozen agent\'s adapter and Adam moments exactly', async () => {
     const gpu = await testGpu();
-    const { state, trainer } = await setup(gpu, { schedule: { mode: 'agent_by_agent', interval: 1, criticWarmup: 0 } });
+    const { state, trainer } = tinySetup(gpu, { schedule: { mode: 'agent_by_agent', interval: 1, criticWarmup: 0 } });
     const p = state.policy.layers[1].q_proj!;
     const g = state.policyOptim.groups.find((x) => x.params === p.B)!;
     const slot = (a: Float32Array, s: number) => Array.from(a.subarray(s * (a.length / 2), (s + 1) * (a.length / 2)));

@@ -1,0 +1,44 @@
+// marft eval --checkpoint DIR [--episodes N] [--split test|train] [--sampled] [--seed S]
+// marft eval --config FILE --base ...     (the untuned base model: no adapters)
+// Held-out accuracy of the team and of each answering agent. Greedy decoding unless --sampled.
+
+import { basename, dirname, resolve } from 'node:path';
+import { loadCheckpoint, readCheckpointFiles } from '../../marft/checkpoint.ts';
+import { type RunConfig, parseConfig } from '../../marft/config.ts';
+import { evaluate } from '../../marft/evaluate.ts';
+import { nodeStore } from '../../marft/storage/node.ts';
+import { UsageError, parse } from '../args.ts';
+import { openSession, readRunConfig } from '../session.ts';
+
+export const usage = 'marft eval (--checkpoint DIR | --config FILE --base) [--episodes N] [--split test|train] [--sampled] [--seed S] [--json]';
+
+export async function evalCommand(argv: string[]): Promise<void> {
+  const a = parse(argv, {
+    checkpoint: { type: 'string' }, config: { type: 'string' }, base: { type: 'boolean' }, episodes: { type: 'string' },
+    split: { type: 'string' }, sampled: { type: 'boolean' }, seed: { type: 'string' }, json: { type: 'boolean' },
+  });
+  if (!a.checkpoint && !a.base) throw new UsageError('give --checkpoint DIR, or --base to evaluate the untuned model');
+  const log = (l: string) => console.error(l);
+  let config: RunConfig;
+  let ckpt: { store: ReturnType<typeof nodeStore>; dir: string } | null = null;
+  if (typeof a.checkpoint === 'string') {
+    const full = resolve(a.checkpoint);
+    ckpt = { store: nodeStore(dirname(full)), dir: basename(full) };
+    config = parseConfig(new TextDecoder().decode((await readCheckpointFiles(ckpt.store, ckpt.dir)).files['config.json']));
+  } else {
+    config = readRunConfig(a.config as string | undefined);
+  }
+  const split = typeof a.split === 'string' ? a.split : 'test';
+  if (split !== 'test' && split !== 'train') throw new UsageError(`--split must be test or train, got ${split}`);
+  const episodes = typeof a.episodes === 'string' ? Number(a.episodes) : 100;
+  if (!Number.isInteger(episodes) || episodes < 1) throw new UsageError(`--episodes must be a positive integer, got ${a.episodes}`);
+  const s = await openSession(config, log);
+  const state = ckpt ? await loadCheckpoint(s.gpu, ckpt.store, ckpt.dir, s.model.config) : null;
+  s.decoder.lora = state?.policy ?? null;
+  const result = await evaluate(s.decoder, s.tokenizer, config, state, {
+    episodes, split, sampled: Boolean(a.sampled), seed: typeof a.seed === 'string' ? Number(a.seed) : undefined,
+  });
+  const agents = result.agents;
+  if (a.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+  else console.log(`${result.split} accuracy (${result.mode}, ${episodes} episodes): ${(result.accuracy * 100).toFixed(1)}% | ${Object.entries(agents).map(([r, x]) => `${r} ${(x * 100).toFixed(1)}%`).join(' | ')} | ${result.generatedTokens} tokens in ${result.seconds.toFixed(1)} s`);
+}

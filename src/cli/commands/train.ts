@@ -1,0 +1,66 @@
+// marft train --config FILE [--iterations N] [--out DIR] [--resume DIR] [--json] [--keep K]
+// Trains a LaMAS with MARFT, saving a checkpoint after every iteration. With no --config: the default
+// 2-agent preset on the built-in model. A resumed run continues the iteration count, the RNG and the
+// metric history exactly. Guard: a run whose policy steps are skipped (non-finite) for 3 iterations in a
+// row is rolled back to its last good checkpoint.
+
+import { basename, dirname, resolve } from 'node:path';
+import { loadCheckpoint, readCheckpointFiles, saveCheckpoint } from '../../marft/checkpoint.ts';
+import { parseConfig } from '../../marft/config.ts';
+import { type TrainState, createTrainState, releaseTrainState } from '../../marft/state.ts';
+import { nodeStore } from '../../marft/storage/node.ts';
+import { Trainer } from '../../marft/trainer.ts';
+import { parse } from '../args.ts';
+import { ProgressBar, iterationLine } from '../progress.ts';
+import { openSession, readRunConfig } from '../session.ts';
+
+export const usage = 'marft train [--config FILE] [--iterations N] [--out DIR] [--resume DIR] [--json] [--keep K]';
+
+const ROLLBACK_AFTER = 3;
+
+export async function trainCommand(argv: string[]): Promise<void> {
+  const a = parse(argv, {
+    config: { type: 'string' }, iterations: { type: 'string' }, out: { type: 'string' }, resume: { type: 'string' },
+    json: { type: 'boolean' }, keep: { type: 'string' },
+  });
+  const log = (l: string) => console.error(l);
+  const resumeDir = typeof a.resume === 'string' ? resolve(a.resume) : null;
+  const resumeStore = resumeDir ? nodeStore(dirname(resumeDir)) : null;
+  // a resumed run keeps the checkpoint's own run config
+  const config = resumeDir
+    ? parseConfig(new TextDecoder().decode((await readCheckpointFiles(resumeStore!, basename(resumeDir))).files['config.json']), { checkEnv: false })
+    : readRunConfig(a.config as string | undefined);
+  const s = await openSession(config, log);
+  let state: TrainState = resumeDir
+    ? await loadCheckpoint(s.gpu, resumeStore!, basename(resumeDir), s.model.config)
+    : createTrainState(s.gpu, s.model.config, config);
+  const outDir = resolve(typeof a.out === 'string' ? a.out : resumeDir ?? `runs/run-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+  const store = nodeStore(dirname(outDir));
+  const runName = basename(outDir);
+  const total = typeof a.iterations === 'string' ? state.iteration + Number(a.iterations) : state.config.iterations;
+  if (!Number.isInteger(total) || total < state.iteration) throw new Error(`--iterations must be a non-negative integer, got ${a.iterations}`);
+  const keep = typeof a.keep === 'string' ? Number(a.keep) : 3;
+  log(`training ${state.config.graph.agents.map((x) => x.role).join(' -> ')} on ${s.modelDir}, iterations ${state.iteration}..${total - 1}, checkpoints in ${outDir}`);
+  const bar = new ProgressBar(total, state.iteration);
+  let trainer = new Trainer({ gpu: s.gpu, decoder: s.decoder, tokenizer: s.tokenizer, state, onProgress: (phase, d) => bar.update(state.iteration, `${phase}: ${d}`) });
+  let badRun = 0;
+  while (state.iteration < total) {
+    const { metrics } = await trainer.iteration();
+    bar.clear();
+    if (a.json) process.stdout.write(`${JSON.stringify(metrics)}\n`);
+    else console.log(iterationLine(metrics));
+    const bad = metrics.skipped.some((x) => x.includes('non-finite') || x.includes('loss NaN') || x.includes('loss Infinity'));
+    badRun = bad ? badRun + 1 : 0;
+    if (badRun >= ROLLBACK_AFTER) {
+      log(`${ROLLBACK_AFTER} iterations in a row with skipped non-finite steps: rolling back to the last checkpoint in ${outDir}`);
+      releaseTrainState(s.gpu, state);
+      state = await loadCheckpoint(s.gpu, store, runName, s.model.config);
+      state.rng.next(); // a different draw, so the rolled-back run does not replay the same failure
+      trainer = new Trainer({ gpu: s.gpu, decoder: s.decoder, tokenizer: s.tokenizer, state, onProgress: (phase, d) => bar.update(state.iteration, `${phase}: ${d}`) });
+      badRun = 0;
+      continue;
+    }
+    if (!bad) await saveCheckpoint(s.gpu, state, store, runName, { baseModel: s.modelDir, keep });
+  }
+  log(`done: ${state.iteration} iterations; last checkpoint in ${outDir}`);
+}

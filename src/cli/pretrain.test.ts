@@ -1,0 +1,16 @@
+// marft pretrain: flags are checked (with the flag named) before any GPU or data work starts.
+
+import { describe, expect, it } from 'vitest';
+import { UsageError } from './args.ts';
+import { pretrainCommand, usage } from './commands/pretrain.ts';
+
+describe('marft pretrain', () => {
+  it('refuses bad flags with a usage error naming the flag', async () => {
+    await expect(pretrainCommand([])).rejects.toThrow(/--out is required/);
+    await expect(pretrainCommand(['--out', '/tmp/x', '--steps', '1.5'])).rejects.toThrow(UsageError);
+    await expect(pretrainCommand(['--out', '/tmp/x', '--error-rate', '2'])).rejects.toThrow(/--error-rate must be a number >= 0 <= 1/);
+    await expect(pretrainCommand(['--out', '/tmp/x', '--difficulty', '1,7'])).rejects.toThrow(/--difficulty/);
+    await expect(pretrainCommand(['--out', '/tmp/x', '--nope'])).rejects.toThrow(UsageError);
+    expect(usage).toMatch(/^marft pretrain --out DIR/);
+  });
+});

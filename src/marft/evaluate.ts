@@ -1,0 +1,58 @@
+// Held-out evaluation: episodes of the test split, greedy (or sampled), with the trained adapters or
+// with none (the untuned base model); accuracy of the team and of each answering agent.
+
+import { createEnv } from '../envs/registry.ts';
+import type { Decoder } from '../model/decoder.ts';
+import { Rng } from '../model/rng.ts';
+import type { LoadedTokenizer } from '../model/tokenizer.ts';
+import type { RunConfig } from './config.ts';
+import { compileGraph } from './graph.ts';
+import { rollout } from './rollout.ts';
+import type { TrainState } from './state.ts';
+
+export interface EvalOptions {
+  episodes: number;
+  split: 'test' | 'train';
+  sampled?: boolean;
+  seed?: number;
+}
+
+export interface EvalResult {
+  episodes: number;
+  accuracy: number;
+  /** Accuracy of each answering agent's own answers. */
+  agents: Record<string, number>;
+  generatedTokens: number;
+  seconds: number;
+  mode: 'greedy' | 'sampled';
+  split: string;
+}
+
+/** `state` null evaluates the base model (adapter slot -1 for every agent). */
+export async function evaluate(decoder: Decoder, tokenizer: LoadedTokenizer, config: RunConfig, state: TrainState | null, o: EvalOptions): Promise<EvalResult> {
+  const graph = compileGraph(config.graph);
+  const seed = o.seed ?? 12345;
+  const t0 = performance.now();
+  const keep = decoder.lora;
+  decoder.lora = state?.policy ?? null;
+  try {
+    const ro = await rollout({
+      decoder, tokenizer, config, graph,
+      makeEnv: () => createEnv(config.env.name, { ...config.env.options, split: o.split, horizon: config.rollout.horizon }),
+      seeds: Array.from({ length: o.episodes }, (_, i) => seed * 100003 + i), rng: new Rng(seed),
+      slotOf: (agent) => (state ? (config.lora.mode === 'per_agent' ? agent : 0) : -1),
+      greedy: !o.sampled,
+    });
+    const agents: Record<string, number> = {};
+    for (const role of graph.answerers) {
+      const ans = ro.episodes.flatMap((e) => e.turns.map((t) => t.answers[role]).filter((x) => x !== undefined));
+      agents[role] = ans.length ? ans.filter((x) => x.correct).length / ans.length : NaN;
+    }
+    return {
+      episodes: o.episodes, accuracy: ro.episodes.filter((e) => e.correct).length / o.episodes, agents, generatedTokens: ro.generatedTokens,
+      seconds: (performance.now() - t0) / 1000, mode: o.sampled ? 'sampled' : 'greedy', split: o.split,
+    };
+  } finally {
+    decoder.lora = keep;
+  }
+}

@@ -1,0 +1,86 @@
+// Synthetic transcripts: the prompts are exactly the rollout's (buildMessages + the chat template), the
+// loss covers the completion and its <|im_end|> only, and the error rates are honoured.
+
+import { describe, expect, it } from 'vitest';
+import { answersEqual, extractBoxed } from '../envs/answer.ts';
+import { makeBatch } from '../model/pretrain.ts';
+import { buildTinyTokenizer, TINY_IDS } from '../model/tiny-tokenizer.ts';
+import { loadTokenizer } from '../model/tokenizer.ts';
+import { corpusTexts, episodeTranscripts, makeTranscripts, planText, renderPrompt, tokenizeTranscript } from './pretrain-data.ts';
+import { presetGraph } from './presets.ts';
+import { buildMessages } from './prompt.ts';
+import { evaluateCoop, parseCoopExpression } from '../envs/coop.ts';
+
+describe('pretrain transcripts', () => {
+  const transcripts = makeTranscripts(400, 0);
+  const files = buildTinyTokenizer(corpusTexts(transcripts));
+  const tok = loadTokenizer(files.tokenizerJson, files.tokenizerConfig);
+
+  it('shows each agent the preset prompt the rollout builds, and is reproducible', () => {
+    expect(makeTranscripts(400, 0)).toEqual(transcripts);
+    const duo = presetGraph('duo').agents;
+    const ep = episodeTranscripts(3, { teams: ['duo'], multiTurnFraction: 0 });
+    expect(ep.map((t) => t.role)).toEqual(['planner', 'solver']);
+    expect(ep[0].messages).toEqual(buildMessages({ profile: duo[0], task: ep[0].problem.problem, visible: [] }));
+    expect(ep[1].messages).toEqual(buildMessages({ profile: duo[1], task: ep[0].problem.problem, visible: [{ role: 'planner', text: ep[0].completion }] }));
+    const solo = episodeTranscripts(3, { teams: ['solo'], multiTurnFraction: 0 });
+    expect(solo[0].messages[0].content).toBe(presetGraph('solo').agents[0].systemPrompt);
+    // a good plan names the steps in order, without results
+    const good = makeTranscripts(200, 0, { teams: ['duo'], planErrorRate: 0 }).filter((t) => t.role === 'planner');
+    for (const t of good) expect(t.completion).toBe(planText(evaluateCoop(parseCoopExpression(t.problem.expression)).lines));
+    // later turns carry the history and the judge's feedback
+    const later = transcripts.filter((t) => t.turn === 2);
+    expect(later.length).toBeGreaterThan(10);
+    for (const t of later) expect(t.messages.some((m) => m.content.includes('judge: the answer is incorrect'))).toBe(true);
+  });
+
+  it('tokenises prompt + completion with the loss on completion tokens only', () => {
+    for (const t of transcripts.slice(0, 60)) {
+      const x = tokenizeTranscript(tok, t);
+      const prompt = renderPrompt(tok, t.messages);
+      expect(tok.decode(x.ids.slice(0, x.promptLen))).toBe(prompt);
+      expect(prompt.endsWith('<|im_start|>assistant\n')).toBe(true);
+      expect(tok.decode(x.ids.slice(x.promptLen))).toBe(`${t.completion}<|im_end|>`);
+      expect(x.ids.includes(TINY_IDS.unk)).toBe(false);
+    }
+    const ex = transcripts.slice(0, 3).map((t) => tokenizeTranscript(tok, t));
+    const b = makeBatch(ex, TINY_IDS.pad, 1024);
+    expect(b.T % 16).toBe(0);
+    ex.forEach((e, i) => {
+      for (let t = 0; t < b.T; t++) {
+        const target = b.targets[i * b.T + t];
+        const inCompletion = t + 1 >= e.promptLen && t + 1 < e.ids.length;
+        expect(target).toBe(inCompletion ? e.ids[t + 1] : -1);
+        expect(b.mask[i * b.T + t]).toBe(t < e.ids.length ? 1 : 0);
+      }
+    });
+    expect(b.count).toBe(ex.reduce((n, e) => n + e.ids.length - e.promptLen, 0));
+  });
+
+  it('honours the error rates', () => {
+    const solvers = (o: Parameters<typeof makeTranscripts>[2]) => makeTranscripts(3000, 100, { teams: ['duo'], multiTurnFraction: 0, ...o }).filter((t) => t.role === 'solver');
+    const check = (t: ReturnType<typeof solvers>[number]) => answersEqual(extractBoxed(t.completion), t.problem.answer);
+    // no errors: every solver is right
+    const clean = solvers({ errorRate: 0, planErrorRate: 0 });
+    expect(clean.every((t) => t.correct && check(t) && t.flaw === 'none')).toBe(true);
+    // slips at the rate asked, after good plans
+    const noisy = solvers({ errorRate: 0.4, planErrorRate: 0 });
+    const rate = noisy.filter((t) => t.flaw !== 'none').length / noisy.length;
+    expect(rate).toBeGreaterThan(0.36);
+    expect(rate).toBeLessThan(0.44);
+    for (const t of noisy) expect(t.correct).toBe(check(t));
+    expect(noisy.filter((t) => t.flaw !== 'none').every((t) => !t.correct)).toBe(true);
+    // unhelpful plans at the rate asked; following a wrong plan gives a wrong answer
+    const plans = solvers({ errorRate: 0, planErrorRate: 0.5 });
+    const bad = plans.filter((t) => t.plan !== 'good');
+    expect(bad.length / plans.length).toBeGreaterThan(0.45);
+    expect(bad.length / plans.length).toBeLessThan(0.55);
+    expect(bad.filter((t) => t.plan === 'order' || t.plan === 'swap').every((t) => !t.correct)).toBe(true);
+    expect(new Set(bad.map((t) => t.plan))).toEqual(new Set(['order', 'swap', 'generic']));
+    // the defaults leave a fair share wrong
+    const dflt = makeTranscripts(3000, 7).filter((t) => t.role === 'solver');
+    const acc = dflt.filter((t) => t.correct).length / dflt.length;
+    expect(acc).toBeGreaterThan(0.5);
+    expect(acc).toBeLessThan(0.8);
+  });
+});

@@ -57,6 +57,8 @@ export interface RolloutOptions {
   /** Greedy decoding for every agent (evaluation). */
   greedy?: boolean;
   onProgress?: (done: number, total: number, phase: string) => void;
+  /** The generator (default: batched GPU generation); tests script the agents' outputs with it. */
+  generateFn?: typeof generate;
 }
 
 export interface Rollout {
@@ -106,7 +108,7 @@ export async function rollout(o: RolloutOptions): Promise<Rollout> {
       prompts.push(ids);
       truncated.push(cut);
     }
-    const gen = await generate(decoder, prompts, {
+    const gen = await (o.generateFn ?? generate)(decoder, prompts, {
       maxNewTokens: reqs.map((r) => agents[r.agent].maxNewTokens),
       sampling: reqs.map((r) => {
         const p = agents[r.agent];

@@ -1,0 +1,86 @@
+// Rollout control flow with scripted agents (no GPU): layers see only their ancestors' outputs, episodes
+// stop when solved or at the horizon with the judge's feedback in the next turn's prompt, and a dynamic
+// topology follows the orchestrator's <call>/<done/> decisions up to its step limit.
+
+import { describe, expect, it } from 'vitest';
+import type { Decoder } from '../model/decoder.ts';
+import type { GenerateOptions, Generation } from '../model/generate.ts';
+import { Rng } from '../model/rng.ts';
+import type { LoadedTokenizer } from '../model/tokenizer.ts';
+import { createEnv } from '../envs/registry.ts';
+import { parseConfig } from './config.ts';
+import { compileGraph } from './graph.ts';
+import { rollout } from './rollout.ts';
+
+// A "tokenizer" whose ids are char codes, so scripted texts survive encode/decode.
+const tokenizer = {
+  hasChatTemplate: false, eosIds: [0], bosId: null, padId: 0, vocabSize: 65536,
+  encode: (t: string) => Array.from(t, (c) => c.charCodeAt(0)),
+  decode: (ids: readonly number[]) => String.fromCharCode(...ids),
+} as unknown as LoadedTokenizer;
+const decoder = { config: { maxPositionEmbeddings: 100000, padTokenId: 0 } } as unknown as Decoder;
+
+/** Answers from a script keyed by the last line of the prompt (the role header), recording each prompt. */
+function scripted(answer: (prompt: string, call: number) => string, seen: string[]) {
+  let calls = 0;
+  return async (_d: Decoder, prompts: readonly number[][], _o: GenerateOptions): Promise<Generation> => {
+    const texts = prompts.map((p) => { const s = String.fromCharCode(...p); seen.push(s); return answer(s, calls); });
+    calls++;
+    const tokens = texts.map((t) => Array.from(t, (c) => c.charCodeAt(0)));
+    return { tokens, logprobs: tokens.map((t) => t.map(() => -1)), text: texts, finish: texts.map(() => 'length' as const) };
+  };
+}
+
+describe('rollout', () => {
+  it('static graph: layers, visibility, judge feedback and horizon', async () => {
+    const config = parseConfig({ rollout: { episodes: 2, horizon: 2 }, env: { name: 'arithmetic', options: { difficulty: 1 } } });
+    const seen: string[] = [];
+    const gen = scripted((p) => (p.trimEnd().endsWith('planner:') ? 'PLAN' : 'I think \\boxed{-99999}'), seen);
+    const ro = await rollout({
+      decoder, tokenizer, config, graph: compileGraph(config.graph), makeEnv: () => createEnv('arithmetic', { difficulty: 1, horizon: 2 }),
+      seeds: [1, 2], rng: new Rng(1), slotOf: (a) => a, generateFn: gen,
+    });
+    for (const ep of ro.episodes) {
+      expect(ep.actions.map((a) => `${a.turn}:${a.role}`)).toEqual(['0:planner', '0:solver', '1:planner', '1:solver']);
+      expect(ep.correct).toBe(false);
+      expect(ep.turns.map((t) => t.feedback)).toEqual(['judge: the answer is incorrect', 'judge: the answer is incorrect']);
+    }
+    const solverPrompts = seen.filter((p) => p.trimEnd().endsWith('solver:'));
+    expect(solverPrompts.every((p) => p.includes('planner: PLAN'))).toBe(true); // the solver sees its ancestor
+    const plannerTurn1 = seen.filter((p) => p.trimEnd().endsWith('planner:')).slice(2);
+    expect(plannerTurn1.every((p) => p.includes('judge: the answer is incorrect'))).toBe(true); // feedback next turn
+    expect(seen.filter((p) => p.trimEnd().endsWith('planner:')).slice(0, 2).every((p) => !p.includes('solver:'))).toBe(true);
+  });
+
+  it('dynamic topology follows <call> and <done/> up to the step limit', async () => {
+    const config = parseConfig({ rollout: { episodes: 1, horizon: 1 } });
+    const graph = {
+      agents: [
+        { role: 'orchestrator', systemPrompt: 'Route.', withAnswer: false, maxNewTokens: 8, temperature: 1, topK: 0, topP: 1 },
+        { role: 'planner', systemPrompt: 'Plan.', withAnswer: false, maxNewTokens: 8, temperature: 1, topK: 0, topP: 1 },
+        { role: 'solver', systemPrompt: 'Solve.', withAnswer: true, maxNewTokens: 8, temperature: 1, topK: 0, topP: 1 },
+      ],
+      edges: [],
+      dynamic: { orchestrator: 'orchestrator', maxSteps: 3 },
+    };
+    const cfg = { ...config, graph };
+    const routes = ['<call>planner</call>', '<call>solver</call>', '<done/>'];
+    let r = 0;
+    const seen: string[] = [];
+    const gen = scripted((p) => (p.trimEnd().endsWith('orchestrator:') ? routes[r++] : p.trimEnd().endsWith('planner:') ? 'PLAN' : '\\boxed{1}'), seen);
+    const ro = await rollout({
+      decoder, tokenizer, config: cfg, graph: compileGraph(graph), makeEnv: () => createEnv('arithmetic', { difficulty: 1, horizon: 1 }),
+      seeds: [5], rng: new Rng(2), slotOf: (a) => a, generateFn: gen,
+    });
+    expect(ro.episodes[0].actions.map((a) => a.role)).toEqual(['orchestrator', 'planner', 'orchestrator', 'solver', 'orchestrator']);
+    // step limit: an orchestrator that never says done is cut after maxSteps calls
+    r = 0;
+    routes.splice(0, 3, '<call>planner</call>', '<call>planner</call>', '<call>planner</call>');
+    routes.push('<call>planner</call>');
+    const ro2 = await rollout({
+      decoder, tokenizer, config: cfg, graph: compileGraph(graph), makeEnv: () => createEnv('arithmetic', { difficulty: 1, horizon: 1 }),
+      seeds: [5], rng: new Rng(2), slotOf: (a) => a, generateFn: gen,
+    });
+    expect(ro2.episodes[0].actions.filter((a) => a.role === 'planner')).toHaveLength(3);
+  });
+});

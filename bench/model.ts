@@ -2,6 +2,7 @@
 // for a tiny model and a SmolLM2-135M-shaped random model, on whatever GPU Dawn finds. With --peer FILE
 // (bench/baselines/model.py's JSON from the same GPU) it prints the ratios against transformers + peft.
 // Options: --models tiny,smollm2-135m  --batch 8 --seq 256 --prompt 32 --new 128  --out FILE  --peer FILE
+//          --profile (per-kernel GPU time of one training step, from timestamp queries)
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { acquireNodeGpu, ensureVulkanEnv } from '../src/gpu/node.ts';
@@ -87,6 +88,14 @@ for (const name of names) {
     if (pf) { row.vsTorchFp32FwdBwd = (row.fwdBwdTokS as number) / (pf.fwd_bwd_tok_s as number); row.vsTorchFp32Decode = (row.decodeTokS as number) / (pf.decode_tok_s as number); }
     rows.push(row);
     console.log(JSON.stringify(row));
+    if (process.argv.includes('--profile')) {
+      gpu.startProfile();
+      await step();
+      const train = await gpu.stopProfile();
+      const total = train.reduce((a, k) => a + k.ms, 0);
+      console.log(`  per-kernel GPU time of one forward+backward (${name} ${dtype}), total ${total.toFixed(2)} ms:`);
+      for (const k of train.slice(0, 12)) console.log(`    ${k.ms.toFixed(3).padStart(9)} ms  ${String(k.calls).padStart(5)}x  ${k.key}`);
+    }
     gpu.release(dlogits);
     releaseWeights(gpu, weights);
     gpu.pool.trim();

@@ -5,6 +5,7 @@
 import { GpuError, shapeError } from './errors.ts';
 import { pack16, unpack16 } from './half.ts';
 import { BufferPool } from './pool.ts';
+import { type KernelTime, Profiler } from './profiler.ts';
 import { type Dispatch, type Program, encodeUniforms } from './program.ts';
 import { type DType, type Tensor, byteSize, is16, numel, shapeStr } from './tensor.ts';
 
@@ -66,6 +67,8 @@ export class Gpu {
   private encoder: GPUCommandEncoder | null = null;
   private pass: GPUComputePassEncoder | null = null;
   private readonly errors: string[] = [];
+  private profiler: Profiler | null = null;
+  private afterSubmit: Array<() => void> = [];
   dispatchCount = 0;
   /** Holds the GPU instance (Dawn's in Node): if it were garbage-collected, the device would die with it. */
   instance: unknown = null;
@@ -204,11 +207,41 @@ export class Gpu {
       throw new GpuError('LIMIT', `${d.program.key}: dispatch of [${x}, ${y}, ${z}] workgroups exceeds ${max} per dimension`);
     }
     const pipeline = this.pipeline(d.program);
-    const pass = this.getPass();
+    const bindGroup = this.bindGroup(d, pipeline);
+    let pass: GPUComputePassEncoder;
+    if (this.profiler) {
+      // one pass per dispatch, bracketed by timestamps
+      this.endPass();
+      if (this.profiler.full) this.profiler.flush(this.getEncoder(), (fn) => this.afterSubmit.push(fn));
+      const timestampWrites = this.profiler.next(d.program.key)!;
+      pass = this.getEncoder().beginComputePass({ label: d.program.key, timestampWrites });
+      this.pass = pass;
+    } else {
+      pass = this.getPass();
+    }
     pass.setPipeline(pipeline);
-    pass.setBindGroup(0, this.bindGroup(d, pipeline));
+    pass.setBindGroup(0, bindGroup);
     pass.dispatchWorkgroups(x, y, z);
+    if (this.profiler) this.endPass();
     this.dispatchCount++;
+  }
+
+  /** Starts timing every dispatch (needs the timestamp-query feature). */
+  startProfile(): void {
+    if (!this.hasTimestamps) throw new GpuError('LIMIT', 'profiling needs the timestamp-query feature, which this device lacks');
+    this.profiler ??= new Profiler(this.device);
+  }
+
+  /** Stops profiling and returns GPU milliseconds per program key, largest first. */
+  async stopProfile(): Promise<KernelTime[]> {
+    const p = this.profiler;
+    if (!p) return [];
+    p.flush(this.getEncoder(), (fn) => this.afterSubmit.push(fn));
+    this.profiler = null;
+    this.submit();
+    const times = await p.report();
+    p.destroy();
+    return times;
   }
 
   /** Ends the open pass and submits everything recorded so far. */
@@ -218,6 +251,7 @@ export class Gpu {
       this.device.queue.submit([this.encoder.finish()]);
       this.encoder = null;
     }
+    for (const fn of this.afterSubmit.splice(0)) fn();
   }
 
   /** Waits until the GPU has finished all submitted work, then surfaces any validation error. */

@@ -6,6 +6,7 @@ import { UsageError } from './args.ts';
 import { evalCommand, usage as evalUsage } from './commands/eval.ts';
 import { exportCommand, usage as exportUsage } from './commands/export.ts';
 import { logitsCommand, usage as logitsUsage } from './commands/logits.ts';
+import { pretrainCommand, usage as pretrainUsage } from './commands/pretrain.ts';
 import { tokenizeCommand, usage as tokenizeUsage } from './commands/tokenize.ts';
 import { trainCommand, usage as trainUsage } from './commands/train.ts';
 
@@ -13,6 +14,7 @@ const COMMANDS: Record<string, { run: (argv: string[]) => Promise<void>; usage: 
   train: { run: trainCommand, usage: trainUsage, gpu: true },
   eval: { run: evalCommand, usage: evalUsage, gpu: true },
   export: { run: exportCommand, usage: exportUsage, gpu: true },
+  pretrain: { run: pretrainCommand, usage: pretrainUsage, gpu: true },
   logits: { run: logitsCommand, usage: logitsUsage, gpu: true },
   tokenize: { run: tokenizeCommand, usage: tokenizeUsage, gpu: false },
 };

@@ -14,7 +14,7 @@ describe('run config', () => {
     expect(c.ppo).toMatchObject({ clip: 0.2, valueClip: 0.2, entropyCoef: 0.01, klCoef: 0, targetKl: 1e-3, gamma: 0.99, lambda: 0.95, maxGradNorm: 0.5, valueLoss: 'huber', huberDelta: 10, adamEps: 1e-5 });
     expect(c.rollout.horizon).toBe(3);
     expect(c.graph.agents.map((a) => a.role)).toEqual(['planner', 'solver']);
-    expect(c.env).toEqual({ name: 'arithmetic', options: {} });
+    expect(c.env).toEqual({ name: 'coop-arith', options: {} });
     // Serialisable round trip.
     expect(parseConfig(JSON.stringify(c))).toEqual(c);
   });

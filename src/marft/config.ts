@@ -108,7 +108,7 @@ export const CONFIG_SCHEMA: Schema = {
     env: {
       type: 'object',
       fields: {
-        name: { type: 'string', default: 'arithmetic' },
+        name: { type: 'string', default: 'coop-arith' },
         options: { type: 'record', values: { type: 'any' }, default: {} },
       },
     },

@@ -1,0 +1,120 @@
+"""PyTorch peer for `npm run bench:iteration`: one MARFT iteration with transformers + peft, the way the
+reference MARFT code runs it: 2 agents (planner -> solver, one LoRA adapter each, r 8 / alpha 16 on q_proj and
+v_proj), 8 episodes, `generate` with the KV cache (sampling, exactly NEW tokens per agent), then scoring
+(policy log-probs; reference log-probs and critic values with adapters disabled), token-level GAE, and one
+PPO epoch (clipped surrogate + entropy, critic MLP 576 -> 1024 -> 512 -> 1 on the frozen trunk's hidden
+states, AdamW). fp32 with TF32 off. Usage: python3 bench/baselines/iteration.py --out FILE.json
+"""
+import argparse, json, time
+import torch
+import torch.nn.functional as F
+from transformers import LlamaConfig, LlamaForCausalLM
+from peft import LoraConfig, get_peft_model
+
+torch.backends.cuda.matmul.allow_tf32 = False
+torch.backends.cudnn.allow_tf32 = False
+MODELS = {
+    'smollm2-135m': dict(vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=30, num_attention_heads=9,
+                         num_key_value_heads=3, tie_word_embeddings=True),
+    'tiny': dict(vocab_size=512, hidden_size=256, intermediate_size=704, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2),
+}
+
+
+def token_logp(logits, targets):
+    lp = F.log_softmax(logits.float(), -1)
+    return lp.gather(-1, targets.unsqueeze(-1)).squeeze(-1), -(lp.exp() * lp).sum(-1)
+
+
+def iteration(model, critic, opt, B, P, NEW, V, dev):
+    sync = torch.cuda.synchronize
+    t0 = time.perf_counter()
+    prompt = torch.randint(1, V, (B, P), device=dev)
+    seqs, plens = [], []
+    ctx = prompt
+    for agent in ('planner', 'solver'):
+        model.set_adapter(agent)
+        with torch.no_grad():
+            out = model.generate(input_ids=ctx, attention_mask=torch.ones_like(ctx), max_new_tokens=NEW, min_new_tokens=NEW,
+                                 do_sample=True, top_k=0, top_p=1.0, pad_token_id=0)
+        seqs.append(out)
+        plens.append(ctx.shape[1])
+        ctx = torch.cat([out, torch.randint(1, V, (B, 16), device=dev)], 1)  # the next agent's prompt adds a transition
+    sync(); t1 = time.perf_counter()
+    old, ref, vals, hid = [], [], [], []
+    with torch.no_grad():
+        for agent, seq, p in zip(('planner', 'solver'), seqs, plens):
+            model.set_adapter(agent)
+            lg = model(input_ids=seq).logits[:, p - 1:-1]
+            old.append(token_logp(lg, seq[:, p:])[0])
+            with model.disable_adapter():
+                o = model(input_ids=seq, output_hidden_states=True)
+            ref.append(token_logp(o.logits[:, p - 1:-1], seq[:, p:])[0])
+            h = o.hidden_states[-1][:, p - 1:-1]
+            hid.append(h)
+            vals.append(critic(h).squeeze(-1))
+    sync(); t2 = time.perf_counter()
+    # token-level GAE over [planner tokens, solver tokens] per episode, reward on the last token
+    v = torch.cat(vals, 1)
+    r = torch.zeros_like(v); r[:, -1] = (torch.rand(B, device=dev) > 0.5).float()
+    adv = torch.zeros_like(v); last = torch.zeros(B, device=dev)
+    for k in range(v.shape[1] - 1, -1, -1):
+        nv = v[:, k + 1] if k + 1 < v.shape[1] else torch.zeros(B, device=dev)
+        last = r[:, k] + 0.99 * nv - v[:, k] + 0.99 * 0.95 * last
+        adv[:, k] = last
+    ret = adv + v
+    adv = (adv - adv.mean()) / (adv.std() + 1e-5)
+    sync(); t3 = time.perf_counter()
+    opt.zero_grad()
+    for i, (agent, seq, p) in enumerate(zip(('planner', 'solver'), seqs, plens)):
+        model.set_adapter(agent)
+        lg = model(input_ids=seq).logits[:, p - 1:-1]
+        lp, ent = token_logp(lg, seq[:, p:])
+        a = adv[:, i * NEW:(i + 1) * NEW]
+        ratio = (lp - old[i]).exp()
+        loss = torch.max(-ratio * a, -ratio.clamp(0.8, 1.2) * a).mean() - 0.01 * ent.mean()
+        loss.backward()
+    vloss = F.huber_loss(critic(torch.cat(hid, 1)).squeeze(-1), ret, delta=10.0)
+    vloss.backward()
+    torch.nn.utils.clip_grad_norm_([p for g in opt.param_groups for p in g['params']], 0.5)
+    opt.step()
+    sync(); t4 = time.perf_counter()
+    return dict(rollout_s=t1 - t0, score_s=t2 - t1, advantages_s=t3 - t2, update_s=t4 - t3, total_s=t4 - t0)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--models', default='smollm2-135m')
+    ap.add_argument('--episodes', type=int, default=8)
+    ap.add_argument('--new', type=int, default=128)
+    ap.add_argument('--prompt', type=int, default=64)
+    ap.add_argument('--out', default='')
+    a = ap.parse_args()
+    dev = 'cuda'
+    rows = []
+    for name in a.models.split(','):
+        torch.manual_seed(0)
+        cfg = LlamaConfig(**MODELS[name], max_position_embeddings=4096)
+        base = LlamaForCausalLM(cfg).to(dev)
+        lcfg = LoraConfig(r=8, lora_alpha=16, target_modules=['q_proj', 'v_proj'], lora_dropout=0.0, task_type='CAUSAL_LM')
+        model = get_peft_model(base, lcfg, adapter_name='planner')
+        model.add_adapter('solver', lcfg)
+        C = cfg.hidden_size
+        critic = torch.nn.Sequential(torch.nn.Linear(C, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 512), torch.nn.ReLU(), torch.nn.Linear(512, 1)).to(dev)
+        params = [p for n, p in model.named_parameters() if 'lora_' in n] + list(critic.parameters())
+        for p in params:
+            p.requires_grad_(True)
+        opt = torch.optim.AdamW(params, lr=1e-6, eps=1e-5)
+        iteration(model, critic, opt, a.episodes, a.prompt, a.new, cfg.vocab_size, dev)  # warm-up
+        torch.cuda.reset_peak_memory_stats()
+        t = iteration(model, critic, opt, a.episodes, a.prompt, a.new, cfg.vocab_size, dev)
+        row = dict(model=name, **t, peak_mib=torch.cuda.max_memory_allocated() / 2**20)
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    out = {'device': torch.cuda.get_device_name(0), 'torch': torch.__version__, 'rows': rows}
+    if a.out:
+        with open(a.out, 'w') as f:
+            json.dump(out, f)
+
+
+if __name__ == '__main__':
+    main()

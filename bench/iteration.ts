@@ -1,0 +1,100 @@
+// `npm run bench:iteration`: one whole MARFT iteration — 2 agents (planner -> solver), 8 episodes, up to
+// 128 new tokens per agent, token-level PPO, 1 epoch — on a SmolLM2-135M-shaped random model and on the
+// built-in tiny model, timed by phase (rollout, scoring = reference/critic forward, advantages, update),
+// with generated tokens/s and peak GPU memory of the buffer pool. Random models use a synthetic tokenizer
+// (ids shown as printable characters, no end token), so every action is exactly max-new-tokens long,
+// as the PyTorch peer (bench/baselines/iteration.py, `min_new_tokens`) generates.
+// Options: --models smollm2-135m,builtin --episodes 8 --new 128 --agents 2 --dtype bf16|f32 --peer FILE --out FILE --profile
+
+import { readFileSync, writeFileSync } from 'node:fs';
+import { acquireNodeGpu, ensureVulkanEnv } from '../src/gpu/node.ts';
+import { parseConfig as parseModelConfig } from '../src/model/config.ts';
+import { Decoder } from '../src/model/decoder.ts';
+import { loadDecoder } from '../src/model/load.ts';
+import { nodeModelFiles } from '../src/model/node-files.ts';
+import type { LoadedTokenizer } from '../src/model/tokenizer.ts';
+import { uploadWeights } from '../src/model/weights.ts';
+import { parseConfig } from '../src/marft/config.ts';
+import { presetForAgents } from '../src/marft/presets.ts';
+import { createTrainState, releaseTrainState } from '../src/marft/state.ts';
+import { Trainer } from '../src/marft/trainer.ts';
+import { BENCH_MODELS, randomWeights } from './random-model.ts';
+
+await ensureVulkanEnv();
+const arg = (n: string, d: string): string => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
+
+/** Printable-character tokenizer for random models: no chat template, no end token. */
+function syntheticTokenizer(vocab: number): LoadedTokenizer {
+  return {
+    hasChatTemplate: false, eosIds: [], bosId: null, padId: 0, vocabSize: vocab,
+    encode: (t: string) => Array.from(t, (c) => 1 + (c.charCodeAt(0) % (vocab - 1))),
+    decode: (ids: readonly number[]) => String.fromCharCode(...ids.map((i) => 32 + (i % 94))),
+    applyChatTemplate: () => { throw new Error('no chat template'); },
+    tokenToId: () => undefined, idToToken: () => undefined,
+  } as LoadedTokenizer;
+}
+
+const gpu = await acquireNodeGpu({ log: console.log });
+const soft = gpu.adapter.isFallback;
+const episodes = Number(arg('episodes', soft ? '2' : '8'));
+const maxNew = Number(arg('new', soft ? '4' : '128'));
+const agentsN = Number(arg('agents', '2')) as 1 | 2 | 3 | 4;
+const dtype = arg('dtype', 'bf16') as 'bf16' | 'f32';
+const names = arg('models', soft ? 'tiny' : 'smollm2-135m,builtin').split(',');
+const peer = process.argv.includes('--peer') ? JSON.parse(readFileSync(arg('peer', ''), 'utf8')) as { device: string; rows: Array<Record<string, number | string>> } : null;
+const rows: Array<Record<string, number | string>> = [];
+
+for (const name of names) {
+  let decoder: Decoder;
+  let tokenizer: LoadedTokenizer;
+  if (name === 'builtin') {
+    const l = await loadDecoder(gpu, await nodeModelFiles(arg('builtin', 'public/models/marft-tiny')));
+    decoder = l.decoder;
+    tokenizer = l.model.tokenizer!;
+  } else {
+    const mc = parseModelConfig({ model_type: 'llama', architectures: ['LlamaForCausalLM'], max_position_embeddings: 4096, ...BENCH_MODELS[name] });
+    decoder = new Decoder(gpu, mc, uploadWeights(gpu, mc, randomWeights(mc, 1), dtype === 'bf16' ? { storeAs: 'bf16' } : {}));
+    tokenizer = syntheticTokenizer(mc.vocabSize);
+  }
+  const graph = presetForAgents(agentsN);
+  for (const a of graph.agents) { a.maxNewTokens = maxNew; a.temperature = 1; }
+  const config = parseConfig({
+    seed: 1, graph, level: 'token', env: { name: 'arithmetic', options: { difficulty: 2 } },
+    rollout: { episodes, horizon: 1 }, ppo: { epochs: 1, minibatches: 1, targetKl: null },
+  });
+  const state = createTrainState(gpu, decoder.config, config);
+  const trainer = new Trainer({ gpu, decoder, tokenizer, state, maxTokens: 8192 });
+  await trainer.iteration(); // warm-up: pipelines compile
+  const { metrics: m } = await trainer.iteration();
+  const gen = Object.values(m.agents).reduce((s, a) => s + a.tokens, 0);
+  const row: Record<string, number | string> = {
+    model: name, agents: agentsN, episodes, maxNew, rolloutS: m.seconds.rollout, scoreS: m.seconds.score, advantagesS: m.seconds.advantages,
+    updateS: m.seconds.update, totalS: m.seconds.total, genTokS: m.tokensPerSecond, generated: gen, peakMiB: gpu.pool.stats.peakBytes / 2 ** 20,
+  };
+  const p = peer?.rows.find((r) => r.model === name);
+  if (p) {
+    row.torchTotalS = p.total_s; row.torchRolloutS = p.rollout_s;
+    row.speedupTotal = (p.total_s as number) / m.seconds.total;
+    row.speedupRollout = (p.rollout_s as number) / m.seconds.rollout;
+    row.torchPeakMiB = p.peak_mib;
+  }
+  rows.push(row);
+  console.log(JSON.stringify(row));
+  if (process.argv.includes('--profile')) {
+    gpu.startProfile();
+    await trainer.iteration();
+    const ks = await gpu.stopProfile();
+    const total = ks.reduce((a, k) => a + k.ms, 0);
+    console.log(`  per-kernel GPU time of one iteration (${name}), total ${total.toFixed(1)} ms:`);
+    for (const k of ks.slice(0, 15)) console.log(`    ${k.ms.toFixed(2).padStart(9)} ms  ${String(k.calls).padStart(6)}x  ${k.key}`);
+  }
+  releaseTrainState(gpu, state);
+  gpu.pool.trim();
+}
+const cols = ['model', 'agents', 'rolloutS', 'scoreS', 'advantagesS', 'updateS', 'totalS', 'genTokS', 'peakMiB', 'torchTotalS', 'speedupTotal', 'torchRolloutS', 'speedupRollout', 'torchPeakMiB'];
+const fmt = (v: unknown) => (typeof v === 'number' ? (v >= 100 ? v.toFixed(0) : v.toPrecision(3)) : String(v ?? ''));
+console.log(`\nMARFT iteration on ${gpu.adapter.description || gpu.adapter.vendor} (${episodes} episodes, ${agentsN} agents, ${maxNew} new tokens, ${dtype} base)${peer ? `, PyTorch peer on ${peer.device}` : ''}`);
+console.log(`| ${cols.join(' | ')} |\n|${cols.map(() => '---').join('|')}|`);
+for (const r of rows) console.log(`| ${cols.map((c) => fmt(r[c])).join(' | ')} |`);
+if (process.argv.includes('--out')) writeFileSync(arg('out', ''), JSON.stringify({ adapter: gpu.adapter, rows }, null, 1));
+process.exit(0);

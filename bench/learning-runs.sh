@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The measured-learning runs of README.md, on the GPU machine lent by the `device` tool (carry .devcarry,
+# with the CLI bundled into .devcarry/app/marft.mjs). Steps (any subset, in order):
+#   pretrain  make public/models/marft-tiny (bf16), copy it to $OUT/marft-tiny
+#   base      held-out accuracy of the untuned model (solo, duo, anonymous duo), greedy and sampled
+#   <config>  train configs/<config>.json, then evaluate its checkpoint (e.g. duo-action solo-ppo)
+set -uo pipefail
+OUT=${OUT:-/tmp/out}
+M="bash .devcarry/enter.sh node .devcarry/app/marft.mjs"
+EPISODES=${EVAL_EPISODES:-256}
+filter() { grep -v "^Warning\|^    at \|XDG_RUNTIME"; }
+for step in "$@"; do
+  t0=$(date +%s)
+  case "$step" in
+    pretrain)
+      $M pretrain --out public/models/marft-tiny --steps 2400 --batch 32 --seq 384 --lr 1e-3 --seed 0 --eval-every 0 --log-every 600 --bf16 2>&1 | filter | tee "$OUT/pretrain.log"
+      mkdir -p "$OUT/marft-tiny" && cp public/models/marft-tiny/* "$OUT/marft-tiny/" ;;
+    base)
+      for c in solo-ppo duo-action duo-anonymous; do
+        for mode in greedy sampled; do
+          extra=$([ $mode = sampled ] && echo --sampled)
+          echo "{\"run\":\"base\",\"config\":\"$c\",\"result\":$($M eval --config configs/$c.json --base --episodes $EPISODES $extra --json 2>/dev/null)}" | tee -a "$OUT/results.jsonl"
+        done
+      done ;;
+    *)
+      $M train --config "configs/$step.json" --out "/tmp/runs/$step" --json 2> >(filter > "$OUT/$step.err") > "$OUT/$step.jsonl"
+      tail -n 2 "$OUT/$step.jsonl" | cut -c1-400
+      for mode in greedy sampled; do
+        extra=$([ $mode = sampled ] && echo --sampled)
+        echo "{\"run\":\"trained\",\"config\":\"$step\",\"result\":$($M eval --checkpoint /tmp/runs/$step --episodes $EPISODES $extra --json 2>/dev/null)}" | tee -a "$OUT/results.jsonl"
+      done ;;
+  esac
+  echo "== $step: $(( $(date +%s) - t0 )) s" | tee -a "$OUT/times.txt"
+done

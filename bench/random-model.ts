@@ -1,0 +1,31 @@
+// Random models for the benchmarks: the shapes measured (a tiny one and SmolLM2-135M's), with weights
+// drawn from a seeded uniform of std 0.02 (norm weights 1), made lazily tensor by tensor.
+
+import { type ModelConfig, expectedWeights } from '../src/model/config.ts';
+import { Rng } from '../src/model/rng.ts';
+import type { TensorView } from '../src/model/safetensors.ts';
+
+export const BENCH_MODELS: Record<string, Record<string, unknown>> = {
+  tiny: { vocab_size: 512, hidden_size: 256, intermediate_size: 704, num_hidden_layers: 4, num_attention_heads: 4, num_key_value_heads: 2 },
+  'smollm2-135m': { vocab_size: 49152, hidden_size: 576, intermediate_size: 1536, num_hidden_layers: 30, num_attention_heads: 9, num_key_value_heads: 3, tie_word_embeddings: true },
+};
+
+export function randomWeights(config: ModelConfig, seed: number): (name: string) => TensorView {
+  const rng = new Rng(seed);
+  const cache = new Map<string, TensorView>();
+  const specs = new Map(expectedWeights(config).map((w) => [w.name, w.shape]));
+  return (name) => {
+    const shape = specs.get(name);
+    if (!shape) return undefined as unknown as TensorView;
+    let v = cache.get(name);
+    if (!v) {
+      const n = shape.reduce((a, b) => a * b, 1);
+      const std = name.includes('norm') ? 0 : 0.02;
+      const f = Float32Array.from({ length: n }, () => (name.includes('norm') ? 1 : std * (rng.next() * 2 - 1) * 1.73));
+      v = { dtype: 'F32', shape, data: new Uint8Array(f.buffer) };
+      cache.set(name, v);
+    }
+    return v;
+  };
+}
+

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 
 export class UsageError extends Error {}
 
-export type Flags = Record<string, { type: 'string' | 'boolean'; short?: string; default?: string | boolean }>;
+export type Flags = Record<string, { type: 'string' | 'boolean'; short?: string; default?: string | boolean; multiple?: boolean }>;
 
 export function parse<F extends Flags>(argv: string[], flags: F): Record<keyof F, string | boolean | undefined> {
   try {

@@ -6,5 +6,6 @@ export * from './answer.ts';
 export * from './rng.ts';
 export * from './mathEnv.ts';
 export * from './arithmetic.ts';
+export * from './coop.ts';
 export * from './dataset.ts';
 export * from './registry.ts';

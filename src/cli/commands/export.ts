@@ -1,23 +1,138 @@
-// marft export --checkpoint DIR --out FILE.zip
-// The checkpoint's adapters as PEFT folders, one per agent (agents/<role>/adapter_config.json and
-// adapter_model.safetensors), plus the run config, zipped.
+// marft export [--format zip|onnx|areal] ...
+//   zip (default): --checkpoint DIR --out FILE.zip — the checkpoint's adapters as PEFT folders, one per agent
+//     (agents/<role>/adapter_config.json and adapter_model.safetensors), plus the run config, zipped.
+//   onnx: (--checkpoint DIR --agent ROLE | --model DIR [--adapter DIR]) --out FILE.onnx — the base model with
+//     the agent's adapter merged, as an ONNX graph (FILE.onnx.data beside it past ~1.5 GB of weights), and
+//     the tokenizer files copied next to it. --model also overrides the checkpoint's base model folder.
+//   areal: --checkpoint DIR --out DIR2 — an AReaL-MARFT config.yaml with the adapters alongside.
+// A checkpoint is a run folder (its `latest`), a checkpoint folder, or a checkpoint zip. onnx and areal
+// read files only (no GPU).
 
-import { writeFileSync } from 'node:fs';
-import { basename, dirname, resolve } from 'node:path';
-import { loadCheckpoint, readCheckpointFiles } from '../../marft/checkpoint.ts';
-import { exportAdapters } from '../../marft/export.ts';
-import { parseConfig } from '../../marft/config.ts';
+import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { arealExportFiles } from '../../marft/areal.ts';
+import { checkpointZipStore, loadCheckpoint, readCheckpointFiles, type VerifiedCheckpoint } from '../../marft/checkpoint.ts';
+import { exportAdapters, agentDir } from '../../marft/export.ts';
+import { type RunConfig, parseConfig } from '../../marft/config.ts';
 import { nodeStore } from '../../marft/storage/node.ts';
 import { zipFiles } from '../../marft/zip.ts';
-import { parse, required } from '../args.ts';
-import { openSession } from '../session.ts';
+import { loadAdapterFiles } from '../../model/load.ts';
+import { nodeModelFiles } from '../../model/node-files.ts';
+import { exportOnnx } from '../../model/onnx/export.ts';
+import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, type PeftAdapter, readPeftAdapter } from '../../model/peft.ts';
+import { UsageError, parse, required } from '../args.ts';
+import { builtinModelDir, openSession } from '../session.ts';
 
-export const usage = 'marft export --checkpoint DIR --out FILE.zip';
+export const usage = 'marft export [--format zip] --checkpoint DIR --out FILE.zip\n'
+  + '  marft export --format onnx (--checkpoint DIR --agent ROLE | --model DIR [--adapter DIR]) --out FILE.onnx [--no-mask] [--max-positions N] [--external-data auto|on|off]\n'
+  + '  marft export --format areal --checkpoint DIR --out DIR2 [--base-model PATH]';
+
+const FLAGS = {
+  checkpoint: { type: 'string' }, out: { type: 'string' }, format: { type: 'string' }, agent: { type: 'string' },
+  model: { type: 'string' }, adapter: { type: 'string' }, 'no-mask': { type: 'boolean' }, 'max-positions': { type: 'string' },
+  'external-data': { type: 'string' }, 'base-model': { type: 'string' },
+} as const;
+
+/** A checkpoint's verified files and run config, from a run folder, a checkpoint folder or a zip. */
+export async function readCheckpoint(path: string): Promise<VerifiedCheckpoint & { config: RunConfig }> {
+  const full = resolve(path);
+  const ck = full.endsWith('.zip')
+    ? await readCheckpointFiles(checkpointZipStore(new Uint8Array(readFileSync(full))), '')
+    : await readCheckpointFiles(nodeStore(dirname(full)), basename(full));
+  const config = parseConfig(new TextDecoder().decode(ck.files['config.json']), { checkEnv: false });
+  return { ...ck, config };
+}
+
+/** The base model folder a run config names (the built-in model when model.path is empty). */
+export const runModelDir = (config: RunConfig): string => (config.model.path ? resolve(config.model.path) : builtinModelDir());
+
+export interface OnnxExportArgs {
+  out: string;
+  checkpoint?: string;
+  agent?: string;
+  model?: string;
+  adapter?: string;
+  withAttentionMask?: boolean;
+  maxPositions?: number;
+  externalData?: boolean | 'auto';
+}
+
+/** Writes FILE.onnx (+ FILE.onnx.data) and the tokenizer files beside it; returns a summary line. */
+export async function exportOnnxToFile(a: OnnxExportArgs): Promise<string> {
+  let modelDir: string;
+  let adapter: PeftAdapter | null = null;
+  let source: string;
+  if (a.checkpoint) {
+    if (a.adapter) throw new UsageError('--adapter goes with --model, not with --checkpoint (use --agent ROLE)');
+    const ck = await readCheckpoint(a.checkpoint);
+    const roles = ck.config.graph.agents.map((x) => x.role);
+    if (!a.agent) throw new UsageError(`--agent is required with --checkpoint (one of ${roles.join(', ')})`);
+    if (!roles.includes(a.agent)) throw new UsageError(`--agent ${a.agent} is not a role of the checkpoint (${roles.join(', ')})`);
+    modelDir = a.model ? resolve(a.model) : runModelDir(ck.config);
+    const dir = agentDir(a.agent);
+    adapter = readPeftAdapter({ [ADAPTER_CONFIG_FILE]: ck.files[`${dir}/${ADAPTER_CONFIG_FILE}`], [ADAPTER_WEIGHTS_FILE]: ck.files[`${dir}/${ADAPTER_WEIGHTS_FILE}`] });
+    source = `agent ${a.agent} of ${ck.path || basename(resolve(a.checkpoint))} (iteration ${ck.manifest.iteration})`;
+  } else {
+    if (!a.model) throw new UsageError('--format onnx needs --checkpoint DIR --agent ROLE, or --model DIR [--adapter DIR]');
+    if (a.agent) throw new UsageError('--agent goes with --checkpoint');
+    modelDir = resolve(a.model);
+    if (a.adapter) adapter = await loadAdapterFiles(await nodeModelFiles(resolve(a.adapter)));
+    source = a.adapter ? `adapter ${resolve(a.adapter)}` : 'base model';
+  }
+  const out = resolve(a.out);
+  const exp = await exportOnnx(await nodeModelFiles(modelDir), adapter, {
+    fileName: basename(out), withAttentionMask: a.withAttentionMask, maxPositions: a.maxPositions, externalData: a.externalData, source,
+  });
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, exp.model);
+  if (exp.data) {
+    const fd = openSync(join(dirname(out), exp.data.location), 'w');
+    try { for (const c of exp.data.chunks()) writeSync(fd, c); } finally { closeSync(fd); }
+  }
+  for (const [f, bytes] of Object.entries(exp.extraFiles)) writeFileSync(join(dirname(out), f), bytes);
+  const copied = Object.keys(exp.extraFiles);
+  return `wrote ${out} (${exp.summary}; ${source})${copied.length ? `, copied ${copied.join(', ')}` : ', no tokenizer files in the model folder'}`;
+}
+
+/** Writes the AReaL export into outDir; returns a summary line. */
+export async function exportArealToDir(checkpoint: string, outDir: string, baseModel?: string): Promise<string> {
+  const ck = await readCheckpoint(checkpoint);
+  const files = arealExportFiles(ck.config, ck.files, {
+    baseModel: baseModel ?? runModelDir(ck.config),
+    trialName: `iter${ck.manifest.iteration}`,
+    source: { checkpoint: resolve(checkpoint), iteration: ck.manifest.iteration },
+  });
+  const root = resolve(outDir);
+  for (const [p, data] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, p)), { recursive: true });
+    writeFileSync(join(root, p), data);
+  }
+  return `wrote ${root}: config.yaml and ${Object.keys(files).filter((f) => f.endsWith('.safetensors')).length} adapter folder(s)`;
+}
 
 export async function exportCommand(argv: string[]): Promise<void> {
-  const a = parse(argv, { checkpoint: { type: 'string' }, out: { type: 'string' }, format: { type: 'string' } });
-  const full = resolve(required(a.checkpoint, 'checkpoint'));
+  const a = parse(argv, FLAGS);
+  const format = typeof a.format === 'string' ? a.format : 'zip';
   const out = required(a.out, 'out');
+  if (format === 'onnx') {
+    const ext = a['external-data'];
+    if (ext !== undefined && !['auto', 'on', 'off'].includes(ext as string)) throw new UsageError(`--external-data must be auto, on or off, got ${ext}`);
+    const mp = typeof a['max-positions'] === 'string' ? Number(a['max-positions']) : undefined;
+    if (mp !== undefined && !(Number.isInteger(mp) && mp > 0)) throw new UsageError(`--max-positions must be a positive integer, got ${a['max-positions']}`);
+    console.error(await exportOnnxToFile({
+      out, checkpoint: a.checkpoint as string | undefined, agent: a.agent as string | undefined, model: a.model as string | undefined,
+      adapter: a.adapter as string | undefined, withAttentionMask: !a['no-mask'], maxPositions: mp,
+      externalData: ext === 'on' ? true : ext === 'off' ? false : 'auto',
+    }));
+    return;
+  }
+  if (format === 'areal') {
+    console.error(await exportArealToDir(required(a.checkpoint, 'checkpoint'), out, a['base-model'] as string | undefined));
+    return;
+  }
+  if (format !== 'zip') throw new UsageError(`--format must be zip, onnx or areal, got ${format}`);
+  const full = resolve(required(a.checkpoint, 'checkpoint'));
   const store = nodeStore(dirname(full));
   const config = parseConfig(new TextDecoder().decode((await readCheckpointFiles(store, basename(full))).files['config.json']), { checkEnv: false });
   const s = await openSession(config, (l) => console.error(l));

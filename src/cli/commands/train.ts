@@ -1,40 +1,56 @@
-// marft train --config FILE [--iterations N] [--out DIR] [--resume DIR] [--json] [--keep K]
+// marft train --config FILE [--iterations N] [--out DIR] [--resume DIR] [--json] [--keep K] [--init-adapter ROLE=DIR ...]
 // Trains a LaMAS with MARFT, saving a checkpoint after every iteration. With no --config: the default
 // 2-agent preset on the built-in model. A resumed run continues the iteration count, the RNG and the
-// metric history exactly. Guard: a run whose policy steps are skipped (non-finite) for 3 iterations in a
-// row is rolled back to its last good checkpoint.
+// metric history exactly (--resume takes a run folder, a checkpoint folder or a checkpoint zip). Guard: a run whose policy steps are skipped (non-finite) for 3 iterations in a
+// row is rolled back to its last good checkpoint. --init-adapter (repeatable) starts a new run from PEFT
+// adapters made elsewhere, each loaded into its agent's slot (rank, alpha and targets must match the config).
 
 import { basename, dirname, resolve } from 'node:path';
-import { loadCheckpoint, readCheckpointFiles, saveCheckpoint } from '../../marft/checkpoint.ts';
+import { readFileSync } from 'node:fs';
+import { checkpointZipStore, loadCheckpoint, readCheckpointFiles, saveCheckpoint } from '../../marft/checkpoint.ts';
 import { parseConfig } from '../../marft/config.ts';
 import { type TrainState, createTrainState, releaseTrainState } from '../../marft/state.ts';
 import { nodeStore } from '../../marft/storage/node.ts';
+import { initAgentAdapters, parseInitAdapters } from '../../marft/init-adapter.ts';
+import { loadAdapterFiles } from '../../model/load.ts';
+import { nodeModelFiles } from '../../model/node-files.ts';
 import { Trainer } from '../../marft/trainer.ts';
-import { parse } from '../args.ts';
+import { UsageError, parse } from '../args.ts';
 import { ProgressBar, iterationLine } from '../progress.ts';
 import { openSession, readRunConfig } from '../session.ts';
 
-export const usage = 'marft train [--config FILE] [--iterations N] [--out DIR] [--resume DIR] [--json] [--keep K]';
+export const usage = 'marft train [--config FILE] [--iterations N] [--out DIR] [--resume DIR] [--json] [--keep K] [--init-adapter ROLE=DIR ...]';
 
 const ROLLBACK_AFTER = 3;
 
 export async function trainCommand(argv: string[]): Promise<void> {
   const a = parse(argv, {
     config: { type: 'string' }, iterations: { type: 'string' }, out: { type: 'string' }, resume: { type: 'string' },
-    json: { type: 'boolean' }, keep: { type: 'string' },
+    json: { type: 'boolean' }, keep: { type: 'string' }, 'init-adapter': { type: 'string', multiple: true },
   });
+  const initSpecs = parseInitAdapters((a['init-adapter'] as unknown as string[] | undefined) ?? []);
+  if (initSpecs.length && a.resume) throw new UsageError('--init-adapter starts a new run; it cannot be combined with --resume');
   const log = (l: string) => console.error(l);
   const resumeDir = typeof a.resume === 'string' ? resolve(a.resume) : null;
-  const resumeStore = resumeDir ? nodeStore(dirname(resumeDir)) : null;
+  // a checkpoint zip (downloaded from the browser lab) resumes too; its run continues in --out or beside it
+  const resumeZip = resumeDir?.endsWith('.zip') ?? false;
+  const resumeStore = resumeDir ? (resumeZip ? checkpointZipStore(new Uint8Array(readFileSync(resumeDir))) : nodeStore(dirname(resumeDir))) : null;
+  const resumeName = resumeDir && !resumeZip ? basename(resumeDir) : '';
   // a resumed run keeps the checkpoint's own run config
   const config = resumeDir
-    ? parseConfig(new TextDecoder().decode((await readCheckpointFiles(resumeStore!, basename(resumeDir))).files['config.json']), { checkEnv: false })
+    ? parseConfig(new TextDecoder().decode((await readCheckpointFiles(resumeStore!, resumeName)).files['config.json']), { checkEnv: false })
     : readRunConfig(a.config as string | undefined);
   const s = await openSession(config, log);
   let state: TrainState = resumeDir
-    ? await loadCheckpoint(s.gpu, resumeStore!, basename(resumeDir), s.model.config)
+    ? await loadCheckpoint(s.gpu, resumeStore!, resumeName, s.model.config)
     : createTrainState(s.gpu, s.model.config, config);
-  const outDir = resolve(typeof a.out === 'string' ? a.out : resumeDir ?? `runs/run-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+  if (initSpecs.length) {
+    const adapters = [];
+    for (const { role, dir } of initSpecs) adapters.push({ role, adapter: await loadAdapterFiles(await nodeModelFiles(resolve(dir)), s.model.config), where: dir });
+    initAgentAdapters(s.gpu, state, s.model.config, adapters);
+    log(`initial adapters: ${initSpecs.map(({ role, dir }) => `${role} <- ${dir}`).join(', ')}`);
+  }
+  const outDir = resolve(typeof a.out === 'string' ? a.out : (resumeZip ? resumeDir!.slice(0, -4) : resumeDir) ?? `runs/run-${new Date().toISOString().replace(/[:.]/g, '-')}`);
   const store = nodeStore(dirname(outDir));
   const runName = basename(outDir);
   const total = typeof a.iterations === 'string' ? state.iteration + Number(a.iterations) : state.config.iterations;

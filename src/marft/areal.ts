@@ -1,0 +1,230 @@
+// Moving a run to a cluster: a lab checkpoint -> a config for the AReaL-based MARFT trainer, in the layout
+// of its examples (examples/*/…_marft_….yaml: experiment_name, n_agents, agent_interaction_mode,
+// share_critic, agent_profiles, gconfig, actor / critic / ref with the optimizer and the LoRA settings),
+// with every agent's adapter alongside as a PEFT folder (adapters/<role>/, or adapters/shared/ in shared
+// LoRA mode) so the cluster run starts from the lab's weights.
+// What AReaL's PPOConfig has no key for (shared vs per-agent LoRA, credit assignment, level, schedule,
+// dynamic topology, the lab's extra PPO knobs, the environment) goes in a top-level `marft:` block; per-agent
+// settings ride in agent_profiles (a list of free-form dicts in AReaL). The lab's run config is also copied
+// verbatim (lab_config.json) so nothing is lost. README.md ("Moving a run to a cluster") lists the mapping.
+// Browser-safe: returns files by relative path; the caller writes them.
+
+import { stringify } from 'yaml';
+import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE } from '../model/peft.ts';
+import type { RunConfig } from './config.ts';
+import { agentDir } from './export.ts';
+
+export const AREAL_CONFIG_FILE = 'config.yaml';
+export const AREAL_LAB_CONFIG_FILE = 'lab_config.json';
+/** AReaL's "no top-k" (GenerationHyperparameters.top_k default int(1e8)). */
+export const AREAL_TOP_K_OFF = 100_000_000;
+
+export interface ArealOptions {
+  /** actor.path: the base model (HF id or folder) on the cluster. */
+  baseModel: string;
+  /** experiment_name (default marft-lab-<env>-<n>agents). */
+  experimentName?: string;
+  /** trial_name (default the checkpoint name, or trial0). */
+  trialName?: string;
+  /** Where the run came from (checkpoint path and iteration), recorded under marft.source. */
+  source?: { checkpoint: string; iteration: number };
+}
+
+/** Folder (relative to the export root) of a role's adapter. */
+export const arealAdapterDir = (config: RunConfig, role: string): string =>
+  config.lora.mode === 'shared' ? 'adapters/shared' : `adapters/${role}`;
+
+const sanitize = (s: string): string => s.replace(/[^A-Za-z0-9.-]+/g, '-').replace(/^-+|-+$/g, '') || 'run';
+
+/** The AReaL config as a plain object (the YAML's content). */
+export function arealConfig(config: RunConfig, opts: ArealOptions): Record<string, unknown> {
+  const agents = config.graph.agents;
+  const p = config.ppo;
+  const first = agents[0];
+  const sameSampling = agents.every((a) => a.temperature === first.temperature && a.topK === first.topK && a.topP === first.topP);
+  const greedy = agents.every((a) => a.temperature === 0);
+  const parents = (role: string): string[] => config.graph.edges.filter((e) => e.to === role).map((e) => e.from);
+  const optimizer = (lr: number) => ({
+    type: 'adam', lr, weight_decay: p.weightDecay, beta1: 0.9, beta2: 0.999, eps: p.adamEps,
+    lr_scheduler_type: 'constant', gradient_clipping: p.maxGradNorm, warmup_steps_proportion: 0,
+  });
+  const advNorm = p.advantageNorm
+    ? { mean_level: config.algo === 'grpo' ? 'group' : 'batch', std_level: config.algo === 'grpo' && p.groupStd === 'none' ? null : config.algo === 'grpo' ? 'group' : 'batch', std_unbiased: p.groupStd !== 'population', group_size: config.rollout.groupSize }
+    : null;
+  const experiment = opts.experimentName ?? sanitize(`marft-lab-${config.env.name}-${agents.length}agents`);
+  const out: Record<string, unknown> = {
+    experiment_name: experiment,
+    trial_name: sanitize(opts.trialName ?? 'trial0'),
+    n_agents: agents.length,
+    // the lab's agents see their ancestors' outputs (sequential); a graph without edges acts in parallel
+    agent_interaction_mode: agents.length > 1 && config.graph.edges.length === 0 && !config.graph.dynamic ? 'parallel' : 'sequential',
+    share_critic: config.critic.mode === 'shared',
+    agent_profiles: agents.map((a, i) => ({
+      agent_id: i,
+      agent_name: a.role,
+      system_prompt: a.systemPrompt,
+      with_answer: a.withAnswer,
+      ...(a.description !== undefined ? { description: a.description } : {}),
+      depends_on: parents(a.role),
+      lora_path: arealAdapterDir(config, a.role),
+      max_new_tokens: a.maxNewTokens,
+      temperature: a.temperature,
+      top_k: a.topK === 0 ? AREAL_TOP_K_OFF : a.topK,
+      top_p: a.topP,
+    })),
+    seed: config.seed,
+    total_train_epochs: 1,
+    total_train_steps: config.iterations,
+    tokenizer_path: '${actor.path}',
+    gconfig: {
+      n_samples: config.algo === 'grpo' ? config.rollout.groupSize : 1,
+      min_new_tokens: 0,
+      max_new_tokens: Math.max(...agents.map((a) => a.maxNewTokens)),
+      greedy,
+      temperature: sameSampling ? first.temperature : 1,
+      top_k: sameSampling && first.topK !== 0 ? first.topK : AREAL_TOP_K_OFF,
+      top_p: sameSampling ? first.topP : 1,
+    },
+    actor: {
+      experiment_name: '${experiment_name}',
+      trial_name: '${trial_name}',
+      path: opts.baseModel,
+      init_from_scratch: false,
+      disable_dropout: config.lora.dropout === 0,
+      dtype: 'bfloat16',
+      optimizer: optimizer(p.lr),
+      group_size: '${gconfig.n_samples}',
+      ppo_n_minibatches: p.minibatches,
+      eps_clip: p.clip,
+      temperature: '${gconfig.temperature}',
+      kl_ctl: p.klCoef,
+      kl_estimator: p.klEstimator,
+      discount: p.gamma,
+      gae_lambda: p.lambda,
+      adv_norm: advNorm,
+      max_new_tokens: '${gconfig.max_new_tokens}',
+      use_lora: true,
+      peft_type: 'lora',
+      lora_rank: config.lora.r,
+      lora_alpha: config.lora.alpha,
+      target_modules: [...config.lora.targets],
+    },
+    ...(config.algo === 'ppo' ? {
+      critic: {
+        is_critic: true,
+        experiment_name: '${experiment_name}',
+        trial_name: '${trial_name}',
+        path: '${actor.path}',
+        init_from_scratch: false,
+        disable_dropout: true,
+        dtype: '${actor.dtype}',
+        eps_clip: p.valueClip,
+        ppo_n_minibatches: '${actor.ppo_n_minibatches}',
+        optimizer: optimizer(p.criticLr),
+      },
+    } : {}),
+    ref: {
+      experiment_name: '${experiment_name}',
+      trial_name: '${trial_name}',
+      path: '${actor.path}',
+      init_from_scratch: false,
+      disable_dropout: true,
+      dtype: '${actor.dtype}',
+      optimizer: null,
+    },
+    sglang: {
+      model_path: '${actor.path}',
+      random_seed: '${seed}',
+      dtype: '${actor.dtype}',
+      enable_lora: '${actor.use_lora}',
+      max_lora_rank: '${actor.lora_rank}',
+      lora_target_modules: '${actor.target_modules}',
+    },
+    // Settings AReaL's PPOConfig has no key for: read by the MARFT trainer script (pop this block before
+    // OmegaConf's structured merge, or declare `marft: dict` on a PPOConfig subclass).
+    marft: {
+      level: config.level,
+      algo: config.algo,
+      lora: {
+        mode: config.lora.mode,
+        share_lora: config.lora.mode === 'shared',
+        dropout: config.lora.dropout,
+        init_adapters: Object.fromEntries(agents.map((a) => [a.role, arealAdapterDir(config, a.role)])),
+      },
+      credit_assignment: {
+        method: config.credit.method,
+        discount: config.credit.discount,
+        reward_sharing: config.credit.rewardSharing,
+        per_step: { ...config.credit.perStep },
+        fallback: config.credit.fallback,
+      },
+      critic: { mode: config.critic.mode, hidden: [...config.critic.hidden], value_loss: p.valueLoss, huber_delta: p.huberDelta, value_clip: p.valueClip },
+      graph: {
+        edges: config.graph.edges.map((e) => ({ from: e.from, to: e.to })),
+        dynamic: config.graph.dynamic ? { orchestrator: config.graph.dynamic.orchestrator, max_steps: config.graph.dynamic.maxSteps } : null,
+      },
+      schedule: { mode: config.schedule.mode, interval: config.schedule.interval, critic_warmup: config.schedule.criticWarmup },
+      ppo: {
+        entropy_coef: p.entropyCoef,
+        target_kl: p.targetKl,
+        epochs: p.epochs,
+        log_prob_norm: p.logProbNorm,
+        group_std: p.groupStd,
+        advantage_norm: p.advantageNorm,
+      },
+      rollout: { episodes: config.rollout.episodes, group_size: config.rollout.groupSize, horizon: config.rollout.horizon },
+      env: { name: config.env.name, options: config.env.options },
+      model_path: config.model.path,
+      ...(opts.source ? { source: { checkpoint: opts.source.checkpoint, iteration: opts.source.iteration } } : {}),
+    },
+  };
+  return out;
+}
+
+/** The YAML text (a header comment, then the config; `${...}` are OmegaConf interpolations). */
+export function arealYaml(config: RunConfig, opts: ArealOptions): string {
+  const header = [
+    '# AReaL-MARFT config exported by MARFT Lab (marft export --format areal).',
+    '# Top-level keys follow AReaL\'s PPOConfig and the MARFT examples; `marft:` holds the lab settings',
+    '# AReaL has no key for (see README.md of the export). Adapters: the lora_path of each agent profile.',
+    '',
+  ].join('\n');
+  return header + stringify(arealConfig(config, opts), { lineWidth: 0 });
+}
+
+function readme(config: RunConfig, opts: ArealOptions): string {
+  const roles = config.graph.agents.map((a) => a.role);
+  return [
+    '# MARFT Lab run, exported for the AReaL-based MARFT trainer',
+    '',
+    `- ${AREAL_CONFIG_FILE}: the AReaL config (agents ${roles.join(' -> ')}, base model ${opts.baseModel}).`,
+    `- adapters/: PEFT LoRA folders (r ${config.lora.r}, alpha ${config.lora.alpha}, ${config.lora.targets.join(', ')}); ${config.lora.mode === 'shared' ? 'one shared adapter in adapters/shared/' : 'one per agent: ' + roles.map((r) => `adapters/${r}/`).join(', ')}.`,
+    `- ${AREAL_LAB_CONFIG_FILE}: the lab's own run config, verbatim.`,
+    '',
+    'Edit `actor.path` (the base model on the cluster), `cluster`, `allocation_mode` and the datasets, then',
+    'start the trainer with `--config config.yaml`. Load an adapter as the initial LoRA weights with',
+    '`PeftModel.from_pretrained(base, "adapters/<role>", is_trainable=True)`.',
+    '',
+  ].join('\n');
+}
+
+/**
+ * The export's files: config.yaml, lab_config.json, README.md and adapters/<role>/ (or adapters/shared/),
+ * from a checkpoint's files (keyed as in the checkpoint folder: config.json, agents/<role>/adapter_*).
+ */
+export function arealExportFiles(config: RunConfig, checkpointFiles: Record<string, Uint8Array>, opts: ArealOptions): Record<string, Uint8Array | string> {
+  const out: Record<string, Uint8Array | string> = {
+    [AREAL_CONFIG_FILE]: arealYaml(config, opts),
+    [AREAL_LAB_CONFIG_FILE]: JSON.stringify(config, null, 2) + '\n',
+    'README.md': readme(config, opts),
+  };
+  for (const a of config.graph.agents) {
+    const dst = arealAdapterDir(config, a.role);
+    for (const f of [ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE]) {
+      const src = checkpointFiles[`${agentDir(a.role)}/${f}`];
+      if (!src) throw new Error(`the checkpoint has no ${agentDir(a.role)}/${f}`);
+      out[`${dst}/${f}`] ??= src;
+    }
+  }
+  return out;
+}

@@ -7,11 +7,11 @@ import type { Gpu } from '../gpu/context.ts';
 import type { Decoder } from '../model/decoder.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
 import { type CompiledGraph, compileGraph } from './graph.ts';
-import { type EpisodeRecord, rollout } from './rollout.ts';
+import { type ActionRecord, type EpisodeRecord, rollout } from './rollout.ts';
 import { trainingAgents } from './schedule.ts';
-import { scoreActions } from './score.ts';
+import { type ActionScores, scoreActions } from './score.ts';
 import type { AgentMetrics, IterationMetrics, TrainState } from './state.ts';
-import { computeTargets } from './targets.ts';
+import { type ActionTargets, computeTargets } from './targets.ts';
 import { ppoUpdate } from './update.ts';
 
 export type Phase = 'rollout' | 'score' | 'advantages' | 'update';
@@ -20,6 +20,10 @@ export interface IterationResult {
   metrics: IterationMetrics;
   /** The iteration's episodes with their credited rewards and advantages, for the inspector. */
   episodes: EpisodeRecord[];
+  /** Per action of `episodes`: old/ref log-probs, entropy and critic values (the inspector re-runs computeTargets on them). */
+  scores?: Map<ActionRecord, ActionScores>;
+  /** Per action: credited reward, advantages and returns as the update used them. */
+  targets?: Map<ActionRecord, ActionTargets>;
 }
 
 export interface TrainerDeps {
@@ -41,6 +45,11 @@ export class Trainer {
 
   slotOf = (agent: number): number => (this.d.state.config.lora.mode === 'per_agent' ? agent : 0);
   headOf = (agent: number): number => (this.d.state.config.critic.mode === 'per_agent' ? agent : 0);
+
+  /** Tokens per forward pass: the caller's bound, and at most 256 MiB of f32 logits. */
+  get maxTokens(): number {
+    return Math.max(64, Math.min(this.d.maxTokens ?? 4096, Math.floor(2 ** 28 / (4 * this.d.decoder.config.vocabSize))));
+  }
 
   private get padId(): number {
     return this.d.tokenizer.padId ?? this.d.decoder.config.padTokenId ?? 0;
@@ -73,7 +82,7 @@ export class Trainer {
     this.d.onProgress?.('score', `${actions.length} actions`);
     const score = await scoreActions(gpu, decoder, state.critic, actions, {
       level: cfg.algo === 'grpo' ? 'token' : cfg.level, slotOf: this.slotOf, headOf: this.headOf, padId: this.padId,
-      maxTokens: this.d.maxTokens ?? 4096, needRef: cfg.ppo.klCoef > 0,
+      maxTokens: this.maxTokens, needRef: cfg.ppo.klCoef > 0,
     });
     const t2 = performance.now();
     const targets = computeTargets(ro.episodes, score.scores, cfg);
@@ -83,11 +92,12 @@ export class Trainer {
     let upd;
     try {
       upd = await ppoUpdate(gpu, decoder, state, actions, score, targets, {
-        trainPolicy: trainAgents.length > 0, trainAgents, slotOf: this.slotOf, padId: this.padId, rng: state.rng,
+        trainPolicy: trainAgents.length > 0, trainAgents, slotOf: this.slotOf, padId: this.padId, rng: state.rng, maxTokens: this.maxTokens,
       });
     } finally {
       gpu.release(score.criticInput);
     }
+    gpu.pool.trim(); // batches vary in length: drop this iteration's odd-sized buffers
     const t4 = performance.now();
 
     const agents: Record<string, AgentMetrics> = {};
@@ -116,6 +126,6 @@ export class Trainer {
     };
     state.iteration++;
     state.metrics.push(metrics);
-    return { metrics, episodes: ro.episodes };
+    return { metrics, episodes: ro.episodes, scores: score.scores, targets };
   }
 }

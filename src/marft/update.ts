@@ -16,7 +16,7 @@ import type { Decoder } from '../model/decoder.ts';
 import type { Rng } from '../model/rng.ts';
 import { releaseValueHeadState, valueHeadBackward, valueHeadForward } from '../model/value-head.ts';
 import { normalizeAdvantages } from './advantages.ts';
-import { buildBatch, gatherRows } from './batch.ts';
+import { buildBatch, chunkActions, gatherRows } from './batch.ts';
 import type { RunConfig } from './config.ts';
 import { actionLevelPolicyLoss, countWords, exceedsTargetKl, ppoPolicyLoss, valueLoss } from './losses.ts';
 import type { ActionRecord } from './rollout.ts';
@@ -43,6 +43,8 @@ export interface UpdateOptions {
   slotOf: (agent: number) => number;
   padId: number;
   rng: Rng;
+  /** Upper bound on B*T of one forward (micro-batches of a minibatch). */
+  maxTokens: number;
 }
 
 function shuffle<T>(xs: T[], rng: Rng): T[] {
@@ -148,85 +150,17 @@ export async function ppoUpdate(
       // ---- policy ----
       const pm = mb.filter((a) => policyActs.includes(a));
       if (!o.trainPolicy || !pm.length) continue;
-      const batch = buildBatch(pm, o.slotOf, o.padId);
-      const N = batch.B * batch.T;
-      const fw = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, slots: batch.slots }, { save: true });
-      const targetsT = gpu.upload(batch.targets, [N], 'i32', 'ppo.targets');
-      const logp = gpu.tensor([N], 'f32', 'ppo.logp');
-      const ent = gpu.tensor([N], 'f32', 'ppo.entropy');
-      const lse = gpu.tensor([N], 'f32', 'ppo.lse');
-      logprobsForward(gpu, logp, ent, lse, fw.logits!, targetsT);
-      const [lp, en] = [await gpu.readF32(logp), await gpu.readF32(ent)];
-      // flatten the minibatch's tokens
-      const tok = { logp: [] as number[], old: [] as number[], ent: [] as number[], ref: [] as number[], adv: [] as number[] };
-      const spans: Array<{ agent: number; start: number; end: number }> = [];
-      pm.forEach((a, i) => {
-        const r = batch.rows[i];
-        const s = score.scores.get(a)!;
-        const start = tok.logp.length;
-        tok.logp.push(...gatherRows(lp, r.start, r.count));
-        tok.ent.push(...gatherRows(en, r.start, r.count));
-        tok.old.push(...s.oldLogp);
-        tok.ref.push(...(s.refLogp.length ? s.refLogp : s.oldLogp));
-        spans.push({ agent: a.agent, start, end: tok.logp.length });
-      });
-      const withKl = ppo.klCoef > 0;
-      let loss: number;
-      let dLogp: Float64Array;
-      let dEnt: Float64Array;
-      let res: { entropy: number; approxKl: number; kl: number; clipFraction: number };
-      if (cfg.level === 'action' && cfg.algo === 'ppo') {
-        const adv = normalizeIf(pm.map((a) => targets.get(a)!.advantages[0]), ppo.advantageNorm);
-        const r = actionLevelPolicyLoss({
-          tokenLogp: tok.logp, oldTokenLogp: tok.old, spans, advantages: adv, norm: ppo.logProbNorm,
-          wordCounts: pm.map((a) => Math.max(1, countWords(a.text))), clip: ppo.clip, tokenEntropy: tok.ent,
-          entropyCoef: ppo.entropyCoef, refTokenLogp: withKl ? tok.ref : undefined, klCoef: ppo.klCoef, klEstimator: ppo.klEstimator,
-        });
-        ({ loss } = r);
-        dLogp = r.dTokenLogp;
-        dEnt = r.dTokenEntropy;
-        res = r;
-      } else {
-        const adv = normalizeIf(pm.flatMap((a) => targets.get(a)!.advantages), ppo.advantageNorm);
-        const r = ppoPolicyLoss({
-          logp: tok.logp, oldLogp: tok.old, advantages: adv, clip: ppo.clip, entropy: tok.ent, entropyCoef: ppo.entropyCoef,
-          refLogp: withKl ? tok.ref : undefined, klCoef: ppo.klCoef, klEstimator: ppo.klEstimator,
-        });
-        ({ loss, dLogp } = r);
-        dEnt = r.dEntropy;
-        res = r;
+      const r = await policyMinibatch(gpu, dec, state, pm, score, targets, o, epoch);
+      if (r.counted) {
+        st.entropy += r.entropy;
+        st.approxKl += r.approxKl;
+        st.klToRef += r.kl;
+        st.clipFraction += r.clipFraction;
+        nPol++;
       }
-      st.entropy += res.entropy;
-      st.approxKl += res.approxKl;
-      st.klToRef += res.kl;
-      st.clipFraction += res.clipFraction;
-      nPol++;
-      if (!Number.isFinite(loss)) {
-        st.skipped.push(`epoch ${epoch}: policy step skipped (loss ${loss})`);
-      } else if (exceedsTargetKl(res.approxKl, ppo.targetKl)) {
-        st.skipped.push(`epoch ${epoch}: policy step skipped and update stopped (approx KL ${res.approxKl.toExponential(2)} > target ${ppo.targetKl})`);
-        stop = true;
-      } else {
-        st.policyLoss += loss;
-        const dl = new Float32Array(N);
-        const de = new Float32Array(N);
-        pm.forEach((_, i) => {
-          const r = batch.rows[i];
-          for (let k = 0; k < r.count; k++) { dl[r.start + k] = dLogp[spans[i].start + k]; de[r.start + k] = dEnt[spans[i].start + k]; }
-        });
-        const dlT = gpu.upload(dl, [N], 'f32', 'ppo.dlogp');
-        const deT = gpu.upload(de, [N], 'f32', 'ppo.dentropy');
-        logprobsBackward(gpu, fw.logits!, dlT, deT, fw.logits!, targetsT, ent, lse, { inPlace: true });
-        dec.backward(fw, fw.logits!, null);
-        gpu.release(dlT, deT);
-        keepFrozenSlots(gpu, state.policyOptim.groups, state.policy.spec.slots, keepSlots, () => recordStep(gpu, state.policyOptim, ppo.lr, ppo));
-        const r = await stepStats(gpu, state.policyOptim);
-        if (r.skipped) st.skipped.push(`epoch ${epoch}: policy step skipped (non-finite gradient)`);
-        else st.policySteps++;
-      }
-      zeroGrads(gpu, state.policyOptim.groups.map((g) => g.grads));
-      gpu.release(targetsT, logp, ent, lse);
-      dec.release(fw);
+      if (r.skipped) st.skipped.push(r.skipped);
+      if (r.stop) stop = true;
+      if (r.stepped) { st.policyLoss += r.loss; st.policySteps++; }
       if (stop) break;
     }
   }
@@ -235,6 +169,124 @@ export async function ppoUpdate(
     ...st, policyLoss: avg(st.policyLoss, st.policySteps), valueLoss: avg(st.valueLoss, nVal), entropy: avg(st.entropy, nPol),
     approxKl: avg(st.approxKl, nPol), klToRef: avg(st.klToRef, nPol), clipFraction: avg(st.clipFraction, nPol),
   };
+}
+
+interface MinibatchResult {
+  counted: boolean;
+  loss: number;
+  entropy: number;
+  approxKl: number;
+  kl: number;
+  clipFraction: number;
+  stepped: boolean;
+  stop: boolean;
+  skipped: string | null;
+}
+
+/**
+ * One policy step over a minibatch, in micro-batches whose logits fit the token budget (gradients
+ * accumulate across them; each loss is divided by the whole minibatch's count, so their sum is the
+ * minibatch's mean). The step is taken only if every micro-batch's loss is finite and the approximate KL
+ * stays under the target.
+ */
+async function policyMinibatch(
+  gpu: Gpu, dec: Decoder, state: TrainState, pm: ActionRecord[], score: ScoreResult, targets: Map<ActionRecord, ActionTargets>,
+  o: UpdateOptions, epoch: number,
+): Promise<MinibatchResult> {
+  const cfg = state.config;
+  const ppo = cfg.ppo;
+  const actionLevel = cfg.level === 'action' && cfg.algo === 'ppo';
+  // advantages normalised over the whole minibatch
+  const flat = actionLevel ? pm.map((a) => targets.get(a)!.advantages[0]) : pm.flatMap((a) => targets.get(a)!.advantages);
+  const norm = normalizeIf(flat, ppo.advantageNorm);
+  const advOf = new Map<ActionRecord, number[]>();
+  let at = 0;
+  for (const a of pm) {
+    const n = actionLevel ? 1 : a.actionIds.length;
+    advOf.set(a, norm.slice(at, at + n));
+    at += n;
+  }
+  const Z = actionLevel ? pm.length : at;
+  const withKl = ppo.klCoef > 0;
+  const res: MinibatchResult = { counted: false, loss: 0, entropy: 0, approxKl: 0, kl: 0, clipFraction: 0, stepped: false, stop: false, skipped: null };
+  let finite = true;
+  for (const chunk of chunkActions(pm, o.maxTokens)) {
+    const batch = buildBatch(chunk, o.slotOf, o.padId);
+    const N = batch.B * batch.T;
+    const fw = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, slots: batch.slots }, { save: true });
+    const targetsT = gpu.upload(batch.targets, [N], 'i32', 'ppo.targets');
+    const logp = gpu.tensor([N], 'f32', 'ppo.logp');
+    const ent = gpu.tensor([N], 'f32', 'ppo.entropy');
+    const lse = gpu.tensor([N], 'f32', 'ppo.lse');
+    logprobsForward(gpu, logp, ent, lse, fw.logits!, targetsT);
+    const [lp, en] = [await gpu.readF32(logp), await gpu.readF32(ent)];
+    const tok = { logp: [] as number[], old: [] as number[], ent: [] as number[], ref: [] as number[], adv: [] as number[] };
+    const spans: Array<{ agent: number; start: number; end: number }> = [];
+    chunk.forEach((a, i) => {
+      const r = batch.rows[i];
+      const s = score.scores.get(a)!;
+      const start = tok.logp.length;
+      tok.logp.push(...gatherRows(lp, r.start, r.count));
+      tok.ent.push(...gatherRows(en, r.start, r.count));
+      tok.old.push(...s.oldLogp);
+      tok.ref.push(...(s.refLogp.length ? s.refLogp : s.oldLogp));
+      tok.adv.push(...advOf.get(a)!);
+      spans.push({ agent: a.agent, start, end: tok.logp.length });
+    });
+    const common = { clip: ppo.clip, entropyCoef: ppo.entropyCoef, klCoef: ppo.klCoef, klEstimator: ppo.klEstimator, normalizer: Z };
+    let loss: number;
+    let dLogp: Float64Array;
+    let dEnt: Float64Array;
+    let r: { entropy: number; approxKl: number; kl: number; clipFraction: number };
+    if (actionLevel) {
+      const x = actionLevelPolicyLoss({
+        ...common, tokenLogp: tok.logp, oldTokenLogp: tok.old, spans, advantages: tok.adv, norm: ppo.logProbNorm,
+        wordCounts: chunk.map((a) => Math.max(1, countWords(a.text))), tokenEntropy: tok.ent, refTokenLogp: withKl ? tok.ref : undefined,
+      });
+      [loss, dLogp, dEnt, r] = [x.loss, x.dTokenLogp, x.dTokenEntropy, x];
+    } else {
+      const x = ppoPolicyLoss({ ...common, logp: tok.logp, oldLogp: tok.old, advantages: tok.adv, entropy: tok.ent, refLogp: withKl ? tok.ref : undefined });
+      [loss, dLogp, dEnt, r] = [x.loss, x.dLogp, x.dEntropy, x];
+    }
+    // loss, entropy and KL are divided by Z already; approx KL and clip fraction are chunk means: weight them
+    const w = (actionLevel ? chunk.length : tok.logp.length) / Z;
+    res.loss += loss;
+    res.entropy += r.entropy; // already divided by Z
+    res.kl += r.kl;
+    res.approxKl += w * r.approxKl;
+    res.clipFraction += w * r.clipFraction;
+    res.counted = true;
+    if (!Number.isFinite(loss)) finite = false;
+    if (finite) {
+      const dl = new Float32Array(N);
+      const de = new Float32Array(N);
+      chunk.forEach((_, i) => {
+        const row = batch.rows[i];
+        for (let k = 0; k < row.count; k++) { dl[row.start + k] = dLogp[spans[i].start + k]; de[row.start + k] = dEnt[spans[i].start + k]; }
+      });
+      const dlT = gpu.upload(dl, [N], 'f32', 'ppo.dlogp');
+      const deT = gpu.upload(de, [N], 'f32', 'ppo.dentropy');
+      logprobsBackward(gpu, fw.logits!, dlT, deT, fw.logits!, targetsT, ent, lse, { inPlace: true });
+      dec.backward(fw, fw.logits!, null);
+      gpu.release(dlT, deT);
+    }
+    gpu.release(targetsT, logp, ent, lse);
+    dec.release(fw);
+  }
+  if (!finite) {
+    res.skipped = `epoch ${epoch}: policy step skipped (loss ${res.loss})`;
+  } else if (exceedsTargetKl(res.approxKl, ppo.targetKl)) {
+    res.skipped = `epoch ${epoch}: policy step skipped and update stopped (approx KL ${res.approxKl.toExponential(2)} > target ${ppo.targetKl})`;
+    res.stop = true;
+  } else {
+    const keep = new Set(o.trainAgents.map(o.slotOf));
+    keepFrozenSlots(gpu, state.policyOptim.groups, state.policy.spec.slots, keep, () => recordStep(gpu, state.policyOptim, ppo.lr, ppo));
+    const step = await stepStats(gpu, state.policyOptim);
+    if (step.skipped) res.skipped = `epoch ${epoch}: policy step skipped (non-finite gradient)`;
+    else res.stepped = true;
+  }
+  zeroGrads(gpu, state.policyOptim.groups.map((g) => g.grads));
+  return res;
 }
 
 function normalizeIf(adv: number[], on: boolean): number[] {

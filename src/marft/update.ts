@@ -21,17 +21,10 @@ import type { RunConfig } from './config.ts';
 import { actionLevelPolicyLoss, countWords, exceedsTargetKl, ppoPolicyLoss, valueLoss } from './losses.ts';
 import type { ActionRecord } from './rollout.ts';
 import type { ScoreResult } from './score.ts';
-import type { AdamState, TrainState } from './state.ts';
+import type { AdamState, IterationMetrics, TrainState } from './state.ts';
 import type { ActionTargets } from './targets.ts';
 
-export interface UpdateStats {
-  policyLoss: number;
-  valueLoss: number;
-  entropy: number;
-  approxKl: number;
-  klToRef: number;
-  clipFraction: number;
-  skipped: string[];
+export interface UpdateStats extends Pick<IterationMetrics, 'policyLoss' | 'valueLoss' | 'entropy' | 'approxKl' | 'klToRef' | 'clipFraction' | 'skipped'> {
   policySteps: number;
   criticSteps: number;
 }

@@ -8,6 +8,7 @@ import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
 import { fillTemplate } from '../common.ts';
 import { LSE_MASKED } from './attention.ref.ts';
 import source from './attention.wgsl';
+import decodeSource from './decode.wgsl';
 
 export { LSE_MASKED };
 
@@ -18,6 +19,46 @@ export interface AttentionOptions {
   Tk?: number;
   /** Score scale; default 1 / sqrt(HS). */
   scale?: number;
+  /**
+   * Forward only: the split-K decode path (decode.wgsl) instead of the one-pass kernel. Default: when
+   * Tq <= DECODE_TQ and the Tq * NH / NKV rows of a kv head fit DECODE_RMAX (and its tiles fit the device).
+   */
+  split?: boolean;
+}
+
+/** The split-K decode forward serves up to this many query positions, and this many rows per kv head. */
+export const DECODE_TQ = 4;
+export const DECODE_RMAX = 16;
+
+/** Bytes of workgroup memory of the decode kernel with CH keys per chunk (mirrors decode.wgsl). */
+export const decodeSharedBytes = (HS: number, CH: number): number =>
+  DECODE_RMAX * (HS / 4) * VEC4 + 2 * CH * (HS / 4 + 1) * VEC4 + DECODE_RMAX * (CH + 1) * 4 + CH * 4;
+
+/** Keys per chunk of the decode kernel: the largest of 32, 16, 8 that fits `limit`; null if none does. */
+export function decodeChunk(HS: number, limit: number): number | null {
+  for (const ch of [32, 16, 8]) if (decodeSharedBytes(HS, ch) <= limit) return ch;
+  return null;
+}
+
+interface DecodePrograms { partial: Program; combine: Program; CH: number }
+const decodePrograms = new Map<string, DecodePrograms | null>();
+
+function decodeProgramsFor(gpu: Gpu, HS: number): DecodePrograms | null {
+  const limit = gpu.limits.maxComputeWorkgroupStorageSize;
+  const id = `${HS}:${limit}`;
+  let p = decodePrograms.get(id);
+  if (p === undefined) {
+    const CH = decodeChunk(HS, limit);
+    if (CH === null) {
+      p = null;
+    } else {
+      const code = () => fillTemplate(decodeSource, { HS4: String(HS / 4), CH: String(CH), RMAX: String(DECODE_RMAX) });
+      const key = `attention:decode:hs${HS}:c${CH}:r${DECODE_RMAX}`;
+      p = { partial: { key, code, entryPoint: 'decodePartial' }, combine: { key, code, entryPoint: 'decodeCombine' }, CH };
+    }
+    decodePrograms.set(id, p);
+  }
+  return p;
 }
 
 /** Tile sizes, chosen per head size so each kernel's workgroup memory fits the device's limit. */
@@ -148,14 +189,43 @@ export function attentionForward(gpu: Gpu, out: Tensor, lse: Tensor, q: Tensor, 
   const d = attentionDims(op, q, k, v, opts);
   expectShape(op, 'out', out, [d.B, d.Tq, d.NH, d.HS]);
   expectShape(op, 'lse', lse, [d.B, d.NH, d.Tq]);
-  const p = attentionPrograms(gpu, d.HS);
   const R = d.Tq * (d.NH / d.NKV);
+  const fits = d.Tq <= DECODE_TQ && R <= DECODE_RMAX;
+  if (opts.split ?? fits) {
+    if (!fits) shapeError(op, `split: the decode path takes Tq <= ${DECODE_TQ} and Tq * NH / NKV <= ${DECODE_RMAX} rows per kv head, got Tq = ${d.Tq}, ${R} rows`);
+    const dp = decodeProgramsFor(gpu, d.HS);
+    if (dp) {
+      decodeForward(gpu, dp, out, lse, q, k, v, opts, d);
+      return;
+    }
+  }
+  const p = attentionPrograms(gpu, d.HS);
   gpu.run({
     program: p.fwd,
     bindings: [q, k, v, maskOf(gpu, opts), out, lse],
     uniforms: uniforms(d),
     workgroups: [Math.ceil(R / p.tiles.fBR), d.NKV, d.B],
   });
+}
+
+/** The split-K forward: partial (max, sum, acc) per chunk of keys, then their combination. */
+function decodeForward(
+  gpu: Gpu, p: DecodePrograms, out: Tensor, lse: Tensor, q: Tensor, k: Tensor, v: Tensor, opts: AttentionOptions, d: Dims,
+): void {
+  const NS = Math.ceil(d.Tk / p.CH);
+  const R = d.Tq * (d.NH / d.NKV);
+  const u = uniforms(d);
+  u[11] = NS;
+  const pml = gpu.tensor([d.B, d.NKV, NS, R, 2], 'f32', 'attention.pml');
+  const pacc = gpu.tensor([d.B, d.NKV, NS, R, d.HS], 'f32', 'attention.pacc');
+  gpu.run({ program: p.partial, bindings: [q, k, v, maskOf(gpu, opts), undefined, undefined, pml, pacc], uniforms: u, workgroups: [NS, d.NKV, d.B] });
+  gpu.run({
+    program: p.combine,
+    bindings: [undefined, undefined, undefined, undefined, out, lse, pml, pacc],
+    uniforms: u,
+    workgroups: grid1d(Math.ceil((d.B * d.Tq * d.NH * (d.HS / 4)) / 64)),
+  });
+  gpu.release(pml, pacc); // later users of these pooled buffers are ordered after the dispatches
 }
 
 /**

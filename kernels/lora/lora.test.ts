@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { dot, expectClose, finiteDiff, randn, testGpu } from '../testing.ts';
-import { loraBackward, loraForward } from './lora.ts';
+import { ROWS_T, loraBackward, loraForward } from './lora.ts';
 import { type LoraDims, loraBackwardRef, loraForwardRef } from './lora.ref.ts';
 
 // [B, T, S, R, IN, OUT]: rows, ranks, inputs and outputs at and off the 16x16 tile.
 const SHAPES: Array<[number, number, number, number, number, number]> = [
   [1, 1, 3, 1, 1, 1], [2, 7, 3, 4, 7, 5], [3, 64, 3, 8, 64, 64], [4, 65, 3, 16, 65, 130],
   [2, 130, 3, 17, 130, 7], [5, 3, 3, 64, 33, 65],
+  // decode (T = 1): the 'rows' forward by default
+  [7, 1, 3, 8, 65, 130], [130, 1, 3, 4, 64, 7], [64, 1, 3, 16, 130, 65],
 ];
 const f32 = (a: Float64Array) => Float64Array.from(Float32Array.from(a));
 /** Sequence b's slot: a mix of slots 0 and 2 and no adapter (-1); slot 1 is never used. */
@@ -43,6 +45,11 @@ describe('lora', () => {
       const tDB = gpu.upload(dB0, [S, OUT, R], 'f32', 'dB');
       const tH = gpu.upload(new Float32Array(M * R).fill(7), [M, R], 'f32', 'h');
       loraForward(gpu, tY, tH, tX, tSlots, tA, tBw, T, scale);
+      // The other forward layout gives the same h and y (checked on its own copy of y).
+      const other = T <= ROWS_T ? 'tiles' : 'rows';
+      const tY2 = gpu.upload(y0, [M, OUT], 'f32', 'y2');
+      const tH2 = gpu.upload(new Float32Array(M * R).fill(7), [M, R], 'f32', 'h2');
+      loraForward(gpu, tY2, tH2, tX, tSlots, tA, tBw, T, scale, other);
       loraBackward(gpu, tDx, tDA, tDB, tDy, tX, tH, tSlots, tA, tBw, T, scale);
 
       const fwd = loraForwardRef(x, slots, A, Bw, d, scale);
@@ -54,6 +61,8 @@ describe('lora', () => {
       const dB = await gpu.read(tDB);
       expectClose('h', await gpu.read(tH), fwd.h, tol);
       expectClose('y', y, fwd.y.map((v, i) => v + y0[i]), tol);
+      expectClose(`h (${other})`, await gpu.read(tH2), fwd.h, tol);
+      expectClose(`y (${other})`, await gpu.read(tY2), fwd.y.map((v, i) => v + y0[i]), tol);
       expectClose('dx', dx, bwd.dx.map((v, i) => v + dx0[i]), tol);
       expectClose('dA', dA, bwd.dA.map((v, i) => v + dA0[i]), tol);
       expectClose('dB', dB, bwd.dB.map((v, i) => v + dB0[i]), tol);
@@ -67,7 +76,7 @@ describe('lora', () => {
         expectClose(`dA[${s}] (unused)`, dA.subarray(s * R * IN, (s + 1) * R * IN), dA0.subarray(s * R * IN, (s + 1) * R * IN), { atol: 0, rtol: 0 });
         expectClose(`dB[${s}] (unused)`, dB.subarray(s * OUT * R, (s + 1) * OUT * R), dB0.subarray(s * OUT * R, (s + 1) * OUT * R), { atol: 0, rtol: 0 });
       }
-      gpu.release(tSlots, tX, tA, tBw, tY, tDy, tDx, tDA, tDB, tH);
+      gpu.release(tSlots, tX, tA, tBw, tY, tDy, tDx, tDA, tDB, tH, tY2, tH2);
     });
   }
 

@@ -9,7 +9,7 @@ import type { Program } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
 import source from './lora.wgsl';
 
-type Entry = 'forward_h' | 'forward_y' | 'backward_dh' | 'backward_dx' | 'backward_dB' | 'backward_dA';
+type Entry = 'forward_h' | 'forward_y' | 'forward_h_rows' | 'forward_y_rows' | 'backward_dh' | 'backward_dx' | 'backward_dB' | 'backward_dA';
 const code = () => source;
 const programs = new Map<Entry, Program>();
 const program = (entryPoint: Entry): Program => {
@@ -19,6 +19,8 @@ const program = (entryPoint: Entry): Program => {
 };
 
 const TS = 16;
+/** Up to this many rows per sequence (decode: T = 1), the forward runs one row per workgroup ('rows'). */
+export const ROWS_T = 4;
 const tiles = (n: number) => Math.ceil(n / TS);
 
 interface Dims { B: number; T: number; S: number; R: number; IN: number; OUT: number }
@@ -56,13 +58,17 @@ function noAlias(op: string, named: Record<string, Tensor | null>): void {
 
 const uniforms = (d: Dims, scale: number) => [d.B, d.T, d.S, d.R, d.IN, d.OUT, { f32: scale }, 0];
 
+/** The forward's layout: 16x16 tiles of (rows of a sequence) x (ranks or outputs), or one row per workgroup. */
+export type LoraPath = 'tiles' | 'rows';
+
 /**
  * y (B*T, OUT) += scale * (x A[slot]^T) Bw[slot]^T, saving h (B*T, R) = x A[slot]^T for the backward.
  * x (B*T, IN) f32; slots (B) i32, one per sequence of T rows, -1 (any value outside [0, S)) = no adapter;
  * A (S, R, IN), Bw (S, OUT, R) f32 stacked PEFT lora_A / lora_B weights; scale = lora_alpha / r.
+ * path: default 'rows' when T <= ROWS_T (decode), else 'tiles'.
  */
 export function loraForward(
-  gpu: Gpu, y: Tensor, h: Tensor, x: Tensor, slots: Tensor, A: Tensor, Bw: Tensor, T: number, scale: number,
+  gpu: Gpu, y: Tensor, h: Tensor, x: Tensor, slots: Tensor, A: Tensor, Bw: Tensor, T: number, scale: number, path?: LoraPath,
 ): void {
   const op = 'loraForward';
   const d = dims(op, x, slots, A, Bw, T);
@@ -70,6 +76,12 @@ export function loraForward(
   expectShape(op, 'h', h, [d.B * T, d.R]);
   noAlias(op, { y, h, x, slots, A, Bw });
   const u = uniforms(d, scale);
+  const M = d.B * T;
+  if ((path ?? (T <= ROWS_T ? 'rows' : 'tiles')) === 'rows' && M <= 65535 && d.R <= 65535) {
+    gpu.run({ program: program('forward_h_rows'), bindings: [slots, x, A, undefined, h], uniforms: u, workgroups: [d.R, M] });
+    gpu.run({ program: program('forward_y_rows'), bindings: [slots, undefined, undefined, Bw, h, y], uniforms: u, workgroups: [Math.ceil(d.OUT / 64), M] });
+    return;
+  }
   gpu.run({ program: program('forward_h'), bindings: [slots, x, A, undefined, h], uniforms: u, workgroups: [tiles(d.R), tiles(T), d.B] });
   gpu.run({
     program: program('forward_y'),

@@ -200,3 +200,45 @@ fn backward_dA(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) l
     dA[i] += acc;
   }
 }
+
+// ---- decode: few rows per sequence (T <= ROWS_T in lora.ts), one row per workgroup ------------------
+// The 16x16 tiles above leave 15 of 16 rows idle when T = 1 and give only B workgroups; these give
+// R x (B*T) and ceil(OUT/64) x (B*T) workgroups of 64 threads, each row with its own slot.
+//   forward_h_rows: dispatch (R, B*T): 64 threads split IN (coalesced reads of x's row and A[s]'s row),
+//                   then a tree sum in workgroup memory.
+//   forward_y_rows: dispatch (ceil(OUT/64), B*T): one output per thread, R terms.
+const RW: u32 = 64u;
+var<workgroup> red: array<f32, 64>;
+
+@compute @workgroup_size(64)
+fn forward_h_rows(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u32) {
+  let r = wg.x;
+  let m = wg.y;
+  let s = slotOf(m / u.T);
+  if (s < 0) {
+    if (t == 0u) { h[m * u.R + r] = 0.0; }
+    return;
+  }
+  let aRow = (u32(s) * u.R + r) * u.IN;
+  var acc = 0.0;
+  for (var k = t; k < u.IN; k += RW) { acc = fma(x[m * u.IN + k], A[aRow + k], acc); }
+  red[t] = acc;
+  workgroupBarrier();
+  for (var w = RW / 2u; w > 0u; w >>= 1u) {
+    if (t < w) { red[t] += red[t + w]; }
+    workgroupBarrier();
+  }
+  if (t == 0u) { h[m * u.R + r] = red[0]; }
+}
+
+@compute @workgroup_size(64)
+fn forward_y_rows(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) t: u32) {
+  let m = wg.y;
+  let o = wg.x * RW + t;
+  let s = slotOf(m / u.T);
+  if (s < 0 || o >= u.OUT) { return; }
+  let bRow = (u32(s) * u.OUT + o) * u.R;
+  var acc = 0.0;
+  for (var r = 0u; r < u.R; r++) { acc = fma(h[m * u.R + r], Bw[bRow + r], acc); }
+  y[m * u.OUT + o] += u.scale * acc;
+}

@@ -6,9 +6,10 @@
 
 import type { Gpu } from '../../src/gpu/context.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
-import type { Program } from '../../src/gpu/program.ts';
+import { type Program, grid1d } from '../../src/gpu/program.ts';
 import { type Tensor, is16, numel, shapeStr } from '../../src/gpu/tensor.ts';
 import { type WeightDType, fillTemplate, loadFn } from '../common.ts';
+import gemvSource from './gemv.wgsl';
 import source from './matmul.wgsl';
 
 /** A block tile: BM x BN outputs per workgroup, BK deep K steps, TM x TN outputs per thread (multiples of 4). */
@@ -23,7 +24,14 @@ export const TILES = {
   cols: { bm: 64, bn: 16, bk: 16, tm: 4, tn: 4 }, // few columns (value heads)
 } as const satisfies Record<string, TileConfig>;
 
-export type MatmulVariant = keyof typeof TILES;
+/**
+ * 'gemv': the skinny-M kernel of gemv.wgsl (no tiles: a workgroup of GEMV.kt threads splits K for
+ * GEMV.nc output columns, each thread holding up to 16 rows of partial sums). For M <= 16 (decode).
+ */
+export type MatmulVariant = keyof typeof TILES | 'gemv';
+
+/** The gemv variant's shape: KT threads along K per workgroup, NC output columns per workgroup; M <= 16. */
+export const GEMV = { kt: 64, nc: 4, maxM: 16 } as const;
 
 export interface MatmulOpts {
   /** A is stored (K, M) instead of (M, K). */
@@ -66,7 +74,10 @@ export interface MatmulDims {
 export const tileSharedBytes = (t: TileConfig): number => 2 * t.bk * (t.bm + t.bn + 8) * 4;
 
 /** The tile variant the launcher uses for this shape, given the device's workgroup memory. */
-export function chooseVariant(M: number, N: number, batch = 1, sharedBytes = 49152): MatmulVariant {
+export function chooseVariant(M: number, N: number, batch = 1, sharedBytes = 49152, transB = false): MatmulVariant {
+  // Decode projections (a few rows times a Linear weight (N, K)): read each weight row once, coalesced,
+  // with ceil(N / 4) workgroups; the 16x64 'rows' tile would re-read B per 16 rows with few workgroups.
+  if (M <= GEMV.maxM && transB) return 'gemv';
   const tiles = (t: TileConfig) => Math.ceil(M / t.bm) * Math.ceil(N / t.bn) * batch;
   if (M >= 128 && N >= 128 && tiles(TILES.big) >= 96) {
     return tileSharedBytes(TILES.big) <= sharedBytes ? 'big' : 'big8';
@@ -286,8 +297,9 @@ function checkDims(op: string, out: Tensor, a: Tensor, b: Tensor, bias: Tensor |
 function launch(
   gpu: Gpu, out: Tensor, a: Tensor, b: Tensor, bias: Tensor | undefined, d: MatmulDims, variant?: MatmulVariant | TileConfig, pairB = false,
 ): string {
-  const v = variant ?? chooseVariant(d.M, d.N, d.batch, gpu.limits.maxComputeWorkgroupStorageSize);
-  const tile = typeof v === 'string' ? TILES[v] : v;
+  const v = variant ?? chooseVariant(d.M, d.N, d.batch, gpu.limits.maxComputeWorkgroupStorageSize, d.transB);
+  if (v === 'gemv' && d.M <= GEMV.maxM) return launchGemv(gpu, out, a, b, bias, d);
+  const tile = v === 'gemv' ? TILES.rows : typeof v === 'string' ? TILES[v] : v;
   const program = matmulProgram(gpu, tile, d.transA, d.transB, b.dtype as WeightDType, d.accumulate, Boolean(bias), pairB && canPairB(tile, d, b.dtype));
   if (d.M === 0 || d.N === 0 || d.batch === 0) return program.key;
   gpu.run({
@@ -295,6 +307,87 @@ function launch(
     bindings: bias ? [a, b, out, bias] : [a, b, out],
     uniforms: [d.M, d.N, d.K, d.batch, d.strideA, d.strideB, d.strideC, { f32: d.alpha }, d.offsetA, d.offsetB, d.offsetC, 0],
     workgroups: [Math.ceil(d.N / tile.bn), Math.ceil(d.M / tile.bm), d.batch],
+  });
+  return program.key;
+}
+
+/** Rows held per gemv thread: the next power of two >= M (one pipeline per bucket, few wasted FMAs). */
+export const gemvRows = (M: number): number => (M <= 1 ? 1 : M <= 2 ? 2 : M <= 4 ? 4 : M <= 8 ? 8 : 16);
+
+/** Whether the gemv kernel may read A and B as vec4 along K: rows of both contiguous in K and 4-aligned. */
+function gemvVec4(d: MatmulDims): boolean {
+  return !d.transA && d.transB && d.K % 4 === 0 && [d.offsetA, d.offsetB, d.strideA, d.strideB].every((x) => x % 4 === 0);
+}
+
+function gemvProgram(transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, mr: number, vec4: boolean): Program {
+  const key = `matmul:${transA ? 't' : 'n'}${transB ? 't' : 'n'}:${bDtype}:gemv${GEMV.kt}x${GEMV.nc}_m${mr}${vec4 ? ':v4' : ''}${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
+  let p = programs.get(key);
+  if (!p) {
+    p = { key, code: () => gemvSourceOf(transA, transB, bDtype, accumulate, bias, mr, vec4), entryPoint: 'forward' };
+    programs.set(key, p);
+  }
+  return p;
+}
+
+/** Generates the WGSL of one gemv variant: MR x NC unrolled partial sums around gemv.wgsl's skeleton. */
+export function gemvSourceOf(transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, mr: number, vec4: boolean): string {
+  const NC = GEMV.nc;
+  const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+  const ind = (n: number, lines: string[]) => lines.map((l) => ' '.repeat(n) + l).join('\n');
+  let loads: string[];
+  if (vec4) {
+    // k counts vec4s; element index of (row, 4k) is base + row * K + 4k, a multiple of 4.
+    const unpack = bDtype === 'f32' ? 'b[i]'
+      : bDtype === 'bf16'
+        ? 'vec4f(bitcast<f32>(w.x << 16u), bitcast<f32>(w.x & 0xffff0000u), bitcast<f32>(w.y << 16u), bitcast<f32>(w.y & 0xffff0000u))'
+        : 'vec4f(unpack2x16float(w.x), unpack2x16float(w.y))';
+    loads = [
+      'fn ldA(m: u32, k: u32) -> vec4f { return a[(aBase + m * u.K) / 4u + k]; }',
+      `fn ldB(n: u32, k: u32) -> vec4f { let i = (bBase + n * u.K) / 4u + k;${bDtype === 'f32' ? '' : ' let w = b[i];'} return ${unpack}; }`,
+    ];
+  } else {
+    loads = [
+      `fn ldA(m: u32, k: u32) -> f32 { return a[${transA ? 'aBase + k * u.M + m' : 'aBase + m * u.K + k'}]; }`,
+      loadFn('ldBe', 'b', bDtype),
+      `fn ldB(n: u32, k: u32) -> f32 { return ldBe(${transB ? 'bBase + n * u.K + k' : 'bBase + k * u.N + n'}); }`,
+    ];
+  }
+  const mul = vec4 ? (x: string, y: string, acc: string) => `${acc} += dot(${x}, ${y});` : (x: string, y: string, acc: string) => `${acc} = fma(${x}, ${y}, ${acc});`;
+  const body = [
+    ...range(NC).map((j) => `let b${j} = ldB(col${j}, k);`),
+    ...range(mr).flatMap((m) => [`let a${m} = ldA(row${m}, k);`, ...range(NC).map((j) => mul(`a${m}`, `b${j}`, `acc${m}_${j}`))]),
+  ];
+  return fillTemplate(gemvSource, {
+    A_ELEM: vec4 ? 'vec4f' : 'f32',
+    B_ELEM: vec4 ? (bDtype === 'f32' ? 'vec4f' : 'vec2u') : bDtype === 'f32' ? 'f32' : 'u32',
+    BIAS_DECL: bias ? '@group(0) @binding(4) var<storage, read> bias: array<f32>;' : '',
+    KT: String(GEMV.kt),
+    NC: String(NC),
+    MR: String(mr),
+    LOADS: loads.join('\n'),
+    ROWS: ind(2, [
+      `let KV = ${vec4 ? 'u.K / 4u' : 'u.K'};`,
+      ...range(mr).map((m) => `let row${m} = min(${m}u, u.M - 1u);`),
+      ...range(NC).map((j) => `let col${j} = min(n0 + ${j}u, u.N - 1u);`),
+    ]),
+    ACC_DECL: ind(2, range(mr).flatMap((m) => range(NC).map((j) => `var acc${m}_${j} = 0.0;`))),
+    BODY: ind(4, body),
+    STORE_RED: ind(4, range(mr).flatMap((m) => range(NC).map((j) => `red[${m * NC + j}u * RS + h] = acc${m}_${j};`))),
+    ADD_RED: ind(4, range(mr).flatMap((m) => range(NC).map((j) => `red[${m * NC + j}u * RS + h] += acc${m}_${j};`))),
+    EPILOGUE: ind(6, [...(bias ? ['x += bias[n];'] : []), ...(accumulate ? ['x += c[i];'] : [])]),
+  });
+}
+
+/** Records a gemv dispatch (M <= 16). */
+function launchGemv(gpu: Gpu, out: Tensor, a: Tensor, b: Tensor, bias: Tensor | undefined, d: MatmulDims): string {
+  const program = gemvProgram(d.transA, d.transB, b.dtype as WeightDType, d.accumulate, Boolean(bias), gemvRows(d.M), gemvVec4(d));
+  if (d.M === 0 || d.N === 0 || d.batch === 0) return program.key;
+  const [x, y] = grid1d(Math.ceil(d.N / GEMV.nc));
+  gpu.run({
+    program,
+    bindings: bias ? [a, b, out, bias] : [a, b, out],
+    uniforms: [d.M, d.N, d.K, d.batch, d.strideA, d.strideB, d.strideC, { f32: d.alpha }, d.offsetA, d.offsetB, d.offsetC, 0],
+    workgroups: [x, y, d.batch],
   });
   return program.key;
 }

@@ -22,8 +22,11 @@ export function GpuStatus() {
     <section className="card" data-testid="gpu-status" data-state="ready">
       <h2>GPU ready</h2>
       <p data-testid="adapter-name">adapter: {name}{adapter.isFallback ? ' (software fallback)' : ''}</p>
-      <p>features: {adapter.features.join(', ') || 'none'}</p>
-      <p>largest buffer binding: {(limits.maxStorageBufferBindingSize / 2 ** 20).toFixed(0)} MiB</p>
+      <details>
+        <summary className="hint">features and limits</summary>
+        <p>features: {adapter.features.join(', ') || 'none'}</p>
+        <p>largest buffer binding: {(limits.maxStorageBufferBindingSize / 2 ** 20).toFixed(0)} MiB</p>
+      </details>
       <p data-testid="kernel-check" data-ok={String(kernelCheck.ok)}>kernel check: {kernelCheck.ok ? 'ok' : 'FAILED'} ({kernelCheck.detail})</p>
     </section>
   );

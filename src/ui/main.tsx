@@ -4,6 +4,7 @@
 import { createRoot } from 'react-dom/client';
 import { getEngine } from '../worker/client.ts';
 import { App } from './App.tsx';
+import { connectEngine } from './actions.ts';
 import { setGpuState } from './store.ts';
 import './style.css';
 
@@ -25,9 +26,13 @@ async function probe(): Promise<void> {
   try {
     const r = await Promise.race([getEngine().probe(), timeout]);
     setGpuState(r.ok ? { status: 'ready', probe: r.value } : { status: 'error', error: r.error });
+    if (r.ok) await connectEngine();
   } catch (e) {
     setGpuState({ status: 'error', error: { code: 'WORKER', message: (e as Error).message, hint: 'Reload the page; if it persists, check the browser console.' } });
   }
 }
+
+// A hook for tests and demos of error recovery: destroys the worker's GPU device as a driver reset would.
+(globalThis as { marftLab?: unknown }).marftLab = { loseDevice: () => getEngine().debugLoseDevice() };
 
 void probe();

@@ -1,18 +1,204 @@
-// The UI store (zustand): one store of slices; worker results land here through module-level actions.
+// The UI store (zustand): one store of slices — gpu, builder (the run config being edited and its
+// validation issues), run (status and progress from the worker), metrics (append-only series: charts
+// subscribe to metricsVersion and redraw without a React render per point), inspector, runs, notices.
+// Worker results land here through the module-level actions of actions.ts; selectors live here, outside
+// components.
 
 import { create } from 'zustand';
-import type { ProbeResult, WorkerError } from '../worker/api.ts';
+import { type ConfigIssue, type RunConfig, validateConfig } from '../marft/config.ts';
+import { graphIssues } from '../marft/graph.ts';
+import type { IterationMetrics } from '../marft/state.ts';
+import type {
+  CreditMethod, EpisodeSummary, InspectedEpisode, ModelInfo, ProbeResult, RunStatus, RunSummary, WorkerError,
+} from '../worker/api.ts';
+import { labConfig } from './defaults.ts';
+import type { ColorBy } from './inspector/colors.ts';
+import { metricValues } from './live/metric-keys.ts';
+import { Series } from './live/series.ts';
 
 export type GpuState =
   | { status: 'probing' }
   | { status: 'ready'; probe: ProbeResult }
   | { status: 'error'; error: WorkerError };
 
-interface LabState {
-  gpu: GpuState;
+export type Tab = 'build' | 'train' | 'inspect' | 'runs';
+
+export interface Notice extends WorkerError {
+  id: number;
+  /** What the user was doing. */
+  context: string;
+  level: 'error' | 'info';
 }
 
-export const useLab = create<LabState>(() => ({ gpu: { status: 'probing' } }));
+export interface ModelState {
+  status: 'idle' | 'loading' | 'ready' | 'error';
+  info: ModelInfo | null;
+  error: WorkerError | null;
+}
 
-export const setGpuState = (gpu: GpuState): void => useLab.setState({ gpu });
+export interface DatasetState {
+  name: string;
+  records: number;
+  error: WorkerError | null;
+}
+
+export interface RunState {
+  status: RunStatus;
+  runId: string | null;
+  iteration: number;
+  total: number;
+  message: string;
+  phase: string;
+  detail: string;
+  roles: string[];
+  checkpoint: string | null;
+}
+
+export interface InspectorState {
+  iteration: number | null;
+  episodes: EpisodeSummary[];
+  selected: number | null;
+  colorBy: ColorBy;
+  compare: CreditMethod | null;
+  primary: InspectedEpisode | null;
+  secondary: InspectedEpisode | null;
+  token: { side: 0 | 1; action: number; token: number } | null;
+  loading: boolean;
+}
+
+export interface LabState {
+  tab: Tab;
+  gpu: GpuState;
+  // builder
+  draft: RunConfig;
+  issues: ConfigIssue[];
+  preset: string;
+  selectedAgent: number;
+  connectFrom: string | null;
+  model: ModelState;
+  localModels: string[];
+  dataset: DatasetState | null;
+  // run
+  run: RunState;
+  // metrics
+  history: IterationMetrics[];
+  series: Map<string, Series>;
+  metricsVersion: number;
+  // inspector
+  inspector: InspectorState;
+  // runs
+  runs: RunSummary[];
+  runsLoaded: boolean;
+  notices: Notice[];
+}
+
+/** validateConfig plus what only the lab checks (an uploaded dataset for the dataset environment). */
+export function configIssues(draft: RunConfig): ConfigIssue[] {
+  const { issues } = validateConfig(draft);
+  if (issues.length) {
+    // validateConfig checks the graph only once the config is well typed; the editor wants it always
+    const seen = new Set(issues.map((i) => i.path));
+    for (const g of graphIssues(draft.graph)) if (!seen.has(`graph.${g.path}`)) issues.push({ path: `graph.${g.path}`, message: `graph: ${g.message}` });
+  }
+  if (draft.env?.name === 'dataset' && !draft.env.options?.data) {
+    issues.push({ path: 'env.options.data', message: 'the dataset environment needs a JSON/JSONL file: upload one' });
+  }
+  return issues;
+}
+
+const initialDraft = labConfig();
+
+export const useLab = create<LabState>(() => ({
+  tab: 'build',
+  gpu: { status: 'probing' },
+  draft: initialDraft,
+  issues: configIssues(initialDraft),
+  preset: 'duo',
+  selectedAgent: 0,
+  connectFrom: null,
+  model: { status: 'idle', info: null, error: null },
+  localModels: [],
+  dataset: null,
+  run: { status: 'idle', runId: null, iteration: 0, total: 0, message: '', phase: '', detail: '', roles: [], checkpoint: null },
+  history: [],
+  series: new Map(),
+  metricsVersion: 0,
+  inspector: { iteration: null, episodes: [], selected: null, colorBy: 'advantage', compare: null, primary: null, secondary: null, token: null, loading: false },
+  runs: [],
+  runsLoaded: false,
+  notices: [],
+}));
+
+const set = useLab.setState;
+const get = useLab.getState;
+
+// ---- simple actions (no worker) ----
+
+export const setGpuState = (gpu: GpuState): void => set({ gpu });
+export const setTab = (tab: Tab): void => set({ tab });
+
+/** Replaces the draft with `f(copy)` and revalidates. */
+export function editDraft(f: (d: RunConfig) => void): void {
+  const d = structuredClone(get().draft);
+  f(d);
+  set({ draft: d, issues: configIssues(d) });
+}
+
+export function setDraft(d: RunConfig, extra: Partial<LabState> = {}): void {
+  set({ draft: d, issues: configIssues(d), ...extra });
+}
+
+let noticeId = 0;
+export function addNotice(e: WorkerError, context: string, level: Notice['level'] = 'error'): void {
+  set({ notices: [...get().notices, { ...e, id: ++noticeId, context, level }] });
+}
+export const dismissNotice = (id: number): void => set({ notices: get().notices.filter((n) => n.id !== id) });
+
+export const patchRun = (p: Partial<RunState>): void => set({ run: { ...get().run, ...p } });
+export const patchInspector = (p: Partial<InspectorState>): void => set({ inspector: { ...get().inspector, ...p } });
+
+/** Appends one iteration to every series (append-only; the charts redraw on metricsVersion). */
+export function appendMetrics(m: IterationMetrics): void {
+  const s = get();
+  s.history.push(m);
+  for (const [k, v] of Object.entries(metricValues(m))) {
+    let series = s.series.get(k);
+    if (!series) s.series.set(k, (series = new Series()));
+    series.append(m.iteration + 1, v);
+  }
+  set({ metricsVersion: s.metricsVersion + 1 });
+}
+
+/** Clears the series and refills them from a run's history (a new run, a resumed checkpoint). */
+export function resetMetrics(history: readonly IterationMetrics[]): void {
+  const s = get();
+  s.history.length = 0;
+  for (const series of s.series.values()) series.reset();
+  set({ metricsVersion: s.metricsVersion + 1 });
+  for (const m of history) appendMetrics(m);
+}
+
+// ---- selectors ----
+
 export const selectGpu = (s: LabState): GpuState => s.gpu;
+export const selectTab = (s: LabState): Tab => s.tab;
+export const selectDraft = (s: LabState): RunConfig => s.draft;
+export const selectIssues = (s: LabState): ConfigIssue[] => s.issues;
+export const selectRun = (s: LabState): RunState => s.run;
+export const selectModel = (s: LabState): ModelState => s.model;
+export const selectDataset = (s: LabState): DatasetState | null => s.dataset;
+export const selectInspector = (s: LabState): InspectorState => s.inspector;
+export const selectRuns = (s: LabState): RunSummary[] => s.runs;
+export const selectNotices = (s: LabState): Notice[] => s.notices;
+export const selectLocalModels = (s: LabState): string[] => s.localModels;
+export const selectSelectedAgent = (s: LabState): number => s.selectedAgent;
+export const selectConnectFrom = (s: LabState): string | null => s.connectFrom;
+export const selectPreset = (s: LabState): string => s.preset;
+export const selectMetricsVersion = (s: LabState): number => s.metricsVersion;
+export const selectHistoryLength = (s: LabState): number => s.history.length;
+export const selectLastMetrics = (s: LabState): IterationMetrics | null => s.history[s.history.length - 1] ?? null;
+export const selectRunActive = (s: LabState): boolean => ['loading', 'running', 'stopping', 'recovering'].includes(s.run.status);
+
+/** The issues whose path is `path` or lies under it. */
+export const issuesAt = (issues: readonly ConfigIssue[], path: string): ConfigIssue[] =>
+  issues.filter((i) => i.path === path || i.path.startsWith(`${path}.`) || i.path.startsWith(`${path}[`));

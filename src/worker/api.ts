@@ -1,7 +1,14 @@
 // The typed API between the UI thread and the training worker (comlink). Errors cross the boundary as
-// plain data (code, message, hint) so the UI can show the catalogue's hint.
+// plain data (code, message, hint) so the UI can show the catalogue's hint. Progress flows the other way
+// through RunEvents, a comlink.proxy the UI registers once: status changes, phases inside an iteration,
+// and one event per finished iteration (its metrics and a summary of its episodes).
+//
+// Two entry points change training state (as TF Playground): start a run / continue it, and step; pause
+// and stop only ask the loop to halt at the next iteration boundary.
 
 import type { AdapterSummary } from '../gpu/context.ts';
+import type { RunConfig } from '../marft/config.ts';
+import type { IterationMetrics } from '../marft/state.ts';
 
 export interface WorkerError {
   code: string;
@@ -18,8 +25,182 @@ export interface ProbeResult {
   kernelCheck: { ok: boolean; detail: string };
 }
 
+/** config.model.path: '' = the built-in model; 'opfs:models/<name>' = a local folder copied into OPFS. */
+export const BUILTIN_MODEL = 'marft-tiny';
+export const OPFS_MODEL_PREFIX = 'opfs:models/';
+
+export interface ModelInfo {
+  /** The config.model.path that names it. */
+  path: string;
+  name: string;
+  modelType: string;
+  numLayers: number;
+  hiddenSize: number;
+  vocabSize: number;
+  maxPositions: number;
+  /** Bytes of the weight files. */
+  bytes: number;
+  hasChatTemplate: boolean;
+}
+
+export type RunStatus = 'idle' | 'loading' | 'running' | 'paused' | 'stopping' | 'stopped' | 'done' | 'recovering' | 'error';
+
+export interface StatusEvent {
+  status: RunStatus;
+  runId: string | null;
+  /** Iterations completed, and the iteration the run trains up to. */
+  iteration: number;
+  total: number;
+  message?: string;
+}
+
+export type ProgressPhase = 'load' | 'rollout' | 'score' | 'advantages' | 'update' | 'checkpoint';
+
+export interface ProgressEvent {
+  iteration: number;
+  phase: ProgressPhase;
+  detail: string;
+}
+
+export interface EpisodeSummary {
+  index: number;
+  task: string;
+  correct: boolean;
+  teamReward: number;
+  actions: number;
+  /** The team's last answer, when one was given. */
+  answer: string | null;
+}
+
+export interface IterationEvent {
+  metrics: IterationMetrics;
+  episodes: EpisodeSummary[];
+  /** The checkpoint saved after it (null when the save failed; see notice). */
+  checkpoint: string | null;
+  notice?: string;
+}
+
+export interface RunEvents {
+  onStatus(e: StatusEvent): void;
+  onProgress(e: ProgressEvent): void;
+  onIteration(e: IterationEvent): void;
+  /** A run was (re)loaded: its config and its whole metric history (charts reset to it). */
+  onLoaded(e: { runId: string; config: RunConfig; history: IterationMetrics[]; checkpoint: string | null }): void;
+  /** Something the user should know that did not stop the run (a recovery, a failed save). */
+  onNotice(e: WorkerError): void;
+}
+
+export interface CheckpointSummary {
+  name: string;
+  iteration: number;
+  latest: boolean;
+}
+
+export interface RunSummary {
+  id: string;
+  createdAt: string;
+  /** Agents in order, the environment, the model. */
+  roles: string[];
+  env: string;
+  model: string;
+  checkpoints: CheckpointSummary[];
+  /** Team accuracy of the last recorded iteration, when any. */
+  lastAccuracy: number | null;
+  /** Why the run's folder could not be read, when it could not. */
+  problem?: string;
+}
+
+export type CreditMethod = 'equal' | 'step_discount' | 'per_step';
+
+/** Where the GAE recursion of a token (or action) takes its next value from. */
+export interface GaeNext {
+  kind: 'token' | 'agent' | 'turn' | 'end';
+  /** Role of the next step (agent/turn), its value V_next and advantage A_next (0 at the end). */
+  role?: string;
+  value: number;
+  advantage: number;
+}
+
+export interface InspectToken {
+  id: number;
+  text: string;
+  /** Credited reward placed on this token (non-zero only on an action's last token at token level). */
+  reward: number;
+  advantage: number;
+  /** V at this step (the action's value at action level), null for GRPO. */
+  value: number | null;
+  ret: number | null;
+  /** delta = r + gamma * V_next - V (null for GRPO). */
+  delta: number | null;
+  next: GaeNext | null;
+  oldLogp: number;
+  behaviourLogp: number;
+  /** exp(oldLogp - behaviourLogp): the scoring policy over the sampling distribution. */
+  ratio: number;
+  /** oldLogp - refLogp (k1) when reference log-probs were computed (klCoef > 0), else null. */
+  kl: number | null;
+  entropy: number;
+}
+
+export interface InspectAction {
+  agent: number;
+  role: string;
+  turn: number;
+  text: string;
+  reward: number;
+  tokens: InspectToken[];
+}
+
+export interface InspectedEpisode {
+  iteration: number;
+  index: number;
+  task: string;
+  correct: boolean;
+  teamRewards: number[];
+  feedback: string[];
+  method: CreditMethod;
+  level: 'action' | 'token';
+  algo: 'ppo' | 'grpo';
+  gamma: number;
+  lambda: number;
+  actions: InspectAction[];
+}
+
+export interface Download {
+  name: string;
+  bytes: Uint8Array;
+}
+
 export interface EngineApi {
   probe(): Promise<Result<ProbeResult>>;
+  setEvents(events: RunEvents): Promise<void>;
+  /** Loads (and caches) the model config.model.path names; its summary. */
+  loadModel(path: string): Promise<Result<ModelInfo>>;
+  /** Copies a picked Hugging Face folder into OPFS (models/<name>/) and loads it. */
+  importModelFolder(files: File[]): Promise<Result<ModelInfo>>;
+  /** Local models kept in OPFS, as config.model.path values. */
+  listLocalModels(): Promise<Result<string[]>>;
+  /** A new run from `config`; trains until config.iterations (or one iteration then pauses when paused). */
+  start(config: RunConfig, options?: { paused?: boolean }): Promise<Result<{ runId: string }>>;
+  /** Loads a run's checkpoint (latest when not named) and leaves it paused. */
+  openRun(runId: string, checkpoint?: string): Promise<Result<{ runId: string; iteration: number }>>;
+  /** Continues the loaded run until iteration `until` (default: its config.iterations). */
+  resume(until?: number): Promise<Result<void>>;
+  pause(): Promise<void>;
+  step(): Promise<Result<void>>;
+  stop(): Promise<void>;
+  listRuns(): Promise<Result<RunSummary[]>>;
+  deleteRun(runId: string): Promise<Result<void>>;
+  /** Per-token data of an episode of the last iteration, under `method` (default: the run's credit). */
+  inspect(episode: number, method?: CreditMethod): Promise<Result<InspectedEpisode>>;
+  /** PEFT adapters of the loaded run as a zip. */
+  exportAdapters(): Promise<Result<Download>>;
+  /** A checkpoint (latest when not named) of a run as a zip. */
+  exportCheckpoint(runId: string, checkpoint?: string): Promise<Result<Download>>;
+  /** A checkpoint zip becomes a new run in OPFS. */
+  importCheckpoint(bytes: Uint8Array, fileName: string): Promise<Result<RunSummary>>;
+  /** Test hook: destroys the GPU device, as a driver reset would. */
+  debugLoseDevice(): Promise<void>;
 }
 
 export function toWorkerError(e: unknown): WorkerError {

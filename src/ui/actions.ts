@@ -1,0 +1,231 @@
+// Module-level actions: everything that talks to the worker. Components call these; worker events land in
+// the store through the RunEvents handlers registered here (comlink.proxy).
+
+import * as Comlink from 'comlink';
+import { parseDataset } from '../envs/dataset.ts';
+import { type PresetName, presetGraph } from '../marft/presets.ts';
+import type { CreditMethod, Download, Result, RunEvents, WorkerError } from '../worker/api.ts';
+import { getEngine } from '../worker/client.ts';
+import { LAB_MAX_NEW_TOKENS, PRESET_CHOICES } from './defaults.ts';
+import {
+  addNotice, appendMetrics, editDraft, patchInspector, patchRun, resetMetrics, setDraft, setTab, useLab,
+} from './store.ts';
+
+const get = useLab.getState;
+const set = useLab.setState;
+
+/** The error of a Result as a notice; the value or null. */
+function take<T>(r: Result<T>, context: string): T | null {
+  if (r.ok) return r.value;
+  addNotice(r.error, context);
+  return null;
+}
+
+const asError = (e: unknown): WorkerError => ({ code: 'WORKER', message: e instanceof Error ? e.message : String(e), hint: 'Reload the page; your runs are kept in the browser storage.' });
+
+async function call<T>(context: string, f: () => Promise<Result<T>>): Promise<T | null> {
+  try {
+    return take(await f(), context);
+  } catch (e) {
+    addNotice(asError(e), context);
+    return null;
+  }
+}
+
+// ---- worker events ----
+
+const events: RunEvents = {
+  onStatus(e) {
+    patchRun({ status: e.status, runId: e.runId, iteration: e.iteration, total: e.total, message: e.message ?? '' });
+    if (e.status === 'done' || e.status === 'paused' || e.status === 'stopped' || e.status === 'error') {
+      patchRun({ phase: '', detail: '' });
+      void refreshRuns();
+    }
+  },
+  onProgress(e) {
+    patchRun({ phase: e.phase, detail: e.detail });
+  },
+  onIteration(e) {
+    appendMetrics(e.metrics);
+    patchRun({ iteration: e.metrics.iteration + 1, checkpoint: e.checkpoint ?? get().run.checkpoint });
+    const ins = get().inspector;
+    const keep = ins.selected !== null && ins.selected < e.episodes.length ? ins.selected : null;
+    patchInspector({ iteration: e.metrics.iteration, episodes: e.episodes, selected: keep, primary: null, secondary: null, token: null });
+    if (keep !== null) void inspect(keep);
+    if (e.notice) addNotice({ code: 'CHECKPOINT', message: e.notice }, `iteration ${e.metrics.iteration}`, 'info');
+  },
+  onLoaded(e) {
+    resetMetrics(e.history);
+    setDraft(e.config); // the builder shows the loaded run's settings
+    patchRun({ runId: e.runId, roles: e.config.graph.agents.map((a) => a.role), checkpoint: e.checkpoint, iteration: e.history.length ? e.history[e.history.length - 1].iteration + 1 : 0 });
+    patchInspector({ iteration: null, episodes: [], selected: null, primary: null, secondary: null, token: null });
+  },
+  onNotice(e) {
+    addNotice(e, 'training', e.code === 'DEVICE_LOST' ? 'info' : 'error');
+  },
+};
+
+let wired = false;
+export async function connectEngine(): Promise<void> {
+  if (wired) return;
+  wired = true;
+  await getEngine().setEvents(Comlink.proxy(events));
+  void refreshRuns();
+  void refreshLocalModels();
+  if (get().model.status === 'idle') void chooseModel(get().draft.model.path);
+}
+
+// ---- builder ----
+
+export function choosePreset(id: string): void {
+  const choice = PRESET_CHOICES.find((c) => c.id === id);
+  if (!choice) return;
+  const graph = presetGraph(choice.preset as PresetName, { anonymous: choice.anonymous });
+  for (const a of graph.agents) a.maxNewTokens = get().draft.graph.agents[0]?.maxNewTokens ?? LAB_MAX_NEW_TOKENS;
+  editDraft((d) => { d.graph = graph; });
+  set({ preset: id, selectedAgent: 0, connectFrom: null });
+}
+
+// The latest model request wins (an automatic check at start-up must not overwrite a later pick).
+let modelRequest = 0;
+
+export async function chooseModel(path: string): Promise<void> {
+  const req = ++modelRequest;
+  editDraft((d) => { d.model.path = path; });
+  set({ model: { status: 'loading', info: null, error: null } });
+  const r = await getEngine().loadModel(path).catch((e) => ({ ok: false as const, error: asError(e) }));
+  if (req !== modelRequest) return;
+  set({ model: r.ok ? { status: 'ready', info: r.value, error: null } : { status: 'error', info: null, error: r.error } });
+}
+
+export async function importModelFolder(files: File[]): Promise<void> {
+  const req = ++modelRequest;
+  set({ model: { status: 'loading', info: null, error: null } });
+  const r = await getEngine().importModelFolder(files).catch((e) => ({ ok: false as const, error: asError(e) }));
+  if (req !== modelRequest) return;
+  if (r.ok) {
+    editDraft((d) => { d.model.path = r.value.path; });
+    set({ model: { status: 'ready', info: r.value, error: null } });
+    void refreshLocalModels();
+  } else set({ model: { status: 'error', info: null, error: r.error } });
+}
+
+export async function refreshLocalModels(): Promise<void> {
+  const r = await getEngine().listLocalModels().catch(() => null);
+  if (r?.ok) set({ localModels: r.value });
+}
+
+/** Reads an uploaded dataset, checks it here (parseDataset), and puts its text into env.options. */
+export async function uploadDataset(file: File): Promise<void> {
+  const text = await file.text();
+  try {
+    const records = parseDataset(text, file.name);
+    editDraft((d) => { d.env = { name: 'dataset', options: { ...d.env.options, data: text, source: file.name } }; });
+    set({ dataset: { name: file.name, records: records.length, error: null } });
+  } catch (e) {
+    const err = e as { code?: string; message: string; hint?: string };
+    set({ dataset: { name: file.name, records: 0, error: { code: err.code ?? 'DATASET_PARSE', message: err.message.split('\n  hint:')[0], hint: err.hint } } });
+  }
+}
+
+// ---- training ----
+
+/** A new run from the builder's config (or, when a run is paused and `fresh` is false, continues it). */
+export async function startTraining(paused = false, fresh = false): Promise<void> {
+  const { draft, issues, run } = get();
+  if (issues.length) {
+    addNotice({ code: 'CONFIG_INVALID', message: `the run config has ${issues.length} problem${issues.length > 1 ? 's' : ''}: ${issues[0].message}`, hint: 'Fix the fields marked in the builder.' }, 'starting a run');
+    setTab('build');
+    return;
+  }
+  if (run.status === 'paused' && !fresh) {
+    await (paused ? stepTraining() : resumeTraining());
+    return;
+  }
+  patchRun({ status: 'loading', message: 'loading the model', roles: draft.graph.agents.map((a) => a.role) });
+  setTab('train');
+  const r = await call('starting a run', () => getEngine().start(draft, { paused }));
+  if (!r) patchRun({ status: 'error' });
+}
+
+export const resumeTraining = (until?: number): Promise<unknown> => call('continuing the run', () => getEngine().resume(until));
+export const pauseTraining = (): Promise<void> => getEngine().pause();
+export const stopTraining = (): Promise<void> => getEngine().stop();
+
+export async function stepTraining(): Promise<void> {
+  const s = get().run.status;
+  if (s === 'idle' || s === 'error' || (s !== 'paused' && !get().run.runId)) {
+    await startTraining(true);
+    return;
+  }
+  await call('stepping', () => getEngine().step());
+}
+
+// ---- inspector ----
+
+export async function inspect(episode: number): Promise<void> {
+  patchInspector({ selected: episode, loading: true, token: null });
+  const eng = getEngine();
+  const compare = get().inspector.compare;
+  const [a, b] = await Promise.all([eng.inspect(episode), compare ? eng.inspect(episode, compare) : Promise.resolve(null)]);
+  patchInspector({ loading: false, primary: take(a, 'inspecting an episode'), secondary: b ? take(b, 'inspecting an episode') : null });
+}
+
+export async function setCompare(method: CreditMethod | null): Promise<void> {
+  patchInspector({ compare: method });
+  const sel = get().inspector.selected;
+  if (sel !== null) await inspect(sel);
+}
+
+// ---- runs, downloads ----
+
+export async function refreshRuns(): Promise<void> {
+  const r = await getEngine().listRuns().catch((e) => ({ ok: false as const, error: asError(e) }));
+  if (r.ok) set({ runs: r.value, runsLoaded: true });
+  else {
+    set({ runsLoaded: true });
+    addNotice(r.error, 'listing saved runs');
+  }
+}
+
+export async function openRun(runId: string, checkpoint?: string): Promise<void> {
+  patchRun({ status: 'loading', message: `opening ${runId}` });
+  const r = await call('resuming a run', () => getEngine().openRun(runId, checkpoint));
+  if (!r) patchRun({ status: 'error' });
+  else setTab('train');
+}
+
+export async function deleteRun(runId: string): Promise<void> {
+  await call('deleting a run', () => getEngine().deleteRun(runId));
+  await refreshRuns();
+}
+
+function save(d: Download): void {
+  const url = URL.createObjectURL(new Blob([d.bytes as BlobPart], { type: 'application/zip' }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = d.name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+export async function downloadAdapters(): Promise<void> {
+  const d = await call('exporting the adapters', () => getEngine().exportAdapters());
+  if (d) save(d);
+}
+
+export async function downloadCheckpoint(runId: string, checkpoint?: string): Promise<void> {
+  const d = await call('exporting a checkpoint', () => getEngine().exportCheckpoint(runId, checkpoint));
+  if (d) save(d);
+}
+
+export async function importCheckpoint(file: File): Promise<void> {
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  const r = await call('importing a checkpoint', () => getEngine().importCheckpoint(Comlink.transfer(bytes, [bytes.buffer]), file.name));
+  if (r) addNotice({ code: 'IMPORTED', message: `imported ${file.name} as run ${r.id} (iteration ${r.checkpoints[0]?.iteration ?? '?'})` }, 'importing a checkpoint', 'info');
+  await refreshRuns();
+}
+
+export { setDraft };

@@ -1,0 +1,45 @@
+// The environment: a built-in task generator, or the user's own JSON/JSONL of {problem, answer}.
+
+import { listEnvs } from '../../envs/registry.ts';
+import { uploadDataset } from '../actions.ts';
+import { editDraft, selectDataset, selectDraft, useLab } from '../store.ts';
+import { ErrorBox } from '../Notices.tsx';
+import { FieldIssues, NumberField } from './fields.tsx';
+
+const ENVS = listEnvs();
+
+export function EnvPicker() {
+  const env = useLab(selectDraft).env;
+  const dataset = useLab(selectDataset);
+  const difficulty = typeof env.options.difficulty === 'number' ? env.options.difficulty : null;
+  return (
+    <section className="card" data-testid="env-picker">
+      <h2>Environment</h2>
+      <label className="field wide">
+        <span>Tasks</span>
+        <select value={env.name} data-testid="env-select" onChange={(e) => editDraft((d) => { d.env = { name: e.target.value, options: e.target.value === 'dataset' ? d.env.options : {} }; })}>
+          {ENVS.map((e) => <option key={e.name} value={e.name}>{e.name}</option>)}
+        </select>
+      </label>
+      <p className="hint">{ENVS.find((e) => e.name === env.name)?.description}</p>
+      {env.name !== 'dataset' && (
+        <NumberField label="Difficulty (1..4, empty = default)" path="env.options.difficulty" value={difficulty} step={1}
+          onChange={(v) => editDraft((d) => { if (Number.isFinite(v)) d.env.options.difficulty = v; else delete d.env.options.difficulty; })} />
+      )}
+      {env.name === 'dataset' && (
+        <div>
+          <label className="button">
+            Upload JSON / JSONL…
+            <input type="file" accept=".json,.jsonl,application/json" hidden data-testid="dataset-file"
+              onChange={(e) => { const f = e.target.files?.[0]; if (f) void uploadDataset(f); e.target.value = ''; }} />
+          </label>
+          {dataset && !dataset.error && <p data-testid="dataset-status">{dataset.name}: {dataset.records} records</p>}
+          {!dataset && typeof env.options.source === 'string' && <p>{env.options.source} (from the loaded run)</p>}
+          {dataset?.error && <ErrorBox error={dataset.error} testid="dataset-error" />}
+          <p className="hint">One record per line (JSONL) or an array: {'{"problem": "What is 2+3?", "answer": "5"}'}</p>
+        </div>
+      )}
+      <FieldIssues path="env" />
+    </section>
+  );
+}

@@ -1,0 +1,41 @@
+// The base model: the built-in tiny model (served with the app), a local Hugging Face folder the user
+// picks (copied into the browser's storage, so a resumed run finds it again), or one picked earlier.
+
+import { chooseModel, importModelFolder } from '../actions.ts';
+import { selectDraft, selectLocalModels, selectModel, useLab } from '../store.ts';
+import { ErrorBox } from '../Notices.tsx';
+
+const mib = (b: number) => `${(b / 2 ** 20).toFixed(b < 2 ** 20 ? 2 : 0)} MiB`;
+
+export function ModelPicker() {
+  const path = useLab(selectDraft).model.path;
+  const model = useLab(selectModel);
+  const local = useLab(selectLocalModels);
+  return (
+    <section className="card" data-testid="model-picker">
+      <h2>Base model</h2>
+      <div className="row">
+        <select value={path} data-testid="model-select" onChange={(e) => void chooseModel(e.target.value)}>
+          <option value="">built-in: marft-tiny</option>
+          {local.map((p) => <option key={p} value={p}>local: {p.replace('opfs:models/', '')}</option>)}
+        </select>
+        <label className="button">
+          Pick a Hugging Face folder…
+          <input type="file" data-testid="model-folder" hidden
+            ref={(el) => { if (el) el.setAttribute('webkitdirectory', ''); }}
+            onChange={(e) => { const f = e.target.files; if (f?.length) void importModelFolder(Array.from(f)); e.target.value = ''; }} />
+        </label>
+        {model.status === 'idle' && <button type="button" onClick={() => void chooseModel(path)}>Check model</button>}
+      </div>
+      {model.status === 'loading' && <p className="hint" data-testid="model-status" data-state="loading">Loading the model…</p>}
+      {model.status === 'ready' && model.info && (
+        <p data-testid="model-status" data-state="ready">
+          {model.info.name}: {model.info.modelType}, {model.info.numLayers} layers, hidden {model.info.hiddenSize}, vocab {model.info.vocabSize},
+          context {model.info.maxPositions}, weights {mib(model.info.bytes)}{model.info.hasChatTemplate ? ', chat template' : ', no chat template'}
+        </p>
+      )}
+      {model.status === 'error' && model.error && <ErrorBox error={model.error} testid="model-error" />}
+      <p className="hint">Llama, Qwen2 and SmolLM-family folders with safetensors weights and tokenizer.json. A picked folder is kept in this browser's storage.</p>
+    </section>
+  );
+}

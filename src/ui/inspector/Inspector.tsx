@@ -1,0 +1,109 @@
+// The Inspect tab: the last iteration's episodes; each agent's output with every token coloured by
+// advantage (or value, reward, ratio, KL); click a token for its GAE terms; the same episode under
+// another credit assignment strategy side by side.
+
+import type { CreditMethod, InspectedEpisode } from '../../worker/api.ts';
+import { inspect, setCompare } from '../actions.ts';
+import { patchInspector, selectInspector, useLab } from '../store.ts';
+import { COLOR_BY, type ColorBy, colorFor, scaleOf, tokenMetric, visibleText } from './colors.ts';
+import { GaeDetail } from './GaeDetail.tsx';
+
+const METHODS: CreditMethod[] = ['equal', 'step_discount', 'per_step'];
+
+function EpisodeView({ ep, side }: { ep: InspectedEpisode; side: 0 | 1 }) {
+  const ins = useLab(selectInspector);
+  const by = ins.colorBy;
+  const scale = scaleOf(ep.actions.flatMap((a) => a.tokens.map((t) => tokenMetric(t, by))), by);
+  return (
+    <div className="episode-col" data-testid={`episode-view-${side}`}>
+      <h3>credit: {ep.method} <span className="hint">({ep.level} level, {ep.algo}, γ {ep.gamma}, λ {ep.lambda})</span></h3>
+      {ep.actions.map((a, ai) => (
+        <div key={ai} className="action">
+          <div className="action-head"><b>{a.role}</b> <span className="hint">turn {a.turn + 1} · credited reward {a.reward.toFixed(3)} · {a.tokens.length} tokens</span></div>
+          <div className="tokens">
+            {a.tokens.map((t, ti) => {
+              const v = tokenMetric(t, by);
+              const sel = ins.token?.side === side && ins.token.action === ai && ins.token.token === ti;
+              return (
+                <span key={ti} className={`tok${sel ? ' sel' : ''}`} style={{ background: colorFor(v, scale, by) }} data-testid="token"
+                  title={`${by}: ${v === null ? 'n/a' : v.toFixed(4)}`} onClick={() => patchInspector({ token: { side, action: ai, token: ti } })}>
+                  {visibleText(t.text)}
+                </span>
+              );
+            })}
+          </div>
+        </div>
+      ))}
+      <p className="hint">{ep.feedback.filter(Boolean).map((f, i) => `turn ${i + 1}: ${f}`).join(' · ')}</p>
+    </div>
+  );
+}
+
+function Legend({ by }: { by: ColorBy }) {
+  const diverging = by !== 'value';
+  return (
+    <span className="scale-legend">
+      {diverging ? <><span className="sw" style={{ background: 'rgb(59,110,214)' }} /> negative <span className="sw" style={{ background: '#fff' }} /> 0 <span className="sw" style={{ background: 'rgb(214,69,65)' }} /> positive</>
+        : <><span className="sw" style={{ background: 'rgb(240,244,250)' }} /> low <span className="sw" style={{ background: 'rgb(30,150,90)' }} /> high</>}
+      {by === 'ratio' && ' (log ratio)'}
+    </span>
+  );
+}
+
+export function Inspector() {
+  const ins = useLab(selectInspector);
+  const tokenEp = ins.token ? (ins.token.side === 0 ? ins.primary : ins.secondary) : null;
+  const action = tokenEp && ins.token ? tokenEp.actions[ins.token.action] : null;
+  const token = action && ins.token ? action.tokens[ins.token.token] : null;
+  return (
+    <div className="inspector card" data-testid="token-inspector">
+      <div className="row spread">
+        <h2>Credit assignment, token by token {ins.iteration !== null && <span className="hint">· iteration {ins.iteration + 1}</span>}</h2>
+        <div className="row">
+          <label className="field inline"><span>colour by</span>
+            <select value={ins.colorBy} data-testid="color-by" onChange={(e) => patchInspector({ colorBy: e.target.value as ColorBy })}>
+              {COLOR_BY.map((c) => <option key={c} value={c}>{c}</option>)}
+            </select>
+          </label>
+          <label className="field inline"><span>compare with</span>
+            <select value={ins.compare ?? ''} data-testid="compare-method" onChange={(e) => void setCompare((e.target.value || null) as CreditMethod | null)}>
+              <option value="">—</option>
+              {METHODS.map((m) => <option key={m} value={m}>{m}</option>)}
+            </select>
+          </label>
+          <Legend by={ins.colorBy} />
+        </div>
+      </div>
+      {!ins.episodes.length ? (
+        <p className="hint">Train an iteration: its episodes appear here.</p>
+      ) : (
+        <div className="inspector-body">
+          <ul className="episode-list" data-testid="episode-list">
+            {ins.episodes.map((e) => (
+              <li key={e.index}>
+                <button type="button" className={ins.selected === e.index ? 'active' : ''} data-testid={`episode-${e.index}`} onClick={() => void inspect(e.index)}>
+                  <span className={e.correct ? 'ok-text' : 'bad-text'}>{e.correct ? '✓' : '✗'}</span> #{e.index} {e.task.slice(0, 40)}{e.task.length > 40 ? '…' : ''}
+                  <span className="hint"> answer {e.answer ?? '—'}</span>
+                </button>
+              </li>
+            ))}
+          </ul>
+          <div className="episode-main">
+            {ins.loading && <p className="hint">Computing…</p>}
+            {ins.primary && (
+              <>
+                <p className="task"><b>Task:</b> {ins.primary.task} <span className={ins.primary.correct ? 'ok-text' : 'bad-text'}>{ins.primary.correct ? 'solved' : 'not solved'}</span></p>
+                {token && action && tokenEp && <GaeDetail ep={tokenEp} action={action} token={token} />}
+                <div className={`episode-cols${ins.secondary ? ' split' : ''}`}>
+                  <EpisodeView ep={ins.primary} side={0} />
+                  {ins.secondary && <EpisodeView ep={ins.secondary} side={1} />}
+                </div>
+              </>
+            )}
+            {!ins.primary && !ins.loading && <p className="hint">Pick an episode.</p>}
+          </div>
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,55 @@
+// Token colours for the inspector: a diverging blue-white-red scale around 0 (advantage, reward, KL,
+// log-ratio), a sequential one for values; the scale is fitted to the episode's own range.
+
+import type { InspectToken } from '../../worker/api.ts';
+
+export type ColorBy = 'advantage' | 'value' | 'reward' | 'ratio' | 'kl';
+export const COLOR_BY: readonly ColorBy[] = ['advantage', 'value', 'reward', 'ratio', 'kl'];
+
+/** The number a token is coloured by (ratio as log-ratio, so 1 is the centre). */
+export function tokenMetric(t: InspectToken, by: ColorBy): number | null {
+  switch (by) {
+    case 'advantage': return t.advantage;
+    case 'value': return t.value;
+    case 'reward': return t.reward;
+    case 'ratio': return Math.log(t.ratio);
+    case 'kl': return t.kl;
+  }
+}
+
+export const diverging = (by: ColorBy): boolean => by !== 'value';
+
+/** The scale's half-range (diverging) or [min, max] (sequential) over the tokens. */
+export function scaleOf(values: Array<number | null>, by: ColorBy): { lo: number; hi: number } {
+  const xs = values.filter((v): v is number => v !== null && Number.isFinite(v));
+  if (!xs.length) return { lo: 0, hi: 1 };
+  if (diverging(by)) {
+    const m = Math.max(...xs.map(Math.abs)) || 1;
+    return { lo: -m, hi: m };
+  }
+  const lo = Math.min(...xs), hi = Math.max(...xs);
+  return hi > lo ? { lo, hi } : { lo: lo - 0.5, hi: hi + 0.5 };
+}
+
+const mix = (a: number[], b: number[], t: number) => a.map((x, i) => Math.round(x + (b[i] - x) * t));
+const BLUE = [59, 110, 214], WHITE = [255, 255, 255], RED = [214, 69, 65], PALE = [240, 244, 250], GREEN = [30, 150, 90];
+
+/** A CSS colour for `v` on the scale; null (not applicable) is light grey. */
+export function colorFor(v: number | null, scale: { lo: number; hi: number }, by: ColorBy): string {
+  if (v === null || !Number.isFinite(v)) return 'rgb(236,236,236)';
+  let c: number[];
+  if (diverging(by)) {
+    const t = Math.max(-1, Math.min(1, v / scale.hi));
+    c = t < 0 ? mix(WHITE, BLUE, -t) : mix(WHITE, RED, t);
+  } else {
+    const t = Math.max(0, Math.min(1, (v - scale.lo) / (scale.hi - scale.lo)));
+    c = mix(PALE, GREEN, t);
+  }
+  return `rgb(${c[0]},${c[1]},${c[2]})`;
+}
+
+/** Shows whitespace and control characters of a token visibly. */
+export function visibleText(s: string): string {
+  if (s === '') return '∅';
+  return s.replace(/\n/g, '↵').replace(/\t/g, '→').replace(/ /g, '·');
+}

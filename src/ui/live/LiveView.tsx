@@ -1,0 +1,58 @@
+// The Train tab: progress, time left, and the live charts (per-agent reward and accuracy, losses,
+// entropy, KL, clip fraction, throughput).
+
+import { useShallow } from 'zustand/react/shallow';
+import { selectLastMetrics, selectRun, useLab } from '../store.ts';
+import { LineChart, type Line } from './LineChart.tsx';
+import { agentKey, formatDuration, timeLeft } from './metric-keys.ts';
+
+const PALETTE = ['#d9534f', '#3b6ed6', '#2e9e62', '#b8860b', '#8e44ad', '#16a2b8'];
+const selectRoles = (s: ReturnType<typeof useLab.getState>) => s.run.roles;
+const selectEta = (s: ReturnType<typeof useLab.getState>) => timeLeft(s.history, s.run.iteration, s.run.total);
+
+function Progress() {
+  const run = useLab(selectRun);
+  const eta = useLab(selectEta);
+  const last = useLab(selectLastMetrics);
+  const pct = run.total ? Math.min(100, (run.iteration / run.total) * 100) : 0;
+  return (
+    <section className="card progress-card" data-testid="progress">
+      <div className="row spread">
+        <strong data-testid="progress-text">Iteration {run.iteration} / {run.total || '–'}</strong>
+        <span>time left: <span data-testid="eta">{run.status === 'running' ? formatDuration(eta) : '–'}</span></span>
+      </div>
+      <div className="bar"><div className="fill" style={{ width: `${pct}%` }} /></div>
+      <p className="hint" data-testid="phase">{run.phase ? `${run.phase}: ${run.detail}` : run.message || run.status}</p>
+      {last && (
+        <p className="stats">
+          last iteration: team accuracy {(last.accuracy * 100).toFixed(0)}%, reward {last.teamReward.toFixed(2)}, {last.tokensPerSecond.toFixed(1)} tokens/s,
+          {' '}{last.seconds.total.toFixed(1)} s (rollout {last.seconds.rollout.toFixed(1)}, update {last.seconds.update.toFixed(1)})
+          {last.trained.length ? `; trained ${last.trained.join(', ')}` : '; critic warm-up'}
+          {last.skipped.length ? `; skipped: ${last.skipped.join('; ')}` : ''}
+        </p>
+      )}
+    </section>
+  );
+}
+
+export function LiveView() {
+  const roles = useLab(useShallow(selectRoles));
+  const perAgent = (what: 'reward' | 'accuracy'): Line[] => [
+    { key: `team.${what}`, label: 'team', color: '#1d2330' },
+    ...roles.map((r, i) => ({ key: agentKey(r, what), label: r, color: PALETTE[i % PALETTE.length] })),
+  ];
+  return (
+    <div className="live">
+      <Progress />
+      <div className="charts">
+        <LineChart title="Reward" testid="reward-chart" lines={perAgent('reward')} note="team reward per episode; per agent: mean credited reward of its actions" />
+        <LineChart title="Accuracy" testid="accuracy-chart" lines={perAgent('accuracy')} note="fraction of episodes solved; per answering agent: its own answers" />
+        <LineChart title="Losses" testid="loss-chart" lines={[{ key: 'loss.policy', label: 'policy', color: '#3b6ed6' }, { key: 'loss.value', label: 'value', color: '#d9534f' }]} />
+        <LineChart title="Entropy" testid="entropy-chart" lines={[{ key: 'entropy', label: 'entropy', color: '#2e9e62' }]} />
+        <LineChart title="KL" testid="kl-chart" lines={[{ key: 'kl.approx', label: 'approx KL (old→new)', color: '#8e44ad' }, { key: 'kl.ref', label: 'KL to reference', color: '#b8860b' }]} />
+        <LineChart title="Clip fraction" testid="clip-chart" lines={[{ key: 'clip', label: 'clipped ratios', color: '#16a2b8' }]} />
+        <LineChart title="Throughput" testid="tps-chart" lines={[{ key: 'tps', label: 'generated tokens/s', color: '#1d2330' }]} />
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,58 @@
+// The Runs tab: every run kept in this browser (OPFS) with its checkpoints; resume any checkpoint,
+// download one as a zip, delete a run, import a checkpoint zip.
+
+import { deleteRun, downloadCheckpoint, importCheckpoint, openRun, refreshRuns } from '../actions.ts';
+import { selectRun, selectRunActive, selectRuns, useLab } from '../store.ts';
+
+export function RunsView() {
+  const runs = useLab(selectRuns);
+  const loaded = useLab((s) => s.runsLoaded);
+  const active = useLab(selectRunActive);
+  const current = useLab(selectRun).runId;
+  return (
+    <section className="card" data-testid="runs-view">
+      <div className="row spread">
+        <h2>Saved runs</h2>
+        <div className="row">
+          <button type="button" onClick={() => void refreshRuns()}>Refresh</button>
+          <label className="button">
+            Import checkpoint zip…
+            <input type="file" accept=".zip,application/zip" hidden data-testid="import-checkpoint"
+              onChange={(e) => { const f = e.target.files?.[0]; if (f) void importCheckpoint(f); e.target.value = ''; }} />
+          </label>
+        </div>
+      </div>
+      <p className="hint">Runs live in this browser's private storage (OPFS): they survive a reload. A checkpoint is saved after every iteration.</p>
+      {!loaded && <p className="hint">Reading the browser storage…</p>}
+      {loaded && !runs.length && <p className="hint">No saved runs yet.</p>}
+      <table className="runs" data-testid="runs-table">
+        <tbody>
+          {runs.map((r) => {
+            const latest = r.checkpoints.find((c) => c.latest) ?? r.checkpoints[r.checkpoints.length - 1];
+            return (
+              <tr key={r.id} data-testid={`run-${r.id}`} className={r.id === current ? 'current' : ''}>
+                <td>
+                  <b>{r.id}</b>{r.id === current && <span className="tag">loaded</span>}<br />
+                  <span className="hint">{r.roles.join(' → ')} · {r.env} · model {r.model} · {r.createdAt.slice(0, 19).replace('T', ' ')}</span>
+                  {r.problem && <p className="bad-text">{r.problem}</p>}
+                </td>
+                <td>{latest ? `iteration ${latest.iteration}` : '—'}{r.lastAccuracy !== null ? ` · accuracy ${(r.lastAccuracy * 100).toFixed(0)}%` : ''}</td>
+                <td className="run-actions">
+                  <button type="button" data-testid="resume-run" disabled={active || !latest} onClick={() => void openRun(r.id)}>Resume latest</button>
+                  {r.checkpoints.length > 1 && (
+                    <select data-testid="resume-checkpoint" disabled={active} value="" onChange={(e) => e.target.value && void openRun(r.id, e.target.value)}>
+                      <option value="">resume from…</option>
+                      {r.checkpoints.map((c) => <option key={c.name} value={c.name}>{c.name}</option>)}
+                    </select>
+                  )}
+                  <button type="button" data-testid="download-checkpoint" disabled={!latest} onClick={() => void downloadCheckpoint(r.id)}>Download checkpoint zip</button>
+                  <button type="button" className="danger" disabled={active && r.id === current} onClick={() => { if (confirm(`Delete run ${r.id} and its checkpoints?`)) void deleteRun(r.id); }}>Delete</button>
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </section>
+  );
+}

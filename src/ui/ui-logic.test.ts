@@ -1,0 +1,94 @@
+// Pure logic of the lab UI: append-only series and their decimation, the graph layout and edits,
+// token colours, metric extraction and time left.
+
+import { describe, expect, it } from 'vitest';
+import { validateConfig } from '../marft/config.ts';
+import { addAgent, addEdge, removeAgent, renameAgent } from './builder/graph-ops.ts';
+import { layoutGraph } from './builder/layout.ts';
+import { labConfig } from './defaults.ts';
+import { colorFor, scaleOf } from './inspector/colors.ts';
+import { formatDuration, timeLeft } from './live/metric-keys.ts';
+import { Series, decimate, extentOf } from './live/series.ts';
+
+describe('series', () => {
+  it('appends past its initial capacity and resets', () => {
+    const s = new Series();
+    for (let i = 0; i < 1000; i++) s.append(i, i * 2);
+    expect(s.length).toBe(1000);
+    expect(s.ys[999]).toBe(1998);
+    s.reset();
+    expect(s.length).toBe(0);
+  });
+
+  it('decimates thousands of points to about 4 per pixel column, keeping the spikes', () => {
+    const s = new Series();
+    for (let i = 0; i < 10_000; i++) s.append(i, i === 5000 ? 100 : Math.sin(i / 50));
+    const ext = extentOf([s])!;
+    const d = decimate(s, ext.x0, ext.x1, 200);
+    expect(d.xs.length).toBeLessThanOrEqual(800);
+    expect(Math.max(...d.ys)).toBe(100);
+    expect(d.xs[0]).toBe(0);
+    expect(d.xs[d.xs.length - 1]).toBe(9999);
+    for (let i = 1; i < d.xs.length; i++) expect(d.xs[i]).toBeGreaterThanOrEqual(d.xs[i - 1]);
+  });
+
+  it('keeps every point when they fit, with NaN as gaps, and pads a flat extent', () => {
+    const s = new Series();
+    s.append(1, 0.5);
+    s.append(2, NaN);
+    s.append(3, 0.5);
+    expect(decimate(s, 1, 3, 300).ys.map((y) => Number.isNaN(y))).toEqual([false, true, false]);
+    const e = extentOf([s])!;
+    expect(e.y0).toBeLessThan(0.5);
+    expect(e.y1).toBeGreaterThan(0.5);
+    expect(extentOf([new Series()])).toBeNull();
+  });
+});
+
+describe('graph editing', () => {
+  it('lays the duo preset out in two columns and survives a cycle', () => {
+    const c = labConfig('duo');
+    const l = layoutGraph(c.graph);
+    expect(l.nodes.map((n) => n.layer)).toEqual([0, 1]);
+    c.graph.edges.push({ from: 'solver', to: 'planner' });
+    expect(layoutGraph(c.graph).nodes).toHaveLength(2);
+  });
+
+  it('adds, connects, renames and removes agents keeping the config valid', () => {
+    const c = labConfig('duo');
+    const i = addAgent(c);
+    expect(c.graph.agents[i].role).toBe('agent_3');
+    expect(addEdge(c, 'solver', 'agent_3')).toBe(true);
+    expect(addEdge(c, 'solver', 'agent_3')).toBe(false);
+    expect(addEdge(c, 'solver', 'solver')).toBe(false);
+    renameAgent(c, i, 'critic_agent');
+    expect(c.graph.edges).toContainEqual({ from: 'solver', to: 'critic_agent' });
+    expect(validateConfig(c).issues).toEqual([]);
+    removeAgent(c, 1); // the solver: its edges go, and nobody answers any more
+    expect(c.graph.edges.some((e) => e.from === 'solver' || e.to === 'solver')).toBe(false);
+    expect(validateConfig(c).issues.map((x) => x.path)).toContain('graph.agents');
+  });
+
+  it('reports a cycle at graph.edges', () => {
+    const c = labConfig('duo');
+    addEdge(c, 'solver', 'planner');
+    expect(validateConfig(c).issues.map((x) => x.path)).toContain('graph.edges');
+  });
+});
+
+describe('colours and progress', () => {
+  it('diverges around zero and greys out missing values', () => {
+    const sc = scaleOf([-2, 1, null], 'advantage');
+    expect(sc).toEqual({ lo: -2, hi: 2 });
+    expect(colorFor(0, sc, 'advantage')).toBe('rgb(255,255,255)');
+    expect(colorFor(-2, sc, 'advantage')).toBe('rgb(59,110,214)');
+    expect(colorFor(null, sc, 'advantage')).toBe('rgb(236,236,236)');
+  });
+
+  it('estimates the time left from the recent iterations', () => {
+    const m = (s: number) => ({ seconds: { total: s } }) as never;
+    expect(timeLeft([m(10), m(20)], 2, 6)).toBe(60);
+    expect(timeLeft([], 0, 5)).toBeNull();
+    expect(formatDuration(125)).toBe('2 min 5 s');
+  });
+});

@@ -1,0 +1,34 @@
+// The worker's own error codes (the layers below have theirs: GpuError, ModelFileError, EnvError,
+// MarftError, CheckpointError); each with a hint saying what to do next.
+
+export type WorkerErrorCode =
+  | 'MODEL_FETCH' // the built-in model could not be fetched
+  | 'MODEL_FOLDER' // a picked folder is not a model folder, or a local model is gone
+  | 'MODEL_TOO_LARGE' // the model does not fit the browser's memory or the device's limits
+  | 'NO_TOKENIZER' // the model folder has no tokenizer.json
+  | 'STORAGE_FULL' // OPFS quota
+  | 'NO_RUN' // an action that needs a loaded run
+  | 'BUSY' // an action while the loop is running
+  | 'NO_EPISODES'; // the inspector before any iteration
+
+const HINTS: Record<WorkerErrorCode, string> = {
+  MODEL_FETCH: 'The built-in model is served from public/models/marft-tiny/; check that the folder was deployed with the app, or pick a local model folder.',
+  MODEL_FOLDER: 'Pick a Hugging Face model folder (config.json, model.safetensors or its index, tokenizer.json) with the folder picker.',
+  MODEL_TOO_LARGE: 'Pick a smaller model (a few hundred million parameters at most in 16-bit), or run the CLI on a machine with a larger GPU.',
+  NO_TOKENIZER: 'The folder needs tokenizer.json (and tokenizer_config.json for the chat template); save them with tokenizer.save_pretrained(dir).',
+  STORAGE_FULL: 'Free some browser storage (delete old runs in the Runs tab, or local models), then retry.',
+  NO_RUN: 'Start a run, or resume one from the Runs tab first.',
+  BUSY: 'Pause the run first.',
+  NO_EPISODES: 'Train at least one iteration first; the inspector shows the last iteration\'s episodes.',
+};
+
+export class WorkerFail extends Error {
+  readonly code: WorkerErrorCode;
+  readonly hint: string;
+  constructor(code: WorkerErrorCode, message: string, hint = HINTS[code]) {
+    super(message);
+    this.name = 'WorkerFail';
+    this.code = code;
+    this.hint = hint;
+  }
+}

@@ -1,0 +1,88 @@
+// Runs in OPFS: runs/<id>/ is a checkpoint run folder (latest + ckpt-NNNNNN/, see src/marft/checkpoint.ts)
+// plus run.json (when it was made, from what). Listing reads each run's latest state.json for its last
+// accuracy; importing a checkpoint zip makes a new run folder holding that one checkpoint, verified
+// before it is listed.
+
+import { CONFIG_FILE, LATEST_FILE, STATE_FILE, checkpointName, importCheckpointZip, listCheckpoints, parseManifest, readCheckpointFiles } from '../marft/checkpoint.ts';
+import type { RunConfig } from '../marft/config.ts';
+import { opfsStore } from '../marft/storage/opfs.ts';
+import type { CheckpointStore } from '../marft/storage/store.ts';
+import type { RunSummary } from './api.ts';
+
+const META = 'run.json';
+
+export interface RunMeta {
+  id: string;
+  createdAt: string;
+  source: 'new' | 'import';
+  note?: string;
+}
+
+let store: CheckpointStore | null = null;
+export const runsStore = (): CheckpointStore => (store ??= opfsStore('runs'));
+
+export function newRunId(prefix = 'run'): string {
+  const d = new Date();
+  const p = (n: number) => String(n).padStart(2, '0');
+  const rand = Math.random().toString(36).slice(2, 6);
+  return `${prefix}-${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}-${rand}`;
+}
+
+export async function writeRunMeta(meta: RunMeta): Promise<void> {
+  await runsStore().write(`${meta.id}/${META}`, JSON.stringify(meta, null, 2) + '\n');
+}
+
+const decode = (b: Uint8Array) => new TextDecoder().decode(b);
+
+async function summarize(s: CheckpointStore, id: string): Promise<RunSummary> {
+  const base: RunSummary = { id, createdAt: '', roles: [], env: '', model: '', checkpoints: [], lastAccuracy: null };
+  try {
+    if ((await s.stat(`${id}/${META}`)) === 'file') base.createdAt = (JSON.parse(decode(await s.read(`${id}/${META}`))) as RunMeta).createdAt ?? '';
+    base.checkpoints = (await listCheckpoints(s, id)).map((c) => ({ name: c.name, iteration: c.iteration, latest: c.latest }));
+    const latest = base.checkpoints.find((c) => c.latest) ?? base.checkpoints[base.checkpoints.length - 1];
+    if (latest) {
+      const cfg = JSON.parse(decode(await s.read(`${id}/${latest.name}/${CONFIG_FILE}`))) as RunConfig;
+      base.roles = cfg.graph.agents.map((a) => a.role);
+      base.env = cfg.env.name;
+      base.model = cfg.model.path || 'built-in';
+      const state = JSON.parse(decode(await s.read(`${id}/${latest.name}/${STATE_FILE}`))) as { metrics?: Array<{ accuracy: number }>; savedAt?: string };
+      const m = state.metrics ?? [];
+      base.lastAccuracy = m.length ? m[m.length - 1].accuracy : null;
+      base.createdAt ||= state.savedAt ?? '';
+    }
+  } catch (e) {
+    base.problem = (e as Error).message.split('\n')[0];
+  }
+  return base;
+}
+
+/** Every run folder, newest first. */
+export async function listRuns(): Promise<RunSummary[]> {
+  const s = runsStore();
+  const entries = (await s.list('')).filter((e) => e.kind === 'directory');
+  const out = await Promise.all(entries.map((e) => summarize(s, e.name)));
+  return out.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : -1));
+}
+
+export async function deleteRun(id: string): Promise<void> {
+  await runsStore().remove(id);
+}
+
+/** A checkpoint zip as a new run folder; verified, removed again when it does not verify. */
+export async function importCheckpoint(bytes: Uint8Array, fileName: string): Promise<RunSummary> {
+  const files = importCheckpointZip(bytes);
+  const manifest = await parseManifest(files[STATE_FILE], `${fileName}: ${STATE_FILE}`);
+  const s = runsStore();
+  const id = newRunId('import');
+  const ckpt = checkpointName(manifest.iteration);
+  try {
+    for (const [p, b] of Object.entries(files)) await s.write(`${id}/${ckpt}/${p}`, b);
+    await s.write(`${id}/${LATEST_FILE}`, `${ckpt}\n`);
+    await writeRunMeta({ id, createdAt: new Date().toISOString(), source: 'import', note: fileName });
+    await readCheckpointFiles(s, id);
+  } catch (e) {
+    await s.remove(id).catch(() => {});
+    throw e;
+  }
+  return summarize(s, id);
+}

@@ -14,13 +14,25 @@ function wgslText(): Plugin {
   };
 }
 
+/**
+ * The dev server (not the build) drops index.html's Content-Security-Policy: its React refresh preamble is
+ * an inline script and its HMR client talks over a websocket, both of which the policy forbids.
+ */
+function devWithoutCsp(): Plugin {
+  return {
+    name: 'dev-without-csp',
+    apply: 'serve',
+    transformIndexHtml: (html) => html.replace(/\s*<meta http-equiv="Content-Security-Policy"[^>]*>/, ''),
+  };
+}
+
 // The Vulkan loader reads its driver variables at process start: set them here, before vitest forks
 // its test workers, so the workers' Dawn finds the GPU (or SwiftShader) from their first line.
 const vulkanEnv = vulkanEnvForChild();
 if (vulkanEnv) Object.assign(process.env, vulkanEnv);
 
 export default defineConfig({
-  plugins: [wgslText(), react()],
+  plugins: [wgslText(), react(), devWithoutCsp()],
   worker: { format: 'es', plugins: () => [wgslText()] },
   build: { target: 'es2022', outDir: 'dist' },
   server: { host: '127.0.0.1' },
@@ -33,5 +45,7 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 600_000,
     hookTimeout: 120_000,
+    // rewrites RELIABILITY.md from the fuzz and fault tests' results once the run ends
+    globalSetup: ['scripts/reliability-teardown.ts'],
   },
 });

@@ -28,6 +28,18 @@ function lineAt(text: string, pos: number): number {
   return line;
 }
 
+/** 1-based lines of increasing character offsets, in one pass over `text` (lineAt per record is quadratic). */
+function linesAt(text: string, offsets: readonly number[]): number[] {
+  const out: number[] = [];
+  let line = 1;
+  let i = 0;
+  for (const pos of offsets) {
+    for (; i < pos && i < text.length; i++) if (text.charCodeAt(i) === 10) line++;
+    out.push(line);
+  }
+  return out;
+}
+
 /** Offsets of the top-level elements of a JSON array text (which JSON.parse has already accepted). */
 function arrayElementOffsets(text: string): number[] {
   const out: number[] = [];
@@ -129,8 +141,8 @@ export function parseDataset(text: string, source = 'dataset'): DatasetRecord[] 
       envFail('DATASET_PARSE', `${source}: invalid JSON${jsonErrorLine(body, e as Error)} (${(e as Error).message})`);
     }
     const arr = parsed as unknown[];
-    const offsets = arrayElementOffsets(body);
-    return collect(arr.map((raw, i) => ({ raw, line: lineAt(body, offsets[i] ?? 0) })), source, true);
+    const lines = linesAt(body, arrayElementOffsets(body));
+    return collect(arr.map((raw, i) => ({ raw, line: lines[i] ?? 1 })), source, true);
   }
   const raws: Array<{ raw: unknown; line: number }> = [];
   const lines = body.split(/\r?\n/);

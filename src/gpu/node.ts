@@ -72,7 +72,17 @@ let shared: Promise<Gpu> | null = null;
 
 /** One device per process; the `GPU` object stays local to this module (a global one keeps Node alive). */
 export function acquireNodeGpu(opts: AcquireOptions = {}): Promise<Gpu> {
-  shared ??= (async () => {
+  shared ??= createNodeGpu(opts);
+  shared.catch(() => { shared = null; });
+  return shared;
+}
+
+/**
+ * A new, unshared device on a fresh Dawn instance: for a run that replaces a lost device, and for
+ * fault-injection tests that destroy their own device without touching the process-wide one.
+ */
+export function createNodeGpu(opts: AcquireOptions = {}): Promise<Gpu> {
+  return (async () => {
     process.env.XDG_RUNTIME_DIR ??= '/tmp';
     const preset = process.env.VK_ICD_FILENAMES || process.env.VK_DRIVER_FILES;
     const { driver, reason } = chooseVulkanDriver();
@@ -99,8 +109,6 @@ export function acquireNodeGpu(opts: AcquireOptions = {}): Promise<Gpu> {
     opts.log?.(`Vulkan driver: ${driver} (${reason})`);
     return g;
   })();
-  shared.catch(() => { shared = null; });
-  return shared;
 }
 
 /** Forgets the shared device (after destroy() in fault-injection tests). */

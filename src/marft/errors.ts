@@ -13,7 +13,8 @@ export type MarftErrorCode =
   | 'CONFIG_JSON' // the run config is not JSON
   | 'CONFIG_INVALID' // a run config field is missing, mistyped or out of range
   | 'CREDIT' // credit assignment misconfigured (no reward function for a role, ...)
-  | 'SHAPE'; // arrays of mismatched lengths passed to advantages / losses
+  | 'SHAPE' // arrays of mismatched lengths passed to advantages / losses
+  | 'RUN_PAUSED'; // the run loop stopped: a checkpoint could not be written (disk or quota full...)
 
 const HINTS: Record<MarftErrorCode, string> = {
   GRAPH_EMPTY: 'Add at least one agent (or start from a preset: solo, duo, trio, quartet).',
@@ -26,6 +27,7 @@ const HINTS: Record<MarftErrorCode, string> = {
   CONFIG_JSON: 'The run config must be a JSON object; check for trailing commas or comments.',
   CONFIG_INVALID: 'Fix the field named above, or delete it to get the default.',
   CREDIT: 'With credit "per_step", give a reward function for every role (or a fallback), or turn reward sharing on.',
+  RUN_PAUSED: 'Free disk space (or browser storage: delete old runs), then resume the run: its last checkpoint is intact and training continues from it.',
   SHAPE: 'This is a bug in the caller: the arrays describe the same tokens or actions and must have the same length.',
 };
 

@@ -48,6 +48,10 @@ const DEFAULTS: Record<ModelType, { rmsNormEps: number; maxPos: number }> = {
   qwen2: { rmsNormEps: 1e-6, maxPos: 32768 },
 };
 
+/** Caps on config.json sizes: 2^31 - 1 per dim (a WebGPU buffer could not hold more), 4096 layers. */
+export const MAX_DIM = 2 ** 31 - 1;
+export const MAX_LAYERS = 4096;
+
 /** Parses config.json (text or already-parsed object). Throws CONFIG_INVALID / CONFIG_UNSUPPORTED naming `fileName`. */
 export function parseConfig(json: unknown, fileName = 'config.json'): ModelConfig {
   const c = typeof json === 'string' ? parseJsonFile(json, fileName, 'CONFIG_INVALID') : json;
@@ -69,10 +73,13 @@ export function parseConfig(json: unknown, fileName = 'config.json'): ModelConfi
     }
   }
 
-  const int = (field: string, dflt?: number): number => {
+  // Sizes are capped before anything is sized or looped from them (expectedWeights walks the layers):
+  // a number past the caps is a corrupt or hostile file, not a model that could run here.
+  const int = (field: string, dflt?: number, max = MAX_DIM): number => {
     const v = c[field] ?? dflt;
     if (v === undefined) bad(field, 'is missing');
     if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0) bad(field, `must be a positive integer, got ${JSON.stringify(v)}`);
+    if ((v as number) > max) unsupported(field, `is ${v}, over the lab's limit of ${max}`);
     return v as number;
   };
   const num = (field: string, v: unknown, positive = true): number => {
@@ -94,7 +101,7 @@ export function parseConfig(json: unknown, fileName = 'config.json'): ModelConfi
   const vocabSize = int('vocab_size');
   const hiddenSize = int('hidden_size');
   const intermediateSize = int('intermediate_size');
-  const numLayers = int('num_hidden_layers');
+  const numLayers = int('num_hidden_layers', undefined, MAX_LAYERS);
   const numHeads = int('num_attention_heads');
   const numKvHeads = int('num_key_value_heads', numHeads);
   if (numHeads % numKvHeads !== 0) bad('num_key_value_heads', `(${numKvHeads}) must divide num_attention_heads (${numHeads})`);

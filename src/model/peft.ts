@@ -11,7 +11,7 @@
 // The effective scale is lora_alpha / r, or lora_alpha / sqrt(r) with use_rslora.
 
 import { fail, isObject, parseJsonFile, decodeUtf8 } from './errors.ts';
-import { LINEAR_MODULES, linearDims, moduleParent, type LinearModule, type ModelConfig } from './config.ts';
+import { LINEAR_MODULES, MAX_LAYERS, linearDims, moduleParent, type LinearModule, type ModelConfig } from './config.ts';
 import { parseSafetensors, tensorToFloat32, writeSafetensors, type TensorToWrite } from './safetensors.ts';
 
 export const ADAPTER_CONFIG_FILE = 'adapter_config.json';
@@ -222,6 +222,8 @@ export function readPeftAdapter(
     if (moduleParent(module) !== parent) fail('PEFT_INVALID', file, `"${key}": ${module} belongs under ${moduleParent(module)}, not ${parent}`);
     if (adapterName) adapterNames.add(adapterName);
     const layer = Number(layerStr);
+    // the layer list below is sized from the highest index: refuse an absurd one before allocating
+    if (layer >= MAX_LAYERS) fail('PEFT_INVALID', file, `"${key}": layer ${layerStr} is beyond any model (at most ${MAX_LAYERS} layers)`);
     if (model && layer >= model.numLayers) fail('PEFT_INVALID', file, `"${key}": layer ${layer} but the base model has ${model.numLayers} layers`);
     maxLayer = Math.max(maxLayer, layer);
     seenModules.add(module);

@@ -74,6 +74,14 @@ export function loadTokenizer(tokenizerJson: object | string, tokenizerConfig?: 
   } catch (e) {
     return fail('TOKENIZER_INVALID', file, `cannot build the tokenizer (${(e as Error).message})`);
   }
+  // The library builds from a malformed pipeline stage (e.g. a post_processor of the wrong shape) and
+  // only fails at the first encode: run one now, so a broken file fails here with its name, not mid-run.
+  try {
+    const probe = tok.encode('Hello world 12+3=15.', { add_special_tokens: true }).ids;
+    if (probe.length) tok.decode(probe, { skip_special_tokens: false });
+  } catch (e) {
+    return fail('TOKENIZER_INVALID', file, `the tokenizer fails on a sample text (${(e as Error).message})`);
+  }
 
   const bosToken = tokenString(cfgRaw.bos_token, 'bos_token', cfgFile);
   const eosToken = tokenString(cfgRaw.eos_token, 'eos_token', cfgFile);

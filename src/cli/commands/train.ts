@@ -2,22 +2,24 @@
 // Trains a LaMAS with MARFT, saving a checkpoint after every iteration. With no --config: the default
 // 2-agent preset on the built-in model. A resumed run continues the iteration count, the RNG and the
 // metric history exactly (--resume takes a run folder, a checkpoint folder or a checkpoint zip). Guard: a run whose policy steps are skipped (non-finite) for 3 iterations in a
-// row is rolled back to its last good checkpoint. --init-adapter (repeatable) starts a new run from PEFT
+// row is rolled back to its last good checkpoint, and a lost GPU device resumes from it on a new device
+// (src/marft/run-loop.ts). --init-adapter (repeatable) starts a new run from PEFT
 // adapters made elsewhere, each loaded into its agent's slot (rank, alpha and targets must match the config).
 
 import { basename, dirname, resolve } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { checkpointZipStore, loadCheckpoint, readCheckpointFiles, saveCheckpoint } from '../../marft/checkpoint.ts';
+import { checkpointZipStore, loadCheckpoint, readCheckpointFiles } from '../../marft/checkpoint.ts';
 import { parseConfig } from '../../marft/config.ts';
-import { type TrainState, createTrainState, releaseTrainState } from '../../marft/state.ts';
+import { runLoop } from '../../marft/run-loop.ts';
+import { type TrainState, createTrainState } from '../../marft/state.ts';
+import { resetNodeGpu } from '../../gpu/node.ts';
 import { nodeStore } from '../../marft/storage/node.ts';
 import { initAgentAdapters, parseInitAdapters } from '../../marft/init-adapter.ts';
 import { loadAdapterFiles } from '../../model/load.ts';
 import { nodeModelFiles } from '../../model/node-files.ts';
-import { Trainer } from '../../marft/trainer.ts';
 import { UsageError, parse } from '../args.ts';
 import { ProgressBar, iterationLine } from '../progress.ts';
-import { openSession, readRunConfig } from '../session.ts';
+import { type Session, openSession, readRunConfig } from '../session.ts';
 
 export const usage = 'marft train [--config FILE] [--iterations N] [--out DIR] [--resume DIR] [--json] [--keep K] [--init-adapter ROLE=DIR ...]';
 
@@ -58,25 +60,27 @@ export async function trainCommand(argv: string[]): Promise<void> {
   const keep = typeof a.keep === 'string' ? Number(a.keep) : 3;
   log(`training ${state.config.graph.agents.map((x) => x.role).join(' -> ')} on ${s.modelDir}, iterations ${state.iteration}..${total - 1}, checkpoints in ${outDir}`);
   const bar = new ProgressBar(total, state.iteration);
-  let trainer = new Trainer({ gpu: s.gpu, decoder: s.decoder, tokenizer: s.tokenizer, state, onProgress: (phase, d) => bar.update(state.iteration, `${phase}: ${d}`) });
-  let badRun = 0;
-  while (state.iteration < total) {
-    const { metrics } = await trainer.iteration();
-    bar.clear();
-    if (a.json) process.stdout.write(`${JSON.stringify(metrics)}\n`);
-    else console.log(iterationLine(metrics));
-    const bad = metrics.skipped.some((x) => x.includes('non-finite') || x.includes('loss NaN') || x.includes('loss Infinity'));
-    badRun = bad ? badRun + 1 : 0;
-    if (badRun >= ROLLBACK_AFTER) {
-      log(`${ROLLBACK_AFTER} iterations in a row with skipped non-finite steps: rolling back to the last checkpoint in ${outDir}`);
-      releaseTrainState(s.gpu, state);
-      state = await loadCheckpoint(s.gpu, store, runName, s.model.config);
-      state.rng.next(); // a different draw, so the rolled-back run does not replay the same failure
-      trainer = new Trainer({ gpu: s.gpu, decoder: s.decoder, tokenizer: s.tokenizer, state, onProgress: (phase, d) => bar.update(state.iteration, `${phase}: ${d}`) });
-      badRun = 0;
-      continue;
-    }
-    if (!bad) await saveCheckpoint(s.gpu, state, store, runName, { baseModel: s.modelDir, keep });
-  }
+  // The loop checkpoints every good iteration, rolls back after ROLLBACK_AFTER iterations in a row with
+  // non-finite skips, and on a lost device reopens the model on a new one and resumes from the last checkpoint.
+  const toRunSession = (x: Session) => ({ gpu: x.gpu, decoder: x.decoder, tokenizer: x.tokenizer, model: x.model.config });
+  const done = await runLoop(toRunSession(s), state, {
+    store, dir: runName, baseModel: s.modelDir, keep, until: total, rollbackAfter: ROLLBACK_AFTER,
+    reopen: async (reason) => {
+      log(`GPU device lost (${reason}): reopening the model on a new device and resuming from the last checkpoint in ${outDir}`);
+      resetNodeGpu();
+      return toRunSession(await openSession(state.config, log));
+    },
+    onProgress: (phase, d, ctx) => bar.update(ctx.state.iteration, `${phase}: ${d}`),
+    onIteration: ({ metrics }) => {
+      bar.clear();
+      if (a.json) process.stdout.write(`${JSON.stringify(metrics)}\n`);
+      else console.log(iterationLine(metrics));
+    },
+    onEvent: (e) => {
+      if (e.kind === 'rollback') log(`${ROLLBACK_AFTER} iterations in a row with skipped non-finite steps: rolled back to the last checkpoint in ${outDir} (iteration ${e.to})`);
+      if (e.kind === 'recovered') log(`resumed at iteration ${e.iteration} after the device loss`);
+    },
+  });
+  state = done.state;
   log(`done: ${state.iteration} iterations; last checkpoint in ${outDir}`);
 }

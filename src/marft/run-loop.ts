@@ -1,0 +1,174 @@
+// The training loop with its guards, shared by the CLI (and testable on its own): iterations until a
+// target, a checkpoint after every good iteration, and three recoveries.
+//   1. A non-finite loss or gradient skips the step (update.ts) and the iteration is not checkpointed;
+//      `rollbackAfter` such iterations in a row reload the last checkpoint (a fresh RNG draw, so the
+//      rolled-back run does not replay the same failure).
+//   2. A lost GPU device (GpuError DEVICE_LOST, or Gpu.lostReason set once the failed call returns):
+//      `reopen` gives a new device with the model on it, and the run reloads its last checkpoint; the
+//      iteration in flight is run again, so no iteration is lost or counted twice in the history.
+//   3. A checkpoint that cannot be written (disk full, quota exceeded, permissions): the loop stops with
+//      RunPaused (MarftError RUN_PAUSED) naming the cause; the last good checkpoint is untouched, since
+//      saveCheckpoint commits by replacing `latest` last.
+// Before the first iteration the loop saves the starting state when the run folder has no checkpoint of
+// it, so a rollback or a recovery always has one to go back to.
+
+import type { Gpu } from '../gpu/context.ts';
+import { GpuError } from '../gpu/errors.ts';
+import type { ModelConfig } from '../model/config.ts';
+import type { Decoder } from '../model/decoder.ts';
+import type { LoadedTokenizer } from '../model/tokenizer.ts';
+import { listCheckpoints, loadCheckpoint, saveCheckpoint } from './checkpoint.ts';
+import { MarftError } from './errors.ts';
+import { type TrainState, releaseTrainState } from './state.ts';
+import { errorMessage } from './storage/errors.ts';
+import type { CheckpointStore } from './storage/store.ts';
+import { type IterationResult, type Phase, Trainer } from './trainer.ts';
+
+/** What the loop trains with: a device and the base model on it. */
+export interface RunSession {
+  gpu: Gpu;
+  decoder: Decoder;
+  tokenizer: LoadedTokenizer;
+  model: ModelConfig;
+}
+
+export type RunLoopEvent =
+  | { kind: 'saved'; iteration: number; checkpoint: string }
+  | { kind: 'skipped'; iteration: number; steps: string[] }
+  | { kind: 'rollback'; from: number; to: number }
+  | { kind: 'recovered'; reason: string; iteration: number };
+
+export interface RunLoopOptions {
+  store: CheckpointStore;
+  /** The run folder in the store. */
+  dir: string;
+  /** base_model_name_or_path of the saved adapters. */
+  baseModel: string;
+  /** Checkpoints kept (saveCheckpoint's keep). */
+  keep?: number;
+  /** Train until state.iteration reaches this. */
+  until: number;
+  /** Iterations in a row with non-finite skips before a rollback (default 3). */
+  rollbackAfter?: number;
+  /** Device losses in a row recovered before giving up (default 3). */
+  maxRecoveries?: number;
+  /** A new device with the model loaded, after a device loss; without it a loss ends the loop. */
+  reopen?: (reason: string) => Promise<RunSession>;
+  onIteration?: (result: IterationResult, checkpoint: string | null) => void;
+  onEvent?: (event: RunLoopEvent) => void;
+  /** The trainer's progress, with the current state and session (fault-injection tests hook in here). */
+  onProgress?: (phase: Phase, detail: string, ctx: { state: TrainState; session: RunSession }) => void;
+  /** The trainer's maxTokens. */
+  maxTokens?: number;
+}
+
+export interface RunLoopResult {
+  state: TrainState;
+  session: RunSession;
+  rollbacks: number;
+  recoveries: number;
+}
+
+/** The loop stopped because a checkpoint could not be written; `state` and `session` are the live ones. */
+export class RunPaused extends MarftError {
+  constructor(message: string, readonly state: TrainState, readonly session: RunSession, override readonly cause: unknown) {
+    super('RUN_PAUSED', message);
+  }
+}
+
+const NON_FINITE = /non-finite|NaN|Infinity/;
+
+/** Did this iteration skip a step for a non-finite loss or gradient? */
+export const hadNonFiniteSkip = (skipped: readonly string[]): boolean => skipped.some((x) => NON_FINITE.test(x));
+
+/** The device's loss reason when `e` came from a lost device (device.lost resolves asynchronously). */
+async function lostReason(gpu: Gpu, e: unknown): Promise<string | null> {
+  for (let i = 0; i < 10 && gpu.lostReason === null; i++) await new Promise((r) => setTimeout(r, 20));
+  if (gpu.lostReason !== null) return gpu.lostReason;
+  return e instanceof GpuError && e.code === 'DEVICE_LOST' ? e.message : null;
+}
+
+export async function runLoop(session: RunSession, state: TrainState, o: RunLoopOptions): Promise<RunLoopResult> {
+  const rollbackAfter = o.rollbackAfter ?? 3;
+  const maxRecoveries = o.maxRecoveries ?? 3;
+  const keep = o.keep ?? 3;
+  let rollbacks = 0;
+  let recoveries = 0;
+  let lostInRow = 0;
+  let badRun = 0;
+  const trainer = (): Trainer => new Trainer({
+    gpu: session.gpu, decoder: session.decoder, tokenizer: session.tokenizer, state, maxTokens: o.maxTokens,
+    onProgress: (phase, detail) => o.onProgress?.(phase, detail, { state, session }),
+  });
+  const save = async (): Promise<string> => {
+    try {
+      const saved = await saveCheckpoint(session.gpu, state, o.store, o.dir, { baseModel: o.baseModel, keep });
+      o.onEvent?.({ kind: 'saved', iteration: state.iteration, checkpoint: saved.name });
+      return saved.name;
+    } catch (e) {
+      if (e instanceof GpuError) throw e; // the device, not the storage: handled as a loss by the caller
+      const latest = (await listCheckpoints(o.store, o.dir).catch(() => [])).find((c) => c.latest);
+      throw new RunPaused(
+        `training paused at iteration ${state.iteration}: its checkpoint could not be written to ${o.store.name} (${errorMessage(e).split('\n')[0]}). ` +
+          `The last good checkpoint is ${latest ? `${latest.name} (iteration ${latest.iteration})` : 'none'}; nothing saved was changed.`,
+        state, session, e,
+      );
+    }
+  };
+  const reload = async (): Promise<void> => {
+    state = await loadCheckpoint(session.gpu, o.store, o.dir, session.model);
+  };
+
+  const latest = (await listCheckpoints(o.store, o.dir)).find((c) => c.latest);
+  if (!latest || latest.iteration !== state.iteration) await save();
+  let t = trainer();
+  while (state.iteration < o.until) {
+    let res: IterationResult;
+    try {
+      res = await t.iteration();
+    } catch (e) {
+      const reason = await lostReason(session.gpu, e);
+      if (reason === null || !o.reopen || ++lostInRow > maxRecoveries) throw e;
+      session = await o.reopen(reason);
+      await reload();
+      recoveries++;
+      o.onEvent?.({ kind: 'recovered', reason, iteration: state.iteration });
+      t = trainer();
+      continue;
+    }
+    lostInRow = 0;
+    const bad = hadNonFiniteSkip(res.metrics.skipped);
+    badRun = bad ? badRun + 1 : 0;
+    if (bad) o.onEvent?.({ kind: 'skipped', iteration: res.metrics.iteration, steps: res.metrics.skipped });
+    if (badRun >= rollbackAfter) {
+      const from = state.iteration;
+      releaseTrainState(session.gpu, state);
+      await reload();
+      state.rng.next(); // a different draw, so the rolled-back run does not replay the same failure
+      rollbacks++;
+      badRun = 0;
+      o.onEvent?.({ kind: 'rollback', from, to: state.iteration });
+      o.onIteration?.(res, null);
+      t = trainer();
+      continue;
+    }
+    let checkpoint: string | null = null;
+    if (!bad) {
+      try {
+        checkpoint = await save();
+      } catch (e) {
+        const reason = e instanceof GpuError ? await lostReason(session.gpu, e) : null;
+        if (reason === null || !o.reopen || ++lostInRow > maxRecoveries) throw e;
+        // lost while reading the tensors back: redo the iteration from the last checkpoint
+        session = await o.reopen(reason);
+        await reload();
+        recoveries++;
+        o.onEvent?.({ kind: 'recovered', reason, iteration: state.iteration });
+        t = trainer();
+        continue;
+      }
+    }
+    o.onIteration?.(res, checkpoint);
+  }
+  return { state, session, rollbacks, recoveries };
+}

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
-import { SHOTS, openLab } from './helpers.ts';
+import { SHOTS, openLab, tinySettings, waitForStatus } from './helpers.ts';
 
 test.setTimeout(600_000);
 
@@ -61,4 +61,18 @@ test('the graph editor adds, connects and removes agents with validation message
   await page.getByTestId('remove-agent').click();
   await expect(graph.locator('[data-testid^="agent-node-"]')).toHaveCount(2);
   await expect(page.getByTestId('config-status')).toHaveAttribute('data-valid', 'true');
+});
+
+test('a lost GPU device: the run resumes from its last checkpoint and finishes', async ({ page }) => {
+  await openLab(page);
+  await page.getByTestId('preset-select').selectOption('duo');
+  await tinySettings(page, 2);
+  await page.getByTestId('start-training').click();
+  await expect(page.getByTestId('reward-chart')).toHaveAttribute('data-points', '1', { timeout: 240_000 });
+  await page.evaluate(() => (globalThis as unknown as { marftLab: { loseDevice(): Promise<void> } }).marftLab.loseDevice());
+  await expect(page.getByTestId('notice-DEVICE_LOST')).toBeVisible({ timeout: 240_000 });
+  await expect(page.getByTestId('notice-DEVICE_LOST')).toContainText('resumed from its last checkpoint');
+  await waitForStatus(page, 'done', 400_000);
+  await expect(page.getByTestId('reward-chart')).toHaveAttribute('data-points', '2');
+  await page.screenshot({ path: `${SHOTS}/device-lost.png`, fullPage: true });
 });

@@ -10,7 +10,7 @@ import { SHOTS, openLab, tinySettings, waitForStatus } from './helpers.ts';
 test.describe.configure({ mode: 'serial' });
 test.setTimeout(600_000);
 
-test('train a 2-agent team, inspect it, export the adapters, reload, resume, survive a lost device', async ({ page }) => {
+test('train a 2-agent team, inspect it, export the adapters, reload and resume', async ({ page }) => {
   mkdirSync(SHOTS, { recursive: true });
   await page.setViewportSize({ width: 1360, height: 1000 });
   const errors: string[] = [];
@@ -94,13 +94,8 @@ test('train a 2-agent team, inspect it, export the adapters, reload, resume, sur
   await waitForStatus(page, 'paused', 60_000);
   await expect(page.getByTestId('run-status')).toHaveAttribute('data-iteration', '2');
   await expect(page.getByTestId('reward-chart')).toHaveAttribute('data-points', '2');
-  // one more iteration, and the GPU device is lost in the middle of it: the worker takes a new device,
-  // reloads the last checkpoint (iteration 2) and runs the iteration again; nothing is counted twice
   await page.getByTestId('step-training').click();
-  await page.evaluate(() => (globalThis as unknown as { marftLab: { loseDevice(): Promise<void> } }).marftLab.loseDevice());
-  await expect(page.getByTestId('notice-DEVICE_LOST')).toBeVisible({ timeout: 240_000 });
-  await expect(page.getByTestId('notice-DEVICE_LOST')).toContainText('resumed from its last checkpoint');
-  await expect(page.getByTestId('reward-chart')).toHaveAttribute('data-points', '3', { timeout: 400_000 });
+  await expect(page.getByTestId('reward-chart')).toHaveAttribute('data-points', '3', { timeout: 240_000 });
   await waitForStatus(page, 'paused');
   await expect(page.getByTestId('run-status')).toHaveAttribute('data-iteration', '3');
   await page.screenshot({ path: `${SHOTS}/resumed.png`, fullPage: true });

@@ -10,7 +10,7 @@ const sum = async (gpu: Gpu, t: Parameters<Gpu['readF32']>[0]) => (await gpu.rea
 
 describe('trainer', () => {
   const cases: Array<Record<string, unknown>> = [
-    { level: 'action' }, // two turns: the judge's feedback and the Bellman backup across turns
+    { level: 'action', rollout: { episodes: 2, horizon: 1 } }, // multi-turn control flow: rollout.test.ts
     { level: 'token', credit: { method: 'step_discount', discount: 0.9 }, rollout: { episodes: 2, horizon: 1 } },
     { algo: 'grpo', level: 'token', rollout: { episodes: 1, horizon: 1, groupSize: 2 } },
   ];

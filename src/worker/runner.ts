@@ -155,11 +155,18 @@ export function stop(): void {
   if (!looping && active) status('stopped');
 }
 
-async function deviceLost(): Promise<boolean> {
-  const g = active?.model.gpu ?? currentGpu();
-  if (!g) return false;
-  if (g.lostReason === null) await new Promise((r) => setTimeout(r, 200)); // device.lost resolves asynchronously
-  return g.lostReason !== null;
+/**
+ * Whether an iteration failed because the GPU device went away. device.lost resolves asynchronously
+ * (and a destroyed device may first surface as a failed mapAsync or a validation error), so this polls
+ * the devices in use for a moment before deciding.
+ */
+async function deviceLost(e: unknown): Promise<boolean> {
+  const gpus = [active?.model.gpu, currentGpu()].filter((g): g is NonNullable<typeof g> => Boolean(g));
+  for (let i = 0; i < 30; i++) {
+    if (gpus.some((g) => g.lostReason !== null)) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return (e as { code?: string } | null)?.code === 'DEVICE_LOST';
 }
 
 /** A new device, the model again, and the run's latest checkpoint. */
@@ -197,10 +204,10 @@ async function loop(): Promise<void> {
       try {
         res = await a.trainer.iteration();
       } catch (e) {
-        if (await deviceLost()) {
+        if (await deviceLost(e)) {
           if (++recoveries > MAX_RECOVERIES) throw e;
           try {
-            await recover(a.model.gpu.lostReason ?? 'unknown');
+            await recover(a.model.gpu.lostReason ?? currentGpu()?.lostReason ?? 'device lost');
           } catch (e2) {
             fire(() => events?.onNotice(toWorkerError(e2)));
             status('error', 'could not recover from the device loss');
@@ -221,8 +228,11 @@ async function loop(): Promise<void> {
         try {
           checkpoint = await save(a);
         } catch (e) {
-          notice = `checkpoint not saved: ${toWorkerError(e).message}`;
-          fire(() => events?.onNotice({ ...toWorkerError(e), message: `The checkpoint of iteration ${a.state.iteration} was not saved: ${toWorkerError(e).message}` }));
+          // storage full (OPFS quota) or unwritable: pause, so no iteration runs without a checkpoint;
+          // the last good checkpoint stays intact (saves are atomic) and Train continues once space is freed
+          notice = `checkpoint not saved: ${toWorkerError(e).message}; training paused`;
+          ctrl.pause = true;
+          fire(() => events?.onNotice({ ...toWorkerError(e), message: `The checkpoint of iteration ${a.state.iteration} was not saved: ${toWorkerError(e).message}. Training is paused; the last good checkpoint is intact.` }));
         }
       }
       const ev = { metrics: res.metrics, episodes: res.episodes.map(summarize), checkpoint, notice };

@@ -1,17 +1,23 @@
-// The lab's starting config in the browser: the classroom preset (configs/classroom.json, from
-// src/marft/run-presets.ts: the duo team on the built-in model's coop-arith tasks, settings tuned for a
-// live demo), with the team the picker chose. The CLI reads the same preset from its file.
+// The lab's starting config in the browser: the duo preset (planner -> solver) on the built-in model's
+// coop-arith tasks, light enough for a live demo on a laptop GPU: short outputs, 4 episodes, a smaller
+// critic MLP, LoRA on q and v (the reference's targets), 20 iterations, and a LoRA learning rate large
+// enough to see the curves move within a lesson. configs/classroom.json is the CLI's heavier classroom
+// run (more episodes, LoRA on every linear layer).
 
-import { type RunConfig, parseConfig } from '../marft/config.ts';
+import { type RunConfig, defaultConfig } from '../marft/config.ts';
 import { type PresetName, presetGraph } from '../marft/presets.ts';
-import { PRESET_RUNS } from '../marft/run-presets.ts';
 
-export const LAB_MAX_NEW_TOKENS = PRESET_RUNS.classroom.maxNewTokens;
+export const LAB_MAX_NEW_TOKENS = 48;
 
 export function labConfig(preset: PresetName = 'duo', anonymous = false): RunConfig {
-  const graph = presetGraph(preset, { anonymous });
-  for (const a of graph.agents) a.maxNewTokens = LAB_MAX_NEW_TOKENS;
-  return parseConfig({ ...PRESET_RUNS.classroom.config, graph });
+  const c = defaultConfig();
+  c.graph = presetGraph(preset, { anonymous });
+  for (const a of c.graph.agents) a.maxNewTokens = LAB_MAX_NEW_TOKENS;
+  c.iterations = 20;
+  c.rollout = { ...c.rollout, episodes: 4, horizon: 2 };
+  c.critic = { ...c.critic, hidden: [256, 128] };
+  c.ppo = { ...c.ppo, lr: 5e-5 };
+  return c;
 }
 
 /** Preset choices of the picker: every preset and its anonymous variant. */

@@ -1,7 +1,8 @@
 // WGSL snippets shared by the kernels: reading weights stored as f32 or as 16-bit values packed two per
 // u32 (bf16: the high half of an f32; f16: unpack2x16float), and the template substitution that puts them in.
 
-import type { DType } from '../src/gpu/tensor.ts';
+import { shapeError } from '../src/gpu/errors.ts';
+import type { DType, Tensor } from '../src/gpu/tensor.ts';
 
 export type WeightDType = 'f32' | 'bf16' | 'f16';
 
@@ -23,4 +24,15 @@ export function fillTemplate(src: string, vars: Record<string, string>): string 
   const left = out.match(/\$[A-Z_][A-Z0-9_]*/);
   if (left) throw new Error(`WGSL template: no value for ${left[0]}`);
   return out;
+}
+
+/** Throws when two of the named tensors share a buffer (a writable binding may not alias another). */
+export function noAlias(op: string, named: Record<string, Tensor | null>): void {
+  const seen = new Map<GPUBuffer, string>();
+  for (const [name, t] of Object.entries(named)) {
+    if (!t) continue;
+    const other = seen.get(t.buffer);
+    if (other) shapeError(op, `${name} and ${other} must be different buffers`);
+    seen.set(t.buffer, name);
+  }
 }

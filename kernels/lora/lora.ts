@@ -8,6 +8,7 @@ import { shapeError } from '../../src/gpu/errors.ts';
 import type { Program } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
 import source from './lora.wgsl';
+import { noAlias } from '../common.ts';
 
 type Entry = 'forward_h' | 'forward_y' | 'forward_h_rows' | 'forward_y_rows' | 'backward_dh' | 'backward_dx' | 'backward_dB' | 'backward_dA';
 const code = () => source;
@@ -43,17 +44,6 @@ function dims(op: string, x: Tensor, slots: Tensor, A: Tensor, Bw: Tensor, T: nu
     shapeError(op, `Bw must be (${S}, OUT, ${R}) f32 to match A ${shapeStr(A)}, got ${shapeStr(Bw)}`);
   }
   return { B, T, S, R, IN, OUT: Bw.shape[1] };
-}
-
-/** Throws when two of the named tensors share a buffer (a writable binding may not alias another). */
-function noAlias(op: string, named: Record<string, Tensor | null>): void {
-  const seen = new Map<GPUBuffer, string>();
-  for (const [name, t] of Object.entries(named)) {
-    if (!t) continue;
-    const other = seen.get(t.buffer);
-    if (other) shapeError(op, `${name} and ${other} must be different buffers`);
-    seen.set(t.buffer, name);
-  }
 }
 
 const uniforms = (d: Dims, scale: number) => [d.B, d.T, d.S, d.R, d.IN, d.OUT, { f32: scale }, 0];

@@ -5,7 +5,7 @@ import type { Gpu } from '../../src/gpu/context.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
 import { type Program, type UniformField, grid1d } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
-import { type WeightDType, fillTemplate, loadFn } from '../common.ts';
+import { fillTemplate, loadFn, noAlias, type WeightDType } from '../common.ts';
 import source from './rmsnorm.wgsl';
 
 type Entry = 'forward' | 'backward_dx' | 'dw_partial' | 'dw_final';
@@ -45,17 +45,6 @@ function checkRows(op: string, x: Tensor, w: Tensor, named: Record<string, Tenso
     }
   }
   return [N, C];
-}
-
-/** Throws when two of the named tensors share a buffer (a writable binding may not alias another). */
-function noAlias(op: string, named: Record<string, Tensor | null>): void {
-  const seen = new Map<GPUBuffer, string>();
-  for (const [name, t] of Object.entries(named)) {
-    if (!t) continue;
-    const other = seen.get(t.buffer);
-    if (other) shapeError(op, `${name} and ${other} must be different buffers`);
-    seen.set(t.buffer, name);
-  }
 }
 
 /** out (N, C) = x / sqrt(mean(x^2) + eps) * w; rstd (N) saved for the backward. w (C) f32, bf16 or f16. */

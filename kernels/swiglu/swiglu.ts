@@ -5,6 +5,7 @@ import { shapeError } from '../../src/gpu/errors.ts';
 import { type Program, grid1d } from '../../src/gpu/program.ts';
 import { type Tensor, numel, shapeStr } from '../../src/gpu/tensor.ts';
 import source from './swiglu.wgsl';
+import { noAlias } from '../common.ts';
 
 const code = () => source;
 const FWD: Program = { key: 'swiglu', code, entryPoint: 'forward' };
@@ -16,17 +17,6 @@ function check(op: string, ref: Tensor, named: Record<string, Tensor>): void {
   if (ref.dtype !== 'f32' || ref.shape.length !== 2) shapeError(op, `gate must be (N, I) f32, got ${shapeStr(ref)}`);
   for (const [name, t] of Object.entries(named)) {
     if (t.dtype !== 'f32' || !sameShape(t, ref)) shapeError(op, `${name} must be (${ref.shape.join(', ')}) f32 like gate, got ${shapeStr(t)}`);
-  }
-}
-
-/** Throws when two of the named tensors share a buffer (a writable binding may not alias another). */
-function noAlias(op: string, named: Record<string, Tensor | null>): void {
-  const seen = new Map<GPUBuffer, string>();
-  for (const [name, t] of Object.entries(named)) {
-    if (!t) continue;
-    const other = seen.get(t.buffer);
-    if (other) shapeError(op, `${name} and ${other} must be different buffers`);
-    seen.set(t.buffer, name);
   }
 }
 

@@ -122,18 +122,23 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
   const latest = (await listCheckpoints(o.store, o.dir)).find((c) => c.latest);
   if (!latest || latest.iteration !== state.iteration) await save();
   let t = trainer();
+  /** After a lost device: a new session, the last checkpoint, a new trainer. False when not recoverable. */
+  const recoverFrom = async (reason: string | null): Promise<boolean> => {
+    if (reason === null || !o.reopen || ++lostInRow > maxRecoveries) return false;
+    session = await o.reopen(reason);
+    await reload();
+    recoveries++;
+    o.onEvent?.({ kind: 'recovered', reason, iteration: state.iteration });
+    t = trainer();
+    return true;
+  };
+
   while (state.iteration < o.until) {
     let res: IterationResult;
     try {
       res = await t.iteration();
     } catch (e) {
-      const reason = await lostReason(session.gpu, e);
-      if (reason === null || !o.reopen || ++lostInRow > maxRecoveries) throw e;
-      session = await o.reopen(reason);
-      await reload();
-      recoveries++;
-      o.onEvent?.({ kind: 'recovered', reason, iteration: state.iteration });
-      t = trainer();
+      if (!(await recoverFrom(await lostReason(session.gpu, e)))) throw e;
       continue;
     }
     lostInRow = 0;
@@ -157,14 +162,8 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
       try {
         checkpoint = await save();
       } catch (e) {
-        const reason = e instanceof GpuError ? await lostReason(session.gpu, e) : null;
-        if (reason === null || !o.reopen || ++lostInRow > maxRecoveries) throw e;
         // lost while reading the tensors back: redo the iteration from the last checkpoint
-        session = await o.reopen(reason);
-        await reload();
-        recoveries++;
-        o.onEvent?.({ kind: 'recovered', reason, iteration: state.iteration });
-        t = trainer();
+        if (!(await recoverFrom(e instanceof GpuError ? await lostReason(session.gpu, e) : null))) throw e;
         continue;
       }
     }

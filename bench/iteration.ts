@@ -4,7 +4,10 @@
 // with generated tokens/s and peak GPU memory of the buffer pool. Random models use a synthetic tokenizer
 // (ids shown as printable characters, no end token), so every action is exactly max-new-tokens long,
 // as the PyTorch peer (bench/baselines/iteration.py, `min_new_tokens`) generates.
-// Options: --models smollm2-135m,builtin --episodes 8 --new 128 --agents 2 --dtype bf16|f32 --peer FILE --out FILE --profile
+// Peak memory is the buffer pool's peak (every GPU buffer the lab makes: weights, adapters, critic, optimizer
+// state, activations, KV caches) during the timed iterations.
+// Options: --models smollm2-135m,builtin --episodes 8 --new 128 --agents 2 --dtype bf16|f32 --recompute auto|on|off
+//   --peer FILE --out FILE --profile
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { acquireNodeGpu, ensureVulkanEnv } from '../src/gpu/node.ts';
@@ -44,7 +47,9 @@ const names = arg('models', soft ? 'tiny' : 'smollm2-135m,builtin').split(',');
 const peer = process.argv.includes('--peer') ? JSON.parse(readFileSync(arg('peer', ''), 'utf8')) as { device: string; rows: Array<Record<string, number | string>> } : null;
 const rows: Array<Record<string, number | string>> = [];
 
+const recompute = arg('recompute', 'auto');
 for (const name of names) {
+  gpu.pool.resetPeak();
   let decoder: Decoder;
   let tokenizer: LoadedTokenizer;
   if (name === 'builtin') {
@@ -63,13 +68,15 @@ for (const name of names) {
     rollout: { episodes, horizon: 1 }, ppo: { epochs: 1, minibatches: 1, targetKl: null },
   });
   const state = createTrainState(gpu, decoder.config, config);
-  const trainer = new Trainer({ gpu, decoder, tokenizer, state, maxTokens: 8192 });
+  const weightsMiB = gpu.pool.stats.bytesAllocated / 2 ** 20; // base weights, adapters, critic, optimizer state
+  const trainer = new Trainer({ gpu, decoder, tokenizer, state, maxTokens: 8192, recompute: recompute === 'auto' ? 'auto' : recompute === 'on' });
   await trainer.iteration(); // warm-up: pipelines compile
   const { metrics: m } = await trainer.iteration();
   const gen = Object.values(m.agents).reduce((s, a) => s + a.tokens, 0);
   const row: Record<string, number | string> = {
     model: name, agents: agentsN, episodes, maxNew, rolloutS: m.seconds.rollout, scoreS: m.seconds.score, advantagesS: m.seconds.advantages,
     updateS: m.seconds.update, totalS: m.seconds.total, genTokS: m.tokensPerSecond, generated: gen, peakMiB: gpu.pool.stats.peakBytes / 2 ** 20,
+    weightsMiB, recompute: String(trainer.recompute), microTokens: trainer.maxTokens,
   };
   const p = peer?.rows.find((r) => r.model === name);
   if (p) {
@@ -89,9 +96,9 @@ for (const name of names) {
     for (const k of ks.slice(0, 15)) console.log(`    ${k.ms.toFixed(2).padStart(9)} ms  ${String(k.calls).padStart(6)}x  ${k.key}`);
   }
   releaseTrainState(gpu, state);
-  gpu.pool.trim();
+  gpu.trim();
 }
-const cols = ['model', 'agents', 'rolloutS', 'scoreS', 'advantagesS', 'updateS', 'totalS', 'genTokS', 'peakMiB', 'torchTotalS', 'speedupTotal', 'torchRolloutS', 'speedupRollout', 'torchPeakMiB'];
+const cols = ['model', 'agents', 'recompute', 'rolloutS', 'scoreS', 'advantagesS', 'updateS', 'totalS', 'genTokS', 'weightsMiB', 'peakMiB', 'torchTotalS', 'speedupTotal', 'torchRolloutS', 'speedupRollout', 'torchPeakMiB'];
 const fmt = (v: unknown) => (typeof v === 'number' ? (v >= 100 ? v.toFixed(0) : v.toPrecision(3)) : String(v ?? ''));
 console.log(`\nMARFT iteration on ${gpu.adapter.description || gpu.adapter.vendor} (${episodes} episodes, ${agentsN} agents, ${maxNew} new tokens, ${dtype} base)${peer ? `, PyTorch peer on ${peer.device}` : ''}`);
 console.log(`| ${cols.join(' | ')} |\n|${cols.map(() => '---').join('|')}|`);

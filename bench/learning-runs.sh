@@ -3,7 +3,7 @@
 # with the CLI bundled into .devcarry/app/marft.mjs). Steps (any subset, in order):
 #   pretrain  make public/models/marft-tiny (bf16), copy it to $OUT/marft-tiny
 #   base      held-out accuracy of the untuned model (solo, duo, anonymous duo), greedy and sampled
-#   <config>  train configs/<config>.json, then evaluate its checkpoint (e.g. duo-action solo-ppo)
+#   <config>  train configs/<config>.json (or a path to a .json), then evaluate its checkpoint (e.g. duo-action solo-ppo)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 M="bash .devcarry/enter.sh node .devcarry/app/marft.mjs"
@@ -13,7 +13,7 @@ for step in "$@"; do
   t0=$(date +%s)
   case "$step" in
     pretrain)
-      $M pretrain --out public/models/marft-tiny --steps 2400 --batch 32 --seq 384 --lr 1e-3 --seed 0 --eval-every 0 --log-every 600 --bf16 2>&1 | filter | tee "$OUT/pretrain.log"
+      $M pretrain --out public/models/marft-tiny --steps 4800 --batch 32 --seq 384 --lr 1e-3 --seed 0 --eval-every 0 --log-every 1200 --bf16 --error-rate 0.4 --plan-error-rate 0.5 --difficulty 1,2,3 2>&1 | filter | tee "$OUT/pretrain.log"
       mkdir -p "$OUT/marft-tiny" && cp public/models/marft-tiny/* "$OUT/marft-tiny/" ;;
     base)
       for c in solo-ppo duo-action duo-anonymous; do
@@ -23,7 +23,9 @@ for step in "$@"; do
         done
       done ;;
     *)
-      $M train --config "configs/$step.json" --out "/tmp/runs/$step" --json 2> >(filter > "$OUT/$step.err") > "$OUT/$step.jsonl"
+      cfg="configs/$step.json"
+      if [[ "$step" == *.json ]]; then cfg="$step"; step=$(basename "$step" .json); fi
+      $M train --config "$cfg" --out "/tmp/runs/$step" --json 2> >(filter > "$OUT/$step.err") > "$OUT/$step.jsonl"
       tail -n 2 "$OUT/$step.jsonl" | cut -c1-400
       for mode in greedy sampled; do
         extra=$([ $mode = sampled ] && echo --sampled)

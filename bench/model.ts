@@ -74,7 +74,7 @@ for (const name of names) {
     }
     gpu.release(dlogits);
     releaseWeights(gpu, weights);
-    gpu.pool.trim();
+    gpu.trim();
   }
 }
 const cols = ['model', 'dtype', 'fwdBwdTokS', 'torchFwdBwdTokS', 'vsTorchFp32FwdBwd', 'decodeTokS', 'torchDecodeTokS', 'vsTorchFp32Decode', 'peakMiB'];

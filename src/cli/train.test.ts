@@ -1,7 +1,8 @@
 // marft train / export end to end on a tiny model folder (each command is a process that compiles its
 // pipelines anew, slow on SwiftShader, so exact resume and evaluation are tested in-process in
 // src/marft/resume.test.ts): JSON lines whose `iteration` counts on across --resume; export writes
-// per-agent PEFT adapters in a zip; a bad config is refused with the field named.
+// per-agent PEFT adapters in a zip; a bad config is refused with the field named; --profile prints the
+// last iteration's per-kernel GPU times.
 
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -39,9 +40,13 @@ describe('marft train, eval, export', () => {
   });
 
   it('trains, resumes and exports', () => {
-    const first = run('train', '--config', cfgFile, '--iterations', '1', '--out', join(work, 'run'), '--json');
+    const first = run('train', '--config', cfgFile, '--iterations', '1', '--out', join(work, 'run'), '--json', '--profile');
     expect(first.status, first.stderr).toBe(0);
     expect(JSON.parse(first.stdout.trim()).iteration).toBe(0);
+    // --profile: the last iteration's per-kernel table (on stderr beside --json), matmuls among its kernels
+    expect(first.stderr).toMatch(/iteration 0 while profiled .* rollout [\d.]+ s/);
+    expect(first.stderr).toMatch(/^\s+[\d.]+\s+[\d.]+%\s+\d+\s+[\d.]+\s+matmul:/m);
+    expect(first.stderr).toMatch(/^\s+[\d.]+\s+100\.0%\s+\d+\s+total$/m);
     const resumed = run('train', '--resume', join(work, 'run'), '--iterations', '1', '--json');
     expect(resumed.status, resumed.stderr).toBe(0);
     const r = JSON.parse(resumed.stdout.trim());

@@ -213,7 +213,7 @@ export class Gpu {
       // one pass per dispatch, bracketed by timestamps
       this.endPass();
       if (this.profiler.full) this.profiler.flush(this.getEncoder(), (fn) => this.afterSubmit.push(fn));
-      const timestampWrites = this.profiler.next(d.program.key)!;
+      const timestampWrites = this.profiler.next(`${d.program.key}/${d.program.entryPoint}`)!;
       pass = this.getEncoder().beginComputePass({ label: d.program.key, timestampWrites });
       this.pass = pass;
     } else {
@@ -232,7 +232,7 @@ export class Gpu {
     this.profiler ??= new Profiler(this.device);
   }
 
-  /** Stops profiling and returns GPU milliseconds per program key, largest first. */
+  /** Stops profiling and returns GPU milliseconds per kernel (`<program key>/<entry point>`), largest first. */
   async stopProfile(): Promise<KernelTime[]> {
     const p = this.profiler;
     if (!p) return [];
@@ -260,6 +260,12 @@ export class Gpu {
     await this.device.queue.onSubmittedWorkDone();
     this.checkAlive();
     this.throwErrors();
+  }
+
+  /** Destroys the pool's free buffers, after submitting recorded work that may still use them. */
+  trim(): void {
+    this.submit();
+    this.pool.trim();
   }
 
   destroy(): void {

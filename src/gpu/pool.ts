@@ -1,5 +1,7 @@
 // A buffer pool keyed by size and usage (tfjs-backend-webgpu's habit): released buffers are reused by the
-// next request of the same bucket instead of being destroyed and recreated every step.
+// next request of the same bucket instead of being destroyed and recreated every step. Micro-batches of
+// varying length ask for slightly different sizes, so a request also takes the smallest free buffer of up
+// to REUSE_SLACK times its bucket before a new one is made: without that, every new length added buffers.
 
 export interface PoolStats {
   /** Bytes in buffers handed out and not yet released. */
@@ -18,17 +20,29 @@ export function bucketSize(bytes: number): number {
   return Math.ceil(bytes / step) * step;
 }
 
+/** A free buffer up to this factor larger than the request's bucket may serve it. */
+export const REUSE_SLACK = 1.5;
+
 export class BufferPool {
-  private readonly free = new Map<string, GPUBuffer[]>();
+  /** Free buffers by usage, then by size. */
+  private readonly free = new Map<number, Map<number, GPUBuffer[]>>();
   private readonly sizes = new WeakMap<GPUBuffer, number>();
   readonly stats: PoolStats = { bytesInUse: 0, bytesAllocated: 0, peakBytes: 0, buffers: 0 };
 
   constructor(private readonly device: GPUDevice) {}
 
   acquire(bytes: number, usage: GPUBufferUsageFlags, label: string): GPUBuffer {
-    const size = bucketSize(bytes);
-    const list = this.free.get(`${size}:${usage}`);
-    let buf = list?.pop();
+    let size = bucketSize(bytes);
+    let buf: GPUBuffer | undefined;
+    const bySize = this.free.get(usage);
+    if (bySize) {
+      let best = Infinity;
+      for (const [s, list] of bySize) if (s >= size && s < best && s <= size * REUSE_SLACK && list.length) best = s;
+      if (best !== Infinity) {
+        buf = bySize.get(best)!.pop();
+        size = best;
+      }
+    }
     if (!buf) {
       buf = this.device.createBuffer({ size, usage, label });
       this.sizes.set(buf, size);
@@ -46,15 +60,21 @@ export class BufferPool {
     const size = this.sizes.get(buf);
     if (size === undefined) throw new Error(`BufferPool.release: buffer '${buf.label}' was not made by this pool`);
     this.stats.bytesInUse -= size;
-    const key = `${size}:${buf.usage}`;
-    const list = this.free.get(key) ?? [];
-    list.push(buf);
-    this.free.set(key, list);
+    let bySize = this.free.get(buf.usage);
+    if (!bySize) this.free.set(buf.usage, (bySize = new Map()));
+    const list = bySize.get(size);
+    if (list) list.push(buf);
+    else bySize.set(size, [buf]);
+  }
+
+  /** Starts a new peak measurement from what is allocated now. */
+  resetPeak(): void {
+    this.stats.peakBytes = this.stats.bytesAllocated;
   }
 
   /** Destroys the free buffers (e.g. after a phase with large temporaries). */
   trim(): void {
-    for (const list of this.free.values()) {
+    for (const list of [...this.free.values()].flatMap((m) => [...m.values()])) {
       for (const b of list) {
         this.stats.bytesAllocated -= this.sizes.get(b) ?? 0;
         this.stats.buffers--;

@@ -1,8 +1,11 @@
 // Per-kernel GPU time through timestamp queries: while profiling, every dispatch runs in a compute pass of
-// its own whose begin and end timestamps are written to a query set; the times are summed by program key.
+// its own whose begin and end timestamps are written to a query set; the times are summed by kernel, named
+// `<program key>/<entry point>` (e.g. `lora/backward_dx`); profile-table.ts turns them into the tables
+// the CLI, the benchmarks and the lab's Profile panel show.
 // Profiling serialises the passes, so it measures where time goes, not the fastest schedule.
 
 export interface KernelTime {
+  /** `<program key>/<entry point>`. */
   key: string;
   ms: number;
   calls: number;

@@ -14,6 +14,7 @@
 
 import type { Gpu } from '../gpu/context.ts';
 import { GpuError } from '../gpu/errors.ts';
+import type { KernelTime } from '../gpu/profiler.ts';
 import type { ModelConfig } from '../model/config.ts';
 import type { Decoder } from '../model/decoder.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
@@ -60,6 +61,12 @@ export interface RunLoopOptions {
   onProgress?: (phase: Phase, detail: string, ctx: { state: TrainState; session: RunSession }) => void;
   /** The trainer's maxTokens. */
   maxTokens?: number;
+  /**
+   * Iterations (by number) whose GPU work is timed per kernel (Gpu.startProfile: every dispatch in a pass of
+   * its own, so they run slower); their times go to onProfile. Ignored on a device without timestamp-query.
+   */
+  profile?: (iteration: number) => boolean;
+  onProfile?: (iteration: number, kernels: KernelTime[]) => void;
 }
 
 export interface RunLoopResult {
@@ -135,12 +142,16 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
 
   while (state.iteration < o.until) {
     let res: IterationResult;
+    const profiled = session.gpu.hasTimestamps && (o.profile?.(state.iteration) ?? false);
+    if (profiled) session.gpu.startProfile();
     try {
       res = await t.iteration();
     } catch (e) {
+      if (profiled) void session.gpu.stopProfile().catch(() => {});
       if (!(await recoverFrom(await lostReason(session.gpu, e)))) throw e;
       continue;
     }
+    if (profiled) o.onProfile?.(res.metrics.iteration, await session.gpu.stopProfile());
     lostInRow = 0;
     const bad = hadNonFiniteSkip(res.metrics.skipped);
     badRun = bad ? badRun + 1 : 0;

@@ -34,6 +34,16 @@ export interface TrainerDeps {
   onProgress?: (phase: Phase, detail: string) => void;
   /** Upper bound on B*T of one forward pass (memory); default 4096. */
   maxTokens?: number;
+  /**
+   * Activation checkpointing in the update (Decoder save: 'checkpoint'): 'auto' (default) turns it on when
+   * a full micro-batch's saved activations would pass 512 MiB, e.g. for a 135M model, not the tiny one.
+   */
+  recompute?: boolean | 'auto';
+}
+
+/** Bytes of f32 activations a saved forward keeps per token (Decoder.layer's LayerSaved). */
+export function savedBytesPerToken(c: Decoder['config']): number {
+  return c.numLayers * 4 * (6 * c.hiddenSize + 2 * c.numHeads * c.headDim + 2 * c.numKvHeads * c.headDim + 3 * c.intermediateSize);
 }
 
 export class Trainer {
@@ -49,6 +59,11 @@ export class Trainer {
   /** Tokens per forward pass: the caller's bound, and at most 256 MiB of f32 logits. */
   get maxTokens(): number {
     return Math.max(64, Math.min(this.d.maxTokens ?? 4096, Math.floor(2 ** 28 / (4 * this.d.decoder.config.vocabSize))));
+  }
+
+  get recompute(): boolean {
+    const r = this.d.recompute ?? 'auto';
+    return r === 'auto' ? savedBytesPerToken(this.d.decoder.config) * this.maxTokens > 512 * 2 ** 20 : r;
   }
 
   private get padId(): number {
@@ -77,6 +92,7 @@ export class Trainer {
       decoder, tokenizer: this.d.tokenizer, config: cfg, graph: this.graph, makeEnv: this.makeEnv, seeds, rng: state.rng, slotOf: this.slotOf,
       onProgress: (n, _t, phase) => this.d.onProgress?.('rollout', `${phase}, batch ${n}`),
     });
+    gpu.trim(); // KV caches and decode temporaries: not needed by the phases that follow
     const t1 = performance.now();
     const actions = ro.episodes.flatMap((e) => e.actions);
     this.d.onProgress?.('score', `${actions.length} actions`);
@@ -84,6 +100,7 @@ export class Trainer {
       level: cfg.algo === 'grpo' ? 'token' : cfg.level, slotOf: this.slotOf, headOf: this.headOf, padId: this.padId,
       maxTokens: this.maxTokens, needRef: cfg.ppo.klCoef > 0,
     });
+    gpu.trim();
     const t2 = performance.now();
     const targets = computeTargets(ro.episodes, score.scores, cfg);
     const t3 = performance.now();
@@ -93,11 +110,12 @@ export class Trainer {
     try {
       upd = await ppoUpdate(gpu, decoder, state, actions, score, targets, {
         trainPolicy: trainAgents.length > 0, trainAgents, slotOf: this.slotOf, padId: this.padId, rng: state.rng, maxTokens: this.maxTokens,
+        recompute: this.recompute,
       });
     } finally {
       gpu.release(score.criticInput);
     }
-    gpu.pool.trim(); // batches vary in length: drop this iteration's odd-sized buffers
+    gpu.trim(); // batches vary in length: drop this iteration's odd-sized buffers
     const t4 = performance.now();
 
     const agents: Record<string, AgentMetrics> = {};

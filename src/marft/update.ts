@@ -38,6 +38,8 @@ export interface UpdateOptions {
   rng: Rng;
   /** Upper bound on B*T of one forward (micro-batches of a minibatch). */
   maxTokens: number;
+  /** Recompute each layer's activations in backward instead of keeping them (activation checkpointing). */
+  recompute?: boolean;
 }
 
 function shuffle<T>(xs: T[], rng: Rng): T[] {
@@ -206,7 +208,7 @@ async function policyMinibatch(
   for (const chunk of chunkActions(pm, o.maxTokens)) {
     const batch = buildBatch(chunk, o.slotOf, o.padId);
     const N = batch.B * batch.T;
-    const fw = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, slots: batch.slots }, { save: true });
+    const fw = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, slots: batch.slots }, { save: o.recompute ? 'checkpoint' : true });
     const targetsT = gpu.upload(batch.targets, [N], 'i32', 'ppo.targets');
     const logp = gpu.tensor([N], 'f32', 'ppo.logp');
     const ent = gpu.tensor([N], 'f32', 'ppo.entropy');

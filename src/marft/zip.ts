@@ -1,5 +1,5 @@
 // Zips for downloads and uploads (fflate: works in the browser and in Node). The writer is deterministic
-// (sorted entries, a fixed timestamp) and stores safetensors uncompressed (f32 noise barely deflates).
+// (sorted entries, a fixed timestamp) and stores weight files (safetensors, onnx) uncompressed.
 // The reader distrusts its input: every entry name must be a plain relative path (no "..", no absolute
 // or drive paths, no backslashes), names are unique, the declared sizes are summed against a cap before
 // anything is inflated (a zip bomb is refused before it takes memory), and each entry's size and CRC-32
@@ -17,6 +17,8 @@ export interface UnzipLimits {
 }
 
 const FIXED_TIME = new Date(2000, 0, 1); // zip stores local DOS time; any fixed date >= 1980 keeps output stable
+/** Weights (f32 noise barely deflates): stored, not compressed. */
+const STORED = /\.(safetensors|onnx|onnx\.data)$/;
 
 export function zipFiles(files: Record<string, Uint8Array | string>): Uint8Array {
   const data: Zippable = {};
@@ -24,7 +26,7 @@ export function zipFiles(files: Record<string, Uint8Array | string>): Uint8Array
     const name = pathParts(path).join('/');
     if (name === '') ckptFail('PATH_INVALID', path, 'an empty file name');
     if (name in data) ckptFail('PATH_INVALID', path, 'two files with this name');
-    data[name] = [toBytes(files[path]), { level: name.endsWith('.safetensors') ? 0 : 6, mtime: FIXED_TIME }];
+    data[name] = [toBytes(files[path]), { level: STORED.test(name) ? 0 : 6, mtime: FIXED_TIME }];
   }
   return zipSync(data);
 }

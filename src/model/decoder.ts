@@ -87,12 +87,18 @@ export interface ForwardState {
   hN: Tensor;
   /** (N, V), (B, V) when only the last position's logits were asked for, or null. */
   logits: Tensor | null;
+  /** Run with save (layers kept, or recomputed from xs by backward when save was 'checkpoint'). */
   saved: boolean;
 }
 
 export interface ForwardOptions {
-  /** Keep activations for backward(). Default false: temporaries go back to the pool as soon as used. */
-  save?: boolean;
+  /**
+   * Keep activations for backward(). Default false: temporaries go back to the pool as soon as used.
+   * 'checkpoint' keeps only the residual stream entering each layer (N*C per layer instead of about
+   * 8*N*C + 3*N*I) and backward() recomputes one layer at a time: about a third more update compute
+   * for a fraction of the memory.
+   */
+  save?: boolean | 'checkpoint';
   /** 'all' positions (training), 'last' position of each sequence (sampling), or 'none' (value head only). */
   logits?: 'all' | 'last' | 'none';
   /** Generation: append this batch's keys and values to the cache and attend over all cached positions. */
@@ -171,7 +177,7 @@ export class Decoder {
     const c = this.config;
     const { B, T } = inp;
     const N = B * T;
-    const { hiddenSize: C, intermediateSize: I, numHeads: NH, numKvHeads: NKV, headDim: HS } = c;
+    const C = c.hiddenSize;
     const save = opts.save ?? false;
     const cache = opts.cache;
     if (cache && save) shapeError('Decoder.forward', 'a cached (generation) forward cannot be saved for backward');
@@ -180,62 +186,17 @@ export class Decoder {
     }
     const st: ForwardState = {
       B, T, N, idsHost: inp.ids, ...this.inputs(inp), xs: [], layers: [],
-      rstdF: null as unknown as Tensor, hN: null as unknown as Tensor, logits: null, saved: save,
+      rstdF: null as unknown as Tensor, hN: null as unknown as Tensor, logits: null, saved: save !== false,
     };
-    const drop = (...ts: Array<Tensor | undefined>): void => { if (!save) g.release(...ts); };
     let x = g.tensor([N, C], 'f32', 'x0');
     embeddingForward(g, x, st.ids, this.weights.embed);
     st.xs.push(x);
     for (let l = 0; l < c.numLayers; l++) {
-      const w = this.weights.layers[l];
-      const s = {} as LayerSaved;
-      s.loraH = {};
-      // attention block: xMid = x + o(attention(rope(q), rope(k), v))
-      s.rstd1 = g.tensor([N], 'f32', 'rstd1');
-      s.h1 = g.tensor([N, C], 'f32', 'h1');
-      rmsnormForward(g, s.h1, s.rstd1, x, w.inNorm, c.rmsNormEps);
-      const q2 = g.tensor([N, NH * HS], 'f32', 'q');
-      const k2 = g.tensor([N, NKV * HS], 'f32', 'k');
-      const v2 = g.tensor([N, NKV * HS], 'f32', 'v');
-      s.loraH.q_proj = this.linear(q2, s.h1, l, 'q_proj', st);
-      s.loraH.k_proj = this.linear(k2, s.h1, l, 'k_proj', st);
-      s.loraH.v_proj = this.linear(v2, s.h1, l, 'v_proj', st);
-      s.q = view(q2, [B, T, NH, HS]);
-      s.k = view(k2, [B, T, NKV, HS]);
-      s.v = view(v2, [B, T, NKV, HS]);
-      ropeForward(g, s.q, s.k, s.q, s.k, st.pos, this.freq);
-      const att2 = g.tensor([N, NH * HS], 'f32', 'att');
-      s.att = view(att2, [B, T, NH, HS]);
-      s.lse = g.tensor([B, NH, T], 'f32', 'lse');
-      if (cache) {
-        kvAppend(g, cache.k[l], s.k, cache.length);
-        kvAppend(g, cache.v[l], s.v, cache.length);
-        attentionForward(g, s.att, s.lse, s.q, cache.k[l], cache.v[l], { mask: cache.mask, Tk: cache.length + T });
-      } else {
-        attentionForward(g, s.att, s.lse, s.q, s.k, s.v, { mask: st.mask ?? undefined });
-      }
-      drop(s.h1, q2, k2, v2, s.rstd1, s.loraH.q_proj, s.loraH.k_proj, s.loraH.v_proj);
-      s.xMid = g.tensor([N, C], 'f32', 'xMid');
-      s.loraH.o_proj = this.linear(s.xMid, att2, l, 'o_proj', st);
-      addInto(g, s.xMid, x);
-      drop(att2, s.lse, s.loraH.o_proj);
-      if (!save && l > 0) g.release(x);
-      // MLP block: xNext = xMid + down(silu(gate(h2)) * up(h2))
-      s.rstd2 = g.tensor([N], 'f32', 'rstd2');
-      s.h2 = g.tensor([N, C], 'f32', 'h2');
-      rmsnormForward(g, s.h2, s.rstd2, s.xMid, w.postNorm, c.rmsNormEps);
-      s.g = g.tensor([N, I], 'f32', 'gate');
-      s.u = g.tensor([N, I], 'f32', 'up');
-      s.loraH.gate_proj = this.linear(s.g, s.h2, l, 'gate_proj', st);
-      s.loraH.up_proj = this.linear(s.u, s.h2, l, 'up_proj', st);
-      s.a = g.tensor([N, I], 'f32', 'act');
-      swigluForward(g, s.a, s.g, s.u);
-      drop(s.h2, s.rstd2, s.g, s.u, s.loraH.gate_proj, s.loraH.up_proj);
-      const xNext = g.tensor([N, C], 'f32', `x${l + 1}`);
-      s.loraH.down_proj = this.linear(xNext, s.a, l, 'down_proj', st);
-      addInto(g, xNext, s.xMid);
-      drop(s.a, s.xMid, s.loraH.down_proj);
-      if (save) { st.layers.push(s); st.xs.push(xNext); }
+      // Checkpointed runs keep only the residual stream; backward() recomputes each layer from it.
+      const { xNext, saved } = this.layer(l, x, st, save === true, cache);
+      if (saved) st.layers.push(saved);
+      if (save) st.xs.push(xNext);
+      else if (l > 0) g.release(x);
       x = xNext;
     }
     if (!save) { if (c.numLayers > 0) g.release(st.xs[0]); st.xs = [x]; }
@@ -260,11 +221,71 @@ export class Decoder {
   }
 
   /**
+   * One decoder layer on the residual stream x (N, C) -> xNext. With `save`, returns what its backward needs
+   * (x itself stays the caller's); without, every temporary goes back to the pool as soon as it is used.
+   */
+  private layer(l: number, x: Tensor, st: ForwardState, save: boolean, cache?: KvCache): { xNext: Tensor; saved: LayerSaved | null } {
+    const g = this.gpu;
+    const c = this.config;
+    const { B, T, N } = st;
+    const { hiddenSize: C, intermediateSize: I, numHeads: NH, numKvHeads: NKV, headDim: HS } = c;
+    const drop = (...ts: Array<Tensor | undefined>): void => { if (!save) g.release(...ts); };
+    const w = this.weights.layers[l];
+    const s = {} as LayerSaved;
+    s.loraH = {};
+    // attention block: xMid = x + o(attention(rope(q), rope(k), v))
+    s.rstd1 = g.tensor([N], 'f32', 'rstd1');
+    s.h1 = g.tensor([N, C], 'f32', 'h1');
+    rmsnormForward(g, s.h1, s.rstd1, x, w.inNorm, c.rmsNormEps);
+    const q2 = g.tensor([N, NH * HS], 'f32', 'q');
+    const k2 = g.tensor([N, NKV * HS], 'f32', 'k');
+    const v2 = g.tensor([N, NKV * HS], 'f32', 'v');
+    s.loraH.q_proj = this.linear(q2, s.h1, l, 'q_proj', st);
+    s.loraH.k_proj = this.linear(k2, s.h1, l, 'k_proj', st);
+    s.loraH.v_proj = this.linear(v2, s.h1, l, 'v_proj', st);
+    s.q = view(q2, [B, T, NH, HS]);
+    s.k = view(k2, [B, T, NKV, HS]);
+    s.v = view(v2, [B, T, NKV, HS]);
+    ropeForward(g, s.q, s.k, s.q, s.k, st.pos, this.freq);
+    const att2 = g.tensor([N, NH * HS], 'f32', 'att');
+    s.att = view(att2, [B, T, NH, HS]);
+    s.lse = g.tensor([B, NH, T], 'f32', 'lse');
+    if (cache) {
+      kvAppend(g, cache.k[l], s.k, cache.length);
+      kvAppend(g, cache.v[l], s.v, cache.length);
+      attentionForward(g, s.att, s.lse, s.q, cache.k[l], cache.v[l], { mask: cache.mask, Tk: cache.length + T });
+    } else {
+      attentionForward(g, s.att, s.lse, s.q, s.k, s.v, { mask: st.mask ?? undefined });
+    }
+    drop(s.h1, q2, k2, v2, s.rstd1, s.loraH.q_proj, s.loraH.k_proj, s.loraH.v_proj);
+    s.xMid = g.tensor([N, C], 'f32', 'xMid');
+    s.loraH.o_proj = this.linear(s.xMid, att2, l, 'o_proj', st);
+    addInto(g, s.xMid, x);
+    drop(att2, s.lse, s.loraH.o_proj);
+    // MLP block: xNext = xMid + down(silu(gate(h2)) * up(h2))
+    s.rstd2 = g.tensor([N], 'f32', 'rstd2');
+    s.h2 = g.tensor([N, C], 'f32', 'h2');
+    rmsnormForward(g, s.h2, s.rstd2, s.xMid, w.postNorm, c.rmsNormEps);
+    s.g = g.tensor([N, I], 'f32', 'gate');
+    s.u = g.tensor([N, I], 'f32', 'up');
+    s.loraH.gate_proj = this.linear(s.g, s.h2, l, 'gate_proj', st);
+    s.loraH.up_proj = this.linear(s.u, s.h2, l, 'up_proj', st);
+    s.a = g.tensor([N, I], 'f32', 'act');
+    swigluForward(g, s.a, s.g, s.u);
+    drop(s.h2, s.rstd2, s.g, s.u, s.loraH.gate_proj, s.loraH.up_proj);
+    const xNext = g.tensor([N, C], 'f32', `x${l + 1}`);
+    s.loraH.down_proj = this.linear(xNext, s.a, l, 'down_proj', st);
+    addInto(g, xNext, s.xMid);
+    drop(s.a, s.xMid, s.loraH.down_proj);
+    return { xNext, saved: save ? s : null };
+  }
+
+  /**
    * Backpropagates dlogits (N, V) and/or dhidden (N, C) (the value head's gradient on hN) through a saved
    * forward. LoRA gradients accumulate into the LoraSet; weight gradients into `grads` (full-parameter mode).
    */
   backward(st: ForwardState, dlogits: Tensor | null, dhidden: Tensor | null, grads: DecoderWeights | null = null): void {
-    if (!st.saved) shapeError('Decoder.backward', 'the forward was run without save: true');
+    if (!st.saved) shapeError('Decoder.backward', 'the forward was run without save');
     const g = this.gpu;
     const c = this.config;
     const W = this.weights;
@@ -282,8 +303,14 @@ export class Decoder {
     rmsnormBackward(g, dx, grads ? grads.norm : null, dhN, st.xs[L], W.norm, st.rstdF);
     g.release(dhN);
     const tmp = g.tensor([N, C], 'f32', 'dtmp');
+    const checkpointed = st.layers.length === 0 && L > 0;
     for (let l = L - 1; l >= 0; l--) {
-      const s = st.layers[l];
+      let s = st.layers[l];
+      if (checkpointed) {
+        const r = this.layer(l, st.xs[l], st, true);
+        g.release(r.xNext);
+        s = r.saved!;
+      }
       const w = W.layers[l];
       const gw = grads?.layers[l];
       const lin = (dIn: Tensor, dOut: Tensor, x: Tensor, m: LinearModule, accumulateDA: boolean): void => {
@@ -324,6 +351,7 @@ export class Decoder {
       rmsnormBackward(g, tmp, gw ? gw.inNorm : null, dh1, st.xs[l], w.inNorm, s.rstd1);
       addInto(g, dx, tmp);
       g.release(dh1);
+      if (checkpointed) this.releaseLayer(s);
     }
     if (grads) embeddingBackward(g, grads.embed, dx, st.idsHost);
     g.release(dx, tmp);
@@ -338,15 +366,17 @@ export class Decoder {
     return this.ones;
   }
 
+  private releaseLayer(s: LayerSaved): void {
+    this.gpu.release(s.rstd1, s.h1, s.xMid, s.rstd2, s.h2, s.g, s.u, s.a, s.lse, ...Object.values(s.loraH));
+    // q, k, v, att are views of pooled (N, ·) tensors: release their buffers through pooled twins.
+    for (const t of [s.q, s.k, s.v, s.att]) this.gpu.release({ ...t, pooled: true });
+  }
+
   /** Returns every tensor a forward made to the pool. */
   release(st: ForwardState): void {
     const g = this.gpu;
     g.release(st.ids, st.pos, st.slots, st.mask ?? undefined, st.rstdF, st.hN, st.logits ?? undefined, ...st.xs);
-    for (const s of st.layers) {
-      g.release(s.rstd1, s.h1, s.xMid, s.rstd2, s.h2, s.g, s.u, s.a, s.lse, ...Object.values(s.loraH));
-      // q, k, v, att are views of pooled (N, ·) tensors: release their buffers through pooled twins.
-      for (const t of [s.q, s.k, s.v, s.att]) g.release({ ...t, pooled: true });
-    }
+    for (const s of st.layers) this.releaseLayer(s);
     st.layers = [];
     st.xs = [];
   }

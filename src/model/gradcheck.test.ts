@@ -108,3 +108,39 @@ describe('decoder + value head gradients', () => {
     expect(failures).toEqual([]);
   });
 });
+
+describe('activation checkpointing', () => {
+  it("save: 'checkpoint' gives the same gradients as save: true, recomputing each layer in backward", async () => {
+    const gpu = await testGpu();
+    const config = tinyConfig({ model_type: 'qwen2', architectures: ['Qwen2ForCausalLM'] });
+    const weights = uploadWeights(gpu, config, (n) => tinyWeights(config, 6).get(n));
+    const dec = new Decoder(gpu, config, weights);
+    dec.lora = createLoraSet(gpu, config, { r: 2, alpha: 4, targets: ['q_proj', 'v_proj', 'o_proj', 'down_proj'], slots: 2 }, 8);
+    for (const layer of dec.lora.layers) for (const p of Object.values(layer)) gpu.write(p.B, Float32Array.from(randn(p.B.shape.reduce((a, b) => a * b, 1), p.B.shape[1] + 5, 0.5)));
+    const N = batch.B * batch.T;
+    const dlogits = gpu.upload(Float32Array.from(randn(N * config.vocabSize, 31)), [N, config.vocabSize], 'f32', 'dlogits');
+    const run = async (save: true | 'checkpoint'): Promise<{ grads: Float32Array[]; logits: Float32Array; layersKept: number; inUse: number }> => {
+      const grads = zeroGrads(gpu, weights);
+      for (const layer of dec.lora!.layers) for (const p of Object.values(layer)) { gpu.fill(p.dA, 0); gpu.fill(p.dB, 0); }
+      const before = gpu.pool.stats.bytesInUse;
+      const st = dec.forward(batch, { save });
+      const logits = await gpu.readF32(st.logits!);
+      const layersKept = st.layers.length;
+      const inUse = gpu.pool.stats.bytesInUse - before;
+      dec.backward(st, dlogits, null, grads);
+      dec.release(st);
+      const out: Float32Array[] = [];
+      for (const layer of dec.lora!.layers) for (const p of Object.values(layer)) out.push(await gpu.readF32(p.dA), await gpu.readF32(p.dB));
+      out.push(await gpu.readF32(grads.layers[0].linear.q_proj), await gpu.readF32(grads.embed), await gpu.readF32(grads.norm));
+      return { grads: out, logits, layersKept, inUse };
+    };
+    const full = await run(true);
+    const ckpt = await run('checkpoint');
+    expect(full.layersKept).toBe(config.numLayers);
+    expect(ckpt.layersKept).toBe(0);
+    expect(ckpt.inUse).toBeLessThan(full.inUse * 0.6); // activations not kept
+    expect(Array.from(ckpt.logits)).toEqual(Array.from(full.logits));
+    expect(full.grads.some((g) => g.some((v) => v !== 0))).toBe(true);
+    ckpt.grads.forEach((g, i) => expect(Array.from(g)).toEqual(Array.from(full.grads[i])));
+  });
+});

@@ -3,7 +3,9 @@
 
 import * as Comlink from 'comlink';
 import { parseDataset } from '../envs/dataset.ts';
+import { parseConfig } from '../marft/config.ts';
 import { type PresetName, presetGraph } from '../marft/presets.ts';
+import { PRESET_RUNS, presetRunConfig } from '../marft/run-presets.ts';
 import type { CreditMethod, Download, Result, RunEvents, WorkerError } from '../worker/api.ts';
 import { getEngine } from '../worker/client.ts';
 import { LAB_MAX_NEW_TOKENS, PRESET_CHOICES } from './defaults.ts';
@@ -53,6 +55,7 @@ const events: RunEvents = {
     patchInspector({ iteration: e.metrics.iteration, episodes: e.episodes, selected: keep, primary: null, secondary: null, token: null });
     if (keep !== null) void inspect(keep);
     if (e.notice) addNotice({ code: 'CHECKPOINT', message: e.notice }, `iteration ${e.metrics.iteration}`, 'info');
+    if (e.profile) set({ profile: { armed: false, last: e.profile } });
   },
   onLoaded(e) {
     resetMetrics(e.history);
@@ -84,6 +87,18 @@ export function choosePreset(id: string): void {
   for (const a of graph.agents) a.maxNewTokens = get().draft.graph.agents[0]?.maxNewTokens ?? LAB_MAX_NEW_TOKENS;
   editDraft((d) => { d.graph = graph; });
   set({ preset: id, selectedAgent: 0, connectFrom: null });
+}
+
+/** Puts a preset run config (configs/<name>.json, e.g. classroom) in the builder; the page link /?config=<name> calls it. */
+export function loadPresetRun(name: string): boolean {
+  const c = presetRunConfig(name);
+  if (!c) {
+    addNotice({ code: 'CONFIG_UNKNOWN', message: `there is no preset run config "${name}"`, hint: `Use one of: ${Object.keys(PRESET_RUNS).join(', ')}.` }, 'opening the page link');
+    return false;
+  }
+  const p = PRESET_RUNS[name];
+  setDraft(parseConfig(c), { preset: p.anonymous ? `${p.preset}-anon` : p.preset, selectedAgent: 0, connectFrom: null });
+  return true;
 }
 
 // The latest model request wins (an automatic check at start-up must not overwrite a later pick).
@@ -152,6 +167,13 @@ export const resumeTraining = (until?: number): Promise<unknown> => call('contin
 export const pauseTraining = (): Promise<void> => getEngine().pause();
 export const stopTraining = (): Promise<void> => getEngine().stop();
 
+/** Arms (or disarms) profiling of the next iteration to start (Step, or the next one of a running run). */
+export async function profileNextIteration(on: boolean): Promise<void> {
+  set({ profile: { ...get().profile, armed: on } }); // at once, as a checkbox should; the worker confirms
+  const r = await call('arming the profiler', () => getEngine().profileNext(on));
+  set({ profile: { ...get().profile, armed: r ? r.armed : !on } });
+}
+
 export async function stepTraining(): Promise<void> {
   const s = get().run.status;
   if (s === 'idle' || s === 'error' || (s !== 'paused' && !get().run.runId)) {
@@ -219,6 +241,19 @@ export async function downloadAdapters(): Promise<void> {
 export async function downloadCheckpoint(runId: string, checkpoint?: string): Promise<void> {
   const d = await call('exporting a checkpoint', () => getEngine().exportCheckpoint(runId, checkpoint));
   if (d) save(d);
+}
+
+/** One agent of a run's checkpoint (latest when not named) as an ONNX zip; progress and result in onnxExport. */
+export async function downloadOnnx(runId: string, role: string, checkpoint?: string): Promise<void> {
+  if (get().onnxExport?.status === 'running') return;
+  const what = `${role}.onnx from ${runId}${checkpoint ? `/${checkpoint}` : ''}`;
+  set({ onnxExport: { runId, role, checkpoint: checkpoint ?? null, status: 'running', message: `exporting ${what}: merging the adapter into the base model…` } });
+  const d = await call(`exporting agent ${role} as ONNX`, () => getEngine().exportOnnx(runId, role, checkpoint));
+  if (d) save(d);
+  set({ onnxExport: {
+    runId, role, checkpoint: checkpoint ?? null, status: d ? 'done' : 'error',
+    message: d ? `saved ${d.name} (${(d.bytes.length / 2 ** 20).toFixed(1)} MiB; ${d.summary ?? ''})` : `exporting ${what} failed: see the message above`,
+  } });
 }
 
 export async function importCheckpoint(file: File): Promise<void> {

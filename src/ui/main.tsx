@@ -4,11 +4,15 @@
 import { createRoot } from 'react-dom/client';
 import { getEngine } from '../worker/client.ts';
 import { App } from './App.tsx';
-import { connectEngine } from './actions.ts';
+import { connectEngine, loadPresetRun } from './actions.ts';
 import { setGpuState } from './store.ts';
 import './style.css';
 
 createRoot(document.getElementById('root')!).render(<App />);
+
+// /?config=<name> opens the lab with a preset run config (configs/<name>.json, e.g. classroom) in the builder.
+const presetRun = new URLSearchParams(location.search).get('config');
+if (presetRun) loadPresetRun(presetRun);
 
 async function probe(): Promise<void> {
   if (!('gpu' in navigator) || !navigator.gpu) {
@@ -32,7 +36,13 @@ async function probe(): Promise<void> {
   }
 }
 
-// A hook for tests and demos of error recovery: destroys the worker's GPU device as a driver reset would.
-(globalThis as { marftLab?: unknown }).marftLab = { loseDevice: () => getEngine().debugLoseDevice() };
+// Hooks for tests and demos: loseDevice destroys the worker's GPU device as a driver reset would;
+// agentLogits gives the lab's logits for an agent of a checkpoint, and runOnnx runs an ONNX export zip in
+// onnxruntime-web on this page (loaded on first use), so an export can be checked against the lab.
+(globalThis as { marftLab?: unknown }).marftLab = {
+  loseDevice: () => getEngine().debugLoseDevice(),
+  agentLogits: (runId: string, role: string, ids: number[], checkpoint?: string) => getEngine().agentLogits(runId, role, ids, checkpoint),
+  runOnnx: async (zip: Uint8Array, ids: number[], executionProvider?: 'webgpu' | 'wasm') => (await import('./onnx-run.ts')).runOnnxZip(zip, ids, executionProvider),
+};
 
 void probe();

@@ -9,7 +9,7 @@ import { type ConfigIssue, type RunConfig, validateConfig } from '../marft/confi
 import { graphIssues } from '../marft/graph.ts';
 import type { IterationMetrics } from '../marft/state.ts';
 import type {
-  CreditMethod, EpisodeSummary, InspectedEpisode, ModelInfo, ProbeResult, RunStatus, RunSummary, WorkerError,
+  CreditMethod, EpisodeSummary, InspectedEpisode, IterationProfile, ModelInfo, ProbeResult, RunStatus, RunSummary, WorkerError,
 } from '../worker/api.ts';
 import { labConfig } from './defaults.ts';
 import type { ColorBy } from './inspector/colors.ts';
@@ -66,6 +66,21 @@ export interface InspectorState {
   loading: boolean;
 }
 
+/** The ONNX export in flight or last finished (one at a time: the worker merges on its one thread). */
+export interface OnnxExportState {
+  runId: string;
+  role: string;
+  checkpoint: string | null;
+  status: 'running' | 'done' | 'error';
+  message: string;
+}
+
+/** The Profile panel: whether the next iteration is to be profiled, and the last profiled iteration. */
+export interface ProfileState {
+  armed: boolean;
+  last: IterationProfile | null;
+}
+
 export interface LabState {
   tab: Tab;
   gpu: GpuState;
@@ -86,9 +101,11 @@ export interface LabState {
   metricsVersion: number;
   // inspector
   inspector: InspectorState;
+  profile: ProfileState;
   // runs
   runs: RunSummary[];
   runsLoaded: boolean;
+  onnxExport: OnnxExportState | null;
   notices: Notice[];
 }
 
@@ -124,8 +141,10 @@ export const useLab = create<LabState>(() => ({
   series: new Map(),
   metricsVersion: 0,
   inspector: { iteration: null, episodes: [], selected: null, colorBy: 'advantage', compare: null, primary: null, secondary: null, token: null, loading: false },
+  profile: { armed: false, last: null },
   runs: [],
   runsLoaded: false,
+  onnxExport: null,
   notices: [],
 }));
 
@@ -188,7 +207,11 @@ export const selectRun = (s: LabState): RunState => s.run;
 export const selectModel = (s: LabState): ModelState => s.model;
 export const selectDataset = (s: LabState): DatasetState | null => s.dataset;
 export const selectInspector = (s: LabState): InspectorState => s.inspector;
+export const selectProfile = (s: LabState): ProfileState => s.profile;
+/** Whether the device can time kernels (null until the GPU probe answers). */
+export const selectTimestampQuery = (s: LabState): boolean | null => (s.gpu.status === 'ready' ? s.gpu.probe.timestampQuery : null);
 export const selectRuns = (s: LabState): RunSummary[] => s.runs;
+export const selectOnnxExport = (s: LabState): OnnxExportState | null => s.onnxExport;
 export const selectNotices = (s: LabState): Notice[] => s.notices;
 export const selectLocalModels = (s: LabState): string[] => s.localModels;
 export const selectSelectedAgent = (s: LabState): number => s.selectedAgent;

@@ -7,6 +7,7 @@
 // and stop only ask the loop to halt at the next iteration boundary.
 
 import type { AdapterSummary } from '../gpu/context.ts';
+import type { KernelTime } from '../gpu/profiler.ts';
 import type { RunConfig } from '../marft/config.ts';
 import type { IterationMetrics } from '../marft/state.ts';
 
@@ -23,6 +24,8 @@ export interface ProbeResult {
   limits: { maxStorageBufferBindingSize: number; maxBufferSize: number; maxComputeWorkgroupStorageSize: number };
   /** A tiny kernel run on the device and compared with the CPU: proves compute works end to end. */
   kernelCheck: { ok: boolean; detail: string };
+  /** Whether the device has the timestamp-query feature (per-kernel GPU times in the Profile panel). */
+  timestampQuery: boolean;
 }
 
 /** config.model.path: '' = the built-in model; 'opfs:models/<name>' = a local folder copied into OPFS. */
@@ -72,8 +75,23 @@ export interface EpisodeSummary {
   answer: string | null;
 }
 
+/** A profiled iteration (EngineApi.profileNext): its phase wall times and, where the device can, per-kernel GPU time. */
+export interface IterationProfile {
+  iteration: number;
+  /** Wall seconds per phase, as in the metrics (the profiled iteration runs slower: one pass per dispatch). */
+  seconds: IterationMetrics['seconds'];
+  /** GPU milliseconds per kernel (`<program key>/<entry point>`), largest first; null without timestamp-query. */
+  kernels: KernelTime[] | null;
+  /** Why kernels is null, when it is. */
+  unavailable?: string;
+  /** The adapter that ran it. */
+  adapter: string;
+}
+
 export interface IterationEvent {
   metrics: IterationMetrics;
+  /** Present when this iteration was profiled. */
+  profile?: IterationProfile;
   episodes: EpisodeSummary[];
   /** The checkpoint saved after it (null when the save failed; see notice). */
   checkpoint: string | null;
@@ -106,6 +124,8 @@ export interface RunSummary {
   checkpoints: CheckpointSummary[];
   /** Team accuracy of the last recorded iteration, when any. */
   lastAccuracy: number | null;
+  /** LoRA mode of the latest checkpoint (shared: one adapter for every role). */
+  loraMode?: 'shared' | 'per_agent';
   /** Why the run's folder could not be read, when it could not. */
   problem?: string;
 }
@@ -169,6 +189,14 @@ export interface InspectedEpisode {
 export interface Download {
   name: string;
   bytes: Uint8Array;
+  /** One line on what it holds, when there is more to say than the name. */
+  summary?: string;
+}
+
+export interface AgentLogits {
+  /** (T, V) row-major. */
+  logits: Float32Array;
+  vocabSize: number;
 }
 
 export interface EngineApi {
@@ -188,6 +216,8 @@ export interface EngineApi {
   resume(until?: number): Promise<Result<void>>;
   pause(): Promise<void>;
   step(): Promise<Result<void>>;
+  /** Arms (or disarms) profiling of the next iteration to start; its IterationEvent carries the profile. */
+  profileNext(on: boolean): Promise<Result<{ armed: boolean }>>;
   stop(): Promise<void>;
   listRuns(): Promise<Result<RunSummary[]>>;
   deleteRun(runId: string): Promise<Result<void>>;
@@ -197,6 +227,13 @@ export interface EngineApi {
   exportAdapters(): Promise<Result<Download>>;
   /** A checkpoint (latest when not named) of a run as a zip. */
   exportCheckpoint(runId: string, checkpoint?: string): Promise<Result<Download>>;
+  /**
+   * One agent of a checkpoint (latest when not named) as ONNX: the base model with the agent's adapter
+   * merged (the shared adapter in shared LoRA mode), zipped as <role>.onnx (+ .onnx.data), tokenizer files, README.md.
+   */
+  exportOnnx(runId: string, role: string, checkpoint?: string): Promise<Result<Download>>;
+  /** The logits the lab's decoder gives `ids` with that agent's adapter (what an ONNX export is checked against). Refused while training. */
+  agentLogits(runId: string, role: string, ids: number[], checkpoint?: string): Promise<Result<AgentLogits>>;
   /** A checkpoint zip becomes a new run in OPFS. */
   importCheckpoint(bytes: Uint8Array, fileName: string): Promise<Result<RunSummary>>;
   /** Test hook: destroys the GPU device, as a driver reset would. */

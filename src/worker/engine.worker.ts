@@ -11,10 +11,11 @@ import type { Gpu } from '../gpu/context.ts';
 import { BUILTIN_MODEL, type Download, type EngineApi, type ProbeResult, type Result, toWorkerError } from './api.ts';
 import { WorkerFail } from './errors.ts';
 import { inspectEpisode } from './inspect.ts';
-import { importFolderToOpfs, modelsStore } from './model-source.ts';
+import { importFolderToOpfs, modelFilesFor, modelsStore } from './model-source.ts';
+import { agentAdapter, agentLogits, agentOnnxZip } from './onnx-export.ts';
 import * as runner from './runner.ts';
 import { deleteRun, importCheckpoint, listRuns, runsStore } from './runs.ts';
-import { currentGpu, getGpu, getModel } from './session.ts';
+import { currentGpu, getGpu, getModel, modelsBase } from './session.ts';
 
 async function kernelCheck(g: Gpu): Promise<ProbeResult['kernelCheck']> {
   const [V, C] = [5, 3];
@@ -51,6 +52,7 @@ const api: EngineApi = {
       adapter: gpu.adapter,
       limits: { maxStorageBufferBindingSize: l.maxStorageBufferBindingSize, maxBufferSize: l.maxBufferSize, maxComputeWorkgroupStorageSize: l.maxComputeWorkgroupStorageSize },
       kernelCheck: await kernelCheck(gpu),
+      timestampQuery: gpu.hasTimestamps,
     };
   }),
   async setEvents(events) {
@@ -75,6 +77,7 @@ const api: EngineApi = {
   resume: (until) => wrap(() => runner.resume(until)),
   async pause() { runner.pause(); },
   step: () => wrap(() => runner.step()),
+  profileNext: (on) => wrap(() => ({ armed: runner.armProfile(on) })),
   async stop() { runner.stop(); },
   listRuns: () => wrap(listRuns),
   deleteRun: (id) => wrap(async () => {
@@ -113,6 +116,20 @@ const api: EngineApi = {
     });
     return r.ok ? transferDownload(r.value) : r;
   },
+  async exportOnnx(runId, role, checkpoint) {
+    const r = await wrap(async (): Promise<Download> => {
+      const ck = await readCheckpointFiles(runsStore(), checkpoint ? `${runId}/${checkpoint}` : runId);
+      const { config } = agentAdapter(ck, role);
+      return agentOnnxZip(ck, role, await modelFilesFor(config.model.path, modelsBase()), runId);
+    });
+    return r.ok ? transferDownload(r.value) : r;
+  },
+  agentLogits: (runId, role, ids, checkpoint) => wrap(async () => {
+    if (runner.isLooping()) throw new WorkerFail('BUSY', 'the lab is training: its decoder is in use');
+    const ck = await readCheckpointFiles(runsStore(), checkpoint ? `${runId}/${checkpoint}` : runId);
+    const m = await getModel(agentAdapter(ck, role).config.model.path);
+    return { logits: await agentLogits(ck, role, m.decoder, m.info.name, ids), vocabSize: m.config.vocabSize };
+  }),
   importCheckpoint: (bytes, fileName) => wrap(() => importCheckpoint(bytes, fileName)),
   async debugLoseDevice() {
     currentGpu()?.device.destroy();

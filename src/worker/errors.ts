@@ -9,7 +9,9 @@ export type WorkerErrorCode =
   | 'STORAGE_FULL' // OPFS quota
   | 'NO_RUN' // an action that needs a loaded run
   | 'BUSY' // an action while the loop is running
-  | 'NO_EPISODES'; // the inspector before any iteration
+  | 'NO_EPISODES' // the inspector before any iteration
+  | 'NO_AGENT' // a role the run does not have
+  | 'ADAPTER_MISMATCH'; // an agent's adapter does not fit the base model its run names (ONNX export)
 
 const HINTS: Record<WorkerErrorCode, string> = {
   MODEL_FETCH: 'The built-in model is served from public/models/marft-tiny/; check that the folder was deployed with the app, or pick a local model folder.',
@@ -20,6 +22,8 @@ const HINTS: Record<WorkerErrorCode, string> = {
   NO_RUN: 'Start a run, or resume one from the Runs tab first.',
   BUSY: 'Pause the run first.',
   NO_EPISODES: 'Train at least one iteration first; the inspector shows the last iteration\'s episodes.',
+  NO_AGENT: 'Pick one of the roles the run lists in the Runs tab.',
+  ADAPTER_MISMATCH: 'The run was trained on another base model than the one its config.json model.path names now (a local folder re-imported under the same name?): import the model the run was trained on, then export again.',
 };
 
 export class WorkerFail extends Error {

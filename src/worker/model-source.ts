@@ -25,8 +25,23 @@ async function tryFetch(url: string): Promise<Uint8Array | null> {
   return new Uint8Array(await r.arrayBuffer());
 }
 
-/** The built-in model's files, fetched from `base` (…/models/). */
-export async function fetchBuiltinModel(base: string, name = BUILTIN_MODEL): Promise<ModelFiles> {
+// The built-in model is small and never changes: one fetch serves every caller (loading it for training
+// and exporting it as ONNX at the same time made Chromium fail the second fetch with ERR_CACHE_WRITE_FAILURE).
+const builtin = new Map<string, Promise<ModelFiles>>();
+
+/** The built-in model's files, fetched from `base` (…/models/) once; a failed fetch is retried by the next call. */
+export function fetchBuiltinModel(base: string, name = BUILTIN_MODEL): Promise<ModelFiles> {
+  const key = `${base}|${name}`;
+  let p = builtin.get(key);
+  if (!p) {
+    p = fetchModelFolder(base, name);
+    builtin.set(key, p);
+    p.catch(() => builtin.delete(key));
+  }
+  return p;
+}
+
+async function fetchModelFolder(base: string, name: string): Promise<ModelFiles> {
   const root = new URL(`${name}/`, base).href;
   const files: Record<string, Uint8Array> = {};
   const config = await tryFetch(`${root}config.json`).catch((e) => { throw new WorkerFail('MODEL_FETCH', `cannot fetch ${root}config.json (${(e as Error).message})`); });

@@ -3,6 +3,8 @@
 // iteration boundary. After every iteration a checkpoint goes to OPFS (runs/<id>/ckpt-NNNNNN), so a
 // reload, a crash or a lost GPU device loses at most the iteration in flight: on a device loss the loop
 // acquires a new device, reloads the model and the run's latest checkpoint, and carries on.
+// Profiling is opt-in (armProfile): the next iteration to start runs with every dispatch timed in a pass of
+// its own (slower), and its IterationEvent carries the per-kernel table and the phase wall times.
 
 import { loadCheckpoint, readCheckpointFiles, saveCheckpoint } from '../marft/checkpoint.ts';
 import { type RunConfig, parseConfig } from '../marft/config.ts';
@@ -10,7 +12,7 @@ import type { ActionRecord, EpisodeRecord } from '../marft/rollout.ts';
 import type { ActionScores } from '../marft/score.ts';
 import { type TrainState, createTrainState, releaseTrainState } from '../marft/state.ts';
 import { Trainer } from '../marft/trainer.ts';
-import { BUILTIN_MODEL, type EpisodeSummary, type ProgressPhase, type RunEvents, type RunStatus, toWorkerError } from './api.ts';
+import { BUILTIN_MODEL, type EpisodeSummary, type IterationProfile, type ProgressPhase, type RunEvents, type RunStatus, toWorkerError } from './api.ts';
 import { WorkerFail } from './errors.ts';
 import { newRunId, runsStore, writeRunMeta } from './runs.ts';
 import { type LoadedModel, currentGpu, dropDevice, getModel } from './session.ts';
@@ -40,6 +42,8 @@ let active: Active | null = null;
 let last: LastIteration | null = null;
 let looping = false;
 const ctrl = { pause: false, stop: false, stepOnce: false };
+/** Profile the next iteration to start (kept across runs until one is profiled). */
+let profileArmed = false;
 
 const fire = (f: () => unknown): void => {
   try {
@@ -144,6 +148,11 @@ export function step(): void {
   void loop();
 }
 
+export function armProfile(on: boolean): boolean {
+  profileArmed = on;
+  return profileArmed;
+}
+
 export function pause(): void {
   if (!looping) return;
   ctrl.pause = true;
@@ -200,10 +209,19 @@ async function loop(): Promise<void> {
       const single = ctrl.stepOnce;
       ctrl.stepOnce = false;
       status('running');
+      const gpu = a.model.gpu;
+      const profiling = profileArmed;
+      const timed = profiling && gpu.hasTimestamps;
+      profileArmed = false;
+      if (timed) gpu.startProfile();
       let res;
       try {
         res = await a.trainer.iteration();
       } catch (e) {
+        if (profiling) {
+          profileArmed = true; // the retried iteration (after a recovery) or the next one is profiled instead
+          if (timed) void gpu.stopProfile().catch(() => {});
+        }
         if (await deviceLost(e)) {
           if (++recoveries > MAX_RECOVERIES) throw e;
           try {
@@ -219,6 +237,15 @@ async function loop(): Promise<void> {
         throw e;
       }
       recoveries = 0;
+      let profile: IterationProfile | undefined;
+      if (profiling) {
+        const adapter = [gpu.adapter.vendor, gpu.adapter.architecture, gpu.adapter.description].filter(Boolean).join(' / ') || 'unknown adapter';
+        profile = {
+          iteration: res.metrics.iteration, seconds: res.metrics.seconds, adapter,
+          kernels: timed ? await gpu.stopProfile() : null,
+          unavailable: timed ? undefined : `this GPU adapter (${adapter}) does not expose the WebGPU feature timestamp-query, so per-kernel GPU times cannot be measured; only the phase wall times are shown`,
+        };
+      }
       last = { iteration: res.metrics.iteration, config: a.state.config, episodes: res.episodes, scores: res.scores ?? new Map() };
       const bad = res.metrics.skipped.some((x) => /non-finite|NaN|Infinity/.test(x));
       let checkpoint: string | null = null;
@@ -235,7 +262,7 @@ async function loop(): Promise<void> {
           fire(() => events?.onNotice({ ...toWorkerError(e), message: `The checkpoint of iteration ${a.state.iteration} was not saved: ${toWorkerError(e).message}. Training is paused; the last good checkpoint is intact.` }));
         }
       }
-      const ev = { metrics: res.metrics, episodes: res.episodes.map(summarize), checkpoint, notice };
+      const ev = { metrics: res.metrics, episodes: res.episodes.map(summarize), checkpoint, notice, profile };
       fire(() => events?.onIteration(ev));
       if (single) ctrl.pause = true;
     }

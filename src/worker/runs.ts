@@ -45,6 +45,7 @@ async function summarize(s: CheckpointStore, id: string): Promise<RunSummary> {
       base.roles = cfg.graph.agents.map((a) => a.role);
       base.env = cfg.env.name;
       base.model = cfg.model.path || 'built-in';
+      base.loraMode = cfg.lora?.mode;
       const state = JSON.parse(decode(await s.read(`${id}/${latest.name}/${STATE_FILE}`))) as { metrics?: Array<{ accuracy: number }>; savedAt?: string };
       const m = state.metrics ?? [];
       base.lastAccuracy = m.length ? m[m.length - 1].accuracy : null;

@@ -40,7 +40,7 @@ export function dropDevice(): void {
   loading = null;
 }
 
-const modelsBase = (): string => new URL(`${import.meta.env.BASE_URL}models/`, self.location.origin).href;
+export const modelsBase = (): string => new URL(`${import.meta.env.BASE_URL}models/`, self.location.origin).href;
 
 async function load(path: string): Promise<LoadedModel> {
   const g = await getGpu();

@@ -1,9 +1,10 @@
 // The Train tab: progress, time left, and the live charts (per-agent reward and accuracy, losses,
-// entropy, KL, clip fraction, throughput).
+// entropy, KL, clip fraction, throughput), and the opt-in Profile panel (per-kernel GPU time of one iteration).
 
 import { useShallow } from 'zustand/react/shallow';
 import { selectLastMetrics, selectRun, useLab } from '../store.ts';
 import { LineChart, type Line } from './LineChart.tsx';
+import { ProfilePanel } from './ProfilePanel.tsx';
 import { agentKey, formatDuration, timeLeft } from './metric-keys.ts';
 
 const PALETTE = ['#d9534f', '#3b6ed6', '#2e9e62', '#b8860b', '#8e44ad', '#16a2b8'];
@@ -24,7 +25,7 @@ function Progress() {
       <div className="bar"><div className="fill" style={{ width: `${pct}%` }} /></div>
       <p className="hint" data-testid="phase">{run.phase ? `${run.phase}: ${run.detail}` : run.message || run.status}</p>
       {last && (
-        <p className="stats">
+        <p className="stats" data-testid="last-iteration" data-iteration={last.iteration} data-seconds={JSON.stringify(last.seconds)}>
           last iteration: team accuracy {(last.accuracy * 100).toFixed(0)}%, reward {last.teamReward.toFixed(2)}, {last.tokensPerSecond.toFixed(1)} tokens/s,
           {' '}{last.seconds.total.toFixed(1)} s (rollout {last.seconds.rollout.toFixed(1)}, update {last.seconds.update.toFixed(1)})
           {last.trained.length ? `; trained ${last.trained.join(', ')}` : '; critic warm-up'}
@@ -53,6 +54,7 @@ export function LiveView() {
         <LineChart title="Clip fraction" testid="clip-chart" lines={[{ key: 'clip', label: 'clipped ratios', color: '#16a2b8' }]} />
         <LineChart title="Throughput" testid="tps-chart" lines={[{ key: 'tps', label: 'generated tokens/s', color: '#1d2330' }]} />
       </div>
+      <ProfilePanel />
     </div>
   );
 }

@@ -1,8 +1,9 @@
 // The Runs tab: every run kept in this browser (OPFS) with its checkpoints; resume any checkpoint,
-// download one as a zip, delete a run, import a checkpoint zip.
+// download one as a zip, export an agent as ONNX, delete a run, import a checkpoint zip.
 
 import { deleteRun, downloadCheckpoint, importCheckpoint, openRun, refreshRuns } from '../actions.ts';
 import { selectRun, selectRunActive, selectRuns, useLab } from '../store.ts';
+import { OnnxExport } from './OnnxExport.tsx';
 
 export function RunsView() {
   const runs = useLab(selectRuns);
@@ -47,6 +48,7 @@ export function RunsView() {
                   )}
                   <button type="button" data-testid="download-checkpoint" disabled={!latest} onClick={() => void downloadCheckpoint(r.id)}>Download checkpoint zip</button>
                   <button type="button" className="danger" disabled={active && r.id === current} onClick={() => { if (confirm(`Delete run ${r.id} and its checkpoints?`)) void deleteRun(r.id); }}>Delete</button>
+                  <OnnxExport run={r} />
                 </td>
               </tr>
             );

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { BufferPool, REUSE_SLACK, bucketSize } from './pool.ts';
+
+/** A stand-in device: buffers are plain objects with the size and usage they were made with. */
+function fakeDevice() {
+  const made: Array<{ size: number; usage: number; destroyed: boolean }> = [];
+  const device = {
+    createBuffer: ({ size, usage, label }: GPUBufferDescriptor) => {
+      const b = { size, usage, label, destroyed: false, destroy() { this.destroyed = true; } };
+      made.push(b);
+      return b as unknown as GPUBuffer;
+    },
+  } as unknown as GPUDevice;
+  return { device, made };
+}
+
+describe('BufferPool', () => {
+  it('rounds sizes into buckets (256 B below 1 MiB, eighths of the power of two above)', () => {
+    expect(bucketSize(1)).toBe(256);
+    expect(bucketSize(257)).toBe(512);
+    expect(bucketSize((1 << 20) + 1)).toBe((1 << 20) + (1 << 17));
+    expect(bucketSize(3 << 20)).toBe(3 << 20);
+  });
+
+  it('reuses a released buffer of the same bucket and usage, not of another usage', () => {
+    const { device, made } = fakeDevice();
+    const pool = new BufferPool(device);
+    const a = pool.acquire(1000, 128, 'a');
+    pool.release(a);
+    expect(pool.acquire(900, 128, 'b')).toBe(a);
+    pool.acquire(900, 64, 'c');
+    expect(made.length).toBe(2);
+    expect(pool.stats.bytesAllocated).toBe(2048);
+  });
+
+  it('serves a request from the smallest free buffer within REUSE_SLACK of its bucket', () => {
+    const { device, made } = fakeDevice();
+    const pool = new BufferPool(device);
+    const MiB = 1 << 20;
+    const big = pool.acquire(8 * MiB, 128, 'big');
+    const mid = pool.acquire(6 * MiB, 128, 'mid');
+    pool.release(big);
+    pool.release(mid);
+    // 5 MiB: 6 MiB is within 1.5x, 8 MiB is not the smallest fit.
+    const r = pool.acquire(5 * MiB, 128, 'r');
+    expect(r).toBe(mid);
+    expect(pool.stats.bytesInUse).toBe(6 * MiB);
+    // 4 MiB: 8 MiB is over 1.5x -> a new buffer.
+    const s = pool.acquire(4 * MiB, 128, 's');
+    expect(s).not.toBe(big);
+    expect(made.length).toBe(3);
+    expect(8 / 4).toBeGreaterThan(REUSE_SLACK);
+    pool.release(r);
+    pool.release(s);
+    expect(pool.stats.bytesInUse).toBe(0);
+    pool.trim();
+    expect(made.every((b) => b.destroyed)).toBe(true);
+    expect(pool.stats.bytesAllocated).toBe(0);
+    expect(pool.stats.peakBytes).toBe(18 * MiB);
+  });
+
+  it('refuses a buffer it did not make', () => {
+    const { device } = fakeDevice();
+    const pool = new BufferPool(device);
+    expect(() => pool.release({ label: 'x' } as GPUBuffer)).toThrow(/not made by this pool/);
+  });
+});

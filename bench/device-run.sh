@@ -2,7 +2,7 @@
 # Runs on the GPU machine lent by the `device` tool (see ../shared/device/README.md): the PyTorch peers
 # and our benchmarks on the same GPU in one call, results under $OUT. Prepare here first:
 #   bash ../shared/device/pack.sh && for b in kernels model; do node scripts/bundle.mjs bench/$b.ts .devcarry/app; done
-# then run with carry [".devcarry"]: bash bench/device-run.sh [fixtures] [kernels] [model]
+# then run with carry [".devcarry"]: bash bench/device-run.sh [fixtures] [kernels] [model] [iteration]
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -20,4 +20,12 @@ fi
 if [[ -z "$*" || "$steps" == *" model "* ]]; then
   python3 bench/baselines/model.py --out "$OUT/torch-model.json" 2>&1 | grep -v -i warn
   bash .devcarry/enter.sh node .devcarry/app/model.mjs --peer "$OUT/torch-model.json" --out "$OUT/model.json" 2>&1 | grep -v "^Warning\|^    at " | tee "$OUT/model.txt"
+fi
+if [[ -z "$*" || "$steps" == *" iteration "* ]]; then
+  # bundle bench/iteration.ts too. Speed: 2 agents, f32, against transformers + peft; memory: 4 agents, bf16 base.
+  python3 bench/baselines/iteration.py --out "$OUT/torch-iteration.json" 2>&1 | grep -v -i warn | tail -3
+  bash .devcarry/enter.sh node .devcarry/app/iteration.mjs --models smollm2-135m,builtin --dtype f32 --recompute off --peer "$OUT/torch-iteration.json" \
+    --out "$OUT/iteration-f32.json" --profile 2>&1 | grep -v "^Warning\|^    at \|XDG" | tee "$OUT/iteration.txt"
+  bash .devcarry/enter.sh node .devcarry/app/iteration.mjs --models smollm2-135m --dtype bf16 --agents 4 --out "$OUT/iteration-bf16-4.json" 2>&1 \
+    | grep -v "^Warning\|^    at \|XDG" | tail -4 | tee -a "$OUT/iteration.txt"
 fi

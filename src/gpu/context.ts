@@ -34,19 +34,27 @@ export function summarizeAdapter(adapter: GPUAdapter): AdapterSummary {
   };
 }
 
-class LruMap<K, V> {
-  private readonly map = new Map<K, V>();
+/**
+ * A bounded cache that starts over when full. Cheaper per hit than an LRU (no reordering), which matters at
+ * hundreds of thousands of dispatches per iteration; dropped GPU objects are left to the GC (a pending pass
+ * may still use them).
+ */
+class BoundedMap<K, V> {
+  private map = new Map<K, V>();
   constructor(private readonly cap: number) {}
-  get(k: K): V | undefined {
-    const v = this.map.get(k);
-    if (v !== undefined) { this.map.delete(k); this.map.set(k, v); }
-    return v;
-  }
+  get(k: K): V | undefined { return this.map.get(k); }
   set(k: K, v: V): void {
+    if (this.map.size >= this.cap) this.map = new Map();
     this.map.set(k, v);
-    if (this.map.size > this.cap) this.map.delete(this.map.keys().next().value as K);
   }
   get size(): number { return this.map.size; }
+}
+
+/** A cache key for uniform fields that tells u32, f32 and i32 apart (built without encoding the bytes). */
+function uniformKey(fields: Dispatch['uniforms'] & object): string {
+  let key = '';
+  for (const v of fields) key += typeof v === 'number' ? `${v >>> 0},` : 'f32' in v ? `f${Object.is(v.f32, -0) ? '-0' : v.f32},` : `i${v.i32},`;
+  return key;
 }
 
 export class Gpu {
@@ -60,8 +68,14 @@ export class Gpu {
   debugShaders = false;
 
   private readonly pipelines = new Map<string, GPUComputePipeline>();
-  private readonly uniformBuffers = new LruMap<string, GPUBuffer>(4096);
-  private readonly bindGroups = new LruMap<string, GPUBindGroup>(8192);
+  private readonly uniformBuffers = new BoundedMap<string, GPUBuffer>(4096);
+  private readonly bindGroups = new BoundedMap<string, GPUBindGroup>(8192);
+  /** Pipelines and small ids by Program object (launchers keep one object per key): no key strings per dispatch. */
+  private readonly programPipelines = new WeakMap<Program, GPUComputePipeline>();
+  private readonly programIds = new WeakMap<Program, number>();
+  /** The device's limits, read once: each read of device.limits crosses into the native binding in Node. */
+  private readonly deviceLimits: GPUSupportedLimits;
+  private readonly maxWorkgroups: number;
   private readonly ids = new WeakMap<GPUBuffer, number>();
   private nextId = 1;
   private encoder: GPUCommandEncoder | null = null;
@@ -75,6 +89,8 @@ export class Gpu {
 
   constructor(readonly device: GPUDevice, adapter: GPUAdapter) {
     this.pool = new BufferPool(device);
+    this.deviceLimits = device.limits;
+    this.maxWorkgroups = this.deviceLimits.maxComputeWorkgroupsPerDimension;
     this.adapter = summarizeAdapter(adapter);
     this.hasSubgroups = device.features.has('subgroups');
     this.hasTimestamps = device.features.has('timestamp-query');
@@ -86,7 +102,7 @@ export class Gpu {
     });
   }
 
-  get limits(): GPUSupportedLimits { return this.device.limits; }
+  get limits(): GPUSupportedLimits { return this.deviceLimits; }
 
   // ---- tensors ------------------------------------------------------------------------------------
 
@@ -180,9 +196,11 @@ export class Gpu {
   // ---- programs -----------------------------------------------------------------------------------
 
   pipeline(program: Program): GPUComputePipeline {
+    const cached = this.programPipelines.get(program);
+    if (cached) return cached;
     const key = `${program.key}#${program.entryPoint}`;
     let p = this.pipelines.get(key);
-    if (p) return p;
+    if (p) { this.programPipelines.set(program, p); return p; }
     const code = program.code();
     if (this.debugShaders) console.log(`// ---- ${key}\n${code}`);
     this.device.pushErrorScope('validation');
@@ -192,6 +210,7 @@ export class Gpu {
       if (err) this.errors.push(`pipeline ${key}: ${err.message}`);
     });
     this.pipelines.set(key, p);
+    this.programPipelines.set(program, p);
     return p;
   }
 
@@ -202,7 +221,7 @@ export class Gpu {
     this.checkAlive();
     const [x, y = 1, z = 1] = d.workgroups;
     if (x === 0 || y === 0 || z === 0) return;
-    const max = this.limits.maxComputeWorkgroupsPerDimension;
+    const max = this.maxWorkgroups;
     if (x > max || y > max || z > max) {
       throw new GpuError('LIMIT', `${d.program.key}: dispatch of [${x}, ${y}, ${z}] workgroups exceeds ${max} per dimension`);
     }
@@ -281,10 +300,11 @@ export class Gpu {
     return id;
   }
 
-  private uniformBuffer(bytes: Uint8Array<ArrayBuffer>): GPUBuffer {
-    const key = Array.from(new Uint32Array(bytes.buffer)).join(',');
+  private uniformBuffer(fields: NonNullable<Dispatch['uniforms']>): GPUBuffer {
+    const key = uniformKey(fields);
     let buf = this.uniformBuffers.get(key);
     if (!buf) {
+      const bytes = encodeUniforms(fields);
       buf = this.device.createBuffer({ size: bytes.byteLength, usage: UNIFORM, label: 'uniforms' });
       this.device.queue.writeBuffer(buf, 0, bytes);
       this.uniformBuffers.set(key, buf); // evicted buffers are left to the GC: a pending pass may still use them
@@ -293,21 +313,20 @@ export class Gpu {
   }
 
   private bindGroup(d: Dispatch, pipeline: GPUComputePipeline): GPUBindGroup {
-    const entries: GPUBindGroupEntry[] = [];
-    let key = `${d.program.key}#${d.program.entryPoint}`;
-    if (d.uniforms) {
-      const ub = this.uniformBuffer(encodeUniforms(d.uniforms));
-      entries.push({ binding: 0, resource: { buffer: ub } });
-      key += `|u${this.bufferId(ub)}`;
+    let id = this.programIds.get(d.program);
+    if (id === undefined) { id = this.nextId++; this.programIds.set(d.program, id); }
+    const ub = d.uniforms ? this.uniformBuffer(d.uniforms) : null;
+    let key = ub ? `${id}|u${this.bufferId(ub)}` : `${id}`;
+    const bs = d.bindings;
+    for (let i = 0; i < bs.length; i++) {
+      const b = bs[i];
+      if (b) key += `|${i + 1}:${this.bufferId('buffer' in b ? b.buffer : b)}`;
     }
-    d.bindings.forEach((b, i) => {
-      if (!b) return;
-      const buffer = 'buffer' in b ? b.buffer : b;
-      entries.push({ binding: i + 1, resource: { buffer } });
-      key += `|${i + 1}:${this.bufferId(buffer)}`;
-    });
     let bg = this.bindGroups.get(key);
     if (!bg) {
+      const entries: GPUBindGroupEntry[] = [];
+      if (ub) entries.push({ binding: 0, resource: { buffer: ub } });
+      bs.forEach((b, i) => { if (b) entries.push({ binding: i + 1, resource: { buffer: 'buffer' in b ? b.buffer : b } }); });
       bg = this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries, label: d.program.key });
       this.bindGroups.set(key, bg);
     }

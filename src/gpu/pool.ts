@@ -35,7 +35,10 @@ export class BufferPool {
     let size = bucketSize(bytes);
     let buf: GPUBuffer | undefined;
     const bySize = this.free.get(usage);
-    if (bySize) {
+    const exact = bySize?.get(size);
+    if (exact?.length) {
+      buf = exact.pop();
+    } else if (bySize) {
       let best = Infinity;
       for (const [s, list] of bySize) if (s >= size && s < best && s <= size * REUSE_SLACK && list.length) best = s;
       if (best !== Infinity) {
@@ -49,9 +52,7 @@ export class BufferPool {
       this.stats.bytesAllocated += size;
       this.stats.buffers++;
       this.stats.peakBytes = Math.max(this.stats.peakBytes, this.stats.bytesAllocated);
-    } else {
-      buf.label = label;
-    }
+    } // a reused buffer keeps its first label: relabelling crosses into the native binding on every acquire
     this.stats.bytesInUse += size;
     return buf;
   }

@@ -9,10 +9,11 @@
 //      runs slower; its per-kernel GPU times are read from the Profile panel's table); with a list of
 //      episode counts, only for the last one.
 // The critic warm-up is set to 0, so every measured iteration has the policy update of the classroom run's
-// steady state (its first 2 iterations train the critic only). --episodes N runs N episodes instead of 32
-// (SwiftShader is slow); the JSON then names the episode count and the script prints a per-phase linear
-// extrapolation to 32, labelled as such, when it has measured two episode counts (--episodes 2,4).
-// Options: --episodes 32 (or a list: 2,4) --no-build --dist dist (the build folder) --port 4180
+// steady state (its first 2 iterations train the critic only). --episodes N runs N episodes instead of the
+// preset's (SwiftShader is slow); the JSON then names the episode count and the script prints a per-phase
+// linear extrapolation to the preset's count, labelled as such, when it has measured two episode counts
+// (--episodes 1,2,4).
+// Options: --episodes N (default: the preset's; or a list: 1,2,4) --no-build --dist dist (the build folder) --port 4180
 //          --out bench/results/browser-classroom.json --iteration-timeout-min 60
 
 import { spawnSync } from 'node:child_process';
@@ -23,15 +24,16 @@ import { type Page, chromium } from '@playwright/test';
 import { preview } from 'vite';
 import playwrightConfig from '../playwright.config.ts';
 import { formatKernelTable, kernelRows } from '../src/gpu/profile-table.ts';
+import { presetRunConfig } from '../src/marft/run-presets.ts';
 
 const argv = process.argv.slice(2);
 const arg = (n: string, d: string): string => { const i = argv.indexOf(`--${n}`); return i >= 0 ? argv[i + 1] : d; };
-const episodeCounts = arg('episodes', '32').split(',').map(Number);
+const CLASSROOM_EPISODES = (presetRunConfig('classroom')!.rollout as { episodes: number }).episodes;
+const episodeCounts = arg('episodes', String(CLASSROOM_EPISODES)).split(',').map(Number);
 if (episodeCounts.some((e) => !Number.isInteger(e) || e < 1)) throw new Error(`--episodes must be positive integers, got ${arg('episodes', '')}`);
 const out = arg('out', 'bench/results/browser-classroom.json');
 const iterationTimeout = Number(arg('iteration-timeout-min', '60')) * 60_000;
 const distDir = arg('dist', 'dist');
-const CLASSROOM_EPISODES = 32;
 
 interface Seconds { rollout: number; score: number; advantages: number; update: number; total: number }
 interface Measured {
@@ -174,7 +176,7 @@ mkdirSync(dirname(out), { recursive: true });
 writeFileSync(out, `${JSON.stringify({
   what: 'one MARFT iteration of the classroom preset in the lab (headless Chromium), critic warm-up 0',
   date: new Date().toISOString(), cpu: cpuName(), browser: browserVersion, adapter, classroomEpisodes: CLASSROOM_EPISODES,
-  results, kernelsByOp: byOp, extrapolatedTo32: extrapolated,
+  results, kernelsByOp: byOp, extrapolated: extrapolated && { episodes: CLASSROOM_EPISODES, seconds: extrapolated, how: 'least-squares line per phase through the timed iterations' },
 }, null, 1)}\n`);
 console.log(`\nwrote ${out}`);
 process.exit(0);

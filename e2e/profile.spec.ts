@@ -3,6 +3,7 @@
 // GPU time table. Also: /?config=classroom opens the lab with the classroom preset run in the builder.
 
 import { expect, test } from '@playwright/test';
+import { presetRunConfig } from '../src/marft/run-presets.ts';
 import { SHOTS, openLab, tinySettings, waitForStatus } from './helpers.ts';
 
 test.setTimeout(150_000);
@@ -10,9 +11,10 @@ test.setTimeout(150_000);
 test('/?config=classroom puts the classroom run config in the builder', async ({ page }) => {
   await page.goto('/?config=classroom');
   await page.getByTestId('tab-build').click();
-  await expect(page.getByTestId('field-rollout.episodes')).toHaveValue('32');
-  await expect(page.getByTestId('field-iterations')).toHaveValue('12');
-  await expect(page.getByTestId('field-all-max-new-tokens')).toHaveValue('64');
+  const c = presetRunConfig('classroom') as { iterations: number; rollout: { episodes: number }; graph: { agents: Array<{ maxNewTokens: number }> } };
+  await expect(page.getByTestId('field-rollout.episodes')).toHaveValue(String(c.rollout.episodes));
+  await expect(page.getByTestId('field-iterations')).toHaveValue(String(c.iterations));
+  await expect(page.getByTestId('field-all-max-new-tokens')).toHaveValue(String(c.graph.agents[0].maxNewTokens));
   await expect(page.getByTestId('config-status')).toHaveAttribute('data-valid', 'true');
 });
 

@@ -122,7 +122,8 @@ export async function rollout(o: RolloutOptions): Promise<Rollout> {
       padId: tokenizer.padId ?? decoder.config.padTokenId ?? 0,
     });
     calls++;
-    decoder.gpu.trim(); // this batch's KV caches: the next call's prompts are longer, so they would not be reused
+    // this batch's KV caches: the next call's prompts are longer, so they would not be reused
+    if (!o.generateFn) decoder.gpu.trim();
     o.onProgress?.(calls, 0, `turn ${turn + 1}`);
     return reqs.map((r, i) => {
       generatedTokens += gen.tokens[i].length;

@@ -95,8 +95,8 @@ export interface ForwardOptions {
   /**
    * Keep activations for backward(). Default false: temporaries go back to the pool as soon as used.
    * 'checkpoint' keeps only the residual stream entering each layer (N*C per layer instead of about
-   * 8*N*C + 3*N*I) and backward() recomputes one layer at a time: about a third more update compute
-   * for a fraction of the memory.
+   * 8*N*C + 3*N*I) and backward() recomputes one layer at a time: one more forward per update step
+   * (an estimated third more update compute, not measured on its own) for a fraction of the memory.
    */
   save?: boolean | 'checkpoint';
   /** 'all' positions (training), 'last' position of each sequence (sampling), or 'none' (value head only). */

@@ -11,6 +11,7 @@
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { acquireNodeGpu, ensureVulkanEnv } from '../src/gpu/node.ts';
+import { formatKernelTable, kernelRows } from '../src/gpu/profile-table.ts';
 import { parseConfig as parseModelConfig } from '../src/model/config.ts';
 import { Decoder } from '../src/model/decoder.ts';
 import { loadDecoder } from '../src/model/load.ts';
@@ -90,10 +91,7 @@ for (const name of names) {
   if (process.argv.includes('--profile')) {
     gpu.startProfile();
     await trainer.iteration();
-    const ks = await gpu.stopProfile();
-    const total = ks.reduce((a, k) => a + k.ms, 0);
-    console.log(`  per-kernel GPU time of one iteration (${name}), total ${total.toFixed(1)} ms:`);
-    for (const k of ks.slice(0, 15)) console.log(`    ${k.ms.toFixed(2).padStart(9)} ms  ${String(k.calls).padStart(6)}x  ${k.key}`);
+    console.log(`  per-kernel GPU time of one iteration (${name}):\n${formatKernelTable(kernelRows(await gpu.stopProfile()), 15)}`);
   }
   releaseTrainState(gpu, state);
   gpu.trim();

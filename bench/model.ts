@@ -6,6 +6,7 @@
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { acquireNodeGpu, ensureVulkanEnv } from '../src/gpu/node.ts';
+import { formatKernelTable, kernelRows } from '../src/gpu/profile-table.ts';
 import { parseConfig } from '../src/model/config.ts';
 import { Decoder } from '../src/model/decoder.ts';
 import { generate } from '../src/model/generate.ts';
@@ -67,10 +68,7 @@ for (const name of names) {
     if (process.argv.includes('--profile')) {
       gpu.startProfile();
       await step();
-      const train = await gpu.stopProfile();
-      const total = train.reduce((a, k) => a + k.ms, 0);
-      console.log(`  per-kernel GPU time of one forward+backward (${name} ${dtype}), total ${total.toFixed(2)} ms:`);
-      for (const k of train.slice(0, 12)) console.log(`    ${k.ms.toFixed(3).padStart(9)} ms  ${String(k.calls).padStart(5)}x  ${k.key}`);
+      console.log(`  per-kernel GPU time of one forward+backward (${name} ${dtype}):\n${formatKernelTable(kernelRows(await gpu.stopProfile()), 12)}`);
     }
     gpu.release(dlogits);
     releaseWeights(gpu, weights);

@@ -92,7 +92,6 @@ export class Trainer {
       decoder, tokenizer: this.d.tokenizer, config: cfg, graph: this.graph, makeEnv: this.makeEnv, seeds, rng: state.rng, slotOf: this.slotOf,
       onProgress: (n, _t, phase) => this.d.onProgress?.('rollout', `${phase}, batch ${n}`),
     });
-    gpu.trim(); // KV caches and decode temporaries: not needed by the phases that follow
     const t1 = performance.now();
     const actions = ro.episodes.flatMap((e) => e.actions);
     this.d.onProgress?.('score', `${actions.length} actions`);
@@ -100,7 +99,7 @@ export class Trainer {
       level: cfg.algo === 'grpo' ? 'token' : cfg.level, slotOf: this.slotOf, headOf: this.headOf, padId: this.padId,
       maxTokens: this.maxTokens, needRef: cfg.ppo.klCoef > 0,
     });
-    gpu.trim();
+    gpu.trim(); // scoring's logits: the update's micro-batches have other shapes (rollout trims after each generate)
     const t2 = performance.now();
     const targets = computeTargets(ro.episodes, score.scores, cfg);
     const t3 = performance.now();

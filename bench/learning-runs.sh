@@ -7,13 +7,13 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 M="bash .devcarry/enter.sh node .devcarry/app/marft.mjs"
-EPISODES=${EVAL_EPISODES:-256}
+EPISODES=${EVAL_EPISODES:-1024}
 filter() { grep -v "^Warning\|^    at \|XDG_RUNTIME"; }
 for step in "$@"; do
   t0=$(date +%s)
   case "$step" in
     pretrain)
-      $M pretrain --out public/models/marft-tiny --steps 4800 --batch 32 --seq 384 --lr 1e-3 --seed 0 --eval-every 0 --log-every 1200 --bf16 --error-rate 0.4 --plan-error-rate 0.5 --difficulty 1,2,3 2>&1 | filter | tee "$OUT/pretrain.log"
+      $M pretrain --out public/models/marft-tiny --steps 4800 --batch 32 --seq 384 --lr 1e-3 --seed 0 --eval-every 0 --log-every 1200 --bf16 --error-rate 0.4 --plan-error-rate 0.3 --solo-misread-rate 0.95 --precedence 0.5 --difficulty 1,2,3 2>&1 | filter | tee "$OUT/pretrain.txt"
       mkdir -p "$OUT/marft-tiny" && cp public/models/marft-tiny/* "$OUT/marft-tiny/" ;;
     base)
       for c in solo-ppo duo-action duo-anonymous; do

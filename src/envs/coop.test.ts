@@ -41,6 +41,26 @@ describe('coop-arith problems', () => {
     expect(n).toBeGreaterThan(10);
   });
 
+  it('draws the asked share of multi-step expressions among those where precedence matters', () => {
+    const share = (o: Parameters<typeof coopProblem>[1]): number => {
+      const multi = Array.from({ length: 600 }, (_, s) => coopProblem(s, o)).filter((p) => p.kind === 'expression' && p.difficulty >= 2);
+      expect(multi.length).toBeGreaterThan(150);
+      return multi.filter((p) => p.precedence).length / multi.length;
+    };
+    expect(share({ difficulty: [2, 3] })).toBeGreaterThan(0.42); // DEFAULT_PRECEDENCE 0.5
+    expect(share({ difficulty: [2, 3] })).toBeLessThan(0.58);
+    expect(share({ difficulty: [2, 3], precedence: 1, split: 'test' })).toBe(1);
+    expect(share({ difficulty: [2, 3], precedence: 0 })).toBe(0);
+    const natural = share({ difficulty: [2, 3], precedence: null });
+    expect(natural).toBeGreaterThan(0.05);
+    expect(natural).toBeLessThan(0.3);
+    // word problems and one-step problems never need precedence
+    for (let s = 0; s < 200; s++) {
+      const p = coopProblem(s, { precedence: 1 });
+      if (p.kind === 'word' || p.difficulty === 1) expect(p.precedence).toBe(false);
+    }
+  });
+
   it('keeps the test split disjoint from train (by computation), both reproducible', () => {
     const train = new Set<string>();
     const test = new Set<string>();
@@ -80,5 +100,7 @@ describe('coop-arith env', () => {
     expect(() => createEnv('coop-arith', { difficulty: [] })).toThrow(/difficulty/);
     expect(() => createEnv('coop-arith', { split: 'dev' })).toThrow(/split/);
     expect(() => createEnv('coop-arith', { wordFraction: 2 })).toThrow(/wordFraction/);
+    expect(() => createEnv('coop-arith', { precedence: 1.5 })).toThrow(/precedence must be a number in \[0, 1\] or null/);
+    expect(() => createEnv('coop-arith', { precedence: 'most' })).toThrow(/precedence/);
   });
 });

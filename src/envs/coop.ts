@@ -5,9 +5,12 @@
 // its steps (x op y = result, in the order they must be done), so the synthetic transcripts of
 // src/marft/pretrain-data.ts can write the plan and the computation a good team would produce.
 // Some expressions put a new operand on the left ("17 + 25 * 3"), so reading left to right is wrong:
-// that is what a plan is for. Train and test never overlap: a problem's split is a hash of its
-// computation (the steps, whatever the wording), and reset(seed) draws candidates until one of the
-// requested split comes up. All randomness is seeded.
+// that is what a plan is for. Left alone the generator makes few of those (~7 % of problems at levels
+// 1-3), so by default half of the multi-step expressions are drawn among them (`precedence`): enough
+// that a team whose planner reads the structure beats a solver that computes in reading order.
+// Train and test never overlap: a problem's split is a hash of its computation (the steps, whatever the
+// wording), and reset(seed) draws candidates until one of the requested split (and precedence) comes
+// up. All randomness is seeded.
 
 import { envFail } from './errors.ts';
 import { MathEnv, type Problem } from './mathEnv.ts';
@@ -39,7 +42,14 @@ export interface CoopOptions extends EnvOptions {
   split?: CoopSplit;
   /** Fraction of word problems (the rest are expressions). Default 0.35. */
   wordFraction?: number;
+  /**
+   * Fraction of expression problems of 2+ operations where reading left to right is wrong (null: as the
+   * generator makes them, about 1 in 7). Default DEFAULT_PRECEDENCE.
+   */
+  precedence?: number | null;
 }
+
+export const DEFAULT_PRECEDENCE = 0.5;
 
 /** One problem in TEST_MODULUS goes to the test split. */
 export const TEST_MODULUS = 10;
@@ -130,23 +140,28 @@ function candidate(rng: Rng, difficulty: number, word: boolean): Omit<CoopProble
 }
 
 /**
- * The problem of `seed` for a split: candidates `coop:<seed>:<k>` for k = 0, 1, ... until one falls in the
- * split (about TEST_MODULUS tries for test, ~1 for train). Deterministic in (seed, options).
+ * The problem of `seed` for a split. A seed fixes the level, the kind (word or expression) and, for
+ * expressions of 2+ operations, whether precedence must matter; candidates `coop:<seed>:<k>` are drawn for
+ * k = 0, 1, ... until one fits the split and that wish (~10 tries for test, ~1 for train, up to ~10x more
+ * for a precedence wish). Deterministic in (seed, options).
  */
-export function coopProblem(seed: number, options: Pick<CoopOptions, 'difficulty' | 'split' | 'wordFraction'> = {}): CoopProblem {
+export function coopProblem(seed: number, options: Pick<CoopOptions, 'difficulty' | 'split' | 'wordFraction' | 'precedence'> = {}): CoopProblem {
   const levels = checkCoopDifficulty(options.difficulty);
   const split = options.split ?? 'train';
   const wordFraction = options.wordFraction ?? 0.35;
+  const precedence = options.precedence === undefined ? DEFAULT_PRECEDENCE : options.precedence;
+  const head = createRng(`coop:${seed}`);
+  const difficulty = levels[head.int(levels.length)];
+  const word = head.next() < wordFraction;
+  const wish = precedence === null || word || difficulty < 2 ? null : head.next() < precedence;
   for (let k = 0; ; k++) {
-    const rng = createRng(`coop:${seed}:${k}`);
-    const difficulty = levels[rng.int(levels.length)];
-    const c = candidate(rng, difficulty, rng.next() < wordFraction);
-    if (coopSplitOf(c.steps) === split) return { ...c, id: `${split}:${seed}`, split };
+    const c = candidate(createRng(`coop:${seed}:${k}`), difficulty, word);
+    if (coopSplitOf(c.steps) === split && (wish === null || c.precedence === wish)) return { ...c, id: `${split}:${seed}`, split };
   }
 }
 
 export class CoopEnv extends MathEnv {
-  readonly options: Required<Pick<CoopOptions, 'split' | 'wordFraction'>> & { difficulty: number[] };
+  readonly options: Required<Pick<CoopOptions, 'split' | 'wordFraction' | 'precedence'>> & { difficulty: number[] };
 
   constructor(options: CoopOptions = {}) {
     const split = options.split ?? 'train';
@@ -155,7 +170,11 @@ export class CoopEnv extends MathEnv {
     if (typeof wordFraction !== 'number' || !(wordFraction >= 0 && wordFraction <= 1)) {
       envFail('ENV_OPTIONS', `coop-arith: wordFraction must be a number in [0, 1], got ${JSON.stringify(options.wordFraction)}`);
     }
-    const o = { difficulty: checkCoopDifficulty(options.difficulty), split, wordFraction };
+    const precedence = options.precedence === undefined ? DEFAULT_PRECEDENCE : options.precedence;
+    if (precedence !== null && (typeof precedence !== 'number' || !(precedence >= 0 && precedence <= 1))) {
+      envFail('ENV_OPTIONS', `coop-arith: precedence must be a number in [0, 1] or null, got ${JSON.stringify(options.precedence)}`);
+    }
+    const o = { difficulty: checkCoopDifficulty(options.difficulty), split, wordFraction, precedence };
     super('coop-arith', (seed) => coopProblem(seed, o), options.horizon);
     this.options = o;
   }

@@ -27,7 +27,7 @@ function add(name: string, factory: EnvFactory, description: string, builtin: bo
 
 add('arithmetic', (o) => createArithmeticEnv(o), 'Seeded arithmetic problems with integer answers (options: difficulty 1..4, horizon).', true);
 add('dataset', (o) => createDatasetEnv(o as DatasetEnvOptions), 'Your JSON/JSONL of {problem, answer} (options: data, split, testFraction, splitSeed, horizon).', true);
-add('coop-arith', (o) => createCoopEnv(o as CoopOptions), 'Multi-step arithmetic for a planner -> solver team, expressions and word problems (options: difficulty 1..4 or a list, split train|test, wordFraction, horizon).', true);
+add('coop-arith', (o) => createCoopEnv(o as CoopOptions), 'Multi-step arithmetic for a planner -> solver team, expressions and word problems (options: difficulty 1..4 or a list, split train|test, wordFraction, precedence, horizon).', true);
 
 /** Registers an environment factory under `name`. Throws ENV_EXISTS for a taken name unless `replace`. */
 export function registerEnv(name: string, factory: EnvFactory, options: { description?: string; replace?: boolean } = {}): void {

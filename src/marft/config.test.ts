@@ -47,6 +47,10 @@ describe('run config', () => {
     expect(messages({ credit: { method: 'per_step', fallback: null, perStep: { planner: 'planner' } } })).toEqual(['credit.perStep has no reward for solver and credit.fallback is null']);
     expect(messages({ env: { name: 'nope' } })[0]).toMatch(/env.name "nope" is not a registered environment/);
     expect(validateConfig({ env: { name: 'nope' } }, { checkEnv: false }).issues).toEqual([]);
+    // a built-in generator's options are checked by making it
+    expect(messages({ env: { name: 'coop-arith', options: { precedence: 2 } } })).toEqual([expect.stringMatching(/^env.options: coop-arith: precedence must be a number in \[0, 1\] or null, got 2/)]);
+    expect(messages({ env: { name: 'arithmetic', options: { difficulty: 9 } } })).toEqual([expect.stringMatching(/^env.options: arithmetic: difficulty/)]);
+    expect(messages({ env: { name: 'coop-arith', options: { precedence: 0.8, difficulty: [2, 3] } } })).toEqual([]);
   });
   it('throws a MarftError listing every problem', () => {
     try {

@@ -9,7 +9,8 @@
 // validateConfig() fills defaults and reports every problem with its field path; parseConfig() throws
 // a MarftError listing them; configJsonSchema() exports JSON Schema.
 
-import { listEnvs } from '../envs/registry.ts';
+import { EnvError } from '../envs/errors.ts';
+import { createEnv, listEnvs } from '../envs/registry.ts';
 import { MarftError } from './errors.ts';
 import { graphIssues, type AgentGraph } from './graph.ts';
 import { presetGraph } from './presets.ts';
@@ -212,8 +213,18 @@ export function validateConfig(input: unknown, options: ValidateOptions = {}): {
       const missing = [...roles].filter((r) => !(r in filled.credit.perStep));
       if (missing.length) issues.push({ path: 'credit.perStep', message: `credit.perStep has no reward for ${missing.join(', ')} and credit.fallback is null` });
     }
-    if ((options.checkEnv ?? true) && !listEnvs().some((e) => e.name === filled.env.name)) {
+    const entry = listEnvs().find((e) => e.name === filled.env.name);
+    if ((options.checkEnv ?? true) && !entry) {
       issues.push({ path: 'env.name', message: `env.name "${filled.env.name}" is not a registered environment (${listEnvs().map((e) => e.name).join(', ')})` });
+    }
+    // The built-in task generators check their options when made (cheap); a dataset's records are checked on upload.
+    if ((options.checkEnv ?? true) && entry?.builtin && entry.name !== 'dataset') {
+      try {
+        createEnv(entry.name, filled.env.options);
+      } catch (e) {
+        if (!(e instanceof EnvError)) throw e;
+        issues.push({ path: 'env.options', message: `env.options: ${e.message}` });
+      }
     }
   }
   return { config: issues.length ? null : filled, issues };

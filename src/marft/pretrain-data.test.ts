@@ -83,4 +83,21 @@ describe('pretrain transcripts', () => {
     expect(acc).toBeGreaterThan(0.5);
     expect(acc).toBeLessThan(0.8);
   });
+
+  it('makes a solo solver read precedence problems left to right at soloMisreadRate', () => {
+    const solo = (rate: number) => makeTranscripts(1500, 11, { teams: ['solo'], multiTurnFraction: 0, errorRate: 0, soloMisreadRate: rate, difficulty: [2, 3] })
+      .filter((t) => t.problem.precedence);
+    const some = solo(0.8);
+    expect(some.length).toBeGreaterThan(200);
+    const misread = some.filter((t) => t.plan === 'order').length / some.length;
+    expect(misread).toBeGreaterThan(0.74);
+    expect(misread).toBeLessThan(0.86);
+    // a misreading is wrong (precedence problems are exactly those), a careful reading right (no slips here)
+    for (const t of some) expect(t.correct).toBe(t.plan === 'good');
+    expect(solo(0).every((t) => t.plan === 'good' && t.correct)).toBe(true);
+    // the default follows planErrorRate, as before the option existed
+    const dflt = makeTranscripts(1500, 11, { teams: ['solo'], multiTurnFraction: 0, planErrorRate: 0, difficulty: [2, 3] });
+    expect(dflt.every((t) => t.plan === 'good')).toBe(true);
+    expect(() => makeTranscripts(1, 0, { soloMisreadRate: 2 })).toThrow(/soloMisreadRate/);
+  });
 });

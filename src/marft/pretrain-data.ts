@@ -14,13 +14,16 @@
 // 2. A solver makes an arithmetic slip (a wrong line, carried forward) or boxes a wrong final number with
 //    probability errorRate when it follows a correct plan, and noPlanFactor * errorRate without a usable
 //    plan (solo, or a generic plan): a good plan makes the team better than one agent, which is what
-//    multi-agent training should discover. A solo solver misreads precedence as often as a planner does.
+//    multi-agent training should discover.
+// 3. A solo solver, with no plan to follow, reads an expression left to right where precedence matters
+//    with probability soloMisreadRate: it computes in reading order, as small models do, and reading the
+//    structure is the planner's job. Above 0.5 the untuned solo solver misreads them greedily too.
 // Greedy decoding picks each context's most likely continuation, so these random flaws show mostly in
 // sampled rollouts; greedy errors come from the model's limited capacity.
 
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
 import { TINY_IDS } from '../model/tiny-tokenizer.ts';
-import { type CoopExpr, type CoopLine, type CoopProblem, coopProblem, evaluateCoop, parseCoopExpression } from '../envs/coop.ts';
+import { type CoopExpr, type CoopLine, type CoopProblem, DEFAULT_PRECEDENCE, coopProblem, evaluateCoop, parseCoopExpression } from '../envs/coop.ts';
 import { createRng, type Rng } from '../envs/rng.ts';
 import { feedbackText } from '../envs/mathEnv.ts';
 import type { AgentProfile } from './graph.ts';
@@ -34,8 +37,10 @@ export interface TranscriptOptions {
   errorRate?: number;
   /** Solver slip rate without a usable plan = min(0.95, noPlanFactor * errorRate). Default 1.6. */
   noPlanFactor?: number;
-  /** Fraction of unhelpful plans (and of solo precedence misreadings). Default 0.3. */
+  /** Fraction of unhelpful plans. Default 0.3. */
   planErrorRate?: number;
+  /** Fraction of precedence problems a solo solver reads left to right. Default planErrorRate. */
+  soloMisreadRate?: number;
   /** Fraction of episodes shown at their second turn, after a wrong first turn. Default 0.15. */
   multiTurnFraction?: number;
   /** Teams drawn uniformly per episode. Default ['solo', 'duo']. */
@@ -43,6 +48,8 @@ export interface TranscriptOptions {
   /** coop-arith difficulty levels. Default [1, 2, 3, 4]. */
   difficulty?: number | readonly number[];
   wordFraction?: number;
+  /** coop-arith's share of precedence problems (CoopOptions.precedence). Default DEFAULT_PRECEDENCE. */
+  precedence?: number | null;
 }
 
 export type PlanKind = 'good' | 'generic' | 'order' | 'swap';
@@ -164,7 +171,7 @@ function teamTurn(team: PretrainTeam, p: CoopProblem, o: Required<TranscriptOpti
   const noPlan = Math.min(0.95, o.noPlanFactor * o.errorRate);
   const answer = Number(p.answer);
   if (team === 'solo') {
-    const misread = p.precedence && rng.next() < o.planErrorRate;
+    const misread = p.precedence && rng.next() < o.soloMisreadRate;
     const expr = parseCoopExpression(p.expression, misread);
     const s = solve(expr, noPlan, rng);
     return {
@@ -195,13 +202,17 @@ export function withDefaults(opts: TranscriptOptions): Required<TranscriptOption
     errorRate: opts.errorRate ?? 0.25,
     noPlanFactor: opts.noPlanFactor ?? 1.6,
     planErrorRate: opts.planErrorRate ?? 0.3,
+    soloMisreadRate: opts.soloMisreadRate ?? opts.planErrorRate ?? 0.3,
     multiTurnFraction: opts.multiTurnFraction ?? 0.15,
     teams: opts.teams ?? ['solo', 'duo'],
     difficulty: opts.difficulty ?? [1, 2, 3, 4],
     wordFraction: opts.wordFraction ?? 0.35,
+    precedence: opts.precedence === undefined ? DEFAULT_PRECEDENCE : opts.precedence,
   };
   checkRate('errorRate', o.errorRate);
   checkRate('planErrorRate', o.planErrorRate);
+  checkRate('soloMisreadRate', o.soloMisreadRate);
+  if (o.precedence !== null) checkRate('precedence', o.precedence);
   checkRate('multiTurnFraction', o.multiTurnFraction);
   checkRate('noPlanFactor', o.noPlanFactor, 10);
   if (o.teams.length === 0 || o.teams.some((t) => t !== 'solo' && t !== 'duo')) throw new Error(`pretrain data: teams must be a non-empty list of "solo" / "duo", got ${JSON.stringify(o.teams)}`);
@@ -215,7 +226,7 @@ export function withDefaults(opts: TranscriptOptions): Required<TranscriptOption
 export function episodeTranscripts(seed: number, options: TranscriptOptions = {}): Transcript[] {
   const o = withDefaults(options);
   const rng = createRng(`pretrain:${seed}`);
-  const p = coopProblem(seed, { difficulty: o.difficulty, wordFraction: o.wordFraction, split: 'train' });
+  const p = coopProblem(seed, { difficulty: o.difficulty, wordFraction: o.wordFraction, precedence: o.precedence, split: 'train' });
   const team = o.teams[rng.int(o.teams.length)];
   const byRole = profiles(team);
   const history: PastTurn[] = [];

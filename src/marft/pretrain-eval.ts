@@ -16,6 +16,8 @@ export interface CoopEvalOptions {
   n: number;
   seed?: number;
   difficulty?: number | readonly number[];
+  /** coop-arith's share of precedence problems (default the env's). */
+  precedence?: number | null;
   /** 0 = greedy (default). */
   temperature?: number;
   maxNewTokens?: number; // default 96
@@ -40,7 +42,7 @@ export interface CoopEvalResult {
 }
 
 export async function evaluateCoop(decoder: Decoder, tok: LoadedTokenizer, o: CoopEvalOptions): Promise<CoopEvalResult> {
-  const env = new CoopEnv({ split: 'test', difficulty: o.difficulty ?? [1, 2, 3, 4] });
+  const env = new CoopEnv({ split: 'test', difficulty: o.difficulty ?? [1, 2, 3, 4], precedence: o.precedence });
   const agents = teamProfiles(o.team);
   const answerRoles = agents.filter((a) => a.withAnswer).map((a) => a.role);
   const eos = new Set(tok.eosIds);

@@ -80,6 +80,14 @@ describe('generate', () => {
     const firstStop = a.tokens[0].indexOf(stopTok);
     expect(c.tokens[0]).toEqual(a.tokens[0].slice(0, firstStop + 1));
     expect(c.finish[0]).toBe('stop_token');
+    // a batch over the prefill cap runs as sub-batches (here 2 + 1 prompts) with the same results, progress over all
+    const steps: Array<[number, number]> = [];
+    const split = await generate(dec, prompts, { ...opts, maxPrefillTokens: 7, onProgress: (d, m) => steps.push([d, m]) });
+    expect(split).toEqual(a);
+    expect(steps.every(([, m]) => m === steps[0][1])).toBe(true);
+    expect(steps[steps.length - 1][0]).toBe(steps[0][1]);
+    const greedy = { ...opts, sampling: { temperature: 0 }, streams: undefined };
+    expect(await generate(dec, prompts, { ...greedy, maxPrefillTokens: 3 })).toEqual(await generate(dec, prompts, greedy));
     releaseWeights(gpu, dec.weights);
   });
 });

@@ -2,6 +2,9 @@
 // prefilled together; each step samples one token per sequence on the GPU and feeds it straight back as
 // the next input, so the only readbacks are the token and log-prob buffers, every `syncEvery` steps, to
 // check stop tokens, stop strings and per-sequence limits (finished sequences idle until all are done).
+// A batch whose prefill would pass MAX_PREFILL_TOKENS runs as consecutive sub-batches: one prefill over
+// all of it would exceed the 65535-workgroups-per-dimension limit of row-per-workgroup kernels (and
+// memory); per-sequence RNG streams keep sampled results the same whatever the split.
 
 import { kvAppend } from '../../kernels/kvcache/kvcache.ts';
 import { type SamplingRow, sampleTokens, uploadSamplingSettings } from '../../kernels/sampling/sampling.ts';
@@ -27,6 +30,8 @@ export interface GenerateOptions {
   padId?: number;
   /** Read back every this many steps (default 8). */
   syncEvery?: number;
+  /** Most prompt tokens (padded) per prefill; larger batches run as sub-batches. Default MAX_PREFILL_TOKENS. */
+  maxPrefillTokens?: number;
   /** Called after each readback with the number of steps done. */
   onProgress?: (steps: number, maxSteps: number) => void;
 }
@@ -39,7 +44,38 @@ export interface Generation {
   finish: Array<'stop_token' | 'stop_string' | 'length'>;
 }
 
+/** Most prompt tokens (padded) prefilled in one forward pass. */
+export const MAX_PREFILL_TOKENS = 32768;
+
 export async function generate(dec: Decoder, prompts: readonly number[][], opts: GenerateOptions): Promise<Generation> {
+  const Tp = Math.max(0, ...prompts.map((p) => p.length));
+  const chunk = Math.max(1, Math.floor((opts.maxPrefillTokens ?? MAX_PREFILL_TOKENS) / Math.max(1, Tp)));
+  if (prompts.length <= chunk) return generateBatch(dec, prompts, opts);
+  const B = prompts.length;
+  const pick = <T>(v: T | readonly T[], a: number, b: number): T | readonly T[] => (Array.isArray(v) ? (v as readonly T[]).slice(a, b) : v);
+  const streams = opts.streams ?? Array.from({ length: B }, (_, i) => i);
+  if (streams.length !== B) shapeError('generate', `streams has ${streams.length} entries for ${B} prompts`);
+  const out: Generation = { tokens: [], logprobs: [], text: opts.decode ? [] : null, finish: [] };
+  const parts = Math.ceil(B / chunk);
+  for (let k = 0; k < parts; k++) {
+    const [a, b] = [k * chunk, Math.min(B, (k + 1) * chunk)];
+    const part = await generateBatch(dec, prompts.slice(a, b), {
+      ...opts,
+      maxNewTokens: pick(opts.maxNewTokens, a, b),
+      sampling: pick(opts.sampling, a, b),
+      slots: opts.slots?.slice(a, b),
+      streams: streams.slice(a, b),
+      onProgress: opts.onProgress && ((steps, max) => opts.onProgress!(k * max + steps, parts * max)),
+    });
+    out.tokens.push(...part.tokens);
+    out.logprobs.push(...part.logprobs);
+    out.text?.push(...part.text!);
+    out.finish.push(...part.finish);
+  }
+  return out;
+}
+
+async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: GenerateOptions): Promise<Generation> {
   const g = dec.gpu;
   const B = prompts.length;
   if (B === 0) return { tokens: [], logprobs: [], text: opts.decode ? [] : null, finish: [] };

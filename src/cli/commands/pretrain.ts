@@ -2,10 +2,12 @@
 // Makes the lab's built-in tiny base model: a tokenizer learned on the synthetic coop-arith transcripts,
 // a tiny Llama trained from random init on those transcripts (loss on completions only), held-out
 // greedy accuracy of the solo and duo teams every --eval-every steps, then a Hugging Face folder in DIR.
+// The defaults are the recipe of the built-in model (public/models/marft-tiny, made with --bf16).
 
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { acquireNodeGpu } from '../../gpu/node.ts';
+import { DEFAULT_PRECEDENCE } from '../../envs/coop.ts';
 import { evaluateCoop } from '../../marft/pretrain-eval.ts';
 import { type PretrainTeam, type TranscriptOptions, corpusTexts, episodeTranscripts, makeTranscripts, tokenizeTranscript } from '../../marft/pretrain-data.ts';
 import { parseConfig } from '../../model/config.ts';
@@ -14,13 +16,15 @@ import { buildTinyTokenizer, DEFAULT_TINY_VOCAB, TINY_IDS } from '../../model/ti
 import { loadTokenizer } from '../../model/tokenizer.ts';
 import { UsageError, parse, required } from '../args.ts';
 
-export const usage = 'marft pretrain --out DIR [--steps 4000] [--seed 0] [--batch 32] [--seq 384] [--lr 1e-3] [--error-rate 0.25] [--plan-error-rate 0.3] '
-  + '[--layers 6 --hidden 256 --heads 4 --kv-heads 2 --intermediate 688 --max-pos 512 --vocab 512] [--difficulty 1,2,3,4] [--warmup N] [--weight-decay 0.1] '
+export const usage = 'marft pretrain --out DIR [--steps 4800] [--seed 0] [--batch 32] [--seq 384] [--lr 1e-3] [--error-rate 0.4] [--plan-error-rate 0.3] '
+  + '[--solo-misread-rate 0.95] [--precedence 0.5] '
+  + '[--layers 6 --hidden 256 --heads 4 --kv-heads 2 --intermediate 688 --max-pos 512 --vocab 512] [--difficulty 1,2,3] [--warmup N] [--weight-decay 0.1] '
   + '[--log-every 50] [--eval-every 500] [--eval-n 128] [--corpus 4000] [--bf16]';
 
 const FLAGS = {
   out: { type: 'string' }, steps: { type: 'string' }, seed: { type: 'string' }, batch: { type: 'string' }, seq: { type: 'string' },
-  lr: { type: 'string' }, 'error-rate': { type: 'string' }, 'plan-error-rate': { type: 'string' }, layers: { type: 'string' },
+  lr: { type: 'string' }, 'error-rate': { type: 'string' }, 'plan-error-rate': { type: 'string' }, 'solo-misread-rate': { type: 'string' },
+  precedence: { type: 'string' }, layers: { type: 'string' },
   hidden: { type: 'string' }, heads: { type: 'string' }, 'kv-heads': { type: 'string' }, intermediate: { type: 'string' },
   'max-pos': { type: 'string' }, vocab: { type: 'string' }, difficulty: { type: 'string' }, warmup: { type: 'string' },
   'weight-decay': { type: 'string' }, 'log-every': { type: 'string' }, 'eval-every': { type: 'string' }, 'eval-n': { type: 'string' },
@@ -42,15 +46,17 @@ export async function pretrainCommand(argv: string[]): Promise<void> {
   const a = parse(argv, FLAGS);
   const out = required(a.out, 'out');
   const int = (f: keyof typeof FLAGS, d: number, min = 1, max?: number): number => num(a[f], f, d, { int: true, min, max });
-  const steps = int('steps', 4000);
+  const steps = int('steps', 4800);
   const seed = int('seed', 0, 0);
   const B = int('batch', 32);
   const seq = int('seq', 384, 16);
   const lr = num(a.lr, 'lr', 1e-3, { min: 0 });
-  const difficulty = typeof a.difficulty === 'string' ? a.difficulty.split(',').map((x) => num(x.trim(), 'difficulty', 0, { int: true, min: 1, max: 4 })) : [1, 2, 3, 4];
+  const difficulty = typeof a.difficulty === 'string' ? a.difficulty.split(',').map((x) => num(x.trim(), 'difficulty', 0, { int: true, min: 1, max: 4 })) : [1, 2, 3];
   const data: TranscriptOptions = {
-    errorRate: num(a['error-rate'], 'error-rate', 0.25, { min: 0, max: 1 }),
+    errorRate: num(a['error-rate'], 'error-rate', 0.4, { min: 0, max: 1 }),
     planErrorRate: num(a['plan-error-rate'], 'plan-error-rate', 0.3, { min: 0, max: 1 }),
+    soloMisreadRate: num(a['solo-misread-rate'], 'solo-misread-rate', 0.95, { min: 0, max: 1 }),
+    precedence: num(a.precedence, 'precedence', DEFAULT_PRECEDENCE, { min: 0, max: 1 }),
     difficulty,
   };
   const dims = {
@@ -92,7 +98,7 @@ export async function pretrainCommand(argv: string[]): Promise<void> {
   const teams: PretrainTeam[] = ['solo', 'duo'];
   const evaluate = async (_d: unknown, _step: number, temperature = 0): Promise<Record<string, number>> => {
     const m: Record<string, number> = {};
-    for (const team of teams) m[team] = (await evaluateCoop(trainer.decoder, tok, { team, n: evalN, temperature, seed: 0, difficulty })).accuracy;
+    for (const team of teams) m[team] = (await evaluateCoop(trainer.decoder, tok, { team, n: evalN, temperature, seed: 0, difficulty, precedence: data.precedence })).accuracy;
     return m;
   };
   const res = await pretrain(trainer, nextBatch, {

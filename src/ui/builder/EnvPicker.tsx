@@ -1,5 +1,6 @@
 // The environment: a built-in task generator, or the user's own JSON/JSONL of {problem, answer}.
 
+import { DEFAULT_PRECEDENCE } from '../../envs/coop.ts';
 import { listEnvs } from '../../envs/registry.ts';
 import { uploadDataset } from '../actions.ts';
 import { editDraft, selectDataset, selectDraft, useLab } from '../store.ts';
@@ -25,6 +26,12 @@ export function EnvPicker() {
       {env.name !== 'dataset' && (
         <NumberField label="Difficulty (1..4, empty = default)" path="env.options.difficulty" value={difficulty} step={1}
           onChange={(v) => editDraft((d) => { if (Number.isFinite(v)) d.env.options.difficulty = v; else delete d.env.options.difficulty; })} />
+      )}
+      {env.name === 'coop-arith' && (
+        <NumberField label={`Precedence share (0..1, empty = ${DEFAULT_PRECEDENCE})`} path="env.options.precedence" step={0.05}
+          value={typeof env.options.precedence === 'number' ? env.options.precedence : null}
+          title="Of the multi-step expressions, the share where reading left to right is wrong: the problems a planner helps with."
+          onChange={(v) => editDraft((d) => { if (Number.isFinite(v)) d.env.options.precedence = v; else delete d.env.options.precedence; })} />
       )}
       {env.name === 'dataset' && (
         <div>

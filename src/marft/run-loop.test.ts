@@ -189,6 +189,38 @@ describe('run loop faults', () => {
     rows.push({ area: 'checkpoint save', fault: 'child process writing checkpoints with nodeStore killed with SIGKILL mid-save', cases: kills, outcome: `after each kill the latest checkpoint verified (sizes + SHA-256) at or after the last reported save; it loads`, verdict: 'pass', test: TEST });
   });
 
+  it('halts at an iteration boundary when asked and resumes there; profiles the iterations asked for', async () => {
+    const gpu = await testGpu();
+    const s = tinySetup(gpu, OVER);
+    const store = memoryStore();
+    const seen: number[] = [];
+    const events: RunLoopEvent[] = [];
+    const profiled: Array<{ iteration: number; kernels: number | null }> = [];
+    const common = {
+      store, dir: 'run', baseModel: 'tiny', until: 3, maxTokens: 512,
+      onIteration: (res: { metrics: { iteration: number } }) => seen.push(res.metrics.iteration),
+      onEvent: (e: RunLoopEvent) => events.push(e),
+    };
+    // a pause asked for during iteration 0 takes effect after it
+    const first = await runLoop(session(gpu, s), s.state, { ...common, halt: () => seen.length >= 1 });
+    expect(first.state.iteration).toBe(1);
+    expect(seen).toEqual([0]);
+    const second = await runLoop(session(gpu, s), first.state, {
+      ...common,
+      profile: (it) => it === 2,
+      onProfile: (iteration, kernels) => profiled.push({ iteration, kernels: kernels && kernels.length }),
+    });
+    expect(second.state.iteration).toBe(3);
+    expect(seen).toEqual([0, 1, 2]);
+    // the starting state was saved once (iteration 0), not again on resuming at iteration 1
+    expect(events.filter((e) => e.kind === 'saved').map((e) => (e as { iteration: number }).iteration)).toEqual([0, 1, 2, 3]);
+    expect(profiled).toHaveLength(1);
+    expect(profiled[0].iteration).toBe(2);
+    if (gpu.hasTimestamps) expect(profiled[0].kernels).toBeGreaterThan(5);
+    else expect(profiled[0].kernels).toBeNull();
+    releaseTrainState(gpu, second.state);
+  });
+
   it('the GPU device lost mid-rollout and mid-update: the run resumes from its last checkpoint', async () => {
     const devices: Gpu[] = [];
     const open = async (): Promise<RunSession> => {

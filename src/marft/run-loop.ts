@@ -1,5 +1,6 @@
-// The training loop with its guards, shared by the CLI (and testable on its own): iterations until a
-// target, a checkpoint after every good iteration, and three recoveries.
+// The training loop with its guards, shared by the CLI and the lab's worker (and testable on its own):
+// iterations until a target (or until `halt` says so at an iteration boundary: pause, stop), a checkpoint
+// after every good iteration, and three recoveries.
 //   1. A non-finite loss or gradient skips the step (update.ts) and the iteration is not checkpointed;
 //      `rollbackAfter` such iterations in a row reload the last checkpoint (a fresh RNG draw, so the
 //      rolled-back run does not replay the same failure).
@@ -34,6 +35,7 @@ export interface RunSession {
 }
 
 export type RunLoopEvent =
+  | { kind: 'saving'; iteration: number }
   | { kind: 'saved'; iteration: number; checkpoint: string }
   | { kind: 'skipped'; iteration: number; steps: string[] }
   | { kind: 'rollback'; from: number; to: number }
@@ -49,24 +51,29 @@ export interface RunLoopOptions {
   keep?: number;
   /** Train until state.iteration reaches this. */
   until: number;
+  /** Asked before every iteration: true ends the loop there (a pause or stop asked for meanwhile). */
+  halt?: () => boolean;
   /** Iterations in a row with non-finite skips before a rollback (default 3). */
   rollbackAfter?: number;
   /** Device losses in a row recovered before giving up (default 3). */
   maxRecoveries?: number;
   /** A new device with the model loaded, after a device loss; without it a loss ends the loop. */
   reopen?: (reason: string) => Promise<RunSession>;
+  /** After every iteration, before a rollback it caused; checkpoint null when none was saved for it. */
   onIteration?: (result: IterationResult, checkpoint: string | null) => void;
-  onEvent?: (event: RunLoopEvent) => void;
+  /** With the state and session in use after the event (a new one after a rollback or a recovery). */
+  onEvent?: (event: RunLoopEvent, ctx: { state: TrainState; session: RunSession }) => void;
   /** The trainer's progress, with the current state and session (fault-injection tests hook in here). */
   onProgress?: (phase: Phase, detail: string, ctx: { state: TrainState; session: RunSession }) => void;
   /** The trainer's maxTokens. */
   maxTokens?: number;
   /**
-   * Iterations (by number) whose GPU work is timed per kernel (Gpu.startProfile: every dispatch in a pass of
-   * its own, so they run slower); their times go to onProfile. Ignored on a device without timestamp-query.
+   * Asked before each iteration: whether its GPU work is timed per kernel (Gpu.startProfile: every dispatch
+   * in a pass of its own, so it runs slower). An attempt that fails (a lost device) keeps the answer for
+   * its retry. The times go to onProfile before onIteration; null kernels: the device lacks timestamp-query.
    */
   profile?: (iteration: number) => boolean;
-  onProfile?: (iteration: number, kernels: KernelTime[]) => void;
+  onProfile?: (iteration: number, kernels: KernelTime[] | null) => void;
 }
 
 export interface RunLoopResult {
@@ -88,9 +95,14 @@ const NON_FINITE = /non-finite|NaN|Infinity/;
 /** Did this iteration skip a step for a non-finite loss or gradient? */
 export const hadNonFiniteSkip = (skipped: readonly string[]): boolean => skipped.some((x) => NON_FINITE.test(x));
 
-/** The device's loss reason when `e` came from a lost device (device.lost resolves asynchronously). */
+/**
+ * The device's loss reason when `e` came from a lost device. device.lost resolves asynchronously (in a
+ * browser a destroyed device may first surface as a failed mapAsync or a validation error), so this
+ * waits for it a moment before deciding.
+ */
 async function lostReason(gpu: Gpu, e: unknown): Promise<string | null> {
-  for (let i = 0; i < 10 && gpu.lostReason === null; i++) await new Promise((r) => setTimeout(r, 20));
+  if (e instanceof GpuError && e.code === 'DEVICE_LOST' && gpu.lostReason === null) return e.message;
+  for (let i = 0; i < 30 && gpu.lostReason === null; i++) await new Promise((r) => setTimeout(r, 100));
   if (gpu.lostReason !== null) return gpu.lostReason;
   return e instanceof GpuError && e.code === 'DEVICE_LOST' ? e.message : null;
 }
@@ -107,10 +119,12 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
     gpu: session.gpu, decoder: session.decoder, tokenizer: session.tokenizer, state, maxTokens: o.maxTokens,
     onProgress: (phase, detail) => o.onProgress?.(phase, detail, { state, session }),
   });
+  const event = (e: RunLoopEvent): void => o.onEvent?.(e, { state, session });
   const save = async (): Promise<string> => {
     try {
+      event({ kind: 'saving', iteration: state.iteration });
       const saved = await saveCheckpoint(session.gpu, state, o.store, o.dir, { baseModel: o.baseModel, keep });
-      o.onEvent?.({ kind: 'saved', iteration: state.iteration, checkpoint: saved.name });
+      event({ kind: 'saved', iteration: state.iteration, checkpoint: saved.name });
       return saved.name;
     } catch (e) {
       if (e instanceof GpuError) throw e; // the device, not the storage: handled as a loss by the caller
@@ -135,36 +149,40 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
     session = await o.reopen(reason);
     await reload();
     recoveries++;
-    o.onEvent?.({ kind: 'recovered', reason, iteration: state.iteration });
+    event({ kind: 'recovered', reason, iteration: state.iteration });
     t = trainer();
     return true;
   };
 
-  while (state.iteration < o.until) {
+  let retryProfile = false;
+  while (state.iteration < o.until && !(o.halt?.() ?? false)) {
     let res: IterationResult;
-    const profiled = session.gpu.hasTimestamps && (o.profile?.(state.iteration) ?? false);
-    if (profiled) session.gpu.startProfile();
+    const profiled: boolean = retryProfile || (o.profile?.(state.iteration) ?? false);
+    const timed = profiled && session.gpu.hasTimestamps;
+    retryProfile = false;
+    if (timed) session.gpu.startProfile();
     try {
       res = await t.iteration();
     } catch (e) {
-      if (profiled) void session.gpu.stopProfile().catch(() => {});
+      if (timed) void session.gpu.stopProfile().catch(() => {});
+      retryProfile = profiled;
       if (!(await recoverFrom(await lostReason(session.gpu, e)))) throw e;
       continue;
     }
-    if (profiled) o.onProfile?.(res.metrics.iteration, await session.gpu.stopProfile());
+    if (profiled) o.onProfile?.(res.metrics.iteration, timed ? await session.gpu.stopProfile() : null);
     lostInRow = 0;
     const bad = hadNonFiniteSkip(res.metrics.skipped);
     badRun = bad ? badRun + 1 : 0;
-    if (bad) o.onEvent?.({ kind: 'skipped', iteration: res.metrics.iteration, steps: res.metrics.skipped });
+    if (bad) event({ kind: 'skipped', iteration: res.metrics.iteration, steps: res.metrics.skipped });
     if (badRun >= rollbackAfter) {
+      o.onIteration?.(res, null);
       const from = state.iteration;
       releaseTrainState(session.gpu, state);
       await reload();
       state.rng.next(); // a different draw, so the rolled-back run does not replay the same failure
       rollbacks++;
       badRun = 0;
-      o.onEvent?.({ kind: 'rollback', from, to: state.iteration });
-      o.onIteration?.(res, null);
+      event({ kind: 'rollback', from, to: state.iteration });
       t = trainer();
       continue;
     }
@@ -173,6 +191,7 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
       try {
         checkpoint = await save();
       } catch (e) {
+        if (e instanceof RunPaused) { o.onIteration?.(res, null); throw e; }
         // lost while reading the tensors back: redo the iteration from the last checkpoint
         if (!(await recoverFrom(e instanceof GpuError ? await lostReason(session.gpu, e) : null))) throw e;
         continue;

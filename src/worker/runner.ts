@@ -1,21 +1,24 @@
-// The training loop inside the worker. One run is loaded at a time (the TrainState on the GPU); the loop
-// runs iterations until the target iteration, a pause, a single step or a stop, each taking effect at an
-// iteration boundary. After every iteration a checkpoint goes to OPFS (runs/<id>/ckpt-NNNNNN), so a
-// reload, a crash or a lost GPU device loses at most the iteration in flight: on a device loss the loop
-// acquires a new device, reloads the model and the run's latest checkpoint, and carries on.
+// The lab's training runs inside the worker. One run is loaded at a time (the TrainState on the GPU); the
+// shared run loop (src/marft/run-loop.ts, as in the CLI) runs its iterations until the target, a pause, a
+// single step or a stop, each taking effect at an iteration boundary, with the loop's guards: a checkpoint
+// to OPFS (runs/<id>/ckpt-NNNNNN) after every good iteration, a rollback to the last checkpoint after three
+// iterations in a row with non-finite steps, and on a lost device a new device, the model again and the
+// latest checkpoint. A checkpoint that cannot be written (OPFS quota) pauses the run.
 // Profiling is opt-in (armProfile): the next iteration to start runs with every dispatch timed in a pass of
 // its own (slower), and its IterationEvent carries the per-kernel table and the phase wall times.
 
 import { loadCheckpoint, readCheckpointFiles, saveCheckpoint } from '../marft/checkpoint.ts';
 import { type RunConfig, parseConfig } from '../marft/config.ts';
 import type { ActionRecord, EpisodeRecord } from '../marft/rollout.ts';
+import { type RunLoopEvent, type RunSession, RunPaused, hadNonFiniteSkip, runLoop } from '../marft/run-loop.ts';
 import type { ActionScores } from '../marft/score.ts';
 import { type TrainState, createTrainState, releaseTrainState } from '../marft/state.ts';
-import { Trainer } from '../marft/trainer.ts';
+import type { IterationResult } from '../marft/trainer.ts';
+import type { KernelTime } from '../gpu/profiler.ts';
 import { BUILTIN_MODEL, type EpisodeSummary, type IterationProfile, type ProgressPhase, type RunEvents, type RunStatus, toWorkerError } from './api.ts';
 import { WorkerFail } from './errors.ts';
 import { newRunId, runsStore, writeRunMeta } from './runs.ts';
-import { type LoadedModel, currentGpu, dropDevice, getModel } from './session.ts';
+import { type LoadedModel, dropDevice, getModel } from './session.ts';
 
 /** Checkpoints kept per run (newest by iteration). */
 const KEEP = 20;
@@ -32,7 +35,6 @@ interface Active {
   runId: string;
   state: TrainState;
   model: LoadedModel;
-  trainer: Trainer;
   until: number;
   lastCheckpoint: string | null;
 }
@@ -67,9 +69,7 @@ export const getLast = (): LastIteration | null => last;
 export const isLooping = (): boolean => looping;
 const baseModelName = (path: string): string => path || BUILTIN_MODEL;
 
-function makeTrainer(state: TrainState, m: LoadedModel): Trainer {
-  return new Trainer({ gpu: m.gpu, decoder: m.decoder, tokenizer: m.tokenizer, state, onProgress: (phase, d) => progress(phase, d) });
-}
+const toSession = (m: LoadedModel): RunSession => ({ gpu: m.gpu, decoder: m.decoder, tokenizer: m.tokenizer, model: m.config });
 
 function summarize(ep: EpisodeRecord): EpisodeSummary {
   const lastTurn = ep.turns[ep.turns.length - 1];
@@ -103,7 +103,7 @@ export async function startRun(input: RunConfig, paused: boolean): Promise<strin
   const m = await getModel(config.model.path);
   const state = createTrainState(m.gpu, m.config, config);
   const runId = newRunId();
-  active = { runId, state, model: m, trainer: makeTrainer(state, m), until: config.iterations, lastCheckpoint: null };
+  active = { runId, state, model: m, until: config.iterations, lastCheckpoint: null };
   await writeRunMeta({ id: runId, createdAt: new Date().toISOString(), source: 'new' });
   const ckpt = await save(active);
   fire(() => events?.onLoaded({ runId, config, history: [], checkpoint: ckpt }));
@@ -123,7 +123,7 @@ export async function openRun(runId: string, checkpoint?: string): Promise<numbe
   release();
   const m = await getModel(config.model.path);
   const state = await loadCheckpoint(m.gpu, store, dir, m.config);
-  active = { runId, state, model: m, trainer: makeTrainer(state, m), until: config.iterations, lastCheckpoint: path.split('/').pop() ?? null };
+  active = { runId, state, model: m, until: config.iterations, lastCheckpoint: path.split('/').pop() ?? null };
   fire(() => events?.onLoaded({ runId, config: state.config, history: state.metrics, checkpoint: active!.lastCheckpoint }));
   status('paused', `resumed from ${path}`);
   return state.iteration;
@@ -164,41 +164,74 @@ export function stop(): void {
   if (!looping && active) status('stopped');
 }
 
-/**
- * Whether an iteration failed because the GPU device went away. device.lost resolves asynchronously
- * (and a destroyed device may first surface as a failed mapAsync or a validation error), so this polls
- * the devices in use for a moment before deciding.
- */
-async function deviceLost(e: unknown): Promise<boolean> {
-  const gpus = [active?.model.gpu, currentGpu()].filter((g): g is NonNullable<typeof g> => Boolean(g));
-  for (let i = 0; i < 30; i++) {
-    if (gpus.some((g) => g.lostReason !== null)) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return (e as { code?: string } | null)?.code === 'DEVICE_LOST';
+/** The IterationEvent's profile: the kernel table (null: the adapter lacks timestamp-query) and phase times. */
+function iterationProfile(m: LoadedModel, res: IterationResult, kernels: KernelTime[] | null): IterationProfile {
+  const adapter = [m.gpu.adapter.vendor, m.gpu.adapter.architecture, m.gpu.adapter.description].filter(Boolean).join(' / ') || 'unknown adapter';
+  return {
+    iteration: res.metrics.iteration, seconds: res.metrics.seconds, adapter, kernels,
+    unavailable: kernels ? undefined : `this GPU adapter (${adapter}) does not expose the WebGPU feature timestamp-query, so per-kernel GPU times cannot be measured; only the phase wall times are shown`,
+  };
 }
 
-/** A new device, the model again, and the run's latest checkpoint. */
-async function recover(reason: string): Promise<void> {
-  const a = active!;
-  status('recovering', `GPU device lost (${reason}); reloading the last checkpoint`);
-  dropDevice();
-  const m = await getModel(a.state.config.model.path);
-  const state = await loadCheckpoint(m.gpu, runsStore(), a.runId, m.config);
-  active = { ...a, state, model: m, trainer: makeTrainer(state, m) };
-  last = null;
-  fire(() => events?.onLoaded({ runId: a.runId, config: state.config, history: state.metrics, checkpoint: a.lastCheckpoint }));
-  fire(() => events?.onNotice({
-    code: 'DEVICE_LOST',
-    message: `The GPU device was lost (${reason}). The run resumed from its last checkpoint ${a.lastCheckpoint ?? ''} (iteration ${state.iteration}); no saved data was lost.`,
-    hint: 'If it keeps happening, close other GPU-heavy tabs or lower episodes / max new tokens.',
-  }));
+/** What the UI hears of the run loop's events; `a` follows the state and model the loop now uses. */
+function onLoopEvent(a: Active, e: RunLoopEvent, state: TrainState): void {
+  if (e.kind === 'saving') progress('checkpoint', `saving iteration ${e.iteration}`);
+  else if (e.kind === 'saved') a.lastCheckpoint = e.checkpoint;
+  else if (e.kind === 'rollback' || e.kind === 'recovered') {
+    a.state = state;
+    last = null;
+    fire(() => events?.onLoaded({ runId: a.runId, config: state.config, history: state.metrics, checkpoint: a.lastCheckpoint }));
+    fire(() => events?.onNotice(e.kind === 'rollback'
+      ? {
+        code: 'ROLLBACK',
+        message: `Iterations ${e.to}-${e.from - 1} had non-finite losses or gradients (their steps were skipped); the run went back to its last checkpoint ${a.lastCheckpoint ?? ''} (iteration ${e.to}) and continues with a new random draw.`,
+        hint: 'If it happens again, lower the learning rate or the clip range, or set a target KL.',
+      }
+      : {
+        code: 'DEVICE_LOST',
+        message: `The GPU device was lost (${e.reason}). The run resumed from its last checkpoint ${a.lastCheckpoint ?? ''} (iteration ${e.iteration}); no saved data was lost.`,
+        hint: 'If it keeps happening, close other GPU-heavy tabs or lower episodes / max new tokens.',
+      }));
+  }
+}
+
+/** Runs `a` through the shared loop until its target, a pause or a stop (one iteration for a single step). */
+async function train(a: Active, single: boolean): Promise<void> {
+  let kernels: { iteration: number; kernels: KernelTime[] | null } | null = null;
+  const done = await runLoop(toSession(a.model), a.state, {
+    store: runsStore(), dir: a.runId, baseModel: baseModelName(a.state.config.model.path), keep: KEEP,
+    until: single ? a.state.iteration + 1 : a.until, maxRecoveries: MAX_RECOVERIES,
+    halt: () => ctrl.stop || (ctrl.pause && !single),
+    reopen: async (reason) => {
+      status('recovering', `GPU device lost (${reason}); reloading the last checkpoint`);
+      dropDevice();
+      a.model = await getModel(a.state.config.model.path);
+      return toSession(a.model);
+    },
+    profile: () => {
+      const on = profileArmed;
+      profileArmed = false;
+      return on;
+    },
+    onProfile: (iteration, k) => { kernels = { iteration, kernels: k }; },
+    onProgress: (phase, detail) => progress(phase, detail),
+    onEvent: (e, ctx) => onLoopEvent(a, e, ctx.state),
+    onIteration: (res, checkpoint) => {
+      const k = kernels as { iteration: number; kernels: KernelTime[] | null } | null;
+      const profile = k?.iteration === res.metrics.iteration ? iterationProfile(a.model, res, k.kernels) : undefined;
+      kernels = null;
+      last = { iteration: res.metrics.iteration, config: a.state.config, episodes: res.episodes, scores: res.scores ?? new Map() };
+      const notice = hadNonFiniteSkip(res.metrics.skipped) ? `iteration ${res.metrics.iteration} had non-finite steps (skipped); no checkpoint saved for it` : undefined;
+      const ev = { metrics: res.metrics, episodes: res.episodes.map(summarize), checkpoint, notice, profile };
+      fire(() => events?.onIteration(ev));
+    },
+  });
+  a.state = done.state;
 }
 
 async function loop(): Promise<void> {
   if (looping) return;
   looping = true;
-  let recoveries = 0;
   try {
     for (;;) {
       const a = active;
@@ -209,61 +242,16 @@ async function loop(): Promise<void> {
       const single = ctrl.stepOnce;
       ctrl.stepOnce = false;
       status('running');
-      const gpu = a.model.gpu;
-      const profiling = profileArmed;
-      const timed = profiling && gpu.hasTimestamps;
-      profileArmed = false;
-      if (timed) gpu.startProfile();
-      let res;
       try {
-        res = await a.trainer.iteration();
+        await train(a, single);
       } catch (e) {
-        if (profiling) {
-          profileArmed = true; // the retried iteration (after a recovery) or the next one is profiled instead
-          if (timed) void gpu.stopProfile().catch(() => {});
-        }
-        if (await deviceLost(e)) {
-          if (++recoveries > MAX_RECOVERIES) throw e;
-          try {
-            await recover(a.model.gpu.lostReason ?? currentGpu()?.lostReason ?? 'device lost');
-          } catch (e2) {
-            fire(() => events?.onNotice(toWorkerError(e2)));
-            status('error', 'could not recover from the device loss');
-            return;
-          }
-          if (single) ctrl.stepOnce = true;
-          continue;
-        }
-        throw e;
+        if (!(e instanceof RunPaused)) throw e;
+        // storage full (OPFS quota) or unwritable: paused, so no iteration runs without a checkpoint; the last
+        // good checkpoint stays intact (saves are atomic) and Train continues once space is freed
+        a.state = e.state;
+        ctrl.pause = true;
+        fire(() => events?.onNotice({ ...toWorkerError(e), message: `${e.message} Training is paused; free some space and press Train to continue.` }));
       }
-      recoveries = 0;
-      let profile: IterationProfile | undefined;
-      if (profiling) {
-        const adapter = [gpu.adapter.vendor, gpu.adapter.architecture, gpu.adapter.description].filter(Boolean).join(' / ') || 'unknown adapter';
-        profile = {
-          iteration: res.metrics.iteration, seconds: res.metrics.seconds, adapter,
-          kernels: timed ? await gpu.stopProfile() : null,
-          unavailable: timed ? undefined : `this GPU adapter (${adapter}) does not expose the WebGPU feature timestamp-query, so per-kernel GPU times cannot be measured; only the phase wall times are shown`,
-        };
-      }
-      last = { iteration: res.metrics.iteration, config: a.state.config, episodes: res.episodes, scores: res.scores ?? new Map() };
-      const bad = res.metrics.skipped.some((x) => /non-finite|NaN|Infinity/.test(x));
-      let checkpoint: string | null = null;
-      let notice: string | undefined;
-      if (bad) notice = `iteration ${res.metrics.iteration} had non-finite steps (skipped); no checkpoint saved for it`;
-      else {
-        try {
-          checkpoint = await save(a);
-        } catch (e) {
-          // storage full (OPFS quota) or unwritable: pause, so no iteration runs without a checkpoint;
-          // the last good checkpoint stays intact (saves are atomic) and Train continues once space is freed
-          notice = `checkpoint not saved: ${toWorkerError(e).message}; training paused`;
-          ctrl.pause = true;
-          fire(() => events?.onNotice({ ...toWorkerError(e), message: `The checkpoint of iteration ${a.state.iteration} was not saved: ${toWorkerError(e).message}. Training is paused; the last good checkpoint is intact.` }));
-        }
-      }
-      const ev = { metrics: res.metrics, episodes: res.episodes.map(summarize), checkpoint, notice, profile };
-      fire(() => events?.onIteration(ev));
       if (single) ctrl.pause = true;
     }
   } catch (e) {

@@ -80,7 +80,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
     },
     onProgress: (phase, d, ctx) => bar.update(ctx.state.iteration, `${phase}: ${d}`),
     profile: a.profile ? (it) => it === total - 1 : undefined,
-    onProfile: (iteration, kernels) => { profiles.push({ iteration, kernels, seconds: {} }); },
+    onProfile: (iteration, kernels) => { if (kernels) profiles.push({ iteration, kernels, seconds: {} }); },
     onIteration: ({ metrics }) => {
       bar.clear();
       const p = profiles.find((x) => x.iteration === metrics.iteration);

@@ -44,7 +44,7 @@ export interface CoopOptions extends EnvOptions {
   wordFraction?: number;
   /**
    * Fraction of expression problems of 2+ operations where reading left to right is wrong (null: as the
-   * generator makes them, about 1 in 7). Default DEFAULT_PRECEDENCE.
+   * generator makes them, about 1 in 6). Default DEFAULT_PRECEDENCE.
    */
   precedence?: number | null;
 }

@@ -60,5 +60,11 @@ describe('marft CLI', () => {
     expect(noTok.status).toBe(1);
     expect(noTok.stderr).toMatch(/tokenizer\.json is missing/);
     expect(run('frobnicate').status).toBe(2);
+    const badEnvJson = run('eval', '--config', `${ROOT}configs/duo-action.json`, '--base', '--env-options', '{precedence: 1}');
+    expect(badEnvJson.status).toBe(2);
+    expect(badEnvJson.stderr).toMatch(/--env-options must be a JSON object, got \{precedence: 1\}/);
+    const badEnv = run('eval', '--config', `${ROOT}configs/duo-action.json`, '--base', '--env-options', '{"precedence": 2}');
+    expect(badEnv.status).toBe(1);
+    expect(badEnv.stderr).toMatch(/env\.options: coop-arith: precedence must be a number in \[0, 1\] or null, got 2/);
   });
 });

@@ -1,6 +1,8 @@
 // marft eval --checkpoint DIR [--episodes N] [--split test|train] [--sampled] [--seed S]
 // marft eval --config FILE --base ...     (the untuned base model: no adapters)
 // Held-out accuracy of the team and of each answering agent. Greedy decoding unless --sampled.
+// --env-options '{"difficulty": 3}' overrides the environment's options (e.g. a harder level, or coop-arith's
+// precedence share) for this evaluation only; the result is checked like any run config.
 
 import { basename, dirname, resolve } from 'node:path';
 import { loadCheckpoint, readCheckpointFiles } from '../../marft/checkpoint.ts';
@@ -10,12 +12,13 @@ import { nodeStore } from '../../marft/storage/node.ts';
 import { UsageError, parse } from '../args.ts';
 import { openSession, readRunConfig } from '../session.ts';
 
-export const usage = 'marft eval (--checkpoint DIR | --config FILE --base) [--episodes N] [--split test|train] [--sampled] [--seed S] [--json]';
+export const usage = 'marft eval (--checkpoint DIR | --config FILE --base) [--episodes N] [--split test|train] [--sampled] [--seed S] [--env-options JSON] [--json]';
 
 export async function evalCommand(argv: string[]): Promise<void> {
   const a = parse(argv, {
     checkpoint: { type: 'string' }, config: { type: 'string' }, base: { type: 'boolean' }, episodes: { type: 'string' },
     split: { type: 'string' }, sampled: { type: 'boolean' }, seed: { type: 'string' }, json: { type: 'boolean' },
+    'env-options': { type: 'string' },
   });
   if (!a.checkpoint && !a.base) throw new UsageError('give --checkpoint DIR, or --base to evaluate the untuned model');
   const log = (l: string) => console.error(l);
@@ -27,6 +30,16 @@ export async function evalCommand(argv: string[]): Promise<void> {
     config = parseConfig(new TextDecoder().decode((await readCheckpointFiles(ckpt.store, ckpt.dir)).files['config.json']));
   } else {
     config = readRunConfig(a.config as string | undefined);
+  }
+  if (typeof a['env-options'] === 'string') {
+    let extra: unknown;
+    try {
+      extra = JSON.parse(a['env-options']);
+    } catch (e) {
+      throw new UsageError(`--env-options must be a JSON object, got ${a['env-options']} (${(e as Error).message})`);
+    }
+    if (!extra || typeof extra !== 'object' || Array.isArray(extra)) throw new UsageError(`--env-options must be a JSON object, got ${a['env-options']}`);
+    config = parseConfig({ ...config, env: { ...config.env, options: { ...config.env.options, ...extra } } });
   }
   const split = typeof a.split === 'string' ? a.split : 'test';
   if (split !== 'test' && split !== 'train') throw new UsageError(`--split must be test or train, got ${split}`);

@@ -101,10 +101,9 @@ export const hadNonFiniteSkip = (skipped: readonly string[]): boolean => skipped
  * waits for it a moment before deciding.
  */
 async function lostReason(gpu: Gpu, e: unknown): Promise<string | null> {
-  if (e instanceof GpuError && e.code === 'DEVICE_LOST' && gpu.lostReason === null) return e.message;
-  for (let i = 0; i < 30 && gpu.lostReason === null; i++) await new Promise((r) => setTimeout(r, 100));
-  if (gpu.lostReason !== null) return gpu.lostReason;
-  return e instanceof GpuError && e.code === 'DEVICE_LOST' ? e.message : null;
+  const known = e instanceof GpuError && e.code === 'DEVICE_LOST';
+  for (let i = 0; i < 30 && !known && gpu.lostReason === null; i++) await new Promise((r) => setTimeout(r, 100));
+  return gpu.lostReason ?? (known ? (e as GpuError).message : null);
 }
 
 export async function runLoop(session: RunSession, state: TrainState, o: RunLoopOptions): Promise<RunLoopResult> {

@@ -197,7 +197,7 @@ function onLoopEvent(a: Active, e: RunLoopEvent, state: TrainState): void {
 
 /** Runs `a` through the shared loop until its target, a pause or a stop (one iteration for a single step). */
 async function train(a: Active, single: boolean): Promise<void> {
-  let kernels: { iteration: number; kernels: KernelTime[] | null } | null = null;
+  const kernels = new Map<number, KernelTime[] | null>(); // by iteration, from onProfile to onIteration
   const done = await runLoop(toSession(a.model), a.state, {
     store: runsStore(), dir: a.runId, baseModel: baseModelName(a.state.config.model.path), keep: KEEP,
     until: single ? a.state.iteration + 1 : a.until, maxRecoveries: MAX_RECOVERIES,
@@ -213,13 +213,13 @@ async function train(a: Active, single: boolean): Promise<void> {
       profileArmed = false;
       return on;
     },
-    onProfile: (iteration, k) => { kernels = { iteration, kernels: k }; },
+    onProfile: (iteration, k) => { kernels.set(iteration, k); },
     onProgress: (phase, detail) => progress(phase, detail),
     onEvent: (e, ctx) => onLoopEvent(a, e, ctx.state),
     onIteration: (res, checkpoint) => {
-      const k = kernels as { iteration: number; kernels: KernelTime[] | null } | null;
-      const profile = k?.iteration === res.metrics.iteration ? iterationProfile(a.model, res, k.kernels) : undefined;
-      kernels = null;
+      const it = res.metrics.iteration;
+      const profile = kernels.has(it) ? iterationProfile(a.model, res, kernels.get(it)!) : undefined;
+      kernels.clear();
       last = { iteration: res.metrics.iteration, config: a.state.config, episodes: res.episodes, scores: res.scores ?? new Map() };
       const notice = hadNonFiniteSkip(res.metrics.skipped) ? `iteration ${res.metrics.iteration} had non-finite steps (skipped); no checkpoint saved for it` : undefined;
       const ev = { metrics: res.metrics, episodes: res.episodes.map(summarize), checkpoint, notice, profile };
@@ -250,7 +250,7 @@ async function loop(): Promise<void> {
         // good checkpoint stays intact (saves are atomic) and Train continues once space is freed
         a.state = e.state;
         ctrl.pause = true;
-        fire(() => events?.onNotice({ ...toWorkerError(e), message: `${e.message} Training is paused; free some space and press Train to continue.` }));
+        fire(() => events?.onNotice({ ...toWorkerError(e), message: `${e.message} Free some space and press Train to continue.` }));
       }
       if (single) ctrl.pause = true;
     }

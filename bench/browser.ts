@@ -23,8 +23,8 @@ import { dirname } from 'node:path';
 import { type Page, chromium } from '@playwright/test';
 import { preview } from 'vite';
 import playwrightConfig from '../playwright.config.ts';
-import { formatKernelTable, kernelRows } from '../src/gpu/profile-table.ts';
-import { presetRunConfig } from '../src/marft/run-presets.ts';
+import { formatKernelTable, kernelRows } from '../src/common/profile-table.ts';
+import { presetRunConfig } from '../src/config/run-presets.ts';
 
 const argv = process.argv.slice(2);
 const arg = (n: string, d: string): string => { const i = argv.indexOf(`--${n}`); return i >= 0 ? argv[i + 1] : d; };

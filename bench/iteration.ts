@@ -11,15 +11,15 @@
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { acquireNodeGpu, ensureVulkanEnv } from '../src/gpu/node.ts';
-import { formatKernelTable, kernelRows } from '../src/gpu/profile-table.ts';
+import { formatKernelTable, kernelRows } from '../src/common/profile-table.ts';
 import { parseConfig as parseModelConfig } from '../src/model/config.ts';
 import { Decoder } from '../src/model/decoder.ts';
 import { loadDecoder } from '../src/model/load.ts';
 import { nodeModelFiles } from '../src/model/node-files.ts';
 import type { LoadedTokenizer } from '../src/model/tokenizer.ts';
 import { uploadWeights } from '../src/model/weights.ts';
-import { parseConfig } from '../src/marft/config.ts';
-import { presetForAgents } from '../src/marft/presets.ts';
+import { parseConfig } from '../src/config/run-config.ts';
+import { presetForAgents } from '../src/config/presets.ts';
 import { createTrainState, releaseTrainState } from '../src/marft/state.ts';
 import { Trainer } from '../src/marft/trainer.ts';
 import { BENCH_MODELS, randomWeights } from './random-model.ts';

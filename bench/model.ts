@@ -6,7 +6,7 @@
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { acquireNodeGpu, ensureVulkanEnv } from '../src/gpu/node.ts';
-import { formatKernelTable, kernelRows } from '../src/gpu/profile-table.ts';
+import { formatKernelTable, kernelRows } from '../src/common/profile-table.ts';
 import { parseConfig } from '../src/model/config.ts';
 import { Decoder } from '../src/model/decoder.ts';
 import { generate } from '../src/model/generate.ts';

@@ -3,7 +3,7 @@
 // GPU time table. Also: /?config=classroom opens the lab with the classroom preset run in the builder.
 
 import { expect, test } from '@playwright/test';
-import { presetRunConfig } from '../src/marft/run-presets.ts';
+import { presetRunConfig } from '../src/config/run-presets.ts';
 import { SHOTS, openLab, tinySettings, waitForStatus } from './helpers.ts';
 
 test.setTimeout(150_000);

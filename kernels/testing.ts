@@ -2,7 +2,7 @@
 // print the first mismatches by tensor name, and central finite differences for backward checks.
 
 import { expect } from 'vitest';
-import type { Gpu } from '../src/gpu/context.ts';
+import type { Gpu } from '../src/gpu/gpu.ts';
 import { acquireNodeGpu } from '../src/gpu/node.ts';
 
 let logged = false;

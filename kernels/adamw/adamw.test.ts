@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Gpu } from '../../src/gpu/context.ts';
+import type { Gpu } from '../../src/gpu/gpu.ts';
 import type { Tensor } from '../../src/gpu/tensor.ts';
 import { expectClose, randn, testGpu } from '../testing.ts';
 import { ADAMW_STATS, type AdamWGroup, adamwBegin, adamwStats, adamwStep, adamwUpdate, zeroGrads } from './adamw.ts';

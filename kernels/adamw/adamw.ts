@@ -2,7 +2,7 @@
 // small stats tensor, the update reads its clip scale from there, and a non-finite norm turns the whole
 // step into a no-op (and is counted), so the trainer needs no readback inside a step.
 
-import type { Gpu } from '../../src/gpu/context.ts';
+import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
 import { type Program, grid1d } from '../../src/gpu/program.ts';
 import { type Tensor, numel, shapeStr } from '../../src/gpu/tensor.ts';

@@ -1,7 +1,7 @@
 // Timing of causal attention forward and backward (llm.c's dev/cuda habit: a benchmark beside the kernel).
 // bench/kernels.ts calls benchAttention and prints the rows.
 
-import type { Gpu } from '../../src/gpu/context.ts';
+import type { Gpu } from '../../src/gpu/gpu.ts';
 import { attentionBackward, attentionForward } from './attention.ts';
 
 export interface AttentionBenchCase { B: number; T: number; NH: number; NKV: number; HS: number }

@@ -1,7 +1,7 @@
 // Launchers for causal flash attention (forward saving the log-sum-exp, and its deterministic backward)
 // with grouped-query heads, a key padding mask and KV caches of larger capacity. Layouts in attention.wgsl.
 
-import type { Gpu } from '../../src/gpu/context.ts';
+import type { Gpu } from '../../src/gpu/gpu.ts';
 import { GpuError, shapeError } from '../../src/gpu/errors.ts';
 import { type Program, grid1d } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';

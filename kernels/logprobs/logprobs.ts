@@ -1,7 +1,7 @@
 // Launchers for the fused log-softmax / target log-prob / entropy (forward) and its backward, which can
 // overwrite the logits with their gradient to save a (N, V) buffer.
 
-import type { Gpu } from '../../src/gpu/context.ts';
+import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
 import { type Program, grid1d } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';

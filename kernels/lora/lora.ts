@@ -3,7 +3,7 @@
 // one set of dispatches. The forward adds onto the base projection's output; the backward adds onto the
 // base projection's dx and accumulates the adapter gradients of the slots in use.
 
-import type { Gpu } from '../../src/gpu/context.ts';
+import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
 import type { Program } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';

@@ -1,7 +1,7 @@
 // A small benchmark of the matmul kernel (llm.c's dev/cuda habit): time per call and GFLOP/s for a list of
 // shapes, measured with gpu.sync() around a batch of repetitions after a warm-up.
 
-import type { Gpu } from '../../src/gpu/context.ts';
+import type { Gpu } from '../../src/gpu/gpu.ts';
 import type { Tensor } from '../../src/gpu/tensor.ts';
 import type { WeightDType } from '../common.ts';
 import { type MatmulVariant, type TileConfig, matmul } from './matmul.ts';

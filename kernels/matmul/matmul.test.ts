@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Gpu } from '../../src/gpu/context.ts';
+import type { Gpu } from '../../src/gpu/gpu.ts';
 import { round16 } from '../../src/gpu/half.ts';
 import type { Tensor } from '../../src/gpu/tensor.ts';
 import type { WeightDType } from '../common.ts';

@@ -4,7 +4,7 @@
 // 'mid' 64x64, and small blocks for skinny shapes (decode M=8, value heads N=1). Compile-time choices
 // (transposes, B dtype, accumulate, bias, tile) form the program key; shapes, strides and alpha are uniforms.
 
-import type { Gpu } from '../../src/gpu/context.ts';
+import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
 import { type Program, grid1d } from '../../src/gpu/program.ts';
 import { type Tensor, is16, numel, shapeStr } from '../../src/gpu/tensor.ts';

@@ -3,7 +3,7 @@
 // Flat reductions run in passes of 4096-element segments; the partials live in two scratch buffers kept
 // per device (never returned to the pool, so a later upload cannot overwrite them before the passes run).
 
-import type { Gpu } from '../../src/gpu/context.ts';
+import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
 import { type Program, grid1d } from '../../src/gpu/program.ts';
 import { type Tensor, numel, shapeStr } from '../../src/gpu/tensor.ts';

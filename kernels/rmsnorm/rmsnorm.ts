@@ -1,7 +1,7 @@
 // Launchers for RMSNorm: forward (saves rstd), backward dx (assign) and the optional dw (accumulate,
 // deterministic two-stage reduction over rows).
 
-import type { Gpu } from '../../src/gpu/context.ts';
+import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
 import { type Program, type UniformField, grid1d } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';

@@ -1,7 +1,7 @@
 // Launchers for rotary position embedding (HF Llama / Qwen2 rotate_half convention) on q and k in one
 // dispatch, in place or out of place, and its backward (the inverse rotation of the gradients).
 
-import type { Gpu } from '../../src/gpu/context.ts';
+import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
 import { type Program, grid1d } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Gpu } from '../../src/gpu/context.ts';
+import type { Gpu } from '../../src/gpu/gpu.ts';
 import { expectClose, randn, rng, testGpu } from '../testing.ts';
 import { type SamplingRow, type SamplingWorkgroup, pcgHash, sampleTokens, samplingUniform, uploadSamplingSettings } from './sampling.ts';
 import { sampleRowRef } from './sampling.ref.ts';

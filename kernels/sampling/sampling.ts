@@ -1,7 +1,7 @@
 // Launcher for GPU token sampling (temperature, top-k, top-p per row, seeded counter-based RNG), and the
 // RNG itself in TS, so a CPU reference or a replay draws the same uniform numbers as the kernel.
 
-import type { Gpu } from '../../src/gpu/context.ts';
+import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
 import { type Program, grid1d } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';

@@ -1,6 +1,6 @@
 // Launchers for the SwiGLU activation (out = silu(gate) * up) and its backward (assigns dgate, dup).
 
-import type { Gpu } from '../../src/gpu/context.ts';
+import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
 import { type Program, grid1d } from '../../src/gpu/program.ts';
 import { type Tensor, numel, shapeStr } from '../../src/gpu/tensor.ts';

@@ -4,12 +4,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Gpu } from '../gpu/context.ts';
+import type { Gpu } from '../gpu/gpu.ts';
 import { acquireNodeGpu } from '../gpu/node.ts';
 import { type LoadedDecoder, loadDecoder } from '../model/load.ts';
 import { nodeModelFiles } from '../model/node-files.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
-import { type RunConfig, parseConfig } from '../marft/config.ts';
+import { type RunConfig, parseConfig } from '../config/run-config.ts';
 import { UsageError } from './args.ts';
 
 export const BUILTIN_MODEL = 'marft-tiny';

@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { unzipFiles } from '../marft/zip.ts';
+import { unzipFiles } from '../platform/zip.ts';
 import { tinyModelFolder, TINY_QWEN2_CONFIG } from '../model/file-fixtures.ts';
 import { readPeftAdapter } from '../model/peft.ts';
 

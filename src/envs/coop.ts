@@ -3,7 +3,7 @@
 // a chain of 1..4 operations (the difficulty), shown either as an expression ("Compute 17 + 25 * 3 - 8.")
 // or as a short templated word problem ("Ann has 17 shells. Ann finds 25 more. ..."). Each problem keeps
 // its steps (x op y = result, in the order they must be done), so the synthetic transcripts of
-// src/marft/pretrain-data.ts can write the plan and the computation a good team would produce.
+// src/pretrain/data.ts can write the plan and the computation a good team would produce.
 // Some expressions put a new operand on the left ("17 + 25 * 3"), so reading left to right is wrong:
 // that is what a plan is for. Left alone the generator makes few of those (~7 % of problems at levels
 // 1-3), so by default half of the multi-step expressions are drawn among them (`precedence`): enough

@@ -1,6 +1,6 @@
 // Device acquisition in the browser (window or worker): a clear error when WebGPU is missing.
 
-import type { Gpu } from './context.ts';
+import type { Gpu } from './gpu.ts';
 import { type AcquireOptions, acquireFrom } from './device.ts';
 import { GpuError } from './errors.ts';
 

@@ -1,7 +1,7 @@
 // Device acquisition from a `GPU` object (navigator.gpu in the browser, Dawn's in Node): picks the
 // adapter, asks for the features the kernels can use and the adapter's full limits, and wraps it in a Gpu.
 
-import { Gpu } from './context.ts';
+import { Gpu } from './gpu.ts';
 import { GpuError } from './errors.ts';
 
 export interface AcquireOptions {

@@ -3,7 +3,7 @@
 // MARFT_GPU=swiftshader forces the CPU driver; VK_ICD_FILENAMES / VK_DRIVER_FILES set by the user win.
 
 import { existsSync, readdirSync } from 'node:fs';
-import type { Gpu } from './context.ts';
+import type { Gpu } from './gpu.ts';
 import { type AcquireOptions, acquireFrom } from './device.ts';
 import { GpuError } from './errors.ts';
 

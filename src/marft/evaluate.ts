@@ -5,8 +5,8 @@ import { createEnv } from '../envs/registry.ts';
 import type { Decoder } from '../model/decoder.ts';
 import { Rng } from '../model/rng.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
-import type { RunConfig } from './config.ts';
-import { compileGraph } from './graph.ts';
+import type { RunConfig } from '../config/run-config.ts';
+import { compileGraph } from '../config/graph.ts';
 import { rollout } from './rollout.ts';
 import type { TrainState } from './state.ts';
 

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { createEnv } from '../envs/registry.ts';
 import { actionLevelGae, tokenLevelGae } from './advantages.ts';
 import { assignCredit } from './credit.ts';
-import { compileGraph } from './graph.ts';
-import { presetGraph } from './presets.ts';
+import { compileGraph } from '../config/graph.ts';
+import { presetGraph } from '../config/presets.ts';
 import { buildMessages, type AgentOutput, type PastTurn } from './prompt.ts';
 
 describe('a scripted duo episode', () => {

@@ -9,7 +9,7 @@
 // - plain text for a model without a chat template, as the original MARFT prompts read: blocks separated
 //   by blank lines, ending in "{role}:" for the model to continue.
 
-import type { AgentProfile } from './graph.ts';
+import type { AgentProfile } from '../config/graph.ts';
 
 export type ChatRole = 'system' | 'user' | 'assistant';
 

@@ -4,10 +4,10 @@
 
 import { describe, expect, it } from 'vitest';
 import { testGpu } from '../../kernels/testing.ts';
-import { loadCheckpoint, saveCheckpoint } from './checkpoint.ts';
+import { loadCheckpoint, saveCheckpoint } from './checkpoint/checkpoint.ts';
 import { evaluate } from './evaluate.ts';
 import { releaseTrainState } from './state.ts';
-import { memoryStore } from './storage/index.ts';
+import { memoryStore } from '../platform/storage/index.ts';
 import { Trainer } from './trainer.ts';
 import { tinySetup } from './testing.ts';
 

@@ -8,8 +8,8 @@ import type { GenerateOptions, Generation } from '../model/generate.ts';
 import { Rng } from '../model/rng.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
 import { createEnv } from '../envs/registry.ts';
-import { parseConfig } from './config.ts';
-import { compileGraph } from './graph.ts';
+import { parseConfig } from '../config/run-config.ts';
+import { compileGraph } from '../config/graph.ts';
 import { rollout } from './rollout.ts';
 
 // A "tokenizer" whose ids are char codes, so scripted texts survive encode/decode.

@@ -15,13 +15,13 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testGpu } from '../../kernels/testing.ts';
 import { type ReliabilityRow, recordReliability } from '../../scripts/reliability.ts';
-import type { Gpu } from '../gpu/context.ts';
+import type { Gpu } from '../gpu/gpu.ts';
 import { createNodeGpu } from '../gpu/node.ts';
-import { listCheckpoints, loadCheckpoint, readCheckpointFiles, saveCheckpoint } from './checkpoint.ts';
+import { listCheckpoints, loadCheckpoint, readCheckpointFiles, saveCheckpoint } from './checkpoint/checkpoint.ts';
 import { type RunLoopEvent, type RunSession, RunPaused, runLoop } from './run-loop.ts';
 import { releaseTrainState } from './state.ts';
-import { nodeStore } from './storage/node.ts';
-import { CheckpointError, type CheckpointStore, type MemoryStore, memoryStore } from './storage/index.ts';
+import { nodeStore } from '../platform/storage/node.ts';
+import { CheckpointError, type CheckpointStore, type MemoryStore, memoryStore } from '../platform/storage/index.ts';
 import { tinySetup } from './testing.ts';
 
 const TEST = 'src/marft/run-loop.test.ts';

@@ -13,17 +13,17 @@
 // Before the first iteration the loop saves the starting state when the run folder has no checkpoint of
 // it, so a rollback or a recovery always has one to go back to.
 
-import type { Gpu } from '../gpu/context.ts';
+import type { Gpu } from '../gpu/gpu.ts';
 import { GpuError } from '../gpu/errors.ts';
 import type { KernelTime } from '../gpu/profiler.ts';
 import type { ModelConfig } from '../model/config.ts';
 import type { Decoder } from '../model/decoder.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
-import { listCheckpoints, loadCheckpoint, saveCheckpoint } from './checkpoint.ts';
+import { listCheckpoints, loadCheckpoint, saveCheckpoint } from './checkpoint/checkpoint.ts';
 import { MarftError } from './errors.ts';
 import { type TrainState, releaseTrainState } from './state.ts';
-import { errorMessage } from './storage/errors.ts';
-import type { CheckpointStore } from './storage/store.ts';
+import { errorMessage } from '../platform/storage/errors.ts';
+import type { CheckpointStore } from '../platform/storage/store.ts';
 import { type IterationResult, type Phase, Trainer } from './trainer.ts';
 
 /** What the loop trains with: a device and the base model on it. */

@@ -7,7 +7,7 @@
 
 import { embeddingForward } from '../../kernels/embedding/embedding.ts';
 import { logprobsForward } from '../../kernels/logprobs/logprobs.ts';
-import type { Gpu } from '../gpu/context.ts';
+import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import type { Decoder } from '../model/decoder.ts';
 import { type ValueHead, releaseValueHeadState, valueHeadForward } from '../model/value-head.ts';

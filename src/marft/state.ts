@@ -4,13 +4,13 @@
 // The base model is not part of it (it is frozen and named by config.model.path).
 
 import { type AdamWGroup, adamwStats } from '../../kernels/adamw/adamw.ts';
-import type { Gpu } from '../gpu/context.ts';
+import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import type { ModelConfig, LinearModule } from '../model/config.ts';
 import { type LoraSet, createLoraSet, loraParams, releaseLoraSet } from '../model/lora-set.ts';
 import { Rng } from '../model/rng.ts';
 import { type ValueHead, createValueHead, releaseValueHead, valueHeadParams } from '../model/value-head.ts';
-import type { RunConfig } from './config.ts';
+import type { RunConfig } from '../config/run-config.ts';
 
 export interface AgentMetrics {
   /** Mean credited reward of the agent's actions this iteration. */

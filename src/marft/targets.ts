@@ -4,7 +4,7 @@
 // Bellman backup across agent boundaries), or GRPO's group normalisation (no critic).
 
 import { gae, groupNormalize, tokenLevelGae } from './advantages.ts';
-import type { RunConfig } from './config.ts';
+import type { RunConfig } from '../config/run-config.ts';
 import { STEP_REWARDS, type StepRewardName, assignCredit, stepRewardFns } from './credit.ts';
 import type { ActionRecord, EpisodeRecord } from './rollout.ts';
 import type { ActionScores } from './score.ts';

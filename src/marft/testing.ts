@@ -1,13 +1,13 @@
 // Test helpers for src/marft: a tiny random model with the byte-level test tokenizer, a 2-agent run
 // config with short prompts and a few tokens per action, a train state and a trainer.
 
-import type { Gpu } from '../gpu/context.ts';
+import type { Gpu } from '../gpu/gpu.ts';
 import { Decoder } from '../model/decoder.ts';
 import { tinyTokenizer } from '../model/file-fixtures.ts';
 import { tinyConfig, tinyWeights } from '../model/testing.ts';
 import { loadTokenizer } from '../model/tokenizer.ts';
 import { uploadWeights } from '../model/weights.ts';
-import { parseConfig } from './config.ts';
+import { parseConfig } from '../config/run-config.ts';
 import { createTrainState } from './state.ts';
 import { Trainer } from './trainer.ts';
 

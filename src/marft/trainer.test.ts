@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { testGpu } from '../../kernels/testing.ts';
-import type { Gpu } from '../gpu/context.ts';
+import type { Gpu } from '../gpu/gpu.ts';
 import { tinySetup } from './testing.ts';
 
 const sum = async (gpu: Gpu, t: Parameters<Gpu['readF32']>[0]) => (await gpu.readF32(t)).reduce((a, b) => a + Math.abs(b), 0);

@@ -3,10 +3,10 @@
 // GRPO update -> metrics. Each phase is timed; progress goes to a callback so the CLI and the UI can show it.
 
 import { createEnv } from '../envs/registry.ts';
-import type { Gpu } from '../gpu/context.ts';
+import type { Gpu } from '../gpu/gpu.ts';
 import type { Decoder } from '../model/decoder.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
-import { type CompiledGraph, compileGraph } from './graph.ts';
+import { type CompiledGraph, compileGraph } from '../config/graph.ts';
 import { type ActionRecord, type EpisodeRecord, rollout } from './rollout.ts';
 import { trainingAgents } from './schedule.ts';
 import { type ActionScores, scoreActions } from './score.ts';

@@ -5,7 +5,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { testGpu } from '../../kernels/testing.ts';
-import { compileGraph } from './graph.ts';
+import { compileGraph } from '../config/graph.ts';
 import { createEnv } from '../envs/registry.ts';
 import { rollout } from './rollout.ts';
 import { scoreActions } from './score.ts';

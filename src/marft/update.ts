@@ -10,14 +10,14 @@
 import { type AdamWGroup, ADAMW_STATS, adamwStep, zeroGrads } from '../../kernels/adamw/adamw.ts';
 import { embeddingForward } from '../../kernels/embedding/embedding.ts';
 import { logprobsBackward, logprobsForward } from '../../kernels/logprobs/logprobs.ts';
-import type { Gpu } from '../gpu/context.ts';
+import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import type { Decoder } from '../model/decoder.ts';
 import type { Rng } from '../model/rng.ts';
 import { releaseValueHeadState, valueHeadBackward, valueHeadForward } from '../model/value-head.ts';
 import { normalizeAdvantages } from './advantages.ts';
 import { buildBatch, chunkActions, gatherRows } from './batch.ts';
-import type { RunConfig } from './config.ts';
+import type { RunConfig } from '../config/run-config.ts';
 import { actionLevelPolicyLoss, countWords, exceedsTargetKl, ppoPolicyLoss, valueLoss } from './losses.ts';
 import type { ActionRecord } from './rollout.ts';
 import type { ScoreResult } from './score.ts';

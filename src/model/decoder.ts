@@ -15,7 +15,7 @@ import { matmul, matmulBackward } from '../../kernels/matmul/matmul.ts';
 import { rmsnormBackward, rmsnormForward } from '../../kernels/rmsnorm/rmsnorm.ts';
 import { type RopeFreq, ropeBackward, ropeForward } from '../../kernels/rope/rope.ts';
 import { swigluBackward, swigluForward } from '../../kernels/swiglu/swiglu.ts';
-import type { Gpu } from '../gpu/context.ts';
+import type { Gpu } from '../gpu/gpu.ts';
 import { shapeError } from '../gpu/errors.ts';
 import { type Tensor, view } from '../gpu/tensor.ts';
 import { type LinearModule, type ModelConfig, ropeInvFreq } from './config.ts';

@@ -4,7 +4,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { randn, testGpu } from '../../kernels/testing.ts';
-import type { Gpu } from '../gpu/context.ts';
+import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import { type BatchInput, Decoder } from './decoder.ts';
 import { createLoraSet } from './lora-set.ts';

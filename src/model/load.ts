@@ -1,7 +1,7 @@
 // From files to a model on the GPU: a Hugging Face folder becomes a Decoder (weights uploaded, 16-bit
 // kept packed), a PEFT adapter folder becomes an adapter ready for a LoRA slot.
 
-import type { Gpu } from '../gpu/context.ts';
+import type { Gpu } from '../gpu/gpu.ts';
 import { Decoder } from './decoder.ts';
 import { fail } from './errors.ts';
 import { type LoadOptions, type LoadedModel, type ModelFiles, loadModelFiles } from './folder.ts';

@@ -4,7 +4,7 @@
 // Gradients dA, dB share the layout. Initialisation follows PEFT: A ~ kaiming-uniform(a=sqrt 5), i.e.
 // U(-1/sqrt(in), 1/sqrt(in)), and B = 0, so a fresh adapter leaves the model unchanged.
 
-import type { Gpu } from '../gpu/context.ts';
+import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import { LINEAR_MODULES, type LinearModule, type ModelConfig, linearDims } from './config.ts';
 import { fail } from './errors.ts';

@@ -6,7 +6,7 @@
 
 import { reluBackward, reluForward } from '../../kernels/elementwise/elementwise.ts';
 import { matmul, matmulBackward } from '../../kernels/matmul/matmul.ts';
-import type { Gpu } from '../gpu/context.ts';
+import type { Gpu } from '../gpu/gpu.ts';
 import { shapeError } from '../gpu/errors.ts';
 import { type Tensor, view } from '../gpu/tensor.ts';
 import { Rng } from './rng.ts';

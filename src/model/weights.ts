@@ -5,7 +5,7 @@
 //   embed (V, C)   q (NH*HS, C)   k, v (NKV*HS, C)   o (C, NH*HS)   gate, up (I, C)   down (C, I)
 //   norms (C)      lmHead (V, C), the embed tensor itself when tied.
 
-import type { Gpu } from '../gpu/context.ts';
+import type { Gpu } from '../gpu/gpu.ts';
 import { GpuError } from '../gpu/errors.ts';
 import type { DType, Tensor } from '../gpu/tensor.ts';
 import { LINEAR_MODULES, type LinearModule, type ModelConfig, expectedWeights, moduleParent } from './config.ts';

@@ -3,9 +3,9 @@
 
 import * as Comlink from 'comlink';
 import { parseDataset } from '../envs/dataset.ts';
-import { parseConfig } from '../marft/config.ts';
-import { type PresetName, presetGraph } from '../marft/presets.ts';
-import { PRESET_RUNS, presetRunConfig } from '../marft/run-presets.ts';
+import { parseConfig } from '../config/run-config.ts';
+import { type PresetName, presetGraph } from '../config/presets.ts';
+import { PRESET_RUNS, presetRunConfig } from '../config/run-presets.ts';
 import type { CreditMethod, Download, Result, RunEvents, WorkerError } from '../worker/api.ts';
 import { getEngine } from '../worker/client.ts';
 import { LAB_MAX_NEW_TOKENS, PRESET_CHOICES } from './defaults.ts';

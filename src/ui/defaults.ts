@@ -4,8 +4,8 @@
 // enough to see the curves move within a lesson. configs/classroom.json is the CLI's heavier classroom
 // run (more episodes, LoRA on every linear layer).
 
-import { type RunConfig, defaultConfig } from '../marft/config.ts';
-import { type PresetName, presetGraph } from '../marft/presets.ts';
+import { type RunConfig, defaultConfig } from '../config/run-config.ts';
+import { type PresetName, presetGraph } from '../config/presets.ts';
 
 export const LAB_MAX_NEW_TOKENS = 48;
 

@@ -5,7 +5,7 @@
 
 import * as ort from 'onnxruntime-web/webgpu';
 import wasmUrl from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.wasm?url';
-import { unzipFiles } from '../marft/zip.ts';
+import { unzipFiles } from '../platform/zip.ts';
 
 ort.env.wasm.wasmPaths = { wasm: new URL(wasmUrl, location.href).href };
 ort.env.wasm.numThreads = 1; // threads need cross-origin isolation, which the static app does not ask for

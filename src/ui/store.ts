@@ -5,8 +5,8 @@
 // components.
 
 import { create } from 'zustand';
-import { type ConfigIssue, type RunConfig, validateConfig } from '../marft/config.ts';
-import { graphIssues } from '../marft/graph.ts';
+import { type ConfigIssue, type RunConfig, validateConfig } from '../config/run-config.ts';
+import { graphIssues } from '../config/graph.ts';
 import type { IterationMetrics } from '../marft/state.ts';
 import type {
   CreditMethod, EpisodeSummary, InspectedEpisode, IterationProfile, ModelInfo, ProbeResult, RunStatus, RunSummary, WorkerError,

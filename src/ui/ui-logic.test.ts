@@ -2,7 +2,7 @@
 // token colours, metric extraction and time left.
 
 import { describe, expect, it } from 'vitest';
-import { validateConfig } from '../marft/config.ts';
+import { validateConfig } from '../config/run-config.ts';
 import { addAgent, addEdge, removeAgent, renameAgent } from './builder/graph-ops.ts';
 import { layoutGraph } from './builder/layout.ts';
 import { labConfig } from './defaults.ts';

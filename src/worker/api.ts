@@ -6,9 +6,9 @@
 // Two entry points change training state (as TF Playground): start a run / continue it, and step; pause
 // and stop only ask the loop to halt at the next iteration boundary.
 
-import type { AdapterSummary } from '../gpu/context.ts';
+import type { AdapterSummary } from '../gpu/gpu.ts';
 import type { KernelTime } from '../gpu/profiler.ts';
-import type { RunConfig } from '../marft/config.ts';
+import type { RunConfig } from '../config/run-config.ts';
 import type { IterationMetrics } from '../marft/state.ts';
 
 export interface WorkerError {

@@ -4,10 +4,10 @@
 
 import * as Comlink from 'comlink';
 import { embeddingForward } from '../../kernels/embedding/embedding.ts';
-import { exportCheckpointZip, readCheckpointFiles } from '../marft/checkpoint.ts';
-import { exportAdapters } from '../marft/export.ts';
-import { zipFiles } from '../marft/zip.ts';
-import type { Gpu } from '../gpu/context.ts';
+import { exportCheckpointZip, readCheckpointFiles } from '../marft/checkpoint/checkpoint.ts';
+import { exportAdapters } from '../marft/export/peft.ts';
+import { zipFiles } from '../platform/zip.ts';
+import type { Gpu } from '../gpu/gpu.ts';
 import { BUILTIN_MODEL, type Download, type EngineApi, type ProbeResult, type Result, toWorkerError } from './api.ts';
 import { WorkerFail } from './errors.ts';
 import { inspectEpisode } from './inspect.ts';

@@ -6,7 +6,7 @@
 // side by side; the deltas are recomputed here from the same values and rewards, so the panel can show
 // A = delta + gamma*lambda*A_next with the numbers that produced it.
 
-import type { RunConfig } from '../marft/config.ts';
+import type { RunConfig } from '../config/run-config.ts';
 import type { ActionRecord, EpisodeRecord } from '../marft/rollout.ts';
 import type { ActionScores } from '../marft/score.ts';
 import { computeTargets } from '../marft/targets.ts';

@@ -4,9 +4,9 @@
 // models/<name>/ so it survives a reload and a resumed run finds it again.
 
 import { type ModelFiles, memoryFiles } from '../model/folder.ts';
-import type { CheckpointStore } from '../marft/storage/store.ts';
-import { listFiles } from '../marft/storage/store.ts';
-import { opfsStore } from '../marft/storage/opfs.ts';
+import type { CheckpointStore } from '../platform/storage/store.ts';
+import { listFiles } from '../platform/storage/store.ts';
+import { opfsStore } from '../platform/storage/opfs.ts';
 import { BUILTIN_MODEL, OPFS_MODEL_PREFIX } from './api.ts';
 import { WorkerFail } from './errors.ts';
 

@@ -6,13 +6,13 @@
 import * as ort from 'onnxruntime-web';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testGpu } from '../../kernels/testing.ts';
-import type { Gpu } from '../gpu/context.ts';
-import { type VerifiedCheckpoint, readCheckpointFiles, saveCheckpoint } from '../marft/checkpoint.ts';
-import type { RunConfig } from '../marft/config.ts';
+import type { Gpu } from '../gpu/gpu.ts';
+import { type VerifiedCheckpoint, readCheckpointFiles, saveCheckpoint } from '../marft/checkpoint/checkpoint.ts';
+import type { RunConfig } from '../config/run-config.ts';
 import { type TrainState, createTrainState, releaseTrainState } from '../marft/state.ts';
-import { memoryStore } from '../marft/storage/store.ts';
+import { memoryStore } from '../platform/storage/store.ts';
 import { tinyRunConfig } from '../marft/testing.ts';
-import { unzipFiles } from '../marft/zip.ts';
+import { unzipFiles } from '../platform/zip.ts';
 import type { ModelConfig } from '../model/config.ts';
 import type { Decoder } from '../model/decoder.ts';
 import { seededValues, tinyModelFolder } from '../model/file-fixtures.ts';

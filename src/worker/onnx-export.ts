@@ -4,11 +4,11 @@
 // kernels), which an export is checked against. Browser-safe and storage-free: engine.worker.ts reads
 // the checkpoint from OPFS and the base model's files (model-source.ts) and passes them in.
 
-import { CONFIG_FILE, type VerifiedCheckpoint } from '../marft/checkpoint.ts';
-import { type RunConfig, parseConfig } from '../marft/config.ts';
-import { agentDir } from '../marft/export.ts';
-import { ckptFail, errorMessage } from '../marft/storage/errors.ts';
-import { zipFiles } from '../marft/zip.ts';
+import { CONFIG_FILE, type VerifiedCheckpoint } from '../marft/checkpoint/checkpoint.ts';
+import { type RunConfig, parseConfig } from '../config/run-config.ts';
+import { agentDir } from '../marft/export/peft.ts';
+import { ckptFail, errorMessage } from '../platform/storage/errors.ts';
+import { zipFiles } from '../platform/zip.ts';
 import { type ModelConfig, parseConfig as parseModelConfig } from '../model/config.ts';
 import type { Decoder } from '../model/decoder.ts';
 import type { ModelFiles } from '../model/folder.ts';

@@ -7,8 +7,8 @@
 // Profiling is opt-in (armProfile): the next iteration to start runs with every dispatch timed in a pass of
 // its own (slower), and its IterationEvent carries the per-kernel table and the phase wall times.
 
-import { loadCheckpoint, readCheckpointFiles, saveCheckpoint } from '../marft/checkpoint.ts';
-import { type RunConfig, parseConfig } from '../marft/config.ts';
+import { loadCheckpoint, readCheckpointFiles, saveCheckpoint } from '../marft/checkpoint/checkpoint.ts';
+import { type RunConfig, parseConfig } from '../config/run-config.ts';
 import type { ActionRecord, EpisodeRecord } from '../marft/rollout.ts';
 import { type RunLoopEvent, type RunSession, RunPaused, hadNonFiniteSkip, runLoop } from '../marft/run-loop.ts';
 import type { ActionScores } from '../marft/score.ts';

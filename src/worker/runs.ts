@@ -1,12 +1,12 @@
-// Runs in OPFS: runs/<id>/ is a checkpoint run folder (latest + ckpt-NNNNNN/, see src/marft/checkpoint.ts)
+// Runs in OPFS: runs/<id>/ is a checkpoint run folder (latest + ckpt-NNNNNN/, see src/marft/checkpoint/checkpoint.ts)
 // plus run.json (when it was made, from what). Listing reads each run's latest state.json for its last
 // accuracy; importing a checkpoint zip makes a new run folder holding that one checkpoint, verified
 // before it is listed.
 
-import { CONFIG_FILE, LATEST_FILE, STATE_FILE, checkpointName, importCheckpointZip, listCheckpoints, parseManifest, readCheckpointFiles } from '../marft/checkpoint.ts';
-import type { RunConfig } from '../marft/config.ts';
-import { opfsStore } from '../marft/storage/opfs.ts';
-import type { CheckpointStore } from '../marft/storage/store.ts';
+import { CONFIG_FILE, LATEST_FILE, STATE_FILE, checkpointName, importCheckpointZip, listCheckpoints, parseManifest, readCheckpointFiles } from '../marft/checkpoint/checkpoint.ts';
+import type { RunConfig } from '../config/run-config.ts';
+import { opfsStore } from '../platform/storage/opfs.ts';
+import type { CheckpointStore } from '../platform/storage/store.ts';
 import type { RunSummary } from './api.ts';
 
 const META = 'run.json';

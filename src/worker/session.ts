@@ -2,7 +2,7 @@
 // device: after a device loss both are acquired again).
 
 import { acquireBrowserGpu } from '../gpu/browser.ts';
-import type { Gpu } from '../gpu/context.ts';
+import type { Gpu } from '../gpu/gpu.ts';
 import { GpuError } from '../gpu/errors.ts';
 import type { ModelConfig } from '../model/config.ts';
 import type { Decoder } from '../model/decoder.ts';

@@ -5,10 +5,10 @@
 // precedence share) for this evaluation only; the result is checked like any run config.
 
 import { basename, dirname, resolve } from 'node:path';
-import { loadCheckpoint, readCheckpointFiles } from '../../marft/checkpoint.ts';
-import { type RunConfig, parseConfig } from '../../marft/config.ts';
+import { loadCheckpoint, readCheckpointFiles } from '../../marft/checkpoint/checkpoint.ts';
+import { type RunConfig, parseConfig } from '../../config/run-config.ts';
 import { evaluate } from '../../marft/evaluate.ts';
-import { nodeStore } from '../../marft/storage/node.ts';
+import { nodeStore } from '../../platform/storage/node.ts';
 import { UsageError, parse } from '../args.ts';
 import { openSession, readRunConfig } from '../session.ts';
 

@@ -11,12 +11,12 @@
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { arealExportFiles } from '../../marft/areal.ts';
-import { checkpointZipStore, loadCheckpoint, readCheckpointFiles, type VerifiedCheckpoint } from '../../marft/checkpoint.ts';
-import { exportAdapters, agentDir } from '../../marft/export.ts';
-import { type RunConfig, parseConfig } from '../../marft/config.ts';
-import { nodeStore } from '../../marft/storage/node.ts';
-import { zipFiles } from '../../marft/zip.ts';
+import { arealExportFiles } from '../../marft/export/areal.ts';
+import { checkpointZipStore, loadCheckpoint, readCheckpointFiles, type VerifiedCheckpoint } from '../../marft/checkpoint/checkpoint.ts';
+import { exportAdapters, agentDir } from '../../marft/export/peft.ts';
+import { type RunConfig, parseConfig } from '../../config/run-config.ts';
+import { nodeStore } from '../../platform/storage/node.ts';
+import { zipFiles } from '../../platform/zip.ts';
 import { loadAdapterFiles } from '../../model/load.ts';
 import { nodeModelFiles } from '../../model/node-files.ts';
 import { exportOnnx } from '../../model/onnx/export.ts';

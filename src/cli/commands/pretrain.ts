@@ -8,11 +8,11 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { acquireNodeGpu } from '../../gpu/node.ts';
 import { DEFAULT_PRECEDENCE } from '../../envs/coop.ts';
-import { evaluateCoop } from '../../marft/pretrain-eval.ts';
-import { type PretrainTeam, type TranscriptOptions, corpusTexts, episodeTranscripts, makeTranscripts, tokenizeTranscript } from '../../marft/pretrain-data.ts';
+import { evaluateCoop } from '../../pretrain/eval.ts';
+import { type PretrainTeam, type TranscriptOptions, corpusTexts, episodeTranscripts, makeTranscripts, tokenizeTranscript } from '../../pretrain/data.ts';
 import { parseConfig } from '../../model/config.ts';
-import { DEFAULT_TINY_DIMS, Pretrainer, type PretrainExample, initWeights, modelFolderFiles, parameterCount, pretrain, tinyLlamaConfigJson } from '../../model/pretrain.ts';
-import { buildTinyTokenizer, DEFAULT_TINY_VOCAB, TINY_IDS } from '../../model/tiny-tokenizer.ts';
+import { DEFAULT_TINY_DIMS, Pretrainer, type PretrainExample, initWeights, modelFolderFiles, parameterCount, pretrain, tinyLlamaConfigJson } from '../../pretrain/train.ts';
+import { buildTinyTokenizer, DEFAULT_TINY_VOCAB, TINY_IDS } from '../../pretrain/tiny-tokenizer.ts';
 import { loadTokenizer } from '../../model/tokenizer.ts';
 import { UsageError, parse, required } from '../args.ts';
 

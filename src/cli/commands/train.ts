@@ -10,15 +10,15 @@
 
 import { basename, dirname, resolve } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { checkpointZipStore, loadCheckpoint, readCheckpointFiles } from '../../marft/checkpoint.ts';
-import { parseConfig } from '../../marft/config.ts';
+import { checkpointZipStore, loadCheckpoint, readCheckpointFiles } from '../../marft/checkpoint/checkpoint.ts';
+import { parseConfig } from '../../config/run-config.ts';
 import { runLoop } from '../../marft/run-loop.ts';
 import { type TrainState, createTrainState } from '../../marft/state.ts';
 import { resetNodeGpu } from '../../gpu/node.ts';
-import { formatKernelTable, kernelRows, phaseRows } from '../../gpu/profile-table.ts';
+import { formatKernelTable, kernelRows, phaseRows } from '../../common/profile-table.ts';
 import type { KernelTime } from '../../gpu/profiler.ts';
-import { nodeStore } from '../../marft/storage/node.ts';
-import { initAgentAdapters, parseInitAdapters } from '../../marft/init-adapter.ts';
+import { nodeStore } from '../../platform/storage/node.ts';
+import { initAgentAdapters, parseInitAdapters } from '../../marft/checkpoint/init-adapter.ts';
 import { loadAdapterFiles } from '../../model/load.ts';
 import { nodeModelFiles } from '../../model/node-files.ts';
 import { UsageError, parse } from '../args.ts';

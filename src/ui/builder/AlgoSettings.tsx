@@ -1,7 +1,7 @@
 // The algorithm: level, PPO/GRPO, credit assignment, LoRA and critic modes, schedule, hyperparameters and
 // the rollout size. Every field shows its validation message in place.
 
-import { LORA_TARGETS, type RunConfig } from '../../marft/config.ts';
+import { LORA_TARGETS, type RunConfig } from '../../config/run-config.ts';
 import { editDraft, selectDraft, useLab } from '../store.ts';
 import { CheckField, FieldIssues, NumberField, SelectField } from './fields.tsx';
 

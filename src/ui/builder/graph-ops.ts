@@ -1,8 +1,8 @@
 // Edits of the agent graph inside a run config (pure, in place on a draft copy): adding, removing and
 // renaming agents keep the edges, the orchestrator and per-step credit keys consistent.
 
-import type { RunConfig } from '../../marft/config.ts';
-import { makeProfile } from '../../marft/graph.ts';
+import type { RunConfig } from '../../config/run-config.ts';
+import { makeProfile } from '../../config/graph.ts';
 import { freshRole } from './layout.ts';
 
 export function addAgent(d: RunConfig): number {

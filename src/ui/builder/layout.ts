@@ -2,7 +2,7 @@
 // path, the acting order's layers), rows in declared order; robust to cycles and unknown roles, which the
 // editor must still draw while it shows their validation messages.
 
-import type { AgentGraph } from '../../marft/graph.ts';
+import type { AgentGraph } from '../../config/graph.ts';
 
 export interface NodePos { role: string; index: number; x: number; y: number; layer: number }
 

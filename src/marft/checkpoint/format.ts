@@ -10,14 +10,14 @@
 //                                  b), and policy.stats / critic.stats (8) (kernels/adamw ADAMW_STATS).
 // All tensors are F32 and stored bit for bit (NaN payloads included), so a load is exact.
 
-import { ADAMW_STATS } from '../../kernels/adamw/adamw.ts';
-import type { Gpu } from '../gpu/context.ts';
-import type { Tensor } from '../gpu/tensor.ts';
-import type { LoraSet } from '../model/lora-set.ts';
-import { parseSafetensors, type TensorToWrite, writeSafetensors } from '../model/safetensors.ts';
-import type { ValueHead } from '../model/value-head.ts';
-import type { AdamState, TrainState } from './state.ts';
-import { ckptFail, errorMessage } from './storage/errors.ts';
+import { ADAMW_STATS } from '../../../kernels/adamw/adamw.ts';
+import type { Gpu } from '../../gpu/gpu.ts';
+import type { Tensor } from '../../gpu/tensor.ts';
+import type { LoraSet } from '../../model/lora-set.ts';
+import { parseSafetensors, type TensorToWrite, writeSafetensors } from '../../model/safetensors.ts';
+import type { ValueHead } from '../../model/value-head.ts';
+import type { AdamState, TrainState } from '../state.ts';
+import { ckptFail, errorMessage } from '../../platform/storage/errors.ts';
 
 export const VALUE_HEAD_FILE = 'critic/value_head.safetensors';
 export const OPTIMIZER_FILE = 'optimizer.safetensors';

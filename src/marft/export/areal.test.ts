@@ -3,9 +3,9 @@
 
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { writePeftAdapter } from '../model/peft.ts';
+import { writePeftAdapter } from '../../model/peft.ts';
 import { AREAL_CONFIG_FILE, AREAL_LAB_CONFIG_FILE, AREAL_TOP_K_OFF, arealExportFiles } from './areal.ts';
-import { type RunConfig, parseConfig } from './config.ts';
+import { type RunConfig, parseConfig } from '../../config/run-config.ts';
 
 function adapterFiles(config: RunConfig, seed: number): Record<string, Uint8Array> {
   const out: Record<string, Uint8Array> = {};

@@ -4,11 +4,11 @@
 import { describe, expect, it } from 'vitest';
 import { testGpu } from '../../kernels/testing.ts';
 import { parseConfig } from '../model/config.ts';
-import { Pretrainer, initWeights, tinyLlamaConfigJson } from '../model/pretrain.ts';
-import { buildTinyTokenizer, TINY_IDS } from '../model/tiny-tokenizer.ts';
+import { Pretrainer, initWeights, tinyLlamaConfigJson } from './train.ts';
+import { buildTinyTokenizer, TINY_IDS } from './tiny-tokenizer.ts';
 import { loadTokenizer } from '../model/tokenizer.ts';
-import { evaluateCoop } from './pretrain-eval.ts';
-import { corpusTexts, makeTranscripts } from './pretrain-data.ts';
+import { evaluateCoop } from './eval.ts';
+import { corpusTexts, makeTranscripts } from './data.ts';
 
 describe('evaluateCoop', () => {
   it('runs the duo team over test problems and judges the solver', async () => {

@@ -7,8 +7,8 @@ import { CoopEnv } from '../envs/coop.ts';
 import type { Decoder } from '../model/decoder.ts';
 import { generate } from '../model/generate.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
-import { type PretrainTeam, renderPrompt, teamProfiles } from './pretrain-data.ts';
-import { type AgentOutput, buildMessages } from './prompt.ts';
+import { type PretrainTeam, renderPrompt, teamProfiles } from './data.ts';
+import { type AgentOutput, buildMessages } from '../marft/prompt.ts';
 
 export interface CoopEvalOptions {
   team: PretrainTeam;

@@ -7,11 +7,11 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { applyByteOps, applyJsonEdits, byteOps, jsonEdits } from '../../../scripts/fuzz.ts';
 import { type ReliabilityRow, Tally, outcomeOf, recordReliability } from '../../../scripts/reliability.ts';
-import { CONFIG_SCHEMA, defaultConfig, parseConfig, validateConfig } from '../config.ts';
-import { MarftError } from '../errors.ts';
-import { tinyRunConfig } from '../testing.ts';
+import { CONFIG_SCHEMA, defaultConfig, parseConfig, validateConfig } from '../run-config.ts';
+import { MarftError } from '../../marft/errors.ts';
+import { tinyRunConfig } from '../../marft/testing.ts';
 
-const TEST = 'src/marft/fuzz/config.fuzz.test.ts';
+const TEST = 'src/config/fuzz/config.fuzz.test.ts';
 const rows: ReliabilityRow[] = [];
 afterAll(() => recordReliability('run-config', rows));
 

@@ -4,7 +4,7 @@
 // each carries its share of the profiled total and its mean time per call. Framework-free, so the UI and
 // the CLI share it.
 
-import type { KernelTime } from './profiler.ts';
+import type { KernelTime } from '../gpu/profiler.ts';
 
 export interface KernelRow {
   /** The kernel (`matmul:nt:f32:64x64/forward`), or the op when grouped (`matmul`). */

@@ -5,25 +5,25 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testGpu } from '../../kernels/testing.ts';
-import type { Gpu } from '../gpu/context.ts';
-import type { Tensor } from '../gpu/tensor.ts';
-import { getLoraSlot } from '../model/lora-set.ts';
-import { readPeftAdapter } from '../model/peft.ts';
-import { parseSafetensors } from '../model/safetensors.ts';
-import { tinyConfig } from '../model/testing.ts';
-import { Rng } from '../model/rng.ts';
+import { testGpu } from '../../../kernels/testing.ts';
+import type { Gpu } from '../../gpu/gpu.ts';
+import type { Tensor } from '../../gpu/tensor.ts';
+import { getLoraSlot } from '../../model/lora-set.ts';
+import { readPeftAdapter } from '../../model/peft.ts';
+import { parseSafetensors } from '../../model/safetensors.ts';
+import { tinyConfig } from '../../model/testing.ts';
+import { Rng } from '../../model/rng.ts';
 import {
   CheckpointError, LATEST_FILE, OPTIMIZER_FILE, VALUE_HEAD_FILE, exportCheckpointZip, importCheckpointZip, listCheckpoints,
   loadCheckpoint, saveCheckpoint,
 } from './checkpoint.ts';
-import { decodeOptimizer, loraNames, valueHeadNames } from './checkpoint-format.ts';
-import { type RunConfig, parseConfig } from './config.ts';
-import { exportAdapters } from './export.ts';
-import { type IterationMetrics, type TrainState, createTrainState, releaseTrainState } from './state.ts';
-import { nodeStore } from './storage/node.ts';
-import { type CheckpointStore, listFiles, memoryStore } from './storage/store.ts';
-import { zipFiles } from './zip.ts';
+import { decodeOptimizer, loraNames, valueHeadNames } from './format.ts';
+import { type RunConfig, parseConfig } from '../../config/run-config.ts';
+import { exportAdapters } from '../export/peft.ts';
+import { type IterationMetrics, type TrainState, createTrainState, releaseTrainState } from '../state.ts';
+import { nodeStore } from '../../platform/storage/node.ts';
+import { type CheckpointStore, listFiles, memoryStore } from '../../platform/storage/store.ts';
+import { zipFiles } from '../../platform/zip.ts';
 
 let gpu: Gpu;
 const model = tinyConfig();

@@ -4,7 +4,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { buildTinyTokenizer, pretokenize, TINY_ALPHABET, TINY_IDS, TINY_SPECIALS, trainBpe } from './tiny-tokenizer.ts';
-import { loadTokenizer } from './tokenizer.ts';
+import { loadTokenizer } from '../model/tokenizer.ts';
 
 const corpus = [
   'You are the planner of a team solving a math problem.',

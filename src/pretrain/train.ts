@@ -7,19 +7,19 @@
 // Nothing is read back inside a step; the caller reads the (N) logp rows one step late for the loss.
 // Then the model folder in Hugging Face format: config.json (llama), model.safetensors (F32 or BF16),
 // the tokenizer files and generation_config.json, which loadDecoder reads back with identical logits.
-// This module is data-agnostic: batches come from a callback (src/marft/pretrain-data.ts makes them),
+// This module is data-agnostic: batches come from a callback (src/pretrain/data.ts makes them),
 // evaluation is a callback too (layers: src/model does not import src/marft).
 // Legend: B batch, T time, N = B*T rows, C channels, I intermediate, V vocab, L layers.
 
 import { ADAMW_STATS, type AdamWGroup, adamwBegin, adamwStats, adamwUpdate, zeroGrads as clearGrads } from '../../kernels/adamw/adamw.ts';
 import { logprobsBackward, logprobsForward } from '../../kernels/logprobs/logprobs.ts';
-import type { Gpu } from '../gpu/context.ts';
+import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';
-import { type ModelConfig, expectedWeights, parseConfig } from './config.ts';
-import { Decoder } from './decoder.ts';
-import { Rng } from './rng.ts';
-import { type FloatDType, type TensorView, writeSafetensors } from './safetensors.ts';
-import { type DecoderWeights, uploadWeights, weightTensors, zeroGrads } from './weights.ts';
+import { type ModelConfig, expectedWeights, parseConfig } from '../model/config.ts';
+import { Decoder } from '../model/decoder.ts';
+import { Rng } from '../model/rng.ts';
+import { type FloatDType, type TensorView, writeSafetensors } from '../model/safetensors.ts';
+import { type DecoderWeights, uploadWeights, weightTensors, zeroGrads } from '../model/weights.ts';
 
 export interface TinyDims {
   vocabSize: number;

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from './config.ts';
+import { parseConfig } from './run-config.ts';
 import { presetGraph } from './presets.ts';
 import { PRESET_RUNS, presetRunConfig } from './run-presets.ts';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { configJsonSchema, defaultConfig, parseConfig, validateConfig } from './config.ts';
-import { MarftError } from './errors.ts';
+import { configJsonSchema, defaultConfig, parseConfig, validateConfig } from './run-config.ts';
+import { MarftError } from '../marft/errors.ts';
 import { presetGraph } from './presets.ts';
 
 const messages = (input: unknown) => validateConfig(input).issues.map((i) => i.message);

@@ -11,10 +11,10 @@
 
 import { EnvError } from '../envs/errors.ts';
 import { createEnv, listEnvs } from '../envs/registry.ts';
-import { MarftError } from './errors.ts';
+import { MarftError } from '../marft/errors.ts';
 import { graphIssues, type AgentGraph } from './graph.ts';
 import { presetGraph } from './presets.ts';
-import { STEP_REWARDS } from './credit.ts';
+import { STEP_REWARDS } from '../marft/credit.ts';
 import { toJsonSchema, validate, type Schema, type SchemaIssue } from './schema.ts';
 
 export const LORA_TARGETS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;

@@ -3,12 +3,12 @@
 
 import { describe, expect, it } from 'vitest';
 import { answersEqual, extractBoxed } from '../envs/answer.ts';
-import { makeBatch } from '../model/pretrain.ts';
-import { buildTinyTokenizer, TINY_IDS } from '../model/tiny-tokenizer.ts';
+import { makeBatch } from './train.ts';
+import { buildTinyTokenizer, TINY_IDS } from './tiny-tokenizer.ts';
 import { loadTokenizer } from '../model/tokenizer.ts';
-import { corpusTexts, episodeTranscripts, makeTranscripts, planText, renderPrompt, tokenizeTranscript } from './pretrain-data.ts';
-import { presetGraph } from './presets.ts';
-import { buildMessages } from './prompt.ts';
+import { corpusTexts, episodeTranscripts, makeTranscripts, planText, renderPrompt, tokenizeTranscript } from './data.ts';
+import { presetGraph } from '../config/presets.ts';
+import { buildMessages } from '../marft/prompt.ts';
 import { evaluateCoop, parseCoopExpression } from '../envs/coop.ts';
 
 describe('pretrain transcripts', () => {

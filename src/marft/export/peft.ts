@@ -3,10 +3,10 @@
 // config, and a README saying which is which. In shared LoRA mode every role's folder holds the same,
 // shared adapter (the README and config.json lora.mode say so). Checkpoints reuse agentAdapterFiles.
 
-import type { Gpu } from '../gpu/context.ts';
-import { getLoraSlot } from '../model/lora-set.ts';
-import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, writePeftAdapter } from '../model/peft.ts';
-import { agentSlots, type TrainState } from './state.ts';
+import type { Gpu } from '../../gpu/gpu.ts';
+import { getLoraSlot } from '../../model/lora-set.ts';
+import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, writePeftAdapter } from '../../model/peft.ts';
+import { agentSlots, type TrainState } from '../state.ts';
 
 export interface ExportOptions {
   /** base_model_name_or_path in adapter_config.json: the HF id or folder the adapters apply to. */

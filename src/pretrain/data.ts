@@ -22,13 +22,13 @@
 // sampled rollouts; greedy errors come from the model's limited capacity.
 
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
-import { TINY_IDS } from '../model/tiny-tokenizer.ts';
+import { TINY_IDS } from './tiny-tokenizer.ts';
 import { type CoopExpr, type CoopLine, type CoopProblem, DEFAULT_PRECEDENCE, coopProblem, evaluateCoop, parseCoopExpression } from '../envs/coop.ts';
 import { createRng, type Rng } from '../envs/rng.ts';
 import { feedbackText } from '../envs/mathEnv.ts';
-import type { AgentProfile } from './graph.ts';
-import { presetGraph } from './presets.ts';
-import { type AgentOutput, type ChatMessage, type PastTurn, buildMessages } from './prompt.ts';
+import type { AgentProfile } from '../config/graph.ts';
+import { presetGraph } from '../config/presets.ts';
+import { type AgentOutput, type ChatMessage, type PastTurn, buildMessages } from '../marft/prompt.ts';
 
 export type PretrainTeam = 'solo' | 'duo';
 

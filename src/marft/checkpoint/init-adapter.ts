@@ -4,13 +4,13 @@
 // run config's lora settings, so the optimiser, the checkpoint and the export see the same adapter layout.
 // In shared LoRA mode every role maps to the one shared slot: give one ROLE=DIR only.
 
-import type { Gpu } from '../gpu/context.ts';
-import type { ModelConfig } from '../model/config.ts';
-import { setLoraSlot } from '../model/lora-set.ts';
-import { type PeftAdapter, loraScale } from '../model/peft.ts';
-import { MarftError } from './errors.ts';
-import { agentSlotMap } from './export.ts';
-import type { TrainState } from './state.ts';
+import type { Gpu } from '../../gpu/gpu.ts';
+import type { ModelConfig } from '../../model/config.ts';
+import { setLoraSlot } from '../../model/lora-set.ts';
+import { type PeftAdapter, loraScale } from '../../model/peft.ts';
+import { MarftError } from '../errors.ts';
+import { agentSlotMap } from '../export/peft.ts';
+import type { TrainState } from '../state.ts';
 
 const HINT = 'Initial adapters must match the run config\'s lora settings (r, alpha, targets): change config.lora, or re-train/convert the adapter.';
 

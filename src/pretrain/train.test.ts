@@ -4,12 +4,12 @@
 
 import { describe, expect, it } from 'vitest';
 import { testGpu } from '../../kernels/testing.ts';
-import { parseConfig } from './config.ts';
-import { memoryFiles } from './folder.ts';
-import { loadDecoder } from './load.ts';
-import { lrAt, makeBatch, modelFolderFiles, parameterCount, Pretrainer, pretrain, initWeights, tinyLlamaConfigJson } from './pretrain.ts';
+import { parseConfig } from '../model/config.ts';
+import { memoryFiles } from '../model/folder.ts';
+import { loadDecoder } from '../model/load.ts';
+import { lrAt, makeBatch, modelFolderFiles, parameterCount, Pretrainer, pretrain, initWeights, tinyLlamaConfigJson } from './train.ts';
 import { buildTinyTokenizer, TINY_IDS } from './tiny-tokenizer.ts';
-import { releaseWeights } from './weights.ts';
+import { releaseWeights } from '../model/weights.ts';
 
 const dims = { vocabSize: 128, layers: 2, hidden: 16, heads: 4, kvHeads: 2, intermediate: 24, maxPositions: 64, eosTokenId: TINY_IDS.imEnd, padTokenId: TINY_IDS.pad };
 

@@ -10,9 +10,9 @@
 // Browser-safe: returns files by relative path; the caller writes them.
 
 import { stringify } from 'yaml';
-import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE } from '../model/peft.ts';
-import type { RunConfig } from './config.ts';
-import { agentDir } from './export.ts';
+import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE } from '../../model/peft.ts';
+import type { RunConfig } from '../../config/run-config.ts';
+import { agentDir } from './peft.ts';
 
 export const AREAL_CONFIG_FILE = 'config.yaml';
 export const AREAL_LAB_CONFIG_FILE = 'lab_config.json';

@@ -17,20 +17,20 @@
 // naming the previous, complete checkpoint; leftover .tmp-* folders are removed by the next save.
 // Loading verifies every size and checksum before touching the GPU, and names the file that is wrong.
 
-import type { Gpu } from '../gpu/context.ts';
-import { LINEAR_MODULES, type LinearModule, type ModelConfig, linearDims } from '../model/config.ts';
-import { setLoraSlot } from '../model/lora-set.ts';
-import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, loraScale, readPeftAdapter } from '../model/peft.ts';
-import { OPTIMIZER_FILE, VALUE_HEAD_FILE, decodeOptimizer, decodeValueHead, encodeOptimizer, encodeValueHead, parseExact, sha256Hex, stringifyExact } from './checkpoint-format.ts';
-import { type RunConfig, parseConfig } from './config.ts';
-import { agentAdapterFiles, agentDir, agentSlotMap } from './export.ts';
-import { type IterationMetrics, type TrainState, createTrainState, releaseTrainState } from './state.ts';
-import { CheckpointError, ckptFail, errorMessage } from './storage/errors.ts';
-import { type CheckpointStore, joinPath, listFiles, memoryStore, normalizePath, toBytes } from './storage/store.ts';
-import { type UnzipLimits, unzipFiles, zipFiles } from './zip.ts';
+import type { Gpu } from '../../gpu/gpu.ts';
+import { LINEAR_MODULES, type LinearModule, type ModelConfig, linearDims } from '../../model/config.ts';
+import { setLoraSlot } from '../../model/lora-set.ts';
+import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, loraScale, readPeftAdapter } from '../../model/peft.ts';
+import { OPTIMIZER_FILE, VALUE_HEAD_FILE, decodeOptimizer, decodeValueHead, encodeOptimizer, encodeValueHead, parseExact, sha256Hex, stringifyExact } from './format.ts';
+import { type RunConfig, parseConfig } from '../../config/run-config.ts';
+import { agentAdapterFiles, agentDir, agentSlotMap } from '../export/peft.ts';
+import { type IterationMetrics, type TrainState, createTrainState, releaseTrainState } from '../state.ts';
+import { CheckpointError, ckptFail, errorMessage } from '../../platform/storage/errors.ts';
+import { type CheckpointStore, joinPath, listFiles, memoryStore, normalizePath, toBytes } from '../../platform/storage/store.ts';
+import { type UnzipLimits, unzipFiles, zipFiles } from '../../platform/zip.ts';
 
-export { CheckpointError, type CheckpointErrorCode } from './storage/errors.ts';
-export { OPTIMIZER_FILE, VALUE_HEAD_FILE } from './checkpoint-format.ts';
+export { CheckpointError, type CheckpointErrorCode } from '../../platform/storage/errors.ts';
+export { OPTIMIZER_FILE, VALUE_HEAD_FILE } from './format.ts';
 
 export const CHECKPOINT_FORMAT = 'marft-lab-checkpoint';
 export const CHECKPOINT_VERSION = 1;

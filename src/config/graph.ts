@@ -10,7 +10,7 @@
 // up to maxSteps calls; edges are not used then. parseRoute() reads its output the way the reference does
 // (<done/> anywhere wins; otherwise the first <call>).
 
-import { MarftError, type MarftErrorCode } from './errors.ts';
+import { MarftError, type MarftErrorCode } from '../marft/errors.ts';
 
 export interface AgentProfile {
   /** Unique name; also the adapter folder name and the <call> target. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MarftError } from './errors.ts';
+import { MarftError } from '../marft/errors.ts';
 import { compileGraph, decideRoute, findCycle, graphIssues, makeProfile, parseRoute, validateGraph, type AgentGraph } from './graph.ts';
 import { PRESET_NAMES, presetForAgents, presetGraph } from './presets.ts';
 

@@ -9,13 +9,13 @@ import { zipSync } from 'fflate';
 import { afterAll, describe, expect, it } from 'vitest';
 import { applyByteOps, applyJsonEdits, byteOps, jsonEdits, measure } from '../../../scripts/fuzz.ts';
 import { type ReliabilityRow, Tally, outcomeOfAsync, recordReliability } from '../../../scripts/reliability.ts';
-import { CheckpointError, importCheckpointZip, parseManifest, readCheckpointFiles } from '../checkpoint.ts';
-import { sha256Hex, stringifyExact } from '../checkpoint-format.ts';
-import { memoryStore, toBytes } from '../storage/store.ts';
+import { CheckpointError, importCheckpointZip, parseManifest, readCheckpointFiles } from './checkpoint.ts';
+import { sha256Hex, stringifyExact } from './format.ts';
+import { memoryStore, toBytes } from '../../platform/storage/store.ts';
 import { tinyRunConfig } from '../testing.ts';
-import { unzipFiles, zipFiles } from '../zip.ts';
+import { unzipFiles, zipFiles } from '../../platform/zip.ts';
 
-const TEST = 'src/marft/fuzz/checkpoint-zip.fuzz.test.ts';
+const TEST = 'src/marft/checkpoint/checkpoint-zip.fuzz.test.ts';
 const rows: ReliabilityRow[] = [];
 afterAll(() => recordReliability('checkpoint-zip', rows));
 

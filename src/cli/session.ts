@@ -10,6 +10,7 @@ import { type LoadedDecoder, loadDecoder } from '../model/load.ts';
 import { nodeModelFiles } from '../model/node-files.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
 import { type RunConfig, parseConfig } from '../config/run-config.ts';
+import { defaultRunConfig } from '../config/run-presets.ts';
 import { UsageError } from './args.ts';
 
 export const BUILTIN_MODEL = 'marft-tiny';
@@ -26,7 +27,7 @@ export function builtinModelDir(name = BUILTIN_MODEL): string {
 }
 
 export function readRunConfig(file: string | undefined): RunConfig {
-  if (!file) return parseConfig({});
+  if (!file) return defaultRunConfig();
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { configJsonSchema, defaultConfig, parseConfig, validateConfig } from './run-config.ts';
+import { configJsonSchema, parseConfig, validateConfig } from './run-config.ts';
 import { MarftError } from '../marft/errors.ts';
 import { presetGraph } from './presets.ts';
 
@@ -7,7 +7,7 @@ const messages = (input: unknown) => validateConfig(input).issues.map((i) => i.m
 
 describe('run config', () => {
   it('fills the reference defaults', () => {
-    const c = defaultConfig();
+    const c = parseConfig({});
     expect(c.level).toBe('action');
     expect(c.lora).toEqual({ r: 8, alpha: 16, targets: ['q_proj', 'v_proj'], mode: 'per_agent', dropout: 0 });
     expect(c.critic.hidden).toEqual([1024, 512]);

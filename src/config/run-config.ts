@@ -248,11 +248,6 @@ export function parseConfig(input: string | unknown, options: ValidateOptions = 
   return config;
 }
 
-/** The config with every default (the duo preset on the arithmetic environment). */
-export function defaultConfig(): RunConfig {
-  return parseConfig({});
-}
-
 /** JSON Schema of the run config. */
 export function configJsonSchema(): Record<string, unknown> {
   return { $schema: 'https://json-schema.org/draft/2020-12/schema', title: 'MARFT Lab run config', ...toJsonSchema(CONFIG_SCHEMA) };

@@ -1,8 +1,11 @@
 // The preset runs shipped as configs/<name>.json (see scripts/make-presets.ts): the built-in model on the
 // cooperative arithmetic tasks, with hyperparameters tuned for a ~5M-parameter model and LoRA on every
 // linear layer (the reference's lr 1e-6 suits 7B models; a tiny model needs far larger steps).
+// `lab` is the lab's starting config and the CLI's default (one default everywhere, so
+// `marft train --config configs/lab.json` runs what the lab shows).
 
 import { type PresetName, presetGraph } from './presets.ts';
+import { type RunConfig, parseConfig } from './run-config.ts';
 
 const common = {
   seed: 1,
@@ -16,6 +19,10 @@ const common = {
 };
 
 export const PRESET_RUNS: Record<string, { preset: PresetName; anonymous: boolean; maxNewTokens: number; config: Record<string, unknown> }> = {
+  // lab: light enough for a live demo on a laptop GPU: short outputs, 4 episodes, a smaller critic MLP, LoRA
+  // on q and v (the reference's targets, the schema's default), 20 iterations, and a LoRA learning rate large
+  // enough to see the curves move within a lesson. `classroom` is the heavier classroom run.
+  lab: { preset: 'duo', anonymous: false, maxNewTokens: 48, config: { iterations: 20, rollout: { episodes: 4, horizon: 2 }, critic: { hidden: [256, 128] }, ppo: { lr: 5e-5 } } },
   // solo-ppo: 170 iterations generate about as many tokens as 100 of a duo (its answers without a plan).
   'solo-ppo': { preset: 'solo', anonymous: false, maxNewTokens: 80, config: { ...common, level: 'action', iterations: 170, rollout: { episodes: 128, horizon: 1 } } },
   'duo-action': { preset: 'duo', anonymous: false, maxNewTokens: 80, config: { ...common, level: 'action', iterations: 100, rollout: { episodes: 128, horizon: 1 } } },
@@ -26,11 +33,19 @@ export const PRESET_RUNS: Record<string, { preset: PresetName; anonymous: boolea
   classroom: { preset: 'duo', anonymous: false, maxNewTokens: 64, config: { ...common, level: 'action', iterations: 15, rollout: { episodes: 64, horizon: 1 }, ppo: { ...common.ppo, lr: 5e-4 } } },
 };
 
-/** The preset run's config as configs/<name>.json holds it (the graph filled in); null for an unknown name. */
-export function presetRunConfig(name: string): Record<string, unknown> | null {
+/**
+ * The preset run's config as configs/<name>.json holds it (the graph filled in); null for an unknown name.
+ * `team` swaps in another preset team, with the run's output length.
+ */
+export function presetRunConfig(name: string, team?: { preset: PresetName; anonymous: boolean }): Record<string, unknown> | null {
   const p = Object.hasOwn(PRESET_RUNS, name) ? PRESET_RUNS[name] : undefined;
   if (!p) return null;
-  const graph = presetGraph(p.preset, { anonymous: p.anonymous });
+  const graph = presetGraph(team?.preset ?? p.preset, { anonymous: team?.anonymous ?? p.anonymous });
   for (const a of graph.agents) a.maxNewTokens = p.maxNewTokens;
   return { ...p.config, graph };
+}
+
+/** The default run config everywhere (the lab's starting config, `marft train` without --config): the `lab` preset run. */
+export function defaultRunConfig(team?: { preset: PresetName; anonymous: boolean }): RunConfig {
+  return parseConfig(presetRunConfig('lab', team));
 }

@@ -8,7 +8,7 @@ import { type PresetName, presetGraph } from '../config/presets.ts';
 import { PRESET_RUNS, presetRunConfig } from '../config/run-presets.ts';
 import type { CreditMethod, Download, Result, RunEvents, WorkerError } from '../worker/api.ts';
 import { getEngine } from '../worker/client.ts';
-import { LAB_MAX_NEW_TOKENS, PRESET_CHOICES } from './defaults.ts';
+import { PRESET_CHOICES } from './defaults.ts';
 import {
   addNotice, appendMetrics, editDraft, patchInspector, patchRun, resetMetrics, setDraft, setTab, useLab,
 } from './store.ts';
@@ -84,7 +84,7 @@ export function choosePreset(id: string): void {
   const choice = PRESET_CHOICES.find((c) => c.id === id);
   if (!choice) return;
   const graph = presetGraph(choice.preset as PresetName, { anonymous: choice.anonymous });
-  for (const a of graph.agents) a.maxNewTokens = get().draft.graph.agents[0]?.maxNewTokens ?? LAB_MAX_NEW_TOKENS;
+  for (const a of graph.agents) a.maxNewTokens = get().draft.graph.agents[0]?.maxNewTokens ?? PRESET_RUNS.lab.maxNewTokens;
   editDraft((d) => { d.graph = graph; });
   set({ preset: id, selectedAgent: 0, connectFrom: null });
 }

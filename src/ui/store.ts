@@ -7,11 +7,11 @@
 import { create } from 'zustand';
 import { type ConfigIssue, type RunConfig, validateConfig } from '../config/run-config.ts';
 import { graphIssues } from '../config/graph.ts';
-import type { IterationMetrics } from '../marft/state.ts';
+import type { IterationMetrics } from '../config/metrics.ts';
 import type {
   CreditMethod, EpisodeSummary, InspectedEpisode, IterationProfile, ModelInfo, ProbeResult, RunStatus, RunSummary, WorkerError,
 } from '../worker/api.ts';
-import { labConfig } from './defaults.ts';
+import { defaultRunConfig } from '../config/run-presets.ts';
 import type { ColorBy } from './inspector/colors.ts';
 import { metricValues } from './live/metric-keys.ts';
 import { Series } from './live/series.ts';
@@ -123,7 +123,7 @@ export function configIssues(draft: RunConfig): ConfigIssue[] {
   return issues;
 }
 
-const initialDraft = labConfig();
+const initialDraft = defaultRunConfig();
 
 export const useLab = create<LabState>(() => ({
   tab: 'build',

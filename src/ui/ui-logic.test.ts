@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { validateConfig } from '../config/run-config.ts';
 import { addAgent, addEdge, removeAgent, renameAgent } from './builder/graph-ops.ts';
 import { layoutGraph } from './builder/layout.ts';
-import { labConfig } from './defaults.ts';
+import { defaultRunConfig } from '../config/run-presets.ts';
 import { colorFor, scaleOf } from './inspector/colors.ts';
 import { formatDuration, timeLeft } from './live/metric-keys.ts';
 import { Series, decimate, extentOf } from './live/series.ts';
@@ -47,7 +47,7 @@ describe('series', () => {
 
 describe('graph editing', () => {
   it('lays the duo preset out in two columns and survives a cycle', () => {
-    const c = labConfig('duo');
+    const c = defaultRunConfig();
     const l = layoutGraph(c.graph);
     expect(l.nodes.map((n) => n.layer)).toEqual([0, 1]);
     c.graph.edges.push({ from: 'solver', to: 'planner' });
@@ -55,7 +55,7 @@ describe('graph editing', () => {
   });
 
   it('adds, connects, renames and removes agents keeping the config valid', () => {
-    const c = labConfig('duo');
+    const c = defaultRunConfig();
     const i = addAgent(c);
     expect(c.graph.agents[i].role).toBe('agent_3');
     expect(addEdge(c, 'solver', 'agent_3')).toBe(true);
@@ -70,7 +70,7 @@ describe('graph editing', () => {
   });
 
   it('reports a cycle at graph.edges', () => {
-    const c = labConfig('duo');
+    const c = defaultRunConfig();
     addEdge(c, 'solver', 'planner');
     expect(validateConfig(c).issues.map((x) => x.path)).toContain('graph.edges');
   });

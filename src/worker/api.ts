@@ -9,7 +9,7 @@
 import type { AdapterSummary } from '../gpu/gpu.ts';
 import type { KernelTime } from '../gpu/profiler.ts';
 import type { RunConfig } from '../config/run-config.ts';
-import type { IterationMetrics } from '../marft/state.ts';
+import type { IterationMetrics } from '../config/metrics.ts';
 
 export interface WorkerError {
   code: string;

@@ -5,11 +5,11 @@
 import { describe, expect, it } from 'vitest';
 import type { ActionRecord, EpisodeRecord } from '../marft/rollout.ts';
 import type { ActionScores } from '../marft/score.ts';
-import { labConfig } from '../ui/defaults.ts';
+import { defaultRunConfig } from '../config/run-presets.ts';
 import { inspectEpisode } from './inspect.ts';
 
 function fixture(level: 'action' | 'token') {
-  const cfg = labConfig('duo');
+  const cfg = defaultRunConfig();
   cfg.level = level;
   cfg.ppo.gamma = 0.9;
   cfg.ppo.lambda = 0.8;

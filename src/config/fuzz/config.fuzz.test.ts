@@ -7,7 +7,8 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { applyByteOps, applyJsonEdits, byteOps, jsonEdits } from '../../../scripts/fuzz.ts';
 import { type ReliabilityRow, Tally, outcomeOf, recordReliability } from '../../../scripts/reliability.ts';
-import { CONFIG_SCHEMA, defaultConfig, parseConfig, validateConfig } from '../run-config.ts';
+import { CONFIG_SCHEMA, parseConfig, validateConfig } from '../run-config.ts';
+import { defaultRunConfig } from '../run-presets.ts';
 import { MarftError } from '../../marft/errors.ts';
 import { tinyRunConfig } from '../../marft/testing.ts';
 
@@ -25,7 +26,7 @@ function use(input: unknown): void {
 }
 
 describe('run config fuzz', () => {
-  const bases = [defaultConfig(), tinyRunConfig(), tinyRunConfig({ algo: 'grpo', level: 'token', credit: { method: 'per_step', perStep: { planner: 'planner' } } })];
+  const bases = [defaultRunConfig(), tinyRunConfig(), tinyRunConfig({ algo: 'grpo', level: 'token', credit: { method: 'per_step', perStep: { planner: 'planner' } } })];
 
   it('structural mutations of valid configs', () => {
     const t = new Tally();

@@ -45,7 +45,7 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 600_000,
     hookTimeout: 120_000,
-    // rewrites RELIABILITY.md from the fuzz and fault tests' results once the run ends
+    // rewrites reliability/RELIABILITY.md from the fuzz and fault tests' results once the run ends
     globalSetup: ['scripts/reliability-teardown.ts'],
   },
 });

@@ -1,4 +1,4 @@
-// vitest global setup: after the whole run, rewrite RELIABILITY.md from reliability/results/*.json.
+// vitest global setup: after the whole run, rewrite reliability/RELIABILITY.md from reliability/results/*.json.
 import { writeReliabilityReport } from './reliability.ts';
 
 export default function setup(): () => void {

@@ -12,7 +12,7 @@ const steps: Array<[string, string, string[]]> = [
   ['unit and kernel tests', 'npx', ['vitest', 'run']],
   ['build', 'npx', ['vite', 'build', '--logLevel', 'warn']],
   ['end-to-end tests (Chromium)', 'npx', ['playwright', 'test']],
-  ['reliability report (RELIABILITY.md)', 'npx', ['tsx', 'scripts/reliability.ts']],
+  ['reliability report (reliability/RELIABILITY.md)', 'npx', ['tsx', 'scripts/reliability.ts']],
 ];
 const only = process.argv.slice(2);
 for (const [name, cmd, args] of steps) {

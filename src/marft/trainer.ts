@@ -11,7 +11,7 @@ import { type ActionRecord, type EpisodeRecord, rollout } from './rollout.ts';
 import { trainingAgents } from './schedule.ts';
 import { type ActionScores, scoreActions } from './score.ts';
 import type { AgentMetrics, IterationMetrics, TrainState } from './state.ts';
-import { type ActionTargets, computeTargets } from './targets.ts';
+import { type ActionTargets, computeTargets } from './advantage-targets.ts';
 import { ppoUpdate } from './update.ts';
 
 export type Phase = 'rollout' | 'score' | 'advantages' | 'update';

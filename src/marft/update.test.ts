@@ -9,7 +9,7 @@ import { compileGraph } from '../config/graph.ts';
 import { createEnv } from '../envs/registry.ts';
 import { rollout } from './rollout.ts';
 import { scoreActions } from './score.ts';
-import type { ActionTargets } from './targets.ts';
+import type { ActionTargets } from './advantage-targets.ts';
 import { ppoUpdate } from './update.ts';
 import { tinySetup } from './testing.ts';
 import type { ActionRecord } from './rollout.ts';

@@ -22,7 +22,7 @@ import { actionLevelPolicyLoss, countWords, exceedsTargetKl, ppoPolicyLoss, valu
 import type { ActionRecord } from './rollout.ts';
 import type { ScoreResult } from './score.ts';
 import type { AdamState, IterationMetrics, TrainState } from './state.ts';
-import type { ActionTargets } from './targets.ts';
+import type { ActionTargets } from './advantage-targets.ts';
 
 export interface UpdateStats extends Pick<IterationMetrics, 'policyLoss' | 'valueLoss' | 'entropy' | 'approxKl' | 'klToRef' | 'clipFraction' | 'skipped'> {
   policySteps: number;

@@ -9,7 +9,7 @@
 import type { RunConfig } from '../config/run-config.ts';
 import type { ActionRecord, EpisodeRecord } from '../marft/rollout.ts';
 import type { ActionScores } from '../marft/score.ts';
-import { computeTargets } from '../marft/targets.ts';
+import { computeTargets } from '../marft/advantage-targets.ts';
 import type { CreditMethod, GaeNext, InspectAction, InspectToken, InspectedEpisode } from './api.ts';
 
 export interface InspectInput {

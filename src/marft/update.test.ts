@@ -28,7 +28,7 @@ describe('ppo update', () => {
     const opts = { level: 'token' as const, slotOf, headOf: () => 0, padId: 0, maxTokens: 512, needRef: false };
     const before = await scoreActions(gpu, s.decoder, s.state.critic, actions, opts);
     const targets = new Map<ActionRecord, ActionTargets>(actions.map((a, i) => [a, {
-      reward: 0, advantages: a.actionIds.map(() => (i === 0 ? 1 : -1)), returns: a.actionIds.map(() => 0),
+      reward: 0, advantages: a.actionIds.map(() => (i === 0 ? 1 : -1)), returns: a.actionIds.map(() => 0), trace: [],
     }]));
     // the same map of old log-probs is used by the update: one step, both agents training
     const upd = await ppoUpdate(gpu, s.decoder, s.state, actions, before, targets, {

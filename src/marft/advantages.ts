@@ -1,4 +1,4 @@
-// Advantage estimation for MARFT, CPU reference versions of what the trainer computes:
+// Advantage estimation for MARFT, on the CPU, as the trainer runs it:
 // (a) action-level GAE (MARFT-A) over turns t and agents i, as the original codebase does: for agent
 //     i < N-1, delta = r_i + gamma*V(o^{i+1}_t) - V(o^i_t); for the last agent,
 //     delta = r_N + gamma*V(o^1_{t+1})*notdone_t - V(o^N_t); A = delta + gamma*lambda*A_next (the chain is
@@ -10,12 +10,15 @@
 //     delta_k = r_k + gamma*V_{k'} - V_k and A_k = delta_k + gamma*lambda*A_{k'}, with V and A of "k'"
 //     taken as 0 after the last generated token. Inside an action k' = k+1 and r_k = 0; at an action's last
 //     token r_k is its credited reward and k' is the next agent's first generated token (the Bellman
-//     backup across agents; prompt, transition and feedback tokens in between are skipped).
+//     backup across agents; prompt, transition and feedback tokens in between are skipped). It is gae()
+//     over the generated tokens, so both levels share one recursion.
 // (c) GRPO: rewards of the G samples of one task -> (r - mean)/(std + eps); std is the sample standard
 //     deviation (n-1, torch.std's default, as DeepSeekMath/TRL) unless 'population' or 'none' (Dr. GRPO).
 // (d) per-minibatch advantage normalisation over masked-in entries, excluding exact zeros from the
 //     statistics as the original codebase does (nanmean/nanstd after zeros -> NaN, population std), then
 //     applied to every masked-in entry; masked-out entries come back 0.
+// GAE returns its trace beside the advantages: per step r, V, V_next and A_next and where they came from,
+// delta, gamma, lambda, A and the return, so the inspector shows the numbers the update used.
 
 import { checkLengths, marftFail } from './errors.ts';
 import { actionSpans, placeOnLastTokens } from './sequence.ts';
@@ -25,62 +28,71 @@ export interface GaeParams {
   lambda: number;
 }
 
+/**
+ * Where a step of the recursion takes V_next and A_next from: the next token of the same action, the next
+ * agent's action (across the agent boundary), the next turn's first action, or nothing (the episode ends).
+ */
+export type GaeNextKind = 'token' | 'agent' | 'turn' | 'end';
+
+/** One step of the recursion with the numbers it used: what the update trains on and the inspector shows. */
+export interface GaeStep {
+  /** r: the credited reward on this step. */
+  reward: number;
+  /** V of this step. */
+  value: number;
+  next: GaeNextKind;
+  /** V_next and A_next as the recursion used them (0 at the end). */
+  nextValue: number;
+  nextAdvantage: number;
+  /** delta = r + gamma*V_next - V. */
+  delta: number;
+  gamma: number;
+  lambda: number;
+  /** A = delta + gamma*lambda*A_next. */
+  advantage: number;
+  /** The critic's target, A + V. */
+  ret: number;
+}
+
 export interface GaeResult {
   advantages: Float64Array;
   returns: Float64Array;
+  /** One entry per step of the recursion, in order (gae: every step; tokenLevelGae: every generated token). */
+  trace: GaeStep[];
 }
 
-const truthy = (x: number | boolean): boolean => x === true || (typeof x === 'number' && x !== 0);
-
 /**
- * GAE over a flat sequence of K steps. dones[k] = the episode ended after step k (no bootstrap and no
- * advantage carried across it). bootstrapValue: V of the state after the last step, used only when the
- * last step is not done (a truncated rollout).
+ * GAE over a flat sequence of K steps. next[k] says where step k takes V_next and A_next from; 'end' = the
+ * episode ended after step k (no bootstrap and no advantage carried across it). bootstrapValue: V of the
+ * state after the last step, used only when the last step is not 'end' (a truncated rollout).
  */
 export function gae(
   rewards: ArrayLike<number>,
   values: ArrayLike<number>,
-  dones: ArrayLike<number | boolean>,
+  next: ArrayLike<GaeNextKind>,
   params: GaeParams & { bootstrapValue?: number },
 ): GaeResult {
   const K = rewards.length;
-  checkLengths('gae', K, { values, dones });
+  checkLengths('gae', K, { values, next });
   const { gamma, lambda } = params;
   const advantages = new Float64Array(K);
   const returns = new Float64Array(K);
+  const trace = new Array<GaeStep>(K);
   let nextValue = params.bootstrapValue ?? 0;
   let nextAdv = 0;
   for (let k = K - 1; k >= 0; k--) {
-    const notDone = truthy(dones[k]) ? 0 : 1;
+    const notDone = next[k] === 'end' ? 0 : 1;
     const delta = rewards[k] + gamma * nextValue * notDone - values[k];
     advantages[k] = delta + gamma * lambda * notDone * nextAdv;
     returns[k] = advantages[k] + values[k];
+    trace[k] = {
+      reward: rewards[k], value: values[k], next: next[k], nextValue: notDone ? nextValue : 0, nextAdvantage: notDone ? nextAdv : 0,
+      delta, gamma, lambda, advantage: advantages[k], ret: returns[k],
+    };
     nextValue = values[k];
     nextAdv = advantages[k];
   }
-  return { advantages, returns };
-}
-
-/**
- * Action-level GAE for a rollout of T turns of N agents: rewards[t][i], values[t][i] = V(o^i_t),
- * dones[t] = the episode ended after turn t (a new one starts at t+1). bootstrapValue = V(o^1_T) when the
- * last turn is not done. Returns [T][N] arrays.
- */
-export function actionLevelGae(
-  rewards: number[][],
-  values: number[][],
-  dones: ArrayLike<number | boolean>,
-  params: GaeParams & { bootstrapValue?: number },
-): { advantages: number[][]; returns: number[][] } {
-  const T = rewards.length;
-  checkLengths('actionLevelGae', T, { values, dones });
-  const N = T ? rewards[0].length : 0;
-  for (let t = 0; t < T; t++) checkLengths(`actionLevelGae (turn ${t})`, N, { rewards: rewards[t], values: values[t] });
-  const flatDone = new Uint8Array(T * N);
-  for (let t = 0; t < T; t++) flatDone[t * N + N - 1] = truthy(dones[t]) ? 1 : 0;
-  const r = gae(rewards.flat(), values.flat(), flatDone, params);
-  const unflat = (a: Float64Array) => Array.from({ length: T }, (_, t) => Array.from(a.subarray(t * N, t * N + N)));
-  return { advantages: unflat(r.advantages), returns: unflat(r.returns) };
+  return { advantages, returns, trace };
 }
 
 export interface TokenGaeInput extends GaeParams {
@@ -94,35 +106,45 @@ export interface TokenGaeInput extends GaeParams {
   rewards?: ArrayLike<number>;
   /** One credited reward per action (actionSpans order), placed on each action's last token. */
   actionRewards?: ArrayLike<number>;
+  /** Turn of each action (actionSpans order): names a boundary between turns 'turn' in the trace, else 'agent'. */
+  actionTurns?: ArrayLike<number>;
 }
 
-/** Token-level GAE over one episode (see the file header). Masked-out positions get advantage and return 0. */
+/**
+ * Token-level GAE over one episode (see the file header): gae() over the generated tokens in order, the
+ * tokens in between skipped. Masked-out positions get advantage and return 0.
+ */
 export function tokenLevelGae(input: TokenGaeInput): GaeResult {
-  const { values, lossMask, agentIds, gamma, lambda } = input;
+  const { values, lossMask, agentIds, actionTurns, gamma, lambda } = input;
   const T = lossMask.length;
   checkLengths('tokenLevelGae', T, { values, agentIds, rewards: input.rewards });
   const spans = actionSpans(lossMask, agentIds);
+  checkLengths('tokenLevelGae', spans.length, { actionTurns });
   let rewards: ArrayLike<number>;
   if (input.rewards && input.actionRewards) marftFail('SHAPE', 'tokenLevelGae: give rewards (per token) or actionRewards (per action), not both');
   if (input.actionRewards) rewards = placeOnLastTokens(T, spans, input.actionRewards);
   else if (input.rewards) rewards = input.rewards;
   else return marftFail('SHAPE', 'tokenLevelGae: give rewards (per token) or actionRewards (per action)');
+  for (let k = T - 1; k >= 0; k--) {
+    if (!lossMask[k] && rewards[k] !== 0) marftFail('SHAPE', `tokenLevelGae: token ${k} has reward ${rewards[k]} but lossMask 0; rewards go on generated tokens`);
+  }
+  const pos: number[] = [];
+  const next: GaeNextKind[] = [];
+  spans.forEach((s, i) => {
+    const boundary: GaeNextKind = i === spans.length - 1 ? 'end' : actionTurns && actionTurns[i + 1] !== actionTurns[i] ? 'turn' : 'agent';
+    for (let k = s.start; k < s.end; k++) {
+      pos.push(k);
+      next.push(k < s.end - 1 ? 'token' : boundary);
+    }
+  });
+  const r = gae(pos.map((k) => rewards[k]), pos.map((k) => values[k]), next, { gamma, lambda });
   const advantages = new Float64Array(T);
   const returns = new Float64Array(T);
-  let nextValue = 0;
-  let nextAdv = 0;
-  for (let k = T - 1; k >= 0; k--) {
-    if (!lossMask[k]) {
-      if (rewards[k] !== 0) marftFail('SHAPE', `tokenLevelGae: token ${k} has reward ${rewards[k]} but lossMask 0; rewards go on generated tokens`);
-      continue;
-    }
-    const delta = rewards[k] + gamma * nextValue - values[k];
-    advantages[k] = delta + gamma * lambda * nextAdv;
-    returns[k] = advantages[k] + values[k];
-    nextValue = values[k];
-    nextAdv = advantages[k];
-  }
-  return { advantages, returns };
+  pos.forEach((k, j) => {
+    advantages[k] = r.advantages[j];
+    returns[k] = r.returns[j];
+  });
+  return { advantages, returns, trace: r.trace };
 }
 
 export type GroupStd = 'sample' | 'population' | 'none';

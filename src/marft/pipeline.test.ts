@@ -1,7 +1,7 @@
 // The CPU pieces together on one scripted episode: graph -> prompts -> environment -> credit -> GAE.
 import { describe, expect, it } from 'vitest';
 import { createEnv } from '../envs/registry.ts';
-import { actionLevelGae, tokenLevelGae } from './advantages.ts';
+import { gae, tokenLevelGae } from './advantages.ts';
 import { assignCredit } from './credit.ts';
 import { compileGraph } from '../config/graph.ts';
 import { presetGraph } from '../config/presets.ts';
@@ -33,9 +33,9 @@ describe('a scripted duo episode', () => {
     }
     expect(rewards).toEqual([[0, 0], [0, 1]]);
     const values = [[0.1, 0.2], [0.3, 0.4]];
-    const a = actionLevelGae(rewards, values, [false, true], { gamma: 1, lambda: 1 });
+    const a = gae(rewards.flat(), values.flat(), ['agent', 'turn', 'agent', 'end'], { gamma: 1, lambda: 1 });
     // gamma = lambda = 1: A = (sum of later rewards) - V = 1 - V.
-    expect(a.advantages.flat().map((x) => +x.toFixed(12))).toEqual([0.9, 0.8, 0.7, 0.6]);
+    expect(Array.from(a.advantages, (x) => +x.toFixed(12))).toEqual([0.9, 0.8, 0.7, 0.6]);
     // The same episode at token level (each action two tokens, prompts between) gives the same A on the
     // last token of each action when the critic's values are constant within an action.
     const lossMask = [0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1];

@@ -21,7 +21,7 @@ describe('trainer', () => {
       const B0 = state.policy.layers[0].v_proj!.B;
       expect(await sum(gpu, B0)).toBe(0); // PEFT init: B = 0
       for (let i = 0; i < 2; i++) {
-        const { metrics, episodes } = await trainer.iteration();
+        const { metrics, episodes, targets } = await trainer.iteration();
         expect(metrics.iteration).toBe(i);
         expect(episodes.length).toBe(2);
         for (const e of episodes) {
@@ -32,6 +32,11 @@ describe('trainer', () => {
         for (const k of ['policyLoss', 'valueLoss', 'entropy', 'approxKl', 'clipFraction', 'tokensPerSecond'] as const) expect(Number.isFinite(metrics[k]), k).toBe(true);
         expect(Object.keys(metrics.agents)).toEqual(['planner', 'solver']);
         expect(metrics.skipped).toEqual([]);
+        // the targets the update used keep their GAE trace, step for step (what the inspector shows)
+        for (const a of episodes.flatMap((e) => e.actions)) {
+          const t = targets.get(a)!;
+          expect(t.trace.map((s) => s.advantage)).toEqual(over.algo === 'grpo' ? [] : t.advantages);
+        }
       }
       expect(state.iteration).toBe(2);
       expect(await sum(gpu, B0)).toBeGreaterThan(0); // the adapters moved

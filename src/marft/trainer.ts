@@ -12,19 +12,19 @@ import { trainingAgents } from './schedule.ts';
 import { type ActionScores, scoreActions } from './score.ts';
 import type { TrainState } from './state.ts';
 import type { AgentMetrics, IterationMetrics } from '../config/metrics.ts';
-import { type ActionTargets, computeTargets } from './targets.ts';
+import { type ActionTargets, computeTargets } from './advantage-targets.ts';
 import { ppoUpdate } from './update.ts';
 
 export type Phase = 'rollout' | 'score' | 'advantages' | 'update';
 
 export interface IterationResult {
   metrics: IterationMetrics;
-  /** The iteration's episodes with their credited rewards and advantages, for the inspector. */
+  /** The iteration's episodes, for the inspector. */
   episodes: EpisodeRecord[];
-  /** Per action of `episodes`: old/ref log-probs, entropy and critic values (the inspector re-runs computeTargets on them). */
-  scores?: Map<ActionRecord, ActionScores>;
-  /** Per action: credited reward, advantages and returns as the update used them. */
-  targets?: Map<ActionRecord, ActionTargets>;
+  /** Per action of `episodes`: old/ref log-probs, entropy and critic values (computeTargets re-runs on them for another credit method). */
+  scores: Map<ActionRecord, ActionScores>;
+  /** Per action: credited reward, advantages and returns as the update used them, with their GAE trace (what the inspector shows). */
+  targets: Map<ActionRecord, ActionTargets>;
 }
 
 export interface TrainerDeps {

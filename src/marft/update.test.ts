@@ -9,7 +9,7 @@ import { compileGraph } from '../config/graph.ts';
 import { createEnv } from '../envs/registry.ts';
 import { rollout } from './rollout.ts';
 import { scoreActions } from './score.ts';
-import type { ActionTargets } from './targets.ts';
+import type { ActionTargets } from './advantage-targets.ts';
 import { ppoUpdate } from './update.ts';
 import { tinySetup } from './testing.ts';
 import type { ActionRecord } from './rollout.ts';
@@ -28,7 +28,7 @@ describe('ppo update', () => {
     const opts = { level: 'token' as const, slotOf, headOf: () => 0, padId: 0, maxTokens: 512, needRef: false };
     const before = await scoreActions(gpu, s.decoder, s.state.critic, actions, opts);
     const targets = new Map<ActionRecord, ActionTargets>(actions.map((a, i) => [a, {
-      reward: 0, advantages: a.actionIds.map(() => (i === 0 ? 1 : -1)), returns: a.actionIds.map(() => 0),
+      reward: 0, advantages: a.actionIds.map(() => (i === 0 ? 1 : -1)), returns: a.actionIds.map(() => 0), trace: [],
     }]));
     // the same map of old log-probs is used by the update: one step, both agents training
     const upd = await ppoUpdate(gpu, s.decoder, s.state, actions, before, targets, {

@@ -23,7 +23,7 @@ import type { ActionRecord } from './rollout.ts';
 import type { ScoreResult } from './score.ts';
 import type { AdamState, TrainState } from './state.ts';
 import type { IterationMetrics } from '../config/metrics.ts';
-import type { ActionTargets } from './targets.ts';
+import type { ActionTargets } from './advantage-targets.ts';
 
 export interface UpdateStats extends Pick<IterationMetrics, 'policyLoss' | 'valueLoss' | 'entropy' | 'approxKl' | 'klToRef' | 'clipFraction' | 'skipped'> {
   policySteps: number;

@@ -10,6 +10,8 @@ import type { AdapterSummary } from '../gpu/gpu.ts';
 import type { KernelTime } from '../gpu/profiler.ts';
 import type { RunConfig } from '../config/run-config.ts';
 import type { IterationMetrics } from '../config/metrics.ts';
+import type { CreditMethod } from '../marft/credit.ts';
+import type { InspectedEpisode } from '../marft/inspect.ts';
 
 export interface WorkerError {
   code: string;
@@ -130,61 +132,9 @@ export interface RunSummary {
   problem?: string;
 }
 
-export type CreditMethod = 'equal' | 'step_discount' | 'per_step';
-
-/** Where the GAE recursion of a token (or action) takes its next value from. */
-export interface GaeNext {
-  kind: 'token' | 'agent' | 'turn' | 'end';
-  /** Role of the next step (agent/turn), its value V_next and advantage A_next (0 at the end). */
-  role?: string;
-  value: number;
-  advantage: number;
-}
-
-export interface InspectToken {
-  id: number;
-  text: string;
-  /** Credited reward placed on this token (non-zero only on an action's last token at token level). */
-  reward: number;
-  advantage: number;
-  /** V at this step (the action's value at action level), null for GRPO. */
-  value: number | null;
-  ret: number | null;
-  /** delta = r + gamma * V_next - V (null for GRPO). */
-  delta: number | null;
-  next: GaeNext | null;
-  oldLogp: number;
-  behaviourLogp: number;
-  /** exp(oldLogp - behaviourLogp): the scoring policy over the sampling distribution. */
-  ratio: number;
-  /** oldLogp - refLogp (k1) when reference log-probs were computed (klCoef > 0), else null. */
-  kl: number | null;
-  entropy: number;
-}
-
-export interface InspectAction {
-  agent: number;
-  role: string;
-  turn: number;
-  text: string;
-  reward: number;
-  tokens: InspectToken[];
-}
-
-export interface InspectedEpisode {
-  iteration: number;
-  index: number;
-  task: string;
-  correct: boolean;
-  teamRewards: number[];
-  feedback: string[];
-  method: CreditMethod;
-  level: 'action' | 'token';
-  algo: 'ppo' | 'grpo';
-  gamma: number;
-  lambda: number;
-  actions: InspectAction[];
-}
+/** The inspector's data (src/marft/inspect.ts formats it), as the UI receives it. */
+export type { CreditMethod, InspectedEpisode };
+export type { GaeNext, InspectAction, InspectToken } from '../marft/inspect.ts';
 
 export interface Download {
   name: string;

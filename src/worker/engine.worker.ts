@@ -10,7 +10,7 @@ import { zipFiles } from '../platform/zip.ts';
 import type { Gpu } from '../gpu/gpu.ts';
 import { BUILTIN_MODEL, type Download, type EngineApi, type ProbeResult, type Result, toWorkerError } from './api.ts';
 import { WorkerFail } from './errors.ts';
-import { inspectEpisode } from './inspect.ts';
+import { inspectEpisode } from '../marft/inspect.ts';
 import { importFolderToOpfs, modelFilesFor, modelsStore } from './model-source.ts';
 import { agentAdapter, agentLogits, agentOnnxZip } from './onnx-export.ts';
 import * as runner from './runner.ts';

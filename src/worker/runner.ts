@@ -9,6 +9,7 @@
 
 import { loadCheckpoint, readCheckpointFiles, saveCheckpoint } from '../marft/checkpoint/checkpoint.ts';
 import { type RunConfig, parseConfig } from '../config/run-config.ts';
+import type { ActionTargets } from '../marft/advantage-targets.ts';
 import type { ActionRecord, EpisodeRecord } from '../marft/rollout.ts';
 import { type RunLoopEvent, type RunSession, RunPaused, hadNonFiniteSkip, runLoop } from '../marft/run-loop.ts';
 import type { ActionScores } from '../marft/score.ts';
@@ -29,6 +30,7 @@ export interface LastIteration {
   config: RunConfig;
   episodes: EpisodeRecord[];
   scores: Map<ActionRecord, ActionScores>;
+  targets: Map<ActionRecord, ActionTargets>;
 }
 
 interface Active {
@@ -220,7 +222,7 @@ async function train(a: Active, single: boolean): Promise<void> {
       const it = res.metrics.iteration;
       const profile = kernels.has(it) ? iterationProfile(a.model, res, kernels.get(it)!) : undefined;
       kernels.clear();
-      last = { iteration: res.metrics.iteration, config: a.state.config, episodes: res.episodes, scores: res.scores ?? new Map() };
+      last = { iteration: res.metrics.iteration, config: a.state.config, episodes: res.episodes, scores: res.scores, targets: res.targets };
       const notice = hadNonFiniteSkip(res.metrics.skipped) ? `iteration ${res.metrics.iteration} had non-finite steps (skipped); no checkpoint saved for it` : undefined;
       const ev = { metrics: res.metrics, episodes: res.episodes.map(summarize), checkpoint, notice, profile };
       fire(() => events?.onIteration(ev));

@@ -1,9 +1,10 @@
 // From finished episodes to training targets: credit assignment turns each turn's team reward into
 // per-action rewards, then advantages and returns come from action-level GAE (one value per action, over
 // the episode's actions in acting order), token-level GAE (one value per generated token, with the
-// Bellman backup across agent boundaries), or GRPO's group normalisation (no critic).
+// Bellman backup across agent boundaries), or GRPO's group normalisation (no critic). Each action keeps
+// the GAE steps behind its numbers (its trace), so the inspector shows what the update used.
 
-import { gae, groupNormalize, tokenLevelGae } from './advantages.ts';
+import { type GaeNextKind, type GaeStep, gae, groupNormalize, tokenLevelGae } from './advantages.ts';
 import type { RunConfig } from '../config/run-config.ts';
 import { STEP_REWARDS, type StepRewardName, assignCredit, stepRewardFns } from './credit.ts';
 import type { ActionRecord, EpisodeRecord } from './rollout.ts';
@@ -16,7 +17,12 @@ export interface ActionTargets {
   advantages: number[];
   /** Critic targets, one per critic row of the action (empty for GRPO). */
   returns: number[];
+  /** The GAE steps that gave advantages and returns, one per entry of each (empty for GRPO). */
+  trace: GaeStep[];
 }
+
+/** Where the recursion goes after action `a` when `b` acts next (action level, and token level at an action's last token). */
+const boundary = (a: ActionRecord, b: ActionRecord | undefined): GaeNextKind => (!b ? 'end' : b.turn === a.turn ? 'agent' : 'turn');
 
 export function creditRewards(ep: EpisodeRecord, config: RunConfig): Map<ActionRecord, number> {
   const c = config.credit;
@@ -41,15 +47,15 @@ export function computeTargets(episodes: readonly EpisodeRecord[], scores: Map<A
     const totals = credited.map((m) => [...m.values()].reduce((a, b) => a + b, 0));
     const adv = groupNormalize(totals, G, { std: config.ppo.groupStd });
     episodes.forEach((ep, e) => {
-      for (const a of ep.actions) out.set(a, { reward: credited[e].get(a)!, advantages: a.actionIds.map(() => adv[e]), returns: [] });
+      for (const a of ep.actions) out.set(a, { reward: credited[e].get(a)!, advantages: a.actionIds.map(() => adv[e]), returns: [], trace: [] });
     });
     return out;
   }
   episodes.forEach((ep, e) => {
     const acts = ep.actions;
     if (config.level === 'action') {
-      const r = gae(acts.map((a) => credited[e].get(a)!), acts.map((a) => scores.get(a)!.values[0]), acts.map((_, i) => i === acts.length - 1), { gamma, lambda });
-      acts.forEach((a, i) => out.set(a, { reward: credited[e].get(a)!, advantages: [r.advantages[i]], returns: [r.returns[i]] }));
+      const r = gae(acts.map((a) => credited[e].get(a)!), acts.map((a) => scores.get(a)!.values[0]), acts.map((a, i) => boundary(a, acts[i + 1])), { gamma, lambda });
+      acts.forEach((a, i) => out.set(a, { reward: credited[e].get(a)!, advantages: [r.advantages[i]], returns: [r.returns[i]], trace: [r.trace[i]] }));
       return;
     }
     // token level: the episode's generated tokens in acting order, a masked separator between actions
@@ -61,13 +67,20 @@ export function computeTargets(episodes: readonly EpisodeRecord[], scores: Map<A
       const v = scores.get(a)!.values;
       for (let k = 0; k < a.actionIds.length; k++) { values.push(v[k]); mask.push(1); agentIds.push(a.agent); }
     }
-    const r = tokenLevelGae({ values, lossMask: mask, agentIds, actionRewards: acts.map((a) => credited[e].get(a)!), gamma, lambda });
+    const r = tokenLevelGae({
+      values, lossMask: mask, agentIds, actionRewards: acts.map((a) => credited[e].get(a)!), actionTurns: acts.map((a) => a.turn), gamma, lambda,
+    });
     let pos = 0;
+    let step = 0; // r.trace has one step per generated token, without the separators
     acts.forEach((a, i) => {
       if (i > 0) pos++;
       const n = a.actionIds.length;
-      out.set(a, { reward: credited[e].get(a)!, advantages: Array.from(r.advantages.subarray(pos, pos + n)), returns: Array.from(r.returns.subarray(pos, pos + n)) });
+      out.set(a, {
+        reward: credited[e].get(a)!, advantages: Array.from(r.advantages.subarray(pos, pos + n)), returns: Array.from(r.returns.subarray(pos, pos + n)),
+        trace: r.trace.slice(step, step + n),
+      });
       pos += n;
+      step += n;
     });
   });
   return out;

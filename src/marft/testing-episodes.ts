@@ -1,0 +1,48 @@
+// Test helpers for the CPU side of an iteration (credit, advantages, the inspector): finished episodes
+// and their scores written by hand, so a test can give computeTargets hand-worked numbers without a model.
+
+import { presetGraph } from '../config/presets.ts';
+import { type RunConfig, parseConfig } from '../config/run-config.ts';
+import type { ActionRecord, EpisodeRecord } from './rollout.ts';
+import type { ActionScores } from './score.ts';
+
+/** The duo graph (planner -> solver) at `level`, with gamma and lambda; other settings are the defaults. */
+export function duoConfig(level: 'action' | 'token', gamma: number, lambda: number): RunConfig {
+  return parseConfig({ graph: presetGraph('duo'), level, ppo: { gamma, lambda } });
+}
+
+export interface HandAction {
+  agent: number;
+  /** Critic values: one per token at token level, one (V of the action) at action level. */
+  values: number[];
+  /** Token ids; default one per value. */
+  ids?: number[];
+}
+
+export interface HandTurn {
+  teamReward: number;
+  actions: HandAction[];
+}
+
+/**
+ * A finished episode of `turns` and its scores: values as given, old log-probs -0.9 under behaviour -1
+ * (ratio e^0.1), no reference log-probs, entropy 1; token k reads as "t<id>" and an action as its ids.
+ */
+export function handEpisode(config: RunConfig, turns: HandTurn[], index = 0): { episode: EpisodeRecord; scores: Map<ActionRecord, ActionScores> } {
+  const scores = new Map<ActionRecord, ActionScores>();
+  const actions = turns.flatMap((t, turn) => t.actions.map((h) => {
+    const ids = h.ids ?? h.values.map((_, k) => 5 + k);
+    const a: ActionRecord = {
+      episode: index, turn, agent: h.agent, role: config.graph.agents[h.agent].role, promptIds: [1], actionIds: ids,
+      behaviourLogp: ids.map(() => -1), text: ids.join(' '), finish: 'length', truncated: 0,
+    };
+    scores.set(a, { oldLogp: ids.map(() => -0.9), refLogp: [], entropy: ids.map(() => 1), values: h.values, criticRow: 0 });
+    return a;
+  }));
+  const last = turns[turns.length - 1];
+  const episode: EpisodeRecord = {
+    index, seed: 1, task: '2+2', info: {}, actions, done: true, correct: last.teamReward > 0,
+    turns: turns.map((t) => ({ teamReward: t.teamReward, correct: t.teamReward > 0, feedback: t.teamReward > 0 ? 'judge: correct' : 'judge: the answer is incorrect', answers: {} })),
+  };
+  return { episode, scores };
+}

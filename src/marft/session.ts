@@ -72,8 +72,9 @@ export class Session {
 
   /** The device, a new one once the current is lost. */
   async device(): Promise<Gpu> {
-    if (this.gpu && this.gpu.lostReason !== null) this.drop();
-    this.gpu ??= await this.platform.device(false);
+    const lost = this.gpu !== null && this.gpu.lostReason !== null;
+    if (lost) this.drop();
+    this.gpu ??= await this.platform.device(lost);
     return this.gpu;
   }
 

@@ -18,6 +18,14 @@ describe('run config', () => {
     // Serialisable round trip.
     expect(parseConfig(JSON.stringify(c))).toEqual(c);
   });
+  it('fills the run loop policy, so configs (and checkpoints) made before it keep loading', () => {
+    expect(parseConfig({}).runLoop).toEqual({ keepCheckpoints: 20, rollbackAfter: 3, maxRecoveries: 3 });
+    expect(parseConfig({ runLoop: { keepCheckpoints: 0 } }).runLoop).toEqual({ keepCheckpoints: 0, rollbackAfter: 3, maxRecoveries: 3 });
+    expect(messages({ runLoop: { rollbackAfter: 0, maxRecoveries: -1 } })).toEqual([
+      'runLoop.rollbackAfter must be an integer >= 1, got 0',
+      'runLoop.maxRecoveries must be an integer >= 0, got -1',
+    ]);
+  });
   it('names the field path, the constraint and the value', () => {
     expect(messages({ ppo: { clip: 'x' } })).toEqual(['ppo.clip must be a number in (0, 1), got "x"']);
     expect(messages({ ppo: { clip: 1 } })).toEqual(['ppo.clip must be a number in (0, 1), got 1']);

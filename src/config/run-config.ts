@@ -8,6 +8,10 @@
 // klCoef 0.1 and lora r 32 / alpha 16 on all linear layers.
 // validateConfig() fills defaults and reports every problem with its field path; parseConfig() throws
 // a MarftError listing them; configJsonSchema() exports JSON Schema.
+// runLoop is the run loop's policy (src/marft/run-loop.ts), the same in the lab and the CLI: checkpoints
+// kept per run folder (20 by default: the lab's Runs tab offers each one for resume and export, and a run
+// resumed from before this section existed keeps the checkpoints the lab kept; `marft train --keep K`
+// overrides it), non-finite iterations in a row before a rollback, device losses in a row recovered.
 
 import { EnvError } from '../envs/errors.ts';
 import { createEnv, listEnvs } from '../envs/registry.ts';
@@ -16,6 +20,9 @@ import { graphIssues, type AgentGraph } from './graph.ts';
 import { presetGraph } from './presets.ts';
 import { STEP_REWARDS } from '../marft/credit.ts';
 import { toJsonSchema, validate, type Schema, type SchemaIssue } from './schema.ts';
+
+/** config.model.path '' (or this name) means the built-in tiny model, public/models/<BUILTIN_MODEL>/. */
+export const BUILTIN_MODEL = 'marft-tiny';
 
 export const LORA_TARGETS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
 export type LoraTarget = (typeof LORA_TARGETS)[number];
@@ -64,6 +71,7 @@ export interface RunConfig {
     groupStd: 'sample' | 'population' | 'none';
   };
   rollout: { episodes: number; groupSize: number; horizon: number };
+  runLoop: { keepCheckpoints: number; rollbackAfter: number; maxRecoveries: number };
 }
 
 const num = (def: number | null, extra: Omit<Extract<Schema, { type: 'number' }>, 'type' | 'default'> = {}): Schema => ({ type: 'number', default: def, ...extra });
@@ -181,6 +189,14 @@ export const CONFIG_SCHEMA: Schema = {
         episodes: int(4, 1, 'Episodes (tasks) per iteration.'),
         groupSize: int(1, 1, 'GRPO: samples per task (>= 2).'),
         horizon: int(3, 1, 'Turns per episode at most.'),
+      },
+    },
+    runLoop: {
+      type: 'object',
+      fields: {
+        keepCheckpoints: int(20, 0, 'Checkpoints kept per run folder, newest first (0 = all).'),
+        rollbackAfter: int(3, 1, 'Iterations in a row with non-finite steps before the run goes back to its last checkpoint.'),
+        maxRecoveries: int(3, 0, 'GPU device losses in a row recovered (new device, last checkpoint) before the run stops.'),
       },
     },
   },

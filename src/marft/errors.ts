@@ -14,7 +14,11 @@ export type MarftErrorCode =
   | 'CONFIG_INVALID' // a run config field is missing, mistyped or out of range
   | 'CREDIT' // credit assignment misconfigured (no reward function for a role, ...)
   | 'SHAPE' // arrays of mismatched lengths passed to advantages / losses
-  | 'RUN_PAUSED'; // the run loop stopped: a checkpoint could not be written (disk or quota full...)
+  | 'RUN_PAUSED' // the run loop stopped: a checkpoint could not be written (disk or quota full...)
+  | 'NO_RUN' // an action that needs a loaded run
+  | 'BUSY' // an action while the run is training
+  | 'NO_AGENT' // a role the run does not have
+  | 'ADAPTER_MISMATCH'; // an agent's adapter does not fit the base model its run names (ONNX export, logits)
 
 const HINTS: Record<MarftErrorCode, string> = {
   GRAPH_EMPTY: 'Add at least one agent (or start from a preset: solo, duo, trio, quartet).',
@@ -28,6 +32,10 @@ const HINTS: Record<MarftErrorCode, string> = {
   CONFIG_INVALID: 'Fix the field named above, or delete it to get the default.',
   CREDIT: 'With credit "per_step", give a reward function for every role (or a fallback), or turn reward sharing on.',
   RUN_PAUSED: 'Free disk space (or browser storage: delete old runs), then resume the run: its last checkpoint is intact and training continues from it.',
+  NO_RUN: 'Start a run, or resume one from the Runs tab first.',
+  BUSY: 'Pause the run first.',
+  NO_AGENT: 'Pick one of the roles the run lists in the Runs tab.',
+  ADAPTER_MISMATCH: 'The run was trained on another base model than the one its config.json model.path names now (a local folder re-imported under the same name?): import the model the run was trained on, then export again.',
   SHAPE: 'This is a bug in the caller: the arrays describe the same tokens or actions and must have the same length.',
 };
 

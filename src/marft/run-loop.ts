@@ -1,12 +1,14 @@
 // The training loop with its guards, shared by the CLI and the lab's worker (and testable on its own):
 // iterations until a target (or until `halt` says so at an iteration boundary: pause, stop), a checkpoint
-// after every good iteration, and three recoveries.
+// after every good iteration, and three recoveries. The policy (checkpoints kept, rollbackAfter,
+// maxRecoveries) is the run config's runLoop section, so the lab and the CLI guard a run alike.
 //   1. A non-finite loss or gradient skips the step (update.ts) and the iteration is not checkpointed;
-//      `rollbackAfter` such iterations in a row reload the last checkpoint (a fresh RNG draw, so the
+//      runLoop.rollbackAfter such iterations in a row reload the last checkpoint (a fresh RNG draw, so the
 //      rolled-back run does not replay the same failure).
 //   2. A lost GPU device (GpuError DEVICE_LOST, or Gpu.lostReason set once the failed call returns):
 //      `reopen` gives a new device with the model on it, and the run reloads its last checkpoint; the
-//      iteration in flight is run again, so no iteration is lost or counted twice in the history.
+//      iteration in flight is run again, so no iteration is lost or counted twice in the history
+//      (runLoop.maxRecoveries losses in a row at most).
 //   3. A checkpoint that cannot be written (disk full, quota exceeded, permissions): the loop stops with
 //      RunPaused (MarftError RUN_PAUSED) naming the cause; the last good checkpoint is untouched, since
 //      saveCheckpoint commits by replacing `latest` last.
@@ -47,16 +49,12 @@ export interface RunLoopOptions {
   dir: string;
   /** base_model_name_or_path of the saved adapters. */
   baseModel: string;
-  /** Checkpoints kept (saveCheckpoint's keep). */
+  /** Checkpoints kept (saveCheckpoint's keep); default config.runLoop.keepCheckpoints (`marft train --keep` overrides it). */
   keep?: number;
   /** Train until state.iteration reaches this. */
   until: number;
   /** Asked before every iteration: true ends the loop there (a pause or stop asked for meanwhile). */
   halt?: () => boolean;
-  /** Iterations in a row with non-finite skips before a rollback (default 3). */
-  rollbackAfter?: number;
-  /** Device losses in a row recovered before giving up (default 3). */
-  maxRecoveries?: number;
   /** A new device with the model loaded, after a device loss; without it a loss ends the loop. */
   reopen?: (reason: string) => Promise<RunSession>;
   /** After every iteration, before a rollback it caused; checkpoint null when none was saved for it. */
@@ -107,9 +105,8 @@ async function lostReason(gpu: Gpu, e: unknown): Promise<string | null> {
 }
 
 export async function runLoop(session: RunSession, state: TrainState, o: RunLoopOptions): Promise<RunLoopResult> {
-  const rollbackAfter = o.rollbackAfter ?? 3;
-  const maxRecoveries = o.maxRecoveries ?? 3;
-  const keep = o.keep ?? 3;
+  const { rollbackAfter, maxRecoveries, keepCheckpoints } = state.config.runLoop;
+  const keep = o.keep ?? keepCheckpoints;
   let rollbacks = 0;
   let recoveries = 0;
   let lostInRow = 0;

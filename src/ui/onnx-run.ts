@@ -1,4 +1,4 @@
-// Runs an ONNX export zip (see src/worker/onnx-export.ts) in onnxruntime-web on this page, with its WebGPU
+// Runs an ONNX export zip (see src/marft/export/agent.ts) in onnxruntime-web on this page, with its WebGPU
 // execution provider (or the wasm one), to check an export against the lab's own logits. Loaded on demand
 // through the marftLab page hook (main.tsx), so the app does not load onnxruntime-web otherwise. The runtime's
 // WebAssembly is one of the app's own assets (no CDN: the lab works offline under its CSP).

@@ -4,110 +4,37 @@
 // and one event per finished iteration (its metrics and a summary of its episodes).
 //
 // Two entry points change training state (as TF Playground): start a run / continue it, and step; pause
-// and stop only ask the loop to halt at the next iteration boundary.
+// and stop only ask the loop to halt at the next iteration boundary. The run's events and their types are
+// the engine's (src/marft/run.ts), forwarded as they are.
 
-import type { AdapterSummary } from '../gpu/gpu.ts';
-import type { KernelTime } from '../gpu/profiler.ts';
 import type { RunConfig } from '../config/run-config.ts';
 import type { IterationMetrics } from '../config/metrics.ts';
 import type { CreditMethod } from '../marft/credit.ts';
 import type { InspectedEpisode } from '../marft/inspect.ts';
+import type { Notice, RunEvents } from '../marft/run.ts';
+import type { DeviceProbe, ModelSummary } from '../marft/session.ts';
+import type { Download } from '../marft/export/agent.ts';
 
-export interface WorkerError {
-  code: string;
-  message: string;
-  hint?: string;
-}
+export type {
+  EpisodeSummary, IterationEvent, IterationProfile, LoadedEvent, ProgressEvent, ProgressPhase, RunEvents, RunStatus, StatusEvent,
+} from '../marft/run.ts';
+export type { Download } from '../marft/export/agent.ts';
+export { errorNotice as toWorkerError } from '../marft/run.ts';
+
+export type WorkerError = Notice;
 
 export type Result<T> = { ok: true; value: T } | { ok: false; error: WorkerError };
 
-export interface ProbeResult {
-  adapter: AdapterSummary;
-  limits: { maxStorageBufferBindingSize: number; maxBufferSize: number; maxComputeWorkgroupStorageSize: number };
-  /** A tiny kernel run on the device and compared with the CPU: proves compute works end to end. */
-  kernelCheck: { ok: boolean; detail: string };
-  /** Whether the device has the timestamp-query feature (per-kernel GPU times in the Profile panel). */
-  timestampQuery: boolean;
-}
+export type ProbeResult = DeviceProbe;
 
-/** config.model.path: '' = the built-in model; 'opfs:models/<name>' = a local folder copied into OPFS. */
-export const BUILTIN_MODEL = 'marft-tiny';
+/** config.model.path: '' = the built-in model (BUILTIN_MODEL); 'opfs:models/<name>' = a local folder copied into OPFS. */
 export const OPFS_MODEL_PREFIX = 'opfs:models/';
 
-export interface ModelInfo {
+export interface ModelInfo extends ModelSummary {
   /** The config.model.path that names it. */
   path: string;
-  name: string;
-  modelType: string;
-  numLayers: number;
-  hiddenSize: number;
-  vocabSize: number;
-  maxPositions: number;
   /** Bytes of the weight files. */
   bytes: number;
-  hasChatTemplate: boolean;
-}
-
-export type RunStatus = 'idle' | 'loading' | 'running' | 'paused' | 'stopping' | 'stopped' | 'done' | 'recovering' | 'error';
-
-export interface StatusEvent {
-  status: RunStatus;
-  runId: string | null;
-  /** Iterations completed, and the iteration the run trains up to. */
-  iteration: number;
-  total: number;
-  message?: string;
-}
-
-export type ProgressPhase = 'load' | 'rollout' | 'score' | 'advantages' | 'update' | 'checkpoint';
-
-export interface ProgressEvent {
-  iteration: number;
-  phase: ProgressPhase;
-  detail: string;
-}
-
-export interface EpisodeSummary {
-  index: number;
-  task: string;
-  correct: boolean;
-  teamReward: number;
-  actions: number;
-  /** The team's last answer, when one was given. */
-  answer: string | null;
-}
-
-/** A profiled iteration (EngineApi.profileNext): its phase wall times and, where the device can, per-kernel GPU time. */
-export interface IterationProfile {
-  iteration: number;
-  /** Wall seconds per phase, as in the metrics (the profiled iteration runs slower: one pass per dispatch). */
-  seconds: IterationMetrics['seconds'];
-  /** GPU milliseconds per kernel (`<program key>/<entry point>`), largest first; null without timestamp-query. */
-  kernels: KernelTime[] | null;
-  /** Why kernels is null, when it is. */
-  unavailable?: string;
-  /** The adapter that ran it. */
-  adapter: string;
-}
-
-export interface IterationEvent {
-  metrics: IterationMetrics;
-  /** Present when this iteration was profiled. */
-  profile?: IterationProfile;
-  episodes: EpisodeSummary[];
-  /** The checkpoint saved after it (null when the save failed; see notice). */
-  checkpoint: string | null;
-  notice?: string;
-}
-
-export interface RunEvents {
-  onStatus(e: StatusEvent): void;
-  onProgress(e: ProgressEvent): void;
-  onIteration(e: IterationEvent): void;
-  /** A run was (re)loaded: its config and its whole metric history (charts reset to it). */
-  onLoaded(e: { runId: string; config: RunConfig; history: IterationMetrics[]; checkpoint: string | null }): void;
-  /** Something the user should know that did not stop the run (a recovery, a failed save). */
-  onNotice(e: WorkerError): void;
 }
 
 export interface CheckpointSummary {
@@ -135,13 +62,6 @@ export interface RunSummary {
 /** The inspector's data (src/marft/inspect.ts formats it), as the UI receives it. */
 export type { CreditMethod, InspectedEpisode };
 export type { GaeNext, InspectAction, InspectToken } from '../marft/inspect.ts';
-
-export interface Download {
-  name: string;
-  bytes: Uint8Array;
-  /** One line on what it holds, when there is more to say than the name. */
-  summary?: string;
-}
 
 export interface AgentLogits {
   /** (T, V) row-major. */
@@ -188,12 +108,4 @@ export interface EngineApi {
   importCheckpoint(bytes: Uint8Array, fileName: string): Promise<Result<RunSummary>>;
   /** Test hook: destroys the GPU device, as a driver reset would. */
   debugLoseDevice(): Promise<void>;
-}
-
-export function toWorkerError(e: unknown): WorkerError {
-  if (e && typeof e === 'object' && 'code' in e && 'message' in e) {
-    const g = e as { code: string; message: string; hint?: string };
-    return { code: String(g.code), message: g.message.split('\n  hint:')[0], hint: g.hint };
-  }
-  return { code: 'INTERNAL', message: e instanceof Error ? e.message : String(e) };
 }

@@ -1,5 +1,6 @@
 // The worker's own error codes (the layers below have theirs: GpuError, ModelFileError, EnvError,
-// MarftError, CheckpointError); each with a hint saying what to do next.
+// MarftError, CheckpointError; a run's NO_RUN and BUSY, an export's NO_AGENT and ADAPTER_MISMATCH are
+// MarftErrors); each with a hint saying what to do next.
 
 export type WorkerErrorCode =
   | 'MODEL_FETCH' // the built-in model could not be fetched
@@ -7,11 +8,7 @@ export type WorkerErrorCode =
   | 'MODEL_TOO_LARGE' // the model does not fit the browser's memory or the device's limits
   | 'NO_TOKENIZER' // the model folder has no tokenizer.json
   | 'STORAGE_FULL' // OPFS quota
-  | 'NO_RUN' // an action that needs a loaded run
-  | 'BUSY' // an action while the loop is running
-  | 'NO_EPISODES' // the inspector before any iteration
-  | 'NO_AGENT' // a role the run does not have
-  | 'ADAPTER_MISMATCH'; // an agent's adapter does not fit the base model its run names (ONNX export)
+  | 'NO_EPISODES'; // the inspector before any iteration
 
 const HINTS: Record<WorkerErrorCode, string> = {
   MODEL_FETCH: 'The built-in model is served from public/models/marft-tiny/; check that the folder was deployed with the app, or pick a local model folder.',
@@ -19,11 +16,7 @@ const HINTS: Record<WorkerErrorCode, string> = {
   MODEL_TOO_LARGE: 'Pick a smaller model (a few hundred million parameters at most in 16-bit), or run the CLI on a machine with a larger GPU.',
   NO_TOKENIZER: 'The folder needs tokenizer.json (and tokenizer_config.json for the chat template); save them with tokenizer.save_pretrained(dir).',
   STORAGE_FULL: 'Free some browser storage (delete old runs in the Runs tab, or local models), then retry.',
-  NO_RUN: 'Start a run, or resume one from the Runs tab first.',
-  BUSY: 'Pause the run first.',
   NO_EPISODES: 'Train at least one iteration first; the inspector shows the last iteration\'s episodes.',
-  NO_AGENT: 'Pick one of the roles the run lists in the Runs tab.',
-  ADAPTER_MISMATCH: 'The run was trained on another base model than the one its config.json model.path names now (a local folder re-imported under the same name?): import the model the run was trained on, then export again.',
 };
 
 export class WorkerFail extends Error {

@@ -3,11 +3,12 @@
 // tried, and a shard index pulls in its shards), or a local folder the user picked, copied into OPFS under
 // models/<name>/ so it survives a reload and a resumed run finds it again.
 
-import { type ModelFiles, memoryFiles } from '../model/folder.ts';
+import { BUILTIN_MODEL } from '../config/run-config.ts';
+import { type ModelFiles, memoryFiles } from '../marft/session.ts';
 import type { CheckpointStore } from '../platform/storage/store.ts';
 import { listFiles } from '../platform/storage/store.ts';
 import { opfsStore } from '../platform/storage/opfs.ts';
-import { BUILTIN_MODEL, OPFS_MODEL_PREFIX } from './api.ts';
+import { OPFS_MODEL_PREFIX } from './api.ts';
 import { WorkerFail } from './errors.ts';
 
 const OPTIONAL = ['tokenizer.json', 'tokenizer_config.json', 'chat_template.jinja', 'generation_config.json', 'special_tokens_map.json'];

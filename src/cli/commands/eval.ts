@@ -10,7 +10,7 @@ import { type RunConfig, parseConfig } from '../../config/run-config.ts';
 import { evaluate } from '../../marft/evaluate.ts';
 import { nodeStore } from '../../platform/storage/node.ts';
 import { UsageError, parse } from '../args.ts';
-import { openSession, readRunConfig } from '../session.ts';
+import { nodeSession, readRunConfig } from '../platform.ts';
 
 export const usage = 'marft eval (--checkpoint DIR | --config FILE --base) [--episodes N] [--split test|train] [--sampled] [--seed S] [--env-options JSON] [--json]';
 
@@ -45,10 +45,9 @@ export async function evalCommand(argv: string[]): Promise<void> {
   if (split !== 'test' && split !== 'train') throw new UsageError(`--split must be test or train, got ${split}`);
   const episodes = typeof a.episodes === 'string' ? Number(a.episodes) : 100;
   if (!Number.isInteger(episodes) || episodes < 1) throw new UsageError(`--episodes must be a positive integer, got ${a.episodes}`);
-  const s = await openSession(config, log);
-  const state = ckpt ? await loadCheckpoint(s.gpu, ckpt.store, ckpt.dir, s.model.config) : null;
-  s.decoder.lora = state?.policy ?? null;
-  const result = await evaluate(s.decoder, s.tokenizer, config, state, {
+  const m = await nodeSession(log).load(config.model.path);
+  const state = ckpt ? await loadCheckpoint(m.gpu, ckpt.store, ckpt.dir, m.model) : null;
+  const result = await evaluate(m.decoder, m.tokenizer, config, state, {
     episodes, split, sampled: Boolean(a.sampled), seed: typeof a.seed === 'string' ? Number(a.seed) : undefined,
   });
   const agents = result.agents;

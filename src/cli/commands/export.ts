@@ -6,23 +6,23 @@
 //     the tokenizer files copied next to it. --model also overrides the checkpoint's base model folder.
 //   areal: --checkpoint DIR --out DIR2 — an AReaL-MARFT config.yaml with the adapters alongside.
 // A checkpoint is a run folder (its `latest`), a checkpoint folder, or a checkpoint zip. onnx and areal
-// read files only (no GPU).
+// read files only (no GPU); --checkpoint --agent reads the agent's adapter as the lab does (src/marft/export/agent.ts).
 
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { arealExportFiles } from '../../marft/export/areal.ts';
 import { checkpointZipStore, loadCheckpoint, readCheckpointFiles, type VerifiedCheckpoint } from '../../marft/checkpoint/checkpoint.ts';
-import { exportAdapters, agentDir } from '../../marft/export/peft.ts';
+import { exportAgentOnnx } from '../../marft/export/agent.ts';
+import { exportAdapters } from '../../marft/export/peft.ts';
 import { type RunConfig, parseConfig } from '../../config/run-config.ts';
 import { nodeStore } from '../../platform/storage/node.ts';
 import { zipFiles } from '../../platform/zip.ts';
 import { loadAdapterFiles } from '../../model/load.ts';
 import { nodeModelFiles } from '../../model/node-files.ts';
-import { exportOnnx } from '../../model/onnx/export.ts';
-import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, type PeftAdapter, readPeftAdapter } from '../../model/peft.ts';
+import { type OnnxExport, exportOnnx } from '../../model/onnx/export.ts';
 import { UsageError, parse, required } from '../args.ts';
-import { builtinModelDir, openSession } from '../session.ts';
+import { nodeSession, runModelDir } from '../platform.ts';
 
 export const usage = 'marft export [--format zip] --checkpoint DIR --out FILE.zip\n'
   + '  marft export --format onnx (--checkpoint DIR --agent ROLE | --model DIR [--adapter DIR]) --out FILE.onnx [--no-mask] [--max-positions N] [--external-data auto|on|off]\n'
@@ -34,18 +34,15 @@ const FLAGS = {
   'external-data': { type: 'string' }, 'base-model': { type: 'string' },
 } as const;
 
-/** A checkpoint's verified files and run config, from a run folder, a checkpoint folder or a zip. */
+/** A checkpoint's verified files and run config, from a run folder, a checkpoint folder or a zip (its path: the zip's name). */
 export async function readCheckpoint(path: string): Promise<VerifiedCheckpoint & { config: RunConfig }> {
   const full = resolve(path);
   const ck = full.endsWith('.zip')
     ? await readCheckpointFiles(checkpointZipStore(new Uint8Array(readFileSync(full))), '')
     : await readCheckpointFiles(nodeStore(dirname(full)), basename(full));
   const config = parseConfig(new TextDecoder().decode(ck.files['config.json']), { checkEnv: false });
-  return { ...ck, config };
+  return { ...ck, path: ck.path || basename(full), config };
 }
-
-/** The base model folder a run config names (the built-in model when model.path is empty). */
-export const runModelDir = (config: RunConfig): string => (config.model.path ? resolve(config.model.path) : builtinModelDir());
 
 export interface OnnxExportArgs {
   out: string;
@@ -60,8 +57,9 @@ export interface OnnxExportArgs {
 
 /** Writes FILE.onnx (+ FILE.onnx.data) and the tokenizer files beside it; returns a summary line. */
 export async function exportOnnxToFile(a: OnnxExportArgs): Promise<string> {
-  let modelDir: string;
-  let adapter: PeftAdapter | null = null;
+  const out = resolve(a.out);
+  const opts = { fileName: basename(out), withAttentionMask: a.withAttentionMask, maxPositions: a.maxPositions, externalData: a.externalData };
+  let exp: OnnxExport;
   let source: string;
   if (a.checkpoint) {
     if (a.adapter) throw new UsageError('--adapter goes with --model, not with --checkpoint (use --agent ROLE)');
@@ -69,21 +67,15 @@ export async function exportOnnxToFile(a: OnnxExportArgs): Promise<string> {
     const roles = ck.config.graph.agents.map((x) => x.role);
     if (!a.agent) throw new UsageError(`--agent is required with --checkpoint (one of ${roles.join(', ')})`);
     if (!roles.includes(a.agent)) throw new UsageError(`--agent ${a.agent} is not a role of the checkpoint (${roles.join(', ')})`);
-    modelDir = a.model ? resolve(a.model) : runModelDir(ck.config);
-    const dir = agentDir(a.agent);
-    adapter = readPeftAdapter({ [ADAPTER_CONFIG_FILE]: ck.files[`${dir}/${ADAPTER_CONFIG_FILE}`], [ADAPTER_WEIGHTS_FILE]: ck.files[`${dir}/${ADAPTER_WEIGHTS_FILE}`] });
-    source = `agent ${a.agent} of ${ck.path || basename(resolve(a.checkpoint))} (iteration ${ck.manifest.iteration})`;
+    const modelDir = a.model ? resolve(a.model) : runModelDir(ck.config);
+    ({ onnx: exp, source } = await exportAgentOnnx(ck, a.agent, await nodeModelFiles(modelDir), opts));
   } else {
     if (!a.model) throw new UsageError('--format onnx needs --checkpoint DIR --agent ROLE, or --model DIR [--adapter DIR]');
     if (a.agent) throw new UsageError('--agent goes with --checkpoint');
-    modelDir = resolve(a.model);
-    if (a.adapter) adapter = await loadAdapterFiles(await nodeModelFiles(resolve(a.adapter)));
+    const adapter = a.adapter ? await loadAdapterFiles(await nodeModelFiles(resolve(a.adapter))) : null;
     source = a.adapter ? `adapter ${resolve(a.adapter)}` : 'base model';
+    exp = await exportOnnx(await nodeModelFiles(resolve(a.model)), adapter, { ...opts, source });
   }
-  const out = resolve(a.out);
-  const exp = await exportOnnx(await nodeModelFiles(modelDir), adapter, {
-    fileName: basename(out), withAttentionMask: a.withAttentionMask, maxPositions: a.maxPositions, externalData: a.externalData, source,
-  });
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, exp.model);
   if (exp.data) {
@@ -135,9 +127,9 @@ export async function exportCommand(argv: string[]): Promise<void> {
   const full = resolve(required(a.checkpoint, 'checkpoint'));
   const store = nodeStore(dirname(full));
   const config = parseConfig(new TextDecoder().decode((await readCheckpointFiles(store, basename(full))).files['config.json']), { checkEnv: false });
-  const s = await openSession(config, (l) => console.error(l));
-  const state = await loadCheckpoint(s.gpu, store, basename(full), s.model.config);
-  const files = await exportAdapters(s.gpu, state, { baseModel: s.modelDir });
+  const m = await nodeSession((l) => console.error(l)).load(config.model.path);
+  const state = await loadCheckpoint(m.gpu, store, basename(full), m.model);
+  const files = await exportAdapters(m.gpu, state, { baseModel: m.source.baseModel });
   writeFileSync(out, zipFiles(files));
   console.error(`wrote ${out}: ${Object.keys(files).length} files (${Object.keys(files).filter((f) => f.endsWith('.safetensors')).length} adapters)`);
 }

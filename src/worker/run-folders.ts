@@ -1,7 +1,7 @@
-// Runs in OPFS: runs/<id>/ is a checkpoint run folder (latest + ckpt-NNNNNN/, see src/marft/checkpoint/checkpoint.ts)
-// plus run.json (when it was made, from what). Listing reads each run's latest state.json for its last
-// accuracy; importing a checkpoint zip makes a new run folder holding that one checkpoint, verified
-// before it is listed.
+// The run folders in OPFS (the Runs tab): runs/<id>/ is a checkpoint run folder (latest + ckpt-NNNNNN/, see
+// src/marft/checkpoint/checkpoint.ts) plus run.json (when it was made, from what). Listing reads each run's
+// latest state.json for its last accuracy; importing a checkpoint zip makes a new run folder holding that
+// one checkpoint, verified before it is listed. The loaded run itself is src/marft/run.ts's Run.
 
 import { CONFIG_FILE, LATEST_FILE, STATE_FILE, checkpointName, importCheckpointZip, listCheckpoints, parseManifest, readCheckpointFiles } from '../marft/checkpoint/checkpoint.ts';
 import type { RunConfig } from '../config/run-config.ts';
@@ -18,8 +18,8 @@ export interface RunMeta {
   note?: string;
 }
 
-let store: CheckpointStore | null = null;
-export const runsStore = (): CheckpointStore => (store ??= opfsStore('runs'));
+/** OPFS runs/ (opened on first use). */
+export const runsStore: CheckpointStore = opfsStore('runs');
 
 export function newRunId(prefix = 'run'): string {
   const d = new Date();
@@ -28,9 +28,9 @@ export function newRunId(prefix = 'run'): string {
   return `${prefix}-${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}-${rand}`;
 }
 
-export async function writeRunMeta(meta: RunMeta): Promise<void> {
-  await runsStore().write(`${meta.id}/${META}`, JSON.stringify(meta, null, 2) + '\n');
-}
+/** run.json of a run folder, keyed by its path in the folder. */
+export const runMetaFile = (meta: RunMeta): Record<string, string> => ({ [META]: JSON.stringify(meta, null, 2) + '\n' });
+
 
 const decode = (b: Uint8Array) => new TextDecoder().decode(b);
 
@@ -59,27 +59,27 @@ async function summarize(s: CheckpointStore, id: string): Promise<RunSummary> {
 
 /** Every run folder, newest first. */
 export async function listRuns(): Promise<RunSummary[]> {
-  const s = runsStore();
+  const s = runsStore;
   const entries = (await s.list('')).filter((e) => e.kind === 'directory');
   const out = await Promise.all(entries.map((e) => summarize(s, e.name)));
   return out.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : -1));
 }
 
 export async function deleteRun(id: string): Promise<void> {
-  await runsStore().remove(id);
+  await runsStore.remove(id);
 }
 
 /** A checkpoint zip as a new run folder; verified, removed again when it does not verify. */
 export async function importCheckpoint(bytes: Uint8Array, fileName: string): Promise<RunSummary> {
   const files = importCheckpointZip(bytes);
   const manifest = await parseManifest(files[STATE_FILE], `${fileName}: ${STATE_FILE}`);
-  const s = runsStore();
+  const s = runsStore;
   const id = newRunId('import');
   const ckpt = checkpointName(manifest.iteration);
   try {
     for (const [p, b] of Object.entries(files)) await s.write(`${id}/${ckpt}/${p}`, b);
     await s.write(`${id}/${LATEST_FILE}`, `${ckpt}\n`);
-    await writeRunMeta({ id, createdAt: new Date().toISOString(), source: 'import', note: fileName });
+    for (const [p, text] of Object.entries(runMetaFile({ id, createdAt: new Date().toISOString(), source: 'import', note: fileName }))) await s.write(`${id}/${p}`, text);
     await readCheckpointFiles(s, id);
   } catch (e) {
     await s.remove(id).catch(() => {});

@@ -1,19 +1,17 @@
-// What the training commands share: the GPU, the base model with its tokenizer (the built-in tiny model
-// unless the config names a folder), and the run config (the default 2-agent preset without --config).
+// The engine's platform in Node (src/marft/session.ts) for the marft commands: the process's Dawn device
+// (a fresh one after a loss), base models from folders on disk (the built-in tiny model unless the config
+// names a folder), usage errors for a model a run cannot use; and the run config a command reads (the
+// default 2-agent preset without --config).
 
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Gpu } from '../gpu/gpu.ts';
-import { acquireNodeGpu } from '../gpu/node.ts';
-import { type LoadedDecoder, loadDecoder } from '../model/load.ts';
+import { BUILTIN_MODEL, type RunConfig, parseConfig } from '../config/run-config.ts';
+import { acquireNodeGpu, resetNodeGpu } from '../gpu/node.ts';
+import { Session } from '../marft/session.ts';
 import { nodeModelFiles } from '../model/node-files.ts';
-import type { LoadedTokenizer } from '../model/tokenizer.ts';
-import { type RunConfig, parseConfig } from '../config/run-config.ts';
 import { defaultRunConfig } from '../config/run-presets.ts';
 import { UsageError } from './args.ts';
-
-export const BUILTIN_MODEL = 'marft-tiny';
 
 /** public/models/<name> of the project, found from the working directory or from the CLI bundle. */
 export function builtinModelDir(name = BUILTIN_MODEL): string {
@@ -25,6 +23,9 @@ export function builtinModelDir(name = BUILTIN_MODEL): string {
   }
   return found;
 }
+
+/** The base model folder a run config names (the built-in model when model.path is empty). */
+export const runModelDir = (config: RunConfig): string => (config.model.path ? resolve(config.model.path) : builtinModelDir());
 
 export function readRunConfig(file: string | undefined): RunConfig {
   if (!file) return defaultRunConfig();
@@ -43,16 +44,17 @@ export function readRunConfig(file: string | undefined): RunConfig {
   return parseConfig(json);
 }
 
-export interface Session extends LoadedDecoder {
-  gpu: Gpu;
-  tokenizer: LoadedTokenizer;
-  modelDir: string;
-}
-
-export async function openSession(config: RunConfig, log: (l: string) => void): Promise<Session> {
-  const gpu = await acquireNodeGpu({ log });
-  const modelDir = config.model.path ? resolve(config.model.path) : builtinModelDir();
-  const loaded = await loadDecoder(gpu, await nodeModelFiles(modelDir));
-  if (!loaded.model.tokenizer) throw new UsageError(`${modelDir} has no tokenizer.json: a training run needs the model's tokenizer`);
-  return { gpu, ...loaded, tokenizer: loaded.model.tokenizer, modelDir };
+/** A session on this process's GPU; adapters record the model folder's absolute path as their base model. */
+export function nodeSession(log: (l: string) => void): Session {
+  return new Session({
+    device: (fresh) => {
+      if (fresh) resetNodeGpu();
+      return acquireNodeGpu({ log });
+    },
+    async model(path) {
+      const dir = path ? resolve(path) : builtinModelDir();
+      return { files: await nodeModelFiles(dir), name: dir, baseModel: dir };
+    },
+    refuse: (code, message, cause) => (code === 'NO_TOKENIZER' ? new UsageError(message) : cause),
+  });
 }

@@ -1,23 +1,31 @@
-// One agent of a saved checkpoint as ONNX: the agent's LoRA adapter (in shared LoRA mode the one adapter
-// every role uses) merged into the run's base model by exportOnnx, zipped with the tokenizer files and a
-// README; and the logits the lab's own decoder gives with that adapter (applied unmerged, by the LoRA
-// kernels), which an export is checked against. Browser-safe and storage-free: engine.worker.ts reads
-// the checkpoint from OPFS and the base model's files (model-source.ts) and passes them in.
+// One agent of a saved checkpoint: agentAdapter is the one way to read an agent's adapter (in shared LoRA
+// mode the one adapter every role uses) out of a checkpoint's verified files, for the lab's ONNX export and
+// logits and for `marft export --format onnx`. Here too: the agent as an ONNX zip (the adapter merged into
+// the run's base model by exportOnnx, with the tokenizer files and a README), and the logits the lab's own
+// decoder gives with that adapter (applied unmerged, by the LoRA kernels), which an export is checked
+// against. Browser-safe and storage-free: the callers read the checkpoint and the base model's files.
 
-import { CONFIG_FILE, type VerifiedCheckpoint } from '../marft/checkpoint/checkpoint.ts';
-import { type RunConfig, parseConfig } from '../config/run-config.ts';
-import { agentDir } from '../marft/export/peft.ts';
-import { ckptFail, errorMessage } from '../platform/storage/errors.ts';
-import { zipFiles } from '../platform/zip.ts';
-import { type ModelConfig, parseConfig as parseModelConfig } from '../model/config.ts';
-import type { Decoder } from '../model/decoder.ts';
-import type { ModelFiles } from '../model/folder.ts';
-import { sequenceLogits } from '../model/logits.ts';
-import { exportOnnx } from '../model/onnx/export.ts';
-import { checkAdapterFits } from '../model/onnx/merge.ts';
-import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, type PeftAdapter, readPeftAdapter } from '../model/peft.ts';
-import type { Download } from './api.ts';
-import { WorkerFail } from './errors.ts';
+import { CONFIG_FILE, type VerifiedCheckpoint } from '../checkpoint/checkpoint.ts';
+import { type RunConfig, parseConfig } from '../../config/run-config.ts';
+import { MarftError } from '../errors.ts';
+import { agentDir } from './peft.ts';
+import { ckptFail, errorMessage } from '../../platform/storage/errors.ts';
+import { zipFiles } from '../../platform/zip.ts';
+import { type ModelConfig, parseConfig as parseModelConfig } from '../../model/config.ts';
+import type { Decoder } from '../../model/decoder.ts';
+import type { ModelFiles } from '../../model/folder.ts';
+import { sequenceLogits } from '../../model/logits.ts';
+import { type OnnxExport, type OnnxExportOptions, exportOnnx } from '../../model/onnx/export.ts';
+import { checkAdapterFits } from '../../model/onnx/merge.ts';
+import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, type PeftAdapter, readPeftAdapter } from '../../model/peft.ts';
+
+/** A file to hand to the user. */
+export interface Download {
+  name: string;
+  bytes: Uint8Array;
+  /** One line on what it holds, when there is more to say than the name. */
+  summary?: string;
+}
 
 export interface AgentAdapter {
   config: RunConfig;
@@ -28,12 +36,15 @@ export interface AgentAdapter {
   shared: boolean;
 }
 
-/** The run config of a checkpoint and the adapter of `role` (the shared adapter in shared LoRA mode). */
+/**
+ * The run config of a checkpoint and the adapter of `role` (the shared adapter in shared LoRA mode): its
+ * folder as state.json records it, a missing file named (FILE_MISSING), an unreadable one ADAPTER_INVALID.
+ */
 export function agentAdapter(ck: VerifiedCheckpoint, role: string): AgentAdapter {
   const config = parseConfig(new TextDecoder().decode(ck.files[CONFIG_FILE]), { checkEnv: false });
   const roles = config.graph.agents.map((a) => a.role);
-  if (!roles.includes(role)) throw new WorkerFail('NO_AGENT', `"${role}" is not an agent of ${ck.path} (its agents: ${roles.join(', ')})`);
-  // every role has its folder; in shared mode each holds a copy of the one adapter (see marft/export.ts)
+  if (!roles.includes(role)) throw new MarftError('NO_AGENT', `"${role}" is not an agent of ${ck.path} (its agents: ${roles.join(', ')})`);
+  // every role has its folder; in shared mode each holds a copy of the one adapter (see peft.ts)
   const dir = ck.manifest.adapters?.roles?.[role]?.dir ?? agentDir(role);
   const cfg = ck.files[`${dir}/${ADAPTER_CONFIG_FILE}`];
   const weights = ck.files[`${dir}/${ADAPTER_WEIGHTS_FILE}`];
@@ -53,7 +64,7 @@ export function checkAgentFits(model: ModelConfig, modelName: string, role: stri
     checkAdapterFits(model, a.adapter, `agents/${role}`);
   } catch (e) {
     const why = errorMessage(e).split('\n')[0].replace(/^agents\/[^:]*: /, '');
-    throw new WorkerFail('ADAPTER_MISMATCH', `the ${a.shared ? 'shared adapter' : `adapter of agent "${role}"`} in ${a.where} does not fit the base model "${modelName}": ${why}`);
+    throw new MarftError('ADAPTER_MISMATCH', `the ${a.shared ? 'shared adapter' : `adapter of agent "${role}"`} in ${a.where} does not fit the base model "${modelName}": ${why}`);
   }
 }
 
@@ -87,14 +98,21 @@ function readme(role: string, file: string, a: AgentAdapter, model: string, summ
   ].join('\n');
 }
 
+/**
+ * The agent's adapter merged into `model` as ONNX (exportOnnx's result), once it is checked to fit
+ * (ADAPTER_MISMATCH); `source` says which agent of which checkpoint (it is in the model's metadata too).
+ */
+export async function exportAgentOnnx(ck: VerifiedCheckpoint, role: string, model: ModelFiles, opts: Omit<OnnxExportOptions, 'source'>): Promise<{ agent: AgentAdapter; onnx: OnnxExport; source: string }> {
+  const agent = agentAdapter(ck, role);
+  checkAgentFits(await modelConfigOf(model), model.name, role, agent);
+  const source = `agent ${role} of ${agent.where} (iteration ${agent.iteration}${agent.shared ? ', shared LoRA' : ''})`;
+  return { agent, onnx: await exportOnnx(model, agent.adapter, { ...opts, source }), source };
+}
+
 /** The zip of one agent as ONNX: <role>.onnx (+ <role>.onnx.data past ~1.5 GB of weights), tokenizer files, README.md. */
 export async function agentOnnxZip(ck: VerifiedCheckpoint, role: string, model: ModelFiles, runId: string): Promise<Download> {
-  const a = agentAdapter(ck, role);
-  checkAgentFits(await modelConfigOf(model), model.name, role, a);
   const file = `${roleFileName(role)}.onnx`;
-  const exp = await exportOnnx(model, a.adapter, {
-    fileName: file, externalData: 'auto', source: `agent ${role} of ${a.where} (iteration ${a.iteration}${a.shared ? ', shared LoRA' : ''})`,
-  });
+  const { agent: a, onnx: exp } = await exportAgentOnnx(ck, role, model, { fileName: file, externalData: 'auto' });
   const files: Record<string, Uint8Array | string> = { [file]: exp.model, ...exp.extraFiles };
   if (exp.data) {
     const data = new Uint8Array(exp.data.bytes);

@@ -1,0 +1,336 @@
+// The Run's state machine (run.ts) in Node. Most cases fake what the GPU would do: a fake trainer whose
+// iterations finish when the test says so, come out non-finite or lose the device, a fake session and an
+// in-memory fake of the checkpoint writer; the real run loop (run-loop.ts) runs between them, so the
+// rollback and recovery policy under test is config.runLoop's. Checked: start -> step -> pause -> train ->
+// stop, step while running (pauses after the iteration in flight), pause and stop at an iteration boundary,
+// status events in order, busy and no-run refusals, rollback after runLoop.rollbackAfter non-finite
+// iterations, device-loss recoveries up to runLoop.maxRecoveries, checkpoints kept per runLoop. Then one
+// short real run on the tiny test model: start, open, step, and a model switch that closes the run.
+
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { testGpu } from '../../kernels/testing.ts';
+import type { RunConfig } from '../config/run-config.ts';
+import { GpuError } from '../gpu/errors.ts';
+import { TINY_QWEN2_CONFIG, tinyModelFolder } from '../model/file-fixtures.ts';
+import { memoryStore } from '../platform/storage/store.ts';
+import { listCheckpoints } from './checkpoint/checkpoint.ts';
+import { type Notice, Run, type RunStatus } from './run.ts';
+import { Session, memoryFiles } from './session.ts';
+import { tinyRunConfig } from './testing.ts';
+
+/** What the fakes do; off, every module is the real one. */
+const fake = vi.hoisted(() => ({
+  on: false,
+  /** Per iteration to run: finish cleanly, with a non-finite step, or lose the device. */
+  plan: [] as Array<'ok' | 'nan' | 'lost'>,
+  /** When set, an iteration waits for it before finishing. */
+  gate: null as Promise<void> | null,
+  started: 0,
+  saved: [] as Array<{ dir: string; iteration: number; keep: number | undefined }>,
+  checkpoints: new Map<string, Array<{ name: string; iteration: number; metrics: unknown[] }>>(),
+  configs: new Map<string, unknown>(),
+}));
+
+type FakeState = { config: RunConfig; iteration: number; metrics: Array<{ iteration: number }>; rng: { next(): void } };
+const fakeState = (config: RunConfig, iteration = 0, metrics: Array<{ iteration: number }> = []): FakeState => ({ config, iteration, metrics: [...metrics], rng: { next() {} } });
+const runDir = (dir: string): string => dir.split('/')[0];
+
+vi.mock('./trainer.ts', async (importOriginal) => {
+  const real = await importOriginal<typeof import('./trainer.ts')>();
+  const { GpuError: Lost } = await import('../gpu/errors.ts');
+  class FakeTrainer {
+    constructor(readonly d: { gpu: { lostReason: string | null }; state: FakeState }) {}
+    async iteration() {
+      fake.started++;
+      if (fake.gate) await fake.gate;
+      const s = this.d.state;
+      const kind = fake.plan.shift() ?? 'ok';
+      if (kind === 'lost') {
+        this.d.gpu.lostReason = 'destroyed by the test';
+        throw new Lost('DEVICE_LOST', 'the device was lost');
+      }
+      const metrics = {
+        iteration: s.iteration, accuracy: 0, teamReward: 0, agents: {}, policyLoss: 0, valueLoss: 0, entropy: 0, approxKl: 0, klToRef: 0, clipFraction: 0,
+        tokensPerSecond: 0, seconds: { rollout: 0, score: 0, advantages: 0, update: 0, total: 0 }, trained: [],
+        skipped: kind === 'nan' ? ['policy step skipped (non-finite gradient)'] : [],
+      };
+      s.iteration++;
+      s.metrics.push(metrics);
+      return { metrics, episodes: [], scores: new Map(), targets: new Map() };
+    }
+  }
+  return { ...real, Trainer: function Trainer(d: never) { return fake.on ? new FakeTrainer(d) : new real.Trainer(d); } };
+});
+
+vi.mock('./state.ts', async (importOriginal) => {
+  const real = await importOriginal<typeof import('./state.ts')>();
+  return {
+    ...real,
+    createTrainState: (...a: Parameters<typeof real.createTrainState>) => (fake.on ? fakeState(a[2]) : real.createTrainState(...a)),
+    releaseTrainState: (...a: Parameters<typeof real.releaseTrainState>) => (fake.on ? undefined : real.releaseTrainState(...a)),
+  };
+});
+
+vi.mock('./checkpoint/checkpoint.ts', async (importOriginal) => {
+  const real = await importOriginal<typeof import('./checkpoint/checkpoint.ts')>();
+  const latest = (dir: string) => {
+    const all = fake.checkpoints.get(runDir(dir)) ?? [];
+    const named = dir.split('/')[1];
+    return named ? all.find((c) => c.name === named) : all[all.length - 1];
+  };
+  return {
+    ...real,
+    saveCheckpoint: async (...a: Parameters<typeof real.saveCheckpoint>) => {
+      if (!fake.on) return real.saveCheckpoint(...a);
+      const [, state, , dir, opts] = a;
+      const list = fake.checkpoints.get(dir) ?? [];
+      const name = real.checkpointName(state.iteration);
+      list.push({ name, iteration: state.iteration, metrics: [...state.metrics] });
+      if (opts.keep) list.splice(0, Math.max(0, list.length - opts.keep));
+      fake.checkpoints.set(dir, list);
+      fake.configs.set(dir, state.config);
+      fake.saved.push({ dir, iteration: state.iteration, keep: opts.keep });
+      return { name, path: `${dir}/${name}`, manifest: {}, removed: [], warnings: [] } as never;
+    },
+    listCheckpoints: async (...a: Parameters<typeof real.listCheckpoints>) => {
+      if (!fake.on) return real.listCheckpoints(...a);
+      const list = fake.checkpoints.get(a[1]) ?? [];
+      return list.map((c, i) => ({ name: c.name, path: `${a[1]}/${c.name}`, iteration: c.iteration, latest: i === list.length - 1 }));
+    },
+    readCheckpointFiles: async (...a: Parameters<typeof real.readCheckpointFiles>) => {
+      if (!fake.on) return real.readCheckpointFiles(...a);
+      const c = latest(a[1])!;
+      return { path: `${runDir(a[1])}/${c.name}`, manifest: { iteration: c.iteration }, files: { 'config.json': new TextEncoder().encode(JSON.stringify(fake.configs.get(runDir(a[1])))) } } as never;
+    },
+    loadCheckpoint: async (...a: Parameters<typeof real.loadCheckpoint>) => {
+      if (!fake.on) return real.loadCheckpoint(...a);
+      const c = latest(a[2])!;
+      return fakeState(fake.configs.get(runDir(a[2])) as RunConfig, c.iteration, c.metrics as FakeState['metrics']) as never;
+    },
+  };
+});
+
+/** A session whose models are plain objects; reopen (after a loss) gives a new one. */
+function fakeSession() {
+  const model = () => ({
+    path: '', source: { name: 'fake', baseModel: 'fake', files: null },
+    gpu: { lostReason: null as string | null, hasTimestamps: false, adapter: {}, startProfile() {}, async stopProfile() { return []; } },
+  });
+  const s = { current: model(), loads: 0, reopens: 0 };
+  return Object.assign(s, {
+    load: async () => { s.loads++; return s.current; },
+    reopen: async () => { s.reopens++; s.current = model(); return s.current; },
+    onUnload: () => () => {},
+  });
+}
+
+/** A Run on a fake session, recording its status events and notices. */
+function fakeRun(opts = {}) {
+  const session = fakeSession();
+  const statuses: RunStatus[] = [];
+  const notices: Notice[] = [];
+  const iterations: number[] = [];
+  const run = new Run(session as unknown as Session, memoryStore(), {
+    onStatus: (e) => statuses.push(e.status),
+    onNotice: (n) => notices.push(n),
+    onIteration: (e) => iterations.push(e.metrics.iteration),
+  }, opts);
+  return { run, session, statuses, notices, iterations };
+}
+
+/** A gate the fake trainer waits on, opened by the test. */
+function gate(): () => void {
+  let open!: () => void;
+  fake.gate = new Promise((r) => { open = r; });
+  return () => { fake.gate = null; open(); };
+}
+
+const until = async (f: () => boolean): Promise<void> => {
+  for (let i = 0; i < 200 && !f(); i++) await new Promise((r) => setTimeout(r, 1));
+  expect(f()).toBe(true);
+};
+
+const config = (over: Record<string, unknown> = {}) => tinyRunConfig({ iterations: 4, ...over });
+
+describe('Run state machine (fakes)', () => {
+  afterEach(() => {
+    Object.assign(fake, { on: false, plan: [], gate: null, started: 0, saved: [] });
+    fake.checkpoints.clear();
+    fake.configs.clear();
+  });
+
+  it('start (paused) -> step -> train -> done, with status events in order', async () => {
+    fake.on = true;
+    const { run, statuses, iterations } = fakeRun();
+    expect(run.status).toBe('idle');
+    await run.start(config(), { id: 'r', paused: true });
+    expect(await run.wait()).toBe('paused');
+    expect(run.iteration).toBe(1);
+    expect(statuses).toEqual(['loading', 'running', 'paused']);
+    run.step();
+    expect(await run.wait()).toBe('paused');
+    expect(run.iteration).toBe(2);
+    run.train();
+    expect(await run.wait()).toBe('done');
+    expect(iterations).toEqual([0, 1, 2, 3]);
+    expect(statuses).toEqual(['loading', 'running', 'paused', 'running', 'paused', 'running', 'done']);
+    // the first checkpoint is saved at start, then one per iteration, each with the config's keep
+    expect(fake.saved.map((s) => s.iteration)).toEqual([0, 1, 2, 3, 4]);
+    expect(new Set(fake.saved.map((s) => s.keep))).toEqual(new Set([20]));
+    // past the target, train() goes on for config.iterations more
+    run.train();
+    expect(await run.wait()).toBe('done');
+    expect(run.iteration).toBe(8);
+  });
+
+  it('pause and stop take effect at the next iteration boundary; step while running pauses after the iteration in flight', async () => {
+    fake.on = true;
+    const { run, statuses } = fakeRun();
+    let open = gate();
+    await run.start(config(), { id: 'r' });
+    await until(() => fake.started === 1);
+    run.pause();
+    expect(run.status).toBe('running'); // "pausing after this iteration"
+    open();
+    expect(await run.wait()).toBe('paused');
+    expect(run.iteration).toBe(1); // the iteration in flight completed, no other started
+    expect(fake.started).toBe(1);
+
+    open = gate();
+    run.train();
+    await until(() => fake.started === 2);
+    run.step(); // refused as a second loop: queued as a pause after this iteration
+    open();
+    expect(await run.wait()).toBe('paused');
+    expect(run.iteration).toBe(2);
+
+    open = gate();
+    run.train();
+    await until(() => fake.started === 3);
+    run.stop();
+    open();
+    expect(await run.wait()).toBe('stopped');
+    expect(run.iteration).toBe(3);
+    expect(fake.started).toBe(3);
+    expect(statuses).toEqual(['loading', 'running', 'running', 'paused', 'running', 'paused', 'running', 'stopped']);
+    run.stop(); // stopping a halted run just says so
+    expect(statuses.at(-1)).toBe('stopped');
+  });
+
+  it('refuses what the state does not allow: a second start while training, training with no run', async () => {
+    fake.on = true;
+    const { run } = fakeRun();
+    expect(() => run.train()).toThrow(expect.objectContaining({ code: 'NO_RUN' }));
+    expect(() => run.step()).toThrow(expect.objectContaining({ code: 'NO_RUN' }));
+    await expect(run.adapterFiles()).rejects.toMatchObject({ code: 'NO_RUN' });
+    const open = gate();
+    await run.start(config(), { id: 'r' });
+    expect(run.busy).toBe(true);
+    await expect(run.start(config(), { id: 'r2' })).rejects.toMatchObject({ code: 'BUSY' });
+    await expect(run.open('r')).rejects.toMatchObject({ code: 'BUSY' });
+    expect(() => run.close()).toThrow(expect.objectContaining({ code: 'BUSY' }));
+    run.stop();
+    open();
+    expect(await run.wait()).toBe('stopped');
+    expect(run.busy).toBe(false);
+    run.close();
+    expect(run.id).toBeNull();
+    expect(run.status).toBe('idle');
+  });
+
+  it('rolls back after config.runLoop.rollbackAfter non-finite iterations in a row', async () => {
+    fake.on = true;
+    const { run, notices, iterations, statuses } = fakeRun();
+    fake.plan = ['ok', 'nan', 'nan', 'ok', 'ok', 'ok'];
+    await run.start(config({ iterations: 3, runLoop: { rollbackAfter: 2 } }), { id: 'r' });
+    expect(await run.wait()).toBe('done');
+    expect(notices.map((n) => [n.code, n.iteration])).toEqual([['ROLLBACK', 1]]);
+    expect(notices[0].message).toMatch(/^Iterations 1-2 had non-finite losses or gradients .* last checkpoint ckpt-000001 \(iteration 1\)/);
+    expect(iterations).toEqual([0, 1, 2, 1, 2]);
+    expect(run.iteration).toBe(3);
+    expect(statuses.at(-1)).toBe('done');
+    // with the default (3), two in a row do not roll back
+    const b = fakeRun();
+    fake.plan = ['nan', 'nan', 'ok'];
+    await b.run.start(config({ iterations: 3 }), { id: 'b' });
+    expect(await b.run.wait()).toBe('done');
+    expect(b.notices).toEqual([]);
+  });
+
+  it('recovers from device losses on a new device, up to config.runLoop.maxRecoveries in a row', async () => {
+    fake.on = true;
+    const a = fakeRun();
+    fake.plan = ['ok', 'lost', 'lost', 'ok', 'ok'];
+    await a.run.start(config({ iterations: 3, runLoop: { maxRecoveries: 2 } }), { id: 'a' });
+    expect(await a.run.wait()).toBe('done');
+    expect(a.session.reopens).toBe(2);
+    expect(a.notices.map((n) => [n.code, n.iteration])).toEqual([['DEVICE_LOST', 1], ['DEVICE_LOST', 1]]);
+    expect(a.statuses.filter((s) => s === 'recovering')).toHaveLength(2);
+    expect(a.iterations).toEqual([0, 1, 2]);
+
+    const b = fakeRun();
+    fake.plan = ['lost', 'lost'];
+    await b.run.start(config({ iterations: 3, runLoop: { maxRecoveries: 1 } }), { id: 'b' });
+    await expect(b.run.wait()).rejects.toMatchObject({ code: 'DEVICE_LOST' });
+    expect(b.session.reopens).toBe(1);
+    expect(b.run.status).toBe('error');
+    expect(b.notices.map((n) => n.code)).toEqual(['DEVICE_LOST', 'DEVICE_LOST']); // the recovery, then the error
+    expect(b.run.id).toBe('b'); // still loaded, at its last good state
+  });
+
+  it('keeps the checkpoints config.runLoop.keepCheckpoints says, unless the front end overrides it', async () => {
+    fake.on = true;
+    const a = fakeRun();
+    await a.run.start(config({ iterations: 3, runLoop: { keepCheckpoints: 2 } }), { id: 'a' });
+    await a.run.wait();
+    expect(fake.checkpoints.get('a')!.map((c) => c.iteration)).toEqual([2, 3]);
+    const b = fakeRun({ keep: 1 });
+    await b.run.start(config({ iterations: 2, runLoop: { keepCheckpoints: 2 } }), { id: 'b' });
+    await b.run.wait();
+    expect(fake.checkpoints.get('b')!.map((c) => c.iteration)).toEqual([2]);
+    // open: the run folder's latest checkpoint, paused, with its history
+    const c = fakeRun();
+    const loaded: number[][] = [];
+    const run = new Run(c.session as unknown as Session, memoryStore(), { onLoaded: (e) => loaded.push(e.history.map((m) => m.iteration)) });
+    expect(await run.open('a')).toBe(3);
+    expect(run.status).toBe('paused');
+    expect(loaded).toEqual([[0, 1, 2]]);
+  });
+});
+
+describe('Run on the tiny model (real GPU work)', () => {
+  it('starts, trains, opens its checkpoint, steps; switching models closes it and releases the weights', async () => {
+    const gpu = await testGpu();
+    const folder = { ...tinyModelFolder('F32'), 'config.json': JSON.stringify({ ...TINY_QWEN2_CONFIG, max_position_embeddings: 256 }) };
+    const session = new Session({
+      device: async () => gpu,
+      model: async (path) => ({ files: memoryFiles(path || 'tiny', folder), name: path || 'tiny', baseModel: path || 'tiny' }),
+      refuse: (code, message) => new Error(`${code}: ${message}`),
+    });
+    const store = memoryStore();
+    const statuses: RunStatus[] = [];
+    const run = new Run(session, store, { onStatus: (e) => statuses.push(e.status) }, { maxTokens: 512 });
+    await run.start(tinyRunConfig({ iterations: 2, rollout: { episodes: 1, horizon: 1 } }), { id: 'run', files: { 'run.json': '{}\n' } });
+    expect(await run.wait()).toBe('done');
+    expect(statuses).toEqual(['loading', 'running', 'done']);
+    expect((await listCheckpoints(store, 'run')).map((c) => c.iteration)).toEqual([0, 1, 2]);
+    expect(new TextDecoder().decode(await store.read('run/run.json'))).toBe('{}\n');
+    expect(run.last?.episodes).toHaveLength(1);
+    expect(run.last?.targets.size).toBeGreaterThan(0);
+
+    expect(await run.open('run', 'ckpt-000001')).toBe(1);
+    expect(run.last).toBeNull();
+    run.step();
+    expect(await run.wait()).toBe('paused');
+    expect(run.iteration).toBe(2);
+    const { files, iteration } = await run.adapterFiles();
+    expect(iteration).toBe(2);
+    expect(Object.keys(files)).toContain('agents/solver/adapter_model.safetensors');
+
+    const inUse = gpu.pool.stats.bytesInUse;
+    await session.load('another');
+    expect(run.id).toBeNull(); // the run on the old model was closed first (its state released)
+    // and the old weights released: the new model's take their place instead of adding to them
+    expect(gpu.pool.stats.bytesInUse).toBeLessThan(inUse);
+  });
+});

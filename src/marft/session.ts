@@ -1,0 +1,164 @@
+// A session: one GPU device and the base model on it, for the lab's worker and the CLI alike. The front
+// end injects its platform: how to get a device (browser or Node), where a config.model.path's files are
+// (the built-in model, a folder on disk or in OPFS), and how its catalogue names a model it cannot use.
+// One model at a time: loading another releases the old one's weights (a run on it closes first, see
+// onUnload); after a device loss, reopen() gets a new device and the same model on it. A SessionModel is
+// what the run loop trains with (it is the run loop's RunSession).
+
+import { GpuError } from '../gpu/errors.ts';
+import type { AdapterSummary, Gpu } from '../gpu/gpu.ts';
+import { deviceCheck } from '../model/device-check.ts';
+import type { ModelFiles } from '../model/folder.ts';
+import { loadDecoder } from '../model/load.ts';
+import { releaseWeights } from '../model/weights.ts';
+import type { RunSession } from './run-loop.ts';
+
+/** What a platform implements for model folders (fetched or in-memory folders use memoryFiles). */
+export { type ModelFiles, memoryFiles } from '../model/folder.ts';
+
+/** A base model's files as the platform found them. */
+export interface ModelSource {
+  files: ModelFiles;
+  /** For messages: the folder (Node) or its name (browser). */
+  name: string;
+  /** base_model_name_or_path of the adapters a run on it saves. */
+  baseModel: string;
+}
+
+export interface Platform {
+  /** A GPU device; `fresh` after a loss, when the old one is gone. */
+  device(fresh: boolean): Promise<Gpu>;
+  /** The files config.model.path names ('' = the built-in model). */
+  model(path: string): Promise<ModelSource>;
+  /** The front end's error (its catalogue) for a model it cannot use; `cause` is the error behind it. */
+  refuse(code: 'NO_TOKENIZER' | 'MODEL_TOO_LARGE', message: string, cause?: unknown): unknown;
+}
+
+/** A few lines about the loaded model, for the UI. */
+export interface ModelSummary {
+  name: string;
+  modelType: string;
+  numLayers: number;
+  hiddenSize: number;
+  vocabSize: number;
+  maxPositions: number;
+  hasChatTemplate: boolean;
+}
+
+export interface SessionModel extends RunSession {
+  /** The config.model.path it was loaded for. */
+  path: string;
+  source: ModelSource;
+  summary: ModelSummary;
+}
+
+export interface DeviceProbe {
+  adapter: AdapterSummary;
+  limits: { maxStorageBufferBindingSize: number; maxBufferSize: number; maxComputeWorkgroupStorageSize: number };
+  /** A tiny kernel run on the device and compared with the CPU: proves compute works end to end. */
+  kernelCheck: { ok: boolean; detail: string };
+  /** Whether the device has the timestamp-query feature (per-kernel GPU times). */
+  timestampQuery: boolean;
+}
+
+export class Session {
+  private gpu: Gpu | null = null;
+  private current: SessionModel | null = null;
+  /** Loads one after the other: a switch releases the weights the previous load made. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly unloadHooks = new Set<(m: SessionModel) => void>();
+
+  constructor(private readonly platform: Platform) {}
+
+  /** The device, a new one once the current is lost. */
+  async device(): Promise<Gpu> {
+    const lost = this.gpu !== null && this.gpu.lostReason !== null;
+    if (lost) this.drop();
+    this.gpu ??= await this.platform.device(lost);
+    return this.gpu;
+  }
+
+  /** The device in use, if any (a test hook destroys it). */
+  get currentDevice(): Gpu | null {
+    return this.gpu;
+  }
+
+  async probe(): Promise<DeviceProbe> {
+    const gpu = await this.device();
+    const l = gpu.limits;
+    return {
+      adapter: gpu.adapter,
+      limits: { maxStorageBufferBindingSize: l.maxStorageBufferBindingSize, maxBufferSize: l.maxBufferSize, maxComputeWorkgroupStorageSize: l.maxComputeWorkgroupStorageSize },
+      kernelCheck: await deviceCheck(gpu),
+      timestampQuery: gpu.hasTimestamps,
+    };
+  }
+
+  /**
+   * `hook` runs before a model's weights are released for another one; it may throw to refuse the switch
+   * (a run training on it). Returns the unsubscribe.
+   */
+  onUnload(hook: (m: SessionModel) => void): () => void {
+    this.unloadHooks.add(hook);
+    return () => this.unloadHooks.delete(hook);
+  }
+
+  /** The model config.model.path names, on the current device (loaded once). */
+  load(path: string): Promise<SessionModel> {
+    const next = this.queue.catch(() => {}).then(() => this.loadNow(path));
+    this.queue = next;
+    return next;
+  }
+
+  /** After a device loss: a new device and the model in use loaded on it again. */
+  async reopen(): Promise<SessionModel> {
+    const path = this.current?.path ?? '';
+    this.drop();
+    this.gpu = await this.platform.device(true);
+    return this.load(path);
+  }
+
+  /** Releases the model's weights (a run on it closes first). */
+  release(): void {
+    const m = this.current;
+    if (!m) return;
+    for (const h of this.unloadHooks) h(m);
+    if (m.gpu.lostReason === null) releaseWeights(m.gpu, m.decoder.weights);
+    this.current = null;
+  }
+
+  /** Forgets the device and the model without touching them (they went with the device). */
+  private drop(): void {
+    this.gpu = null;
+    this.current = null;
+  }
+
+  private async loadNow(path: string): Promise<SessionModel> {
+    const gpu = await this.device();
+    const m = this.current;
+    if (m && m.path === path && m.gpu === gpu) return m;
+    this.release();
+    const source = await this.platform.model(path);
+    let loaded;
+    try {
+      loaded = await loadDecoder(gpu, source.files);
+    } catch (e) {
+      if (e instanceof GpuError && e.code === 'LIMIT') throw this.platform.refuse('MODEL_TOO_LARGE', `${source.name} does not fit this GPU: ${e.message.split('\n')[0]}`, e);
+      throw e;
+    }
+    const tokenizer = loaded.model.tokenizer;
+    if (!tokenizer) {
+      releaseWeights(gpu, loaded.decoder.weights);
+      throw this.platform.refuse('NO_TOKENIZER', `${source.name} has no tokenizer.json: a training run needs the model's tokenizer`);
+    }
+    const c = loaded.model.config;
+    this.current = {
+      path, source, gpu, decoder: loaded.decoder, tokenizer, model: c,
+      summary: {
+        name: source.files.name, modelType: String(loaded.model.rawConfig.model_type ?? '?'), numLayers: c.numLayers, hiddenSize: c.hiddenSize,
+        vocabSize: c.vocabSize, maxPositions: c.maxPositionEmbeddings, hasChatTemplate: tokenizer.hasChatTemplate,
+      },
+    };
+    return this.current;
+  }
+}

@@ -11,7 +11,7 @@ import { parseConfig } from '../src/model/config.ts';
 import { Decoder } from '../src/model/decoder.ts';
 import { generate } from '../src/model/generate.ts';
 import { createLoraSet } from '../src/model/lora-set.ts';
-import { Rng } from '../src/model/rng.ts';
+import { Rng } from '../src/common/rng.ts';
 import { releaseWeights, uploadWeights } from '../src/model/weights.ts';
 import { BENCH_MODELS, randomWeights } from './random-model.ts';
 

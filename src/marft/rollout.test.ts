@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Decoder } from '../model/decoder.ts';
 import type { GenerateOptions, Generation } from '../model/generate.ts';
-import { Rng } from '../model/rng.ts';
+import { Rng } from '../common/rng.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
 import { createEnv } from '../envs/registry.ts';
 import { parseConfig } from '../config/run-config.ts';

@@ -2,6 +2,7 @@
 // GPT-2/Qwen2 style with ChatML special tokens and a chat template, and a tiny Qwen2 folder (config.json,
 // model.safetensors with seeded weights, tokenizer files). (testing.ts holds the decoder tests' helpers.)
 
+import { Rng } from '../common/rng.ts';
 import { expectedWeights, parseConfig, type ModelConfig } from './config.ts';
 import { writeSafetensors, type FloatDType, type TensorToWrite } from './safetensors.ts';
 
@@ -72,18 +73,10 @@ export function tinyTokenizer(): { tokenizerJson: Record<string, unknown>; token
   return { tokenizerJson, tokenizerConfig, ids };
 }
 
-/** Deterministic values in [-1, 1) (mulberry32). */
+/** Deterministic values in [-1, 1). */
 export function seededValues(n: number, seed: number): Float32Array {
-  const out = new Float32Array(n);
-  let a = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    out[i] = (((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1;
-  }
-  return out;
+  const rng = new Rng(seed);
+  return Float32Array.from({ length: n }, () => rng.next() * 2 - 1);
 }
 
 export const TINY_QWEN2_CONFIG = {

@@ -9,7 +9,7 @@ import type { Tensor } from '../gpu/tensor.ts';
 import { LINEAR_MODULES, type LinearModule, type ModelConfig, linearDims } from './config.ts';
 import { fail } from './errors.ts';
 import { type LoraConfig, type PeftAdapter, loraScale } from './peft.ts';
-import { Rng } from './rng.ts';
+import { Rng } from '../common/rng.ts';
 
 export interface LoraSpec {
   r: number;

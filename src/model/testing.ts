@@ -2,7 +2,7 @@
 
 import { parseConfig, expectedWeights, type ModelConfig } from './config.ts';
 import type { TensorView } from './safetensors.ts';
-import { Rng } from './rng.ts';
+import { Rng } from '../common/rng.ts';
 
 export function tinyConfig(over: Record<string, unknown> = {}): ModelConfig {
   return parseConfig({

@@ -17,7 +17,7 @@ import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import { type ModelConfig, expectedWeights, parseConfig } from '../model/config.ts';
 import { Decoder } from '../model/decoder.ts';
-import { Rng } from '../model/rng.ts';
+import { Rng } from '../common/rng.ts';
 import { type FloatDType, type TensorView, writeSafetensors } from '../model/safetensors.ts';
 import { type DecoderWeights, uploadWeights, weightTensors, zeroGrads } from '../model/weights.ts';
 

@@ -12,7 +12,7 @@ import { getLoraSlot } from '../../model/lora-set.ts';
 import { readPeftAdapter } from '../../model/peft.ts';
 import { parseSafetensors } from '../../model/safetensors.ts';
 import { tinyConfig } from '../../model/testing.ts';
-import { Rng } from '../../model/rng.ts';
+import { Rng } from '../../common/rng.ts';
 import {
   CheckpointError, LATEST_FILE, OPTIMIZER_FILE, VALUE_HEAD_FILE, exportCheckpointZip, importCheckpointZip, listCheckpoints,
   loadCheckpoint, saveCheckpoint,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MarftError } from '../marft/errors.ts';
+import { ConfigError } from './errors.ts';
 import { compileGraph, decideRoute, findCycle, graphIssues, makeProfile, parseRoute, validateGraph, type AgentGraph } from './graph.ts';
 import { PRESET_NAMES, presetForAgents, presetGraph } from './presets.ts';
 
@@ -8,7 +8,7 @@ const codeOf = (f: () => unknown) => {
   try {
     f();
   } catch (e) {
-    if (e instanceof MarftError) return e.code;
+    if (e instanceof ConfigError) return e.code;
     throw e;
   }
   return 'none';

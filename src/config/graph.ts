@@ -10,7 +10,7 @@
 // up to maxSteps calls; edges are not used then. parseRoute() reads its output the way the reference does
 // (<done/> anywhere wins; otherwise the first <call>).
 
-import { MarftError, type MarftErrorCode } from '../marft/errors.ts';
+import { ConfigError, type ConfigErrorCode } from './errors.ts';
 
 export interface AgentProfile {
   /** Unique name; also the adapter folder name and the <call> target. */
@@ -56,7 +56,7 @@ export function makeProfile(role: string, systemPrompt: string, options: Partial
 }
 
 export interface GraphIssue {
-  code: MarftErrorCode;
+  code: ConfigErrorCode;
   /** Where in the graph, e.g. "agents[1].topP" or "edges[2].to". */
   path: string;
   message: string;
@@ -162,12 +162,12 @@ export function graphIssues(graph: AgentGraph): GraphIssue[] {
   return issues;
 }
 
-/** Throws a MarftError (code of the first problem) listing every problem of the graph. */
+/** Throws a ConfigError (code of the first problem) listing every problem of the graph. */
 export function validateGraph(graph: AgentGraph): void {
   const issues = graphIssues(graph);
   if (issues.length === 0) return;
   const list = issues.map((i) => i.message).join('\n  ');
-  throw new MarftError(issues[0].code, issues.length === 1 ? `invalid agent graph: ${list}` : `invalid agent graph (${issues.length} problems):\n  ${list}`);
+  throw new ConfigError(issues[0].code, issues.length === 1 ? `invalid agent graph: ${list}` : `invalid agent graph (${issues.length} problems):\n  ${list}`);
 }
 
 export interface CompiledGraph {
@@ -235,7 +235,7 @@ export function compileGraph(graph: AgentGraph): CompiledGraph {
   };
   const get = (role: string) => {
     const e = byRole.get(role);
-    if (!e) throw new MarftError('GRAPH_ROLE', `unknown role "${role}"; roles: ${roles.join(', ')}`);
+    if (!e) throw new ConfigError('GRAPH_ROLE', `unknown role "${role}"; roles: ${roles.join(', ')}`);
     return e;
   };
   return {

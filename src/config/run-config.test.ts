@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { configJsonSchema, defaultConfig, parseConfig, validateConfig } from './run-config.ts';
-import { MarftError } from '../marft/errors.ts';
+import { ConfigError } from './errors.ts';
 import { presetGraph } from './presets.ts';
 
 const messages = (input: unknown) => validateConfig(input).issues.map((i) => i.message);
@@ -52,13 +52,13 @@ describe('run config', () => {
     expect(messages({ env: { name: 'arithmetic', options: { difficulty: 9 } } })).toEqual([expect.stringMatching(/^env.options: arithmetic: difficulty/)]);
     expect(messages({ env: { name: 'coop-arith', options: { precedence: 0.8, difficulty: [2, 3] } } })).toEqual([]);
   });
-  it('throws a MarftError listing every problem', () => {
+  it('throws a ConfigError listing every problem', () => {
     try {
       parseConfig('{"seed": -1, "ppo": {"gamma": 2}}');
       expect.unreachable();
     } catch (e) {
-      expect(e).toBeInstanceOf(MarftError);
-      expect((e as MarftError).code).toBe('CONFIG_INVALID');
+      expect(e).toBeInstanceOf(ConfigError);
+      expect((e as ConfigError).code).toBe('CONFIG_INVALID');
       expect((e as Error).message).toContain('run config (2 problems)');
       expect((e as Error).message).toContain('seed must be an integer >= 0, got -1');
       expect((e as Error).message).toContain('ppo.gamma must be a number in [0, 1], got 2');

@@ -7,11 +7,11 @@
 // reference notes do not fix them. For the AReaL-style token-level setup set gamma = lambda = 1,
 // klCoef 0.1 and lora r 32 / alpha 16 on all linear layers.
 // validateConfig() fills defaults and reports every problem with its field path; parseConfig() throws
-// a MarftError listing them; configJsonSchema() exports JSON Schema.
+// a ConfigError listing them; configJsonSchema() exports JSON Schema.
 
 import { EnvError } from '../envs/errors.ts';
 import { createEnv, listEnvs } from '../envs/registry.ts';
-import { MarftError } from '../marft/errors.ts';
+import { ConfigError } from './errors.ts';
 import { graphIssues, type AgentGraph } from './graph.ts';
 import { presetGraph } from './presets.ts';
 import { STEP_REWARDS } from '../marft/credit.ts';
@@ -230,20 +230,20 @@ export function validateConfig(input: unknown, options: ValidateOptions = {}): {
   return { config: issues.length ? null : filled, issues };
 }
 
-/** Parses and validates a config (JSON text or object); throws a MarftError listing every problem. */
+/** Parses and validates a config (JSON text or object); throws a ConfigError listing every problem. */
 export function parseConfig(input: string | unknown, options: ValidateOptions = {}): RunConfig {
   let obj: unknown = input;
   if (typeof input === 'string') {
     try {
       obj = JSON.parse(input);
     } catch (e) {
-      throw new MarftError('CONFIG_JSON', `the run config is not valid JSON (${(e as Error).message})`);
+      throw new ConfigError('CONFIG_JSON', `the run config is not valid JSON (${(e as Error).message})`);
     }
   }
   const { config, issues } = validateConfig(obj, options);
   if (!config) {
     const list = issues.map((i) => i.message).join('\n  ');
-    throw new MarftError('CONFIG_INVALID', issues.length === 1 ? `run config: ${list}` : `run config (${issues.length} problems):\n  ${list}`);
+    throw new ConfigError('CONFIG_INVALID', issues.length === 1 ? `run config: ${list}` : `run config (${issues.length} problems):\n  ${list}`);
   }
   return config;
 }

@@ -22,7 +22,7 @@ import type { LoadedTokenizer } from '../model/tokenizer.ts';
 import { listCheckpoints, loadCheckpoint, saveCheckpoint } from './checkpoint/checkpoint.ts';
 import { MarftError } from './errors.ts';
 import { type TrainState, releaseTrainState } from './state.ts';
-import { errorMessage } from '../platform/storage/errors.ts';
+import { errorMessage } from '../common/errors.ts';
 import type { CheckpointStore } from '../platform/storage/store.ts';
 import { type IterationResult, type Phase, Trainer } from './trainer.ts';
 

@@ -2,6 +2,7 @@
 // the store through the RunEvents handlers registered here (comlink.proxy).
 
 import * as Comlink from 'comlink';
+import { messageWithoutHint } from '../common/errors.ts';
 import { parseDataset } from '../envs/dataset.ts';
 import { parseConfig } from '../config/run-config.ts';
 import { type PresetName, presetGraph } from '../config/presets.ts';
@@ -139,7 +140,7 @@ export async function uploadDataset(file: File): Promise<void> {
     set({ dataset: { name: file.name, records: records.length, error: null } });
   } catch (e) {
     const err = e as { code?: string; message: string; hint?: string };
-    set({ dataset: { name: file.name, records: 0, error: { code: err.code ?? 'DATASET_PARSE', message: err.message.split('\n  hint:')[0], hint: err.hint } } });
+    set({ dataset: { name: file.name, records: 0, error: { code: err.code ?? 'DATASET_PARSE', message: messageWithoutHint(err.message), hint: err.hint } } });
   }
 }
 

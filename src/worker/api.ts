@@ -11,6 +11,8 @@ import type { KernelTime } from '../gpu/profiler.ts';
 import type { RunConfig } from '../config/run-config.ts';
 import type { IterationMetrics } from '../marft/state.ts';
 
+export type { AnyErrorCode } from './errors.ts';
+
 export interface WorkerError {
   code: string;
   message: string;

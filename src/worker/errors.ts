@@ -1,5 +1,8 @@
 // The worker's own error codes (the layers below have theirs: GpuError, ModelFileError, EnvError,
-// MarftError, CheckpointError); each with a hint saying what to do next.
+// ConfigError, MarftError, CheckpointError); each with a hint saying what to do next.
+
+import { CodedError } from '../common/errors.ts';
+import type { EngineErrorCode } from '../marft/errors.ts';
 
 export type WorkerErrorCode =
   | 'MODEL_FETCH' // the built-in model could not be fetched
@@ -26,13 +29,15 @@ const HINTS: Record<WorkerErrorCode, string> = {
   ADAPTER_MISMATCH: 'The run was trained on another base model than the one its config.json model.path names now (a local folder re-imported under the same name?): import the model the run was trained on, then export again.',
 };
 
-export class WorkerFail extends Error {
-  readonly code: WorkerErrorCode;
-  readonly hint: string;
+export class WorkerFail extends CodedError<WorkerErrorCode> {
   constructor(code: WorkerErrorCode, message: string, hint = HINTS[code]) {
-    super(message);
-    this.name = 'WorkerFail';
-    this.code = code;
-    this.hint = hint;
+    super('WorkerFail', code, message, hint);
   }
 }
+
+/**
+ * Every code an error or notice reaching the front-end through the worker API can carry: the engine's and
+ * the worker's catalogues, INTERNAL (an error that came without a code), and the codes the worker sets on
+ * notices and inspector errors of its own (ROLLBACK, INSPECT_RANGE).
+ */
+export type AnyErrorCode = EngineErrorCode | WorkerErrorCode | 'INTERNAL' | 'ROLLBACK' | 'INSPECT_RANGE';

@@ -7,7 +7,8 @@
 import { CONFIG_FILE, type VerifiedCheckpoint } from '../marft/checkpoint/checkpoint.ts';
 import { type RunConfig, parseConfig } from '../config/run-config.ts';
 import { agentDir } from '../marft/export/peft.ts';
-import { ckptFail, errorMessage } from '../platform/storage/errors.ts';
+import { errorMessage } from '../common/errors.ts';
+import { ckptFail } from '../platform/storage/errors.ts';
 import { zipFiles } from '../platform/zip.ts';
 import { type ModelConfig, parseConfig as parseModelConfig } from '../model/config.ts';
 import type { Decoder } from '../model/decoder.ts';

@@ -25,7 +25,8 @@ import { OPTIMIZER_FILE, VALUE_HEAD_FILE, decodeOptimizer, decodeValueHead, enco
 import { type RunConfig, parseConfig } from '../../config/run-config.ts';
 import { agentAdapterFiles, agentDir, agentSlotMap } from '../export/peft.ts';
 import { type IterationMetrics, type TrainState, createTrainState, releaseTrainState } from '../state.ts';
-import { CheckpointError, ckptFail, errorMessage } from '../../platform/storage/errors.ts';
+import { errorMessage, messageWithoutHint } from '../../common/errors.ts';
+import { CheckpointError, ckptFail } from '../../platform/storage/errors.ts';
 import { type CheckpointStore, joinPath, listFiles, memoryStore, normalizePath, toBytes } from '../../platform/storage/store.ts';
 import { type UnzipLimits, unzipFiles, zipFiles } from '../../platform/zip.ts';
 
@@ -367,7 +368,7 @@ export async function loadCheckpoint(gpu: Gpu, store: CheckpointStore, dir: stri
   try {
     config = parseConfig(new TextDecoder().decode(files[CONFIG_FILE]), { checkEnv: false });
   } catch (e) {
-    return ckptFail('CONFIG_INVALID', rel(CONFIG_FILE), errorMessage(e).split('\n  hint:')[0]);
+    return ckptFail('CONFIG_INVALID', rel(CONFIG_FILE), messageWithoutHint(errorMessage(e)));
   }
   checkModel(manifest.model, model, config, rel(STATE_FILE));
   const roles = config.graph.agents.map((a) => a.role);

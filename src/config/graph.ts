@@ -11,6 +11,7 @@
 // (<done/> anywhere wins; otherwise the first <call>).
 
 import { ConfigError, type ConfigErrorCode } from './errors.ts';
+import { int, num, validate, type Schema, type SchemaIssue } from './schema.ts';
 
 export interface AgentProfile {
   /** Unique name; also the adapter folder name and the <call> target. */
@@ -95,19 +96,28 @@ export function findCycle(roles: readonly string[], edges: readonly Edge[]): str
   return null;
 }
 
+/**
+ * The profile fields, described once: this validates a profile here (graphIssues) and inside the run config
+ * (whose schema embeds it), and documents it in the config's JSON Schema. Missing fields take the defaults.
+ */
+export const PROFILE_SCHEMA: Schema = {
+  type: 'object',
+  fields: {
+    role: { type: 'string', minLength: 1 },
+    systemPrompt: { type: 'string', default: '' },
+    withAnswer: { type: 'boolean', default: false },
+    maxNewTokens: int(DEFAULT_SAMPLING.maxNewTokens, 1),
+    temperature: num(DEFAULT_SAMPLING.temperature, { min: 0 }),
+    topK: int(DEFAULT_SAMPLING.topK, 0, '0 = off'),
+    topP: num(DEFAULT_SAMPLING.topP, { min: 0, max: 1, exclusiveMin: true }),
+    description: { type: 'string', optional: true },
+  },
+};
+
 function profileIssues(p: AgentProfile, i: number): GraphIssue[] {
-  const out: GraphIssue[] = [];
-  const at = `agents[${i}]`;
-  const bad = (field: string, want: string, got: unknown) =>
-    out.push({ code: 'GRAPH_PROFILE', path: `${at}.${field}`, message: `${at}.${field} (${JSON.stringify(p.role)}) must be ${want}, got ${JSON.stringify(got)}` });
-  if (typeof p.systemPrompt !== 'string') bad('systemPrompt', 'a string', p.systemPrompt);
-  if (typeof p.withAnswer !== 'boolean') bad('withAnswer', 'true or false', p.withAnswer);
-  if (!Number.isInteger(p.maxNewTokens) || p.maxNewTokens < 1) bad('maxNewTokens', 'an integer >= 1', p.maxNewTokens);
-  if (typeof p.temperature !== 'number' || !(p.temperature >= 0) || !Number.isFinite(p.temperature)) bad('temperature', 'a number >= 0', p.temperature);
-  if (!Number.isInteger(p.topK) || p.topK < 0) bad('topK', 'an integer >= 0 (0 = off)', p.topK);
-  if (typeof p.topP !== 'number' || !(p.topP > 0 && p.topP <= 1)) bad('topP', 'a number in (0, 1]', p.topP);
-  if (p.description !== undefined && typeof p.description !== 'string') bad('description', 'a string', p.description);
-  return out;
+  const issues: SchemaIssue[] = [];
+  validate(PROFILE_SCHEMA, p, `agents[${i}]`, issues);
+  return issues.map((s) => ({ code: 'GRAPH_PROFILE', ...s }));
 }
 
 /** Every problem of the graph (empty when valid). */

@@ -12,13 +12,16 @@
 import { EnvError } from '../envs/errors.ts';
 import { createEnv, listEnvs } from '../envs/registry.ts';
 import { ConfigError } from './errors.ts';
-import { graphIssues, type AgentGraph } from './graph.ts';
+import { graphIssues, PROFILE_SCHEMA, type AgentGraph } from './graph.ts';
 import { presetGraph } from './presets.ts';
-import { STEP_REWARDS } from '../marft/credit.ts';
-import { toJsonSchema, validate, type Schema, type SchemaIssue } from './schema.ts';
+import { int, num, toJsonSchema, validate, type Schema, type SchemaIssue } from './schema.ts';
 
 export const LORA_TARGETS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
 export type LoraTarget = (typeof LORA_TARGETS)[number];
+
+/** The per_step reward helpers a config may name (src/marft/credit.ts implements exactly these). */
+export const STEP_REWARD_NAMES = ['planner', 'solver', 'verifier', 'team'] as const;
+export type StepRewardName = (typeof STEP_REWARD_NAMES)[number];
 
 export interface RunConfig {
   seed: number;
@@ -66,24 +69,8 @@ export interface RunConfig {
   rollout: { episodes: number; groupSize: number; horizon: number };
 }
 
-const num = (def: number | null, extra: Omit<Extract<Schema, { type: 'number' }>, 'type' | 'default'> = {}): Schema => ({ type: 'number', default: def, ...extra });
-const int = (def: number, min: number, description?: string): Schema => ({ type: 'number', integer: true, min, default: def, description });
 const prob: Omit<Extract<Schema, { type: 'number' }>, 'type' | 'default'> = { min: 0, max: 1 };
 const positive: Omit<Extract<Schema, { type: 'number' }>, 'type' | 'default'> = { min: 0, exclusiveMin: true };
-
-const profileSchema: Schema = {
-  type: 'object',
-  fields: {
-    role: { type: 'string', minLength: 1 },
-    systemPrompt: { type: 'string', default: '' },
-    withAnswer: { type: 'boolean', default: false },
-    maxNewTokens: int(256, 1),
-    temperature: num(1, { min: 0 }),
-    topK: int(0, 0, '0 = off'),
-    topP: num(1, { min: 0, max: 1, exclusiveMin: true }),
-    description: { type: 'string', optional: true },
-  },
-};
 
 export const CONFIG_SCHEMA: Schema = {
   type: 'object',
@@ -96,7 +83,7 @@ export const CONFIG_SCHEMA: Schema = {
       type: 'object',
       default: presetGraph('duo') as unknown as Record<string, unknown>,
       fields: {
-        agents: { type: 'array', items: profileSchema, minItems: 1 },
+        agents: { type: 'array', items: PROFILE_SCHEMA, minItems: 1 },
         edges: { type: 'array', default: [], items: { type: 'object', fields: { from: { type: 'string' }, to: { type: 'string' } } } },
         dynamic: {
           type: 'object',
@@ -121,8 +108,8 @@ export const CONFIG_SCHEMA: Schema = {
         method: { type: 'enum', values: ['equal', 'step_discount', 'per_step'], default: 'equal' },
         discount: num(1, prob),
         rewardSharing: { type: 'boolean', default: false },
-        perStep: { type: 'record', values: { type: 'enum', values: Object.keys(STEP_REWARDS) }, default: {} },
-        fallback: { type: 'enum', values: Object.keys(STEP_REWARDS), nullable: true, default: 'team' },
+        perStep: { type: 'record', values: { type: 'enum', values: STEP_REWARD_NAMES }, default: {} },
+        fallback: { type: 'enum', values: STEP_REWARD_NAMES, nullable: true, default: 'team' },
       },
     },
     lora: {

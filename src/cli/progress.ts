@@ -1,7 +1,7 @@
 // Terminal output of a run: a progress bar on a TTY (stderr), one summary line per iteration (stdout),
 // or JSON lines with --json.
 
-import type { IterationMetrics } from '../marft/state.ts';
+import type { IterationMetrics } from '../config/metrics.ts';
 
 const f = (x: number, d = 3): string => (Number.isFinite(x) ? (Math.abs(x) >= 1000 ? x.toFixed(0) : x.toPrecision(d)) : String(x));
 

@@ -15,7 +15,7 @@
 
 import type { Gpu } from '../gpu/gpu.ts';
 import { GpuError } from '../gpu/errors.ts';
-import type { KernelTime } from '../gpu/profiler.ts';
+import type { KernelTime } from '../common/profile-table.ts';
 import type { ModelConfig } from '../model/config.ts';
 import type { Decoder } from '../model/decoder.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';

@@ -10,37 +10,8 @@ import type { ModelConfig, LinearModule } from '../model/config.ts';
 import { type LoraSet, createLoraSet, loraParams, releaseLoraSet } from '../model/lora-set.ts';
 import { Rng } from '../common/rng.ts';
 import { type ValueHead, createValueHead, releaseValueHead, valueHeadParams } from '../model/value-head.ts';
+import type { IterationMetrics } from '../config/metrics.ts';
 import type { RunConfig } from '../config/run-config.ts';
-
-export interface AgentMetrics {
-  /** Mean credited reward of the agent's actions this iteration. */
-  reward: number;
-  /** Fraction of the agent's answering actions that were correct (NaN when it does not answer). */
-  accuracy: number;
-  actions: number;
-  tokens: number;
-}
-
-export interface IterationMetrics {
-  iteration: number;
-  /** Team: fraction of episodes solved, mean team reward. */
-  accuracy: number;
-  teamReward: number;
-  agents: Record<string, AgentMetrics>;
-  policyLoss: number;
-  valueLoss: number;
-  entropy: number;
-  approxKl: number;
-  klToRef: number;
-  clipFraction: number;
-  /** Generated tokens per second of the rollout, and the iteration's phases in seconds. */
-  tokensPerSecond: number;
-  seconds: { rollout: number; score: number; advantages: number; update: number; total: number };
-  /** Steps skipped (non-finite loss or gradient, early stop on KL) with their reason. */
-  skipped: string[];
-  /** Agents whose adapters trained this iteration (agent-by-agent schedules, critic warm-up). */
-  trained: string[];
-}
 
 export interface AdamState {
   groups: AdamWGroup[];

@@ -10,7 +10,8 @@ import { type CompiledGraph, compileGraph } from '../config/graph.ts';
 import { type ActionRecord, type EpisodeRecord, rollout } from './rollout.ts';
 import { trainingAgents } from './schedule.ts';
 import { type ActionScores, scoreActions } from './score.ts';
-import type { AgentMetrics, IterationMetrics, TrainState } from './state.ts';
+import type { AgentMetrics, IterationMetrics } from '../config/metrics.ts';
+import type { TrainState } from './state.ts';
 import { type ActionTargets, computeTargets } from './targets.ts';
 import { ppoUpdate } from './update.ts';
 

@@ -21,7 +21,8 @@ import type { RunConfig } from '../config/run-config.ts';
 import { actionLevelPolicyLoss, countWords, exceedsTargetKl, ppoPolicyLoss, valueLoss } from './losses.ts';
 import type { ActionRecord } from './rollout.ts';
 import type { ScoreResult } from './score.ts';
-import type { AdamState, IterationMetrics, TrainState } from './state.ts';
+import type { IterationMetrics } from '../config/metrics.ts';
+import type { AdamState, TrainState } from './state.ts';
 import type { ActionTargets } from './targets.ts';
 
 export interface UpdateStats extends Pick<IterationMetrics, 'policyLoss' | 'valueLoss' | 'entropy' | 'approxKl' | 'klToRef' | 'clipFraction' | 'skipped'> {

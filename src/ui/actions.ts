@@ -3,7 +3,7 @@
 
 import * as Comlink from 'comlink';
 import { messageWithoutHint } from '../common/errors.ts';
-import { parseDataset } from '../envs/dataset.ts';
+import { parseDataset } from '../config/envs.ts';
 import { parseConfig } from '../config/run-config.ts';
 import { type PresetName, presetGraph } from '../config/presets.ts';
 import { PRESET_RUNS, presetRunConfig } from '../config/run-presets.ts';

@@ -7,7 +7,7 @@
 import { create } from 'zustand';
 import { type ConfigIssue, type RunConfig, validateConfig } from '../config/run-config.ts';
 import { graphIssues } from '../config/graph.ts';
-import type { IterationMetrics } from '../marft/state.ts';
+import type { IterationMetrics } from '../config/metrics.ts';
 import type {
   CreditMethod, EpisodeSummary, InspectedEpisode, IterationProfile, ModelInfo, ProbeResult, RunStatus, RunSummary, WorkerError,
 } from '../worker/api.ts';

@@ -7,9 +7,9 @@
 // and stop only ask the loop to halt at the next iteration boundary.
 
 import type { AdapterSummary } from '../gpu/gpu.ts';
-import type { KernelTime } from '../gpu/profiler.ts';
+import type { KernelTime } from '../common/profile-table.ts';
 import type { RunConfig } from '../config/run-config.ts';
-import type { IterationMetrics } from '../marft/state.ts';
+import type { IterationMetrics } from '../config/metrics.ts';
 
 export type { AnyErrorCode } from './errors.ts';
 

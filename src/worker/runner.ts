@@ -14,7 +14,7 @@ import { type RunLoopEvent, type RunSession, RunPaused, hadNonFiniteSkip, runLoo
 import type { ActionScores } from '../marft/score.ts';
 import { type TrainState, createTrainState, releaseTrainState } from '../marft/state.ts';
 import type { IterationResult } from '../marft/trainer.ts';
-import type { KernelTime } from '../gpu/profiler.ts';
+import type { KernelTime } from '../common/profile-table.ts';
 import { BUILTIN_MODEL, type EpisodeSummary, type IterationProfile, type ProgressPhase, type RunEvents, type RunStatus, toWorkerError } from './api.ts';
 import { WorkerFail } from './errors.ts';
 import { newRunId, runsStore, writeRunMeta } from './runs.ts';

@@ -16,7 +16,7 @@ import { runLoop } from '../../marft/run-loop.ts';
 import { type TrainState, createTrainState } from '../../marft/state.ts';
 import { resetNodeGpu } from '../../gpu/node.ts';
 import { formatKernelTable, kernelRows, phaseRows } from '../../common/profile-table.ts';
-import type { KernelTime } from '../../gpu/profiler.ts';
+import type { KernelTime } from '../../common/profile-table.ts';
 import { nodeStore } from '../../platform/storage/node.ts';
 import { initAgentAdapters, parseInitAdapters } from '../../marft/checkpoint/init-adapter.ts';
 import { loadAdapterFiles } from '../../model/load.ts';

@@ -20,7 +20,8 @@ import {
 import { decodeOptimizer, loraNames, valueHeadNames } from './format.ts';
 import { type RunConfig, parseConfig } from '../../config/run-config.ts';
 import { exportAdapters } from '../export/peft.ts';
-import { type IterationMetrics, type TrainState, createTrainState, releaseTrainState } from '../state.ts';
+import type { IterationMetrics } from '../../config/metrics.ts';
+import { type TrainState, createTrainState, releaseTrainState } from '../state.ts';
 import { nodeStore } from '../../platform/storage/node.ts';
 import { type CheckpointStore, listFiles, memoryStore } from '../../platform/storage/store.ts';
 import { zipFiles } from '../../platform/zip.ts';

@@ -24,7 +24,8 @@ import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, loraScale, readPeftAdapter }
 import { OPTIMIZER_FILE, VALUE_HEAD_FILE, decodeOptimizer, decodeValueHead, encodeOptimizer, encodeValueHead, parseExact, sha256Hex, stringifyExact } from './format.ts';
 import { type RunConfig, parseConfig } from '../../config/run-config.ts';
 import { agentAdapterFiles, agentDir, agentSlotMap } from '../export/peft.ts';
-import { type IterationMetrics, type TrainState, createTrainState, releaseTrainState } from '../state.ts';
+import type { IterationMetrics } from '../../config/metrics.ts';
+import { type TrainState, createTrainState, releaseTrainState } from '../state.ts';
 import { errorMessage, messageWithoutHint } from '../../common/errors.ts';
 import { CheckpointError, ckptFail } from '../../platform/storage/errors.ts';
 import { type CheckpointStore, joinPath, listFiles, memoryStore, normalizePath, toBytes } from '../../platform/storage/store.ts';

@@ -1,6 +1,6 @@
 // The scalar series the live view plots, extracted from each iteration's metrics.
 
-import type { IterationMetrics } from '../../marft/state.ts';
+import type { IterationMetrics } from '../../config/metrics.ts';
 
 export const agentKey = (role: string, what: 'reward' | 'accuracy'): string => `agent.${role}.${what}`;
 

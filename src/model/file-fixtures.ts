@@ -4,6 +4,7 @@
 
 import { Rng } from '../common/rng.ts';
 import { expectedWeights, parseConfig, type ModelConfig } from './config.ts';
+import { CHATML_TEMPLATE } from './chatml.ts';
 import { writeSafetensors, type FloatDType, type TensorToWrite } from './safetensors.ts';
 
 /** GPT-2's bytes_to_unicode: byte b -> the printable character byte-level BPE uses for it. */
@@ -18,10 +19,6 @@ export function byteToUnicode(): string[] {
   for (let b = 0; b < 256; b++) if (out[b] === undefined) out[b] = String.fromCharCode(256 + n++);
   return out;
 }
-
-export const CHATML_TEMPLATE =
-  "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}" +
-  "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
 /**
  * A byte-level BPE tokenizer: ids 0..255 are the bytes, then merges building "hello" and "Ġworld", then the

@@ -9,7 +9,7 @@ import { acquireNodeGpu } from '../gpu/node.ts';
 import { type LoadedDecoder, loadDecoder } from '../model/load.ts';
 import { nodeModelFiles } from '../model/node-files.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
-import { type RunConfig, parseConfig } from '../config/run-config.ts';
+import { type RunConfig, parseRunConfig } from '../config/run-config.ts';
 import { UsageError } from './args.ts';
 
 export const BUILTIN_MODEL = 'marft-tiny';
@@ -26,7 +26,7 @@ export function builtinModelDir(name = BUILTIN_MODEL): string {
 }
 
 export function readRunConfig(file: string | undefined): RunConfig {
-  if (!file) return parseConfig({});
+  if (!file) return parseRunConfig({});
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -39,7 +39,7 @@ export function readRunConfig(file: string | undefined): RunConfig {
   } catch (e) {
     throw new UsageError(`${file} is not valid JSON: ${(e as Error).message}`);
   }
-  return parseConfig(json);
+  return parseRunConfig(json);
 }
 
 export interface Session extends LoadedDecoder {

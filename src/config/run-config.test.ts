@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { configJsonSchema, defaultConfig, parseConfig, validateConfig } from './run-config.ts';
+import { configJsonSchema, defaultConfig, parseRunConfig, validateConfig } from './run-config.ts';
 import { ConfigError } from './errors.ts';
 import { presetGraph } from './presets.ts';
 
@@ -16,7 +16,7 @@ describe('run config', () => {
     expect(c.graph.agents.map((a) => a.role)).toEqual(['planner', 'solver']);
     expect(c.env).toEqual({ name: 'coop-arith', options: {} });
     // Serialisable round trip.
-    expect(parseConfig(JSON.stringify(c))).toEqual(c);
+    expect(parseRunConfig(JSON.stringify(c))).toEqual(c);
   });
   it('names the field path, the constraint and the value', () => {
     expect(messages({ ppo: { clip: 'x' } })).toEqual(['ppo.clip must be a number in (0, 1), got "x"']);
@@ -54,7 +54,7 @@ describe('run config', () => {
   });
   it('throws a ConfigError listing every problem', () => {
     try {
-      parseConfig('{"seed": -1, "ppo": {"gamma": 2}}');
+      parseRunConfig('{"seed": -1, "ppo": {"gamma": 2}}');
       expect.unreachable();
     } catch (e) {
       expect(e).toBeInstanceOf(ConfigError);
@@ -63,8 +63,8 @@ describe('run config', () => {
       expect((e as Error).message).toContain('seed must be an integer >= 0, got -1');
       expect((e as Error).message).toContain('ppo.gamma must be a number in [0, 1], got 2');
     }
-    expect(() => parseConfig('{seed: 1}')).toThrow(/not valid JSON/);
-    expect(() => parseConfig('[]')).toThrow(/the config must be an object/);
+    expect(() => parseRunConfig('{seed: 1}')).toThrow(/not valid JSON/);
+    expect(() => parseRunConfig('[]')).toThrow(/the config must be an object/);
   });
   it('exports JSON Schema', () => {
     const s = configJsonSchema() as { properties: Record<string, { properties: Record<string, unknown> }> };

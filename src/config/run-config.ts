@@ -6,7 +6,7 @@
 // reference's ranges; horizon 3). Epochs and minibatches are the lab's own choice (1 and 1): the
 // reference notes do not fix them. For the AReaL-style token-level setup set gamma = lambda = 1,
 // klCoef 0.1 and lora r 32 / alpha 16 on all linear layers.
-// validateConfig() fills defaults and reports every problem with its field path; parseConfig() throws
+// validateConfig() fills defaults and reports every problem with its field path; parseRunConfig() throws
 // a ConfigError listing them; configJsonSchema() exports JSON Schema.
 
 import { EnvError } from '../envs/errors.ts';
@@ -218,7 +218,7 @@ export function validateConfig(input: unknown, options: ValidateOptions = {}): {
 }
 
 /** Parses and validates a config (JSON text or object); throws a ConfigError listing every problem. */
-export function parseConfig(input: string | unknown, options: ValidateOptions = {}): RunConfig {
+export function parseRunConfig(input: string | unknown, options: ValidateOptions = {}): RunConfig {
   let obj: unknown = input;
   if (typeof input === 'string') {
     try {
@@ -237,7 +237,7 @@ export function parseConfig(input: string | unknown, options: ValidateOptions = 
 
 /** The config with every default (the duo preset on the arithmetic environment). */
 export function defaultConfig(): RunConfig {
-  return parseConfig({});
+  return parseRunConfig({});
 }
 
 /** JSON Schema of the run config. */

@@ -7,12 +7,12 @@ import { tinyTokenizer } from '../model/file-fixtures.ts';
 import { tinyConfig, tinyWeights } from '../model/testing.ts';
 import { loadTokenizer } from '../model/tokenizer.ts';
 import { uploadWeights } from '../model/weights.ts';
-import { parseConfig } from '../config/run-config.ts';
+import { parseRunConfig } from '../config/run-config.ts';
 import { createTrainState } from './state.ts';
 import { Trainer } from './trainer.ts';
 
 export function tinyRunConfig(over: Record<string, unknown> = {}) {
-  return parseConfig({
+  return parseRunConfig({
     seed: 3,
     graph: {
       agents: [

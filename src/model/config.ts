@@ -54,7 +54,7 @@ export const MAX_DIM = 2 ** 31 - 1;
 export const MAX_LAYERS = 4096;
 
 /** Parses config.json (text or already-parsed object). Throws CONFIG_INVALID / CONFIG_UNSUPPORTED naming `fileName`. */
-export function parseConfig(json: unknown, fileName = 'config.json'): ModelConfig {
+export function parseModelConfig(json: unknown, fileName = 'config.json'): ModelConfig {
   const c = typeof json === 'string' ? parseJsonFile(json, fileName, 'CONFIG_INVALID') : json;
   if (!isObject(c)) fail('CONFIG_INVALID', fileName, 'not a JSON object');
   const bad = (field: string, why: string): never => fail('CONFIG_INVALID', fileName, `"${field}" ${why}`);

@@ -3,7 +3,7 @@
 // model.safetensors with seeded weights, tokenizer files). (testing.ts holds the decoder tests' helpers.)
 
 import { Rng } from '../common/rng.ts';
-import { expectedWeights, parseConfig, type ModelConfig } from './config.ts';
+import { expectedWeights, parseModelConfig, type ModelConfig } from './config.ts';
 import { CHATML_TEMPLATE } from './chatml.ts';
 import { writeSafetensors, type FloatDType, type TensorToWrite } from './safetensors.ts';
 
@@ -92,7 +92,7 @@ export function weightsToWrite(config: ModelConfig, dtype: FloatDType = 'BF16', 
 
 /** A whole tiny HF folder as path -> contents. */
 export function tinyModelFolder(dtype: FloatDType = 'BF16'): Record<string, Uint8Array | string> {
-  const config = parseConfig(TINY_QWEN2_CONFIG);
+  const config = parseModelConfig(TINY_QWEN2_CONFIG);
   const tok = tinyTokenizer();
   return {
     'config.json': JSON.stringify(TINY_QWEN2_CONFIG),

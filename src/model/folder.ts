@@ -6,7 +6,7 @@
 // The Node implementation (node:fs) lives in node-files.ts so this module stays browser-safe.
 // Weights are views into each file's bytes: a file is held in memory whole (no streaming of >2 GB shards).
 
-import { assertWeights, checkWeights, parseConfig, type ModelConfig, type WeightReport } from './config.ts';
+import { assertWeights, checkWeights, parseModelConfig, type ModelConfig, type WeightReport } from './config.ts';
 import { decodeUtf8, fail, isObject, ModelFileError, parseJsonFile } from './errors.ts';
 import { parseShardIndex, parseSafetensors, shardFiles, SHARD_INDEX_FILE, type SafetensorsDType } from './safetensors.ts';
 import { loadTokenizer, type LoadedTokenizer } from './tokenizer.ts';
@@ -116,7 +116,7 @@ export async function loadModelFiles(files: ModelFiles, options: LoadOptions = {
 
   if (!present.has('config.json')) fail('FILE_MISSING', at('config.json'), 'config.json is missing: this is not a Hugging Face model folder');
   const rawConfig = await readJson('config.json', 'CONFIG_INVALID');
-  const config = parseConfig(rawConfig, at('config.json'));
+  const config = parseModelConfig(rawConfig, at('config.json'));
 
   // Weights: a single file, or shards through the index.
   let tensorFiles: string[];

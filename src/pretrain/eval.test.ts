@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { testGpu } from '../../kernels/testing.ts';
-import { parseConfig } from '../model/config.ts';
+import { parseModelConfig } from '../model/config.ts';
 import { Pretrainer, initWeights, tinyLlamaConfigJson } from './train.ts';
 import { buildTinyTokenizer, TINY_IDS } from './tiny-tokenizer.ts';
 import { loadTokenizer } from '../model/tokenizer.ts';
@@ -15,7 +15,7 @@ describe('evaluateCoop', () => {
     const gpu = await testGpu();
     const files = buildTinyTokenizer(corpusTexts(makeTranscripts(300, 0)));
     const tok = loadTokenizer(files.tokenizerJson, files.tokenizerConfig);
-    const config = parseConfig(tinyLlamaConfigJson({ vocabSize: 512, layers: 1, hidden: 16, heads: 2, kvHeads: 1, intermediate: 16, maxPositions: 320, eosTokenId: TINY_IDS.imEnd, padTokenId: TINY_IDS.pad }));
+    const config = parseModelConfig(tinyLlamaConfigJson({ vocabSize: 512, layers: 1, hidden: 16, heads: 2, kvHeads: 1, intermediate: 16, maxPositions: 320, eosTokenId: TINY_IDS.imEnd, padTokenId: TINY_IDS.pad }));
     const trainer = new Pretrainer(gpu, config, initWeights(config, 2));
     const r = await evaluateCoop(trainer.decoder, tok, { team: 'duo', n: 2, maxNewTokens: 3, difficulty: 1 });
     expect(r.n).toBe(2);

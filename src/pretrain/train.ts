@@ -15,7 +15,7 @@ import { ADAMW_STATS, type AdamWGroup, adamwBegin, adamwStats, adamwUpdate, zero
 import { logprobsBackward, logprobsForward } from '../../kernels/logprobs/logprobs.ts';
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';
-import { type ModelConfig, expectedWeights, parseConfig } from '../model/config.ts';
+import { type ModelConfig, expectedWeights, parseModelConfig } from '../model/config.ts';
 import { Decoder } from '../model/decoder.ts';
 import { Rng } from '../common/rng.ts';
 import { type FloatDType, type TensorView, writeSafetensors } from '../model/safetensors.ts';
@@ -317,7 +317,7 @@ export interface ModelFolderInput {
 
 /** The Hugging Face folder of a decoder's weights, as path -> contents (write it with node:fs or OPFS). */
 export async function modelFolderFiles(gpu: Gpu, weights: DecoderWeights, input: ModelFolderInput): Promise<Record<string, Uint8Array | string>> {
-  const config = parseConfig(input.config);
+  const config = parseModelConfig(input.config);
   const dtype = input.dtype ?? 'F32';
   const tensors = [];
   for (const { name, t } of weightTensors(weights)) tensors.push({ name, dtype, shape: t.shape, data: await gpu.readF32(t) });

@@ -4,7 +4,7 @@
 import * as Comlink from 'comlink';
 import { messageWithoutHint } from '../common/errors.ts';
 import { parseDataset } from '../config/envs.ts';
-import { parseConfig } from '../config/run-config.ts';
+import { parseRunConfig } from '../config/run-config.ts';
 import { type PresetName, presetGraph } from '../config/presets.ts';
 import { PRESET_RUNS, presetRunConfig } from '../config/run-presets.ts';
 import type { CreditMethod, Download, Result, RunEvents, WorkerError } from '../worker/api.ts';
@@ -98,7 +98,7 @@ export function loadPresetRun(name: string): boolean {
     return false;
   }
   const p = PRESET_RUNS[name];
-  setDraft(parseConfig(c), { preset: p.anonymous ? `${p.preset}-anon` : p.preset, selectedAgent: 0, connectFrom: null });
+  setDraft(parseRunConfig(c), { preset: p.anonymous ? `${p.preset}-anon` : p.preset, selectedAgent: 0, connectFrom: null });
   return true;
 }
 

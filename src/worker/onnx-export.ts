@@ -5,12 +5,12 @@
 // the checkpoint from OPFS and the base model's files (model-source.ts) and passes them in.
 
 import { CONFIG_FILE, type VerifiedCheckpoint } from '../marft/checkpoint/checkpoint.ts';
-import { type RunConfig, parseConfig } from '../config/run-config.ts';
+import { type RunConfig, parseRunConfig } from '../config/run-config.ts';
 import { agentDir } from '../marft/export/peft.ts';
 import { errorMessage } from '../common/errors.ts';
 import { ckptFail } from '../platform/storage/errors.ts';
 import { zipFiles } from '../platform/zip.ts';
-import { type ModelConfig, parseConfig as parseModelConfig } from '../model/config.ts';
+import { type ModelConfig, parseModelConfig } from '../model/config.ts';
 import type { Decoder } from '../model/decoder.ts';
 import type { ModelFiles } from '../model/folder.ts';
 import { sequenceLogits } from '../model/logits.ts';
@@ -31,7 +31,7 @@ export interface AgentAdapter {
 
 /** The run config of a checkpoint and the adapter of `role` (the shared adapter in shared LoRA mode). */
 export function agentAdapter(ck: VerifiedCheckpoint, role: string): AgentAdapter {
-  const config = parseConfig(new TextDecoder().decode(ck.files[CONFIG_FILE]), { checkEnv: false });
+  const config = parseRunConfig(new TextDecoder().decode(ck.files[CONFIG_FILE]), { checkEnv: false });
   const roles = config.graph.agents.map((a) => a.role);
   if (!roles.includes(role)) throw new WorkerFail('NO_AGENT', `"${role}" is not an agent of ${ck.path} (its agents: ${roles.join(', ')})`);
   // every role has its folder; in shared mode each holds a copy of the one adapter (see marft/export.ts)

@@ -8,7 +8,7 @@
 // its own (slower), and its IterationEvent carries the per-kernel table and the phase wall times.
 
 import { loadCheckpoint, readCheckpointFiles, saveCheckpoint } from '../marft/checkpoint/checkpoint.ts';
-import { type RunConfig, parseConfig } from '../config/run-config.ts';
+import { type RunConfig, parseRunConfig } from '../config/run-config.ts';
 import type { ActionRecord, EpisodeRecord } from '../marft/rollout.ts';
 import { type RunLoopEvent, type RunSession, RunPaused, hadNonFiniteSkip, runLoop } from '../marft/run-loop.ts';
 import type { ActionScores } from '../marft/score.ts';
@@ -96,7 +96,7 @@ async function save(a: Active): Promise<string> {
 /** A new run: fresh adapters and critic, its first checkpoint (iteration 0) saved at once. */
 export async function startRun(input: RunConfig, paused: boolean): Promise<string> {
   if (looping) throw new WorkerFail('BUSY', 'a run is training');
-  const config = parseConfig(input);
+  const config = parseRunConfig(input);
   release();
   status('loading', 'loading the model');
   progress('load', config.model.path || BUILTIN_MODEL);
@@ -119,7 +119,7 @@ export async function openRun(runId: string, checkpoint?: string): Promise<numbe
   const store = runsStore();
   status('loading', `opening ${dir}`);
   const { files, path } = await readCheckpointFiles(store, dir);
-  const config = parseConfig(new TextDecoder().decode(files['config.json']), { checkEnv: false });
+  const config = parseRunConfig(new TextDecoder().decode(files['config.json']), { checkEnv: false });
   release();
   const m = await getModel(config.model.path);
   const state = await loadCheckpoint(m.gpu, store, dir, m.config);

@@ -11,7 +11,7 @@
 import { basename, dirname, resolve } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { checkpointZipStore, loadCheckpoint, readCheckpointFiles } from '../../marft/checkpoint/checkpoint.ts';
-import { parseConfig } from '../../config/run-config.ts';
+import { parseRunConfig } from '../../config/run-config.ts';
 import { runLoop } from '../../marft/run-loop.ts';
 import { type TrainState, createTrainState } from '../../marft/state.ts';
 import { resetNodeGpu } from '../../gpu/node.ts';
@@ -44,7 +44,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
   const resumeName = resumeDir && !resumeZip ? basename(resumeDir) : '';
   // a resumed run keeps the checkpoint's own run config
   const config = resumeDir
-    ? parseConfig(new TextDecoder().decode((await readCheckpointFiles(resumeStore!, resumeName)).files['config.json']), { checkEnv: false })
+    ? parseRunConfig(new TextDecoder().decode((await readCheckpointFiles(resumeStore!, resumeName)).files['config.json']), { checkEnv: false })
     : readRunConfig(a.config as string | undefined);
   const s = await openSession(config, log);
   let state: TrainState = resumeDir

@@ -1,4 +1,4 @@
-// Fuzzes the run config (parseConfig / validateConfig): structural mutations of valid configs (every
+// Fuzzes the run config (parseRunConfig / validateConfig): structural mutations of valid configs (every
 // preset field replaced, deleted or added with hostile values), byte-wise mutations of the JSON text and
 // arbitrary JSON. Every case ends in a valid RunConfig or a ConfigError (CONFIG_JSON / CONFIG_INVALID)
 // whose message names the field; validateConfig never throws.
@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { applyByteOps, applyJsonEdits, byteOps, jsonEdits } from '../../../scripts/fuzz.ts';
 import { type ReliabilityRow, Tally, outcomeOf, recordReliability } from '../../../scripts/reliability.ts';
-import { CONFIG_SCHEMA, defaultConfig, parseConfig, validateConfig } from '../run-config.ts';
+import { CONFIG_SCHEMA, defaultConfig, parseRunConfig, validateConfig } from '../run-config.ts';
 import { ConfigError } from '../errors.ts';
 import { tinyRunConfig } from '../../marft/testing.ts';
 
@@ -20,8 +20,8 @@ const KEYS = fc.constantFrom(...new Set([...fieldNames(CONFIG_SCHEMA), '__proto_
 
 /** A parsed config must be a complete one: re-parsing it gives the same config. */
 function use(input: unknown): void {
-  const c = parseConfig(input, { checkEnv: true });
-  expect(JSON.stringify(parseConfig(JSON.parse(JSON.stringify(c))))).toBe(JSON.stringify(c));
+  const c = parseRunConfig(input, { checkEnv: true });
+  expect(JSON.stringify(parseRunConfig(JSON.parse(JSON.stringify(c))))).toBe(JSON.stringify(c));
 }
 
 describe('run config fuzz', () => {

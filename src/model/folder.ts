@@ -89,7 +89,7 @@ export interface WeightEntry {
   file: string;
 }
 
-export interface LoadedModel {
+export interface LoadedModelFiles {
   name: string;
   config: ModelConfig;
   /** config.json as parsed JSON (for fields ModelConfig does not carry). */
@@ -108,7 +108,7 @@ export interface LoadOptions {
 }
 
 /** Reads a Hugging Face model folder. Every error names the file and the problem. */
-export async function loadModelFiles(files: ModelFiles, options: LoadOptions = {}): Promise<LoadedModel> {
+export async function loadModelFiles(files: ModelFiles, options: LoadOptions = {}): Promise<LoadedModelFiles> {
   const present = new Set(files.list());
   const at = (p: string): string => `${files.name}/${p}`;
   const readJson = async (p: string, code: 'CONFIG_INVALID' | 'INDEX_INVALID' | 'TOKENIZER_INVALID'): Promise<unknown> =>

@@ -19,7 +19,7 @@ import { type ModelConfig, expectedWeights, parseModelConfig } from '../model/co
 import { Decoder } from '../model/decoder.ts';
 import { Rng } from '../common/rng.ts';
 import { type FloatDType, type TensorView, writeSafetensors } from '../model/safetensors.ts';
-import { type DecoderWeights, uploadWeights, weightTensors, zeroGrads } from '../model/weights.ts';
+import { type DecoderWeights, createWeightGrads, uploadWeights, weightTensors } from '../model/weights.ts';
 
 export interface TinyDims {
   vocabSize: number;
@@ -159,7 +159,7 @@ export class Pretrainer {
 
   constructor(readonly gpu: Gpu, readonly config: ModelConfig, weights: Map<string, TensorView>) {
     this.decoder = new Decoder(gpu, config, uploadWeights(gpu, config, (n) => weights.get(n), { trainable: true }));
-    this.grads = zeroGrads(gpu, this.decoder.weights);
+    this.grads = createWeightGrads(gpu, this.decoder.weights);
     const ps = weightTensors(this.decoder.weights);
     const gs = weightTensors(this.grads);
     this.groups = ps.map(({ name, t }, i) => {

@@ -8,7 +8,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { acquireNodeGpu } from '../../gpu/node.ts';
 import { DEFAULT_PRECEDENCE } from '../../envs/coop.ts';
-import { evaluateCoop } from '../../pretrain/eval.ts';
+import { evaluateTeam } from '../../pretrain/eval.ts';
 import { type PretrainTeam, type TranscriptOptions, corpusTexts, episodeTranscripts, makeTranscripts, tokenizeTranscript } from '../../pretrain/data.ts';
 import { parseModelConfig } from '../../model/config.ts';
 import { DEFAULT_TINY_DIMS, Pretrainer, type PretrainExample, initWeights, modelFolderFiles, parameterCount, pretrain, tinyLlamaConfigJson } from '../../pretrain/train.ts';
@@ -98,7 +98,7 @@ export async function pretrainCommand(argv: string[]): Promise<void> {
   const teams: PretrainTeam[] = ['solo', 'duo'];
   const evaluate = async (_d: unknown, _step: number, temperature = 0): Promise<Record<string, number>> => {
     const m: Record<string, number> = {};
-    for (const team of teams) m[team] = (await evaluateCoop(trainer.decoder, tok, { team, n: evalN, temperature, seed: 0, difficulty, precedence: data.precedence })).accuracy;
+    for (const team of teams) m[team] = (await evaluateTeam(trainer.decoder, tok, { team, n: evalN, temperature, seed: 0, difficulty, precedence: data.precedence })).accuracy;
     return m;
   };
   const res = await pretrain(trainer, nextBatch, {

@@ -74,10 +74,6 @@ export function loraParams(set: LoraSet): Array<{ param: Tensor; grad: Tensor }>
     Object.values(layer).flatMap((p) => [{ param: p.A, grad: p.dA }, { param: p.B, grad: p.dB }]));
 }
 
-export function zeroLoraGrads(gpu: Gpu, set: LoraSet): void {
-  for (const { grad } of loraParams(set)) gpu.fill(grad, 0);
-}
-
 export function releaseLoraSet(gpu: Gpu, set: LoraSet): void {
   for (const { param, grad } of loraParams(set)) gpu.release(param, grad);
 }

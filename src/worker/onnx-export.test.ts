@@ -11,7 +11,7 @@ import { type VerifiedCheckpoint, readCheckpointFiles, saveCheckpoint } from '..
 import type { RunConfig } from '../config/run-config.ts';
 import { type TrainState, createTrainState, releaseTrainState } from '../marft/state.ts';
 import { memoryStore } from '../platform/storage/store.ts';
-import { tinyRunConfig } from '../marft/testing.ts';
+import { tinyRunConfig } from '../config/testing.ts';
 import { unzipFiles } from '../platform/zip.ts';
 import type { ModelConfig } from '../model/config.ts';
 import type { Decoder } from '../model/decoder.ts';

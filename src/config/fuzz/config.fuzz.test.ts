@@ -9,7 +9,7 @@ import { applyByteOps, applyJsonEdits, byteOps, jsonEdits } from '../../../scrip
 import { type ReliabilityRow, Tally, outcomeOf, recordReliability } from '../../../scripts/reliability.ts';
 import { CONFIG_SCHEMA, defaultConfig, parseRunConfig, validateConfig } from '../run-config.ts';
 import { ConfigError } from '../errors.ts';
-import { tinyRunConfig } from '../../marft/testing.ts';
+import { tinyRunConfig } from '../testing.ts';
 
 const TEST = 'src/config/fuzz/config.fuzz.test.ts';
 const rows: ReliabilityRow[] = [];

@@ -96,7 +96,7 @@ describe('per-agent ONNX export of a checkpoint', () => {
     const other = await checkpoint(tinyConfig({ hidden_size: 32, intermediate_size: 40 }), 'per_agent');
     await expect(agentOnnxZip(other, 'solver', files, 'run-o')).rejects.toMatchObject({
       code: 'ADAPTER_MISMATCH',
-      message: expect.stringMatching(/^the adapter of agent "solver" in run-x\/ckpt-000000 does not fit the base model "tiny-qwen2": layer 0 [a-z]+_proj: A has \d+ values and B \d+; the model needs \[2, \d+\] and \[\d+, 2\]$/),
+      message: expect.stringMatching(/^the adapter of agent "solver" in run-x\/ckpt-000000 does not fit the base model "tiny-qwen2": layer 0 [a-z]+_proj: A has \d+ values and B \d+; the model needs \[2, \d+\] and \[\d+, 2\]\n  hint: The run was trained on another base model/),
     });
     await expect(agentLogits(other, 'solver', decoder, files.name, IDS)).rejects.toMatchObject({ code: 'ADAPTER_MISMATCH' });
     const ck = await checkpoint(decoder.config, 'per_agent');

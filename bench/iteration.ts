@@ -12,13 +12,13 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { acquireNodeGpu, ensureVulkanEnv } from '../src/gpu/node.ts';
 import { formatKernelTable, kernelRows } from '../src/common/profile-table.ts';
-import { parseConfig as parseModelConfig } from '../src/model/config.ts';
+import { parseModelConfig } from '../src/model/config.ts';
 import { Decoder } from '../src/model/decoder.ts';
 import { loadDecoder } from '../src/model/load.ts';
 import { nodeModelFiles } from '../src/model/node-files.ts';
 import type { LoadedTokenizer } from '../src/model/tokenizer.ts';
 import { uploadWeights } from '../src/model/weights.ts';
-import { parseConfig } from '../src/config/run-config.ts';
+import { parseRunConfig } from '../src/config/run-config.ts';
 import { presetForAgents } from '../src/config/presets.ts';
 import { createTrainState, releaseTrainState } from '../src/marft/state.ts';
 import { Trainer } from '../src/marft/trainer.ts';
@@ -64,7 +64,7 @@ for (const name of names) {
   }
   const graph = presetForAgents(agentsN);
   for (const a of graph.agents) { a.maxNewTokens = maxNew; a.temperature = 1; }
-  const config = parseConfig({
+  const config = parseRunConfig({
     seed: 1, graph, level: 'token', env: { name: 'arithmetic', options: { difficulty: 2 } },
     rollout: { episodes, horizon: 1 }, ppo: { epochs: 1, minibatches: 1, targetKl: null },
   });

@@ -7,11 +7,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { acquireNodeGpu, ensureVulkanEnv } from '../src/gpu/node.ts';
 import { formatKernelTable, kernelRows } from '../src/common/profile-table.ts';
-import { parseConfig } from '../src/model/config.ts';
+import { parseModelConfig } from '../src/model/config.ts';
 import { Decoder } from '../src/model/decoder.ts';
 import { generate } from '../src/model/generate.ts';
 import { createLoraSet } from '../src/model/lora-set.ts';
-import { Rng } from '../src/model/rng.ts';
+import { Rng } from '../src/common/rng.ts';
 import { releaseWeights, uploadWeights } from '../src/model/weights.ts';
 import { BENCH_MODELS, randomWeights } from './random-model.ts';
 
@@ -30,7 +30,7 @@ const rows: Array<Record<string, number | string>> = [];
 
 for (const name of names) {
   for (const dtype of ['f32', 'bf16'] as const) {
-    const config = parseConfig({ model_type: 'llama', architectures: ['LlamaForCausalLM'], max_position_embeddings: 4096, ...BENCH_MODELS[name] });
+    const config = parseModelConfig({ model_type: 'llama', architectures: ['LlamaForCausalLM'], max_position_embeddings: 4096, ...BENCH_MODELS[name] });
     const weights = uploadWeights(gpu, config, randomWeights(config, 1), dtype === 'bf16' ? { storeAs: 'bf16' } : {});
     const dec = new Decoder(gpu, config, weights);
     dec.lora = createLoraSet(gpu, config, { r: 8, alpha: 16, targets: ['q_proj', 'v_proj'], slots: 1 }, 2);

@@ -2,7 +2,7 @@
 // drawn from a seeded uniform of std 0.02 (norm weights 1), made lazily tensor by tensor.
 
 import { type ModelConfig, expectedWeights } from '../src/model/config.ts';
-import { Rng } from '../src/model/rng.ts';
+import { Rng } from '../src/common/rng.ts';
 import type { TensorView } from '../src/model/safetensors.ts';
 
 export const BENCH_MODELS: Record<string, Record<string, unknown>> = {

@@ -2,7 +2,7 @@
 // u32 (bf16: the high half of an f32; f16: unpack2x16float), and the template substitution that puts them in.
 
 import { shapeError } from '../src/gpu/errors.ts';
-import type { DType, Tensor } from '../src/gpu/tensor.ts';
+import type { Tensor } from '../src/gpu/tensor.ts';
 
 export type WeightDType = 'f32' | 'bf16' | 'f16';
 
@@ -14,9 +14,6 @@ export function loadFn(name: string, buf: string, dtype: WeightDType): string {
   }
   return `fn ${name}(i: u32) -> f32 { let w = unpack2x16float(${buf}[i >> 1u]); return select(w.x, w.y, (i & 1u) == 1u); }`;
 }
-
-/** The WGSL element type a buffer of this dtype is declared with. */
-export const wgslElem = (d: DType): string => (d === 'f32' ? 'f32' : d === 'i32' ? 'i32' : 'u32');
 
 /** Replaces `$NAME` placeholders; throws on any left over, so a typo fails at pipeline build. */
 export function fillTemplate(src: string, vars: Record<string, string>): string {

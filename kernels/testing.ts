@@ -2,6 +2,7 @@
 // print the first mismatches by tensor name, and central finite differences for backward checks.
 
 import { expect } from 'vitest';
+import { Rng } from '../src/common/rng.ts';
 import type { Gpu } from '../src/gpu/gpu.ts';
 import { acquireNodeGpu } from '../src/gpu/node.ts';
 
@@ -13,27 +14,15 @@ export async function testGpu(): Promise<Gpu> {
   return g;
 }
 
-/** Mulberry32: a small seeded PRNG, so every test's data is reproducible. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** n values uniform in [-scale, scale). */
 export function randn(n: number, seed: number, scale = 1): Float64Array {
-  const r = rng(seed);
-  return Float64Array.from({ length: n }, () => (r() * 2 - 1) * scale);
+  const r = new Rng(seed);
+  return Float64Array.from({ length: n }, () => (r.next() * 2 - 1) * scale);
 }
 
 export function randInt(n: number, seed: number, hi: number): Int32Array {
-  const r = rng(seed);
-  return Int32Array.from({ length: n }, () => Math.floor(r() * hi));
+  const r = new Rng(seed);
+  return Int32Array.from({ length: n }, () => r.int(hi));
 }
 
 export interface Tol { atol?: number; rtol?: number }

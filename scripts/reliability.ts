@@ -8,6 +8,7 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { CodedError } from '../src/common/errors.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const RESULTS_DIR = join(ROOT, 'reliability', 'results');
@@ -48,7 +49,6 @@ export class Tally {
   }
 }
 
-type CodedError = Error & { code: string };
 type ErrorClass = abstract new (...args: never[]) => CodedError;
 
 /**
@@ -114,7 +114,7 @@ export function writeReliabilityReport(): string {
     'global teardown and `npm test` rewrite this table from them, `npm run docs` publishes it): do not edit it by hand.',
     '',
     'Required outcome of every case: a correct load, or a typed error with a code and a message',
-    '(ModelFileError, MarftError, EnvError, CheckpointError, GpuError); never another exception, a hang,',
+    '(ModelFileError, ConfigError, MarftError, EnvError, CheckpointError, GpuError); never another exception, a hang,',
     'or an allocation sized by an unchecked number.',
     '',
     `${rows.length} rows, ${total} cases, ${failed ? `${failed} FAILING` : 'all passing'}; results recorded ${dates.length ? `${dates.sort()[0].slice(0, 10)} to ${dates.sort()[dates.length - 1].slice(0, 10)}` : 'never'}.`,

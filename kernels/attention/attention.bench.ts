@@ -1,6 +1,7 @@
 // Timing of causal attention forward and backward (llm.c's dev/cuda habit: a benchmark beside the kernel).
 // bench/kernels.ts calls benchAttention and prints the rows.
 
+import { Rng } from '../../src/common/rng.ts';
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { attentionBackward, attentionForward } from './attention.ts';
 
@@ -14,15 +15,8 @@ export const attentionBwdFlops = (c: AttentionBenchCase): number => 2.5 * attent
 
 /** n seeded values in [-1, 1) (not testing.ts's randn: that module imports vitest). */
 function randn(n: number, seed: number): Float32Array {
-  let a = seed >>> 0;
-  const x = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    x[i] = (((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1;
-  }
-  return x;
+  const rng = new Rng(seed);
+  return Float32Array.from({ length: n }, () => rng.next() * 2 - 1);
 }
 
 /** Mean milliseconds of `fn` over enough repetitions to last about `budgetMs`, after a warm-up. */

@@ -3,7 +3,7 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { GpuError, shapeError } from '../../src/gpu/errors.ts';
-import { type Program, grid1d } from '../../src/gpu/program.ts';
+import { type Program, grid1d, programFactory } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
 import { fillTemplate } from '../common.ts';
 import { LSE_MASKED } from './attention.ref.ts';
@@ -41,25 +41,16 @@ export function decodeChunk(HS: number, limit: number): number | null {
 }
 
 interface DecodePrograms { partial: Program; combine: Program; CH: number }
-const decodePrograms = new Map<string, DecodePrograms | null>();
-
-function decodeProgramsFor(gpu: Gpu, HS: number): DecodePrograms | null {
-  const limit = gpu.limits.maxComputeWorkgroupStorageSize;
-  const id = `${HS}:${limit}`;
-  let p = decodePrograms.get(id);
-  if (p === undefined) {
-    const CH = decodeChunk(HS, limit);
-    if (CH === null) {
-      p = null;
-    } else {
-      const code = () => fillTemplate(decodeSource, { HS4: String(HS / 4), CH: String(CH), RMAX: String(DECODE_RMAX) });
-      const key = `attention:decode:hs${HS}:c${CH}:r${DECODE_RMAX}`;
-      p = { partial: { key, code, entryPoint: 'decodePartial' }, combine: { key, code, entryPoint: 'decodeCombine' }, CH };
-    }
-    decodePrograms.set(id, p);
-  }
-  return p;
-}
+const decodeProgramsFor = programFactory(
+  (gpu: Gpu, HS: number) => `${HS}:${gpu.limits.maxComputeWorkgroupStorageSize}`,
+  (gpu: Gpu, HS: number): DecodePrograms | null => {
+    const CH = decodeChunk(HS, gpu.limits.maxComputeWorkgroupStorageSize);
+    if (CH === null) return null;
+    const code = () => fillTemplate(decodeSource, { HS4: String(HS / 4), CH: String(CH), RMAX: String(DECODE_RMAX) });
+    const key = `attention:decode:hs${HS}:c${CH}:r${DECODE_RMAX}`;
+    return { partial: { key, code, entryPoint: 'decodePartial' }, combine: { key, code, entryPoint: 'decodeCombine' }, CH };
+  },
+);
 
 /** Tile sizes, chosen per head size so each kernel's workgroup memory fits the device's limit. */
 export interface AttentionTiles {
@@ -103,13 +94,10 @@ export function attentionTiles(HS: number, limit: number, maxThreads = 256): Att
 }
 
 interface AttentionPrograms { fwd: Program; prep: Program; dkdv: Program; dq: Program; tiles: AttentionTiles }
-const programs = new Map<string, AttentionPrograms>();
-
-function attentionPrograms(gpu: Gpu, HS: number): AttentionPrograms {
-  const limit = gpu.limits.maxComputeWorkgroupStorageSize;
-  const id = `${HS}:${limit}:${gpu.limits.maxComputeInvocationsPerWorkgroup}`;
-  let p = programs.get(id);
-  if (!p) {
+const attentionPrograms = programFactory(
+  (gpu: Gpu, HS: number) => `${HS}:${gpu.limits.maxComputeWorkgroupStorageSize}:${gpu.limits.maxComputeInvocationsPerWorkgroup}`,
+  (gpu: Gpu, HS: number): AttentionPrograms => {
+    const limit = gpu.limits.maxComputeWorkgroupStorageSize;
     const t = attentionTiles(HS, limit, gpu.limits.maxComputeInvocationsPerWorkgroup);
     if (!t) throw new GpuError('LIMIT', `attention: head size ${HS} needs more than this device's ${limit} bytes of workgroup memory`);
     const code = () =>
@@ -121,17 +109,15 @@ function attentionPrograms(gpu: Gpu, HS: number): AttentionPrograms {
         Q_BR: String(t.qBR), Q_BC: String(t.qBC),
       });
     const key = `attention:hs${HS}:f${t.fBR}x${t.fBC}:k${t.kBK}x${t.kBQ}:q${t.qBR}x${t.qBC}`;
-    p = {
+    return {
       fwd: { key, code, entryPoint: 'forward' },
       prep: { key, code, entryPoint: 'backwardPrep' },
       dkdv: { key, code, entryPoint: 'backwardDkDv' },
       dq: { key, code, entryPoint: 'backwardDq' },
       tiles: t,
     };
-    programs.set(id, p);
-  }
-  return p;
-}
+  },
+);
 
 interface Dims { B: number; Tq: number; Tk: number; Tcap: number; NH: number; NKV: number; HS: number; Tm: number; scale: number }
 

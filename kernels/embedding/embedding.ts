@@ -2,27 +2,20 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
-import type { Program } from '../../src/gpu/program.ts';
+import { type Program, programFactory } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
 import { type WeightDType, fillTemplate, loadFn } from '../common.ts';
 import source from './embedding.wgsl';
 
-const programs = new Map<string, { fwd: Program; bwd: Program }>();
-
-function embeddingPrograms(dtype: WeightDType): { fwd: Program; bwd: Program } {
-  let p = programs.get(dtype);
-  if (!p) {
-    const code = () =>
-      fillTemplate(source, {
-        WEIGHT_DECL: `@group(0) @binding(2) var<storage, read> weight: array<${dtype === 'f32' ? 'f32' : 'u32'}>;`,
-        UNPACK: loadFn('loadWeight', 'weight', dtype),
-      });
-    const key = `embedding:${dtype}`;
-    p = { fwd: { key, code, entryPoint: 'forward' }, bwd: { key, code, entryPoint: 'backward' } };
-    programs.set(dtype, p);
-  }
-  return p;
-}
+const embeddingPrograms = programFactory((dtype: WeightDType) => dtype, (dtype: WeightDType): { fwd: Program; bwd: Program } => {
+  const code = () =>
+    fillTemplate(source, {
+      WEIGHT_DECL: `@group(0) @binding(2) var<storage, read> weight: array<${dtype === 'f32' ? 'f32' : 'u32'}>;`,
+      UNPACK: loadFn('loadWeight', 'weight', dtype),
+    });
+  const key = `embedding:${dtype}`;
+  return { fwd: { key, code, entryPoint: 'forward' }, bwd: { key, code, entryPoint: 'backward' } };
+});
 
 /** out (N, C) = weight (V, C) rows picked by ids (N). Out-of-range ids give zero rows. */
 export function embeddingForward(gpu: Gpu, out: Tensor, ids: Tensor, weight: Tensor): void {

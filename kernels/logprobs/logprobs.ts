@@ -3,18 +3,18 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
-import { type Program, grid1d } from '../../src/gpu/program.ts';
+import { type Program, grid1d, programFactory } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
 import { fillTemplate } from '../common.ts';
 import source from './logprobs.wgsl';
 
-const programs = new Map<string, Program>();
+type Entry = 'forward' | 'backward';
+const programKey = (inPlace: boolean, hasDlogp: boolean, hasDent: boolean): string =>
+  `logprobs:${inPlace ? 'inplace' : 'out'}:${hasDlogp ? 'dlogp' : '-'}:${hasDent ? 'dent' : '-'}`;
 
-function program(entry: 'forward' | 'backward', inPlace: boolean, hasDlogp: boolean, hasDent: boolean): Program {
-  const key = `logprobs:${inPlace ? 'inplace' : 'out'}:${hasDlogp ? 'dlogp' : '-'}:${hasDent ? 'dent' : '-'}`;
-  const id = `${key}#${entry}`;
-  let p = programs.get(id);
-  if (!p) {
+const program = programFactory(
+  (entry: Entry, inPlace: boolean, hasDlogp: boolean, hasDent: boolean) => `${programKey(inPlace, hasDlogp, hasDent)}#${entry}`,
+  (entry: Entry, inPlace: boolean, hasDlogp: boolean, hasDent: boolean): Program => {
     const code = () =>
       fillTemplate(source, {
         LOGITS_ACCESS: inPlace ? 'read_write' : 'read',
@@ -23,11 +23,9 @@ function program(entry: 'forward' | 'backward', inPlace: boolean, hasDlogp: bool
         ENTROPY: hasDent ? 'entropy[row]' : '0.0',
         GRAD_STORE: inPlace ? 'logits[i] = dlogit;' : 'dlogits[i] = dlogit;',
       });
-    p = { key, code, entryPoint: entry };
-    programs.set(id, p);
-  }
-  return p;
-}
+    return { key: programKey(inPlace, hasDlogp, hasDent), code, entryPoint: entry };
+  },
+);
 
 export interface LogprobsOptions {
   /** Divides the logits before the softmax (the sampling temperature of the policy); default 1. */

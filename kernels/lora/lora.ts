@@ -5,19 +5,14 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
-import type { Program } from '../../src/gpu/program.ts';
+import { type Program, programFactory } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
 import source from './lora.wgsl';
 import { noAlias } from '../common.ts';
 
 type Entry = 'forward_h' | 'forward_y' | 'forward_h_rows' | 'forward_y_rows' | 'backward_dh' | 'backward_dx' | 'backward_dB' | 'backward_dA';
 const code = () => source;
-const programs = new Map<Entry, Program>();
-const program = (entryPoint: Entry): Program => {
-  let p = programs.get(entryPoint);
-  if (!p) { p = { key: 'lora', code, entryPoint }; programs.set(entryPoint, p); }
-  return p;
-};
+const program = programFactory((entryPoint: Entry) => entryPoint, (entryPoint: Entry): Program => ({ key: 'lora', code, entryPoint }));
 
 const TS = 16;
 /** Up to this many rows per sequence (decode: T = 1), the forward runs one row per workgroup ('rows'). */

@@ -6,7 +6,7 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
-import { type Program, grid1d } from '../../src/gpu/program.ts';
+import { type Program, grid1d, programFactory } from '../../src/gpu/program.ts';
 import { type Tensor, is16, numel, shapeStr } from '../../src/gpu/tensor.ts';
 import { type WeightDType, fillTemplate, loadFn } from '../common.ts';
 import gemvSource from './gemv.wgsl';
@@ -99,20 +99,16 @@ function checkTile(t: TileConfig, sharedBytes: number): void {
   if (tileSharedBytes(t) > sharedBytes) bad(`needs ${tileSharedBytes(t)} bytes of workgroup memory, the device has ${sharedBytes}`);
 }
 
-const programs = new Map<string, Program>();
+const matmulKey = (t: TileConfig, transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, pairB: boolean): string =>
+  `matmul:${transA ? 't' : 'n'}${transB ? 't' : 'n'}:${bDtype}${pairB ? 'x2' : ''}:${tileName(t)}${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
 
-function matmulProgram(
-  gpu: Gpu, t: TileConfig, transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, pairB: boolean,
-): Program {
-  const key = `matmul:${transA ? 't' : 'n'}${transB ? 't' : 'n'}:${bDtype}${pairB ? 'x2' : ''}:${tileName(t)}${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
-  let p = programs.get(key);
-  if (!p) {
+const matmulProgram = programFactory(
+  (_gpu: Gpu, ...choices: Parameters<typeof matmulKey>) => matmulKey(...choices),
+  (gpu: Gpu, t: TileConfig, transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, pairB: boolean): Program => {
     checkTile(t, gpu.limits.maxComputeWorkgroupStorageSize);
-    p = { key, code: () => matmulSource(t, transA, transB, bDtype, accumulate, bias, pairB), entryPoint: 'forward' };
-    programs.set(key, p);
-  }
-  return p;
-}
+    return { key: matmulKey(t, transA, transB, bDtype, accumulate, bias, pairB), code: () => matmulSource(t, transA, transB, bDtype, accumulate, bias, pairB), entryPoint: 'forward' };
+  },
+);
 
 /**
  * Whether a 16-bit B can be read a whole u32 word (two elements) at a time: the pair must run along B's
@@ -319,15 +315,12 @@ function gemvVec4(d: MatmulDims): boolean {
   return !d.transA && d.transB && d.K % 4 === 0 && [d.offsetA, d.offsetB, d.strideA, d.strideB].every((x) => x % 4 === 0);
 }
 
-function gemvProgram(transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, mr: number, vec4: boolean): Program {
-  const key = `matmul:${transA ? 't' : 'n'}${transB ? 't' : 'n'}:${bDtype}:gemv${GEMV.kt}x${GEMV.nc}_m${mr}${vec4 ? ':v4' : ''}${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
-  let p = programs.get(key);
-  if (!p) {
-    p = { key, code: () => gemvSourceOf(transA, transB, bDtype, accumulate, bias, mr, vec4), entryPoint: 'forward' };
-    programs.set(key, p);
-  }
-  return p;
-}
+const gemvKey = (transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, mr: number, vec4: boolean): string =>
+  `matmul:${transA ? 't' : 'n'}${transB ? 't' : 'n'}:${bDtype}:gemv${GEMV.kt}x${GEMV.nc}_m${mr}${vec4 ? ':v4' : ''}${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
+
+const gemvProgram = programFactory(gemvKey, (transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, mr: number, vec4: boolean): Program => ({
+  key: gemvKey(transA, transB, bDtype, accumulate, bias, mr, vec4), code: () => gemvSourceOf(transA, transB, bDtype, accumulate, bias, mr, vec4), entryPoint: 'forward',
+}));
 
 /** Generates the WGSL of one gemv variant: MR x NC unrolled partial sums around gemv.wgsl's skeleton. */
 export function gemvSourceOf(transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, mr: number, vec4: boolean): string {

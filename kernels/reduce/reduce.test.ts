@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { expectClose, randn, rng, testGpu } from '../testing.ts';
+import { Rng } from '../../src/common/rng.ts';
+import { expectClose, randn, testGpu } from '../testing.ts';
 import { type ReduceOp, maskedMean, maskedMeanRows, reduceAll, reduceAllInto, reduceRows } from './reduce.ts';
 import { maskedMeanRef, maskedMeanRowsRef, reduceRef, reduceRowsRef } from './reduce.ref.ts';
 
@@ -8,7 +9,7 @@ const FLAT = [1, 7, 64, 65, 130, 256, 257, 4096, 4097, 50000];
 const ROWS: Array<[N: number, C: number]> = [[1, 1], [7, 7], [3, 64], [5, 65], [2, 130], [65, 3], [2, 50000]];
 const f32 = (a: Float64Array) => Float64Array.from(Float32Array.from(a));
 const tol = (op: ReduceOp, n: number) => ({ atol: op === 'max' ? 0 : 1e-6 * Math.sqrt(n) * (op === 'sumsq' ? 4 : 2), rtol: op === 'max' ? 0 : 2e-6 });
-const mask01 = (n: number, seed: number) => { const r = rng(seed); return Float64Array.from({ length: n }, () => (r() < 0.6 ? 1 : 0)); };
+const mask01 = (n: number, seed: number) => { const r = new Rng(seed); return Float64Array.from({ length: n }, () => (r.next() < 0.6 ? 1 : 0)); };
 
 describe('reduce', () => {
   it.each(FLAT)('reduceAll n=%i', async (n) => {

@@ -5,7 +5,7 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
-import { type Program, grid1d } from '../../src/gpu/program.ts';
+import { type Program, grid1d, programFactory } from '../../src/gpu/program.ts';
 import { type Tensor, numel, shapeStr } from '../../src/gpu/tensor.ts';
 import { fillTemplate } from '../common.ts';
 import source from './reduce.wgsl';
@@ -36,19 +36,11 @@ const STORES: Record<Store, string> = {
   ratio: 'out[u.outOffset + s] = select(0.0, acc.x / acc.y, acc.y != 0.0);',
 };
 
-const programs = new Map<string, Program>();
-
-function reduceProgram(load: Load, store: Store): Program {
-  const key = `reduce:${load}:${store}`;
-  let p = programs.get(key);
-  if (!p) {
-    const l = LOADS[load];
-    const code = () => fillTemplate(source, { LOAD: l.load, COMBINE: l.combine, IDENTITY: l.identity, STORE: STORES[store] });
-    p = { key, code, entryPoint: 'reduce' };
-    programs.set(key, p);
-  }
-  return p;
-}
+const reduceProgram = programFactory((load: Load, store: Store) => `reduce:${load}:${store}`, (load: Load, store: Store): Program => {
+  const l = LOADS[load];
+  const code = () => fillTemplate(source, { LOAD: l.load, COMBINE: l.combine, IDENTITY: l.identity, STORE: STORES[store] });
+  return { key: `reduce:${load}:${store}`, code, entryPoint: 'reduce' };
+});
 
 interface Pass {
   load: Load;

@@ -3,28 +3,20 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
-import { type Program, type UniformField, grid1d } from '../../src/gpu/program.ts';
+import { type Program, type UniformField, grid1d, programFactory } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
 import { fillTemplate, loadFn, noAlias, type WeightDType } from '../common.ts';
 import source from './rmsnorm.wgsl';
 
 type Entry = 'forward' | 'backward_dx' | 'dw_partial' | 'dw_final';
-const programs = new Map<string, Program>();
-
-function program(dtype: WeightDType, entryPoint: Entry): Program {
-  const key = `rmsnorm:${dtype}`;
-  let p = programs.get(`${key}#${entryPoint}`);
-  if (!p) {
-    const code = () =>
-      fillTemplate(source, {
-        WEIGHT_DECL: `@group(0) @binding(2) var<storage, read> w: array<${dtype === 'f32' ? 'f32' : 'u32'}>;`,
-        UNPACK: loadFn('loadW', 'w', dtype),
-      });
-    p = { key, code, entryPoint };
-    programs.set(`${key}#${entryPoint}`, p);
-  }
-  return p;
-}
+const program = programFactory((dtype: WeightDType, entryPoint: Entry) => `${dtype}#${entryPoint}`, (dtype: WeightDType, entryPoint: Entry): Program => {
+  const code = () =>
+    fillTemplate(source, {
+      WEIGHT_DECL: `@group(0) @binding(2) var<storage, read> w: array<${dtype === 'f32' ? 'f32' : 'u32'}>;`,
+      UNPACK: loadFn('loadW', 'w', dtype),
+    });
+  return { key: `rmsnorm:${dtype}`, code, entryPoint };
+});
 
 /** Rows reduced by one thread in the first stage of dw: the second stage sums ceil(N / this) partials. */
 const ROWS_PER_CHUNK = 64;

@@ -2,11 +2,11 @@
 // By default the angle is the float32 value HF computes (f32 inv_freq, f32(pos * inv_freq)); cos, sin and
 // the rotation are then float64. `exactAngles` gives the ideal float64 angles pos * theta^(-2d/HS).
 
-import { ropeInvFreq } from './rope.ts';
+import { thetaInvFreq } from './rope.ts';
 
 export function ropeAngles(pos: ArrayLike<number>, HS: number, theta: number, exactAngles = false): Float64Array {
   const half = HS / 2;
-  const inv = ropeInvFreq(HS, theta);
+  const inv = thetaInvFreq(HS, theta);
   const out = new Float64Array(pos.length * half);
   for (let n = 0; n < pos.length; n++) {
     for (let d = 0; d < half; d++) {

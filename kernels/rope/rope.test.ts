@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { dot, expectClose, finiteDiff, randInt, randn, testGpu } from '../testing.ts';
-import { ropeBackward, ropeForward, ropeInvFreq } from './rope.ts';
+import { ropeBackward, ropeForward, thetaInvFreq } from './rope.ts';
 import { ropeAngles, ropeRef } from './rope.ref.ts';
 
 // [B, T, NH, NKV, HS]: pairs per token (NH+NKV)*HS/2 at and off the 256-thread workgroup.
@@ -67,7 +67,7 @@ describe('rope', () => {
     const gpu = await testGpu();
     const [B, T, NH, NKV, HS] = [1, 9, 2, 1, 8];
     const pos = positions(B, T, 5);
-    const inv = Float32Array.from(ropeInvFreq(HS, 500000), (v, d) => (d > 1 ? v / 8 : v));
+    const inv = Float32Array.from(thetaInvFreq(HS, 500000), (v, d) => (d > 1 ? v / 8 : v));
     const ang = Float64Array.from({ length: B * T * HS / 2 }, (_, i) => Math.fround(pos[Math.floor(i / (HS / 2))] * inv[i % (HS / 2)]));
     const q = f32(randn(B * T * NH * HS, 6));
     const k = f32(randn(B * T * NKV * HS, 7));
@@ -83,7 +83,7 @@ describe('rope', () => {
 
   it('inv_freq is theta^(-2d/HS) rounded to f32', () => {
     for (const [HS, theta] of [[64, 10000], [128, 1e6], [2, 10000]]) {
-      const inv = ropeInvFreq(HS, theta);
+      const inv = thetaInvFreq(HS, theta);
       expectClose(`inv_freq HS=${HS}`, inv, Float64Array.from(inv, (_, d) => theta ** ((-2 * d) / HS)), { atol: 0, rtol: 2 ** -23 });
     }
   });

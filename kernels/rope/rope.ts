@@ -24,8 +24,11 @@ const PROGRAMS = {
   separate: { key: 'rope:separate', code: () => fillTemplate(source, { IO: IO_SEPARATE }), entryPoint: 'rotate' } as Program,
 };
 
-/** HF's inv_freq in float32: 1 / theta ** (f32(2d) / HS), d < HS/2, each step rounded to f32. */
-export function ropeInvFreq(HS: number, theta: number): Float32Array {
+/**
+ * HF's default inv_freq in float32: 1 / theta ** (f32(2d) / HS), d < HS/2, each step rounded to f32. The one
+ * implementation: src/model/config.ts ropeInvFreq starts from it and applies the config's rope_scaling.
+ */
+export function thetaInvFreq(HS: number, theta: number): Float32Array {
   const f = Math.fround;
   return Float32Array.from({ length: HS / 2 }, (_, d) => f(1 / f(Math.pow(f(theta), f(f(2 * d) / HS)))));
 }
@@ -39,7 +42,7 @@ function invFreqTensor(gpu: Gpu, HS: number, theta: number): Tensor {
   const key = `${HS}:${theta}`;
   let t = m.get(key);
   if (!t) {
-    t = gpu.upload(ropeInvFreq(HS, theta), [HS / 2], 'f32', `rope.inv_freq(${key})`);
+    t = gpu.upload(thetaInvFreq(HS, theta), [HS / 2], 'f32', `rope.inv_freq(${key})`);
     m.set(key, t);
   }
   return t;

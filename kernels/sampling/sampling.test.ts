@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { Rng } from '../../src/common/rng.ts';
 import type { Gpu } from '../../src/gpu/gpu.ts';
-import { expectClose, randn, rng, testGpu } from '../testing.ts';
+import { expectClose, randn, testGpu } from '../testing.ts';
 import { type SamplingRow, type SamplingWorkgroup, pcgHash, sampleTokens, samplingUniform, uploadSamplingSettings } from './sampling.ts';
 import { sampleRowRef } from './sampling.ref.ts';
 
@@ -37,9 +38,9 @@ async function sampleOnGpu(
 describe('sampling', () => {
   it('the TS RNG is the PCG hash and gives multiples of 2^-24 in [0, 1)', () => {
     expect(pcgHash(0)).toBe(129708002); // pcg_hash(0) from the reference C: state 2891336453
-    const r = rng(1);
+    const r = new Rng(1);
     for (let i = 0; i < 1000; i++) {
-      const v = samplingUniform(Math.floor(r() * 2 ** 32), i, i * 7);
+      const v = samplingUniform(Math.floor(r.next() * 2 ** 32), i, i * 7);
       expect(v).toBeGreaterThanOrEqual(0);
       expect(v).toBeLessThan(1);
       expect(Number.isInteger(v * 2 ** 24)).toBe(true);

@@ -3,7 +3,7 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
-import { type Program, grid1d } from '../../src/gpu/program.ts';
+import { type Program, grid1d, programFactory } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
 import { fillTemplate } from '../common.ts';
 import source from './sampling.wgsl';
@@ -49,20 +49,14 @@ export function uploadSamplingSettings(gpu: Gpu, rows: readonly SamplingRow[], s
   };
 }
 
-const programs = new Map<string, Program>();
-
 export type SamplingWorkgroup = 32 | 64 | 128;
 
-function samplingProgram(hasStreams: boolean, wg: SamplingWorkgroup): Program {
-  const key = `sampling:${hasStreams ? 'streams' : 'rows'}:wg${wg}`;
-  let p = programs.get(key);
-  if (!p) {
-    const code = () => fillTemplate(source, { STREAM: hasStreams ? 'streams[row]' : 'row', WG: String(wg), WF: String(16 * wg) });
-    p = { key, code, entryPoint: 'sample' };
-    programs.set(key, p);
-  }
-  return p;
-}
+const samplingKey = (hasStreams: boolean, wg: SamplingWorkgroup): string => `sampling:${hasStreams ? 'streams' : 'rows'}:wg${wg}`;
+
+const samplingProgram = programFactory(samplingKey, (hasStreams: boolean, wg: SamplingWorkgroup): Program => {
+  const code = () => fillTemplate(source, { STREAM: hasStreams ? 'streams[row]' : 'row', WG: String(wg), WF: String(16 * wg) });
+  return { key: samplingKey(hasStreams, wg), code, entryPoint: 'sample' };
+});
 
 /**
  * token (N) i32 and logprob (N) f32 (log-prob of the token under the distribution actually sampled

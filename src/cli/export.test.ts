@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { testGpu } from '../../kernels/testing.ts';
 import { exportCheckpointZip, saveCheckpoint } from '../marft/checkpoint/checkpoint.ts';
-import { parseConfig } from '../config/run-config.ts';
+import { parseRunConfig } from '../config/run-config.ts';
 import { initAgentAdapters, parseInitAdapters } from '../marft/checkpoint/init-adapter.ts';
 import { createTrainState, releaseTrainState } from '../marft/state.ts';
 import { nodeStore } from '../platform/storage/node.ts';
@@ -29,7 +29,7 @@ const work = mkdtempSync(join(tmpdir(), 'marft-interop-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 const ALL = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'];
-const runConfig = (lora: Record<string, unknown>) => parseConfig({
+const runConfig = (lora: Record<string, unknown>) => parseRunConfig({
   seed: 1, model: { path: FIX }, critic: { hidden: [4] },
   graph: { agents: [{ role: 'planner', systemPrompt: 'Plan.' }, { role: 'solver', systemPrompt: 'Solve.', withAnswer: true }], edges: [{ from: 'planner', to: 'solver' }] },
   lora: { r: 4, alpha: 8, targets: ALL, mode: 'per_agent', ...lora },

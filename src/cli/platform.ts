@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BUILTIN_MODEL, type RunConfig, parseConfig } from '../config/run-config.ts';
+import { BUILTIN_MODEL, type RunConfig, parseRunConfig } from '../config/run-config.ts';
 import { acquireNodeGpu, resetNodeGpu } from '../gpu/node.ts';
 import { Session } from '../marft/session.ts';
 import { nodeModelFiles } from '../model/node-files.ts';
@@ -41,7 +41,7 @@ export function readRunConfig(file: string | undefined): RunConfig {
   } catch (e) {
     throw new UsageError(`${file} is not valid JSON: ${(e as Error).message}`);
   }
-  return parseConfig(json);
+  return parseRunConfig(json);
 }
 
 /** A session on this process's GPU; adapters record the model folder's absolute path as their base model. */

@@ -4,7 +4,13 @@
 // each carries its share of the profiled total and its mean time per call. Framework-free, so the UI and
 // the CLI share it.
 
-import type { KernelTime } from '../gpu/profiler.ts';
+/** GPU time of one kernel over a profiled stretch, as the profiler (src/gpu/profiler.ts) reports it. */
+export interface KernelTime {
+  /** `<program key>/<entry point>`. */
+  key: string;
+  ms: number;
+  calls: number;
+}
 
 export interface KernelRow {
   /** The kernel (`matmul:nt:f32:64x64/forward`), or the op when grouped (`matmul`). */

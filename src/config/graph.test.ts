@@ -1,20 +1,26 @@
 import { describe, expect, it } from 'vitest';
-import { MarftError } from '../marft/errors.ts';
+import { ConfigError } from './errors.ts';
 import { compileGraph, decideRoute, findCycle, graphIssues, makeProfile, parseRoute, validateGraph, type AgentGraph } from './graph.ts';
 import { PRESET_NAMES, presetForAgents, presetGraph } from './presets.ts';
+import { validateConfig } from './run-config.ts';
 
 const agent = (role: string, withAnswer = false) => makeProfile(role, `you are ${role}`, { withAnswer });
 const codeOf = (f: () => unknown) => {
   try {
     f();
   } catch (e) {
-    if (e instanceof MarftError) return e.code;
+    if (e instanceof ConfigError) return e.code;
     throw e;
   }
   return 'none';
 };
 
 describe('graph validation', () => {
+  it('checks a profile field with one validator: the same message as the run config gives', () => {
+    const g: AgentGraph = { agents: [{ ...agent('a', true), topP: 2 }], edges: [] };
+    expect(graphIssues(g)).toEqual([{ code: 'GRAPH_PROFILE', path: 'agents[0].topP', message: 'agents[0].topP must be a number in (0, 1], got 2' }]);
+    expect(validateConfig({ graph: g }).issues.map((i) => i.message)).toEqual(['graph.agents[0].topP must be a number in (0, 1], got 2']);
+  });
   it('names the cycle', () => {
     const g: AgentGraph = {
       agents: [agent('a'), agent('b'), agent('c', true)],

@@ -10,7 +10,8 @@
 // up to maxSteps calls; edges are not used then. parseRoute() reads its output the way the reference does
 // (<done/> anywhere wins; otherwise the first <call>).
 
-import { MarftError, type MarftErrorCode } from '../marft/errors.ts';
+import { ConfigError, type ConfigErrorCode } from './errors.ts';
+import { int, num, validate, type Schema, type SchemaIssue } from './schema.ts';
 
 export interface AgentProfile {
   /** Unique name; also the adapter folder name and the <call> target. */
@@ -56,7 +57,7 @@ export function makeProfile(role: string, systemPrompt: string, options: Partial
 }
 
 export interface GraphIssue {
-  code: MarftErrorCode;
+  code: ConfigErrorCode;
   /** Where in the graph, e.g. "agents[1].topP" or "edges[2].to". */
   path: string;
   message: string;
@@ -95,19 +96,28 @@ export function findCycle(roles: readonly string[], edges: readonly Edge[]): str
   return null;
 }
 
+/**
+ * The profile fields, described once: this validates a profile here (graphIssues) and inside the run config
+ * (whose schema embeds it), and documents it in the config's JSON Schema. Missing fields take the defaults.
+ */
+export const PROFILE_SCHEMA: Schema = {
+  type: 'object',
+  fields: {
+    role: { type: 'string', minLength: 1 },
+    systemPrompt: { type: 'string', default: '' },
+    withAnswer: { type: 'boolean', default: false },
+    maxNewTokens: int(DEFAULT_SAMPLING.maxNewTokens, 1),
+    temperature: num(DEFAULT_SAMPLING.temperature, { min: 0 }),
+    topK: int(DEFAULT_SAMPLING.topK, 0, '0 = off'),
+    topP: num(DEFAULT_SAMPLING.topP, { min: 0, max: 1, exclusiveMin: true }),
+    description: { type: 'string', optional: true },
+  },
+};
+
 function profileIssues(p: AgentProfile, i: number): GraphIssue[] {
-  const out: GraphIssue[] = [];
-  const at = `agents[${i}]`;
-  const bad = (field: string, want: string, got: unknown) =>
-    out.push({ code: 'GRAPH_PROFILE', path: `${at}.${field}`, message: `${at}.${field} (${JSON.stringify(p.role)}) must be ${want}, got ${JSON.stringify(got)}` });
-  if (typeof p.systemPrompt !== 'string') bad('systemPrompt', 'a string', p.systemPrompt);
-  if (typeof p.withAnswer !== 'boolean') bad('withAnswer', 'true or false', p.withAnswer);
-  if (!Number.isInteger(p.maxNewTokens) || p.maxNewTokens < 1) bad('maxNewTokens', 'an integer >= 1', p.maxNewTokens);
-  if (typeof p.temperature !== 'number' || !(p.temperature >= 0) || !Number.isFinite(p.temperature)) bad('temperature', 'a number >= 0', p.temperature);
-  if (!Number.isInteger(p.topK) || p.topK < 0) bad('topK', 'an integer >= 0 (0 = off)', p.topK);
-  if (typeof p.topP !== 'number' || !(p.topP > 0 && p.topP <= 1)) bad('topP', 'a number in (0, 1]', p.topP);
-  if (p.description !== undefined && typeof p.description !== 'string') bad('description', 'a string', p.description);
-  return out;
+  const issues: SchemaIssue[] = [];
+  validate(PROFILE_SCHEMA, p, `agents[${i}]`, issues);
+  return issues.map((s) => ({ code: 'GRAPH_PROFILE', ...s }));
 }
 
 /** Every problem of the graph (empty when valid). */
@@ -162,12 +172,12 @@ export function graphIssues(graph: AgentGraph): GraphIssue[] {
   return issues;
 }
 
-/** Throws a MarftError (code of the first problem) listing every problem of the graph. */
+/** Throws a ConfigError (code of the first problem) listing every problem of the graph. */
 export function validateGraph(graph: AgentGraph): void {
   const issues = graphIssues(graph);
   if (issues.length === 0) return;
   const list = issues.map((i) => i.message).join('\n  ');
-  throw new MarftError(issues[0].code, issues.length === 1 ? `invalid agent graph: ${list}` : `invalid agent graph (${issues.length} problems):\n  ${list}`);
+  throw new ConfigError(issues[0].code, issues.length === 1 ? `invalid agent graph: ${list}` : `invalid agent graph (${issues.length} problems):\n  ${list}`);
 }
 
 export interface CompiledGraph {
@@ -235,7 +245,7 @@ export function compileGraph(graph: AgentGraph): CompiledGraph {
   };
   const get = (role: string) => {
     const e = byRole.get(role);
-    if (!e) throw new MarftError('GRAPH_ROLE', `unknown role "${role}"; roles: ${roles.join(', ')}`);
+    if (!e) throw new ConfigError('GRAPH_ROLE', `unknown role "${role}"; roles: ${roles.join(', ')}`);
     return e;
   };
   return {

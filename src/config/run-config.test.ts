@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { configJsonSchema, parseConfig, validateConfig } from './run-config.ts';
-import { MarftError } from '../marft/errors.ts';
+import { configJsonSchema, parseRunConfig, validateConfig } from './run-config.ts';
+import { ConfigError } from './errors.ts';
 import { presetGraph } from './presets.ts';
 
 const messages = (input: unknown) => validateConfig(input).issues.map((i) => i.message);
 
 describe('run config', () => {
   it('fills the reference defaults', () => {
-    const c = parseConfig({});
+    const c = parseRunConfig({});
     expect(c.level).toBe('action');
     expect(c.lora).toEqual({ r: 8, alpha: 16, targets: ['q_proj', 'v_proj'], mode: 'per_agent', dropout: 0 });
     expect(c.critic.hidden).toEqual([1024, 512]);
@@ -16,11 +16,11 @@ describe('run config', () => {
     expect(c.graph.agents.map((a) => a.role)).toEqual(['planner', 'solver']);
     expect(c.env).toEqual({ name: 'coop-arith', options: {} });
     // Serialisable round trip.
-    expect(parseConfig(JSON.stringify(c))).toEqual(c);
+    expect(parseRunConfig(JSON.stringify(c))).toEqual(c);
   });
   it('fills the run loop policy, so configs (and checkpoints) made before it keep loading', () => {
-    expect(parseConfig({}).runLoop).toEqual({ keepCheckpoints: 20, rollbackAfter: 3, maxRecoveries: 3 });
-    expect(parseConfig({ runLoop: { keepCheckpoints: 0 } }).runLoop).toEqual({ keepCheckpoints: 0, rollbackAfter: 3, maxRecoveries: 3 });
+    expect(parseRunConfig({}).runLoop).toEqual({ keepCheckpoints: 20, rollbackAfter: 3, maxRecoveries: 3 });
+    expect(parseRunConfig({ runLoop: { keepCheckpoints: 0 } }).runLoop).toEqual({ keepCheckpoints: 0, rollbackAfter: 3, maxRecoveries: 3 });
     expect(messages({ runLoop: { rollbackAfter: 0, maxRecoveries: -1 } })).toEqual([
       'runLoop.rollbackAfter must be an integer >= 1, got 0',
       'runLoop.maxRecoveries must be an integer >= 0, got -1',
@@ -60,19 +60,19 @@ describe('run config', () => {
     expect(messages({ env: { name: 'arithmetic', options: { difficulty: 9 } } })).toEqual([expect.stringMatching(/^env.options: arithmetic: difficulty/)]);
     expect(messages({ env: { name: 'coop-arith', options: { precedence: 0.8, difficulty: [2, 3] } } })).toEqual([]);
   });
-  it('throws a MarftError listing every problem', () => {
+  it('throws a ConfigError listing every problem', () => {
     try {
-      parseConfig('{"seed": -1, "ppo": {"gamma": 2}}');
+      parseRunConfig('{"seed": -1, "ppo": {"gamma": 2}}');
       expect.unreachable();
     } catch (e) {
-      expect(e).toBeInstanceOf(MarftError);
-      expect((e as MarftError).code).toBe('CONFIG_INVALID');
+      expect(e).toBeInstanceOf(ConfigError);
+      expect((e as ConfigError).code).toBe('CONFIG_INVALID');
       expect((e as Error).message).toContain('run config (2 problems)');
       expect((e as Error).message).toContain('seed must be an integer >= 0, got -1');
       expect((e as Error).message).toContain('ppo.gamma must be a number in [0, 1], got 2');
     }
-    expect(() => parseConfig('{seed: 1}')).toThrow(/not valid JSON/);
-    expect(() => parseConfig('[]')).toThrow(/the config must be an object/);
+    expect(() => parseRunConfig('{seed: 1}')).toThrow(/not valid JSON/);
+    expect(() => parseRunConfig('[]')).toThrow(/the config must be an object/);
   });
   it('exports JSON Schema', () => {
     const s = configJsonSchema() as { properties: Record<string, { properties: Record<string, unknown> }> };

@@ -6,8 +6,8 @@
 // reference's ranges; horizon 3). Epochs and minibatches are the lab's own choice (1 and 1): the
 // reference notes do not fix them. For the AReaL-style token-level setup set gamma = lambda = 1,
 // klCoef 0.1 and lora r 32 / alpha 16 on all linear layers.
-// validateConfig() fills defaults and reports every problem with its field path; parseConfig() throws
-// a MarftError listing them; configJsonSchema() exports JSON Schema.
+// validateConfig() fills defaults and reports every problem with its field path; parseRunConfig() throws
+// a ConfigError listing them; configJsonSchema() exports JSON Schema.
 // runLoop is the run loop's policy (src/marft/run-loop.ts), the same in the lab and the CLI: checkpoints
 // kept per run folder (20 by default: the lab's Runs tab offers each one for resume and export, and a run
 // resumed from before this section existed keeps the checkpoints the lab kept; `marft train --keep K`
@@ -15,17 +15,20 @@
 
 import { EnvError } from '../envs/errors.ts';
 import { createEnv, listEnvs } from '../envs/registry.ts';
-import { MarftError } from '../marft/errors.ts';
-import { graphIssues, type AgentGraph } from './graph.ts';
+import { ConfigError } from './errors.ts';
+import { graphIssues, PROFILE_SCHEMA, type AgentGraph } from './graph.ts';
 import { presetGraph } from './presets.ts';
-import { STEP_REWARDS } from '../marft/credit.ts';
-import { toJsonSchema, validate, type Schema, type SchemaIssue } from './schema.ts';
+import { int, num, toJsonSchema, validate, type Schema, type SchemaIssue } from './schema.ts';
 
 /** config.model.path '' (or this name) means the built-in tiny model, public/models/<BUILTIN_MODEL>/. */
 export const BUILTIN_MODEL = 'marft-tiny';
 
 export const LORA_TARGETS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
 export type LoraTarget = (typeof LORA_TARGETS)[number];
+
+/** The per_step reward helpers a config may name (src/marft/credit.ts implements exactly these). */
+export const STEP_REWARD_NAMES = ['planner', 'solver', 'verifier', 'team'] as const;
+export type StepRewardName = (typeof STEP_REWARD_NAMES)[number];
 
 export interface RunConfig {
   seed: number;
@@ -74,24 +77,8 @@ export interface RunConfig {
   runLoop: { keepCheckpoints: number; rollbackAfter: number; maxRecoveries: number };
 }
 
-const num = (def: number | null, extra: Omit<Extract<Schema, { type: 'number' }>, 'type' | 'default'> = {}): Schema => ({ type: 'number', default: def, ...extra });
-const int = (def: number, min: number, description?: string): Schema => ({ type: 'number', integer: true, min, default: def, description });
 const prob: Omit<Extract<Schema, { type: 'number' }>, 'type' | 'default'> = { min: 0, max: 1 };
 const positive: Omit<Extract<Schema, { type: 'number' }>, 'type' | 'default'> = { min: 0, exclusiveMin: true };
-
-const profileSchema: Schema = {
-  type: 'object',
-  fields: {
-    role: { type: 'string', minLength: 1 },
-    systemPrompt: { type: 'string', default: '' },
-    withAnswer: { type: 'boolean', default: false },
-    maxNewTokens: int(256, 1),
-    temperature: num(1, { min: 0 }),
-    topK: int(0, 0, '0 = off'),
-    topP: num(1, { min: 0, max: 1, exclusiveMin: true }),
-    description: { type: 'string', optional: true },
-  },
-};
 
 export const CONFIG_SCHEMA: Schema = {
   type: 'object',
@@ -104,7 +91,7 @@ export const CONFIG_SCHEMA: Schema = {
       type: 'object',
       default: presetGraph('duo') as unknown as Record<string, unknown>,
       fields: {
-        agents: { type: 'array', items: profileSchema, minItems: 1 },
+        agents: { type: 'array', items: PROFILE_SCHEMA, minItems: 1 },
         edges: { type: 'array', default: [], items: { type: 'object', fields: { from: { type: 'string' }, to: { type: 'string' } } } },
         dynamic: {
           type: 'object',
@@ -129,8 +116,8 @@ export const CONFIG_SCHEMA: Schema = {
         method: { type: 'enum', values: ['equal', 'step_discount', 'per_step'], default: 'equal' },
         discount: num(1, prob),
         rewardSharing: { type: 'boolean', default: false },
-        perStep: { type: 'record', values: { type: 'enum', values: Object.keys(STEP_REWARDS) }, default: {} },
-        fallback: { type: 'enum', values: Object.keys(STEP_REWARDS), nullable: true, default: 'team' },
+        perStep: { type: 'record', values: { type: 'enum', values: STEP_REWARD_NAMES }, default: {} },
+        fallback: { type: 'enum', values: STEP_REWARD_NAMES, nullable: true, default: 'team' },
       },
     },
     lora: {
@@ -246,20 +233,20 @@ export function validateConfig(input: unknown, options: ValidateOptions = {}): {
   return { config: issues.length ? null : filled, issues };
 }
 
-/** Parses and validates a config (JSON text or object); throws a MarftError listing every problem. */
-export function parseConfig(input: string | unknown, options: ValidateOptions = {}): RunConfig {
+/** Parses and validates a config (JSON text or object); throws a ConfigError listing every problem. */
+export function parseRunConfig(input: string | unknown, options: ValidateOptions = {}): RunConfig {
   let obj: unknown = input;
   if (typeof input === 'string') {
     try {
       obj = JSON.parse(input);
     } catch (e) {
-      throw new MarftError('CONFIG_JSON', `the run config is not valid JSON (${(e as Error).message})`);
+      throw new ConfigError('CONFIG_JSON', `the run config is not valid JSON (${(e as Error).message})`);
     }
   }
   const { config, issues } = validateConfig(obj, options);
   if (!config) {
     const list = issues.map((i) => i.message).join('\n  ');
-    throw new MarftError('CONFIG_INVALID', issues.length === 1 ? `run config: ${list}` : `run config (${issues.length} problems):\n  ${list}`);
+    throw new ConfigError('CONFIG_INVALID', issues.length === 1 ? `run config: ${list}` : `run config (${issues.length} problems):\n  ${list}`);
   }
   return config;
 }

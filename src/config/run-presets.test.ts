@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from './run-config.ts';
+import { parseRunConfig } from './run-config.ts';
 import { presetGraph } from './presets.ts';
 import { PRESET_RUNS, presetRunConfig } from './run-presets.ts';
 
@@ -12,12 +12,12 @@ describe('configs/*.json', () => {
 
   for (const [name, p] of Object.entries(PRESET_RUNS)) {
     it(`${name} parses and uses the preset's prompts`, () => {
-      const c = parseConfig(JSON.parse(readFileSync(new URL(`../../configs/${name}.json`, import.meta.url), 'utf8')));
+      const c = parseRunConfig(JSON.parse(readFileSync(new URL(`../../configs/${name}.json`, import.meta.url), 'utf8')));
       const g = presetGraph(p.preset, { anonymous: p.anonymous });
       expect(c.graph.agents.map((a) => [a.role, a.systemPrompt, a.withAnswer])).toEqual(g.agents.map((a) => [a.role, a.systemPrompt, a.withAnswer]));
       expect(c.env.name).toBe('coop-arith');
       // the file is what presetRunConfig gives (the lab loads it by name: /?run=<name>)
-      expect(parseConfig(presetRunConfig(name))).toEqual(c);
+      expect(parseRunConfig(presetRunConfig(name))).toEqual(c);
     });
   }
 });

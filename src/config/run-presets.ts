@@ -5,7 +5,7 @@
 // `marft train --config configs/lab.json` runs what the lab shows).
 
 import { type PresetName, presetGraph } from './presets.ts';
-import { type RunConfig, parseConfig } from './run-config.ts';
+import { type RunConfig, parseRunConfig } from './run-config.ts';
 
 const common = {
   seed: 1,
@@ -47,5 +47,5 @@ export function presetRunConfig(name: string, team?: { preset: PresetName; anony
 
 /** The default run config everywhere (the lab's starting config, `marft train` without --config): the `lab` preset run. */
 export function defaultRunConfig(team?: { preset: PresetName; anonymous: boolean }): RunConfig {
-  return parseConfig(presetRunConfig('lab', team));
+  return parseRunConfig(presetRunConfig('lab', team));
 }

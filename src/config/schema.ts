@@ -27,6 +27,11 @@ export interface NumberSchema {
   description?: string;
 }
 
+/** A number field with a default (and bounds). */
+export const num = (def: number | null, extra: Omit<NumberSchema, 'type' | 'default'> = {}): Schema => ({ type: 'number', default: def, ...extra });
+/** An integer field >= min with a default. */
+export const int = (def: number, min: number, description?: string): Schema => ({ type: 'number', integer: true, min, default: def, description });
+
 export interface SchemaIssue {
   /** Field path, e.g. "ppo.clip" or "graph.agents[1].topP". */
   path: string;

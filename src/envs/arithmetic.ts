@@ -2,7 +2,7 @@
 // has a task out of the box (and tiny models can learn it). Difficulty sets the number of operations
 // (1 to 4) and the operand range; every answer is an integer (divisions are exact by construction).
 
-import { createRng } from './rng.ts';
+import { Rng } from '../common/rng.ts';
 import { envFail } from './errors.ts';
 import { MathEnv, type Problem } from './mathEnv.ts';
 import type { EnvOptions } from './types.ts';
@@ -13,7 +13,7 @@ export interface ArithmeticOptions extends EnvOptions {
 }
 
 export function arithmeticProblem(seed: number, difficulty = 2): Problem {
-  const rng = createRng(`arithmetic:${seed}`);
+  const rng = Rng.fromSeed(`arithmetic:${seed}`);
   const max = [0, 20, 50, 100, 1000][difficulty];
   const num = () => 1 + rng.int(max);
   let value = num();

@@ -14,7 +14,7 @@
 
 import { envFail } from './errors.ts';
 import { MathEnv, type Problem } from './mathEnv.ts';
-import { createRng, hashSeed, type Rng } from './rng.ts';
+import { hashSeed, Rng } from '../common/rng.ts';
 import type { EnvOptions } from './types.ts';
 
 export type CoopOp = '+' | '-' | '*' | '/';
@@ -150,12 +150,12 @@ export function coopProblem(seed: number, options: Pick<CoopOptions, 'difficulty
   const split = options.split ?? 'train';
   const wordFraction = options.wordFraction ?? 0.35;
   const precedence = options.precedence === undefined ? DEFAULT_PRECEDENCE : options.precedence;
-  const head = createRng(`coop:${seed}`);
+  const head = Rng.fromSeed(`coop:${seed}`);
   const difficulty = levels[head.int(levels.length)];
   const word = head.next() < wordFraction;
   const wish = precedence === null || word || difficulty < 2 ? null : head.next() < precedence;
   for (let k = 0; ; k++) {
-    const c = candidate(createRng(`coop:${seed}:${k}`), difficulty, word);
+    const c = candidate(Rng.fromSeed(`coop:${seed}:${k}`), difficulty, word);
     if (coopSplitOf(c.steps) === split && (wish === null || c.precedence === wish)) return { ...c, id: `${split}:${seed}`, split };
   }
 }

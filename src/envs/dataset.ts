@@ -9,7 +9,7 @@
 import { extractBoxed } from './answer.ts';
 import { EnvError, envFail } from './errors.ts';
 import { MathEnv, type Problem } from './mathEnv.ts';
-import { createRng, shuffled } from './rng.ts';
+import { Rng, shuffled } from '../common/rng.ts';
 import type { EnvOptions } from './types.ts';
 
 export interface DatasetRecord extends Problem {
@@ -200,7 +200,7 @@ export class DatasetEnv extends MathEnv {
   readonly records: DatasetRecord[];
   constructor(records: DatasetRecord[], horizon?: number, name = 'dataset') {
     // Seeded sampling with replacement: reset(seed) draws uniformly from a generator seeded by `seed`.
-    super(name, (seed) => records[createRng(`dataset:${seed}`).int(records.length)], horizon);
+    super(name, (seed) => records[Rng.fromSeed(`dataset:${seed}`).int(records.length)], horizon);
     this.records = records;
   }
 }

@@ -3,6 +3,8 @@
 // dataset file), and a hint saying what to do next. Kept in src/envs so that this layer does not import
 // from src/marft above it.
 
+import { CodedError } from '../common/errors.ts';
+
 export type EnvErrorCode =
   | 'ENV_UNKNOWN' // createEnv with a name nobody registered
   | 'ENV_EXISTS' // registerEnv with a name already taken
@@ -26,14 +28,9 @@ const HINTS: Record<EnvErrorCode, string> = {
   DATASET_SPLIT: 'Give every record "split": "train" or "test", or give none and let the lab split by a seeded shuffle.',
 };
 
-export class EnvError extends Error {
-  readonly code: EnvErrorCode;
-  readonly hint: string;
+export class EnvError extends CodedError<EnvErrorCode> {
   constructor(code: EnvErrorCode, message: string, hint = HINTS[code]) {
-    super(`${message}\n  hint: ${hint}`);
-    this.name = 'EnvError';
-    this.code = code;
-    this.hint = hint;
+    super('EnvError', code, message, hint);
   }
 }
 

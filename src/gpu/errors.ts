@@ -1,5 +1,7 @@
 // The catalogue of GPU-layer errors: each has a code, a message naming the problem, and a hint.
 
+import { CodedError } from '../common/errors.ts';
+
 export type GpuErrorCode =
   | 'NO_WEBGPU'
   | 'NO_ADAPTER'
@@ -21,14 +23,9 @@ const HINTS: Record<GpuErrorCode, string> = {
   LIMIT: 'The work exceeds a limit of this device; use a smaller model, batch or sequence length.',
 };
 
-export class GpuError extends Error {
-  readonly code: GpuErrorCode;
-  readonly hint: string;
+export class GpuError extends CodedError<GpuErrorCode> {
   constructor(code: GpuErrorCode, message: string, hint = HINTS[code]) {
-    super(`${message}\n  hint: ${hint}`);
-    this.name = 'GpuError';
-    this.code = code;
-    this.hint = hint;
+    super('GpuError', code, message, hint);
   }
 }
 

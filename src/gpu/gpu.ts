@@ -5,7 +5,8 @@
 import { GpuError, shapeError } from './errors.ts';
 import { pack16, unpack16 } from './half.ts';
 import { BufferPool } from './pool.ts';
-import { type KernelTime, Profiler } from './profiler.ts';
+import type { KernelTime } from '../common/profile-table.ts';
+import { Profiler } from './profiler.ts';
 import { type Dispatch, type Program, encodeUniforms } from './program.ts';
 import { type DType, type Tensor, byteSize, is16, numel, shapeStr } from './tensor.ts';
 

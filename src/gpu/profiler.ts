@@ -4,12 +4,7 @@
 // the CLI, the benchmarks and the lab's Profile panel show.
 // Profiling serialises the passes, so it measures where time goes, not the fastest schedule.
 
-export interface KernelTime {
-  /** `<program key>/<entry point>`. */
-  key: string;
-  ms: number;
-  calls: number;
-}
+import type { KernelTime } from '../common/profile-table.ts';
 
 const CAPACITY = 2048; // dispatches per query set before it is resolved
 

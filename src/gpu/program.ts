@@ -47,3 +47,19 @@ export function grid1d(groups: number): [number, number] {
   const y = Math.ceil(groups / 65535);
   return [Math.ceil(groups / y), y];
 }
+
+/**
+ * The launchers' one memo of program descriptors: `make` runs once per id (the compile-time choices, and
+ * the device limits they depend on), so a launcher builds its Program objects, and any WGSL-generation
+ * state they close over, once. A `make` that throws (a head size this device cannot fit) is not memoised.
+ */
+export function programFactory<A extends unknown[], T>(id: (...args: A) => string, make: (...args: A) => T): (...args: A) => T {
+  const made = new Map<string, T>();
+  return (...args: A): T => {
+    const k = id(...args);
+    if (made.has(k)) return made.get(k) as T;
+    const p = make(...args);
+    made.set(k, p);
+    return p;
+  };
+}

@@ -6,7 +6,8 @@
 
 import { type GaeNextKind, type GaeStep, gae, groupNormalize, tokenLevelGae } from './advantages.ts';
 import type { RunConfig } from '../config/run-config.ts';
-import { STEP_REWARDS, type StepRewardName, assignCredit, stepRewardFns } from './credit.ts';
+import type { StepRewardName } from '../config/run-config.ts';
+import { STEP_REWARDS, assignCredit, stepRewardFns } from './credit.ts';
 import type { ActionRecord, EpisodeRecord } from './rollout.ts';
 import type { ActionScores } from './score.ts';
 

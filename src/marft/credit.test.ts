@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { STEP_REWARD_NAMES } from '../config/run-config.ts';
 import { assignCredit, countPlanSteps, STEP_REWARDS, stepRewardFns } from './credit.ts';
 import { actionSpans, placeOnLastTokens } from './sequence.ts';
 
@@ -28,6 +29,9 @@ describe('credit', () => {
     expect(() => assignCredit(1, [{ role: 'critic', text: '' }], { method: 'per_step', rewardFns: fns })).toThrow(/no reward function for role "critic"/);
     expect(assignCredit(1, [{ role: 'critic', text: '' }], { method: 'per_step', rewardFns: fns, fallback: STEP_REWARDS.team })).toEqual([1]);
     expect(() => stepRewardFns({ planner: 'nope' })).toThrow(/unknown reward "nope"/);
+  });
+  it('implements exactly the step rewards the run config names', () => {
+    expect(Object.keys(STEP_REWARDS)).toEqual([...STEP_REWARD_NAMES]);
   });
   it('reward sharing uses only the team reward', () => {
     const fns = stepRewardFns({ planner: 'planner', solver: 'solver', verifier: 'verifier' });

@@ -8,6 +8,7 @@
 // Reward sharing on means only the team reward is used: per_step's role functions are bypassed and every
 // action gets R (equal and step_discount already use R alone, so sharing does not change them).
 
+import type { StepRewardName } from '../config/run-config.ts';
 import { extractBoxed } from '../envs/answer.ts';
 import { marftFail } from './errors.ts';
 
@@ -38,7 +39,7 @@ export function countPlanSteps(text: string): number {
   return (text.match(PLAN_STEP) ?? []).length;
 }
 
-/** The AReaL-based MARFT's per-step helpers. */
+/** The AReaL-based MARFT's per-step helpers: exactly the names the run config accepts (STEP_REWARD_NAMES). */
 export const STEP_REWARDS = {
   /** 0.5 * min(steps / 2, 1) + 0.5 * R: half for a structured plan (>= 2 steps), half for the outcome. */
   planner: (c: StepRewardContext) => 0.5 * Math.min(countPlanSteps(c.text) / 2, 1) + 0.5 * c.teamReward,
@@ -48,9 +49,7 @@ export const STEP_REWARDS = {
   verifier: (c: StepRewardContext) => c.teamReward,
   /** R (the team reward, for any role). */
   team: (c: StepRewardContext) => c.teamReward,
-} satisfies Record<string, StepRewardFn>;
-
-export type StepRewardName = keyof typeof STEP_REWARDS;
+} satisfies Record<StepRewardName, StepRewardFn>;
 
 export interface CreditOptions {
   method: CreditMethod;

@@ -3,7 +3,7 @@
 
 import { createEnv } from '../envs/registry.ts';
 import type { Decoder } from '../model/decoder.ts';
-import { Rng } from '../model/rng.ts';
+import { Rng } from '../common/rng.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
 import type { RunConfig } from '../config/run-config.ts';
 import { compileGraph } from '../config/graph.ts';

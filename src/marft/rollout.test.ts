@@ -5,10 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Decoder } from '../model/decoder.ts';
 import type { GenerateOptions, Generation } from '../model/generate.ts';
-import { Rng } from '../model/rng.ts';
+import { Rng } from '../common/rng.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
 import { createEnv } from '../envs/registry.ts';
-import { parseConfig } from '../config/run-config.ts';
+import { parseRunConfig } from '../config/run-config.ts';
 import { compileGraph } from '../config/graph.ts';
 import { rollout } from './rollout.ts';
 
@@ -33,7 +33,7 @@ function scripted(answer: (prompt: string, call: number) => string, seen: string
 
 describe('rollout', () => {
   it('static graph: layers, visibility, judge feedback and horizon', async () => {
-    const config = parseConfig({ rollout: { episodes: 2, horizon: 2 }, env: { name: 'arithmetic', options: { difficulty: 1 } } });
+    const config = parseRunConfig({ rollout: { episodes: 2, horizon: 2 }, env: { name: 'arithmetic', options: { difficulty: 1 } } });
     const seen: string[] = [];
     const gen = scripted((p) => (p.trimEnd().endsWith('planner:') ? 'PLAN' : 'I think \\boxed{-99999}'), seen);
     const ro = await rollout({
@@ -53,7 +53,7 @@ describe('rollout', () => {
   });
 
   it('dynamic topology follows <call> and <done/> up to the step limit', async () => {
-    const config = parseConfig({ rollout: { episodes: 1, horizon: 1 } });
+    const config = parseRunConfig({ rollout: { episodes: 1, horizon: 1 } });
     const graph = {
       agents: [
         { role: 'orchestrator', systemPrompt: 'Route.', withAnswer: false, maxNewTokens: 8, temperature: 1, topK: 0, topP: 1 },

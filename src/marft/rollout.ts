@@ -9,7 +9,7 @@ import type { Env } from '../envs/types.ts';
 import { type Decoder } from '../model/decoder.ts';
 import { generate } from '../model/generate.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
-import type { Rng } from '../model/rng.ts';
+import type { Rng } from '../common/rng.ts';
 import type { RunConfig } from '../config/run-config.ts';
 import { type CompiledGraph, decideRoute } from '../config/graph.ts';
 import { type AgentOutput, type ObservationParts, type PastTurn, buildMessages, buildPlainPrompt } from './prompt.ts';

@@ -17,14 +17,14 @@
 
 import type { Gpu } from '../gpu/gpu.ts';
 import { GpuError } from '../gpu/errors.ts';
-import type { KernelTime } from '../gpu/profiler.ts';
+import type { KernelTime } from '../common/profile-table.ts';
 import type { ModelConfig } from '../model/config.ts';
 import type { Decoder } from '../model/decoder.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
 import { listCheckpoints, loadCheckpoint, saveCheckpoint } from './checkpoint/checkpoint.ts';
 import { MarftError } from './errors.ts';
 import { type TrainState, releaseTrainState } from './state.ts';
-import { errorMessage } from '../platform/storage/errors.ts';
+import { errorMessage } from '../common/errors.ts';
 import type { CheckpointStore } from '../platform/storage/store.ts';
 import { type IterationResult, type Phase, Trainer } from './trainer.ts';
 

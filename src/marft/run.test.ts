@@ -16,7 +16,7 @@ import { memoryStore } from '../platform/storage/store.ts';
 import { listCheckpoints } from './checkpoint/checkpoint.ts';
 import { type Notice, Run, type RunStatus } from './run.ts';
 import { Session, memoryFiles } from './session.ts';
-import { tinyRunConfig } from './testing.ts';
+import { tinyRunConfig } from '../config/testing.ts';
 
 /** What the fakes do; off, every module is the real one. */
 const fake = vi.hoisted(() => ({

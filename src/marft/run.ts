@@ -12,8 +12,8 @@
 // States: idle (nothing loaded) -> loading -> running <-> paused -> done | stopped; recovering while a lost
 // device is replaced; error when the loop failed (the run stays loaded at its last good state).
 
-import { BUILTIN_MODEL, type RunConfig, parseConfig } from '../config/run-config.ts';
-import type { KernelTime } from '../gpu/profiler.ts';
+import { BUILTIN_MODEL, type RunConfig, parseRunConfig } from '../config/run-config.ts';
+import type { KernelTime } from '../common/profile-table.ts';
 import { loadAdapterFiles } from '../model/load.ts';
 import type { CheckpointStore } from '../platform/storage/store.ts';
 import { loadCheckpoint, readCheckpointFiles, saveCheckpoint } from './checkpoint/checkpoint.ts';
@@ -258,7 +258,7 @@ export class Run {
   /** A new run: fresh adapters (or the ones given) and critic, its first checkpoint (iteration 0) saved at once; then it trains. */
   async start(input: RunConfig, o: StartOptions): Promise<string> {
     this.assertIdle();
-    const config = parseConfig(input);
+    const config = parseRunConfig(input);
     this.close();
     this.setStatus('loading', 'loading the model');
     this.progress('load', config.model.path || BUILTIN_MODEL);
@@ -294,7 +294,7 @@ export class Run {
     this.assertIdle();
     this.setStatus('loading', `opening ${from.dir || from.store.name}`);
     const { files, path } = await readCheckpointFiles(from.store, from.dir);
-    const config = parseConfig(new TextDecoder().decode(files['config.json']), { checkEnv: false });
+    const config = parseRunConfig(new TextDecoder().decode(files['config.json']), { checkEnv: false });
     this.close();
     const m = await this.session.load(config.model.path);
     const state = await loadCheckpoint(m.gpu, from.store, from.dir, m.model);

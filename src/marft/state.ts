@@ -8,7 +8,7 @@ import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import type { ModelConfig, LinearModule } from '../model/config.ts';
 import { type LoraSet, createLoraSet, loraParams, releaseLoraSet } from '../model/lora-set.ts';
-import { Rng } from '../model/rng.ts';
+import { Rng } from '../common/rng.ts';
 import { type ValueHead, createValueHead, releaseValueHead, valueHeadParams } from '../model/value-head.ts';
 import type { IterationMetrics } from '../config/metrics.ts';
 import type { RunConfig } from '../config/run-config.ts';

@@ -2,13 +2,13 @@
 // and their scores written by hand, so a test can give computeTargets hand-worked numbers without a model.
 
 import { presetGraph } from '../config/presets.ts';
-import { type RunConfig, parseConfig } from '../config/run-config.ts';
+import { type RunConfig, parseRunConfig } from '../config/run-config.ts';
 import type { ActionRecord, EpisodeRecord } from './rollout.ts';
 import type { ActionScores } from './score.ts';
 
 /** The duo graph (planner -> solver) at `level`, with gamma and lambda; other settings are the defaults. */
 export function duoConfig(level: 'action' | 'token', gamma: number, lambda: number): RunConfig {
-  return parseConfig({ graph: presetGraph('duo'), level, ppo: { gamma, lambda } });
+  return parseRunConfig({ graph: presetGraph('duo'), level, ppo: { gamma, lambda } });
 }
 
 export interface HandAction {

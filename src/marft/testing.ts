@@ -1,5 +1,5 @@
-// Test helpers for src/marft: a tiny random model with the byte-level test tokenizer, a 2-agent run
-// config with short prompts and a few tokens per action, a train state and a trainer.
+// Test helpers for src/marft: a tiny random model with the byte-level test tokenizer, a train state and a
+// trainer for the tiny 2-agent run config (src/config/testing.ts).
 
 import type { Gpu } from '../gpu/gpu.ts';
 import { Decoder } from '../model/decoder.ts';
@@ -7,28 +7,9 @@ import { tinyTokenizer } from '../model/file-fixtures.ts';
 import { tinyConfig, tinyWeights } from '../model/testing.ts';
 import { loadTokenizer } from '../model/tokenizer.ts';
 import { uploadWeights } from '../model/weights.ts';
-import { parseConfig } from '../config/run-config.ts';
+import { tinyRunConfig } from '../config/testing.ts';
 import { createTrainState } from './state.ts';
 import { Trainer } from './trainer.ts';
-
-export function tinyRunConfig(over: Record<string, unknown> = {}) {
-  return parseConfig({
-    seed: 3,
-    graph: {
-      agents: [
-        { role: 'planner', systemPrompt: 'Plan.', maxNewTokens: 3 },
-        { role: 'solver', systemPrompt: 'Solve.', withAnswer: true, maxNewTokens: 4 },
-      ],
-      edges: [{ from: 'planner', to: 'solver' }],
-    },
-    env: { name: 'arithmetic', options: { difficulty: 1 } },
-    rollout: { episodes: 2, horizon: 2, groupSize: 2 },
-    critic: { hidden: [8] },
-    lora: { r: 2, alpha: 4 },
-    ppo: { lr: 1e-2, criticLr: 1e-2, targetKl: null, entropyCoef: 0.01 },
-    ...over,
-  });
-}
 
 export function tinySetup(gpu: Gpu, over: Record<string, unknown> = {}) {
   const tj = tinyTokenizer();

@@ -13,7 +13,7 @@ import { logprobsBackward, logprobsForward } from '../../kernels/logprobs/logpro
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import type { Decoder } from '../model/decoder.ts';
-import type { Rng } from '../model/rng.ts';
+import type { Rng } from '../common/rng.ts';
 import { releaseValueHeadState, valueHeadBackward, valueHeadForward } from '../model/value-head.ts';
 import { normalizeAdvantages } from './advantages.ts';
 import { buildBatch, chunkActions, gatherRows } from './batch.ts';

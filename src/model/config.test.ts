@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { ModelFileError } from './errors.ts';
-import { checkWeights, assertWeights, expectedWeights, linearDims, parseConfig, ropeInvFreq, type ModelConfig } from './config.ts';
+import { checkWeights, assertWeights, expectedWeights, linearDims, parseModelConfig, ropeInvFreq, type ModelConfig } from './config.ts';
 
 export const SMOLLM2_135M = {
   architectures: ['LlamaForCausalLM'], attention_bias: false, attention_dropout: 0.0, bos_token_id: 0, eos_token_id: 0,
@@ -33,7 +33,7 @@ export const LLAMA32_1B = {
 
 function expectConfigError(json: unknown, code: 'CONFIG_INVALID' | 'CONFIG_UNSUPPORTED', text: RegExp): void {
   try {
-    parseConfig(json, 'm/config.json');
+    parseModelConfig(json, 'm/config.json');
   } catch (e) {
     expect(e).toBeInstanceOf(ModelFileError);
     expect((e as ModelFileError).code).toBe(code);
@@ -44,9 +44,9 @@ function expectConfigError(json: unknown, code: 'CONFIG_INVALID' | 'CONFIG_UNSUP
   throw new Error('expected a ModelFileError');
 }
 
-describe('parseConfig', () => {
+describe('parseModelConfig', () => {
   it('reads SmolLM2 (model_type llama, tied, GQA 9/3)', () => {
-    const c = parseConfig(JSON.stringify(SMOLLM2_135M));
+    const c = parseModelConfig(JSON.stringify(SMOLLM2_135M));
     expect(c).toMatchObject({
       modelType: 'llama', architecture: 'LlamaForCausalLM', vocabSize: 49152, hiddenSize: 576, intermediateSize: 1536,
       numLayers: 30, numHeads: 9, numKvHeads: 3, headDim: 64, rmsNormEps: 1e-5, ropeTheta: 100000, ropeScaling: null,
@@ -56,30 +56,30 @@ describe('parseConfig', () => {
   });
 
   it('reads Qwen2.5 (q/k/v bias always, no o/mlp bias)', () => {
-    const c = parseConfig(QWEN25_05B);
+    const c = parseModelConfig(QWEN25_05B);
     expect(c).toMatchObject({ modelType: 'qwen2', headDim: 64, numKvHeads: 2, qkvBias: true, oBias: false, mlpBias: false, ropeTheta: 1e6, eosTokenIds: [151645] });
   });
 
   it('reads Llama 3.2 (eos list, explicit head_dim, llama3 rope scaling)', () => {
-    const c = parseConfig(LLAMA32_1B);
+    const c = parseModelConfig(LLAMA32_1B);
     expect(c.eosTokenIds).toEqual([128001, 128008, 128009]);
     expect(c.ropeScaling).toEqual({ type: 'llama3', factor: 32, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 8192 });
   });
 
   it('applies transformers defaults', () => {
-    const c = parseConfig({ model_type: 'llama', vocab_size: 10, hidden_size: 8, intermediate_size: 16, num_hidden_layers: 1, num_attention_heads: 2 });
+    const c = parseModelConfig({ model_type: 'llama', vocab_size: 10, hidden_size: 8, intermediate_size: 16, num_hidden_layers: 1, num_attention_heads: 2 });
     expect(c).toMatchObject({ numKvHeads: 2, headDim: 4, ropeTheta: 10000, rmsNormEps: 1e-6, maxPositionEmbeddings: 2048, tieWordEmbeddings: false, eosTokenIds: [], torchDtype: null });
   });
 
   it('reads transformers v5 rope_parameters and dtype', () => {
-    const c = parseConfig({ ...SMOLLM2_135M, rope_theta: undefined, rope_scaling: undefined, torch_dtype: undefined, dtype: 'float32', rope_parameters: { rope_type: 'default', rope_theta: 123 } });
+    const c = parseModelConfig({ ...SMOLLM2_135M, rope_theta: undefined, rope_scaling: undefined, torch_dtype: undefined, dtype: 'float32', rope_parameters: { rope_type: 'default', rope_theta: 123 } });
     expect(c.ropeTheta).toBe(123);
     expect(c.ropeScaling).toBeNull();
     expect(c.torchDtype).toBe('float32');
   });
 
   it('llama attention_bias / mlp_bias flags', () => {
-    const c = parseConfig({ ...SMOLLM2_135M, attention_bias: true, mlp_bias: true });
+    const c = parseModelConfig({ ...SMOLLM2_135M, attention_bias: true, mlp_bias: true });
     expect([c.qkvBias, c.oBias, c.mlpBias]).toEqual([true, true, true]);
   });
 
@@ -108,15 +108,15 @@ describe('parseConfig', () => {
 
 describe('ropeInvFreq', () => {
   it('default: theta^(-2i/d) in float32', () => {
-    const inv = ropeInvFreq(parseConfig(SMOLLM2_135M));
+    const inv = ropeInvFreq(parseModelConfig(SMOLLM2_135M));
     expect(inv.length).toBe(32);
     for (let i = 0; i < 32; i++) expect(inv[i]).toBeCloseTo(Math.pow(100000, -(2 * i) / 64), 6);
     expect(inv[0]).toBe(1);
   });
 
   it('linear scaling divides by factor', () => {
-    const base = ropeInvFreq(parseConfig(SMOLLM2_135M));
-    const lin = ropeInvFreq(parseConfig({ ...SMOLLM2_135M, rope_scaling: { type: 'linear', factor: 4 } }));
+    const base = ropeInvFreq(parseModelConfig(SMOLLM2_135M));
+    const lin = ropeInvFreq(parseModelConfig({ ...SMOLLM2_135M, rope_scaling: { type: 'linear', factor: 4 } }));
     for (let i = 0; i < 32; i++) expect(lin[i]).toBe(Math.fround(base[i] / 4));
   });
 
@@ -130,17 +130,17 @@ describe('ropeInvFreq', () => {
       0x39e13620, 0x38cb98f7, 0x37a3418d, 0x3758ac81, 0x370fc8f8, 0x36bed4f4, 0x367d45c3, 0x3628126b,
       0x35df10c4, 0x359406cb, 0x35447610, 0x35025f34, 0x34ad07a7, 0x3465a54d, 0x341864a7, 0x33ca41b0,
     ];
-    const inv = ropeInvFreq(parseConfig(LLAMA32_1B));
+    const inv = ropeInvFreq(parseModelConfig(LLAMA32_1B));
     expect(Array.from(new Uint32Array(inv.buffer))).toEqual(expected);
     // entries 15..17 are the smoothed band; below it unchanged, above it divided by 32
-    const plain = ropeInvFreq({ ...parseConfig(LLAMA32_1B), ropeScaling: null });
+    const plain = ropeInvFreq({ ...parseModelConfig(LLAMA32_1B), ropeScaling: null });
     expect(inv[3]).toBe(plain[3]);
     expect(inv[30]).toBe(Math.fround(plain[30] / 32));
   });
 });
 
 describe('expected weights', () => {
-  const tiny: ModelConfig = parseConfig({ model_type: 'qwen2', vocab_size: 11, hidden_size: 8, intermediate_size: 12, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2 });
+  const tiny: ModelConfig = parseModelConfig({ model_type: 'qwen2', vocab_size: 11, hidden_size: 8, intermediate_size: 12, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2 });
 
   it('lists HF names and shapes (qwen2: q/k/v bias, untied lm_head)', () => {
     const w = expectedWeights(tiny);
@@ -158,7 +158,7 @@ describe('expected weights', () => {
   });
 
   it('tied models need no lm_head', () => {
-    const names = expectedWeights(parseConfig(SMOLLM2_135M)).map((x) => x.name);
+    const names = expectedWeights(parseModelConfig(SMOLLM2_135M)).map((x) => x.name);
     expect(names).not.toContain('lm_head.weight');
     expect(names.filter((n) => n.endsWith('.bias'))).toEqual([]);
   });

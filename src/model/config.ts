@@ -6,6 +6,7 @@
 // and shapes (HF names), with a checker that reports missing tensors and wrong shapes naming the file.
 // Legend: V vocab, C hidden, I intermediate, L layers, NH heads, NKV key/value heads, HS head size.
 
+import { thetaInvFreq } from '../../kernels/rope/rope.ts';
 import { fail, isObject, parseJsonFile } from './errors.ts';
 
 export type ModelType = 'llama' | 'qwen2';
@@ -53,7 +54,7 @@ export const MAX_DIM = 2 ** 31 - 1;
 export const MAX_LAYERS = 4096;
 
 /** Parses config.json (text or already-parsed object). Throws CONFIG_INVALID / CONFIG_UNSUPPORTED naming `fileName`. */
-export function parseConfig(json: unknown, fileName = 'config.json'): ModelConfig {
+export function parseModelConfig(json: unknown, fileName = 'config.json'): ModelConfig {
   const c = typeof json === 'string' ? parseJsonFile(json, fileName, 'CONFIG_INVALID') : json;
   if (!isObject(c)) fail('CONFIG_INVALID', fileName, 'not a JSON object');
   const bad = (field: string, why: string): never => fail('CONFIG_INVALID', fileName, `"${field}" ${why}`);
@@ -203,10 +204,7 @@ const f = Math.fround;
  * (Sleef, <= 1 ulp) may land an ulp away for some entries: compare with a 1-ulp tolerance, not bit for bit.
  */
 export function ropeInvFreq(config: ModelConfig): Float32Array {
-  const dim = config.headDim;
-  const base = f(config.ropeTheta);
-  const inv = new Float32Array(dim / 2);
-  for (let i = 0; i < dim / 2; i++) inv[i] = f(1 / f(Math.pow(base, f((2 * i) / dim))));
+  const inv = thetaInvFreq(config.headDim, config.ropeTheta);
   const s = config.ropeScaling;
   if (!s) return inv;
   if (s.type === 'linear') return inv.map((x) => f(x / f(s.factor)));

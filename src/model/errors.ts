@@ -2,6 +2,8 @@
 // a config, a tokenizer or a PEFT adapter is a ModelFileError with a code, a message that names the file
 // and the problem, and a hint saying what to do next.
 
+import { CodedError } from '../common/errors.ts';
+
 export type ModelFileErrorCode =
   | 'FILE_MISSING' // a required file is not in the folder
   | 'FILE_READ' // the file could not be read
@@ -49,16 +51,11 @@ const HINTS: Record<ModelFileErrorCode, string> = {
   PEFT_UNSUPPORTED: 'The lab reads plain LoRA adapters (peft_type LORA, bias none, no DoRA, no rank/alpha patterns, no modules_to_save).',
 };
 
-export class ModelFileError extends Error {
-  readonly code: ModelFileErrorCode;
+export class ModelFileError extends CodedError<ModelFileErrorCode> {
   readonly file: string;
-  readonly hint: string;
   constructor(code: ModelFileErrorCode, file: string, message: string, hint = HINTS[code]) {
-    super(`${file}: ${message}\n  hint: ${hint}`);
-    this.name = 'ModelFileError';
-    this.code = code;
+    super('ModelFileError', code, `${file}: ${message}`, hint);
     this.file = file;
-    this.hint = hint;
   }
 }
 

@@ -2,7 +2,9 @@
 // GPT-2/Qwen2 style with ChatML special tokens and a chat template, and a tiny Qwen2 folder (config.json,
 // model.safetensors with seeded weights, tokenizer files). (testing.ts holds the decoder tests' helpers.)
 
-import { expectedWeights, parseConfig, type ModelConfig } from './config.ts';
+import { Rng } from '../common/rng.ts';
+import { expectedWeights, parseModelConfig, type ModelConfig } from './config.ts';
+import { CHATML_TEMPLATE } from './chatml.ts';
 import { writeSafetensors, type FloatDType, type TensorToWrite } from './safetensors.ts';
 
 /** GPT-2's bytes_to_unicode: byte b -> the printable character byte-level BPE uses for it. */
@@ -17,10 +19,6 @@ export function byteToUnicode(): string[] {
   for (let b = 0; b < 256; b++) if (out[b] === undefined) out[b] = String.fromCharCode(256 + n++);
   return out;
 }
-
-export const CHATML_TEMPLATE =
-  "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}" +
-  "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
 /**
  * A byte-level BPE tokenizer: ids 0..255 are the bytes, then merges building "hello" and "Ġworld", then the
@@ -72,18 +70,10 @@ export function tinyTokenizer(): { tokenizerJson: Record<string, unknown>; token
   return { tokenizerJson, tokenizerConfig, ids };
 }
 
-/** Deterministic values in [-1, 1) (mulberry32). */
+/** Deterministic values in [-1, 1). */
 export function seededValues(n: number, seed: number): Float32Array {
-  const out = new Float32Array(n);
-  let a = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    out[i] = (((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1;
-  }
-  return out;
+  const rng = new Rng(seed);
+  return Float32Array.from({ length: n }, () => rng.next() * 2 - 1);
 }
 
 export const TINY_QWEN2_CONFIG = {
@@ -102,7 +92,7 @@ export function weightsToWrite(config: ModelConfig, dtype: FloatDType = 'BF16', 
 
 /** A whole tiny HF folder as path -> contents. */
 export function tinyModelFolder(dtype: FloatDType = 'BF16'): Record<string, Uint8Array | string> {
-  const config = parseConfig(TINY_QWEN2_CONFIG);
+  const config = parseModelConfig(TINY_QWEN2_CONFIG);
   const tok = tinyTokenizer();
   return {
     'config.json': JSON.stringify(TINY_QWEN2_CONFIG),

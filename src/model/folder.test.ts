@@ -5,7 +5,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from './config.ts';
+import { parseModelConfig } from './config.ts';
 import { ModelFileError } from './errors.ts';
 import { browserFiles, loadModelFiles, memoryFiles } from './folder.ts';
 import { nodeModelFiles } from './node-files.ts';
@@ -37,7 +37,7 @@ describe('loadModelFiles', () => {
   });
 
   it('resolves a sharded checkpoint through model.safetensors.index.json', async () => {
-    const config = parseConfig(TINY_QWEN2_CONFIG);
+    const config = parseModelConfig(TINY_QWEN2_CONFIG);
     const all = weightsToWrite(config, 'F32');
     const a = all.filter((_, i) => i % 2 === 0);
     const b = all.filter((_, i) => i % 2 === 1);

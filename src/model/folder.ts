@@ -6,7 +6,7 @@
 // The Node implementation (node:fs) lives in node-files.ts so this module stays browser-safe.
 // Weights are views into each file's bytes: a file is held in memory whole (no streaming of >2 GB shards).
 
-import { assertWeights, checkWeights, parseConfig, type ModelConfig, type WeightReport } from './config.ts';
+import { assertWeights, checkWeights, parseModelConfig, type ModelConfig, type WeightReport } from './config.ts';
 import { decodeUtf8, fail, isObject, ModelFileError, parseJsonFile } from './errors.ts';
 import { parseShardIndex, parseSafetensors, shardFiles, SHARD_INDEX_FILE, type SafetensorsDType } from './safetensors.ts';
 import { loadTokenizer, type LoadedTokenizer } from './tokenizer.ts';
@@ -89,7 +89,7 @@ export interface WeightEntry {
   file: string;
 }
 
-export interface LoadedModel {
+export interface LoadedModelFiles {
   name: string;
   config: ModelConfig;
   /** config.json as parsed JSON (for fields ModelConfig does not carry). */
@@ -108,7 +108,7 @@ export interface LoadOptions {
 }
 
 /** Reads a Hugging Face model folder. Every error names the file and the problem. */
-export async function loadModelFiles(files: ModelFiles, options: LoadOptions = {}): Promise<LoadedModel> {
+export async function loadModelFiles(files: ModelFiles, options: LoadOptions = {}): Promise<LoadedModelFiles> {
   const present = new Set(files.list());
   const at = (p: string): string => `${files.name}/${p}`;
   const readJson = async (p: string, code: 'CONFIG_INVALID' | 'INDEX_INVALID' | 'TOKENIZER_INVALID'): Promise<unknown> =>
@@ -116,7 +116,7 @@ export async function loadModelFiles(files: ModelFiles, options: LoadOptions = {
 
   if (!present.has('config.json')) fail('FILE_MISSING', at('config.json'), 'config.json is missing: this is not a Hugging Face model folder');
   const rawConfig = await readJson('config.json', 'CONFIG_INVALID');
-  const config = parseConfig(rawConfig, at('config.json'));
+  const config = parseModelConfig(rawConfig, at('config.json'));
 
   // Weights: a single file, or shards through the index.
   let tensorFiles: string[];

@@ -10,7 +10,7 @@ import { type BatchInput, Decoder } from './decoder.ts';
 import { createLoraSet } from './lora-set.ts';
 import { tinyConfig, tinyWeights } from './testing.ts';
 import { createValueHead, releaseValueHeadState, valueHeadBackward, valueHeadForward } from './value-head.ts';
-import { uploadWeights, zeroGrads } from './weights.ts';
+import { uploadWeights, createWeightGrads } from './weights.ts';
 
 const batch: BatchInput = {
   B: 2, T: 5,
@@ -54,7 +54,7 @@ describe('decoder + value head gradients', () => {
     };
 
     // analytic gradients
-    const grads = zeroGrads(gpu, weights);
+    const grads = createWeightGrads(gpu, weights);
     const st = dec.forward(batch, { save: true });
     const hs = valueHeadForward(gpu, head, st.hN);
     const dlogits = gpu.upload(wl, [N, V], 'f32', 'dlogits');
@@ -120,7 +120,7 @@ describe('activation checkpointing', () => {
     const N = batch.B * batch.T;
     const dlogits = gpu.upload(Float32Array.from(randn(N * config.vocabSize, 31)), [N, config.vocabSize], 'f32', 'dlogits');
     const run = async (save: true | 'checkpoint'): Promise<{ grads: Float32Array[]; logits: Float32Array; layersKept: number; inUse: number }> => {
-      const grads = zeroGrads(gpu, weights);
+      const grads = createWeightGrads(gpu, weights);
       for (const layer of dec.lora!.layers) for (const p of Object.values(layer)) { gpu.fill(p.dA, 0); gpu.fill(p.dB, 0); }
       const before = gpu.pool.stats.bytesInUse;
       const st = dec.forward(batch, { save });

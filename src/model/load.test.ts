@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { testGpu } from '../../kernels/testing.ts';
-import { parseConfig } from './config.ts';
+import { parseModelConfig } from './config.ts';
 import { TINY_QWEN2_CONFIG, tinyModelFolder } from './file-fixtures.ts';
 import { memoryFiles } from './folder.ts';
 import { loadDecoder } from './load.ts';
@@ -42,7 +42,7 @@ describe('loading a model', () => {
 
   it('a model too large for the device is refused before anything is uploaded', async () => {
     const gpu = await testGpu();
-    const huge = parseConfig({ ...TINY_QWEN2_CONFIG, vocab_size: 1 << 22, hidden_size: 1024, num_attention_heads: 8, num_key_value_heads: 8 });
+    const huge = parseModelConfig({ ...TINY_QWEN2_CONFIG, vocab_size: 1 << 22, hidden_size: 1024, num_attention_heads: 8, num_key_value_heads: 8 });
     const before = gpu.pool.stats.bytesInUse;
     const fake = (name: string) => ({ dtype: 'F32' as const, shape: name.includes('embed') ? [1 << 22, 1024] : [1024], data: new Uint8Array(0) });
     expect(() => uploadWeights(gpu, huge, fake)).toThrow(/the embedding \(4194304 x 1024, f32\) needs 17179869184 bytes, over this device's buffer limit/);

@@ -4,14 +4,14 @@
 import type { Gpu } from '../gpu/gpu.ts';
 import { Decoder } from './decoder.ts';
 import { fail } from './errors.ts';
-import { type LoadOptions, type LoadedModel, type ModelFiles, loadModelFiles } from './folder.ts';
+import { type LoadOptions, type LoadedModelFiles, type ModelFiles, loadModelFiles } from './folder.ts';
 import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, type ReadPeftAdapter, readPeftAdapter } from './peft.ts';
 import type { ModelConfig } from './config.ts';
 import { type UploadOptions, uploadWeights } from './weights.ts';
 
 export interface LoadedDecoder {
   decoder: Decoder;
-  model: LoadedModel;
+  model: LoadedModelFiles;
 }
 
 export async function loadDecoder(gpu: Gpu, files: ModelFiles, opts: LoadOptions & UploadOptions = {}): Promise<LoadedDecoder> {

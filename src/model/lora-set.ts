@@ -9,7 +9,7 @@ import type { Tensor } from '../gpu/tensor.ts';
 import { LINEAR_MODULES, type LinearModule, type ModelConfig, linearDims } from './config.ts';
 import { fail } from './errors.ts';
 import { type LoraConfig, type PeftAdapter, loraScale } from './peft.ts';
-import { Rng } from './rng.ts';
+import { Rng } from '../common/rng.ts';
 
 export interface LoraSpec {
   r: number;
@@ -72,10 +72,6 @@ export function createLoraSet(gpu: Gpu, config: ModelConfig, spec: LoraSpec, see
 export function loraParams(set: LoraSet): Array<{ param: Tensor; grad: Tensor }> {
   return set.layers.flatMap((layer) =>
     Object.values(layer).flatMap((p) => [{ param: p.A, grad: p.dA }, { param: p.B, grad: p.dB }]));
-}
-
-export function zeroLoraGrads(gpu: Gpu, set: LoraSet): void {
-  for (const { grad } of loraParams(set)) gpu.fill(grad, 0);
 }
 
 export function releaseLoraSet(gpu: Gpu, set: LoraSet): void {

@@ -2,13 +2,13 @@
 // spellings other tools write (".default.", no "base_model.model." prefix), rsLoRA, and refusals.
 
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from './config.ts';
+import { parseModelConfig } from './config.ts';
 import { ModelFileError } from './errors.ts';
 import { readPeftAdapter, writePeftAdapter, loraKey, type LoraLayer, type PeftAdapter } from './peft.ts';
 import { parseSafetensors, writeSafetensors, type TensorToWrite } from './safetensors.ts';
 import { seededValues, TINY_QWEN2_CONFIG } from './file-fixtures.ts';
 
-const model = parseConfig(TINY_QWEN2_CONFIG); // C 16, I 24, NH 4, NKV 2, HS 4, L 2
+const model = parseModelConfig(TINY_QWEN2_CONFIG); // C 16, I 24, NH 4, NKV 2, HS 4, L 2
 const r = 4;
 
 function makeAdapter(modules: Array<'q_proj' | 'v_proj' | 'down_proj' | 'o_proj'> = ['q_proj', 'v_proj', 'down_proj']): PeftAdapter {
@@ -152,9 +152,9 @@ describe('PEFT adapters', () => {
     expectPeftError(() => readPeftAdapter(files({ ...cfg, r: 8 }, st)), 'PEFT_INVALID', /but r = 8/);
     expectPeftError(() => readPeftAdapter(files('{', st)), 'PEFT_INVALID', /invalid JSON/);
     // shapes against the base model
-    const other = parseConfig({ ...TINY_QWEN2_CONFIG, intermediate_size: 32 });
+    const other = parseModelConfig({ ...TINY_QWEN2_CONFIG, intermediate_size: 32 });
     expectPeftError(() => readPeftAdapter(out, other), 'PEFT_INVALID', /down_proj.lora_A.weight" has shape \[4, 24\], the base model needs \[4, 32\]/);
-    expectPeftError(() => readPeftAdapter(out, parseConfig({ ...TINY_QWEN2_CONFIG, num_hidden_layers: 1 })), 'PEFT_INVALID', /layer 1 but the base model has 1 layers/);
+    expectPeftError(() => readPeftAdapter(out, parseModelConfig({ ...TINY_QWEN2_CONFIG, num_hidden_layers: 1 })), 'PEFT_INVALID', /layer 1 but the base model has 1 layers/);
     // DoRA magnitudes, stray keys, half an adapter
     const extra = (name: string, shape: number[]): Uint8Array => {
       const t = parseSafetensors(st, 'x');
@@ -176,6 +176,6 @@ describe('PEFT adapters', () => {
     const b = makeAdapter();
     delete b.layers[0].v_proj;
     expectPeftError(() => writePeftAdapter(b), 'PEFT_INVALID', /layer 0 has no adapter for "v_proj"/);
-    expectPeftError(() => writePeftAdapter(makeAdapter(), parseConfig({ ...TINY_QWEN2_CONFIG, hidden_size: 32 })), 'PEFT_INVALID', /the model needs/);
+    expectPeftError(() => writePeftAdapter(makeAdapter(), parseModelConfig({ ...TINY_QWEN2_CONFIG, hidden_size: 32 })), 'PEFT_INVALID', /the model needs/);
   });
 });

@@ -115,13 +115,6 @@ export function parseSafetensors(bytes: Uint8Array, fileName: string): Safetenso
   return { tensors, metadata };
 }
 
-/** Looks a tensor up, failing with TENSOR_MISSING naming the file. */
-export function getTensor(file: SafetensorsFile, name: string, fileName: string): TensorView {
-  const t = file.tensors.get(name);
-  if (!t) fail('TENSOR_MISSING', fileName, `no tensor named "${name}" (the file has ${file.tensors.size})`);
-  return t;
-}
-
 /** Copies `n` elements of `bpe` bytes into a fresh, aligned typed array buffer. */
 function alignedCopy(data: Uint8Array, words: number): ArrayBuffer {
   const buf = new ArrayBuffer(words * 4);

@@ -9,7 +9,7 @@ import { matmul, matmulBackward } from '../../kernels/matmul/matmul.ts';
 import type { Gpu } from '../gpu/gpu.ts';
 import { shapeError } from '../gpu/errors.ts';
 import { type Tensor, view } from '../gpu/tensor.ts';
-import { Rng } from './rng.ts';
+import { Rng } from '../common/rng.ts';
 
 export interface HeadLayer { W: Tensor; b: Tensor; dW: Tensor; db: Tensor }
 

@@ -8,7 +8,7 @@
 import type { Gpu } from '../gpu/gpu.ts';
 import { GpuError } from '../gpu/errors.ts';
 import type { DType, Tensor } from '../gpu/tensor.ts';
-import { LINEAR_MODULES, type LinearModule, type ModelConfig, expectedWeights, moduleParent } from './config.ts';
+import { LINEAR_MODULES, type LinearModule, type ModelConfig, moduleParent } from './config.ts';
 import { fail } from './errors.ts';
 import { type TensorView, tensorToFloat32, tensorToPacked16 } from './safetensors.ts';
 
@@ -38,13 +38,6 @@ export interface UploadOptions {
 
 export const weightName = (l: number, m: LinearModule, kind: 'weight' | 'bias' = 'weight'): string =>
   `model.layers.${l}.${moduleParent(m)}.${m}.${kind}`;
-
-/** Bytes the weights will take on the GPU, to refuse a model too large before uploading anything. */
-export function weightBytes(config: ModelConfig, dtype: 'f32' | 'bf16' | 'f16'): number {
-  let n = 0;
-  for (const w of expectedWeights(config)) n += w.shape.reduce((a, b) => a * b, 1) * (w.shape.length > 1 && dtype !== 'f32' ? 2 : 4);
-  return n;
-}
 
 /**
  * Uploads every tensor of the model. On any failure the tensors already uploaded are released, so nothing
@@ -125,7 +118,7 @@ export function releaseWeights(gpu: Gpu, w: DecoderWeights): void {
 }
 
 /** Zero-filled f32 gradients shaped like every weight (full-parameter mode); same layout as the weights. */
-export function zeroGrads(gpu: Gpu, w: DecoderWeights): DecoderWeights {
+export function createWeightGrads(gpu: Gpu, w: DecoderWeights): DecoderWeights {
   const g = (t: Tensor): Tensor => gpu.zeros(t.shape, 'f32', `d${t.label}`);
   const embed = g(w.embed);
   return {

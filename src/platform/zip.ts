@@ -6,7 +6,8 @@
 // are checked after inflating.
 
 import { unzipSync, zipSync, type Zippable } from 'fflate';
-import { CheckpointError, ckptFail, errorMessage } from './storage/errors.ts';
+import { errorMessage } from '../common/errors.ts';
+import { CheckpointError, ckptFail } from './storage/errors.ts';
 import { pathParts, toBytes } from './storage/store.ts';
 
 export interface UnzipLimits {

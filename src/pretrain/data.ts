@@ -24,7 +24,7 @@
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
 import { TINY_IDS } from './tiny-tokenizer.ts';
 import { type CoopExpr, type CoopLine, type CoopProblem, DEFAULT_PRECEDENCE, coopProblem, evaluateCoop, parseCoopExpression } from '../envs/coop.ts';
-import { createRng, type Rng } from '../envs/rng.ts';
+import { Rng } from '../common/rng.ts';
 import { feedbackText } from '../envs/mathEnv.ts';
 import type { AgentProfile } from '../config/graph.ts';
 import { presetGraph } from '../config/presets.ts';
@@ -225,7 +225,7 @@ export function withDefaults(opts: TranscriptOptions): Required<TranscriptOption
  */
 export function episodeTranscripts(seed: number, options: TranscriptOptions = {}): Transcript[] {
   const o = withDefaults(options);
-  const rng = createRng(`pretrain:${seed}`);
+  const rng = Rng.fromSeed(`pretrain:${seed}`);
   const p = coopProblem(seed, { difficulty: o.difficulty, wordFraction: o.wordFraction, precedence: o.precedence, split: 'train' });
   const team = o.teams[rng.int(o.teams.length)];
   const byRole = profiles(team);

@@ -3,21 +3,21 @@
 
 import { describe, expect, it } from 'vitest';
 import { testGpu } from '../../kernels/testing.ts';
-import { parseConfig } from '../model/config.ts';
+import { parseModelConfig } from '../model/config.ts';
 import { Pretrainer, initWeights, tinyLlamaConfigJson } from './train.ts';
 import { buildTinyTokenizer, TINY_IDS } from './tiny-tokenizer.ts';
 import { loadTokenizer } from '../model/tokenizer.ts';
-import { evaluateCoop } from './eval.ts';
+import { evaluateTeam } from './eval.ts';
 import { corpusTexts, makeTranscripts } from './data.ts';
 
-describe('evaluateCoop', () => {
+describe('evaluateTeam', () => {
   it('runs the duo team over test problems and judges the solver', async () => {
     const gpu = await testGpu();
     const files = buildTinyTokenizer(corpusTexts(makeTranscripts(300, 0)));
     const tok = loadTokenizer(files.tokenizerJson, files.tokenizerConfig);
-    const config = parseConfig(tinyLlamaConfigJson({ vocabSize: 512, layers: 1, hidden: 16, heads: 2, kvHeads: 1, intermediate: 16, maxPositions: 320, eosTokenId: TINY_IDS.imEnd, padTokenId: TINY_IDS.pad }));
+    const config = parseModelConfig(tinyLlamaConfigJson({ vocabSize: 512, layers: 1, hidden: 16, heads: 2, kvHeads: 1, intermediate: 16, maxPositions: 320, eosTokenId: TINY_IDS.imEnd, padTokenId: TINY_IDS.pad }));
     const trainer = new Pretrainer(gpu, config, initWeights(config, 2));
-    const r = await evaluateCoop(trainer.decoder, tok, { team: 'duo', n: 2, maxNewTokens: 3, difficulty: 1 });
+    const r = await evaluateTeam(trainer.decoder, tok, { team: 'duo', n: 2, maxNewTokens: 3, difficulty: 1 });
     expect(r.n).toBe(2);
     expect(r.samples.map((s) => s.outputs.map((o) => o.role))).toEqual([['planner', 'solver'], ['planner', 'solver']]);
     expect(r.accuracy).toBe(0); // 3 random tokens cannot hold a \boxed{} answer

@@ -41,7 +41,7 @@ export interface CoopEvalResult {
   samples: CoopEvalSample[];
 }
 
-export async function evaluateCoop(decoder: Decoder, tok: LoadedTokenizer, o: CoopEvalOptions): Promise<CoopEvalResult> {
+export async function evaluateTeam(decoder: Decoder, tok: LoadedTokenizer, o: CoopEvalOptions): Promise<CoopEvalResult> {
   const env = new CoopEnv({ split: 'test', difficulty: o.difficulty ?? [1, 2, 3, 4], precedence: o.precedence });
   const agents = teamProfiles(o.team);
   const answerRoles = agents.filter((a) => a.withAnswer).map((a) => a.role);

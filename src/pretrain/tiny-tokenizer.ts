@@ -9,6 +9,8 @@
 // decoder (tokens concatenated as they are). Loads in @huggingface/tokenizers and in Python's tokenizers.
 // Ids: 0..4 the special tokens, then the alphabet, then one id per merge, in merge order.
 
+import { CHATML_TEMPLATE } from '../model/chatml.ts';
+
 /** Special tokens, ids 0..4. <|im_end|> ends an assistant turn (the eos); <|pad|> pads batches. */
 export const TINY_SPECIALS = ['<|endoftext|>', '<|im_start|>', '<|im_end|>', '<|pad|>', '<|unk|>'] as const;
 export const TINY_IDS = { endoftext: 0, imStart: 1, imEnd: 2, pad: 3, unk: 4 } as const;
@@ -18,10 +20,6 @@ export const TINY_ALPHABET: readonly string[] = ['\t', '\n', ...Array.from({ len
 
 /** Qwen2's pre-tokenizer regex without the contractions: words with one leading non-letter, single digits, punctuation runs, whitespace. */
 export const TINY_PRETOKENIZE_REGEX = String.raw`[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`;
-
-export const CHATML_TEMPLATE =
-  "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}" +
-  "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
 export const DEFAULT_TINY_VOCAB = 512;
 

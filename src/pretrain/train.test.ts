@@ -4,7 +4,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { testGpu } from '../../kernels/testing.ts';
-import { parseConfig } from '../model/config.ts';
+import { parseModelConfig } from '../model/config.ts';
 import { memoryFiles } from '../model/folder.ts';
 import { loadDecoder } from '../model/load.ts';
 import { lrAt, makeBatch, modelFolderFiles, parameterCount, Pretrainer, pretrain, initWeights, tinyLlamaConfigJson } from './train.ts';
@@ -24,7 +24,7 @@ describe('pretrain', () => {
   it('overfits two sequences, then saves a folder that loads back with identical logits', async () => {
     const gpu = await testGpu();
     const configJson = tinyLlamaConfigJson(dims);
-    const config = parseConfig(configJson);
+    const config = parseModelConfig(configJson);
     expect(parameterCount(config)).toBe(128 * 16 + 2 * (2 * 16 + 16 * 16 + 2 * 8 * 16 + 16 * 16 + 3 * 16 * 24) + 16);
     expect(initWeights(config, 3)).toEqual(initWeights(config, 3));
     const examples = [

@@ -15,11 +15,11 @@ import { ADAMW_STATS, type AdamWGroup, adamwBegin, adamwStats, adamwUpdate, zero
 import { logprobsBackward, logprobsForward } from '../../kernels/logprobs/logprobs.ts';
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';
-import { type ModelConfig, expectedWeights, parseConfig } from '../model/config.ts';
+import { type ModelConfig, expectedWeights, parseModelConfig } from '../model/config.ts';
 import { Decoder } from '../model/decoder.ts';
-import { Rng } from '../model/rng.ts';
+import { Rng } from '../common/rng.ts';
 import { type FloatDType, type TensorView, writeSafetensors } from '../model/safetensors.ts';
-import { type DecoderWeights, uploadWeights, weightTensors, zeroGrads } from '../model/weights.ts';
+import { type DecoderWeights, createWeightGrads, uploadWeights, weightTensors } from '../model/weights.ts';
 
 export interface TinyDims {
   vocabSize: number;
@@ -159,7 +159,7 @@ export class Pretrainer {
 
   constructor(readonly gpu: Gpu, readonly config: ModelConfig, weights: Map<string, TensorView>) {
     this.decoder = new Decoder(gpu, config, uploadWeights(gpu, config, (n) => weights.get(n), { trainable: true }));
-    this.grads = zeroGrads(gpu, this.decoder.weights);
+    this.grads = createWeightGrads(gpu, this.decoder.weights);
     const ps = weightTensors(this.decoder.weights);
     const gs = weightTensors(this.grads);
     this.groups = ps.map(({ name, t }, i) => {
@@ -317,7 +317,7 @@ export interface ModelFolderInput {
 
 /** The Hugging Face folder of a decoder's weights, as path -> contents (write it with node:fs or OPFS). */
 export async function modelFolderFiles(gpu: Gpu, weights: DecoderWeights, input: ModelFolderInput): Promise<Record<string, Uint8Array | string>> {
-  const config = parseConfig(input.config);
+  const config = parseModelConfig(input.config);
   const dtype = input.dtype ?? 'F32';
   const tensors = [];
   for (const { name, t } of weightTensors(weights)) tensors.push({ name, dtype, shape: t.shape, data: await gpu.readF32(t) });

@@ -2,8 +2,9 @@
 // the store through the RunEvents handlers registered here (comlink.proxy).
 
 import * as Comlink from 'comlink';
-import { parseDataset } from '../envs/dataset.ts';
-import { parseConfig } from '../config/run-config.ts';
+import { messageWithoutHint } from '../common/errors.ts';
+import { parseDataset } from '../config/envs.ts';
+import { parseRunConfig } from '../config/run-config.ts';
 import { type PresetName, presetGraph } from '../config/presets.ts';
 import { PRESET_RUNS, presetRunConfig } from '../config/run-presets.ts';
 import type { CreditMethod, Download, Result, RunEvents, WorkerError } from '../worker/api.ts';
@@ -97,7 +98,7 @@ export function loadPresetRun(name: string): boolean {
     return false;
   }
   const p = PRESET_RUNS[name];
-  setDraft(parseConfig(c), { preset: p.anonymous ? `${p.preset}-anon` : p.preset, selectedAgent: 0, connectFrom: null });
+  setDraft(parseRunConfig(c), { preset: p.anonymous ? `${p.preset}-anon` : p.preset, selectedAgent: 0, connectFrom: null });
   return true;
 }
 
@@ -139,7 +140,7 @@ export async function uploadDataset(file: File): Promise<void> {
     set({ dataset: { name: file.name, records: records.length, error: null } });
   } catch (e) {
     const err = e as { code?: string; message: string; hint?: string };
-    set({ dataset: { name: file.name, records: 0, error: { code: err.code ?? 'DATASET_PARSE', message: err.message.split('\n  hint:')[0], hint: err.hint } } });
+    set({ dataset: { name: file.name, records: 0, error: { code: err.code ?? 'DATASET_PARSE', message: messageWithoutHint(err.message), hint: err.hint } } });
   }
 }
 

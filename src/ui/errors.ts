@@ -1,48 +1,104 @@
 // The UI's error catalogue: a title for every code the layers below raise (their messages and hints
-// come with the error), and a fallback hint where an error arrives without one.
+// come with the error), and a fallback hint where an error arrives without one. TITLES is typed against
+// the union of all codes, so a code added to any layer's catalogue without a title here fails the typecheck.
 
-import type { WorkerError } from '../worker/api.ts';
+import type { AnyErrorCode, WorkerError } from '../worker/api.ts';
 
-const TITLES: Record<string, string> = {
+/** Codes the UI sets itself, on its own errors and notices. */
+type UiCode = 'WORKER' | 'IMPORTED' | 'CHECKPOINT' | 'CONFIG_UNKNOWN';
+
+const TITLES: Record<AnyErrorCode | UiCode, string> = {
+  // GPU
   NO_WEBGPU: 'WebGPU is not available',
   NO_ADAPTER: 'No GPU adapter',
   NO_DEVICE: 'The GPU refused a device',
   DEVICE_LOST: 'The GPU device was lost',
   LIMIT: 'Beyond this GPU\'s limits',
   VALIDATION: 'GPU validation error',
-  MODEL_FETCH: 'The built-in model could not be fetched',
-  MODEL_FOLDER: 'Not a usable model folder',
-  MODEL_TOO_LARGE: 'The model is too large for the browser',
-  NO_TOKENIZER: 'The model has no tokenizer',
+  SHAPE: 'Mismatched shapes (a bug)',
+  // model files
   FILE_MISSING: 'A file is missing',
   FILE_READ: 'A file could not be read',
+  ST_TOO_SHORT: 'Not a safetensors file',
+  ST_HEADER_SIZE: 'Not a safetensors file',
+  ST_HEADER_JSON: 'Corrupt safetensors header',
+  ST_HEADER_SCHEMA: 'Corrupt safetensors header',
+  ST_DTYPE: 'Unsupported weight type',
+  ST_SHAPE: 'Inconsistent safetensors header',
+  ST_OFFSETS: 'Inconsistent safetensors header',
+  ST_TRUNCATED: 'A safetensors file is truncated',
+  ST_TRAILING: 'A safetensors file has extra bytes',
+  ST_WRITE: 'Safetensors could not be written',
+  TENSOR_MISSING: 'A tensor is missing',
+  INDEX_INVALID: 'Invalid safetensors index',
   CONFIG_INVALID: 'Invalid configuration',
   CONFIG_UNSUPPORTED: 'Unsupported model architecture',
   WEIGHTS_MISMATCH: 'The weights do not match config.json',
   TOKENIZER_INVALID: 'Unreadable tokenizer',
+  CHAT_TEMPLATE: 'No usable chat template',
+  PEFT_INVALID: 'Invalid PEFT adapter',
+  PEFT_UNSUPPORTED: 'Unsupported PEFT adapter',
+  // environments
+  ENV_UNKNOWN: 'Unknown environment',
+  ENV_EXISTS: 'The environment name is taken',
+  ENV_OPTIONS: 'Invalid environment options',
+  ENV_STATE: 'The environment is not in an episode',
+  ENV_ACTIONS: 'Invalid environment actions',
   DATASET_PARSE: 'The dataset is not valid JSON / JSONL',
   DATASET_FIELD: 'The dataset has bad records',
   DATASET_EMPTY: 'The dataset is empty',
   DATASET_SPLIT: 'Inconsistent dataset splits',
-  STORAGE: 'Browser storage failed',
-  STORAGE_FULL: 'Browser storage is full',
-  CHECKSUM: 'A checkpoint file is corrupted',
-  ZIP_INVALID: 'Not a checkpoint zip',
+  // run config
+  GRAPH_EMPTY: 'The agent graph is empty',
+  GRAPH_ROLE: 'Invalid role name',
+  GRAPH_PROFILE: 'Invalid agent profile',
+  GRAPH_EDGE: 'Invalid edge',
+  GRAPH_CYCLE: 'The agent graph has a cycle',
+  GRAPH_NO_ANSWER: 'No agent gives the answer',
+  GRAPH_DYNAMIC: 'Invalid dynamic topology',
+  CONFIG_JSON: 'The run config is not JSON',
+  // algorithm
+  CREDIT: 'Credit assignment failed',
+  RUN_PAUSED: 'Training paused',
+  // checkpoints
   NO_CHECKPOINT: 'No checkpoint found',
+  POINTER_INVALID: 'The latest-checkpoint pointer is invalid',
+  FILE_TRUNCATED: 'A checkpoint file is truncated',
+  FILE_SIZE: 'A checkpoint file was changed',
+  CHECKSUM: 'A checkpoint file is corrupted',
+  STATE_INVALID: 'The checkpoint state is damaged',
   MODEL_MISMATCH: 'The checkpoint belongs to another base model',
+  TENSOR_MISMATCH: 'The checkpoint does not fit this run',
+  ADAPTER_INVALID: 'An agent\'s adapter is unreadable',
+  STORAGE: 'Browser storage failed',
+  PATH_INVALID: 'Invalid checkpoint path',
+  ZIP_INVALID: 'Not a checkpoint zip',
+  ZIP_TOO_LARGE: 'The zip is too large',
+  // worker
+  MODEL_FETCH: 'The built-in model could not be fetched',
+  MODEL_FOLDER: 'Not a usable model folder',
+  MODEL_TOO_LARGE: 'The model is too large for the browser',
+  NO_TOKENIZER: 'The model has no tokenizer',
+  STORAGE_FULL: 'Browser storage is full',
   NO_RUN: 'No run loaded',
   BUSY: 'The run is training',
   NO_EPISODES: 'Nothing to inspect yet',
   NO_AGENT: 'No such agent in the run',
   ADAPTER_MISMATCH: 'The adapter does not fit the base model',
-  ADAPTER_INVALID: 'An agent\'s adapter is unreadable',
-  WORKER: 'The training worker failed',
   INTERNAL: 'Unexpected error',
+  ROLLBACK: 'Rolled back to the last checkpoint',
+  INSPECT_RANGE: 'No such episode',
+  // the UI's own
+  WORKER: 'The training worker failed',
   IMPORTED: 'Checkpoint imported',
   CHECKPOINT: 'Checkpoint',
+  CONFIG_UNKNOWN: 'Unknown preset run config',
 };
 
 const FALLBACK_HINT = 'Your runs and checkpoints are kept in this browser; reload the page and resume the run from the Runs tab.';
 
-export const errorTitle = (code: string): string => TITLES[code] ?? code.replace(/_/g, ' ').toLowerCase();
-export const errorHint = (e: WorkerError): string | undefined => e.hint ?? (TITLES[e.code] ? undefined : FALLBACK_HINT);
+const isKnown = (code: string): code is keyof typeof TITLES => Object.hasOwn(TITLES, code);
+
+/** The title of a code; a code from outside every catalogue (an exception's own code) is spelled out. */
+export const errorTitle = (code: string): string => (isKnown(code) ? TITLES[code] : code.replace(/_/g, ' ').toLowerCase());
+export const errorHint = (e: WorkerError): string | undefined => e.hint ?? (isKnown(e.code) ? undefined : FALLBACK_HINT);

@@ -217,8 +217,6 @@ export const selectLocalModels = (s: LabState): string[] => s.localModels;
 export const selectSelectedAgent = (s: LabState): number => s.selectedAgent;
 export const selectConnectFrom = (s: LabState): string | null => s.connectFrom;
 export const selectPreset = (s: LabState): string => s.preset;
-export const selectMetricsVersion = (s: LabState): number => s.metricsVersion;
-export const selectHistoryLength = (s: LabState): number => s.history.length;
 export const selectLastMetrics = (s: LabState): IterationMetrics | null => s.history[s.history.length - 1] ?? null;
 export const selectRunActive = (s: LabState): boolean => ['loading', 'running', 'stopping', 'recovering'].includes(s.run.status);
 

@@ -6,9 +6,20 @@ import { validateConfig } from '../config/run-config.ts';
 import { addAgent, addEdge, removeAgent, renameAgent } from './builder/graph-ops.ts';
 import { layoutGraph } from './builder/layout.ts';
 import { defaultRunConfig } from '../config/run-presets.ts';
+import { errorHint, errorTitle } from './errors.ts';
 import { colorFor, scaleOf } from './inspector/colors.ts';
 import { formatDuration, timeLeft } from './live/metric-keys.ts';
 import { Series, decimate, extentOf } from './live/series.ts';
+
+describe('error titles', () => {
+  it('titles every catalogued code (the typecheck enforces it) and spells out a foreign one', () => {
+    expect(errorTitle('GRAPH_CYCLE')).toBe('The agent graph has a cycle');
+    expect(errorTitle('ST_TRUNCATED')).toBe('A safetensors file is truncated');
+    expect(errorTitle('ENOENT_LIKE')).toBe('enoent like');
+    expect(errorHint({ code: 'BUSY', message: 'x' })).toBeUndefined();
+    expect(errorHint({ code: 'ENOENT_LIKE', message: 'x' })).toMatch(/reload the page/);
+  });
+});
 
 describe('series', () => {
   it('appends past its initial capacity and resets', () => {

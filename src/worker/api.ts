@@ -15,6 +15,8 @@ import type { Notice, RunEvents } from '../marft/run.ts';
 import type { DeviceProbe, ModelSummary } from '../marft/session.ts';
 import type { Download } from '../marft/export/agent.ts';
 
+export type { AnyErrorCode } from './errors.ts';
+
 export type {
   EpisodeSummary, IterationEvent, IterationProfile, LoadedEvent, ProgressEvent, ProgressPhase, RunEvents, RunStatus, StatusEvent,
 } from '../marft/run.ts';

@@ -1,6 +1,9 @@
 // The worker's own error codes (the layers below have theirs: GpuError, ModelFileError, EnvError,
-// MarftError, CheckpointError; a run's NO_RUN and BUSY, an export's NO_AGENT and ADAPTER_MISMATCH are
-// MarftErrors); each with a hint saying what to do next.
+// ConfigError, MarftError, CheckpointError; a run's NO_RUN and BUSY, an export's NO_AGENT and
+// ADAPTER_MISMATCH are MarftErrors); each with a hint saying what to do next.
+
+import { CodedError } from '../common/errors.ts';
+import type { EngineErrorCode } from '../marft/errors.ts';
 
 export type WorkerErrorCode =
   | 'MODEL_FETCH' // the built-in model could not be fetched
@@ -19,13 +22,15 @@ const HINTS: Record<WorkerErrorCode, string> = {
   NO_EPISODES: 'Train at least one iteration first; the inspector shows the last iteration\'s episodes.',
 };
 
-export class WorkerFail extends Error {
-  readonly code: WorkerErrorCode;
-  readonly hint: string;
+export class WorkerFail extends CodedError<WorkerErrorCode> {
   constructor(code: WorkerErrorCode, message: string, hint = HINTS[code]) {
-    super(message);
-    this.name = 'WorkerFail';
-    this.code = code;
-    this.hint = hint;
+    super('WorkerFail', code, message, hint);
   }
 }
+
+/**
+ * Every code an error or notice reaching the front-end through the worker API can carry: the engine's and
+ * the worker's catalogues, INTERNAL (an error that came without a code), and the codes the worker sets on
+ * notices and inspector errors of its own (ROLLBACK, INSPECT_RANGE).
+ */
+export type AnyErrorCode = EngineErrorCode | WorkerErrorCode | 'INTERNAL' | 'ROLLBACK' | 'INSPECT_RANGE';

@@ -6,7 +6,7 @@
 
 import { basename, dirname, resolve } from 'node:path';
 import { loadCheckpoint, readCheckpointFiles } from '../../marft/checkpoint/checkpoint.ts';
-import { type RunConfig, parseConfig } from '../../config/run-config.ts';
+import { type RunConfig, parseRunConfig } from '../../config/run-config.ts';
 import { evaluate } from '../../marft/evaluate.ts';
 import { nodeStore } from '../../platform/storage/node.ts';
 import { UsageError, parse } from '../args.ts';
@@ -27,7 +27,7 @@ export async function evalCommand(argv: string[]): Promise<void> {
   if (typeof a.checkpoint === 'string') {
     const full = resolve(a.checkpoint);
     ckpt = { store: nodeStore(dirname(full)), dir: basename(full) };
-    config = parseConfig(new TextDecoder().decode((await readCheckpointFiles(ckpt.store, ckpt.dir)).files['config.json']));
+    config = parseRunConfig(new TextDecoder().decode((await readCheckpointFiles(ckpt.store, ckpt.dir)).files['config.json']));
   } else {
     config = readRunConfig(a.config as string | undefined);
   }
@@ -39,7 +39,7 @@ export async function evalCommand(argv: string[]): Promise<void> {
       throw new UsageError(`--env-options must be a JSON object, got ${a['env-options']} (${(e as Error).message})`);
     }
     if (!extra || typeof extra !== 'object' || Array.isArray(extra)) throw new UsageError(`--env-options must be a JSON object, got ${a['env-options']}`);
-    config = parseConfig({ ...config, env: { ...config.env, options: { ...config.env.options, ...extra } } });
+    config = parseRunConfig({ ...config, env: { ...config.env, options: { ...config.env.options, ...extra } } });
   }
   const split = typeof a.split === 'string' ? a.split : 'test';
   if (split !== 'test' && split !== 'train') throw new UsageError(`--split must be test or train, got ${split}`);

@@ -15,7 +15,7 @@ import { arealExportFiles } from '../../marft/export/areal.ts';
 import { checkpointZipStore, loadCheckpoint, readCheckpointFiles, type VerifiedCheckpoint } from '../../marft/checkpoint/checkpoint.ts';
 import { exportAgentOnnx } from '../../marft/export/agent.ts';
 import { exportAdapters } from '../../marft/export/peft.ts';
-import { type RunConfig, parseConfig } from '../../config/run-config.ts';
+import { type RunConfig, parseRunConfig } from '../../config/run-config.ts';
 import { nodeStore } from '../../platform/storage/node.ts';
 import { zipFiles } from '../../platform/zip.ts';
 import { loadAdapterFiles } from '../../model/load.ts';
@@ -40,7 +40,7 @@ export async function readCheckpoint(path: string): Promise<VerifiedCheckpoint &
   const ck = full.endsWith('.zip')
     ? await readCheckpointFiles(checkpointZipStore(new Uint8Array(readFileSync(full))), '')
     : await readCheckpointFiles(nodeStore(dirname(full)), basename(full));
-  const config = parseConfig(new TextDecoder().decode(ck.files['config.json']), { checkEnv: false });
+  const config = parseRunConfig(new TextDecoder().decode(ck.files['config.json']), { checkEnv: false });
   return { ...ck, path: ck.path || basename(full), config };
 }
 
@@ -126,7 +126,7 @@ export async function exportCommand(argv: string[]): Promise<void> {
   if (format !== 'zip') throw new UsageError(`--format must be zip, onnx or areal, got ${format}`);
   const full = resolve(required(a.checkpoint, 'checkpoint'));
   const store = nodeStore(dirname(full));
-  const config = parseConfig(new TextDecoder().decode((await readCheckpointFiles(store, basename(full))).files['config.json']), { checkEnv: false });
+  const config = parseRunConfig(new TextDecoder().decode((await readCheckpointFiles(store, basename(full))).files['config.json']), { checkEnv: false });
   const m = await nodeSession((l) => console.error(l)).load(config.model.path);
   const state = await loadCheckpoint(m.gpu, store, basename(full), m.model);
   const files = await exportAdapters(m.gpu, state, { baseModel: m.source.baseModel });

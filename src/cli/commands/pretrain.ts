@@ -8,9 +8,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { acquireNodeGpu } from '../../gpu/node.ts';
 import { DEFAULT_PRECEDENCE } from '../../envs/coop.ts';
-import { evaluateCoop } from '../../pretrain/eval.ts';
+import { evaluateTeam } from '../../pretrain/eval.ts';
 import { type PretrainTeam, type TranscriptOptions, corpusTexts, episodeTranscripts, makeTranscripts, tokenizeTranscript } from '../../pretrain/data.ts';
-import { parseConfig } from '../../model/config.ts';
+import { parseModelConfig } from '../../model/config.ts';
 import { DEFAULT_TINY_DIMS, Pretrainer, type PretrainExample, initWeights, modelFolderFiles, parameterCount, pretrain, tinyLlamaConfigJson } from '../../pretrain/train.ts';
 import { buildTinyTokenizer, DEFAULT_TINY_VOCAB, TINY_IDS } from '../../pretrain/tiny-tokenizer.ts';
 import { loadTokenizer } from '../../model/tokenizer.ts';
@@ -74,7 +74,7 @@ export async function pretrainCommand(argv: string[]): Promise<void> {
   const tokFiles = buildTinyTokenizer(corpusTexts(corpus), { vocabSize: vocab });
   const tok = loadTokenizer(tokFiles.tokenizerJson, tokFiles.tokenizerConfig);
   const configJson = tinyLlamaConfigJson({ ...dims, vocabSize: vocab, eosTokenId: TINY_IDS.imEnd, padTokenId: TINY_IDS.pad });
-  const config = parseConfig(configJson);
+  const config = parseModelConfig(configJson);
   console.error(`pretrain: tokenizer ${tokFiles.vocabSize} tokens; model ${(parameterCount(config) / 1e6).toFixed(2)}M parameters (L ${dims.layers}, C ${dims.hidden}, NH ${dims.heads}, NKV ${dims.kvHeads}, I ${dims.intermediate}, V ${vocab})`);
 
   // 2. The training stream: episodes seed*1e7, seed*1e7 + 1, ... (train split), longer ones than --seq skipped.
@@ -98,7 +98,7 @@ export async function pretrainCommand(argv: string[]): Promise<void> {
   const teams: PretrainTeam[] = ['solo', 'duo'];
   const evaluate = async (_d: unknown, _step: number, temperature = 0): Promise<Record<string, number>> => {
     const m: Record<string, number> = {};
-    for (const team of teams) m[team] = (await evaluateCoop(trainer.decoder, tok, { team, n: evalN, temperature, seed: 0, difficulty, precedence: data.precedence })).accuracy;
+    for (const team of teams) m[team] = (await evaluateTeam(trainer.decoder, tok, { team, n: evalN, temperature, seed: 0, difficulty, precedence: data.precedence })).accuracy;
     return m;
   };
   const res = await pretrain(trainer, nextBatch, {

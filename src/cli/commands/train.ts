@@ -16,7 +16,7 @@ import { parseInitAdapters } from '../../marft/checkpoint/init-adapter.ts';
 import { MarftError } from '../../marft/errors.ts';
 import { type IterationProfile, type Notice, Run } from '../../marft/run.ts';
 import { formatKernelTable, kernelRows, phaseRows } from '../../common/profile-table.ts';
-import type { KernelTime } from '../../gpu/profiler.ts';
+import type { KernelTime } from '../../common/profile-table.ts';
 import { nodeStore } from '../../platform/storage/node.ts';
 import { nodeModelFiles } from '../../model/node-files.ts';
 import { UsageError, parse } from '../args.ts';

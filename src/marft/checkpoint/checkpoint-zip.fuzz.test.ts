@@ -12,7 +12,7 @@ import { type ReliabilityRow, Tally, outcomeOfAsync, recordReliability } from '.
 import { CheckpointError, importCheckpointZip, parseManifest, readCheckpointFiles } from './checkpoint.ts';
 import { sha256Hex, stringifyExact } from './format.ts';
 import { memoryStore, toBytes } from '../../platform/storage/store.ts';
-import { tinyRunConfig } from '../testing.ts';
+import { tinyRunConfig } from '../../config/testing.ts';
 import { unzipFiles, zipFiles } from '../../platform/zip.ts';
 
 const TEST = 'src/marft/checkpoint/checkpoint-zip.fuzz.test.ts';

@@ -12,13 +12,13 @@ import { getLoraSlot } from '../../model/lora-set.ts';
 import { readPeftAdapter } from '../../model/peft.ts';
 import { parseSafetensors } from '../../model/safetensors.ts';
 import { tinyConfig } from '../../model/testing.ts';
-import { Rng } from '../../model/rng.ts';
+import { Rng } from '../../common/rng.ts';
 import {
   CheckpointError, LATEST_FILE, OPTIMIZER_FILE, VALUE_HEAD_FILE, exportCheckpointZip, importCheckpointZip, listCheckpoints,
   loadCheckpoint, saveCheckpoint,
 } from './checkpoint.ts';
 import { decodeOptimizer, loraNames, valueHeadNames } from './format.ts';
-import { type RunConfig, parseConfig } from '../../config/run-config.ts';
+import { type RunConfig, parseRunConfig } from '../../config/run-config.ts';
 import { exportAdapters } from '../export/peft.ts';
 import { type TrainState, createTrainState, releaseTrainState } from '../state.ts';
 import type { IterationMetrics } from '../../config/metrics.ts';
@@ -38,7 +38,7 @@ afterAll(async () => {
 });
 
 function runConfig(lora: 'per_agent' | 'shared', critic: 'shared' | 'per_agent' = 'shared', targets = ['q_proj', 'v_proj']): RunConfig {
-  return parseConfig({ seed: 5, lora: { r: 2, alpha: 4, targets, mode: lora }, critic: { mode: critic, hidden: [3] } });
+  return parseRunConfig({ seed: 5, lora: { r: 2, alpha: 4, targets, mode: lora }, critic: { mode: critic, hidden: [3] } });
 }
 
 const track = (s: TrainState): TrainState => { states.push(s); return s; };

@@ -22,11 +22,12 @@ import { LINEAR_MODULES, type LinearModule, type ModelConfig, linearDims } from 
 import { setLoraSlot } from '../../model/lora-set.ts';
 import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, loraScale, readPeftAdapter } from '../../model/peft.ts';
 import { OPTIMIZER_FILE, VALUE_HEAD_FILE, decodeOptimizer, decodeValueHead, encodeOptimizer, encodeValueHead, parseExact, sha256Hex, stringifyExact } from './format.ts';
-import { type RunConfig, parseConfig } from '../../config/run-config.ts';
+import { type RunConfig, parseRunConfig } from '../../config/run-config.ts';
 import { agentAdapterFiles, agentDir, agentSlotMap } from '../export/peft.ts';
-import { type TrainState, createTrainState, releaseTrainState } from '../state.ts';
 import type { IterationMetrics } from '../../config/metrics.ts';
-import { CheckpointError, ckptFail, errorMessage } from '../../platform/storage/errors.ts';
+import { type TrainState, createTrainState, releaseTrainState } from '../state.ts';
+import { errorMessage, messageWithoutHint } from '../../common/errors.ts';
+import { CheckpointError, ckptFail } from '../../platform/storage/errors.ts';
 import { type CheckpointStore, joinPath, listFiles, memoryStore, normalizePath, toBytes } from '../../platform/storage/store.ts';
 import { type UnzipLimits, unzipFiles, zipFiles } from '../../platform/zip.ts';
 
@@ -366,9 +367,9 @@ export async function loadCheckpoint(gpu: Gpu, store: CheckpointStore, dir: stri
   for (const p of [CONFIG_FILE, VALUE_HEAD_FILE, OPTIMIZER_FILE]) if (!files[p]) ckptFail('FILE_MISSING', rel(p), 'not in state.json\'s file list');
   let config: RunConfig;
   try {
-    config = parseConfig(new TextDecoder().decode(files[CONFIG_FILE]), { checkEnv: false });
+    config = parseRunConfig(new TextDecoder().decode(files[CONFIG_FILE]), { checkEnv: false });
   } catch (e) {
-    return ckptFail('CONFIG_INVALID', rel(CONFIG_FILE), errorMessage(e).split('\n  hint:')[0]);
+    return ckptFail('CONFIG_INVALID', rel(CONFIG_FILE), messageWithoutHint(errorMessage(e)));
   }
   checkModel(manifest.model, model, config, rel(STATE_FILE));
   const roles = config.graph.agents.map((a) => a.role);

@@ -17,7 +17,8 @@ import type { LoraSet } from '../../model/lora-set.ts';
 import { parseSafetensors, type TensorToWrite, writeSafetensors } from '../../model/safetensors.ts';
 import type { ValueHead } from '../../model/value-head.ts';
 import type { AdamState, TrainState } from '../state.ts';
-import { ckptFail, errorMessage } from '../../platform/storage/errors.ts';
+import { errorMessage } from '../../common/errors.ts';
+import { ckptFail } from '../../platform/storage/errors.ts';
 
 export const VALUE_HEAD_FILE = 'critic/value_head.safetensors';
 export const OPTIMIZER_FILE = 'optimizer.safetensors';

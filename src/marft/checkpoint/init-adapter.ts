@@ -8,7 +8,7 @@ import type { Gpu } from '../../gpu/gpu.ts';
 import type { ModelConfig } from '../../model/config.ts';
 import { setLoraSlot } from '../../model/lora-set.ts';
 import { type PeftAdapter, loraScale } from '../../model/peft.ts';
-import { MarftError } from '../errors.ts';
+import { ConfigError } from '../../config/errors.ts';
 import { agentSlotMap } from '../export/peft.ts';
 import type { TrainState } from '../state.ts';
 
@@ -19,9 +19,9 @@ export function parseInitAdapters(specs: readonly string[]): Array<{ role: strin
   const seen = new Set<string>();
   return specs.map((s) => {
     const i = s.indexOf('=');
-    if (i <= 0 || i === s.length - 1) throw new MarftError('CONFIG_INVALID', `--init-adapter must be ROLE=DIR, got "${s}"`, HINT);
+    if (i <= 0 || i === s.length - 1) throw new ConfigError('CONFIG_INVALID', `--init-adapter must be ROLE=DIR, got "${s}"`, HINT);
     const role = s.slice(0, i);
-    if (seen.has(role)) throw new MarftError('CONFIG_INVALID', `--init-adapter gives role "${role}" twice`, HINT);
+    if (seen.has(role)) throw new ConfigError('CONFIG_INVALID', `--init-adapter gives role "${role}" twice`, HINT);
     seen.add(role);
     return { role, dir: s.slice(i + 1) };
   });
@@ -31,7 +31,7 @@ export function parseInitAdapters(specs: readonly string[]): Array<{ role: strin
 export function initAgentAdapter(gpu: Gpu, state: TrainState, model: ModelConfig, role: string, adapter: PeftAdapter, where: string): void {
   const { config } = state;
   const roles = config.graph.agents.map((a) => a.role);
-  if (!roles.includes(role)) throw new MarftError('CONFIG_INVALID', `initial adapter ${where}: "${role}" is not a role of the graph (${roles.join(', ')})`, HINT);
+  if (!roles.includes(role)) throw new ConfigError('CONFIG_INVALID', `initial adapter ${where}: "${role}" is not a role of the graph (${roles.join(', ')})`, HINT);
   const c = adapter.config;
   const lora = config.lora;
   const targets = [...c.targetModules].sort().join(', ');
@@ -43,15 +43,15 @@ export function initAgentAdapter(gpu: Gpu, state: TrainState, model: ModelConfig
   if (c.useRslora) problems.push('use_rslora true (the lab uses alpha / r)');
   if (c.layersToTransform) problems.push(`layers_to_transform [${c.layersToTransform.join(', ')}] (the lab adapts every layer)`);
   if (adapter.layers.length !== model.numLayers) problems.push(`${adapter.layers.length} layers (the base model has ${model.numLayers})`);
-  if (problems.length) throw new MarftError('CONFIG_INVALID', `initial adapter ${where} for "${role}" does not fit the run: ${problems.join('; ')}`, HINT);
-  if (loraScale(c) !== state.policy.scale) throw new MarftError('CONFIG_INVALID', `initial adapter ${where}: scale ${loraScale(c)} differs from the run's ${state.policy.scale}`, HINT);
+  if (problems.length) throw new ConfigError('CONFIG_INVALID', `initial adapter ${where} for "${role}" does not fit the run: ${problems.join('; ')}`, HINT);
+  if (loraScale(c) !== state.policy.scale) throw new ConfigError('CONFIG_INVALID', `initial adapter ${where}: scale ${loraScale(c)} differs from the run's ${state.policy.scale}`, HINT);
   setLoraSlot(gpu, state.policy, agentSlotMap(state)[role], adapter);
 }
 
 /** Loads every (role, adapter) pair; in shared mode only one is allowed (all roles share the slot). */
 export function initAgentAdapters(gpu: Gpu, state: TrainState, model: ModelConfig, adapters: Array<{ role: string; adapter: PeftAdapter; where: string }>): void {
   if (state.config.lora.mode === 'shared' && adapters.length > 1) {
-    throw new MarftError('CONFIG_INVALID', `lora.mode is "shared": every role uses one adapter, but ${adapters.length} initial adapters were given (${adapters.map((a) => a.role).join(', ')})`, HINT);
+    throw new ConfigError('CONFIG_INVALID', `lora.mode is "shared": every role uses one adapter, but ${adapters.length} initial adapters were given (${adapters.map((a) => a.role).join(', ')})`, HINT);
   }
   for (const a of adapters) initAgentAdapter(gpu, state, model, a.role, a.adapter, a.where);
 }

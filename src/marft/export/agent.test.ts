@@ -11,7 +11,7 @@ import { type VerifiedCheckpoint, readCheckpointFiles, saveCheckpoint } from '..
 import type { RunConfig } from '../../config/run-config.ts';
 import { type TrainState, createTrainState, releaseTrainState } from '../state.ts';
 import { memoryStore } from '../../platform/storage/store.ts';
-import { tinyRunConfig } from '../testing.ts';
+import { tinyRunConfig } from '../../config/testing.ts';
 import { unzipFiles } from '../../platform/zip.ts';
 import type { ModelConfig } from '../../model/config.ts';
 import type { Decoder } from '../../model/decoder.ts';
@@ -97,7 +97,7 @@ describe('per-agent ONNX export of a checkpoint', () => {
     // (a MarftError's message ends with its hint, which the worker sends apart: toWorkerError)
     await expect(agentOnnxZip(other, 'solver', files, 'run-o')).rejects.toMatchObject({
       code: 'ADAPTER_MISMATCH',
-      message: expect.stringMatching(/^the adapter of agent "solver" in run-x\/ckpt-000000 does not fit the base model "tiny-qwen2": layer 0 [a-z]+_proj: A has \d+ values and B \d+; the model needs \[2, \d+\] and \[\d+, 2\]\n  hint: /),
+      message: expect.stringMatching(/^the adapter of agent "solver" in run-x\/ckpt-000000 does not fit the base model "tiny-qwen2": layer 0 [a-z]+_proj: A has \d+ values and B \d+; the model needs \[2, \d+\] and \[\d+, 2\]\n  hint: The run was trained on another base model/),
     });
     await expect(agentLogits(other, 'solver', decoder, files.name, IDS)).rejects.toMatchObject({ code: 'ADAPTER_MISMATCH' });
     const ck = await checkpoint(decoder.config, 'per_agent');

@@ -6,12 +6,13 @@
 // against. Browser-safe and storage-free: the callers read the checkpoint and the base model's files.
 
 import { CONFIG_FILE, type VerifiedCheckpoint } from '../checkpoint/checkpoint.ts';
-import { type RunConfig, parseConfig } from '../../config/run-config.ts';
+import { type RunConfig, parseRunConfig } from '../../config/run-config.ts';
 import { MarftError } from '../errors.ts';
 import { agentDir } from './peft.ts';
-import { ckptFail, errorMessage } from '../../platform/storage/errors.ts';
+import { errorMessage } from '../../common/errors.ts';
+import { ckptFail } from '../../platform/storage/errors.ts';
 import { zipFiles } from '../../platform/zip.ts';
-import { type ModelConfig, parseConfig as parseModelConfig } from '../../model/config.ts';
+import { type ModelConfig, parseModelConfig } from '../../model/config.ts';
 import type { Decoder } from '../../model/decoder.ts';
 import type { ModelFiles } from '../../model/folder.ts';
 import { sequenceLogits } from '../../model/logits.ts';
@@ -41,7 +42,7 @@ export interface AgentAdapter {
  * folder as state.json records it, a missing file named (FILE_MISSING), an unreadable one ADAPTER_INVALID.
  */
 export function agentAdapter(ck: VerifiedCheckpoint, role: string): AgentAdapter {
-  const config = parseConfig(new TextDecoder().decode(ck.files[CONFIG_FILE]), { checkEnv: false });
+  const config = parseRunConfig(new TextDecoder().decode(ck.files[CONFIG_FILE]), { checkEnv: false });
   const roles = config.graph.agents.map((a) => a.role);
   if (!roles.includes(role)) throw new MarftError('NO_AGENT', `"${role}" is not an agent of ${ck.path} (its agents: ${roles.join(', ')})`);
   // every role has its folder; in shared mode each holds a copy of the one adapter (see peft.ts)

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { writePeftAdapter } from '../../model/peft.ts';
 import { AREAL_CONFIG_FILE, AREAL_LAB_CONFIG_FILE, AREAL_TOP_K_OFF, arealExportFiles } from './areal.ts';
-import { type RunConfig, parseConfig } from '../../config/run-config.ts';
+import { type RunConfig, parseRunConfig } from '../../config/run-config.ts';
 
 function adapterFiles(config: RunConfig, seed: number): Record<string, Uint8Array> {
   const out: Record<string, Uint8Array> = {};
@@ -22,7 +22,7 @@ function adapterFiles(config: RunConfig, seed: number): Record<string, Uint8Arra
 
 describe('AReaL export', () => {
   it('per-agent LoRA, PPO: every field maps, adapters per role', () => {
-    const config = parseConfig({
+    const config = parseRunConfig({
       seed: 11, iterations: 40,
       graph: {
         agents: [
@@ -83,7 +83,7 @@ describe('AReaL export', () => {
   });
 
   it('shared LoRA, GRPO, greedy: one adapter folder, no critic, group settings', () => {
-    const config = parseConfig({
+    const config = parseRunConfig({
       algo: 'grpo', rollout: { groupSize: 4 }, lora: { mode: 'shared' }, credit: { method: 'step_discount', discount: 0.5 },
       graph: { agents: [{ role: 'a', systemPrompt: 'x', temperature: 0 }, { role: 'b', systemPrompt: 'y', withAnswer: true, temperature: 0 }], edges: [] },
     });

@@ -1,4 +1,4 @@
-// Fuzzes the model folder's JSON files: config.json (parseConfig), tokenizer.json + tokenizer_config.json
+// Fuzzes the model folder's JSON files: config.json (parseModelConfig), tokenizer.json + tokenizer_config.json
 // (loadTokenizer) and adapter_config.json + adapter_model.safetensors (parseAdapterConfig, readPeftAdapter),
 // by structural mutations of valid files (fields replaced, deleted or added with hostile values) and
 // byte-wise mutations of their text. Every case ends in a correct load (which must then be usable:
@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { applyByteOps, applyJsonEdits, byteOps, jsonEdits, measure } from '../../../scripts/fuzz.ts';
 import { type ReliabilityRow, Tally, outcomeOf, recordReliability } from '../../../scripts/reliability.ts';
-import { expectedWeights, parseConfig } from '../config.ts';
+import { expectedWeights, parseModelConfig } from '../config.ts';
 import { ModelFileError } from '../errors.ts';
 import { TINY_QWEN2_CONFIG, seededValues, tinyTokenizer } from '../file-fixtures.ts';
 import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, type LoraLayer, parseAdapterConfig, readPeftAdapter, writePeftAdapter } from '../peft.ts';
@@ -32,7 +32,7 @@ const CONFIG_KEYS = fc.constantFrom(...new Set([...Object.keys(LLAMA), ...Object
 
 /** A parsed config must be usable: its weight list is computed fast (no size drives a long loop). */
 function useConfig(text: string | unknown): void {
-  const c = parseConfig(text);
+  const c = parseModelConfig(text);
   const m = measure(() => expectedWeights(c).length);
   if (m.error) throw m.error;
   expect(m.ms, 'expectedWeights time').toBeLessThan(200);

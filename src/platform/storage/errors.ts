@@ -2,6 +2,8 @@
 // is a CheckpointError with a code, a message that names the file (relative to the checkpoint folder, or
 // the store path) and the problem, and a hint saying what to do next — the style of src/model/errors.ts.
 
+import { CodedError } from '../../common/errors.ts';
+
 export type CheckpointErrorCode =
   | 'NO_CHECKPOINT' // the folder has neither a `latest` pointer nor a state.json
   | 'POINTER_INVALID' // `latest` does not name a checkpoint folder of the run
@@ -37,17 +39,12 @@ const HINTS: Record<CheckpointErrorCode, string> = {
   ZIP_TOO_LARGE: 'The zip expands beyond the lab\'s cap; it is not a checkpoint of a model that fits in the browser (or it is a zip bomb).',
 };
 
-export class CheckpointError extends Error {
-  readonly code: CheckpointErrorCode;
+export class CheckpointError extends CodedError<CheckpointErrorCode> {
   /** The file or folder the problem is about ('' when none). */
   readonly file: string;
-  readonly hint: string;
   constructor(code: CheckpointErrorCode, file: string, message: string, hint = HINTS[code]) {
-    super(`${file ? `${file}: ` : ''}${message}\n  hint: ${hint}`);
-    this.name = 'CheckpointError';
-    this.code = code;
+    super('CheckpointError', code, `${file ? `${file}: ` : ''}${message}`, hint);
     this.file = file;
-    this.hint = hint;
   }
 }
 
@@ -55,5 +52,3 @@ export class CheckpointError extends Error {
 export function ckptFail(code: CheckpointErrorCode, file: string, message: string): never {
   throw new CheckpointError(code, file, message);
 }
-
-export const errorMessage = (e: unknown): string => (e instanceof Error ? e.message : String(e));

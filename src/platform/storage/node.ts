@@ -4,7 +4,8 @@
 
 import { mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { ckptFail, errorMessage } from './errors.ts';
+import { errorMessage } from '../../common/errors.ts';
+import { ckptFail } from './errors.ts';
 import { type CheckpointStore, type StoreEntry, pathParts, toBytes } from './store.ts';
 
 const code = (e: unknown): string | undefined => (e as NodeJS.ErrnoException)?.code;

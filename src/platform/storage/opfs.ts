@@ -6,7 +6,8 @@
 //   rename  FileSystemHandle.move(parent, name) where the browser has it (Chrome 110+ in OPFS), else a
 //           recursive copy then remove; either way the checkpoint's commit is the `latest` pointer.
 
-import { ckptFail, errorMessage } from './errors.ts';
+import { errorMessage } from '../../common/errors.ts';
+import { ckptFail } from './errors.ts';
 import { type CheckpointStore, type StoreEntry, pathParts, toBytes } from './store.ts';
 
 // Members the TypeScript DOM lib lacks (or keeps in lib.dom.asynciterable / lib.webworker).

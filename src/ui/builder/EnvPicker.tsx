@@ -1,7 +1,6 @@
 // The environment: a built-in task generator, or the user's own JSON/JSONL of {problem, answer}.
 
-import { DEFAULT_PRECEDENCE } from '../../envs/coop.ts';
-import { listEnvs } from '../../envs/registry.ts';
+import { DEFAULT_PRECEDENCE, listEnvs } from '../../config/envs.ts';
 import { uploadDataset } from '../actions.ts';
 import { editDraft, selectDataset, selectDraft, useLab } from '../store.ts';
 import { ErrorBox } from '../Notices.tsx';

@@ -4,8 +4,7 @@
 // Without the timestamp-query feature the panel says so and shows the phase times alone.
 
 import { useMemo, useState } from 'react';
-import { type KernelGrouping, type KernelSortKey, kernelRows, phaseRows, sortKernelRows, totalMs } from '../../common/profile-table.ts';
-import type { KernelTime } from '../../gpu/profiler.ts';
+import { type KernelGrouping, type KernelSortKey, type KernelTime, kernelRows, phaseRows, sortKernelRows, totalMs } from '../../common/profile-table.ts';
 import { profileNextIteration } from '../actions.ts';
 import { selectProfile, selectRun, selectTimestampQuery, useLab } from '../store.ts';
 

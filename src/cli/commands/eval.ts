@@ -47,7 +47,6 @@ export async function evalCommand(argv: string[]): Promise<void> {
   if (!Number.isInteger(episodes) || episodes < 1) throw new UsageError(`--episodes must be a positive integer, got ${a.episodes}`);
   const s = await openSession(config, log);
   const state = ckpt ? await loadCheckpoint(s.gpu, ckpt.store, ckpt.dir, s.model.config) : null;
-  s.decoder.lora = state?.policy ?? null;
   const result = await evaluate(s.decoder, s.tokenizer, config, state, {
     episodes, split, sampled: Boolean(a.sampled), seed: typeof a.seed === 'string' ? Number(a.seed) : undefined,
   });

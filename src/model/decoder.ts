@@ -173,9 +173,9 @@ export class Decoder {
     matmul(this.gpu, out, x, w.linear[m], { transB: true, bias: w.bias[m], accumulate });
     const lora = st.adapters;
     const p = lora?.layers[l][m];
-    if (!p) return undefined;
-    const h = this.gpu.tensor([st.N, lora!.spec.r], 'f32', `lora.h.${l}.${m}`);
-    loraForward(this.gpu, out, h, x, st.slots, p.A, p.B, st.T, lora!.scale);
+    if (!lora || !p) return undefined;
+    const h = this.gpu.tensor([st.N, lora.spec.r], 'f32', `lora.h.${l}.${m}`);
+    loraForward(this.gpu, out, h, x, st.slots, p.A, p.B, st.T, lora.scale);
     return h;
   }
 
@@ -216,7 +216,8 @@ export class Decoder {
       st.logits = g.tensor([N, c.vocabSize], 'f32', 'logits');
       matmul(g, st.logits, st.hN, this.weights.lmHead, { transB: true });
     } else if (mode === 'last') {
-      const hLast = selectRows(g, st.hN, Int32Array.from({ length: B }, (_, b) => b * T + T - 1), 'hN.last'); // (B, C)
+      // the last position of each sequence: (B, C)
+      const hLast = selectRows(g, st.hN, Int32Array.from({ length: B }, (_, b) => b * T + T - 1), 'hN.last');
       st.logits = g.tensor([B, c.vocabSize], 'f32', 'logits.last');
       matmul(g, st.logits, hLast, this.weights.lmHead, { transB: true });
       g.release(hLast);

@@ -33,13 +33,13 @@ for (const name of names) {
     const config = parseModelConfig({ model_type: 'llama', architectures: ['LlamaForCausalLM'], max_position_embeddings: 4096, ...BENCH_MODELS[name] });
     const weights = uploadWeights(gpu, config, randomWeights(config, 1), dtype === 'bf16' ? { storeAs: 'bf16' } : {});
     const dec = new Decoder(gpu, config, weights);
-    dec.lora = createLoraSet(gpu, config, { r: 8, alpha: 16, targets: ['q_proj', 'v_proj'], slots: 1 }, 2);
+    const lora = createLoraSet(gpu, config, { r: 8, alpha: 16, targets: ['q_proj', 'v_proj'], slots: 1 }, 2);
     const rng = new Rng(3);
     const ids = Int32Array.from({ length: B * T }, () => rng.int(config.vocabSize));
     const dlogits = gpu.upload(Float32Array.from({ length: B * T * config.vocabSize }, () => (rng.next() - 0.5) * 1e-3), [B * T, config.vocabSize], 'f32', 'dlogits');
     const slots = new Int32Array(B);
     const step = async (): Promise<void> => {
-      const st = dec.forward({ B, T, ids, slots }, { save: true });
+      const st = dec.forward({ B, T, ids, adapters: lora, slots }, { save: true });
       dec.backward(st, dlogits, null);
       dec.release(st);
       await gpu.sync();
@@ -50,7 +50,7 @@ for (const name of names) {
     for (let i = 0; i < reps; i++) await step();
     const trainMs = (performance.now() - t0) / reps;
     const prompts = Array.from({ length: B }, () => Array.from({ length: P }, () => rng.int(config.vocabSize)));
-    const gen = () => generate(dec, prompts, { maxNewTokens: NEW, sampling: { temperature: 0 }, seed: 1, slots: new Array(B).fill(0), syncEvery: 16 });
+    const gen = () => generate(dec, prompts, { maxNewTokens: NEW, sampling: { temperature: 0 }, seed: 1, adapters: lora, slots: new Array(B).fill(0), syncEvery: 16 });
     await gen();
     t0 = performance.now();
     await gen();

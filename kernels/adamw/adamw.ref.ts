@@ -3,7 +3,7 @@
 
 import type { AdamWHyper } from './adamw.ts';
 
-export interface AdamWRefGroup { params: Float64Array; grads: ArrayLike<number>; m: Float64Array; v: Float64Array }
+export interface AdamWRefGroup { params: Float64Array; grads: ArrayLike<number>; m: Float64Array; v: Float64Array; decay?: boolean }
 export interface AdamWRefState { step: number; skipped: number; norm: number; clipScale: number; nonFinite: boolean }
 
 /** One step over all groups, in place; returns the state after it. */
@@ -19,10 +19,10 @@ export function adamwStepRef(groups: AdamWRefGroup[], state: { step: number; ski
   const b1 = hp.beta1 ?? 0.9;
   const b2 = hp.beta2 ?? 0.999;
   const eps = hp.eps ?? 1e-8;
-  const wd = hp.weightDecay ?? 0;
   const bc1 = 1 - b1 ** t;
   const bc2 = 1 - b2 ** t;
-  for (const { params, grads, m, v } of groups) {
+  for (const { params, grads, m, v, decay } of groups) {
+    const wd = decay === false ? 0 : (hp.weightDecay ?? 0);
     for (let i = 0; i < params.length; i++) {
       const g = grads[i] * clipScale;
       m[i] = b1 * m[i] + (1 - b1) * g;

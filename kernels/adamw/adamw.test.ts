@@ -70,6 +70,19 @@ describe('adamw', () => {
     });
   }
 
+  it('exempts groups with decay false from weight decay', async () => {
+    const s = await setup(3);
+    for (const k of [1, 4]) { s.ref[k].decay = false; s.groups[k] = { ...s.groups[k], decay: false }; }
+    let state = { step: 0, skipped: 0 };
+    for (let step = 0; step < 2; step++) {
+      setGrads(s, 300 + step, 0.3);
+      adamwStep(s.gpu, s.groups, s.stats, { ...HP, weightDecay: 0.5, maxNorm: 1 });
+      state = adamwStepRef(s.ref, state, { ...HP, weightDecay: 0.5, maxNorm: 1 });
+      await compare(s, `decay step ${step}`);
+    }
+    release(s);
+  });
+
   for (const poison of [NaN, Infinity, 1e30]) {
     it(`skips a step whose gradient norm is not finite (${poison}), then goes on`, async () => {
       const s = await setup(2);

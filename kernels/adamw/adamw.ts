@@ -20,8 +20,11 @@ export interface AdamWHyper {
   weightDecay?: number; // default 0 (decoupled: p *= 1 - lr * wd)
 }
 
-/** One parameter group: flat f32 tensors of the same element count; grads reuse the params' layout. */
-export interface AdamWGroup { params: Tensor; grads: Tensor; m: Tensor; v: Tensor }
+/**
+ * One parameter group: flat f32 tensors of the same element count; grads reuse the params' layout.
+ * decay false exempts the group from weight decay in adamwStep (norm weights, biases); default true.
+ */
+export interface AdamWGroup { params: Tensor; grads: Tensor; m: Tensor; v: Tensor; decay?: boolean }
 
 const code = () => source;
 const BEGIN: Program = { key: 'adamw', code, entryPoint: 'begin' };
@@ -93,13 +96,13 @@ export function adamwUpdate(gpu: Gpu, group: AdamWGroup, stats: Tensor, hp: Adam
   });
 }
 
-/** A whole step: the global norm over every group's gradients, then each group's update. */
+/** A whole step: the global norm over every group's gradients, then each group's update (its decay flag applied). */
 export function adamwStep(gpu: Gpu, groups: readonly AdamWGroup[], stats: Tensor, hp: AdamWHyper & { maxNorm?: number }): void {
   for (const g of groups) checkGroup('adamwStep', g); // every check before the first dispatch
   checkHyper('adamwStep', hp);
   checkStats('adamwStep', stats);
   adamwBegin(gpu, stats, groups.map((g) => g.grads), hp.maxNorm ?? 0);
-  for (const g of groups) adamwUpdate(gpu, g, stats, hp);
+  for (const g of groups) adamwUpdate(gpu, g, stats, g.decay === false ? { ...hp, weightDecay: 0 } : hp);
 }
 
 /** Clears gradient tensors in the command stream (before a step's backward accumulates into them). */

@@ -33,26 +33,21 @@ export async function evaluate(decoder: Decoder, tokenizer: LoadedTokenizer, con
   const graph = compileGraph(config.graph);
   const seed = o.seed ?? 12345;
   const t0 = performance.now();
-  const keep = decoder.lora;
-  decoder.lora = state?.policy ?? null;
-  try {
-    const ro = await rollout({
-      decoder, tokenizer, config, graph,
-      makeEnv: () => createEnv(config.env.name, { ...config.env.options, split: o.split, horizon: config.rollout.horizon }),
-      seeds: Array.from({ length: o.episodes }, (_, i) => seed * 100003 + i), rng: new Rng(seed),
-      slotOf: (agent) => (state ? (config.lora.mode === 'per_agent' ? agent : 0) : -1),
-      greedy: !o.sampled,
-    });
-    const agents: Record<string, number> = {};
-    for (const role of graph.answerers) {
-      const ans = ro.episodes.flatMap((e) => e.turns.map((t) => t.answers[role]).filter((x) => x !== undefined));
-      agents[role] = ans.length ? ans.filter((x) => x.correct).length / ans.length : NaN;
-    }
-    return {
-      episodes: o.episodes, accuracy: ro.episodes.filter((e) => e.correct).length / o.episodes, agents, generatedTokens: ro.generatedTokens,
-      seconds: (performance.now() - t0) / 1000, mode: o.sampled ? 'sampled' : 'greedy', split: o.split,
-    };
-  } finally {
-    decoder.lora = keep;
+  const ro = await rollout({
+    decoder, tokenizer, config, graph,
+    makeEnv: () => createEnv(config.env.name, { ...config.env.options, split: o.split, horizon: config.rollout.horizon }),
+    seeds: Array.from({ length: o.episodes }, (_, i) => seed * 100003 + i), rng: new Rng(seed),
+    adapters: state?.policy ?? null,
+    slotOf: (agent) => (state ? (config.lora.mode === 'per_agent' ? agent : 0) : -1),
+    greedy: !o.sampled,
+  });
+  const agents: Record<string, number> = {};
+  for (const role of graph.answerers) {
+    const ans = ro.episodes.flatMap((e) => e.turns.map((t) => t.answers[role]).filter((x) => x !== undefined));
+    agents[role] = ans.length ? ans.filter((x) => x.correct).length / ans.length : NaN;
   }
+  return {
+    episodes: o.episodes, accuracy: ro.episodes.filter((e) => e.correct).length / o.episodes, agents, generatedTokens: ro.generatedTokens,
+    seconds: (performance.now() - t0) / 1000, mode: o.sampled ? 'sampled' : 'greedy', split: o.split,
+  };
 }

@@ -38,7 +38,7 @@ describe('rollout', () => {
     const gen = scripted((p) => (p.trimEnd().endsWith('planner:') ? 'PLAN' : 'I think \\boxed{-99999}'), seen);
     const ro = await rollout({
       decoder, tokenizer, config, graph: compileGraph(config.graph), makeEnv: () => createEnv('arithmetic', { difficulty: 1, horizon: 2 }),
-      seeds: [1, 2], rng: new Rng(1), slotOf: (a) => a, generateFn: gen,
+      seeds: [1, 2], rng: new Rng(1), adapters: null, slotOf: (a) => a, generateFn: gen,
     });
     for (const ep of ro.episodes) {
       expect(ep.actions.map((a) => `${a.turn}:${a.role}`)).toEqual(['0:planner', '0:solver', '1:planner', '1:solver']);
@@ -70,7 +70,7 @@ describe('rollout', () => {
     const gen = scripted((p) => (p.trimEnd().endsWith('orchestrator:') ? routes[r++] : p.trimEnd().endsWith('planner:') ? 'PLAN' : '\\boxed{1}'), seen);
     const ro = await rollout({
       decoder, tokenizer, config: cfg, graph: compileGraph(graph), makeEnv: () => createEnv('arithmetic', { difficulty: 1, horizon: 1 }),
-      seeds: [5], rng: new Rng(2), slotOf: (a) => a, generateFn: gen,
+      seeds: [5], rng: new Rng(2), adapters: null, slotOf: (a) => a, generateFn: gen,
     });
     expect(ro.episodes[0].actions.map((a) => a.role)).toEqual(['orchestrator', 'planner', 'orchestrator', 'solver', 'orchestrator']);
     // step limit: an orchestrator that never says done is cut after maxSteps calls
@@ -79,7 +79,7 @@ describe('rollout', () => {
     routes.push('<call>planner</call>');
     const ro2 = await rollout({
       decoder, tokenizer, config: cfg, graph: compileGraph(graph), makeEnv: () => createEnv('arithmetic', { difficulty: 1, horizon: 1 }),
-      seeds: [5], rng: new Rng(2), slotOf: (a) => a, generateFn: gen,
+      seeds: [5], rng: new Rng(2), adapters: null, slotOf: (a) => a, generateFn: gen,
     });
     expect(ro2.episodes[0].actions.filter((a) => a.role === 'planner')).toHaveLength(3);
   });

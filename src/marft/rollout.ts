@@ -8,6 +8,7 @@
 import type { Env } from '../envs/types.ts';
 import { type Decoder } from '../model/decoder.ts';
 import { generate } from '../model/generate.ts';
+import type { LoraSet } from '../model/lora-set.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
 import type { Rng } from '../common/rng.ts';
 import type { RunConfig } from '../config/run-config.ts';
@@ -52,6 +53,8 @@ export interface RolloutOptions {
   /** Episode seeds (GRPO repeats a task's seed groupSize times). */
   seeds: number[];
   rng: Rng;
+  /** The policy's adapters (null: the base model, every slot -1). */
+  adapters: LoraSet | null;
   /** Adapter slot of agent i (per-agent mode: i; shared: 0; evaluation of the base model: -1). */
   slotOf: (agent: number) => number;
   /** Greedy decoding for every agent (evaluation). */
@@ -114,6 +117,7 @@ export async function rollout(o: RolloutOptions): Promise<Rollout> {
         const p = agents[r.agent];
         return o.greedy ? { temperature: 0 } : { temperature: p.temperature, topK: p.topK, topP: p.topP };
       }),
+      adapters: o.adapters,
       slots: reqs.map((r) => o.slotOf(r.agent)),
       seed: o.rng.int(0x7fffffff),
       streams: reqs.map((r) => r.episode * 1024 + r.agent),

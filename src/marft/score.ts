@@ -5,11 +5,11 @@
 // critic's inputs. They are gathered into one GPU tensor kept for the whole update (the trunk is frozen, so
 // they do not change across epochs), and the critic's current values are read once for GAE.
 
-import { embeddingForward } from '../../kernels/embedding/embedding.ts';
-import { logprobsForward } from '../../kernels/logprobs/logprobs.ts';
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import type { Decoder } from '../model/decoder.ts';
+import { releaseTokenLogprobs, selectRows, tokenLogprobs } from '../model/heads.ts';
+import type { LoraSet } from '../model/lora-set.ts';
 import { type ValueHead, releaseValueHeadState, valueHeadForward } from '../model/value-head.ts';
 import { buildBatch, chunkActions, gatherRows } from './batch.ts';
 import type { ActionRecord } from './rollout.ts';
@@ -34,6 +34,8 @@ export interface ScoreResult {
 
 export interface ScoreOptions {
   level: 'action' | 'token';
+  /** The policy's adapters (slotOf indexes them; the reference forward runs the same set with slot -1). */
+  adapters: LoraSet;
   slotOf: (agent: number) => number;
   headOf: (agent: number) => number;
   padId: number;
@@ -42,13 +44,10 @@ export interface ScoreOptions {
   needRef: boolean;
 }
 
-async function logprobsOf(gpu: Gpu, logits: Tensor, targets: Tensor, N: number): Promise<{ logp: Float32Array; entropy: Float32Array }> {
-  const logp = gpu.tensor([N], 'f32', 'score.logp');
-  const entropy = gpu.tensor([N], 'f32', 'score.entropy');
-  const lse = gpu.tensor([N], 'f32', 'score.lse');
-  logprobsForward(gpu, logp, entropy, lse, logits, targets);
-  const out = { logp: await gpu.readF32(logp), entropy: await gpu.readF32(entropy) };
-  gpu.release(logp, entropy, lse);
+async function logprobsOf(gpu: Gpu, logits: Tensor, targets: Tensor): Promise<{ logp: Float32Array; entropy: Float32Array }> {
+  const h = tokenLogprobs(gpu, logits, targets, 'score');
+  const out = { logp: await gpu.readF32(h.logp), entropy: await gpu.readF32(h.entropy) };
+  releaseTokenLogprobs(gpu, h);
   return out;
 }
 
@@ -64,25 +63,23 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
     const batch = buildBatch(chunk, o.slotOf, o.padId);
     const N = batch.B * batch.T;
     const targets = gpu.upload(batch.targets, [N], 'i32', 'score.targets');
-    const pol = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, slots: batch.slots });
-    const policy = await logprobsOf(gpu, pol.logits!, targets, N);
+    const pol = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, adapters: o.adapters, slots: batch.slots });
+    const policy = await logprobsOf(gpu, pol.logits!, targets);
     dec.release(pol);
-    const ref = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, slots: new Int32Array(batch.B).fill(-1) }, { logits: o.needRef ? 'all' : 'none' });
-    const refLp = o.needRef ? await logprobsOf(gpu, ref.logits!, targets, N) : null;
+    const ref = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, adapters: o.adapters, slots: new Int32Array(batch.B).fill(-1) }, { logits: o.needRef ? 'all' : 'none' });
+    const refLp = o.needRef ? await logprobsOf(gpu, ref.logits!, targets) : null;
     // gather the critic's rows from the trunk's hidden states
     const rowIds: number[] = [];
     chunk.forEach((a, i) => {
       const r = batch.rows[i];
       for (let k = 0; k < rowsOf(a); k++) rowIds.push(r.start + k);
     });
-    const rowsT = gpu.upload(rowIds, [rowIds.length], 'i32', 'score.rows');
-    const hRows = gpu.tensor([rowIds.length, C], 'f32', 'score.hrows');
-    embeddingForward(gpu, hRows, rowsT, ref.hN);
+    const hRows = selectRows(gpu, ref.hN, rowIds, 'score.hrows');
     gpu.copy(hRows, criticInput, rowIds.length * C * 4, 0, next * C * 4);
     const hs = valueHeadForward(gpu, head, hRows);
     const vals = await gpu.readF32(hs.values);
     releaseValueHeadState(gpu, hs);
-    gpu.release(rowsT, hRows, targets);
+    gpu.release(hRows, targets);
     dec.release(ref);
     let local = 0;
     chunk.forEach((a, i) => {

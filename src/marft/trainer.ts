@@ -81,7 +81,6 @@ export class Trainer {
     const cfg = state.config;
     const it = state.iteration;
     const t0 = performance.now();
-    decoder.lora = state.policy;
     const G = cfg.algo === 'grpo' ? cfg.rollout.groupSize : 1;
     const seeds: number[] = [];
     for (let e = 0; e < cfg.rollout.episodes; e++) {
@@ -90,14 +89,14 @@ export class Trainer {
     }
     this.d.onProgress?.('rollout', `${seeds.length} episodes`);
     const ro = await rollout({
-      decoder, tokenizer: this.d.tokenizer, config: cfg, graph: this.graph, makeEnv: this.makeEnv, seeds, rng: state.rng, slotOf: this.slotOf,
+      decoder, tokenizer: this.d.tokenizer, config: cfg, graph: this.graph, makeEnv: this.makeEnv, seeds, rng: state.rng, adapters: state.policy, slotOf: this.slotOf,
       onProgress: (n, _t, phase) => this.d.onProgress?.('rollout', `${phase}, batch ${n}`),
     });
     const t1 = performance.now();
     const actions = ro.episodes.flatMap((e) => e.actions);
     this.d.onProgress?.('score', `${actions.length} actions`);
     const score = await scoreActions(gpu, decoder, state.critic, actions, {
-      level: cfg.algo === 'grpo' ? 'token' : cfg.level, slotOf: this.slotOf, headOf: this.headOf, padId: this.padId,
+      level: cfg.algo === 'grpo' ? 'token' : cfg.level, adapters: state.policy, slotOf: this.slotOf, headOf: this.headOf, padId: this.padId,
       maxTokens: this.maxTokens, needRef: cfg.ppo.klCoef > 0,
     });
     gpu.trim(); // scoring's logits: the update's micro-batches have other shapes (rollout trims after each generate)

@@ -18,14 +18,13 @@ describe('ppo update', () => {
   it('raises the log-prob of an action with positive advantage and lowers one with negative advantage', async () => {
     const gpu = await testGpu();
     const s = tinySetup(gpu, { level: 'token', rollout: { episodes: 1, horizon: 1 }, ppo: { lr: 3e-3, epochs: 1, minibatches: 1, targetKl: null, entropyCoef: 0, advantageNorm: false } });
-    s.decoder.lora = s.state.policy;
     const slotOf = (a: number) => a;
     const ro = await rollout({
       decoder: s.decoder, tokenizer: s.tokenizer, config: s.config, graph: compileGraph(s.config.graph),
-      makeEnv: () => createEnv('arithmetic', { difficulty: 1, horizon: 1 }), seeds: [4], rng: s.state.rng, slotOf,
+      makeEnv: () => createEnv('arithmetic', { difficulty: 1, horizon: 1 }), seeds: [4], rng: s.state.rng, adapters: s.state.policy, slotOf,
     });
     const actions = ro.episodes[0].actions;
-    const opts = { level: 'token' as const, slotOf, headOf: () => 0, padId: 0, maxTokens: 512, needRef: false };
+    const opts = { level: 'token' as const, adapters: s.state.policy, slotOf, headOf: () => 0, padId: 0, maxTokens: 512, needRef: false };
     const before = await scoreActions(gpu, s.decoder, s.state.critic, actions, opts);
     const targets = new Map<ActionRecord, ActionTargets>(actions.map((a, i) => [a, {
       reward: 0, advantages: a.actionIds.map(() => (i === 0 ? 1 : -1)), returns: a.actionIds.map(() => 0), trace: [],

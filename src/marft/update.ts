@@ -1,18 +1,17 @@
 // The PPO update on the GPU. Per minibatch: the policy's forward (saved) over the minibatch's actions, the
-// fused log-prob/entropy kernel, then the loss on the CPU from the N log-probs and entropies read back
+// model's log-prob/entropy head, then the loss on the CPU from the N log-probs and entropies read back
 // (the clipped surrogate, entropy bonus and KL penalty of losses.ts: a few floats per token), whose
-// per-token gradients go back up for the kernel's backward into the logits and the decoder's backward into
+// per-token gradients go back up through the head's backward into the logits and the decoder's backward into
 // the adapters. The critic trains on the frozen trunk's hidden states gathered at scoring time. AdamW
 // steps run on the GPU; their stats (global norm, non-finite flag) are read once per step for the metrics
 // and the skip guard. Agent-by-agent schedules keep the frozen agents' adapter slots (and their Adam
 // moments) exactly as they were.
 
-import { type AdamWGroup, ADAMW_STATS, adamwStep, zeroGrads } from '../../kernels/adamw/adamw.ts';
-import { embeddingForward } from '../../kernels/embedding/embedding.ts';
-import { logprobsBackward, logprobsForward } from '../../kernels/logprobs/logprobs.ts';
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import type { Decoder } from '../model/decoder.ts';
+import { releaseTokenLogprobs, selectRows, tokenLogprobs, tokenLogprobsBackward } from '../model/heads.ts';
+import { type Optimizer, type OptimizerGroup, clearGrads, optimizerStep, readOptimizerStats } from '../model/optimizer.ts';
 import type { Rng } from '../common/rng.ts';
 import { releaseValueHeadState, valueHeadBackward, valueHeadForward } from '../model/value-head.ts';
 import { normalizeAdvantages } from './advantages.ts';
@@ -21,7 +20,7 @@ import type { RunConfig } from '../config/run-config.ts';
 import { actionLevelPolicyLoss, countWords, exceedsTargetKl, ppoPolicyLoss, valueLoss } from './losses.ts';
 import type { ActionRecord } from './rollout.ts';
 import type { ScoreResult } from './score.ts';
-import type { AdamState, TrainState } from './state.ts';
+import type { TrainState } from './state.ts';
 import type { IterationMetrics } from '../config/metrics.ts';
 import type { ActionTargets } from './advantage-targets.ts';
 
@@ -58,7 +57,7 @@ const split = <T>(xs: T[], k: number): T[][] => {
 };
 
 /** Records fn, then restores the slots not in `keep` of every (S, ...) parameter and its Adam moments. */
-function keepFrozenSlots(gpu: Gpu, groups: AdamWGroup[], slots: number, keep: Set<number>, fn: () => void): void {
+function keepFrozenSlots(gpu: Gpu, groups: OptimizerGroup[], slots: number, keep: Set<number>, fn: () => void): void {
   const frozen = Array.from({ length: slots }, (_, s) => s).filter((s) => !keep.has(s));
   if (!frozen.length) { fn(); return; }
   const saved: Array<{ t: Tensor; copy: Tensor; s: number; bytes: number }> = [];
@@ -77,14 +76,9 @@ function keepFrozenSlots(gpu: Gpu, groups: AdamWGroup[], slots: number, keep: Se
 }
 
 /** Records a clipped AdamW step (a no-op on the GPU when the gradient is not finite) and zeroes the grads. */
-function recordStep(gpu: Gpu, o: AdamState, lr: number, cfg: RunConfig['ppo']): void {
-  adamwStep(gpu, o.groups, o.stats, { lr, eps: cfg.adamEps, weightDecay: cfg.weightDecay, maxNorm: cfg.maxGradNorm });
-  zeroGrads(gpu, o.groups.map((g) => g.grads));
-}
-
-async function stepStats(gpu: Gpu, o: AdamState): Promise<{ skipped: boolean; norm: number }> {
-  const stats = await gpu.readF32(o.stats);
-  return { skipped: stats[ADAMW_STATS.nonFinite] !== 0, norm: stats[ADAMW_STATS.norm] };
+function recordStep(gpu: Gpu, o: Optimizer, lr: number, cfg: RunConfig['ppo']): void {
+  optimizerStep(gpu, o, { lr, eps: cfg.adamEps, weightDecay: cfg.weightDecay, maxNorm: cfg.maxGradNorm });
+  clearGrads(gpu, o);
 }
 
 export async function ppoUpdate(
@@ -115,9 +109,7 @@ export async function ppoUpdate(
         }
         if (rows.length) {
           const R = rows.length;
-          const rowsT = gpu.upload(rows, [R], 'i32', 'critic.rows');
-          const x = gpu.tensor([R, dec.config.hiddenSize], 'f32', 'critic.x');
-          embeddingForward(gpu, x, rowsT, score.criticInput);
+          const x = selectRows(gpu, score.criticInput, rows, 'critic.x');
           const hs = valueHeadForward(gpu, state.critic, x);
           const all = await gpu.readF32(hs.values);
           const heads = rows.map((r) => score.criticHead[r]);
@@ -131,7 +123,7 @@ export async function ppoUpdate(
             valueHeadBackward(gpu, state.critic, hs, dvT, null, ones);
             gpu.release(dvT, ones);
             recordStep(gpu, state.criticOptim, ppo.criticLr, ppo);
-            const r = await stepStats(gpu, state.criticOptim);
+            const r = await readOptimizerStats(gpu, state.criticOptim);
             if (r.skipped) st.skipped.push(`epoch ${epoch}: critic step skipped (non-finite gradient)`);
             else st.criticSteps++;
             st.valueLoss += vl.loss;
@@ -140,7 +132,7 @@ export async function ppoUpdate(
             st.skipped.push(`epoch ${epoch}: critic step skipped (value loss ${vl.loss})`);
           }
           releaseValueHeadState(gpu, hs);
-          gpu.release(rowsT, x);
+          gpu.release(x);
         }
       }
       // ---- policy ----
@@ -209,13 +201,10 @@ async function policyMinibatch(
   for (const chunk of chunkActions(pm, o.maxTokens)) {
     const batch = buildBatch(chunk, o.slotOf, o.padId);
     const N = batch.B * batch.T;
-    const fw = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, slots: batch.slots }, { save: o.recompute ? 'checkpoint' : true });
+    const fw = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, adapters: state.policy, slots: batch.slots }, { save: o.recompute ? 'checkpoint' : true });
     const targetsT = gpu.upload(batch.targets, [N], 'i32', 'ppo.targets');
-    const logp = gpu.tensor([N], 'f32', 'ppo.logp');
-    const ent = gpu.tensor([N], 'f32', 'ppo.entropy');
-    const lse = gpu.tensor([N], 'f32', 'ppo.lse');
-    logprobsForward(gpu, logp, ent, lse, fw.logits!, targetsT);
-    const [lp, en] = [await gpu.readF32(logp), await gpu.readF32(ent)];
+    const head = tokenLogprobs(gpu, fw.logits!, targetsT, 'ppo');
+    const [lp, en] = [await gpu.readF32(head.logp), await gpu.readF32(head.entropy)];
     const tok = { logp: [] as number[], old: [] as number[], ent: [] as number[], ref: [] as number[], adv: [] as number[] };
     const spans: Array<{ agent: number; start: number; end: number }> = [];
     chunk.forEach((a, i) => {
@@ -260,13 +249,11 @@ async function policyMinibatch(
         const row = batch.rows[i];
         for (let k = 0; k < row.count; k++) { dl[row.start + k] = dLogp[spans[i].start + k]; de[row.start + k] = dEnt[spans[i].start + k]; }
       });
-      const dlT = gpu.upload(dl, [N], 'f32', 'ppo.dlogp');
-      const deT = gpu.upload(de, [N], 'f32', 'ppo.dentropy');
-      logprobsBackward(gpu, fw.logits!, dlT, deT, fw.logits!, targetsT, ent, lse, { inPlace: true });
+      tokenLogprobsBackward(gpu, head, fw.logits!, dl, de);
       dec.backward(fw, fw.logits!, null);
-      gpu.release(dlT, deT);
     }
-    gpu.release(targetsT, logp, ent, lse);
+    releaseTokenLogprobs(gpu, head);
+    gpu.release(targetsT);
     dec.release(fw);
   }
   if (!finite) {
@@ -277,11 +264,11 @@ async function policyMinibatch(
   } else {
     const keep = new Set(o.trainAgents.map(o.slotOf));
     keepFrozenSlots(gpu, state.policyOptim.groups, state.policy.spec.slots, keep, () => recordStep(gpu, state.policyOptim, ppo.lr, ppo));
-    const step = await stepStats(gpu, state.policyOptim);
+    const step = await readOptimizerStats(gpu, state.policyOptim);
     if (step.skipped) res.skipped = `epoch ${epoch}: policy step skipped (non-finite gradient)`;
     else res.stepped = true;
   }
-  zeroGrads(gpu, state.policyOptim.groups.map((g) => g.grads));
+  clearGrads(gpu, state.policyOptim);
   return res;
 }
 

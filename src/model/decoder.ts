@@ -1,6 +1,8 @@
 // The Llama/Qwen2 decoder on WebGPU: forward over a batch of padded sequences, keeping what the backward
 // needs, and a hand-written backward (llm.c style) to the LoRA adapters, to every weight in full-parameter
-// mode, and to the final hidden state for a value head. Each sequence carries its adapter slot.
+// mode, and to the final hidden state for a value head. The adapter set is an input of each forward (the
+// decoder holds only the frozen weights), and each sequence carries its slot in that set; backward
+// accumulates into the set its forward ran with.
 // Legend: B batch, T time, N = B*T rows, C channels, I intermediate, V vocab, L layers, NH heads,
 // NKV kv heads, HS head size, R LoRA rank.
 // Backward rule: parameter grads accumulate (+=), activation grads assign (=), except the residual
@@ -19,6 +21,7 @@ import type { Gpu } from '../gpu/gpu.ts';
 import { shapeError } from '../gpu/errors.ts';
 import { type Tensor, view } from '../gpu/tensor.ts';
 import { type LinearModule, type ModelConfig, ropeInvFreq } from './config.ts';
+import { selectRows } from './heads.ts';
 import type { LoraSet } from './lora-set.ts';
 import type { DecoderWeights } from './weights.ts';
 
@@ -31,6 +34,8 @@ export interface BatchInput {
   mask?: Int32Array;
   /** (B*T) RoPE positions. Default: the count of real tokens before each one (HF's cumsum(mask) - 1). */
   pos?: Int32Array;
+  /** The LoRA adapters `slots` index (e.g. one slot per agent). Default: none. */
+  adapters?: LoraSet | null;
   /** (B) adapter slot of each sequence; -1 = no adapter (the reference policy). Default: all -1. */
   slots?: Int32Array;
   /** The ids already on the GPU, (B*T) i32 (generation feeds sampled tokens back without a readback). */
@@ -79,6 +84,8 @@ export interface ForwardState {
   B: number; T: number; N: number;
   idsHost: Int32Array;
   ids: Tensor; pos: Tensor; slots: Tensor; mask: Tensor | null;
+  /** The adapters this forward ran with; backward accumulates their gradients. */
+  adapters: LoraSet | null;
   /** Residual stream before each layer and after the last: xs[l] (N, C), L + 1 of them (saved runs). */
   xs: Tensor[];
   layers: LayerSaved[];
@@ -126,7 +133,6 @@ export class Decoder {
     readonly gpu: Gpu,
     readonly config: ModelConfig,
     readonly weights: DecoderWeights,
-    public lora: LoraSet | null = null,
   ) {
     const c = config;
     this.freq = c.ropeScaling ? gpu.upload(ropeInvFreq(c), [c.headDim / 2], 'f32', 'rope.inv_freq') : c.ropeTheta;
@@ -147,7 +153,7 @@ export class Decoder {
     if (inp.slots && inp.slots.length !== B) shapeError(op, `slots has ${inp.slots.length} values, B = ${B}`);
     const V = this.config.vocabSize;
     if (!inp.idsGpu) for (let i = 0; i < N; i++) if (inp.ids[i] < 0 || inp.ids[i] >= V) shapeError(op, `token id ${inp.ids[i]} at ${i} is outside the vocabulary (0..${V - 1})`);
-    const S = this.lora?.spec.slots ?? 0;
+    const S = inp.adapters?.spec.slots ?? 0;
     if (inp.slots) for (const s of inp.slots) if (s >= S || s < -1) shapeError(op, `adapter slot ${s} is outside -1..${S - 1}`);
     if (T > this.config.maxPositionEmbeddings) shapeError(op, `T = ${T} exceeds max_position_embeddings ${this.config.maxPositionEmbeddings}`);
     const g = this.gpu;
@@ -165,10 +171,11 @@ export class Decoder {
   private linear(out: Tensor, x: Tensor, l: number, m: LinearModule, st: ForwardState, accumulate = false): Tensor | undefined {
     const w = this.weights.layers[l];
     matmul(this.gpu, out, x, w.linear[m], { transB: true, bias: w.bias[m], accumulate });
-    const p = this.lora?.layers[l][m];
-    if (!p) return undefined;
-    const h = this.gpu.tensor([st.N, this.lora!.spec.r], 'f32', `lora.h.${l}.${m}`);
-    loraForward(this.gpu, out, h, x, st.slots, p.A, p.B, st.T, this.lora!.scale);
+    const lora = st.adapters;
+    const p = lora?.layers[l][m];
+    if (!lora || !p) return undefined;
+    const h = this.gpu.tensor([st.N, lora.spec.r], 'f32', `lora.h.${l}.${m}`);
+    loraForward(this.gpu, out, h, x, st.slots, p.A, p.B, st.T, lora.scale);
     return h;
   }
 
@@ -185,7 +192,7 @@ export class Decoder {
       shapeError('Decoder.forward', `the KV cache holds ${cache.B} sequences with ${cache.capacity - cache.length} free positions; the batch has ${B} x ${T}`);
     }
     const st: ForwardState = {
-      B, T, N, idsHost: inp.ids, ...this.inputs(inp), xs: [], layers: [],
+      B, T, N, idsHost: inp.ids, ...this.inputs(inp), adapters: inp.adapters ?? null, xs: [], layers: [],
       rstdF: null as unknown as Tensor, hN: null as unknown as Tensor, logits: null, saved: save !== false,
     };
     let x = g.tensor([N, C], 'f32', 'x0');
@@ -209,13 +216,11 @@ export class Decoder {
       st.logits = g.tensor([N, c.vocabSize], 'f32', 'logits');
       matmul(g, st.logits, st.hN, this.weights.lmHead, { transB: true });
     } else if (mode === 'last') {
-      // The last position of each sequence, gathered with the embedding kernel (hN as the table).
-      const rows = g.upload(Int32Array.from({ length: B }, (_, b) => b * T + T - 1), [B], 'i32', 'last.rows');
-      const hLast = g.tensor([B, C], 'f32', 'hN.last');
-      embeddingForward(g, hLast, rows, st.hN);
+      // the last position of each sequence: (B, C)
+      const hLast = selectRows(g, st.hN, Int32Array.from({ length: B }, (_, b) => b * T + T - 1), 'hN.last');
       st.logits = g.tensor([B, c.vocabSize], 'f32', 'logits.last');
       matmul(g, st.logits, hLast, this.weights.lmHead, { transB: true });
-      g.release(rows, hLast);
+      g.release(hLast);
     }
     return st;
   }
@@ -282,7 +287,7 @@ export class Decoder {
 
   /**
    * Backpropagates dlogits (N, V) and/or dhidden (N, C) (the value head's gradient on hN) through a saved
-   * forward. LoRA gradients accumulate into the LoraSet; weight gradients into `grads` (full-parameter mode).
+   * forward. LoRA gradients accumulate into the forward's adapters; weight gradients into `grads` (full-parameter mode).
    */
   backward(st: ForwardState, dlogits: Tensor | null, dhidden: Tensor | null, grads: DecoderWeights | null = null): void {
     if (!st.saved) shapeError('Decoder.backward', 'the forward was run without save');
@@ -317,8 +322,8 @@ export class Decoder {
         matmulBackward(g, dIn, gw ? gw.linear[m] : null, dOut, x, w.linear[m], { transB: true, accumulateDA, accumulateDB: true });
         const db = gw?.bias[m];
         if (db) matmul(g, view(db, [1, db.shape[0]]), this.onesRow(N), dOut, { accumulate: true });
-        const p = this.lora?.layers[l][m];
-        if (p) loraBackward(g, dIn, p.dA, p.dB, dOut, x, s.loraH[m]!, st.slots, p.A, p.B, T, this.lora!.scale);
+        const p = st.adapters?.layers[l][m];
+        if (p) loraBackward(g, dIn, p.dA, p.dB, dOut, x, s.loraH[m]!, st.slots, p.A, p.B, T, st.adapters!.scale);
       };
       // MLP block
       const da = g.tensor([N, I], 'f32', 'da');

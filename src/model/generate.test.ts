@@ -25,16 +25,16 @@ describe('generate', () => {
     const gpu = await testGpu();
     const config = tinyConfig();
     const dec = new Decoder(gpu, config, uploadWeights(gpu, config, (n) => tinyWeights(config, 3, 0.8).get(n)));
-    dec.lora = createLoraSet(gpu, config, { r: 2, alpha: 4, targets: ['q_proj', 'v_proj', 'down_proj'], slots: 2 }, 5);
-    for (const layer of dec.lora.layers) for (const p of Object.values(layer)) gpu.write(p.B, Float32Array.from({ length: p.B.shape.reduce((a, b) => a * b, 1) }, (_, i) => Math.sin(i) * 0.5));
+    const lora = createLoraSet(gpu, config, { r: 2, alpha: 4, targets: ['q_proj', 'v_proj', 'down_proj'], slots: 2 }, 5);
+    for (const layer of lora.layers) for (const p of Object.values(layer)) gpu.write(p.B, Float32Array.from({ length: p.B.shape.reduce((a, b) => a * b, 1) }, (_, i) => Math.sin(i) * 0.5));
     const prompts = [[5, 9, 2, 17], [3], [8, 8]];
     const slots = [0, -1, 1];
-    const gen = await generate(dec, prompts, { maxNewTokens: 6, sampling: { temperature: 0 }, slots, seed: 1, syncEvery: 4 });
+    const gen = await generate(dec, prompts, { maxNewTokens: 6, sampling: { temperature: 0 }, adapters: lora, slots, seed: 1, syncEvery: 4 });
     for (let b = 0; b < prompts.length; b++) {
       expect(gen.tokens[b]).toHaveLength(6);
       const seq = [...prompts[b], ...gen.tokens[b]];
       const T = seq.length - 1;
-      const st = dec.forward({ B: 1, T, ids: Int32Array.from(seq.slice(0, T)), slots: Int32Array.of(slots[b]) });
+      const st = dec.forward({ B: 1, T, ids: Int32Array.from(seq.slice(0, T)), adapters: lora, slots: Int32Array.of(slots[b]) });
       const logits = await gpu.readF32(st.logits!);
       dec.release(st);
       for (let i = 0; i < 6; i++) {

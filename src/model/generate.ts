@@ -11,12 +11,15 @@ import { type SamplingRow, sampleTokens, uploadSamplingSettings } from '../../ke
 import { shapeError } from '../gpu/errors.ts';
 import { view } from '../gpu/tensor.ts';
 import { type Decoder, createKvCache, defaultPositions, releaseKvCache } from './decoder.ts';
+import type { LoraSet } from './lora-set.ts';
 
 export interface GenerateOptions {
   /** New tokens per sequence (one number for all, or one per sequence). */
   maxNewTokens: number | readonly number[];
   /** Sampling settings per sequence (temperature 0 = greedy), or one for all. */
   sampling: SamplingRow | readonly SamplingRow[];
+  /** The LoRA adapters `slots` index. Default: none. */
+  adapters?: LoraSet | null;
   /** Adapter slot per sequence (-1 = base model). Default all -1. */
   slots?: readonly number[];
   seed: number;
@@ -110,7 +113,8 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
   const syncEvery = Math.max(1, opts.syncEvery ?? 8);
   const stop = new Set(opts.stopTokens ?? []);
   try {
-    let st = dec.forward({ B, T: Tp, ids, mask, pos: defaultPositions(B, Tp, mask), slots }, { cache, logits: 'last' });
+    const adapters = opts.adapters;
+    let st = dec.forward({ B, T: Tp, ids, mask, pos: defaultPositions(B, Tp, mask), adapters, slots }, { cache, logits: 'last' });
     let read = 0;
     for (let step = 0; step < maxNew; step++) {
       sampleTokens(g, token, logprob, st.logits!, settings, opts.seed >>> 0, step);
@@ -120,7 +124,7 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
       const last = step === maxNew - 1;
       if (!last) {
         const pos = Int32Array.from(prompts, (p) => p.length + step);
-        st = dec.forward({ B, T: 1, ids: new Int32Array(0), idsGpu: token, pos, slots }, { cache, logits: 'last' });
+        st = dec.forward({ B, T: 1, ids: new Int32Array(0), idsGpu: token, pos, adapters, slots }, { cache, logits: 'last' });
       }
       if (last || (step + 1) % syncEvery === 0) {
         const [toks, lps] = [await g.read(allTokens), await g.read(allLogprobs)];

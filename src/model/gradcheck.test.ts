@@ -32,8 +32,8 @@ describe('decoder + value head gradients', () => {
     const config = tinyConfig({ model_type: 'qwen2', architectures: ['Qwen2ForCausalLM'] }); // q/k/v biases too
     const weights = uploadWeights(gpu, config, (n) => tinyWeights(config, 5).get(n));
     const dec = new Decoder(gpu, config, weights);
-    dec.lora = createLoraSet(gpu, config, { r: 2, alpha: 4, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], slots: 2 }, 7);
-    for (const layer of dec.lora.layers) for (const p of Object.values(layer)) gpu.write(p.B, Float32Array.from(randn(p.B.shape.reduce((a, b) => a * b, 1), p.B.shape[1] + 3, 0.5)));
+    const lora = createLoraSet(gpu, config, { r: 2, alpha: 4, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], slots: 2 }, 7);
+    for (const layer of lora.layers) for (const p of Object.values(layer)) gpu.write(p.B, Float32Array.from(randn(p.B.shape.reduce((a, b) => a * b, 1), p.B.shape[1] + 3, 0.5)));
     const head = createValueHead(gpu, config.hiddenSize, [8], 2, 11);
     const N = batch.B * batch.T;
     const V = config.vocabSize;
@@ -42,7 +42,7 @@ describe('decoder + value head gradients', () => {
     const ones = gpu.upload(new Float32Array(N).fill(1), [1, N], 'f32', 'ones');
 
     const loss = async (): Promise<number> => {
-      const st = dec.forward(batch);
+      const st = dec.forward({ ...batch, adapters: lora });
       const hs = valueHeadForward(gpu, head, st.hN);
       const [lg, vs] = [await gpu.readF32(st.logits!), await gpu.readF32(hs.values)];
       releaseValueHeadState(gpu, hs);
@@ -55,7 +55,7 @@ describe('decoder + value head gradients', () => {
 
     // analytic gradients
     const grads = createWeightGrads(gpu, weights);
-    const st = dec.forward(batch, { save: true });
+    const st = dec.forward({ ...batch, adapters: lora }, { save: true });
     const hs = valueHeadForward(gpu, head, st.hN);
     const dlogits = gpu.upload(wl, [N, V], 'f32', 'dlogits');
     const dvalues = gpu.upload(wv, [2, N], 'f32', 'dvalues');
@@ -66,8 +66,8 @@ describe('decoder + value head gradients', () => {
     dec.release(st);
 
     const cases: Array<{ name: string; param: Tensor; grad: Tensor; idx: number[] }> = [];
-    const l0 = dec.lora.layers[0];
-    const l1 = dec.lora.layers[1];
+    const l0 = lora.layers[0];
+    const l1 = lora.layers[1];
     cases.push(
       { name: 'lora q A slot0', param: l0.q_proj!.A, grad: l0.q_proj!.dA, idx: [5] },
       { name: 'lora q A slot1', param: l0.q_proj!.A, grad: l0.q_proj!.dA, idx: [2 * 16 + 3] },
@@ -115,22 +115,22 @@ describe('activation checkpointing', () => {
     const config = tinyConfig({ model_type: 'qwen2', architectures: ['Qwen2ForCausalLM'] });
     const weights = uploadWeights(gpu, config, (n) => tinyWeights(config, 6).get(n));
     const dec = new Decoder(gpu, config, weights);
-    dec.lora = createLoraSet(gpu, config, { r: 2, alpha: 4, targets: ['q_proj', 'v_proj', 'o_proj', 'down_proj'], slots: 2 }, 8);
-    for (const layer of dec.lora.layers) for (const p of Object.values(layer)) gpu.write(p.B, Float32Array.from(randn(p.B.shape.reduce((a, b) => a * b, 1), p.B.shape[1] + 5, 0.5)));
+    const lora = createLoraSet(gpu, config, { r: 2, alpha: 4, targets: ['q_proj', 'v_proj', 'o_proj', 'down_proj'], slots: 2 }, 8);
+    for (const layer of lora.layers) for (const p of Object.values(layer)) gpu.write(p.B, Float32Array.from(randn(p.B.shape.reduce((a, b) => a * b, 1), p.B.shape[1] + 5, 0.5)));
     const N = batch.B * batch.T;
     const dlogits = gpu.upload(Float32Array.from(randn(N * config.vocabSize, 31)), [N, config.vocabSize], 'f32', 'dlogits');
     const run = async (save: true | 'checkpoint'): Promise<{ grads: Float32Array[]; logits: Float32Array; layersKept: number; inUse: number }> => {
       const grads = createWeightGrads(gpu, weights);
-      for (const layer of dec.lora!.layers) for (const p of Object.values(layer)) { gpu.fill(p.dA, 0); gpu.fill(p.dB, 0); }
+      for (const layer of lora.layers) for (const p of Object.values(layer)) { gpu.fill(p.dA, 0); gpu.fill(p.dB, 0); }
       const before = gpu.pool.stats.bytesInUse;
-      const st = dec.forward(batch, { save });
+      const st = dec.forward({ ...batch, adapters: lora }, { save });
       const logits = await gpu.readF32(st.logits!);
       const layersKept = st.layers.length;
       const inUse = gpu.pool.stats.bytesInUse - before;
       dec.backward(st, dlogits, null, grads);
       dec.release(st);
       const out: Float32Array[] = [];
-      for (const layer of dec.lora!.layers) for (const p of Object.values(layer)) out.push(await gpu.readF32(p.dA), await gpu.readF32(p.dB));
+      for (const layer of lora.layers) for (const p of Object.values(layer)) out.push(await gpu.readF32(p.dA), await gpu.readF32(p.dB));
       out.push(await gpu.readF32(grads.layers[0].linear.q_proj), await gpu.readF32(grads.embed), await gpu.readF32(grads.norm));
       return { grads: out, logits, layersKept, inUse };
     };

@@ -47,10 +47,10 @@ describe('parity with transformers', () => {
 
       // The adapter in slot 1 of 2; sequence 0 runs without adapter (slot -1), sequence 1 with it.
       const adapter = await loadAdapterFiles(await nodeModelFiles(`${ROOT}${name}/adapter`), model.config);
-      decoder.lora = createLoraSet(gpu, model.config, { r: adapter.config.r, alpha: adapter.config.loraAlpha, targets: adapter.config.targetModules, slots: 2 }, 1);
-      setLoraSlot(gpu, decoder.lora, 1, adapter);
+      const lora = createLoraSet(gpu, model.config, { r: adapter.config.r, alpha: adapter.config.loraAlpha, targets: adapter.config.targetModules, slots: 2 }, 1);
+      setLoraSlot(gpu, lora, 1, adapter);
       for (const slots of [[1, 1], [-1, 1]]) {
-        const st2 = decoder.forward({ ...input, slots: Int32Array.from(slots) });
+        const st2 = decoder.forward({ ...input, adapters: lora, slots: Int32Array.from(slots) });
         const got = await gpu.readF32(st2.logits!);
         decoder.release(st2);
         const rows = (b: number) => Array.from({ length: T }, (_, t) => b * T + t);
@@ -60,7 +60,7 @@ describe('parity with transformers', () => {
           expect(e, `${name} slots ${slots} sequence ${b}`).toBeLessThanOrEqual(1e-4);
         }
       }
-      releaseLoraSet(gpu, decoder.lora);
+      releaseLoraSet(gpu, lora);
       releaseWeights(gpu, decoder.weights);
     });
   }

@@ -1,9 +1,9 @@
 // Supervised full-parameter training of a tiny Llama-family model from random init, on the GPU: the base
 // model the lab ships (public/models/<name>/) is made by this file. One step, as a flat list:
-//   forward(save) -> logits (N, V) -> logprobsForward on the next-token targets (-1 on prompt and padding)
-//   -> loss = mean NLL over completion tokens -> dlogp = -1/count on those rows -> logprobsBackward (in
-//   place over the logits) -> decoder.backward into f32 grads of every weight -> AdamW with global-norm
-//   clipping (weight decay on matrices only), lr from a warmup + cosine schedule.
+//   forward(save) -> logits (N, V) -> tokenLogprobs on the next-token targets (-1 on prompt and padding)
+//   -> loss = mean NLL over completion tokens -> dlogp = -1/count on those rows -> tokenLogprobsBackward
+//   (in place over the logits) -> decoder.backward into f32 grads of every weight -> optimizerStep (AdamW
+//   with global-norm clipping, weight decay on matrices only), lr from a warmup + cosine schedule.
 // Nothing is read back inside a step; the caller reads the (N) logp rows one step late for the loss.
 // Then the model folder in Hugging Face format: config.json (llama), model.safetensors (F32 or BF16),
 // the tokenizer files and generation_config.json, which loadDecoder reads back with identical logits.
@@ -11,12 +11,12 @@
 // evaluation is a callback too (layers: src/model does not import src/marft).
 // Legend: B batch, T time, N = B*T rows, C channels, I intermediate, V vocab, L layers.
 
-import { ADAMW_STATS, type AdamWGroup, adamwBegin, adamwStats, adamwUpdate, zeroGrads as clearGrads } from '../../kernels/adamw/adamw.ts';
-import { logprobsBackward, logprobsForward } from '../../kernels/logprobs/logprobs.ts';
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import { type ModelConfig, expectedWeights, parseModelConfig } from '../model/config.ts';
 import { Decoder } from '../model/decoder.ts';
+import { tokenLogprobs, tokenLogprobsBackward } from '../model/heads.ts';
+import { type Optimizer, clearGrads, createOptimizer, optimizerStep, readOptimizerStats, releaseOptimizer } from '../model/optimizer.ts';
 import { Rng } from '../common/rng.ts';
 import { type FloatDType, type TensorView, writeSafetensors } from '../model/safetensors.ts';
 import { type DecoderWeights, createWeightGrads, uploadWeights, weightTensors } from '../model/weights.ts';
@@ -149,12 +149,11 @@ export function lrAt(step: number, total: number, peak: number, warmup: number, 
   return peak * (minFrac + (1 - minFrac) * 0.5 * (1 + Math.cos(Math.PI * p)));
 }
 
-/** The model being trained: f32 weights, their grads, Adam moments and the optimiser stats. */
+/** The model being trained: f32 weights, their grads and the optimiser (Adam moments and stats). */
 export class Pretrainer {
   readonly decoder: Decoder;
   readonly grads: DecoderWeights;
-  private readonly groups: Array<AdamWGroup & { decay: boolean }>;
-  readonly stats: Tensor;
+  private readonly optim: Optimizer;
   step = 0;
 
   constructor(readonly gpu: Gpu, readonly config: ModelConfig, weights: Map<string, TensorView>) {
@@ -162,11 +161,10 @@ export class Pretrainer {
     this.grads = createWeightGrads(gpu, this.decoder.weights);
     const ps = weightTensors(this.decoder.weights);
     const gs = weightTensors(this.grads);
-    this.groups = ps.map(({ name, t }, i) => {
+    this.optim = createOptimizer(gpu, ps.map(({ name, t }, i) => {
       if (gs[i].name !== name) throw new Error(`Pretrainer: grads out of order at ${name}`);
-      return { params: t, grads: gs[i].t, m: gpu.zeros(t.shape, 'f32', `adam.m.${name}`), v: gpu.zeros(t.shape, 'f32', `adam.v.${name}`), decay: t.shape.length > 1 };
-    });
-    this.stats = adamwStats(gpu);
+      return { param: t, grad: gs[i].t, decay: t.shape.length > 1 };
+    }));
   }
 
   /**
@@ -177,40 +175,35 @@ export class Pretrainer {
     const g = this.gpu;
     const { B, T } = batch;
     const N = B * T;
-    clearGrads(g, this.groups.map((x) => x.grads));
+    clearGrads(g, this.optim);
     const st = this.decoder.forward({ B, T, ids: batch.ids, mask: batch.mask }, { save: true });
     const logits = st.logits!; // (N, V)
     const targets = g.upload(batch.targets, [N], 'i32', 'pretrain.targets');
-    const logp = g.tensor([N], 'f32', 'pretrain.logp');
-    const entropy = g.tensor([N], 'f32', 'pretrain.entropy');
-    const lse = g.tensor([N], 'f32', 'pretrain.lse');
-    logprobsForward(g, logp, entropy, lse, logits, targets);
+    const head = tokenLogprobs(g, logits, targets, 'pretrain');
     // loss = -(1/count) sum logp over target rows  =>  dlogp = -1/count there, 0 elsewhere
     const dl = new Float32Array(N);
     const inv = batch.count > 0 ? -1 / batch.count : 0;
     for (let i = 0; i < N; i++) if (batch.targets[i] >= 0) dl[i] = inv;
-    const dlogp = g.upload(dl, [N], 'f32', 'pretrain.dlogp');
-    logprobsBackward(g, logits, dlogp, null, logits, targets, null, lse, { inPlace: true });
+    tokenLogprobsBackward(g, head, logits, dl, null);
     this.decoder.backward(st, logits, null, this.grads);
-    adamwBegin(g, this.stats, this.groups.map((x) => x.grads), hp.maxNorm ?? 1);
-    for (const grp of this.groups) {
-      adamwUpdate(g, grp, this.stats, { lr: hp.lr, beta1: hp.beta1 ?? 0.9, beta2: hp.beta2 ?? 0.95, eps: 1e-8, weightDecay: grp.decay ? (hp.weightDecay ?? 0.1) : 0 });
-    }
+    optimizerStep(g, this.optim, {
+      lr: hp.lr, beta1: hp.beta1 ?? 0.9, beta2: hp.beta2 ?? 0.95, eps: 1e-8, weightDecay: hp.weightDecay ?? 0.1, maxNorm: hp.maxNorm ?? 1,
+    });
     this.decoder.release(st);
-    g.release(targets, entropy, lse, dlogp);
+    g.release(targets, head.entropy, head.lse);
     this.step++;
-    return logp;
+    return head.logp;
   }
 
   /** The optimiser's last gradient norm (before clipping) and the count of skipped (non-finite) steps. */
   async optimizerStats(): Promise<{ gradNorm: number; skipped: number }> {
-    const s = await this.gpu.readF32(this.stats);
-    return { gradNorm: s[ADAMW_STATS.norm], skipped: s[ADAMW_STATS.skipped] };
+    const s = await readOptimizerStats(this.gpu, this.optim);
+    return { gradNorm: s.norm, skipped: s.skippedSteps };
   }
 
   release(): void {
-    for (const grp of this.groups) this.gpu.release(grp.params, grp.grads, grp.m, grp.v);
-    this.gpu.release(this.stats);
+    for (const grp of this.optim.groups) this.gpu.release(grp.params, grp.grads);
+    releaseOptimizer(this.gpu, this.optim);
   }
 }
 

@@ -7,16 +7,16 @@
 //   optimizer.safetensors          {policy|critic}.{i:04}.{param}.adam_m / .adam_v, with the shape of the
 //                                  parameter, i its index in the optimiser's group list (loraParams order:
 //                                  layer, target module, A then B; valueHeadParams order: head, layer, W then
-//                                  b), and policy.stats / critic.stats (8) (kernels/adamw ADAMW_STATS).
+//                                  b), and policy.stats / critic.stats (8) (OPTIMIZER_STATS_LAYOUT).
 // All tensors are F32 and stored bit for bit (NaN payloads included), so a load is exact.
 
-import { ADAMW_STATS } from '../../../kernels/adamw/adamw.ts';
 import type { Gpu } from '../../gpu/gpu.ts';
 import type { Tensor } from '../../gpu/tensor.ts';
 import type { LoraSet } from '../../model/lora-set.ts';
+import { OPTIMIZER_STATS_LAYOUT, type Optimizer } from '../../model/optimizer.ts';
 import { parseSafetensors, type TensorToWrite, writeSafetensors } from '../../model/safetensors.ts';
 import type { ValueHead } from '../../model/value-head.ts';
-import type { AdamState, TrainState } from '../state.ts';
+import type { TrainState } from '../state.ts';
 import { errorMessage } from '../../common/errors.ts';
 import { ckptFail } from '../../platform/storage/errors.ts';
 
@@ -133,8 +133,8 @@ export function loraNames(set: LoraSet): NamedParam[] {
   ]));
 }
 
-/** The optimiser tensors of one AdamState, in group order, checked against the parameters' names. */
-function optimTensors(prefix: string, optim: AdamState, named: NamedParam[]): Array<{ name: string; t: Tensor }> {
+/** The optimiser tensors of one Optimizer, in group order, checked against the parameters' names. */
+function optimTensors(prefix: string, optim: Optimizer, named: NamedParam[]): Array<{ name: string; t: Tensor }> {
   if (named.length !== optim.groups.length) throw new Error(`${prefix} optimiser has ${optim.groups.length} groups for ${named.length} parameters`);
   const width = Math.max(4, String(named.length).length);
   const out: Array<{ name: string; t: Tensor }> = [];
@@ -159,7 +159,7 @@ export async function encodeOptimizer(gpu: Gpu, state: TrainState): Promise<Uint
   const tensors: TensorToWrite[] = [];
   for (const { name, t } of allOptimTensors(state)) tensors.push(f32(name, t.shape, await gpu.readF32(t)));
   return writeSafetensors(tensors, {
-    format: 'marft-adamw', stats_layout: JSON.stringify(ADAMW_STATS),
+    format: 'marft-adamw', stats_layout: JSON.stringify(OPTIMIZER_STATS_LAYOUT),
     policy_groups: String(state.policyOptim.groups.length), critic_groups: String(state.criticOptim.groups.length),
   });
 }

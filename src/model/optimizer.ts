@@ -1,0 +1,80 @@
+// The optimiser that MARFT (adapters, critic) and pretraining (every weight) share: AdamW over a list of
+// parameter tensors with their gradients, one step = global-norm clipping over all of them, then each
+// tensor's update. A step whose gradient norm is not finite is a no-op on the GPU (and is counted), so a
+// caller records a step without a readback and reads the stats afterwards only when it wants them.
+// The state a checkpoint holds is the moments of each tensor (`groups`, in the order given) and `stats`.
+
+import { ADAMW_STATS, type AdamWGroup, adamwStats, adamwStep, zeroGrads } from '../../kernels/adamw/adamw.ts';
+import type { Gpu } from '../gpu/gpu.ts';
+import type { Tensor } from '../gpu/tensor.ts';
+
+/** Layout of Optimizer.stats (8) f32: a checkpoint records it beside the stats it saves. */
+export const OPTIMIZER_STATS_LAYOUT = ADAMW_STATS;
+
+/** One trained tensor: params, grads (same layout), Adam moments m and v, and whether weight decay applies. */
+export type OptimizerGroup = AdamWGroup;
+
+export interface Optimizer {
+  groups: OptimizerGroup[];
+  /** (8) f32 on the GPU: global norm, non-finite flag, clip scale, step count, skipped steps (OPTIMIZER_STATS_LAYOUT). */
+  stats: Tensor;
+}
+
+export interface OptimizerHyper {
+  lr: number;
+  beta1?: number; // default 0.9
+  beta2?: number; // default 0.999
+  eps?: number; // default 1e-8
+  /** Decoupled weight decay of the groups with decay (default 0). */
+  weightDecay?: number;
+  /** Global-norm clipping threshold; 0 or Infinity: no clipping (default 0). */
+  maxNorm?: number;
+}
+
+export interface OptimizerStats {
+  /** Global gradient norm of the last step, before clipping. */
+  norm: number;
+  /** The last step was skipped (non-finite gradient norm). */
+  skipped: boolean;
+  /** Steps taken and steps skipped so far. */
+  steps: number;
+  skippedSteps: number;
+}
+
+/**
+ * Zeroed moments and stats for `params` (each with its gradient; decay false exempts it from weight
+ * decay, e.g. norm weights). The group order is the order given: checkpoints rely on it.
+ */
+export function createOptimizer(gpu: Gpu, params: ReadonlyArray<{ param: Tensor; grad: Tensor; decay?: boolean }>): Optimizer {
+  return {
+    groups: params.map(({ param, grad, decay }) => ({
+      params: param, grads: grad,
+      m: gpu.zeros(param.shape, 'f32', `${param.label}.adam_m`),
+      v: gpu.zeros(param.shape, 'f32', `${param.label}.adam_v`),
+      decay: decay ?? true,
+    })),
+    stats: adamwStats(gpu),
+  };
+}
+
+/** Records one step over every group (clip by the global norm, skip when it is not finite); no readback. */
+export function optimizerStep(gpu: Gpu, o: Optimizer, hp: OptimizerHyper): void {
+  adamwStep(gpu, o.groups, o.stats, hp);
+}
+
+/** Clears every group's gradients in the command stream (before a backward accumulates into them). */
+export function clearGrads(gpu: Gpu, o: Optimizer): void {
+  zeroGrads(gpu, o.groups.map((g) => g.grads));
+}
+
+/** Reads the stats of the last step back (one small readback). */
+export async function readOptimizerStats(gpu: Gpu, o: Optimizer): Promise<OptimizerStats> {
+  const s = await gpu.readF32(o.stats);
+  return { norm: s[ADAMW_STATS.norm], skipped: s[ADAMW_STATS.nonFinite] !== 0, steps: s[ADAMW_STATS.step], skippedSteps: s[ADAMW_STATS.skipped] };
+}
+
+/** Releases the moments and the stats (the parameters and their gradients belong to the caller). */
+export function releaseOptimizer(gpu: Gpu, o: Optimizer): void {
+  for (const g of o.groups) gpu.release(g.m, g.v);
+  gpu.release(o.stats);
+}

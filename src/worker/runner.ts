@@ -247,10 +247,12 @@ async function loop(): Promise<void> {
       } catch (e) {
         if (!(e instanceof RunPaused)) throw e;
         // storage full (OPFS quota) or unwritable: paused, so no iteration runs without a checkpoint; the last
-        // good checkpoint stays intact (saves are atomic) and Train continues once space is freed
+        // good checkpoint stays intact (saves are atomic) and Train continues once space is freed.
+        // An environment module that failed: paused at the last checkpoint (the loop reloaded it)
         a.state = e.state;
         ctrl.pause = true;
-        fire(() => events?.onNotice({ ...toWorkerError(e), message: `${e.message} Free some space and press Train to continue.` }));
+        const then = e.reason === 'storage' ? 'Free some space and press Train to continue.' : 'Press Train to retry from it; a fixed module starts a new run from the Build tab.';
+        fire(() => events?.onNotice({ ...toWorkerError(e), message: `${e.message} ${then}` }));
       }
       if (single) ctrl.pause = true;
     }

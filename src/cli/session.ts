@@ -12,6 +12,7 @@ import type { LoadedTokenizer } from '../model/tokenizer.ts';
 import { type RunConfig, parseConfig } from '../config/run-config.ts';
 import { defaultRunConfig } from '../config/run-presets.ts';
 import { UsageError } from './args.ts';
+import { withModuleSource } from './module-source.ts';
 
 export const BUILTIN_MODEL = 'marft-tiny';
 
@@ -40,7 +41,7 @@ export function readRunConfig(file: string | undefined): RunConfig {
   } catch (e) {
     throw new UsageError(`${file} is not valid JSON: ${(e as Error).message}`);
   }
-  return parseConfig(json);
+  return parseConfig(withModuleSource(json, dirname(resolve(file))));
 }
 
 export interface Session extends LoadedDecoder {

@@ -52,18 +52,28 @@ export class ModuleHost {
   /** Bumped whenever a sandbox dies: instances made in an older one are gone. */
   generation = 0;
   private readonly body: string;
+  /** The static checks' verdict on the source (source.ts), given to every call. */
+  private readonly invalid: EnvError | null = null;
 
   constructor(readonly module: string, source: string, readonly limits: ModuleLimits = DEFAULT_LIMITS, private readonly onLog?: (text: string) => void) {
-    this.body = prepareModule(source, module).body;
+    let body = '';
+    try {
+      body = prepareModule(source, module).body;
+    } catch (e) {
+      if (!(e instanceof Error && 'code' in e)) throw e;
+      this.invalid = e as EnvError;
+    }
+    this.body = body;
   }
 
   /** Sends `op` and waits for its reply (the parsed JSON value), within the time limit. */
   async call(op: string, payload: Record<string, unknown>, where: ModuleCall): Promise<unknown> {
+    if (this.invalid) throw this.invalid;
     const sandbox = await this.start(where);
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
       const timer = setTimeout(() => {
-        this.kill(moduleError('ENV_MODULE_TIMEOUT', where, `no answer within ${this.limits.callMs} ms (an endless loop, or a promise that never settles); the sandbox was stopped`), id);
+        this.kill((w) => moduleError('ENV_MODULE_TIMEOUT', w, `no answer within ${this.limits.callMs} ms (an endless loop, or a promise that never settles); the sandbox was stopped`), id);
       }, this.limits.callMs);
       this.pending.set(id, { resolve, reject, where, timer });
       sandbox.send(JSON.stringify({ id, op, ...payload }));
@@ -93,7 +103,7 @@ export class ModuleHost {
         if (!ready) {
           this.starting = null;
           reject(this.fatalError(f, where));
-        } else this.kill(this.fatalError(f, where));
+        } else this.kill((w) => this.fatalError(f, w));
       };
       try {
         box = s(this.body, this.module, { memoryMb: this.limits.memoryMb }, {
@@ -141,15 +151,20 @@ export class ModuleHost {
     else p.reject(moduleError('ENV_MODULE_THROW', p.where, `threw ${name}: ${message}${moduleStack(stack, this.module)}`));
   }
 
-  /** Terminates the sandbox; the call `culprit` gets `error`, every other call in flight a note that it was stopped. */
-  private kill(error: EnvError | null, culprit?: number): void {
+  /**
+   * Terminates the sandbox. Calls in flight get `error(their call)` — only the call `culprit` when one is
+   * named, the others a note that they were stopped with it; with no error, that the sandbox was closed.
+   */
+  private kill(error: ((where: ModuleCall) => EnvError) | null, culprit?: number): void {
     this.sandbox?.terminate();
     this.sandbox = null;
     this.generation++;
+    const blamed = culprit !== undefined ? this.pending.get(culprit) : undefined;
+    const cause = error && blamed ? error(blamed.where) : null;
     for (const [id, p] of this.pending) {
       clearTimeout(p.timer);
-      if (error && (culprit === undefined || id === culprit)) p.reject(error);
-      else p.reject(moduleError(error?.code ?? 'ENV_MODULE_THROW', p.where, error ? `stopped with the sandbox (${error.message.split('\n')[0]})` : 'the sandbox was closed'));
+      if (error && (culprit === undefined || id === culprit)) p.reject(error(p.where));
+      else p.reject(moduleError(cause?.code ?? 'ENV_MODULE_THROW', p.where, cause ? `stopped with the sandbox (${cause.message.split('\n')[0]})` : 'the sandbox was closed'));
     }
     this.pending.clear();
   }

@@ -10,6 +10,10 @@ import type { AdapterSummary } from '../gpu/gpu.ts';
 import type { KernelTime } from '../gpu/profiler.ts';
 import type { RunConfig } from '../config/run-config.ts';
 import type { IterationMetrics } from '../config/metrics.ts';
+import type { ModuleReport, ModuleTry } from '../marft/env-modules.ts';
+
+export type { ModuleReport, ModuleTry };
+export { MODULE_TEMPLATE } from '../marft/env-modules.ts';
 
 export interface WorkerError {
   code: string;
@@ -236,6 +240,11 @@ export interface EngineApi {
   agentLogits(runId: string, role: string, ids: number[], checkpoint?: string): Promise<Result<AgentLogits>>;
   /** A checkpoint zip becomes a new run in OPFS. */
   importCheckpoint(bytes: Uint8Array, fileName: string): Promise<Result<RunSummary>>;
+  /**
+   * Tries a user's environment module in its sandbox, with no model: reset on each seed and one step with
+   * the typed answer, each replayed for determinism. Module problems come back in the report's error.
+   */
+  tryEnvModule(t: ModuleTry): Promise<Result<ModuleReport>>;
   /** Test hook: destroys the GPU device, as a driver reset would. */
   debugLoseDevice(): Promise<void>;
 }

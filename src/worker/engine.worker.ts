@@ -6,6 +6,8 @@ import * as Comlink from 'comlink';
 import { embeddingForward } from '../../kernels/embedding/embedding.ts';
 import { exportCheckpointZip, readCheckpointFiles } from '../marft/checkpoint/checkpoint.ts';
 import { exportAdapters } from '../marft/export/peft.ts';
+import { tryModule, useSandbox } from '../marft/env-modules.ts';
+import { browserSandbox } from '../platform/sandbox/browser.ts';
 import { zipFiles } from '../platform/zip.ts';
 import type { Gpu } from '../gpu/gpu.ts';
 import { BUILTIN_MODEL, type Download, type EngineApi, type ProbeResult, type Result, toWorkerError } from './api.ts';
@@ -42,6 +44,8 @@ async function wrap<T>(f: () => Promise<T> | T): Promise<Result<T>> {
   }
 }
 
+useSandbox(browserSandbox); // users' environment modules run in Blob-URL Workers of their own
+
 const transferDownload = (d: Download): Result<Download> => Comlink.transfer({ ok: true as const, value: d }, [d.bytes.buffer as ArrayBuffer]);
 
 const api: EngineApi = {
@@ -77,6 +81,7 @@ const api: EngineApi = {
   resume: (until) => wrap(() => runner.resume(until)),
   async pause() { runner.pause(); },
   step: () => wrap(() => runner.step()),
+  tryEnvModule: (t) => wrap(() => tryModule(t)),
   profileNext: (on) => wrap(() => ({ armed: runner.armProfile(on) })),
   async stop() { runner.stop(); },
   listRuns: () => wrap(listRuns),

@@ -64,7 +64,7 @@ export function ModuleEditor() {
     const t = setTimeout(() => { void tryIt(); }, RETRY_MS);
     return () => clearTimeout(t);
     // eslint-disable-next-line react-hooks/exhaustive-deps -- re-try on edits of the module and its options only
-  }, [source, env.options]);
+  }, [source, JSON.stringify(env.options)]);
 
   const syntax = outcome && !outcome.ok ? null : outcome?.report.error?.code === 'ENV_MODULE_SYNTAX' ? outcome.report.error : null;
   return (

@@ -32,12 +32,13 @@ export function parseSeeds(text: string): number[] | null {
 
 export type TryOutcome = { ok: true; report: ModuleReport } | { ok: false; error: WorkerError };
 
-/** Resets the draft's module on `seeds` and steps it once with `answer` for every agent. */
+/** Resets the draft's module on `seeds` and steps it once with `answer` for every agent, as a run of the draft would. */
 export async function tryDraftModule(seeds: number[], answer: string): Promise<TryOutcome> {
-  const env = useLab.getState().draft.env;
-  const roles = useLab.getState().draft.graph.agents.map((a) => a.role);
+  const { env, graph, rollout } = useLab.getState().draft;
+  const roles = graph.agents.map((a) => a.role);
   const r = await getEngine().tryEnvModule({
-    source: env.moduleSource ?? '', name: env.module ?? env.name, options: env.options, seeds, roles, answer,
+    // the options a run would give it: the env's own, and the rollout's horizon
+    source: env.moduleSource ?? '', name: env.module ?? env.name, options: { ...env.options, horizon: rollout.horizon }, seeds, roles, answer,
   }).catch((e: unknown) => ({ ok: false as const, error: { code: 'WORKER', message: e instanceof Error ? e.message : String(e) } }));
   return r.ok ? { ok: true, report: r.value } : { ok: false, error: r.error };
 }

@@ -32,6 +32,8 @@ export default function () {
 
 test('load a module from a file, try it, train one iteration on it', async ({ page }) => {
   const errors: string[] = [];
+  const consoleErrors: string[] = [];
+  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
   await openLab(page, errors);
   await page.getByTestId('preset-select').selectOption('duo');
   await tinySettings(page, 1);
@@ -82,7 +84,13 @@ test('load a module from a file, try it, train one iteration on it', async ({ pa
   await expect(source).toHaveValue(/createGuessEnv/);
   await expect(page.getByTestId('config-status')).toHaveAttribute('data-valid', 'true');
   await page.getByTestId('start-training').click();
-  await expect(page.getByTestId('reward-chart')).toHaveAttribute('data-points', '1', { timeout: 300_000 });
+  try {
+    await expect(page.getByTestId('reward-chart')).toHaveAttribute('data-points', '1', { timeout: 400_000 });
+  } catch (e) {
+    const status = await page.getByTestId('run-status').textContent();
+    const notices = await page.getByTestId('notices').textContent().catch(() => '');
+    throw new Error(`${(e as Error).message}\nrun status: ${status}\nnotices: ${notices}\nconsole errors: ${consoleErrors.join(' | ')}`);
+  }
   await waitForStatus(page, 'done');
   expect(errors).toEqual([]);
 });

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { testGpu } from '../../kernels/testing.ts';
 import { setSandboxSpawner } from '../envs/module/host.ts';
-import { closeModuleEnvs } from '../envs/module/module-env.ts';
+import { closeModuleEnvs, moduleEnv } from '../envs/module/module-env.ts';
 import { nodeSandbox } from '../platform/sandbox/node.ts';
 import { memoryStore } from '../platform/storage/index.ts';
 import { loadCheckpoint, readCheckpointFiles, saveCheckpoint } from './checkpoint/checkpoint.ts';
@@ -57,10 +57,13 @@ describe('a run with an environment module', () => {
     // fails on its 3rd reset, i.e. in the second iteration (2 episodes per iteration)
     const flaky = GUESS.replace('reset(seed) {', "reset(seed) {\n      globalThis.resets = (globalThis.resets ?? 0) + 1;\n      if (globalThis.resets === 3) throw new Error('the tool is down');");
     const s = tinySetup(gpu, over(flaky, 'flaky.mjs'));
+    // an env of the module held open keeps its sandbox (and its count of resets) across slow iterations
+    const hold = moduleEnv({ source: flaky, name: 'flaky.mjs' }, {});
     const store = memoryStore();
     const err = await runLoop({ gpu, decoder: s.decoder, tokenizer: s.tokenizer, model: s.model }, s.state, {
       store, dir: 'run', baseModel: 'tiny', until: 3, maxTokens: 512,
     }).catch((e: unknown) => e);
+    hold.close();
     expect(err).toBeInstanceOf(RunPaused);
     const p = err as RunPaused;
     expect(p.reason).toBe('environment');

@@ -108,7 +108,12 @@ export class ModuleHost {
       try {
         box = s(this.body, this.module, { memoryMb: this.limits.memoryMb }, {
           onMessage: (text) => {
-            const m = JSON.parse(text) as Reply;
+            let m: Reply;
+            try {
+              m = JSON.parse(text) as Reply;
+            } catch {
+              return; // not the guest runtime's (a module can post too): ignored
+            }
             if (m.kind === 'ready' && !ready) {
               ready = true;
               clearTimeout(timer);
@@ -143,7 +148,11 @@ export class ModuleHost {
     this.pending.delete(m.id);
     clearTimeout(p.timer);
     if (m.ok) {
-      p.resolve(JSON.parse(m.value));
+      try {
+        p.resolve(JSON.parse(m.value));
+      } catch {
+        p.reject(moduleError('ENV_MODULE_RESULT', p.where, 'the result did not arrive as JSON'));
+      }
       return;
     }
     const { name, message, stack } = m.error;

@@ -2,7 +2,10 @@
 // Errors print their message (with the catalogue's hint) and exit 1; usage errors exit 2.
 
 import { ensureVulkanEnv } from '../gpu/node.ts';
+import { setSandboxSpawner } from '../envs/module/host.ts';
+import { nodeSandbox } from '../platform/sandbox/node.ts';
 import { UsageError } from './args.ts';
+import { envCommand, usage as envUsage } from './commands/env.ts';
 import { evalCommand, usage as evalUsage } from './commands/eval.ts';
 import { exportCommand, usage as exportUsage } from './commands/export.ts';
 import { logitsCommand, usage as logitsUsage } from './commands/logits.ts';
@@ -17,6 +20,7 @@ const COMMANDS: Record<string, { run: (argv: string[]) => Promise<void>; usage: 
   pretrain: { run: pretrainCommand, usage: pretrainUsage, gpu: true },
   logits: { run: logitsCommand, usage: logitsUsage, gpu: true },
   tokenize: { run: tokenizeCommand, usage: tokenizeUsage, gpu: false },
+  env: { run: envCommand, usage: envUsage, gpu: false },
 };
 
 function help(): string {
@@ -30,6 +34,7 @@ if (!command) {
   process.exit(cmd && cmd !== '--help' ? 2 : 0);
 }
 if (command.gpu) await ensureVulkanEnv();
+setSandboxSpawner(nodeSandbox); // users' environment modules run in worker threads (src/platform/sandbox/node.ts)
 try {
   await command.run(argv);
   process.exit(0);

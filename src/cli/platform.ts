@@ -12,6 +12,7 @@ import { Session } from '../marft/session.ts';
 import { nodeModelFiles } from '../model/node-files.ts';
 import { defaultRunConfig } from '../config/run-presets.ts';
 import { UsageError } from './args.ts';
+import { withModuleSource } from './module-source.ts';
 
 /** public/models/<name> of the project, found from the working directory or from the CLI bundle. */
 export function builtinModelDir(name = BUILTIN_MODEL): string {
@@ -41,7 +42,7 @@ export function readRunConfig(file: string | undefined): RunConfig {
   } catch (e) {
     throw new UsageError(`${file} is not valid JSON: ${(e as Error).message}`);
   }
-  return parseRunConfig(json);
+  return parseRunConfig(withModuleSource(json, dirname(resolve(file))));
 }
 
 /** A session on this process's GPU; adapters record the model folder's absolute path as their base model. */

@@ -14,7 +14,9 @@
 // overrides it), non-finite iterations in a row before a rollback, device losses in a row recovered.
 
 import { EnvError } from '../envs/errors.ts';
-import { createEnv, listEnvs } from '../envs/registry.ts';
+import { messageWithoutHint } from '../common/errors.ts';
+import { type EnvConfig, createEnv, isModuleEnv, listEnvs } from '../envs/registry.ts';
+import { prepareModule } from '../envs/module/source.ts';
 import { ConfigError } from './errors.ts';
 import { graphIssues, PROFILE_SCHEMA, type AgentGraph } from './graph.ts';
 import { presetGraph } from './presets.ts';
@@ -36,7 +38,8 @@ export interface RunConfig {
   iterations: number;
   model: { path: string };
   graph: AgentGraph;
-  env: { name: string; options: Record<string, unknown> };
+  /** A registered environment by name, or a user's module (env.module, env.moduleSource: see envModuleIssues). */
+  env: EnvConfig;
   level: 'action' | 'token';
   algo: 'ppo' | 'grpo';
   credit: {
@@ -106,6 +109,8 @@ export const CONFIG_SCHEMA: Schema = {
       fields: {
         name: { type: 'string', default: 'coop-arith' },
         options: { type: 'record', values: { type: 'any' }, default: {} },
+        module: { type: 'string', minLength: 1, optional: true, description: 'A user environment module (ES module file); the CLI reads it into moduleSource when a run starts.' },
+        moduleSource: { type: 'string', minLength: 1, optional: true, description: "The module's source, kept with the run so a checkpoint resumes with the same environment." },
       },
     },
     level: { type: 'enum', values: ['action', 'token'], default: 'action' },
@@ -216,8 +221,10 @@ export function validateConfig(input: unknown, options: ValidateOptions = {}): {
       const missing = [...roles].filter((r) => !(r in filled.credit.perStep));
       if (missing.length) issues.push({ path: 'credit.perStep', message: `credit.perStep has no reward for ${missing.join(', ')} and credit.fallback is null` });
     }
+    const moduleEnv = isModuleEnv(filled.env);
+    if (moduleEnv) issues.push(...envModuleIssues(filled.env, input));
     const entry = listEnvs().find((e) => e.name === filled.env.name);
-    if ((options.checkEnv ?? true) && !entry) {
+    if ((options.checkEnv ?? true) && !entry && !moduleEnv) {
       issues.push({ path: 'env.name', message: `env.name "${filled.env.name}" is not a registered environment (${listEnvs().map((e) => e.name).join(', ')})` });
     }
     // The built-in task generators check their options when made (cheap); a dataset's records are checked on upload.
@@ -231,6 +238,25 @@ export function validateConfig(input: unknown, options: ValidateOptions = {}): {
     }
   }
   return { config: issues.length ? null : filled, issues };
+}
+
+/**
+ * A module env: its name defaults to "module" (not a registered name), its source must be there (the CLI
+ * reads env.module into env.moduleSource before validating) and must pass the module's static checks.
+ */
+function envModuleIssues(env: EnvConfig, input: unknown): ConfigIssue[] {
+  const given = (input as { env?: { name?: unknown } } | null)?.env?.name;
+  if (given === undefined) env.name = 'module';
+  if (typeof env.moduleSource !== 'string') {
+    return [{ path: 'env.module', message: `env.module "${env.module}": the module's source is not loaded (marft reads the file when a run starts; in the lab, load or write it in the Build tab)` }];
+  }
+  try {
+    prepareModule(env.moduleSource, env.module ?? env.name);
+  } catch (e) {
+    if (!(e instanceof EnvError)) throw e;
+    return [{ path: 'env.moduleSource', message: messageWithoutHint(e.message) }];
+  }
+  return [];
 }
 
 /** Parses and validates a config (JSON text or object); throws a ConfigError listing every problem. */

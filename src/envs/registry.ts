@@ -10,7 +10,9 @@ import { createArithmeticEnv } from './arithmetic.ts';
 import { createCoopEnv, type CoopOptions } from './coop.ts';
 import { createDatasetEnv, type DatasetEnvOptions } from './dataset.ts';
 import { envFail } from './errors.ts';
-import type { Env, EnvFactory, EnvOptions } from './types.ts';
+import { moduleEnv } from './module/module-env.ts';
+import { moduleLabel } from './module/source.ts';
+import type { AsyncEnv, Env, EnvFactory, EnvOptions } from './types.ts';
 
 export interface EnvEntry {
   name: string;
@@ -55,4 +57,29 @@ export function createEnv(name: string, options: EnvOptions = {}): Env {
 
 export function listEnvs(): Array<Pick<EnvEntry, 'name' | 'description' | 'builtin'>> {
   return [...registry.values()].map(({ name, description, builtin }) => ({ name, description, builtin }));
+}
+
+/** The run config's env: a registered name with options, or a user's module (its path and its source). */
+export interface EnvConfig {
+  name: string;
+  options: Record<string, unknown>;
+  /** A module file (CLI configs; resolved to moduleSource when the run starts). */
+  module?: string;
+  /** The module's source text, kept with the run config so a checkpoint resumes with the same environment. */
+  moduleSource?: string;
+}
+
+export const isModuleEnv = (env: EnvConfig): boolean => typeof env.moduleSource === 'string' || typeof env.module === 'string';
+
+/**
+ * The env the run config names, with `extra` options over env.options (horizon, split): a built-in one,
+ * or the user's module in its sandbox (src/envs/module/, asynchronous reset/step).
+ */
+export function envFromConfig(env: EnvConfig, extra: EnvOptions = {}): Env | AsyncEnv {
+  const options = { ...env.options, ...extra };
+  if (!isModuleEnv(env)) return createEnv(env.name, options);
+  if (typeof env.moduleSource !== 'string') {
+    envFail('ENV_OPTIONS', `env.module "${env.module}": the module's source was not loaded (the CLI reads the file when a run starts; the lab keeps the source in env.moduleSource)`);
+  }
+  return moduleEnv({ source: env.moduleSource, name: moduleLabel(env.module, env.name) }, options);
 }

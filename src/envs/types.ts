@@ -64,3 +64,16 @@ export interface EnvOptions {
 }
 
 export type EnvFactory = (options: EnvOptions) => Env;
+
+/**
+ * What the rollout drives: an Env, or one whose reset/step answer later (a user's environment module runs
+ * in a sandbox, and its calls may take time, e.g. a tool call). `close` frees what it holds once the
+ * rollout is over (a module env's instance in its sandbox).
+ */
+export interface AsyncEnv {
+  readonly name: string;
+  readonly horizon: number;
+  reset(seed: number): ResetResult | Promise<ResetResult>;
+  step(actions: Record<string, string>, options?: StepOptions): StepResult | Promise<StepResult>;
+  close?(): void;
+}

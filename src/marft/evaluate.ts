@@ -1,7 +1,7 @@
 // Held-out evaluation: episodes of the test split, greedy (or sampled), with the trained adapters or
 // with none (the untuned base model); accuracy of the team and of each answering agent.
 
-import { createEnv } from '../envs/registry.ts';
+import { envFromConfig } from '../envs/registry.ts';
 import type { Decoder } from '../model/decoder.ts';
 import { Rng } from '../common/rng.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
@@ -35,7 +35,7 @@ export async function evaluate(decoder: Decoder, tokenizer: LoadedTokenizer, con
   const t0 = performance.now();
   const ro = await rollout({
     decoder, tokenizer, config, graph,
-    makeEnv: () => createEnv(config.env.name, { ...config.env.options, split: o.split, horizon: config.rollout.horizon }),
+    makeEnv: () => envFromConfig(config.env, { split: o.split, horizon: config.rollout.horizon }),
     seeds: Array.from({ length: o.episodes }, (_, i) => seed * 100003 + i), rng: new Rng(seed),
     adapters: state?.policy ?? null,
     slotOf: (agent) => (state ? (config.lora.mode === 'per_agent' ? agent : 0) : -1),

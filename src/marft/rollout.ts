@@ -5,7 +5,7 @@
 // named agents, up to the step limit. Every action is kept with its prompt and generated token ids and
 // its behaviour log-probs, for scoring, credit assignment, training and the inspector.
 
-import type { Env } from '../envs/types.ts';
+import type { AsyncEnv, Env } from '../envs/types.ts';
 import { type Decoder } from '../model/decoder.ts';
 import { generate } from '../model/generate.ts';
 import type { LoraSet } from '../model/lora-set.ts';
@@ -49,7 +49,8 @@ export interface RolloutOptions {
   tokenizer: LoadedTokenizer;
   config: RunConfig;
   graph: CompiledGraph;
-  makeEnv: () => Env;
+  /** A fresh env per episode; a module env answers asynchronously and is closed when the rollout ends. */
+  makeEnv: () => Env | AsyncEnv;
   /** Episode seeds (GRPO repeats a task's seed groupSize times). */
   seeds: number[];
   rng: Rng;
@@ -81,11 +82,20 @@ export function encodeObservation(tokenizer: LoadedTokenizer, parts: Observation
 interface Request { episode: number; agent: number; visible: AgentOutput[] }
 
 export async function rollout(o: RolloutOptions): Promise<Rollout> {
+  const envs: AsyncEnv[] = o.seeds.map(() => o.makeEnv());
+  try {
+    return await rolloutWith(envs, o);
+  } finally {
+    for (const env of envs) env.close?.();
+  }
+}
+
+async function rolloutWith(envs: AsyncEnv[], o: RolloutOptions): Promise<Rollout> {
   const { decoder, tokenizer, config, graph } = o;
   const agents = config.graph.agents;
-  const envs = o.seeds.map(() => o.makeEnv());
+  const resets = await Promise.all(o.seeds.map((seed, index) => envs[index].reset(seed)));
   const episodes: EpisodeRecord[] = o.seeds.map((seed, index) => {
-    const r = envs[index].reset(seed);
+    const r = resets[index];
     return { index, seed, task: r.observation.task, info: r.info, actions: [], turns: [], done: false, correct: false };
   });
   const history: PastTurn[][] = episodes.map(() => []);
@@ -166,12 +176,15 @@ export async function rollout(o: RolloutOptions): Promise<Rollout> {
         for (const a of await act(turn, reqs)) outputs.get(a.episode)!.push(a);
       }
     }
-    for (const e of active) {
+    const results = await Promise.all(active.map((e) => {
+      const texts: Record<string, string> = {};
+      for (const a of outputs.get(e)!) texts[a.role] = a.text; // the last output of a role counts
+      return envs[e].step(texts, { answerRoles: graph.answerers });
+    }));
+    for (const [k, e] of active.entries()) {
       const acts = outputs.get(e)!;
       const ep = episodes[e];
-      const texts: Record<string, string> = {};
-      for (const a of acts) texts[a.role] = a.text; // the last output of a role counts
-      const res = envs[e].step(texts, { answerRoles: graph.answerers });
+      const res = results[k];
       ep.actions.push(...acts);
       ep.turns.push({ teamReward: res.teamReward, correct: res.correct, feedback: res.feedback, answers: res.answers });
       history[e].push({ outputs: acts.map((a) => ({ role: a.role, text: a.text })), feedback: res.feedback });

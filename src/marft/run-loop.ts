@@ -12,11 +12,15 @@
 //   3. A checkpoint that cannot be written (disk full, quota exceeded, permissions): the loop stops with
 //      RunPaused (MarftError RUN_PAUSED) naming the cause; the last good checkpoint is untouched, since
 //      saveCheckpoint commits by replacing `latest` last.
+//   4. An environment that fails mid-iteration (EnvError: a user's module threw, hung, ran out of memory,
+//      returned a malformed or non-deterministic result): the iteration is dropped, the state goes back to
+//      the last checkpoint (the RNG had moved on), and the loop stops with RunPaused (reason 'environment').
 // Before the first iteration the loop saves the starting state when the run folder has no checkpoint of
 // it, so a rollback or a recovery always has one to go back to.
 
 import type { Gpu } from '../gpu/gpu.ts';
 import { GpuError } from '../gpu/errors.ts';
+import { EnvError } from '../envs/errors.ts';
 import type { KernelTime } from '../common/profile-table.ts';
 import type { ModelConfig } from '../model/config.ts';
 import type { Decoder } from '../model/decoder.ts';
@@ -83,8 +87,11 @@ export interface RunLoopResult {
 
 /** The loop stopped because a checkpoint could not be written; `state` and `session` are the live ones. */
 export class RunPaused extends MarftError {
-  constructor(message: string, readonly state: TrainState, readonly session: RunSession, override readonly cause: unknown) {
-    super('RUN_PAUSED', message);
+  constructor(
+    message: string, readonly state: TrainState, readonly session: RunSession, override readonly cause: unknown,
+    readonly reason: 'storage' | 'environment' = 'storage', hint?: string,
+  ) {
+    super('RUN_PAUSED', message, hint);
   }
 }
 
@@ -136,6 +143,16 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
     state = await loadCheckpoint(session.gpu, o.store, o.dir, session.model);
   };
 
+  /** The environment failed: back to the last checkpoint, paused (nothing of the iteration was kept). */
+  const envPaused = async (e: EnvError): Promise<RunPaused> => {
+    releaseTrainState(session.gpu, state);
+    await reload();
+    return new RunPaused(
+      `training paused at iteration ${state.iteration}: ${e.message.split('\n')[0]}. The run is back at its last checkpoint (iteration ${state.iteration}); nothing saved was lost.`,
+      state, session, e, 'environment', e.hint,
+    );
+  };
+
   const latest = (await listCheckpoints(o.store, o.dir)).find((c) => c.latest);
   if (!latest || latest.iteration !== state.iteration) await save();
   let t = trainer();
@@ -162,6 +179,7 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
     } catch (e) {
       if (timed) void session.gpu.stopProfile().catch(() => {});
       retryProfile = profiled;
+      if (e instanceof EnvError) throw await envPaused(e);
       if (!(await recoverFrom(await lostReason(session.gpu, e)))) throw e;
       continue;
     }

@@ -14,6 +14,7 @@
 
 import { BUILTIN_MODEL, type RunConfig, parseRunConfig } from '../config/run-config.ts';
 import type { KernelTime } from '../common/profile-table.ts';
+import { messageWithoutHint } from '../common/errors.ts';
 import { loadAdapterFiles } from '../model/load.ts';
 import type { CheckpointStore } from '../platform/storage/store.ts';
 import { loadCheckpoint, readCheckpointFiles, saveCheckpoint } from './checkpoint/checkpoint.ts';
@@ -96,6 +97,8 @@ export interface Notice {
   hint?: string;
   /** ROLLBACK and DEVICE_LOST: the iteration the run continues from. */
   iteration?: number;
+  /** RUN_PAUSED: what paused it (a checkpoint that could not be written, or an environment module that failed). */
+  pauseReason?: 'storage' | 'environment';
 }
 
 export interface RunEvents {
@@ -121,7 +124,7 @@ export interface LastIteration {
 export function errorNotice(e: unknown): Notice {
   if (e && typeof e === 'object' && 'code' in e && 'message' in e) {
     const g = e as { code: string; message: string; hint?: string };
-    return { code: String(g.code), message: g.message.split('\n  hint:')[0], hint: g.hint };
+    return { code: String(g.code), message: messageWithoutHint(g.message), hint: g.hint };
   }
   return { code: 'INTERNAL', message: e instanceof Error ? e.message : String(e) };
 }
@@ -382,10 +385,11 @@ export class Run {
         } catch (e) {
           if (!(e instanceof RunPaused)) throw e;
           // storage full or unwritable: paused, so no iteration runs without a checkpoint; the last good
-          // checkpoint stays intact (saves are atomic) and training continues once space is freed
+          // checkpoint stays intact (saves are atomic) and training continues once space is freed.
+          // An environment module that failed: paused at the last checkpoint (the loop reloaded it)
           a.state = e.state;
           this.ctrl.pause = true;
-          this.emit('onNotice', errorNotice(e));
+          this.emit('onNotice', { ...errorNotice(e), pauseReason: e.reason });
         }
         if (single) this.ctrl.pause = true;
       }

@@ -2,7 +2,7 @@
 // (old and reference log-probs, critic inputs and values) -> credit assignment and advantages -> PPO or
 // GRPO update -> metrics. Each phase is timed; progress goes to a callback so the CLI and the UI can show it.
 
-import { createEnv } from '../envs/registry.ts';
+import { envFromConfig } from '../envs/registry.ts';
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Decoder } from '../model/decoder.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
@@ -73,7 +73,7 @@ export class Trainer {
 
   makeEnv = () => {
     const c = this.d.state.config;
-    return createEnv(c.env.name, { ...c.env.options, horizon: c.rollout.horizon });
+    return envFromConfig(c.env, { horizon: c.rollout.horizon });
   };
 
   async iteration(): Promise<IterationResult> {

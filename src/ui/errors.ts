@@ -57,6 +57,14 @@ const TITLES: Record<AnyErrorCode | UiCode, string> = {
   GRAPH_NO_ANSWER: 'No agent gives the answer',
   GRAPH_DYNAMIC: 'Invalid dynamic topology',
   CONFIG_JSON: 'The run config is not JSON',
+  // environment modules
+  ENV_MODULE_SYNTAX: 'The environment module does not load',
+  ENV_MODULE_THROW: 'The environment module threw',
+  ENV_MODULE_TIMEOUT: 'The environment module took too long',
+  ENV_MODULE_MEMORY: 'The environment module ran out of memory',
+  ENV_MODULE_RESULT: 'The environment module returned a malformed result',
+  ENV_MODULE_NONDETERMINISTIC: 'The environment module is not deterministic',
+  ENV_MODULE_UNAVAILABLE: 'Environment modules cannot run here',
   // algorithm
   CREDIT: 'Credit assignment failed',
   RUN_PAUSED: 'Training paused',

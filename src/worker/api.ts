@@ -14,6 +14,10 @@ import type { InspectedEpisode } from '../marft/inspect.ts';
 import type { Notice, RunEvents } from '../marft/run.ts';
 import type { DeviceProbe, ModelSummary } from '../marft/session.ts';
 import type { Download } from '../marft/export/agent.ts';
+import type { ModuleReport, ModuleTry } from '../marft/env-modules.ts';
+
+export type { ModuleReport, ModuleTry };
+export { MODULE_TEMPLATE } from '../marft/env-modules.ts';
 
 export type { AnyErrorCode } from './errors.ts';
 
@@ -108,6 +112,11 @@ export interface EngineApi {
   agentLogits(runId: string, role: string, ids: number[], checkpoint?: string): Promise<Result<AgentLogits>>;
   /** A checkpoint zip becomes a new run in OPFS. */
   importCheckpoint(bytes: Uint8Array, fileName: string): Promise<Result<RunSummary>>;
+  /**
+   * Tries a user's environment module in its sandbox, with no model: reset on each seed and one step with
+   * the typed answer, each replayed for determinism. Module problems come back in the report's error.
+   */
+  tryEnvModule(t: ModuleTry): Promise<Result<ModuleReport>>;
   /** Test hook: destroys the GPU device, as a driver reset would. */
   debugLoseDevice(): Promise<void>;
 }

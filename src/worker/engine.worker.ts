@@ -8,6 +8,8 @@ import { MarftError } from '../marft/errors.ts';
 import { agentAdapter, agentLogits, agentOnnxZip } from '../marft/export/agent.ts';
 import { type RunEvents, Run } from '../marft/run.ts';
 import { Session } from '../marft/session.ts';
+import { tryModule, useSandbox } from '../marft/env-modules.ts';
+import { browserSandbox } from '../platform/sandbox/browser.ts';
 import { zipFiles } from '../platform/zip.ts';
 import { type Download, type EngineApi, type ModelInfo, type Result, toWorkerError } from './api.ts';
 import { WorkerFail } from './errors.ts';
@@ -26,6 +28,8 @@ async function wrap<T>(f: () => Promise<T> | T): Promise<Result<T>> {
   }
 }
 
+useSandbox(browserSandbox); // users' environment modules run in Blob-URL Workers of their own
+
 const transferDownload = (d: Download): Result<Download> => Comlink.transfer({ ok: true as const, value: d }, [d.bytes.buffer as ArrayBuffer]);
 
 /** The UI's RunEvents once it registers them; until then events go nowhere. */
@@ -35,8 +39,10 @@ const forward: RunEvents = {
   onProgress: (e) => ui?.onProgress(e),
   onIteration: (e) => ui?.onIteration(e),
   onLoaded: (e) => ui?.onLoaded(e),
-  // a paused run continues from the Train button once space is freed
-  onNotice: (e) => ui?.onNotice(e.code === 'RUN_PAUSED' ? { ...e, message: `${e.message} Free some space and press Train to continue.` } : e),
+  // a paused run continues from the Train button: once space is freed, or to retry a failed environment module
+  onNotice: (e) => ui?.onNotice(e.code !== 'RUN_PAUSED' ? e : {
+    ...e, message: `${e.message} ${e.pauseReason === 'environment' ? 'Press Train to retry from it; a fixed module starts a new run from the Build tab.' : 'Free some space and press Train to continue.'}`,
+  }),
 };
 
 const session = new Session(browserPlatform);
@@ -75,6 +81,7 @@ const api: EngineApi = {
   resume: (until) => wrap(() => run.train(until)),
   async pause() { run.pause(); },
   step: () => wrap(() => run.step()),
+  tryEnvModule: (t) => wrap(() => tryModule(t)),
   profileNext: (on) => wrap(() => ({ armed: run.profileNext(on) })),
   async stop() { run.stop(); },
   listRuns: () => wrap(listRuns),

@@ -13,6 +13,7 @@ import { stringify } from 'yaml';
 import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE } from '../../model/peft.ts';
 import type { RunConfig } from '../../config/run-config.ts';
 import { agentDir } from './peft.ts';
+import { arealEnvEntry, arealEnvFiles, arealEnvReadme } from './areal-env.ts';
 
 export const AREAL_CONFIG_FILE = 'config.yaml';
 export const AREAL_LAB_CONFIG_FILE = 'lab_config.json';
@@ -173,7 +174,7 @@ export function arealConfig(config: RunConfig, opts: ArealOptions): Record<strin
         advantage_norm: p.advantageNorm,
       },
       rollout: { episodes: config.rollout.episodes, group_size: config.rollout.groupSize, horizon: config.rollout.horizon },
-      env: { name: config.env.name, options: config.env.options },
+      env: arealEnvEntry(config),
       model_path: config.model.path,
       ...(opts.source ? { source: { checkpoint: opts.source.checkpoint, iteration: opts.source.iteration } } : {}),
     },
@@ -204,6 +205,7 @@ function readme(config: RunConfig, opts: ArealOptions): string {
     'Edit `actor.path` (the base model on the cluster), `cluster`, `allocation_mode` and the datasets, then',
     'start the trainer with `--config config.yaml`. Load an adapter as the initial LoRA weights with',
     '`PeftModel.from_pretrained(base, "adapters/<role>", is_trainable=True)`.',
+    ...arealEnvReadme(config),
     '',
   ].join('\n');
 }
@@ -217,6 +219,7 @@ export function arealExportFiles(config: RunConfig, checkpointFiles: Record<stri
     [AREAL_CONFIG_FILE]: arealYaml(config, opts),
     [AREAL_LAB_CONFIG_FILE]: JSON.stringify(config, null, 2) + '\n',
     'README.md': readme(config, opts),
+    ...arealEnvFiles(config),
   };
   for (const a of config.graph.agents) {
     const dst = arealAdapterDir(config, a.role);

@@ -1,10 +1,13 @@
-// The environment: a built-in task generator, or the user's own JSON/JSONL of {problem, answer}.
+// The environment: a built-in task generator, the user's own JSON/JSONL of {problem, answer}, or the user's
+// own environment module (ModuleEditor).
 
 import { DEFAULT_PRECEDENCE, listEnvs } from '../../config/envs.ts';
 import { uploadDataset } from '../actions.ts';
 import { editDraft, selectDataset, selectDraft, useLab } from '../store.ts';
 import { ErrorBox } from '../Notices.tsx';
 import { FieldIssues, NumberField } from './fields.tsx';
+import { MODULE_ENV, startFromTemplate } from './module-actions.ts';
+import { ModuleEditor } from './ModuleEditor.tsx';
 
 const ENVS = listEnvs();
 
@@ -12,27 +15,33 @@ export function EnvPicker() {
   const env = useLab(selectDraft).env;
   const dataset = useLab(selectDataset);
   const difficulty = typeof env.options.difficulty === 'number' ? env.options.difficulty : null;
+  const isModule = env.moduleSource !== undefined || env.module !== undefined;
   return (
     <section className="card" data-testid="env-picker">
       <h2>Environment</h2>
       <label className="field wide">
         <span>Tasks</span>
-        <select value={env.name} data-testid="env-select" onChange={(e) => editDraft((d) => { d.env = { name: e.target.value, options: e.target.value === 'dataset' ? d.env.options : {} }; })}>
+        <select value={isModule ? MODULE_ENV : env.name} data-testid="env-select" onChange={(e) => {
+          if (e.target.value === MODULE_ENV) startFromTemplate();
+          else editDraft((d) => { d.env = { name: e.target.value, options: e.target.value === 'dataset' ? d.env.options : {} }; });
+        }}>
           {ENVS.map((e) => <option key={e.name} value={e.name}>{e.name}</option>)}
+          <option value={MODULE_ENV}>your module (JavaScript)</option>
         </select>
       </label>
-      <p className="hint">{ENVS.find((e) => e.name === env.name)?.description}</p>
-      {env.name !== 'dataset' && (
+      <p className="hint">{isModule ? 'Your own environment: an ES module whose default export is a factory (options) => env, run sandboxed in a worker (no network, DOM or storage; a time limit per call). Its source is kept with the run.' : ENVS.find((e) => e.name === env.name)?.description}</p>
+      {isModule && <ModuleEditor />}
+      {!isModule && env.name !== 'dataset' && (
         <NumberField label="Difficulty (1..4, empty = default)" path="env.options.difficulty" value={difficulty} step={1}
           onChange={(v) => editDraft((d) => { if (Number.isFinite(v)) d.env.options.difficulty = v; else delete d.env.options.difficulty; })} />
       )}
-      {env.name === 'coop-arith' && (
+      {!isModule && env.name === 'coop-arith' && (
         <NumberField label={`Precedence share (0..1, empty = ${DEFAULT_PRECEDENCE})`} path="env.options.precedence" step={0.05}
           value={typeof env.options.precedence === 'number' ? env.options.precedence : null}
           title="Of the multi-step expressions, the share where reading left to right is wrong: the problems a planner helps with."
           onChange={(v) => editDraft((d) => { if (Number.isFinite(v)) d.env.options.precedence = v; else delete d.env.options.precedence; })} />
       )}
-      {env.name === 'dataset' && (
+      {!isModule && env.name === 'dataset' && (
         <div>
           <label className="button">
             Upload JSON / JSONL…

@@ -26,7 +26,7 @@ const ALLOWED: Record<string, string[]> = {
 /** The worker files the UI may import: its API types and its client, nothing of the engine behind them. */
 const UI_WORKER_FILES = new Set(['src/worker/api.ts', 'src/worker/client.ts']);
 
-const isTestFile = (f: string): boolean => /\.(test|spec|bench)\.tsx?$/.test(f) || /(^|\/)(testing|[\w-]*fixtures)\.ts$/.test(f);
+const isTestFile = (f: string): boolean => /\.(test|spec|bench)\.tsx?$/.test(f) || /(^|\/)(testing[\w-]*|[\w-]*fixtures)\.ts$/.test(f);
 
 function layerOf(file: string): string | null {
   const m = /^(?:src\/([\w-]+)\/|(kernels)\/)/.exec(file);

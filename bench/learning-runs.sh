@@ -4,6 +4,7 @@
 #   pretrain  make public/models/marft-tiny (bf16), copy it to $OUT/marft-tiny
 #   base      held-out accuracy of the untuned model (solo, duo, anonymous duo), greedy and sampled
 #   <config>  train configs/<config>.json (or a path to a .json), then evaluate its checkpoint (e.g. duo-action solo-ppo)
+# ITERATIONS=N trains N iterations instead of the config's; EVAL_EPISODES=N evaluates on N episodes (1024).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 M="bash .devcarry/enter.sh node .devcarry/app/marft.mjs"
@@ -16,16 +17,16 @@ for step in "$@"; do
       $M pretrain --out public/models/marft-tiny --steps 4800 --batch 32 --seq 384 --lr 1e-3 --seed 0 --eval-every 0 --log-every 1200 --bf16 --error-rate 0.4 --plan-error-rate 0.3 --solo-misread-rate 0.95 --precedence 0.5 --difficulty 1,2,3 2>&1 | filter | tee "$OUT/pretrain.txt"
       mkdir -p "$OUT/marft-tiny" && cp public/models/marft-tiny/* "$OUT/marft-tiny/" ;;
     base)
-      for c in solo-ppo duo-action duo-anonymous; do
+      for c in ${BASE_CONFIGS:-solo-ppo duo-action duo-anonymous}; do
         for mode in greedy sampled; do
           extra=$([ $mode = sampled ] && echo --sampled)
-          echo "{\"run\":\"base\",\"config\":\"$c\",\"result\":$($M eval --config configs/$c.json --base --episodes $EPISODES $extra --json 2>/dev/null)}" | tee -a "$OUT/results.jsonl"
+          echo "{\"run\":\"base\",\"config\":\"$c\",\"result\":$($M eval --config $([[ "$c" == *.json ]] && echo "$c" || echo "configs/$c.json") --base --episodes $EPISODES $extra --json 2>/dev/null)}" | tee -a "$OUT/results.jsonl"
         done
       done ;;
     *)
       cfg="configs/$step.json"
       if [[ "$step" == *.json ]]; then cfg="$step"; step=$(basename "$step" .json); fi
-      $M train --config "$cfg" --out "/tmp/runs/$step" --json 2> >(filter > "$OUT/$step.err") > "$OUT/$step.jsonl"
+      $M train --config "$cfg" ${ITERATIONS:+--iterations $ITERATIONS} --out "/tmp/runs/$step" --json 2> >(filter > "$OUT/$step.err") > "$OUT/$step.jsonl"
       tail -n 2 "$OUT/$step.jsonl" | cut -c1-400
       for mode in greedy sampled; do
         extra=$([ $mode = sampled ] && echo --sampled)

@@ -27,9 +27,12 @@ function devWithoutCsp(): Plugin {
 }
 
 // The Vulkan loader reads its driver variables at process start: set them here, before vitest forks
-// its test workers, so the workers' Dawn finds the GPU (or SwiftShader) from their first line.
-const vulkanEnv = vulkanEnvForChild();
-if (vulkanEnv) Object.assign(process.env, vulkanEnv);
+// its test workers, so the workers' Dawn finds the GPU (or SwiftShader) from their first line. Only under
+// vitest: building and serving the lab needs nothing but Node (no Chromium, no GPU driver).
+if (process.env.VITEST) {
+  const vulkanEnv = vulkanEnvForChild();
+  if (vulkanEnv) Object.assign(process.env, vulkanEnv);
+}
 
 export default defineConfig({
   plugins: [wgslText(), react(), devWithoutCsp()],

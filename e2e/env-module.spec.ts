@@ -5,7 +5,7 @@
 // iteration on the module with the duo preset.
 
 import { expect, test } from '@playwright/test';
-import { openLab, tinySettings, waitForStatus } from './helpers.ts';
+import { SHOTS, openLab, tinySettings, waitForStatus } from './helpers.ts';
 
 test.setTimeout(600_000);
 
@@ -55,6 +55,7 @@ test('load a module from a file, try it, train one iteration on it', async ({ pa
   await expect(report.getByTestId('module-try-seed').first()).toContainText('I am thinking of a whole number from 1 to 16');
   await expect(report.getByTestId('module-try-seed').first()).toContainText(/feedback “judge: 8 is (right|wrong, the number is (higher|lower))”/);
   await expect(report.getByTestId('module-try-seed').first()).toContainText('same results when replayed');
+  await page.screenshot({ path: `${SHOTS}/env-module.png`, fullPage: true });
 
   // a syntax error shows in place, with its line
   const source = page.getByTestId('module-source');

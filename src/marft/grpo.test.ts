@@ -12,6 +12,7 @@ import { computeTargets } from './advantage-targets.ts';
 import { normalizeAdvantages } from './advantages.ts';
 import type { ActionRecord, EpisodeRecord } from './rollout.ts';
 import type { ActionScores } from './score.ts';
+import { inspectEpisode } from './inspect.ts';
 import { handEpisode } from './testing-episodes.ts';
 import { minibatchAdvantages } from './update.ts';
 
@@ -127,6 +128,10 @@ describe('GRPO with per-agent credit: reward-to-go, normalised per action positi
       // solvers 0 and 2 answered alike but got 1.17 and 0.48; now both 0.8636.
       const pm = eps.flatMap((e) => e.actions);
       for (const a of pm) expect(minibatchAdvantages(pm, t, config).advOf.get(a)).toEqual(t.get(a)!.advantages);
+      // the inspector shows the numbers the update uses
+      const shown = inspectEpisode({ iteration: 0, config, episodes: eps, scores, targets: t, decode: (ids) => ids.join(' ') }, 2);
+      expect(shown.actions.map((a) => a.tokens.map((k) => k.advantage))).toEqual(eps[2].actions.map((a) => minibatchAdvantages(pm, t, config).advOf.get(a)));
+      expect(shown.actions.map((a) => a.tokens.map((k) => k.reward))).toEqual([[0, 0.5], [0, 0, 1]]);
     }
   });
 

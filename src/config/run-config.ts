@@ -168,11 +168,11 @@ export const CONFIG_SCHEMA: Schema = {
         criticLr: num(5e-4, positive),
         adamEps: num(1e-5, positive),
         weightDecay: num(0, { min: 0 }),
-        advantageNorm: { type: 'boolean', default: true },
+        advantageNorm: { type: 'boolean', default: true, description: 'PPO: normalise advantages over each minibatch. GRPO ignores it (its advantages are normalised within the group only).' },
         valueLoss: { type: 'enum', values: ['huber', 'mse'], default: 'huber' },
         huberDelta: num(10, positive),
         logProbNorm: { type: 'enum', values: ['sum', 'token', 'word'], default: 'sum' },
-        groupStd: { type: 'enum', values: ['sample', 'population', 'none'], default: 'sample' },
+        groupStd: { type: 'enum', values: ['sample', 'population', 'none'], default: 'sample', description: 'GRPO: the std of the group normalisation: sample (n-1), population (n) or none (Dr. GRPO, no std scaling).' },
       },
     },
     rollout: {

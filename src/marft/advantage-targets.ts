@@ -1,10 +1,10 @@
 // From finished episodes to training targets: credit assignment turns each turn's team reward into
 // per-action rewards, then advantages and returns come from action-level GAE (one value per action, over
 // the episode's actions in acting order), token-level GAE (one value per generated token, with the
-// Bellman backup across agent boundaries), or GRPO's group normalisation (no critic). Each action keeps
-// the GAE steps behind its numbers (its trace), so the inspector shows what the update used.
+// Bellman backup across agent boundaries), or GRPO's group normalisation (no critic; see grpoTargets).
+// Each action keeps the GAE steps behind its numbers (its trace), so the inspector shows what the update used.
 
-import { type GaeNextKind, type GaeStep, gae, groupNormalize, tokenLevelGae } from './advantages.ts';
+import { type GaeNextKind, type GaeStep, gae, groupNormalize, groupStats, tokenLevelGae } from './advantages.ts';
 import type { RunConfig } from '../config/run-config.ts';
 import type { StepRewardName } from '../config/run-config.ts';
 import { STEP_REWARDS, assignCredit, stepRewardFns } from './credit.ts';
@@ -43,15 +43,7 @@ export function computeTargets(episodes: readonly EpisodeRecord[], scores: Map<A
   const out = new Map<ActionRecord, ActionTargets>();
   const { gamma, lambda } = config.ppo;
   const credited = episodes.map((ep) => creditRewards(ep, config));
-  if (config.algo === 'grpo') {
-    const G = config.rollout.groupSize;
-    const totals = credited.map((m) => [...m.values()].reduce((a, b) => a + b, 0));
-    const adv = groupNormalize(totals, G, { std: config.ppo.groupStd });
-    episodes.forEach((ep, e) => {
-      for (const a of ep.actions) out.set(a, { reward: credited[e].get(a)!, advantages: a.actionIds.map(() => adv[e]), returns: [], trace: [] });
-    });
-    return out;
-  }
+  if (config.algo === 'grpo') return grpoTargets(episodes, credited, config);
   episodes.forEach((ep, e) => {
     const acts = ep.actions;
     if (config.level === 'action') {
@@ -84,5 +76,52 @@ export function computeTargets(episodes: readonly EpisodeRecord[], scores: Map<A
       step += n;
     });
   });
+  return out;
+}
+
+/**
+ * GRPO targets: the advantages the update uses as they are (it normalises nothing after this). Episodes
+ * come in consecutive groups of rollout.groupSize samples of one task.
+ * - credit 'equal': every token of an episode gets its episode reward R (the sum of its credited rewards)
+ *   normalised over the group's episodes, A = (R - mean_group) / (std_group + eps), std per ppo.groupStd.
+ * - credit 'step_discount' / 'per_step' (a reward on each action's last token): every token gets its
+ *   reward-to-go G (AReaL's GRPO is PPO with values 0 and gamma = lambda = 1, so the advantage before
+ *   normalisation is the sum of the credited rewards from that token's action to the episode's end: a
+ *   token's own action and the ones after it, never an earlier agent's), normalised over the group per
+ *   action position: the k-th action of an episode against the k-th actions of the group's episodes
+ *   (episodes without a k-th action take no part), A = (G - mean) / (std + eps). An agent's advantage thus
+ *   compares its own reward-to-go with the same agent's in the other samples of the task.
+ * Either way a group whose samples all got the same rewards gets exactly 0 on every token.
+ */
+function grpoTargets(episodes: readonly EpisodeRecord[], credited: Map<ActionRecord, number>[], config: RunConfig): Map<ActionRecord, ActionTargets> {
+  const out = new Map<ActionRecord, ActionTargets>();
+  const G = config.rollout.groupSize;
+  const opts = { std: config.ppo.groupStd };
+  const set = (a: ActionRecord, e: number, adv: number) => out.set(a, { reward: credited[e].get(a)!, advantages: a.actionIds.map(() => adv), returns: [], trace: [] });
+  if (config.credit.method === 'equal') {
+    const totals = credited.map((m) => [...m.values()].reduce((a, b) => a + b, 0));
+    const adv = groupNormalize(totals, G, opts);
+    episodes.forEach((ep, e) => { for (const a of ep.actions) set(a, e, adv[e]); });
+    return out;
+  }
+  groupNormalize(new Array<number>(episodes.length).fill(0), G); // the same shape checks
+  // reward-to-go of every action (gamma = 1): its own credited reward plus every later one of the episode
+  const togo = episodes.map((ep, e) => {
+    const g = new Array<number>(ep.actions.length);
+    let acc = 0;
+    for (let k = ep.actions.length - 1; k >= 0; k--) g[k] = acc += credited[e].get(ep.actions[k])!;
+    return g;
+  });
+  for (let g0 = 0; g0 < episodes.length; g0 += G) {
+    const members = Array.from({ length: G }, (_, i) => g0 + i);
+    const positions = Math.max(...members.map((e) => episodes[e].actions.length));
+    for (let k = 0; k < positions; k++) {
+      const at = members.filter((e) => k < episodes[e].actions.length);
+      const vals = at.map((e) => togo[e][k]);
+      const { mean, denom } = groupStats(vals, opts);
+      const constant = vals.every((v) => v === vals[0]);
+      at.forEach((e, i) => set(episodes[e].actions[k], e, constant ? 0 : (vals[i] - mean) / denom));
+    }
+  }
   return out;
 }

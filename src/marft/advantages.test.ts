@@ -152,6 +152,8 @@ describe('GRPO group normalisation', () => {
     // Dr. GRPO: no std division -> r - mean.
     close(groupNormalize([1, 0, 0, 0], 4, { std: 'none' }), [0.75, -0.25, -0.25, -0.25]);
     close(groupNormalize([3], 1), [0]);
+    // A constant group is exactly 0, even where its mean rounds ((0.1 + 0.1 + 0.1) / 3 != 0.1) and with no eps.
+    expect(Array.from(groupNormalize([0.1, 0.1, 0.1], 3, { std: 'population', eps: 0 }))).toEqual([0, 0, 0]);
     expect(() => groupNormalize([1, 2, 3], 2)).toThrow(/do not split into groups of 2/);
   });
 });

@@ -14,6 +14,7 @@
 //     over the generated tokens, so both levels share one recursion.
 // (c) GRPO: rewards of the G samples of one task -> (r - mean)/(std + eps); std is the sample standard
 //     deviation (n-1, torch.std's default, as DeepSeekMath/TRL) unless 'population' or 'none' (Dr. GRPO).
+//     This is GRPO's only normalisation: the update does not normalise GRPO advantages again (d is PPO's).
 // (d) per-minibatch advantage normalisation over masked-in entries, excluding exact zeros from the
 //     statistics as the original codebase does (nanmean/nanstd after zeros -> NaN, population std), then
 //     applied to every masked-in entry; masked-out entries come back 0.
@@ -149,27 +150,49 @@ export function tokenLevelGae(input: TokenGaeInput): GaeResult {
 
 export type GroupStd = 'sample' | 'population' | 'none';
 
+/** One group's statistics for GRPO: A = (r - mean) / denom. */
+export interface GroupStats {
+  mean: number;
+  /** std + eps ('sample': n-1; 'population': n), or 1 for 'none' (Dr. GRPO: no std scaling). */
+  denom: number;
+}
+
+/**
+ * The statistics of one group of samples (see groupNormalize). A group of one has sample std 0 (so its
+ * advantage is 0, as every constant group's is).
+ */
+export function groupStats(rewards: ArrayLike<number>, options: { std?: GroupStd; eps?: number } = {}): GroupStats {
+  const n = rewards.length;
+  if (n < 1) marftFail('SHAPE', 'groupStats: an empty group');
+  const stdKind = options.std ?? 'sample';
+  const eps = options.eps ?? 1e-6;
+  let mean = 0;
+  for (let i = 0; i < n; i++) mean += rewards[i];
+  mean /= n;
+  let ss = 0;
+  for (let i = 0; i < n; i++) ss += (rewards[i] - mean) ** 2;
+  let denom = 1;
+  if (stdKind === 'sample') denom = (n > 1 ? Math.sqrt(ss / (n - 1)) : 0) + eps;
+  else if (stdKind === 'population') denom = Math.sqrt(ss / n) + eps;
+  return { mean, denom };
+}
+
 /**
  * GRPO advantages: `rewards` holds consecutive groups of `groupSize` samples of one task each;
- * A = (r - mean_group) / (std_group + eps). A group of one (sample std undefined) or of equal rewards gets 0.
+ * A = (r - mean_group) / (std_group + eps). A group of one (sample std undefined) or of equal rewards gets
+ * exactly 0.
  */
 export function groupNormalize(rewards: ArrayLike<number>, groupSize: number, options: { std?: GroupStd; eps?: number } = {}): Float64Array {
   const n = rewards.length;
   if (!Number.isInteger(groupSize) || groupSize < 1) marftFail('SHAPE', `groupNormalize: groupSize must be an integer >= 1, got ${groupSize}`);
   if (n % groupSize !== 0) marftFail('SHAPE', `groupNormalize: ${n} rewards do not split into groups of ${groupSize}`);
-  const stdKind = options.std ?? 'sample';
-  const eps = options.eps ?? 1e-6;
   const out = new Float64Array(n);
   for (let g = 0; g < n; g += groupSize) {
-    let mean = 0;
-    for (let i = 0; i < groupSize; i++) mean += rewards[g + i];
-    mean /= groupSize;
-    let ss = 0;
-    for (let i = 0; i < groupSize; i++) ss += (rewards[g + i] - mean) ** 2;
-    let denom = 1;
-    if (stdKind === 'sample') denom = (groupSize > 1 ? Math.sqrt(ss / (groupSize - 1)) : 0) + eps;
-    else if (stdKind === 'population') denom = Math.sqrt(ss / groupSize) + eps;
-    for (let i = 0; i < groupSize; i++) out[g + i] = (rewards[g + i] - mean) / denom;
+    const group = Array.from({ length: groupSize }, (_, i) => rewards[g + i]);
+    const { mean, denom } = groupStats(group, options);
+    // a constant group: r - mean is exactly 0 however the mean rounds
+    const constant = group.every((r) => r === group[0]);
+    for (let i = 0; i < groupSize; i++) out[g + i] = constant ? 0 : (group[i] - mean) / denom;
   }
   return out;
 }

@@ -184,17 +184,7 @@ async function policyMinibatch(
   const cfg = state.config;
   const ppo = cfg.ppo;
   const actionLevel = cfg.level === 'action' && cfg.algo === 'ppo';
-  // advantages normalised over the whole minibatch
-  const flat = actionLevel ? pm.map((a) => targets.get(a)!.advantages[0]) : pm.flatMap((a) => targets.get(a)!.advantages);
-  const norm = normalizeIf(flat, ppo.advantageNorm);
-  const advOf = new Map<ActionRecord, number[]>();
-  let at = 0;
-  for (const a of pm) {
-    const n = actionLevel ? 1 : a.actionIds.length;
-    advOf.set(a, norm.slice(at, at + n));
-    at += n;
-  }
-  const Z = actionLevel ? pm.length : at;
+  const { advOf, Z } = minibatchAdvantages(pm, targets, cfg);
   const withKl = ppo.klCoef > 0;
   const res: MinibatchResult = { counted: false, loss: 0, entropy: 0, approxKl: 0, kl: 0, clipFraction: 0, stepped: false, stop: false, skipped: null };
   let finite = true;
@@ -272,6 +262,25 @@ async function policyMinibatch(
   return res;
 }
 
-function normalizeIf(adv: number[], on: boolean): number[] {
-  return on ? Array.from(normalizeAdvantages(adv)) : adv;
+/**
+ * The advantages a policy minibatch trains on, per action (one entry at action level with PPO, else one
+ * per generated token), and Z, their count (the loss's normaliser). PPO with ppo.advantageNorm normalises
+ * them over the whole minibatch (normalizeAdvantages); GRPO's are used exactly as computeTargets gave them,
+ * already normalised within their group, whatever advantageNorm says (a second, minibatch-wide
+ * normalisation would give a group with equal rewards a non-zero advantage).
+ */
+export function minibatchAdvantages(
+  pm: readonly ActionRecord[], targets: Map<ActionRecord, ActionTargets>, cfg: RunConfig,
+): { advOf: Map<ActionRecord, number[]>; Z: number } {
+  const actionLevel = cfg.level === 'action' && cfg.algo === 'ppo';
+  const flat = actionLevel ? pm.map((a) => targets.get(a)!.advantages[0]) : pm.flatMap((a) => targets.get(a)!.advantages);
+  const norm = cfg.algo === 'ppo' && cfg.ppo.advantageNorm ? Array.from(normalizeAdvantages(flat)) : flat;
+  const advOf = new Map<ActionRecord, number[]>();
+  let at = 0;
+  for (const a of pm) {
+    const n = actionLevel ? 1 : a.actionIds.length;
+    advOf.set(a, norm.slice(at, at + n));
+    at += n;
+  }
+  return { advOf, Z: actionLevel ? pm.length : at };
 }

@@ -93,9 +93,22 @@ describe('AReaL export', () => {
     expect(y.critic).toBeUndefined();
     expect(y.gconfig).toMatchObject({ n_samples: 4, greedy: true, top_k: AREAL_TOP_K_OFF });
     expect(y.actor.adv_norm).toMatchObject({ mean_level: 'group', std_level: 'group', group_size: 4 });
+    // GRPO is PPO with values 0 and gamma = lambda = 1 (reward-to-go), normalised in the group and never after it
+    expect(y.actor).toMatchObject({ discount: 1, gae_lambda: 1 });
+    expect(y.marft.ppo.advantage_norm).toBe(false);
     expect(y.marft.lora).toMatchObject({ mode: 'shared', share_lora: true, init_adapters: { a: 'adapters/shared', b: 'adapters/shared' } });
     expect(y.marft.credit_assignment).toMatchObject({ method: 'step_discount', discount: 0.5 });
     expect(y.agent_profiles.map((p: { lora_path: string }) => p.lora_path)).toEqual(['adapters/shared', 'adapters/shared']);
     expect(Object.keys(files).filter((f) => f.startsWith('adapters/')).sort()).toEqual(['adapters/shared/adapter_config.json', 'adapters/shared/adapter_model.safetensors']);
+  });
+
+  it('GRPO writes the group normalisation whatever ppo.advantageNorm says (Dr. GRPO: no std level; population: biased std)', () => {
+    const graph = { agents: [{ role: 'a', systemPrompt: 'x' }, { role: 'b', systemPrompt: 'y', withAnswer: true }], edges: [] };
+    for (const [groupStd, std_level, std_unbiased] of [['none', null, true], ['population', 'group', false]] as const) {
+      const config = parseRunConfig({ algo: 'grpo', rollout: { groupSize: 8 }, ppo: { advantageNorm: false, groupStd, gamma: 0.9, lambda: 0.8 }, graph });
+      const y = parse(arealExportFiles(config, adapterFiles(config, 1), { baseModel: 'Qwen/Qwen2.5-0.5B' })[AREAL_CONFIG_FILE] as string);
+      expect(y.actor.adv_norm).toEqual({ mean_level: 'group', std_level, std_unbiased, group_size: 8 });
+      expect(y.actor).toMatchObject({ discount: 1, gae_lambda: 1 });
+    }
   });
 });

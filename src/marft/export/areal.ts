@@ -49,9 +49,14 @@ export function arealConfig(config: RunConfig, opts: ArealOptions): Record<strin
     type: 'adam', lr, weight_decay: p.weightDecay, beta1: 0.9, beta2: 0.999, eps: p.adamEps,
     lr_scheduler_type: 'constant', gradient_clipping: p.maxGradNorm, warmup_steps_proportion: 0,
   });
-  const advNorm = p.advantageNorm
-    ? { mean_level: config.algo === 'grpo' ? 'group' : 'batch', std_level: config.algo === 'grpo' && p.groupStd === 'none' ? null : config.algo === 'grpo' ? 'group' : 'batch', std_unbiased: p.groupStd !== 'population', group_size: config.rollout.groupSize }
-    : null;
+  // The normalisation the lab does: PPO normalises over the (mini)batch when advantageNorm is on; GRPO
+  // normalises within the group only (std per groupStd, none = Dr. GRPO), always, and nothing after it.
+  const grpo = config.algo === 'grpo';
+  const advNorm = grpo
+    ? { mean_level: 'group', std_level: p.groupStd === 'none' ? null : 'group', std_unbiased: p.groupStd !== 'population', group_size: config.rollout.groupSize }
+    : p.advantageNorm
+      ? { mean_level: 'batch', std_level: 'batch', std_unbiased: p.groupStd !== 'population', group_size: config.rollout.groupSize }
+      : null;
   const experiment = opts.experimentName ?? sanitize(`marft-lab-${config.env.name}-${agents.length}agents`);
   const out: Record<string, unknown> = {
     experiment_name: experiment,
@@ -100,8 +105,9 @@ export function arealConfig(config: RunConfig, opts: ArealOptions): Record<strin
       temperature: '${gconfig.temperature}',
       kl_ctl: p.klCoef,
       kl_estimator: p.klEstimator,
-      discount: p.gamma,
-      gae_lambda: p.lambda,
+      // GRPO: values 0 and gamma = lambda = 1, so a token's advantage is its reward-to-go (the lab's GRPO ignores ppo.gamma/lambda)
+      discount: grpo ? 1 : p.gamma,
+      gae_lambda: grpo ? 1 : p.lambda,
       adv_norm: advNorm,
       max_new_tokens: '${gconfig.max_new_tokens}',
       use_lora: true,
@@ -171,7 +177,8 @@ export function arealConfig(config: RunConfig, opts: ArealOptions): Record<strin
         epochs: p.epochs,
         log_prob_norm: p.logProbNorm,
         group_std: p.groupStd,
-        advantage_norm: p.advantageNorm,
+        // the lab's minibatch normalisation: never with GRPO (its advantages are normalised in the group only)
+        advantage_norm: grpo ? false : p.advantageNorm,
       },
       rollout: { episodes: config.rollout.episodes, group_size: config.rollout.groupSize, horizon: config.rollout.horizon },
       env: arealEnvEntry(config),

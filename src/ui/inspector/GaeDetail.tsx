@@ -26,7 +26,12 @@ export function GaeDetail({ ep, action, token }: { ep: InspectedEpisode; action:
         <span className="hint"> · {ep.level} level, credit {ep.method}</span>
       </h3>
       {token.delta === null || token.next === null ? (
-        <p>GRPO: no critic; the advantage is the episode's group-normalised reward <b>A = {f(token.advantage)}</b>, the same on every token.</p>
+        <p>
+          GRPO: no critic; {ep.method === 'equal'
+            ? <>the advantage is the episode's reward normalised over its group, the same on every token</>
+            : <>the advantage is this action's reward-to-go (its own credited reward and every later one), normalised against the same action of the group's other samples</>}
+          : <b>A = {f(token.advantage)}</b>, as the update uses it (no further normalisation).
+        </p>
       ) : (
         <>
           <table className="terms">

@@ -4,9 +4,8 @@
 // Bellman backup across agent boundaries), or GRPO's group normalisation (no critic; see grpoTargets).
 // Each action keeps the GAE steps behind its numbers (its trace), so the inspector shows what the update used.
 
-import { type GaeNextKind, type GaeStep, gae, groupNormalize, groupStats, tokenLevelGae } from './advantages.ts';
-import type { RunConfig } from '../config/run-config.ts';
-import type { StepRewardName } from '../config/run-config.ts';
+import { type GaeNextKind, type GaeStep, checkGroups, gae, groupNormalize, normalizeGroup, tokenLevelGae } from './advantages.ts';
+import type { RunConfig, StepRewardName } from '../config/run-config.ts';
 import { STEP_REWARDS, assignCredit, stepRewardFns } from './credit.ts';
 import type { ActionRecord, EpisodeRecord } from './rollout.ts';
 import type { ActionScores } from './score.ts';
@@ -104,7 +103,7 @@ function grpoTargets(episodes: readonly EpisodeRecord[], credited: Map<ActionRec
     episodes.forEach((ep, e) => { for (const a of ep.actions) set(a, e, adv[e]); });
     return out;
   }
-  groupNormalize(new Array<number>(episodes.length).fill(0), G); // the same shape checks
+  checkGroups('grpoTargets', episodes.length, G);
   // reward-to-go of every action (gamma = 1): its own credited reward plus every later one of the episode
   const togo = episodes.map((ep, e) => {
     const g = new Array<number>(ep.actions.length);
@@ -117,10 +116,8 @@ function grpoTargets(episodes: readonly EpisodeRecord[], credited: Map<ActionRec
     const positions = Math.max(...members.map((e) => episodes[e].actions.length));
     for (let k = 0; k < positions; k++) {
       const at = members.filter((e) => k < episodes[e].actions.length);
-      const vals = at.map((e) => togo[e][k]);
-      const { mean, denom } = groupStats(vals, opts);
-      const constant = vals.every((v) => v === vals[0]);
-      at.forEach((e, i) => set(episodes[e].actions[k], e, constant ? 0 : (vals[i] - mean) / denom));
+      const adv = normalizeGroup(at.map((e) => togo[e][k]), opts);
+      at.forEach((e, i) => set(episodes[e].actions[k], e, adv[i]));
     }
   }
   return out;

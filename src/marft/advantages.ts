@@ -151,7 +151,7 @@ export function tokenLevelGae(input: TokenGaeInput): GaeResult {
 export type GroupStd = 'sample' | 'population' | 'none';
 
 /** One group's statistics for GRPO: A = (r - mean) / denom. */
-export interface GroupStats {
+interface GroupStats {
   mean: number;
   /** std + eps ('sample': n-1; 'population': n), or 1 for 'none' (Dr. GRPO: no std scaling). */
   denom: number;
@@ -161,7 +161,7 @@ export interface GroupStats {
  * The statistics of one group of samples (see groupNormalize). A group of one has sample std 0 (so its
  * advantage is 0, as every constant group's is).
  */
-export function groupStats(rewards: ArrayLike<number>, options: { std?: GroupStd; eps?: number } = {}): GroupStats {
+function groupStats(rewards: ArrayLike<number>, options: { std?: GroupStd; eps?: number } = {}): GroupStats {
   const n = rewards.length;
   if (n < 1) marftFail('SHAPE', 'groupStats: an empty group');
   const stdKind = options.std ?? 'sample';
@@ -177,6 +177,19 @@ export function groupStats(rewards: ArrayLike<number>, options: { std?: GroupStd
   return { mean, denom };
 }
 
+/** (r - mean) / denom for every member of one group; a constant group gets exactly 0 however the mean rounds. */
+export function normalizeGroup(group: readonly number[], options: { std?: GroupStd; eps?: number } = {}): number[] {
+  const { mean, denom } = groupStats(group, options);
+  const constant = group.every((r) => r === group[0]);
+  return group.map((r) => (constant ? 0 : (r - mean) / denom));
+}
+
+/** Throws SHAPE unless `n` samples split into groups of `groupSize` (an integer >= 1). */
+export function checkGroups(op: string, n: number, groupSize: number): void {
+  if (!Number.isInteger(groupSize) || groupSize < 1) marftFail('SHAPE', `${op}: groupSize must be an integer >= 1, got ${groupSize}`);
+  if (n % groupSize !== 0) marftFail('SHAPE', `${op}: ${n} rewards do not split into groups of ${groupSize}`);
+}
+
 /**
  * GRPO advantages: `rewards` holds consecutive groups of `groupSize` samples of one task each;
  * A = (r - mean_group) / (std_group + eps). A group of one (sample std undefined) or of equal rewards gets
@@ -184,16 +197,9 @@ export function groupStats(rewards: ArrayLike<number>, options: { std?: GroupStd
  */
 export function groupNormalize(rewards: ArrayLike<number>, groupSize: number, options: { std?: GroupStd; eps?: number } = {}): Float64Array {
   const n = rewards.length;
-  if (!Number.isInteger(groupSize) || groupSize < 1) marftFail('SHAPE', `groupNormalize: groupSize must be an integer >= 1, got ${groupSize}`);
-  if (n % groupSize !== 0) marftFail('SHAPE', `groupNormalize: ${n} rewards do not split into groups of ${groupSize}`);
+  checkGroups('groupNormalize', n, groupSize);
   const out = new Float64Array(n);
-  for (let g = 0; g < n; g += groupSize) {
-    const group = Array.from({ length: groupSize }, (_, i) => rewards[g + i]);
-    const { mean, denom } = groupStats(group, options);
-    // a constant group: r - mean is exactly 0 however the mean rounds
-    const constant = group.every((r) => r === group[0]);
-    for (let i = 0; i < groupSize; i++) out[g + i] = constant ? 0 : (group[i] - mean) / denom;
-  }
+  for (let g = 0; g < n; g += groupSize) out.set(normalizeGroup(Array.from({ length: groupSize }, (_, i) => rewards[g + i]), options), g);
   return out;
 }
 

@@ -1,14 +1,17 @@
 // The engine's platform in Node (src/marft/session.ts) for the marft commands: the process's Dawn device
 // (a fresh one after a loss), base models from folders on disk (the built-in tiny model unless the config
-// names a folder), usage errors for a model a run cannot use; and the run config a command reads (the
-// default 2-agent preset without --config).
+// names a folder), usage errors for a model a run cannot use; the run config a command reads (the
+// default 2-agent preset without --config); and where a --checkpoint or --resume path's checkpoint lives.
 
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BUILTIN_MODEL, type RunConfig, parseRunConfig } from '../config/run-config.ts';
 import { acquireNodeGpu, resetNodeGpu } from '../gpu/node.ts';
+import { checkpointZipStore } from '../marft/checkpoint/checkpoint.ts';
+import type { CheckpointSource } from '../marft/run.ts';
 import { Session } from '../marft/session.ts';
+import { nodeStore } from '../platform/storage/node.ts';
 import { nodeModelFiles } from '../model/node-files.ts';
 import { defaultRunConfig } from '../config/run-presets.ts';
 import { UsageError } from './args.ts';
@@ -58,4 +61,15 @@ export function nodeSession(log: (l: string) => void): Session {
     },
     refuse: (code, message, cause) => (code === 'NO_TOKENIZER' ? new UsageError(message) : cause),
   });
+}
+
+/**
+ * The checkpoint a path names: a run folder (its latest checkpoint), a checkpoint folder, or a checkpoint
+ * zip (downloaded from the lab), whose files are read into memory.
+ */
+export function checkpointSource(path: string): CheckpointSource {
+  const full = resolve(path);
+  return full.endsWith('.zip')
+    ? { store: checkpointZipStore(new Uint8Array(readFileSync(full))), dir: '' }
+    : { store: nodeStore(dirname(full)), dir: basename(full) };
 }

@@ -10,7 +10,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { testGpu } from '../../kernels/testing.ts';
 import type { RunConfig } from '../config/run-config.ts';
-import { GpuError } from '../gpu/errors.ts';
 import { TINY_QWEN2_CONFIG, tinyModelFolder } from '../model/file-fixtures.ts';
 import { memoryStore } from '../platform/storage/store.ts';
 import { listCheckpoints } from './checkpoint/checkpoint.ts';

@@ -90,7 +90,6 @@ export async function ppoUpdate(
   const st: UpdateStats = { policyLoss: 0, valueLoss: 0, entropy: 0, approxKl: 0, klToRef: 0, clipFraction: 0, skipped: [], policySteps: 0, criticSteps: 0 };
   const useCritic = cfg.algo === 'ppo';
   const policyActs = actions.filter((a) => o.trainAgents.includes(a.agent) && a.actionIds.length > 0);
-  const keepSlots = new Set(o.trainAgents.map(o.slotOf));
   let stop = false;
   let nPol = 0;
   let nVal = 0;

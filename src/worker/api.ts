@@ -8,7 +8,6 @@
 // the engine's (src/marft/run.ts), forwarded as they are.
 
 import type { RunConfig } from '../config/run-config.ts';
-import type { IterationMetrics } from '../config/metrics.ts';
 import type { CreditMethod } from '../marft/credit.ts';
 import type { InspectedEpisode } from '../marft/inspect.ts';
 import type { Notice, RunEvents } from '../marft/run.ts';

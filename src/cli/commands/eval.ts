@@ -4,13 +4,12 @@
 // --env-options '{"difficulty": 3}' overrides the environment's options (e.g. a harder level, or coop-arith's
 // precedence share) for this evaluation only; the result is checked like any run config.
 
-import { basename, dirname, resolve } from 'node:path';
 import { loadCheckpoint, readCheckpointFiles } from '../../marft/checkpoint/checkpoint.ts';
 import { type RunConfig, parseRunConfig } from '../../config/run-config.ts';
 import { evaluate } from '../../marft/evaluate.ts';
-import { nodeStore } from '../../platform/storage/node.ts';
+import type { CheckpointSource } from '../../marft/run.ts';
 import { UsageError, parse } from '../args.ts';
-import { nodeSession, readRunConfig } from '../platform.ts';
+import { checkpointSource, nodeSession, readRunConfig } from '../platform.ts';
 
 export const usage = 'marft eval (--checkpoint DIR | --config FILE --base) [--episodes N] [--split test|train] [--sampled] [--seed S] [--env-options JSON] [--json]';
 
@@ -23,10 +22,9 @@ export async function evalCommand(argv: string[]): Promise<void> {
   if (!a.checkpoint && !a.base) throw new UsageError('give --checkpoint DIR, or --base to evaluate the untuned model');
   const log = (l: string) => console.error(l);
   let config: RunConfig;
-  let ckpt: { store: ReturnType<typeof nodeStore>; dir: string } | null = null;
+  let ckpt: CheckpointSource | null = null;
   if (typeof a.checkpoint === 'string') {
-    const full = resolve(a.checkpoint);
-    ckpt = { store: nodeStore(dirname(full)), dir: basename(full) };
+    ckpt = checkpointSource(a.checkpoint);
     config = parseRunConfig(new TextDecoder().decode((await readCheckpointFiles(ckpt.store, ckpt.dir)).files['config.json']));
   } else {
     config = readRunConfig(a.config as string | undefined);

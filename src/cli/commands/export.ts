@@ -10,19 +10,17 @@
 
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { readFileSync } from 'node:fs';
 import { arealExportFiles } from '../../marft/export/areal.ts';
-import { checkpointZipStore, loadCheckpoint, readCheckpointFiles, type VerifiedCheckpoint } from '../../marft/checkpoint/checkpoint.ts';
+import { loadCheckpoint, readCheckpointFiles, type VerifiedCheckpoint } from '../../marft/checkpoint/checkpoint.ts';
 import { exportAgentOnnx } from '../../marft/export/agent.ts';
 import { exportAdapters } from '../../marft/export/peft.ts';
 import { type RunConfig, parseRunConfig } from '../../config/run-config.ts';
-import { nodeStore } from '../../platform/storage/node.ts';
 import { zipFiles } from '../../platform/zip.ts';
 import { loadAdapterFiles } from '../../model/load.ts';
 import { nodeModelFiles } from '../../model/node-files.ts';
 import { type OnnxExport, exportOnnx } from '../../model/onnx/export.ts';
 import { UsageError, parse, required } from '../args.ts';
-import { nodeSession, runModelDir } from '../platform.ts';
+import { checkpointSource, nodeSession, runModelDir } from '../platform.ts';
 
 export const usage = 'marft export [--format zip] --checkpoint DIR --out FILE.zip\n'
   + '  marft export --format onnx (--checkpoint DIR --agent ROLE | --model DIR [--adapter DIR]) --out FILE.onnx [--no-mask] [--max-positions N] [--external-data auto|on|off]\n'
@@ -36,12 +34,10 @@ const FLAGS = {
 
 /** A checkpoint's verified files and run config, from a run folder, a checkpoint folder or a zip (its path: the zip's name). */
 export async function readCheckpoint(path: string): Promise<VerifiedCheckpoint & { config: RunConfig }> {
-  const full = resolve(path);
-  const ck = full.endsWith('.zip')
-    ? await readCheckpointFiles(checkpointZipStore(new Uint8Array(readFileSync(full))), '')
-    : await readCheckpointFiles(nodeStore(dirname(full)), basename(full));
+  const { store, dir } = checkpointSource(path);
+  const ck = await readCheckpointFiles(store, dir);
   const config = parseRunConfig(new TextDecoder().decode(ck.files['config.json']), { checkEnv: false });
-  return { ...ck, path: ck.path || basename(full), config };
+  return { ...ck, path: ck.path || basename(resolve(path)), config };
 }
 
 export interface OnnxExportArgs {
@@ -124,11 +120,10 @@ export async function exportCommand(argv: string[]): Promise<void> {
     return;
   }
   if (format !== 'zip') throw new UsageError(`--format must be zip, onnx or areal, got ${format}`);
-  const full = resolve(required(a.checkpoint, 'checkpoint'));
-  const store = nodeStore(dirname(full));
-  const config = parseRunConfig(new TextDecoder().decode((await readCheckpointFiles(store, basename(full))).files['config.json']), { checkEnv: false });
+  const { store, dir } = checkpointSource(required(a.checkpoint, 'checkpoint'));
+  const config = parseRunConfig(new TextDecoder().decode((await readCheckpointFiles(store, dir)).files['config.json']), { checkEnv: false });
   const m = await nodeSession((l) => console.error(l)).load(config.model.path);
-  const state = await loadCheckpoint(m.gpu, store, basename(full), m.model);
+  const state = await loadCheckpoint(m.gpu, store, dir, m.model);
   const files = await exportAdapters(m.gpu, state, { baseModel: m.source.baseModel });
   writeFileSync(out, zipFiles(files));
   console.error(`wrote ${out}: ${Object.keys(files).length} files (${Object.keys(files).filter((f) => f.endsWith('.safetensors')).length} adapters)`);

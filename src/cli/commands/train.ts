@@ -10,18 +10,15 @@
 // its own, so that iteration runs slower) and prints the table after it (on stderr with --json).
 
 import { basename, dirname, resolve } from 'node:path';
-import { readFileSync } from 'node:fs';
-import { checkpointZipStore } from '../../marft/checkpoint/checkpoint.ts';
 import { parseInitAdapters } from '../../marft/checkpoint/init-adapter.ts';
 import { MarftError } from '../../marft/errors.ts';
 import { type IterationProfile, type Notice, Run } from '../../marft/run.ts';
-import { formatKernelTable, kernelRows, phaseRows } from '../../common/profile-table.ts';
-import type { KernelTime } from '../../common/profile-table.ts';
+import { type KernelTime, formatKernelTable, kernelRows, phaseRows } from '../../common/profile-table.ts';
 import { nodeStore } from '../../platform/storage/node.ts';
 import { nodeModelFiles } from '../../model/node-files.ts';
 import { UsageError, parse } from '../args.ts';
 import { ProgressBar, iterationLine } from '../progress.ts';
-import { nodeSession, readRunConfig } from '../platform.ts';
+import { checkpointSource, nodeSession, readRunConfig } from '../platform.ts';
 
 export const usage = 'marft train [--config FILE] [--iterations N] [--out DIR] [--resume DIR] [--json] [--keep K] [--init-adapter ROLE=DIR ...] [--profile]';
 
@@ -78,8 +75,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
 
   if (resumeDir) {
     // a resumed run keeps the checkpoint's own run config
-    const from = resumeZip ? { store: checkpointZipStore(new Uint8Array(readFileSync(resumeDir))), dir: '' } : { store: nodeStore(dirname(resumeDir)), dir: basename(resumeDir) };
-    await run.resume(from, basename(outDir));
+    await run.resume(checkpointSource(resumeDir), basename(outDir));
     total = totalFrom(run.iteration, run.config!.iterations);
     announce();
     if (a.profile && run.iteration === total - 1) run.profileNext(true);

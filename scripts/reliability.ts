@@ -5,7 +5,7 @@
 // (scripts/test.ts); `npm run docs` publishes it as the committed RELIABILITY.md, so the table is always
 // the suite's own output, never edited by hand.
 
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CodedError } from '../src/common/errors.ts';
@@ -124,6 +124,9 @@ export function writeReliabilityReport(): string {
     ...rows.map((r) => `| ${esc(r.area)} | ${esc(r.fault)} | ${r.cases} | ${esc(r.outcome)} | ${r.verdict} | ${esc(r.test)} |`),
     '',
   ];
+  // the GPU soak is measured on the GPU machine (bench/soak.ts), not by the suite: its committed figures
+  const soak = join(ROOT, 'bench', 'results', 'soak', 'soak.md');
+  if (existsSync(soak)) lines.push('## Long runs', '', readFileSync(soak, 'utf8'));
   const text = lines.join('\n');
   mkdirSync(dirname(REPORT_FILE), { recursive: true });
   writeFileSync(REPORT_FILE, text);

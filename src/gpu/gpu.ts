@@ -215,7 +215,10 @@ export class Gpu {
     return p;
   }
 
-  get pipelineCount(): number { return this.pipelines.size; }
+  /** Entries in the device-side caches (pipelines, uniform buffers, bind groups): a soak checks they stay bounded. */
+  get cacheSizes(): { pipelines: number; uniformBuffers: number; bindGroups: number } {
+    return { pipelines: this.pipelines.size, uniformBuffers: this.uniformBuffers.size, bindGroups: this.bindGroups.size };
+  }
 
   /** Records one dispatch into the open compute pass. */
   run(d: Dispatch): void {

@@ -1,0 +1,94 @@
+// `npm run bench:soak-report`: turns a soak log (bench/soak.ts, one JSON line per iteration, model switch
+// and resume) into the figures RELIABILITY.md shows (bench/results/soak/soak.md) and a plot (docs/soak.svg):
+// live GPU memory flat after warm-up (within 1 %), no throughput decay (the last 50 iterations against
+// iterations 10-59), the device caches bounded, and the same memory over model switches and resumes.
+// Options: --log bench/results/soak/soak.jsonl --md bench/results/soak/soak.md --svg docs/soak.svg --device "NVIDIA H200"
+
+import { readFileSync, writeFileSync } from 'node:fs';
+
+const arg = (n: string, d: string): string => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
+type Line = Record<string, number | string>;
+const lines = readFileSync(arg('log', 'bench/results/soak/soak.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Line);
+const part = (p: string) => lines.filter((l) => l.part === p);
+const train = part('train');
+const WARMUP = 10;
+const steady = train.slice(WARMUP);
+const num = (ls: Line[], k: string) => ls.map((l) => Number(l[k]));
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const MiB = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
+/** max/min - 1 of a series, as a percentage. */
+const spread = (xs: number[]) => (Math.max(...xs) / Math.min(...xs) - 1) * 100;
+
+interface Check { what: string; figure: string; pass: boolean }
+const checks: Check[] = [];
+const flat = (name: string, ls: Line[], k: string, label: string) => {
+  const xs = num(ls, k);
+  const s = spread(xs);
+  checks.push({ what: `${name}: ${label}`, figure: `${MiB(Math.min(...xs))} to ${MiB(Math.max(...xs))} (spread ${s.toFixed(2)} %)`, pass: s <= 1 });
+};
+flat(`training, iterations ${WARMUP}-${train.length - 1}`, steady, 'bytesInUse', 'GPU bytes in use between iterations');
+flat(`training, iterations ${WARMUP}-${train.length - 1}`, steady, 'bytesAllocated', 'GPU bytes the pool holds between iterations');
+const peaks = num(steady, 'peakBytes');
+checks.push({ what: 'training: peak GPU bytes within an iteration', figure: `${MiB(Math.min(...peaks))} to ${MiB(Math.max(...peaks))} (varies with the episodes' lengths)`, pass: Math.max(...peaks) <= 1.5 * mean(peaks) });
+const early = mean(num(train.slice(WARMUP, WARMUP + 50), 'tokensPerSecond'));
+const late = mean(num(train.slice(-50), 'tokensPerSecond'));
+checks.push({ what: 'training: generated tokens/s, last 50 iterations against iterations 10-59', figure: `${late.toFixed(0)} against ${early.toFixed(0)} (${((late / early - 1) * 100).toFixed(1)} %)`, pass: late >= 0.95 * early });
+// pipelines: one per kernel variant, so the set must stop growing once every shape has been seen
+const pipes = num(lines, 'pipelines');
+const half = pipes[Math.floor(pipes.length / 2)];
+checks.push({ what: 'every part: compute pipelines', figure: `${pipes[0]} after the first iteration, ${half} half-way, ${pipes.at(-1)} at the end`, pass: pipes.at(-1) === half });
+// the per-dispatch caches are bounded maps (src/gpu/gpu.ts) that start over when full
+for (const [k, cap] of [['uniformBuffers', 4096], ['bindGroups', 8192]] as const) {
+  const xs = num(lines, k);
+  checks.push({ what: `every part: ${k} cached`, figure: `at most ${Math.max(...xs)} (bound ${cap})`, pass: Math.max(...xs) <= cap });
+}
+const ck = num(steady, 'checkpointBytes');
+checks.push({ what: 'training: checkpoint size', figure: `${MiB(Math.min(...ck))} to ${MiB(Math.max(...ck))}`, pass: spread(ck) <= 10 });
+for (const p of ['switch', 'resume'] as const) {
+  const ls = part(p);
+  if (!ls.length) continue;
+  const name = p === 'switch' ? `${ls.length} model switches` : `${ls.length} resumes (each trains one iteration)`;
+  flat(name, ls, 'bytesInUse', 'GPU bytes in use after each');
+  flat(name, ls, 'bytesAllocated', 'GPU bytes the pool holds after each');
+  const rss = num(ls, 'rss');
+  checks.push({ what: `${name}: process RSS after a collection`, figure: `${MiB(rss[0])} first, ${MiB(Math.max(...rss))} at most, ${MiB(rss.at(-1)!)} last`, pass: true });
+}
+
+const device = arg('device', 'NVIDIA H200 (Dawn over Vulkan)');
+const md = [
+  `Soak on the GPU machine (${device}): \`configs/duo-action.json\` (2 agents, 128 episodes an iteration, the built-in model) for ${train.length} iterations in one run, then ${part('switch').length} model switches and ${part('resume').length} resumes in the same process (\`bench/soak.ts\`; log \`bench/results/soak/soak.jsonl\`; \`npm run bench:soak-report\` makes this table and the plot).`,
+  '',
+  '| what | figure | verdict |',
+  '| --- | --- | --- |',
+  ...checks.map((c) => `| ${c.what} | ${c.figure} | ${c.pass ? 'pass' : 'FAIL'} |`),
+  '',
+  '![soak: GPU memory and tokens/s per iteration](docs/soak.svg)',
+  '',
+].join('\n');
+writeFileSync(arg('md', 'bench/results/soak/soak.md'), md);
+
+// The plot: GPU bytes in use, the iteration's peak, and tokens/s against the iteration, two panels.
+const W = 720, H = 200, PAD = 48;
+function panel(y0: number, title: string, series: Array<{ xs: number[]; color: string; label: string }>, unit: (v: number) => string): string {
+  const all = series.flatMap((s) => s.xs);
+  const hi = Math.max(...all) * 1.1 || 1;
+  const n = Math.max(...series.map((s) => s.xs.length));
+  const x = (i: number) => PAD + (i / Math.max(1, n - 1)) * (W - 2 * PAD);
+  const y = (v: number) => y0 + H - 20 - (v / hi) * (H - 40);
+  const paths = series.map((s) => `<polyline fill="none" stroke="${s.color}" stroke-width="1.5" points="${s.xs.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ')}"/>`);
+  const legend = series.map((s, i) => `<text x="${PAD + 10 + i * 200}" y="${y0 + 14}" fill="${s.color}" font-size="12">${s.label}</text>`);
+  const ticks = [0, 0.5, 1].map((f) => `<text x="4" y="${(y(hi * f / 1.1) + 4).toFixed(1)}" font-size="10">${unit(hi * f / 1.1)}</text>`);
+  return [`<text x="${W / 2}" y="${y0 + H - 4}" font-size="11" text-anchor="middle">${title}</text>`, `<line x1="${PAD}" y1="${y(0)}" x2="${W - PAD}" y2="${y(0)}" stroke="#999"/>`, ...paths, ...legend, ...ticks].join('\n');
+}
+const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${2 * H}" font-family="sans-serif">
+<rect width="100%" height="100%" fill="white"/>
+${panel(0, `iteration (0-${train.length - 1})`, [
+  { xs: num(train, 'peakBytes'), color: '#d95f02', label: 'peak GPU bytes in the iteration' },
+  { xs: num(train, 'bytesInUse'), color: '#1b9e77', label: 'GPU bytes in use after it' },
+], MiB)}
+${panel(H, `iteration (0-${train.length - 1})`, [{ xs: num(train, 'tokensPerSecond'), color: '#7570b3', label: 'generated tokens/s' }], (v) => v.toFixed(0))}
+</svg>
+`;
+writeFileSync(arg('svg', 'docs/soak.svg'), svg);
+console.log(md);
+if (checks.some((c) => !c.pass)) process.exitCode = 1;

@@ -100,7 +100,7 @@ describe('marft inspect: action level (gamma 0.9, lambda 0.8)', () => {
   });
   it('without --json: a table, a row per action', async () => {
     const out = await inspect(configFile({ credit: { method: 'equal' } }), eps);
-    expect(out[0]).toMatch(/^credit equal, action level, ppo, gamma 0\.9, lambda 0\.8; 1 episodes from f\d+\.jsonl$/);
+    expect(out[0]).toMatch(/^credit equal, action level, ppo, gamma 0\.9, lambda 0\.8; 1 episode from f\d+\.jsonl$/);
     expect(out[1].split(/\s+/)).toEqual(['episode', 'turn', 'role', 'token', 'reward', 'value', 'delta', 'advantage', 'return']);
     expect(out.slice(2).map((r) => r.split(/\s+/))).toEqual([
       ['e1', '0', 'planner', '-', '0.0000', '0.2000', '0.2500', '0.6100', '0.8100'],

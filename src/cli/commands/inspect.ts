@@ -50,6 +50,6 @@ export async function inspectCommand(argv: string[], print: (line: string) => vo
   else {
     const p = config.ppo;
     const how = config.algo === 'grpo' ? `grpo, group normalised (groupSize ${config.rollout.groupSize}, std ${p.groupStd})` : `ppo, gamma ${p.gamma}, lambda ${p.lambda}`;
-    for (const l of formatInspectTable(lines, config.level, `credit ${method}, ${config.level} level, ${how}; ${lines.length} episodes from ${name}`)) print(l);
+    for (const l of formatInspectTable(lines, config.level, `credit ${method}, ${config.level} level, ${how}; ${lines.length} episode${lines.length === 1 ? '' : 's'} from ${name}`)) print(l);
   }
 }

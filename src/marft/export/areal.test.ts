@@ -6,6 +6,7 @@ import { parse } from 'yaml';
 import { writePeftAdapter } from '../../model/peft.ts';
 import { AREAL_CONFIG_FILE, AREAL_LAB_CONFIG_FILE, AREAL_TOP_K_OFF, arealExportFiles, arealMultiAgent } from './areal.ts';
 import { type RunConfig, parseRunConfig } from '../../config/run-config.ts';
+import { presetGraph } from '../../config/presets.ts';
 
 function adapterFiles(config: RunConfig, seed: number): Record<string, Uint8Array> {
   const out: Record<string, Uint8Array> = {};
@@ -130,7 +131,7 @@ describe('AReaL export', () => {
     it('per-agent LoRA, shared critic, equal credit: the 2-agent example\'s fields', () => {
       const y = block({ credit: { method: 'equal', rewardSharing: true }, lora: { mode: 'per_agent' }, critic: { mode: 'shared' } });
       expect(y.multi_agent).toEqual({
-        graph_type: 'sequential', use_multi_lora: true, shared_lora: false, lora_name_prefix: 'agent', role_names: ['planner', 'solver'],
+        graph_type: 'sequential', orchestration_mode: 'static', use_multi_lora: true, shared_lora: false, lora_name_prefix: 'agent', role_names: ['planner', 'solver'],
         role_configs: {
           planner: { name: 'planner', system_prompt: 'Plan.', description: 'plans', max_new_tokens: 32, temperature: 0.7, top_p: 0.9, lora_name: 'agent_planner' },
           solver: { name: 'solver', system_prompt: 'Solve.', description: '', max_new_tokens: 64, temperature: 1, top_p: 1, lora_name: 'agent_solver' },
@@ -165,11 +166,34 @@ describe('AReaL export', () => {
 
     it('a graph that is not a chain in role order goes out as graph_config', () => {
       const y = block({ graph: { agents: [...duo.agents, { role: 'checker', systemPrompt: 'Check.' }], edges: [{ from: 'planner', to: 'solver' }, { from: 'planner', to: 'checker' }] } });
-      expect(y.multi_agent.graph_type).toBe('dag');
+      expect(y.multi_agent.graph_type).toBe('custom');
       expect(y.multi_agent.graph_config).toEqual({
         nodes: [{ id: 'planner', role_name: 'planner' }, { id: 'solver', role_name: 'solver' }, { id: 'checker', role_name: 'checker' }],
         edges: [['planner', 'solver'], ['planner', 'checker']],
       });
+    });
+
+    it('a dynamic topology: the orchestrator becomes the seed\'s (orchestration_mode dynamic, its prompt and budget), the workers its roles', () => {
+      const graph = presetGraph('orchestrated');
+      const orch = graph.agents[0];
+      const y = block({ graph });
+      expect(y.multi_agent).toMatchObject({
+        orchestration_mode: 'dynamic', orchestrator_prompt: orch.systemPrompt, orchestrator_max_new_tokens: orch.maxNewTokens, max_steps: 10,
+        role_names: graph.agents.slice(1).map((a) => a.role), graph_type: 'custom',
+      });
+      expect(y.multi_agent.graph_config.edges).toEqual([]);
+    });
+
+    it('only MultiAgentConfig\'s keys (areal/api/cli_args.py), and AgentRole\'s in role_configs', () => {
+      const keys = new Set(['graph_type', 'role_names', 'role_configs', 'graph_config', 'transition_messages', 'credit_strategy', 'credit_discount', 'step_reward_fn',
+        'shared_policy', 'enable_thinking', 'dump_transcripts', 'orchestration_mode', 'orchestrator_prompt', 'orchestrator_max_new_tokens', 'max_steps',
+        'use_multi_lora', 'lora_name_prefix', 'shared_lora', 'reward_sharing', 'independent_critic']);
+      const role = new Set(['name', 'system_prompt', 'description', 'max_new_tokens', 'temperature', 'top_p', 'lora_name', 'reward_fn']);
+      for (const graph of [duo, presetGraph('orchestrated')]) {
+        const y = block({ graph, credit: { method: 'per_step', perStep: Object.fromEntries(graph.agents.map((a) => [a.role, 'team'])) } });
+        expect(Object.keys(y.multi_agent).filter((k) => !keys.has(k))).toEqual([]);
+        for (const r of Object.values(y.multi_agent.role_configs)) expect(Object.keys(r as object).filter((k) => !role.has(k))).toEqual([]);
+      }
     });
 
     it('a critic mode without a mapping fails naming it', () => {

@@ -9,7 +9,8 @@
 // verbatim (lab_config.json) so nothing is lost. README.md ("Moving a run to a cluster") lists the mapping.
 // The `multi_agent:` block is the AReaL-based MARFT's own schema (examples/marft/deepscaler_marft_2agent.yaml,
 // read by its deepscaler_marft.py: graph, roles as AgentRole dicts, LoRA and critic modes, credit), so its
-// example scripts start from the lab's team as they are.
+// example scripts start from the lab's team as they are. It holds only MultiAgentConfig's keys
+// (areal/api/cli_args.py): OmegaConf's structured merge rejects any other.
 // Browser-safe: returns files by relative path; the caller writes them.
 
 import { stringify } from 'yaml';
@@ -52,8 +53,12 @@ const INDEPENDENT_CRITIC: Record<string, string | null> = { shared: null, per_ag
 
 /** The seed's `multi_agent:` block (its MultiAgentConfig) from the run config. */
 export function arealMultiAgent(config: RunConfig): Record<string, unknown> {
-  const agents = config.graph.agents;
+  const dyn = config.graph.dynamic ?? null;
+  // with a dynamic topology the orchestrator is the seed's orchestrator (its prompt and budget), not a role
+  const agents = config.graph.agents.filter((a) => a.role !== dyn?.orchestrator);
+  const orchestrator = dyn ? config.graph.agents.find((a) => a.role === dyn.orchestrator) : undefined;
   const roles = agents.map((a) => a.role);
+  const edges = dyn ? [] : config.graph.edges;
   const c = config.credit;
   const critic: string = config.critic.mode;
   if (!Object.hasOwn(INDEPENDENT_CRITIC, critic)) {
@@ -61,13 +66,13 @@ export function arealMultiAgent(config: RunConfig): Record<string, unknown> {
   }
   const perAgent = config.lora.mode === 'per_agent';
   const perStep = c.method === 'per_step' && !c.rewardSharing;
-  // a linear chain in the graph's order is the seed's `sequential`; any other DAG (or a dynamic topology,
-  // whose orchestrator rides in marft.graph.dynamic) is written out as graph_config nodes and edges
-  const chain = roles.length === config.graph.edges.length + 1 && !config.graph.dynamic
-    && config.graph.edges.every((e) => roles.indexOf(e.to) === roles.indexOf(e.from) + 1);
+  // a linear chain in the graph's order is the seed's `sequential`; any other DAG is `custom` with graph_config
+  const chain = roles.length === edges.length + 1 && edges.every((e) => roles.indexOf(e.to) === roles.indexOf(e.from) + 1);
   return {
-    graph_type: chain ? 'sequential' : 'dag',
-    ...(chain ? {} : { graph_config: { nodes: roles.map((r) => ({ id: r, role_name: r })), edges: config.graph.edges.map((e) => [e.from, e.to]) } }),
+    graph_type: chain ? 'sequential' : 'custom',
+    ...(chain ? {} : { graph_config: { nodes: roles.map((r) => ({ id: r, role_name: r })), edges: edges.map((e) => [e.from, e.to]) } }),
+    orchestration_mode: dyn ? 'dynamic' : 'static',
+    ...(dyn && orchestrator ? { orchestrator_prompt: orchestrator.systemPrompt, orchestrator_max_new_tokens: orchestrator.maxNewTokens, max_steps: dyn.maxSteps } : {}),
     // one base model for every agent; per_agent gives each role its own adapter (lora_name agent_<role>), shared one adapter
     use_multi_lora: true,
     shared_lora: !perAgent,

@@ -74,10 +74,10 @@ export function parseRecordedEpisodes(text: string, config: RunConfig, file = 'e
       return fail('', `not JSON (${(e as Error).message})`);
     }
     if (!isObj(v)) return fail('', 'an episode must be a JSON object');
-    const unknown = (o: Obj, keys: Set<string>, at: string) => {
+    const rejectExtra = (o: Obj, keys: Set<string>, at: string) => {
       for (const k of Object.keys(o)) if (!keys.has(k)) fail(`${at}${at ? '.' : ''}${k}`, `unknown field (an episode has ${[...keys].join(', ')})`);
     };
-    unknown(v, EPISODE_KEYS, '');
+    rejectExtra(v, EPISODE_KEYS, '');
     if (typeof v.id !== 'string' || !v.id) return fail('id', `must be a non-empty string, got ${JSON.stringify(v.id)}`);
     if (seen.has(v.id)) return fail('id', `"${v.id}" is also the id of line ${seen.get(v.id)}`);
     seen.set(v.id, line);
@@ -89,13 +89,13 @@ export function parseRecordedEpisodes(text: string, config: RunConfig, file = 'e
     const turns = v.turns.map((t: unknown, ti: number) => {
       const at = `turns[${ti}]`;
       if (!isObj(t)) return fail(at, 'must be an object with reward and actions');
-      unknown(t, TURN_KEYS, at);
+      rejectExtra(t, TURN_KEYS, at);
       if (!finite(t.reward)) return fail(`${at}.reward`, `must be a finite number (the team's reward for the turn), got ${JSON.stringify(t.reward)}`);
       if (!Array.isArray(t.actions) || !t.actions.length) return fail(`${at}.actions`, 'must be a non-empty array, in acting order');
       t.actions.forEach((a: unknown, ai: number) => {
         const aat = `${at}.actions[${ai}]`;
         if (!isObj(a)) return fail(aat, 'must be an object with role and tokens');
-        unknown(a, ACTION_KEYS, aat);
+        rejectExtra(a, ACTION_KEYS, aat);
         if (typeof a.role !== 'string' || !roles.includes(a.role)) return fail(`${aat}.role`, `${JSON.stringify(a.role)} is not a role of the run config (${roles.join(', ')})`);
         if (!Number.isInteger(a.tokens) || (a.tokens as number) < 1) return fail(`${aat}.tokens`, `must be the number of generated tokens, an integer >= 1, got ${JSON.stringify(a.tokens)}`);
         const n = a.tokens as number;

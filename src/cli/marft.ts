@@ -8,6 +8,7 @@ import { UsageError } from './args.ts';
 import { envCommand, usage as envUsage } from './commands/env.ts';
 import { evalCommand, usage as evalUsage } from './commands/eval.ts';
 import { exportCommand, usage as exportUsage } from './commands/export.ts';
+import { inspectCommand, usage as inspectUsage } from './commands/inspect.ts';
 import { logitsCommand, usage as logitsUsage } from './commands/logits.ts';
 import { pretrainCommand, usage as pretrainUsage } from './commands/pretrain.ts';
 import { tokenizeCommand, usage as tokenizeUsage } from './commands/tokenize.ts';
@@ -21,6 +22,7 @@ const COMMANDS: Record<string, { run: (argv: string[]) => Promise<void>; usage: 
   logits: { run: logitsCommand, usage: logitsUsage, gpu: true },
   tokenize: { run: tokenizeCommand, usage: tokenizeUsage, gpu: false },
   env: { run: envCommand, usage: envUsage, gpu: false },
+  inspect: { run: (argv) => inspectCommand(argv), usage: inspectUsage, gpu: false },
 };
 
 function help(): string {

@@ -17,7 +17,9 @@ export type MarftErrorCode =
   | 'NO_RUN' // an action that needs a loaded run
   | 'BUSY' // an action while the run is training
   | 'NO_AGENT' // a role the run does not have
-  | 'ADAPTER_MISMATCH'; // an agent's adapter does not fit the base model its run names (ONNX export, logits)
+  | 'ADAPTER_MISMATCH' // an agent's adapter does not fit the base model its run names (ONNX export, logits)
+  | 'EPISODES_INVALID' // recorded episodes (marft inspect's JSONL): a line that is not JSON, a field missing or wrong
+  | 'EPISODES_GROUP'; // recorded episodes under GRPO: a group without exactly rollout.groupSize episodes
 
 const HINTS: Record<MarftErrorCode, string> = {
   CREDIT: 'With credit "per_step", give a reward function for every role (or a fallback), or turn reward sharing on.',
@@ -26,6 +28,8 @@ const HINTS: Record<MarftErrorCode, string> = {
   BUSY: 'Pause the run first.',
   NO_AGENT: 'Pick one of the roles the run lists in the Runs tab.',
   ADAPTER_MISMATCH: 'The run was trained on another base model than the one its config.json model.path names now (a local folder re-imported under the same name?): import the model the run was trained on, then export again.',
+  EPISODES_INVALID: 'Fix the line and field named above: each line is one episode {id, group?, turns: [{reward, actions: [{role, tokens, value | values, text?}]}]} (README: "Inspecting recorded episodes").',
+  EPISODES_GROUP: 'With GRPO every group (the "group" field) needs exactly rollout.groupSize episodes, the samples of one task: add or drop episodes, or run with a config whose groupSize matches.',
   SHAPE: 'This is a bug in the caller: the arrays describe the same tokens or actions and must have the same length.',
 };
 

@@ -194,6 +194,12 @@ export async function inspect(episode: number): Promise<void> {
   patchInspector({ loading: false, primary: take(a, 'inspecting an episode'), secondary: b ? take(b, 'inspecting an episode') : null });
 }
 
+/** The last iteration's episodes as recorded-episodes JSONL (the input of `marft inspect`). */
+export async function downloadEpisodes(): Promise<void> {
+  const d = await call('exporting the episodes', () => getEngine().exportEpisodes());
+  if (d) save(d);
+}
+
 export async function setCompare(method: CreditMethod | null): Promise<void> {
   patchInspector({ compare: method });
   const sel = get().inspector.selected;
@@ -224,7 +230,7 @@ export async function deleteRun(runId: string): Promise<void> {
 }
 
 function save(d: Download): void {
-  const url = URL.createObjectURL(new Blob([d.bytes as BlobPart], { type: 'application/zip' }));
+  const url = URL.createObjectURL(new Blob([d.bytes as BlobPart], { type: d.name.endsWith('.jsonl') ? 'application/jsonl' : 'application/zip' }));
   const a = document.createElement('a');
   a.href = url;
   a.download = d.name;

@@ -96,6 +96,8 @@ const TITLES: Record<AnyErrorCode | UiCode, string> = {
   INTERNAL: 'Unexpected error',
   ROLLBACK: 'Rolled back to the last checkpoint',
   INSPECT_RANGE: 'No such episode',
+  EPISODES_INVALID: 'Unreadable recorded episodes',
+  EPISODES_GROUP: 'A GRPO group has the wrong size',
   // the UI's own
   WORKER: 'The training worker failed',
   IMPORTED: 'Checkpoint imported',

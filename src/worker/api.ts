@@ -98,6 +98,8 @@ export interface EngineApi {
   deleteRun(runId: string): Promise<Result<void>>;
   /** Per-token data of an episode of the last iteration, under `method` (default: the run's credit). */
   inspect(episode: number, method?: CreditMethod): Promise<Result<InspectedEpisode>>;
+  /** The last iteration's episodes in the recorded-episodes format (JSONL, what `marft inspect` reads). */
+  exportEpisodes(): Promise<Result<Download>>;
   /** PEFT adapters of the loaded run as a zip. */
   exportAdapters(): Promise<Result<Download>>;
   /** A checkpoint (latest when not named) of a run as a zip. */

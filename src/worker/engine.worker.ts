@@ -7,6 +7,7 @@ import { exportCheckpointZip, readCheckpointFiles } from '../marft/checkpoint/ch
 import { MarftError } from '../marft/errors.ts';
 import { agentAdapter, agentLogits, agentOnnxZip } from '../marft/export/agent.ts';
 import { inspectEpisode } from '../marft/inspect.ts';
+import { episodesToJsonl } from '../marft/inspect-jsonl.ts';
 import { type RunEvents, Run } from '../marft/run.ts';
 import { Session } from '../marft/session.ts';
 import { tryModule, useSandbox } from '../marft/env-modules.ts';
@@ -95,6 +96,14 @@ const api: EngineApi = {
     if (!last || !m) throw new WorkerFail('NO_EPISODES', 'no iteration has run since this run was loaded');
     return inspectEpisode({ ...last, decode: (ids) => m.tokenizer.decode(ids, { skipSpecialTokens: false }) }, episode, method);
   }),
+  async exportEpisodes() {
+    const r = await wrap(async (): Promise<Download> => {
+      const last = run.last;
+      if (!last) throw new WorkerFail('NO_EPISODES', 'no iteration has run since this run was loaded');
+      return { name: `marft-episodes-${run.id}-it${last.iteration}.jsonl`, bytes: new TextEncoder().encode(episodesToJsonl(last.config, last.episodes, last.scores)) };
+    });
+    return r.ok ? transferDownload(r.value) : r;
+  },
   async exportAdapters() {
     const r = await wrap(async (): Promise<Download> => {
       const { files, iteration } = await run.adapterFiles();

@@ -4,8 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { writePeftAdapter } from '../../model/peft.ts';
-import { AREAL_CONFIG_FILE, AREAL_LAB_CONFIG_FILE, AREAL_TOP_K_OFF, arealExportFiles } from './areal.ts';
+import { AREAL_CONFIG_FILE, AREAL_LAB_CONFIG_FILE, AREAL_TOP_K_OFF, arealExportFiles, arealMultiAgent } from './areal.ts';
 import { type RunConfig, parseRunConfig } from '../../config/run-config.ts';
+import { presetGraph } from '../../config/presets.ts';
 
 function adapterFiles(config: RunConfig, seed: number): Record<string, Uint8Array> {
   const out: Record<string, Uint8Array> = {};
@@ -110,5 +111,95 @@ describe('AReaL export', () => {
       expect(y.actor.adv_norm).toEqual({ mean_level: 'group', std_level, std_unbiased, group_size: 8 });
       expect(y.actor).toMatchObject({ discount: 1, gae_lambda: 1 });
     }
+  });
+
+  // The seed's schema: examples/marft/deepscaler_marft_2agent.yaml (multi_agent:) as deepscaler_marft.py reads it,
+  // AgentRole's keys (areal/workflow/multi_agent/agent_role.py), the helpers of areal/reward/multi_agent.py.
+  describe('multi_agent: block in the seed schema', () => {
+    const duo = {
+      agents: [
+        { role: 'planner', systemPrompt: 'Plan.', maxNewTokens: 32, temperature: 0.7, topP: 0.9, description: 'plans' },
+        { role: 'solver', systemPrompt: 'Solve.', withAnswer: true, maxNewTokens: 64 },
+      ],
+      edges: [{ from: 'planner', to: 'solver' }],
+    };
+    const block = (over: Record<string, unknown>) => {
+      const config = parseRunConfig({ graph: duo, ...over });
+      return parse(arealExportFiles(config, adapterFiles(config, 1), { baseModel: 'b' })[AREAL_CONFIG_FILE] as string);
+    };
+
+    it('per-agent LoRA, shared critic, equal credit: the 2-agent example\'s fields', () => {
+      const y = block({ credit: { method: 'equal', rewardSharing: true }, lora: { mode: 'per_agent' }, critic: { mode: 'shared' } });
+      expect(y.multi_agent).toEqual({
+        graph_type: 'sequential', orchestration_mode: 'static', use_multi_lora: true, shared_lora: false, lora_name_prefix: 'agent', role_names: ['planner', 'solver'],
+        role_configs: {
+          planner: { name: 'planner', system_prompt: 'Plan.', description: 'plans', max_new_tokens: 32, temperature: 0.7, top_p: 0.9, lora_name: 'agent_planner' },
+          solver: { name: 'solver', system_prompt: 'Solve.', description: '', max_new_tokens: 64, temperature: 1, top_p: 1, lora_name: 'agent_solver' },
+        },
+        credit_strategy: 'equal', credit_discount: 1, step_reward_fn: null, reward_sharing: true, independent_critic: null,
+        shared_policy: true, enable_thinking: false, dump_transcripts: false,
+      });
+      expect(y.actor.reward_sharing).toBe('${multi_agent.reward_sharing}');
+    });
+
+    it('shared LoRA, per-agent critic (multi_head), step_discount', () => {
+      const y = block({ credit: { method: 'step_discount', discount: 0.8 }, lora: { mode: 'shared' }, critic: { mode: 'per_agent' } });
+      expect(y.multi_agent).toMatchObject({ shared_lora: true, use_multi_lora: true, independent_critic: 'multi_head', credit_strategy: 'step_discount', credit_discount: 0.8, reward_sharing: false, step_reward_fn: null });
+      // one physical adapter: no per-role lora_name (the seed then loads it once)
+      expect(Object.values(y.multi_agent.role_configs).some((r) => 'lora_name' in (r as object))).toBe(false);
+    });
+
+    it('per_step: each role\'s helper as its reward_fn, the fallback as step_reward_fn (team = the seed\'s verifier helper, R)', () => {
+      const y = block({ credit: { method: 'per_step', perStep: { planner: 'planner' }, fallback: 'team' } });
+      expect(y.multi_agent.credit_strategy).toBe('per_step');
+      expect(y.multi_agent.role_configs.planner.reward_fn).toBe('areal.reward.multi_agent.planner_step_reward');
+      expect(y.multi_agent.role_configs.solver.reward_fn).toBeUndefined();
+      expect(y.multi_agent.step_reward_fn).toBe('areal.reward.multi_agent.verifier_step_reward');
+      const solver = block({ credit: { method: 'per_step', perStep: { planner: 'planner', solver: 'solver' }, fallback: null } });
+      expect(solver.multi_agent.role_configs.solver.reward_fn).toBe('areal.reward.multi_agent.solver_step_reward');
+      expect(solver.multi_agent.step_reward_fn).toBeNull();
+      // reward sharing: only the team reward is used, so no step functions are written
+      const shared = block({ credit: { method: 'per_step', rewardSharing: true, perStep: { planner: 'planner' } } });
+      expect(shared.multi_agent.role_configs.planner.reward_fn).toBeUndefined();
+      expect(shared.multi_agent).toMatchObject({ reward_sharing: true, step_reward_fn: null });
+    });
+
+    it('a graph that is not a chain in role order goes out as graph_config', () => {
+      const y = block({ graph: { agents: [...duo.agents, { role: 'checker', systemPrompt: 'Check.' }], edges: [{ from: 'planner', to: 'solver' }, { from: 'planner', to: 'checker' }] } });
+      expect(y.multi_agent.graph_type).toBe('custom');
+      expect(y.multi_agent.graph_config).toEqual({
+        nodes: [{ id: 'planner', role_name: 'planner' }, { id: 'solver', role_name: 'solver' }, { id: 'checker', role_name: 'checker' }],
+        edges: [['planner', 'solver'], ['planner', 'checker']],
+      });
+    });
+
+    it('a dynamic topology: the orchestrator becomes the seed\'s (orchestration_mode dynamic, its prompt and budget), the workers its roles', () => {
+      const graph = presetGraph('orchestrated');
+      const orch = graph.agents[0];
+      const y = block({ graph });
+      expect(y.multi_agent).toMatchObject({
+        orchestration_mode: 'dynamic', orchestrator_prompt: orch.systemPrompt, orchestrator_max_new_tokens: orch.maxNewTokens, max_steps: 10,
+        role_names: graph.agents.slice(1).map((a) => a.role), graph_type: 'custom',
+      });
+      expect(y.multi_agent.graph_config.edges).toEqual([]);
+    });
+
+    it('only MultiAgentConfig\'s keys (areal/api/cli_args.py), and AgentRole\'s in role_configs', () => {
+      const keys = new Set(['graph_type', 'role_names', 'role_configs', 'graph_config', 'transition_messages', 'credit_strategy', 'credit_discount', 'step_reward_fn',
+        'shared_policy', 'enable_thinking', 'dump_transcripts', 'orchestration_mode', 'orchestrator_prompt', 'orchestrator_max_new_tokens', 'max_steps',
+        'use_multi_lora', 'lora_name_prefix', 'shared_lora', 'reward_sharing', 'independent_critic']);
+      const role = new Set(['name', 'system_prompt', 'description', 'max_new_tokens', 'temperature', 'top_p', 'lora_name', 'reward_fn']);
+      for (const graph of [duo, presetGraph('orchestrated')]) {
+        const y = block({ graph, credit: { method: 'per_step', perStep: Object.fromEntries(graph.agents.map((a) => [a.role, 'team'])) } });
+        expect(Object.keys(y.multi_agent).filter((k) => !keys.has(k))).toEqual([]);
+        for (const r of Object.values(y.multi_agent.role_configs)) expect(Object.keys(r as object).filter((k) => !role.has(k))).toEqual([]);
+      }
+    });
+
+    it('a critic mode without a mapping fails naming it', () => {
+      const config = parseRunConfig({ graph: duo });
+      const odd = { ...config, critic: { ...config.critic, mode: 'ensemble' } } as unknown as RunConfig;
+      expect(() => arealMultiAgent(odd)).toThrow(/critic\.mode "ensemble" has no AReaL independent_critic mapping \(known: shared, per_agent, lora\)/);
+    });
   });
 });

@@ -7,11 +7,16 @@
 // dynamic topology, the lab's extra PPO knobs, the environment) goes in a top-level `marft:` block; per-agent
 // settings ride in agent_profiles (a list of free-form dicts in AReaL). The lab's run config is also copied
 // verbatim (lab_config.json) so nothing is lost. README.md ("Moving a run to a cluster") lists the mapping.
+// The `multi_agent:` block is the AReaL-based MARFT's own schema (examples/marft/deepscaler_marft_2agent.yaml,
+// read by its deepscaler_marft.py: graph, roles as AgentRole dicts, LoRA and critic modes, credit), so its
+// example scripts start from the lab's team as they are. It holds only MultiAgentConfig's keys
+// (areal/api/cli_args.py): OmegaConf's structured merge rejects any other.
 // Browser-safe: returns files by relative path; the caller writes them.
 
 import { stringify } from 'yaml';
 import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE } from '../../model/peft.ts';
-import type { RunConfig } from '../../config/run-config.ts';
+import { ConfigError } from '../../config/errors.ts';
+import type { RunConfig, StepRewardName } from '../../config/run-config.ts';
 import { agentDir } from './peft.ts';
 import { arealEnvEntry, arealEnvFiles, arealEnvReadme } from './areal-env.ts';
 
@@ -34,6 +39,64 @@ export interface ArealOptions {
 /** Folder (relative to the export root) of a role's adapter. */
 export const arealAdapterDir = (config: RunConfig, role: string): string =>
   config.lora.mode === 'shared' ? 'adapters/shared' : `adapters/${role}`;
+
+/** The seed's per-step helpers (areal/reward/multi_agent.py) for the lab's: 'team' is its verifier helper (R). */
+const AREAL_STEP_REWARD: Record<StepRewardName, string> = {
+  planner: 'areal.reward.multi_agent.planner_step_reward',
+  solver: 'areal.reward.multi_agent.solver_step_reward',
+  verifier: 'areal.reward.multi_agent.verifier_step_reward',
+  team: 'areal.reward.multi_agent.verifier_step_reward',
+};
+
+/** critic.mode -> the seed's independent_critic: null = one shared critic (CTDE), multi_head = a head per agent, lora = a critic LoRA per agent. */
+const INDEPENDENT_CRITIC: Record<string, string | null> = { shared: null, per_agent: 'multi_head', lora: 'lora' };
+
+/** The seed's `multi_agent:` block (its MultiAgentConfig) from the run config. */
+export function arealMultiAgent(config: RunConfig): Record<string, unknown> {
+  const dyn = config.graph.dynamic ?? null;
+  // with a dynamic topology the orchestrator is the seed's orchestrator (its prompt and budget), not a role
+  const agents = config.graph.agents.filter((a) => a.role !== dyn?.orchestrator);
+  const orchestrator = dyn ? config.graph.agents.find((a) => a.role === dyn.orchestrator) : undefined;
+  const roles = agents.map((a) => a.role);
+  const edges = dyn ? [] : config.graph.edges;
+  const c = config.credit;
+  const critic: string = config.critic.mode;
+  if (!Object.hasOwn(INDEPENDENT_CRITIC, critic)) {
+    throw new ConfigError('CONFIG_INVALID', `critic.mode "${critic}" has no AReaL independent_critic mapping (known: ${Object.keys(INDEPENDENT_CRITIC).join(', ')})`, 'Pick one of the critic modes listed, or extend INDEPENDENT_CRITIC in src/marft/export/areal.ts for the new mode.');
+  }
+  const perAgent = config.lora.mode === 'per_agent';
+  const perStep = c.method === 'per_step' && !c.rewardSharing;
+  // a linear chain in the graph's order is the seed's `sequential`; any other DAG is `custom` with graph_config
+  const chain = roles.length === edges.length + 1 && edges.every((e) => roles.indexOf(e.to) === roles.indexOf(e.from) + 1);
+  return {
+    graph_type: chain ? 'sequential' : 'custom',
+    ...(chain ? {} : { graph_config: { nodes: roles.map((r) => ({ id: r, role_name: r })), edges: edges.map((e) => [e.from, e.to]) } }),
+    orchestration_mode: dyn ? 'dynamic' : 'static',
+    ...(dyn && orchestrator ? { orchestrator_prompt: orchestrator.systemPrompt, orchestrator_max_new_tokens: orchestrator.maxNewTokens, max_steps: dyn.maxSteps } : {}),
+    // one base model for every agent; per_agent gives each role its own adapter (lora_name agent_<role>), shared one adapter
+    use_multi_lora: true,
+    shared_lora: !perAgent,
+    lora_name_prefix: 'agent',
+    role_names: roles,
+    role_configs: Object.fromEntries(agents.map((a) => {
+      const fn = perStep ? (c.perStep[a.role] ?? null) : null;
+      return [a.role, {
+        name: a.role, system_prompt: a.systemPrompt, description: a.description ?? '',
+        max_new_tokens: a.maxNewTokens, temperature: a.temperature, top_p: a.topP,
+        ...(perAgent ? { lora_name: `agent_${a.role}` } : {}),
+        ...(fn ? { reward_fn: AREAL_STEP_REWARD[fn as StepRewardName] } : {}),
+      }];
+    })),
+    credit_strategy: c.method,
+    credit_discount: c.discount,
+    step_reward_fn: perStep && c.fallback ? AREAL_STEP_REWARD[c.fallback as StepRewardName] : null,
+    reward_sharing: c.rewardSharing,
+    independent_critic: INDEPENDENT_CRITIC[critic],
+    shared_policy: true,
+    enable_thinking: false,
+    dump_transcripts: false,
+  };
+}
 
 const sanitize = (s: string): string => s.replace(/[^A-Za-z0-9.-]+/g, '-').replace(/^-+|-+$/g, '') || 'run';
 
@@ -65,6 +128,7 @@ export function arealConfig(config: RunConfig, opts: ArealOptions): Record<strin
     // the lab's agents see their ancestors' outputs (sequential); a graph without edges acts in parallel
     agent_interaction_mode: agents.length > 1 && config.graph.edges.length === 0 && !config.graph.dynamic ? 'parallel' : 'sequential',
     share_critic: config.critic.mode === 'shared',
+    multi_agent: arealMultiAgent(config),
     agent_profiles: agents.map((a, i) => ({
       agent_id: i,
       agent_name: a.role,
@@ -105,6 +169,7 @@ export function arealConfig(config: RunConfig, opts: ArealOptions): Record<strin
       temperature: '${gconfig.temperature}',
       kl_ctl: p.klCoef,
       kl_estimator: p.klEstimator,
+      reward_sharing: '${multi_agent.reward_sharing}',
       // GRPO: values 0 and gamma = lambda = 1, so a token's advantage is its reward-to-go (the lab's GRPO ignores ppo.gamma/lambda)
       discount: grpo ? 1 : p.gamma,
       gae_lambda: grpo ? 1 : p.lambda,

@@ -1,9 +1,10 @@
 // The Inspect tab: the last iteration's episodes; each agent's output with every token coloured by
 // advantage (or value, reward, ratio, KL); click a token for its GAE terms; the same episode under
-// another credit assignment strategy side by side.
+// another credit assignment strategy side by side; download the iteration's episodes as the JSONL that
+// `marft inspect` reads.
 
 import type { CreditMethod, InspectedEpisode } from '../../worker/api.ts';
-import { inspect, setCompare } from '../actions.ts';
+import { downloadEpisodes, inspect, setCompare } from '../actions.ts';
 import { patchInspector, selectInspector, useLab } from '../store.ts';
 import { COLOR_BY, type ColorBy, colorFor, scaleOf, tokenMetric, visibleText } from './colors.ts';
 import { GaeDetail } from './GaeDetail.tsx';
@@ -72,6 +73,8 @@ export function Inspector() {
             </select>
           </label>
           <Legend by={ins.colorBy} />
+          <button type="button" data-testid="export-episodes" disabled={!ins.episodes.length} title="The episodes of this iteration as JSONL, the input of marft inspect"
+            onClick={() => void downloadEpisodes()}>Download episodes (JSONL)</button>
         </div>
       </div>
       {!ins.episodes.length ? (

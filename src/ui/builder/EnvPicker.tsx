@@ -31,7 +31,7 @@ export function EnvPicker() {
       </label>
       <p className="hint">{isModule ? 'Your own environment: an ES module whose default export is a factory (options) => env, run sandboxed in a worker (no network, DOM or storage; a time limit per call). Its source is kept with the run.' : ENVS.find((e) => e.name === env.name)?.description}</p>
       {isModule && <ModuleEditor />}
-      {!isModule && env.name !== 'dataset' && (
+      {!isModule && env.name !== 'dataset' && env.name !== 'code' && (
         <NumberField label="Difficulty (1..4, empty = default)" path="env.options.difficulty" value={difficulty} step={1}
           onChange={(v) => editDraft((d) => { if (Number.isFinite(v)) d.env.options.difficulty = v; else delete d.env.options.difficulty; })} />
       )}

@@ -1,0 +1,39 @@
+// The MATH-grade answer checker (answer.ts, answer-eval.ts) on a catalogue of 250 hand-written pairs,
+// equal and not equal (answer-catalogue.json: [predicted, gold, equal]): numbers and separators,
+// fractions (\frac, \dfrac, \tfrac), mixed numbers, \sqrt and \pi forms, percentages, degrees and units,
+// text, intervals and unions, tuples, sets and lists, equations and expressions with variables,
+// functions, LaTeX dressing and garbage. The cases follow what the references decide: the legacy MARFT
+// math environment (marft/envs/math/math_env.py, through Qwen2.5-Math's grader.math_equal) and
+// math_verify (AReaL's math reward), except that numbers compare within 1e-9 relative, not 1e-4
+// (so 1.4142 is not \sqrt{2}, and 3.14 is not \pi).
+
+import { describe, expect, it } from 'vitest';
+import catalogue from './answer-catalogue.json';
+import { answersEqual, checkAnswer } from './answer.ts';
+import { createDatasetEnv } from './dataset.ts';
+
+const pairs = catalogue as Array<[string, string, boolean]>;
+
+describe('answer catalogue', () => {
+  it('holds 200+ pairs, both equal and not equal', () => {
+    expect(pairs.length).toBeGreaterThanOrEqual(200);
+    expect(pairs.filter((p) => p[2]).length).toBeGreaterThanOrEqual(60);
+    expect(pairs.filter((p) => !p[2]).length).toBeGreaterThanOrEqual(60);
+  });
+
+  it('decides every pair as labelled, in both directions', () => {
+    const wrong = pairs.flatMap(([a, b, equal]) => [
+      ...(answersEqual(a, b) === equal ? [] : [`${JSON.stringify(a)} vs ${JSON.stringify(b)}: expected ${equal}`]),
+      ...(answersEqual(b, a) === equal ? [] : [`${JSON.stringify(b)} vs ${JSON.stringify(a)}: expected ${equal}`]),
+    ]);
+    expect(wrong).toEqual([]);
+  });
+
+  it('is what the math environments judge with', () => {
+    const env = createDatasetEnv({ data: '{"problem": "Half of five?", "answer": "2\\\\frac{1}{2}"}', split: 'all', horizon: 2 });
+    env.reset(0);
+    expect(env.step({ solver: 'so \\boxed{2.4}' }).correct).toBe(false);
+    expect(env.step({ solver: 'so \\boxed{\\dfrac{5}{2}}' }).correct).toBe(true);
+    expect(checkAnswer('area \\boxed{4\\pi \\text{ cm}^2}', '4\\pi')).toEqual({ answer: '4\\pi \\text{ cm}^2', correct: true });
+  });
+});

@@ -29,6 +29,20 @@ describe('answer catalogue', () => {
     expect(wrong).toEqual([]);
   });
 
+  it('decides long and deeply nested answers without throwing', () => {
+    const deep = `${'('.repeat(5000)}1${')'.repeat(5000)}`;
+    expect(answersEqual(deep, '1')).toBe(false); // past MAX_EXPRESSION: compared as text only
+    expect(answersEqual(deep, deep)).toBe(true);
+    const long = Array.from({ length: 3000 }, (_, i) => String(i)).join('+');
+    const t0 = performance.now();
+    expect(answersEqual(long, '4498500')).toBe(false);
+    expect(answersEqual(`(${Array.from({ length: 2000 }, (_, i) => i).join(', ')})`, `(${Array.from({ length: 2000 }, (_, i) => i).join(',')})`)).toBe(true);
+    const set = (xs: number[]) => `\\{${xs.join(', ')}\\}`;
+    expect(answersEqual(set(Array.from({ length: 150 }, (_, i) => i)), set(Array.from({ length: 150 }, (_, i) => 149 - i)))).toBe(true);
+    expect(answersEqual(set(Array.from({ length: 150 }, (_, i) => i)), set(Array.from({ length: 150 }, (_, i) => i + 1)))).toBe(false);
+    expect(performance.now() - t0).toBeLessThan(2000);
+  });
+
   it('is what the math environments judge with', () => {
     const env = createDatasetEnv({ data: '{"problem": "Half of five?", "answer": "2\\\\frac{1}{2}"}', split: 'all', horizon: 2 });
     env.reset(0);

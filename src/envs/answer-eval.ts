@@ -140,6 +140,8 @@ const COMMANDS = ['frac', 'sqrt', 'pi', 'infty', 'cdot', 'times', 'div', 'sin', 
 export const PLAIN_WORDS = ['sqrt', 'infty', 'inf', 'sin', 'cos', 'tan', 'exp', 'pi', 'ln'];
 const PLAIN_WORD = new RegExp(PLAIN_WORDS.join('|'), 'g');
 
+const NUMBER = /\d+\.?\d*|\.\d+/y;
+
 class Parser {
   private i = 0;
   readonly vars = new Set<string>();
@@ -156,12 +158,12 @@ class Parser {
 
   /** The command at the cursor (longest known name after '\', or a plain word), without consuming it. */
   private command(): { name: string; len: number } | null {
-    const rest = this.s.slice(this.i);
-    if (rest[0] === '\\') {
-      const name = COMMANDS.filter((c) => rest.startsWith(c, 1)).sort((a, b) => b.length - a.length)[0];
+    const { s, i } = this;
+    if (s[i] === '\\') {
+      const name = COMMANDS.filter((c) => s.startsWith(c, i + 1)).sort((a, b) => b.length - a.length)[0];
       return name ? { name, len: name.length + 1 } : null;
     }
-    const word = PLAIN_WORDS.filter((w) => rest.startsWith(w)).sort((a, b) => b.length - a.length)[0];
+    const word = PLAIN_WORDS.filter((w) => s.startsWith(w, i)).sort((a, b) => b.length - a.length)[0];
     return word ? { name: word === 'inf' ? 'infty' : word, len: word.length } : null;
   }
 
@@ -259,7 +261,8 @@ class Parser {
       return n;
     }
     if (c === '{') return this.group();
-    const num = /^(?:\d+\.?\d*|\.\d+)/.exec(this.s.slice(this.i));
+    NUMBER.lastIndex = this.i;
+    const num = NUMBER.exec(this.s);
     if (num) {
       this.i += num[0].length;
       const [int, frac = ''] = num[0].split('.');
@@ -302,6 +305,9 @@ class Parser {
   }
 }
 
+/** Longer answers are compared as text only (a MATH answer is short; this bounds the parser's recursion). */
+export const MAX_EXPRESSION = 400;
+
 export interface Expression {
   node: Node;
   /** The single-letter variables it uses, sorted. */
@@ -314,7 +320,7 @@ export interface Expression {
  * only ("no"), make it text.
  */
 export function parseExpression(s: string): Expression | null {
-  if (!s || /\\[A-Za-z]+/.test(s.replace(new RegExp(`\\\\(?:${COMMANDS.join('|')})`, 'g'), ''))) return null;
+  if (!s || s.length > MAX_EXPRESSION || /\\[A-Za-z]+/.test(s.replace(new RegExp(`\\\\(?:${COMMANDS.join('|')})`, 'g'), ''))) return null;
   const words = s.replace(/\\[A-Za-z]+/g, ' ').replace(PLAIN_WORD, ' ');
   if (/[A-Za-z]{3,}/.test(words) || (/^[A-Za-z]{2,}$/.test(s) && !PLAIN_WORDS.includes(s))) return null; // "no" is a word, not n*o
   const p = new Parser(s);

@@ -112,8 +112,31 @@ function reasonOf(e: EnvError): string {
   return `crashed: ${first}`;
 }
 
-/** Runs `code`'s `entryPoint` on every test in a fresh sandbox; see the file header. */
-export async function runCandidate(code: string, entryPoint: string, tests: readonly CodeTest[], limits: CodeLimits = DEFAULT_CODE_LIMITS): Promise<CodeRun> {
+/**
+ * Candidates in sandboxes at once, process-wide: a rollout steps all its episodes together, and each
+ * candidate is a worker with a heap of its own, so a batch of 128 would otherwise start 128 workers.
+ */
+export const PARALLEL_RUNS = 4;
+let running = 0;
+const waiting: Array<() => void> = [];
+
+async function inTurn<T>(f: () => Promise<T>): Promise<T> {
+  if (running >= PARALLEL_RUNS) await new Promise<void>((go) => waiting.push(go));
+  running++;
+  try {
+    return await f();
+  } finally {
+    running--;
+    waiting.shift()?.();
+  }
+}
+
+/** Runs `code`'s `entryPoint` on every test in a fresh sandbox (PARALLEL_RUNS at a time); see the file header. */
+export function runCandidate(code: string, entryPoint: string, tests: readonly CodeTest[], limits: CodeLimits = DEFAULT_CODE_LIMITS): Promise<CodeRun> {
+  return inTurn(() => runAlone(code, entryPoint, tests, limits));
+}
+
+async function runAlone(code: string, entryPoint: string, tests: readonly CodeTest[], limits: CodeLimits): Promise<CodeRun> {
   const host = new ModuleHost(`candidate ${entryPoint}`, candidateModule(code, entryPoint), { ...DEFAULT_LIMITS, callMs: limits.timeMs, memoryMb: limits.memoryMb });
   let reply: RunReply;
   try {

@@ -6,7 +6,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeSandbox } from '../platform/sandbox/node.ts';
-import { runCandidate } from './code-run.ts';
+import { PARALLEL_RUNS, runCandidate } from './code-run.ts';
 import { BUILTIN_CODE_TASKS } from './code-tasks.ts';
 import { createCodeEnv, extractCode, parseCodeTasks } from './code.ts';
 import { EnvError } from './errors.ts';
@@ -75,6 +75,25 @@ describe('running a candidate', () => {
     expect(exported.passed).toBe(4);
     const arrow = await add('const add = (a, b) => a + b;');
     expect(arrow.passed).toBe(4);
+  });
+
+  it('runs at most PARALLEL_RUNS candidates at once, and every one of a larger batch', async () => {
+    let live = 0;
+    let peak = 0;
+    setSandboxSpawner((body, name, limits, events) => {
+      peak = Math.max(peak, ++live);
+      const box = nodeSandbox(body, name, limits, events);
+      return { send: box.send, terminate: () => { live--; box.terminate(); } };
+    });
+    try {
+      const codes = Array.from({ length: PARALLEL_RUNS * 2 + 1 }, (_, i) => `function add(a, b) { return a + b + ${i % 2}; }`);
+      const runs = await Promise.all(codes.map((c) => add(c)));
+      expect(runs.map((r) => r.passed)).toEqual(codes.map((_, i) => (i % 2 ? 0 : 4)));
+      expect(peak).toBe(PARALLEL_RUNS);
+      expect(live).toBe(0);
+    } finally {
+      setSandboxSpawner(nodeSandbox);
+    }
   });
 
   it('reports a syntax error with the candidate\'s own line', async () => {

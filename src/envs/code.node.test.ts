@@ -119,6 +119,9 @@ describe('hostile candidates: reward 0, a reason, the host unaffected', () => {
     ['the DOM', 'function add(a, b) { document.body.innerHTML = "x"; return a + b; }', /document is not defined/],
     ['the host realm through a constructor', 'function add(a, b) { return add.constructor("return process")().pid; }', /Code generation from strings disallowed|EvalError/],
     ['eval', 'function add(a, b) { return eval("a + b"); }', /Code generation from strings disallowed|EvalError/],
+    ['the classic vm escape', 'function add(a, b) { return globalThis.constructor.constructor("return process")().exit(1); }', /Code generation from strings disallowed|EvalError/],
+    ['globalThis.process', 'function add(a, b) { globalThis.process.exit(1); return a + b; }', /TypeError: Cannot read properties of undefined \(reading 'exit'\)/],
+    ['WebAssembly', 'function add(a, b) { new WebAssembly.Module(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0])); return a + b; }', /WebAssembly|Wasm code generation disallowed|not defined/],
   ];
   for (const [what, code, reason] of hostile) {
     it(what, async () => {
@@ -131,12 +134,14 @@ describe('hostile candidates: reward 0, a reason, the host unaffected', () => {
   it('prototype pollution stays in its sandbox: not in the host, not in the next candidate', async () => {
     const polluter = `Object.prototype.polluted = 'yes';
 Array.prototype.includes = function () { return true; };
+globalThis.leaked = 'yes';
 JSON.stringify = () => '{"out":[]}';
 function add(a, b) { return a + b + ({}).polluted.length - 3; }`;
     const r = await add(polluter); // right within its own realm; the replaced JSON.stringify cannot change what is sent
     expect(r.passed).toBe(4);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect([1, 2].includes(3)).toBe(false);
+    expect((globalThis as Record<string, unknown>).leaked).toBeUndefined();
     expect(JSON.stringify({ a: 1 })).toBe('{"a":1}');
     const next = await add('function add(a, b) { return ({}).polluted === undefined && ![1].includes(2) ? a + b : 1000; }');
     expect(next.passed).toBe(4);
@@ -184,6 +189,14 @@ describe('the code environment', () => {
     const none = createCodeEnv({ data, split: 'all', horizon: 1 });
     none.reset(0);
     expect(await none.step({ coder: 'x * x' })).toMatchObject({ teamReward: 0, done: true, info: { reason: 'no code block' } });
+  });
+
+  it('gives a hostile answer reward 0 with the reason in the feedback', async () => {
+    const env = createCodeEnv({ split: 'all', timeLimitMs: 500, horizon: 1 });
+    env.reset(0);
+    const s = await env.step({ coder: '```js\nwhile (true) {}\n```' });
+    expect(s).toMatchObject({ teamReward: 0, correct: false, done: true, info: { passed: 0, reason: 'time limit: no answer within 500 ms (an endless loop, or a promise that never settles); the sandbox was stopped' } });
+    expect(s.feedback).toBe(`judge: no test passed (${s.info.reason})`);
   });
 
   it('extracts the last js block, else the last block', () => {

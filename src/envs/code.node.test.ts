@@ -12,6 +12,7 @@ import { createCodeEnv, extractCode, parseCodeTasks } from './code.ts';
 import { EnvError } from './errors.ts';
 import { setSandboxSpawner } from './module/host.ts';
 import { createEnv, listEnvs } from './registry.ts';
+import { validateConfig } from '../config/run-config.ts';
 
 beforeAll(() => setSandboxSpawner(nodeSandbox));
 afterAll(() => setSandboxSpawner(null));
@@ -223,5 +224,9 @@ describe('the code environment', () => {
     bad('{"prompt": ', /tasks.jsonl, line 1: not valid JSON/);
     expect(() => createCodeEnv({ reward: 'partial' as never })).toThrow(/reward must be "pass_rate" or "all_pass"/);
     expect(() => createCodeEnv({ timeLimitMs: -1 })).toThrow(/timeLimitMs must be a number/);
+    expect(validateConfig({ env: { name: 'code', options: { reward: 'all_pass' } } }).issues).toEqual([]);
+    expect(validateConfig({ env: { name: 'code', options: { reward: 'partial' } } }).issues).toEqual([
+      { path: 'env.options', message: 'env.options: code: reward must be "pass_rate" or "all_pass", got "partial"\n  hint: Check the environment options in the run config (env.options).' },
+    ]);
   });
 });

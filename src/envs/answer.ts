@@ -7,7 +7,8 @@
 //      brackets; sets (\{1, 2\}) and bare lists (1, 2) in any order;
 //   3. without trailing units ("5 cm", "5\text{ cm}^2", "30 degrees", "12 apples": a word after a number);
 //   4. as expressions, evaluated exactly where rational and numerically (1e-9 relative) where not
-//      (answer-eval.ts): \sqrt{12} == 2\sqrt{3}, \frac{\pi}{2} == \pi/2, x+1 == 1+x;
+//      (answer-eval.ts): \sqrt{12} == 2\sqrt{3}, \frac{\pi}{2} == \pi/2, x+1 == 1+x; but a gold that is a
+//      number wants a number (or scientific notation): 17+25 is not an answer to "compute 17+25";
 //   5. mixed numbers (2\frac{1}{2}, "2 1/2") read as 5/2, and a percentage equal to its number or its
 //      hundredth (50\% == 50 == 0.5).
 // The references: the legacy MARFT math environment (marft/envs/math/math_env.py) judges with Qwen2.5-Math's
@@ -231,9 +232,23 @@ function equalNormalized(a: string, b: string, units = true): boolean {
   const la = ra ? [a] : splitTop(a, ','); // 1,234 is a number, not a list
   const lb = rb ? [b] : splitTop(b, ',');
   if (la.length > 1 || lb.length > 1) return sameMultiset(la, lb);
+  if (rb && !numberForm(a)) return false;
   const ea = ra ? constant(ra) : parseExpression(a);
   const eb = rb ? constant(rb) : parseExpression(b);
   return ea !== null && eb !== null && sameExpression(ea, eb);
+}
+
+/** Scientific notation: 3\times10^{5}, 1.5\cdot10^-2, 10^6. */
+const SCIENTIFIC = /^[+-]?(?:\d+(?:\.\d+)?(?:\\times|\\cdot|\*))?10\^(?:\{[+-]?\d+\}|[+-]?\d)$/;
+
+/**
+ * Whether an answer is written as a number: a plain one, a fraction, or scientific notation, possibly in
+ * parentheses. A gold that is a number wants one: "17+25" or "\sqrt{16}" is the question, not its answer
+ * (a model copying "Compute 17+25" into its box must not be paid), while "\sqrt{16}" as the gold takes 4.
+ */
+function numberForm(s: string): boolean {
+  while (s.startsWith('(') && s.endsWith(')') && splitTuple(s)?.items.length === 1) s = s.slice(1, -1);
+  return parseNumber(s) !== null || SCIENTIFIC.test(s);
 }
 
 /** A trailing \text{unit} after a value ("4\pi \text{ cm}^2"), removed before normalisation as MATH's _remove_right_units does. */
@@ -273,6 +288,7 @@ export function answersEqual(predicted: string | null | undefined, gold: string 
   if (equalNormalized(a.text, b.text)) return true;
   if (a.percent === b.percent) return false;
   // One side is a percentage: 50% also equals 0.5.
+  if (!numberForm(a.text) || !numberForm(b.text)) return false; // a percentage is a number
   const ea = parseExpression(a.text);
   const eb = parseExpression(b.text);
   if (!ea || !eb) return false;

@@ -47,6 +47,9 @@ const EXPORT = /^(\s*)export\s+(?:default\s+)?(?=(?:async\s+)?function\b|const\b
 
 const IDENT = /^[A-Za-z_$][\w$]*$/;
 
+/** Characters of JSON a result may have: a candidate returning a huge value must not flood the host. */
+export const MAX_RESULT = 100_000;
+
 /** The module the sandbox loads: the candidate inside a loader function, then the test runner. */
 export function candidateModule(code: string, entryPoint: string): string {
   if (!IDENT.test(entryPoint)) throw new EnvError('ENV_OPTIONS', `code: the entry point ${JSON.stringify(entryPoint)} is not a JavaScript identifier`);
@@ -64,7 +67,8 @@ export function candidateModule(code: string, entryPoint: string): string {
     '  for (const args of inputs) {',
     '    try {',
     '      const v = await fn(...args);',
-    "      out.push(v === undefined ? { undef: true } : { json: __code_json(v) ?? 'null' });",
+    "      const j = v === undefined ? undefined : __code_json(v) ?? 'null';",
+    `      out.push(j === undefined ? { undef: true } : j.length > ${MAX_RESULT} ? { big: true } : { json: j });`,
     '    } catch (e) {',
     "      let m = 'a thrown value';",
     "      try { m = String(e && typeof e === 'object' && 'message' in e ? e.name + ': ' + e.message : e); } catch {}",
@@ -94,7 +98,7 @@ const show = (v: unknown): string => {
 
 const call = (entryPoint: string, input: unknown[]): string => `${entryPoint}(${input.map(show).join(', ')})`;
 
-type RunReply = { missing: true } | { out: Array<{ json?: string; undef?: true; threw?: string }> };
+type RunReply = { missing: true } | { out: Array<{ json?: string; undef?: true; big?: true; threw?: string }> };
 
 function failAll(tests: readonly CodeTest[], reason: string): CodeRun {
   return { passed: 0, total: tests.length, tests: tests.map(() => ({ pass: false, detail: reason })), reason };
@@ -154,6 +158,7 @@ async function runAlone(code: string, entryPoint: string, tests: readonly CodeTe
     const r = out[i];
     if (!r || typeof r !== 'object') return { pass: false, detail: `${call(entryPoint, t.input)} gave no result` };
     if (typeof r.threw === 'string') return { pass: false, detail: `${call(entryPoint, t.input)} threw ${r.threw}` };
+    if (r.big) return { pass: false, detail: `${call(entryPoint, t.input)} returned a value of more than ${MAX_RESULT} characters of JSON` };
     if (r.undef) return { pass: false, detail: `${call(entryPoint, t.input)} returned undefined, expected ${show(t.output)}` };
     let v: unknown;
     try {

@@ -119,6 +119,7 @@ describe('hostile candidates: reward 0, a reason, the host unaffected', () => {
     ['a dynamic import', 'async function add(a, b) { await import("node:fs"); return a + b; }', /^does not load: .*import\(\) is not allowed/],
     ['the DOM', 'function add(a, b) { document.body.innerHTML = "x"; return a + b; }', /document is not defined/],
     ['the host realm through a constructor', 'function add(a, b) { return add.constructor("return process")().pid; }', /Code generation from strings disallowed|EvalError/],
+    ['a huge result', 'function add(a, b) { return "x".repeat(200000); }', /returned a value of more than 100000 characters of JSON/],
     ['eval', 'function add(a, b) { return eval("a + b"); }', /Code generation from strings disallowed|EvalError/],
     ['the classic vm escape', 'function add(a, b) { return globalThis.constructor.constructor("return process")().exit(1); }', /Code generation from strings disallowed|EvalError/],
     ['globalThis.process', 'function add(a, b) { globalThis.process.exit(1); return a + b; }', /TypeError: Cannot read properties of undefined \(reading 'exit'\)/],

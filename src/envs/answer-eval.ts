@@ -81,7 +81,7 @@ function power(a: Value, b: Value): Value | null {
     const sign = a.q.n < 0n && k % 2 === 1 ? -1n : 1n;
     const rn = intRoot(sign * a.q.n, k);
     const rd = intRoot(a.q.d, k);
-    if (rn !== null && rd !== null) return power({ q: { n: sign * rn, d: rd }, x: 0 }, exact({ n: b.q.n, d: 1n })!);
+    if (rn !== null && rd !== null) return power(exact({ n: sign * rn, d: rd })!, exact({ n: b.q.n, d: 1n })!);
   }
   const x = Math.pow(a.x, b.x);
   return Number.isNaN(x) ? null : approx(x);
@@ -189,7 +189,7 @@ class Parser {
       else if (c && c.name === 'div') { this.i += c.len; op = '/'; }
       else if (this.startsAtom()) op = '*'; // implicit product: 2x, 2\pi, (1)(2)
       if (!op) break;
-      const b = op === '*' && !this.startsAtom() ? null : this.unary();
+      const b = this.unary();
       if (!b) return null;
       a = { k: 'bin', op, a, b };
     }

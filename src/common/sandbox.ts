@@ -28,6 +28,7 @@ export interface Sandbox {
 
 /**
  * Starts a sandbox running `body` (an environment module prepared by src/envs/module/source.ts: the
- * statements of an async function that sets __marft_module.default), named `name` in errors and stacks.
+ * statements of an async function that sets __marft_module.default; or the code environment's candidate
+ * with its test runner, src/envs/code-run.ts), named `name` in errors and stacks.
  */
 export type SandboxSpawner = (body: string, name: string, limits: SandboxLimits, events: SandboxEvents) => Sandbox;

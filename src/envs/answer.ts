@@ -1,11 +1,24 @@
-// Answer checking for math-style environments: pull the final answer out of a model's text (the last
-// complete \boxed{...}, nested braces allowed), normalise away LaTeX dressing (\left( ... \right),
-// \text{}, \dfrac, $, spaces, degrees and percent signs, "x = "), and compare with the label exactly,
-// then as numbers: integers, decimals, negatives, thousands separators (1,234), scientific notation,
-// fractions a/b and \frac{a}{b} (\dfrac, \tfrac, \frac34), all as exact rationals with BigInt, so
-// 0.75 == 3/4 == \frac{3}{4} and 0.333 != 1/3. Tuples and intervals ((1, 2), [a, b]) compare element-wise.
-// Deliberately small: no symbolic algebra (x+1 vs 1+x are different), in the spirit of the MATH
-// normaliser rather than math-verify.
+// Answer checking for math-style environments (MATH-grade): pull the final answer out of a model's text
+// (the last complete \boxed{...}, nested braces allowed), normalise away LaTeX dressing (\left( ... \right),
+// \text{}, \dfrac and \tfrac, $, spaces, degrees and percent signs, "x = "), and compare with the label:
+//   1. exactly as text (case-insensitive), then as exact numbers: integers, decimals, thousands separators
+//      (1,234), scientific notation, a/b and \frac{a}{b} as BigInt rationals (0.75 == 3/4, 0.333 != 1/3);
+//   2. unions (A \cup B) part by part; tuples and intervals ((1, 2], [a, b)) element-wise with the same
+//      brackets; sets (\{1, 2\}) and bare lists (1, 2) in any order;
+//   3. without trailing units ("5 cm", "5\text{ cm}^2", "30 degrees", "12 apples": a word after a number);
+//   4. as expressions, evaluated exactly where rational and numerically (1e-9 relative) where not
+//      (answer-eval.ts): \sqrt{12} == 2\sqrt{3}, \frac{\pi}{2} == \pi/2, x+1 == 1+x; but a gold that is a
+//      number wants a number (or scientific notation): 17+25 is not an answer to "compute 17+25";
+//   5. mixed numbers (2\frac{1}{2}, "2 1/2") read as 5/2, and a percentage equal to its number or its
+//      hundredth (50\% == 50 == 0.5).
+// The references: the legacy MARFT math environment (marft/envs/math/math_env.py) judges with Qwen2.5-Math's
+// grader.math_equal (numbers within 1e-4 relative, percentages as x, x/100 or x*100, sympy for the rest);
+// AReaL's reward uses math_verify (parse + verify: LaTeX to sympy, then numeric and symbolic equality).
+// Here the same cases are decided without a computer-algebra system, with a tighter numeric tolerance.
+
+import { PLAIN_WORDS, type Rational, constant, parseExpression, rational, sameExpression, scaled } from './answer-eval.ts';
+
+export type { Rational };
 
 /** The content of the last complete \boxed{...} (or \fbox{...}, or `\boxed 5`) in `text`; null if none. */
 export function extractBoxed(text: string): string | null {
@@ -92,26 +105,6 @@ export function normalizeAnswer(answer: string): string {
   return s;
 }
 
-/** An exact rational n/d with d > 0, reduced. */
-export interface Rational {
-  n: bigint;
-  d: bigint;
-}
-
-const gcd = (a: bigint, b: bigint): bigint => {
-  a = a < 0n ? -a : a;
-  b = b < 0n ? -b : b;
-  while (b) [a, b] = [b, a % b];
-  return a;
-};
-
-function rational(n: bigint, d: bigint): Rational | null {
-  if (d === 0n) return null;
-  if (d < 0n) [n, d] = [-n, -d];
-  const g = gcd(n, d) || 1n;
-  return { n: n / g, d: d / g };
-}
-
 const DECIMAL = /^([+-]?)(\d+|\d{1,3}(?:,\d{3})+)?(?:\.(\d+))?(?:e([+-]?\d+))?$/i;
 
 /** Parses a plain number (integer, decimal, thousands separators, exponent) into a rational; null otherwise. */
@@ -173,26 +166,134 @@ function splitTuple(s: string): { open: string; close: string; items: string[] }
   return { open: s[0], close: s[s.length - 1], items };
 }
 
-function equalNormalized(a: string, b: string): boolean {
+/** Splits s at top-level occurrences of `sep` (outside brackets and braces). */
+function splitTop(s: string, sep: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if ('([{'.includes(c)) depth++;
+    else if (')]}'.includes(c)) depth--;
+    else if (depth === 0 && s.startsWith(sep, i)) {
+      parts.push(s.slice(start, i));
+      start = i + sep.length;
+      i += sep.length - 1;
+    }
+  }
+  parts.push(s.slice(start));
+  return parts;
+}
+
+/** Whether every item of `xs` pairs with a different item of `ys` (a multiset match). */
+function sameMultiset(xs: string[], ys: string[]): boolean {
+  if (xs.length !== ys.length) return false;
+  const left = [...ys];
+  return xs.every((x) => {
+    const j = left.findIndex((y) => equalNormalized(x, y));
+    if (j < 0) return false;
+    left.splice(j, 1);
+    return true;
+  });
+}
+
+/** Two-letter units; longer words after a number are taken as units too (except function names). */
+const SHORT_UNITS = new Set(['cm', 'mm', 'km', 'ft', 'in', 'yd', 'mi', 'kg', 'mg', 'ml', 'oz', 'lb', 'hr', 'am', 'pm']);
+const UNIT = /^(.*?[\d})])([A-Za-z][A-Za-z.]+)(?:\^\{?[23]\}?)?$/;
+
+/** The answer without a trailing unit word after a number ("5cm^2" -> "5"), or null when it has none. */
+function withoutUnit(s: string): string | null {
+  const m = UNIT.exec(s);
+  if (!m) return null;
+  const word = m[2].replace(/\./g, '').toLowerCase();
+  if (PLAIN_WORDS.includes(word) || (word.length < 3 && !SHORT_UNITS.has(word))) return null;
+  const value = parseExpression(m[1]);
+  return parseNumber(m[1]) || (value && value.vars.length === 0) ? m[1] : null;
+}
+
+function equalNormalized(a: string, b: string, units = true): boolean {
   if (a === b || a.toLowerCase() === b.toLowerCase()) return true;
   const ra = parseNumber(a);
   const rb = parseNumber(b);
   if (ra && rb) return ra.n === rb.n && ra.d === rb.d;
+  if (units) {
+    const sa = withoutUnit(a);
+    const sb = withoutUnit(b);
+    if (sa !== null || sb !== null) return equalNormalized(sa ?? a, sb ?? b, false);
+  }
+  const ua = splitTop(a, '\\cup');
+  const ub = splitTop(b, '\\cup');
+  if (ua.length > 1 || ub.length > 1) return ua.length === ub.length && ua.every((x, i) => equalNormalized(x, ub[i]));
   const ta = splitTuple(a);
   const tb = splitTuple(b);
-  if (ta && tb && ta.open === tb.open && ta.close === tb.close && ta.items.length === tb.items.length && ta.items.length > 1) {
-    return ta.items.every((x, i) => equalNormalized(x, tb.items[i]));
+  if (ta && tb && ta.open === tb.open && ta.close === tb.close && ta.items.length === tb.items.length && (ta.items.length > 1 || ta.open === '{')) {
+    return ta.open === '{' ? sameMultiset(ta.items, tb.items) : ta.items.every((x, i) => equalNormalized(x, tb.items[i]));
   }
-  return false;
+  const la = ra ? [a] : splitTop(a, ','); // 1,234 is a number, not a list
+  const lb = rb ? [b] : splitTop(b, ',');
+  if (la.length > 1 || lb.length > 1) return sameMultiset(la, lb);
+  if (rb && !numberForm(a)) return false;
+  const ea = ra ? constant(ra) : parseExpression(a);
+  const eb = rb ? constant(rb) : parseExpression(b);
+  return ea !== null && eb !== null && sameExpression(ea, eb);
 }
 
-/** Whether a predicted answer equals the gold one after normalisation (exact text, then exact number, then element-wise). */
+/** Scientific notation: 3\times10^{5}, 1.5\cdot10^-2, 10^6. */
+const SCIENTIFIC = /^[+-]?(?:\d+(?:\.\d+)?(?:\\times|\\cdot|\*))?10\^(?:\{[+-]?\d+\}|[+-]?\d)$/;
+
+/**
+ * Whether an answer is written as a number: a plain one, a fraction, or scientific notation, possibly in
+ * parentheses. A gold that is a number wants one: "17+25" or "\sqrt{16}" is the question, not its answer
+ * (a model copying "Compute 17+25" into its box must not be paid), while "\sqrt{16}" as the gold takes 4.
+ */
+function numberForm(s: string): boolean {
+  while (s.startsWith('(') && s.endsWith(')') && splitTuple(s)?.items.length === 1) s = s.slice(1, -1);
+  return parseNumber(s) !== null || SCIENTIFIC.test(s);
+}
+
+/** A trailing \text{unit} after a value ("4\pi \text{ cm}^2"), removed before normalisation as MATH's _remove_right_units does. */
+const TEXT_UNIT = /^(.*\S)\s*\\(?:text|mbox|mathrm)\{\s*[A-Za-z][A-Za-z .]*\}(?:\^\{?[23]\}?)?\s*$/;
+
+const PERCENT = /\\?%\s*(?:\$|\\\)|\\\])?\s*$/;
+
+/** A mixed number "2 1/2" (written with a space, which normalisation removes) as \frac{5}{2}. */
+const MIXED_SPACED = /(^|[^\d.\/])(\d+)\s+(\d+)\s*\/\s*(\d+)(?![\d.])/g;
+/** A mixed number 2\frac{1}{2} (a proper fraction right after an integer) as \frac{5}{2}. */
+const MIXED_FRAC = /(^|[^\d.}^_])(\d+)\\frac\{(\d+)\}\{(\d+)\}/g;
+
+const mixed = (whole: string, pre: string, w: string, n: string, d: string): string => {
+  const [W, Nn, Dd] = [BigInt(w), BigInt(n), BigInt(d)];
+  return Nn < Dd && Dd > 0n ? `${pre}\\frac{${W * Dd + Nn}}{${Dd}}` : whole;
+};
+
+/** The answer as equalNormalized compares it, and whether it ended in a percent sign. */
+function prepare(raw: string): { text: string; percent: boolean } {
+  const percent = PERCENT.test(raw.trim());
+  const unitless = raw.replace(TEXT_UNIT, (whole, value: string) => (/[\d}]|\\pi/.test(value) ? value : whole));
+  let s = normalizeAnswer(unitless.replace(MIXED_SPACED, mixed).replace(/\{,\}/g, ','));
+  s = s.replace(MIXED_FRAC, mixed).replace(/°/g, '').replace(/\\\{/g, '{').replace(/\\\}/g, '}');
+  return { text: s, percent };
+}
+
+/** Longer answers compare as text only: it bounds the work of the list and set matching on a model's rambling. */
+const MAX_ANSWER = 1000;
+
+/** Whether a predicted answer equals the gold one (see the file header for the steps). */
 export function answersEqual(predicted: string | null | undefined, gold: string | number): boolean {
   if (predicted === null || predicted === undefined) return false;
-  const a = normalizeAnswer(predicted);
-  const b = normalizeAnswer(String(gold));
-  if (a === '' || b === '') return false;
-  return equalNormalized(a, b);
+  const a = prepare(predicted);
+  const b = prepare(String(gold));
+  if (a.text === '' || b.text === '') return false;
+  if (a.text.length > MAX_ANSWER || b.text.length > MAX_ANSWER) return a.text === b.text;
+  if (equalNormalized(a.text, b.text)) return true;
+  if (a.percent === b.percent) return false;
+  // One side is a percentage: 50% also equals 0.5.
+  if (!numberForm(a.text) || !numberForm(b.text)) return false; // a percentage is a number
+  const ea = parseExpression(a.text);
+  const eb = parseExpression(b.text);
+  if (!ea || !eb) return false;
+  const hundredth = rational(1n, 100n)!;
+  return a.percent ? sameExpression(scaled(ea, hundredth), eb) : sameExpression(ea, scaled(eb, hundredth));
 }
 
 export interface AnswerCheck {

@@ -176,7 +176,7 @@ export interface SplitOptions {
 }
 
 /** Train/test split: the records' own split fields, or a seeded shuffle (round(n * testFraction) in test). */
-export function splitDataset(records: DatasetRecord[], options: SplitOptions = {}): { train: DatasetRecord[]; test: DatasetRecord[] } {
+export function splitDataset<R extends { split?: 'train' | 'test' }>(records: readonly R[], options: SplitOptions = {}): { train: R[]; test: R[] } {
   if (records.some((r) => r.split)) {
     return { train: records.filter((r) => r.split === 'train'), test: records.filter((r) => r.split === 'test') };
   }

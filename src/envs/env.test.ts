@@ -65,7 +65,7 @@ describe('arithmetic', () => {
 describe('registry', () => {
   afterEach(() => unregisterEnv('echo'));
   it('creates built-ins by name', () => {
-    const env = createEnv('arithmetic', { difficulty: 1, horizon: 2 });
+    const env = createEnv('arithmetic', { difficulty: 1, horizon: 2 }) as Env;
     expect(env.horizon).toBe(2);
     expect(env.reset(5).observation.task).toMatch(/^Compute /);
     expect(listEnvs().map((e) => e.name)).toEqual(expect.arrayContaining(['arithmetic', 'dataset']));
@@ -74,7 +74,7 @@ describe('registry', () => {
   it('registers a user environment in one call', () => {
     const echo = (): Env => new MathEnv('echo', (seed) => ({ problem: `say ${seed}`, answer: String(seed) }));
     registerEnv('echo', echo);
-    const env = createEnv('echo');
+    const env = createEnv('echo') as Env;
     env.reset(7);
     expect(env.step({ solver: '\\boxed{7}' }).correct).toBe(true);
     expect(() => registerEnv('echo', echo)).toThrow(/already registered/);

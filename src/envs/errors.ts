@@ -21,7 +21,8 @@ export type EnvErrorCode =
   | 'ENV_MODULE_MEMORY' // the module ran past its memory limit
   | 'ENV_MODULE_RESULT' // a malformed result: a missing or mistyped field, not JSON-serialisable
   | 'ENV_MODULE_NONDETERMINISTIC' // reset(seed) or step gave different results for the same seed and actions
-  | 'ENV_MODULE_UNAVAILABLE'; // no sandbox on this platform, or it could not be started
+  | 'ENV_MODULE_UNAVAILABLE' // no sandbox on this platform, or it could not be started
+  | 'CODE_TASK'; // a code task record lacks its prompt, entry point or tests
 
 const HINTS: Record<EnvErrorCode, string> = {
   ENV_UNKNOWN: 'Use one of the registered environments, or call registerEnv(name, factory) in your environment file and import it before createEnv.',
@@ -39,6 +40,7 @@ const HINTS: Record<EnvErrorCode, string> = {
   ENV_MODULE_MEMORY: 'Keep what the module allocates small (it runs with a memory limit); the sandbox was stopped and a new one starts on the next call.',
   ENV_MODULE_RESULT: 'reset(seed) must return { observation: { task: string }, info?: object } and step() { teamReward: number, done: boolean, feedback: string, ... }, all JSON-serialisable (see README.md, environment modules).',
   ENV_MODULE_NONDETERMINISTIC: 'Derive all randomness from the seed given to reset (no Math.random, Date.now or state kept between episodes), so the same seed and actions always give the same results.',
+  CODE_TASK: 'Give each code task (one JSON object per line) {"prompt": "...", "entryPoint": "fnName", "tests": [{"input": [arguments], "output": expected}]} (see README.md, code environment).',
   ENV_MODULE_UNAVAILABLE: 'Environment modules run in a Web Worker (browser) or a worker thread (Node 20+); run the lab in Chrome or Edge, or the CLI in Node.',
 };
 

@@ -1,5 +1,5 @@
 // The environment registry: a name -> factory map, pre-filled with the built-in environments
-// (arithmetic, dataset). A user adds an environment in one file:
+// (arithmetic, dataset, coop-arith, code). A user adds an environment in one file:
 //
 //   import { registerEnv } from '../envs/registry.ts';
 //   registerEnv('countdown', (options) => new CountdownEnv(options), { description: 'reach a target number' });
@@ -7,6 +7,7 @@
 // and the run config names it: { "env": { "name": "countdown", "options": { ... } } }.
 
 import { createArithmeticEnv } from './arithmetic.ts';
+import { createCodeEnv, type CodeEnvOptions } from './code.ts';
 import { createCoopEnv, type CoopOptions } from './coop.ts';
 import { createDatasetEnv, type DatasetEnvOptions } from './dataset.ts';
 import { envFail } from './errors.ts';
@@ -29,6 +30,7 @@ function add(name: string, factory: EnvFactory, description: string, builtin: bo
 
 add('arithmetic', (o) => createArithmeticEnv(o), 'Seeded arithmetic problems with integer answers (options: difficulty 1..4, horizon).', true);
 add('dataset', (o) => createDatasetEnv(o as DatasetEnvOptions), 'Your JSON/JSONL of {problem, answer} (options: data, split, testFraction, splitSeed, horizon).', true);
+add('code', (o) => createCodeEnv(o as CodeEnvOptions), 'JavaScript functions to write, run on unit tests in a sandbox; reward = share of tests passed (options: data (JSONL tasks, default built-in), split, reward pass_rate|all_pass, timeLimitMs, memoryMb, horizon).', true);
 add('coop-arith', (o) => createCoopEnv(o as CoopOptions), 'Multi-step arithmetic for a planner -> solver team, expressions and word problems (options: difficulty 1..4 or a list, split train|test, wordFraction, precedence, horizon).', true);
 
 /** Registers an environment factory under `name`. Throws ENV_EXISTS for a taken name unless `replace`. */
@@ -49,7 +51,7 @@ export function unregisterEnv(name: string): boolean {
 }
 
 /** Creates the environment registered as `name` with `options`. */
-export function createEnv(name: string, options: EnvOptions = {}): Env {
+export function createEnv(name: string, options: EnvOptions = {}): Env | AsyncEnv {
   const entry = registry.get(name);
   if (!entry) envFail('ENV_UNKNOWN', `no environment named "${name}"; registered: ${[...registry.keys()].join(', ')}`);
   return entry.factory(options);

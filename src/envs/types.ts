@@ -63,7 +63,8 @@ export interface EnvOptions {
   [key: string]: unknown;
 }
 
-export type EnvFactory = (options: EnvOptions) => Env;
+/** A factory may make an AsyncEnv (the code environment runs candidates in a sandbox). */
+export type EnvFactory = (options: EnvOptions) => Env | AsyncEnv;
 
 /**
  * What the rollout drives: an Env, or one whose reset/step answer later (a user's environment module runs

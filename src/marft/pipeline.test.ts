@@ -1,6 +1,7 @@
 // The CPU pieces together on one scripted episode: graph -> prompts -> environment -> credit -> GAE.
 import { describe, expect, it } from 'vitest';
 import { createEnv } from '../envs/registry.ts';
+import type { Env } from '../envs/types.ts';
 import { gae, tokenLevelGae } from './advantages.ts';
 import { assignCredit } from './credit.ts';
 import { compileGraph } from '../config/graph.ts';
@@ -10,7 +11,7 @@ import { buildMessages, type AgentOutput, type PastTurn } from './prompt.ts';
 describe('a scripted duo episode', () => {
   it('flows from prompts to advantages', () => {
     const g = compileGraph(presetGraph('duo'));
-    const env = createEnv('arithmetic', { difficulty: 1 });
+    const env = createEnv('arithmetic', { difficulty: 1 }) as Env;
     const { observation, info } = env.reset(11);
     const history: PastTurn[] = [];
     const rewards: number[][] = [];

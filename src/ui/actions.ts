@@ -3,7 +3,7 @@
 
 import * as Comlink from 'comlink';
 import { messageWithoutHint } from '../common/errors.ts';
-import { parseDataset } from '../config/envs.ts';
+import { parseCodeTasks, parseDataset } from '../config/envs.ts';
 import { parseRunConfig } from '../config/run-config.ts';
 import { type PresetName, presetGraph } from '../config/presets.ts';
 import { PRESET_RUNS, presetRunConfig } from '../config/run-presets.ts';
@@ -131,12 +131,14 @@ export async function refreshLocalModels(): Promise<void> {
   if (r?.ok) set({ localModels: r.value });
 }
 
-/** Reads an uploaded dataset, checks it here (parseDataset), and puts its text into env.options. */
-export async function uploadDataset(file: File): Promise<void> {
+const PARSERS = { dataset: parseDataset, code: parseCodeTasks };
+
+/** Reads an uploaded dataset (or the code env's tasks), checks it here, and puts its text into env.options. */
+export async function uploadDataset(file: File, env: keyof typeof PARSERS = 'dataset'): Promise<void> {
   const text = await file.text();
   try {
-    const records = parseDataset(text, file.name);
-    editDraft((d) => { d.env = { name: 'dataset', options: { ...d.env.options, data: text, source: file.name } }; });
+    const records = PARSERS[env](text, file.name);
+    editDraft((d) => { d.env = { name: env, options: { ...d.env.options, data: text, source: file.name } }; });
     set({ dataset: { name: file.name, records: records.length, error: null } });
   } catch (e) {
     const err = e as { code?: string; message: string; hint?: string };

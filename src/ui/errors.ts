@@ -65,6 +65,7 @@ const TITLES: Record<AnyErrorCode | UiCode, string> = {
   ENV_MODULE_RESULT: 'The environment module returned a malformed result',
   ENV_MODULE_NONDETERMINISTIC: 'The environment module is not deterministic',
   ENV_MODULE_UNAVAILABLE: 'Environment modules cannot run here',
+  CODE_TASK: 'A code task is malformed',
   // algorithm
   CREDIT: 'Credit assignment failed',
   RUN_PAUSED: 'Training paused',

@@ -4,11 +4,13 @@
 // reaches the other (a host object inside a vm context is the classic way out of it).
 //
 // Requests: {id, op: 'create', inst, options} | {id, op: 'reset', inst, seed} | {id, op: 'step', inst, actions, stepOptions}
-//           | {id, op: 'dispose', inst}
+//           | {id, op: 'dispose', inst} | {id, op: 'run', input}
 // Replies:  {kind: 'reply', id, ok: true, value: <JSON text>} | {kind: 'reply', id, ok: false, error: {name, message, stack}}
 //           | {kind: 'log', text} | {kind: 'ready'}
 // A `create` loads the module on first use (its top level runs then) and calls the factory; the guest
 // checks that the env has reset and step (functions cannot cross), the host checks everything else.
+// A `run` calls the default export itself with `input` and answers its result: the code environment
+// (src/envs/code-run.ts) loads a candidate program with its test runner as the module and runs it once.
 
 /** Defines __marft_guest(load, emit) -> dispatch(requestText). */
 export const GUEST_RUNTIME = String.raw`
@@ -34,6 +36,12 @@ function __marft_guest(load, emit) {
   };
   const contract = (message) => ({ name: 'ContractError', message, stack: '' });
   const run = async (req) => {
+    if (req.op === 'run') {
+      factory ??= load();
+      const f = await factory;
+      if (typeof f !== 'function') throw contract('the default export must be a function (input) => result');
+      return await f(req.input);
+    }
     if (req.op === 'create') {
       factory ??= load();
       const f = await factory;

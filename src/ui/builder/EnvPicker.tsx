@@ -1,5 +1,6 @@
-// The environment: a built-in task generator, the user's own JSON/JSONL of {problem, answer}, or the user's
-// own environment module (ModuleEditor).
+// The environment: a built-in task generator, the user's own JSON/JSONL of {problem, answer}, the code
+// environment (built-in tasks or the user's JSONL of functions to write), or the user's own environment
+// module (ModuleEditor).
 
 import { DEFAULT_PRECEDENCE, listEnvs } from '../../config/envs.ts';
 import { uploadDataset } from '../actions.ts';
@@ -31,7 +32,7 @@ export function EnvPicker() {
       </label>
       <p className="hint">{isModule ? 'Your own environment: an ES module whose default export is a factory (options) => env, run sandboxed in a worker (no network, DOM or storage; a time limit per call). Its source is kept with the run.' : ENVS.find((e) => e.name === env.name)?.description}</p>
       {isModule && <ModuleEditor />}
-      {!isModule && env.name !== 'dataset' && (
+      {!isModule && env.name !== 'dataset' && env.name !== 'code' && (
         <NumberField label="Difficulty (1..4, empty = default)" path="env.options.difficulty" value={difficulty} step={1}
           onChange={(v) => editDraft((d) => { if (Number.isFinite(v)) d.env.options.difficulty = v; else delete d.env.options.difficulty; })} />
       )}
@@ -41,17 +42,20 @@ export function EnvPicker() {
           title="Of the multi-step expressions, the share where reading left to right is wrong: the problems a planner helps with."
           onChange={(v) => editDraft((d) => { if (Number.isFinite(v)) d.env.options.precedence = v; else delete d.env.options.precedence; })} />
       )}
-      {!isModule && env.name === 'dataset' && (
+      {!isModule && (env.name === 'dataset' || env.name === 'code') && (
         <div>
           <label className="button">
             Upload JSON / JSONL…
             <input type="file" accept=".json,.jsonl,application/json" hidden data-testid="dataset-file"
-              onChange={(e) => { const f = e.target.files?.[0]; if (f) void uploadDataset(f); e.target.value = ''; }} />
+              onChange={(e) => { const f = e.target.files?.[0]; if (f) void uploadDataset(f, env.name === 'code' ? 'code' : 'dataset'); e.target.value = ''; }} />
           </label>
-          {dataset && !dataset.error && <p data-testid="dataset-status">{dataset.name}: {dataset.records} records</p>}
+          {dataset && !dataset.error && env.options.source === dataset.name && <p data-testid="dataset-status">{dataset.name}: {dataset.records} records</p>}
           {!dataset && typeof env.options.source === 'string' && <p>{env.options.source} (from the loaded run)</p>}
+          {!dataset && env.name === 'code' && env.options.data === undefined && <p>the built-in tasks</p>}
           {dataset?.error && <ErrorBox error={dataset.error} testid="dataset-error" />}
-          <p className="hint">One record per line (JSONL) or an array: {'{"problem": "What is 2+3?", "answer": "5"}'}</p>
+          <p className="hint">{env.name === 'code'
+            ? <>Optional, one task per line (JSONL): {'{"prompt": "Write square(x).", "entryPoint": "square", "tests": [{"input": [3], "output": 9}]}'}</>
+            : <>One record per line (JSONL) or an array: {'{"problem": "What is 2+3?", "answer": "5"}'}</>}</p>
         </div>
       )}
       <FieldIssues path="env" />

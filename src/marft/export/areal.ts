@@ -11,7 +11,7 @@
 
 import { stringify } from 'yaml';
 import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE } from '../../model/peft.ts';
-import type { RunConfig } from '../../config/run-config.ts';
+import { type RunConfig, targetKlOf } from '../../config/run-config.ts';
 import { agentDir } from './peft.ts';
 import { arealEnvEntry, arealEnvFiles, arealEnvReadme } from './areal-env.ts';
 
@@ -173,7 +173,8 @@ export function arealConfig(config: RunConfig, opts: ArealOptions): Record<strin
       schedule: { mode: config.schedule.mode, interval: config.schedule.interval, critic_warmup: config.schedule.criticWarmup },
       ppo: {
         entropy_coef: p.entropyCoef,
-        target_kl: p.targetKl,
+        target_kl: targetKlOf(config),
+        kl_in: p.klIn,
         epochs: p.epochs,
         log_prob_norm: p.logProbNorm,
         group_std: p.groupStd,

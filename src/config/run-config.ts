@@ -87,10 +87,14 @@ export interface RunConfig {
 /** The legacy MARFT thresholds: appo_trainer.py 1e-3 (per action), tppo_trainer.py 1.7e-6 (a per-token mean). */
 export const DEFAULT_TARGET_KL = { action: 1e-3, token: 1.7e-6 } as const;
 
-/** The approx-KL threshold the update uses: ppo.targetKl, or the level's default when absent (null = never). GRPO trains per token. */
-export function targetKlOf(config: Pick<RunConfig, 'level' | 'algo' | 'ppo'>): number | null {
-  if (config.ppo.targetKl !== undefined) return config.ppo.targetKl;
+/** The level's approx-KL threshold: per action for action-level PPO, per token otherwise (GRPO's ratio is per token). */
+export function defaultTargetKl(config: Pick<RunConfig, 'level' | 'algo'>): number {
   return DEFAULT_TARGET_KL[config.level === 'action' && config.algo === 'ppo' ? 'action' : 'token'];
+}
+
+/** The approx-KL threshold the update uses: ppo.targetKl, or the level's default when absent (null = never). */
+export function targetKlOf(config: Pick<RunConfig, 'level' | 'algo' | 'ppo'>): number | null {
+  return config.ppo.targetKl !== undefined ? config.ppo.targetKl : defaultTargetKl(config);
 }
 
 const prob: Omit<Extract<Schema, { type: 'number' }>, 'type' | 'default'> = { min: 0, max: 1 };

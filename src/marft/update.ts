@@ -5,9 +5,9 @@
 // the adapters. The critic trains on the frozen trunk's hidden states gathered at scoring time. AdamW
 // steps run on the GPU; their stats (global norm, non-finite flag) are read once per step for the metrics
 // and the skip guard. A minibatch whose approximate KL passes the target (targetKlOf) skips its policy step
-// only, as the legacy MARFT trainers (appo_trainer.py / tppo_trainer.py return before the policy step, after
-// the critic's): the critic and the later minibatches train on. Agent-by-agent schedules keep the frozen agents' adapter slots (and their Adam
-// moments) exactly as they were.
+// only, as the legacy MARFT trainers (appo_trainer.py / tppo_trainer.py return before the policy step,
+// after the critic's): the critic and the later minibatches train on. Agent-by-agent schedules keep the
+// frozen agents' adapter slots (and their Adam moments) exactly as they were.
 
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';

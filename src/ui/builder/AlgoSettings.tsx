@@ -1,7 +1,7 @@
 // The algorithm: level, PPO/GRPO, credit assignment, LoRA and critic modes, schedule, hyperparameters and
 // the rollout size. Every field shows its validation message in place.
 
-import { DEFAULT_TARGET_KL, LORA_TARGETS, STEP_REWARD_NAMES, type RunConfig, type StepRewardName, targetKlOf } from '../../config/run-config.ts';
+import { LORA_TARGETS, STEP_REWARD_NAMES, type RunConfig, defaultTargetKl } from '../../config/run-config.ts';
 import { editDraft, selectDraft, useLab } from '../store.ts';
 import { CheckField, FieldIssues, NumberField, SelectField } from './fields.tsx';
 
@@ -59,7 +59,7 @@ export function AlgoSettings() {
           {d.graph.agents.map((a) => (
             <SelectField key={a.role} label={`Step reward: ${a.role}`} path={`credit.perStep.${a.role}`} value={d.credit.perStep[a.role] ?? 'fallback'}
               options={[{ value: 'fallback', label: `fallback (${d.credit.fallback ?? 'none'})` }, ...STEP_REWARD_NAMES]}
-              onChange={(v) => editDraft((c) => { if (v === 'fallback') delete c.credit.perStep[a.role]; else c.credit.perStep[a.role] = v as StepRewardName; })} />
+              onChange={(v) => editDraft((c) => { if (v === 'fallback') delete c.credit.perStep[a.role]; else c.credit.perStep[a.role] = v; })} />
           ))}
         </div>
       )}
@@ -102,8 +102,8 @@ export function AlgoSettings() {
         <SelectField label="KL penalty in" path="ppo.klIn" value={d.ppo.klIn} options={[{ value: 'loss', label: 'the loss' }, { value: 'reward', label: 'the rewards (AReaL)' }]} onChange={(v) => editDraft((c) => { c.ppo.klIn = v; })} />
         <SelectField label="KL estimator" path="ppo.klEstimator" value={d.ppo.klEstimator} options={['k1', 'k3']} onChange={(v) => editDraft((c) => { c.ppo.klEstimator = v; })} />
         <SelectField label="Approx-KL early stop" path="ppo.earlyStop" value={klStopOf(d.ppo)}
-          options={[{ value: 'level', label: `level default (${DEFAULT_TARGET_KL[d.level === 'action' && d.algo === 'ppo' ? 'action' : 'token']})` }, { value: 'value', label: 'target' }, { value: 'off', label: 'off' }]}
-          onChange={(v) => editDraft((c) => { if (v === 'level') delete c.ppo.targetKl; else c.ppo.targetKl = v === 'off' ? null : targetKlOf(c) ?? DEFAULT_TARGET_KL.action; })} />
+          options={[{ value: 'level', label: `level default (${defaultTargetKl(d)})` }, { value: 'value', label: 'target' }, { value: 'off', label: 'off' }]}
+          onChange={(v) => editDraft((c) => { if (v === 'level') delete c.ppo.targetKl; else c.ppo.targetKl = v === 'off' ? null : defaultTargetKl(c); })} />
         {klStopOf(d.ppo) === 'value' && <NumberField label="Target KL" path="ppo.targetKl" value={d.ppo.targetKl ?? null} onChange={(v) => editDraft((c) => { c.ppo.targetKl = v; })} />}
         <CheckField label="Normalise advantages" path="ppo.advantageNorm" value={d.ppo.advantageNorm} onChange={(v) => editDraft((c) => { c.ppo.advantageNorm = v; })} />
       </div>

@@ -2,10 +2,11 @@
 // environment, the algorithm (level, PPO/GRPO, credit, LoRA, critic, schedule) and its hyperparameters.
 // Defaults follow MARFT_REFERENCE (the original codebase for action level: LoRA r 8 / alpha 16 on q,v;
 // critic MLP 1024-512; clip 0.2, value clip 0.2, Huber 10, entropy 0.01, no KL penalty, target KL per
-// level (targetKlOf: the legacy APPO's 1e-3 per action, the legacy TPPO's 1.7e-6 per token), grad clip 0.5, gamma 0.99, lambda 0.95, AdamW eps 1e-5, lr 1e-6 and critic lr 5e-4 — the top of the
-// reference's ranges; horizon 3). Epochs and minibatches are the lab's own choice (1 and 1): the
-// reference notes do not fix them. For the AReaL-style token-level setup set gamma = lambda = 1,
-// klCoef 0.1 and lora r 32 / alpha 16 on all linear layers.
+// level (targetKlOf: the legacy APPO's 1e-3 per action, the legacy TPPO's 1.7e-6 per token), grad clip
+// 0.5, gamma 0.99, lambda 0.95, AdamW eps 1e-5, lr 1e-6 and critic lr 5e-4 — the top of the reference's
+// ranges; horizon 3). Epochs and minibatches are the lab's own choice (1 and 1): the reference notes do not
+// fix them. For the AReaL-style token-level setup set gamma = lambda = 1, klCoef 0.1 with klIn "reward",
+// and lora r 32 / alpha 16 on all linear layers.
 // validateConfig() fills defaults and reports every problem with its field path; parseRunConfig() throws
 // a ConfigError listing them; configJsonSchema() exports JSON Schema.
 // runLoop is the run loop's policy (src/marft/run-loop.ts), the same in the lab and the CLI: checkpoints

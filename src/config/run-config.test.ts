@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { configJsonSchema, parseRunConfig, validateConfig } from './run-config.ts';
+import { configJsonSchema, parseRunConfig, targetKlOf, validateConfig } from './run-config.ts';
 import { ConfigError } from './errors.ts';
 import { presetGraph } from './presets.ts';
 
@@ -11,10 +11,13 @@ describe('run config', () => {
     expect(c.level).toBe('action');
     expect(c.lora).toEqual({ r: 8, alpha: 16, targets: ['q_proj', 'v_proj'], mode: 'per_agent', dropout: 0 });
     expect(c.critic.hidden).toEqual([1024, 512]);
-    expect(c.ppo).toMatchObject({ clip: 0.2, valueClip: 0.2, entropyCoef: 0.01, klCoef: 0, targetKl: 1e-3, gamma: 0.99, lambda: 0.95, maxGradNorm: 0.5, valueLoss: 'huber', huberDelta: 10, adamEps: 1e-5 });
+    expect(c.ppo).toMatchObject({ clip: 0.2, valueClip: 0.2, entropyCoef: 0.01, klCoef: 0, klIn: 'loss', gamma: 0.99, lambda: 0.95, maxGradNorm: 0.5, valueLoss: 'huber', huberDelta: 10, adamEps: 1e-5 });
+    // targetKl absent = the level's default: 1e-3 at action level, as before
+    expect(c.ppo.targetKl).toBeUndefined();
+    expect(targetKlOf(c)).toBe(1e-3);
     expect(c.rollout.horizon).toBe(3);
     expect(c.graph.agents.map((a) => a.role)).toEqual(['planner', 'solver']);
-    expect(c.env).toEqual({ name: 'coop-arith', options: {} });
+    expect(c.env).toEqual({ name: 'coop-arith', options: {}, teamReward: 'last' });
     // Serialisable round trip.
     expect(parseRunConfig(JSON.stringify(c))).toEqual(c);
   });
@@ -25,6 +28,15 @@ describe('run config', () => {
       'runLoop.rollbackAfter must be an integer >= 1, got 0',
       'runLoop.maxRecoveries must be an integer >= 0, got -1',
     ]);
+  });
+  it('targetKl: a default per level (legacy MARFT appo_trainer.py 1e-3, tppo_trainer.py 1.7e-6), null = never', () => {
+    // tppo_trainer.py: `if total_approx_kl > 1.7e-6` over a per-token mean; appo_trainer.py: `if total_approx_kl > 1e-3` per action
+    expect(targetKlOf(parseRunConfig({ level: 'token' }))).toBe(1.7e-6);
+    expect(targetKlOf(parseRunConfig({ algo: 'grpo', rollout: { groupSize: 2 } }))).toBe(1.7e-6); // GRPO's ratio is per token
+    expect(targetKlOf(parseRunConfig({ level: 'token', ppo: { targetKl: 0.01 } }))).toBe(0.01);
+    expect(targetKlOf(parseRunConfig({ ppo: { targetKl: null } }))).toBeNull();
+    // an old checkpoint's filled config (targetKl 1e-3 written out) keeps its value at token level
+    expect(targetKlOf(parseRunConfig({ level: 'token', ppo: { targetKl: 1e-3 } }))).toBe(1e-3);
   });
   it('names the field path, the constraint and the value', () => {
     expect(messages({ ppo: { clip: 'x' } })).toEqual(['ppo.clip must be a number in (0, 1), got "x"']);
@@ -51,7 +63,7 @@ describe('run config', () => {
   it('checks cross-field rules', () => {
     expect(messages({ algo: 'grpo' })).toEqual([expect.stringMatching(/^rollout.groupSize must be >= 2 with algo "grpo"/)]);
     expect(messages({ algo: 'grpo', rollout: { groupSize: 4 } })).toEqual([]);
-    expect(messages({ credit: { method: 'per_step', perStep: { coder: 'solver' } } })).toEqual(['credit.perStep.coder names no role of the graph (planner, solver)']);
+    expect(messages({ credit: { method: 'per_step', perStep: { coder: 'solver', planner: 'planner' } } })).toEqual(['credit.perStep.coder names no role of the graph (planner, solver)']);
     expect(messages({ credit: { method: 'per_step', fallback: null, perStep: { planner: 'planner' } } })).toEqual(['credit.perStep has no reward for solver and credit.fallback is null']);
     expect(messages({ env: { name: 'nope' } })[0]).toMatch(/env.name "nope" is not a registered environment/);
     expect(validateConfig({ env: { name: 'nope' } }, { checkEnv: false }).issues).toEqual([]);
@@ -59,6 +71,29 @@ describe('run config', () => {
     expect(messages({ env: { name: 'coop-arith', options: { precedence: 2 } } })).toEqual([expect.stringMatching(/^env.options: coop-arith: precedence must be a number in \[0, 1\] or null, got 2/)]);
     expect(messages({ env: { name: 'arithmetic', options: { difficulty: 9 } } })).toEqual([expect.stringMatching(/^env.options: arithmetic: difficulty/)]);
     expect(messages({ env: { name: 'coop-arith', options: { precedence: 0.8, difficulty: [2, 3] } } })).toEqual([]);
+  });
+  it('refuses combinations that would train nothing or change nothing, saying what to change', () => {
+    const at = (input: unknown) => validateConfig(input).issues.map((i) => i.path);
+    expect(messages({ algo: 'grpo', rollout: { groupSize: 4 }, schedule: { criticWarmup: 2 } })).toEqual([
+      'schedule.criticWarmup is 2 with algo "grpo", which has no critic: those iterations would train nothing; set it to 0',
+    ]);
+    expect(messages({ iterations: 3, schedule: { criticWarmup: 3 } })).toEqual(['schedule.criticWarmup (3) is not below iterations (3): the policy would never train; lower it or raise iterations']);
+    expect(messages({ iterations: 4, schedule: { criticWarmup: 3 } })).toEqual([]);
+    // per_step where every role falls back to "team": the numbers of step_discount with d = 1
+    expect(messages({ credit: { method: 'per_step' } })).toEqual([expect.stringMatching(/^credit.method "per_step" has no step-reward function here.*set credit.perStep \(role -> planner, solver or verifier\) or use method step_discount$/)]);
+    expect(at({ credit: { method: 'per_step', perStep: { planner: 'team', solver: 'team' } } })).toEqual(['credit.perStep']);
+    expect(messages({ credit: { method: 'per_step', perStep: { planner: 'planner' } } })).toEqual([]);
+    expect(messages({ credit: { method: 'per_step', fallback: 'solver' } })).toEqual([]);
+    expect(messages({ credit: { method: 'per_step', rewardSharing: true } })).toEqual([]); // sharing: one team reward, no functions needed
+    expect(messages({ ppo: { klIn: 'reward' } })).toEqual(['ppo.klIn is "reward" but ppo.klCoef is 0: no KL penalty would reach the rewards; set klCoef > 0 (AReaL uses 0.1) or klIn "loss"']);
+    expect(messages({ ppo: { klIn: 'reward', klCoef: 0.1 } })).toEqual([]);
+    expect(at({ algo: 'grpo', rollout: { groupSize: 2 }, ppo: { klIn: 'reward', klCoef: 0.1 } })).toEqual(['ppo.klIn']);
+    // fraction needs several answering agents and a built-in math env
+    expect(messages({ env: { name: 'coop-arith', teamReward: 'fraction' } })).toEqual(['env.teamReward "fraction" needs several answering agents, the graph has 1: with one it equals "last"; set "last" or give more agents withAnswer']);
+    const two = presetGraph('trio');
+    two.agents[2].withAnswer = true;
+    expect(messages({ graph: two, env: { name: 'coop-arith', teamReward: 'fraction' } })).toEqual([]);
+    expect(messages({ env: { name: 'coop-arith', teamReward: 'most' } })).toEqual(['env.teamReward must be one of "last", "fraction", got "most"']);
   });
   it('throws a ConfigError listing every problem', () => {
     try {

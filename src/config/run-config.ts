@@ -1,11 +1,12 @@
 // The run config: one JSON object that drives the UI, the CLI and checkpoints — the agent graph, the
 // environment, the algorithm (level, PPO/GRPO, credit, LoRA, critic, schedule) and its hyperparameters.
 // Defaults follow MARFT_REFERENCE (the original codebase for action level: LoRA r 8 / alpha 16 on q,v;
-// critic MLP 1024-512; clip 0.2, value clip 0.2, Huber 10, entropy 0.01, no KL penalty, target KL 1e-3,
-// grad clip 0.5, gamma 0.99, lambda 0.95, AdamW eps 1e-5, lr 1e-6 and critic lr 5e-4 — the top of the
-// reference's ranges; horizon 3). Epochs and minibatches are the lab's own choice (1 and 1): the
-// reference notes do not fix them. For the AReaL-style token-level setup set gamma = lambda = 1,
-// klCoef 0.1 and lora r 32 / alpha 16 on all linear layers.
+// critic MLP 1024-512; clip 0.2, value clip 0.2, Huber 10, entropy 0.01, no KL penalty, target KL per
+// level (targetKlOf: the legacy APPO's 1e-3 per action, the legacy TPPO's 1.7e-6 per token), grad clip
+// 0.5, gamma 0.99, lambda 0.95, AdamW eps 1e-5, lr 1e-6 and critic lr 5e-4 — the top of the reference's
+// ranges; horizon 3). Epochs and minibatches are the lab's own choice (1 and 1): the reference notes do not
+// fix them. For the AReaL-style token-level setup set gamma = lambda = 1, klCoef 0.1 with klIn "reward",
+// and lora r 32 / alpha 16 on all linear layers.
 // validateConfig() fills defaults and reports every problem with its field path; parseRunConfig() throws
 // a ConfigError listing them; configJsonSchema() exports JSON Schema.
 // runLoop is the run loop's policy (src/marft/run-loop.ts), the same in the lab and the CLI: checkpoints
@@ -17,6 +18,7 @@ import { EnvError } from '../envs/errors.ts';
 import { messageWithoutHint } from '../common/errors.ts';
 import { type EnvConfig, createEnv, isModuleEnv, listEnvs } from '../envs/registry.ts';
 import { prepareModule } from '../envs/module/source.ts';
+import { TEAM_REWARDS } from '../envs/types.ts';
 import { ConfigError } from './errors.ts';
 import { graphIssues, PROFILE_SCHEMA, type AgentGraph } from './graph.ts';
 import { presetGraph } from './presets.ts';
@@ -60,7 +62,10 @@ export interface RunConfig {
     entropyCoef: number;
     klCoef: number;
     klEstimator: 'k1' | 'k3';
-    targetKl: number | null;
+    /** Where the KL to the reference goes: the loss (c_KL * KL term) or the rewards before GAE (AReaL). */
+    klIn: 'loss' | 'reward';
+    /** Absent: the level's default (targetKlOf); null: never skip. */
+    targetKl?: number | null;
     epochs: number;
     minibatches: number;
     gamma: number;
@@ -78,6 +83,19 @@ export interface RunConfig {
   };
   rollout: { episodes: number; groupSize: number; horizon: number };
   runLoop: { keepCheckpoints: number; rollbackAfter: number; maxRecoveries: number };
+}
+
+/** The legacy MARFT thresholds: appo_trainer.py 1e-3 (per action), tppo_trainer.py 1.7e-6 (a per-token mean). */
+export const DEFAULT_TARGET_KL = { action: 1e-3, token: 1.7e-6 } as const;
+
+/** The level's approx-KL threshold: per action for action-level PPO, per token otherwise (GRPO's ratio is per token). */
+export function defaultTargetKl(config: Pick<RunConfig, 'level' | 'algo'>): number {
+  return DEFAULT_TARGET_KL[config.level === 'action' && config.algo === 'ppo' ? 'action' : 'token'];
+}
+
+/** The approx-KL threshold the update uses: ppo.targetKl, or the level's default when absent (null = never). */
+export function targetKlOf(config: Pick<RunConfig, 'level' | 'algo' | 'ppo'>): number | null {
+  return config.ppo.targetKl !== undefined ? config.ppo.targetKl : defaultTargetKl(config);
 }
 
 const prob: Omit<Extract<Schema, { type: 'number' }>, 'type' | 'default'> = { min: 0, max: 1 };
@@ -111,6 +129,10 @@ export const CONFIG_SCHEMA: Schema = {
         options: { type: 'record', values: { type: 'any' }, default: {} },
         module: { type: 'string', minLength: 1, optional: true, description: 'A user environment module (ES module file); the CLI reads it into moduleSource when a run starts.' },
         moduleSource: { type: 'string', minLength: 1, optional: true, description: "The module's source, kept with the run so a checkpoint resumes with the same environment." },
+        teamReward: {
+          type: 'enum', values: TEAM_REWARDS, default: 'last',
+          description: "Built-in math envs with several answering agents: last = the team's answer is the last answering action's (1 if right); fraction = the fraction of answering agents that are right, as the legacy MARFT math_env.py (the episode ends when any is right).",
+        },
       },
     },
     level: { type: 'enum', values: ['action', 'token'], default: 'action' },
@@ -158,7 +180,14 @@ export const CONFIG_SCHEMA: Schema = {
         entropyCoef: num(0.01, { min: 0 }),
         klCoef: num(0, { min: 0 }),
         klEstimator: { type: 'enum', values: ['k1', 'k3'], default: 'k3' },
-        targetKl: num(1e-3, { ...positive, nullable: true, description: 'Skip the update when approximate KL exceeds it; null = never.' }),
+        klIn: {
+          type: 'enum', values: ['loss', 'reward'], default: 'loss',
+          description: "loss: klCoef * KL(current || ref) in the policy loss. reward: AReaL's placement, -klCoef * KL(old || ref) per generated token added to the rewards before GAE (clamped to ±10), no KL in the loss.",
+        },
+        targetKl: {
+          type: 'number', min: 0, exclusiveMin: true, nullable: true, optional: true,
+          description: "Skip a minibatch's policy step (the critic still trains) when its approximate KL exceeds it; null = never; absent = the level's default: 1e-3 at action level, 1.7e-6 at token level (a per-token mean), as the legacy MARFT trainers.",
+        },
         epochs: int(1, 1),
         minibatches: int(1, 1),
         gamma: num(0.99, prob),
@@ -221,6 +250,7 @@ export function validateConfig(input: unknown, options: ValidateOptions = {}): {
       const missing = [...roles].filter((r) => !(r in filled.credit.perStep));
       if (missing.length) issues.push({ path: 'credit.perStep', message: `credit.perStep has no reward for ${missing.join(', ')} and credit.fallback is null` });
     }
+    issues.push(...silentCombinations(filled));
     const moduleEnv = isModuleEnv(filled.env);
     if (moduleEnv) issues.push(...envModuleIssues(filled.env, input));
     const entry = listEnvs().find((e) => e.name === filled.env.name);
@@ -238,6 +268,42 @@ export function validateConfig(input: unknown, options: ValidateOptions = {}): {
     }
   }
   return { config: issues.length ? null : filled, issues };
+}
+
+/** Settings that would train nothing or change nothing, each refused with what to change instead. */
+function silentCombinations(c: RunConfig): ConfigIssue[] {
+  const out: ConfigIssue[] = [];
+  const { ppo, credit, schedule } = c;
+  if (c.algo === 'grpo' && schedule.criticWarmup > 0) {
+    out.push({ path: 'schedule.criticWarmup', message: `schedule.criticWarmup is ${schedule.criticWarmup} with algo "grpo", which has no critic: those iterations would train nothing; set it to 0` });
+  } else if (schedule.criticWarmup >= c.iterations) {
+    out.push({ path: 'schedule.criticWarmup', message: `schedule.criticWarmup (${schedule.criticWarmup}) is not below iterations (${c.iterations}): the policy would never train; lower it or raise iterations` });
+  }
+  if (credit.method === 'per_step' && !credit.rewardSharing) {
+    const helpers = c.graph.agents.map((a) => credit.perStep[a.role] ?? credit.fallback);
+    if (helpers.every((h) => h === 'team')) {
+      out.push({
+        path: 'credit.perStep',
+        message: 'credit.method "per_step" has no step-reward function here: every role gets the team reward ("team"), the same numbers as step_discount with discount 1; '
+          + 'set credit.perStep (role -> planner, solver or verifier) or use method step_discount',
+      });
+    }
+  }
+  if (ppo.klIn === 'reward' && ppo.klCoef === 0) {
+    out.push({ path: 'ppo.klCoef', message: 'ppo.klIn is "reward" but ppo.klCoef is 0: no KL penalty would reach the rewards; set klCoef > 0 (AReaL uses 0.1) or klIn "loss"' });
+  }
+  if (ppo.klIn === 'reward' && c.algo === 'grpo') {
+    out.push({ path: 'ppo.klIn', message: 'ppo.klIn "reward" is for PPO (GAE over the KL-shaped rewards); GRPO takes the KL penalty in the loss: set klIn "loss"' });
+  }
+  if (c.env.teamReward === 'fraction') {
+    const answering = c.graph.agents.filter((a) => a.withAnswer).length;
+    if (isModuleEnv(c.env)) {
+      out.push({ path: 'env.teamReward', message: 'env.teamReward "fraction" is for the built-in math environments; an environment module computes its own team reward: set env.teamReward "last"' });
+    } else if (answering < 2) {
+      out.push({ path: 'env.teamReward', message: `env.teamReward "fraction" needs several answering agents, the graph has ${answering}: with one it equals "last"; set "last" or give more agents withAnswer` });
+    }
+  }
+  return out;
 }
 
 /**

@@ -38,6 +38,22 @@ describe('MathEnv', () => {
     env.reset(0);
     expect(env.step({ solver: '\\boxed{42}', verifier: '\\boxed{41}' }).correct).toBe(false);
   });
+  it('teamReward fraction: the share of answering agents that are right, done when any is (legacy MARFT math_env.py)', () => {
+    // math_env.py step(): score = sum(is_correct(a) for answering a) / len(answering); dones when score > 0.
+    const env = oneProblem();
+    const fraction = { answerRoles: ['solver', 'verifier', 'checker'], teamReward: 'fraction' as const };
+    env.reset(0);
+    // solver right, verifier wrong, checker gave no answer (counts as wrong): 1/3; the planner does not answer
+    const r = env.step({ planner: '\\boxed{42}', solver: '\\boxed{42}', verifier: '\\boxed{41}', checker: 'hmm' }, fraction);
+    expect(r.teamReward).toBeCloseTo(1 / 3, 15);
+    expect(r).toMatchObject({ correct: true, done: true, feedback: 'judge: the answer is correct' });
+    env.reset(0);
+    const none = env.step({ solver: '\\boxed{40}', verifier: '\\boxed{41}', checker: '' }, fraction);
+    expect(none).toMatchObject({ teamReward: 0, correct: false, done: false });
+    // the same turn under 'last': the checker gave no answer, the verifier's wrong one is the team's
+    env.reset(0);
+    expect(env.step({ solver: '\\boxed{42}', verifier: '\\boxed{41}', checker: 'hmm' }, { answerRoles: fraction.answerRoles, teamReward: 'last' })).toMatchObject({ teamReward: 0, correct: false });
+  });
   it('guards its state and actions', () => {
     const env = oneProblem();
     expect(() => env.step({ solver: 'x' })).toThrow(/before reset/);

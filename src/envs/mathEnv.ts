@@ -1,9 +1,10 @@
 // A multi-turn environment over problems with a checkable answer, shared by the built-in arithmetic
 // tasks and the dataset environment: reset(seed) asks a `sample` function for {problem, answer}; each
 // step scores the answering agents' \boxed{} answers against the label, the team reward is 1 when the
-// team's answer (the last answering agent that gave one) is right, and the episode ends when it is right
-// or after `horizon` turns (default 3, as in the original MARFT math environment). The feedback
-// "judge: the answer is (in)correct" goes into the next turn's observation.
+// team's answer (the last answering agent that gave one) is right, or with StepOptions.teamReward
+// 'fraction' the share of answering agents that are right (legacy MARFT math_env.py), and the episode
+// ends when it is (any one) right or after `horizon` turns (default 3, as in the original MARFT math
+// environment). The feedback "judge: the answer is (in)correct" goes into the next turn's observation.
 
 import { checkAnswer } from './answer.ts';
 import { envFail } from './errors.ts';
@@ -69,9 +70,11 @@ export class MathEnv implements Env {
       if (answers[r].answer !== null) team = answers[r];
     }
     this.turn++;
-    const correct = team.correct;
+    const fraction = options.teamReward === 'fraction';
+    const right = answering.filter((r) => answers[r].correct).length;
+    const correct = fraction ? right > 0 : team.correct;
     this.done = correct || this.turn >= this.horizon;
-    const teamReward = correct ? 1 : 0;
+    const teamReward = fraction ? right / answering.length : correct ? 1 : 0;
     const rewards: Record<string, number> = {};
     for (const r of roles) rewards[r] = teamReward;
     return {

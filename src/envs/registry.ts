@@ -13,7 +13,7 @@ import { createDatasetEnv, type DatasetEnvOptions } from './dataset.ts';
 import { envFail } from './errors.ts';
 import { moduleEnv } from './module/module-env.ts';
 import { moduleLabel } from './module/source.ts';
-import type { AsyncEnv, Env, EnvFactory, EnvOptions } from './types.ts';
+import type { AsyncEnv, Env, EnvFactory, EnvOptions, TeamRewardRule } from './types.ts';
 
 export interface EnvEntry {
   name: string;
@@ -69,6 +69,8 @@ export interface EnvConfig {
   module?: string;
   /** The module's source text, kept with the run config so a checkpoint resumes with the same environment. */
   moduleSource?: string;
+  /** How several answering agents make the team reward (StepOptions.teamReward); the run config fills 'last'. */
+  teamReward?: TeamRewardRule;
 }
 
 export const isModuleEnv = (env: EnvConfig): boolean => typeof env.moduleSource === 'string' || typeof env.module === 'string';

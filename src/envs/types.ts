@@ -46,7 +46,16 @@ export interface StepOptions {
    * in acting order, that gave an answer. Default: every role in `actions`.
    */
   answerRoles?: readonly string[];
+  /**
+   * How several answering agents make the team reward (built-in math environments): 'last' (default) =
+   * the team's answer above, 1 when right; 'fraction' = the share of answering roles whose answer is right
+   * (no answer counts as wrong), as the legacy MARFT math_env.py; the turn is correct when any is right.
+   */
+  teamReward?: TeamRewardRule;
 }
+
+export const TEAM_REWARDS = ['last', 'fraction'] as const;
+export type TeamRewardRule = (typeof TEAM_REWARDS)[number];
 
 export interface Env {
   readonly name: string;

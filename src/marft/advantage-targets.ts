@@ -2,13 +2,19 @@
 // per-action rewards, then advantages and returns come from action-level GAE (one value per action, over
 // the episode's actions in acting order), token-level GAE (one value per generated token, with the
 // Bellman backup across agent boundaries), or GRPO's group normalisation (no critic; see grpoTargets).
+// With ppo.klIn 'reward' the KL penalty joins the rewards before GAE (losses.ts klRewards): at token level
+// on every generated token, as AReaL does; at action level, where the reference has no such path, the
+// action's tokens' penalties summed onto the action's reward. ActionTargets.reward stays the credited
+// reward; the trace's rewards are the shaped ones the recursion used.
 // Each action keeps the GAE steps behind its numbers (its trace), so the inspector shows what the update used.
 
 import { type GaeNextKind, type GaeStep, checkGroups, gae, groupNormalize, normalizeGroup, tokenLevelGae } from './advantages.ts';
 import type { RunConfig, StepRewardName } from '../config/run-config.ts';
 import { STEP_REWARDS, assignCredit, stepRewardFns } from './credit.ts';
+import { klRewards } from './losses.ts';
 import type { ActionRecord, EpisodeRecord } from './rollout.ts';
 import type { ActionScores } from './score.ts';
+import { actionSpans, placeOnLastTokens } from './sequence.ts';
 
 export interface ActionTargets {
   /** Credited reward of the action. */
@@ -43,10 +49,17 @@ export function computeTargets(episodes: readonly EpisodeRecord[], scores: Map<A
   const { gamma, lambda } = config.ppo;
   const credited = episodes.map((ep) => creditRewards(ep, config));
   if (config.algo === 'grpo') return grpoTargets(episodes, credited, config);
+  const { klIn, klCoef, klEstimator } = config.ppo;
+  const klOf = (a: ActionRecord): Float64Array | null => {
+    if (klIn !== 'reward' || klCoef === 0) return null;
+    const s = scores.get(a)!;
+    return klRewards(s.oldLogp, s.refLogp, klCoef, klEstimator);
+  };
   episodes.forEach((ep, e) => {
     const acts = ep.actions;
     if (config.level === 'action') {
-      const r = gae(acts.map((a) => credited[e].get(a)!), acts.map((a) => scores.get(a)!.values[0]), acts.map((a, i) => boundary(a, acts[i + 1])), { gamma, lambda });
+      const shaped = acts.map((a) => credited[e].get(a)! + (klOf(a)?.reduce((x, y) => x + y, 0) ?? 0));
+      const r = gae(shaped, acts.map((a) => scores.get(a)!.values[0]), acts.map((a, i) => boundary(a, acts[i + 1])), { gamma, lambda });
       acts.forEach((a, i) => out.set(a, { reward: credited[e].get(a)!, advantages: [r.advantages[i]], returns: [r.returns[i]], trace: [r.trace[i]] }));
       return;
     }
@@ -54,14 +67,16 @@ export function computeTargets(episodes: readonly EpisodeRecord[], scores: Map<A
     const values: number[] = [];
     const mask: number[] = [];
     const agentIds: number[] = [];
+    const kl: number[] = []; // per position: the KL reward (0 without klIn 'reward' and on separators)
     for (const a of acts) {
-      if (values.length) { values.push(0); mask.push(0); agentIds.push(-1); }
+      if (values.length) { values.push(0); mask.push(0); agentIds.push(-1); kl.push(0); }
       const v = scores.get(a)!.values;
-      for (let k = 0; k < a.actionIds.length; k++) { values.push(v[k]); mask.push(1); agentIds.push(a.agent); }
+      const ka = klOf(a);
+      for (let k = 0; k < a.actionIds.length; k++) { values.push(v[k]); mask.push(1); agentIds.push(a.agent); kl.push(ka ? ka[k] : 0); }
     }
-    const r = tokenLevelGae({
-      values, lossMask: mask, agentIds, actionRewards: acts.map((a) => credited[e].get(a)!), actionTurns: acts.map((a) => a.turn), gamma, lambda,
-    });
+    const actionRewards = acts.map((a) => credited[e].get(a)!);
+    const credit = klIn === 'reward' && klCoef > 0 ? { rewards: placeOnLastTokens(values.length, actionSpans(mask, agentIds), actionRewards).map((r, k) => r + kl[k]) } : { actionRewards };
+    const r = tokenLevelGae({ values, lossMask: mask, agentIds, ...credit, actionTurns: acts.map((a) => a.turn), gamma, lambda });
     let pos = 0;
     let step = 0; // r.trace has one step per generated token, without the separators
     acts.forEach((a, i) => {

@@ -142,6 +142,45 @@ describe('token-level GAE', () => {
   });
 });
 
+describe('KL in the rewards (ppo.klIn "reward")', () => {
+  // AReaL-based MARFT areal/trainer/ppo/actor.py compute_advantages: rewards = -kl_ctl * KL(old, ref) on every
+  // generated token (estimator clamped to ±10, areal/utils/data.py), the team reward added on top, then GAE.
+  // Hand episode: old log-probs -0.9 on every token; reference log-probs a0 (-1.4, -0.9), a1 (-0.9, -2.9, -20).
+  // k1 = old - ref: a0 (0.5, 0), a1 (0, 2, 19.1 -> clamped to 10); with kl_ctl 0.1: a0 (-0.05, 0), a1 (0, -0.2, -1).
+  const refs = [[-1.4, -0.9], [-0.9, -2.9, -20]];
+  function shaped(level: 'action' | 'token', klIn: 'loss' | 'reward') {
+    const cfg = duoConfig(level, 1, 1);
+    cfg.ppo = { ...cfg.ppo, klIn, klCoef: 0.1, klEstimator: 'k1' };
+    const built = handEpisode(cfg, [{ teamReward: 1, actions: level === 'token'
+      ? [{ agent: 0, values: [0.2, 0.4] }, { agent: 1, values: [0.5, 0.6, 0.7] }]
+      : [{ agent: 0, values: [0.3], ids: [5, 6] }, { agent: 1, values: [0.6], ids: [5, 6, 7] }] }]);
+    built.episode.actions.forEach((a, i) => { built.scores.get(a)!.refLogp = refs[i]; });
+    return targetsOf(cfg, built);
+  }
+  it('token level: on every generated token before GAE', () => {
+    // credit equal: R = 1 on a1's last token -> token rewards (-0.05, 0 | 0, -0.2, 1 - 1 = 0); gamma = lambda = 1:
+    // A = reward-to-go - V = (-0.25 - 0.2, -0.2 - 0.4, -0.2 - 0.5, -0.2 - 0.6, 0 - 0.7)
+    const t = shaped('token', 'reward');
+    close(t.flatMap((x) => x.advantages), [-0.45, -0.6, -0.7, -0.8, -0.7]);
+    close(t.flatMap((x) => x.trace).map((st) => st.reward), [-0.05, 0, 0, -0.2, 0]);
+    close(t.map((x) => x.reward), [0, 1]); // the credited reward, without the KL part
+    // klIn "loss" (today's placement): the rewards carry no KL, whatever klCoef says
+    close(shaped('token', 'loss').flatMap((x) => x.advantages), [0.8, 0.6, 0.5, 0.4, 0.3]);
+  });
+  it('action level: the action\'s tokens\' penalties summed onto its reward', () => {
+    // a0: 0 + (-0.05 + 0) = -0.05; a1: 1 + (0 - 0.2 - 1) = -0.2; A = reward-to-go - V = (-0.25 - 0.3, -0.2 - 0.6)
+    const t = shaped('action', 'reward');
+    close(t.flatMap((x) => x.trace).map((st) => st.reward), [-0.05, -0.2]);
+    close(t.flatMap((x) => x.advantages), [-0.55, -0.8]);
+    close(shaped('action', 'loss').flatMap((x) => x.advantages), [0.7, 0.4]);
+  });
+  it('needs the reference log-probs', () => {
+    const cfg = duoConfig('token', 1, 1);
+    cfg.ppo = { ...cfg.ppo, klIn: 'reward', klCoef: 0.1 };
+    expect(() => targetsOf(cfg, handEpisode(cfg, [{ teamReward: 1, actions: [{ agent: 0, values: [0.2] }] }]))).toThrow(/klRewards: refLogp has length 0, expected 1/);
+  });
+});
+
 describe('GRPO group normalisation', () => {
   it('normalises within groups (sample std by default)', () => {
     // Group 1 = [1, 0, 0, 1]: mean 0.5; sample variance = 4 * 0.25 / 3 = 1/3, std = 0.5773503;

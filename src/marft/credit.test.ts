@@ -33,10 +33,19 @@ describe('credit', () => {
   it('implements exactly the step rewards the run config names', () => {
     expect(Object.keys(STEP_REWARDS)).toEqual([...STEP_REWARD_NAMES]);
   });
-  it('reward sharing uses only the team reward', () => {
+  it('reward sharing as AReaL defines it: one team reward at the end, per-agent rewards ignored', () => {
+    // AReaL-based MARFT areal/trainer/ppo/actor.py compute_advantages: with reward_sharing the team reward
+    // goes on the sequence's last generated token only (`rewards[batch_indices, seqlens - 2] += reward_score`)
+    // and the CreditAssignment token_rewards (areal/workflow/multi_agent/credit.py) are not read.
     const fns = stepRewardFns({ planner: 'planner', solver: 'solver', verifier: 'verifier' });
+    // per_step without sharing: [1, 1, 1] for R = 1 and [0.5, 0.1, 0] for R = 0 (above); with sharing: R on the last action.
+    expect(assignCredit(1, turn, { method: 'per_step', rewardFns: fns, rewardSharing: true })).toEqual([0, 0, 1]);
     expect(assignCredit(0, turn, { method: 'per_step', rewardFns: fns, rewardSharing: true })).toEqual([0, 0, 0]);
-    expect(assignCredit(1, turn, { method: 'equal', rewardSharing: true })).toEqual([0, 0, 1]);
+    // step_discount d = 0.5 gives [0.25, 0.5, 1] without sharing; with sharing the earlier shares are gone.
+    expect(assignCredit(1, turn, { method: 'step_discount', discount: 0.5, rewardSharing: true })).toEqual([0, 0, 1]);
+    expect(assignCredit(2, turn, { method: 'equal', rewardSharing: true })).toEqual([0, 0, 2]);
+    // per_step's role functions are not even needed: sharing never calls them
+    expect(assignCredit(1, [{ role: 'critic', text: '' }, { role: 'x', text: '' }], { method: 'per_step', rewardSharing: true })).toEqual([0, 1]);
   });
   it('counts plan steps as the reference does', () => {
     expect(countPlanSteps('1. a\n2) b\n- c\n* d\nplain')).toBe(4);

@@ -5,8 +5,9 @@
 // - step_discount: R * d^(N-1-i) on action i of N (the last gets R, earlier ones a discounted share);
 // - per_step: a reward function per role (fallback for roles without one), e.g. the reference's helpers
 //   planner 0.5*min(steps/2, 1) + 0.5*R, solver R / 0.1 / 0, verifier R.
-// Reward sharing on means only the team reward is used: per_step's role functions are bypassed and every
-// action gets R (equal and step_discount already use R alone, so sharing does not change them).
+// Reward sharing on is AReaL's `reward_sharing` (areal/trainer/ppo/actor.py compute_advantages): per-agent
+// rewards are discarded and one team reward R sits at the end of the sequence, whatever the method: the
+// same numbers as `equal` (R on the turn's last action, 0 on the others).
 
 import type { StepRewardName } from '../config/run-config.ts';
 import { extractBoxed } from '../envs/answer.ts';
@@ -55,7 +56,7 @@ export interface CreditOptions {
   method: CreditMethod;
   /** step_discount's d in [0, 1]. Default 1 (the reference's default). */
   discount?: number;
-  /** On: only the team reward is used (per_step gives every action R). */
+  /** On: the method is overridden by one team reward on the last action (AReaL's reward_sharing). */
   rewardSharing?: boolean;
   /** per_step: the reward function of each role. */
   rewardFns?: Record<string, StepRewardFn>;
@@ -68,7 +69,7 @@ export function assignCredit(teamReward: number, actions: readonly CreditAction[
   const n = actions.length;
   if (n === 0) return [];
   if (!Number.isFinite(teamReward)) marftFail('CREDIT', `assignCredit: the team reward must be a finite number, got ${teamReward}`);
-  switch (options.method) {
+  switch (options.rewardSharing ? 'equal' : options.method) {
     case 'equal':
       return actions.map((_, i) => (i === n - 1 ? teamReward : 0));
     case 'step_discount': {
@@ -78,7 +79,6 @@ export function assignCredit(teamReward: number, actions: readonly CreditAction[
     }
     case 'per_step':
       return actions.map((a, i) => {
-        if (options.rewardSharing) return teamReward;
         const fn = options.rewardFns?.[a.role] ?? options.fallback;
         if (!fn) marftFail('CREDIT', `per_step: no reward function for role "${a.role}" and no fallback`);
         const r = fn({ role: a.role, index: i, count: n, text: a.text, teamReward });

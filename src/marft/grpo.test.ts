@@ -178,4 +178,22 @@ describe('GRPO with per-agent credit: reward-to-go, normalised per action positi
     for (const a of eps[0].actions) closeAll(t.get(a)!.advantages, 0.7071057812, 9);
     for (const a of eps[1].actions) closeAll(t.get(a)!.advantages, -0.7071057812, 9);
   });
+
+  it('reward sharing: one team reward at the end, the numbers of equal credit, whatever the method', () => {
+    // AReaL-based MARFT areal/trainer/ppo/actor.py: with reward_sharing only the team reward is placed (on the
+    // sequence's last generated token), the per-agent token_rewards are not read.
+    const equal = grpo({ rollout: { groupSize: 2, episodes: 1, horizon: 1 } });
+    const e = episodes(equal, [[1, 2, 3, '1. a\n2. b'], [0, 2, 3, '1. a\n2. b']]);
+    const te = computeTargets(e.eps, e.scores, equal);
+    for (const credit of [{ method: 'per_step', perStep: { planner: 'planner', solver: 'solver' } }, { method: 'step_discount', discount: 0.5 }]) {
+      const config = grpo({ credit: { ...credit, rewardSharing: true }, rollout: { groupSize: 2, episodes: 1, horizon: 1 } });
+      const { eps, scores } = episodes(config, [[1, 2, 3, '1. a\n2. b'], [0, 2, 3, '1. a\n2. b']]);
+      const t = computeTargets(eps, scores, config);
+      // credited: planner 0, solver R (per_step would give the planner 0.5 * 1 + 0.5 R, step_discount 0.5 R)
+      expect(eps.map((ep) => ep.actions.map((a) => t.get(a)!.reward))).toEqual([[0, 1], [0, 0]]);
+      // reward-to-go R on both positions, normalised over the group: +-0.7071057812, as equal credit gives
+      eps.forEach((ep, i) => ep.actions.forEach((a, k) => expect(t.get(a)!.advantages).toEqual(te.get(e.eps[i].actions[k])!.advantages)));
+      closeAll(t.get(eps[0].actions[0])!.advantages, 0.7071057812, 9);
+    }
+  });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { actionGradToTokens, actionLevelPolicyLoss, actionLogProbs, countWords, exceedsTargetKl, klTerm, ppoPolicyLoss, valueErrorTerm, valueLoss, type KlEstimator } from './losses.ts';
+import { actionGradToTokens, actionLevelPolicyLoss, actionLogProbs, countWords, exceedsTargetKl, klRewards, klTerm, ppoPolicyLoss, valueErrorTerm, valueLoss, type KlEstimator } from './losses.ts';
 import type { ActionSpan } from './sequence.ts';
 
 const H = 1e-6;
@@ -61,6 +61,22 @@ describe('ppoPolicyLoss', () => {
     expect(klTerm(-1, -1.5, 'k1').kl).toBeCloseTo(0.5, 12);
     expect(klTerm(-1, -1.5, 'k3').kl).toBeCloseTo(Math.exp(-0.5) + 0.5 - 1, 12);
     expect(klTerm(-1, -1, 'k3')).toEqual({ kl: 0, dLogp: 0 });
+  });
+});
+
+describe('klRewards (AReaL: KL in the rewards)', () => {
+  it('is -kl_ctl * clamp(KL(old || ref), -10, 10) per token, k1 or k3', () => {
+    // AReaL-based MARFT areal/trainer/ppo/actor.py: rewards = -self.kl_ctl * self.kl_estimator(old_logp, ref_logp);
+    // areal/utils/data.py KLEstimator: k1 = old - ref, k3 = exp(ref - old) - (ref - old) - 1, clamped to [-10, 10].
+    const old = [-1, -0.5, -30, -1];
+    const ref = [-1.5, -0.5, -1, -40];
+    // k1: 0.5, 0, -29 -> -10, 39 -> 10
+    expect(Array.from(klRewards(old, ref, 0.1, 'k1')).map((x) => +x.toFixed(12))).toEqual([-0.05, 0, 1, -1]);
+    // k3: x = ref - old = -0.5, 0, 29, -39: e^-0.5 + 0.5 - 1 = 0.10653065971, 0, e^29 - 30 -> 10, e^-39 + 38 -> 10
+    const k3 = klRewards(old, ref, 0.1, 'k3');
+    expect(k3[0]).toBeCloseTo(-0.010653065971, 12);
+    expect(Array.from(k3.subarray(1))).toEqual([-0, -1, -1]);
+    expect(() => klRewards([-1], [], 0.1, 'k1')).toThrow(/refLogp has length 0/);
   });
 });
 

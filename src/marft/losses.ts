@@ -131,7 +131,19 @@ export function ppoPolicyLoss(input: PolicyLossInput): PolicyLossResult {
   return { loss, surrogate, entropy: ent, kl, approxKl: approx / c, approxKlK1: approxK1 / c, clipFraction: clipped / c, dLogp, dEntropy };
 }
 
-/** Whether PPO should skip/stop updating: approximate KL above the target (target null/undefined = never). */
+/**
+ * KL in the rewards (ppo.klIn 'reward'), as the AReaL-based MARFT's PPOActor.compute_advantages
+ * (areal/trainer/ppo/actor.py, estimator from areal/utils/data.py): r_k = -c_KL * clamp(KL_k(old || ref), -10, 10)
+ * per generated token, KL_k by klTerm with the behaviour log-probs as logp; added to the rewards before GAE.
+ */
+export function klRewards(oldLogp: ArrayLike<number>, refLogp: ArrayLike<number>, klCoef: number, estimator: KlEstimator): Float64Array {
+  checkLengths('klRewards', oldLogp.length, { refLogp });
+  const out = new Float64Array(oldLogp.length);
+  for (let k = 0; k < out.length; k++) out[k] = -klCoef * Math.min(10, Math.max(-10, klTerm(oldLogp[k], refLogp[k], estimator).kl));
+  return out;
+}
+
+/** Whether PPO should skip a minibatch's policy step: approximate KL above the target (target null/undefined = never). */
 export function exceedsTargetKl(approxKl: number, targetKl: number | null | undefined): boolean {
   return targetKl !== null && targetKl !== undefined && approxKl > targetKl;
 }

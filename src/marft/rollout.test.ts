@@ -8,6 +8,7 @@ import type { GenerateOptions, Generation } from '../model/generate.ts';
 import { Rng } from '../common/rng.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
 import { createEnv } from '../envs/registry.ts';
+import type { Env } from '../envs/types.ts';
 import { parseRunConfig } from '../config/run-config.ts';
 import { compileGraph } from '../config/graph.ts';
 import { rollout } from './rollout.ts';
@@ -82,5 +83,37 @@ describe('rollout', () => {
       seeds: [5], rng: new Rng(2), adapters: null, slotOf: (a) => a, generateFn: gen,
     });
     expect(ro2.episodes[0].actions.filter((a) => a.role === 'planner')).toHaveLength(3);
+  });
+
+  it('team answer: the last answering action in acting order, or the fraction of answering agents right', async () => {
+    // Legacy MARFT marft/envs/math/math_env.py step(): score = (correct answering agents) / (answering agents),
+    // done when score > 0. The dynamic orchestrator calls solver, verifier, then solver again: the team's
+    // answer is the solver's second one (the last answering action), not the verifier's (the last role to speak first).
+    const agent = (role: string, withAnswer: boolean) => ({ role, systemPrompt: role, withAnswer, maxNewTokens: 8, temperature: 1, topK: 0, topP: 1 });
+    const graph = { agents: [agent('orchestrator', false), agent('solver', true), agent('verifier', true)], edges: [], dynamic: { orchestrator: 'orchestrator', maxSteps: 4 } };
+    const gold = String((createEnv('arithmetic', { difficulty: 1 }) as Env).reset(5).info.answer);
+    const run = async (teamReward: 'last' | 'fraction') => {
+      const config = parseRunConfig({ graph, rollout: { episodes: 1, horizon: 1 }, env: { name: 'arithmetic', options: { difficulty: 1 }, teamReward } });
+      const routes = ['<call>solver</call>', '<call>verifier</call>', '<call>solver</call>', '<done/>'];
+      let r = 0;
+      let solverCalls = 0;
+      const gen = scripted((p) => {
+        if (p.trimEnd().endsWith('orchestrator:')) return routes[r++];
+        if (p.trimEnd().endsWith('verifier:')) return '\\boxed{-99999}';
+        return solverCalls++ === 0 ? '\\boxed{-88888}' : `\\boxed{${gold}}`;
+      }, []);
+      const ro = await rollout({
+        decoder, tokenizer, config, graph: compileGraph(config.graph), makeEnv: () => createEnv('arithmetic', { difficulty: 1, horizon: 1 }),
+        seeds: [5], rng: new Rng(3), adapters: null, slotOf: (a) => a, generateFn: gen,
+      });
+      expect(ro.episodes[0].actions.map((a) => a.role)).toEqual(['orchestrator', 'solver', 'orchestrator', 'verifier', 'orchestrator', 'solver', 'orchestrator']);
+      return ro.episodes[0];
+    };
+    const last = await run('last');
+    expect(last.turns[0]).toMatchObject({ teamReward: 1, correct: true });
+    // fraction: solver right, verifier wrong -> 1/2; the turn counts as correct (any right) and the episode ends
+    const fraction = await run('fraction');
+    expect(fraction.turns[0]).toMatchObject({ teamReward: 0.5, correct: true });
+    expect(fraction.done).toBe(true);
   });
 });

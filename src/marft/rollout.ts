@@ -177,9 +177,12 @@ async function rolloutWith(envs: AsyncEnv[], o: RolloutOptions): Promise<Rollout
       }
     }
     const results = await Promise.all(active.map((e) => {
+      // a role's last output counts, at the place it was given: re-inserting the key keeps `texts` in the
+      // order of each role's last action, so the team answer (the last answering role in that order) is the
+      // last answering action even when the dynamic orchestrator called a role twice
       const texts: Record<string, string> = {};
-      for (const a of outputs.get(e)!) texts[a.role] = a.text; // the last output of a role counts
-      return envs[e].step(texts, { answerRoles: graph.answerers });
+      for (const a of outputs.get(e)!) { delete texts[a.role]; texts[a.role] = a.text; }
+      return envs[e].step(texts, { answerRoles: graph.answerers, teamReward: config.env.teamReward });
     }));
     for (const [k, e] of active.entries()) {
       const acts = outputs.get(e)!;

@@ -43,6 +43,20 @@ describe('trainer', () => {
     });
   }
 
+  it('klIn "reward": the KL penalty reaches the token rewards once the adapters moved; the KL metric stays', async () => {
+    const gpu = await testGpu();
+    const { trainer } = tinySetup(gpu, { level: 'token', ppo: { klIn: 'reward', klCoef: 0.1, klEstimator: 'k1' }, rollout: { episodes: 1, horizon: 1 } });
+    const inner = (r: Awaited<ReturnType<typeof trainer.iteration>>) => r.episodes.flatMap((e) => e.actions).flatMap((a) => r.targets.get(a)!.trace.slice(0, -1).map((s) => s.reward));
+    // iteration 0: B = 0, so the policy is the reference and every KL is exactly 0: the inner tokens carry no reward
+    const first = await trainer.iteration();
+    expect(inner(first).every((r) => r === 0)).toBe(true);
+    expect(first.metrics.klToRef).toBe(0);
+    // iteration 1: the adapters moved; the inner tokens carry -0.1 * KL, the KL metric is still reported
+    const second = await trainer.iteration();
+    expect(inner(second).some((r) => r !== 0)).toBe(true);
+    expect(Number.isFinite(second.metrics.klToRef)).toBe(true);
+  });
+
   it('agent-by-agent keeps the frozen agent\'s adapter and Adam moments exactly', async () => {
     const gpu = await testGpu();
     const { state, trainer } = tinySetup(gpu, { schedule: { mode: 'agent_by_agent', interval: 1, criticWarmup: 0 } });

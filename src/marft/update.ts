@@ -4,8 +4,10 @@
 // per-token gradients go back up through the head's backward into the logits and the decoder's backward into
 // the adapters. The critic trains on the frozen trunk's hidden states gathered at scoring time. AdamW
 // steps run on the GPU; their stats (global norm, non-finite flag) are read once per step for the metrics
-// and the skip guard. Agent-by-agent schedules keep the frozen agents' adapter slots (and their Adam
-// moments) exactly as they were.
+// and the skip guard. A minibatch whose approximate KL passes the target (targetKlOf) skips its policy step
+// only, as the legacy MARFT trainers (appo_trainer.py / tppo_trainer.py return before the policy step,
+// after the critic's): the critic and the later minibatches train on. Agent-by-agent schedules keep the
+// frozen agents' adapter slots (and their Adam moments) exactly as they were.
 
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';
@@ -16,7 +18,7 @@ import type { Rng } from '../common/rng.ts';
 import { releaseValueHeadState, valueHeadBackward, valueHeadForward } from '../model/value-head.ts';
 import { normalizeAdvantages } from './advantages.ts';
 import { buildBatch, chunkActions, gatherRows } from './batch.ts';
-import type { RunConfig } from '../config/run-config.ts';
+import { type RunConfig, targetKlOf } from '../config/run-config.ts';
 import { actionLevelPolicyLoss, countWords, exceedsTargetKl, ppoPolicyLoss, valueLoss } from './losses.ts';
 import type { ActionRecord } from './rollout.ts';
 import type { ScoreResult } from './score.ts';
@@ -90,10 +92,9 @@ export async function ppoUpdate(
   const st: UpdateStats = { policyLoss: 0, valueLoss: 0, entropy: 0, approxKl: 0, klToRef: 0, clipFraction: 0, skipped: [], policySteps: 0, criticSteps: 0 };
   const useCritic = cfg.algo === 'ppo';
   const policyActs = actions.filter((a) => o.trainAgents.includes(a.agent) && a.actionIds.length > 0);
-  let stop = false;
   let nPol = 0;
   let nVal = 0;
-  for (let epoch = 0; epoch < ppo.epochs && !stop; epoch++) {
+  for (let epoch = 0; epoch < ppo.epochs; epoch++) {
     const order = shuffle(actions, o.rng);
     for (const mb of split(order, ppo.minibatches)) {
       // ---- critic ----
@@ -146,9 +147,7 @@ export async function ppoUpdate(
         nPol++;
       }
       if (r.skipped) st.skipped.push(r.skipped);
-      if (r.stop) stop = true;
       if (r.stepped) { st.policyLoss += r.loss; st.policySteps++; }
-      if (stop) break;
     }
   }
   const avg = (x: number, n: number) => (n ? x / n : 0);
@@ -166,7 +165,6 @@ interface MinibatchResult {
   kl: number;
   clipFraction: number;
   stepped: boolean;
-  stop: boolean;
   skipped: string | null;
 }
 
@@ -174,7 +172,8 @@ interface MinibatchResult {
  * One policy step over a minibatch, in micro-batches whose logits fit the token budget (gradients
  * accumulate across them; each loss is divided by the whole minibatch's count, so their sum is the
  * minibatch's mean). The step is taken only if every micro-batch's loss is finite and the approximate KL
- * stays under the target.
+ * stays under the target. With ppo.klIn 'reward' the KL is in the rewards already: the loss gets no KL
+ * term (coefficient 0), the reference log-probs still give the KL metric.
  */
 async function policyMinibatch(
   gpu: Gpu, dec: Decoder, state: TrainState, pm: ActionRecord[], score: ScoreResult, targets: Map<ActionRecord, ActionTargets>,
@@ -185,7 +184,8 @@ async function policyMinibatch(
   const actionLevel = cfg.level === 'action' && cfg.algo === 'ppo';
   const { advOf, Z } = minibatchAdvantages(pm, targets, cfg);
   const withKl = ppo.klCoef > 0;
-  const res: MinibatchResult = { counted: false, loss: 0, entropy: 0, approxKl: 0, kl: 0, clipFraction: 0, stepped: false, stop: false, skipped: null };
+  const targetKl = targetKlOf(cfg);
+  const res: MinibatchResult = { counted: false, loss: 0, entropy: 0, approxKl: 0, kl: 0, clipFraction: 0, stepped: false, skipped: null };
   let finite = true;
   for (const chunk of chunkActions(pm, o.maxTokens)) {
     const batch = buildBatch(chunk, o.slotOf, o.padId);
@@ -207,7 +207,7 @@ async function policyMinibatch(
       tok.adv.push(...advOf.get(a)!);
       spans.push({ agent: a.agent, start, end: tok.logp.length });
     });
-    const common = { clip: ppo.clip, entropyCoef: ppo.entropyCoef, klCoef: ppo.klCoef, klEstimator: ppo.klEstimator, normalizer: Z };
+    const common = { clip: ppo.clip, entropyCoef: ppo.entropyCoef, klCoef: ppo.klIn === 'loss' ? ppo.klCoef : 0, klEstimator: ppo.klEstimator, normalizer: Z };
     let loss: number;
     let dLogp: Float64Array;
     let dEnt: Float64Array;
@@ -247,9 +247,8 @@ async function policyMinibatch(
   }
   if (!finite) {
     res.skipped = `epoch ${epoch}: policy step skipped (loss ${res.loss})`;
-  } else if (exceedsTargetKl(res.approxKl, ppo.targetKl)) {
-    res.skipped = `epoch ${epoch}: policy step skipped and update stopped (approx KL ${res.approxKl.toExponential(2)} > target ${ppo.targetKl})`;
-    res.stop = true;
+  } else if (exceedsTargetKl(res.approxKl, targetKl)) {
+    res.skipped = `epoch ${epoch}: policy step skipped (approx KL ${res.approxKl.toExponential(2)} > target ${targetKl})`;
   } else {
     const keep = new Set(o.trainAgents.map(o.slotOf));
     keepFrozenSlots(gpu, state.policyOptim.groups, state.policy.spec.slots, keep, () => recordStep(gpu, state.policyOptim, ppo.lr, ppo));

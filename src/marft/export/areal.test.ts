@@ -69,7 +69,7 @@ describe('AReaL export', () => {
       critic: { mode: 'per_agent', hidden: [64, 32], value_loss: 'huber', huber_delta: 10, value_clip: 0.3 },
       graph: { edges: [{ from: 'planner', to: 'solver' }], dynamic: null },
       schedule: { mode: 'agent_by_agent', interval: 2, critic_warmup: 3 },
-      ppo: { entropy_coef: 0.02, target_kl: 0.01, epochs: 2, log_prob_norm: 'sum', group_std: 'sample', advantage_norm: true },
+      ppo: { entropy_coef: 0.02, target_kl: 0.01, kl_in: 'loss', epochs: 2, log_prob_norm: 'sum', group_std: 'sample', advantage_norm: true },
       rollout: { episodes: 8, group_size: 1, horizon: 2 },
       env: { name: config.env.name, options: config.env.options },
       model_path: '',
@@ -97,6 +97,8 @@ describe('AReaL export', () => {
     // GRPO is PPO with values 0 and gamma = lambda = 1 (reward-to-go), normalised in the group and never after it
     expect(y.actor).toMatchObject({ discount: 1, gae_lambda: 1 });
     expect(y.marft.ppo.advantage_norm).toBe(false);
+    // targetKl absent: the per-token default the lab uses for GRPO (legacy tppo_trainer.py's 1.7e-6)
+    expect(y.marft.ppo).toMatchObject({ target_kl: 1.7e-6, kl_in: 'loss' });
     expect(y.marft.lora).toMatchObject({ mode: 'shared', share_lora: true, init_adapters: { a: 'adapters/shared', b: 'adapters/shared' } });
     expect(y.marft.credit_assignment).toMatchObject({ method: 'step_discount', discount: 0.5 });
     expect(y.agent_profiles.map((p: { lora_path: string }) => p.lora_path)).toEqual(['adapters/shared', 'adapters/shared']);

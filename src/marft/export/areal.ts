@@ -16,7 +16,7 @@
 import { stringify } from 'yaml';
 import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE } from '../../model/peft.ts';
 import { ConfigError } from '../../config/errors.ts';
-import type { RunConfig, StepRewardName } from '../../config/run-config.ts';
+import { type RunConfig, type StepRewardName, targetKlOf } from '../../config/run-config.ts';
 import { agentDir } from './peft.ts';
 import { arealEnvEntry, arealEnvFiles, arealEnvReadme } from './areal-env.ts';
 
@@ -238,7 +238,8 @@ export function arealConfig(config: RunConfig, opts: ArealOptions): Record<strin
       schedule: { mode: config.schedule.mode, interval: config.schedule.interval, critic_warmup: config.schedule.criticWarmup },
       ppo: {
         entropy_coef: p.entropyCoef,
-        target_kl: p.targetKl,
+        target_kl: targetKlOf(config),
+        kl_in: p.klIn,
         epochs: p.epochs,
         log_prob_norm: p.logProbNorm,
         group_std: p.groupStd,

@@ -1,7 +1,7 @@
 // The algorithm: level, PPO/GRPO, credit assignment, LoRA and critic modes, schedule, hyperparameters and
 // the rollout size. Every field shows its validation message in place.
 
-import { LORA_TARGETS, type RunConfig } from '../../config/run-config.ts';
+import { LORA_TARGETS, STEP_REWARD_NAMES, type RunConfig, defaultTargetKl } from '../../config/run-config.ts';
 import { editDraft, selectDraft, useLab } from '../store.ts';
 import { CheckField, FieldIssues, NumberField, SelectField } from './fields.tsx';
 
@@ -11,6 +11,10 @@ const PPO_FIELDS: Array<[keyof Ppo, string, number | 'any']> = [
   ['entropyCoef', 'Entropy coef', 0.005], ['klCoef', 'KL coef', 0.01], ['gamma', 'γ (gamma)', 0.01], ['lambda', 'λ (lambda)', 0.01],
   ['epochs', 'Epochs', 1], ['minibatches', 'Minibatches', 1], ['maxGradNorm', 'Grad clip', 0.1], ['huberDelta', 'Huber δ', 1],
 ];
+
+/** ppo.targetKl as the builder offers it: the level's default (absent), off (null) or a value. */
+type KlStop = 'level' | 'off' | 'value';
+const klStopOf = (p: Ppo): KlStop => (p.targetKl === undefined ? 'level' : p.targetKl === null ? 'off' : 'value');
 
 export function AlgoSettings() {
   const d = useLab(selectDraft);
@@ -30,7 +34,11 @@ export function AlgoSettings() {
       <h3>Method</h3>
       <div className="grid4">
         <SelectField label="Level" path="level" value={d.level} options={[{ value: 'action', label: 'action (MARFT-A)' }, { value: 'token', label: 'token (MARFT-T)' }]} onChange={(v) => editDraft((c) => { c.level = v; })} />
-        <SelectField label="Algorithm" path="algo" value={d.algo} options={['ppo', 'grpo']} onChange={(v) => editDraft((c) => { c.algo = v; if (v === 'grpo' && c.rollout.groupSize < 2) c.rollout.groupSize = 4; })} />
+        <SelectField label="Algorithm" path="algo" value={d.algo} options={['ppo', 'grpo']} onChange={(v) => editDraft((c) => {
+          c.algo = v;
+          // GRPO has no critic to warm up and takes its KL penalty in the loss
+          if (v === 'grpo') { if (c.rollout.groupSize < 2) c.rollout.groupSize = 4; c.schedule.criticWarmup = 0; c.ppo.klIn = 'loss'; }
+        })} />
         {d.algo === 'grpo' && <NumberField label="Group size" path="rollout.groupSize" value={d.rollout.groupSize} step={1} onChange={(v) => editDraft((c) => { c.rollout.groupSize = v; })} />}
         <SelectField label="Log-prob of an action" path="ppo.logProbNorm" value={d.ppo.logProbNorm} options={['sum', 'token', 'word']} onChange={(v) => editDraft((c) => { c.ppo.logProbNorm = v; })} />
       </div>
@@ -38,8 +46,23 @@ export function AlgoSettings() {
       <div className="grid4">
         <SelectField label="Method" path="credit.method" value={d.credit.method} options={['equal', 'step_discount', 'per_step']} onChange={(v) => editDraft((c) => { c.credit.method = v; })} />
         {d.credit.method === 'step_discount' && <NumberField label="Discount d" path="credit.discount" value={d.credit.discount} step={0.05} onChange={(v) => editDraft((c) => { c.credit.discount = v; })} />}
-        <CheckField label="Reward sharing (team reward only)" path="credit.rewardSharing" value={d.credit.rewardSharing} onChange={(v) => editDraft((c) => { c.credit.rewardSharing = v; })} />
+        {d.credit.method === 'per_step' && !d.credit.rewardSharing && (
+          <SelectField label="Fallback (roles not set)" path="credit.fallback" value={d.credit.fallback ?? 'none'} options={[...STEP_REWARD_NAMES, { value: 'none', label: 'none (every role set)' }]}
+            onChange={(v) => editDraft((c) => { c.credit.fallback = v === 'none' ? null : v; })} />
+        )}
+        <CheckField label="Reward sharing (one team reward at the end)" path="credit.rewardSharing" value={d.credit.rewardSharing} onChange={(v) => editDraft((c) => { c.credit.rewardSharing = v; })} />
+        <SelectField label="Team reward (several answerers)" path="env.teamReward" value={d.env.teamReward ?? 'last'}
+          options={[{ value: 'last', label: 'last answer' }, { value: 'fraction', label: 'fraction right' }]} onChange={(v) => editDraft((c) => { c.env.teamReward = v; })} />
       </div>
+      {d.credit.method === 'per_step' && !d.credit.rewardSharing && (
+        <div className="grid4" data-testid="per-step-rewards">
+          {d.graph.agents.map((a) => (
+            <SelectField key={a.role} label={`Step reward: ${a.role}`} path={`credit.perStep.${a.role}`} value={d.credit.perStep[a.role] ?? 'fallback'}
+              options={[{ value: 'fallback', label: `fallback (${d.credit.fallback ?? 'none'})` }, ...STEP_REWARD_NAMES]}
+              onChange={(v) => editDraft((c) => { if (v === 'fallback') delete c.credit.perStep[a.role]; else c.credit.perStep[a.role] = v; })} />
+          ))}
+        </div>
+      )}
       <FieldIssues path="credit" />
       <h3>LoRA and critic</h3>
       <div className="grid4">
@@ -76,7 +99,12 @@ export function AlgoSettings() {
         {PPO_FIELDS.map(([k, label, step]) => (
           <NumberField key={k} label={label} path={`ppo.${k}`} value={d.ppo[k] as number} step={step} onChange={(v) => editDraft((c) => { (c.ppo as unknown as Record<string, number>)[k] = v; })} />
         ))}
-        <NumberField label="Target KL (empty = off)" path="ppo.targetKl" value={d.ppo.targetKl} onChange={(v) => editDraft((c) => { c.ppo.targetKl = Number.isFinite(v) ? v : null; })} />
+        <SelectField label="KL penalty in" path="ppo.klIn" value={d.ppo.klIn} options={[{ value: 'loss', label: 'the loss' }, { value: 'reward', label: 'the rewards (AReaL)' }]} onChange={(v) => editDraft((c) => { c.ppo.klIn = v; })} />
+        <SelectField label="KL estimator" path="ppo.klEstimator" value={d.ppo.klEstimator} options={['k1', 'k3']} onChange={(v) => editDraft((c) => { c.ppo.klEstimator = v; })} />
+        <SelectField label="Approx-KL early stop" path="ppo.earlyStop" value={klStopOf(d.ppo)}
+          options={[{ value: 'level', label: `level default (${defaultTargetKl(d)})` }, { value: 'value', label: 'target' }, { value: 'off', label: 'off' }]}
+          onChange={(v) => editDraft((c) => { if (v === 'level') delete c.ppo.targetKl; else c.ppo.targetKl = v === 'off' ? null : defaultTargetKl(c); })} />
+        {klStopOf(d.ppo) === 'value' && <NumberField label="Target KL" path="ppo.targetKl" value={d.ppo.targetKl ?? null} onChange={(v) => editDraft((c) => { c.ppo.targetKl = v; })} />}
         <CheckField label="Normalise advantages" path="ppo.advantageNorm" value={d.ppo.advantageNorm} onChange={(v) => editDraft((c) => { c.ppo.advantageNorm = v; })} />
       </div>
     </section>

@@ -192,7 +192,7 @@ describe('AReaL export', () => {
         'use_multi_lora', 'lora_name_prefix', 'shared_lora', 'reward_sharing', 'independent_critic']);
       const role = new Set(['name', 'system_prompt', 'description', 'max_new_tokens', 'temperature', 'top_p', 'lora_name', 'reward_fn']);
       for (const graph of [duo, presetGraph('orchestrated')]) {
-        const y = block({ graph, credit: { method: 'per_step', perStep: Object.fromEntries(graph.agents.map((a) => [a.role, 'team'])) } });
+        const y = block({ graph, credit: { method: 'per_step', perStep: Object.fromEntries(graph.agents.map((a, i) => [a.role, i === 0 ? 'planner' : 'team'])) } });
         expect(Object.keys(y.multi_agent).filter((k) => !keys.has(k))).toEqual([]);
         for (const r of Object.values(y.multi_agent.role_configs)) expect(Object.keys(r as object).filter((k) => !role.has(k))).toEqual([]);
       }

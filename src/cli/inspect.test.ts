@@ -202,6 +202,20 @@ describe('marft inspect: bad input names the line and the field', () => {
     });
   }
 
+  it('ppo.klIn "reward": -klCoef*k3(old, ref) per token joins the rewards (AReaL areal/trainer/ppo/actor.py); logp and refLogp required', async () => {
+    const kl = configFile({ level: 'token', ppo: { gamma: 0.9, lambda: 0.8, klIn: 'reward', klCoef: 0.1 } });
+    // planner token: k3 = e^(ref-old) - (ref-old) - 1 with ref-old = -0.5: e^-0.5 - 0.5 = 0.10653066; reward -0.010653066
+    // solver token: ref = old, k3 = 0: reward R = 1. delta_s = 1 - 0.5; delta_p = r_p + 0.9*0.5 - 0.2; A_p = delta_p + 0.72*0.5
+    const rp = -0.1 * (Math.exp(-0.5) - 0.5);
+    const eps = episodesFile([{ id: 'k', turns: [{ reward: 1, actions: [
+      { role: 'planner', tokens: 1, values: [0.2], logp: [-1], refLogp: [-1.5] }, { role: 'solver', tokens: 1, values: [0.5], logp: [-2], refLogp: [-2] }] }] }]);
+    expectClose(await inspectJson(kl, eps), [{ id: 'k', actions: [
+      { turn: 0, role: 'planner', rewards: [rp], values: [0.2], deltas: [rp + 0.25], advantages: [rp + 0.61], returns: [rp + 0.81] },
+      { turn: 0, role: 'solver', rewards: [1], values: [0.5], deltas: [0.5], advantages: [0.5], returns: [1] }] }]);
+    const without = episodesFile([{ id: 'k', turns: [{ reward: 1, actions: [{ role: 'planner', tokens: 1, values: [0.2] }] }] }]);
+    await expect(inspect(kl, without)).rejects.toMatchObject({ code: 'EPISODES_INVALID', message: expect.stringMatching(/actions\[0\]\.logp: is missing: with ppo.klIn "reward"/) });
+  });
+
   it('a GRPO group with fewer episodes than rollout.groupSize', async () => {
     const grpo = configFile({ algo: 'grpo', rollout: { groupSize: 3 } });
     const ep = (id: string, group: string) => ({ id, group, turns: [{ reward: 1, actions: [{ role: 'solver', tokens: 1 }] }] });

@@ -41,7 +41,7 @@ export interface RecordedEpisodes {
   scores: Map<ActionRecord, ActionScores>;
 }
 
-const ACTION_KEYS = new Set(['role', 'tokens', 'value', 'values', 'text']);
+const ACTION_KEYS = new Set(['role', 'tokens', 'value', 'values', 'logp', 'refLogp', 'text']);
 const TURN_KEYS = new Set(['reward', 'actions']);
 const EPISODE_KEYS = new Set(['id', 'group', 'turns']);
 
@@ -105,13 +105,23 @@ export function parseRecordedEpisodes(text: string, config: RunConfig, file = 'e
           if (a.values.length !== n) return fail(`${aat}.values`, `has ${a.values.length} entries but tokens is ${n} (one value per generated token)`);
         }
         if (need && a[need] === undefined) return fail(`${aat}.${need}`, `is missing: a ${config.level}-level PPO config needs ${need === 'value' ? 'the action\'s critic value' : 'the critic value of every generated token'}`);
+        // ppo.klIn 'reward' puts -klCoef·KL(old, ref) per token into the rewards: it needs both log-probs of every token
+        const withKl = config.algo === 'ppo' && config.ppo.klIn === 'reward' && config.ppo.klCoef > 0;
+        for (const k of ['logp', 'refLogp'] as const) {
+          if (a[k] === undefined) {
+            if (withKl) return fail(`${aat}.${k}`, `is missing: with ppo.klIn "reward" the KL penalty joins the rewards, so every action needs logp and refLogp (the policy's and the reference model's log-prob of each generated token)`);
+            continue;
+          }
+          if (!Array.isArray(a[k]) || !(a[k] as unknown[]).every(finite)) return fail(`${aat}.${k}`, 'must be an array of finite numbers, one per generated token');
+          if ((a[k] as number[]).length !== n) return fail(`${aat}.${k}`, `has ${(a[k] as number[]).length} entries but tokens is ${n} (one log-prob per generated token)`);
+        }
         if (a.text !== undefined && typeof a.text !== 'string') return fail(`${aat}.text`, `must be a string, got ${JSON.stringify(a.text)}`);
         const rec: ActionRecord = {
           episode: index, turn: ti, agent: roles.indexOf(a.role), role: a.role, promptIds: [], actionIds: new Array<number>(n).fill(0),
           behaviourLogp: [], text: (a.text as string | undefined) ?? '', finish: '', truncated: 0,
         };
         const values = need === 'value' ? [a.value as number] : need === 'values' ? [...(a.values as number[])] : [];
-        out.scores.set(rec, { oldLogp: [], refLogp: [], entropy: [], values, criticRow: 0 });
+        out.scores.set(rec, { oldLogp: [...((a.logp as number[] | undefined) ?? [])], refLogp: [...((a.refLogp as number[] | undefined) ?? [])], entropy: [], values, criticRow: 0 });
         actions.push(rec);
       });
       return { teamReward: t.reward, correct: t.reward > 0, feedback: '', answers: {} };
@@ -179,8 +189,10 @@ export function episodesToJsonl(config: RunConfig, episodes: readonly EpisodeRec
     turns: ep.turns.map((turn, t) => ({
       reward: turn.teamReward,
       actions: ep.actions.filter((a) => a.turn === t).map((a) => {
-        const v = scores.get(a)!.values;
-        return { role: a.role, tokens: a.actionIds.length, ...(need === 'value' ? { value: v[0] } : need === 'values' ? { values: v } : {}), text: a.text };
+        const s = scores.get(a)!;
+        const v = s.values;
+        const kl = config.algo === 'ppo' && config.ppo.klIn === 'reward' && config.ppo.klCoef > 0 ? { logp: s.oldLogp, refLogp: s.refLogp } : {};
+        return { role: a.role, tokens: a.actionIds.length, ...(need === 'value' ? { value: v[0] } : need === 'values' ? { values: v } : {}), ...kl, text: a.text };
       }),
     })),
   })).join('\n') + '\n';

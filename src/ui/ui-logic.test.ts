@@ -72,7 +72,7 @@ describe('graph editing', () => {
     expect(addEdge(c, 'solver', 'agent_3')).toBe(true);
     expect(addEdge(c, 'solver', 'agent_3')).toBe(false);
     expect(addEdge(c, 'solver', 'solver')).toBe(false);
-    renameAgent(c, i, 'critic_agent');
+    expect(renameAgent(c, i, 'critic_agent')).toBeNull();
     expect(c.graph.edges).toContainEqual({ from: 'solver', to: 'critic_agent' });
     expect(validateConfig(c).issues).toEqual([]);
     removeAgent(c, 1); // the solver: its edges go, and nobody answers any more

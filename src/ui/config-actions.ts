@@ -110,7 +110,6 @@ export async function importConfig(file: File): Promise<void> {
     }, `importing ${file.name}`);
     return;
   }
-  if (selectBuilderLocked(get())) set({ copyOf: get().run.runId });
   setDraft(r.config, { preset: 'custom', selectedAgent: 0, connectFrom: null });
   addNotice({ code: 'CONFIG_LOADED', message: `imported ${file.name} into the builder (Undo brings the previous config back)` }, 'importing a config', 'info');
 }

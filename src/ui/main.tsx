@@ -14,8 +14,8 @@ createRoot(document.getElementById('root')!).render(<App />);
 // The builder as it was left (localStorage); then a link's config wins: /?config=<name> opens a preset run
 // config (configs/<name>.json, e.g. classroom), /?config=cfg1.<…> the config a share link carries.
 restoreSavedBuilder();
+keepBuilderSaved(); // before the link, so a link's config is what a reload shows
 openConfigLink();
-keepBuilderSaved();
 
 async function probe(): Promise<void> {
   if (!('gpu' in navigator) || !navigator.gpu) {

@@ -92,6 +92,10 @@ test('rename, undo, reload, export/import, share link, presets, help and the dev
   await expect(page.getByTestId('field-iterations')).toHaveValue('9');
   await expect(page.getByTestId('notice-CONFIG_LOADED')).toBeVisible();
   expect(new URL(page.url()).searchParams.has('config')).toBe(false);
+  await page.waitForTimeout(600); // the save is debounced
+  await page.reload(); // the link's config is now the kept builder
+  await expect(graph.getByTestId('agent-node-solver2')).toBeVisible();
+  await expect(page.getByTestId('field-iterations')).toHaveValue('9');
 
   // the preset runs are listed, each with its line
   await page.getByTestId('preset-run-select').selectOption('classroom');

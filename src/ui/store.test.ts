@@ -28,6 +28,8 @@ describe('builder edits', () => {
     const before = s().draft.seed;
     for (const v of [1, 12, 123]) withEditKey('seed', () => editDraft((d) => { d.seed = v; }));
     expect(s().undo.past).toHaveLength(1);
+    editDraft((d) => { d.seed = 123; }); // no change: no step
+    expect(s().undo.past).toHaveLength(1);
     const u = undo(s().undo, current())!;
     showSnapshot(u.snapshot, u.history);
     expect(s().draft.seed).toBe(before);

@@ -200,7 +200,7 @@ export function withEditKey(key: string, f: () => void): void {
 
 /**
  * Replaces the draft with `f(copy, ids)` (ids: the agents' stable ids, to keep parallel) and revalidates;
- * undoable. Edits with the same `key` (a field's path) in quick succession are one undo step.
+ * undoable (an edit that changes nothing is no step). Edits with the same `key` (a field's path) in quick succession are one undo step.
  */
 export function editDraft(f: (d: RunConfig, ids: string[]) => void, key: string | null = editKeyNow): void {
   if (refuseLocked()) return;
@@ -208,6 +208,7 @@ export function editDraft(f: (d: RunConfig, ids: string[]) => void, key: string 
   const d = structuredClone(s.draft);
   const ids = [...s.agentIds];
   f(d, ids);
+  if (ids.join() === s.agentIds.join() && JSON.stringify(d) === JSON.stringify(s.draft)) return; // no change, no undo step
   set({ draft: d, agentIds: ids, issues: configIssues(d), undo: record(s.undo, snapshot(s), key, Date.now()) });
 }
 

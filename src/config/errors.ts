@@ -14,7 +14,8 @@ export type ConfigErrorCode =
   | 'GRAPH_NO_ANSWER' // no agent gives the answer
   | 'GRAPH_DYNAMIC' // the orchestrator of a dynamic topology is missing or misconfigured
   | 'CONFIG_JSON' // the run config is not JSON
-  | 'CONFIG_INVALID'; // a run config field is missing, mistyped or out of range
+  | 'CONFIG_INVALID' // a run config field is missing, mistyped or out of range
+  | 'CONFIG_LINK'; // a shared config link is malformed, of an unknown version or too long
 
 const HINTS: Record<ConfigErrorCode, string> = {
   GRAPH_EMPTY: 'Add at least one agent (or start from a preset: solo, duo, trio, quartet).',
@@ -26,6 +27,7 @@ const HINTS: Record<ConfigErrorCode, string> = {
   GRAPH_DYNAMIC: 'A dynamic topology needs an orchestrator role that exists in the graph, does not answer, and a maxSteps integer >= 1.',
   CONFIG_JSON: 'The run config must be a JSON object; check for trailing commas or comments.',
   CONFIG_INVALID: 'Fix the field named above, or delete it to get the default.',
+  CONFIG_LINK: 'Share the config as a file instead (Export JSON, then Import on the other side), or copy the whole link again.',
 };
 
 export class ConfigError extends CodedError<ConfigErrorCode> {

@@ -63,7 +63,7 @@ export interface GraphIssue {
   message: string;
 }
 
-const ROLE_NAME = /^[A-Za-z_][\w-]*$/;
+export const ROLE_NAME = /^[A-Za-z_][\w-]*$/;
 
 /** A cycle of the edges as a role path [a, b, ..., a], or null. Deterministic: agents in declared order. */
 export function findCycle(roles: readonly string[], edges: readonly Edge[]): string[] | null {
@@ -103,14 +103,14 @@ export function findCycle(roles: readonly string[], edges: readonly Edge[]): str
 export const PROFILE_SCHEMA: Schema = {
   type: 'object',
   fields: {
-    role: { type: 'string', minLength: 1 },
-    systemPrompt: { type: 'string', default: '' },
-    withAnswer: { type: 'boolean', default: false },
-    maxNewTokens: int(DEFAULT_SAMPLING.maxNewTokens, 1),
-    temperature: num(DEFAULT_SAMPLING.temperature, { min: 0 }),
-    topK: int(DEFAULT_SAMPLING.topK, 0, '0 = off'),
-    topP: num(DEFAULT_SAMPLING.topP, { min: 0, max: 1, exclusiveMin: true }),
-    description: { type: 'string', optional: true },
+    role: { type: 'string', minLength: 1, description: "The agent's name: unique; it names its adapter folder and <call> target." },
+    systemPrompt: { type: 'string', default: '', description: "The agent's instructions (its profile)." },
+    withAnswer: { type: 'boolean', default: false, description: 'Its \\boxed{} answer is scored by the environment.' },
+    maxNewTokens: int(DEFAULT_SAMPLING.maxNewTokens, 1, 'Tokens the agent may generate per turn at most.'),
+    temperature: num(DEFAULT_SAMPLING.temperature, { min: 0, description: 'Sampling temperature; 0 = greedy.' }),
+    topK: int(DEFAULT_SAMPLING.topK, 0, 'Sample among the k likeliest tokens; 0 = off.'),
+    topP: num(DEFAULT_SAMPLING.topP, { min: 0, max: 1, exclusiveMin: true, description: 'Nucleus sampling: the smallest set of tokens with this much probability; 1 = off.' }),
+    description: { type: 'string', optional: true, description: 'One line on what the agent does, for transition turns and the orchestrator\'s list.' },
   },
 };
 

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { configJsonSchema, parseRunConfig, targetKlOf, validateConfig } from './run-config.ts';
+import { CONFIG_SCHEMA, configJsonSchema, parseRunConfig, targetKlOf, validateConfig } from './run-config.ts';
 import { ConfigError } from './errors.ts';
 import { presetGraph } from './presets.ts';
+import { PROFILE_SCHEMA } from './graph.ts';
+import { type Schema, schemaAt } from './schema.ts';
 
 const messages = (input: unknown) => validateConfig(input).issues.map((i) => i.message);
 
@@ -111,9 +113,24 @@ describe('run config', () => {
   });
   it('exports JSON Schema', () => {
     const s = configJsonSchema() as { properties: Record<string, { properties: Record<string, unknown> }> };
-    expect(s.properties.ppo.properties.clip).toEqual({ default: 0.2, type: 'number', exclusiveMinimum: 0, exclusiveMaximum: 1 });
+    expect(s.properties.ppo.properties.clip).toEqual({ description: 'PPO clip ε: the policy ratio is clipped to [1-ε, 1+ε].', default: 0.2, type: 'number', exclusiveMinimum: 0, exclusiveMaximum: 1 });
     expect(s.properties.ppo.properties.targetKl).toMatchObject({ type: ['number', 'null'] });
     expect(s.properties.level).toMatchObject({ enum: ['action', 'token'], default: 'action' });
     expect(JSON.parse(JSON.stringify(s))).toEqual(s);
+  });
+
+  it('describes every field (the builder shows the description as the field\'s help)', () => {
+    const undescribed: string[] = [];
+    const walk = (sc: Schema, path: string) => {
+      if (sc.type === 'object') for (const [k, sub] of Object.entries(sc.fields)) walk(sub, path ? `${path}.${k}` : k);
+      else if (!sc.description) undescribed.push(path);
+    };
+    walk(CONFIG_SCHEMA, '');
+    walk(PROFILE_SCHEMA, 'graph.agents[]');
+    expect(undescribed).toEqual([]);
+    expect(schemaAt(CONFIG_SCHEMA, 'graph.agents[3].topP')?.description).toMatch(/^Nucleus sampling/);
+    expect(schemaAt(CONFIG_SCHEMA, 'credit.perStep.planner')).toMatchObject({ type: 'enum' });
+    expect(schemaAt(CONFIG_SCHEMA, 'ppo.nothing')).toBeNull();
+    expect(schemaAt(CONFIG_SCHEMA, 'seed.x')).toBeNull();
   });
 });

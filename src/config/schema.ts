@@ -187,3 +187,37 @@ export function toJsonSchema(schema: Schema): Record<string, unknown> {
       return { ...base };
   }
 }
+
+const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * `value` (a filled, valid config) without the fields that equal their schema default: what validate()
+ * fills back in, so validate(schema, withoutDefaults(schema, v)) gives v again. Keeps shared links short.
+ */
+export function withoutDefaults(schema: Schema, value: unknown): unknown {
+  if (schema.type !== 'object' || !isPlainObject(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, sub] of Object.entries(schema.fields)) {
+    const v = value[key];
+    if (v === undefined) continue;
+    if ('default' in sub && sub.default !== undefined && sameJson(v, sub.default)) continue;
+    const slim = withoutDefaults(sub, v);
+    // an object without a default is filled from {}: an empty remainder can go too
+    if (sub.type === 'object' && sub.default === undefined && isPlainObject(slim) && Object.keys(slim).length === 0) continue;
+    out[key] = slim;
+  }
+  return out;
+}
+
+/** The schema of a field path ("ppo.clip", "graph.agents[2].topP", "credit.perStep.planner"); null when none. */
+export function schemaAt(schema: Schema, path: string): Schema | null {
+  let s: Schema | null = schema;
+  for (const part of path.match(/[^.[\]]+|\[\d+\]/g) ?? []) {
+    if (!s) return null;
+    if (part.startsWith('[')) s = s.type === 'array' ? s.items : null;
+    else if (s.type === 'object') s = Object.hasOwn(s.fields, part) ? s.fields[part] : null;
+    else if (s.type === 'record') s = s.values;
+    else return null;
+  }
+  return s;
+}

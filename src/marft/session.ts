@@ -7,7 +7,7 @@
 
 import { GpuError } from '../gpu/errors.ts';
 import type { AdapterSummary, Gpu } from '../gpu/gpu.ts';
-import { deviceCheck } from '../model/device-check.ts';
+import { type DeviceSpeed, deviceCheck, deviceSpeed } from '../model/device-check.ts';
 import type { ModelFiles } from '../model/folder.ts';
 import { loadDecoder } from '../model/load.ts';
 import { releaseWeights } from '../model/weights.ts';
@@ -59,6 +59,8 @@ export interface DeviceProbe {
   kernelCheck: { ok: boolean; detail: string };
   /** Whether the device has the timestamp-query feature (per-kernel GPU times). */
   timestampQuery: boolean;
+  /** A short speed probe: the lab estimates an iteration's time from it before a run. */
+  speed: DeviceSpeed;
 }
 
 export class Session {
@@ -91,6 +93,7 @@ export class Session {
       limits: { maxStorageBufferBindingSize: l.maxStorageBufferBindingSize, maxBufferSize: l.maxBufferSize, maxComputeWorkgroupStorageSize: l.maxComputeWorkgroupStorageSize },
       kernelCheck: await deviceCheck(gpu),
       timestampQuery: gpu.hasTimestamps,
+      speed: await deviceSpeed(gpu),
     };
   }
 

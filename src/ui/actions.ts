@@ -11,7 +11,7 @@ import type { CreditMethod, Download, Result, RunEvents, WorkerError } from '../
 import { getEngine } from '../worker/client.ts';
 import { PRESET_CHOICES } from './defaults.ts';
 import {
-  addNotice, appendMetrics, editDraft, patchInspector, patchRun, resetMetrics, setDraft, setTab, useLab,
+  addNotice, appendMetrics, editDraft, freshAgentIds, patchInspector, patchRun, resetMetrics, setDraft, setTab, useLab,
 } from './store.ts';
 
 const get = useLab.getState;
@@ -60,7 +60,7 @@ const events: RunEvents = {
   },
   onLoaded(e) {
     resetMetrics(e.history);
-    setDraft(e.config); // the builder shows the loaded run's settings
+    setDraft(e.config, { runConfig: e.config, copyOf: null }); // the builder shows the loaded run's settings, read-only
     patchRun({ runId: e.runId, roles: e.config.graph.agents.map((a) => a.role), checkpoint: e.checkpoint, iteration: e.history.length ? e.history[e.history.length - 1].iteration + 1 : 0 });
     patchInspector({ iteration: null, episodes: [], selected: null, primary: null, secondary: null, token: null });
   },
@@ -86,7 +86,7 @@ export function choosePreset(id: string): void {
   if (!choice) return;
   const graph = presetGraph(choice.preset as PresetName, { anonymous: choice.anonymous });
   for (const a of graph.agents) a.maxNewTokens = get().draft.graph.agents[0]?.maxNewTokens ?? PRESET_RUNS.lab.maxNewTokens;
-  editDraft((d) => { d.graph = graph; });
+  editDraft((d, ids) => { d.graph = graph; ids.splice(0, ids.length, ...freshAgentIds(graph.agents.length)); });
   set({ preset: id, selectedAgent: 0, connectFrom: null });
 }
 
@@ -166,7 +166,17 @@ export async function startTraining(paused = false, fresh = false): Promise<void
   if (!r) patchRun({ status: 'error' });
 }
 
-export const resumeTraining = (until?: number): Promise<unknown> => call('continuing the run', () => getEngine().resume(until));
+/** Says so when the builder holds an edited copy: Continue and Step train the run with its own config. */
+function noticeCopyNotApplied(what: string): void {
+  const { copyOf, draft, runConfig, run } = get();
+  if (copyOf === null || copyOf !== run.runId || runConfig === null || JSON.stringify(draft) === JSON.stringify(runConfig)) return;
+  addNotice({ code: 'CONFIG_COPY', message: `${what} trains run ${copyOf} with its own config; the builder's edited copy is not applied to it`, hint: 'Use "New run" to train the edited copy, or "Back to the run\'s config" above the builder.' }, what.toLowerCase(), 'info');
+}
+
+export function resumeTraining(until?: number): Promise<unknown> {
+  noticeCopyNotApplied('Continue');
+  return call('continuing the run', () => getEngine().resume(until));
+}
 export const pauseTraining = (): Promise<void> => getEngine().pause();
 export const stopTraining = (): Promise<void> => getEngine().stop();
 
@@ -183,6 +193,7 @@ export async function stepTraining(): Promise<void> {
     await startTraining(true);
     return;
   }
+  noticeCopyNotApplied('Step');
   await call('stepping', () => getEngine().step());
 }
 

@@ -5,7 +5,7 @@
 import type { AnyErrorCode, WorkerError } from '../worker/api.ts';
 
 /** Codes the UI sets itself, on its own errors and notices. */
-type UiCode = 'WORKER' | 'IMPORTED' | 'CHECKPOINT' | 'CONFIG_UNKNOWN';
+type UiCode = 'WORKER' | 'IMPORTED' | 'CHECKPOINT' | 'CONFIG_UNKNOWN' | 'CONFIG_RESTORE' | 'CONFIG_LOADED' | 'CONFIG_COPY' | 'CONFIG_STORAGE';
 
 const TITLES: Record<AnyErrorCode | UiCode, string> = {
   // GPU
@@ -57,6 +57,7 @@ const TITLES: Record<AnyErrorCode | UiCode, string> = {
   GRAPH_NO_ANSWER: 'No agent gives the answer',
   GRAPH_DYNAMIC: 'Invalid dynamic topology',
   CONFIG_JSON: 'The run config is not JSON',
+  CONFIG_LINK: 'The config link cannot be used',
   // environment modules
   ENV_MODULE_SYNTAX: 'The environment module does not load',
   ENV_MODULE_THROW: 'The environment module threw',
@@ -104,6 +105,10 @@ const TITLES: Record<AnyErrorCode | UiCode, string> = {
   IMPORTED: 'Checkpoint imported',
   CHECKPOINT: 'Checkpoint',
   CONFIG_UNKNOWN: 'Unknown preset run config',
+  CONFIG_RESTORE: 'The saved builder could not be restored',
+  CONFIG_LOADED: 'Config loaded',
+  CONFIG_COPY: 'Editing a copy',
+  CONFIG_STORAGE: 'The builder is not saved in this browser',
 };
 
 const FALLBACK_HINT = 'Your runs and checkpoints are kept in this browser; reload the page and resume the run from the Runs tab.';

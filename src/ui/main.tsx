@@ -4,15 +4,18 @@
 import { createRoot } from 'react-dom/client';
 import { getEngine } from '../worker/client.ts';
 import { App } from './App.tsx';
-import { connectEngine, loadPresetRun } from './actions.ts';
+import { connectEngine } from './actions.ts';
+import { keepBuilderSaved, openConfigLink, restoreSavedBuilder } from './config-actions.ts';
 import { setGpuState } from './store.ts';
 import './style.css';
 
 createRoot(document.getElementById('root')!).render(<App />);
 
-// /?config=<name> opens the lab with a preset run config (configs/<name>.json, e.g. classroom) in the builder.
-const presetRun = new URLSearchParams(location.search).get('config');
-if (presetRun) loadPresetRun(presetRun);
+// The builder as it was left (localStorage); then a link's config wins: /?config=<name> opens a preset run
+// config (configs/<name>.json, e.g. classroom), /?config=cfg1.<…> the config a share link carries.
+restoreSavedBuilder();
+keepBuilderSaved(); // before the link, so a link's config is what a reload shows
+openConfigLink();
 
 async function probe(): Promise<void> {
   if (!('gpu' in navigator) || !navigator.gpu) {

@@ -2,7 +2,9 @@
 // validation issues), run (status and progress from the worker), metrics (append-only series: charts
 // subscribe to metricsVersion and redraw without a React render per point), inspector, runs, notices.
 // Worker results land here through the module-level actions of actions.ts; selectors live here, outside
-// components.
+// components. Builder edits go through editDraft/setDraft, which keep the agents' stable ids and the
+// undo stack, and refuse (with a notice) to change a live run's config: that is read-only until the user
+// takes a copy (copyOf), whose edits apply to a new run, never silently to the run itself.
 
 import { create } from 'zustand';
 import { type ConfigIssue, type RunConfig, validateConfig } from '../config/run-config.ts';
@@ -12,6 +14,7 @@ import type {
   CreditMethod, EpisodeSummary, InspectedEpisode, IterationProfile, ModelInfo, ProbeResult, RunStatus, RunSummary, WorkerError,
 } from '../worker/api.ts';
 import { defaultRunConfig } from '../config/run-presets.ts';
+import { type BuilderSnapshot, type History, emptyHistory, record } from './builder/history.ts';
 import type { ColorBy } from './inspector/colors.ts';
 import { metricValues } from './live/metric-keys.ts';
 import { Series } from './live/series.ts';
@@ -86,8 +89,15 @@ export interface LabState {
   gpu: GpuState;
   // builder
   draft: RunConfig;
+  /** A stable id per agent of the draft (parallel to draft.graph.agents): keys and edit state follow the agent, not its name. */
+  agentIds: string[];
+  undo: History;
   issues: ConfigIssue[];
   preset: string;
+  /** The config of the loaded run (what Continue and Step train). */
+  runConfig: RunConfig | null;
+  /** The run whose config the builder holds a copy of, being edited for a new run. */
+  copyOf: string | null;
   selectedAgent: number;
   connectFrom: string | null;
   model: ModelState;
@@ -125,12 +135,20 @@ export function configIssues(draft: RunConfig): ConfigIssue[] {
 
 const initialDraft = defaultRunConfig();
 
+let agentSerial = 0;
+/** Fresh stable ids for `n` agents. */
+export const freshAgentIds = (n: number): string[] => Array.from({ length: n }, () => `agent-${++agentSerial}`);
+
 export const useLab = create<LabState>(() => ({
   tab: 'build',
   gpu: { status: 'probing' },
   draft: initialDraft,
+  agentIds: freshAgentIds(initialDraft.graph.agents.length),
+  undo: emptyHistory(),
   issues: configIssues(initialDraft),
   preset: 'duo',
+  runConfig: null,
+  copyOf: null,
   selectedAgent: 0,
   connectFrom: null,
   model: { status: 'idle', info: null, error: null },
@@ -156,15 +174,55 @@ const get = useLab.getState;
 export const setGpuState = (gpu: GpuState): void => set({ gpu });
 export const setTab = (tab: Tab): void => set({ tab });
 
-/** Replaces the draft with `f(copy)` and revalidates. */
-export function editDraft(f: (d: RunConfig) => void): void {
-  const d = structuredClone(get().draft);
-  f(d);
-  set({ draft: d, issues: configIssues(d) });
+const LIVE_RUN: readonly RunStatus[] = ['loading', 'running', 'stopping', 'recovering', 'paused'];
+/** Whether the builder shows a live run's own config (read-only: "edit a copy" unlocks it). */
+export const selectBuilderLocked = (s: LabState): boolean => s.run.runId !== null && LIVE_RUN.includes(s.run.status) && s.copyOf !== s.run.runId;
+
+const snapshot = (s: LabState): BuilderSnapshot => ({ draft: s.draft, agentIds: s.agentIds, preset: s.preset });
+
+/** Refuses an edit of a live run's config, saying so (the builder is disabled then; this guards the rest). */
+function refuseLocked(): boolean {
+  if (!selectBuilderLocked(get())) return false;
+  addNotice({ code: 'CONFIG_COPY', message: `the builder shows run ${get().run.runId}'s own config, which is read-only`, hint: 'Click "Edit a copy" above the builder to change the settings for a new run.' }, 'editing the config', 'info');
+  return true;
 }
 
+let editKeyNow: string | null = null;
+/** Runs `f` with its editDraft calls keyed by `key` (a field's path): quick edits of one field are one undo step. */
+export function withEditKey(key: string, f: () => void): void {
+  editKeyNow = key;
+  try {
+    f();
+  } finally {
+    editKeyNow = null;
+  }
+}
+
+/**
+ * Replaces the draft with `f(copy, ids)` (ids: the agents' stable ids, to keep parallel) and revalidates;
+ * undoable (an edit that changes nothing is no step). Edits with the same `key` (a field's path) in quick succession are one undo step.
+ */
+export function editDraft(f: (d: RunConfig, ids: string[]) => void, key: string | null = editKeyNow): void {
+  if (refuseLocked()) return;
+  const s = get();
+  const d = structuredClone(s.draft);
+  const ids = [...s.agentIds];
+  f(d, ids);
+  if (ids.join() === s.agentIds.join() && JSON.stringify(d) === JSON.stringify(s.draft)) return; // no change, no undo step
+  set({ draft: d, agentIds: ids, issues: configIssues(d), undo: record(s.undo, snapshot(s), key, Date.now()) });
+}
+
+/** Puts a whole config in the builder (a preset, an import, a link, a loaded run); undoable. */
 export function setDraft(d: RunConfig, extra: Partial<LabState> = {}): void {
-  set({ draft: d, issues: configIssues(d), ...extra });
+  const s = get();
+  set({ draft: d, agentIds: freshAgentIds(d.graph.agents.length), issues: configIssues(d), undo: record(s.undo, snapshot(s), null, Date.now()), ...extra });
+}
+
+/** Shows an undo/redo snapshot (history.ts computed it). */
+export function showSnapshot(snap: BuilderSnapshot, undo: History): void {
+  if (refuseLocked()) return;
+  const selected = Math.min(get().selectedAgent, snap.draft.graph.agents.length - 1);
+  set({ draft: snap.draft, agentIds: snap.agentIds, preset: snap.preset, issues: configIssues(snap.draft), undo, selectedAgent: Math.max(0, selected), connectFrom: null });
 }
 
 let noticeId = 0;
@@ -215,6 +273,11 @@ export const selectOnnxExport = (s: LabState): OnnxExportState | null => s.onnxE
 export const selectNotices = (s: LabState): Notice[] => s.notices;
 export const selectLocalModels = (s: LabState): string[] => s.localModels;
 export const selectSelectedAgent = (s: LabState): number => s.selectedAgent;
+export const selectAgentIds = (s: LabState): string[] => s.agentIds;
+export const selectCanUndo = (s: LabState): boolean => s.undo.past.length > 0;
+export const selectCanRedo = (s: LabState): boolean => s.undo.future.length > 0;
+export const selectCopyOf = (s: LabState): string | null => s.copyOf;
+export const selectRunConfig = (s: LabState): RunConfig | null => s.runConfig;
 export const selectConnectFrom = (s: LabState): string | null => s.connectFrom;
 export const selectPreset = (s: LabState): string => s.preset;
 export const selectLastMetrics = (s: LabState): IterationMetrics | null => s.history[s.history.length - 1] ?? null;

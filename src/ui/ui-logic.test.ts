@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { validateConfig } from '../config/run-config.ts';
 import { addAgent, addEdge, removeAgent, renameAgent } from './builder/graph-ops.ts';
 import { layoutGraph } from './builder/layout.ts';
-import { defaultRunConfig } from '../config/run-presets.ts';
+import { PRESET_RUNS, defaultRunConfig } from '../config/run-presets.ts';
+import { PRESET_RUN_CHOICES } from './defaults.ts';
 import { errorHint, errorTitle } from './errors.ts';
 import { colorFor, scaleOf } from './inspector/colors.ts';
 import { formatDuration, timeLeft } from './live/metric-keys.ts';
@@ -72,7 +73,7 @@ describe('graph editing', () => {
     expect(addEdge(c, 'solver', 'agent_3')).toBe(true);
     expect(addEdge(c, 'solver', 'agent_3')).toBe(false);
     expect(addEdge(c, 'solver', 'solver')).toBe(false);
-    renameAgent(c, i, 'critic_agent');
+    expect(renameAgent(c, i, 'critic_agent')).toBeNull();
     expect(c.graph.edges).toContainEqual({ from: 'solver', to: 'critic_agent' });
     expect(validateConfig(c).issues).toEqual([]);
     removeAgent(c, 1); // the solver: its edges go, and nobody answers any more
@@ -101,5 +102,13 @@ describe('colours and progress', () => {
     expect(timeLeft([m(10), m(20)], 2, 6)).toBe(60);
     expect(timeLeft([], 0, 5)).toBeNull();
     expect(formatDuration(125)).toBe('2 min 5 s');
+  });
+});
+
+describe('preset runs of the builder', () => {
+  it('lists every preset run with its line', () => {
+    expect(PRESET_RUN_CHOICES.map((c) => c.name)).toEqual(Object.keys(PRESET_RUNS));
+    expect(PRESET_RUN_CHOICES.find((c) => c.name === 'classroom')?.line).toBe('a short, visible rise of accuracy for a lesson; planner → solver, action level, 15 iterations × 64 episodes');
+    expect(PRESET_RUN_CHOICES.find((c) => c.name === 'lab')?.line).toBe('the lab\'s start: light enough for a live demo on a laptop GPU; planner → solver, action level, 20 iterations × 4 episodes');
   });
 });

@@ -3,7 +3,7 @@
 
 import { LORA_TARGETS, STEP_REWARD_NAMES, type RunConfig, defaultTargetKl } from '../../config/run-config.ts';
 import { editDraft, selectDraft, useLab } from '../store.ts';
-import { CheckField, FieldIssues, NumberField, SelectField } from './fields.tsx';
+import { CheckField, FieldIssues, Label, NumberField, SelectField } from './fields.tsx';
 
 type Ppo = RunConfig['ppo'];
 const PPO_FIELDS: Array<[keyof Ppo, string, number | 'any']> = [
@@ -27,7 +27,7 @@ export function AlgoSettings() {
         <NumberField label="Iterations" path="iterations" value={d.iterations} step={1} onChange={(v) => editDraft((c) => { c.iterations = v; })} />
         <NumberField label="Episodes / iteration" path="rollout.episodes" value={d.rollout.episodes} step={1} onChange={(v) => editDraft((c) => { c.rollout.episodes = v; })} />
         <NumberField label="Turns (horizon)" path="rollout.horizon" value={d.rollout.horizon} step={1} onChange={(v) => editDraft((c) => { c.rollout.horizon = v; })} />
-        <NumberField label="Max new tokens (all agents)" path="graph.maxNewTokens" testid="field-all-max-new-tokens" value={maxTokens} step={1}
+        <NumberField label="Max new tokens (all agents)" path="graph.maxNewTokens" testid="field-all-max-new-tokens" helpPath="graph.agents[0].maxNewTokens" value={maxTokens} step={1}
           onChange={(v) => editDraft((c) => { for (const a of c.graph.agents) a.maxNewTokens = v; })} />
         <NumberField label="Seed" path="seed" value={d.seed} step={1} onChange={(v) => editDraft((c) => { c.seed = v; })} />
       </div>
@@ -72,7 +72,7 @@ export function AlgoSettings() {
         <SelectField label="Critic" path="critic.mode" value={d.critic.mode} options={[{ value: 'shared', label: 'shared head' }, { value: 'per_agent', label: 'a head per agent' }]} onChange={(v) => editDraft((c) => { c.critic.mode = v; })} />
       </div>
       <fieldset className="targets">
-        <legend>LoRA targets</legend>
+        <legend><Label label="LoRA targets" path="lora.targets" /></legend>
         {LORA_TARGETS.map((t) => (
           <label key={t} className="check">
             <input type="checkbox" checked={d.lora.targets.includes(t)}
@@ -83,7 +83,7 @@ export function AlgoSettings() {
       </fieldset>
       <FieldIssues path="lora.targets" />
       <label className="field">
-        <span>Critic MLP hidden sizes</span>
+        <Label label="Critic MLP hidden sizes" path="critic.hidden" />
         <input type="text" value={d.critic.hidden.join(', ')} data-testid="field-critic.hidden"
           onChange={(e) => editDraft((c) => { c.critic.hidden = e.target.value.split(/[,\s]+/).filter(Boolean).map(Number); })} />
         <FieldIssues path="critic.hidden" />

@@ -6,7 +6,7 @@ import { DEFAULT_PRECEDENCE, listEnvs } from '../../config/envs.ts';
 import { uploadDataset } from '../actions.ts';
 import { editDraft, selectDataset, selectDraft, useLab } from '../store.ts';
 import { ErrorBox } from '../Notices.tsx';
-import { FieldIssues, NumberField } from './fields.tsx';
+import { FieldIssues, Label, NumberField } from './fields.tsx';
 import { MODULE_ENV, startFromTemplate } from './module-actions.ts';
 import { ModuleEditor } from './ModuleEditor.tsx';
 
@@ -21,7 +21,7 @@ export function EnvPicker() {
     <section className="card" data-testid="env-picker">
       <h2>Environment</h2>
       <label className="field wide">
-        <span>Tasks</span>
+        <Label label="Tasks" path="env.name" />
         <select value={isModule ? MODULE_ENV : env.name} data-testid="env-select" onChange={(e) => {
           if (e.target.value === MODULE_ENV) startFromTemplate();
           else editDraft((d) => { d.env = { name: e.target.value, options: e.target.value === 'dataset' ? d.env.options : {} }; });
@@ -33,11 +33,11 @@ export function EnvPicker() {
       <p className="hint">{isModule ? 'Your own environment: an ES module whose default export is a factory (options) => env, run sandboxed in a worker (no network, DOM or storage; a time limit per call). Its source is kept with the run.' : ENVS.find((e) => e.name === env.name)?.description}</p>
       {isModule && <ModuleEditor />}
       {!isModule && env.name !== 'dataset' && env.name !== 'code' && (
-        <NumberField label="Difficulty (1..4, empty = default)" path="env.options.difficulty" value={difficulty} step={1}
+        <NumberField label="Difficulty (1..4, empty = default)" path="env.options.difficulty" helpPath="env.options" value={difficulty} step={1}
           onChange={(v) => editDraft((d) => { if (Number.isFinite(v)) d.env.options.difficulty = v; else delete d.env.options.difficulty; })} />
       )}
       {!isModule && env.name === 'coop-arith' && (
-        <NumberField label={`Precedence share (0..1, empty = ${DEFAULT_PRECEDENCE})`} path="env.options.precedence" step={0.05}
+        <NumberField label={`Precedence share (0..1, empty = ${DEFAULT_PRECEDENCE})`} path="env.options.precedence" helpPath="env.options" step={0.05}
           value={typeof env.options.precedence === 'number' ? env.options.precedence : null}
           title="Of the multi-step expressions, the share where reading left to right is wrong: the problems a planner helps with."
           onChange={(v) => editDraft((d) => { if (Number.isFinite(v)) d.env.options.precedence = v; else delete d.env.options.precedence; })} />

@@ -3,7 +3,7 @@
 // Click an edge to remove it. Validation messages of the graph show under it.
 
 import { useShallow } from 'zustand/react/shallow';
-import { editDraft, selectConnectFrom, selectDraft, selectSelectedAgent, useLab } from '../store.ts';
+import { editDraft, freshAgentIds, selectAgentIds, selectConnectFrom, selectDraft, selectSelectedAgent, useLab } from '../store.ts';
 import { FieldIssues } from './fields.tsx';
 import { addAgent, addEdge, removeEdge } from './graph-ops.ts';
 import { NODE_H, NODE_W, layoutGraph } from './layout.ts';
@@ -15,6 +15,7 @@ export function GraphEditor() {
   const draft = useLab(selectDraft);
   const selected = useLab(selectSelectedAgent);
   const connectFrom = useLab(selectConnectFrom);
+  const ids = useLab(selectAgentIds);
   const badAgents = useLab(useShallow(selectGraphIssueRoles));
   const graph = draft.graph;
   const { nodes, width, height } = layoutGraph(graph);
@@ -36,7 +37,7 @@ export function GraphEditor() {
       <div className="row spread">
         <h2>Agents</h2>
         <div className="row">
-          <button type="button" data-testid="add-agent" onClick={() => { let i = 0; editDraft((d) => { i = addAgent(d); }); useLab.setState({ selectedAgent: i }); }}>+ Add agent</button>
+          <button type="button" data-testid="add-agent" onClick={() => { let i = 0; editDraft((d, agentIds) => { i = addAgent(d); agentIds.push(...freshAgentIds(1)); }); useLab.setState({ selectedAgent: i }); }}>+ Add agent</button>
           {!dynamic && (
             <button type="button" data-testid="connect-agent" className={connectFrom ? 'active' : ''} disabled={graph.agents.length < 2}
               onClick={() => useLab.setState({ connectFrom: connectFrom ? null : graph.agents[selected]?.role ?? null })}>
@@ -73,7 +74,7 @@ export function GraphEditor() {
             const p = graph.agents[n.index];
             const cls = ['node', n.index === selected ? 'selected' : '', badAgents.includes(n.index) ? 'bad' : '', connectFrom && connectFrom !== n.role ? 'target' : ''].join(' ');
             return (
-              <g key={n.index} className={cls} transform={`translate(${n.x},${n.y})`} onClick={() => clickNode(n.index)} data-testid={`agent-node-${n.role}`}>
+              <g key={ids[n.index] ?? n.index} className={cls} transform={`translate(${n.x},${n.y})`} onClick={() => clickNode(n.index)} data-testid={`agent-node-${n.role}`}>
                 <rect width={NODE_W} height={NODE_H} rx={8} />
                 <text x={10} y={22} className="role">{p.role || '(no name)'}</text>
                 <text x={10} y={42} className="sub">

@@ -4,6 +4,7 @@
 import { chooseModel, importModelFolder } from '../actions.ts';
 import { selectDraft, selectLocalModels, selectModel, useLab } from '../store.ts';
 import { ErrorBox } from '../Notices.tsx';
+import { fieldHelp } from './help.ts';
 
 const mib = (b: number) => `${(b / 2 ** 20).toFixed(b < 2 ** 20 ? 2 : 0)} MiB`;
 
@@ -15,7 +16,7 @@ export function ModelPicker() {
     <section className="card" data-testid="model-picker">
       <h2>Base model</h2>
       <div className="row">
-        <select value={path} data-testid="model-select" onChange={(e) => void chooseModel(e.target.value)}>
+        <select value={path} data-testid="model-select" title={fieldHelp('model.path')?.text} onChange={(e) => void chooseModel(e.target.value)}>
           <option value="">built-in: marft-tiny</option>
           {local.map((p) => <option key={p} value={p}>local: {p.replace('opfs:models/', '')}</option>)}
         </select>

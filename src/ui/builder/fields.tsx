@@ -1,7 +1,22 @@
-// Form fields of the builder, each showing the validation issues of its config path in place.
+// Form fields of the builder, each showing the validation issues of its config path in place and its
+// help (the schema's description, a link to the paper's term where there is one). A field's edits are
+// keyed by its path, so typing a value is one undo step.
 
 import { useEffect, useState } from 'react';
-import { issuesAt, selectIssues, useLab } from '../store.ts';
+import { issuesAt, selectIssues, useLab, withEditKey } from '../store.ts';
+import { fieldHelp } from './help.ts';
+
+/** The label text with the field's help: a "?" whose tooltip and accessible name are the description. */
+export function Label({ label, path }: { label: string; path: string }) {
+  const help = fieldHelp(path);
+  return (
+    <span>
+      {label}
+      {help && <span className="help-icon" tabIndex={0} role="note" title={help.text} aria-label={`${label}: ${help.text}`} data-testid={`help-${path}`}>?</span>}
+      {help?.paper && <a className="paper-link" href={help.paper.url} target="_blank" rel="noreferrer" title={`MARFT paper: ${help.paper.term}`} data-testid={`paper-${path}`}>paper</a>}
+    </span>
+  );
+}
 
 export function FieldIssues({ path, exact = false }: { path: string; exact?: boolean }) {
   const issues = useLab(selectIssues);
@@ -24,10 +39,12 @@ interface NumberProps {
   step?: number | 'any';
   title?: string;
   testid?: string;
+  /** The schema path of the help when `path` is not one (a field that sets several). */
+  helpPath?: string;
 }
 
 /** A number input that keeps what the user types (e.g. "1e-") and hands the parsed number on (NaN when empty). */
-export function NumberField({ label, path, value, onChange, step = 'any', title, testid }: NumberProps) {
+export function NumberField({ label, path, value, onChange, step = 'any', title, testid, helpPath }: NumberProps) {
   const [text, setText] = useState(value === null ? '' : String(value));
   useEffect(() => {
     if (Number(text) !== value && !(text === '' && (value === null || Number.isNaN(value)))) setText(value === null || Number.isNaN(value) ? '' : String(value));
@@ -36,10 +53,10 @@ export function NumberField({ label, path, value, onChange, step = 'any', title,
   const bad = useLab(invalid(path));
   return (
     <label className={`field${bad ? ' bad' : ''}`} title={title}>
-      <span>{label}</span>
+      <Label label={label} path={helpPath ?? path} />
       <input
         type="number" step={step} value={text} data-testid={testid ?? `field-${path}`} aria-invalid={bad}
-        onChange={(e) => { setText(e.target.value); onChange(e.target.value.trim() === '' ? NaN : Number(e.target.value)); }}
+        onChange={(e) => { setText(e.target.value); withEditKey(path, () => onChange(e.target.value.trim() === '' ? NaN : Number(e.target.value))); }}
       />
       <FieldIssues path={path} exact />
     </label>
@@ -52,7 +69,7 @@ export function SelectField<T extends string>({ label, path, value, options, onC
   const bad = useLab(invalid(path));
   return (
     <label className={`field${bad ? ' bad' : ''}`}>
-      <span>{label}</span>
+      <Label label={label} path={path} />
       <select value={value} onChange={(e) => onChange(e.target.value as T)} data-testid={testid ?? `field-${path}`}>
         {options.map((o) => {
           const v = typeof o === 'string' ? o : o.value;
@@ -68,7 +85,7 @@ export function CheckField({ label, path, value, onChange }: { label: string; pa
   return (
     <label className="field check">
       <input type="checkbox" checked={value} onChange={(e) => onChange(e.target.checked)} data-testid={`field-${path}`} />
-      <span>{label}</span>
+      <Label label={label} path={path} />
     </label>
   );
 }
@@ -77,10 +94,10 @@ export function TextField({ label, path, value, onChange, multiline = false }: {
   const bad = useLab(invalid(path));
   return (
     <label className={`field wide${bad ? ' bad' : ''}`}>
-      <span>{label}</span>
+      <Label label={label} path={path} />
       {multiline
-        ? <textarea value={value} rows={4} onChange={(e) => onChange(e.target.value)} data-testid={`field-${path}`} />
-        : <input type="text" value={value} onChange={(e) => onChange(e.target.value)} data-testid={`field-${path}`} />}
+        ? <textarea value={value} rows={4} onChange={(e) => withEditKey(path, () => onChange(e.target.value))} data-testid={`field-${path}`} />
+        : <input type="text" value={value} onChange={(e) => withEditKey(path, () => onChange(e.target.value))} data-testid={`field-${path}`} />}
       <FieldIssues path={path} exact />
     </label>
   );

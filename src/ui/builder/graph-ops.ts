@@ -1,8 +1,11 @@
 // Edits of the agent graph inside a run config (pure, in place on a draft copy): adding, removing and
-// renaming agents keep the edges, the orchestrator and per-step credit keys consistent.
+// renaming agents keep the edges, the orchestrator and per-step credit keys consistent. A role is the
+// agent's identity: a rename is one committed edit (the builder commits on blur/Enter, never per
+// keystroke) and is refused when the new name is invalid or taken, so the edges of another agent that
+// bears the name on the way ("solver" while typing "solver2") never move.
 
 import type { RunConfig } from '../../config/run-config.ts';
-import { makeProfile } from '../../config/graph.ts';
+import { ROLE_NAME, makeProfile } from '../../config/graph.ts';
 import { freshRole } from './layout.ts';
 
 export function addAgent(d: RunConfig): number {
@@ -23,10 +26,26 @@ export function removeAgent(d: RunConfig, index: number): void {
   if (d.graph.dynamic?.orchestrator === role) d.graph.dynamic = null;
 }
 
-export function renameAgent(d: RunConfig, index: number, role: string): void {
+/** Why `role` cannot name agent `index` (empty, malformed, or another agent's role); null when it can. */
+export function roleIssue(d: RunConfig, index: number, role: string): string | null {
+  if (role === '') return 'a role must not be empty';
+  if (!ROLE_NAME.test(role)) return `"${role}" must start with a letter or _ and use letters, digits, _ and -`;
+  const other = d.graph.agents.findIndex((a, j) => j !== index && a.role === role);
+  return other >= 0 ? `"${role}" is already the role of agent ${other + 1}: roles must be unique` : null;
+}
+
+/**
+ * Renames agent `index` and everything keyed by its role (edges, per_step credit, the orchestrator);
+ * returns the reason and changes nothing when the name is refused. Where an (imported) config already
+ * has another agent with the old name, the keyed entries are ambiguous and stay with that agent.
+ */
+export function renameAgent(d: RunConfig, index: number, role: string): string | null {
   const old = d.graph.agents[index]?.role;
-  if (old === undefined || old === role) return;
+  if (old === undefined || old === role) return null;
+  const issue = roleIssue(d, index, role);
+  if (issue) return issue;
   d.graph.agents[index].role = role;
+  if (d.graph.agents.some((a) => a.role === old)) return null;
   for (const e of d.graph.edges) {
     if (e.from === old) e.from = role;
     if (e.to === old) e.to = role;
@@ -36,6 +55,7 @@ export function renameAgent(d: RunConfig, index: number, role: string): void {
     delete d.credit.perStep[old];
   }
   if (d.graph.dynamic?.orchestrator === old) d.graph.dynamic.orchestrator = role;
+  return null;
 }
 
 /** Adds from -> to unless it exists or is a self-loop; whether it was added. */

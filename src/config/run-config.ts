@@ -52,7 +52,8 @@ export interface RunConfig {
     fallback: string | null;
   };
   lora: { r: number; alpha: number; targets: LoraTarget[]; mode: 'shared' | 'per_agent'; dropout: number };
-  critic: { mode: 'shared' | 'per_agent'; hidden: number[] };
+  /** lora: per-agent critic LoRA (lora.r/alpha/targets) on a trainable trunk, a head per agent. input: what the critic reads. */
+  critic: { mode: 'shared' | 'per_agent' | 'lora'; input: 'own' | 'episode'; hidden: number[] };
   schedule: { mode: 'all' | 'agent_by_agent'; interval: number; criticWarmup: number };
   ppo: {
     clip: number;
@@ -138,7 +139,8 @@ export const CONFIG_SCHEMA: Schema = {
     critic: {
       type: 'object',
       fields: {
-        mode: { type: 'enum', values: ['shared', 'per_agent'], default: 'shared' },
+        mode: { type: 'enum', values: ['shared', 'per_agent', 'lora'], default: 'shared', description: 'shared: one value head on the frozen trunk (CTDE); per_agent: a head per agent (AReaL multi_head); lora: a critic LoRA and a head per agent on a trainable trunk (independent_critic=lora).' },
+        input: { type: 'enum', values: ['own', 'episode'], default: 'own', description: "own: the critic reads the acting agent's prompt; episode: the whole episode so far (every earlier agent's prompt and output, then the acting agent's prompt), as AReaL's CTDE critic." },
         hidden: { type: 'array', items: { type: 'number', integer: true, min: 1 }, default: [1024, 512] },
       },
     },

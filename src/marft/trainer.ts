@@ -99,7 +99,7 @@ export class Trainer {
     const score = await scoreActions(gpu, decoder, state.critic, actions, {
       level: cfg.algo === 'grpo' ? 'token' : cfg.level, adapters: state.policy, slotOf: this.slotOf, headOf: this.headOf, padId: this.padId,
       maxTokens: this.maxTokens, needRef: cfg.ppo.klCoef > 0,
-      critic: needsCriticTrunk(cfg) ? criticTrunk(state, actions, decoder.config.maxPositionEmbeddings) : undefined,
+      critic: cfg.algo === 'ppo' && needsCriticTrunk(cfg) ? criticTrunk(state, actions, decoder.config.maxPositionEmbeddings) : undefined,
     });
     gpu.trim(); // scoring's logits: the update's micro-batches have other shapes (rollout trims after each generate)
     const t2 = performance.now();

@@ -124,7 +124,7 @@ describe('critic LoRA gradient', () => {
           const fd = (up - down) / (2 * eps);
           const g = grads[ci][i];
           if (Math.abs(g) > 1e-4) nonZero++;
-          const ok = Math.abs(fd - g) <= 2e-3 + 3e-2 * Math.abs(fd);
+          const ok = Math.abs(fd - g) <= 1e-5 + 2e-2 * Math.abs(fd);
           console.log(`${ok ? 'ok ' : 'BAD'} ${c.name}[${i}]: backward ${g.toPrecision(6)}, finite difference ${fd.toPrecision(6)}`);
           if (!ok) failures.push(`${c.name}[${i}]`);
         }

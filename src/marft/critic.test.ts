@@ -21,6 +21,7 @@ import type { ActionRecord } from './rollout.ts';
 import { type ScoreResult, scoreActions } from './score.ts';
 import { type TrainState, releaseTrainState } from './state.ts';
 import { tinySetup } from './testing.ts';
+import { Trainer } from './trainer.ts';
 import { ppoUpdate } from './update.ts';
 
 let gpu: Gpu;
@@ -271,5 +272,25 @@ describe('critic checkpoints and export', () => {
     const shared = setup({ mode: 'shared' });
     const plain = await exportAdapters(gpu, shared.state, { baseModel: 'tiny' });
     expect(Object.keys(plain).filter((f) => f.startsWith('critic/'))).toEqual(['critic/value_head.safetensors']);
+  });
+});
+
+describe('a run with a critic LoRA reading the whole episode', () => {
+  it('trains its critic LoRA through the trainer and resumes exactly from a checkpoint', async () => {
+    const s = setup({ mode: 'lora', input: 'episode' }, { rollout: { episodes: 1, horizon: 1 } });
+    const stable = (m: object) => JSON.stringify({ ...m, tokensPerSecond: 0, seconds: 0 });
+    const m0 = (await s.trainer.iteration()).metrics;
+    expect(Number.isFinite(m0.valueLoss) && m0.valueLoss > 0).toBe(true);
+    expect(m0.skipped).toEqual([]);
+    const B = s.state.criticLora!.layers[1].v_proj!.B;
+    expect((await gpu.readF32(B)).some((v) => v !== 0)).toBe(true); // the critic step reached the critic LoRA
+    const store = memoryStore();
+    await saveCheckpoint(gpu, s.state, store, 'run', { baseModel: 'tiny' });
+    const m1 = (await s.trainer.iteration()).metrics;
+    const loaded = await loadCheckpoint(gpu, store, 'run', s.model);
+    extra.push(loaded);
+    const r1 = (await new Trainer({ gpu, decoder: s.decoder, tokenizer: s.tokenizer, state: loaded, maxTokens: 512 }).iteration()).metrics;
+    expect(stable(r1)).toBe(stable(m1));
+    expect(Array.from(await gpu.readF32(loaded.criticLora!.layers[1].v_proj!.B))).toEqual(Array.from(await gpu.readF32(B)));
   });
 });

@@ -10,7 +10,8 @@
 // The LoRA critic's step: forward (saved) over the views with the critic's adapters, the value head on the
 // gathered rows, the clipped value loss, its gradient back through the head, scattered into the (N, C)
 // final hidden state, and the decoder's backward into the critic LoRA. The policy's adapters are not in
-// that forward, so a critic step cannot move them.
+// that forward, so a critic step cannot move them. The frozen-trunk critics' step (criticHeadBackward)
+// trains the heads alone, on the hidden states gathered at scoring.
 
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';
@@ -138,4 +139,42 @@ export async function criticLoraBackward(
   }
   if (!res.finite) clearGrads(gpu, state.criticOptim);
   return res;
+}
+
+/**
+ * The frozen-trunk critic's value loss over minibatch `mb` (heads on the hidden states gathered at scoring),
+ * its gradients accumulated into the value heads when finite; null when `mb` has no critic rows.
+ */
+export async function criticHeadBackward(
+  gpu: Gpu, state: TrainState, mb: readonly ActionRecord[], score: ScoreResult, targets: Map<ActionRecord, ActionTargets>,
+): Promise<CriticLoss | null> {
+  const ppo = state.config.ppo;
+  const rows: number[] = [];
+  const returns: number[] = [];
+  const oldValues: number[] = [];
+  for (const a of mb) {
+    const s = score.scores.get(a)!;
+    const t = targets.get(a)!;
+    t.returns.forEach((r, k) => { rows.push(s.criticRow + k); returns.push(r); oldValues.push(s.values[k]); });
+  }
+  if (!rows.length) return null;
+  const R = rows.length;
+  const x = selectRows(gpu, score.criticInput, rows, 'critic.x');
+  const hs = valueHeadForward(gpu, state.critic, x);
+  const all = await gpu.readF32(hs.values);
+  const heads = rows.map((r) => score.criticHead[r]);
+  const values = rows.map((_, i) => all[heads[i] * R + i]);
+  const vl = valueLoss({ values, oldValues, returns, clip: ppo.valueClip, kind: ppo.valueLoss, huberDelta: ppo.huberDelta });
+  const finite = Number.isFinite(vl.loss);
+  if (finite) {
+    const dv = new Float32Array(state.critic.heads.length * R);
+    heads.forEach((h, i) => { dv[h * R + i] = vl.dValues[i]; });
+    const dvT = gpu.upload(dv, [state.critic.heads.length, R], 'f32', 'critic.dv');
+    const ones = gpu.upload(new Float32Array(R).fill(1), [1, R], 'f32', 'critic.ones');
+    valueHeadBackward(gpu, state.critic, hs, dvT, null, ones);
+    gpu.release(dvT, ones);
+  }
+  releaseValueHeadState(gpu, hs);
+  gpu.release(x);
+  return { loss: vl.loss, finite };
 }

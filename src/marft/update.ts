@@ -11,20 +11,19 @@
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import type { Decoder } from '../model/decoder.ts';
-import { releaseTokenLogprobs, selectRows, tokenLogprobs, tokenLogprobsBackward } from '../model/heads.ts';
+import { releaseTokenLogprobs, tokenLogprobs, tokenLogprobsBackward } from '../model/heads.ts';
 import { type Optimizer, type OptimizerGroup, clearGrads, optimizerStep, readOptimizerStats } from '../model/optimizer.ts';
 import type { Rng } from '../common/rng.ts';
-import { releaseValueHeadState, valueHeadBackward, valueHeadForward } from '../model/value-head.ts';
 import { normalizeAdvantages } from './advantages.ts';
 import { buildBatch, chunkActions, gatherRows } from './batch.ts';
 import type { RunConfig } from '../config/run-config.ts';
-import { actionLevelPolicyLoss, countWords, exceedsTargetKl, ppoPolicyLoss, valueLoss } from './losses.ts';
+import { actionLevelPolicyLoss, countWords, exceedsTargetKl, ppoPolicyLoss } from './losses.ts';
 import type { ActionRecord } from './rollout.ts';
 import type { ScoreResult } from './score.ts';
 import type { TrainState } from './state.ts';
 import type { IterationMetrics } from '../config/metrics.ts';
 import type { ActionTargets } from './advantage-targets.ts';
-import { type CriticLoss, criticLoraBackward } from './critic.ts';
+import { criticHeadBackward, criticLoraBackward } from './critic.ts';
 
 export interface UpdateStats extends Pick<IterationMetrics, 'policyLoss' | 'valueLoss' | 'entropy' | 'approxKl' | 'klToRef' | 'clipFraction' | 'skipped'> {
   policySteps: number;
@@ -134,44 +133,6 @@ export async function ppoUpdate(
     ...st, policyLoss: avg(st.policyLoss, st.policySteps), valueLoss: avg(st.valueLoss, nVal), entropy: avg(st.entropy, nPol),
     approxKl: avg(st.approxKl, nPol), klToRef: avg(st.klToRef, nPol), clipFraction: avg(st.clipFraction, nPol),
   };
-}
-
-/**
- * The frozen-trunk critic's value loss over minibatch `mb` (heads on the hidden states gathered at scoring),
- * its gradients accumulated into the value heads when finite; null when `mb` has no critic rows.
- */
-async function criticHeadBackward(
-  gpu: Gpu, state: TrainState, mb: readonly ActionRecord[], score: ScoreResult, targets: Map<ActionRecord, ActionTargets>,
-): Promise<CriticLoss | null> {
-  const ppo = state.config.ppo;
-  const rows: number[] = [];
-  const returns: number[] = [];
-  const oldValues: number[] = [];
-  for (const a of mb) {
-    const s = score.scores.get(a)!;
-    const t = targets.get(a)!;
-    t.returns.forEach((r, k) => { rows.push(s.criticRow + k); returns.push(r); oldValues.push(s.values[k]); });
-  }
-  if (!rows.length) return null;
-  const R = rows.length;
-  const x = selectRows(gpu, score.criticInput, rows, 'critic.x');
-  const hs = valueHeadForward(gpu, state.critic, x);
-  const all = await gpu.readF32(hs.values);
-  const heads = rows.map((r) => score.criticHead[r]);
-  const values = rows.map((_, i) => all[heads[i] * R + i]);
-  const vl = valueLoss({ values, oldValues, returns, clip: ppo.valueClip, kind: ppo.valueLoss, huberDelta: ppo.huberDelta });
-  const finite = Number.isFinite(vl.loss);
-  if (finite) {
-    const dv = new Float32Array(state.critic.heads.length * R);
-    heads.forEach((h, i) => { dv[h * R + i] = vl.dValues[i]; });
-    const dvT = gpu.upload(dv, [state.critic.heads.length, R], 'f32', 'critic.dv');
-    const ones = gpu.upload(new Float32Array(R).fill(1), [1, R], 'f32', 'critic.ones');
-    valueHeadBackward(gpu, state.critic, hs, dvT, null, ones);
-    gpu.release(dvT, ones);
-  }
-  releaseValueHeadState(gpu, hs);
-  gpu.release(x);
-  return { loss: vl.loss, finite };
 }
 
 interface MinibatchResult {

@@ -90,6 +90,10 @@ describe('run config', () => {
     expect(messages({ ppo: { klIn: 'reward' } })).toEqual(['ppo.klIn is "reward" but ppo.klCoef is 0: no KL penalty would reach the rewards; set klCoef > 0 (AReaL uses 0.1) or klIn "loss"']);
     expect(messages({ ppo: { klIn: 'reward', klCoef: 0.1 } })).toEqual([]);
     expect(at({ algo: 'grpo', rollout: { groupSize: 2 }, ppo: { klIn: 'reward', klCoef: 0.1 } })).toEqual(['ppo.klIn']);
+    // a critic LoRA or an episode-reading critic with GRPO, which has no critic
+    expect(messages({ algo: 'grpo', rollout: { groupSize: 2 }, critic: { mode: 'lora' } })).toEqual(['critic.mode "lora" with algo "grpo", which has no critic: it would train nothing; use algo "ppo" or the defaults (critic.mode "shared", critic.input "own")']);
+    expect(at({ algo: 'grpo', rollout: { groupSize: 2 }, critic: { input: 'episode' } })).toEqual(['critic.input']);
+    expect(messages({ critic: { mode: 'lora', input: 'episode' } })).toEqual([]);
     // fraction needs several answering agents and a built-in math env
     expect(messages({ env: { name: 'coop-arith', teamReward: 'fraction' } })).toEqual(['env.teamReward "fraction" needs several answering agents, the graph has 1: with one it equals "last"; set "last" or give more agents withAnswer']);
     const two = presetGraph('trio');

@@ -54,7 +54,8 @@ export interface RunConfig {
     fallback: string | null;
   };
   lora: { r: number; alpha: number; targets: LoraTarget[]; mode: 'shared' | 'per_agent'; dropout: number };
-  critic: { mode: 'shared' | 'per_agent'; hidden: number[] };
+  /** lora: per-agent critic LoRA (lora.r/alpha/targets) on a trainable trunk, a head per agent. input: what the critic reads. */
+  critic: { mode: 'shared' | 'per_agent' | 'lora'; input: 'own' | 'episode'; hidden: number[] };
   schedule: { mode: 'all' | 'agent_by_agent'; interval: number; criticWarmup: number };
   ppo: {
     clip: number;
@@ -163,8 +164,9 @@ export const CONFIG_SCHEMA: Schema = {
     critic: {
       type: 'object',
       fields: {
-        mode: { type: 'enum', values: ['shared', 'per_agent'], default: 'shared', description: "shared: one value head for all agents (CTDE); per_agent: a head per agent." },
-        hidden: { type: 'array', items: { type: 'number', integer: true, min: 1 }, default: [1024, 512], description: "Hidden sizes of the critic's MLP head on the frozen model's last hidden state." },
+        mode: { type: 'enum', values: ['shared', 'per_agent', 'lora'], default: 'shared', description: 'shared: one value head on the frozen trunk (CTDE); per_agent: a head per agent (AReaL multi_head); lora: a critic LoRA and a head per agent on a trainable trunk (independent_critic=lora).' },
+        input: { type: 'enum', values: ['own', 'episode'], default: 'own', description: "own: the critic reads the acting agent's prompt; episode: the whole episode so far (every earlier agent's prompt and output, then the acting agent's prompt), as AReaL's CTDE critic." },
+        hidden: { type: 'array', items: { type: 'number', integer: true, min: 1 }, default: [1024, 512], description: "Hidden sizes of the critic's MLP head(s) on the trunk's last hidden state." },
       },
     },
     schedule: {
@@ -291,6 +293,10 @@ function silentCombinations(c: RunConfig): ConfigIssue[] {
           + 'set credit.perStep (role -> planner, solver or verifier) or use method step_discount',
       });
     }
+  }
+  if (c.algo === 'grpo' && (c.critic.mode !== 'shared' || c.critic.input !== 'own')) {
+    const which = c.critic.mode !== 'shared' ? `critic.mode "${c.critic.mode}"` : `critic.input "${c.critic.input}"`;
+    out.push({ path: c.critic.mode !== 'shared' ? 'critic.mode' : 'critic.input', message: `${which} with algo "grpo", which has no critic: it would train nothing; use algo "ppo" or the defaults (critic.mode "shared", critic.input "own")` });
   }
   if (ppo.klIn === 'reward' && ppo.klCoef === 0) {
     out.push({ path: 'ppo.klCoef', message: 'ppo.klIn is "reward" but ppo.klCoef is 0: no KL penalty would reach the rewards; set klCoef > 0 (AReaL uses 0.1) or klIn "loss"' });

@@ -3,7 +3,9 @@
 // use another temperature or truncation); under the reference policy (slot -1, the base model) the same
 // log-probs for the KL penalty, and the frozen trunk's final hidden states at the action rows, which are the
 // critic's inputs. They are gathered into one GPU tensor kept for the whole update (the trunk is frozen, so
-// they do not change across epochs), and the critic's current values are read once for GAE.
+// they do not change across epochs), and the critic's current values are read once for GAE. A critic that
+// reads the whole episode, or runs its own LoRA, gets its rows from its own trunk pass (critic.ts) instead;
+// the LoRA critic's update recomputes them (its trunk trains), so criticInput is then left unused.
 
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';
@@ -12,6 +14,7 @@ import { releaseTokenLogprobs, selectRows, tokenLogprobs } from '../model/heads.
 import type { LoraSet } from '../model/lora-set.ts';
 import { type ValueHead, releaseValueHeadState, valueHeadForward } from '../model/value-head.ts';
 import { buildBatch, chunkActions, gatherRows } from './batch.ts';
+import { type CriticTrunk, criticPass, criticRowCount } from './critic.ts';
 import type { ActionRecord } from './rollout.ts';
 
 export interface ActionScores {
@@ -30,6 +33,9 @@ export interface ScoreResult {
   criticInput: Tensor;
   /** Head index of each critic row (the agent's head in per-agent mode, else 0). */
   criticHead: Int32Array;
+  /** The critic's own trunk pass (episode input or critic LoRA), or null: the scoring forward's rows. */
+  trunk: CriticTrunk | null;
+  level: 'action' | 'token';
 }
 
 export interface ScoreOptions {
@@ -42,6 +48,8 @@ export interface ScoreOptions {
   /** Upper bound on B*T per forward (memory). */
   maxTokens: number;
   needRef: boolean;
+  /** The critic's own trunk (needsCriticTrunk); absent: it reads the reference forward's hidden states. */
+  critic?: CriticTrunk;
 }
 
 async function logprobsOf(gpu: Gpu, logits: Tensor, targets: Tensor): Promise<{ logp: Float32Array; entropy: Float32Array }> {
@@ -53,7 +61,7 @@ async function logprobsOf(gpu: Gpu, logits: Tensor, targets: Tensor): Promise<{ 
 
 export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, actions: readonly ActionRecord[], o: ScoreOptions): Promise<ScoreResult> {
   const C = dec.config.hiddenSize;
-  const rowsOf = (a: ActionRecord) => (o.level === 'token' ? a.actionIds.length : 1);
+  const rowsOf = (a: ActionRecord) => criticRowCount(a, o.level);
   const R = actions.reduce((s, a) => s + rowsOf(a), 0);
   const criticInput = gpu.tensor([Math.max(R, 1), C], 'f32', 'critic.input');
   const criticHead = new Int32Array(R);
@@ -68,18 +76,22 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
     dec.release(pol);
     const ref = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, adapters: o.adapters, slots: new Int32Array(batch.B).fill(-1) }, { logits: o.needRef ? 'all' : 'none' });
     const refLp = o.needRef ? await logprobsOf(gpu, ref.logits!, targets) : null;
-    // gather the critic's rows from the trunk's hidden states
+    // gather the critic's rows from the trunk's hidden states (its own trunk's: after this loop)
     const rowIds: number[] = [];
     chunk.forEach((a, i) => {
       const r = batch.rows[i];
       for (let k = 0; k < rowsOf(a); k++) rowIds.push(r.start + k);
     });
-    const hRows = selectRows(gpu, ref.hN, rowIds, 'score.hrows');
-    gpu.copy(hRows, criticInput, rowIds.length * C * 4, 0, next * C * 4);
-    const hs = valueHeadForward(gpu, head, hRows);
-    const vals = await gpu.readF32(hs.values);
-    releaseValueHeadState(gpu, hs);
-    gpu.release(hRows, targets);
+    let vals: Float32Array = new Float32Array(0);
+    if (!o.critic) {
+      const hRows = selectRows(gpu, ref.hN, rowIds, 'score.hrows');
+      gpu.copy(hRows, criticInput, rowIds.length * C * 4, 0, next * C * 4);
+      const hs = valueHeadForward(gpu, head, hRows);
+      vals = await gpu.readF32(hs.values);
+      releaseValueHeadState(gpu, hs);
+      gpu.release(hRows);
+    }
+    gpu.release(targets);
     dec.release(ref);
     let local = 0;
     chunk.forEach((a, i) => {
@@ -91,12 +103,39 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
         oldLogp: gatherRows(policy.logp, r.start, r.count),
         entropy: gatherRows(policy.entropy, r.start, r.count),
         refLogp: refLp ? gatherRows(refLp.logp, r.start, r.count) : [],
-        values: Array.from({ length: n }, (_, k) => vals[h * rowIds.length + local + k]),
+        values: o.critic ? [] : Array.from({ length: n }, (_, k) => vals[h * rowIds.length + local + k]), // o.critic: trunkValues
         criticRow: next + local,
       });
       local += n;
     });
     next += local;
   }
-  return { scores, criticInput, criticHead };
+  if (o.critic) await trunkValues(gpu, dec, head, o.critic, actions, scores, criticInput, o);
+  return { scores, criticInput, criticHead, trunk: o.critic ?? null, level: o.level };
+}
+
+/** Values (and criticInput rows) from the critic's own trunk pass, written into each action's scores. */
+async function trunkValues(
+  gpu: Gpu, dec: Decoder, head: ValueHead, trunk: CriticTrunk, actions: readonly ActionRecord[], scores: Map<ActionRecord, ActionScores>,
+  criticInput: Tensor, o: ScoreOptions,
+): Promise<void> {
+  const C = dec.config.hiddenSize;
+  for (const chunk of chunkActions(actions.filter((a) => criticRowCount(a, o.level) > 0), o.maxTokens)) {
+    const p = criticPass(gpu, dec, trunk, chunk, o.level, o.padId, false);
+    const R = p.rowIds.length;
+    const hs = valueHeadForward(gpu, head, p.hRows);
+    const vals = await gpu.readF32(hs.values);
+    let local = 0;
+    for (const a of chunk) {
+      const s = scores.get(a)!;
+      const n = criticRowCount(a, o.level);
+      gpu.copy(p.hRows, criticInput, n * C * 4, local * C * 4, s.criticRow * C * 4);
+      const h = o.headOf(a.agent);
+      s.values = Array.from({ length: n }, (_, k) => vals[h * R + local + k]);
+      local += n;
+    }
+    releaseValueHeadState(gpu, hs);
+    gpu.release(p.hRows);
+    dec.release(p.fw);
+  }
 }

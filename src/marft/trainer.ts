@@ -1,5 +1,5 @@
 // One MARFT iteration, end to end: rollout (batched generation across episodes and agents) -> scoring
-// (old and reference log-probs, critic inputs and values) -> credit assignment and advantages -> PPO or
+// (old and reference log-probs, critic inputs and values, from the critic's own trunk when it has one) -> credit assignment and advantages -> PPO or
 // GRPO update -> metrics. Each phase is timed; progress goes to a callback so the CLI and the UI can show it.
 
 import { envFromConfig } from '../envs/registry.ts';
@@ -9,6 +9,7 @@ import type { LoadedTokenizer } from '../model/tokenizer.ts';
 import { type CompiledGraph, compileGraph } from '../config/graph.ts';
 import { type ActionRecord, type EpisodeRecord, rollout } from './rollout.ts';
 import { trainingAgents } from './schedule.ts';
+import { criticTrunk, needsCriticTrunk } from './critic.ts';
 import { type ActionScores, scoreActions } from './score.ts';
 import type { TrainState } from './state.ts';
 import type { AgentMetrics, IterationMetrics } from '../config/metrics.ts';
@@ -55,7 +56,7 @@ export class Trainer {
   }
 
   slotOf = (agent: number): number => (this.d.state.config.lora.mode === 'per_agent' ? agent : 0);
-  headOf = (agent: number): number => (this.d.state.config.critic.mode === 'per_agent' ? agent : 0);
+  headOf = (agent: number): number => (this.d.state.config.critic.mode === 'shared' ? 0 : agent);
 
   /** Tokens per forward pass: the caller's bound, and at most 256 MiB of f32 logits. */
   get maxTokens(): number {
@@ -98,6 +99,7 @@ export class Trainer {
     const score = await scoreActions(gpu, decoder, state.critic, actions, {
       level: cfg.algo === 'grpo' ? 'token' : cfg.level, adapters: state.policy, slotOf: this.slotOf, headOf: this.headOf, padId: this.padId,
       maxTokens: this.maxTokens, needRef: cfg.ppo.klCoef > 0,
+      critic: cfg.algo === 'ppo' && needsCriticTrunk(cfg) ? criticTrunk(state, actions, decoder.config.maxPositionEmbeddings) : undefined,
     });
     gpu.trim(); // scoring's logits: the update's micro-batches have other shapes (rollout trims after each generate)
     const t2 = performance.now();

@@ -2,7 +2,8 @@
 // model's log-prob/entropy head, then the loss on the CPU from the N log-probs and entropies read back
 // (the clipped surrogate, entropy bonus and KL penalty of losses.ts: a few floats per token), whose
 // per-token gradients go back up through the head's backward into the logits and the decoder's backward into
-// the adapters. The critic trains on the frozen trunk's hidden states gathered at scoring time. AdamW
+// the adapters. The critic trains on the frozen trunk's hidden states gathered at scoring time, or, with a
+// critic LoRA, on its own trunk's forward and backward each minibatch (critic.ts). AdamW
 // steps run on the GPU; their stats (global norm, non-finite flag) are read once per step for the metrics
 // and the skip guard. A minibatch whose approximate KL passes the target (targetKlOf) skips its policy step
 // only, as the legacy MARFT trainers (appo_trainer.py / tppo_trainer.py return before the policy step,
@@ -12,19 +13,19 @@
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import type { Decoder } from '../model/decoder.ts';
-import { releaseTokenLogprobs, selectRows, tokenLogprobs, tokenLogprobsBackward } from '../model/heads.ts';
+import { releaseTokenLogprobs, tokenLogprobs, tokenLogprobsBackward } from '../model/heads.ts';
 import { type Optimizer, type OptimizerGroup, clearGrads, optimizerStep, readOptimizerStats } from '../model/optimizer.ts';
 import type { Rng } from '../common/rng.ts';
-import { releaseValueHeadState, valueHeadBackward, valueHeadForward } from '../model/value-head.ts';
 import { normalizeAdvantages } from './advantages.ts';
 import { buildBatch, chunkActions, gatherRows } from './batch.ts';
 import { type RunConfig, targetKlOf } from '../config/run-config.ts';
-import { actionLevelPolicyLoss, countWords, exceedsTargetKl, ppoPolicyLoss, valueLoss } from './losses.ts';
+import { actionLevelPolicyLoss, countWords, exceedsTargetKl, ppoPolicyLoss } from './losses.ts';
 import type { ActionRecord } from './rollout.ts';
 import type { ScoreResult } from './score.ts';
 import type { TrainState } from './state.ts';
 import type { IterationMetrics } from '../config/metrics.ts';
 import type { ActionTargets } from './advantage-targets.ts';
+import { criticHeadBackward, criticLoraBackward } from './critic.ts';
 
 export interface UpdateStats extends Pick<IterationMetrics, 'policyLoss' | 'valueLoss' | 'entropy' | 'approxKl' | 'klToRef' | 'clipFraction' | 'skipped'> {
   policySteps: number;
@@ -99,40 +100,16 @@ export async function ppoUpdate(
     for (const mb of split(order, ppo.minibatches)) {
       // ---- critic ----
       if (useCritic) {
-        const rows: number[] = [];
-        const returns: number[] = [];
-        const oldValues: number[] = [];
-        for (const a of mb) {
-          const s = score.scores.get(a)!;
-          const t = targets.get(a)!;
-          t.returns.forEach((r, k) => { rows.push(s.criticRow + k); returns.push(r); oldValues.push(s.values[k]); });
-        }
-        if (rows.length) {
-          const R = rows.length;
-          const x = selectRows(gpu, score.criticInput, rows, 'critic.x');
-          const hs = valueHeadForward(gpu, state.critic, x);
-          const all = await gpu.readF32(hs.values);
-          const heads = rows.map((r) => score.criticHead[r]);
-          const values = rows.map((_, i) => all[heads[i] * R + i]);
-          const vl = valueLoss({ values, oldValues, returns, clip: ppo.valueClip, kind: ppo.valueLoss, huberDelta: ppo.huberDelta });
-          if (Number.isFinite(vl.loss)) {
-            const dv = new Float32Array(state.critic.heads.length * R);
-            heads.forEach((h, i) => { dv[h * R + i] = vl.dValues[i]; });
-            const dvT = gpu.upload(dv, [state.critic.heads.length, R], 'f32', 'critic.dv');
-            const ones = gpu.upload(new Float32Array(R).fill(1), [1, R], 'f32', 'critic.ones');
-            valueHeadBackward(gpu, state.critic, hs, dvT, null, ones);
-            gpu.release(dvT, ones);
-            recordStep(gpu, state.criticOptim, ppo.criticLr, ppo);
-            const r = await readOptimizerStats(gpu, state.criticOptim);
-            if (r.skipped) st.skipped.push(`epoch ${epoch}: critic step skipped (non-finite gradient)`);
-            else st.criticSteps++;
-            st.valueLoss += vl.loss;
-            nVal++;
-          } else {
-            st.skipped.push(`epoch ${epoch}: critic step skipped (value loss ${vl.loss})`);
-          }
-          releaseValueHeadState(gpu, hs);
-          gpu.release(x);
+        const vl = state.criticLora ? await criticLoraBackward(gpu, dec, state, mb, score, targets, o) : await criticHeadBackward(gpu, state, mb, score, targets);
+        if (vl && vl.finite) {
+          recordStep(gpu, state.criticOptim, ppo.criticLr, ppo);
+          const r = await readOptimizerStats(gpu, state.criticOptim);
+          if (r.skipped) st.skipped.push(`epoch ${epoch}: critic step skipped (non-finite gradient)`);
+          else st.criticSteps++;
+          st.valueLoss += vl.loss;
+          nVal++;
+        } else if (vl) {
+          st.skipped.push(`epoch ${epoch}: critic step skipped (value loss ${vl.loss})`);
         }
       }
       // ---- policy ----

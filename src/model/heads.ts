@@ -1,9 +1,10 @@
 // The heads that training puts on the decoder's outputs, shared by MARFT (policy log-probs, entropy, the
 // critic's rows) and pretraining (next-token NLL): the fused log-softmax head over logits rows, forward and
-// backward, and a gather of chosen rows of a (R, C) tensor (e.g. the hidden states the critic reads).
+// backward, and a gather of chosen rows of a (R, C) tensor (e.g. the hidden states the critic reads) with
+// its backward (the critic LoRA's gradient on those hidden states, back into the decoder's (N, C)).
 // Legend: N rows, V vocab, C channels, R rows gathered.
 
-import { embeddingForward } from '../../kernels/embedding/embedding.ts';
+import { embeddingBackward, embeddingForward } from '../../kernels/embedding/embedding.ts';
 import { logprobsBackward, logprobsForward } from '../../kernels/logprobs/logprobs.ts';
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';
@@ -57,4 +58,9 @@ export function selectRows(gpu: Gpu, table: Tensor, rows: ArrayLike<number>, lab
   embeddingForward(gpu, out, ids, table);
   gpu.release(ids);
   return out;
+}
+
+/** dtable (N, C) += drows (R, C) at rows `rows`: selectRows' backward (the embedding scatter-add). */
+export function selectRowsBackward(gpu: Gpu, dtable: Tensor, drows: Tensor, rows: ArrayLike<number>): void {
+  embeddingBackward(gpu, dtable, drows, Int32Array.from(rows));
 }

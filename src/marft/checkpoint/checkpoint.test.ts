@@ -310,12 +310,12 @@ describe('crash safety and retention', () => {
 });
 
 describe('export and zips', () => {
-  it('exports per-agent PEFT folders, the run config and a README', async () => {
+  it('exports per-agent PEFT folders, the value heads, the run config and a README', async () => {
     const s = midRunState(runConfig('per_agent'), 10);
     const files = await exportAdapters(gpu, s, { baseModel: BASE });
     expect(Object.keys(files).sort()).toEqual([
       'README.md', 'agents/planner/adapter_config.json', 'agents/planner/adapter_model.safetensors',
-      'agents/solver/adapter_config.json', 'agents/solver/adapter_model.safetensors', 'config.json',
+      'agents/solver/adapter_config.json', 'agents/solver/adapter_model.safetensors', 'config.json', 'critic/value_head.safetensors',
     ]);
     expect(JSON.parse(files['config.json'] as string)).toEqual(s.config);
     expect(JSON.parse(files['agents/solver/adapter_config.json'] as string).base_model_name_or_path).toBe(BASE);

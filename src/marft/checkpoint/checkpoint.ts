@@ -6,6 +6,7 @@
 //                     agents/<role>/adapter_config.json, adapter_model.safetensors   (PEFT, per agent;
 //                                      in shared LoRA mode every role holds the shared adapter)
 //                     critic/value_head.safetensors    (see checkpoint-format.ts)
+//                     critic/<role>/adapter_*          (critic.mode lora: each agent's critic LoRA, PEFT)
 //                     optimizer.safetensors            AdamW m, v and stats of both optimisers
 //                     state.json       format, version, iteration, RNG state, metric history, the base
 //                                      model's dims, and every other file's size and SHA-256; its own
@@ -19,11 +20,11 @@
 
 import type { Gpu } from '../../gpu/gpu.ts';
 import { LINEAR_MODULES, type LinearModule, type ModelConfig, linearDims } from '../../model/config.ts';
-import { setLoraSlot } from '../../model/lora-set.ts';
+import { type LoraSet, setLoraSlot } from '../../model/lora-set.ts';
 import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, loraScale, readPeftAdapter } from '../../model/peft.ts';
 import { OPTIMIZER_FILE, VALUE_HEAD_FILE, decodeOptimizer, decodeValueHead, encodeOptimizer, encodeValueHead, parseExact, sha256Hex, stringifyExact } from './format.ts';
 import { type RunConfig, parseRunConfig } from '../../config/run-config.ts';
-import { agentAdapterFiles, agentDir, agentSlotMap } from '../export/peft.ts';
+import { agentAdapterFiles, agentDir, agentSlotMap, criticAdapterFiles, criticDir } from '../export/peft.ts';
 import type { IterationMetrics } from '../../config/metrics.ts';
 import { type TrainState, createTrainState, releaseTrainState } from '../state.ts';
 import { errorMessage, messageWithoutHint } from '../../common/errors.ts';
@@ -139,6 +140,7 @@ async function checkpointFiles(gpu: Gpu, state: TrainState, baseModel: string): 
     [CONFIG_FILE]: JSON.stringify(state.config, null, 2) + '\n',
     ...(await agentAdapterFiles(gpu, state, baseModel)),
     [VALUE_HEAD_FILE]: await encodeValueHead(gpu, state.critic),
+    ...(await criticAdapterFiles(gpu, state, baseModel)),
     [OPTIMIZER_FILE]: await encodeOptimizer(gpu, state),
   };
   return Object.fromEntries(Object.entries(files).map(([p, d]) => [p, toBytes(d)]));
@@ -332,13 +334,12 @@ function checkModel(dims: ModelDims, model: ModelConfig, config: RunConfig, file
   if (problems.length) ckptFail('MODEL_MISMATCH', file, `the checkpoint was made for a base model with ${problems.join(', ')}`);
 }
 
-/** Loads one agent folder's adapter into `slot`, checking it against the run's LoRA settings. */
-function loadAdapter(gpu: Gpu, state: TrainState, model: ModelConfig, files: Record<string, Uint8Array>, root: string, role: string, slot: number): void {
-  const dir = agentDir(role);
+/** Loads the adapter in folder `dir` into `slot` of `set` (the policy's or the critic's), checking it against the run's LoRA settings. */
+function loadAdapter(gpu: Gpu, set: LoraSet, model: ModelConfig, config: RunConfig, files: Record<string, Uint8Array>, root: string, dir: string, what: string, slot: number): void {
   const cfgPath = `${dir}/${ADAPTER_CONFIG_FILE}`;
   const wPath = `${dir}/${ADAPTER_WEIGHTS_FILE}`;
-  for (const p of [cfgPath, wPath]) if (!files[p]) ckptFail('FILE_MISSING', joinPath(root, p), `the adapter of agent "${role}" is not in state.json's file list`);
-  const { lora } = state.config;
+  for (const p of [cfgPath, wPath]) if (!files[p]) ckptFail('FILE_MISSING', joinPath(root, p), `the adapter of ${what} is not in state.json's file list`);
+  const { lora } = config;
   try {
     const a = readPeftAdapter({ [ADAPTER_CONFIG_FILE]: files[cfgPath], [ADAPTER_WEIGHTS_FILE]: files[wPath] }, model);
     const c = a.config;
@@ -347,11 +348,11 @@ function loadAdapter(gpu: Gpu, state: TrainState, model: ModelConfig, files: Rec
     if (c.r !== lora.r || c.loraAlpha !== lora.alpha || c.useRslora || targets !== want || c.layersToTransform) {
       ckptFail('ADAPTER_INVALID', joinPath(root, cfgPath), `r ${c.r}, alpha ${c.loraAlpha}, targets [${targets}]${c.useRslora ? ', rslora' : ''}${c.layersToTransform ? ', layers_to_transform' : ''}; config.json lora has r ${lora.r}, alpha ${lora.alpha}, targets [${want}]`);
     }
-    if (loraScale(c) !== state.policy.scale) ckptFail('ADAPTER_INVALID', joinPath(root, cfgPath), `scale ${loraScale(c)} differs from the run's ${state.policy.scale}`);
-    setLoraSlot(gpu, state.policy, slot, a);
+    if (loraScale(c) !== set.scale) ckptFail('ADAPTER_INVALID', joinPath(root, cfgPath), `scale ${loraScale(c)} differs from the run's ${set.scale}`);
+    setLoraSlot(gpu, set, slot, a);
   } catch (e) {
     if (e instanceof CheckpointError) throw e;
-    ckptFail('ADAPTER_INVALID', joinPath(root, dir), `agent "${role}": ${errorMessage(e).split('\n')[0]}`);
+    ckptFail('ADAPTER_INVALID', joinPath(root, dir), `${what}: ${errorMessage(e).split('\n')[0]}`);
   }
 }
 
@@ -396,9 +397,11 @@ export async function loadCheckpoint(gpu: Gpu, store: CheckpointStore, dir: stri
       const slot = slots[role];
       if (manifest.adapters.roles[role].slot !== slot) ckptFail('STATE_INVALID', rel(STATE_FILE), `agent "${role}" is recorded in slot ${manifest.adapters.roles[role].slot}, the config puts it in slot ${slot}`);
       if (done.has(slot)) continue;
-      loadAdapter(gpu, state, model, files, path, role, slot);
+      loadAdapter(gpu, state.policy, model, config, files, path, agentDir(role), `agent "${role}"`, slot);
       done.add(slot);
     }
+    // critic.mode lora: slot = agent
+    if (state.criticLora) roles.forEach((role, i) => loadAdapter(gpu, state.criticLora!, model, config, files, path, criticDir(role), `the critic of agent "${role}"`, i));
     decodeValueHead(gpu, state.critic, files[VALUE_HEAD_FILE], rel(VALUE_HEAD_FILE));
     decodeOptimizer(gpu, state, files[OPTIMIZER_FILE], rel(OPTIMIZER_FILE));
     state.iteration = manifest.iteration;

@@ -7,7 +7,8 @@
 //   optimizer.safetensors          {policy|critic}.{i:04}.{param}.adam_m / .adam_v, with the shape of the
 //                                  parameter, i its index in the optimiser's group list (loraParams order:
 //                                  layer, target module, A then B; valueHeadParams order: head, layer, W then
-//                                  b), and policy.stats / critic.stats (8) (OPTIMIZER_STATS_LAYOUT).
+//                                  b, then with critic.mode lora the critic LoRA's, named lora.layers...),
+//                                  and policy.stats / critic.stats (8) (OPTIMIZER_STATS_LAYOUT).
 // All tensors are F32 and stored bit for bit (NaN payloads included), so a load is exact.
 
 import type { Gpu } from '../../gpu/gpu.ts';
@@ -151,7 +152,10 @@ function optimTensors(prefix: string, optim: Optimizer, named: NamedParam[]): Ar
 function allOptimTensors(state: TrainState): Array<{ name: string; t: Tensor }> {
   return [
     ...optimTensors('policy', state.policyOptim, loraNames(state.policy)),
-    ...optimTensors('critic', state.criticOptim, valueHeadNames(state.critic)),
+    ...optimTensors('critic', state.criticOptim, [
+      ...valueHeadNames(state.critic),
+      ...(state.criticLora ? loraNames(state.criticLora).map(({ name, param }) => ({ name: `lora.${name}`, param })) : []),
+    ]),
   ];
 }
 

@@ -66,7 +66,7 @@ describe('AReaL export', () => {
       level: 'token', algo: 'ppo',
       lora: { mode: 'per_agent', share_lora: false, dropout: 0, init_adapters: { planner: 'adapters/planner', solver: 'adapters/solver' } },
       credit_assignment: { method: 'per_step', discount: 0.9, reward_sharing: false, per_step: { planner: 'planner', solver: 'solver' }, fallback: null },
-      critic: { mode: 'per_agent', hidden: [64, 32], value_loss: 'huber', huber_delta: 10, value_clip: 0.3 },
+      critic: { mode: 'per_agent', input: 'own', hidden: [64, 32], value_loss: 'huber', huber_delta: 10, value_clip: 0.3 },
       graph: { edges: [{ from: 'planner', to: 'solver' }], dynamic: null },
       schedule: { mode: 'agent_by_agent', interval: 2, critic_warmup: 3 },
       ppo: { entropy_coef: 0.02, target_kl: 0.01, kl_in: 'loss', epochs: 2, log_prob_norm: 'sum', group_std: 'sample', advantage_norm: true },

@@ -230,7 +230,7 @@ export function arealConfig(config: RunConfig, opts: ArealOptions): Record<strin
         per_step: { ...config.credit.perStep },
         fallback: config.credit.fallback,
       },
-      critic: { mode: config.critic.mode, hidden: [...config.critic.hidden], value_loss: p.valueLoss, huber_delta: p.huberDelta, value_clip: p.valueClip },
+      critic: { mode: config.critic.mode, input: config.critic.input, hidden: [...config.critic.hidden], value_loss: p.valueLoss, huber_delta: p.huberDelta, value_clip: p.valueClip },
       graph: {
         edges: config.graph.edges.map((e) => ({ from: e.from, to: e.to })),
         dynamic: config.graph.dynamic ? { orchestrator: config.graph.dynamic.orchestrator, max_steps: config.graph.dynamic.maxSteps } : null,

@@ -69,7 +69,8 @@ export function AlgoSettings() {
         <SelectField label="LoRA" path="lora.mode" value={d.lora.mode} options={[{ value: 'per_agent', label: 'one per agent' }, { value: 'shared', label: 'shared' }]} onChange={(v) => editDraft((c) => { c.lora.mode = v; })} />
         <NumberField label="Rank r" path="lora.r" value={d.lora.r} step={1} onChange={(v) => editDraft((c) => { c.lora.r = v; })} />
         <NumberField label="Alpha" path="lora.alpha" value={d.lora.alpha} step={1} onChange={(v) => editDraft((c) => { c.lora.alpha = v; })} />
-        <SelectField label="Critic" path="critic.mode" value={d.critic.mode} options={[{ value: 'shared', label: 'shared head' }, { value: 'per_agent', label: 'a head per agent' }]} onChange={(v) => editDraft((c) => { c.critic.mode = v; })} />
+        <SelectField label="Critic" path="critic.mode" value={d.critic.mode} options={[{ value: 'shared', label: 'shared head' }, { value: 'per_agent', label: 'a head per agent' }, { value: 'lora', label: 'a critic LoRA per agent' }]} onChange={(v) => editDraft((c) => { c.critic.mode = v; })} />
+        <SelectField label="Critic reads" path="critic.input" value={d.critic.input} options={[{ value: 'own', label: "the agent's prompt" }, { value: 'episode', label: 'the whole episode so far' }]} onChange={(v) => editDraft((c) => { c.critic.input = v; })} />
       </div>
       <fieldset className="targets">
         <legend><Label label="LoRA targets" path="lora.targets" /></legend>

@@ -1,0 +1,180 @@
+// The critic's own trunk pass, for the two critics that cannot reuse the scoring forward's hidden states:
+// critic.input 'episode' (AReaL's CTDE critic reads the whole episode so far, not only the acting agent's
+// prompt) and critic.mode 'lora' (the seed's independent_critic=lora: a LoRA per agent on the base model,
+// trained with the value head, so its hidden states change at every critic step).
+// A critic "view" of an action is the action with the critic's prompt: its own prompt ('own'), or every
+// earlier action of its episode (prompt and output, in acting order) followed by its own prompt
+// ('episode'). The value is read, as in the legacy ActionCritic (marft/critics/action_level_critic.py:
+// hidden_states[:, -1]), at the prompt's last token (action level), or before each generated token
+// (token level): the same rows buildBatch gives the policy.
+// The LoRA critic's step: forward (saved) over the views with the critic's adapters, the value head on the
+// gathered rows, the clipped value loss, its gradient back through the head, scattered into the (N, C)
+// final hidden state, and the decoder's backward into the critic LoRA. The policy's adapters are not in
+// that forward, so a critic step cannot move them. The frozen-trunk critics' step (criticHeadBackward)
+// trains the heads alone, on the hidden states gathered at scoring.
+
+import type { Gpu } from '../gpu/gpu.ts';
+import type { Tensor } from '../gpu/tensor.ts';
+import type { Decoder, ForwardState } from '../model/decoder.ts';
+import { selectRows, selectRowsBackward } from '../model/heads.ts';
+import type { LoraSet } from '../model/lora-set.ts';
+import { clearGrads } from '../model/optimizer.ts';
+import { releaseValueHeadState, valueHeadBackward, valueHeadForward } from '../model/value-head.ts';
+import type { RunConfig } from '../config/run-config.ts';
+import { buildBatch, chunkActions } from './batch.ts';
+import { valueLoss } from './losses.ts';
+import type { ActionRecord } from './rollout.ts';
+import type { ActionTargets } from './advantage-targets.ts';
+import type { ScoreResult } from './score.ts';
+import type { TrainState } from './state.ts';
+
+/** Where the critic's hidden states come from when the scoring forward's cannot serve. */
+export interface CriticTrunk {
+  /** action -> the sequence the critic reads for it. */
+  views: Map<ActionRecord, ActionRecord>;
+  /** The critic LoRA (slot = agent), or null: the frozen base model. */
+  adapters: LoraSet | null;
+}
+
+/** Whether the critic needs its own trunk pass (else it reads the scoring forward's hidden states). */
+export const needsCriticTrunk = (config: RunConfig): boolean => config.critic.mode === 'lora' || config.critic.input === 'episode';
+
+/**
+ * The critic's view of each action. 'episode': the transcript of the action's episode so far (earlier
+ * actions' prompt and output tokens, in acting order; `actions` must list each episode's actions in acting
+ * order, as the rollout records them) before its own prompt; the transcript's oldest tokens are dropped to
+ * keep the view within `maxLen` tokens.
+ */
+export function criticViews(actions: readonly ActionRecord[], input: RunConfig['critic']['input'], maxLen: number): Map<ActionRecord, ActionRecord> {
+  const views = new Map<ActionRecord, ActionRecord>();
+  const sofar = new Map<number, number[]>();
+  for (const a of actions) {
+    if (input === 'own') { views.set(a, a); continue; }
+    const prefix = sofar.get(a.episode) ?? [];
+    const room = Math.max(0, maxLen - a.promptIds.length - a.actionIds.length);
+    views.set(a, { ...a, promptIds: [...prefix.slice(Math.max(0, prefix.length - room)), ...a.promptIds] });
+    sofar.set(a.episode, [...prefix, ...a.promptIds, ...a.actionIds]);
+  }
+  return views;
+}
+
+export function criticTrunk(state: TrainState, actions: readonly ActionRecord[], maxLen: number): CriticTrunk {
+  return { views: criticViews(actions, state.config.critic.input, maxLen), adapters: state.criticLora };
+}
+
+/** Critic rows of one action: one per generated token at token level, the prompt's last token at action level. */
+export const criticRowCount = (a: ActionRecord, level: 'action' | 'token'): number => (level === 'token' ? a.actionIds.length : 1);
+
+export interface CriticPass {
+  fw: ForwardState;
+  /** Flat rows of fw.hN the critic reads, action by action (chunk order). */
+  rowIds: number[];
+  /** (R, C) the hidden states at rowIds. */
+  hRows: Tensor;
+}
+
+/** The trunk forward over the views of `chunk` (no logits), its hidden states gathered at the critic's rows. */
+export function criticPass(
+  gpu: Gpu, dec: Decoder, trunk: CriticTrunk, chunk: readonly ActionRecord[], level: 'action' | 'token', padId: number, save: boolean | 'checkpoint',
+): CriticPass {
+  const views = chunk.map((a) => trunk.views.get(a)!);
+  const batch = buildBatch(views, (agent) => (trunk.adapters ? agent : -1), padId);
+  const fw = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, adapters: trunk.adapters, slots: batch.slots }, { logits: 'none', save });
+  const rowIds: number[] = [];
+  chunk.forEach((a, i) => { for (let k = 0; k < criticRowCount(a, level); k++) rowIds.push(batch.rows[i].start + k); });
+  return { fw, rowIds, hRows: selectRows(gpu, fw.hN, rowIds, 'critic.hrows') };
+}
+
+export interface CriticLoss { loss: number; finite: boolean }
+
+/**
+ * The LoRA critic's value loss over minibatch `mb`, its gradients accumulated into the value heads and the
+ * critic LoRA (micro-batches under maxTokens; each chunk's loss is divided by the whole minibatch's row
+ * count, so their sum is the minibatch's mean). Returns null when `mb` has no critic rows; a non-finite
+ * loss clears the gradients (the caller skips the step).
+ */
+export async function criticLoraBackward(
+  gpu: Gpu, dec: Decoder, state: TrainState, mb: readonly ActionRecord[], score: ScoreResult, targets: Map<ActionRecord, ActionTargets>,
+  o: { padId: number; maxTokens: number; recompute?: boolean },
+): Promise<CriticLoss | null> {
+  const ppo = state.config.ppo;
+  const trunk = score.trunk!;
+  const level = score.level;
+  const Z = mb.reduce((s, a) => s + targets.get(a)!.returns.length, 0);
+  if (!Z) return null;
+  const S = state.critic.heads.length;
+  const C = state.critic.C;
+  const res: CriticLoss = { loss: 0, finite: true };
+  for (const chunk of chunkActions(mb.filter((a) => targets.get(a)!.returns.length > 0), o.maxTokens)) {
+    const p = criticPass(gpu, dec, trunk, chunk, level, o.padId, o.recompute ? 'checkpoint' : true);
+    const R = p.rowIds.length;
+    const hs = valueHeadForward(gpu, state.critic, p.hRows);
+    const all = await gpu.readF32(hs.values);
+    const heads: number[] = [];
+    const returns: number[] = [];
+    const oldValues: number[] = [];
+    for (const a of chunk) {
+      const s = score.scores.get(a)!;
+      targets.get(a)!.returns.forEach((r, k) => { heads.push(score.criticHead[s.criticRow + k]); returns.push(r); oldValues.push(s.values[k]); });
+    }
+    const values = heads.map((h, i) => all[h * R + i]);
+    const vl = valueLoss({ values, oldValues, returns, clip: ppo.valueClip, kind: ppo.valueLoss, huberDelta: ppo.huberDelta, normalizer: Z });
+    res.loss += vl.loss;
+    if (!Number.isFinite(vl.loss)) res.finite = false;
+    if (res.finite) {
+      const dv = new Float32Array(S * R);
+      heads.forEach((h, i) => { dv[h * R + i] = vl.dValues[i]; });
+      const dvT = gpu.upload(dv, [S, R], 'f32', 'critic.dv');
+      const ones = gpu.upload(new Float32Array(R).fill(1), [1, R], 'f32', 'critic.ones');
+      const dhRows = gpu.tensor([R, C], 'f32', 'critic.dhrows');
+      valueHeadBackward(gpu, state.critic, hs, dvT, dhRows, ones);
+      const dhN = gpu.zeros([p.fw.N, C], 'f32', 'critic.dhN');
+      selectRowsBackward(gpu, dhN, dhRows, p.rowIds);
+      dec.backward(p.fw, null, dhN);
+      gpu.release(dvT, ones, dhRows, dhN);
+    }
+    releaseValueHeadState(gpu, hs);
+    gpu.release(p.hRows);
+    dec.release(p.fw);
+  }
+  if (!res.finite) clearGrads(gpu, state.criticOptim);
+  return res;
+}
+
+/**
+ * The frozen-trunk critic's value loss over minibatch `mb` (heads on the hidden states gathered at scoring),
+ * its gradients accumulated into the value heads when finite; null when `mb` has no critic rows.
+ */
+export async function criticHeadBackward(
+  gpu: Gpu, state: TrainState, mb: readonly ActionRecord[], score: ScoreResult, targets: Map<ActionRecord, ActionTargets>,
+): Promise<CriticLoss | null> {
+  const ppo = state.config.ppo;
+  const rows: number[] = [];
+  const returns: number[] = [];
+  const oldValues: number[] = [];
+  for (const a of mb) {
+    const s = score.scores.get(a)!;
+    const t = targets.get(a)!;
+    t.returns.forEach((r, k) => { rows.push(s.criticRow + k); returns.push(r); oldValues.push(s.values[k]); });
+  }
+  if (!rows.length) return null;
+  const R = rows.length;
+  const x = selectRows(gpu, score.criticInput, rows, 'critic.x');
+  const hs = valueHeadForward(gpu, state.critic, x);
+  const all = await gpu.readF32(hs.values);
+  const heads = rows.map((r) => score.criticHead[r]);
+  const values = rows.map((_, i) => all[heads[i] * R + i]);
+  const vl = valueLoss({ values, oldValues, returns, clip: ppo.valueClip, kind: ppo.valueLoss, huberDelta: ppo.huberDelta });
+  const finite = Number.isFinite(vl.loss);
+  if (finite) {
+    const dv = new Float32Array(state.critic.heads.length * R);
+    heads.forEach((h, i) => { dv[h * R + i] = vl.dValues[i]; });
+    const dvT = gpu.upload(dv, [state.critic.heads.length, R], 'f32', 'critic.dv');
+    const ones = gpu.upload(new Float32Array(R).fill(1), [1, R], 'f32', 'critic.ones');
+    valueHeadBackward(gpu, state.critic, hs, dvT, null, ones);
+    gpu.release(dvT, ones);
+  }
+  releaseValueHeadState(gpu, hs);
+  gpu.release(x);
+  return { loss: vl.loss, finite };
+}

@@ -7,8 +7,10 @@ import { parseDataset } from '../config/envs.ts';
 import { parseRunConfig } from '../config/run-config.ts';
 import { type PresetName, presetGraph } from '../config/presets.ts';
 import { PRESET_RUNS, presetRunConfig } from '../config/run-presets.ts';
-import type { CreditMethod, Download, Result, RunEvents, WorkerError } from '../worker/api.ts';
+import type { CreditMethod, Result, RunEvents, WorkerError } from '../worker/api.ts';
 import { getEngine } from '../worker/client.ts';
+import { PREVIEW_RECORDS } from './builder/DatasetPreview.tsx';
+import { saveDownload } from './download.ts';
 import { PRESET_CHOICES } from './defaults.ts';
 import {
   addNotice, appendMetrics, editDraft, patchInspector, patchRun, resetMetrics, setDraft, setTab, useLab,
@@ -137,10 +139,10 @@ export async function uploadDataset(file: File): Promise<void> {
   try {
     const records = parseDataset(text, file.name);
     editDraft((d) => { d.env = { name: 'dataset', options: { ...d.env.options, data: text, source: file.name } }; });
-    set({ dataset: { name: file.name, records: records.length, error: null } });
+    set({ dataset: { name: file.name, records: records.length, sample: records.slice(0, PREVIEW_RECORDS).map((r) => ({ problem: r.problem, answer: r.answer })), error: null } });
   } catch (e) {
     const err = e as { code?: string; message: string; hint?: string };
-    set({ dataset: { name: file.name, records: 0, error: { code: err.code ?? 'DATASET_PARSE', message: messageWithoutHint(err.message), hint: err.hint } } });
+    set({ dataset: { name: file.name, records: 0, sample: [], error: { code: err.code ?? 'DATASET_PARSE', message: messageWithoutHint(err.message), hint: err.hint } } });
   }
 }
 
@@ -223,25 +225,14 @@ export async function deleteRun(runId: string): Promise<void> {
   await refreshRuns();
 }
 
-function save(d: Download): void {
-  const url = URL.createObjectURL(new Blob([d.bytes as BlobPart], { type: 'application/zip' }));
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = d.name;
-  document.body.appendChild(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}
-
 export async function downloadAdapters(): Promise<void> {
   const d = await call('exporting the adapters', () => getEngine().exportAdapters());
-  if (d) save(d);
+  if (d) saveDownload(d);
 }
 
 export async function downloadCheckpoint(runId: string, checkpoint?: string): Promise<void> {
   const d = await call('exporting a checkpoint', () => getEngine().exportCheckpoint(runId, checkpoint));
-  if (d) save(d);
+  if (d) saveDownload(d);
 }
 
 /** One agent of a run's checkpoint (latest when not named) as an ONNX zip; progress and result in onnxExport. */
@@ -250,7 +241,7 @@ export async function downloadOnnx(runId: string, role: string, checkpoint?: str
   const what = `${role}.onnx from ${runId}${checkpoint ? `/${checkpoint}` : ''}`;
   set({ onnxExport: { runId, role, checkpoint: checkpoint ?? null, status: 'running', message: `exporting ${what}: merging the adapter into the base model…` } });
   const d = await call(`exporting agent ${role} as ONNX`, () => getEngine().exportOnnx(runId, role, checkpoint));
-  if (d) save(d);
+  if (d) saveDownload(d);
   set({ onnxExport: {
     runId, role, checkpoint: checkpoint ?? null, status: d ? 'done' : 'error',
     message: d ? `saved ${d.name} (${(d.bytes.length / 2 ** 20).toFixed(1)} MiB; ${d.summary ?? ''})` : `exporting ${what} failed: see the message above`,

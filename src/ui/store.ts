@@ -39,6 +39,8 @@ export interface ModelState {
 export interface DatasetState {
   name: string;
   records: number;
+  /** The first records (DatasetPreview shows them as text). */
+  sample: Array<{ problem: string; answer: string }>;
   error: WorkerError | null;
 }
 

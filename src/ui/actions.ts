@@ -126,6 +126,7 @@ export async function importModelFolder(files: File[]): Promise<void> {
     set({ model: { status: 'ready', info: r.value, error: null } });
     void refreshLocalModels();
   } else set({ model: { status: 'error', info: null, error: r.error } });
+  void refreshStorage();
 }
 
 export async function refreshLocalModels(): Promise<void> {
@@ -205,6 +206,7 @@ export async function setCompare(method: CreditMethod | null): Promise<void> {
 // ---- runs, downloads ----
 
 export async function refreshRuns(): Promise<void> {
+  void refreshStorage();
   const r = await getEngine().listRuns().catch((e) => ({ ok: false as const, error: asError(e) }));
   if (r.ok) set({ runs: r.value, runsLoaded: true });
   else {
@@ -223,6 +225,23 @@ export async function openRun(runId: string, checkpoint?: string): Promise<void>
 export async function deleteRun(runId: string): Promise<void> {
   await call('deleting a run', () => getEngine().deleteRun(runId));
   await refreshRuns();
+}
+
+/** Re-reads the Storage panel's numbers (usage, quota, per run and model sizes). */
+export async function refreshStorage(): Promise<void> {
+  const r = await call('reading the browser storage', () => getEngine().storageUsage());
+  if (r) set({ storage: r });
+}
+
+/** The Runs tab with fresh storage numbers (from a storage-full message). */
+export async function openStorage(): Promise<void> {
+  setTab('runs');
+  await refreshStorage();
+}
+
+export async function deleteLocalModel(path: string): Promise<void> {
+  await call('deleting a local model', () => getEngine().deleteLocalModel(path));
+  await Promise.all([refreshLocalModels(), refreshStorage()]);
 }
 
 export async function downloadAdapters(): Promise<void> {

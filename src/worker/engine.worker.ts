@@ -42,7 +42,7 @@ const forward: RunEvents = {
   onLoaded: (e) => ui?.onLoaded(e),
   // a paused run continues from the Train button: once space is freed, or to retry a failed environment module
   onNotice: (e) => ui?.onNotice(e.code !== 'RUN_PAUSED' ? e : {
-    ...e, message: `${e.message} ${e.pauseReason === 'environment' ? 'Press Train to retry from it; a fixed module starts a new run from the Build tab.' : 'Free some space and press Train to continue.'}`,
+    ...e, message: `${e.message} ${e.pauseReason === 'environment' ? 'Press Train to retry from it; a fixed module starts a new run from the Build tab.' : 'Free some space (Runs tab, Storage panel) and press Train to continue.'}`,
   }),
 };
 

@@ -1,11 +1,9 @@
 // The Runs tab: every run kept in this browser (OPFS) with its checkpoints; resume any checkpoint,
-// download one as a zip, export an agent as ONNX, delete a run, import a checkpoint zip; above them the
-// Storage panel (what runs and models take of the browser's quota).
+// download one as a zip, export an agent as ONNX, delete a run, import a checkpoint zip.
 
 import { deleteRun, downloadCheckpoint, importCheckpoint, openRun, refreshRuns } from '../actions.ts';
 import { selectRun, selectRunActive, selectRuns, useLab } from '../store.ts';
 import { OnnxExport } from './OnnxExport.tsx';
-import { StoragePanel } from './StoragePanel.tsx';
 
 export function RunsView() {
   const runs = useLab(selectRuns);
@@ -13,8 +11,6 @@ export function RunsView() {
   const active = useLab(selectRunActive);
   const current = useLab(selectRun).runId;
   return (
-    <>
-    <StoragePanel />
     <section className="card" data-testid="runs-view">
       <div className="row spread">
         <h2>Saved runs</h2>
@@ -60,6 +56,5 @@ export function RunsView() {
         </tbody>
       </table>
     </section>
-    </>
   );
 }

@@ -145,11 +145,11 @@ export async function importFolder(store: CheckpointStore, files: readonly Picke
       if (replacing) await store.rename(old, name);
       throw e;
     }
-    await store.remove(old);
   } catch (e) {
     await store.remove(partial).catch(() => {});
     throw storageFailure(e, `copying the model "${name}" into the browser's storage`);
   }
+  await store.remove(old).catch(() => {}); // the model is in place; a leftover shows in the Storage panel
   return `${OPFS_MODEL_PREFIX}${name}`;
 }
 

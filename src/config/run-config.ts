@@ -23,6 +23,7 @@ import { ConfigError } from './errors.ts';
 import { graphIssues, PROFILE_SCHEMA, type AgentGraph } from './graph.ts';
 import { presetGraph } from './presets.ts';
 import { int, num, toJsonSchema, validate, type Schema, type SchemaIssue } from './schema.ts';
+import { parseJson } from '../common/json.ts';
 
 /** config.model.path '' (or this name) means the built-in tiny model, public/models/<BUILTIN_MODEL>/. */
 export const BUILTIN_MODEL = 'marft-tiny';
@@ -339,7 +340,7 @@ export function parseRunConfig(input: string | unknown, options: ValidateOptions
   let obj: unknown = input;
   if (typeof input === 'string') {
     try {
-      obj = JSON.parse(input);
+      obj = parseJson(input);
     } catch (e) {
       throw new ConfigError('CONFIG_JSON', `the run config is not valid JSON (${(e as Error).message})`);
     }

@@ -11,6 +11,7 @@ import { EnvError, envFail } from './errors.ts';
 import { MathEnv, type Problem } from './mathEnv.ts';
 import { Rng, shuffled } from '../common/rng.ts';
 import type { EnvOptions } from './types.ts';
+import { parseJson } from '../common/json.ts';
 
 export interface DatasetRecord extends Problem {
   id: string | number;
@@ -136,7 +137,7 @@ export function parseDataset(text: string, source = 'dataset'): DatasetRecord[] 
   if (trimmed.startsWith('[')) {
     let parsed: unknown;
     try {
-      parsed = JSON.parse(body);
+      parsed = parseJson(body);
     } catch (e) {
       envFail('DATASET_PARSE', `${source}: invalid JSON${jsonErrorLine(body, e as Error)} (${(e as Error).message})`);
     }
@@ -150,7 +151,7 @@ export function parseDataset(text: string, source = 'dataset'): DatasetRecord[] 
   lines.forEach((l, i) => {
     if (l.trim() === '') return;
     try {
-      raws.push({ raw: JSON.parse(l), line: i + 1 });
+      raws.push({ raw: parseJson(l), line: i + 1 });
     } catch (e) {
       badJson.push(`line ${i + 1}: ${(e as Error).message}`);
     }

@@ -21,34 +21,15 @@ import { listCheckpoints, loadCheckpoint, readCheckpointFiles, saveCheckpoint } 
 import { type RunLoopEvent, type RunSession, RunPaused, runLoop } from './run-loop.ts';
 import { releaseTrainState } from './state.ts';
 import { nodeStore } from '../platform/storage/node.ts';
-import { CheckpointError, type CheckpointStore, type MemoryStore, memoryStore } from '../platform/storage/index.ts';
+import { CheckpointError, type MemoryStore, memoryStore } from '../platform/storage/index.ts';
 import { tinySetup } from './testing.ts';
+import { enospc, faultyStore, quota } from '../platform/storage/testing.ts';
 
 const TEST = 'src/marft/run-loop.test.ts';
 const rows: ReliabilityRow[] = [];
 afterAll(() => recordReliability('run-loop', rows));
 const OVER = { rollout: { episodes: 1, horizon: 1 } };
 const session = (gpu: Gpu, s: ReturnType<typeof tinySetup>): RunSession => ({ gpu, decoder: s.decoder, tokenizer: s.tokenizer, model: s.model });
-
-/** A store that fails the writes (or renames) for which `failAt(n)` is true, n counting from 1. */
-function faultyStore(inner: CheckpointStore, fail: (op: 'write' | 'rename', n: number) => Error | null): CheckpointStore & { writes: number; renames: number } {
-  const s = {
-    ...inner, name: `faulty(${inner.name})`, writes: 0, renames: 0,
-    async write(path: string, data: Uint8Array | string) {
-      const e = fail('write', ++s.writes);
-      if (e) throw e;
-      return inner.write(path, data);
-    },
-    async rename(from: string, to: string) {
-      const e = fail('rename', ++s.renames);
-      if (e) throw e;
-      return inner.rename(from, to);
-    },
-  };
-  return s;
-}
-const enospc = (): Error => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
-const quota = (): Error => Object.assign(new Error('The quota has been exceeded.'), { name: 'QuotaExceededError' });
 
 describe('run loop faults', () => {
   it('NaN in a gradient skips the step and reports it; NaN losses 3 times in a row roll back', async () => {

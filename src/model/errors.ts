@@ -3,6 +3,7 @@
 // and the problem, and a hint saying what to do next.
 
 import { CodedError } from '../common/errors.ts';
+import { parseJson } from '../common/json.ts';
 
 export type ModelFileErrorCode =
   | 'FILE_MISSING' // a required file is not in the folder
@@ -64,10 +65,10 @@ export function fail(code: ModelFileErrorCode, file: string, message: string): n
   throw new ModelFileError(code, file, message);
 }
 
-/** JSON.parse that fails with a ModelFileError naming the file (and the position when the engine gives it). */
+/** parseJson (JSON.parse with a nesting cap) that fails with a ModelFileError naming the file (and the position when the engine gives it). */
 export function parseJsonFile(text: string, file: string, code: ModelFileErrorCode): unknown {
   try {
-    return JSON.parse(text);
+    return parseJson(text);
   } catch (e) {
     return fail(code, file, `invalid JSON (${(e as Error).message})`);
   }

@@ -1,9 +1,10 @@
 // Zips for downloads and uploads (fflate: works in the browser and in Node). The writer is deterministic
 // (sorted entries, a fixed timestamp) and stores weight files (safetensors, onnx) uncompressed.
 // The reader distrusts its input: every entry name must be a plain relative path (no "..", no absolute
-// or drive paths, no backslashes), names are unique, the declared sizes are summed against a cap before
-// anything is inflated (a zip bomb is refused before it takes memory), and each entry's size and CRC-32
-// are checked after inflating.
+// or drive paths, no backslashes), names are unique, no entry is a symlink (its Unix mode in the central
+// directory: a link extracted elsewhere would let a later write escape the folder), the declared sizes
+// are summed against a cap before anything is inflated (a zip bomb is refused before it takes memory),
+// and each entry's size and CRC-32 are checked after inflating.
 
 import { unzipSync, zipSync, type Zippable } from 'fflate';
 import { errorMessage } from '../common/errors.ts';
@@ -49,7 +50,14 @@ function crc32(b: Uint8Array): number {
   return (c ^ 0xffffffff) >>> 0;
 }
 
-/** name -> CRC-32 from the central directory (zip64 entries and unreadable directories are skipped). */
+const S_IFMT = 0o170000;
+const S_IFLNK = 0o120000;
+
+/**
+ * name -> CRC-32 from the central directory (zip64 entries and unreadable directories are skipped), names
+ * decoded as fflate does (UTF-8 when flag bit 11 is set, else one char per byte); refuses a symlink entry
+ * (the Unix mode in the external attributes' high 16 bits), whatever its name.
+ */
 function centralCrcs(bytes: Uint8Array): Map<string, number> {
   const out = new Map<string, number>();
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -62,8 +70,11 @@ function centralCrcs(bytes: Uint8Array): Map<string, number> {
   for (let i = 0; i < count && o + 46 <= bytes.length && dv.getUint32(o, true) === 0x02014b50; i++) {
     const crc = dv.getUint32(o + 16, true);
     const nameLen = dv.getUint16(o + 28, true);
+    const raw = bytes.subarray(o + 46, o + 46 + nameLen);
+    const name = dv.getUint16(o + 8, true) & 0x800 ? dec.decode(raw) : String.fromCharCode(...raw);
+    if (((dv.getUint32(o + 38, true) >>> 16) & S_IFMT) === S_IFLNK) ckptFail('ZIP_INVALID', 'zip', `entry ${JSON.stringify(name)} is a symbolic link (a checkpoint holds only plain files)`);
     const next = o + 46 + nameLen + dv.getUint16(o + 30, true) + dv.getUint16(o + 32, true);
-    out.set(dec.decode(bytes.subarray(o + 46, o + 46 + nameLen)), crc);
+    out.set(name, crc);
     o = next;
   }
   return out;
@@ -78,6 +89,7 @@ export function unzipFiles(bytes: Uint8Array, limits: UnzipLimits = {}): Record<
   const declared = new Map<string, number>();
   let total = 0;
   let entries = 0;
+  const crcs = centralCrcs(bytes);
   let files: Record<string, Uint8Array>;
   try {
     files = unzipSync(bytes, {
@@ -103,7 +115,6 @@ export function unzipFiles(bytes: Uint8Array, limits: UnzipLimits = {}): Record<
     if (e instanceof CheckpointError) throw e;
     return ckptFail('ZIP_INVALID', where, `cannot read the zip (${errorMessage(e)})`);
   }
-  const crcs = centralCrcs(bytes);
   for (const [name, data] of Object.entries(files)) {
     const size = declared.get(name);
     if (data.length !== size) ckptFail('ZIP_INVALID', name, `inflates to ${data.length} bytes, the zip says ${size}`);

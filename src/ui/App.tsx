@@ -5,6 +5,7 @@ import { Inspector } from './inspector/Inspector.tsx';
 import { LiveView } from './live/LiveView.tsx';
 import { Notices } from './Notices.tsx';
 import { RunsView } from './runs/RunsView.tsx';
+import { StoragePanel } from './runs/StoragePanel.tsx';
 import { type Tab, selectTab, setTab, useLab } from './store.ts';
 
 const TABS: Array<[Tab, string]> = [['build', 'Build'], ['train', 'Train'], ['inspect', 'Inspect'], ['runs', 'Runs']];
@@ -30,7 +31,7 @@ export function App() {
       <div hidden={tab !== 'build'}><Builder /></div>
       <div hidden={tab !== 'train'}><LiveView /></div>
       <div hidden={tab !== 'inspect'}><Inspector /></div>
-      <div hidden={tab !== 'runs'}><RunsView /></div>
+      <div hidden={tab !== 'runs'}><StoragePanel /><RunsView /></div>
     </main>
   );
 }

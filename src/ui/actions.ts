@@ -7,8 +7,10 @@ import { parseCodeTasks, parseDataset } from '../config/envs.ts';
 import { parseRunConfig } from '../config/run-config.ts';
 import { type PresetName, presetGraph } from '../config/presets.ts';
 import { PRESET_RUNS, presetRunConfig } from '../config/run-presets.ts';
-import type { CreditMethod, Download, Result, RunEvents, WorkerError } from '../worker/api.ts';
+import type { CreditMethod, Result, RunEvents, WorkerError } from '../worker/api.ts';
 import { getEngine } from '../worker/client.ts';
+import { PREVIEW_RECORDS } from './builder/DatasetPreview.tsx';
+import { saveDownload } from './download.ts';
 import { PRESET_CHOICES } from './defaults.ts';
 import {
   addNotice, appendMetrics, editDraft, freshAgentIds, patchInspector, patchRun, resetMetrics, setDraft, setTab, useLab,
@@ -124,6 +126,7 @@ export async function importModelFolder(files: File[]): Promise<void> {
     set({ model: { status: 'ready', info: r.value, error: null } });
     void refreshLocalModels();
   } else set({ model: { status: 'error', info: null, error: r.error } });
+  void refreshStorage();
 }
 
 export async function refreshLocalModels(): Promise<void> {
@@ -139,10 +142,12 @@ export async function uploadDataset(file: File, env: keyof typeof PARSERS = 'dat
   try {
     const records = PARSERS[env](text, file.name);
     editDraft((d) => { d.env = { name: env, options: { ...d.env.options, data: text, source: file.name } }; });
-    set({ dataset: { name: file.name, records: records.length, error: null } });
+    // the first records as plain text (a code task: its prompt and the function it asks for)
+    const sample = records.slice(0, PREVIEW_RECORDS).map((r) => ('prompt' in r ? { problem: r.prompt, answer: r.entryPoint } : { problem: r.problem, answer: r.answer }));
+    set({ dataset: { name: file.name, records: records.length, sample, error: null } });
   } catch (e) {
     const err = e as { code?: string; message: string; hint?: string };
-    set({ dataset: { name: file.name, records: 0, error: { code: err.code ?? 'DATASET_PARSE', message: messageWithoutHint(err.message), hint: err.hint } } });
+    set({ dataset: { name: file.name, records: 0, sample: [], error: { code: err.code ?? 'DATASET_PARSE', message: messageWithoutHint(err.message), hint: err.hint } } });
   }
 }
 
@@ -210,7 +215,7 @@ export async function inspect(episode: number): Promise<void> {
 /** The last iteration's episodes as recorded-episodes JSONL (the input of `marft inspect`). */
 export async function downloadEpisodes(): Promise<void> {
   const d = await call('exporting the episodes', () => getEngine().exportEpisodes());
-  if (d) save(d);
+  if (d) saveDownload(d);
 }
 
 export async function setCompare(method: CreditMethod | null): Promise<void> {
@@ -222,6 +227,7 @@ export async function setCompare(method: CreditMethod | null): Promise<void> {
 // ---- runs, downloads ----
 
 export async function refreshRuns(): Promise<void> {
+  void refreshStorage();
   const r = await getEngine().listRuns().catch((e) => ({ ok: false as const, error: asError(e) }));
   if (r.ok) set({ runs: r.value, runsLoaded: true });
   else {
@@ -242,25 +248,31 @@ export async function deleteRun(runId: string): Promise<void> {
   await refreshRuns();
 }
 
-function save(d: Download): void {
-  const url = URL.createObjectURL(new Blob([d.bytes as BlobPart], { type: d.name.endsWith('.jsonl') ? 'application/jsonl' : 'application/zip' }));
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = d.name;
-  document.body.appendChild(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+/** Re-reads the Storage panel's numbers (usage, quota, per run and model sizes). */
+export async function refreshStorage(): Promise<void> {
+  const r = await call('reading the browser storage', () => getEngine().storageUsage());
+  if (r) set({ storage: r });
+}
+
+/** The Runs tab with fresh storage numbers (from a storage-full message). */
+export async function openStorage(): Promise<void> {
+  setTab('runs');
+  await refreshStorage();
+}
+
+export async function deleteLocalModel(path: string): Promise<void> {
+  await call('deleting a local model', () => getEngine().deleteLocalModel(path));
+  await Promise.all([refreshLocalModels(), refreshStorage()]);
 }
 
 export async function downloadAdapters(): Promise<void> {
   const d = await call('exporting the adapters', () => getEngine().exportAdapters());
-  if (d) save(d);
+  if (d) saveDownload(d);
 }
 
 export async function downloadCheckpoint(runId: string, checkpoint?: string): Promise<void> {
   const d = await call('exporting a checkpoint', () => getEngine().exportCheckpoint(runId, checkpoint));
-  if (d) save(d);
+  if (d) saveDownload(d);
 }
 
 /** One agent of a run's checkpoint (latest when not named) as an ONNX zip; progress and result in onnxExport. */
@@ -269,7 +281,7 @@ export async function downloadOnnx(runId: string, role: string, checkpoint?: str
   const what = `${role}.onnx from ${runId}${checkpoint ? `/${checkpoint}` : ''}`;
   set({ onnxExport: { runId, role, checkpoint: checkpoint ?? null, status: 'running', message: `exporting ${what}: merging the adapter into the base model…` } });
   const d = await call(`exporting agent ${role} as ONNX`, () => getEngine().exportOnnx(runId, role, checkpoint));
-  if (d) save(d);
+  if (d) saveDownload(d);
   set({ onnxExport: {
     runId, role, checkpoint: checkpoint ?? null, status: d ? 'done' : 'error',
     message: d ? `saved ${d.name} (${(d.bytes.length / 2 ** 20).toFixed(1)} MiB; ${d.summary ?? ''})` : `exporting ${what} failed: see the message above`,

@@ -11,7 +11,7 @@ import { type ConfigIssue, type RunConfig, validateConfig } from '../config/run-
 import { graphIssues } from '../config/graph.ts';
 import type { IterationMetrics } from '../config/metrics.ts';
 import type {
-  CreditMethod, EpisodeSummary, InspectedEpisode, IterationProfile, ModelInfo, ProbeResult, RunStatus, RunSummary, WorkerError,
+  CreditMethod, EpisodeSummary, InspectedEpisode, IterationProfile, ModelInfo, ProbeResult, RunStatus, RunSummary, StorageUsage, WorkerError,
 } from '../worker/api.ts';
 import { defaultRunConfig } from '../config/run-presets.ts';
 import { type BuilderSnapshot, type History, emptyHistory, record } from './builder/history.ts';
@@ -42,6 +42,8 @@ export interface ModelState {
 export interface DatasetState {
   name: string;
   records: number;
+  /** The first records (DatasetPreview shows them as text). */
+  sample: Array<{ problem: string; answer: string }>;
   error: WorkerError | null;
 }
 
@@ -115,6 +117,8 @@ export interface LabState {
   // runs
   runs: RunSummary[];
   runsLoaded: boolean;
+  /** The Storage panel's numbers; null until first read. */
+  storage: StorageUsage | null;
   onnxExport: OnnxExportState | null;
   notices: Notice[];
 }
@@ -162,6 +166,7 @@ export const useLab = create<LabState>(() => ({
   profile: { armed: false, last: null },
   runs: [],
   runsLoaded: false,
+  storage: null,
   onnxExport: null,
   notices: [],
 }));
@@ -269,6 +274,7 @@ export const selectProfile = (s: LabState): ProfileState => s.profile;
 /** Whether the device can time kernels (null until the GPU probe answers). */
 export const selectTimestampQuery = (s: LabState): boolean | null => (s.gpu.status === 'ready' ? s.gpu.probe.timestampQuery : null);
 export const selectRuns = (s: LabState): RunSummary[] => s.runs;
+export const selectStorage = (s: LabState): StorageUsage | null => s.storage;
 export const selectOnnxExport = (s: LabState): OnnxExportState | null => s.onnxExport;
 export const selectNotices = (s: LabState): Notice[] => s.notices;
 export const selectLocalModels = (s: LabState): string[] => s.localModels;

@@ -64,6 +64,22 @@ export interface RunSummary {
   problem?: string;
 }
 
+/** Bytes one run folder or one local model takes in the browser's storage. */
+export interface FolderUsage {
+  /** The run id, or the model's config.model.path (opfs:models/<name>). */
+  name: string;
+  bytes: number;
+}
+
+/** What the Storage panel shows: the origin's usage and quota (navigator.storage.estimate) and the folders. */
+export interface StorageUsage {
+  /** Bytes this site uses in all, and the most the browser grants it (null where the browser does not say). */
+  usage: number | null;
+  quota: number | null;
+  runs: FolderUsage[];
+  models: FolderUsage[];
+}
+
 /** The inspector's data (src/marft/inspect.ts formats it), as the UI receives it. */
 export type { CreditMethod, InspectedEpisode };
 export type { GaeNext, InspectAction, InspectToken } from '../marft/inspect.ts';
@@ -96,6 +112,10 @@ export interface EngineApi {
   stop(): Promise<void>;
   listRuns(): Promise<Result<RunSummary[]>>;
   deleteRun(runId: string): Promise<Result<void>>;
+  /** Storage used by runs and local models, with the browser's quota. */
+  storageUsage(): Promise<Result<StorageUsage>>;
+  /** Deletes a local model (config.model.path opfs:models/<name>) from the browser's storage. */
+  deleteLocalModel(path: string): Promise<Result<void>>;
   /** Per-token data of an episode of the last iteration, under `method` (default: the run's credit). */
   inspect(episode: number, method?: CreditMethod): Promise<Result<InspectedEpisode>>;
   /** The last iteration's episodes in the recorded-episodes format (JSONL, what `marft inspect` reads). */

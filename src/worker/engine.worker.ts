@@ -15,7 +15,8 @@ import { browserSandbox } from '../platform/sandbox/browser.ts';
 import { zipFiles } from '../platform/zip.ts';
 import { type Download, type EngineApi, type ModelInfo, type Result, toWorkerError } from './api.ts';
 import { WorkerFail } from './errors.ts';
-import { importFolderToOpfs, modelFilesFor, modelsStore, weightBytes } from './model-source.ts';
+import { importFolderToOpfs, isHiddenFolder, modelFilesFor, modelsStore, weightBytes } from './model-source.ts';
+import { deleteLocalModel, storageUsage } from './storage.ts';
 import { browserPlatform, modelsBase } from './platform.ts';
 import { deleteRun, importCheckpoint, listRuns, newRunId, runMetaFile, runsStore } from './run-folders.ts';
 
@@ -42,7 +43,7 @@ const forward: RunEvents = {
   onLoaded: (e) => ui?.onLoaded(e),
   // a paused run continues from the Train button: once space is freed, or to retry a failed environment module
   onNotice: (e) => ui?.onNotice(e.code !== 'RUN_PAUSED' ? e : {
-    ...e, message: `${e.message} ${e.pauseReason === 'environment' ? 'Press Train to retry from it; a fixed module starts a new run from the Build tab.' : 'Free some space and press Train to continue.'}`,
+    ...e, message: `${e.message} ${e.pauseReason === 'environment' ? 'Press Train to retry from it; a fixed module starts a new run from the Build tab.' : 'Free some space (Runs tab, Storage panel) and press Train to continue.'}`,
   }),
 };
 
@@ -71,7 +72,7 @@ const api: EngineApi = {
   }),
   listLocalModels: () => wrap(async () => {
     const s = modelsStore();
-    return (await s.list('')).filter((e) => e.kind === 'directory').map((e) => `opfs:models/${e.name}`);
+    return (await s.list('')).filter((e) => e.kind === 'directory' && !isHiddenFolder(e.name)).map((e) => `opfs:models/${e.name}`);
   }),
   start: (config, options) => wrap(async () => {
     if (run.busy) throw new MarftError('BUSY', 'a run is training');
@@ -89,6 +90,11 @@ const api: EngineApi = {
   deleteRun: (id) => wrap(async () => {
     if (run.id === id && run.busy) throw new MarftError('BUSY', 'this run is training');
     await deleteRun(id);
+  }),
+  storageUsage: () => wrap(() => storageUsage(runsStore, modelsStore())),
+  deleteLocalModel: (path) => wrap(async () => {
+    if (run.busy) throw new MarftError('BUSY', 'a run is training: delete models once it is paused');
+    await deleteLocalModel(modelsStore(), path);
   }),
   inspect: (episode, method) => wrap(() => {
     const last = run.last;

@@ -18,7 +18,7 @@ const HINTS: Record<WorkerErrorCode, string> = {
   MODEL_FOLDER: 'Pick a Hugging Face model folder (config.json, model.safetensors or its index, tokenizer.json) with the folder picker.',
   MODEL_TOO_LARGE: 'Pick a smaller model (a few hundred million parameters at most in 16-bit), or run the CLI on a machine with a larger GPU.',
   NO_TOKENIZER: 'The folder needs tokenizer.json (and tokenizer_config.json for the chat template); save them with tokenizer.save_pretrained(dir).',
-  STORAGE_FULL: 'Free some browser storage (delete old runs in the Runs tab, or local models), then retry.',
+  STORAGE_FULL: 'Free some browser storage: the Runs tab\'s Storage panel shows what each run and local model takes and deletes old ones; then retry.',
   NO_EPISODES: 'Train at least one iteration first; the inspector shows the last iteration\'s episodes.',
 };
 

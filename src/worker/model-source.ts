@@ -1,12 +1,16 @@
 // Where the worker gets a base model's files: the built-in model served statically under models/<name>/
 // (fetched file by file: a static server has no folder listing, so the known Hugging Face file names are
 // tried, and a shard index pulls in its shards), or a local folder the user picked, copied into OPFS under
-// models/<name>/ so it survives a reload and a resumed run finds it again.
+// models/<name>/ so it survives a reload and a resumed run finds it again. The copy goes to a hidden
+// .partial-<name>/ folder first and is renamed into place only when every file is written, so a full
+// quota (or a closed tab) mid-copy leaves no half model and keeps the one it was replacing.
 
 import { BUILTIN_MODEL } from '../config/run-config.ts';
 import { type ModelFiles, memoryFiles } from '../marft/session.ts';
 import type { CheckpointStore } from '../platform/storage/store.ts';
 import { listFiles } from '../platform/storage/store.ts';
+import { isStorageFull } from '../platform/storage/errors.ts';
+import { errorMessage, messageWithoutHint } from '../common/errors.ts';
 import { opfsStore } from '../platform/storage/opfs.ts';
 import { OPFS_MODEL_PREFIX } from './api.ts';
 import { WorkerFail } from './errors.ts';
@@ -82,19 +86,40 @@ export async function storeModelFiles(store: CheckpointStore, dir: string, name:
 export const modelsStore = (): CheckpointStore => opfsStore('models');
 
 /** The folder name of a picked directory (first path part of webkitRelativePath), made safe for OPFS. */
-export function folderName(files: readonly File[]): string {
-  const rel = (files[0] as File & { webkitRelativePath?: string })?.webkitRelativePath || '';
+export function folderName(files: readonly PickedFile[]): string {
+  const rel = files[0]?.webkitRelativePath || '';
   const raw = rel.includes('/') ? rel.split('/')[0] : 'local-model';
   return raw.replace(/[^\w.-]+/g, '_').replace(/^\.+/, '') || 'local-model';
 }
 
+/** A file the user picked: its bytes, size and path inside the picked folder (webkitRelativePath). */
+export type PickedFile = Pick<File, 'name' | 'size' | 'arrayBuffer'> & { webkitRelativePath?: string };
+
+/** Folders of the models store that are not models: a copy in flight or left by a crash, the one it replaces. */
+export const isHiddenFolder = (name: string): boolean => name.startsWith('.');
+
+/** The error for a write that failed: the catalogue's STORAGE_FULL when the quota or disk is full. */
+export function storageFailure(e: unknown, what: string): unknown {
+  return isStorageFull(e) ? new WorkerFail('STORAGE_FULL', `${what}: the browser's storage for this site is full (${messageWithoutHint(errorMessage(e))}); nothing was kept`) : e;
+}
+
 /** Copies a picked folder into OPFS models/<name>/ (only what a model needs); returns its config.model.path. */
-export async function importFolderToOpfs(files: readonly File[]): Promise<string> {
+export async function importFolderToOpfs(files: readonly PickedFile[]): Promise<string> {
+  const est = await navigator.storage?.estimate?.().catch(() => null);
+  return importFolder(modelsStore(), files, est?.quota && est.usage !== undefined ? est.quota - est.usage : null);
+}
+
+/**
+ * Copies a picked folder into `store` at <name>/ through .partial-<name>/ (renamed into place at the end;
+ * on any failure the partial folder is removed and an earlier <name>/ stays). `free`: bytes the quota
+ * still allows (null: unknown).
+ */
+export async function importFolder(store: CheckpointStore, files: readonly PickedFile[], free: number | null): Promise<string> {
   if (!files.length) throw new WorkerFail('MODEL_FOLDER', 'the picked folder is empty');
   const name = folderName(files);
   const keep = (p: string) => /\.(json|safetensors|jinja|txt|model)$/.test(p);
   const picked = files
-    .map((f) => ({ f, path: ((f as File & { webkitRelativePath?: string }).webkitRelativePath || f.name).split('/').slice(1).join('/') || f.name }))
+    .map((f) => ({ f, path: (f.webkitRelativePath || f.name).split('/').slice(1).join('/') || f.name }))
     .filter((x) => keep(x.path) && !x.path.split('/').some((s) => s.startsWith('.')));
   if (!picked.some((x) => x.path === 'config.json')) {
     throw new WorkerFail('MODEL_FOLDER', `the folder "${name}" has no config.json at its top (${files.length} files picked): this is not a Hugging Face model folder`);
@@ -103,13 +128,28 @@ export async function importFolderToOpfs(files: readonly File[]): Promise<string
   if (bytes > MAX_MODEL_BYTES) {
     throw new WorkerFail('MODEL_TOO_LARGE', `"${name}" is ${(bytes / 2 ** 30).toFixed(2)} GiB; the lab holds the model in the browser's memory and takes at most ${(MAX_MODEL_BYTES / 2 ** 30).toFixed(1)} GiB`);
   }
-  const est = await navigator.storage?.estimate?.().catch(() => null);
-  if (est?.quota && est.usage !== undefined && est.quota - est.usage < bytes) {
-    throw new WorkerFail('STORAGE_FULL', `"${name}" needs ${(bytes / 2 ** 20).toFixed(0)} MiB but the browser grants this site ${((est.quota - est.usage) / 2 ** 20).toFixed(0)} MiB more`);
+  if (free !== null && free < bytes) {
+    throw new WorkerFail('STORAGE_FULL', `"${name}" needs ${(bytes / 2 ** 20).toFixed(0)} MiB but the browser grants this site ${(free / 2 ** 20).toFixed(0)} MiB more`);
   }
-  const store = modelsStore();
-  if (await store.stat(name)) await store.remove(name);
-  for (const x of picked) await store.write(`${name}/${x.path}`, new Uint8Array(await x.f.arrayBuffer()));
+  const partial = `.partial-${name}`;
+  const old = `.old-${name}`;
+  try {
+    await store.remove(partial);
+    await store.remove(old);
+    for (const x of picked) await store.write(`${partial}/${x.path}`, new Uint8Array(await x.f.arrayBuffer()));
+    const replacing = (await store.stat(name)) !== null;
+    if (replacing) await store.rename(name, old);
+    try {
+      await store.rename(partial, name);
+    } catch (e) {
+      if (replacing) await store.rename(old, name);
+      throw e;
+    }
+  } catch (e) {
+    await store.remove(partial).catch(() => {});
+    throw storageFailure(e, `copying the model "${name}" into the browser's storage`);
+  }
+  await store.remove(old).catch(() => {}); // the model is in place; a leftover shows in the Storage panel
   return `${OPFS_MODEL_PREFIX}${name}`;
 }
 

@@ -6,8 +6,10 @@
 import { CONFIG_FILE, LATEST_FILE, STATE_FILE, checkpointName, importCheckpointZip, listCheckpoints, parseManifest, readCheckpointFiles } from '../marft/checkpoint/checkpoint.ts';
 import type { RunConfig } from '../config/run-config.ts';
 import { opfsStore } from '../platform/storage/opfs.ts';
-import type { CheckpointStore } from '../platform/storage/store.ts';
+import { type CheckpointStore, pathParts } from '../platform/storage/store.ts';
+import { ckptFail } from '../platform/storage/errors.ts';
 import type { RunSummary } from './api.ts';
+import { storageFailure } from './model-source.ts';
 
 const META = 'run.json';
 
@@ -65,15 +67,19 @@ export async function listRuns(): Promise<RunSummary[]> {
   return out.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : -1));
 }
 
-export async function deleteRun(id: string): Promise<void> {
-  await runsStore.remove(id);
+export async function deleteRun(id: string, s: CheckpointStore = runsStore): Promise<void> {
+  if (pathParts(id).length !== 1) ckptFail('PATH_INVALID', id, 'a run id names one folder of runs/');
+  await s.remove(id);
 }
 
-/** A checkpoint zip as a new run folder; verified, removed again when it does not verify. */
-export async function importCheckpoint(bytes: Uint8Array, fileName: string): Promise<RunSummary> {
+/**
+ * A checkpoint zip as a new run folder of `s` (default OPFS runs/); verified, removed again when it does not
+ * verify or a write fails (a full quota is STORAGE_FULL). Every file lands under <new id>/: the zip reader
+ * admits only plain relative entry names.
+ */
+export async function importCheckpoint(bytes: Uint8Array, fileName: string, s: CheckpointStore = runsStore): Promise<RunSummary> {
   const files = importCheckpointZip(bytes);
   const manifest = await parseManifest(files[STATE_FILE], `${fileName}: ${STATE_FILE}`);
-  const s = runsStore;
   const id = newRunId('import');
   const ckpt = checkpointName(manifest.iteration);
   try {
@@ -83,7 +89,7 @@ export async function importCheckpoint(bytes: Uint8Array, fileName: string): Pro
     await readCheckpointFiles(s, id);
   } catch (e) {
     await s.remove(id).catch(() => {});
-    throw e;
+    throw storageFailure(e, `importing ${fileName}`);
   }
   return summarize(s, id);
 }

@@ -20,6 +20,7 @@ import type { ValueHead } from '../../model/value-head.ts';
 import type { TrainState } from '../state.ts';
 import { errorMessage } from '../../common/errors.ts';
 import { ckptFail } from '../../platform/storage/errors.ts';
+import { parseJson } from '../../common/json.ts';
 
 export const VALUE_HEAD_FILE = 'critic/value_head.safetensors';
 export const OPTIMIZER_FILE = 'optimizer.safetensors';
@@ -44,9 +45,9 @@ export function stringifyExact(value: unknown, indent?: number): string {
   }, indent);
 }
 
-/** JSON.parse, undoing stringifyExact's encoding. */
+/** JSON.parse (with parseJson's nesting cap), undoing stringifyExact's encoding. */
 export function parseExact(text: string): unknown {
-  return JSON.parse(text, (_k, v: unknown) => {
+  return parseJson(text, (_k, v: unknown) => {
     if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
       const keys = Object.keys(v);
       const s = (v as Record<string, unknown>)[SPECIAL];

@@ -48,6 +48,16 @@ export class CheckpointError extends CodedError<CheckpointErrorCode> {
   }
 }
 
+/**
+ * Did `e` fail because the disk or the browser's storage quota is full? A QuotaExceededError or ENOSPC, or
+ * a store's STORAGE error wrapping one (the stores keep the cause's name or code in the message).
+ */
+export function isStorageFull(e: unknown): boolean {
+  const x = e as { name?: unknown; code?: unknown; message?: unknown } | null;
+  if (x?.name === 'QuotaExceededError' || x?.code === 'ENOSPC' || x?.code === 'EDQUOT') return true;
+  return typeof x?.message === 'string' && /QuotaExceededError|ENOSPC|EDQUOT/.test(x.message);
+}
+
 /** Throws a CheckpointError; a one-liner for validation code. */
 export function ckptFail(code: CheckpointErrorCode, file: string, message: string): never {
   throw new CheckpointError(code, file, message);

@@ -62,6 +62,14 @@ export function nodeStore(root: string): CheckpointStore {
       }
     },
     stat: (path) => kindOf(abs(path)),
+    async size(path) {
+      try {
+        const s = await stat(abs(path));
+        return s.isFile() ? s.size : 0;
+      } catch {
+        return 0;
+      }
+    },
     async write(path, data) {
       const p = abs(path);
       if (p === base) ckptFail('PATH_INVALID', path, 'cannot write the root');

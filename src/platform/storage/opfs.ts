@@ -139,13 +139,17 @@ export function opfsStore(base: string | FileSystemDirectoryHandle = ''): Checkp
       const h = await handleAt(path);
       return h ? (h.kind === 'directory' ? 'directory' : 'file') : null;
     },
+    async size(path) {
+      const h = await handleAt(path);
+      return h?.kind === 'file' ? (await (h as FileSystemFileHandle).getFile()).size : 0;
+    },
     async write(path, data) {
       const { parent, leaf } = split(path);
       try {
         await writeFile((await dirAt(parent, true))!, leaf, toBytes(data));
       } catch (e) {
         if ((e as Error).name === 'CheckpointError') throw e;
-        ckptFail('STORAGE', path, `cannot write (${errorMessage(e)})`);
+        ckptFail('STORAGE', path, `cannot write (${(e as Error)?.name === 'QuotaExceededError' ? 'QuotaExceededError: ' : ''}${errorMessage(e)})`);
       }
     },
     async rename(from, to) {

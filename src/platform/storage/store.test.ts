@@ -4,10 +4,11 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CheckpointError } from './errors.ts';
+import { CheckpointError, isStorageFull } from './errors.ts';
 import { nodeStore } from './node.ts';
 import { opfsStore } from './opfs.ts';
-import { type CheckpointStore, listFiles, memoryStore, pathParts, readFolder } from './store.ts';
+import { type CheckpointStore, folderBytes, listFiles, memoryStore, pathParts, readFolder } from './store.ts';
+import { enospc, quota } from './testing.ts';
 
 const text = (b: Uint8Array): string => new TextDecoder().decode(b);
 
@@ -24,7 +25,7 @@ async function codeOf(p: Promise<unknown>): Promise<string> {
 
 // A small in-memory imitation of the File System Access API's handles (the parts opfs.ts uses), so the
 // OPFS store's path and rename logic runs here too; `move` toggles FileSystemHandle.move().
-function fakeOpfs(withMove: boolean): FileSystemDirectoryHandle {
+function fakeOpfs(withMove: boolean, quotaLeft: number | null = null): FileSystemDirectoryHandle {
   const notFound = (n: string) => new DOMException(`${n} not found`, 'NotFoundError');
   const mismatch = (n: string) => new DOMException(`${n} is of the other kind`, 'TypeMismatchError');
   type Node = FakeFile | FakeDir;
@@ -32,11 +33,11 @@ function fakeOpfs(withMove: boolean): FileSystemDirectoryHandle {
     readonly kind = 'file';
     data = new Uint8Array(0);
     constructor(public name: string, public parent: FakeDir) {}
-    async getFile() { const d = this.data.slice(); return { arrayBuffer: async () => d.buffer }; }
+    async getFile() { const d = this.data.slice(); return { size: d.length, arrayBuffer: async () => d.buffer }; }
     async createWritable() {
       const chunks: Uint8Array[] = [];
       return {
-        write: async (b: Uint8Array) => { chunks.push(b.slice()); },
+        write: async (b: Uint8Array) => { if (quotaLeft !== null && (quotaLeft -= b.length) < 0) throw new DOMException('The quota has been exceeded.', 'QuotaExceededError'); chunks.push(b.slice()); },
         close: async () => { this.data = new Uint8Array(Buffer.concat(chunks)); },
         abort: async () => {},
       };
@@ -97,6 +98,18 @@ const backends: Array<[string, () => Promise<CheckpointStore>]> = [
 ];
 
 describe.each(backends)('%s store', (_name, make) => {
+  it('sizes files without reading them, and whole folders (folderBytes)', async () => {
+    const s = await make();
+    await s.write('run/a/x.txt', 'hello');
+    await s.write('run/b.bin', new Uint8Array(1000));
+    expect(await s.size!('run/a/x.txt')).toBe(5);
+    expect(await s.size!('run/missing')).toBe(0);
+    expect(await s.size!('run/a')).toBe(0);
+    expect(await folderBytes(s, 'run')).toBe(1005);
+    expect(await folderBytes(s, 'run/a')).toBe(5);
+    expect(await folderBytes(s, 'nope')).toBe(0);
+  });
+
   it('writes, reads, lists and stats files and folders', async () => {
     const s = await make();
     await s.write('run/a/x.txt', 'hello');
@@ -170,5 +183,20 @@ describe('node store', () => {
     const s = nodeStore(d);
     await s.write('x/y', new Uint8Array(1000));
     expect(await readdir(join(d, 'x'))).toEqual(['y']);
+  });
+});
+
+describe('a full quota', () => {
+  it('is recognised raw and wrapped by a store', async () => {
+    expect([quota(), enospc(), Object.assign(new Error('x'), { code: 'EDQUOT' })].map(isStorageFull)).toEqual([true, true, true]);
+    expect([new Error('EACCES: permission denied'), null, 'ENOSPC', new CheckpointError('STORAGE', 'f', 'cannot write (EACCES)')].map(isStorageFull)).toEqual([false, false, false, false]);
+    const s = opfsStore(fakeOpfs(true, 10));
+    await s.write('a', 'small');
+    let err: unknown;
+    try { await s.write('b', 'too large for the rest'); } catch (e) { err = e; }
+    expect((err as CheckpointError).code).toBe('STORAGE');
+    expect((err as Error).message).toMatch(/^b: cannot write \(QuotaExceededError: The quota has been exceeded\.\)/);
+    expect(isStorageFull(err)).toBe(true);
+    expect(text(await s.read('a'))).toBe('small');
   });
 });

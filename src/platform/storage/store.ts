@@ -27,6 +27,8 @@ export interface CheckpointStore {
   /** What is at `path`, or null. */
   stat(path: string): Promise<'file' | 'directory' | null>;
   write(path: string, data: Uint8Array | string): Promise<void>;
+  /** A file's size in bytes without reading it (0 when absent); folderBytes reads the file where a store lacks it. */
+  size?(path: string): Promise<number>;
   rename(from: string, to: string): Promise<void>;
   remove(path: string): Promise<void>;
 }
@@ -67,6 +69,16 @@ export async function listFiles(store: CheckpointStore, dir: string): Promise<st
   };
   await walk('');
   return out.sort();
+}
+
+/** Bytes of every file under `dir` (the storage panel's per-run and per-model sizes). */
+export async function folderBytes(store: CheckpointStore, dir: string): Promise<number> {
+  let n = 0;
+  for (const p of await listFiles(store, dir)) {
+    const path = joinPath(dir, p);
+    n += store.size ? await store.size(path) : (await store.read(path)).length;
+  }
+  return n;
 }
 
 /** Reads every file under `dir` into a record of relative path -> bytes. */
@@ -131,6 +143,9 @@ export function memoryStore(initial: Record<string, Uint8Array | string> = {}): 
       const b = files.get(p);
       if (!b) ckptFail('FILE_MISSING', p, 'no such file');
       return b.slice();
+    },
+    async size(path) {
+      return files.get(normalizePath(path))?.length ?? 0;
     },
     async stat(path) {
       const p = normalizePath(path);

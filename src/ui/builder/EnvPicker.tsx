@@ -6,6 +6,7 @@ import { DEFAULT_PRECEDENCE, listEnvs } from '../../config/envs.ts';
 import { uploadDataset } from '../actions.ts';
 import { editDraft, selectDataset, selectDraft, useLab } from '../store.ts';
 import { ErrorBox } from '../Notices.tsx';
+import { DatasetPreview } from './DatasetPreview.tsx';
 import { FieldIssues, Label, NumberField } from './fields.tsx';
 import { MODULE_ENV, startFromTemplate } from './module-actions.ts';
 import { ModuleEditor } from './ModuleEditor.tsx';
@@ -49,7 +50,7 @@ export function EnvPicker() {
             <input type="file" accept=".json,.jsonl,application/json" hidden data-testid="dataset-file"
               onChange={(e) => { const f = e.target.files?.[0]; if (f) void uploadDataset(f, env.name === 'code' ? 'code' : 'dataset'); e.target.value = ''; }} />
           </label>
-          {dataset && !dataset.error && env.options.source === dataset.name && <p data-testid="dataset-status">{dataset.name}: {dataset.records} records</p>}
+          {dataset && !dataset.error && env.options.source === dataset.name && <DatasetPreview dataset={dataset} />}
           {!dataset && typeof env.options.source === 'string' && <p>{env.options.source} (from the loaded run)</p>}
           {!dataset && env.name === 'code' && env.options.data === undefined && <p>the built-in tasks</p>}
           {dataset?.error && <ErrorBox error={dataset.error} testid="dataset-error" />}

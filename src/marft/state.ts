@@ -1,6 +1,6 @@
 // The training state of a MARFT run: everything a checkpoint must hold to continue exactly where a run
 // stopped — the policy adapters (one LoRA slot per agent, or one shared slot), the critic's value heads,
-// both optimisers (AdamW moments and their GPU-side step/norm stats), the RNG state and the metric history.
+// both optimisers (AdamW moments and their GPU-side step/norm stats, per adapter slot for the policy), the RNG state and the metric history.
 // The base model is not part of it (it is frozen and named by config.model.path).
 
 import type { Gpu } from '../gpu/gpu.ts';
@@ -37,7 +37,7 @@ export function createTrainState(gpu: Gpu, model: ModelConfig, config: RunConfig
   const critic = createValueHead(gpu, model.hiddenSize, config.critic.hidden, criticHeads(config), rng.fork('critic').state);
   return {
     config, iteration: 0, rng: rng.fork('run'), metrics: [], policy, critic,
-    policyOptim: createOptimizer(gpu, loraParams(policy)),
+    policyOptim: createOptimizer(gpu, loraParams(policy), policy.spec.slots), // a state per adapter slot: per-agent clipping and counts
     criticOptim: createOptimizer(gpu, valueHeadParams(critic)),
   };
 }

@@ -214,6 +214,9 @@ export function validateConfig(input: unknown, options: ValidateOptions = {}): {
     if (filled.algo === 'grpo' && filled.rollout.groupSize < 2) {
       issues.push({ path: 'rollout.groupSize', message: `rollout.groupSize must be >= 2 with algo "grpo" (advantages are normalised within a group), got ${filled.rollout.groupSize}` });
     }
+    if (filled.schedule.mode === 'agent_by_agent' && filled.lora.mode === 'shared' && filled.graph.agents.length > 1) {
+      issues.push({ path: 'schedule.mode', message: 'schedule.mode "agent_by_agent" needs lora.mode "per_agent": with one shared adapter the "frozen" agents would train with the one that trains (set lora.mode to "per_agent", or schedule.mode to "all")' });
+    }
     for (const role of Object.keys(filled.credit.perStep)) {
       if (!roles.has(role)) issues.push({ path: `credit.perStep.${role}`, message: `credit.perStep.${role} names no role of the graph (${[...roles].join(', ')})` });
     }

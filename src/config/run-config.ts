@@ -163,7 +163,7 @@ export const CONFIG_SCHEMA: Schema = {
         minibatches: int(1, 1),
         gamma: num(0.99, prob),
         lambda: num(0.95, prob),
-        maxGradNorm: num(0.5, positive),
+        maxGradNorm: num(0.5, { ...positive, description: 'Gradient clipping: each agent\'s adapter by its own gradient norm (one shared adapter: by its norm), the critic by its norm.' }),
         lr: num(1e-6, positive),
         criticLr: num(5e-4, positive),
         adamEps: num(1e-5, positive),

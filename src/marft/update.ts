@@ -3,7 +3,7 @@
 // (the clipped surrogate, entropy bonus and KL penalty of losses.ts: a few floats per token), whose
 // per-token gradients go back up through the head's backward into the logits and the decoder's backward into
 // the adapters. The critic trains on the frozen trunk's hidden states gathered at scoring time. AdamW
-// steps run on the GPU; their stats (global norm, non-finite flag) are read once per step for the metrics
+// steps run on the GPU; their stats (gradient norms, non-finite flags) are read once per step for the metrics
 // and the skip guard. The policy's optimiser keeps a state per adapter slot (each agent clipped by its own
 // gradient norm, with its own step count); agent-by-agent schedules step only the training agents' slots,
 // so the frozen agents' adapters, Adam moments and counts stay exactly as they were.

@@ -9,9 +9,8 @@
 
 import { ADAMW_STATS, type AdamWGroup, adamwStats, adamwStep, zeroGrads } from '../../kernels/adamw/adamw.ts';
 import { shapeError } from '../gpu/errors.ts';
-import { numel } from '../gpu/tensor.ts';
 import type { Gpu } from '../gpu/gpu.ts';
-import type { Tensor } from '../gpu/tensor.ts';
+import { type Tensor, numel } from '../gpu/tensor.ts';
 
 /** Layout of one slot's 8 values in Optimizer.stats: a checkpoint records it beside the stats it saves. */
 export const OPTIMIZER_STATS_LAYOUT = ADAMW_STATS;

@@ -142,11 +142,14 @@ export function loraNames(set: LoraSet): NamedParam[] {
   ]));
 }
 
+/** One tensor of the optimiser file; legacyShape: the shape an older checkpoint stored it in. */
+interface OptimTensor { name: string; t: Tensor; legacyShape?: number[] }
+
 /** The optimiser tensors of one Optimizer, in group order, checked against the parameters' names. */
-function optimTensors(prefix: string, optim: Optimizer, named: NamedParam[]): Array<{ name: string; t: Tensor; legacyShape?: number[] }> {
+function optimTensors(prefix: string, optim: Optimizer, named: NamedParam[]): OptimTensor[] {
   if (named.length !== optim.groups.length) throw new Error(`${prefix} optimiser has ${optim.groups.length} groups for ${named.length} parameters`);
   const width = Math.max(4, String(named.length).length);
-  const out: Array<{ name: string; t: Tensor; legacyShape?: number[] }> = [];
+  const out: OptimTensor[] = [];
   optim.groups.forEach((g, i) => {
     // The optimiser is built from loraParams / valueHeadParams: this identity check pins the order.
     if (g.params !== named[i].param) throw new Error(`${prefix} optimiser group ${i} is not the parameter ${named[i].name}: the group order changed`);
@@ -158,7 +161,7 @@ function optimTensors(prefix: string, optim: Optimizer, named: NamedParam[]): Ar
   return out;
 }
 
-function allOptimTensors(state: TrainState): Array<{ name: string; t: Tensor; legacyShape?: number[] }> {
+function allOptimTensors(state: TrainState): OptimTensor[] {
   return [
     ...optimTensors('policy', state.policyOptim, loraNames(state.policy)),
     ...optimTensors('critic', state.criticOptim, valueHeadNames(state.critic)),

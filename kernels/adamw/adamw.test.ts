@@ -134,6 +134,8 @@ describe('adamw', () => {
 // Per-slot state: one AdamW per agent, as legacy MARFT has it (marft/algorithms/appo_trainer.py: a
 // torch.optim.AdamW per agent role, nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm) per agent,
 // and with agent_iteration_interval > 0 only agent_to_train's optimiser steps), over slot-major tensors.
+// (AReaL-MARFT's areal/engine/multi_adapter_mixin.py masks each adapter's loss but trains every adapter in
+// one optimiser with one clip; the lab follows the legacy code here, as MARFT_REFERENCE.md records.)
 describe('adamw per slot', () => {
   const upload = (gpu: Gpu, x: ArrayLike<number>, shape: number[], label: string) => gpu.upload(Float32Array.from(x), shape, 'f32', label);
   const group = (gpu: Gpu, p: ArrayLike<number>, g: ArrayLike<number>, shape: number[]): AdamWGroup => ({

@@ -32,3 +32,22 @@ export function adamwStepRef(groups: AdamWRefGroup[], state: { step: number; ski
   }
   return { step: t, skipped: state.skipped, norm, clipScale, nonFinite: false };
 }
+
+/**
+ * One per-slot step over slot-major groups (each tensor (S, ...)), in place: every active slot (default
+ * all) steps as adamwStepRef on its own part of every group, with its own state (norm, clip, step count);
+ * the others are untouched. Returns each slot's state after it (an inactive slot's as it was, norm NaN).
+ */
+export function adamwSlotsStepRef(
+  groups: AdamWRefGroup[], states: ReadonlyArray<{ step: number; skipped: number }>, hp: AdamWHyper & { maxNorm?: number }, active?: readonly number[],
+): AdamWRefState[] {
+  const S = states.length;
+  return states.map((st, s) => {
+    if (active && !active.includes(s)) return { ...st, norm: NaN, clipScale: NaN, nonFinite: false };
+    const part = <T extends ArrayLike<number>>(a: T): T => {
+      const n = a.length / S;
+      return (a instanceof Float64Array ? a.subarray(s * n, (s + 1) * n) : Array.prototype.slice.call(a, s * n, (s + 1) * n)) as unknown as T;
+    };
+    return adamwStepRef(groups.map((g) => ({ params: part(g.params), grads: part(g.grads), m: part(g.m), v: part(g.v), decay: g.decay })), st, hp);
+  });
+}

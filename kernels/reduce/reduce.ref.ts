@@ -32,3 +32,13 @@ export function maskedMeanRowsRef(values: ArrayLike<number>, mask: ArrayLike<num
   for (let n = 0; n < N; n++) out[n] = maskedMeanRef(sl(values, n), sl(mask, n));
   return out;
 }
+
+/** Per slot s: op over slot s of every tensor in xs, each (S, ...) with its slots contiguous. */
+export function reduceSlotsRef(xs: ReadonlyArray<ArrayLike<number>>, S: number, op: ReduceOp): Float64Array {
+  const out = new Float64Array(S);
+  for (let s = 0; s < S; s++) {
+    const parts = xs.map((x) => { const n = x.length / S; return Array.prototype.slice.call(x, s * n, (s + 1) * n) as number[]; });
+    out[s] = reduceRef(parts.flat(), op);
+  }
+  return out;
+}

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../../src/common/rng.ts';
 import { expectClose, randn, testGpu } from '../testing.ts';
-import { type ReduceOp, maskedMean, maskedMeanRows, reduceAll, reduceAllInto, reduceRows } from './reduce.ts';
-import { maskedMeanRef, maskedMeanRowsRef, reduceRef, reduceRowsRef } from './reduce.ref.ts';
+import { type ReduceOp, maskedMean, maskedMeanRows, reduceAll, reduceAllInto, reduceRows, reduceSlotsInto } from './reduce.ts';
+import { maskedMeanRef, maskedMeanRowsRef, reduceRef, reduceRowsRef, reduceSlotsRef } from './reduce.ref.ts';
 
 const OPS: ReduceOp[] = ['sum', 'mean', 'max', 'sumsq'];
 const FLAT = [1, 7, 64, 65, 130, 256, 257, 4096, 4097, 50000];
@@ -69,6 +69,38 @@ describe('reduce', () => {
     gpu.release(...ts, out);
   });
 
+  // Slot-major tensors as adamw's per-agent clipping reads them: one tensor of one segment per slot (one
+  // pass), and lists whose slots span several segments (a first pass and a final one).
+  for (const [S, sizes] of [[3, [3 * 7]], [2, [2 * 5, 2 * 4097, 2 * 130]], [4, [4 * 9000, 4]]] as Array<[number, number[]]>) {
+    it(`reduceSlotsInto: S=${S}, tensors of ${sizes.join(', ')}`, async () => {
+      const gpu = await testGpu();
+      const xs = sizes.map((n, i) => f32(randn(n, 40 + i)));
+      const ts = xs.map((x, i) => gpu.upload(x, [S, x.length / S], 'f32', `x${i}`));
+      for (const op of OPS) {
+        const out = gpu.upload(new Float32Array(1 + 8 * S).fill(7), [1 + 8 * S], 'f32', 'out'); // stride 8 from offset 1
+        reduceSlotsInto(gpu, out, 1, 8, ts, op, S);
+        const got = await gpu.read(out);
+        const ref = reduceSlotsRef(xs, S, op);
+        const n = xs.reduce((a, x) => a + x.length / S, 0);
+        expectClose(`${op} slots`, Array.from({ length: S }, (_, s) => got[1 + 8 * s]), ref, tol(op, n));
+        expect(Array.from(got).filter((_, i) => (i - 1) % 8 !== 0 || i === 0).every((v) => v === 7)).toBe(true);
+        gpu.release(out);
+      }
+      gpu.release(...ts);
+    });
+  }
+
+  it('reduceSlotsInto with one slot gives exactly reduceAllInto\'s value', async () => {
+    const gpu = await testGpu();
+    const ts = [5000, 3, 9000].map((n, i) => gpu.upload(f32(randn(n, 60 + i)), [n], 'f32', `x${i}`));
+    const a = gpu.tensor([8], 'f32', 'a');
+    const b = gpu.tensor([1], 'f32', 'b');
+    reduceSlotsInto(gpu, a, 0, 8, ts, 'sumsq', 1);
+    reduceAllInto(gpu, b, 0, ts, 'sumsq');
+    expect((await gpu.read(a))[0]).toBe((await gpu.read(b))[0]);
+    gpu.release(...ts, a, b);
+  });
+
   it('is deterministic and maps non-finite values to +inf in sumsq', async () => {
     const gpu = await testGpu();
     const x = f32(randn(9000, 3));
@@ -96,6 +128,8 @@ describe('reduce', () => {
     expect(() => maskedMeanRows(gpu, out, x, m)).toThrow(/maskedMeanRows: mask must be \(3, 4\) f32, got \[4, 3\] f32/);
     expect(() => maskedMean(gpu, out, x, m)).toThrow(/maskedMean: out must be \(1\) f32, got \[4\] f32/);
     expect(() => reduceAllInto(gpu, out, 4, [x], 'sum')).toThrow(/reduceAll: out must be f32 with an element at offset 4, got \[4\] f32/);
+    expect(() => reduceSlotsInto(gpu, out, 0, 2, [x], 'sum', 5)).toThrow(/reduceSlots: out must be f32 with an element at offset 8, got \[4\] f32/);
+    expect(() => reduceSlotsInto(gpu, out, 0, 0, [x], 'sum', 5)).toThrow(/reduceSlots: x\[0\] \[3, 4\] f32 does not split into 5 equal rows/);
     expect(gpu.dispatchCount).toBe(before);
     gpu.release(x, m, out);
   });

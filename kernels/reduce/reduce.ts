@@ -1,5 +1,6 @@
 // Launchers for deterministic reductions: sum, mean, max, sum of squares over a whole tensor (or a list
-// of tensors, as adamw's global gradient norm needs) or per row of (N, C), and the masked mean.
+// of tensors, as adamw's global gradient norm needs), per row of (N, C), per slot of a list of slot-major
+// (S, ...) tensors (adamw's per-agent gradient norms), and the masked mean.
 // Flat reductions run in passes of 4096-element segments; the partials live in two scratch buffers kept
 // per device (never returned to the pool, so a later upload cannot overwrite them before the passes run).
 
@@ -31,9 +32,9 @@ const LOADS: Record<Load, { load: string; combine: string; identity: string }> =
 };
 
 const STORES: Record<Store, string> = {
-  value: 'out[u.outOffset + s] = acc.x * u.scale;',
-  pair: 'let o = 2u * (u.outOffset + s); out[o] = acc.x; out[o + 1u] = acc.y;',
-  ratio: 'out[u.outOffset + s] = select(0.0, acc.x / acc.y, acc.y != 0.0);',
+  value: 'out[o] = acc.x * u.scale;',
+  pair: 'out[2u * o] = acc.x; out[2u * o + 1u] = acc.y;',
+  ratio: 'out[o] = select(0.0, acc.x / acc.y, acc.y != 0.0);',
 };
 
 const reduceProgram = programFactory((load: Load, store: Store) => `reduce:${load}:${store}`, (load: Load, store: Store): Program => {
@@ -42,25 +43,30 @@ const reduceProgram = programFactory((load: Load, store: Store) => `reduce:${loa
   return { key: `reduce:${load}:${store}`, code, entryPoint: 'reduce' };
 });
 
+/** One pass: `rows` rows of rowLen elements from inOffset, each cut into segments of segLen (see reduce.wgsl). */
 interface Pass {
   load: Load;
   store: Store;
   x: Tensor;
   mask?: Tensor;
   inOffset: number;
-  n: number;
+  rows: number;
+  rowLen: number;
   segLen: number;
   out: Tensor;
   outOffset: number;
+  /** Distance in out between two rows' results (0 for one row). */
+  outRowStride: number;
   scale?: number;
 }
 
 function runPass(gpu: Gpu, p: Pass): void {
-  const nSeg = Math.ceil(p.n / p.segLen);
+  const segsPerRow = Math.ceil(p.rowLen / p.segLen);
+  const nSeg = p.rows * segsPerRow;
   gpu.run({
     program: reduceProgram(p.load, p.store),
     bindings: [p.x, p.mask, p.out],
-    uniforms: [p.segLen, nSeg, p.n, p.inOffset, p.outOffset, { f32: p.scale ?? 1 }, 0x7f800000, 0xff800000],
+    uniforms: [p.segLen, nSeg, p.rowLen, segsPerRow, p.inOffset, p.outOffset, p.outRowStride, { f32: p.scale ?? 1 }, 0x7f800000, 0xff800000, 0, 0],
     workgroups: grid1d(nSeg),
   });
 }
@@ -91,16 +97,20 @@ function checkOut(op: string, out: Tensor, offset: number): void {
 }
 
 /**
- * out[outOffset] = op over every element of every tensor in xs (one value for the whole list, e.g. the
- * sum of squares of all gradients). mean divides by the total element count. No readback.
+ * out[outOffset + r*outStride] = op over row r of every tensor in xs, each read as R equal rows (R = 1: one
+ * value for the whole list). Each row's first pass writes its partials into a slot-major scratch row, later
+ * passes reduce each row of partials; for R = 1 this is exactly the flat reduction.
  */
-export function reduceAllInto(gpu: Gpu, out: Tensor, outOffset: number, xs: readonly Tensor[], op: ReduceOp, masks?: readonly Tensor[]): void {
-  const name = masks ? 'maskedMean' : 'reduceAll';
+function reduceListInto(
+  gpu: Gpu, name: string, out: Tensor, outOffset: number, outStride: number, xs: readonly Tensor[], op: ReduceOp, R: number, masks?: readonly Tensor[],
+): void {
   if (xs.length === 0) shapeError(name, 'no input tensors');
-  checkOut(name, out, outOffset);
+  if (!Number.isInteger(R) || R < 1) shapeError(name, `rows must be a positive integer, got ${R}`);
+  checkOut(name, out, outOffset + (R - 1) * outStride);
   xs.forEach((x, i) => {
     checkF32(name, `x[${i}]`, x);
     if (x.buffer === out.buffer) shapeError(name, `x[${i}] and out are the same buffer`);
+    if (numel(x.shape) % R !== 0) shapeError(name, `x[${i}] ${shapeStr(x)} does not split into ${R} equal rows`);
   });
   if (masks) {
     if (masks.length !== xs.length) shapeError(name, `${masks.length} masks for ${xs.length} tensors`);
@@ -110,7 +120,8 @@ export function reduceAllInto(gpu: Gpu, out: Tensor, outOffset: number, xs: read
       }
     });
   }
-  const total = xs.reduce((a, x) => a + numel(x.shape), 0);
+  const rowLens = xs.map((x) => numel(x.shape) / R);
+  const total = rowLens.reduce((a, n) => a + n, 0);
   const first: Load = masks ? 'masked' : op === 'mean' ? 'sum' : op;
   const later: Load = masks ? 'pairs' : op === 'max' ? 'max' : 'sum';
   const finalStore: Store = masks ? 'ratio' : 'value';
@@ -118,29 +129,46 @@ export function reduceAllInto(gpu: Gpu, out: Tensor, outOffset: number, xs: read
   const width = masks ? 2 : 1;
   const scale = op === 'mean' && !masks ? 1 / total : 1;
   const S = REDUCE_SEGMENT;
+  const final = { store: finalStore, rows: R, segLen: S, out, outOffset, outRowStride: outStride, scale };
 
   if (xs.length === 1 && total <= S) {
-    runPass(gpu, { load: first, store: finalStore, x: xs[0], mask: masks?.[0], inOffset: 0, n: total, segLen: S, out, outOffset, scale });
+    runPass(gpu, { ...final, load: first, x: xs[0], mask: masks?.[0], inOffset: 0, rowLen: total });
     return;
   }
-  let P = xs.reduce((a, x) => a + Math.ceil(numel(x.shape) / S), 0);
-  let src = scratch(gpu, 0, P * width);
+  let P = rowLens.reduce((a, n) => a + Math.ceil(n / S), 0); // partials per row
+  let src = scratch(gpu, 0, R * P * width);
   let off = 0;
   xs.forEach((x, i) => {
-    const n = numel(x.shape);
-    runPass(gpu, { load: first, store: midStore, x, mask: masks?.[i], inOffset: 0, n, segLen: S, out: src, outOffset: off });
-    off += Math.ceil(n / S);
+    runPass(gpu, { load: first, store: midStore, x, mask: masks?.[i], inOffset: 0, rows: R, rowLen: rowLens[i], segLen: S, out: src, outOffset: off, outRowStride: P });
+    off += Math.ceil(rowLens[i] / S);
   });
   let which: 0 | 1 = 0;
   while (P > S) {
     const next = Math.ceil(P / S);
     which = which === 0 ? 1 : 0;
-    const dst = scratch(gpu, which, next * width);
-    runPass(gpu, { load: later, store: midStore, x: src, inOffset: 0, n: P, segLen: S, out: dst, outOffset: 0 });
+    const dst = scratch(gpu, which, R * next * width);
+    runPass(gpu, { load: later, store: midStore, x: src, inOffset: 0, rows: R, rowLen: P, segLen: S, out: dst, outOffset: 0, outRowStride: next });
     src = dst;
     P = next;
   }
-  runPass(gpu, { load: later, store: finalStore, x: src, inOffset: 0, n: P, segLen: S, out, outOffset, scale });
+  runPass(gpu, { ...final, load: later, x: src, inOffset: 0, rowLen: P });
+}
+
+/**
+ * out[outOffset] = op over every element of every tensor in xs (one value for the whole list). mean
+ * divides by the total element count. No readback.
+ */
+export function reduceAllInto(gpu: Gpu, out: Tensor, outOffset: number, xs: readonly Tensor[], op: ReduceOp, masks?: readonly Tensor[]): void {
+  reduceListInto(gpu, masks ? 'maskedMean' : 'reduceAll', out, outOffset, 0, xs, op, 1, masks);
+}
+
+/**
+ * Per slot of slot-major tensors: out[outOffset + s*outStride] = op over slot s of every tensor in xs, each
+ * (S, ...) with its slots contiguous (e.g. the sum of squares of one agent's gradients, for per-agent
+ * clipping). S = 1 gives exactly reduceAllInto's value. No readback.
+ */
+export function reduceSlotsInto(gpu: Gpu, out: Tensor, outOffset: number, outStride: number, xs: readonly Tensor[], op: ReduceOp, slots: number): void {
+  reduceListInto(gpu, 'reduceSlots', out, outOffset, outStride, xs, op, slots);
 }
 
 /** out (1) f32 = op over all elements of x. */
@@ -157,7 +185,7 @@ export function reduceRows(gpu: Gpu, out: Tensor, x: Tensor, op: ReduceOp): void
   if (N === 0 || C === 0) shapeError(name, `x is empty: ${shapeStr(x)}`);
   if (out.dtype !== 'f32' || out.shape.length !== 1 || out.shape[0] !== N) shapeError(name, `out must be (${N}) f32, got ${shapeStr(out)}`);
   const load: Load = op === 'mean' ? 'sum' : op;
-  runPass(gpu, { load, store: 'value', x, inOffset: 0, n: N * C, segLen: C, out, outOffset: 0, scale: op === 'mean' ? 1 / C : 1 });
+  runPass(gpu, { load, store: 'value', x, inOffset: 0, rows: N, rowLen: C, segLen: C, out, outOffset: 0, outRowStride: 1, scale: op === 'mean' ? 1 / C : 1 });
 }
 
 /** out (1) f32 = sum(values * mask) / sum(mask), 0 when the mask sums to 0. values and mask (N) f32. */
@@ -181,5 +209,5 @@ export function maskedMeanRows(gpu: Gpu, out: Tensor, values: Tensor, mask: Tens
     shapeError(name, `mask must be (${N}, ${C}) f32, got ${shapeStr(mask)}`);
   }
   if (out.dtype !== 'f32' || out.shape.length !== 1 || out.shape[0] !== N) shapeError(name, `out must be (${N}) f32, got ${shapeStr(out)}`);
-  runPass(gpu, { load: 'masked', store: 'ratio', x: values, mask, inOffset: 0, n: N * C, segLen: C, out, outOffset: 0 });
+  runPass(gpu, { load: 'masked', store: 'ratio', x: values, mask, inOffset: 0, rows: N, rowLen: C, segLen: C, out, outOffset: 0, outRowStride: 1 });
 }

@@ -2,21 +2,27 @@
 //   One workgroup of 256 threads reduces one segment: thread t accumulates elements t, t+256, ... of its
 //   segment in order, then a fixed binary tree over the 256 partials gives the segment's value, so the
 //   result depends only on the shapes, never on scheduling (no atomics).
-//   Segment s covers x[inOffset + s*segLen .. inOffset + min((s+1)*segLen, n)) (LOAD indexes in units of
-//   one element, or one (value, weight) pair for the pair stages).
-//   Per row of (N, C): segLen = C, nSeg = N, one pass. Flat (n): segLen = 4096, partials go to a scratch
-//   buffer and further passes reduce them until one value is left (the launcher chains the passes).
+//   The input is R rows of rowLen elements; each row is cut into segsPerRow segments of segLen. Segment
+//   s = r*segsPerRow + k covers x[inOffset + r*rowLen + k*segLen .. inOffset + min(r*rowLen + (k+1)*segLen,
+//   (r+1)*rowLen)) (LOAD indexes in units of one element, or one (value, weight) pair for the pair stages)
+//   and stores at o = outOffset + r*outRowStride + k.
+//   Per row of (N, C): rowLen = segLen = C, segsPerRow = 1. Flat (n): one row of n, segLen = 4096,
+//   partials go to a scratch buffer and further passes reduce them until one value is left (the launcher
+//   chains the passes). Per slot of (S, ...) tensors (adamw's per-agent norms): S rows, partials stored
+//   slot-major, so later passes reduce each slot's row of partials.
 //   Accumulators are vec2<f32>: x = the value, y = the mask weight (masked mean only, else 0).
 //   Bindings: x (read) the input; mask (read, masked first stage only) same layout as x;
-//             out (read_write) one f32 per segment at outOffset + s, or a (value, weight) pair at
-//             2*(outOffset + s) for the pair stages.
+//             out (read_write) one f32 per segment at o, or a (value, weight) pair at 2*o for the pair stages.
 //   Dispatch: nSeg workgroups, split over (x, y) when above 65535; workgroup 256.
-//   Templated per op: $LOAD (element -> vec2), $IDENTITY, $COMBINE(a, b), $STORE(s, acc).
+//   Templated per op: $LOAD (element -> vec2), $IDENTITY, $COMBINE(a, b), $STORE(o, acc).
 //   Sum of squares maps a non-finite element to +inf (bit test, so a compiler that assumes finite floats
 //   cannot drop it): the sum of non-negative terms then stays +inf, which adamw reads as "skip this step".
 //   max: NaN inputs give an unspecified result.
 
-struct Params { segLen: u32, nSeg: u32, n: u32, inOffset: u32, outOffset: u32, scale: f32, posInfBits: u32, negInfBits: u32 }
+struct Params {
+  segLen: u32, nSeg: u32, rowLen: u32, segsPerRow: u32, inOffset: u32, outOffset: u32, outRowStride: u32, scale: f32,
+  posInfBits: u32, negInfBits: u32, _p0: u32, _p1: u32,
+}
 @group(0) @binding(0) var<uniform> u: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> mask: array<f32>;
@@ -32,15 +38,18 @@ fn negInf() -> f32 { return bitcast<f32>(u.negInfBits); }
 
 fn load(i: u32) -> vec2<f32> { $LOAD }
 fn combine(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> { $COMBINE }
-fn store(s: u32, acc: vec2<f32>) { $STORE }
+fn store(o: u32, acc: vec2<f32>) { $STORE }
 
 @compute @workgroup_size(256)
 fn reduce(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let s = wid.x + wid.y * nwg.x;
   if (s >= u.nSeg) { return; }
   let t = lid.x;
-  let start = s * u.segLen;
-  let end = min(start + u.segLen, u.n);
+  let r = s / u.segsPerRow;
+  let k = s % u.segsPerRow;
+  let rowStart = r * u.rowLen;
+  let start = rowStart + k * u.segLen;
+  let end = min(start + u.segLen, rowStart + u.rowLen);
   var acc = $IDENTITY;
   for (var i = start + t; i < end; i += WG) {
     acc = combine(acc, load(u.inOffset + i));
@@ -51,5 +60,5 @@ fn reduce(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: 
     if (t < k) { red[t] = combine(red[t], red[t + k]); }
     workgroupBarrier();
   }
-  if (t == 0u) { store(s, red[0]); }
+  if (t == 0u) { store(u.outOffset + r * u.outRowStride + k, red[0]); }
 }

@@ -66,6 +66,14 @@ describe('run config', () => {
     expect(messages({ algo: 'grpo' })).toEqual([expect.stringMatching(/^rollout.groupSize must be >= 2 with algo "grpo"/)]);
     expect(messages({ algo: 'grpo', rollout: { groupSize: 4 } })).toEqual([]);
     expect(messages({ credit: { method: 'per_step', perStep: { coder: 'solver', planner: 'planner' } } })).toEqual(['credit.perStep.coder names no role of the graph (planner, solver)']);
+    // agent by agent trains one adapter slot at a time: with one shared adapter the "frozen" agents would move too
+    expect(messages({ schedule: { mode: 'agent_by_agent' }, lora: { mode: 'shared' } })).toEqual([
+      'schedule.mode "agent_by_agent" needs lora.mode "per_agent": with one shared adapter the "frozen" agents would train with the one that trains (set lora.mode to "per_agent", or schedule.mode to "all")',
+    ]);
+    expect(validateConfig({ schedule: { mode: 'agent_by_agent' }, lora: { mode: 'shared' } }).issues[0].path).toBe('schedule.mode');
+    expect(messages({ schedule: { mode: 'agent_by_agent' }, lora: { mode: 'per_agent' } })).toEqual([]);
+    expect(messages({ schedule: { mode: 'agent_by_agent' }, lora: { mode: 'shared' }, graph: { agents: [{ role: 'solo', withAnswer: true }] } })).toEqual([]); // one agent: nothing frozen
+    expect(messages({ credit: { method: 'per_step', perStep: { coder: 'solver' } } })).toEqual(['credit.perStep.coder names no role of the graph (planner, solver)']);
     expect(messages({ credit: { method: 'per_step', fallback: null, perStep: { planner: 'planner' } } })).toEqual(['credit.perStep has no reward for solver and credit.fallback is null']);
     expect(messages({ env: { name: 'nope' } })[0]).toMatch(/env.name "nope" is not a registered environment/);
     expect(validateConfig({ env: { name: 'nope' } }, { checkEnv: false }).issues).toEqual([]);

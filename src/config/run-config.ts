@@ -198,7 +198,7 @@ export const CONFIG_SCHEMA: Schema = {
         minibatches: int(1, 1, 'Minibatches per epoch (an optimiser step each).'),
         gamma: num(0.99, { ...prob, description: 'Discount γ of GAE, across agents and turns.' }),
         lambda: num(0.95, { ...prob, description: 'GAE λ: 0 = one-step TD, 1 = Monte Carlo returns.' }),
-        maxGradNorm: num(0.5, { ...positive, description: 'Gradients are scaled down to this global norm.' }),
+        maxGradNorm: num(0.5, { ...positive, description: 'Gradient clipping: each agent\'s adapter by its own gradient norm (one shared adapter: by its norm), the critic by its norm.' }),
         lr: num(1e-6, { ...positive, description: 'Learning rate of the LoRA adapters (AdamW).' }),
         criticLr: num(5e-4, { ...positive, description: 'Learning rate of the critic head (AdamW).' }),
         adamEps: num(1e-5, { ...positive, description: "AdamW's ε." }),
@@ -248,6 +248,9 @@ export function validateConfig(input: unknown, options: ValidateOptions = {}): {
     const roles = new Set(filled.graph.agents.map((a) => a.role));
     if (filled.algo === 'grpo' && filled.rollout.groupSize < 2) {
       issues.push({ path: 'rollout.groupSize', message: `rollout.groupSize must be >= 2 with algo "grpo" (advantages are normalised within a group), got ${filled.rollout.groupSize}` });
+    }
+    if (filled.schedule.mode === 'agent_by_agent' && filled.lora.mode === 'shared' && filled.graph.agents.length > 1) {
+      issues.push({ path: 'schedule.mode', message: 'schedule.mode "agent_by_agent" needs lora.mode "per_agent": with one shared adapter the "frozen" agents would train with the one that trains (set lora.mode to "per_agent", or schedule.mode to "all")' });
     }
     for (const role of Object.keys(filled.credit.perStep)) {
       if (!roles.has(role)) issues.push({ path: `credit.perStep.${role}`, message: `credit.perStep.${role} names no role of the graph (${[...roles].join(', ')})` });

@@ -1,7 +1,8 @@
 // The training state of a MARFT run: everything a checkpoint must hold to continue exactly where a run
 // stopped — the policy adapters (one LoRA slot per agent, or one shared slot), the critic's value heads
 // (and, with critic.mode 'lora', the critic's own LoRA set, one slot per agent, on the same base model),
-// both optimisers (AdamW moments and their GPU-side step/norm stats), the RNG state and the metric history.
+// both optimisers (AdamW moments and their GPU-side step/norm stats, per adapter slot for the policy), the
+// RNG state and the metric history.
 // The base model is not part of it (it is frozen and named by config.model.path).
 
 import type { Gpu } from '../gpu/gpu.ts';
@@ -48,7 +49,7 @@ export function createTrainState(gpu: Gpu, model: ModelConfig, config: RunConfig
     : null;
   return {
     config, iteration: 0, rng: rng.fork('run'), metrics: [], policy, critic, criticLora,
-    policyOptim: createOptimizer(gpu, loraParams(policy)),
+    policyOptim: createOptimizer(gpu, loraParams(policy), policy.spec.slots), // a state per adapter slot: per-agent clipping and counts
     criticOptim: createOptimizer(gpu, criticParams(critic, criticLora)),
   };
 }

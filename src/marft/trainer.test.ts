@@ -1,8 +1,10 @@
 // Two MARFT iterations (rollout + scoring + advantages + update) on a tiny random model on the test
-// device, for action-level PPO, token-level PPO and GRPO, plus the agent-by-agent schedule's frozen slots.
+// device, for action-level PPO, token-level PPO and GRPO, plus the agent-by-agent schedule's per-agent
+// optimiser state (frozen slots untouched, each agent's own step count).
 
 import { describe, expect, it } from 'vitest';
-import { testGpu } from '../../kernels/testing.ts';
+import { expectClose, testGpu } from '../../kernels/testing.ts';
+import { readSlotStats } from '../model/optimizer.ts';
 import type { Gpu } from '../gpu/gpu.ts';
 import { tinySetup } from './testing.ts';
 
@@ -57,20 +59,35 @@ describe('trainer', () => {
     expect(Number.isFinite(second.metrics.klToRef)).toBe(true);
   });
 
-  it('agent-by-agent keeps the frozen agent\'s adapter and Adam moments exactly', async () => {
+  // Per-agent optimiser state, as legacy MARFT has it (marft/algorithms/appo_trainer.py: one AdamW per agent,
+  // and with agent_iteration_interval > 0 only agent_to_train's optimiser steps and counts).
+  it('agent-by-agent leaves the frozen agent untouched and gives the next agent a fresh optimiser\'s first step', async () => {
     const gpu = await testGpu();
-    const { state, trainer } = tinySetup(gpu, { schedule: { mode: 'agent_by_agent', interval: 1, criticWarmup: 0 } });
+    const { state, trainer, config } = tinySetup(gpu, { schedule: { mode: 'agent_by_agent', interval: 1, criticWarmup: 0 } });
     const p = state.policy.layers[1].q_proj!;
     const g = state.policyOptim.groups.find((x) => x.params === p.B)!;
     const slot = (a: Float32Array, s: number) => Array.from(a.subarray(s * (a.length / 2), (s + 1) * (a.length / 2)));
-    const before = await Promise.all([p.A, p.B].map((t) => gpu.readF32(t)));
-    const { metrics } = await trainer.iteration(); // iteration 0: only the planner (slot 0) trains
-    expect(metrics.trained).toEqual(['planner']);
-    const [A1, B1, m1] = await Promise.all([p.A, p.B, g.m].map((t) => gpu.readF32(t)));
-    expect(slot(A1, 1)).toEqual(slot(before[0], 1));
-    expect(slot(B1, 1)).toEqual(slot(before[1], 1));
-    expect(slot(m1, 1).every((x) => x === 0)).toBe(true);
-    expect(slot(B1, 0)).not.toEqual(slot(before[1], 0)); // B moves first (A's gradient is B-weighted, 0 at init)
-    expect(slot(m1, 0).some((x) => x !== 0)).toBe(true);
+    const read = () => Promise.all([p.A, p.B, g.m, g.v].map((t) => gpu.readF32(t)));
+    const steps = async () => (await readSlotStats(gpu, state.policyOptim)).map((x) => x.steps);
+    const before = await read();
+    const it0 = (await trainer.iteration()).metrics; // iteration 0: only the planner (slot 0) trains
+    expect(it0.trained).toEqual(['planner']);
+    const after0 = await read();
+    for (const k of [0, 1, 2, 3]) expect(slot(after0[k], 1)).toEqual(slot(before[k], 1)); // solver: A, B, m, v bit for bit
+    expect(slot(after0[1], 0)).not.toEqual(slot(before[1], 0)); // B moves first (A's gradient is B-weighted, 0 at init)
+    expect(slot(after0[2], 0).some((x) => x !== 0)).toBe(true);
+    expect(await steps()).toEqual([1, 0]); // one policy step (1 epoch, 1 minibatch), counted for the planner only
+    const it1 = (await trainer.iteration()).metrics; // iteration 1: only the solver (slot 1) trains
+    expect(it1.trained).toEqual(['solver']);
+    const after1 = await read();
+    for (const k of [0, 1, 2, 3]) expect(slot(after1[k], 0)).toEqual(slot(after0[k], 0)); // planner untouched now
+    expect(await steps()).toEqual([1, 1]);
+    // The solver's first step is Adam's first step (t = 1, not the planner's count): from its moments
+    // m = (1 - b1) g and v = (1 - b2) g^2, dB = -lr (m / (1 - b1)) / (sqrt(v / (1 - b2)) + eps).
+    const { lr, adamEps } = config.ppo;
+    const [m, v, b0, b1] = [slot(after1[2], 1), slot(after1[3], 1), slot(after0[1], 1), slot(after1[1], 1)];
+    expect(m.some((x) => x !== 0)).toBe(true);
+    const want = m.map((mi, i) => b0[i] - lr * (mi / (1 - 0.9)) / (Math.sqrt(v[i] / (1 - 0.999)) + adamEps));
+    expectClose('solver B after its first step', b1, want, { atol: 2e-7, rtol: 1e-4 });
   });
 });

@@ -3,18 +3,19 @@
 // (the clipped surrogate, entropy bonus and KL penalty of losses.ts: a few floats per token), whose
 // per-token gradients go back up through the head's backward into the logits and the decoder's backward into
 // the adapters. The critic trains on the frozen trunk's hidden states gathered at scoring time, or, with a
-// critic LoRA, on its own trunk's forward and backward each minibatch (critic.ts). AdamW
-// steps run on the GPU; their stats (global norm, non-finite flag) are read once per step for the metrics
-// and the skip guard. A minibatch whose approximate KL passes the target (targetKlOf) skips its policy step
-// only, as the legacy MARFT trainers (appo_trainer.py / tppo_trainer.py return before the policy step,
-// after the critic's): the critic and the later minibatches train on. Agent-by-agent schedules keep the
-// frozen agents' adapter slots (and their Adam moments) exactly as they were.
+// critic LoRA, on its own trunk's forward and backward each minibatch (critic.ts). AdamW steps run on the
+// GPU; their stats (gradient norms, non-finite flags) are read once per step for the metrics and the skip
+// guard. A minibatch whose approximate KL passes the target (targetKlOf) skips its policy step only, as the
+// legacy MARFT trainers (appo_trainer.py / tppo_trainer.py return before the policy step, after the
+// critic's): the critic and the later minibatches train on. The policy's optimiser keeps a state per
+// adapter slot (each agent clipped by its own gradient norm, with its own step count); agent-by-agent
+// schedules step only the training agents' slots, so the frozen agents' adapters, Adam moments and counts
+// stay exactly as they were.
 
 import type { Gpu } from '../gpu/gpu.ts';
-import type { Tensor } from '../gpu/tensor.ts';
 import type { Decoder } from '../model/decoder.ts';
 import { releaseTokenLogprobs, tokenLogprobs, tokenLogprobsBackward } from '../model/heads.ts';
-import { type Optimizer, type OptimizerGroup, clearGrads, optimizerStep, readOptimizerStats } from '../model/optimizer.ts';
+import { type Optimizer, clearGrads, optimizerStep, readOptimizerStats, readSlotStats } from '../model/optimizer.ts';
 import type { Rng } from '../common/rng.ts';
 import { normalizeAdvantages } from './advantages.ts';
 import { buildBatch, chunkActions, gatherRows } from './batch.ts';
@@ -59,28 +60,12 @@ const split = <T>(xs: T[], k: number): T[][] => {
   return Array.from({ length: n }, (_, i) => xs.slice(Math.floor((i * xs.length) / n), Math.floor(((i + 1) * xs.length) / n))).filter((c) => c.length);
 };
 
-/** Records fn, then restores the slots not in `keep` of every (S, ...) parameter and its Adam moments. */
-function keepFrozenSlots(gpu: Gpu, groups: OptimizerGroup[], slots: number, keep: Set<number>, fn: () => void): void {
-  const frozen = Array.from({ length: slots }, (_, s) => s).filter((s) => !keep.has(s));
-  if (!frozen.length) { fn(); return; }
-  const saved: Array<{ t: Tensor; copy: Tensor; s: number; bytes: number }> = [];
-  for (const g of groups) {
-    for (const t of [g.params, g.m, g.v]) {
-      const bytes = (t.shape.slice(1).reduce((a, b) => a * b, 1)) * 4;
-      for (const s of frozen) {
-        const copy = gpu.tensor([bytes / 4], 'f32', 'frozen.slot');
-        gpu.copy(t, copy, bytes, s * bytes, 0);
-        saved.push({ t, copy, s, bytes });
-      }
-    }
-  }
-  fn();
-  for (const { t, copy, s, bytes } of saved) { gpu.copy(copy, t, bytes, 0, s * bytes); gpu.release(copy); }
-}
-
-/** Records a clipped AdamW step (a no-op on the GPU when the gradient is not finite) and zeroes the grads. */
-function recordStep(gpu: Gpu, o: Optimizer, lr: number, cfg: RunConfig['ppo']): void {
-  optimizerStep(gpu, o, { lr, eps: cfg.adamEps, weightDecay: cfg.weightDecay, maxNorm: cfg.maxGradNorm });
+/**
+ * Records a clipped AdamW step (a no-op on the GPU for a slot whose gradient is not finite) and zeroes the
+ * grads. `slots`: the adapter slots that step (default all); the others are left exactly as they were.
+ */
+function recordStep(gpu: Gpu, o: Optimizer, lr: number, cfg: RunConfig['ppo'], slots?: readonly number[]): void {
+  optimizerStep(gpu, o, { lr, eps: cfg.adamEps, weightDecay: cfg.weightDecay, maxNorm: cfg.maxGradNorm }, slots);
   clearGrads(gpu, o);
 }
 
@@ -227,11 +212,12 @@ async function policyMinibatch(
   } else if (exceedsTargetKl(res.approxKl, targetKl)) {
     res.skipped = `epoch ${epoch}: policy step skipped (approx KL ${res.approxKl.toExponential(2)} > target ${targetKl})`;
   } else {
-    const keep = new Set(o.trainAgents.map(o.slotOf));
-    keepFrozenSlots(gpu, state.policyOptim.groups, state.policy.spec.slots, keep, () => recordStep(gpu, state.policyOptim, ppo.lr, ppo));
-    const step = await readOptimizerStats(gpu, state.policyOptim);
-    if (step.skipped) res.skipped = `epoch ${epoch}: policy step skipped (non-finite gradient)`;
-    else res.stepped = true;
+    const slots = [...new Set(o.trainAgents.map(o.slotOf))].sort((a, b) => a - b);
+    recordStep(gpu, state.policyOptim, ppo.lr, ppo, slots);
+    const stats = await readSlotStats(gpu, state.policyOptim);
+    const bad = o.trainAgents.filter((a) => stats[o.slotOf(a)].skipped).map((a) => cfg.graph.agents[a].role);
+    if (bad.length) res.skipped = `epoch ${epoch}: policy step skipped${bad.length < o.trainAgents.length ? ` for ${bad.join(', ')}` : ''} (non-finite gradient)`;
+    res.stepped = slots.some((s) => !stats[s].skipped);
   }
   clearGrads(gpu, state.policyOptim);
   return res;

@@ -1,10 +1,11 @@
 // The shared optimiser against the float64 AdamW reference: groups built from (param, grad, decay), one
-// step with clipping and per-group decay, the non-finite skip in the stats, clearing grads, and release.
+// step with clipping and per-group decay, the non-finite skip in the stats, clearing grads, and release;
+// a slotted one (one state per LoRA slot) against the per-slot reference.
 
 import { describe, expect, it } from 'vitest';
-import { type AdamWRefGroup, adamwStepRef } from '../../kernels/adamw/adamw.ref.ts';
+import { type AdamWRefGroup, adamwSlotsStepRef, adamwStepRef } from '../../kernels/adamw/adamw.ref.ts';
 import { expectClose, randn, testGpu } from '../../kernels/testing.ts';
-import { clearGrads, createOptimizer, optimizerStep, readOptimizerStats, releaseOptimizer } from './optimizer.ts';
+import { clearGrads, createOptimizer, optimizerStep, readOptimizerStats, readSlotStats, releaseOptimizer } from './optimizer.ts';
 
 const f32 = (a: Float64Array) => Float64Array.from(Float32Array.from(a));
 const HP = { lr: 1e-2, beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0.3, maxNorm: 0.5 };
@@ -41,6 +42,30 @@ describe('optimizer', () => {
     releaseOptimizer(gpu, o);
     expect(gpu.pool.stats.bytesInUse).toBeLessThan(inUse);
     expect(await gpu.readF32(params[0].param)).toHaveLength(12); // the parameters stay the caller's
+    gpu.release(...params.flatMap((p) => [p.param, p.grad]));
+  });
+
+  it('a slotted optimiser keeps a state per slot and steps only the slots asked for', async () => {
+    const gpu = await testGpu();
+    const S = 2;
+    const ref: AdamWRefGroup[] = [[S, 3, 4], [S, 6]].map((sh, k) => {
+      const n = sh.reduce((a, b) => a * b, 1);
+      return { params: f32(randn(n, 40 + k)), grads: f32(randn(n, 50 + k, k === 0 ? 2 : 0.1)), m: new Float64Array(n), v: new Float64Array(n) };
+    });
+    const shapes = [[S, 3, 4], [S, 6]];
+    const params = ref.map((r, k) => ({ param: gpu.upload(r.params, shapes[k], 'f32', `p${k}`), grad: gpu.upload(r.grads, shapes[k], 'f32', `g${k}`) }));
+    const o = createOptimizer(gpu, params, S);
+    expect([o.slots, o.stats.shape]).toEqual([2, [2, 8]]);
+    optimizerStep(gpu, o, HP);
+    optimizerStep(gpu, o, HP, [1]);
+    let st = adamwSlotsStepRef(ref, [{ step: 0, skipped: 0 }, { step: 0, skipped: 0 }], HP);
+    st = adamwSlotsStepRef(ref, st, HP, [1]);
+    for (const [k, g] of o.groups.entries()) expectClose(`params[${k}]`, await gpu.read(g.params), ref[k].params, { atol: 2e-6, rtol: 2e-6 });
+    const slots = await readSlotStats(gpu, o);
+    expect(slots.map((x) => [x.steps, x.skipped])).toEqual([[1, false], [2, false]]);
+    expect(st.map((x) => x.step)).toEqual([1, 2]);
+    await expect(readOptimizerStats(gpu, o)).rejects.toThrow(/readOptimizerStats: the optimiser has 2 slots: read them with readSlotStats/);
+    releaseOptimizer(gpu, o);
     gpu.release(...params.flatMap((p) => [p.param, p.grad]));
   });
 });

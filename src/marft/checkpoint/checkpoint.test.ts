@@ -10,7 +10,8 @@ import type { Gpu } from '../../gpu/gpu.ts';
 import type { Tensor } from '../../gpu/tensor.ts';
 import { getLoraSlot } from '../../model/lora-set.ts';
 import { readPeftAdapter } from '../../model/peft.ts';
-import { parseSafetensors } from '../../model/safetensors.ts';
+import { readSlotStats } from '../../model/optimizer.ts';
+import { parseSafetensors, writeSafetensors } from '../../model/safetensors.ts';
 import { tinyConfig } from '../../model/testing.ts';
 import { Rng } from '../../common/rng.ts';
 import {
@@ -239,6 +240,36 @@ describe('checkpoint integrity', () => {
     expect(e2.message).toContain('state.json');
     const e3 = await errorOf(loadCheckpoint(gpu, damaged('state.json', (b) => b.subarray(0, 50)), 'run', model));
     expect(e3.code).toBe('STATE_INVALID');
+  });
+
+  it('saves and restores the policy optimiser\'s step count per adapter slot', async () => {
+    const s = midRunState(runConfig('per_agent'), 4);
+    gpu.write(s.policyOptim.stats, Float32Array.from([0, 0.5, 0, 1, 12, 3, 0, 0, 0, 0.25, 0, 1, 5, 0, 0, 0])); // planner 12 steps, solver 5
+    const store = memoryStore();
+    const { path } = await saveCheckpoint(gpu, s, store, 'r', { baseModel: BASE });
+    const opt = parseSafetensors(await store.read(`${path}/${OPTIMIZER_FILE}`), OPTIMIZER_FILE);
+    expect(opt.tensors.get('policy.stats')!.shape).toEqual([2, 8]);
+    expect(opt.tensors.get('critic.stats')!.shape).toEqual([8]);
+    const loaded = track(await loadCheckpoint(gpu, store, 'r', model));
+    expect((await readSlotStats(gpu, loaded.policyOptim)).map((x) => [x.steps, x.skippedSteps])).toEqual([[12, 3], [5, 0]]);
+  });
+
+  it('a checkpoint from before per-slot state (one policy.stats row) gives every slot its step count', async () => {
+    const s = midRunState(runConfig('per_agent'), 6);
+    const store = memoryStore();
+    const { path } = await saveCheckpoint(gpu, s, store, 'r', { baseModel: BASE });
+    const opt = parseSafetensors(await store.read(`${path}/${OPTIMIZER_FILE}`), OPTIMIZER_FILE);
+    const row = [0.25, 0.5, 0, 1, 9, 2, 0, 0];
+    const legacy = writeSafetensors([...opt.tensors].map(([name, t]) => (name === 'policy.stats'
+      ? { name, dtype: 'F32' as const, shape: [8], data: Float32Array.from(row) }
+      : { name, dtype: 'F32' as const, shape: t.shape, data: new Float32Array(t.data.slice().buffer) })), opt.metadata ?? undefined);
+    const fresh = track(createTrainState(gpu, model, runConfig('per_agent')));
+    decodeOptimizer(gpu, fresh, legacy);
+    expect(Array.from(await gpu.readF32(fresh.policyOptim.stats))).toEqual([...row, ...row].map((x) => Math.fround(x)));
+    for (const [k, g] of fresh.policyOptim.groups.entries()) expect(await gpu.readF32(g.m)).toEqual(await gpu.readF32(s.policyOptim.groups[k].m));
+    // a stats tensor of any other shape is still refused
+    const bad = writeSafetensors([...opt.tensors].map(([name, t]) => ({ name, dtype: 'F32' as const, shape: name === 'policy.stats' ? [3, 8] : t.shape, data: name === 'policy.stats' ? new Float32Array(24) : new Float32Array(t.data.slice().buffer) })), opt.metadata ?? undefined);
+    expect(() => decodeOptimizer(gpu, fresh, bad)).toThrow(/tensor "policy\.stats" has shape \[3, 8\], the run needs \[2, 8\]/);
   });
 
   it('a base model of other dimensions fails with MODEL_MISMATCH', async () => {

@@ -8,11 +8,13 @@
 //                                  parameter, i its index in the optimiser's group list (loraParams order:
 //                                  layer, target module, A then B; valueHeadParams order: head, layer, W then
 //                                  b, then with critic.mode lora the critic LoRA's, named lora.layers...),
-//                                  and policy.stats / critic.stats (8) (OPTIMIZER_STATS_LAYOUT).
+//                                  and policy.stats (S, 8), one row per adapter slot, and critic.stats
+//                                  (8) (OPTIMIZER_STATS_LAYOUT). A checkpoint from before per-slot state has
+//                                  policy.stats (8): every slot loads that one row (its step count included).
 // All tensors are F32 and stored bit for bit (NaN payloads included), so a load is exact.
 
 import type { Gpu } from '../../gpu/gpu.ts';
-import type { Tensor } from '../../gpu/tensor.ts';
+import { type Tensor, numel } from '../../gpu/tensor.ts';
 import type { LoraSet } from '../../model/lora-set.ts';
 import { OPTIMIZER_STATS_LAYOUT, type Optimizer } from '../../model/optimizer.ts';
 import { parseSafetensors, type TensorToWrite, writeSafetensors } from '../../model/safetensors.ts';
@@ -59,7 +61,14 @@ export function parseExact(text: string): unknown {
 
 // ---- validated tensor reading -----------------------------------------------------------------------
 
-export interface ExpectedTensor { name: string; shape: readonly number[] }
+export interface ExpectedTensor {
+  name: string;
+  shape: readonly number[];
+  /** An older format's shape, also accepted (the caller converts the values). */
+  legacyShape?: readonly number[];
+}
+
+const sameShape = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((d, i) => d === b[i]);
 
 /**
  * Parses a safetensors file and checks that it holds exactly the expected F32 tensors with their shapes;
@@ -76,11 +85,11 @@ export function readExactTensors(bytes: Uint8Array, file: string, expected: read
   const extra = [...st.tensors.keys()].filter((n) => !want.has(n));
   if (extra.length) ckptFail('TENSOR_MISMATCH', file, `unexpected tensor${extra.length > 1 ? 's' : ''} ${extra.slice(0, 3).map((n) => `"${n}"`).join(', ')}${extra.length > 3 ? ` and ${extra.length - 3} more` : ''} (this run config does not have ${extra.length > 1 ? 'them' : 'it'})`);
   const values = new Map<string, Float32Array>();
-  for (const { name, shape } of expected) {
+  for (const { name, shape, legacyShape } of expected) {
     const t = st.tensors.get(name);
     if (!t) ckptFail('TENSOR_MISMATCH', file, `tensor "${name}" is missing (the file has ${st.tensors.size} tensors, the run needs ${expected.length})`);
     if (t.dtype !== 'F32') ckptFail('TENSOR_MISMATCH', file, `tensor "${name}" is ${t.dtype}, expected F32`);
-    if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
+    if (!sameShape(t.shape, shape) && !(legacyShape && sameShape(t.shape, legacyShape))) {
       ckptFail('TENSOR_MISMATCH', file, `tensor "${name}" has shape [${t.shape.join(', ')}], the run needs [${shape.join(', ')}]`);
     }
     const buf = new ArrayBuffer(t.data.byteLength);
@@ -135,22 +144,26 @@ export function loraNames(set: LoraSet): NamedParam[] {
   ]));
 }
 
+/** One tensor of the optimiser file; legacyShape: the shape an older checkpoint stored it in. */
+interface OptimTensor { name: string; t: Tensor; legacyShape?: number[] }
+
 /** The optimiser tensors of one Optimizer, in group order, checked against the parameters' names. */
-function optimTensors(prefix: string, optim: Optimizer, named: NamedParam[]): Array<{ name: string; t: Tensor }> {
+function optimTensors(prefix: string, optim: Optimizer, named: NamedParam[]): OptimTensor[] {
   if (named.length !== optim.groups.length) throw new Error(`${prefix} optimiser has ${optim.groups.length} groups for ${named.length} parameters`);
   const width = Math.max(4, String(named.length).length);
-  const out: Array<{ name: string; t: Tensor }> = [];
+  const out: OptimTensor[] = [];
   optim.groups.forEach((g, i) => {
     // The optimiser is built from loraParams / valueHeadParams: this identity check pins the order.
     if (g.params !== named[i].param) throw new Error(`${prefix} optimiser group ${i} is not the parameter ${named[i].name}: the group order changed`);
     const key = `${prefix}.${String(i).padStart(width, '0')}.${named[i].name}`;
     out.push({ name: `${key}.adam_m`, t: g.m }, { name: `${key}.adam_v`, t: g.v });
   });
-  out.push({ name: `${prefix}.stats`, t: optim.stats });
+  // A slotted optimiser's (S, 8) stats were one (8) row before per-slot state.
+  out.push({ name: `${prefix}.stats`, t: optim.stats, legacyShape: optim.slots === null ? undefined : [OPTIMIZER_STATS_LAYOUT.size] });
   return out;
 }
 
-function allOptimTensors(state: TrainState): Array<{ name: string; t: Tensor }> {
+function allOptimTensors(state: TrainState): OptimTensor[] {
   return [
     ...optimTensors('policy', state.policyOptim, loraNames(state.policy)),
     ...optimTensors('critic', state.criticOptim, [
@@ -171,6 +184,11 @@ export async function encodeOptimizer(gpu: Gpu, state: TrainState): Promise<Uint
 
 export function decodeOptimizer(gpu: Gpu, state: TrainState, bytes: Uint8Array, file = OPTIMIZER_FILE): void {
   const all = allOptimTensors(state);
-  const { values } = readExactTensors(bytes, file, all.map(({ name, t }) => ({ name, shape: t.shape })));
-  for (const { name, t } of all) gpu.write(t, values.get(name)!);
+  const { values } = readExactTensors(bytes, file, all.map(({ name, t, legacyShape }) => ({ name, shape: t.shape, legacyShape })));
+  for (const { name, t } of all) {
+    const v = values.get(name)!;
+    const n = numel(t.shape);
+    // legacy (8) stats of a slotted optimiser: every slot starts from the one state (its step count too)
+    gpu.write(t, v.length === n ? v : Float32Array.from({ length: n }, (_, i) => v[i % v.length]));
+  }
 }

@@ -4,13 +4,16 @@
 // log-probs for the KL penalty, and the frozen trunk's final hidden states at the action rows, which are the
 // critic's inputs. They are gathered into one GPU tensor kept for the whole update (the trunk is frozen, so
 // they do not change across epochs), and the critic's current values are read once for GAE.
+// A finite watch counts the non-finite values of the logits, the critic's input and each critic layer,
+// read with the values: `nonFinite` names where they appeared (the trainer then skips the update).
 
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import type { Decoder } from '../model/decoder.ts';
 import { releaseTokenLogprobs, selectRows, tokenLogprobs } from '../model/heads.ts';
 import type { LoraSet } from '../model/lora-set.ts';
-import { type ValueHead, releaseValueHeadState, valueHeadForward } from '../model/value-head.ts';
+import { type ValueHead, releaseValueHeadState, valueHeadForward, valueHeadWatchSlots } from '../model/value-head.ts';
+import { type NonFinite, createFiniteWatch, readFiniteWatch, releaseFiniteWatch, watchFinite } from '../model/finite-watch.ts';
 import { buildBatch, chunkActions, gatherRows } from './batch.ts';
 import type { ActionRecord } from './rollout.ts';
 
@@ -30,6 +33,8 @@ export interface ScoreResult {
   criticInput: Tensor;
   /** Head index of each critic row (the agent's head in per-agent mode, else 0). */
   criticHead: Int32Array;
+  /** Where scoring met NaN / ±Inf (logits, the critic's input or one of its layers), with the counts. */
+  nonFinite: NonFinite[];
 }
 
 export interface ScoreOptions {
@@ -58,15 +63,19 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
   const criticInput = gpu.tensor([Math.max(R, 1), C], 'f32', 'critic.input');
   const criticHead = new Int32Array(R);
   const scores = new Map<ActionRecord, ActionScores>();
+  const watch = createFiniteWatch(gpu, 3 + valueHeadWatchSlots(head));
+  const bad = new Map<string, number>();
   let next = 0;
   for (const chunk of chunkActions(actions, o.maxTokens)) {
     const batch = buildBatch(chunk, o.slotOf, o.padId);
     const N = batch.B * batch.T;
     const targets = gpu.upload(batch.targets, [N], 'i32', 'score.targets');
     const pol = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, adapters: o.adapters, slots: batch.slots });
+    watchFinite(gpu, watch, 'policy logits', pol.logits!);
     const policy = await logprobsOf(gpu, pol.logits!, targets);
     dec.release(pol);
     const ref = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, adapters: o.adapters, slots: new Int32Array(batch.B).fill(-1) }, { logits: o.needRef ? 'all' : 'none' });
+    if (o.needRef) watchFinite(gpu, watch, 'reference logits', ref.logits!);
     const refLp = o.needRef ? await logprobsOf(gpu, ref.logits!, targets) : null;
     // gather the critic's rows from the trunk's hidden states
     const rowIds: number[] = [];
@@ -76,8 +85,10 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
     });
     const hRows = selectRows(gpu, ref.hN, rowIds, 'score.hrows');
     gpu.copy(hRows, criticInput, rowIds.length * C * 4, 0, next * C * 4);
-    const hs = valueHeadForward(gpu, head, hRows);
-    const vals = await gpu.readF32(hs.values);
+    watchFinite(gpu, watch, "critic input (the frozen trunk's final hidden state)", hRows);
+    const hs = valueHeadForward(gpu, head, hRows, watch);
+    const [vals, found] = await Promise.all([gpu.readF32(hs.values), readFiniteWatch(gpu, watch)]);
+    for (const x of found) bad.set(x.where, (bad.get(x.where) ?? 0) + x.count);
     releaseValueHeadState(gpu, hs);
     gpu.release(hRows, targets);
     dec.release(ref);
@@ -98,5 +109,6 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
     });
     next += local;
   }
-  return { scores, criticInput, criticHead };
+  releaseFiniteWatch(gpu, watch);
+  return { scores, criticInput, criticHead, nonFinite: [...bad].map(([where, count]) => ({ where, count })) };
 }

@@ -4,7 +4,8 @@
 // per-token gradients go back up through the head's backward into the logits and the decoder's backward into
 // the adapters. The critic trains on the frozen trunk's hidden states gathered at scoring time. AdamW
 // steps run on the GPU; their stats (global norm, non-finite flag) are read once per step for the metrics
-// and the skip guard. Agent-by-agent schedules keep the frozen agents' adapter slots (and their Adam
+// and the skip guard, together with a finite watch (finite-watch.ts) over the critic's layers, the logits,
+// the gradients and the optimiser state, so a skip names the tensor. Agent-by-agent schedules keep the frozen agents' adapter slots (and their Adam
 // moments) exactly as they were.
 
 import type { Gpu } from '../gpu/gpu.ts';
@@ -13,7 +14,11 @@ import type { Decoder } from '../model/decoder.ts';
 import { releaseTokenLogprobs, selectRows, tokenLogprobs, tokenLogprobsBackward } from '../model/heads.ts';
 import { type Optimizer, type OptimizerGroup, clearGrads, optimizerStep, readOptimizerStats } from '../model/optimizer.ts';
 import type { Rng } from '../common/rng.ts';
-import { releaseValueHeadState, valueHeadBackward, valueHeadForward } from '../model/value-head.ts';
+import { releaseValueHeadState, valueHeadBackward, valueHeadForward, valueHeadWatchSlots } from '../model/value-head.ts';
+import {
+  type FiniteWatch, createFiniteWatch, describeNonFinite, optimizerWatchSlots, readFiniteWatch, releaseFiniteWatch, watchFinite,
+  watchGradients, watchOptimizerState,
+} from '../model/finite-watch.ts';
 import { normalizeAdvantages } from './advantages.ts';
 import { buildBatch, chunkActions, gatherRows } from './batch.ts';
 import type { RunConfig } from '../config/run-config.ts';
@@ -75,10 +80,24 @@ function keepFrozenSlots(gpu: Gpu, groups: OptimizerGroup[], slots: number, keep
   for (const { t, copy, s, bytes } of saved) { gpu.copy(copy, t, bytes, 0, s * bytes); gpu.release(copy); }
 }
 
-/** Records a clipped AdamW step (a no-op on the GPU when the gradient is not finite) and zeroes the grads. */
-function recordStep(gpu: Gpu, o: Optimizer, lr: number, cfg: RunConfig['ppo']): void {
+/** Records a clipped AdamW step (a no-op on the GPU when the gradient is not finite) and zeroes the grads; `w` watches the gradients and the state it leaves. */
+function recordStep(gpu: Gpu, o: Optimizer, lr: number, cfg: RunConfig['ppo'], w: FiniteWatch): void {
+  watchGradients(gpu, w, o);
   optimizerStep(gpu, o, { lr, eps: cfg.adamEps, weightDecay: cfg.weightDecay, maxNorm: cfg.maxGradNorm });
+  watchOptimizerState(gpu, w, o);
   clearGrads(gpu, o);
+}
+
+/**
+ * The step's stats and its watch, read together: whether the step was taken, and a note naming the
+ * non-finite tensors (the gradients of a skipped step; the parameters or moments a taken step left).
+ */
+async function readStep(gpu: Gpu, o: Optimizer, w: FiniteWatch, what: string): Promise<{ stepped: boolean; note: string | null }> {
+  const [r, bad] = await Promise.all([readOptimizerStats(gpu, o), readFiniteWatch(gpu, w)]);
+  const grads = bad.filter((x) => o.groups.some((g) => g.grads.label === x.where));
+  const rest = bad.filter((x) => !grads.includes(x));
+  if (r.skipped) return { stepped: false, note: `${what} step skipped (non-finite gradient)${grads.length ? ` in ${describeNonFinite(grads)}` : ''}` };
+  return { stepped: true, note: rest.length ? `${what} step left non-finite optimiser state in ${describeNonFinite(rest)}` : null };
 }
 
 export async function ppoUpdate(
@@ -90,6 +109,7 @@ export async function ppoUpdate(
   const st: UpdateStats = { policyLoss: 0, valueLoss: 0, entropy: 0, approxKl: 0, klToRef: 0, clipFraction: 0, skipped: [], policySteps: 0, criticSteps: 0 };
   const useCritic = cfg.algo === 'ppo';
   const policyActs = actions.filter((a) => o.trainAgents.includes(a.agent) && a.actionIds.length > 0);
+  const watch = createFiniteWatch(gpu, Math.max(valueHeadWatchSlots(state.critic), optimizerWatchSlots(state.criticOptim), optimizerWatchSlots(state.policyOptim), 1));
   let stop = false;
   let nPol = 0;
   let nVal = 0;
@@ -109,22 +129,24 @@ export async function ppoUpdate(
         if (rows.length) {
           const R = rows.length;
           const x = selectRows(gpu, score.criticInput, rows, 'critic.x');
-          const hs = valueHeadForward(gpu, state.critic, x);
-          const all = await gpu.readF32(hs.values);
+          const hs = valueHeadForward(gpu, state.critic, x, watch);
+          const [all, bad] = await Promise.all([gpu.readF32(hs.values), readFiniteWatch(gpu, watch)]);
           const heads = rows.map((r) => score.criticHead[r]);
           const values = rows.map((_, i) => all[heads[i] * R + i]);
           const vl = valueLoss({ values, oldValues, returns, clip: ppo.valueClip, kind: ppo.valueLoss, huberDelta: ppo.huberDelta });
-          if (Number.isFinite(vl.loss)) {
+          if (bad.length) {
+            st.skipped.push(`epoch ${epoch}: critic step skipped (non-finite values in ${describeNonFinite(bad)})`);
+          } else if (Number.isFinite(vl.loss)) {
             const dv = new Float32Array(state.critic.heads.length * R);
             heads.forEach((h, i) => { dv[h * R + i] = vl.dValues[i]; });
             const dvT = gpu.upload(dv, [state.critic.heads.length, R], 'f32', 'critic.dv');
             const ones = gpu.upload(new Float32Array(R).fill(1), [1, R], 'f32', 'critic.ones');
             valueHeadBackward(gpu, state.critic, hs, dvT, null, ones);
             gpu.release(dvT, ones);
-            recordStep(gpu, state.criticOptim, ppo.criticLr, ppo);
-            const r = await readOptimizerStats(gpu, state.criticOptim);
-            if (r.skipped) st.skipped.push(`epoch ${epoch}: critic step skipped (non-finite gradient)`);
-            else st.criticSteps++;
+            recordStep(gpu, state.criticOptim, ppo.criticLr, ppo, watch);
+            const step = await readStep(gpu, state.criticOptim, watch, 'critic');
+            if (step.note) st.skipped.push(`epoch ${epoch}: ${step.note}`);
+            if (step.stepped) st.criticSteps++;
             st.valueLoss += vl.loss;
             nVal++;
           } else {
@@ -137,7 +159,7 @@ export async function ppoUpdate(
       // ---- policy ----
       const pm = mb.filter((a) => policyActs.includes(a));
       if (!o.trainPolicy || !pm.length) continue;
-      const r = await policyMinibatch(gpu, dec, state, pm, score, targets, o, epoch);
+      const r = await policyMinibatch(gpu, dec, state, pm, score, targets, o, epoch, watch);
       if (r.counted) {
         st.entropy += r.entropy;
         st.approxKl += r.approxKl;
@@ -151,6 +173,7 @@ export async function ppoUpdate(
       if (stop) break;
     }
   }
+  releaseFiniteWatch(gpu, watch);
   const avg = (x: number, n: number) => (n ? x / n : 0);
   return {
     ...st, policyLoss: avg(st.policyLoss, st.policySteps), valueLoss: avg(st.valueLoss, nVal), entropy: avg(st.entropy, nPol),
@@ -178,7 +201,7 @@ interface MinibatchResult {
  */
 async function policyMinibatch(
   gpu: Gpu, dec: Decoder, state: TrainState, pm: ActionRecord[], score: ScoreResult, targets: Map<ActionRecord, ActionTargets>,
-  o: UpdateOptions, epoch: number,
+  o: UpdateOptions, epoch: number, watch: FiniteWatch,
 ): Promise<MinibatchResult> {
   const cfg = state.config;
   const ppo = cfg.ppo;
@@ -187,13 +210,16 @@ async function policyMinibatch(
   const withKl = ppo.klCoef > 0;
   const res: MinibatchResult = { counted: false, loss: 0, entropy: 0, approxKl: 0, kl: 0, clipFraction: 0, stepped: false, stop: false, skipped: null };
   let finite = true;
+  let badLogits = 0;
   for (const chunk of chunkActions(pm, o.maxTokens)) {
     const batch = buildBatch(chunk, o.slotOf, o.padId);
     const N = batch.B * batch.T;
     const fw = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, adapters: state.policy, slots: batch.slots }, { save: o.recompute ? 'checkpoint' : true });
     const targetsT = gpu.upload(batch.targets, [N], 'i32', 'ppo.targets');
+    watchFinite(gpu, watch, 'policy logits', fw.logits!);
     const head = tokenLogprobs(gpu, fw.logits!, targetsT, 'ppo');
-    const [lp, en] = [await gpu.readF32(head.logp), await gpu.readF32(head.entropy)];
+    const [lp, en, bad] = await Promise.all([gpu.readF32(head.logp), gpu.readF32(head.entropy), readFiniteWatch(gpu, watch)]);
+    for (const x of bad) badLogits += x.count;
     const tok = { logp: [] as number[], old: [] as number[], ent: [] as number[], ref: [] as number[], adv: [] as number[] };
     const spans: Array<{ agent: number; start: number; end: number }> = [];
     chunk.forEach((a, i) => {
@@ -230,7 +256,7 @@ async function policyMinibatch(
     res.approxKl += w * r.approxKl;
     res.clipFraction += w * r.clipFraction;
     res.counted = true;
-    if (!Number.isFinite(loss)) finite = false;
+    if (!Number.isFinite(loss) || badLogits) finite = false;
     if (finite) {
       const dl = new Float32Array(N);
       const de = new Float32Array(N);
@@ -245,17 +271,19 @@ async function policyMinibatch(
     gpu.release(targetsT);
     dec.release(fw);
   }
-  if (!finite) {
+  if (badLogits) {
+    res.skipped = `epoch ${epoch}: policy step skipped (non-finite values in policy logits (${badLogits} values))`;
+  } else if (!finite) {
     res.skipped = `epoch ${epoch}: policy step skipped (loss ${res.loss})`;
   } else if (exceedsTargetKl(res.approxKl, ppo.targetKl)) {
     res.skipped = `epoch ${epoch}: policy step skipped and update stopped (approx KL ${res.approxKl.toExponential(2)} > target ${ppo.targetKl})`;
     res.stop = true;
   } else {
     const keep = new Set(o.trainAgents.map(o.slotOf));
-    keepFrozenSlots(gpu, state.policyOptim.groups, state.policy.spec.slots, keep, () => recordStep(gpu, state.policyOptim, ppo.lr, ppo));
-    const step = await readOptimizerStats(gpu, state.policyOptim);
-    if (step.skipped) res.skipped = `epoch ${epoch}: policy step skipped (non-finite gradient)`;
-    else res.stepped = true;
+    keepFrozenSlots(gpu, state.policyOptim.groups, state.policy.spec.slots, keep, () => recordStep(gpu, state.policyOptim, ppo.lr, ppo, watch));
+    const step = await readStep(gpu, state.policyOptim, watch, 'policy');
+    if (step.note) res.skipped = `epoch ${epoch}: ${step.note}`;
+    res.stepped = step.stepped;
   }
   clearGrads(gpu, state.policyOptim);
   return res;

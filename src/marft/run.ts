@@ -14,7 +14,7 @@
 
 import { BUILTIN_MODEL, type RunConfig, parseRunConfig } from '../config/run-config.ts';
 import type { KernelTime } from '../common/profile-table.ts';
-import { messageWithoutHint } from '../common/errors.ts';
+import { errorMessage, messageWithoutHint } from '../common/errors.ts';
 import { loadAdapterFiles } from '../model/load.ts';
 import type { CheckpointStore } from '../platform/storage/store.ts';
 import { loadCheckpoint, readCheckpointFiles, saveCheckpoint } from './checkpoint/checkpoint.ts';
@@ -358,14 +358,25 @@ export class Run {
    */
   async adapterFiles(): Promise<{ files: Record<string, Uint8Array | string>; iteration: number }> {
     const a = this.need();
-    if (!this.looping) return { files: await exportAdapters(a.model.gpu, a.state, { baseModel: a.model.source.baseModel }), iteration: a.state.iteration };
+    if (!this.looping) {
+      const files = await this.session.exclusive('an adapter export', () => exportAdapters(a.model.gpu, a.state, { baseModel: a.model.source.baseModel }));
+      return { files, iteration: a.state.iteration };
+    }
     const ck = await readCheckpointFiles(this.store, a.id);
     return { files: Object.fromEntries(Object.entries(ck.files).filter(([p]) => p.startsWith('agents/') || p === 'config.json')), iteration: ck.manifest.iteration };
   }
 
+  /** Starts the loop holding the session's model (refused while an export uses it: the run stays paused). */
   private launch(): void {
+    let release: () => void;
+    try {
+      release = this.session.claim('a training run');
+    } catch (e) {
+      this.setStatus('paused', errorMessage(e));
+      throw e;
+    }
     this.failure = null;
-    this.looping = this.drive().finally(() => { this.looping = null; });
+    this.looping = this.drive().finally(() => { release(); this.looping = null; });
   }
 
   /** Iterations until the target, a pause, a stop or a single step, each honoured at an iteration boundary. */

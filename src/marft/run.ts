@@ -161,6 +161,8 @@ interface Loaded {
   model: SessionModel;
   until: number;
   lastCheckpoint: string | null;
+  /** Where a resumed state came from, until the run folder holds a checkpoint of it (the loop's first save). */
+  origin?: CheckpointSource;
 }
 
 const summarize = (ep: EpisodeRecord): EpisodeSummary => {
@@ -301,7 +303,7 @@ export class Run {
     this.close();
     const m = await this.session.load(config.model.path);
     const state = await loadCheckpoint(m.gpu, from.store, from.dir, m.model);
-    const a: Loaded = { id, state, model: m, until: config.iterations, lastCheckpoint: from.store === this.store ? path.split('/').pop() ?? null : null };
+    const a: Loaded = { id, state, model: m, until: config.iterations, lastCheckpoint: from.store === this.store ? path.split('/').pop() ?? null : null, origin: from };
     this.loaded = a;
     this.emit('onLoaded', { runId: id, config: state.config, history: state.metrics, checkpoint: a.lastCheckpoint });
     this.setStatus('paused', `resumed from ${path || from.store.name}`);
@@ -414,7 +416,7 @@ export class Run {
   /** What a loop event means for the run and its listeners; `state` is the one the loop now uses. */
   private onLoopEvent(a: Loaded, e: RunLoopEvent, state: TrainState): void {
     if (e.kind === 'saving') this.progress('checkpoint', `saving iteration ${e.iteration}`);
-    else if (e.kind === 'saved') a.lastCheckpoint = e.checkpoint;
+    else if (e.kind === 'saved') { a.lastCheckpoint = e.checkpoint; a.origin = undefined; }
     else if (e.kind === 'rollback' || e.kind === 'recovered') {
       a.state = state;
       this.lastIteration = null;
@@ -438,7 +440,7 @@ export class Run {
     const kernels = new Map<number, KernelTime[] | null>(); // by iteration, from onProfile to onIteration
     const done = await runLoop(a.model, a.state, {
       store: this.store, dir: a.id, baseModel: a.model.source.baseModel, keep: this.opts.keep, maxTokens: this.opts.maxTokens,
-      until: single ? a.state.iteration + 1 : a.until,
+      until: single ? a.state.iteration + 1 : a.until, origin: a.origin,
       halt: () => this.ctrl.stop || (this.ctrl.pause && !single),
       reopen: async (reason) => {
         this.setStatus('recovering', `GPU device lost (${reason}); reloading the last checkpoint`);

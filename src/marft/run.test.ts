@@ -131,12 +131,13 @@ function fakeRun(opts = {}) {
   const statuses: RunStatus[] = [];
   const notices: Notice[] = [];
   const iterations: number[] = [];
+  const iterationNotices: Array<string | undefined> = [];
   const run = new Run(session as unknown as Session, memoryStore(), {
     onStatus: (e) => statuses.push(e.status),
     onNotice: (n) => notices.push(n),
-    onIteration: (e) => iterations.push(e.metrics.iteration),
+    onIteration: (e) => { iterations.push(e.metrics.iteration); iterationNotices.push(e.notice); },
   }, opts);
-  return { run, session, statuses, notices, iterations };
+  return { run, session, statuses, notices, iterations, iterationNotices };
 }
 
 /** A gate the fake trainer waits on, opened by the test. */
@@ -241,13 +242,15 @@ describe('Run state machine (fakes)', () => {
 
   it('rolls back after config.runLoop.rollbackAfter non-finite iterations in a row', async () => {
     fake.on = true;
-    const { run, notices, iterations, statuses } = fakeRun();
+    const { run, notices, iterations, statuses, iterationNotices } = fakeRun();
     fake.plan = ['ok', 'nan', 'nan', 'ok', 'ok', 'ok'];
     await run.start(config({ iterations: 3, runLoop: { rollbackAfter: 2 } }), { id: 'r' });
     expect(await run.wait()).toBe('done');
     expect(notices.map((n) => [n.code, n.iteration])).toEqual([['ROLLBACK', 1]]);
     expect(notices[0].message).toMatch(/^Iterations 1-2 had non-finite losses or gradients .* last checkpoint ckpt-000001 \(iteration 1\)/);
     expect(iterations).toEqual([0, 1, 2, 1, 2]);
+    expect(iterationNotices[1]).toBe('iteration 1 had non-finite values (policy step skipped (non-finite gradient)); no checkpoint saved for it');
+    expect(iterationNotices.filter((x) => x !== undefined)).toHaveLength(2);
     expect(run.iteration).toBe(3);
     expect(statuses.at(-1)).toBe('done');
     // with the default (3), two in a row do not roll back

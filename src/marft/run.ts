@@ -460,7 +460,8 @@ export class Run {
         const profile = kernels.has(it) ? iterationProfile(a.model, res, kernels.get(it)!) : undefined;
         kernels.clear();
         this.lastIteration = { iteration: it, config: a.state.config, episodes: res.episodes, scores: res.scores ?? new Map(), targets: res.targets ?? new Map() };
-        const notice = hadNonFiniteSkip(res.metrics.skipped) ? `iteration ${it} had non-finite steps (skipped); no checkpoint saved for it` : undefined;
+        const first = res.metrics.skipped.find((x) => hadNonFiniteSkip([x]));
+        const notice = first ? `iteration ${it} had non-finite values (${first}); no checkpoint saved for it` : undefined;
         this.emit('onIteration', { metrics: res.metrics, episodes: res.episodes.map(summarize), checkpoint, notice, profile });
       },
     });

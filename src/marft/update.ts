@@ -5,8 +5,8 @@
 // the adapters. The critic trains on the frozen trunk's hidden states gathered at scoring time. AdamW
 // steps run on the GPU; their stats (global norm, non-finite flag) are read once per step for the metrics
 // and the skip guard, together with a finite watch (finite-watch.ts) over the critic's layers, the logits,
-// the gradients and the optimiser state, so a skip names the tensor. Agent-by-agent schedules keep the frozen agents' adapter slots (and their Adam
-// moments) exactly as they were.
+// the gradients and the optimiser state, so a skip names the tensor. Agent-by-agent schedules keep the
+// frozen agents' adapter slots (and their Adam moments) exactly as they were.
 
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';

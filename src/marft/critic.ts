@@ -20,6 +20,7 @@ import { selectRows, selectRowsBackward } from '../model/heads.ts';
 import type { LoraSet } from '../model/lora-set.ts';
 import { clearGrads } from '../model/optimizer.ts';
 import { releaseValueHeadState, valueHeadBackward, valueHeadForward } from '../model/value-head.ts';
+import { type FiniteWatch, type NonFinite, readFiniteWatch } from '../model/finite-watch.ts';
 import type { RunConfig } from '../config/run-config.ts';
 import { buildBatch, chunkActions } from './batch.ts';
 import { valueLoss } from './losses.ts';
@@ -85,7 +86,8 @@ export function criticPass(
   return { fw, rowIds, hRows: selectRows(gpu, fw.hN, rowIds, 'critic.hrows') };
 }
 
-export interface CriticLoss { loss: number; finite: boolean }
+/** A minibatch's value loss; `nonFinite` names the critic layers where a finite watch saw NaN / ±Inf (no step then). */
+export interface CriticLoss { loss: number; finite: boolean; nonFinite: NonFinite[] }
 
 /**
  * The LoRA critic's value loss over minibatch `mb`, its gradients accumulated into the value heads and the
@@ -95,7 +97,7 @@ export interface CriticLoss { loss: number; finite: boolean }
  */
 export async function criticLoraBackward(
   gpu: Gpu, dec: Decoder, state: TrainState, mb: readonly ActionRecord[], score: ScoreResult, targets: Map<ActionRecord, ActionTargets>,
-  o: { padId: number; maxTokens: number; recompute?: boolean },
+  o: { padId: number; maxTokens: number; recompute?: boolean }, watch?: FiniteWatch,
 ): Promise<CriticLoss | null> {
   const ppo = state.config.ppo;
   const trunk = score.trunk!;
@@ -104,12 +106,13 @@ export async function criticLoraBackward(
   if (!Z) return null;
   const S = state.critic.heads.length;
   const C = state.critic.C;
-  const res: CriticLoss = { loss: 0, finite: true };
+  const res: CriticLoss = { loss: 0, finite: true, nonFinite: [] };
   for (const chunk of chunkActions(mb.filter((a) => targets.get(a)!.returns.length > 0), o.maxTokens)) {
     const p = criticPass(gpu, dec, trunk, chunk, level, o.padId, o.recompute ? 'checkpoint' : true);
     const R = p.rowIds.length;
-    const hs = valueHeadForward(gpu, state.critic, p.hRows);
-    const all = await gpu.readF32(hs.values);
+    const hs = valueHeadForward(gpu, state.critic, p.hRows, watch);
+    const [all, bad] = await Promise.all([gpu.readF32(hs.values), watch ? readFiniteWatch(gpu, watch) : []]);
+    res.nonFinite.push(...bad);
     const heads: number[] = [];
     const returns: number[] = [];
     const oldValues: number[] = [];
@@ -120,7 +123,7 @@ export async function criticLoraBackward(
     const values = heads.map((h, i) => all[h * R + i]);
     const vl = valueLoss({ values, oldValues, returns, clip: ppo.valueClip, kind: ppo.valueLoss, huberDelta: ppo.huberDelta, normalizer: Z });
     res.loss += vl.loss;
-    if (!Number.isFinite(vl.loss)) res.finite = false;
+    if (!Number.isFinite(vl.loss) || bad.length) res.finite = false;
     if (res.finite) {
       const dv = new Float32Array(S * R);
       heads.forEach((h, i) => { dv[h * R + i] = vl.dValues[i]; });
@@ -146,7 +149,7 @@ export async function criticLoraBackward(
  * its gradients accumulated into the value heads when finite; null when `mb` has no critic rows.
  */
 export async function criticHeadBackward(
-  gpu: Gpu, state: TrainState, mb: readonly ActionRecord[], score: ScoreResult, targets: Map<ActionRecord, ActionTargets>,
+  gpu: Gpu, state: TrainState, mb: readonly ActionRecord[], score: ScoreResult, targets: Map<ActionRecord, ActionTargets>, watch?: FiniteWatch,
 ): Promise<CriticLoss | null> {
   const ppo = state.config.ppo;
   const rows: number[] = [];
@@ -160,12 +163,12 @@ export async function criticHeadBackward(
   if (!rows.length) return null;
   const R = rows.length;
   const x = selectRows(gpu, score.criticInput, rows, 'critic.x');
-  const hs = valueHeadForward(gpu, state.critic, x);
-  const all = await gpu.readF32(hs.values);
+  const hs = valueHeadForward(gpu, state.critic, x, watch);
+  const [all, bad] = await Promise.all([gpu.readF32(hs.values), watch ? readFiniteWatch(gpu, watch) : []]);
   const heads = rows.map((r) => score.criticHead[r]);
   const values = rows.map((_, i) => all[heads[i] * R + i]);
   const vl = valueLoss({ values, oldValues, returns, clip: ppo.valueClip, kind: ppo.valueLoss, huberDelta: ppo.huberDelta });
-  const finite = Number.isFinite(vl.loss);
+  const finite = Number.isFinite(vl.loss) && !bad.length;
   if (finite) {
     const dv = new Float32Array(state.critic.heads.length * R);
     heads.forEach((h, i) => { dv[h * R + i] = vl.dValues[i]; });
@@ -176,5 +179,5 @@ export async function criticHeadBackward(
   }
   releaseValueHeadState(gpu, hs);
   gpu.release(x);
-  return { loss: vl.loss, finite };
+  return { loss: vl.loss, finite, nonFinite: bad };
 }

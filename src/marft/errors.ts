@@ -16,6 +16,7 @@ export type MarftErrorCode =
   | 'RUN_PAUSED' // the run loop stopped: a checkpoint could not be written (disk or quota full...)
   | 'NO_RUN' // an action that needs a loaded run
   | 'BUSY' // an action while the run is training
+  | 'MODEL_IN_USE' // a training loop or an export's forward asked for the model while another job holds it
   | 'NO_AGENT' // a role the run does not have
   | 'ADAPTER_MISMATCH' // an agent's adapter does not fit the base model its run names (ONNX export, logits)
   | 'EPISODES_INVALID' // recorded episodes (marft inspect's JSONL): a line that is not JSON, a field missing or wrong
@@ -26,6 +27,7 @@ const HINTS: Record<MarftErrorCode, string> = {
   RUN_PAUSED: 'Free disk space (or browser storage: delete old runs), then resume the run: its last checkpoint is intact and training continues from it.',
   NO_RUN: 'Start a run, or resume one from the Runs tab first.',
   BUSY: 'Pause the run first.',
+  MODEL_IN_USE: 'Wait until the job using the model finishes (or pause the run), then try again.',
   NO_AGENT: 'Pick one of the roles the run lists in the Runs tab.',
   ADAPTER_MISMATCH: 'The run was trained on another base model than the one its config.json model.path names now (a local folder re-imported under the same name?): import the model the run was trained on, then export again.',
   EPISODES_INVALID: 'Fix the line and field named above: each line is one episode {id, group?, turns: [{reward, actions: [{role, tokens, value | values, text?}]}]} (README: "Inspecting recorded episodes").',

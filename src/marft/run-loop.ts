@@ -16,7 +16,9 @@
 //      returned a malformed or non-deterministic result): the iteration is dropped, the state goes back to
 //      the last checkpoint (the RNG had moved on), and the loop stops with RunPaused (reason 'environment').
 // Before the first iteration the loop saves the starting state when the run folder has no checkpoint of
-// it, so a rollback or a recovery always has one to go back to.
+// it, so a rollback or a recovery always has one to go back to. A device lost during that first save (a
+// Step right after resuming an older checkpoint or an imported one) reloads the state from `origin`,
+// where it was loaded from, and saves again: the run folder's latest checkpoint is another iteration.
 
 import type { Gpu } from '../gpu/gpu.ts';
 import { GpuError } from '../gpu/errors.ts';
@@ -69,6 +71,8 @@ export interface RunLoopOptions {
   onProgress?: (phase: Phase, detail: string, ctx: { state: TrainState; session: RunSession }) => void;
   /** The trainer's maxTokens. */
   maxTokens?: number;
+  /** Where `state` was loaded from when the run folder has no checkpoint of it yet (a resume); see the header. */
+  origin?: { store: CheckpointStore; dir: string };
   /**
    * Asked before each iteration: whether its GPU work is timed per kernel (Gpu.startProfile: every dispatch
    * in a pass of its own, so it runs slower). An attempt that fails (a lost device) keeps the answer for
@@ -153,19 +157,28 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
     );
   };
 
-  const latest = (await listCheckpoints(o.store, o.dir)).find((c) => c.latest);
-  if (!latest || latest.iteration !== state.iteration) await save();
   let t = trainer();
-  /** After a lost device: a new session, the last checkpoint, a new trainer. False when not recoverable. */
-  const recoverFrom = async (reason: string | null): Promise<boolean> => {
+  /** After a lost device: a new session, the last checkpoint (or `from`), a new trainer. False when not recoverable. */
+  const recoverFrom = async (reason: string | null, from = { store: o.store, dir: o.dir }): Promise<boolean> => {
     if (reason === null || !o.reopen || ++lostInRow > maxRecoveries) return false;
     session = await o.reopen(reason);
-    await reload();
+    state = await loadCheckpoint(session.gpu, from.store, from.dir, session.model);
     recoveries++;
     event({ kind: 'recovered', reason, iteration: state.iteration });
     t = trainer();
     return true;
   };
+  const latest = (await listCheckpoints(o.store, o.dir)).find((c) => c.latest);
+  if (!latest || latest.iteration !== state.iteration) {
+    for (;;) {
+      try {
+        await save();
+        break;
+      } catch (e) {
+        if (!(e instanceof GpuError) || !o.origin || !(await recoverFrom(await lostReason(session.gpu, e), o.origin))) throw e;
+      }
+    }
+  }
 
   let retryProfile = false;
   while (state.iteration < o.until && !(o.halt?.() ?? false)) {

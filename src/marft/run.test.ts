@@ -115,8 +115,10 @@ function fakeSession() {
     path: '', source: { name: 'fake', baseModel: 'fake', files: null },
     gpu: { lostReason: null as string | null, hasTimestamps: false, adapter: {}, startProfile() {}, async stopProfile() { return []; } },
   });
-  const s = { current: model(), loads: 0, reopens: 0 };
+  const s = { current: model(), loads: 0, reopens: 0, user: null as string | null };
   return Object.assign(s, {
+    claim: Session.prototype.claim, // the real lock
+    exclusive: Session.prototype.exclusive,
     load: async () => { s.loads++; return s.current; },
     reopen: async () => { s.reopens++; s.current = model(); return s.current; },
     onUnload: () => () => {},
@@ -129,12 +131,13 @@ function fakeRun(opts = {}) {
   const statuses: RunStatus[] = [];
   const notices: Notice[] = [];
   const iterations: number[] = [];
+  const iterationNotices: Array<string | undefined> = [];
   const run = new Run(session as unknown as Session, memoryStore(), {
     onStatus: (e) => statuses.push(e.status),
     onNotice: (n) => notices.push(n),
-    onIteration: (e) => iterations.push(e.metrics.iteration),
+    onIteration: (e) => { iterations.push(e.metrics.iteration); iterationNotices.push(e.notice); },
   }, opts);
-  return { run, session, statuses, notices, iterations };
+  return { run, session, statuses, notices, iterations, iterationNotices };
 }
 
 /** A gate the fake trainer waits on, opened by the test. */
@@ -239,13 +242,15 @@ describe('Run state machine (fakes)', () => {
 
   it('rolls back after config.runLoop.rollbackAfter non-finite iterations in a row', async () => {
     fake.on = true;
-    const { run, notices, iterations, statuses } = fakeRun();
+    const { run, notices, iterations, statuses, iterationNotices } = fakeRun();
     fake.plan = ['ok', 'nan', 'nan', 'ok', 'ok', 'ok'];
     await run.start(config({ iterations: 3, runLoop: { rollbackAfter: 2 } }), { id: 'r' });
     expect(await run.wait()).toBe('done');
     expect(notices.map((n) => [n.code, n.iteration])).toEqual([['ROLLBACK', 1]]);
     expect(notices[0].message).toMatch(/^Iterations 1-2 had non-finite losses or gradients .* last checkpoint ckpt-000001 \(iteration 1\)/);
     expect(iterations).toEqual([0, 1, 2, 1, 2]);
+    expect(iterationNotices[1]).toBe('iteration 1 had non-finite values (policy step skipped (non-finite gradient)); no checkpoint saved for it');
+    expect(iterationNotices.filter((x) => x !== undefined)).toHaveLength(2);
     expect(run.iteration).toBe(3);
     expect(statuses.at(-1)).toBe('done');
     // with the default (3), two in a row do not roll back
@@ -275,6 +280,33 @@ describe('Run state machine (fakes)', () => {
     expect(b.run.status).toBe('error');
     expect(b.notices.map((n) => n.code)).toEqual(['DEVICE_LOST', 'DEVICE_LOST']); // the recovery, then the error
     expect(b.run.id).toBe('b'); // still loaded, at its last good state
+  });
+
+  it('a Step or a second export while an export holds the model is refused (MODEL_IN_USE), as is an export while training', async () => {
+    fake.on = true;
+    const a = fakeRun();
+    await a.run.start(config({ iterations: 3 }), { id: 'a', paused: true });
+    expect(await a.run.wait()).toBe('paused');
+    expect(a.run.iteration).toBe(1);
+    let finish!: () => void;
+    const exporting = a.session.exclusive("an export computing solver's logits", () => new Promise<void>((r) => { finish = r; }));
+    expect(() => a.run.step()).toThrow("a training run cannot start now: the model is in use by an export computing solver's logits.");
+    expect(() => a.run.train()).toThrow(/model is in use/);
+    expect(a.run.busy).toBe(false);
+    expect(a.run.status).toBe('paused');
+    await expect(a.session.exclusive('an adapter export', async () => 1)).rejects.toMatchObject({ code: 'MODEL_IN_USE' });
+    finish();
+    await exporting;
+    expect(fake.started).toBe(1); // nothing ran meanwhile
+    // once the export ends the Step runs; while it trains, an export is refused
+    let go!: () => void;
+    fake.gate = new Promise((r) => { go = r; });
+    a.run.step();
+    await expect(a.session.exclusive('an adapter export', async () => 1)).rejects.toThrow('an adapter export cannot start now: the model is in use by a training run.');
+    go();
+    expect(await a.run.wait()).toBe('paused');
+    expect(a.run.iteration).toBe(2);
+    expect(await a.session.exclusive('an adapter export', async () => 7)).toBe(7); // released when the loop ended
   });
 
   it('keeps the checkpoints config.runLoop.keepCheckpoints says, unless the front end overrides it', async () => {

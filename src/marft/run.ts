@@ -14,7 +14,7 @@
 
 import { BUILTIN_MODEL, type RunConfig, parseRunConfig } from '../config/run-config.ts';
 import type { KernelTime } from '../common/profile-table.ts';
-import { messageWithoutHint } from '../common/errors.ts';
+import { errorMessage, messageWithoutHint } from '../common/errors.ts';
 import { loadAdapterFiles } from '../model/load.ts';
 import type { CheckpointStore } from '../platform/storage/store.ts';
 import { loadCheckpoint, readCheckpointFiles, saveCheckpoint } from './checkpoint/checkpoint.ts';
@@ -161,6 +161,8 @@ interface Loaded {
   model: SessionModel;
   until: number;
   lastCheckpoint: string | null;
+  /** Where a resumed state came from, until the run folder holds a checkpoint of it (the loop's first save). */
+  origin?: CheckpointSource;
 }
 
 const summarize = (ep: EpisodeRecord): EpisodeSummary => {
@@ -301,7 +303,7 @@ export class Run {
     this.close();
     const m = await this.session.load(config.model.path);
     const state = await loadCheckpoint(m.gpu, from.store, from.dir, m.model);
-    const a: Loaded = { id, state, model: m, until: config.iterations, lastCheckpoint: from.store === this.store ? path.split('/').pop() ?? null : null };
+    const a: Loaded = { id, state, model: m, until: config.iterations, lastCheckpoint: from.store === this.store ? path.split('/').pop() ?? null : null, origin: from };
     this.loaded = a;
     this.emit('onLoaded', { runId: id, config: state.config, history: state.metrics, checkpoint: a.lastCheckpoint });
     this.setStatus('paused', `resumed from ${path || from.store.name}`);
@@ -358,14 +360,25 @@ export class Run {
    */
   async adapterFiles(): Promise<{ files: Record<string, Uint8Array | string>; iteration: number }> {
     const a = this.need();
-    if (!this.looping) return { files: await exportAdapters(a.model.gpu, a.state, { baseModel: a.model.source.baseModel }), iteration: a.state.iteration };
+    if (!this.looping) {
+      const files = await this.session.exclusive('an adapter export', () => exportAdapters(a.model.gpu, a.state, { baseModel: a.model.source.baseModel }));
+      return { files, iteration: a.state.iteration };
+    }
     const ck = await readCheckpointFiles(this.store, a.id);
     return { files: Object.fromEntries(Object.entries(ck.files).filter(([p]) => p.startsWith('agents/') || p === 'config.json')), iteration: ck.manifest.iteration };
   }
 
+  /** Starts the loop holding the session's model (refused while an export uses it: the run stays paused). */
   private launch(): void {
+    let release: () => void;
+    try {
+      release = this.session.claim('a training run');
+    } catch (e) {
+      this.setStatus('paused', errorMessage(e));
+      throw e;
+    }
     this.failure = null;
-    this.looping = this.drive().finally(() => { this.looping = null; });
+    this.looping = this.drive().finally(() => { release(); this.looping = null; });
   }
 
   /** Iterations until the target, a pause, a stop or a single step, each honoured at an iteration boundary. */
@@ -403,7 +416,7 @@ export class Run {
   /** What a loop event means for the run and its listeners; `state` is the one the loop now uses. */
   private onLoopEvent(a: Loaded, e: RunLoopEvent, state: TrainState): void {
     if (e.kind === 'saving') this.progress('checkpoint', `saving iteration ${e.iteration}`);
-    else if (e.kind === 'saved') a.lastCheckpoint = e.checkpoint;
+    else if (e.kind === 'saved') { a.lastCheckpoint = e.checkpoint; a.origin = undefined; }
     else if (e.kind === 'rollback' || e.kind === 'recovered') {
       a.state = state;
       this.lastIteration = null;
@@ -427,7 +440,7 @@ export class Run {
     const kernels = new Map<number, KernelTime[] | null>(); // by iteration, from onProfile to onIteration
     const done = await runLoop(a.model, a.state, {
       store: this.store, dir: a.id, baseModel: a.model.source.baseModel, keep: this.opts.keep, maxTokens: this.opts.maxTokens,
-      until: single ? a.state.iteration + 1 : a.until,
+      until: single ? a.state.iteration + 1 : a.until, origin: a.origin,
       halt: () => this.ctrl.stop || (this.ctrl.pause && !single),
       reopen: async (reason) => {
         this.setStatus('recovering', `GPU device lost (${reason}); reloading the last checkpoint`);
@@ -447,7 +460,8 @@ export class Run {
         const profile = kernels.has(it) ? iterationProfile(a.model, res, kernels.get(it)!) : undefined;
         kernels.clear();
         this.lastIteration = { iteration: it, config: a.state.config, episodes: res.episodes, scores: res.scores ?? new Map(), targets: res.targets ?? new Map() };
-        const notice = hadNonFiniteSkip(res.metrics.skipped) ? `iteration ${it} had non-finite steps (skipped); no checkpoint saved for it` : undefined;
+        const first = res.metrics.skipped.find((x) => hadNonFiniteSkip([x]));
+        const notice = first ? `iteration ${it} had non-finite values (${first}); no checkpoint saved for it` : undefined;
         this.emit('onIteration', { metrics: res.metrics, episodes: res.episodes.map(summarize), checkpoint, notice, profile });
       },
     });

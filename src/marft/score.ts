@@ -6,13 +6,16 @@
 // they do not change across epochs), and the critic's current values are read once for GAE. A critic that
 // reads the whole episode, or runs its own LoRA, gets its rows from its own trunk pass (critic.ts) instead;
 // the LoRA critic's update recomputes them (its trunk trains), so criticInput is then left unused.
+// A finite watch counts the non-finite values of the logits, the critic's input and each critic layer,
+// read with the values: `nonFinite` names where they appeared (the trainer then skips the update).
 
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import type { Decoder } from '../model/decoder.ts';
 import { releaseTokenLogprobs, selectRows, tokenLogprobs } from '../model/heads.ts';
 import type { LoraSet } from '../model/lora-set.ts';
-import { type ValueHead, releaseValueHeadState, valueHeadForward } from '../model/value-head.ts';
+import { type ValueHead, releaseValueHeadState, valueHeadForward, valueHeadWatchSlots } from '../model/value-head.ts';
+import { type FiniteWatch, type NonFinite, createFiniteWatch, readFiniteWatch, releaseFiniteWatch, watchFinite } from '../model/finite-watch.ts';
 import { buildBatch, chunkActions, gatherRows } from './batch.ts';
 import { type CriticTrunk, criticPass, criticRowCount } from './critic.ts';
 import type { ActionRecord } from './rollout.ts';
@@ -36,6 +39,8 @@ export interface ScoreResult {
   /** The critic's own trunk pass (episode input or critic LoRA), or null: the scoring forward's rows. */
   trunk: CriticTrunk | null;
   level: 'action' | 'token';
+  /** Where scoring met NaN / ±Inf (logits, the critic's input or one of its layers), with the counts. */
+  nonFinite: NonFinite[];
 }
 
 export interface ScoreOptions {
@@ -66,15 +71,19 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
   const criticInput = gpu.tensor([Math.max(R, 1), C], 'f32', 'critic.input');
   const criticHead = new Int32Array(R);
   const scores = new Map<ActionRecord, ActionScores>();
+  const watch = createFiniteWatch(gpu, 3 + valueHeadWatchSlots(head));
+  const bad = new Map<string, number>();
   let next = 0;
   for (const chunk of chunkActions(actions, o.maxTokens)) {
     const batch = buildBatch(chunk, o.slotOf, o.padId);
     const N = batch.B * batch.T;
     const targets = gpu.upload(batch.targets, [N], 'i32', 'score.targets');
     const pol = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, adapters: o.adapters, slots: batch.slots });
+    watchFinite(gpu, watch, 'policy logits', pol.logits!);
     const policy = await logprobsOf(gpu, pol.logits!, targets);
     dec.release(pol);
     const ref = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, adapters: o.adapters, slots: new Int32Array(batch.B).fill(-1) }, { logits: o.needRef ? 'all' : 'none' });
+    if (o.needRef) watchFinite(gpu, watch, 'reference logits', ref.logits!);
     const refLp = o.needRef ? await logprobsOf(gpu, ref.logits!, targets) : null;
     // gather the critic's rows from the trunk's hidden states (its own trunk's: after this loop)
     const rowIds: number[] = [];
@@ -83,14 +92,19 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
       for (let k = 0; k < rowsOf(a); k++) rowIds.push(r.start + k);
     });
     let vals: Float32Array = new Float32Array(0);
+    let found: NonFinite[];
     if (!o.critic) {
       const hRows = selectRows(gpu, ref.hN, rowIds, 'score.hrows');
       gpu.copy(hRows, criticInput, rowIds.length * C * 4, 0, next * C * 4);
-      const hs = valueHeadForward(gpu, head, hRows);
-      vals = await gpu.readF32(hs.values);
+      watchFinite(gpu, watch, "critic input (the frozen trunk's final hidden state)", hRows);
+      const hs = valueHeadForward(gpu, head, hRows, watch);
+      [vals, found] = await Promise.all([gpu.readF32(hs.values), readFiniteWatch(gpu, watch)]);
       releaseValueHeadState(gpu, hs);
       gpu.release(hRows);
+    } else {
+      found = await readFiniteWatch(gpu, watch);
     }
+    for (const x of found) bad.set(x.where, (bad.get(x.where) ?? 0) + x.count);
     gpu.release(targets);
     dec.release(ref);
     let local = 0;
@@ -110,21 +124,24 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
     });
     next += local;
   }
-  if (o.critic) await trunkValues(gpu, dec, head, o.critic, actions, scores, criticInput, o);
-  return { scores, criticInput, criticHead, trunk: o.critic ?? null, level: o.level };
+  if (o.critic) await trunkValues(gpu, dec, head, o.critic, actions, scores, criticInput, o, watch, bad);
+  releaseFiniteWatch(gpu, watch);
+  return { scores, criticInput, criticHead, trunk: o.critic ?? null, level: o.level, nonFinite: [...bad].map(([where, count]) => ({ where, count })) };
 }
 
 /** Values (and criticInput rows) from the critic's own trunk pass, written into each action's scores. */
 async function trunkValues(
   gpu: Gpu, dec: Decoder, head: ValueHead, trunk: CriticTrunk, actions: readonly ActionRecord[], scores: Map<ActionRecord, ActionScores>,
-  criticInput: Tensor, o: ScoreOptions,
+  criticInput: Tensor, o: ScoreOptions, watch: FiniteWatch, bad: Map<string, number>,
 ): Promise<void> {
   const C = dec.config.hiddenSize;
   for (const chunk of chunkActions(actions.filter((a) => criticRowCount(a, o.level) > 0), o.maxTokens)) {
     const p = criticPass(gpu, dec, trunk, chunk, o.level, o.padId, false);
     const R = p.rowIds.length;
-    const hs = valueHeadForward(gpu, head, p.hRows);
-    const vals = await gpu.readF32(hs.values);
+    watchFinite(gpu, watch, "critic input (the critic trunk's final hidden state)", p.hRows);
+    const hs = valueHeadForward(gpu, head, p.hRows, watch);
+    const [vals, found] = await Promise.all([gpu.readF32(hs.values), readFiniteWatch(gpu, watch)]);
+    for (const x of found) bad.set(x.where, (bad.get(x.where) ?? 0) + x.count);
     let local = 0;
     for (const a of chunk) {
       const s = scores.get(a)!;

@@ -12,6 +12,7 @@ import type { ModelFiles } from '../model/folder.ts';
 import { loadDecoder } from '../model/load.ts';
 import { releaseWeights } from '../model/weights.ts';
 import type { RunSession } from './run-loop.ts';
+import { MarftError } from './errors.ts';
 
 /** What a platform implements for model folders (fetched or in-memory folders use memoryFiles). */
 export { type ModelFiles, memoryFiles } from '../model/folder.ts';
@@ -69,6 +70,8 @@ export class Session {
   /** Loads one after the other: a switch releases the weights the previous load made. */
   private queue: Promise<unknown> = Promise.resolve();
   private readonly unloadHooks = new Set<(m: SessionModel) => void>();
+  /** The job holding the model (a training loop, an export's forward), or null. */
+  private user: string | null = null;
 
   constructor(private readonly platform: Platform) {}
 
@@ -104,6 +107,30 @@ export class Session {
   onUnload(hook: (m: SessionModel) => void): () => void {
     this.unloadHooks.add(hook);
     return () => this.unloadHooks.delete(hook);
+  }
+
+  /**
+   * Takes the model for the job `what` until the returned release is called; refused (MarftError
+   * MODEL_IN_USE) while another job holds it, so a Step and an export's forward, or two exports, never
+   * interleave their GPU work on the same weights.
+   */
+  claim(what: string): () => void {
+    if (this.user !== null) throw new MarftError('MODEL_IN_USE', `${what} cannot start now: the model is in use by ${this.user}.`);
+    this.user = what;
+    let held = true;
+    return () => {
+      if (held) { held = false; this.user = null; }
+    };
+  }
+
+  /** Runs `fn` holding the model for `what` (claim). */
+  async exclusive<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    const release = this.claim(what);
+    try {
+      return await fn();
+    } finally {
+      release();
+    }
   }
 
   /** The model config.model.path names, on the current device (loaded once). */

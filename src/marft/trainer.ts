@@ -1,6 +1,7 @@
 // One MARFT iteration, end to end: rollout (batched generation across episodes and agents) -> scoring
 // (old and reference log-probs, critic inputs and values, from the critic's own trunk when it has one) -> credit assignment and advantages -> PPO or
 // GRPO update -> metrics. Each phase is timed; progress goes to a callback so the CLI and the UI can show it.
+// Non-finite logits, critic values or advantages (nonfinite.ts) skip the update and are named in metrics.skipped.
 
 import { envFromConfig } from '../envs/registry.ts';
 import type { Gpu } from '../gpu/gpu.ts';
@@ -14,7 +15,8 @@ import { type ActionScores, scoreActions } from './score.ts';
 import type { TrainState } from './state.ts';
 import type { AgentMetrics, IterationMetrics } from '../config/metrics.ts';
 import { type ActionTargets, computeTargets } from './advantage-targets.ts';
-import { ppoUpdate } from './update.ts';
+import { type UpdateStats, ppoUpdate } from './update.ts';
+import { nonFiniteInputs } from './nonfinite.ts';
 
 export type Phase = 'rollout' | 'score' | 'advantages' | 'update';
 
@@ -47,6 +49,9 @@ export interface TrainerDeps {
 export function savedBytesPerToken(c: Decoder['config']): number {
   return c.numLayers * 4 * (6 * c.hiddenSize + 2 * c.numHeads * c.headDim + 2 * c.numKvHeads * c.headDim + 3 * c.intermediateSize);
 }
+
+/** The stats of an update that did not run. */
+const NO_UPDATE: UpdateStats = { policyLoss: 0, valueLoss: 0, entropy: 0, approxKl: 0, klToRef: 0, clipFraction: 0, skipped: [], policySteps: 0, criticSteps: 0 };
 
 export class Trainer {
   readonly graph: CompiledGraph;
@@ -107,9 +112,10 @@ export class Trainer {
     const t3 = performance.now();
     const trainAgents = trainingAgents(it, cfg.graph.agents.length, cfg.schedule);
     this.d.onProgress?.('update', trainAgents.length ? `training ${trainAgents.map((a) => cfg.graph.agents[a].role).join(', ')}` : 'critic warm-up');
-    let upd;
+    const bad = nonFiniteInputs(score, targets, cfg.graph.agents.map((a) => a.role));
+    let upd: UpdateStats;
     try {
-      upd = await ppoUpdate(gpu, decoder, state, actions, score, targets, {
+      upd = bad.length ? { ...NO_UPDATE, skipped: bad } : await ppoUpdate(gpu, decoder, state, actions, score, targets, {
         trainPolicy: trainAgents.length > 0, trainAgents, slotOf: this.slotOf, padId: this.padId, rng: state.rng, maxTokens: this.maxTokens,
         recompute: this.recompute,
       });

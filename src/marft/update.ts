@@ -5,18 +5,24 @@
 // the adapters. The critic trains on the frozen trunk's hidden states gathered at scoring time, or, with a
 // critic LoRA, on its own trunk's forward and backward each minibatch (critic.ts). AdamW steps run on the
 // GPU; their stats (gradient norms, non-finite flags) are read once per step for the metrics and the skip
-// guard. A minibatch whose approximate KL passes the target (targetKlOf) skips its policy step only, as the
-// legacy MARFT trainers (appo_trainer.py / tppo_trainer.py return before the policy step, after the
-// critic's): the critic and the later minibatches train on. The policy's optimiser keeps a state per
-// adapter slot (each agent clipped by its own gradient norm, with its own step count); agent-by-agent
-// schedules step only the training agents' slots, so the frozen agents' adapters, Adam moments and counts
-// stay exactly as they were.
+// guard, together with a finite watch (finite-watch.ts) over the critic's layers, the logits, the gradients
+// and the optimiser state, so a skip names the tensor. A minibatch whose approximate KL passes the target
+// (targetKlOf) skips its policy step only, as the legacy MARFT trainers (appo_trainer.py / tppo_trainer.py
+// return before the policy step, after the critic's): the critic and the later minibatches train on. The
+// policy's optimiser keeps a state per adapter slot (each agent clipped by its own gradient norm, with its
+// own step count); agent-by-agent schedules step only the training agents' slots, so the frozen agents'
+// adapters, Adam moments and counts stay exactly as they were.
 
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Decoder } from '../model/decoder.ts';
 import { releaseTokenLogprobs, tokenLogprobs, tokenLogprobsBackward } from '../model/heads.ts';
 import { type Optimizer, clearGrads, optimizerStep, readOptimizerStats, readSlotStats } from '../model/optimizer.ts';
 import type { Rng } from '../common/rng.ts';
+import { valueHeadWatchSlots } from '../model/value-head.ts';
+import {
+  type FiniteWatch, type NonFinite, createFiniteWatch, describeNonFinite, optimizerWatchSlots, readFiniteWatch, releaseFiniteWatch, watchFinite,
+  watchGradients, watchOptimizerState,
+} from '../model/finite-watch.ts';
 import { normalizeAdvantages } from './advantages.ts';
 import { buildBatch, chunkActions, gatherRows } from './batch.ts';
 import { type RunConfig, targetKlOf } from '../config/run-config.ts';
@@ -62,11 +68,29 @@ const split = <T>(xs: T[], k: number): T[][] => {
 
 /**
  * Records a clipped AdamW step (a no-op on the GPU for a slot whose gradient is not finite) and zeroes the
- * grads. `slots`: the adapter slots that step (default all); the others are left exactly as they were.
+ * grads; `w` watches the gradients and the state it leaves. `slots`: the adapter slots that step (default
+ * all); the others are left exactly as they were.
  */
-function recordStep(gpu: Gpu, o: Optimizer, lr: number, cfg: RunConfig['ppo'], slots?: readonly number[]): void {
+function recordStep(gpu: Gpu, o: Optimizer, lr: number, cfg: RunConfig['ppo'], w: FiniteWatch, slots?: readonly number[]): void {
+  watchGradients(gpu, w, o);
   optimizerStep(gpu, o, { lr, eps: cfg.adamEps, weightDecay: cfg.weightDecay, maxNorm: cfg.maxGradNorm }, slots);
+  watchOptimizerState(gpu, w, o);
   clearGrads(gpu, o);
+}
+
+/**
+ * The step's stats and its watch, read together: whether the step was taken, and a note naming the
+ * non-finite tensors (the gradients of a skipped step; the parameters or moments a taken step left).
+ */
+/**
+ * What a step's finite watch found, in words: with `skipped` (null: it stepped; '' or ' for <roles>': the
+ * slots skipped for a non-finite gradient) the gradients named, else any non-finite state it left.
+ */
+function stepNote(o: Optimizer, found: readonly NonFinite[], what: string, skipped: string | null): string | null {
+  const grads = found.filter((x) => o.groups.some((g) => g.grads.label === x.where));
+  const rest = found.filter((x) => !grads.includes(x));
+  if (skipped !== null) return `${what} step skipped${skipped} (non-finite gradient)${grads.length ? ` in ${describeNonFinite(grads)}` : ''}`;
+  return rest.length ? `${what} step left non-finite optimiser state in ${describeNonFinite(rest)}` : null;
 }
 
 export async function ppoUpdate(
@@ -78,6 +102,7 @@ export async function ppoUpdate(
   const st: UpdateStats = { policyLoss: 0, valueLoss: 0, entropy: 0, approxKl: 0, klToRef: 0, clipFraction: 0, skipped: [], policySteps: 0, criticSteps: 0 };
   const useCritic = cfg.algo === 'ppo';
   const policyActs = actions.filter((a) => o.trainAgents.includes(a.agent) && a.actionIds.length > 0);
+  const watch = createFiniteWatch(gpu, Math.max(valueHeadWatchSlots(state.critic), optimizerWatchSlots(state.criticOptim), optimizerWatchSlots(state.policyOptim), 1));
   let nPol = 0;
   let nVal = 0;
   for (let epoch = 0; epoch < ppo.epochs; epoch++) {
@@ -85,12 +110,17 @@ export async function ppoUpdate(
     for (const mb of split(order, ppo.minibatches)) {
       // ---- critic ----
       if (useCritic) {
-        const vl = state.criticLora ? await criticLoraBackward(gpu, dec, state, mb, score, targets, o) : await criticHeadBackward(gpu, state, mb, score, targets);
-        if (vl && vl.finite) {
-          recordStep(gpu, state.criticOptim, ppo.criticLr, ppo);
-          const r = await readOptimizerStats(gpu, state.criticOptim);
-          if (r.skipped) st.skipped.push(`epoch ${epoch}: critic step skipped (non-finite gradient)`);
-          else st.criticSteps++;
+        const vl = state.criticLora
+          ? await criticLoraBackward(gpu, dec, state, mb, score, targets, o, watch)
+          : await criticHeadBackward(gpu, state, mb, score, targets, watch);
+        if (vl?.nonFinite.length) {
+          st.skipped.push(`epoch ${epoch}: critic step skipped (non-finite values in ${describeNonFinite(vl.nonFinite)})`);
+        } else if (vl && vl.finite) {
+          recordStep(gpu, state.criticOptim, ppo.criticLr, ppo, watch);
+          const [r, bad] = await Promise.all([readOptimizerStats(gpu, state.criticOptim), readFiniteWatch(gpu, watch)]);
+          const note = stepNote(state.criticOptim, bad, 'critic', r.skipped ? '' : null);
+          if (note) st.skipped.push(`epoch ${epoch}: ${note}`);
+          if (!r.skipped) st.criticSteps++;
           st.valueLoss += vl.loss;
           nVal++;
         } else if (vl) {
@@ -100,7 +130,7 @@ export async function ppoUpdate(
       // ---- policy ----
       const pm = mb.filter((a) => policyActs.includes(a));
       if (!o.trainPolicy || !pm.length) continue;
-      const r = await policyMinibatch(gpu, dec, state, pm, score, targets, o, epoch);
+      const r = await policyMinibatch(gpu, dec, state, pm, score, targets, o, epoch, watch);
       if (r.counted) {
         st.entropy += r.entropy;
         st.approxKl += r.approxKl;
@@ -112,6 +142,7 @@ export async function ppoUpdate(
       if (r.stepped) { st.policyLoss += r.loss; st.policySteps++; }
     }
   }
+  releaseFiniteWatch(gpu, watch);
   const avg = (x: number, n: number) => (n ? x / n : 0);
   return {
     ...st, policyLoss: avg(st.policyLoss, st.policySteps), valueLoss: avg(st.valueLoss, nVal), entropy: avg(st.entropy, nPol),
@@ -139,7 +170,7 @@ interface MinibatchResult {
  */
 async function policyMinibatch(
   gpu: Gpu, dec: Decoder, state: TrainState, pm: ActionRecord[], score: ScoreResult, targets: Map<ActionRecord, ActionTargets>,
-  o: UpdateOptions, epoch: number,
+  o: UpdateOptions, epoch: number, watch: FiniteWatch,
 ): Promise<MinibatchResult> {
   const cfg = state.config;
   const ppo = cfg.ppo;
@@ -149,13 +180,16 @@ async function policyMinibatch(
   const targetKl = targetKlOf(cfg);
   const res: MinibatchResult = { counted: false, loss: 0, entropy: 0, approxKl: 0, kl: 0, clipFraction: 0, stepped: false, skipped: null };
   let finite = true;
+  let badLogits = 0;
   for (const chunk of chunkActions(pm, o.maxTokens)) {
     const batch = buildBatch(chunk, o.slotOf, o.padId);
     const N = batch.B * batch.T;
     const fw = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, adapters: state.policy, slots: batch.slots }, { save: o.recompute ? 'checkpoint' : true });
     const targetsT = gpu.upload(batch.targets, [N], 'i32', 'ppo.targets');
+    watchFinite(gpu, watch, 'policy logits', fw.logits!);
     const head = tokenLogprobs(gpu, fw.logits!, targetsT, 'ppo');
-    const [lp, en] = [await gpu.readF32(head.logp), await gpu.readF32(head.entropy)];
+    const [lp, en, bad] = await Promise.all([gpu.readF32(head.logp), gpu.readF32(head.entropy), readFiniteWatch(gpu, watch)]);
+    for (const x of bad) badLogits += x.count;
     const tok = { logp: [] as number[], old: [] as number[], ent: [] as number[], ref: [] as number[], adv: [] as number[] };
     const spans: Array<{ agent: number; start: number; end: number }> = [];
     chunk.forEach((a, i) => {
@@ -192,7 +226,7 @@ async function policyMinibatch(
     res.approxKl += w * r.approxKl;
     res.clipFraction += w * r.clipFraction;
     res.counted = true;
-    if (!Number.isFinite(loss)) finite = false;
+    if (!Number.isFinite(loss) || badLogits) finite = false;
     if (finite) {
       const dl = new Float32Array(N);
       const de = new Float32Array(N);
@@ -207,16 +241,19 @@ async function policyMinibatch(
     gpu.release(targetsT);
     dec.release(fw);
   }
-  if (!finite) {
+  if (badLogits) {
+    res.skipped = `epoch ${epoch}: policy step skipped (non-finite values in policy logits (${badLogits} values))`;
+  } else if (!finite) {
     res.skipped = `epoch ${epoch}: policy step skipped (loss ${res.loss})`;
   } else if (exceedsTargetKl(res.approxKl, targetKl)) {
     res.skipped = `epoch ${epoch}: policy step skipped (approx KL ${res.approxKl.toExponential(2)} > target ${targetKl})`;
   } else {
     const slots = [...new Set(o.trainAgents.map(o.slotOf))].sort((a, b) => a - b);
-    recordStep(gpu, state.policyOptim, ppo.lr, ppo, slots);
-    const stats = await readSlotStats(gpu, state.policyOptim);
+    recordStep(gpu, state.policyOptim, ppo.lr, ppo, watch, slots);
+    const [stats, found] = await Promise.all([readSlotStats(gpu, state.policyOptim), readFiniteWatch(gpu, watch)]);
     const bad = o.trainAgents.filter((a) => stats[o.slotOf(a)].skipped).map((a) => cfg.graph.agents[a].role);
-    if (bad.length) res.skipped = `epoch ${epoch}: policy step skipped${bad.length < o.trainAgents.length ? ` for ${bad.join(', ')}` : ''} (non-finite gradient)`;
+    const note = stepNote(state.policyOptim, found, 'policy', bad.length ? (bad.length < o.trainAgents.length ? ` for ${bad.join(', ')}` : '') : null);
+    if (note) res.skipped = `epoch ${epoch}: ${note}`;
     res.stepped = slots.some((s) => !stats[s].skipped);
   }
   clearGrads(gpu, state.policyOptim);

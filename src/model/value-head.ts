@@ -3,6 +3,8 @@
 // agents (CTDE), or one head per agent: forward computes every head on every row, values (S, N), and the
 // caller reads the head of each row's agent (the head is small next to the trunk).
 // Shapes: hN (N, C); per head s and layer j: W (out_j, in_j), b (out_j), saved z_j (N, out_j).
+// With a FiniteWatch, forward counts the non-finite values of each layer's pre-activation z_j: ReLU's
+// max(NaN, 0) may give 0 on some adapters, so a NaN weight in a hidden layer would leave finite values.
 
 import { reluBackward, reluForward } from '../../kernels/elementwise/elementwise.ts';
 import { matmul, matmulBackward } from '../../kernels/matmul/matmul.ts';
@@ -10,6 +12,7 @@ import type { Gpu } from '../gpu/gpu.ts';
 import { shapeError } from '../gpu/errors.ts';
 import { type Tensor, view } from '../gpu/tensor.ts';
 import { Rng } from '../common/rng.ts';
+import { type FiniteWatch, watchFinite } from './finite-watch.ts';
 
 export interface HeadLayer { W: Tensor; b: Tensor; dW: Tensor; db: Tensor }
 
@@ -56,7 +59,14 @@ export function valueHeadParams(h: ValueHead): Array<{ param: Tensor; grad: Tens
   return h.heads.flat().flatMap((l) => [{ param: l.W, grad: l.dW }, { param: l.b, grad: l.db }]);
 }
 
-export function valueHeadForward(gpu: Gpu, head: ValueHead, hN: Tensor): ValueHeadState {
+/** Slots a watch needs for valueHeadForward: one per layer of every head. */
+export const valueHeadWatchSlots = (h: ValueHead): number => h.heads.length * (h.hidden.length + 1);
+
+/** The place a watch names for head s, layer j (the output layer's z is the value). */
+export const valueLayerName = (h: ValueHead, s: number, j: number): string =>
+  `critic head ${s} ${j === h.hidden.length ? 'output' : `hidden layer ${j} (pre-ReLU)`} value.${s}.${j}`;
+
+export function valueHeadForward(gpu: Gpu, head: ValueHead, hN: Tensor, watch?: FiniteWatch): ValueHeadState {
   const [N, C] = hN.shape;
   if (hN.dtype !== 'f32' || hN.shape.length !== 2 || C !== head.C) shapeError('valueHeadForward', `hN must be (N, ${head.C}) f32, got [${hN.shape.join(', ')}] ${hN.dtype}`);
   const S = head.heads.length;
@@ -70,6 +80,7 @@ export function valueHeadForward(gpu: Gpu, head: ValueHead, hN: Tensor): ValueHe
       const last = j === layers.length - 1;
       const z = gpu.tensor([N, OUT], 'f32', `value.z${j}`);
       matmul(gpu, z, xs[j], l.W, { transB: true, bias: l.b });
+      if (watch) watchFinite(gpu, watch, valueLayerName(head, s, j), z);
       zs.push(z);
       if (last) {
         gpu.copy(z, values, N * 4, 0, s * N * 4);

@@ -92,6 +92,7 @@ const TITLES: Record<AnyErrorCode | UiCode, string> = {
   STORAGE_FULL: 'Browser storage is full',
   NO_RUN: 'No run loaded',
   BUSY: 'The run is training',
+  MODEL_IN_USE: 'The model is in use',
   NO_EPISODES: 'Nothing to inspect yet',
   NO_AGENT: 'No such agent in the run',
   ADAPTER_MISMATCH: 'The adapter does not fit the base model',

@@ -136,8 +136,10 @@ const api: EngineApi = {
   agentLogits: (runId, role, ids, checkpoint) => wrap(async () => {
     if (run.busy) throw new MarftError('BUSY', 'the lab is training: its decoder is in use');
     const ck = await readCheckpointFiles(runsStore, checkpoint ? `${runId}/${checkpoint}` : runId);
-    const m = await session.load(agentAdapter(ck, role).config.model.path);
-    return { logits: await agentLogits(ck, role, m.decoder, m.summary.name, ids), vocabSize: m.model.vocabSize };
+    return session.exclusive(`an export computing ${role}'s logits`, async () => {
+      const m = await session.load(agentAdapter(ck, role).config.model.path);
+      return { logits: await agentLogits(ck, role, m.decoder, m.summary.name, ids), vocabSize: m.model.vocabSize };
+    });
   }),
   importCheckpoint: (bytes, fileName) => wrap(() => importCheckpoint(bytes, fileName)),
   async debugLoseDevice() {

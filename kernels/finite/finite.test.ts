@@ -1,0 +1,49 @@
+// The non-finite count against its float64 reference: NaNs of every bit pattern (quiet, signalling, with
+// the sign bit), ±Inf, and the finite extremes (max float, denormals, -0) at sizes around the workgroup
+// and the stride of one dispatch; slots accumulate and stay apart. The op has no backward (it only reads).
+
+import { describe, expect, it } from 'vitest';
+import { Rng } from '../../src/common/rng.ts';
+import { randn, testGpu } from '../testing.ts';
+import { countNonFinite } from './finite.ts';
+import { countNonFiniteRef } from './finite.ref.ts';
+
+// raw bit patterns, written through a u32 view (a JS NaN stored as f32 may be canonicalised)
+const BAD = [0x7fc00000, 0x7f800000, 0xff800000, 0xffc00000, 0x7f800001, 0x7fbfffff, 0xffffffff];
+const EDGE = [0x7f7fffff, 0xff7fffff, 0x00000001, 0x80000000, 0x807fffff];
+
+describe('finite', () => {
+  for (const n of [1, 255, 256, 257, 70_000]) {
+    it(`counts non-finite values, n=${n}`, async () => {
+      const gpu = await testGpu();
+      const r = new Rng(n);
+      const x = Float32Array.from(randn(n, n, 10));
+      const u = new Uint32Array(x.buffer);
+      for (let k = 0; k < Math.min(n, 7); k++) u[r.int(n)] = EDGE[k % EDGE.length];
+      const nBad = n === 1 ? 1 : 1 + r.int(Math.min(n, 40));
+      for (let k = 0; k < nBad; k++) u[r.int(n)] = BAD[k % BAD.length];
+      const clean = Float32Array.from(randn(n, n + 1));
+      const flags = gpu.zeros([3], 'u32', 'flags');
+      const tx = gpu.upload(x, [n], 'f32', 'x');
+      const tc = gpu.upload(clean, [n], 'f32', 'clean');
+      countNonFinite(gpu, flags, 0, tx);
+      countNonFinite(gpu, flags, 2, tx);
+      countNonFinite(gpu, flags, 2, tx); // accumulates
+      countNonFinite(gpu, flags, 1, tc);
+      const want = countNonFiniteRef(x);
+      expect(want).toBeGreaterThan(0);
+      expect(Array.from(await gpu.read(flags))).toEqual([want, 0, 2 * want]);
+      gpu.release(flags, tx, tc);
+    });
+  }
+
+  it('refuses a slot outside the flags and a tensor that is not f32', async () => {
+    const gpu = await testGpu();
+    const flags = gpu.zeros([2], 'u32', 'flags');
+    const x = gpu.zeros([4], 'f32', 'x');
+    const i = gpu.zeros([4], 'i32', 'i');
+    expect(() => countNonFinite(gpu, flags, 2, x)).toThrow(/slot 2 is outside flags \(2\)/);
+    expect(() => countNonFinite(gpu, flags, 0, i)).toThrow(/x must be f32/);
+    gpu.release(flags, x, i);
+  });
+});

@@ -1,0 +1,67 @@
+// Non-finite detection where values appear, without a sync per tensor: a watch is one small u32 tensor
+// with a slot per watched place (a layer's output, a parameter's gradient, an optimiser moment); each
+// watched tensor costs one dispatch (kernels/finite) that adds its NaN / ±Inf count to its slot, and the
+// caller reads every slot back beside a readback it makes anyway (Promise.all with it: the two maps
+// resolve together). The count is taken on the bit pattern, so a NaN that a later op would hide (WGSL's
+// max(NaN, 0) may return 0 on SwiftShader, zeroing a NaN pre-activation in ReLU) is still seen.
+
+import { countNonFinite } from '../../kernels/finite/finite.ts';
+import type { Gpu } from '../gpu/gpu.ts';
+import type { Tensor } from '../gpu/tensor.ts';
+import type { Optimizer } from './optimizer.ts';
+
+export interface FiniteWatch {
+  /** (K) u32: the non-finite count of each watched place. */
+  flags: Tensor;
+  /** The place of each slot in use, in slot order. */
+  names: string[];
+}
+
+/** A place that held non-finite values, and how many (summed over the tensors watched under its name). */
+export interface NonFinite {
+  where: string;
+  count: number;
+}
+
+/** A watch with room for `slots` places (a place watched again under the same name shares its slot). */
+export function createFiniteWatch(gpu: Gpu, slots: number): FiniteWatch {
+  return { flags: gpu.zeros([Math.max(1, slots)], 'u32', 'finite.flags'), names: [] };
+}
+
+/** Records the count of each tensor's non-finite values into the slot of `where`. */
+export function watchFinite(gpu: Gpu, w: FiniteWatch, where: string, ...ts: Tensor[]): void {
+  let slot = w.names.indexOf(where);
+  if (slot < 0) { slot = w.names.length; w.names.push(where); }
+  for (const t of ts) countNonFinite(gpu, w.flags, slot, t);
+}
+
+/** Watches every group's gradient (before a step reads them). */
+export function watchGradients(gpu: Gpu, w: FiniteWatch, o: Optimizer): void {
+  for (const g of o.groups) watchFinite(gpu, w, g.grads.label, g.grads);
+}
+
+/** Watches every group's parameters and Adam moments (after a step wrote them). */
+export function watchOptimizerState(gpu: Gpu, w: FiniteWatch, o: Optimizer): void {
+  for (const g of o.groups) for (const t of [g.params, g.m, g.v]) watchFinite(gpu, w, t.label, t);
+}
+
+/** Slots that watchGradients and watchOptimizerState take for `o`. */
+export const optimizerWatchSlots = (o: Optimizer): number => 4 * o.groups.length;
+
+/** The places that held non-finite values since the last read (one small readback); the watch starts over. */
+export async function readFiniteWatch(gpu: Gpu, w: FiniteWatch): Promise<NonFinite[]> {
+  const counts = await gpu.read(w.flags);
+  const out = w.names.map((where, i) => ({ where, count: counts[i] })).filter((x) => x.count > 0);
+  if (out.length) gpu.fill(w.flags, 0);
+  w.names = [];
+  return out;
+}
+
+/** "where (n values), ..." for a message. */
+export function describeNonFinite(xs: readonly NonFinite[]): string {
+  return xs.map((x) => `${x.where} (${x.count} value${x.count === 1 ? '' : 's'})`).join(', ');
+}
+
+export function releaseFiniteWatch(gpu: Gpu, w: FiniteWatch): void {
+  gpu.release(w.flags);
+}

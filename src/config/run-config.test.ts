@@ -73,7 +73,6 @@ describe('run config', () => {
     expect(validateConfig({ schedule: { mode: 'agent_by_agent' }, lora: { mode: 'shared' } }).issues[0].path).toBe('schedule.mode');
     expect(messages({ schedule: { mode: 'agent_by_agent' }, lora: { mode: 'per_agent' } })).toEqual([]);
     expect(messages({ schedule: { mode: 'agent_by_agent' }, lora: { mode: 'shared' }, graph: { agents: [{ role: 'solo', withAnswer: true }] } })).toEqual([]); // one agent: nothing frozen
-    expect(messages({ credit: { method: 'per_step', perStep: { coder: 'solver' } } })).toEqual(['credit.perStep.coder names no role of the graph (planner, solver)']);
     expect(messages({ credit: { method: 'per_step', fallback: null, perStep: { planner: 'planner' } } })).toEqual(['credit.perStep has no reward for solver and credit.fallback is null']);
     expect(messages({ env: { name: 'nope' } })[0]).toMatch(/env.name "nope" is not a registered environment/);
     expect(validateConfig({ env: { name: 'nope' } }, { checkEnv: false }).issues).toEqual([]);

@@ -3,7 +3,8 @@ import { findChromium } from './scripts/env-check.ts';
 
 // Drives Debian's Chromium (a browser download is impossible here) with WebGPU on; headless Chromium
 // gets a SwiftShader adapter where there is no GPU. The app is served built, as `npm start` serves it.
-const PORT = 4179;
+// E2E_PORT: another port, so that two suites (e.g. two worktrees) can run at once
+const PORT = Number(process.env.E2E_PORT ?? 4179);
 export default defineConfig({
   testDir: 'e2e',
   timeout: 120_000,

@@ -64,6 +64,23 @@ export interface HubOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/**
+ * The Hub origin to use: HUB_URL, unless `requested` (the page's ?hub= test setting) is a loopback origin
+ * and the lab itself is served from loopback — the e2e test's local Hub. Anything else is ignored, so a
+ * shared link cannot send downloads (or a token) to another host.
+ */
+export function hubOrigin(requested: string | null | undefined, appHost: string): string {
+  if (!requested || !LOOPBACK.has(appHost)) return HUB_URL;
+  try {
+    const u = new URL(requested);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && LOOPBACK.has(u.hostname) ? u.origin : HUB_URL;
+  } catch {
+    return HUB_URL;
+  }
+}
+
 const REPO_ID = /^[A-Za-z0-9][\w.-]{0,95}\/[A-Za-z0-9][\w.-]{0,95}$/;
 
 /** The models-store folder of a repo: HF's cache spelling, org--name. */

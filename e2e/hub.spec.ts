@@ -23,7 +23,10 @@ const LOCAL = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 interface Served { server: Server; origin: string; log: string[] }
 
-/** The local Hub: the tree API and resolve URLs for REPO; the first GET of model.safetensors breaks off half-way. */
+/**
+ * The local Hub: the tree API and resolve URLs for REPO. The first GET of model.safetensors breaks off
+ * half-way; later ones trickle (32 KiB every 40 ms), so the test can pause them mid-way.
+ */
 async function localHub(): Promise<Served> {
   const files = Object.fromEntries(readdirSync(DIR).map((f) => [f, readFileSync(`${DIR}/${f}`)]));
   const log: string[] = [];
@@ -49,11 +52,19 @@ async function localHub(): Promise<Served> {
     const from = m ? Number(m[1]) : 0;
     const part = body.subarray(from);
     res.writeHead(m ? 206 : 200, { ...cors, 'Content-Type': 'application/octet-stream', 'Content-Length': String(part.length), ...(m ? { 'Content-Range': `bytes ${from}-${body.length - 1}/${body.length}` } : {}) });
-    if (url.endsWith('model.safetensors') && ++weightGets === 1) {
+    if (!url.endsWith('model.safetensors')) { res.end(part); return; }
+    if (++weightGets === 1) {
       res.write(part.subarray(0, part.length >> 1), () => setTimeout(() => res.destroy(), 200)); // half, then the connection drops
       return;
     }
-    res.end(part);
+    let at = 0;
+    const timer = setInterval(() => {
+      if (res.destroyed) { clearInterval(timer); return; }
+      res.write(part.subarray(at, at + 32 * 1024));
+      at += 32 * 1024;
+      if (at >= part.length) { clearInterval(timer); res.end(); }
+    }, 40);
+    res.on('close', () => clearInterval(timer));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, log };
@@ -101,13 +112,47 @@ test('a Hub model is listed, asked for, downloaded with a resume after a broken 
     expect(hub.log.some((l) => l.includes('/resolve/main/model.safetensors')), 'weights wait for the user\'s yes').toBe(false);
     await page.getByTestId('hub-picker').screenshot({ path: `${SHOTS}/hub.png` });
 
+    const weightGets = () => hub.log.filter((l) => l.includes('/resolve/main/model.safetensors'));
+    const rangeStart = (l: string) => Number(/bytes=(\d+)-$/.exec(l)?.[1] ?? NaN);
+    const small = readdirSync(DIR).filter((f) => f !== 'model.safetensors').reduce((s, f) => s + readFileSync(`${DIR}/${f}`).length, 0); // fetched before the weights
+    const progress = page.getByTestId('hub-progress');
+    const progressed = async (bytes: number) => expect.poll(async () => Number(await progress.getAttribute('value')), { timeout: 60_000 }).toBeGreaterThan(bytes);
+
+    // 1. download: the transfer breaks off half-way and is resumed with a Range request; pause it mid-way
     await page.getByTestId('hub-download').click();
-    await expect(page.getByTestId('model-status')).toHaveAttribute('data-state', 'ready', { timeout: 120_000 });
+    await expect.poll(() => weightGets().length, { timeout: 60_000 }).toBe(2);
+    const half = rangeStart(weightGets()[1]); // the retry asks for the rest of what broke off
+    expect(half).toBeGreaterThan(0);
+    await progressed(small + half + 300_000);
+    await page.getByTestId('hub-pause').click();
+    await expect(page.getByTestId('hub-picker')).toContainText('Paused at');
+    await page.getByTestId('hub-picker').screenshot({ path: `${SHOTS}/hub-paused.png` });
+
+    // 2. resume: the next request starts where the pause left off, and the model loads
+    await page.getByTestId('hub-download').click();
+    await expect(page.getByTestId('hub-listing')).toHaveCount(0, { timeout: 120_000 }); // the panel clears once the model is in place and loaded
+    await expect(page.getByTestId('model-status')).toHaveAttribute('data-state', 'ready');
     await expect(page.getByTestId('model-status')).toContainText('test-org--marft-tiny');
     await expect(page.getByTestId('model-select')).toHaveValue('opfs:models/test-org--marft-tiny');
-    const weightGets = hub.log.filter((l) => l.includes('/resolve/main/model.safetensors'));
-    expect(weightGets).toHaveLength(2);
-    expect(weightGets[1]).toMatch(/bytes=\d+-$/); // the second request resumed where the first broke off
+    expect(weightGets()).toHaveLength(3);
+    expect(rangeStart(weightGets()[2])).toBeGreaterThan(half + 300_000);
+
+    // 3. a second download paused and cancelled leaves no partial files and keeps the model already there
+    await page.getByTestId('hub-list').click();
+    await expect(page.getByTestId('hub-download')).toBeVisible({ timeout: 30_000 });
+    await page.getByTestId('hub-download').click();
+    await progressed(small + 300_000);
+    await page.getByTestId('hub-pause').click();
+    await expect(page.getByTestId('hub-picker')).toContainText('Paused at');
+    await page.getByTestId('hub-cancel').click();
+    await expect(page.getByTestId('hub-listing')).toHaveCount(0);
+    const modelFolders = () => page.evaluate(async () => {
+      const models = await (await navigator.storage.getDirectory()).getDirectoryHandle('models');
+      const names: string[] = [];
+      for await (const [name] of (models as unknown as { entries(): AsyncIterable<[string, unknown]> }).entries()) names.push(name);
+      return names.sort();
+    });
+    await expect.poll(modelFolders, { timeout: 30_000 }).toEqual(['test-org--marft-tiny']);
 
     await page.getByTestId('tab-runs').click();
     const row = page.getByTestId('storage-model').filter({ hasText: 'opfs:models/test-org--marft-tiny' });

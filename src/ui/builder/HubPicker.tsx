@@ -6,8 +6,7 @@ import { useState } from 'react';
 import { cancelHub, downloadHub, listHub, pauseHub } from '../hub-actions.ts';
 import { selectHub, useLab } from '../store.ts';
 import { ErrorBox } from '../Notices.tsx';
-
-const mib = (b: number) => `${(b / 2 ** 20).toFixed(b < 2 ** 20 ? 2 : 1)} MiB`;
+import { formatBytes } from '../runs/StoragePanel.tsx';
 
 export function HubPicker() {
   const hub = useLab(selectHub);
@@ -36,18 +35,18 @@ export function HubPicker() {
             <caption>{l.repo} ({l.revision})</caption>
             <thead><tr><th scope="col">file</th><th scope="col">size</th></tr></thead>
             <tbody>
-              {l.files.map((f) => <tr key={f.path}><td>{f.path}</td><td className="num">{mib(f.size)}</td></tr>)}
+              {l.files.map((f) => <tr key={f.path}><td>{f.path}</td><td className="num">{formatBytes(f.size)}</td></tr>)}
             </tbody>
           </table>
           <p data-testid="hub-summary">
-            Downloads {mib(l.bytes)} from huggingface.co and keeps it in this browser's storage as the local
+            Downloads {formatBytes(l.bytes)} from huggingface.co and keeps it in this browser's storage as the local
             model <b>{l.name}</b> (listed in the Runs tab's Storage panel, where it can be deleted).
           </p>
           {hub.status === 'downloading' || hub.status === 'paused' ? (
             <div className="row">
               <progress data-testid="hub-progress" aria-label="download progress" max={l.bytes} value={hub.progress?.done ?? 0} />
               <span role="status">
-                {hub.status === 'paused' ? 'Paused at ' : ''}{mib(hub.progress?.done ?? 0)} of {mib(l.bytes)}
+                {hub.status === 'paused' ? 'Paused at ' : ''}{formatBytes(hub.progress?.done ?? 0)} of {formatBytes(l.bytes)}
                 {hub.status === 'downloading' && hub.progress ? ` (${hub.progress.file})` : ''}
               </span>
               {hub.status === 'downloading'
@@ -58,7 +57,7 @@ export function HubPicker() {
           ) : (
             <div className="row">
               <button type="button" data-testid="hub-download" onClick={() => void downloadHub(token)}>
-                {hub.status === 'error' ? 'Retry download' : `Download ${mib(l.bytes)}`}
+                {hub.status === 'error' ? 'Retry download' : `Download ${formatBytes(l.bytes)}`}
               </button>
               <button type="button" data-testid="hub-cancel" onClick={() => void cancelHub()}>Cancel</button>
             </div>

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { memoryStore } from '../platform/storage/store.ts';
 import { faultyStore, quota } from '../platform/storage/testing.ts';
 import { parseModelConfig } from '../model/config.ts';
-import { ATTEMPTS, cancelHubDownload, downloadHubModel, type HubOptions, listHubModel } from './hub.ts';
+import { ATTEMPTS, cancelHubDownload, downloadHubModel, HUB_URL, type HubOptions, hubOrigin, listHubModel } from './hub.ts';
 import { WorkerFail } from './errors.ts';
 
 const BASE = 'http://hub.test';
@@ -78,6 +78,19 @@ const model = () => ({
 });
 const opts = (hub: { fetch: typeof fetch }, extra: HubOptions = {}): HubOptions => ({ base: BASE, fetch: hub.fetch, sleep: async () => {}, ...extra });
 const code = async (p: Promise<unknown>) => p.then(() => 'resolved', (e) => (e instanceof WorkerFail ? e.code : (e as { code?: string }).code ?? String(e)));
+
+describe('hubOrigin', () => {
+  it('honours ?hub= only for a loopback server while the lab itself is served from loopback', () => {
+    expect(hubOrigin(null, 'lab.example')).toBe(HUB_URL);
+    expect(hubOrigin('http://127.0.0.1:4321/x', '127.0.0.1')).toBe('http://127.0.0.1:4321');
+    expect(hubOrigin('http://localhost:9', 'localhost')).toBe('http://localhost:9');
+    expect(hubOrigin('http://127.0.0.1:4321', 'lab.example')).toBe(HUB_URL); // a deployed lab ignores it
+    expect(hubOrigin('https://evil.example', '127.0.0.1')).toBe(HUB_URL);
+    expect(hubOrigin('http://127.0.0.1.evil.example', '127.0.0.1')).toBe(HUB_URL);
+    expect(hubOrigin('javascript:alert(1)', '127.0.0.1')).toBe(HUB_URL);
+    expect(hubOrigin('not a url', '127.0.0.1')).toBe(HUB_URL);
+  });
+});
 
 describe('listHubModel', () => {
   it('picks config, tokenizer files and the single safetensors with sizes and the LFS sha256', async () => {

@@ -12,7 +12,7 @@
 // dropped. A finished file is joined, checked against the listed size (and sha256 where listed) and
 // written once. Pause keeps the .partial folder; cancel removes it.
 
-import type { CheckpointStore } from '../platform/storage/store.ts';
+import { type CheckpointStore, folderBytes, listFiles } from '../platform/storage/store.ts';
 import { OPFS_MODEL_PREFIX } from './api.ts';
 import { MAX_MODEL_BYTES, storageFailure } from './model-source.ts';
 import { WorkerFail } from './errors.ts';
@@ -194,69 +194,73 @@ const chunkName = (i: number) => String(i).padStart(6, '0');
 
 /** The chunk files of a file in flight, in order, and their bytes. */
 async function chunks(store: CheckpointStore, dir: string): Promise<{ names: string[]; bytes: number }> {
-  const names = (await store.list(dir)).filter((e) => e.kind === 'file').map((e) => e.name).sort();
-  let bytes = 0;
-  for (const n of names) bytes += store.size ? await store.size(`${dir}/${n}`) : (await store.read(`${dir}/${n}`)).length;
-  return { names, bytes };
+  return { names: await listFiles(store, dir), bytes: await folderBytes(store, dir) };
+}
+
+function concat(parts: readonly Uint8Array[], n: number): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const b of parts) { out.set(b, at); at += b.length; }
+  return out;
 }
 
 const hex = (b: ArrayBuffer) => [...new Uint8Array(b)].map((x) => x.toString(16).padStart(2, '0')).join('');
 
-/** Fetches one file into <partial>/<file> through its chunk folder; `done(n)` reports bytes stored of it. */
+/**
+ * One attempt at the rest of a file: asks for what the chunk folder `dir` lacks and appends chunk files as
+ * bytes arrive; a transfer that breaks off keeps what arrived (flushed as a last, shorter chunk).
+ */
+async function fetchRest(store: CheckpointStore, dir: string, url: string, repo: string, f: HubFile, o: HubOptions, done: (n: number) => void): Promise<void> {
+  let { names, bytes: have } = await chunks(store, dir);
+  if (have > f.size) { await store.remove(dir); names = []; have = 0; }
+  done(have);
+  if (have === f.size) return;
+  const r = await hubFetch(o, url, repo, f.path, have > 0 ? { Range: `bytes=${have}-` } : {});
+  if (!r.ok) throw httpFail(r.status, repo, f.path, !!o.token);
+  if (have > 0 && r.status !== 206) { await store.remove(dir); names = []; have = 0; done(0); } // the whole file came again
+  if (!r.body) throw new WorkerFail('HUB_NETWORK', `${repo} (${f.path}): the answer has no body`);
+  const reader = r.body.getReader();
+  let buf: Uint8Array[] = [];
+  let buffered = 0;
+  const flush = async () => {
+    if (!buffered) return;
+    await store.write(`${dir}/${chunkName(names.length)}`, concat(buf, buffered));
+    names.push(chunkName(names.length));
+    have += buffered;
+    buf = []; buffered = 0;
+  };
+  try {
+    for (;;) {
+      const { done: end, value } = await reader.read();
+      if (end) break;
+      buf.push(value); buffered += value.length;
+      if (have + buffered > f.size) throw new WorkerFail('HUB_SIZE', `${repo} (${f.path}): the Hub sent more than the ${f.size} bytes it lists`);
+      if (buffered >= CHUNK) await flush();
+      done(have + buffered);
+    }
+  } catch (e) {
+    if (e instanceof WorkerFail && e.code === 'HUB_SIZE') { await store.remove(dir); throw e; }
+    await flush(); // keep what arrived, for the next attempt's Range
+    if (isAbort(e) || aborted(o)) throw e;
+    throw new WorkerFail('HUB_NETWORK', `${repo} (${f.path}): the download broke off at ${have} of ${f.size} bytes (${(e as Error).message})`);
+  }
+  await flush();
+}
+
+/** Fetches one file into <partial>/<file> through its chunk folder, checks it and writes it whole; `done(n)` reports bytes stored of it. */
 async function downloadFile(store: CheckpointStore, partial: string, url: string, repo: string, f: HubFile, o: HubOptions, done: (n: number) => void): Promise<void> {
   const target = `${partial}/${f.path}`;
   if ((await store.stat(target)) === 'file') { done(f.size); return; } // finished before a pause
   const dir = `${target}.parts`;
-  await withRetry(o, async () => {
-    let { names, bytes: have } = await chunks(store, dir);
-    if (have > f.size) { await store.remove(dir); names = []; have = 0; }
-    done(have);
-    if (have < f.size) {
-      const r = await hubFetch(o, url, repo, f.path, have > 0 ? { Range: `bytes=${have}-` } : {});
-      {
-        if (!r.ok) throw httpFail(r.status, repo, f.path, !!o.token);
-        if (have > 0 && r.status !== 206) { await store.remove(dir); names = []; have = 0; done(0); } // the whole file came again
-        if (!r.body) throw new WorkerFail('HUB_NETWORK', `${repo} (${f.path}): the answer has no body`);
-        const reader = r.body.getReader();
-        let buf: Uint8Array[] = [];
-        let buffered = 0;
-        const flush = async () => {
-          if (!buffered) return;
-          const out = new Uint8Array(buffered);
-          let at = 0;
-          for (const b of buf) { out.set(b, at); at += b.length; }
-          await store.write(`${dir}/${chunkName(names.length)}`, out);
-          names.push(chunkName(names.length));
-          have += buffered;
-          buf = []; buffered = 0;
-        };
-        try {
-          for (;;) {
-            const { done: end, value } = await reader.read();
-            if (end) break;
-            buf.push(value); buffered += value.length;
-            if (have + buffered > f.size) throw new WorkerFail('HUB_SIZE', `${repo} (${f.path}): the Hub sent more than the ${f.size} bytes it lists`);
-            if (buffered >= CHUNK) await flush();
-            done(have + buffered);
-          }
-        } catch (e) {
-          if (e instanceof WorkerFail && e.code === 'HUB_SIZE') { await store.remove(dir); throw e; }
-          await flush(); // keep what arrived, for the next attempt's Range
-          if (isAbort(e) || aborted(o)) throw e;
-          throw new WorkerFail('HUB_NETWORK', `${repo} (${f.path}): the download broke off at ${have} of ${f.size} bytes (${(e as Error).message})`);
-        }
-        await flush();
-      }
-    }
-  });
+  await withRetry(o, () => fetchRest(store, dir, url, repo, f, o, done));
   const { names, bytes } = await chunks(store, dir);
   if (bytes !== f.size) {
     await store.remove(dir);
     throw new WorkerFail('HUB_SIZE', `${repo} (${f.path}): received ${bytes} bytes, the Hub lists ${f.size}; the file was not kept`);
   }
-  const out = new Uint8Array(bytes);
-  let at = 0;
-  for (const n of names) { const b = await store.read(`${dir}/${n}`); out.set(b, at); at += b.length; }
+  const parts: Uint8Array[] = [];
+  for (const n of names) parts.push(await store.read(`${dir}/${n}`));
+  const out = concat(parts, bytes);
   if (f.sha256) {
     const got = hex(await crypto.subtle.digest('SHA-256', out));
     if (got !== f.sha256) {

@@ -1,6 +1,8 @@
 // No network at run time: every request the page (and its workers) makes while it loads, probes the GPU,
 // loads the built-in model and trains one iteration must stay on the lab's own origin (or be data: /
-// blob:), and the Content-Security-Policy of index.html must not report a single violation.
+// blob:), and the Content-Security-Policy of index.html must not report a single violation. The policy
+// allows the Hugging Face Hub's hosts for the opt-in Hub download (e2e/hub.spec.ts), and no other host;
+// this run never opens that download, so none of them is contacted (the off-localhost check below).
 
 import { expect, test } from '@playwright/test';
 import { recordReliability } from '../scripts/reliability.ts';
@@ -33,6 +35,8 @@ test('the lab makes no request off localhost and breaks no CSP rule while it loa
   const csp = await page.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
   expect(csp).toContain("default-src 'self'");
   expect(csp).toContain("connect-src 'self'");
+  const connect = /connect-src ([^;]*)/.exec(csp ?? '')![1].split(/\s+/).filter((h) => h !== "'self'");
+  expect(connect.filter((h) => !/^https:\/\/([\w*-]+\.)*(huggingface\.co|hf\.co)$/.test(h)), 'connect-src hosts other than the Hub\'s').toEqual([]);
 
   // the built-in model, one training iteration
   await tinySettings(page, 1);

@@ -16,6 +16,8 @@ import { MarftError } from './errors.ts';
 
 /** What a platform implements for model folders (fetched or in-memory folders use memoryFiles). */
 export { type ModelFiles, memoryFiles } from '../model/folder.ts';
+/** The model config parser (the worker checks a Hub repo's config.json before fetching its weights). */
+export { parseModelConfig } from '../model/config.ts';
 
 /** A base model's files as the platform found them. */
 export interface ModelSource {

@@ -26,7 +26,7 @@ function take<T>(r: Result<T>, context: string): T | null {
   return null;
 }
 
-const asError = (e: unknown): WorkerError => ({ code: 'WORKER', message: e instanceof Error ? e.message : String(e), hint: 'Reload the page; your runs are kept in the browser storage.' });
+export const asError = (e: unknown): WorkerError => ({ code: 'WORKER', message: e instanceof Error ? e.message : String(e), hint: 'Reload the page; your runs are kept in the browser storage.' });
 
 async function call<T>(context: string, f: () => Promise<Result<T>>): Promise<T | null> {
   try {

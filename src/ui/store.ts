@@ -11,7 +11,7 @@ import { type ConfigIssue, type RunConfig, validateConfig } from '../config/run-
 import { graphIssues } from '../config/graph.ts';
 import type { IterationMetrics } from '../config/metrics.ts';
 import type {
-  CreditMethod, EpisodeSummary, InspectedEpisode, IterationProfile, ModelInfo, ProbeResult, RunStatus, RunSummary, StorageUsage, WorkerError,
+  CreditMethod, EpisodeSummary, HubListing, HubProgress, InspectedEpisode, IterationProfile, ModelInfo, ProbeResult, RunStatus, RunSummary, StorageUsage, WorkerError,
 } from '../worker/api.ts';
 import { defaultRunConfig } from '../config/run-presets.ts';
 import { type BuilderSnapshot, type History, emptyHistory, record } from './builder/history.ts';
@@ -36,6 +36,14 @@ export interface Notice extends WorkerError {
 export interface ModelState {
   status: 'idle' | 'loading' | 'ready' | 'error';
   info: ModelInfo | null;
+  error: WorkerError | null;
+}
+
+/** The Hub download panel: a listed repo waits for the user's yes; a paused download resumes from OPFS. */
+export interface HubState {
+  status: 'idle' | 'listing' | 'listed' | 'downloading' | 'paused' | 'error';
+  listing: HubListing | null;
+  progress: HubProgress | null;
   error: WorkerError | null;
 }
 
@@ -104,6 +112,7 @@ export interface LabState {
   connectFrom: string | null;
   model: ModelState;
   localModels: string[];
+  hub: HubState;
   dataset: DatasetState | null;
   // run
   run: RunState;
@@ -157,6 +166,7 @@ export const useLab = create<LabState>(() => ({
   connectFrom: null,
   model: { status: 'idle', info: null, error: null },
   localModels: [],
+  hub: { status: 'idle', listing: null, progress: null, error: null },
   dataset: null,
   run: { status: 'idle', runId: null, iteration: 0, total: 0, message: '', phase: '', detail: '', roles: [], checkpoint: null },
   history: [],
@@ -268,6 +278,7 @@ export const selectDraft = (s: LabState): RunConfig => s.draft;
 export const selectIssues = (s: LabState): ConfigIssue[] => s.issues;
 export const selectRun = (s: LabState): RunState => s.run;
 export const selectModel = (s: LabState): ModelState => s.model;
+export const selectHub = (s: LabState): HubState => s.hub;
 export const selectDataset = (s: LabState): DatasetState | null => s.dataset;
 export const selectInspector = (s: LabState): InspectorState => s.inspector;
 export const selectProfile = (s: LabState): ProfileState => s.profile;

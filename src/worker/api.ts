@@ -33,6 +33,9 @@ export type Result<T> = { ok: true; value: T } | { ok: false; error: WorkerError
 export type ProbeResult = DeviceProbe;
 
 /** config.model.path: '' = the built-in model (BUILTIN_MODEL); 'opfs:models/<name>' = a local folder copied into OPFS. */
+export type { HubFile, HubListing, HubProgress } from './hub.ts';
+import type { HubListing, HubProgress } from './hub.ts';
+
 export const OPFS_MODEL_PREFIX = 'opfs:models/';
 
 export interface ModelInfo extends ModelSummary {
@@ -97,6 +100,18 @@ export interface EngineApi {
   loadModel(path: string): Promise<Result<ModelInfo>>;
   /** Copies a picked Hugging Face folder into OPFS (models/<name>/) and loads it. */
   importModelFolder(files: File[]): Promise<Result<ModelInfo>>;
+  /**
+   * The files of a Hugging Face Hub model repo the lab would download, with sizes (config.json is fetched
+   * and checked). `hub`: the page's ?hub= test setting (honoured only for a loopback origin); `token`
+   * is sent to the Hub and kept nowhere.
+   */
+  hubList(repo: string, hub: string | null, token?: string): Promise<Result<HubListing>>;
+  /** Downloads a listed repo into OPFS models/<org--name>/ (resuming an earlier attempt) and loads it. */
+  hubDownload(listing: HubListing, hub: string | null, progress: (p: HubProgress) => void, token?: string): Promise<Result<ModelInfo>>;
+  /** Stops the download in flight, keeping what arrived (hubDownload resumes it). */
+  hubPause(): Promise<void>;
+  /** Stops the download of `repo` and removes what arrived. */
+  hubCancel(repo: string): Promise<Result<void>>;
   /** Local models kept in OPFS, as config.model.path values. */
   listLocalModels(): Promise<Result<string[]>>;
   /** A new run from `config`; trains until config.iterations (or one iteration then pauses when paused). */

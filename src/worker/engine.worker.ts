@@ -9,7 +9,7 @@ import { agentAdapter, agentLogits, agentOnnxZip } from '../marft/export/agent.t
 import { inspectEpisode } from '../marft/inspect.ts';
 import { episodesToJsonl } from '../marft/inspect-jsonl.ts';
 import { type RunEvents, Run } from '../marft/run.ts';
-import { Session } from '../marft/session.ts';
+import { parseModelConfig, Session } from '../marft/session.ts';
 import { tryModule, useSandbox } from '../marft/env-modules.ts';
 import { browserSandbox } from '../platform/sandbox/browser.ts';
 import { zipFiles } from '../platform/zip.ts';
@@ -17,6 +17,7 @@ import { type Download, type EngineApi, type ModelInfo, type Result, toWorkerErr
 import { WorkerFail } from './errors.ts';
 import { importFolderToOpfs, isHiddenFolder, modelFilesFor, modelsStore, weightBytes } from './model-source.ts';
 import { deleteLocalModel, storageUsage } from './storage.ts';
+import { cancelHubDownload, downloadHubModel, hubOrigin, listHubModel } from './hub.ts';
 import { browserPlatform, modelsBase } from './platform.ts';
 import { deleteRun, importCheckpoint, listRuns, newRunId, runMetaFile, runsStore } from './run-folders.ts';
 
@@ -55,20 +56,49 @@ async function modelInfo(path: string): Promise<ModelInfo> {
   return { ...m.summary, path, bytes: await weightBytes(m.source.files) };
 }
 
+/** Loads a model just copied into OPFS; a folder that does not load is not kept. */
+async function loadNewModel(path: string): Promise<ModelInfo> {
+  try {
+    return await modelInfo(path);
+  } catch (e) {
+    await modelsStore().remove(path.split('/').pop()!).catch(() => {});
+    throw e;
+  }
+}
+
+/** The Hub download in flight (one at a time): pausing aborts it; cancelling waits for it to stop, then removes its files. */
+let hubRun: { ctl: AbortController; done: Promise<unknown> } | null = null;
+const hubOpts = (hub: string | null, token?: string) => ({ base: hubOrigin(hub, self.location.hostname), ...(token ? { token } : {}) });
+
 const api: EngineApi = {
   probe: () => wrap(() => session.probe()),
   async setEvents(events) {
     ui = events;
   },
   loadModel: (path) => wrap(() => modelInfo(path)),
-  importModelFolder: (files) => wrap(async () => {
-    const path = await importFolderToOpfs(files);
+  importModelFolder: (files) => wrap(async () => loadNewModel(await importFolderToOpfs(files))),
+  hubList: (repo, hub, token) => wrap(() => listHubModel(repo, hubOpts(hub, token), (j) => { parseModelConfig(j); })),
+  hubDownload: (listing, hub, progress, token) => wrap(async () => {
+    if (hubRun) throw new MarftError('BUSY', 'a Hub download is running: pause or cancel it first');
+    const ctl = new AbortController();
+    const done = (async () => {
+      const est = await navigator.storage?.estimate?.().catch(() => null);
+      const free = est?.quota && est.usage !== undefined ? est.quota - est.usage : null;
+      return downloadHubModel(modelsStore(), listing, free, { ...hubOpts(hub, token), signal: ctl.signal }, progress);
+    })();
+    hubRun = { ctl, done };
     try {
-      return await modelInfo(path);
-    } catch (e) {
-      await modelsStore().remove(path.split('/').pop()!).catch(() => {}); // do not keep a folder that does not load
-      throw e;
+      return await loadNewModel(await done);
+    } finally {
+      if (hubRun?.ctl === ctl) hubRun = null;
     }
+  }),
+  async hubPause() { hubRun?.ctl.abort(); },
+  hubCancel: (repo) => wrap(async () => {
+    const r = hubRun;
+    r?.ctl.abort();
+    await r?.done.catch(() => {});
+    await cancelHubDownload(modelsStore(), repo);
   }),
   listLocalModels: () => wrap(async () => {
     const s = modelsStore();

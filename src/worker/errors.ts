@@ -11,6 +11,12 @@ export type WorkerErrorCode =
   | 'MODEL_TOO_LARGE' // the model does not fit the browser's memory or the device's limits
   | 'NO_TOKENIZER' // the model folder has no tokenizer.json
   | 'STORAGE_FULL' // OPFS quota
+  | 'HUB_REPO' // a typed Hub model id is not owner/name
+  | 'HUB_NOT_FOUND' // the Hub has no such repo (or file)
+  | 'HUB_GATED' // the repo is gated or private (HTTP 401/403)
+  | 'HUB_NO_WEIGHTS' // the repo has no config.json or no safetensors the lab reads
+  | 'HUB_NETWORK' // the Hub could not be reached, or a download broke off, after retries
+  | 'HUB_SIZE' // a downloaded file's size or sha256 differs from what the Hub lists
   | 'NO_EPISODES'; // the inspector before any iteration
 
 const HINTS: Record<WorkerErrorCode, string> = {
@@ -19,6 +25,12 @@ const HINTS: Record<WorkerErrorCode, string> = {
   MODEL_TOO_LARGE: 'Pick a smaller model (a few hundred million parameters at most in 16-bit), or run the CLI on a machine with a larger GPU.',
   NO_TOKENIZER: 'The folder needs tokenizer.json (and tokenizer_config.json for the chat template); save them with tokenizer.save_pretrained(dir).',
   STORAGE_FULL: 'Free some browser storage: the Runs tab\'s Storage panel shows what each run and local model takes and deletes old ones; then retry.',
+  HUB_REPO: 'Type the model\'s id as the Hub shows it above its page: owner/name, e.g. Qwen/Qwen2.5-0.5B-Instruct.',
+  HUB_NOT_FOUND: 'Check the spelling of the repo id on huggingface.co (it is case-sensitive); a private repo also answers 404 without a token.',
+  HUB_GATED: 'Accept the model\'s terms on its Hub page and paste an access token (huggingface.co/settings/tokens) into the token field: the lab keeps it only in memory. Or download the folder yourself and pick it.',
+  HUB_NO_WEIGHTS: 'The lab reads transformers repos with config.json and model.safetensors (or its sharded index); pick a repo that has them, e.g. HuggingFaceTB/SmolLM2-135M-Instruct.',
+  HUB_NETWORK: 'Check the connection and press Download again: what arrived is kept and the download resumes where it stopped.',
+  HUB_SIZE: 'The file was dropped; press Download again to fetch it anew. If it happens again the repo changed while downloading, or a proxy alters the files.',
   NO_EPISODES: 'Train at least one iteration first; the inspector shows the last iteration\'s episodes.',
 };
 

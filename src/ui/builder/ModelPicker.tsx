@@ -1,10 +1,12 @@
 // The base model: the built-in tiny model (served with the app), a local Hugging Face folder the user
-// picks (copied into the browser's storage, so a resumed run finds it again), or one picked earlier.
+// picks (copied into the browser's storage, so a resumed run finds it again), one downloaded from the
+// Hugging Face Hub (HubPicker, opt-in), or one kept earlier.
 
 import { chooseModel, importModelFolder } from '../actions.ts';
 import { selectDraft, selectLocalModels, selectModel, useLab } from '../store.ts';
 import { ErrorBox } from '../Notices.tsx';
 import { fieldHelp } from './help.ts';
+import { HubPicker } from './HubPicker.tsx';
 
 const mib = (b: number) => `${(b / 2 ** 20).toFixed(b < 2 ** 20 ? 2 : 0)} MiB`;
 
@@ -36,7 +38,8 @@ export function ModelPicker() {
         </p>
       )}
       {model.status === 'error' && model.error && <ErrorBox error={model.error} testid="model-error" />}
-      <p className="hint">Llama, Qwen2 and SmolLM-family folders with safetensors weights and tokenizer.json. A picked folder is kept in this browser's storage.</p>
+      <HubPicker />
+      <p className="hint">Llama, Qwen2 and SmolLM-family folders with safetensors weights and tokenizer.json. A picked or downloaded model is kept in this browser's storage.</p>
     </section>
   );
 }

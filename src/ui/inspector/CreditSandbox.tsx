@@ -29,9 +29,11 @@ function Num({ label, value, onChange, testId, step = 0.05, min, max }: { label:
 function ActionEditor({ a, roles, level, onChange, onRemove, id }: { a: SandboxAction; roles: string[]; level: Sandbox['level']; onChange: (a: SandboxAction) => void; onRemove: (() => void) | null; id: string }) {
   return (
     <div className="sb-action row" data-testid={`sb-action-${id}`}>
-      <select value={a.role} aria-label={`action ${id} agent`} data-testid={`sb-role-${id}`} onChange={(e) => onChange({ ...a, role: e.target.value })}>
-        {roles.map((r) => <option key={r} value={r}>{r}</option>)}
-      </select>
+      <label className="field inline"><span>agent</span>
+        <select value={a.role} data-testid={`sb-role-${id}`} onChange={(e) => onChange({ ...a, role: e.target.value })}>
+          {roles.map((r) => <option key={r} value={r}>{r}</option>)}
+        </select>
+      </label>
       <Num label="tokens" value={a.tokens} step={1} min={1} testId={`sb-tokens-${id}`} onChange={(n) => onChange(resizeAction(a, n))} />
       {level === 'action'
         ? <Num label="V (critic)" value={a.values[0]} testId={`sb-value-${id}`} onChange={(v) => onChange({ ...a, values: a.values.map(() => v) })} />

@@ -2,13 +2,15 @@
 // a GPU: open the lab, go to Inspect, open the sandbox, build a 2-agent episode, switch the credit method
 // equal -> step_discount -> per_step and the level action -> token, and check that every advantage shown
 // is what `marft inspect` gives the same episode (inspectRecorded, computed here in Node), then step the
-// GAE chain in classroom mode with the keyboard.
+// GAE chain in classroom mode with the keyboard. Then, with a few tiny iterations stepped: the iteration
+// picker over the kept iterations, the episode in view staying while a newer iteration ends, and a recorded
+// episode loaded into the sandbox.
 
 import { mkdirSync, readFileSync } from 'node:fs';
 import { type Page, expect, test } from '@playwright/test';
 import { parseRunConfig } from '../src/config/run-config.ts';
 import { inspectRecorded, parseRecordedEpisodes } from '../src/marft/inspect-jsonl.ts';
-import { SHOTS } from './helpers.ts';
+import { SHOTS, openLab, tinySettings } from './helpers.ts';
 
 test.setTimeout(300_000);
 
@@ -105,5 +107,50 @@ test('a teacher builds a 2-agent episode in the credit sandbox and steps the GAE
   await expect(sb.getByTestId('sb-chain')).toContainText('A = δ + γλ·A_next');
   await sb.getByTestId('sb-chain').scrollIntoViewIfNeeded();
   await page.screenshot({ path: `${SHOTS}/credit-sandbox-classroom.png`, fullPage: true });
+  expect(errors).toEqual([]);
+});
+
+test('Inspect keeps the last iterations: pick an older one, its episode stays while a newer one ends; a recorded episode in the sandbox', async ({ page }) => {
+  test.setTimeout(600_000);
+  await page.setViewportSize({ width: 1360, height: 1000 });
+  const errors: string[] = [];
+  await openLab(page, errors);
+  await page.getByTestId('preset-select').selectOption('duo');
+  await tinySettings(page, 5);
+  await expect(page.getByTestId('model-status')).toHaveAttribute('data-state', 'ready', { timeout: 60_000 });
+  const status = page.getByTestId('run-status');
+  await page.getByTestId('step-training').click();
+  await expect(status).toHaveAttribute('data-iteration', '1', { timeout: 240_000 });
+  await expect(status).toHaveAttribute('data-state', 'paused');
+  await page.getByTestId('step-training').click();
+  await expect(status).toHaveAttribute('data-iteration', '2', { timeout: 240_000 });
+  await expect(status).toHaveAttribute('data-state', 'paused');
+
+  await page.getByTestId('tab-inspect').click();
+  const inspector = page.getByTestId('token-inspector');
+  await expect(inspector.getByTestId('inspect-iteration')).toHaveText('· iteration 2 of the run');
+  const picker = inspector.getByTestId('iteration-picker');
+  await expect(picker.locator('option')).toHaveText(['1', '2 (newest)']);
+  await picker.selectOption('0');
+  await inspector.getByTestId('episode-0').click();
+  await expect(inspector.getByTestId('episode-view-0')).toBeVisible();
+
+  // a newer iteration ends: the episode in view stays, the header says there is a newer one
+  await page.getByTestId('step-training').click();
+  await expect(status).toHaveAttribute('data-iteration', '3', { timeout: 240_000 });
+  await expect(inspector.getByTestId('inspect-iteration')).toHaveText('· iteration 1 of the run; newer: 3');
+  await expect(inspector.getByTestId('episode-view-0')).toBeVisible();
+  await expect(picker.locator('option')).toHaveText(['1', '2', '3 (newest)']);
+  await page.screenshot({ path: `${SHOTS}/inspect-history.png`, fullPage: true });
+
+  // the sandbox takes the iteration in view's episode #0 and computes it under the run's config
+  await page.getByTestId('sandbox-open').click();
+  const sb = page.getByTestId('credit-sandbox');
+  await sb.getByTestId('sb-source').selectOption('recorded');
+  await sb.getByTestId('sb-recorded').selectOption('0');
+  await expect(sb.getByTestId('sb-role-0-0')).toHaveValue('planner');
+  await expect(sb.getByTestId('sb-role-0-1')).toHaveValue('solver');
+  await expect(sb.getByTestId('sb-row-1')).toBeVisible();
+  await expect(sb.getByTestId('sb-error')).toHaveCount(0);
   expect(errors).toEqual([]);
 });

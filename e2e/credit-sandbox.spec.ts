@@ -139,7 +139,7 @@ test('Inspect keeps the last iterations: the episode in view stays while a newer
   const picker = inspector.getByTestId('iteration-picker');
   await expect(picker.locator('option')).toHaveText(['1', '2 (newest)']);
   await page.screenshot({ path: `${SHOTS}/inspect-history.png`, fullPage: true });
-  await picker.selectOption('1');
+  await picker.selectOption({ label: '2 (newest)' }); // by label: the values are 0-based iteration numbers
   await expect(inspector.getByTestId('inspect-iteration')).toHaveText('· iteration 2 of the run');
   await expect(inspector.getByTestId('episode-view-0')).toHaveCount(0); // moved on: pick an episode of iteration 2
 

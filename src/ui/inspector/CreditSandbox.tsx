@@ -130,7 +130,11 @@ export function CreditSandbox() {
   }));
   const loadRecorded = async () => {
     const got = await recordedEpisodeLines();
-    if (got) { setLines(got); setRecorded(true); }
+    if (!got) return;
+    setLines(got);
+    setRecorded(true);
+    // the controls start from the run's own settings, so a recorded episode first shows what the trainer used
+    if (runConfig) setS(defaultSandbox(runConfig.graph.agents.map((a) => a.role), runConfig));
   };
 
   return (

@@ -1,12 +1,14 @@
 // `npm run docs`: publishes what the last `npm test` produced into the committed docs: the reliability
 // table (reliability/RELIABILITY.md -> RELIABILITY.md) and the lab's screenshot after a short run
-// (test-screens/live.png -> docs/screenshot.png) and the Hub download panel (e2e/hub.spec.ts). Tests themselves write only to ignored folders.
+// (test-screens/live.png -> docs/screenshot.png), the Hub download panel (e2e/hub.spec.ts) and the credit sandbox
+// (test-screens/credit-sandbox-classroom.png -> docs/credit-sandbox.png). Tests themselves write only to ignored folders.
 import { copyFileSync, existsSync } from 'node:fs';
 
 const copies: Array<[string, string]> = [
   ['reliability/RELIABILITY.md', 'RELIABILITY.md'],
   ['test-screens/live.png', 'docs/screenshot.png'],
   ['test-screens/hub.png', 'docs/hub.png'],
+  ['test-screens/credit-sandbox-classroom.png', 'docs/credit-sandbox.png'],
 ];
 const missing = copies.filter(([from]) => !existsSync(from)).map(([from]) => from);
 if (missing.length) {

@@ -348,9 +348,14 @@ describe('Run on the tiny model (real GPU work)', () => {
     expect(new TextDecoder().decode(await store.read('run/run.json'))).toBe('{}\n');
     expect(run.last?.episodes).toHaveLength(1);
     expect(run.last?.targets.size).toBeGreaterThan(0);
+    expect(run.keptIterations).toEqual([0, 1]); // the inspector's history: every iteration, up to KEPT_ITERATIONS
+    expect(run.iterationData(0)?.iteration).toBe(0);
+    expect(run.iterationData()).toBe(run.last);
+    expect(run.iterationData(5)).toBeNull();
 
     expect(await run.open('run', 'ckpt-000001')).toBe(1);
     expect(run.last).toBeNull();
+    expect(run.keptIterations).toEqual([]);
     run.step();
     expect(await run.wait()).toBe('paused');
     expect(run.iteration).toBe(2);

@@ -111,6 +111,9 @@ export interface RunEvents {
   onNotice(e: Notice): void;
 }
 
+/** How many finished iterations a run keeps for the inspector (episodes, scores, targets: small beside the model). */
+export const KEPT_ITERATIONS = 10;
+
 /** The last iteration's episodes with what scoring and the advantages gave them (the inspector's data). */
 export interface LastIteration {
   iteration: number;
@@ -165,7 +168,7 @@ interface Loaded {
   origin?: CheckpointSource;
 }
 
-const summarize = (ep: EpisodeRecord): EpisodeSummary => {
+export const summarize = (ep: EpisodeRecord): EpisodeSummary => {
   const lastTurn = ep.turns[ep.turns.length - 1];
   const answers = lastTurn ? Object.values(lastTurn.answers).filter((x) => x.answer !== null) : [];
   return {
@@ -185,7 +188,8 @@ function iterationProfile(m: SessionModel, res: IterationResult, kernels: Kernel
 
 export class Run {
   private loaded: Loaded | null = null;
-  private lastIteration: LastIteration | null = null;
+  /** The last KEPT_ITERATIONS iterations since the run was loaded, oldest first (the inspector's history). */
+  private recent: LastIteration[] = [];
   private looping: Promise<void> | null = null;
   private failure: unknown = null;
   private readonly ctrl = { pause: false, stop: false, stepOnce: false };
@@ -212,7 +216,13 @@ export class Run {
   /** Whether the loop is running (an iteration in flight or about to start). */
   get busy(): boolean { return this.looping !== null; }
   /** The last iteration's episodes since the run was loaded, for the inspector. */
-  get last(): LastIteration | null { return this.lastIteration; }
+  get last(): LastIteration | null { return this.recent[this.recent.length - 1] ?? null; }
+  /** The kept iterations' numbers, oldest first. */
+  get keptIterations(): number[] { return this.recent.map((r) => r.iteration); }
+  /** A kept iteration (the last when `iteration` is undefined); null when it is not kept. */
+  iterationData(iteration?: number): LastIteration | null {
+    return iteration === undefined ? this.last : this.recent.find((r) => r.iteration === iteration) ?? null;
+  }
   /** The model the run trains on (its tokenizer decodes the episodes). */
   get model(): SessionModel | null { return this.loaded?.model ?? null; }
 
@@ -249,7 +259,7 @@ export class Run {
     const a = this.loaded;
     if (a && a.model.gpu.lostReason === null) releaseTrainState(a.model.gpu, a.state);
     this.loaded = null;
-    this.lastIteration = null;
+    this.recent = [];
     this.current = 'idle';
   }
 
@@ -419,7 +429,7 @@ export class Run {
     else if (e.kind === 'saved') { a.lastCheckpoint = e.checkpoint; a.origin = undefined; }
     else if (e.kind === 'rollback' || e.kind === 'recovered') {
       a.state = state;
-      this.lastIteration = null;
+      this.recent = [];
       this.emit('onLoaded', { runId: a.id, config: state.config, history: state.metrics, checkpoint: a.lastCheckpoint });
       this.emit('onNotice', e.kind === 'rollback'
         ? {
@@ -459,7 +469,7 @@ export class Run {
         const it = res.metrics.iteration;
         const profile = kernels.has(it) ? iterationProfile(a.model, res, kernels.get(it)!) : undefined;
         kernels.clear();
-        this.lastIteration = { iteration: it, config: a.state.config, episodes: res.episodes, scores: res.scores ?? new Map(), targets: res.targets ?? new Map() };
+        this.recent = [...this.recent, { iteration: it, config: a.state.config, episodes: res.episodes, scores: res.scores ?? new Map(), targets: res.targets ?? new Map() }].slice(-KEPT_ITERATIONS);
         const first = res.metrics.skipped.find((x) => hadNonFiniteSkip([x]));
         const notice = first ? `iteration ${it} had non-finite values (${first}); no checkpoint saved for it` : undefined;
         this.emit('onIteration', { metrics: res.metrics, episodes: res.episodes.map(summarize), checkpoint, notice, profile });

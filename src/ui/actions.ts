@@ -4,10 +4,10 @@
 import * as Comlink from 'comlink';
 import { messageWithoutHint } from '../common/errors.ts';
 import { parseCodeTasks, parseDataset } from '../config/envs.ts';
-import { parseRunConfig } from '../config/run-config.ts';
+import { type RunConfig, parseRunConfig } from '../config/run-config.ts';
 import { type PresetName, presetGraph } from '../config/presets.ts';
 import { PRESET_RUNS, presetRunConfig } from '../config/run-presets.ts';
-import type { CreditMethod, Result, RunEvents, WorkerError } from '../worker/api.ts';
+import type { CreditMethod, InspectedLine, Result, RunEvents, WorkerError } from '../worker/api.ts';
 import { getEngine } from '../worker/client.ts';
 import { PREVIEW_RECORDS } from './builder/DatasetPreview.tsx';
 import { saveDownload } from './download.ts';
@@ -53,10 +53,11 @@ const events: RunEvents = {
   onIteration(e) {
     appendMetrics(e.metrics);
     patchRun({ iteration: e.metrics.iteration + 1, checkpoint: e.checkpoint ?? get().run.checkpoint });
+    // the episode in view (or an older iteration picked) stays until the user moves on; otherwise the tab follows the newest iteration
     const ins = get().inspector;
-    const keep = ins.selected !== null && ins.selected < e.episodes.length ? ins.selected : null;
-    patchInspector({ iteration: e.metrics.iteration, episodes: e.episodes, selected: keep, primary: null, secondary: null, token: null });
-    if (keep !== null) void inspect(keep);
+    if (ins.iteration === null || (ins.selected === null && ins.iteration === ins.newest)) patchInspector({ iteration: e.metrics.iteration, episodes: e.episodes, primary: null, secondary: null, token: null });
+    patchInspector({ newest: e.metrics.iteration });
+    void refreshKept();
     if (e.notice) addNotice({ code: 'CHECKPOINT', message: e.notice }, `iteration ${e.metrics.iteration}`, 'info');
     if (e.profile) set({ profile: { armed: false, last: e.profile } });
   },
@@ -64,7 +65,7 @@ const events: RunEvents = {
     resetMetrics(e.history);
     setDraft(e.config, { runConfig: e.config, copyOf: null }); // the builder shows the loaded run's settings, read-only
     patchRun({ runId: e.runId, roles: e.config.graph.agents.map((a) => a.role), checkpoint: e.checkpoint, iteration: e.history.length ? e.history[e.history.length - 1].iteration + 1 : 0 });
-    patchInspector({ iteration: null, episodes: [], selected: null, primary: null, secondary: null, token: null });
+    patchInspector({ iteration: null, newest: null, kept: [], episodes: [], selected: null, primary: null, secondary: null, token: null });
   },
   onNotice(e) {
     addNotice(e, 'training', e.code === 'DEVICE_LOST' ? 'info' : 'error');
@@ -207,15 +208,43 @@ export async function stepTraining(): Promise<void> {
 export async function inspect(episode: number): Promise<void> {
   patchInspector({ selected: episode, loading: true, token: null });
   const eng = getEngine();
-  const compare = get().inspector.compare;
-  const [a, b] = await Promise.all([eng.inspect(episode), compare ? eng.inspect(episode, compare) : Promise.resolve(null)]);
+  const { compare, iteration } = get().inspector;
+  const it = iteration ?? undefined;
+  const [a, b] = await Promise.all([eng.inspect(episode, undefined, it), compare ? eng.inspect(episode, compare, it) : Promise.resolve(null)]);
   patchInspector({ loading: false, primary: take(a, 'inspecting an episode'), secondary: b ? take(b, 'inspecting an episode') : null });
 }
 
-/** The last iteration's episodes as recorded-episodes JSONL (the input of `marft inspect`). */
+/** The iterations the run keeps, for the picker. */
+export async function refreshKept(): Promise<void> {
+  const kept = await call('reading the kept iterations', () => getEngine().keptIterations());
+  if (kept) patchInspector({ kept });
+}
+
+/** Moves the Inspect tab to a kept iteration (the user's choice: the view stays there until the next one). */
+export function pickIteration(iteration: number): void {
+  const k = get().inspector.kept.find((x) => x.iteration === iteration);
+  if (k) patchInspector({ iteration, episodes: k.episodes, selected: null, primary: null, secondary: null, token: null });
+}
+
+/** The iteration in view's episodes as recorded-episodes JSONL (the input of `marft inspect`). */
 export async function downloadEpisodes(): Promise<void> {
-  const d = await call('exporting the episodes', () => getEngine().exportEpisodes());
+  const d = await call('exporting the episodes', () => getEngine().exportEpisodes(get().inspector.iteration ?? undefined));
   if (d) saveDownload(d);
+}
+
+/** The iteration in view's episodes as recorded-episodes JSONL lines (the sandbox loads one of them). */
+export async function recordedEpisodeLines(): Promise<string[] | null> {
+  const d = await call('reading the recorded episodes', () => getEngine().exportEpisodes(get().inspector.iteration ?? undefined));
+  return d ? new TextDecoder().decode(d.bytes).split('\n').filter((l) => l.trim()) : null;
+}
+
+/** The sandbox's numbers: the worker runs `marft inspect`'s code (computeTargets) on the episode. */
+export async function creditSandbox(config: RunConfig, jsonl: string): Promise<Result<InspectedLine[]>> {
+  try {
+    return await getEngine().creditSandbox(config, jsonl);
+  } catch (e) {
+    return { ok: false, error: asError(e) };
+  }
 }
 
 export async function setCompare(method: CreditMethod | null): Promise<void> {

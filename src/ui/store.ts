@@ -68,7 +68,11 @@ export interface RunState {
 }
 
 export interface InspectorState {
+  /** The iteration in view (it stays while the user looks at one of its episodes) and the run's newest. */
   iteration: number | null;
+  newest: number | null;
+  /** The iterations the run keeps (the worker's history), oldest first: the picker's choices. */
+  kept: Array<{ iteration: number; episodes: EpisodeSummary[] }>;
   episodes: EpisodeSummary[];
   selected: number | null;
   colorBy: ColorBy;
@@ -77,6 +81,8 @@ export interface InspectorState {
   secondary: InspectedEpisode | null;
   token: { side: 0 | 1; action: number; token: number } | null;
   loading: boolean;
+  /** The credit-assignment sandbox is open (it needs no run). */
+  sandbox: boolean;
 }
 
 /** The ONNX export in flight or last finished (one at a time: the worker merges on its one thread). */
@@ -172,7 +178,7 @@ export const useLab = create<LabState>(() => ({
   history: [],
   series: new Map(),
   metricsVersion: 0,
-  inspector: { iteration: null, episodes: [], selected: null, colorBy: 'advantage', compare: null, primary: null, secondary: null, token: null, loading: false },
+  inspector: { iteration: null, newest: null, kept: [], sandbox: false, episodes: [], selected: null, colorBy: 'advantage', compare: null, primary: null, secondary: null, token: null, loading: false },
   profile: { armed: false, last: null },
   runs: [],
   runsLoaded: false,

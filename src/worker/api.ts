@@ -10,7 +10,8 @@
 import type { RunConfig } from '../config/run-config.ts';
 import type { CreditMethod } from '../marft/credit.ts';
 import type { InspectedEpisode } from '../marft/inspect.ts';
-import type { Notice, RunEvents } from '../marft/run.ts';
+import type { InspectedLine } from '../marft/inspect-jsonl.ts';
+import type { EpisodeSummary, Notice, RunEvents } from '../marft/run.ts';
 import type { DeviceProbe, ModelSummary } from '../marft/session.ts';
 import type { Download } from '../marft/export/agent.ts';
 import type { ModuleReport, ModuleTry } from '../marft/env-modules.ts';
@@ -84,7 +85,7 @@ export interface StorageUsage {
 }
 
 /** The inspector's data (src/marft/inspect.ts formats it), as the UI receives it. */
-export type { CreditMethod, InspectedEpisode };
+export type { CreditMethod, InspectedEpisode, InspectedLine };
 export type { GaeNext, InspectAction, InspectToken } from '../marft/inspect.ts';
 
 export interface AgentLogits {
@@ -131,10 +132,17 @@ export interface EngineApi {
   storageUsage(): Promise<Result<StorageUsage>>;
   /** Deletes a local model (config.model.path opfs:models/<name>) from the browser's storage. */
   deleteLocalModel(path: string): Promise<Result<void>>;
-  /** Per-token data of an episode of the last iteration, under `method` (default: the run's credit). */
-  inspect(episode: number, method?: CreditMethod): Promise<Result<InspectedEpisode>>;
-  /** The last iteration's episodes in the recorded-episodes format (JSONL, what `marft inspect` reads). */
-  exportEpisodes(): Promise<Result<Download>>;
+  /** Per-token data of an episode of a kept iteration (default: the last), under `method` (default: the run's credit). */
+  inspect(episode: number, method?: CreditMethod, iteration?: number): Promise<Result<InspectedEpisode>>;
+  /** A kept iteration's episodes (default: the last) in the recorded-episodes format (JSONL, what `marft inspect` reads). */
+  exportEpisodes(iteration?: number): Promise<Result<Download>>;
+  /** The kept iterations (the last KEPT_ITERATIONS of the run since it was loaded), oldest first, with their episodes. */
+  keptIterations(): Promise<Result<Array<{ iteration: number; episodes: EpisodeSummary[] }>>>;
+  /**
+   * The credit-assignment sandbox: the targets `marft inspect` gives recorded episodes (JSONL) under
+   * `config`, through the trainer's code (computeTargets). Pure CPU work: it needs no GPU, model or run.
+   */
+  creditSandbox(config: RunConfig, episodesJsonl: string): Promise<Result<InspectedLine[]>>;
   /** PEFT adapters of the loaded run as a zip. */
   exportAdapters(): Promise<Result<Download>>;
   /** A checkpoint (latest when not named) of a run as a zip. */

@@ -7,8 +7,8 @@ import { exportCheckpointZip, readCheckpointFiles } from '../marft/checkpoint/ch
 import { MarftError } from '../marft/errors.ts';
 import { agentAdapter, agentLogits, agentOnnxZip } from '../marft/export/agent.ts';
 import { inspectEpisode } from '../marft/inspect.ts';
-import { episodesToJsonl } from '../marft/inspect-jsonl.ts';
-import { type RunEvents, Run } from '../marft/run.ts';
+import { episodesToJsonl, inspectRecorded, parseRecordedEpisodes } from '../marft/inspect-jsonl.ts';
+import { type RunEvents, Run, summarize } from '../marft/run.ts';
 import { parseModelConfig, Session } from '../marft/session.ts';
 import { tryModule, useSandbox } from '../marft/env-modules.ts';
 import { browserSandbox } from '../platform/sandbox/browser.ts';
@@ -50,6 +50,16 @@ const forward: RunEvents = {
 
 const session = new Session(browserPlatform);
 const run = new Run(session, runsStore, forward);
+
+/** A kept iteration of the loaded run (the last when `iteration` is undefined), or NO_EPISODES. */
+function kept(iteration?: number) {
+  const data = run.model ? run.iterationData(iteration) : null;
+  if (!data) {
+    throw new WorkerFail('NO_EPISODES', iteration === undefined ? 'no iteration has run since this run was loaded'
+      : `iteration ${iteration} is not kept (kept: ${run.keptIterations.join(', ') || 'none'})`);
+  }
+  return data;
+}
 
 async function modelInfo(path: string): Promise<ModelInfo> {
   const m = await session.load(path);
@@ -126,20 +136,20 @@ const api: EngineApi = {
     if (run.busy) throw new MarftError('BUSY', 'a run is training: delete models once it is paused');
     await deleteLocalModel(modelsStore(), path);
   }),
-  inspect: (episode, method) => wrap(() => {
-    const last = run.last;
-    const m = run.model;
-    if (!last || !m) throw new WorkerFail('NO_EPISODES', 'no iteration has run since this run was loaded');
-    return inspectEpisode({ ...last, decode: (ids) => m.tokenizer.decode(ids, { skipSpecialTokens: false }) }, episode, method);
+  inspect: (episode, method, iteration) => wrap(() => {
+    const data = kept(iteration);
+    const m = run.model!;
+    return inspectEpisode({ ...data, decode: (ids) => m.tokenizer.decode(ids, { skipSpecialTokens: false }) }, episode, method);
   }),
-  async exportEpisodes() {
+  async exportEpisodes(iteration) {
     const r = await wrap(async (): Promise<Download> => {
-      const last = run.last;
-      if (!last) throw new WorkerFail('NO_EPISODES', 'no iteration has run since this run was loaded');
-      return { name: `marft-episodes-${run.id}-it${last.iteration}.jsonl`, bytes: new TextEncoder().encode(episodesToJsonl(last.config, last.episodes, last.scores)) };
+      const data = kept(iteration);
+      return { name: `marft-episodes-${run.id}-it${data.iteration}.jsonl`, bytes: new TextEncoder().encode(episodesToJsonl(data.config, data.episodes, data.scores)) };
     });
     return r.ok ? transferDownload(r.value) : r;
   },
+  keptIterations: () => wrap(() => run.keptIterations.map((iteration) => ({ iteration, episodes: run.iterationData(iteration)!.episodes.map(summarize) }))),
+  creditSandbox: (config, jsonl) => wrap(() => inspectRecorded(parseRecordedEpisodes(jsonl, config, 'the sandbox episode'), config, config.credit.method, 'the sandbox episode')),
   async exportAdapters() {
     const r = await wrap(async (): Promise<Download> => {
       const { files, iteration } = await run.adapterFiles();

@@ -1,20 +1,26 @@
-// The Inspect tab: the last iteration's episodes; each agent's output with every token coloured by
-// advantage (or value, reward, ratio, KL); click a token for its GAE terms; the same episode under
-// another credit assignment strategy side by side; download the iteration's episodes as the JSONL that
-// `marft inspect` reads.
+// The Inspect tab: the episodes of an iteration the run keeps (a picker over the last ones; the one in
+// view stays while newer iterations end); each agent's output with every token coloured by advantage (or
+// value, reward, ratio, KL) on one scale shared by the columns; click a token for its GAE terms; the same
+// episode under another credit assignment strategy side by side; download the iteration's episodes as the
+// JSONL that `marft inspect` reads; and the credit-assignment sandbox, open without any run.
 
 import type { CreditMethod, InspectedEpisode } from '../../worker/api.ts';
-import { downloadEpisodes, inspect, setCompare } from '../actions.ts';
+import { downloadEpisodes, inspect, pickIteration, setCompare } from '../actions.ts';
 import { patchInspector, selectInspector, useLab } from '../store.ts';
-import { COLOR_BY, type ColorBy, colorFor, scaleOf, tokenMetric, visibleText } from './colors.ts';
+import { COLOR_BY, type ColorBy, colorFor, legendStops, sharedScale, tokenMetric, visibleText } from './colors.ts';
+import { CreditSandbox } from './CreditSandbox.tsx';
 import { GaeDetail } from './GaeDetail.tsx';
 
 const METHODS: CreditMethod[] = ['equal', 'step_discount', 'per_step'];
 
-function EpisodeView({ ep, side }: { ep: InspectedEpisode; side: 0 | 1 }) {
+type Scale = { lo: number; hi: number };
+
+/** Every token's number of the episodes in view (both columns when comparing), for the one shared scale. */
+const columnsOf = (eps: InspectedEpisode[], by: ColorBy) => eps.map((ep) => ep.actions.flatMap((a) => a.tokens.map((t) => tokenMetric(t, by))));
+
+function EpisodeView({ ep, side, scale }: { ep: InspectedEpisode; side: 0 | 1; scale: Scale }) {
   const ins = useLab(selectInspector);
   const by = ins.colorBy;
-  const scale = scaleOf(ep.actions.flatMap((a) => a.tokens.map((t) => tokenMetric(t, by))), by);
   return (
     <div className="episode-col" data-testid={`episode-view-${side}`}>
       <h3>credit: {ep.method} <span className="hint">({ep.level} level, {ep.algo}, γ {ep.gamma}, λ {ep.lambda})</span></h3>
@@ -40,13 +46,11 @@ function EpisodeView({ ep, side }: { ep: InspectedEpisode; side: 0 | 1 }) {
   );
 }
 
-function Legend({ by }: { by: ColorBy }) {
-  const diverging = by !== 'value';
+function Legend({ by, scale }: { by: ColorBy; scale: Scale | null }) {
+  if (!scale) return <span className="scale-legend hint">{by}: colours appear with an episode</span>;
   return (
-    <span className="scale-legend">
-      {diverging ? <><span className="sw" style={{ background: 'rgb(59,110,214)' }} /> negative <span className="sw" style={{ background: '#fff' }} /> 0 <span className="sw" style={{ background: 'rgb(214,69,65)' }} /> positive</>
-        : <><span className="sw" style={{ background: 'rgb(240,244,250)' }} /> low <span className="sw" style={{ background: 'rgb(30,150,90)' }} /> high</>}
-      {by === 'ratio' && ' (log ratio)'}
+    <span className="scale-legend" data-testid="scale-legend" aria-label={`${by} colour scale`}>
+      {by === 'ratio' ? 'log ratio' : by} {legendStops(scale, by).map((st, i) => <span key={i} className="stop"><span className="sw" style={{ background: st.color }} /> {st.value.toFixed(3)}</span>)}
     </span>
   );
 }
@@ -56,11 +60,26 @@ export function Inspector() {
   const tokenEp = ins.token ? (ins.token.side === 0 ? ins.primary : ins.secondary) : null;
   const action = tokenEp && ins.token ? tokenEp.actions[ins.token.action] : null;
   const token = action && ins.token ? action.tokens[ins.token.token] : null;
+  const shown = [ins.primary, ins.secondary].filter((e): e is InspectedEpisode => e !== null);
+  const scale = shown.length ? sharedScale(columnsOf(shown, ins.colorBy), ins.colorBy) : null;
   return (
+    <>
+    {ins.sandbox && <CreditSandbox />}
     <div className="inspector card" data-testid="token-inspector">
       <div className="row spread">
-        <h2>Credit assignment, token by token {ins.iteration !== null && <span className="hint">· iteration {ins.iteration + 1}</span>}</h2>
+        <h2>Credit assignment, token by token {ins.iteration !== null && (
+          <span className="hint" data-testid="inspect-iteration">· iteration {ins.iteration + 1} of the run{ins.newest !== null && ins.newest > ins.iteration ? `; newer: ${ins.newest + 1}` : ''}</span>
+        )}</h2>
         <div className="row">
+          {!ins.sandbox && <button type="button" data-testid="sandbox-open" title="Build an episode by hand (or take a recorded one) and see how each credit setting changes every agent's advantage; needs no GPU or run"
+            onClick={() => patchInspector({ sandbox: true })}>Credit sandbox</button>}
+          {ins.kept.length > 1 && (
+            <label className="field inline"><span>iteration</span>
+              <select value={ins.iteration ?? ''} data-testid="iteration-picker" onChange={(e) => pickIteration(Number(e.target.value))}>
+                {ins.kept.map((k) => <option key={k.iteration} value={k.iteration}>{k.iteration + 1}{k.iteration === ins.newest ? ' (newest)' : ''}</option>)}
+              </select>
+            </label>
+          )}
           <label className="field inline"><span>colour by</span>
             <select value={ins.colorBy} data-testid="color-by" onChange={(e) => patchInspector({ colorBy: e.target.value as ColorBy })}>
               {COLOR_BY.map((c) => <option key={c} value={c}>{c}</option>)}
@@ -72,13 +91,13 @@ export function Inspector() {
               {METHODS.map((m) => <option key={m} value={m}>{m}</option>)}
             </select>
           </label>
-          <Legend by={ins.colorBy} />
+          <Legend by={ins.colorBy} scale={scale} />
           <button type="button" data-testid="export-episodes" disabled={!ins.episodes.length} title="The episodes of this iteration as JSONL, the input of marft inspect"
             onClick={() => void downloadEpisodes()}>Download episodes (JSONL)</button>
         </div>
       </div>
       {!ins.episodes.length ? (
-        <p className="hint">Train an iteration: its episodes appear here.</p>
+        <p className="hint">Train an iteration: its episodes appear here. The credit sandbox works now, without training.</p>
       ) : (
         <div className="inspector-body">
           <ul className="episode-list" data-testid="episode-list">
@@ -98,8 +117,8 @@ export function Inspector() {
                 <p className="task"><b>Task:</b> {ins.primary.task} <span className={ins.primary.correct ? 'ok-text' : 'bad-text'}>{ins.primary.correct ? 'solved' : 'not solved'}</span></p>
                 {token && action && tokenEp && <GaeDetail ep={tokenEp} action={action} token={token} />}
                 <div className={`episode-cols${ins.secondary ? ' split' : ''}`}>
-                  <EpisodeView ep={ins.primary} side={0} />
-                  {ins.secondary && <EpisodeView ep={ins.secondary} side={1} />}
+                  <EpisodeView ep={ins.primary} side={0} scale={scale!} />
+                  {ins.secondary && <EpisodeView ep={ins.secondary} side={1} scale={scale!} />}
                 </div>
               </>
             )}
@@ -108,5 +127,6 @@ export function Inspector() {
         </div>
       )}
     </div>
+    </>
   );
 }

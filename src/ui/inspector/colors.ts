@@ -1,5 +1,7 @@
 // Token colours for the inspector: a diverging blue-white-red scale around 0 (advantage, reward, KL,
-// log-ratio), a sequential one for values; the scale is fitted to the episode's own range.
+// log-ratio), a sequential one for values. One scale is fitted to everything shown side by side (the
+// comparison's columns, the sandbox's agents), so the same number has the same colour everywhere, and the
+// legend prints the scale's numbers.
 
 import type { InspectToken } from '../../worker/api.ts';
 
@@ -29,6 +31,17 @@ export function scaleOf(values: Array<number | null>, by: ColorBy): { lo: number
   }
   const lo = Math.min(...xs), hi = Math.max(...xs);
   return hi > lo ? { lo, hi } : { lo: lo - 0.5, hi: hi + 0.5 };
+}
+
+/** One scale over several columns: the same number gets the same colour in each. */
+export const sharedScale = (columns: ReadonlyArray<ReadonlyArray<number | null>>, by: ColorBy): { lo: number; hi: number } => scaleOf(columns.flat(), by);
+
+/** The legend's stops: five numbers from the scale's low end to its high end, each with its colour. */
+export function legendStops(scale: { lo: number; hi: number }, by: ColorBy): Array<{ value: number; color: string }> {
+  return [0, 0.25, 0.5, 0.75, 1].map((t) => {
+    const value = scale.lo + (scale.hi - scale.lo) * t;
+    return { value, color: colorFor(value, scale, by) };
+  });
 }
 
 const mix = (a: number[], b: number[], t: number) => a.map((x, i) => Math.round(x + (b[i] - x) * t));

@@ -1,0 +1,29 @@
+// The inspector's colour scale: one scale shared by every column, and a legend with its numbers.
+
+import { describe, expect, it } from 'vitest';
+import { colorFor, legendStops, sharedScale } from './colors.ts';
+
+describe('shared colour scale', () => {
+  it('fits one diverging scale to every column, so the same advantage has the same colour in each', () => {
+    const cols = [[0.5, -0.2], [2, null]];
+    const scale = sharedScale(cols, 'advantage');
+    expect(scale).toEqual({ lo: -2, hi: 2 });
+    // 0.5 in the first column and 0.5 in the second: one colour (each column on its own scale would differ)
+    expect(colorFor(0.5, scale, 'advantage')).toBe('rgb(245,209,208)');
+    expect(colorFor(2, scale, 'advantage')).toBe('rgb(214,69,65)');
+    expect(colorFor(-2, scale, 'advantage')).toBe('rgb(59,110,214)');
+  });
+
+  it('fits a sequential scale for values over every column', () => {
+    expect(sharedScale([[0.1], [0.3, 0.5]], 'value')).toEqual({ lo: 0.1, hi: 0.5 });
+    expect(sharedScale([[], [null]], 'value')).toEqual({ lo: 0, hi: 1 });
+  });
+
+  it('labels the legend with five numbers from the low end to the high end, each with its colour', () => {
+    const stops = legendStops({ lo: -2, hi: 2 }, 'advantage');
+    expect(stops.map((s) => s.value)).toEqual([-2, -1, 0, 1, 2]);
+    expect(stops[2].color).toBe('rgb(255,255,255)');
+    expect(stops[4].color).toBe('rgb(214,69,65)');
+    expect(legendStops({ lo: 0, hi: 1 }, 'value').map((s) => s.value)).toEqual([0, 0.25, 0.5, 0.75, 1]);
+  });
+});

@@ -265,8 +265,15 @@ export async function deleteLocalModel(path: string): Promise<void> {
   await Promise.all([refreshLocalModels(), refreshStorage()]);
 }
 
-export async function downloadAdapters(): Promise<void> {
-  const d = await call('exporting the adapters', () => getEngine().exportAdapters());
+/** PEFT adapters of the loaded run, or of a stored run's checkpoint (latest when not named) when runId is given. */
+export async function downloadAdapters(runId?: string, checkpoint?: string): Promise<void> {
+  const d = await call('exporting the adapters', () => getEngine().exportAdapters(runId, checkpoint));
+  if (d) saveDownload(d);
+}
+
+/** The base model folder of config.model.path ('' = built in) as a zip, for Python beside the adapters. */
+export async function downloadBaseModel(path: string): Promise<void> {
+  const d = await call('zipping the base model', () => getEngine().exportBaseModel(path));
   if (d) saveDownload(d);
 }
 

@@ -120,8 +120,13 @@ export interface EngineApi {
   inspect(episode: number, method?: CreditMethod): Promise<Result<InspectedEpisode>>;
   /** The last iteration's episodes in the recorded-episodes format (JSONL, what `marft inspect` reads). */
   exportEpisodes(): Promise<Result<Download>>;
-  /** PEFT adapters of the loaded run as a zip. */
-  exportAdapters(): Promise<Result<Download>>;
+  /**
+   * PEFT adapters as a zip: of the loaded run with no runId; else of a stored run's checkpoint (latest when
+   * not named), read from OPFS without loading it (refused with MODEL_IN_USE while a run trains).
+   */
+  exportAdapters(runId?: string, checkpoint?: string): Promise<Result<Download>>;
+  /** A base model folder (a config.model.path; '' = the built-in model) as a zip of <name>/ with its config, tokenizer and weights. */
+  exportBaseModel(path: string): Promise<Result<Download>>;
   /** A checkpoint (latest when not named) of a run as a zip. */
   exportCheckpoint(runId: string, checkpoint?: string): Promise<Result<Download>>;
   /**

@@ -6,6 +6,7 @@ import * as Comlink from 'comlink';
 import { exportCheckpointZip, readCheckpointFiles } from '../marft/checkpoint/checkpoint.ts';
 import { MarftError } from '../marft/errors.ts';
 import { agentAdapter, agentLogits, agentOnnxZip } from '../marft/export/agent.ts';
+import { checkpointAdaptersZip, modelFolderZip } from '../marft/export/downloads.ts';
 import { inspectEpisode } from '../marft/inspect.ts';
 import { episodesToJsonl } from '../marft/inspect-jsonl.ts';
 import { type RunEvents, Run } from '../marft/run.ts';
@@ -49,6 +50,11 @@ const forward: RunEvents = {
 
 const session = new Session(browserPlatform);
 const run = new Run(session, runsStore, forward);
+
+/** Exports of stored runs read OPFS and merge on the CPU beside the loop: refused while a run trains, so training keeps its pace. */
+function refuseWhileTraining(what: string): void {
+  if (run.busy) throw new MarftError('MODEL_IN_USE', `${what} cannot start now: a run is training. Pause or stop it first (the control bar's Download adapters exports the training run's own).`);
+}
 
 async function modelInfo(path: string): Promise<ModelInfo> {
   const m = await session.load(path);
@@ -110,8 +116,12 @@ const api: EngineApi = {
     });
     return r.ok ? transferDownload(r.value) : r;
   },
-  async exportAdapters() {
+  async exportAdapters(runId, checkpoint) {
     const r = await wrap(async (): Promise<Download> => {
+      if (runId !== undefined) {
+        refuseWhileTraining(`exporting the adapters of ${runId}`);
+        return checkpointAdaptersZip(await readCheckpointFiles(runsStore, checkpoint ? `${runId}/${checkpoint}` : runId), runId);
+      }
       const { files, iteration } = await run.adapterFiles();
       return { name: `marft-adapters-${run.id}-it${iteration}.zip`, bytes: zipFiles(files) };
     });
@@ -125,8 +135,13 @@ const api: EngineApi = {
     });
     return r.ok ? transferDownload(r.value) : r;
   },
+  async exportBaseModel(path) {
+    const r = await wrap(async () => modelFolderZip(await modelFilesFor(path, modelsBase())));
+    return r.ok ? transferDownload(r.value) : r;
+  },
   async exportOnnx(runId, role, checkpoint) {
     const r = await wrap(async (): Promise<Download> => {
+      refuseWhileTraining(`exporting ${role} as ONNX`);
       const ck = await readCheckpointFiles(runsStore, checkpoint ? `${runId}/${checkpoint}` : runId);
       const { config } = agentAdapter(ck, role);
       return agentOnnxZip(ck, role, await modelFilesFor(config.model.path, modelsBase()), runId);

@@ -1,7 +1,8 @@
 // The Runs tab: every run kept in this browser (OPFS) with its checkpoints; resume any checkpoint,
-// download one as a zip, export an agent as ONNX, delete a run, import a checkpoint zip.
+// download one as a zip, its adapters (PEFT) or an agent as ONNX, the built-in base model as a zip, delete a run, import a checkpoint zip.
 
-import { deleteRun, downloadCheckpoint, importCheckpoint, openRun, refreshRuns } from '../actions.ts';
+import { deleteRun, downloadBaseModel, downloadCheckpoint, importCheckpoint, openRun, refreshRuns } from '../actions.ts';
+import { BUILTIN_MODEL } from '../../config/run-config.ts';
 import { selectRun, selectRunActive, selectRuns, useLab } from '../store.ts';
 import { OnnxExport } from './OnnxExport.tsx';
 
@@ -16,6 +17,10 @@ export function RunsView() {
         <h2>Saved runs</h2>
         <div className="row">
           <button type="button" onClick={() => void refreshRuns()}>Refresh</button>
+          <button type="button" data-testid="download-base-model" onClick={() => void downloadBaseModel('')}
+            title="the built-in base model's folder (config, tokenizer, safetensors): unzip it beside the adapters for PeftModel.from_pretrained">
+            Download base model ({BUILTIN_MODEL}.zip)
+          </button>
           <label className="button">
             Import checkpoint zip…
             <input type="file" accept=".zip,application/zip" hidden data-testid="import-checkpoint"

@@ -166,7 +166,8 @@ interface Loaded {
   origin?: CheckpointSource;
 }
 
-const summarize = (ep: EpisodeRecord): EpisodeSummary => {
+/** An episode as the IterationEvent lists it (the Inspect tab's episode list). */
+export const episodeSummary = (ep: EpisodeRecord): EpisodeSummary => {
   const lastTurn = ep.turns[ep.turns.length - 1];
   const answers = lastTurn ? Object.values(lastTurn.answers).filter((x) => x.answer !== null) : [];
   return {
@@ -463,7 +464,7 @@ export class Run {
         this.lastIteration = { iteration: it, config: a.state.config, episodes: res.episodes, scores: res.scores ?? new Map(), targets: res.targets ?? new Map() };
         const first = res.metrics.skipped.find((x) => hadNonFiniteSkip([x]));
         const notice = first ? `iteration ${it} had non-finite values (${first}); no checkpoint saved for it` : undefined;
-        this.emit('onIteration', { metrics: res.metrics, episodes: res.episodes.map(summarize), checkpoint, notice, profile });
+        this.emit('onIteration', { metrics: res.metrics, episodes: res.episodes.map(episodeSummary), checkpoint, notice, profile });
       },
     });
     a.state = done.state;

@@ -4,7 +4,7 @@
 // the latest checkpoint as checkpoint.zip (run config, adapters, critic, optimiser, metric history) and the
 // last iteration's episodes, inspected under each credit method, as episodes.json (src/marft/demo-run.ts).
 // The adapters name the base model "marft-tiny" as the lab's do, not this machine's folder.
-// Usage: node scripts/bundle.mjs scripts/make-demo-run.ts && node .build/make-demo-run.mjs [--iterations 8] [--out public/demo]
+// Usage: node scripts/bundle.mjs scripts/make-demo-run.ts && node .build/make-demo-run.mjs [--iterations 3] [--out public/demo]
 
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,7 +21,7 @@ import { Session } from '../src/marft/session.ts';
 import { nodeModelFiles } from '../src/model/node-files.ts';
 import { nodeStore } from '../src/platform/storage/node.ts';
 
-const { values: a } = parseArgs({ options: { iterations: { type: 'string', default: '8' }, out: { type: 'string', default: 'public/demo' } } });
+const { values: a } = parseArgs({ options: { iterations: { type: 'string', default: '3' }, out: { type: 'string', default: 'public/demo' } } });
 const iterations = Number(a.iterations);
 if (!Number.isInteger(iterations) || iterations < 1) throw new Error(`--iterations must be a positive integer, got ${a.iterations}`);
 const out = resolve(a.out!);

@@ -67,7 +67,7 @@ const events: RunEvents = {
     patchInspector({ iteration: null, episodes: [], selected: null, primary: null, secondary: null, token: null });
   },
   onNotice(e) {
-    addNotice(e, 'training', e.code === 'DEVICE_LOST' ? 'info' : 'error');
+    addNotice(e, 'training', e.code === 'DEVICE_LOST' || e.code === 'DEMO_COPY' ? 'info' : 'error');
   },
 };
 
@@ -241,6 +241,19 @@ export async function openRun(runId: string, checkpoint?: string): Promise<void>
   const r = await call('resuming a run', () => getEngine().openRun(runId, checkpoint));
   if (!r) patchRun({ status: 'error' });
   else setTab('train');
+}
+
+/** The bundled demo run, opened paused: its curves in Train, its last iteration's episodes in Inspect. */
+export async function openDemo(): Promise<void> {
+  patchRun({ status: 'loading', message: 'opening the demo run' });
+  const r = await call('opening the demo run', () => getEngine().openDemo());
+  if (!r) {
+    patchRun({ status: 'error' });
+    return;
+  }
+  patchInspector({ iteration: r.inspectIteration, episodes: r.episodes, selected: null, primary: null, secondary: null, token: null });
+  setTab('train');
+  await refreshRuns();
 }
 
 export async function deleteRun(runId: string): Promise<void> {

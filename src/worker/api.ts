@@ -10,7 +10,7 @@
 import type { RunConfig } from '../config/run-config.ts';
 import type { CreditMethod } from '../marft/credit.ts';
 import type { InspectedEpisode } from '../marft/inspect.ts';
-import type { Notice, RunEvents } from '../marft/run.ts';
+import type { EpisodeSummary, Notice, RunEvents } from '../marft/run.ts';
 import type { DeviceProbe, ModelSummary } from '../marft/session.ts';
 import type { Download } from '../marft/export/agent.ts';
 import type { ModuleReport, ModuleTry } from '../marft/env-modules.ts';
@@ -60,6 +60,8 @@ export interface RunSummary {
   lastAccuracy: number | null;
   /** LoRA mode of the latest checkpoint (shared: one adapter for every role). */
   loraMode?: 'shared' | 'per_agent';
+  /** The bundled demo run: read-only (continuing it trains a copy). */
+  demo?: boolean;
   /** Why the run's folder could not be read, when it could not. */
   problem?: string;
 }
@@ -103,7 +105,12 @@ export interface EngineApi {
   start(config: RunConfig, options?: { paused?: boolean }): Promise<Result<{ runId: string }>>;
   /** Loads a run's checkpoint (latest when not named) and leaves it paused. */
   openRun(runId: string, checkpoint?: string): Promise<Result<{ runId: string; iteration: number }>>;
-  /** Continues the loaded run until iteration `until` (default: its config.iterations). */
+  /**
+   * Opens the bundled demo run (public/demo/, copied into OPFS once as DEMO_RUN_ID) paused, like openRun, with
+   * its recorded last iteration's episodes for Inspect.
+   */
+  openDemo(): Promise<Result<{ runId: string; iteration: number; inspectIteration: number; episodes: EpisodeSummary[] }>>;
+  /** Continues the loaded run until iteration `until` (default: its config.iterations); the demo run continues in a copy (a DEMO_COPY notice names it). */
   resume(until?: number): Promise<Result<void>>;
   pause(): Promise<void>;
   step(): Promise<Result<void>>;

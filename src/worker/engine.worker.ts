@@ -7,6 +7,7 @@ import { exportCheckpointZip, readCheckpointFiles } from '../marft/checkpoint/ch
 import { MarftError } from '../marft/errors.ts';
 import { agentAdapter, agentLogits, agentOnnxZip } from '../marft/export/agent.ts';
 import { checkpointAdaptersZip, modelFolderZip } from '../marft/export/downloads.ts';
+import { DEMO_CHECKPOINT_FILE, DEMO_EPISODES_FILE, DEMO_RUN_ID, type DemoEpisodes, demoInspect, parseDemoEpisodes } from '../marft/demo-run.ts';
 import { inspectEpisode } from '../marft/inspect.ts';
 import { episodesToJsonl } from '../marft/inspect-jsonl.ts';
 import { type RunEvents, Run } from '../marft/run.ts';
@@ -16,7 +17,7 @@ import { browserSandbox } from '../platform/sandbox/browser.ts';
 import { zipFiles } from '../platform/zip.ts';
 import { type Download, type EngineApi, type ModelInfo, type Result, toWorkerError } from './api.ts';
 import { WorkerFail } from './errors.ts';
-import { importFolderToOpfs, isHiddenFolder, modelFilesFor, modelsStore, weightBytes } from './model-source.ts';
+import { importFolderToOpfs, isHiddenFolder, modelFilesFor, modelsStore, tryFetch, weightBytes } from './model-source.ts';
 import { deleteLocalModel, storageUsage } from './storage.ts';
 import { browserPlatform, modelsBase } from './platform.ts';
 import { deleteRun, importCheckpoint, listRuns, newRunId, runMetaFile, runsStore } from './run-folders.ts';
@@ -56,6 +57,32 @@ function refuseWhileTraining(what: string): void {
   if (run.busy) throw new MarftError('MODEL_IN_USE', `${what} cannot start now: a run is training. Pause or stop it first (the control bar's Download adapters exports the training run's own).`);
 }
 
+// ---- the bundled demo run (public/demo/, see src/marft/demo-run.ts) ----
+
+const demoBase = (): string => new URL(`${import.meta.env.BASE_URL}demo/`, self.location.origin).href;
+
+async function demoFile(name: string): Promise<Uint8Array> {
+  const b = await tryFetch(`${demoBase()}${name}`).catch(() => null);
+  if (!b) throw new MarftError('DEMO_INVALID', `the demo run's ${name} is not at ${demoBase()}`);
+  return b;
+}
+
+/** The demo's recorded episodes, fetched once (a failed fetch is retried by the next call). */
+let demoEpisodes: Promise<DemoEpisodes> | null = null;
+function demoRecord(): Promise<DemoEpisodes> {
+  demoEpisodes ??= demoFile(DEMO_EPISODES_FILE).then((b) => parseDemoEpisodes(new TextDecoder().decode(b)));
+  demoEpisodes.catch(() => { demoEpisodes = null; });
+  return demoEpisodes;
+}
+
+/** The demo run stays as shipped: continuing it first copies its checkpoint to a new run and opens that. */
+async function leaveDemo(): Promise<void> {
+  if (run.id !== DEMO_RUN_ID || run.busy) return;
+  const copy = await importCheckpoint(await exportCheckpointZip(runsStore, DEMO_RUN_ID), 'the demo run');
+  await run.open(copy.id);
+  ui?.onNotice({ code: 'DEMO_COPY', message: `The demo run is read-only: training continues in a copy, run ${copy.id}.` });
+}
+
 async function modelInfo(path: string): Promise<ModelInfo> {
   const m = await session.load(path);
   return { ...m.summary, path, bytes: await weightBytes(m.source.files) };
@@ -86,9 +113,16 @@ const api: EngineApi = {
     return { runId: await run.start(config, { id, paused: options?.paused ?? false, files: runMetaFile({ id, createdAt: new Date().toISOString(), source: 'new' }) }) };
   }),
   openRun: (runId, checkpoint) => wrap(async () => ({ runId, iteration: await run.open(runId, checkpoint) })),
-  resume: (until) => wrap(() => run.train(until)),
+  openDemo: () => wrap(async () => {
+    if (run.busy) throw new MarftError('BUSY', 'a run is training: pause it to open the demo run');
+    const [zip, record] = await Promise.all([demoFile(DEMO_CHECKPOINT_FILE), demoRecord()]);
+    if ((await runsStore.stat(DEMO_RUN_ID)) === null) await importCheckpoint(zip, 'the demo run', runsStore, { id: DEMO_RUN_ID, source: 'demo' });
+    const iteration = await run.open(DEMO_RUN_ID);
+    return { runId: DEMO_RUN_ID, iteration, inspectIteration: record.iteration, episodes: record.episodes };
+  }),
+  resume: (until) => wrap(async () => { await leaveDemo(); await run.train(until); }),
   async pause() { run.pause(); },
-  step: () => wrap(() => run.step()),
+  step: () => wrap(async () => { await leaveDemo(); await run.step(); }),
   tryEnvModule: (t) => wrap(() => tryModule(t)),
   profileNext: (on) => wrap(() => ({ armed: run.profileNext(on) })),
   async stop() { run.stop(); },
@@ -102,9 +136,10 @@ const api: EngineApi = {
     if (run.busy) throw new MarftError('BUSY', 'a run is training: delete models once it is paused');
     await deleteLocalModel(modelsStore(), path);
   }),
-  inspect: (episode, method) => wrap(() => {
+  inspect: (episode, method) => wrap(async () => {
     const last = run.last;
     const m = run.model;
+    if (!last && run.id === DEMO_RUN_ID) return demoInspect(await demoRecord(), episode, method);
     if (!last || !m) throw new WorkerFail('NO_EPISODES', 'no iteration has run since this run was loaded');
     return inspectEpisode({ ...last, decode: (ids) => m.tokenizer.decode(ids, { skipSpecialTokens: false }) }, episode, method);
   }),

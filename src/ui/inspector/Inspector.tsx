@@ -8,6 +8,7 @@ import { downloadEpisodes, inspect, setCompare } from '../actions.ts';
 import { patchInspector, selectInspector, useLab } from '../store.ts';
 import { COLOR_BY, type ColorBy, colorFor, scaleOf, tokenMetric, visibleText } from './colors.ts';
 import { GaeDetail } from './GaeDetail.tsx';
+import { OpenDemo } from '../runs/OpenDemo.tsx';
 
 const METHODS: CreditMethod[] = ['equal', 'step_discount', 'per_step'];
 
@@ -78,7 +79,7 @@ export function Inspector() {
         </div>
       </div>
       {!ins.episodes.length ? (
-        <p className="hint">Train an iteration: its episodes appear here.</p>
+        <p className="hint">Train an iteration: its episodes appear here. Or <OpenDemo where="inspect" /> to explore a recorded one.</p>
       ) : (
         <div className="inspector-body">
           <ul className="episode-list" data-testid="episode-list">

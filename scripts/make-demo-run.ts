@@ -1,5 +1,5 @@
 // Records the lab's bundled demo run into public/demo/: the duo preset as the lab starts it (configs/lab.json,
-// seed 1) with fewer iterations, trained in Node through the same Run as the lab and the CLI, on whatever
+// seed 1) with fewer iterations, one turn and shorter outputs, trained in Node through the same Run as the lab and the CLI, on whatever
 // WebGPU adapter Dawn finds (SwiftShader on a machine without a GPU; the built-in model is tiny). It writes
 // the latest checkpoint as checkpoint.zip (run config, adapters, critic, optimiser, metric history) and the
 // last iteration's episodes, inspected under each credit method, as episodes.json (src/marft/demo-run.ts).
@@ -27,7 +27,10 @@ if (!Number.isInteger(iterations) || iterations < 1) throw new Error(`--iteratio
 const out = resolve(a.out!);
 const log = (l: string) => console.error(l);
 
-const config = parseRunConfig({ ...presetRunConfig('lab'), iterations });
+// one turn and 24-token outputs (the lab's: two turns of 48) so SwiftShader records it in minutes
+const lab = presetRunConfig('lab') as { graph: { agents: Array<{ maxNewTokens: number }> }; rollout: Record<string, unknown> };
+for (const agent of lab.graph.agents) agent.maxNewTokens = 24;
+const config = parseRunConfig({ ...lab, iterations, rollout: { ...lab.rollout, horizon: 1 } });
 const session = new Session({
   device: (fresh) => {
     if (fresh) resetNodeGpu();

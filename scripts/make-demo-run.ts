@@ -27,7 +27,7 @@ if (!Number.isInteger(iterations) || iterations < 1) throw new Error(`--iteratio
 const out = resolve(a.out!);
 const log = (l: string) => console.error(l);
 
-// one turn and 24-token outputs (the lab's: two turns of 48) so SwiftShader records it in minutes
+// one turn and 24-token outputs (the lab's: two turns of 48): about a quarter of the lab's generation on SwiftShader
 const lab = presetRunConfig('lab') as { graph: { agents: Array<{ maxNewTokens: number }> }; rollout: Record<string, unknown> };
 for (const agent of lab.graph.agents) agent.maxNewTokens = 24;
 const config = parseRunConfig({ ...lab, iterations, rollout: { ...lab.rollout, horizon: 1 } });

@@ -1,7 +1,8 @@
 // The bundled demo run as a practitioner meets it (Chromium, SwiftShader WebGPU): open it from the empty
 // Train tab, see its curves (the metric history of public/demo/checkpoint.zip), inspect a recorded episode,
 // then from the Runs tab download its adapters (PEFT, read from storage without loading anything) and the
-// built-in base model they name, and check both zips hold what PeftModel.from_pretrained reads.
+// built-in base model they name, and check both zips hold what PeftModel.from_pretrained reads. The same
+// downloads from an imported checkpoint (fixtures/onnx-e2e/checkpoint.zip) run without public/demo/.
 
 import { mkdirSync, readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
@@ -11,6 +12,34 @@ import { SHOTS, openLab } from './helpers.ts';
 test.setTimeout(180_000);
 
 const text = (b: Uint8Array | undefined): string => new TextDecoder().decode(b);
+const FIXTURE = new URL('../fixtures/onnx-e2e/checkpoint.zip', import.meta.url).pathname;
+
+test('adapters of any stored checkpoint and the built-in base model download from Runs', async ({ page }) => {
+  const errors: string[] = [];
+  await openLab(page, errors);
+  await page.getByTestId('tab-runs').click();
+  await page.getByTestId('import-checkpoint').setInputFiles(FIXTURE);
+  await expect(page.getByTestId('notice-IMPORTED')).toBeVisible({ timeout: 30_000 });
+  const row = page.getByTestId('runs-table').locator('tr').first();
+  const runId = (await row.getAttribute('data-testid'))!.replace(/^run-/, '');
+  // nothing is loaded: the adapters come from the checkpoint in storage
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-state', 'idle');
+  const adapters = page.waitForEvent('download');
+  await row.getByTestId('download-run-adapters').click();
+  const a = await adapters;
+  expect(a.suggestedFilename()).toBe(`marft-adapters-${runId}-it0.zip`);
+  const files = unzipSync(new Uint8Array(readFileSync(await a.path())));
+  expect(Object.keys(files).sort()).toEqual(['agents/planner/adapter_config.json', 'agents/planner/adapter_model.safetensors', 'agents/solver/adapter_config.json', 'agents/solver/adapter_model.safetensors', 'config.json']);
+  const base = page.waitForEvent('download');
+  await page.getByTestId('download-base-model').click();
+  const b = await base;
+  expect(b.suggestedFilename()).toBe('marft-tiny.zip');
+  const model = unzipSync(new Uint8Array(readFileSync(await b.path())));
+  for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'model.safetensors']) expect(Object.keys(model)).toContain(`marft-tiny/${f}`);
+  mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: `${SHOTS}/runs-downloads.png`, fullPage: true });
+  expect(errors).toEqual([]);
+});
 
 test('the demo run: curves, episodes, adapters and the base model', async ({ page }) => {
   const errors: string[] = [];

@@ -20,6 +20,7 @@ export type MarftErrorCode =
   | 'NO_AGENT' // a role the run does not have
   | 'ADAPTER_MISMATCH' // an agent's adapter does not fit the base model its run names (ONNX export, logits)
   | 'EPISODES_INVALID' // recorded episodes (marft inspect's JSONL): a line that is not JSON, a field missing or wrong
+  | 'DEMO_INVALID' // public/demo/ holds no usable demo run (missing, or not the format scripts/make-demo-run.ts writes)
   | 'EPISODES_GROUP'; // recorded episodes under GRPO: a group without exactly rollout.groupSize episodes
 
 const HINTS: Record<MarftErrorCode, string> = {
@@ -32,6 +33,7 @@ const HINTS: Record<MarftErrorCode, string> = {
   ADAPTER_MISMATCH: 'The run was trained on another base model than the one its config.json model.path names now (a local folder re-imported under the same name?): import the model the run was trained on, then export again.',
   EPISODES_INVALID: 'Fix the line and field named above: each line is one episode {id, group?, turns: [{reward, actions: [{role, tokens, value | values, text?}]}]} (README: "Inspecting recorded episodes").',
   EPISODES_GROUP: 'With GRPO every group (the "group" field) needs exactly rollout.groupSize episodes, the samples of one task: add or drop episodes, or run with a config whose groupSize matches.',
+  DEMO_INVALID: 'Rebuild the demo with `node scripts/bundle.mjs scripts/make-demo-run.ts && node .build/make-demo-run.mjs` (it writes public/demo/), then reload the page.',
   SHAPE: 'This is a bug in the caller: the arrays describe the same tokens or actions and must have the same length.',
 };
 

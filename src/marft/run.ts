@@ -18,6 +18,7 @@ import { errorMessage, messageWithoutHint } from '../common/errors.ts';
 import { loadAdapterFiles } from '../model/load.ts';
 import type { CheckpointStore } from '../platform/storage/store.ts';
 import { loadCheckpoint, readCheckpointFiles, saveCheckpoint } from './checkpoint/checkpoint.ts';
+import { checkpointAdapterFiles } from './export/downloads.ts';
 import { initAgentAdapters } from './checkpoint/init-adapter.ts';
 import { MarftError } from './errors.ts';
 import { exportAdapters } from './export/peft.ts';
@@ -168,6 +169,7 @@ interface Loaded {
   origin?: CheckpointSource;
 }
 
+/** An episode as the IterationEvent lists it (the Inspect tab's episode list). */
 export const summarize = (ep: EpisodeRecord): EpisodeSummary => {
   const lastTurn = ep.turns[ep.turns.length - 1];
   const answers = lastTurn ? Object.values(lastTurn.answers).filter((x) => x.answer !== null) : [];
@@ -375,7 +377,7 @@ export class Run {
       return { files, iteration: a.state.iteration };
     }
     const ck = await readCheckpointFiles(this.store, a.id);
-    return { files: Object.fromEntries(Object.entries(ck.files).filter(([p]) => p.startsWith('agents/') || p === 'config.json')), iteration: ck.manifest.iteration };
+    return { files: checkpointAdapterFiles(ck), iteration: ck.manifest.iteration };
   }
 
   /** Starts the loop holding the session's model (refused while an export uses it: the run stays paused). */

@@ -68,7 +68,7 @@ const events: RunEvents = {
     patchInspector({ iteration: null, newest: null, kept: [], episodes: [], selected: null, primary: null, secondary: null, token: null });
   },
   onNotice(e) {
-    addNotice(e, 'training', e.code === 'DEVICE_LOST' ? 'info' : 'error');
+    addNotice(e, 'training', e.code === 'DEVICE_LOST' || e.code === 'DEMO_COPY' ? 'info' : 'error');
   },
 };
 
@@ -272,6 +272,19 @@ export async function openRun(runId: string, checkpoint?: string): Promise<void>
   else setTab('train');
 }
 
+/** The bundled demo run, opened paused: its curves in Train, its last iteration's episodes in Inspect. */
+export async function openDemo(): Promise<void> {
+  patchRun({ status: 'loading', message: 'opening the demo run' });
+  const r = await call('opening the demo run', () => getEngine().openDemo());
+  if (!r) {
+    patchRun({ status: 'error' });
+    return;
+  }
+  patchInspector({ iteration: r.inspectIteration, episodes: r.episodes, selected: null, primary: null, secondary: null, token: null });
+  setTab('train');
+  await refreshRuns();
+}
+
 export async function deleteRun(runId: string): Promise<void> {
   await call('deleting a run', () => getEngine().deleteRun(runId));
   await refreshRuns();
@@ -294,8 +307,15 @@ export async function deleteLocalModel(path: string): Promise<void> {
   await Promise.all([refreshLocalModels(), refreshStorage()]);
 }
 
-export async function downloadAdapters(): Promise<void> {
-  const d = await call('exporting the adapters', () => getEngine().exportAdapters());
+/** PEFT adapters of the loaded run, or of a stored run's checkpoint (latest when not named) when runId is given. */
+export async function downloadAdapters(runId?: string, checkpoint?: string): Promise<void> {
+  const d = await call('exporting the adapters', () => getEngine().exportAdapters(runId, checkpoint));
+  if (d) saveDownload(d);
+}
+
+/** The base model folder of config.model.path ('' = built in) as a zip, for Python beside the adapters. */
+export async function downloadBaseModel(path: string): Promise<void> {
+  const d = await call('zipping the base model', () => getEngine().exportBaseModel(path));
   if (d) saveDownload(d);
 }
 

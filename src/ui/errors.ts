@@ -107,6 +107,8 @@ const TITLES: Record<AnyErrorCode | UiCode, string> = {
   INSPECT_RANGE: 'No such episode',
   EPISODES_INVALID: 'Unreadable recorded episodes',
   EPISODES_GROUP: 'A GRPO group has the wrong size',
+  DEMO_INVALID: 'The demo run is missing or unreadable',
+  DEMO_COPY: 'The demo run continues in a copy',
   // the UI's own
   WORKER: 'The training worker failed',
   IMPORTED: 'Checkpoint imported',

@@ -64,6 +64,8 @@ export interface RunSummary {
   lastAccuracy: number | null;
   /** LoRA mode of the latest checkpoint (shared: one adapter for every role). */
   loraMode?: 'shared' | 'per_agent';
+  /** The bundled demo run: read-only (continuing it trains a copy). */
+  demo?: boolean;
   /** Why the run's folder could not be read, when it could not. */
   problem?: string;
 }
@@ -119,7 +121,12 @@ export interface EngineApi {
   start(config: RunConfig, options?: { paused?: boolean }): Promise<Result<{ runId: string }>>;
   /** Loads a run's checkpoint (latest when not named) and leaves it paused. */
   openRun(runId: string, checkpoint?: string): Promise<Result<{ runId: string; iteration: number }>>;
-  /** Continues the loaded run until iteration `until` (default: its config.iterations). */
+  /**
+   * Opens the bundled demo run (public/demo/, copied into OPFS once as DEMO_RUN_ID) paused, like openRun, with
+   * its recorded last iteration's episodes for Inspect.
+   */
+  openDemo(): Promise<Result<{ runId: string; iteration: number; inspectIteration: number; episodes: EpisodeSummary[] }>>;
+  /** Continues the loaded run until iteration `until` (default: its config.iterations); the demo run continues in a copy (a DEMO_COPY notice names it). */
   resume(until?: number): Promise<Result<void>>;
   pause(): Promise<void>;
   step(): Promise<Result<void>>;
@@ -143,8 +150,13 @@ export interface EngineApi {
    * `config`, through the trainer's code (computeTargets). Pure CPU work: it needs no GPU, model or run.
    */
   creditSandbox(config: RunConfig, episodesJsonl: string): Promise<Result<InspectedLine[]>>;
-  /** PEFT adapters of the loaded run as a zip. */
-  exportAdapters(): Promise<Result<Download>>;
+  /**
+   * PEFT adapters as a zip: of the loaded run with no runId; else of a stored run's checkpoint (latest when
+   * not named), read from OPFS without loading it (refused with MODEL_IN_USE while a run trains).
+   */
+  exportAdapters(runId?: string, checkpoint?: string): Promise<Result<Download>>;
+  /** A base model folder (a config.model.path; '' = the built-in model) as a zip of <name>/ with its config, tokenizer and weights. */
+  exportBaseModel(path: string): Promise<Result<Download>>;
   /** A checkpoint (latest when not named) of a run as a zip. */
   exportCheckpoint(runId: string, checkpoint?: string): Promise<Result<Download>>;
   /**

@@ -6,6 +6,8 @@ import * as Comlink from 'comlink';
 import { exportCheckpointZip, readCheckpointFiles } from '../marft/checkpoint/checkpoint.ts';
 import { MarftError } from '../marft/errors.ts';
 import { agentAdapter, agentLogits, agentOnnxZip } from '../marft/export/agent.ts';
+import { checkpointAdaptersZip, modelFolderZip } from '../marft/export/downloads.ts';
+import { DEMO_CHECKPOINT_FILE, DEMO_EPISODES_FILE, DEMO_RUN_ID, type DemoEpisodes, demoInspect, parseDemoEpisodes } from '../marft/demo-run.ts';
 import { inspectEpisode } from '../marft/inspect.ts';
 import { episodesToJsonl, inspectRecorded, parseRecordedEpisodes } from '../marft/inspect-jsonl.ts';
 import { type RunEvents, Run, summarize } from '../marft/run.ts';
@@ -15,7 +17,7 @@ import { browserSandbox } from '../platform/sandbox/browser.ts';
 import { zipFiles } from '../platform/zip.ts';
 import { type Download, type EngineApi, type ModelInfo, type Result, toWorkerError } from './api.ts';
 import { WorkerFail } from './errors.ts';
-import { importFolderToOpfs, isHiddenFolder, modelFilesFor, modelsStore, weightBytes } from './model-source.ts';
+import { importFolderToOpfs, isHiddenFolder, modelFilesFor, modelsStore, tryFetch, weightBytes } from './model-source.ts';
 import { deleteLocalModel, storageUsage } from './storage.ts';
 import { cancelHubDownload, downloadHubModel, hubOrigin, listHubModel } from './hub.ts';
 import { browserPlatform, modelsBase } from './platform.ts';
@@ -59,6 +61,37 @@ function kept(iteration?: number) {
       : `iteration ${iteration} is not kept (kept: ${run.keptIterations.join(', ') || 'none'})`);
   }
   return data;
+}
+
+/** Exports of stored runs read OPFS and merge on the CPU beside the loop: refused while a run trains, so training keeps its pace. */
+function refuseWhileTraining(what: string): void {
+  if (run.busy) throw new MarftError('MODEL_IN_USE', `${what} cannot start now: a run is training. Pause or stop it first (the control bar's Download adapters exports the training run's own).`);
+}
+
+// ---- the bundled demo run (public/demo/, see src/marft/demo-run.ts) ----
+
+const demoBase = (): string => new URL(`${import.meta.env.BASE_URL}demo/`, self.location.origin).href;
+
+async function demoFile(name: string): Promise<Uint8Array> {
+  const b = await tryFetch(`${demoBase()}${name}`).catch(() => null);
+  if (!b) throw new MarftError('DEMO_INVALID', `the demo run's ${name} is not at ${demoBase()}`);
+  return b;
+}
+
+/** The demo's recorded episodes, fetched once (a failed fetch is retried by the next call). */
+let demoEpisodes: Promise<DemoEpisodes> | null = null;
+function demoRecord(): Promise<DemoEpisodes> {
+  demoEpisodes ??= demoFile(DEMO_EPISODES_FILE).then((b) => parseDemoEpisodes(new TextDecoder().decode(b)));
+  demoEpisodes.catch(() => { demoEpisodes = null; });
+  return demoEpisodes;
+}
+
+/** The demo run stays as shipped: continuing it first copies its checkpoint to a new run and opens that. */
+async function leaveDemo(): Promise<void> {
+  if (run.id !== DEMO_RUN_ID || run.busy) return;
+  const copy = await importCheckpoint(await exportCheckpointZip(runsStore, DEMO_RUN_ID), 'the demo run');
+  await run.open(copy.id);
+  ui?.onNotice({ code: 'DEMO_COPY', message: `The demo run is read-only: training continues in a copy, run ${copy.id}.` });
 }
 
 async function modelInfo(path: string): Promise<ModelInfo> {
@@ -120,9 +153,16 @@ const api: EngineApi = {
     return { runId: await run.start(config, { id, paused: options?.paused ?? false, files: runMetaFile({ id, createdAt: new Date().toISOString(), source: 'new' }) }) };
   }),
   openRun: (runId, checkpoint) => wrap(async () => ({ runId, iteration: await run.open(runId, checkpoint) })),
-  resume: (until) => wrap(() => run.train(until)),
+  openDemo: () => wrap(async () => {
+    if (run.busy) throw new MarftError('BUSY', 'a run is training: pause it to open the demo run');
+    const [zip, record] = await Promise.all([demoFile(DEMO_CHECKPOINT_FILE), demoRecord()]);
+    if ((await runsStore.stat(DEMO_RUN_ID)) === null) await importCheckpoint(zip, 'the demo run', runsStore, { id: DEMO_RUN_ID, source: 'demo' });
+    const iteration = await run.open(DEMO_RUN_ID);
+    return { runId: DEMO_RUN_ID, iteration, inspectIteration: record.iteration, episodes: record.episodes };
+  }),
+  resume: (until) => wrap(async () => { await leaveDemo(); await run.train(until); }),
   async pause() { run.pause(); },
-  step: () => wrap(() => run.step()),
+  step: () => wrap(async () => { await leaveDemo(); await run.step(); }),
   tryEnvModule: (t) => wrap(() => tryModule(t)),
   profileNext: (on) => wrap(() => ({ armed: run.profileNext(on) })),
   async stop() { run.stop(); },
@@ -136,10 +176,11 @@ const api: EngineApi = {
     if (run.busy) throw new MarftError('BUSY', 'a run is training: delete models once it is paused');
     await deleteLocalModel(modelsStore(), path);
   }),
-  inspect: (episode, method, iteration) => wrap(() => {
+  inspect: (episode, method, iteration) => wrap(async () => {
+    const m = run.model;
+    if (!run.last && run.id === DEMO_RUN_ID) return demoInspect(await demoRecord(), episode, method);
     const data = kept(iteration);
-    const m = run.model!;
-    return inspectEpisode({ ...data, decode: (ids) => m.tokenizer.decode(ids, { skipSpecialTokens: false }) }, episode, method);
+    return inspectEpisode({ ...data, decode: (ids) => m!.tokenizer.decode(ids, { skipSpecialTokens: false }) }, episode, method);
   }),
   async exportEpisodes(iteration) {
     const r = await wrap(async (): Promise<Download> => {
@@ -150,8 +191,12 @@ const api: EngineApi = {
   },
   keptIterations: () => wrap(() => run.keptIterations.map((iteration) => ({ iteration, episodes: run.iterationData(iteration)!.episodes.map(summarize) }))),
   creditSandbox: (config, jsonl) => wrap(() => inspectRecorded(parseRecordedEpisodes(jsonl, config, 'the sandbox episode'), config, config.credit.method, 'the sandbox episode')),
-  async exportAdapters() {
+  async exportAdapters(runId, checkpoint) {
     const r = await wrap(async (): Promise<Download> => {
+      if (runId !== undefined) {
+        refuseWhileTraining(`exporting the adapters of ${runId}`);
+        return checkpointAdaptersZip(await readCheckpointFiles(runsStore, checkpoint ? `${runId}/${checkpoint}` : runId), runId);
+      }
       const { files, iteration } = await run.adapterFiles();
       return { name: `marft-adapters-${run.id}-it${iteration}.zip`, bytes: zipFiles(files) };
     });
@@ -165,8 +210,13 @@ const api: EngineApi = {
     });
     return r.ok ? transferDownload(r.value) : r;
   },
+  async exportBaseModel(path) {
+    const r = await wrap(async () => modelFolderZip(await modelFilesFor(path, modelsBase())));
+    return r.ok ? transferDownload(r.value) : r;
+  },
   async exportOnnx(runId, role, checkpoint) {
     const r = await wrap(async (): Promise<Download> => {
+      refuseWhileTraining(`exporting ${role} as ONNX`);
       const ck = await readCheckpointFiles(runsStore, checkpoint ? `${runId}/${checkpoint}` : runId);
       const { config } = agentAdapter(ck, role);
       return agentOnnxZip(ck, role, await modelFilesFor(config.model.path, modelsBase()), runId);

@@ -43,6 +43,6 @@ export class WorkerFail extends CodedError<WorkerErrorCode> {
 /**
  * Every code an error or notice reaching the front-end through the worker API can carry: the engine's and
  * the worker's catalogues, INTERNAL (an error that came without a code), and the codes the worker sets on
- * notices and inspector errors of its own (ROLLBACK, INSPECT_RANGE).
+ * notices and inspector errors of its own (ROLLBACK, INSPECT_RANGE, DEMO_COPY: the read-only demo run continued in a copy).
  */
-export type AnyErrorCode = EngineErrorCode | WorkerErrorCode | 'INTERNAL' | 'ROLLBACK' | 'INSPECT_RANGE';
+export type AnyErrorCode = EngineErrorCode | WorkerErrorCode | 'INTERNAL' | 'ROLLBACK' | 'INSPECT_RANGE' | 'DEMO_COPY';

@@ -21,7 +21,8 @@ const INDEX = 'model.safetensors.index.json';
 /** Files over this many bytes are refused before anything is read: the browser holds weights in memory whole. */
 export const MAX_MODEL_BYTES = 1.5 * 2 ** 30;
 
-async function tryFetch(url: string): Promise<Uint8Array | null> {
+/** The bytes at `url`; null when the server has no such file (404, or its SPA fallback page). */
+export async function tryFetch(url: string): Promise<Uint8Array | null> {
   const r = await fetch(url);
   if (r.status === 404) return null;
   if (!r.ok) throw new WorkerFail('MODEL_FETCH', `${url}: HTTP ${r.status}`);

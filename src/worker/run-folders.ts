@@ -1,7 +1,7 @@
 // The run folders in OPFS (the Runs tab): runs/<id>/ is a checkpoint run folder (latest + ckpt-NNNNNN/, see
 // src/marft/checkpoint/checkpoint.ts) plus run.json (when it was made, from what). Listing reads each run's
 // latest state.json for its last accuracy; importing a checkpoint zip makes a new run folder holding that
-// one checkpoint, verified before it is listed. The loaded run itself is src/marft/run.ts's Run.
+// one checkpoint, verified before it is listed (the bundled demo run is imported so, under its own id). The loaded run itself is src/marft/run.ts's Run.
 
 import { CONFIG_FILE, LATEST_FILE, STATE_FILE, checkpointName, importCheckpointZip, listCheckpoints, parseManifest, readCheckpointFiles } from '../marft/checkpoint/checkpoint.ts';
 import type { RunConfig } from '../config/run-config.ts';
@@ -16,7 +16,8 @@ const META = 'run.json';
 export interface RunMeta {
   id: string;
   createdAt: string;
-  source: 'new' | 'import';
+  /** demo: the bundled demo run (public/demo/), kept read-only. */
+  source: 'new' | 'import' | 'demo';
   note?: string;
 }
 
@@ -39,7 +40,11 @@ const decode = (b: Uint8Array) => new TextDecoder().decode(b);
 async function summarize(s: CheckpointStore, id: string): Promise<RunSummary> {
   const base: RunSummary = { id, createdAt: '', roles: [], env: '', model: '', checkpoints: [], lastAccuracy: null };
   try {
-    if ((await s.stat(`${id}/${META}`)) === 'file') base.createdAt = (JSON.parse(decode(await s.read(`${id}/${META}`))) as RunMeta).createdAt ?? '';
+    if ((await s.stat(`${id}/${META}`)) === 'file') {
+      const meta = JSON.parse(decode(await s.read(`${id}/${META}`))) as RunMeta;
+      base.createdAt = meta.createdAt ?? '';
+      if (meta.source === 'demo') base.demo = true;
+    }
     base.checkpoints = (await listCheckpoints(s, id)).map((c) => ({ name: c.name, iteration: c.iteration, latest: c.latest }));
     const latest = base.checkpoints.find((c) => c.latest) ?? base.checkpoints[base.checkpoints.length - 1];
     if (latest) {
@@ -77,15 +82,15 @@ export async function deleteRun(id: string, s: CheckpointStore = runsStore): Pro
  * verify or a write fails (a full quota is STORAGE_FULL). Every file lands under <new id>/: the zip reader
  * admits only plain relative entry names.
  */
-export async function importCheckpoint(bytes: Uint8Array, fileName: string, s: CheckpointStore = runsStore): Promise<RunSummary> {
+export async function importCheckpoint(bytes: Uint8Array, fileName: string, s: CheckpointStore = runsStore, as: { id: string; source: RunMeta['source'] } = { id: newRunId('import'), source: 'import' }): Promise<RunSummary> {
   const files = importCheckpointZip(bytes);
   const manifest = await parseManifest(files[STATE_FILE], `${fileName}: ${STATE_FILE}`);
-  const id = newRunId('import');
+  const { id } = as;
   const ckpt = checkpointName(manifest.iteration);
   try {
     for (const [p, b] of Object.entries(files)) await s.write(`${id}/${ckpt}/${p}`, b);
     await s.write(`${id}/${LATEST_FILE}`, `${ckpt}\n`);
-    for (const [p, text] of Object.entries(runMetaFile({ id, createdAt: new Date().toISOString(), source: 'import', note: fileName }))) await s.write(`${id}/${p}`, text);
+    for (const [p, text] of Object.entries(runMetaFile({ id, createdAt: new Date().toISOString(), source: as.source, note: fileName }))) await s.write(`${id}/${p}`, text);
     await readCheckpointFiles(s, id);
   } catch (e) {
     await s.remove(id).catch(() => {});

@@ -91,6 +91,18 @@ describe('checkpoint zip imported as a run', () => {
     for (const p of s.files.keys()) expect(p.startsWith(`${r.id}/`) || p.startsWith('run-old/'), p).toBe(true);
   });
 
+  it('the demo run lands under its own id, listed as the read-only demo; a user import is not', async () => {
+    const zip = zipFiles(await checkpointFolder());
+    const s = await withOther();
+    const demo = await importCheckpoint(zip, 'the demo run', s, { id: 'demo-duo', source: 'demo' });
+    expect(demo.id).toBe('demo-duo');
+    expect(demo.demo).toBe(true);
+    expect(demo.checkpoints.map((c) => c.iteration)).toEqual([3]);
+    const user = await importCheckpoint(zip, 'c.zip', s);
+    expect(user.id).toMatch(/^import-/);
+    expect(user.demo).toBeUndefined();
+  });
+
   it('a full quota or disk at the k-th write removes the new run folder and touches no other', async () => {
     const zip = zipFiles(await checkpointFolder());
     const probe = faultyStore(await withOther(), () => null);

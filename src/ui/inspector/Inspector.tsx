@@ -10,6 +10,7 @@ import { patchInspector, selectInspector, useLab } from '../store.ts';
 import { COLOR_BY, type ColorBy, colorFor, legendStops, sharedScale, tokenMetric, visibleText } from './colors.ts';
 import { CreditSandbox } from './CreditSandbox.tsx';
 import { GaeDetail } from './GaeDetail.tsx';
+import { OpenDemo } from '../runs/OpenDemo.tsx';
 
 const METHODS: CreditMethod[] = ['equal', 'step_discount', 'per_step'];
 
@@ -97,7 +98,7 @@ export function Inspector() {
         </div>
       </div>
       {!ins.episodes.length ? (
-        <p className="hint">Train an iteration: its episodes appear here. The credit sandbox works now, without training.</p>
+        <p className="hint">Train an iteration: its episodes appear here, or <OpenDemo where="inspect" /> to explore a recorded one. The credit sandbox works now, without training.</p>
       ) : (
         <div className="inspector-body">
           <ul className="episode-list" data-testid="episode-list">

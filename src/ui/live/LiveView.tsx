@@ -5,10 +5,12 @@ import { useShallow } from 'zustand/react/shallow';
 import { selectLastMetrics, selectRun, useLab } from '../store.ts';
 import { LineChart, type Line } from './LineChart.tsx';
 import { ProfilePanel } from './ProfilePanel.tsx';
+import { OpenDemo } from '../runs/OpenDemo.tsx';
 import { agentKey, formatDuration, timeLeft } from './metric-keys.ts';
 
 const PALETTE = ['#d9534f', '#3b6ed6', '#2e9e62', '#b8860b', '#8e44ad', '#16a2b8'];
 const selectRoles = (s: ReturnType<typeof useLab.getState>) => s.run.roles;
+const selectEmpty = (s: ReturnType<typeof useLab.getState>) => s.history.length === 0 && s.run.runId === null;
 const selectEta = (s: ReturnType<typeof useLab.getState>) => timeLeft(s.history, s.run.iteration, s.run.total);
 
 function Progress() {
@@ -38,6 +40,7 @@ function Progress() {
 
 export function LiveView() {
   const roles = useLab(useShallow(selectRoles));
+  const empty = useLab(selectEmpty);
   const perAgent = (what: 'reward' | 'accuracy'): Line[] => [
     { key: `team.${what}`, label: 'team', color: '#1d2330' },
     ...roles.map((r, i) => ({ key: agentKey(r, what), label: r, color: PALETTE[i % PALETTE.length] })),
@@ -45,6 +48,7 @@ export function LiveView() {
   return (
     <div className="live">
       <Progress />
+      {empty && <p className="hint card" data-testid="train-empty">Nothing trained yet: press Train, or <OpenDemo where="train" /> to explore a short recorded run.</p>}
       <div className="charts">
         <LineChart title="Reward" testid="reward-chart" lines={perAgent('reward')} note="team reward per episode; per agent: mean credited reward of its actions" />
         <LineChart title="Accuracy" testid="accuracy-chart" lines={perAgent('accuracy')} note="fraction of episodes solved; per answering agent: its own answers" />

@@ -1,9 +1,11 @@
-// The Runs tab: every run kept in this browser (OPFS) with its checkpoints; resume any checkpoint,
-// download one as a zip, export an agent as ONNX, delete a run, import a checkpoint zip.
+// The Runs tab: the demo run to open, every run kept in this browser (OPFS) with its checkpoints; resume any checkpoint,
+// download one as a zip, its adapters (PEFT) or an agent as ONNX, the built-in base model as a zip, delete a run, import a checkpoint zip.
 
-import { deleteRun, downloadCheckpoint, importCheckpoint, openRun, refreshRuns } from '../actions.ts';
+import { deleteRun, downloadBaseModel, downloadCheckpoint, importCheckpoint, openRun, refreshRuns } from '../actions.ts';
+import { BUILTIN_MODEL } from '../../config/run-config.ts';
 import { selectRun, selectRunActive, selectRuns, useLab } from '../store.ts';
 import { OnnxExport } from './OnnxExport.tsx';
+import { OpenDemo } from './OpenDemo.tsx';
 
 export function RunsView() {
   const runs = useLab(selectRuns);
@@ -15,7 +17,12 @@ export function RunsView() {
       <div className="row spread">
         <h2>Saved runs</h2>
         <div className="row">
+          <OpenDemo where="runs" />
           <button type="button" onClick={() => void refreshRuns()}>Refresh</button>
+          <button type="button" data-testid="download-base-model" onClick={() => void downloadBaseModel('')}
+            title="the built-in base model's folder (config, tokenizer, safetensors): unzip it beside the adapters for PeftModel.from_pretrained">
+            Download base model ({BUILTIN_MODEL}.zip)
+          </button>
           <label className="button">
             Import checkpoint zip…
             <input type="file" accept=".zip,application/zip" hidden data-testid="import-checkpoint"
@@ -33,7 +40,7 @@ export function RunsView() {
             return (
               <tr key={r.id} data-testid={`run-${r.id}`} className={r.id === current ? 'current' : ''}>
                 <td>
-                  <b>{r.id}</b>{r.id === current && <span className="tag">loaded</span>}<br />
+                  <b>{r.id}</b>{r.id === current && <span className="tag">loaded</span>}{r.demo && <span className="tag" title="continuing it trains a copy">demo · read-only</span>}<br />
                   <span className="hint">{r.roles.join(' → ')} · {r.env} · model {r.model} · {r.createdAt.slice(0, 19).replace('T', ' ')}</span>
                   {r.problem && <p className="bad-text">{r.problem}</p>}
                 </td>

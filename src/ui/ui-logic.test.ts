@@ -10,7 +10,7 @@ import { PRESET_RUN_CHOICES } from './defaults.ts';
 import { errorHint, errorTitle } from './errors.ts';
 import { colorFor, scaleOf } from './inspector/colors.ts';
 import { formatDuration, timeLeft } from './live/metric-keys.ts';
-import { Series, decimate, extentOf } from './live/series.ts';
+import { Series } from './live/series.ts';
 
 describe('error titles', () => {
   it('titles every catalogued code (the typecheck enforces it) and spells out a foreign one', () => {
@@ -30,30 +30,6 @@ describe('series', () => {
     expect(s.ys[999]).toBe(1998);
     s.reset();
     expect(s.length).toBe(0);
-  });
-
-  it('decimates thousands of points to about 4 per pixel column, keeping the spikes', () => {
-    const s = new Series();
-    for (let i = 0; i < 10_000; i++) s.append(i, i === 5000 ? 100 : Math.sin(i / 50));
-    const ext = extentOf([s])!;
-    const d = decimate(s, ext.x0, ext.x1, 200);
-    expect(d.xs.length).toBeLessThanOrEqual(800);
-    expect(Math.max(...d.ys)).toBe(100);
-    expect(d.xs[0]).toBe(0);
-    expect(d.xs[d.xs.length - 1]).toBe(9999);
-    for (let i = 1; i < d.xs.length; i++) expect(d.xs[i]).toBeGreaterThanOrEqual(d.xs[i - 1]);
-  });
-
-  it('keeps every point when they fit, with NaN as gaps, and pads a flat extent', () => {
-    const s = new Series();
-    s.append(1, 0.5);
-    s.append(2, NaN);
-    s.append(3, 0.5);
-    expect(decimate(s, 1, 3, 300).ys.map((y) => Number.isNaN(y))).toEqual([false, true, false]);
-    const e = extentOf([s])!;
-    expect(e.y0).toBeLessThan(0.5);
-    expect(e.y1).toBeGreaterThan(0.5);
-    expect(extentOf([new Series()])).toBeNull();
   });
 });
 

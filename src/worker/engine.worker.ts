@@ -18,7 +18,7 @@ import { WorkerFail } from './errors.ts';
 import { importFolderToOpfs, isHiddenFolder, modelFilesFor, modelsStore, weightBytes } from './model-source.ts';
 import { deleteLocalModel, storageUsage } from './storage.ts';
 import { browserPlatform, modelsBase } from './platform.ts';
-import { deleteRun, importCheckpoint, listRuns, newRunId, runMetaFile, runsStore } from './run-folders.ts';
+import { deleteRun, importCheckpoint, listRuns, newRunId, runHistory, runMetaFile, runsStore } from './run-folders.ts';
 
 /** Runs `f`, turning any throw into a Result error. */
 async function wrap<T>(f: () => Promise<T> | T): Promise<Result<T>> {
@@ -87,6 +87,7 @@ const api: EngineApi = {
   profileNext: (on) => wrap(() => ({ armed: run.profileNext(on) })),
   async stop() { run.stop(); },
   listRuns: () => wrap(listRuns),
+  runHistory: (id) => wrap(() => runHistory(id)),
   deleteRun: (id) => wrap(async () => {
     if (run.id === id && run.busy) throw new MarftError('BUSY', 'this run is training');
     await deleteRun(id);

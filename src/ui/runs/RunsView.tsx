@@ -1,8 +1,9 @@
 // The Runs tab: every run kept in this browser (OPFS) with its checkpoints; resume any checkpoint,
-// download one as a zip, export an agent as ONNX, delete a run, import a checkpoint zip.
+// download one as a zip, export an agent as ONNX, overlay its curves on the Train charts, delete a run,
+// import a checkpoint zip.
 
-import { deleteRun, downloadCheckpoint, importCheckpoint, openRun, refreshRuns } from '../actions.ts';
-import { selectRun, selectRunActive, selectRuns, useLab } from '../store.ts';
+import { deleteRun, downloadCheckpoint, importCheckpoint, openRun, refreshRuns, toggleOverlay } from '../actions.ts';
+import { selectOverlays, selectRun, selectRunActive, selectRuns, useLab } from '../store.ts';
 import { OnnxExport } from './OnnxExport.tsx';
 
 export function RunsView() {
@@ -10,6 +11,7 @@ export function RunsView() {
   const loaded = useLab((s) => s.runsLoaded);
   const active = useLab(selectRunActive);
   const current = useLab(selectRun).runId;
+  const overlays = useLab(selectOverlays);
   return (
     <section className="card" data-testid="runs-view">
       <div className="row spread">
@@ -46,6 +48,10 @@ export function RunsView() {
                       {r.checkpoints.map((c) => <option key={c.name} value={c.name}>{c.name}</option>)}
                     </select>
                   )}
+                  <label className="button">
+                    <input type="checkbox" data-testid="overlay-run" disabled={!latest} checked={overlays.some((o) => o.runId === r.id)} onChange={() => void toggleOverlay(r.id)} />
+                    {' '}overlay on charts
+                  </label>
                   <button type="button" data-testid="download-checkpoint" disabled={!latest} onClick={() => void downloadCheckpoint(r.id)}>Download checkpoint zip</button>
                   <button type="button" className="danger" disabled={active && r.id === current} onClick={() => { if (confirm(`Delete run ${r.id} and its checkpoints?`)) void deleteRun(r.id); }}>Delete</button>
                   <OnnxExport run={r} />

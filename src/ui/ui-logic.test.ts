@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { validateConfig } from '../config/run-config.ts';
 import { addAgent, addEdge, removeAgent, renameAgent } from './builder/graph-ops.ts';
-import { layoutGraph } from './builder/layout.ts';
+import { arcPath, edgeKind, layoutGraph } from './builder/layout.ts';
 import { PRESET_RUNS, defaultRunConfig } from '../config/run-presets.ts';
 import { PRESET_RUN_CHOICES } from './defaults.ts';
 import { errorHint, errorTitle } from './errors.ts';
@@ -86,5 +86,19 @@ describe('preset runs of the builder', () => {
     expect(PRESET_RUN_CHOICES.map((c) => c.name)).toEqual(Object.keys(PRESET_RUNS));
     expect(PRESET_RUN_CHOICES.find((c) => c.name === 'classroom')?.line).toBe('a short, visible rise of accuracy for a lesson; planner → solver, action level, 15 iterations × 64 episodes');
     expect(PRESET_RUN_CHOICES.find((c) => c.name === 'lab')?.line).toBe('the lab\'s start: light enough for a live demo on a laptop GPU; planner → solver, action level, 20 iterations × 4 episodes');
+  });
+});
+
+describe('graph layout edges', () => {
+  it('classifies the quartet preset edges (every pair) as next, skip arcs and a back edge', () => {
+    const layers = new Map([['a', 0], ['b', 1], ['c', 2], ['d', 3]]);
+    expect(edgeKind(layers, 'a', 'b')).toEqual({ kind: 'next', span: 1 });
+    expect(edgeKind(layers, 'a', 'c')).toEqual({ kind: 'skip', span: 2 });
+    expect(edgeKind(layers, 'a', 'd')).toEqual({ kind: 'skip', span: 3 });
+    expect(edgeKind(layers, 'c', 'a')).toEqual({ kind: 'back', span: 2 });
+  });
+  it('bows arcs above (up) or below (down) by 28 + 22 per spanned layer', () => {
+    expect(arcPath(0, 100, 300, 100, -1, 2)).toBe('M 0 100 C 0 28, 300 28, 300 100');
+    expect(arcPath(0, 100, 300, 120, 1, 1)).toBe('M 0 100 C 0 170, 300 170, 300 120');
   });
 });

@@ -22,7 +22,7 @@ export function ModelPicker() {
         </select>
         <label className="button">
           Pick a Hugging Face folder…
-          <input type="file" data-testid="model-folder" hidden
+          <input type="file" data-testid="model-folder" className="sr-only"
             ref={(el) => { if (el) el.setAttribute('webkitdirectory', ''); }}
             onChange={(e) => { const f = e.target.files; if (f?.length) void importModelFolder(Array.from(f)); e.target.value = ''; }} />
         </label>

@@ -20,7 +20,7 @@ export function RunsView() {
           <button type="button" onClick={() => void refreshRuns()}>Refresh</button>
           <label className="button">
             Import checkpoint zip…
-            <input type="file" accept=".zip,application/zip" hidden data-testid="import-checkpoint"
+            <input type="file" accept=".zip,application/zip" className="sr-only" data-testid="import-checkpoint"
               onChange={(e) => { const f = e.target.files?.[0]; if (f) void importCheckpoint(f); e.target.value = ''; }} />
           </label>
         </div>

@@ -59,7 +59,7 @@ test('every tab passes axe, the graph shows every edge, the chart overlays a sav
   await page.getByTestId('connect-to').selectOption('agent_3');
   await page.getByTestId('connect-submit').press('Enter');
   await expect(edges).toHaveCount(2);
-  const newEdge = graph.getByRole('button', { name: /edge solver to agent_3/ });
+  const newEdge = graph.getByRole('group', { name: /edge solver to agent_3/ });
   await newEdge.focus();
   await page.keyboard.press('Enter');
   await page.keyboard.press('Delete');

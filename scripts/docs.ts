@@ -1,11 +1,13 @@
 // `npm run docs`: publishes what the last `npm test` produced into the committed docs: the reliability
 // table (reliability/RELIABILITY.md -> RELIABILITY.md) and the lab's screenshot after a short run
-// (test-screens/live.png -> docs/screenshot.png). Tests themselves write only to ignored folders.
+// (test-screens/live.png -> docs/screenshot.png), the chart and graph of e2e/a11y.spec.ts. Tests themselves write only to ignored folders.
 import { copyFileSync, existsSync } from 'node:fs';
 
 const copies: Array<[string, string]> = [
   ['reliability/RELIABILITY.md', 'RELIABILITY.md'],
   ['test-screens/live.png', 'docs/screenshot.png'],
+  ['test-screens/chart-overlay.png', 'docs/chart-overlay.png'],
+  ['test-screens/graph-editor.png', 'docs/graph-editor.png'],
 ];
 const missing = copies.filter(([from]) => !existsSync(from)).map(([from]) => from);
 if (missing.length) {

@@ -14,9 +14,9 @@ export function ModelPicker() {
   const local = useLab(selectLocalModels);
   return (
     <section className="card" data-testid="model-picker">
-      <h2>Base model</h2>
+      <h2 id="model-picker-title">Base model</h2>
       <div className="row">
-        <select value={path} data-testid="model-select" title={fieldHelp('model.path')?.text} onChange={(e) => void chooseModel(e.target.value)}>
+        <select value={path} data-testid="model-select" aria-labelledby="model-picker-title" title={fieldHelp('model.path')?.text} onChange={(e) => void chooseModel(e.target.value)}>
           <option value="">built-in: marft-tiny</option>
           {local.map((p) => <option key={p} value={p}>local: {p.replace('opfs:models/', '')}</option>)}
         </select>

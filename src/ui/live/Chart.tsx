@@ -3,7 +3,7 @@
 // CSV and PNG export, and a summary table for screen readers. It redraws on metricsVersion without a
 // React render per point; uPlot is rebuilt only when the set of curves or the scale changes.
 
-import { useEffect, useMemo, useRef } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { useShallow } from 'zustand/react/shallow';
@@ -41,13 +41,13 @@ export function Chart({ title, testid, lines, note, smoothing }: { title: string
   const table = useRef<HTMLTableSectionElement>(null);
   const plot = useRef<uPlot | null>(null);
   const overlays = useLab(useShallow(selectOverlays));
-  const logRef = useRef<HTMLInputElement>(null);
+  const [log, setLog] = useState(false);
+  // rebuilt when the curves (not their points), the smoothing or the scale change
   const key = `${lines.map((l) => `${l.key}:${l.label}`).join('|')}#${overlays.map((o) => o.runId).join('|')}`;
-  const state = useMemo(() => ({ lines, overlays, smoothing }), [key, smoothing]); // eslint-disable-line react-hooks/exhaustive-deps
+  const state = useMemo(() => ({ lines, overlays, smoothing, log }), [key, smoothing, log]);
 
   useEffect(() => {
     let frame = 0;
-    let log = logRef.current?.checked ?? false;
     const data = () => {
       const curves = curvesOf(state.lines, state.overlays);
       const { xs, ys } = alignCurves(curves);
@@ -68,7 +68,7 @@ export function Chart({ title, testid, lines, note, smoothing }: { title: string
       const opts: uPlot.Options = {
         width: Math.max(200, el.clientWidth),
         height: 170,
-        scales: { x: { time: false }, y: log ? (positive ? { distr: 3, log: 10 } : { distr: 4, asinh: tiny }) : {} },
+        scales: { x: { time: false }, y: state.log ? (positive ? { distr: 3, log: 10 } : { distr: 4, asinh: tiny }) : {} },
         axes: [
           { values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? String(v) : '')), label: 'iteration', labelSize: 14, size: 36, font: '11px system-ui', labelFont: '11px system-ui' },
           { values: (_u, splits) => tickLabels(splits), size: 56, font: '11px system-ui' },
@@ -113,10 +113,7 @@ export function Chart({ title, testid, lines, note, smoothing }: { title: string
     const unsub = useLab.subscribe((s, prev) => { if (s.metricsVersion !== prev.metricsVersion) redraw(); });
     const ro = new ResizeObserver(() => { if (plot.current && plotEl.current) plot.current.setSize({ width: Math.max(200, plotEl.current.clientWidth), height: 170 }); });
     if (plotEl.current) ro.observe(plotEl.current);
-    const onLog = () => { log = logRef.current?.checked ?? false; build(); };
-    const box = logRef.current;
-    box?.addEventListener('change', onLog);
-    return () => { unsub(); ro.disconnect(); cancelAnimationFrame(frame); box?.removeEventListener('change', onLog); plot.current?.destroy(); plot.current = null; };
+    return () => { unsub(); ro.disconnect(); cancelAnimationFrame(frame); plot.current?.destroy(); plot.current = null; };
   }, [state]);
 
   const exportCsv = () => {
@@ -134,7 +131,7 @@ export function Chart({ title, testid, lines, note, smoothing }: { title: string
       <div className="chart-head">
         <h3 id={`${id}-title`}>{title}</h3>
         <div className="chart-tools">
-          <label title="log scale (asinh when values reach 0 or below)"><input type="checkbox" ref={logRef} data-testid={`${testid}-log`} /> log</label>
+          <label title="log scale (asinh when values reach 0 or below)"><input type="checkbox" checked={log} onChange={(e) => setLog(e.target.checked)} data-testid={`${testid}-log`} /> log</label>
           <button type="button" className="link" onClick={exportCsv} aria-label={`download ${title} as CSV`}>CSV</button>
           <button type="button" className="link" onClick={exportPng} aria-label={`download ${title} as PNG`}>PNG</button>
         </div>

@@ -71,7 +71,7 @@ export function Chart({ title, testid, lines, note, smoothing }: { title: string
         scales: { x: { time: false }, y: state.log ? (positive ? { distr: 3, log: 10 } : { distr: 4, asinh: tiny }) : {} },
         axes: [
           { values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? String(v) : '')), label: 'iteration', labelSize: 14, size: 36, font: '11px system-ui', labelFont: '11px system-ui' },
-          { values: (_u, splits) => tickLabels(splits), size: 56, font: '11px system-ui' },
+          { values: (_u, splits) => tickLabels(splits as Array<number | null>), size: 56, font: '11px system-ui' },
         ],
         series: [
           { label: 'iteration', value: (_u, v) => fmtValue(v) },

@@ -50,6 +50,9 @@ describe('tickLabels', () => {
     expect(tickLabels([0, 2000, 4000])).toEqual(['0', '2000', '4000']);
     expect(tickLabels([-1, 0, 1])).toEqual(['-1', '0', '1']);
   });
+  it('leaves the null ticks of a log axis unlabelled', () => {
+    expect(tickLabels([0.01, null, 0.1, null, 1])).toEqual(['0.01', '', '0.10', '', '1.00']);
+  });
   it('switches to exponent notation for very small or large values', () => {
     expect(tickLabels([0, 2e-5, 4e-5])).toEqual(['0', '2e-5', '4e-5']);
     expect(tickLabels([1e6, 2e6])).toEqual(['1e+6', '2e+6']);

@@ -9,7 +9,7 @@ import 'uplot/dist/uPlot.min.css';
 import { useShallow } from 'zustand/react/shallow';
 import { saveDownload, safeDownloadName } from '../download.ts';
 import { type RunOverlay, selectOverlays, useLab } from '../store.ts';
-import { alignCurves, emaSmooth, tickLabels, toCsv, type XY } from './chart-data.ts';
+import { alignCurves, emaSmooth, flatRange, tickLabels, toCsv, type XY } from './chart-data.ts';
 import { metricValues } from './metric-keys.ts';
 
 export interface Line { key: string; label: string; color: string }
@@ -68,7 +68,7 @@ export function Chart({ title, testid, lines, note, smoothing }: { title: string
       const opts: uPlot.Options = {
         width: Math.max(200, el.clientWidth),
         height: 170,
-        scales: { x: { time: false }, y: state.log ? (positive ? { distr: 3, log: 10 } : { distr: 4, asinh: tiny }) : {} },
+        scales: { x: { time: false }, y: state.log ? (positive ? { distr: 3, log: 10 } : { distr: 4, asinh: tiny }) : { range: (_u, min, max) => flatRange(min, max) ?? uPlot.rangeNum(min, max, 0.1, true) } },
         axes: [
           { values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? String(v) : '')), label: 'iteration', labelSize: 14, size: 36, font: '11px system-ui', labelFont: '11px system-ui' },
           { values: (_u, splits) => tickLabels(splits as Array<number | null>), size: 56, font: '11px system-ui' },

@@ -2,7 +2,7 @@
 // tensorboard/components/vz_line_chart2/line-chart.ts, resmoothDataset), run overlay alignment, CSV, tick labels.
 
 import { describe, expect, it } from 'vitest';
-import { alignCurves, emaSmooth, tickLabels, toCsv } from './chart-data.ts';
+import { alignCurves, emaSmooth, flatRange, tickLabels, toCsv } from './chart-data.ts';
 
 describe('emaSmooth', () => {
   it('debiases the EMA and keeps gaps out of the average', () => {
@@ -56,5 +56,14 @@ describe('tickLabels', () => {
   it('switches to exponent notation for very small or large values', () => {
     expect(tickLabels([0, 2e-5, 4e-5])).toEqual(['0', '2e-5', '4e-5']);
     expect(tickLabels([1e6, 2e6])).toEqual(['1e+6', '2e+6']);
+  });
+});
+
+describe('flatRange', () => {
+  it('pads a flat curve by 10% (0.5 around 0) and leaves other ranges to uPlot', () => {
+    expect(flatRange(0, 0)).toEqual([-0.5, 0.5]);
+    expect(flatRange(2, 2)).toEqual([1.8, 2.2]);
+    expect(flatRange(0, 1)).toBeNull();
+    expect(flatRange(null, null)).toBeNull();
   });
 });

@@ -80,3 +80,10 @@ function labelsOf(ticks: readonly number[]): string[] {
   }
   return ticks.map((v) => one(v, 6));
 }
+
+/** The y range of a flat curve (min = max, e.g. one iteration): ±10% of the value, ±0.5 around 0; null otherwise (uPlot's own). */
+export function flatRange(min: number | null, max: number | null): [number, number] | null {
+  if (min === null || max === null || min !== max) return null;
+  const d = Math.abs(min) * 0.1 || 0.5;
+  return [min - d, max + d];
+}

@@ -9,7 +9,12 @@ import { ProfilePanel } from './ProfilePanel.tsx';
 import { agentKey, formatDuration, timeLeft } from './metric-keys.ts';
 
 const PALETTE = ['#d9534f', '#3b6ed6', '#2e9e62', '#b8860b', '#8e44ad', '#16a2b8'];
-const selectRoles = (s: ReturnType<typeof useLab.getState>) => s.run.roles;
+// the live run's agents, then those only an overlaid run has (its per-agent curves need a line too)
+const selectRoles = (s: ReturnType<typeof useLab.getState>): string[] => {
+  const roles = new Set(s.run.roles);
+  for (const o of s.overlays) for (const m of o.history) for (const r of Object.keys(m.agents)) roles.add(r);
+  return [...roles];
+};
 const selectEta = (s: ReturnType<typeof useLab.getState>) => timeLeft(s.history, s.run.iteration, s.run.total);
 
 function Progress() {

@@ -1,3 +1,5 @@
+// The lab's page: header, control bar, notices and the four views as ARIA tabs (arrow keys move between them).
+
 import { Builder } from './builder/Builder.tsx';
 import { ControlBar } from './ControlBar.tsx';
 import { GpuStatus } from './GpuStatus.tsx';
@@ -12,6 +14,17 @@ const TABS: Array<[Tab, string]> = [['build', 'Build'], ['train', 'Train'], ['in
 
 export function App() {
   const tab = useLab(selectTab);
+  const panel = (id: Tab) => ({ id: `panel-${id}`, role: 'tabpanel', 'aria-labelledby': `tab-${id}`, hidden: tab !== id });
+  // the WAI-ARIA tabs pattern: arrows, Home and End move between tabs (one tab stop for the list)
+  const onTabKey = (e: React.KeyboardEvent) => {
+    const i = TABS.findIndex(([id]) => id === tab);
+    const next = { ArrowRight: i + 1, ArrowLeft: i - 1 + TABS.length, Home: 0, End: TABS.length - 1 }[e.key];
+    if (next === undefined) return;
+    e.preventDefault();
+    const id = TABS[next % TABS.length][0];
+    setTab(id);
+    document.getElementById(`tab-${id}`)?.focus();
+  };
   return (
     <main>
       <header>
@@ -23,15 +36,16 @@ export function App() {
       </header>
       <ControlBar />
       <Notices />
-      <nav className="tabs" role="tablist">
+      <nav className="tabs" role="tablist" aria-label="views" onKeyDown={onTabKey}>
         {TABS.map(([id, label]) => (
-          <button key={id} type="button" role="tab" aria-selected={tab === id} className={tab === id ? 'active' : ''} data-testid={`tab-${id}`} onClick={() => setTab(id)}>{label}</button>
+          <button key={id} id={`tab-${id}`} type="button" role="tab" aria-selected={tab === id} aria-controls={`panel-${id}`} tabIndex={tab === id ? 0 : -1}
+            className={tab === id ? 'active' : ''} data-testid={`tab-${id}`} onClick={() => setTab(id)}>{label}</button>
         ))}
       </nav>
-      <div hidden={tab !== 'build'}><Builder /></div>
-      <div hidden={tab !== 'train'}><LiveView /></div>
-      <div hidden={tab !== 'inspect'}><Inspector /></div>
-      <div hidden={tab !== 'runs'}><StoragePanel /><RunsView /></div>
+      <div {...panel('build')}><Builder /></div>
+      <div {...panel('train')}><LiveView /></div>
+      <div {...panel('inspect')}><Inspector /></div>
+      <div {...panel('runs')}><StoragePanel /><RunsView /></div>
     </main>
   );
 }

@@ -285,7 +285,18 @@ export async function openDemo(): Promise<void> {
   await refreshRuns();
 }
 
+/** Adds a saved run's metric history to the Train charts as an overlay, or takes it off again. */
+export async function toggleOverlay(runId: string): Promise<void> {
+  if (get().overlays.some((o) => o.runId === runId)) {
+    set({ overlays: get().overlays.filter((o) => o.runId !== runId) });
+    return;
+  }
+  const history = await call(`reading the metrics of ${runId}`, () => getEngine().runHistory(runId));
+  if (history) set({ overlays: [...get().overlays.filter((o) => o.runId !== runId), { runId, history }] });
+}
+
 export async function deleteRun(runId: string): Promise<void> {
+  set({ overlays: get().overlays.filter((o) => o.runId !== runId) });
   await call('deleting a run', () => getEngine().deleteRun(runId));
   await refreshRuns();
 }

@@ -7,8 +7,10 @@ import type { Download } from '../worker/api.ts';
 /** `name` with every run of other characters replaced by "_", leading dots and underscores dropped. */
 export const safeDownloadName = (name: string): string => name.replace(/[^\w.-]+/g, '_').replace(/^[._]+/, '') || 'download';
 
+const MIME: Record<string, string> = { '.jsonl': 'application/jsonl', '.csv': 'text/csv', '.png': 'image/png' };
+
 export function saveDownload(d: Download): void {
-  const url = URL.createObjectURL(new Blob([d.bytes as BlobPart], { type: d.name.endsWith('.jsonl') ? 'application/jsonl' : 'application/zip' }));
+  const url = URL.createObjectURL(new Blob([d.bytes as BlobPart], { type: MIME[/\.\w+$/.exec(d.name)?.[0] ?? ''] ?? 'application/zip' }));
   const a = document.createElement('a');
   a.href = url;
   a.download = safeDownloadName(d.name);

@@ -132,6 +132,8 @@ export interface LabState {
   // runs
   runs: RunSummary[];
   runsLoaded: boolean;
+  /** Saved runs whose metric history the Train charts draw over the live run (picked in Runs). */
+  overlays: RunOverlay[];
   /** The Storage panel's numbers; null until first read. */
   storage: StorageUsage | null;
   onnxExport: OnnxExportState | null;
@@ -158,6 +160,8 @@ let agentSerial = 0;
 /** Fresh stable ids for `n` agents. */
 export const freshAgentIds = (n: number): string[] => Array.from({ length: n }, () => `agent-${++agentSerial}`);
 
+export interface RunOverlay { runId: string; history: IterationMetrics[] }
+
 export const useLab = create<LabState>(() => ({
   tab: 'build',
   gpu: { status: 'probing' },
@@ -182,6 +186,7 @@ export const useLab = create<LabState>(() => ({
   profile: { armed: false, last: null },
   runs: [],
   runsLoaded: false,
+  overlays: [],
   storage: null,
   onnxExport: null,
   notices: [],
@@ -309,3 +314,4 @@ export const selectRunActive = (s: LabState): boolean => ['loading', 'running', 
 /** The issues whose path is `path` or lies under it. */
 export const issuesAt = (issues: readonly ConfigIssue[], path: string): ConfigIssue[] =>
   issues.filter((i) => i.path === path || i.path.startsWith(`${path}.`) || i.path.startsWith(`${path}[`));
+export const selectOverlays = (s: LabState): RunOverlay[] => s.overlays;

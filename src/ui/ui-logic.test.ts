@@ -4,13 +4,13 @@
 import { describe, expect, it } from 'vitest';
 import { validateConfig } from '../config/run-config.ts';
 import { addAgent, addEdge, removeAgent, renameAgent } from './builder/graph-ops.ts';
-import { layoutGraph } from './builder/layout.ts';
+import { arcPath, edgeKind, layoutGraph } from './builder/layout.ts';
 import { PRESET_RUNS, defaultRunConfig } from '../config/run-presets.ts';
 import { PRESET_RUN_CHOICES } from './defaults.ts';
 import { errorHint, errorTitle } from './errors.ts';
 import { colorFor, scaleOf } from './inspector/colors.ts';
 import { formatDuration, timeLeft } from './live/metric-keys.ts';
-import { Series, decimate, extentOf } from './live/series.ts';
+import { Series } from './live/series.ts';
 
 describe('error titles', () => {
   it('titles every catalogued code (the typecheck enforces it) and spells out a foreign one', () => {
@@ -30,30 +30,6 @@ describe('series', () => {
     expect(s.ys[999]).toBe(1998);
     s.reset();
     expect(s.length).toBe(0);
-  });
-
-  it('decimates thousands of points to about 4 per pixel column, keeping the spikes', () => {
-    const s = new Series();
-    for (let i = 0; i < 10_000; i++) s.append(i, i === 5000 ? 100 : Math.sin(i / 50));
-    const ext = extentOf([s])!;
-    const d = decimate(s, ext.x0, ext.x1, 200);
-    expect(d.xs.length).toBeLessThanOrEqual(800);
-    expect(Math.max(...d.ys)).toBe(100);
-    expect(d.xs[0]).toBe(0);
-    expect(d.xs[d.xs.length - 1]).toBe(9999);
-    for (let i = 1; i < d.xs.length; i++) expect(d.xs[i]).toBeGreaterThanOrEqual(d.xs[i - 1]);
-  });
-
-  it('keeps every point when they fit, with NaN as gaps, and pads a flat extent', () => {
-    const s = new Series();
-    s.append(1, 0.5);
-    s.append(2, NaN);
-    s.append(3, 0.5);
-    expect(decimate(s, 1, 3, 300).ys.map((y) => Number.isNaN(y))).toEqual([false, true, false]);
-    const e = extentOf([s])!;
-    expect(e.y0).toBeLessThan(0.5);
-    expect(e.y1).toBeGreaterThan(0.5);
-    expect(extentOf([new Series()])).toBeNull();
   });
 });
 
@@ -110,5 +86,19 @@ describe('preset runs of the builder', () => {
     expect(PRESET_RUN_CHOICES.map((c) => c.name)).toEqual(Object.keys(PRESET_RUNS));
     expect(PRESET_RUN_CHOICES.find((c) => c.name === 'classroom')?.line).toBe('a short, visible rise of accuracy for a lesson; planner → solver, action level, 15 iterations × 64 episodes');
     expect(PRESET_RUN_CHOICES.find((c) => c.name === 'lab')?.line).toBe('the lab\'s start: light enough for a live demo on a laptop GPU; planner → solver, action level, 20 iterations × 4 episodes');
+  });
+});
+
+describe('graph layout edges', () => {
+  it('classifies the quartet preset edges (every pair) as next, skip arcs and a back edge', () => {
+    const layers = new Map([['a', 0], ['b', 1], ['c', 2], ['d', 3]]);
+    expect(edgeKind(layers, 'a', 'b')).toEqual({ kind: 'next', span: 1 });
+    expect(edgeKind(layers, 'a', 'c')).toEqual({ kind: 'skip', span: 2 });
+    expect(edgeKind(layers, 'a', 'd')).toEqual({ kind: 'skip', span: 3 });
+    expect(edgeKind(layers, 'c', 'a')).toEqual({ kind: 'back', span: 2 });
+  });
+  it('bows arcs above (up) or below (down) by 28 + 22 per spanned layer', () => {
+    expect(arcPath(0, 100, 300, 100, -1, 2)).toBe('M 0 100 C 0 28, 300 28, 300 100');
+    expect(arcPath(0, 100, 300, 120, 1, 1)).toBe('M 0 100 C 0 170, 300 170, 300 120');
   });
 });

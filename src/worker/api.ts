@@ -8,6 +8,7 @@
 // the engine's (src/marft/run.ts), forwarded as they are.
 
 import type { RunConfig } from '../config/run-config.ts';
+import type { IterationMetrics } from '../config/metrics.ts';
 import type { CreditMethod } from '../marft/credit.ts';
 import type { InspectedEpisode } from '../marft/inspect.ts';
 import type { InspectedLine } from '../marft/inspect-jsonl.ts';
@@ -134,6 +135,8 @@ export interface EngineApi {
   profileNext(on: boolean): Promise<Result<{ armed: boolean }>>;
   stop(): Promise<void>;
   listRuns(): Promise<Result<RunSummary[]>>;
+  /** The metric history of a run's latest checkpoint (the Train charts overlay it). */
+  runHistory(runId: string): Promise<Result<IterationMetrics[]>>;
   deleteRun(runId: string): Promise<Result<void>>;
   /** Storage used by runs and local models, with the browser's quota. */
   storageUsage(): Promise<Result<StorageUsage>>;

@@ -21,7 +21,7 @@ import { importFolderToOpfs, isHiddenFolder, modelFilesFor, modelsStore, tryFetc
 import { deleteLocalModel, storageUsage } from './storage.ts';
 import { cancelHubDownload, downloadHubModel, hubOrigin, listHubModel } from './hub.ts';
 import { browserPlatform, modelsBase } from './platform.ts';
-import { deleteRun, importCheckpoint, listRuns, newRunId, runMetaFile, runsStore } from './run-folders.ts';
+import { deleteRun, importCheckpoint, listRuns, newRunId, runHistory, runMetaFile, runsStore } from './run-folders.ts';
 
 /** Runs `f`, turning any throw into a Result error. */
 async function wrap<T>(f: () => Promise<T> | T): Promise<Result<T>> {
@@ -167,6 +167,7 @@ const api: EngineApi = {
   profileNext: (on) => wrap(() => ({ armed: run.profileNext(on) })),
   async stop() { run.stop(); },
   listRuns: () => wrap(listRuns),
+  runHistory: (id) => wrap(() => runHistory(id)),
   deleteRun: (id) => wrap(async () => {
     if (run.id === id && run.busy) throw new MarftError('BUSY', 'this run is training');
     await deleteRun(id);

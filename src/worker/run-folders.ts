@@ -1,9 +1,11 @@
 // The run folders in OPFS (the Runs tab): runs/<id>/ is a checkpoint run folder (latest + ckpt-NNNNNN/, see
 // src/marft/checkpoint/checkpoint.ts) plus run.json (when it was made, from what). Listing reads each run's
-// latest state.json for its last accuracy; importing a checkpoint zip makes a new run folder holding that
-// one checkpoint, verified before it is listed (the bundled demo run is imported so, under its own id). The loaded run itself is src/marft/run.ts's Run.
+// latest state.json for its last accuracy (and its whole metric history for a chart overlay); importing a
+// checkpoint zip makes a new run folder holding that one checkpoint, verified before it is listed (the bundled
+// demo run is imported so, under its own id). The loaded run itself is src/marft/run.ts's Run.
 
-import { CONFIG_FILE, LATEST_FILE, STATE_FILE, checkpointName, importCheckpointZip, listCheckpoints, parseManifest, readCheckpointFiles } from '../marft/checkpoint/checkpoint.ts';
+import { CONFIG_FILE, LATEST_FILE, STATE_FILE, checkpointName, importCheckpointZip, listCheckpoints, parseManifest, readCheckpointFiles, resolveCheckpoint } from '../marft/checkpoint/checkpoint.ts';
+import type { IterationMetrics } from '../config/metrics.ts';
 import type { RunConfig } from '../config/run-config.ts';
 import { opfsStore } from '../platform/storage/opfs.ts';
 import { type CheckpointStore, pathParts } from '../platform/storage/store.ts';
@@ -70,6 +72,13 @@ export async function listRuns(): Promise<RunSummary[]> {
   const entries = (await s.list('')).filter((e) => e.kind === 'directory');
   const out = await Promise.all(entries.map((e) => summarize(s, e.name)));
   return out.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : -1));
+}
+
+/** The metric history of a run's latest checkpoint (a chart overlay of that run). */
+export async function runHistory(id: string, s: CheckpointStore = runsStore): Promise<IterationMetrics[]> {
+  if (pathParts(id).length !== 1) ckptFail('PATH_INVALID', id, 'a run id names one folder of runs/');
+  const ckpt = await resolveCheckpoint(s, id);
+  return (await parseManifest(await s.read(`${ckpt}/${STATE_FILE}`), `${id}: ${STATE_FILE}`)).metrics;
 }
 
 export async function deleteRun(id: string, s: CheckpointStore = runsStore): Promise<void> {

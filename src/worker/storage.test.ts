@@ -13,7 +13,7 @@ import { enospc, faultyStore, quota } from '../platform/storage/testing.ts';
 import { zipFiles } from '../platform/zip.ts';
 import { WorkerFail } from './errors.ts';
 import { type PickedFile, importFolder } from './model-source.ts';
-import { deleteRun, importCheckpoint } from './run-folders.ts';
+import { deleteRun, importCheckpoint, runHistory } from './run-folders.ts';
 import { deleteLocalModel, storageUsage } from './storage.ts';
 
 const TEST = 'src/worker/storage.test.ts';
@@ -101,6 +101,16 @@ describe('checkpoint zip imported as a run', () => {
     const user = await importCheckpoint(zip, 'c.zip', s);
     expect(user.id).toMatch(/^import-/);
     expect(user.demo).toBeUndefined();
+  });
+
+  it("gives the imported run's metric history (a chart overlay), NaN kept; a bad id is refused", async () => {
+    const s = await withOther();
+    const r = await importCheckpoint(zipFiles(await checkpointFolder()), 'h.zip', s);
+    const h = await runHistory(r.id, s);
+    expect(h).toHaveLength(1);
+    expect(h[0].iteration).toBe(0);
+    expect(h[0].accuracy).toBeNaN();
+    await expect(runHistory('../run-old', s)).rejects.toThrow(CheckpointError);
   });
 
   it('a full quota or disk at the k-th write removes the new run folder and touches no other', async () => {

@@ -71,7 +71,7 @@ export function ConfigBar() {
         <button type="button" data-testid="export-config" onClick={exportConfig} title="the CLI runs it: marft train --config marft-config.json">Export JSON</button>
         <label className={`button${locked ? ' disabled' : ''}`}>
           Import JSON
-          <input type="file" accept=".json,application/json" data-testid="import-config" hidden disabled={locked}
+          <input type="file" accept=".json,application/json" data-testid="import-config" className="sr-only" disabled={locked}
             onChange={(e) => { const f = e.target.files?.[0]; e.target.value = ''; if (f) void importConfig(f); }} />
         </label>
         <button type="button" data-testid="share-config" onClick={share}>Share link</button>

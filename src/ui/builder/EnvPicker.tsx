@@ -47,7 +47,7 @@ export function EnvPicker() {
         <div>
           <label className="button">
             Upload JSON / JSONL…
-            <input type="file" accept=".json,.jsonl,application/json" hidden data-testid="dataset-file"
+            <input type="file" accept=".json,.jsonl,application/json" className="sr-only" data-testid="dataset-file"
               onChange={(e) => { const f = e.target.files?.[0]; if (f) void uploadDataset(f, env.name === 'code' ? 'code' : 'dataset'); e.target.value = ''; }} />
           </label>
           {dataset && !dataset.error && env.options.source === dataset.name && <DatasetPreview dataset={dataset} />}

@@ -1,15 +1,70 @@
-// The agent graph as an SVG: agents laid out by dependency depth, edges as arrows ("to" sees "from").
-// Click an agent to edit it; "connect" from the selected agent, then click the agent that should see it.
-// Click an edge to remove it. Validation messages of the graph show under it.
+// The agent graph on React Flow: agents laid out by dependency depth (layout.ts), edges as arrows ("to"
+// sees "from"); drag, zoom, fit view, and keyboard operation (Tab to a node or edge, Enter selects, Delete
+// removes a selected edge, the "connect" form adds one). Every edit goes through graph-ops.ts on the
+// builder's draft (editDraft: undo/redo and the agent ids stay in the store); dragged positions are only
+// the view's. Validation messages of the graph show under it.
 
+import { useMemo, useState } from 'react';
+import {
+  Background, BaseEdge, type Connection, Controls, type Edge, type EdgeChange, type EdgeProps, Handle, MarkerType,
+  type Node, type NodeChange, type NodeProps, Position, ReactFlow, getBezierPath,
+} from '@xyflow/react';
+import '@xyflow/react/dist/style.css';
 import { useShallow } from 'zustand/react/shallow';
 import { editDraft, freshAgentIds, selectAgentIds, selectConnectFrom, selectDraft, selectSelectedAgent, useLab } from '../store.ts';
 import { FieldIssues } from './fields.tsx';
 import { addAgent, addEdge, removeEdge } from './graph-ops.ts';
-import { NODE_H, NODE_W, layoutGraph } from './layout.ts';
+import { NODE_H, NODE_W, arcPath, edgeKind, layoutGraph } from './layout.ts';
 
 const selectGraphIssueRoles = (s: ReturnType<typeof useLab.getState>): number[] =>
   s.issues.map((i) => /^graph\.agents\[(\d+)\]/.exec(i.path)).filter((m): m is RegExpExecArray => !!m).map((m) => Number(m[1]));
+
+interface AgentData extends Record<string, unknown> { role: string; sub: string; bad: boolean; target: boolean }
+interface ArcData extends Record<string, unknown> { dir: -1 | 1; span: number }
+
+const hidden = { opacity: 0, pointerEvents: 'none' } as const;
+
+function AgentNode({ data, selected }: NodeProps<Node<AgentData>>) {
+  return (
+    <div className={['agent-node', selected ? 'selected' : '', data.bad ? 'bad' : '', data.target ? 'target' : ''].join(' ')}
+      data-testid={`agent-node-${data.role}`} style={{ width: NODE_W, height: NODE_H }}>
+      <Handle type="target" position={Position.Left} id="in" />
+      <Handle type="source" position={Position.Right} id="out" />
+      <Handle type="target" position={Position.Top} id="top-in" style={hidden} isConnectable={false} />
+      <Handle type="source" position={Position.Top} id="top-out" style={hidden} isConnectable={false} />
+      <Handle type="target" position={Position.Bottom} id="bottom-in" style={hidden} isConnectable={false} />
+      <Handle type="source" position={Position.Bottom} id="bottom-out" style={hidden} isConnectable={false} />
+      <div className="role">{data.role || '(no name)'}</div>
+      <div className="sub">{data.sub}</div>
+    </div>
+  );
+}
+
+function ArcEdge({ sourceX, sourceY, targetX, targetY, data, markerEnd, style }: EdgeProps<Edge<ArcData>>) {
+  return <BaseEdge path={arcPath(sourceX, sourceY, targetX, targetY, data!.dir, data!.span)} markerEnd={markerEnd} style={style} />;
+}
+
+function NextEdge({ sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition, markerEnd, style }: EdgeProps) {
+  const [path] = getBezierPath({ sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition });
+  return <BaseEdge path={path} markerEnd={markerEnd} style={style} />;
+}
+
+const nodeTypes = { agent: AgentNode };
+const edgeTypes = { arc: ArcEdge, next: NextEdge };
+
+/** The keyboard way to connect two agents (dragging a handle needs a pointer). */
+function ConnectForm({ roles }: { roles: string[] }) {
+  const [from, setFrom] = useState('');
+  const [to, setTo] = useState('');
+  const ok = roles.includes(from) && roles.includes(to) && from !== to;
+  return (
+    <form className="row connect-form" onSubmit={(e) => { e.preventDefault(); if (ok) editDraft((d) => { addEdge(d, from, to); }); }}>
+      <label>from <select value={from} onChange={(e) => setFrom(e.target.value)} data-testid="connect-from"><option value="">agent…</option>{roles.map((r) => <option key={r}>{r}</option>)}</select></label>
+      <label>sees it: <select value={to} onChange={(e) => setTo(e.target.value)} data-testid="connect-to"><option value="">agent…</option>{roles.map((r) => <option key={r}>{r}</option>)}</select></label>
+      <button type="submit" disabled={!ok} data-testid="connect-submit">Add edge</button>
+    </form>
+  );
+}
 
 export function GraphEditor() {
   const draft = useLab(selectDraft);
@@ -17,13 +72,63 @@ export function GraphEditor() {
   const connectFrom = useLab(selectConnectFrom);
   const ids = useLab(selectAgentIds);
   const badAgents = useLab(useShallow(selectGraphIssueRoles));
+  const [moved, setMoved] = useState<Record<string, { x: number; y: number }>>({});
+  const [selectedEdges, setSelectedEdges] = useState<string[]>([]);
   const graph = draft.graph;
-  const { nodes, width, height } = layoutGraph(graph);
-  const pos = new Map(nodes.map((n) => [n.role, n]));
   const dynamic = graph.dynamic ?? null;
+  const layout = useMemo(() => layoutGraph(graph), [graph]);
+  const layers = new Map(layout.nodes.map((n) => [n.role, n.layer]));
+  const idOf = (i: number) => ids[i] ?? `agent-index-${i}`;
 
-  const clickNode = (i: number) => {
-    const role = graph.agents[i].role;
+  const nodes: Node<AgentData>[] = layout.nodes.map((n) => {
+    const p = graph.agents[n.index];
+    return {
+      id: idOf(n.index), type: 'agent', position: moved[idOf(n.index)] ?? { x: n.x, y: n.y }, selected: n.index === selected, deletable: false,
+      ariaLabel: `agent ${p.role || '(no name)'}`,
+      data: {
+        role: p.role, bad: badAgents.includes(n.index), target: !!connectFrom && connectFrom !== p.role,
+        sub: `${dynamic?.orchestrator === p.role ? 'orchestrator' : p.withAnswer ? 'answers \\boxed{}' : 'helper'} · ${p.maxNewTokens} tok`,
+      },
+    };
+  });
+  const nodeId = new Map(graph.agents.map((a, i) => [a.role, idOf(i)]));
+  const edges: Edge[] = dynamic ? [] : graph.edges.flatMap((e, i) => {
+    const source = nodeId.get(e.from), target = nodeId.get(e.to);
+    if (!source || !target) return [];
+    const { kind, span } = edgeKind(layers, e.from, e.to);
+    const handles = kind === 'next' ? ['out', 'in'] : kind === 'skip' ? ['top-out', 'top-in'] : ['bottom-out', 'bottom-in'];
+    return [{
+      id: String(i), source, target, sourceHandle: handles[0], targetHandle: handles[1], type: kind === 'next' ? 'next' : 'arc',
+      data: { dir: kind === 'back' ? 1 : -1, span }, selected: selectedEdges.includes(String(i)),
+      markerEnd: { type: MarkerType.ArrowClosed, width: 18, height: 18, color: '#7a8394' },
+      ariaLabel: `edge ${e.from} to ${e.to} (Delete removes it)`, className: 'graph-edge',
+    }];
+  });
+  const roleOfId = (id: string) => graph.agents[ids.indexOf(id)]?.role;
+
+  const onNodesChange = (changes: NodeChange<Node<AgentData>>[]) => {
+    for (const c of changes) {
+      if (c.type === 'position' && c.position) { const p = c.position; setMoved((m) => ({ ...m, [c.id]: p })); }
+      if (c.type === 'select' && c.selected) {
+        const i = ids.indexOf(c.id);
+        if (i >= 0) useLab.setState({ selectedAgent: i });
+      }
+    }
+  };
+  const onEdgesChange = (changes: EdgeChange[]) => {
+    const removed = changes.filter((c) => c.type === 'remove').map((c) => Number(c.id)).sort((a, b) => b - a);
+    if (removed.length) { editDraft((d) => { for (const i of removed) removeEdge(d, i); }); setSelectedEdges([]); }
+    const sel = changes.filter((c) => c.type === 'select');
+    if (sel.length) setSelectedEdges((s) => [...s.filter((id) => !sel.some((c) => c.id === id)), ...sel.flatMap((c) => (c.type === 'select' && c.selected ? [c.id] : []))]);
+  };
+  const onConnect = (c: Connection) => {
+    const from = roleOfId(c.source), to = roleOfId(c.target);
+    if (from && to && from !== to) editDraft((d) => { addEdge(d, from, to); });
+  };
+  const clickNode = (id: string) => {
+    const i = ids.indexOf(id);
+    const role = graph.agents[i]?.role;
+    if (role === undefined) return;
     if (connectFrom && connectFrom !== role) {
       editDraft((d) => { addEdge(d, connectFrom, role); });
       useLab.setState({ connectFrom: null, selectedAgent: i });
@@ -47,44 +152,15 @@ export function GraphEditor() {
         </div>
       </div>
       {dynamic && <p className="hint">Dynamic topology: {dynamic.orchestrator} routes the task with &lt;call&gt;role&lt;/call&gt; (up to {dynamic.maxSteps} calls); edges are not used.</p>}
-      <div className="graph-scroll">
-        <svg data-testid="graph-editor" width={Math.max(width, 300)} height={height} role="group" aria-label="agent graph">
-          <defs>
-            <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
-              <path d="M 0 0 L 10 5 L 0 10 z" fill="#7a8394" />
-            </marker>
-          </defs>
-          {!dynamic && graph.edges.map((e, i) => {
-            const a = pos.get(e.from), b = pos.get(e.to);
-            if (!a || !b) return null;
-            const x1 = a.x + NODE_W, y1 = a.y + NODE_H / 2, x2 = b.x, y2 = b.y + NODE_H / 2;
-            const back = x2 <= x1;
-            const d = back
-              ? `M ${a.x + NODE_W / 2} ${a.y + NODE_H} C ${a.x + NODE_W / 2} ${a.y + NODE_H + 40}, ${b.x + NODE_W / 2} ${b.y + NODE_H + 40}, ${b.x + NODE_W / 2} ${b.y + NODE_H}`
-              : `M ${x1} ${y1} C ${x1 + 35} ${y1}, ${x2 - 35} ${y2}, ${x2 - 2} ${y2}`;
-            return (
-              <g key={`${e.from}-${e.to}-${i}`} className="edge" onClick={() => editDraft((dr) => removeEdge(dr, i))}>
-                <title>{`${e.from} → ${e.to} (click to remove)`}</title>
-                <path d={d} className="edge-hit" />
-                <path d={d} className="edge-line" markerEnd="url(#arrow)" />
-              </g>
-            );
-          })}
-          {nodes.map((n) => {
-            const p = graph.agents[n.index];
-            const cls = ['node', n.index === selected ? 'selected' : '', badAgents.includes(n.index) ? 'bad' : '', connectFrom && connectFrom !== n.role ? 'target' : ''].join(' ');
-            return (
-              <g key={ids[n.index] ?? n.index} className={cls} transform={`translate(${n.x},${n.y})`} onClick={() => clickNode(n.index)} data-testid={`agent-node-${n.role}`}>
-                <rect width={NODE_W} height={NODE_H} rx={8} />
-                <text x={10} y={22} className="role">{p.role || '(no name)'}</text>
-                <text x={10} y={42} className="sub">
-                  {dynamic?.orchestrator === p.role ? 'orchestrator' : p.withAnswer ? 'answers \\boxed{}' : 'helper'} · {p.maxNewTokens} tok
-                </text>
-              </g>
-            );
-          })}
-        </svg>
+      <div className="graph-flow" data-testid="graph-editor" role="group" aria-label="agent graph: Tab to an agent or edge, Enter selects, Delete removes the selected edge" data-edges={edges.length}>
+        <ReactFlow nodes={nodes} edges={edges} nodeTypes={nodeTypes} edgeTypes={edgeTypes} onNodesChange={onNodesChange} onEdgesChange={onEdgesChange}
+          onConnect={onConnect} onNodeClick={(_e, n) => clickNode(n.id)} fitView fitViewOptions={{ padding: 0.3 }} minZoom={0.3} maxZoom={2}
+          deleteKeyCode={['Delete', 'Backspace']} proOptions={{ hideAttribution: true }} nodesFocusable edgesFocusable>
+          <Background gap={16} size={1} />
+          <Controls showInteractive={false} />
+        </ReactFlow>
       </div>
+      {!dynamic && <ConnectForm roles={graph.agents.map((a) => a.role).filter(Boolean)} />}
       {!dynamic && graph.edges.length > 0 && (
         <ul className="edge-list">
           {graph.edges.map((e, i) => (

@@ -16,15 +16,15 @@ export function ModelPicker() {
   const local = useLab(selectLocalModels);
   return (
     <section className="card" data-testid="model-picker">
-      <h2>Base model</h2>
+      <h2 id="model-picker-title">Base model</h2>
       <div className="row">
-        <select value={path} data-testid="model-select" title={fieldHelp('model.path')?.text} onChange={(e) => void chooseModel(e.target.value)}>
+        <select value={path} data-testid="model-select" aria-labelledby="model-picker-title" title={fieldHelp('model.path')?.text} onChange={(e) => void chooseModel(e.target.value)}>
           <option value="">built-in: marft-tiny</option>
           {local.map((p) => <option key={p} value={p}>local: {p.replace('opfs:models/', '')}</option>)}
         </select>
         <label className="button">
           Pick a Hugging Face folder…
-          <input type="file" data-testid="model-folder" hidden
+          <input type="file" data-testid="model-folder" className="sr-only"
             ref={(el) => { if (el) el.setAttribute('webkitdirectory', ''); }}
             onChange={(e) => { const f = e.target.files; if (f?.length) void importModelFolder(Array.from(f)); e.target.value = ''; }} />
         </label>

@@ -72,7 +72,7 @@ export function ModuleEditor() {
       <div className="row">
         <label className="button">
           Load a module (.mjs / .js)…
-          <input type="file" accept=".mjs,.js,text/javascript" hidden data-testid="module-file"
+          <input type="file" accept=".mjs,.js,text/javascript" className="sr-only" data-testid="module-file"
             onChange={(e) => { const f = e.target.files?.[0]; if (f) void loadModuleFile(f); e.target.value = ''; }} />
         </label>
         <button type="button" onClick={startFromTemplate} data-testid="module-template">Start from the template</button>

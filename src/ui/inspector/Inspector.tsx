@@ -34,7 +34,9 @@ function EpisodeView({ ep, side, scale }: { ep: InspectedEpisode; side: 0 | 1; s
               const sel = ins.token?.side === side && ins.token.action === ai && ins.token.token === ti;
               return (
                 <span key={ti} className={`tok${sel ? ' sel' : ''}`} style={{ background: colorFor(v, scale, by) }} data-testid="token"
-                  title={`${by}: ${v === null ? 'n/a' : v.toFixed(4)}`} onClick={() => patchInspector({ token: { side, action: ai, token: ti } })}>
+                  role="button" tabIndex={0} aria-pressed={sel} aria-label={`${JSON.stringify(t.text)}, ${by} ${v === null ? 'n/a' : v.toFixed(4)}`}
+                  title={`${by}: ${v === null ? 'n/a' : v.toFixed(4)}`} onClick={() => patchInspector({ token: { side, action: ai, token: ti } })}
+                  onKeyDown={(e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); patchInspector({ token: { side, action: ai, token: ti } }); } }}>
                   {visibleText(t.text)}
                 </span>
               );

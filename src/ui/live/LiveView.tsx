@@ -1,15 +1,21 @@
 // The Train tab: progress, time left, and the live charts (per-agent reward and accuracy, losses,
-// entropy, KL, clip fraction, throughput), and the opt-in Profile panel (per-kernel GPU time of one iteration).
+// entropy, KL, clip fraction, throughput; one smoothing control for all), and the opt-in Profile panel (per-kernel GPU time of one iteration).
 
+import { useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import { selectLastMetrics, selectRun, useLab } from '../store.ts';
-import { LineChart, type Line } from './LineChart.tsx';
+import { selectLastMetrics, selectOverlays, selectRun, useLab } from '../store.ts';
+import { Chart, type Line } from './Chart.tsx';
 import { ProfilePanel } from './ProfilePanel.tsx';
 import { OpenDemo } from '../runs/OpenDemo.tsx';
 import { agentKey, formatDuration, timeLeft } from './metric-keys.ts';
 
 const PALETTE = ['#d9534f', '#3b6ed6', '#2e9e62', '#b8860b', '#8e44ad', '#16a2b8'];
-const selectRoles = (s: ReturnType<typeof useLab.getState>) => s.run.roles;
+// the live run's agents, then those only an overlaid run has (its per-agent curves need a line too)
+const selectRoles = (s: ReturnType<typeof useLab.getState>): string[] => {
+  const roles = new Set(s.run.roles);
+  for (const o of s.overlays) for (const m of o.history) for (const r of Object.keys(m.agents)) roles.add(r);
+  return [...roles];
+};
 const selectEmpty = (s: ReturnType<typeof useLab.getState>) => s.history.length === 0 && s.run.runId === null;
 const selectEta = (s: ReturnType<typeof useLab.getState>) => timeLeft(s.history, s.run.iteration, s.run.total);
 
@@ -38,9 +44,21 @@ function Progress() {
   );
 }
 
+function ChartControls({ smoothing, setSmoothing }: { smoothing: number; setSmoothing: (v: number) => void }) {
+  const overlays = useLab(useShallow(selectOverlays));
+  return (
+    <div className="row chart-controls">
+      <label>smoothing (EMA) <input type="range" min={0} max={0.99} step={0.01} value={smoothing} data-testid="chart-smoothing"
+        onChange={(e) => setSmoothing(Number(e.target.value))} /> <output>{smoothing.toFixed(2)}</output></label>
+      <span className="hint">{overlays.length ? `dashed: ${overlays.map((o) => o.runId).join(', ')}` : 'overlay saved runs from Runs (“overlay on charts”)'} · drag to zoom, double-click to reset</span>
+    </div>
+  );
+}
+
 export function LiveView() {
   const roles = useLab(useShallow(selectRoles));
   const empty = useLab(selectEmpty);
+  const [smoothing, setSmoothing] = useState(0);
   const perAgent = (what: 'reward' | 'accuracy'): Line[] => [
     { key: `team.${what}`, label: 'team', color: '#1d2330' },
     ...roles.map((r, i) => ({ key: agentKey(r, what), label: r, color: PALETTE[i % PALETTE.length] })),
@@ -49,14 +67,15 @@ export function LiveView() {
     <div className="live">
       <Progress />
       {empty && <p className="hint card" data-testid="train-empty">Nothing trained yet: press Train, or <OpenDemo where="train" /> to explore a short recorded run.</p>}
+      <ChartControls smoothing={smoothing} setSmoothing={setSmoothing} />
       <div className="charts">
-        <LineChart title="Reward" testid="reward-chart" lines={perAgent('reward')} note="team reward per episode; per agent: mean credited reward of its actions" />
-        <LineChart title="Accuracy" testid="accuracy-chart" lines={perAgent('accuracy')} note="fraction of episodes solved; per answering agent: its own answers" />
-        <LineChart title="Losses" testid="loss-chart" lines={[{ key: 'loss.policy', label: 'policy', color: '#3b6ed6' }, { key: 'loss.value', label: 'value', color: '#d9534f' }]} />
-        <LineChart title="Entropy" testid="entropy-chart" lines={[{ key: 'entropy', label: 'entropy', color: '#2e9e62' }]} />
-        <LineChart title="KL" testid="kl-chart" lines={[{ key: 'kl.approx', label: 'approx KL (old→new)', color: '#8e44ad' }, { key: 'kl.ref', label: 'KL to reference', color: '#b8860b' }]} />
-        <LineChart title="Clip fraction" testid="clip-chart" lines={[{ key: 'clip', label: 'clipped ratios', color: '#16a2b8' }]} />
-        <LineChart title="Throughput" testid="tps-chart" lines={[{ key: 'tps', label: 'generated tokens/s', color: '#1d2330' }]} />
+        <Chart smoothing={smoothing} title="Reward" testid="reward-chart" lines={perAgent('reward')} note="team reward per episode; per agent: mean credited reward of its actions" />
+        <Chart smoothing={smoothing} title="Accuracy" testid="accuracy-chart" lines={perAgent('accuracy')} note="fraction of episodes solved; per answering agent: its own answers" />
+        <Chart smoothing={smoothing} title="Losses" testid="loss-chart" lines={[{ key: 'loss.policy', label: 'policy', color: '#3b6ed6' }, { key: 'loss.value', label: 'value', color: '#d9534f' }]} />
+        <Chart smoothing={smoothing} title="Entropy" testid="entropy-chart" lines={[{ key: 'entropy', label: 'entropy', color: '#2e9e62' }]} />
+        <Chart smoothing={smoothing} title="KL" testid="kl-chart" lines={[{ key: 'kl.approx', label: 'approx KL (old→new)', color: '#8e44ad' }, { key: 'kl.ref', label: 'KL to reference', color: '#b8860b' }]} />
+        <Chart smoothing={smoothing} title="Clip fraction" testid="clip-chart" lines={[{ key: 'clip', label: 'clipped ratios', color: '#16a2b8' }]} />
+        <Chart smoothing={smoothing} title="Throughput" testid="tps-chart" lines={[{ key: 'tps', label: 'generated tokens/s', color: '#1d2330' }]} />
       </div>
       <ProfilePanel />
     </div>

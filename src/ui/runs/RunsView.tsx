@@ -1,9 +1,10 @@
-// The Runs tab: the demo run to open, every run kept in this browser (OPFS) with its checkpoints; resume any checkpoint,
-// download one as a zip, its adapters (PEFT) or an agent as ONNX, the built-in base model as a zip, delete a run, import a checkpoint zip.
+// The Runs tab: the demo run to open, every run kept in this browser (OPFS) with its checkpoints; resume any
+// checkpoint, download one as a zip, its adapters (PEFT) or an agent as ONNX, overlay its curves on the Train
+// charts, delete a run, import a checkpoint zip, download the built-in base model as a zip.
 
-import { deleteRun, downloadBaseModel, downloadCheckpoint, importCheckpoint, openRun, refreshRuns } from '../actions.ts';
+import { deleteRun, downloadBaseModel, downloadCheckpoint, importCheckpoint, openRun, refreshRuns, toggleOverlay } from '../actions.ts';
 import { BUILTIN_MODEL } from '../../config/run-config.ts';
-import { selectRun, selectRunActive, selectRuns, useLab } from '../store.ts';
+import { selectOverlays, selectRun, selectRunActive, selectRuns, useLab } from '../store.ts';
 import { OnnxExport } from './OnnxExport.tsx';
 import { OpenDemo } from './OpenDemo.tsx';
 
@@ -12,6 +13,7 @@ export function RunsView() {
   const loaded = useLab((s) => s.runsLoaded);
   const active = useLab(selectRunActive);
   const current = useLab(selectRun).runId;
+  const overlays = useLab(selectOverlays);
   return (
     <section className="card" data-testid="runs-view">
       <div className="row spread">
@@ -25,7 +27,7 @@ export function RunsView() {
           </button>
           <label className="button">
             Import checkpoint zip…
-            <input type="file" accept=".zip,application/zip" hidden data-testid="import-checkpoint"
+            <input type="file" accept=".zip,application/zip" className="sr-only" data-testid="import-checkpoint"
               onChange={(e) => { const f = e.target.files?.[0]; if (f) void importCheckpoint(f); e.target.value = ''; }} />
           </label>
         </div>
@@ -53,6 +55,10 @@ export function RunsView() {
                       {r.checkpoints.map((c) => <option key={c.name} value={c.name}>{c.name}</option>)}
                     </select>
                   )}
+                  <label className="button">
+                    <input type="checkbox" data-testid="overlay-run" disabled={!latest} checked={overlays.some((o) => o.runId === r.id)} onChange={() => void toggleOverlay(r.id)} />
+                    {' '}overlay on charts
+                  </label>
                   <button type="button" data-testid="download-checkpoint" disabled={!latest} onClick={() => void downloadCheckpoint(r.id)}>Download checkpoint zip</button>
                   <button type="button" className="danger" disabled={active && r.id === current} onClick={() => { if (confirm(`Delete run ${r.id} and its checkpoints?`)) void deleteRun(r.id); }}>Delete</button>
                   <OnnxExport run={r} />

@@ -111,7 +111,7 @@ export class RunPaused extends MarftError {
 /** The iteration in flight was dropped for a pause or stop; `reloaded`: from the last checkpoint (the update had begun). */
 export class IterationAbandoned extends MarftError {
   constructor(readonly iteration: number, readonly reloaded = false) {
-    super('ITERATION_ABANDONED', `iteration ${iteration + 1} was abandoned; the run is back at iteration ${iteration}`);
+    super('ITERATION_ABANDONED', `the iteration in flight was abandoned; the run is back at ${iteration} completed iteration${iteration === 1 ? '' : 's'}`);
   }
 }
 

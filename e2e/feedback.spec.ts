@@ -1,0 +1,54 @@
+// Pause and Stop feedback in Chromium (SwiftShader): start a run, see "time left" from the device probe's
+// estimate before the first iteration and counting down; Pause mid-iteration shows "pausing…" at once and
+// "paused" within seconds (the iteration in flight abandoned: the run is back at iteration 0); Continue
+// counts down again; Stop shows "stopping…" at once and "stopped" within seconds.
+
+import { type Page, expect, test } from '@playwright/test';
+import { SHOTS, openLab, tinySettings, waitForStatus } from './helpers.ts';
+
+test.setTimeout(240_000);
+
+const etaSeconds = async (page: Page): Promise<number> => Number(await page.getByTestId('eta').getAttribute('data-seconds'));
+
+/** Waits until the run is mid-iteration (a phase shown) and checks the time left counts down meanwhile. */
+async function expectCountdown(page: Page): Promise<void> {
+  await expect(page.getByTestId('phase')).toContainText(/rollout|score|update/, { timeout: 60_000 });
+  await expect(page.getByTestId('eta')).not.toHaveText('–');
+  const first = await etaSeconds(page);
+  await expect.poll(() => etaSeconds(page), { timeout: 5_000 }).toBeLessThan(first);
+}
+
+test('Pause and Stop show at once and act within seconds; time left counts down from the first iteration', async ({ page }) => {
+  const errors: string[] = [];
+  await openLab(page, errors);
+  await tinySettings(page, 3);
+  await page.getByTestId('field-all-max-new-tokens').fill('32'); // an iteration long enough to pause in
+  await expect(page.getByTestId('config-status')).toHaveAttribute('data-valid', 'true');
+  await expect(page.getByTestId('model-status')).toHaveAttribute('data-state', 'ready', { timeout: 60_000 });
+  await page.getByTestId('tab-train').click();
+
+  await page.getByTestId('start-training').click();
+  await waitForStatus(page, 'running', 60_000);
+  await expectCountdown(page); // before any iteration was measured: the probe's estimate
+  await expect(page.getByTestId('progress')).toContainText('(estimate)');
+
+  await page.getByTestId('pause-training').click();
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-state', 'pausing', { timeout: 1_000 });
+  await expect(page.getByTestId('run-status')).toContainText('pausing…');
+  await page.screenshot({ path: `${SHOTS}/feedback-pausing.png`, fullPage: true });
+  await waitForStatus(page, 'paused', 20_000);
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-iteration', '0'); // the iteration was abandoned
+  await expect(page.getByTestId('phase')).toContainText('Continue re-runs it');
+  await page.screenshot({ path: `${SHOTS}/feedback-paused.png`, fullPage: true });
+
+  await page.getByTestId('start-training').click(); // Continue
+  await waitForStatus(page, 'running', 30_000);
+  await expectCountdown(page);
+  await page.screenshot({ path: `${SHOTS}/feedback-countdown.png`, fullPage: true });
+
+  await page.getByTestId('stop-training').click();
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-state', 'stopping', { timeout: 1_000 });
+  await expect(page.getByTestId('run-status')).toContainText('stopping…');
+  await waitForStatus(page, 'stopped', 20_000);
+  expect(errors).toEqual([]);
+});

@@ -480,6 +480,6 @@ export class Run {
     const ab = done.abandoned;
     if (!ab) return undefined;
     if (ab.reloaded) this.emit('onLoaded', { runId: a.id, config: a.state.config, history: a.state.metrics, checkpoint: a.lastCheckpoint });
-    return `${ab.message}${ab.reloaded ? ` (reloaded from its checkpoint ${a.lastCheckpoint ?? ''})` : ''}; Continue re-runs it`;
+    return `${messageWithoutHint(ab.message)}${ab.reloaded ? ` (reloaded from its checkpoint ${a.lastCheckpoint ?? ''})` : ''}; Continue re-runs it`;
   }
 }

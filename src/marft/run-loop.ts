@@ -1,5 +1,5 @@
 // The training loop with its guards, shared by the CLI and the lab's worker (and testable on its own):
-// iterations until a target (or until `halt` says so at an iteration boundary: pause, stop), a checkpoint
+// iterations until a target (or until `halt` says so at an iteration boundary, or `interrupt` mid-iteration: pause, stop), a checkpoint
 // after every good iteration, and three recoveries. The policy (checkpoints kept, rollbackAfter,
 // maxRecoveries) is the run config's runLoop section, so the lab and the CLI guard a run alike.
 //   1. A non-finite loss or gradient skips the step (update.ts) and the iteration is not checkpointed;

@@ -2,8 +2,8 @@
 // iterations finish when the test says so, come out non-finite or lose the device, a fake session and an
 // in-memory fake of the checkpoint writer; the real run loop (run-loop.ts) runs between them, so the
 // rollback and recovery policy under test is config.runLoop's. Checked: start -> step -> pause -> train ->
-// stop, step while running (pauses after the iteration in flight), pause and stop at an iteration boundary,
-// status events in order, busy and no-run refusals, rollback after runLoop.rollbackAfter non-finite
+// stop, step while running (pauses after the iteration in flight), pause and stop abandoning the iteration in
+// flight ('pausing' / 'stopping' at once), status events in order, busy and no-run refusals, rollback after runLoop.rollbackAfter non-finite
 // iterations, device-loss recoveries up to runLoop.maxRecoveries, checkpoints kept per runLoop. Then one
 // short real run on the tiny test model: start, open, step, and a model switch that closes the run.
 

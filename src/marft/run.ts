@@ -387,7 +387,7 @@ export class Run {
     this.looping = this.drive().finally(() => { release(); this.looping = null; });
   }
 
-  /** Iterations until the target, a pause, a stop or a single step, each honoured at an iteration boundary. */
+  /** Iterations until the target, a pause, a stop (both abandoning the iteration in flight) or a single step. */
   private async drive(): Promise<void> {
     let abandoned: string | undefined; // the status message after an interrupted iteration
     try {

@@ -1,8 +1,8 @@
 // `npm run docs`: publishes what the last `npm test` produced into the committed docs: the reliability
 // table (reliability/RELIABILITY.md -> RELIABILITY.md) and the lab's screenshot after a short run
 // (test-screens/live.png -> docs/screenshot.png), the Hub download panel (e2e/hub.spec.ts), the credit sandbox
-// (test-screens/credit-sandbox-classroom.png -> docs/credit-sandbox.png) and the chart and graph of e2e/a11y.spec.ts.
-// Tests themselves write only to ignored folders.
+// (test-screens/credit-sandbox-classroom.png -> docs/credit-sandbox.png), the chart and graph of e2e/a11y.spec.ts
+// and the Pause feedback (e2e/feedback.spec.ts). Tests themselves write only to ignored folders.
 import { copyFileSync, existsSync } from 'node:fs';
 
 const copies: Array<[string, string]> = [
@@ -12,6 +12,7 @@ const copies: Array<[string, string]> = [
   ['test-screens/credit-sandbox-classroom.png', 'docs/credit-sandbox.png'],
   ['test-screens/chart-overlay.png', 'docs/chart-overlay.png'],
   ['test-screens/graph-editor.png', 'docs/graph-editor.png'],
+  ['test-screens/feedback-pausing.png', 'docs/feedback-pausing.png'],
 ];
 const missing = copies.filter(([from]) => !existsSync(from)).map(([from]) => from);
 if (missing.length) {

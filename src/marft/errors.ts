@@ -14,6 +14,7 @@ export type MarftErrorCode =
   | 'CREDIT' // credit assignment misconfigured (no reward function for a role, ...)
   | 'SHAPE' // arrays of mismatched lengths passed to advantages / losses
   | 'RUN_PAUSED' // the run loop stopped: a checkpoint could not be written (disk or quota full...)
+  | 'ITERATION_ABANDONED' // a pause or stop mid-iteration: the iteration in flight was dropped, the run is back at its last completed one
   | 'NO_RUN' // an action that needs a loaded run
   | 'BUSY' // an action while the run is training
   | 'MODEL_IN_USE' // a training loop or an export's forward asked for the model while another job holds it
@@ -26,6 +27,7 @@ export type MarftErrorCode =
 const HINTS: Record<MarftErrorCode, string> = {
   CREDIT: 'With credit "per_step", give a reward function for every role (or a fallback), or turn reward sharing on.',
   RUN_PAUSED: 'Free disk space (or browser storage: delete old runs), then resume the run: its last checkpoint is intact and training continues from it.',
+  ITERATION_ABANDONED: 'Nothing to do: Continue (or Step) re-runs the abandoned iteration from the same state, with the same numbers an uninterrupted run gives.',
   NO_RUN: 'Start a run, or resume one from the Runs tab first.',
   BUSY: 'Pause the run first.',
   MODEL_IN_USE: 'Wait until the job using the model finishes (or pause the run), then try again.',

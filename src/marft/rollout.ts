@@ -61,6 +61,8 @@ export interface RolloutOptions {
   /** Greedy decoding for every agent (evaluation). */
   greedy?: boolean;
   onProgress?: (done: number, total: number, phase: string) => void;
+  /** Called before every decode step; what it throws abandons the rollout (generate's interrupt). */
+  interrupt?: () => void;
   /** The generator (default: batched GPU generation); tests script the agents' outputs with it. */
   generateFn?: typeof generate;
 }
@@ -134,6 +136,7 @@ async function rolloutWith(envs: AsyncEnv[], o: RolloutOptions): Promise<Rollout
       stopTokens: tokenizer.eosIds,
       decode: (ids) => tokenizer.decode(ids, { skipSpecialTokens: true }),
       padId: tokenizer.padId ?? decoder.config.padTokenId ?? 0,
+      interrupt: o.interrupt,
     });
     calls++;
     // this batch's KV caches: the next call's prompts are longer, so they would not be reused

@@ -1,5 +1,5 @@
 // The training loop with its guards, shared by the CLI and the lab's worker (and testable on its own):
-// iterations until a target (or until `halt` says so at an iteration boundary: pause, stop), a checkpoint
+// iterations until a target (or until `halt` says so at an iteration boundary, or `interrupt` mid-iteration: pause, stop), a checkpoint
 // after every good iteration, and three recoveries. The policy (checkpoints kept, rollbackAfter,
 // maxRecoveries) is the run config's runLoop section, so the lab and the CLI guard a run alike.
 //   1. A non-finite loss or gradient skips the step (update.ts) and the iteration is not checkpointed;
@@ -15,6 +15,11 @@
 //   4. An environment that fails mid-iteration (EnvError: a user's module threw, hung, ran out of memory,
 //      returned a malformed or non-deterministic result): the iteration is dropped, the state goes back to
 //      the last checkpoint (the RNG had moved on), and the loop stops with RunPaused (reason 'environment').
+// A pause or stop asked for mid-iteration (`interrupt`, asked between decode steps, scoring chunks and
+// minibatches) abandons the iteration in flight (IterationAbandoned) and the loop returns at the last
+// completed iteration: before the update only the RNG had moved, so its state is put back; once the update
+// began the weights had moved, so the last checkpoint is reloaded. The next run of the loop re-runs that
+// iteration from the same state, with the numbers an uninterrupted run gives.
 // Before the first iteration the loop saves the starting state when the run folder has no checkpoint of
 // it, so a rollback or a recovery always has one to go back to. A device lost during that first save (a
 // Step right after resuming an older checkpoint or an imported one) reloads the state from `origin`,
@@ -61,6 +66,8 @@ export interface RunLoopOptions {
   until: number;
   /** Asked before every iteration: true ends the loop there (a pause or stop asked for meanwhile). */
   halt?: () => boolean;
+  /** Asked between decode steps, scoring chunks and minibatches: true abandons the iteration in flight (see the header). */
+  interrupt?: () => boolean;
   /** A new device with the model loaded, after a device loss; without it a loss ends the loop. */
   reopen?: (reason: string) => Promise<RunSession>;
   /** After every iteration, before a rollback it caused; checkpoint null when none was saved for it. */
@@ -87,6 +94,8 @@ export interface RunLoopResult {
   session: RunSession;
   rollbacks: number;
   recoveries: number;
+  /** The iteration abandoned by `interrupt` (the state is back at the one before it), or null. */
+  abandoned: IterationAbandoned | null;
 }
 
 /** The loop stopped because a checkpoint could not be written; `state` and `session` are the live ones. */
@@ -96,6 +105,13 @@ export class RunPaused extends MarftError {
     readonly reason: 'storage' | 'environment' = 'storage', hint?: string,
   ) {
     super('RUN_PAUSED', message, hint);
+  }
+}
+
+/** The iteration in flight was dropped for a pause or stop; `reloaded`: from the last checkpoint (the update had begun). */
+export class IterationAbandoned extends MarftError {
+  constructor(readonly iteration: number, readonly reloaded = false) {
+    super('ITERATION_ABANDONED', `the iteration in flight was abandoned; the run is back at ${iteration} completed iteration${iteration === 1 ? '' : 's'}`);
   }
 }
 
@@ -122,9 +138,11 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
   let recoveries = 0;
   let lostInRow = 0;
   let badRun = 0;
+  let phase: Phase | null = null; // of the iteration in flight: from 'update' on, the weights may have moved
   const trainer = (): Trainer => new Trainer({
     gpu: session.gpu, decoder: session.decoder, tokenizer: session.tokenizer, state, maxTokens: o.maxTokens,
-    onProgress: (phase, detail) => o.onProgress?.(phase, detail, { state, session }),
+    onProgress: (p, detail) => { phase = p; o.onProgress?.(p, detail, { state, session }); },
+    interrupt: () => { if (o.interrupt?.()) throw new IterationAbandoned(state.iteration); },
   });
   const event = (e: RunLoopEvent): void => o.onEvent?.(e, { state, session });
   const save = async (): Promise<string> => {
@@ -187,10 +205,20 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
     const timed = profiled && session.gpu.hasTimestamps;
     retryProfile = false;
     if (timed) session.gpu.startProfile();
+    const rngAt = state.rng.state;
+    phase = null;
     try {
       res = await t.iteration();
     } catch (e) {
       if (timed) void session.gpu.stopProfile().catch(() => {});
+      if (e instanceof IterationAbandoned) {
+        if (phase !== 'update') state.rng.state = rngAt;
+        else {
+          releaseTrainState(session.gpu, state);
+          await reload();
+        }
+        return { state, session, rollbacks, recoveries, abandoned: new IterationAbandoned(state.iteration, phase === 'update') };
+      }
       retryProfile = profiled;
       if (e instanceof EnvError) throw await envPaused(e);
       if (!(await recoverFrom(await lostReason(session.gpu, e)))) throw e;
@@ -226,5 +254,5 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
     }
     o.onIteration?.(res, checkpoint);
   }
-  return { state, session, rollbacks, recoveries };
+  return { state, session, rollbacks, recoveries, abandoned: null };
 }

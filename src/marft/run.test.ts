@@ -2,8 +2,8 @@
 // iterations finish when the test says so, come out non-finite or lose the device, a fake session and an
 // in-memory fake of the checkpoint writer; the real run loop (run-loop.ts) runs between them, so the
 // rollback and recovery policy under test is config.runLoop's. Checked: start -> step -> pause -> train ->
-// stop, step while running (pauses after the iteration in flight), pause and stop at an iteration boundary,
-// status events in order, busy and no-run refusals, rollback after runLoop.rollbackAfter non-finite
+// stop, step while running (pauses after the iteration in flight), pause and stop abandoning the iteration in
+// flight ('pausing' / 'stopping' at once), status events in order, busy and no-run refusals, rollback after runLoop.rollbackAfter non-finite
 // iterations, device-loss recoveries up to runLoop.maxRecoveries, checkpoints kept per runLoop. Then one
 // short real run on the tiny test model: start, open, step, and a model switch that closes the run.
 
@@ -38,10 +38,11 @@ vi.mock('./trainer.ts', async (importOriginal) => {
   const real = await importOriginal<typeof import('./trainer.ts')>();
   const { GpuError: Lost } = await import('../gpu/errors.ts');
   class FakeTrainer {
-    constructor(readonly d: { gpu: { lostReason: string | null }; state: FakeState }) {}
+    constructor(readonly d: { gpu: { lostReason: string | null }; state: FakeState; interrupt?: () => void }) {}
     async iteration() {
       fake.started++;
       if (fake.gate) await fake.gate;
+      this.d.interrupt?.(); // as the real trainer asks between decode steps, scoring chunks and minibatches
       const s = this.d.state;
       const kind = fake.plan.shift() ?? 'ok';
       if (kind === 'lost') {
@@ -185,17 +186,17 @@ describe('Run state machine (fakes)', () => {
     expect(run.iteration).toBe(8);
   });
 
-  it('pause and stop take effect at the next iteration boundary; step while running pauses after the iteration in flight', async () => {
+  it("pause and stop say 'pausing' / 'stopping' at once and abandon the iteration in flight; step while running pauses after it", async () => {
     fake.on = true;
     const { run, statuses } = fakeRun();
     let open = gate();
     await run.start(config(), { id: 'r' });
     await until(() => fake.started === 1);
     run.pause();
-    expect(run.status).toBe('running'); // "pausing after this iteration"
+    expect(run.status).toBe('pausing');
     open();
     expect(await run.wait()).toBe('paused');
-    expect(run.iteration).toBe(1); // the iteration in flight completed, no other started
+    expect(run.iteration).toBe(0); // the iteration in flight was abandoned, no other started
     expect(fake.started).toBe(1);
 
     open = gate();
@@ -204,17 +205,18 @@ describe('Run state machine (fakes)', () => {
     run.step(); // refused as a second loop: queued as a pause after this iteration
     open();
     expect(await run.wait()).toBe('paused');
-    expect(run.iteration).toBe(2);
+    expect(run.iteration).toBe(1);
 
     open = gate();
     run.train();
     await until(() => fake.started === 3);
     run.stop();
+    expect(run.status).toBe('stopping');
     open();
     expect(await run.wait()).toBe('stopped');
-    expect(run.iteration).toBe(3);
+    expect(run.iteration).toBe(1);
     expect(fake.started).toBe(3);
-    expect(statuses).toEqual(['loading', 'running', 'running', 'paused', 'running', 'paused', 'running', 'stopped']);
+    expect(statuses).toEqual(['loading', 'running', 'pausing', 'paused', 'running', 'paused', 'running', 'stopping', 'stopped']);
     run.stop(); // stopping a halted run just says so
     expect(statuses.at(-1)).toBe('stopped');
   });

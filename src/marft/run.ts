@@ -1,7 +1,9 @@
 // A training run over a session, the one the lab's worker and the CLI both drive: start (a new run folder,
 // its first checkpoint saved at once), open (a run folder's checkpoint), resume (a checkpoint from any
-// store, continued in a run folder), then train / step / pause / stop, each taking effect at an iteration
-// boundary. The iterations run in the shared loop (run-loop.ts) with its guards and the run config's
+// store, continued in a run folder), then train / step / pause / stop. Pause and stop act within seconds:
+// the status says 'pausing' / 'stopping' at once, the iteration in flight is abandoned at its next decode
+// step, scoring chunk or minibatch, and the run is back at its last completed iteration (run-loop.ts), so
+// Continue re-runs that iteration exactly; a Step asked for while training ends after the iteration in flight. The iterations run in the shared loop (run-loop.ts) with its guards and the run config's
 // runLoop policy: a checkpoint after every good iteration, a rollback after non-finite iterations, a new
 // device and the last checkpoint after a device loss; a checkpoint that cannot be written pauses the run.
 // Everything goes out as events (status, progress, iteration, loaded, notices); nothing is module state,
@@ -9,7 +11,7 @@
 // start runs with every dispatch timed in a pass of its own (slower), and its IterationEvent carries the
 // per-kernel table and the phase wall times.
 //
-// States: idle (nothing loaded) -> loading -> running <-> paused -> done | stopped; recovering while a lost
+// States: idle (nothing loaded) -> loading -> running (-> pausing) <-> paused -> done | (stopping ->) stopped; recovering while a lost
 // device is replaced; error when the loop failed (the run stays loaded at its last good state).
 
 import { BUILTIN_MODEL, type RunConfig, parseRunConfig } from '../config/run-config.ts';
@@ -31,7 +33,7 @@ import { type TrainState, createTrainState, releaseTrainState } from './state.ts
 import type { ActionTargets } from './advantage-targets.ts';
 import type { IterationResult } from './trainer.ts';
 
-export type RunStatus = 'idle' | 'loading' | 'running' | 'paused' | 'stopping' | 'stopped' | 'done' | 'recovering' | 'error';
+export type RunStatus = 'idle' | 'loading' | 'running' | 'pausing' | 'paused' | 'stopping' | 'stopped' | 'done' | 'recovering' | 'error';
 
 export interface StatusEvent {
   status: RunStatus;
@@ -194,7 +196,8 @@ export class Run {
   private recent: LastIteration[] = [];
   private looping: Promise<void> | null = null;
   private failure: unknown = null;
-  private readonly ctrl = { pause: false, stop: false, stepOnce: false };
+  /** pause / stop: halt at the next iteration boundary; now: abandon the iteration in flight (a Pause, not a Step). */
+  private readonly ctrl = { pause: false, stop: false, stepOnce: false, now: false };
   /** Profile the next iteration to start (kept across runs until one is profiled). */
   private profileArmed = false;
   private readonly events: Partial<RunEvents>;
@@ -296,7 +299,7 @@ export class Run {
     this.loaded = a;
     const ckpt = await this.save(a);
     this.emit('onLoaded', { runId: a.id, config, history: [], checkpoint: ckpt });
-    Object.assign(this.ctrl, { pause: o.paused ?? false, stop: false, stepOnce: o.paused ?? false });
+    Object.assign(this.ctrl, { pause: o.paused ?? false, stop: false, stepOnce: o.paused ?? false, now: false });
     this.launch();
     return a.id;
   }
@@ -325,11 +328,11 @@ export class Run {
   /** Continues the loaded run until iteration `until` (default: its config.iterations, or as many more once there). */
   train(until?: number): void {
     const a = this.need();
-    if (this.looping) { this.ctrl.pause = false; return; }
+    if (this.looping) { Object.assign(this.ctrl, { pause: false, now: false }); return; }
     const it = a.state.iteration;
     const n = a.state.config.iterations;
     a.until = until ?? (it >= n ? it + n : n);
-    Object.assign(this.ctrl, { pause: false, stop: false, stepOnce: false });
+    Object.assign(this.ctrl, { pause: false, stop: false, stepOnce: false, now: false });
     this.launch();
   }
 
@@ -338,19 +341,22 @@ export class Run {
     const a = this.need();
     if (this.looping) { this.ctrl.pause = true; return; }
     a.until = Math.max(a.until, a.state.iteration + 1);
-    Object.assign(this.ctrl, { pause: true, stop: false, stepOnce: true });
+    Object.assign(this.ctrl, { pause: true, stop: false, stepOnce: true, now: false });
     this.launch();
   }
 
+  /** Pauses within seconds: the iteration in flight is abandoned (see the header). */
   pause(): void {
-    if (!this.looping) return;
-    this.ctrl.pause = true;
-    this.setStatus('running', 'pausing after this iteration');
+    if (!this.looping || this.ctrl.stop) return;
+    Object.assign(this.ctrl, { pause: true, now: true });
+    this.setStatus('pausing', 'pausing…');
   }
 
+  /** Stops within seconds, like pause (the run stays loaded at its last completed iteration). */
   stop(): void {
     this.ctrl.stop = true;
-    if (!this.looping && this.loaded) this.setStatus('stopped');
+    if (this.looping) this.setStatus('stopping', 'stopping…');
+    else if (this.loaded) this.setStatus('stopped');
   }
 
   /** Arms (or disarms) profiling of the next iteration to start. */
@@ -393,20 +399,21 @@ export class Run {
     this.looping = this.drive().finally(() => { release(); this.looping = null; });
   }
 
-  /** Iterations until the target, a pause, a stop or a single step, each honoured at an iteration boundary. */
+  /** Iterations until the target, a pause, a stop (both abandoning the iteration in flight) or a single step. */
   private async drive(): Promise<void> {
+    let abandoned: string | undefined; // the status message after an interrupted iteration
     try {
       for (;;) {
         const a = this.loaded;
         if (!a) return;
-        if (this.ctrl.stop) { this.ctrl.stop = false; this.setStatus('stopped'); return; }
-        if (!this.ctrl.stepOnce && this.ctrl.pause) { this.setStatus('paused'); return; }
+        if (this.ctrl.stop) { this.ctrl.stop = false; this.setStatus('stopped', abandoned); return; }
+        if (!this.ctrl.stepOnce && this.ctrl.pause) { this.ctrl.now = false; this.setStatus('paused', abandoned); return; }
         if (!this.ctrl.stepOnce && a.state.iteration >= a.until) { this.setStatus('done'); return; }
         const single = this.ctrl.stepOnce;
         this.ctrl.stepOnce = false;
         this.setStatus('running');
         try {
-          await this.iterate(a, single);
+          abandoned = await this.iterate(a, single);
         } catch (e) {
           if (!(e instanceof RunPaused)) throw e;
           // storage full or unwritable: paused, so no iteration runs without a checkpoint; the last good
@@ -447,13 +454,17 @@ export class Run {
     }
   }
 
-  /** Runs `a` through the shared loop until its target, a pause or a stop (one iteration for a single step). */
-  private async iterate(a: Loaded, single: boolean): Promise<void> {
+  /**
+   * Runs `a` through the shared loop until its target, a pause or a stop (one iteration for a single step);
+   * the status message when a pause or stop abandoned the iteration in flight.
+   */
+  private async iterate(a: Loaded, single: boolean): Promise<string | undefined> {
     const kernels = new Map<number, KernelTime[] | null>(); // by iteration, from onProfile to onIteration
     const done = await runLoop(a.model, a.state, {
       store: this.store, dir: a.id, baseModel: a.model.source.baseModel, keep: this.opts.keep, maxTokens: this.opts.maxTokens,
       until: single ? a.state.iteration + 1 : a.until, origin: a.origin,
       halt: () => this.ctrl.stop || (this.ctrl.pause && !single),
+      interrupt: () => this.ctrl.stop || this.ctrl.now,
       reopen: async (reason) => {
         this.setStatus('recovering', `GPU device lost (${reason}); reloading the last checkpoint`);
         a.model = await this.session.reopen();
@@ -478,5 +489,9 @@ export class Run {
       },
     });
     a.state = done.state;
+    const ab = done.abandoned;
+    if (!ab) return undefined;
+    if (ab.reloaded) this.emit('onLoaded', { runId: a.id, config: a.state.config, history: a.state.metrics, checkpoint: a.lastCheckpoint });
+    return `${messageWithoutHint(ab.message)}${ab.reloaded ? ` (reloaded from its checkpoint ${a.lastCheckpoint ?? ''})` : ''}; Continue re-runs it`;
   }
 }

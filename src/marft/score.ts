@@ -53,6 +53,8 @@ export interface ScoreOptions {
   /** Upper bound on B*T per forward (memory). */
   maxTokens: number;
   needRef: boolean;
+  /** Called before each chunk; what it throws abandons the scoring (a training run paused or stopped). */
+  interrupt?: () => void;
   /** The critic's own trunk (needsCriticTrunk); absent: it reads the reference forward's hidden states. */
   critic?: CriticTrunk;
 }
@@ -74,7 +76,18 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
   const watch = createFiniteWatch(gpu, 3 + valueHeadWatchSlots(head));
   const bad = new Map<string, number>();
   let next = 0;
+  /** The run's interrupt, between chunks: what it throws leaves nothing of this scoring allocated. */
+  const interrupt = (): void => {
+    try {
+      o.interrupt?.();
+    } catch (e) {
+      gpu.release(criticInput);
+      releaseFiniteWatch(gpu, watch);
+      throw e;
+    }
+  };
   for (const chunk of chunkActions(actions, o.maxTokens)) {
+    interrupt();
     const batch = buildBatch(chunk, o.slotOf, o.padId);
     const N = batch.B * batch.T;
     const targets = gpu.upload(batch.targets, [N], 'i32', 'score.targets');
@@ -124,6 +137,7 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
     });
     next += local;
   }
+  interrupt();
   if (o.critic) await trunkValues(gpu, dec, head, o.critic, actions, scores, criticInput, o, watch, bad);
   releaseFiniteWatch(gpu, watch);
   return { scores, criticInput, criticHead, trunk: o.critic ?? null, level: o.level, nonFinite: [...bad].map(([where, count]) => ({ where, count })) };

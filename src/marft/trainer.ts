@@ -36,6 +36,11 @@ export interface TrainerDeps {
   tokenizer: LoadedTokenizer;
   state: TrainState;
   onProgress?: (phase: Phase, detail: string) => void;
+  /**
+   * Called between decode steps (rollout), scoring chunks and minibatches (update); what it throws abandons
+   * the iteration there (state.iteration and the metrics unchanged; the RNG and, in the update, the weights moved).
+   */
+  interrupt?: () => void;
   /** Upper bound on B*T of one forward pass (memory); default 4096. */
   maxTokens?: number;
   /**
@@ -95,7 +100,7 @@ export class Trainer {
     }
     this.d.onProgress?.('rollout', `${seeds.length} episodes`);
     const ro = await rollout({
-      decoder, tokenizer: this.d.tokenizer, config: cfg, graph: this.graph, makeEnv: this.makeEnv, seeds, rng: state.rng, adapters: state.policy, slotOf: this.slotOf,
+      decoder, tokenizer: this.d.tokenizer, config: cfg, graph: this.graph, makeEnv: this.makeEnv, seeds, rng: state.rng, adapters: state.policy, slotOf: this.slotOf, interrupt: this.d.interrupt,
       onProgress: (n, _t, phase) => this.d.onProgress?.('rollout', `${phase}, batch ${n}`),
     });
     const t1 = performance.now();
@@ -103,7 +108,7 @@ export class Trainer {
     this.d.onProgress?.('score', `${actions.length} actions`);
     const score = await scoreActions(gpu, decoder, state.critic, actions, {
       level: cfg.algo === 'grpo' ? 'token' : cfg.level, adapters: state.policy, slotOf: this.slotOf, headOf: this.headOf, padId: this.padId,
-      maxTokens: this.maxTokens, needRef: cfg.ppo.klCoef > 0,
+      maxTokens: this.maxTokens, needRef: cfg.ppo.klCoef > 0, interrupt: this.d.interrupt,
       critic: cfg.algo === 'ppo' && needsCriticTrunk(cfg) ? criticTrunk(state, actions, decoder.config.maxPositionEmbeddings) : undefined,
     });
     gpu.trim(); // scoring's logits: the update's micro-batches have other shapes (rollout trims after each generate)
@@ -117,7 +122,7 @@ export class Trainer {
     try {
       upd = bad.length ? { ...NO_UPDATE, skipped: bad } : await ppoUpdate(gpu, decoder, state, actions, score, targets, {
         trainPolicy: trainAgents.length > 0, trainAgents, slotOf: this.slotOf, padId: this.padId, rng: state.rng, maxTokens: this.maxTokens,
-        recompute: this.recompute,
+        recompute: this.recompute, interrupt: this.d.interrupt,
       });
     } finally {
       gpu.release(score.criticInput);

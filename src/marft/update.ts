@@ -48,6 +48,8 @@ export interface UpdateOptions {
   rng: Rng;
   /** Upper bound on B*T of one forward (micro-batches of a minibatch). */
   maxTokens: number;
+  /** Called before each minibatch; what it throws abandons the update (a training run paused or stopped). */
+  interrupt?: () => void;
   /** Recompute each layer's activations in backward instead of keeping them (activation checkpointing). */
   recompute?: boolean;
 }
@@ -108,6 +110,12 @@ export async function ppoUpdate(
   for (let epoch = 0; epoch < ppo.epochs; epoch++) {
     const order = shuffle(actions, o.rng);
     for (const mb of split(order, ppo.minibatches)) {
+      try {
+        o.interrupt?.();
+      } catch (e) {
+        releaseFiniteWatch(gpu, watch);
+        throw e;
+      }
       // ---- critic ----
       if (useCritic) {
         const vl = state.criticLora

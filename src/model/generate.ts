@@ -37,6 +37,8 @@ export interface GenerateOptions {
   maxPrefillTokens?: number;
   /** Called after each readback with the number of steps done. */
   onProgress?: (steps: number, maxSteps: number) => void;
+  /** Called before every decode step; what it throws abandons the generation (a training run paused or stopped). */
+  interrupt?: () => void;
 }
 
 export interface Generation {
@@ -117,6 +119,12 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
     let st = dec.forward({ B, T: Tp, ids, mask, pos: defaultPositions(B, Tp, mask), adapters, slots }, { cache, logits: 'last' });
     let read = 0;
     for (let step = 0; step < maxNew; step++) {
+      try {
+        opts.interrupt?.();
+      } catch (e) {
+        dec.release(st); // the buffers below go in `finally`
+        throw e;
+      }
       sampleTokens(g, token, logprob, st.logits!, settings, opts.seed >>> 0, step);
       dec.release(st);
       kvAppend(g, allTokens, view(token, [B, 1, 1]), step);

@@ -1,4 +1,5 @@
-// Start, pause, single step, stop, and the adapter download; the run's status. Always visible.
+// Start, pause, single step, stop, and the adapter download; the run's status. Always visible. Pause and
+// Stop say "pausing…" / "stopping…" at once (the run abandons the iteration in flight within seconds).
 
 import { useState } from 'react';
 import { downloadAdapters, pauseTraining, resumeTraining, startTraining, stepTraining, stopTraining } from './actions.ts';
@@ -8,15 +9,15 @@ export function ControlBar() {
   const run = useLab(selectRun);
   const gpu = useLab(selectGpu);
   const [until, setUntil] = useState('');
-  const busy = ['loading', 'running', 'stopping', 'recovering'].includes(run.status);
+  const busy = ['loading', 'running', 'pausing', 'stopping', 'recovering'].includes(run.status);
   const paused = run.status === 'paused';
   const noGpu = gpu.status !== 'ready';
   const hasRun = run.runId !== null && run.status !== 'loading';
   const target = until.trim() === '' ? undefined : Number(until);
   return (
     <section className="controls" data-testid="control-bar">
-      <span className={`status status-${run.status}`} data-testid="run-status" data-state={run.status} data-iteration={run.iteration}>
-        {run.status}{run.runId ? ` · ${run.runId}` : ''}{run.checkpoint ? ` · ${run.checkpoint}` : ''}
+      <span className={`status status-${run.status}`} data-testid="run-status" data-state={run.status} data-iteration={run.iteration} role="status" aria-live="polite">
+        {run.status === 'pausing' || run.status === 'stopping' ? `${run.status}…` : run.status}{run.runId ? ` · ${run.runId}` : ''}{run.checkpoint ? ` · ${run.checkpoint}` : ''}
       </span>
       <button type="button" className="primary" data-testid="start-training" disabled={busy || noGpu}
         onClick={() => void (paused ? resumeTraining(target) : startTraining())}>

@@ -41,7 +41,8 @@ async function call<T>(context: string, f: () => Promise<Result<T>>): Promise<T 
 
 const events: RunEvents = {
   onStatus(e) {
-    patchRun({ status: e.status, runId: e.runId, iteration: e.iteration, total: e.total, message: e.message ?? '' });
+    const started = e.status === 'running' ? get().run.startedAt ?? Date.now() : e.status === 'pausing' || e.status === 'stopping' ? get().run.startedAt : null;
+    patchRun({ status: e.status, runId: e.runId, iteration: e.iteration, total: e.total, message: e.message ?? '', startedAt: started });
     if (e.status === 'done' || e.status === 'paused' || e.status === 'stopped' || e.status === 'error') {
       patchRun({ phase: '', detail: '' });
       void refreshRuns();
@@ -52,7 +53,7 @@ const events: RunEvents = {
   },
   onIteration(e) {
     appendMetrics(e.metrics);
-    patchRun({ iteration: e.metrics.iteration + 1, checkpoint: e.checkpoint ?? get().run.checkpoint });
+    patchRun({ iteration: e.metrics.iteration + 1, checkpoint: e.checkpoint ?? get().run.checkpoint, startedAt: Date.now() });
     // the episode in view (or an older iteration picked) stays until the user moves on; otherwise the tab follows the newest iteration
     const ins = get().inspector;
     if (ins.iteration === null || (ins.selected === null && ins.iteration === ins.newest)) patchInspector({ iteration: e.metrics.iteration, episodes: e.episodes, primary: null, secondary: null, token: null });
@@ -183,8 +184,16 @@ export function resumeTraining(until?: number): Promise<unknown> {
   noticeCopyNotApplied('Continue');
   return call('continuing the run', () => getEngine().resume(until));
 }
-export const pauseTraining = (): Promise<void> => getEngine().pause();
-export const stopTraining = (): Promise<void> => getEngine().stop();
+/** Pause and Stop show at once; the worker's status events confirm (the run acts within seconds). */
+export function pauseTraining(): Promise<void> {
+  if (get().run.status === 'running') patchRun({ status: 'pausing', message: 'pausing…' });
+  return getEngine().pause();
+}
+
+export function stopTraining(): Promise<void> {
+  if (['running', 'pausing', 'recovering'].includes(get().run.status)) patchRun({ status: 'stopping', message: 'stopping…' });
+  return getEngine().stop();
+}
 
 /** Arms (or disarms) profiling of the next iteration to start (Step, or the next one of a running run). */
 export async function profileNextIteration(on: boolean): Promise<void> {

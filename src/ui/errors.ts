@@ -70,6 +70,7 @@ const TITLES: Record<AnyErrorCode | UiCode, string> = {
   // algorithm
   CREDIT: 'Credit assignment failed',
   RUN_PAUSED: 'Training paused',
+  ITERATION_ABANDONED: 'The iteration in flight was abandoned',
   // checkpoints
   NO_CHECKPOINT: 'No checkpoint found',
   POINTER_INVALID: 'The latest-checkpoint pointer is invalid',

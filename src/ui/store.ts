@@ -65,6 +65,8 @@ export interface RunState {
   detail: string;
   roles: string[];
   checkpoint: string | null;
+  /** Date.now() when the iteration in flight began (the time-left countdown), null when none runs. */
+  startedAt: number | null;
 }
 
 export interface InspectorState {
@@ -178,7 +180,7 @@ export const useLab = create<LabState>(() => ({
   localModels: [],
   hub: { status: 'idle', listing: null, progress: null, error: null },
   dataset: null,
-  run: { status: 'idle', runId: null, iteration: 0, total: 0, message: '', phase: '', detail: '', roles: [], checkpoint: null },
+  run: { status: 'idle', runId: null, iteration: 0, total: 0, message: '', phase: '', detail: '', roles: [], checkpoint: null, startedAt: null },
   history: [],
   series: new Map(),
   metricsVersion: 0,
@@ -200,7 +202,7 @@ const get = useLab.getState;
 export const setGpuState = (gpu: GpuState): void => set({ gpu });
 export const setTab = (tab: Tab): void => set({ tab });
 
-const LIVE_RUN: readonly RunStatus[] = ['loading', 'running', 'stopping', 'recovering', 'paused'];
+const LIVE_RUN: readonly RunStatus[] = ['loading', 'running', 'pausing', 'stopping', 'recovering', 'paused'];
 /** Whether the builder shows a live run's own config (read-only: "edit a copy" unlocks it). */
 export const selectBuilderLocked = (s: LabState): boolean => s.run.runId !== null && LIVE_RUN.includes(s.run.status) && s.copyOf !== s.run.runId;
 
@@ -309,7 +311,7 @@ export const selectRunConfig = (s: LabState): RunConfig | null => s.runConfig;
 export const selectConnectFrom = (s: LabState): string | null => s.connectFrom;
 export const selectPreset = (s: LabState): string => s.preset;
 export const selectLastMetrics = (s: LabState): IterationMetrics | null => s.history[s.history.length - 1] ?? null;
-export const selectRunActive = (s: LabState): boolean => ['loading', 'running', 'stopping', 'recovering'].includes(s.run.status);
+export const selectRunActive = (s: LabState): boolean => ['loading', 'running', 'pausing', 'stopping', 'recovering'].includes(s.run.status);
 
 /** The issues whose path is `path` or lies under it. */
 export const issuesAt = (issues: readonly ConfigIssue[], path: string): ConfigIssue[] =>

@@ -77,6 +77,11 @@ describe('colours and progress', () => {
     const m = (s: number) => ({ seconds: { total: s } }) as never;
     expect(timeLeft([m(10), m(20)], 2, 6)).toBe(60);
     expect(timeLeft([], 0, 5)).toBeNull();
+    // before the first iteration, the probe's estimate; it counts down through the iteration in flight
+    expect(timeLeft([], 0, 5, 12)).toBe(60);
+    expect(timeLeft([], 0, 5, 12, 5)).toBe(55);
+    expect(timeLeft([m(10), m(20)], 2, 6, 99, 4)).toBe(56);
+    expect(timeLeft([m(10), m(20)], 2, 6, null, 40)).toBe(45); // an iteration slower than the mean: the rest stays
     expect(formatDuration(125)).toBe('2 min 5 s');
   });
 });

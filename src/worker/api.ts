@@ -4,7 +4,8 @@
 // and one event per finished iteration (its metrics and a summary of its episodes).
 //
 // Two entry points change training state (as TF Playground): start a run / continue it, and step; pause
-// and stop only ask the loop to halt at the next iteration boundary. The run's events and their types are
+// and stop ask the loop to halt within seconds (the iteration in flight abandoned, the run back at its last
+// completed iteration). The run's events and their types are
 // the engine's (src/marft/run.ts), forwarded as they are.
 
 import type { RunConfig } from '../config/run-config.ts';

@@ -8,6 +8,8 @@
 // adapters made elsewhere, each loaded into its agent's slot (rank, alpha and targets must match the config).
 // --profile times the last iteration's GPU work per kernel (timestamp queries; every dispatch in a pass of
 // its own, so that iteration runs slower) and prints the table after it (on stderr with --json).
+// Ctrl-C (SIGINT) stops within seconds as the lab's Stop does: the iteration in flight is abandoned and the
+// last checkpoint stays the run's state (--resume continues from it); a second Ctrl-C quits at once.
 
 import { basename, dirname, resolve } from 'node:path';
 import { parseInitAdapters } from '../../marft/checkpoint/init-adapter.ts';
@@ -89,7 +91,23 @@ export async function trainCommand(argv: string[]): Promise<void> {
     await run.start(config, { id: basename(outDir), until: total, adapters });
     announce();
   }
-  await run.wait();
+  const onSigint = (): void => {
+    if (run.status === 'stopping') process.exit(130);
+    bar?.clear();
+    log('stopping: abandoning the iteration in flight (Ctrl-C again to quit at once)');
+    run.stop();
+  };
+  process.on('SIGINT', onSigint);
+  try {
+    await run.wait();
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+  if (run.status === 'stopped') {
+    log(`stopped at iteration ${run.iteration}; its checkpoint in ${outDir} is the run's state (continue with --resume ${outDir})`);
+    process.exitCode = 130;
+    return;
+  }
   if (paused) throw new MarftError('RUN_PAUSED', (paused as Notice).message);
   const p = profiles.at(-1);
   if (p) {

@@ -1,8 +1,10 @@
-// The Train tab: progress, time left, and the live charts (per-agent reward and accuracy, losses,
-// entropy, KL, clip fraction, throughput; one smoothing control for all), and the opt-in Profile panel (per-kernel GPU time of one iteration).
+// The Train tab: progress, time left (the device probe's estimate until an iteration is measured, counting
+// down every second), and the live charts (per-agent reward and accuracy, losses, entropy, KL, clip fraction,
+// throughput; one smoothing control for all), and the opt-in Profile panel (per-kernel GPU time of one iteration).
 
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
+import { estimateIteration } from '../gpu-estimate.ts';
 import { selectLastMetrics, selectOverlays, selectRun, useLab } from '../store.ts';
 import { Chart, type Line } from './Chart.tsx';
 import { ProfilePanel } from './ProfilePanel.tsx';
@@ -17,18 +19,37 @@ const selectRoles = (s: ReturnType<typeof useLab.getState>): string[] => {
   return [...roles];
 };
 const selectEmpty = (s: ReturnType<typeof useLab.getState>) => s.history.length === 0 && s.run.runId === null;
-const selectEta = (s: ReturnType<typeof useLab.getState>) => timeLeft(s.history, s.run.iteration, s.run.total);
+/** The device probe's estimate of one iteration of the run's config (before one was measured), or null. */
+const selectEstimate = (s: ReturnType<typeof useLab.getState>) =>
+  (s.gpu.status === 'ready' && s.model.info ? estimateIteration(s.draft, s.model.info, s.gpu.probe.speed).seconds : null);
+const TICKING = ['running', 'pausing', 'stopping'];
+
+/** Date.now(), once a second while `on` (the time-left countdown). */
+function useNow(on: boolean): number {
+  const [now, setNow] = useState(Date.now);
+  useEffect(() => {
+    if (!on) return undefined;
+    const id = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(id);
+  }, [on]);
+  return now;
+}
 
 function Progress() {
   const run = useLab(selectRun);
-  const eta = useLab(selectEta);
+  const history = useLab((s) => s.history);
+  const estimate = useLab(selectEstimate);
+  const now = useNow(TICKING.includes(run.status));
+  const elapsed = run.startedAt === null ? 0 : Math.max(0, (now - run.startedAt) / 1000);
+  const eta = timeLeft(history, run.iteration, run.total, estimate, elapsed);
   const last = useLab(selectLastMetrics);
   const pct = run.total ? Math.min(100, (run.iteration / run.total) * 100) : 0;
   return (
     <section className="card progress-card" data-testid="progress">
       <div className="row spread">
         <strong data-testid="progress-text">Iteration {run.iteration} / {run.total || '–'}</strong>
-        <span>time left: <span data-testid="eta">{run.status === 'running' ? formatDuration(eta) : '–'}</span></span>
+        <span>time left: <span data-testid="eta" data-seconds={eta === null ? '' : Math.round(eta)}>{TICKING.includes(run.status) ? formatDuration(eta) : '–'}</span>
+          {TICKING.includes(run.status) && !history.length && eta !== null && <span className="hint" title="from a short probe of this device, until the first iteration is measured"> (estimate)</span>}</span>
       </div>
       <div className="bar"><div className="fill" style={{ width: `${pct}%` }} /></div>
       <p className="hint" data-testid="phase">{run.phase ? `${run.phase}: ${run.detail}` : run.message || run.status}</p>

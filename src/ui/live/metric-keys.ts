@@ -25,12 +25,16 @@ export function metricValues(m: IterationMetrics): Record<string, number> {
   return out;
 }
 
-/** Seconds left: the mean of the last (up to) 5 iterations times the iterations to go. */
-export function timeLeft(history: readonly IterationMetrics[], iteration: number, total: number): number | null {
+/**
+ * Seconds left: the mean of the last (up to) 5 iterations (before the first one: `estimate`, the device
+ * probe's) times the iterations to go, less `elapsed` seconds of the iteration in flight (never below the
+ * iterations after it), so it counts down between iterations.
+ */
+export function timeLeft(history: readonly IterationMetrics[], iteration: number, total: number, estimate: number | null = null, elapsed = 0): number | null {
   const recent = history.slice(-5);
-  if (!recent.length || total <= iteration) return null;
-  const mean = recent.reduce((s, m) => s + m.seconds.total, 0) / recent.length;
-  return mean * (total - iteration);
+  if ((!recent.length && estimate === null) || total <= iteration) return null;
+  const mean = recent.length ? recent.reduce((s, m) => s + m.seconds.total, 0) / recent.length : estimate!;
+  return Math.max(0, mean - elapsed) + mean * (total - iteration - 1);
 }
 
 export function formatDuration(s: number | null): string {

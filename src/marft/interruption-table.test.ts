@@ -42,14 +42,18 @@ const metrics: IterationMetrics[] = [];
 /** The losses still to inject, in order: the device is destroyed when the progress reaches the next one. */
 let plan: Shot[] = [];
 const hit: Shot[] = [];
+let killed: Gpu | null = null;
 const run = new Run(session, store, {
   onNotice: (n) => notices.push(n), onIteration: (e) => metrics.push(e.metrics),
   onProgress: (e) => {
     const next = plan[0];
-    if (!next || e.phase !== next.phase || e.iteration !== next.iteration) return;
+    // the device already destroyed in this attempt: the advantages are computed on the CPU, so the update's
+    // progress comes before any GPU call notices the loss
+    if (!next || e.phase !== next.phase || e.iteration !== next.iteration || session.currentDevice === killed) return;
     plan.shift();
     hit.push(next);
-    session.currentDevice!.device.destroy();
+    killed = session.currentDevice!;
+    killed.device.destroy();
   },
 }, { maxTokens: 512 });
 // room for one loss per phase in a row (runLoop.maxRecoveries counts losses without a good iteration between)

@@ -8,7 +8,7 @@
 // compiles its pipelines anew on the new device, minutes on a loaded machine: hence the long timeouts).
 const SLOW = 1_500_000;
 
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ReliabilityRow, recordReliability } from '../../scripts/reliability.ts';
 import type { Gpu } from '../gpu/gpu.ts';
 import { createNodeGpu } from '../gpu/node.ts';
@@ -92,10 +92,13 @@ async function inject(shots: Shot[], go: () => Promise<unknown>): Promise<void> 
 }
 
 describe('device loss at every phase', () => {
-  it('in a normal run: each loss recovers from the last checkpoint; the metrics equal an uninterrupted run', async () => {
+  beforeAll(async () => {
     await run.start(config, { id: 'base' });
     expect(await run.wait()).toBe('done');
     [uninterrupted] = metrics.splice(0);
+  }, SLOW);
+
+  it('in a normal run: each loss recovers from the last checkpoint; the metrics equal an uninterrupted run', async () => {
     const before = devices.length;
     await inject(PHASES, async () => {
       await run.start(config, { id: 'lost' });

@@ -125,7 +125,7 @@ export const hadNonFiniteSkip = (skipped: readonly string[]): boolean => skipped
  * browser a destroyed device may first surface as a failed mapAsync or a validation error), so this
  * waits for it a moment before deciding.
  */
-async function lostReason(gpu: Gpu, e: unknown): Promise<string | null> {
+export async function lostReason(gpu: Gpu, e: unknown): Promise<string | null> {
   const known = e instanceof GpuError && e.code === 'DEVICE_LOST';
   for (let i = 0; i < 30 && !known && gpu.lostReason === null; i++) await new Promise((r) => setTimeout(r, 100));
   return gpu.lostReason ?? (known ? (e as GpuError).message : null);

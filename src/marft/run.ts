@@ -25,7 +25,8 @@ import { initAgentAdapters } from './checkpoint/init-adapter.ts';
 import { MarftError } from './errors.ts';
 import { exportAdapters } from './export/peft.ts';
 import type { ActionRecord, EpisodeRecord } from './rollout.ts';
-import { type RunLoopEvent, RunPaused, hadNonFiniteSkip, runLoop } from './run-loop.ts';
+import { type RunLoopEvent, RunPaused, hadNonFiniteSkip, lostReason, runLoop } from './run-loop.ts';
+import { GpuError } from '../gpu/errors.ts';
 import type { ActionScores } from './score.ts';
 import type { ModelFiles, Session, SessionModel } from './session.ts';
 import type { IterationMetrics } from '../config/metrics.ts';
@@ -379,11 +380,28 @@ export class Run {
   async adapterFiles(): Promise<{ files: Record<string, Uint8Array | string>; iteration: number }> {
     const a = this.need();
     if (!this.looping) {
-      const files = await this.session.exclusive('an adapter export', () => exportAdapters(a.model.gpu, a.state, { baseModel: a.model.source.baseModel }));
-      return { files, iteration: a.state.iteration };
+      return this.session.exclusive('an adapter export', async () => {
+        if (a.model.gpu.lostReason !== null) await this.reopenIdle(a); // lost during an earlier export: retry on a new device
+        try {
+          return { files: await exportAdapters(a.model.gpu, a.state, { baseModel: a.model.source.baseModel }), iteration: a.state.iteration };
+        } catch (e) {
+          const reason = await lostReason(a.model.gpu, e);
+          if (reason === null) throw e;
+          throw new GpuError('DEVICE_LOST', `the adapter export stopped: the GPU device was lost (${reason}). Nothing was written; the run is unchanged (last checkpoint ${a.lastCheckpoint ?? 'none'}).`, 'Export again: the run reopens on a new device from its last checkpoint.');
+        }
+      });
     }
     const ck = await readCheckpointFiles(this.store, a.id);
     return { files: checkpointAdapterFiles(ck), iteration: ck.manifest.iteration };
+  }
+
+  /** A paused run whose device was lost: a new device, the state from the run folder's last checkpoint. */
+  private async reopenIdle(a: Loaded): Promise<void> {
+    this.setStatus('recovering', 'GPU device lost; reloading the last checkpoint');
+    a.model = await this.session.reopen();
+    a.state = await loadCheckpoint(a.model.gpu, a.origin?.store ?? this.store, a.origin?.dir ?? a.id, a.model.model);
+    this.emit('onLoaded', { runId: a.id, config: a.state.config, history: a.state.metrics, checkpoint: a.lastCheckpoint });
+    this.setStatus('paused', `reopened on a new device at iteration ${a.state.iteration}`);
   }
 
   /** Starts the loop holding the session's model (refused while an export uses it: the run stays paused). */

@@ -113,6 +113,7 @@ export class Trainer {
     });
     gpu.trim(); // scoring's logits: the update's micro-batches have other shapes (rollout trims after each generate)
     const t2 = performance.now();
+    this.d.onProgress?.('advantages', `${actions.length} actions`); // CPU only; a seam for fault injection and the lab's progress
     const targets = computeTargets(ro.episodes, score.scores, cfg);
     const t3 = performance.now();
     const trainAgents = trainingAgents(it, cfg.graph.agents.length, cfg.schedule);

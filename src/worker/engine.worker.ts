@@ -5,7 +5,8 @@
 import * as Comlink from 'comlink';
 import { exportCheckpointZip, readCheckpointFiles } from '../marft/checkpoint/checkpoint.ts';
 import { MarftError } from '../marft/errors.ts';
-import { agentAdapter, agentLogits, agentOnnxZip } from '../marft/export/agent.ts';
+import { agentAdapter, agentOnnxZip } from '../marft/export/agent.ts';
+import { sessionAgentLogits } from '../marft/export/session-logits.ts';
 import { checkpointAdaptersZip, modelFolderZip } from '../marft/export/downloads.ts';
 import { DEMO_CHECKPOINT_FILE, DEMO_EPISODES_FILE, DEMO_RUN_ID, type DemoEpisodes, demoInspect, parseDemoEpisodes } from '../marft/demo-run.ts';
 import { inspectEpisode } from '../marft/inspect.ts';
@@ -227,10 +228,7 @@ const api: EngineApi = {
   agentLogits: (runId, role, ids, checkpoint) => wrap(async () => {
     if (run.busy) throw new MarftError('BUSY', 'the lab is training: its decoder is in use');
     const ck = await readCheckpointFiles(runsStore, checkpoint ? `${runId}/${checkpoint}` : runId);
-    return session.exclusive(`an export computing ${role}'s logits`, async () => {
-      const m = await session.load(agentAdapter(ck, role).config.model.path);
-      return { logits: await agentLogits(ck, role, m.decoder, m.summary.name, ids), vocabSize: m.model.vocabSize };
-    });
+    return sessionAgentLogits(session, ck, role, ids);
   }),
   importCheckpoint: (bytes, fileName) => wrap(() => importCheckpoint(bytes, fileName)),
   async debugLoseDevice() {

@@ -1,4 +1,4 @@
-// marft train --config FILE [--iterations N] [--out DIR] [--resume DIR] [--json] [--keep K] [--init-adapter ROLE=DIR ...] [--profile]
+// marft train --config FILE [--iterations N] [--out DIR] [--resume DIR] [--json] [--keep K] [--init-adapter ROLE=DIR ...] [--profile] [--progress]
 // Trains a LaMAS with MARFT, saving a checkpoint after every iteration. With no --config: the default
 // 2-agent preset on the built-in model. A resumed run continues the iteration count, the RNG and the
 // metric history exactly (--resume takes a run folder, a checkpoint folder or a checkpoint zip). The run is
@@ -10,6 +10,8 @@
 // its own, so that iteration runs slower) and prints the table after it (on stderr with --json).
 // Ctrl-C (SIGINT) stops within seconds as the lab's Stop does: the iteration in flight is abandoned and the
 // last checkpoint stays the run's state (--resume continues from it); a second Ctrl-C quits at once.
+// --progress prints each phase as a line on stderr ("progress <iteration> <phase>: <detail>") instead of the
+// terminal's bar, for logs and scripts (the process-kill tests stop a run at a phase with it).
 
 import { basename, dirname, resolve } from 'node:path';
 import { parseInitAdapters } from '../../marft/checkpoint/init-adapter.ts';
@@ -22,12 +24,12 @@ import { UsageError, parse } from '../args.ts';
 import { ProgressBar, iterationLine } from '../progress.ts';
 import { checkpointSource, nodeSession, readRunConfig } from '../platform.ts';
 
-export const usage = 'marft train [--config FILE] [--iterations N] [--out DIR] [--resume DIR] [--json] [--keep K] [--init-adapter ROLE=DIR ...] [--profile]';
+export const usage = 'marft train [--config FILE] [--iterations N] [--out DIR] [--resume DIR] [--json] [--keep K] [--init-adapter ROLE=DIR ...] [--profile] [--progress]';
 
 export async function trainCommand(argv: string[]): Promise<void> {
   const a = parse(argv, {
     config: { type: 'string' }, iterations: { type: 'string' }, out: { type: 'string' }, resume: { type: 'string' },
-    json: { type: 'boolean' }, keep: { type: 'string' }, 'init-adapter': { type: 'string', multiple: true }, profile: { type: 'boolean' },
+    json: { type: 'boolean' }, keep: { type: 'string' }, 'init-adapter': { type: 'string', multiple: true }, profile: { type: 'boolean' }, progress: { type: 'boolean' },
   });
   const initSpecs = parseInitAdapters((a['init-adapter'] as unknown as string[] | undefined) ?? []);
   if (initSpecs.length && a.resume) throw new UsageError('--init-adapter starts a new run; it cannot be combined with --resume');
@@ -48,7 +50,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
   const profiles: Array<IterationProfile & { kernels: KernelTime[] }> = [];
   const session = nodeSession(log);
   const run: Run = new Run(session, nodeStore(dirname(outDir)), {
-    onProgress: (e) => bar?.update(e.iteration, `${e.phase}: ${e.detail}`),
+    onProgress: (e) => (a.progress ? log(`progress ${e.iteration} ${e.phase}: ${e.detail}`) : bar?.update(e.iteration, `${e.phase}: ${e.detail}`)),
     onStatus: (e) => { if (e.status === 'recovering') log(`${e.message}: on a new device, from the last checkpoint in ${outDir}`); },
     onIteration: ({ metrics, profile }) => {
       bar?.clear();

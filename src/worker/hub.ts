@@ -14,7 +14,7 @@
 
 import { type CheckpointStore, folderBytes, listFiles } from '../platform/storage/store.ts';
 import { OPFS_MODEL_PREFIX } from './api.ts';
-import { MAX_MODEL_BYTES, storageFailure } from './model-source.ts';
+import { MAX_MODEL_BYTES, storageFailure, swapIn } from './model-source.ts';
 import { WorkerFail } from './errors.ts';
 
 export const HUB_URL = 'https://huggingface.co';
@@ -301,14 +301,7 @@ export async function downloadHubModel(store: CheckpointStore, listing: HubListi
       });
     }
     await store.remove(old);
-    const replacing = (await store.stat(name)) !== null;
-    if (replacing) await store.rename(name, old);
-    try {
-      await store.rename(partial, name);
-    } catch (e) {
-      if (replacing) await store.rename(old, name);
-      throw e;
-    }
+    await swapIn(store, partial, name, old);
   } catch (e) {
     throw storageFailure(e, `downloading ${repo} into the browser's storage (what arrived is kept; download again to resume)`);
   }

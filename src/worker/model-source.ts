@@ -84,6 +84,18 @@ export async function storeModelFiles(store: CheckpointStore, dir: string, name:
   };
 }
 
+/** Renames the finished `partial` folder to `name`; an earlier `name` moves to `old` first and comes back if the rename fails. */
+export async function swapIn(store: CheckpointStore, partial: string, name: string, old: string): Promise<void> {
+  const replacing = (await store.stat(name)) !== null;
+  if (replacing) await store.rename(name, old);
+  try {
+    await store.rename(partial, name);
+  } catch (e) {
+    if (replacing) await store.rename(old, name);
+    throw e;
+  }
+}
+
 export const modelsStore = (): CheckpointStore => opfsStore('models');
 
 /** The folder name of a picked directory (first path part of webkitRelativePath), made safe for OPFS. */
@@ -138,14 +150,7 @@ export async function importFolder(store: CheckpointStore, files: readonly Picke
     await store.remove(partial);
     await store.remove(old);
     for (const x of picked) await store.write(`${partial}/${x.path}`, new Uint8Array(await x.f.arrayBuffer()));
-    const replacing = (await store.stat(name)) !== null;
-    if (replacing) await store.rename(name, old);
-    try {
-      await store.rename(partial, name);
-    } catch (e) {
-      if (replacing) await store.rename(old, name);
-      throw e;
-    }
+    await swapIn(store, partial, name, old);
   } catch (e) {
     await store.remove(partial).catch(() => {});
     throw storageFailure(e, `copying the model "${name}" into the browser's storage`);

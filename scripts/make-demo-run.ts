@@ -1,5 +1,5 @@
 // Records the lab's bundled demo run into public/demo/: the duo preset as the lab starts it (configs/lab.json,
-// seed 1) with fewer iterations, one turn and shorter outputs, trained in Node through the same Run as the lab and the CLI, on whatever
+// its seed, 0) with fewer iterations, one turn and shorter outputs, trained in Node through the same Run as the lab and the CLI, on whatever
 // WebGPU adapter Dawn finds (SwiftShader on a machine without a GPU; the built-in model is tiny). It writes
 // the latest checkpoint as checkpoint.zip (run config, adapters, critic, optimiser, metric history) and the
 // last iteration's episodes, inspected under each credit method, as episodes.json (src/marft/demo-run.ts).

@@ -64,7 +64,7 @@ for (const p of ['switch', 'resume'] as const) {
 const device = arg('device', 'NVIDIA H200 (Dawn over Vulkan)');
 const note = arg('note', '');
 const md = [
-  `Soak on the GPU machine (${device}): \`configs/duo-action.json\` (2 agents, 128 episodes an iteration, the built-in model) for ${train.length} iterations in one run, then ${part('switch').length} model switches and ${part('resume').length} resumes in the same process (\`bench/soak.ts\`; log \`bench/results/soak/soak.jsonl\`; \`npm run bench:soak-report\` makes this table and the plot).`,
+  `Soak on the GPU machine (${device}): \`configs/duo-action.json\` (2 agents, 128 episodes an iteration, the built-in model) for ${train.length} iterations in one run, then ${part('switch').length} model switches and ${part('resume').length} resumes in the same process (\`bench/soak.ts\`; log \`bench/results/soak/soak.jsonl\`; \`npm run bench:soak-report\` makes this table and the plot).${note ? ` ${note}` : ''}`,
   '',
   '| what | figure | verdict |',
   '| --- | --- | --- |',

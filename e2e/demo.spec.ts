@@ -5,7 +5,7 @@
 // downloads from an imported checkpoint (fixtures/onnx-e2e/checkpoint.zip) run without public/demo/.
 
 import { mkdirSync, readFileSync } from 'node:fs';
-import { expect, test } from '@playwright/test';
+import { type Page, expect, test } from '@playwright/test';
 import { unzipSync } from 'fflate';
 import { SHOTS, openLab } from './helpers.ts';
 
@@ -13,6 +13,16 @@ test.setTimeout(180_000);
 
 const text = (b: Uint8Array | undefined): string => new TextDecoder().decode(b);
 const FIXTURE = new URL('../fixtures/onnx-e2e/checkpoint.zip', import.meta.url).pathname;
+
+/** Runs' "Download base model": marft-tiny.zip, the folder from_pretrained reads once unzipped. */
+async function expectBaseModelDownload(page: Page): Promise<void> {
+  const base = page.waitForEvent('download');
+  await page.getByTestId('download-base-model').click();
+  const b = await base;
+  expect(b.suggestedFilename()).toBe('marft-tiny.zip');
+  const model = unzipSync(new Uint8Array(readFileSync(await b.path())));
+  for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'model.safetensors']) expect(Object.keys(model)).toContain(`marft-tiny/${f}`);
+}
 
 test('adapters of any stored checkpoint and the built-in base model download from Runs', async ({ page }) => {
   const errors: string[] = [];
@@ -30,12 +40,7 @@ test('adapters of any stored checkpoint and the built-in base model download fro
   expect(a.suggestedFilename()).toBe(`marft-adapters-${runId}-it0.zip`);
   const files = unzipSync(new Uint8Array(readFileSync(await a.path())));
   expect(Object.keys(files).sort()).toEqual(['agents/planner/adapter_config.json', 'agents/planner/adapter_model.safetensors', 'agents/solver/adapter_config.json', 'agents/solver/adapter_model.safetensors', 'config.json']);
-  const base = page.waitForEvent('download');
-  await page.getByTestId('download-base-model').click();
-  const b = await base;
-  expect(b.suggestedFilename()).toBe('marft-tiny.zip');
-  const model = unzipSync(new Uint8Array(readFileSync(await b.path())));
-  for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'model.safetensors']) expect(Object.keys(model)).toContain(`marft-tiny/${f}`);
+  await expectBaseModelDownload(page);
   mkdirSync(SHOTS, { recursive: true });
   await page.screenshot({ path: `${SHOTS}/runs-downloads.png`, fullPage: true });
   expect(errors).toEqual([]);
@@ -83,12 +88,7 @@ test('the demo run: curves, episodes, adapters and the base model', async ({ pag
   }
 
   // the base model they name, as the folder from_pretrained reads once unzipped
-  const base = page.waitForEvent('download');
-  await page.getByTestId('download-base-model').click();
-  const b = await base;
-  expect(b.suggestedFilename()).toBe('marft-tiny.zip');
-  const model = unzipSync(new Uint8Array(readFileSync(await b.path())));
-  for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'model.safetensors']) expect(Object.keys(model)).toContain(`marft-tiny/${f}`);
+  await expectBaseModelDownload(page);
   await page.screenshot({ path: `${SHOTS}/demo-runs.png`, fullPage: true });
   expect(errors).toEqual([]);
 });

@@ -11,15 +11,13 @@ const SLOW = 1_500_000;
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ReliabilityRow, recordReliability } from '../../scripts/reliability.ts';
 import type { Gpu } from '../gpu/gpu.ts';
-import { createNodeGpu } from '../gpu/node.ts';
-import { TINY_QWEN2_CONFIG, tinyModelFolder } from '../model/file-fixtures.ts';
 import { memoryStore } from '../platform/storage/store.ts';
 import { tinyRunConfig } from '../config/testing.ts';
 import type { IterationMetrics } from '../config/metrics.ts';
 import { listCheckpoints, readCheckpointFiles } from './checkpoint/checkpoint.ts';
 import { sessionAgentLogits } from './export/session-logits.ts';
 import { type Notice, type ProgressPhase, Run } from './run.ts';
-import { Session, memoryFiles } from './session.ts';
+import { lossTestSession } from './testing.ts';
 
 const TEST = 'src/marft/interruption-table.test.ts';
 const rows: ReliabilityRow[] = [];
@@ -29,13 +27,8 @@ afterAll(() => recordReliability('interruption-table', rows));
 const numbers = (m: IterationMetrics) => ({ ...m, seconds: null, tokensPerSecond: null });
 type Shot = { phase: ProgressPhase; iteration: number };
 
-const folder = { ...tinyModelFolder('F32'), 'config.json': JSON.stringify({ ...TINY_QWEN2_CONFIG, max_position_embeddings: 256 }) };
 const devices: Gpu[] = [];
-const session = new Session({
-  device: async () => { const g = await createNodeGpu(); devices.push(g); return g; },
-  model: async (path) => ({ files: memoryFiles(path || 'tiny', folder), name: path || 'tiny', baseModel: path || 'tiny' }),
-  refuse: (code, message) => new Error(`${code}: ${message}`),
-});
+const session = lossTestSession(devices);
 const store = memoryStore();
 const notices: Notice[] = [];
 const metrics: IterationMetrics[] = [];

@@ -7,14 +7,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { type ReliabilityRow, recordReliability } from '../../scripts/reliability.ts';
 import type { Gpu } from '../gpu/gpu.ts';
-import { createNodeGpu } from '../gpu/node.ts';
-import { TINY_QWEN2_CONFIG, tinyModelFolder } from '../model/file-fixtures.ts';
 import { memoryStore } from '../platform/storage/store.ts';
 import { tinyRunConfig } from '../config/testing.ts';
 import type { IterationMetrics } from '../config/metrics.ts';
 import { listCheckpoints } from './checkpoint/checkpoint.ts';
 import { type Notice, Run, type RunStatus } from './run.ts';
-import { Session, memoryFiles } from './session.ts';
+import { lossTestSession } from './testing.ts';
 
 const TEST = 'src/marft/interruption.test.ts';
 const rows: ReliabilityRow[] = [];
@@ -25,13 +23,8 @@ const numbers = (m: IterationMetrics) => ({ ...m, seconds: null, tokensPerSecond
 
 describe('interruptions of a Run', () => {
   it('a device lost in a single Step right after resuming an older checkpoint recovers from it; the metrics match', async () => {
-    const folder = { ...tinyModelFolder('F32'), 'config.json': JSON.stringify({ ...TINY_QWEN2_CONFIG, max_position_embeddings: 256 }) };
     const devices: Gpu[] = [];
-    const session = new Session({
-      device: async () => { const g = await createNodeGpu(); devices.push(g); return g; },
-      model: async (path) => ({ files: memoryFiles(path || 'tiny', folder), name: path || 'tiny', baseModel: path || 'tiny' }),
-      refuse: (code, message) => new Error(`${code}: ${message}`),
-    });
+    const session = lossTestSession(devices);
     const store = memoryStore();
     const statuses: RunStatus[] = [];
     const notices: Notice[] = [];

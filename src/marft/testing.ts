@@ -3,7 +3,9 @@
 
 import type { Gpu } from '../gpu/gpu.ts';
 import { Decoder } from '../model/decoder.ts';
-import { tinyTokenizer } from '../model/file-fixtures.ts';
+import { TINY_QWEN2_CONFIG, tinyModelFolder, tinyTokenizer } from '../model/file-fixtures.ts';
+import { createNodeGpu } from '../gpu/node.ts';
+import { Session, memoryFiles } from './session.ts';
 import { tinyConfig, tinyWeights } from '../model/testing.ts';
 import { loadTokenizer } from '../model/tokenizer.ts';
 import { uploadWeights } from '../model/weights.ts';
@@ -19,4 +21,17 @@ export function tinySetup(gpu: Gpu, over: Record<string, unknown> = {}) {
   const config = tinyRunConfig(over);
   const state = createTrainState(gpu, model, config);
   return { model, decoder, tokenizer, config, state, trainer: new Trainer({ gpu, decoder, tokenizer, state, maxTokens: 512 }) };
+}
+
+/**
+ * A Session on the tiny model (F32, 256 positions) whose devices are private Dawn devices, each pushed onto
+ * `devices` as it is made, so a test can destroy the one in use (a device loss) and see the next one made.
+ */
+export function lossTestSession(devices: Gpu[]): Session {
+  const folder = { ...tinyModelFolder('F32'), 'config.json': JSON.stringify({ ...TINY_QWEN2_CONFIG, max_position_embeddings: 256 }) };
+  return new Session({
+    device: async () => { const g = await createNodeGpu(); devices.push(g); return g; },
+    model: async (path) => ({ files: memoryFiles(path || 'tiny', folder), name: path || 'tiny', baseModel: path || 'tiny' }),
+    refuse: (code, message) => new Error(`${code}: ${message}`),
+  });
 }

@@ -300,8 +300,11 @@ export async function toggleOverlay(runId: string): Promise<void> {
     set({ overlays: get().overlays.filter((o) => o.runId !== runId) });
     return;
   }
+  // The box shows checked at once (an empty overlay) while the history loads; a failed read takes it off again.
+  set({ overlays: [...get().overlays, { runId, history: [] }] });
   const history = await call(`reading the metrics of ${runId}`, () => getEngine().runHistory(runId));
-  if (history) set({ overlays: [...get().overlays.filter((o) => o.runId !== runId), { runId, history }] });
+  if (!get().overlays.some((o) => o.runId === runId)) return; // unticked while loading
+  set({ overlays: history ? get().overlays.map((o) => (o.runId === runId ? { runId, history } : o)) : get().overlays.filter((o) => o.runId !== runId) });
 }
 
 export async function deleteRun(runId: string): Promise<void> {

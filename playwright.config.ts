@@ -1,8 +1,8 @@
 import { defineConfig } from '@playwright/test';
-import { findChromium } from './scripts/env-check.ts';
+import { chromiumWebgpuArgs, findChromium } from './scripts/env-check.ts';
 
 // Drives Debian's Chromium (a browser download is impossible here) with WebGPU on; headless Chromium
-// gets a SwiftShader adapter where there is no GPU. The app is served built, as `npm start` serves it.
+// gets a SwiftShader adapter where there is no GPU, and the GPU where a Vulkan driver is (chromiumWebgpuArgs). The app is served built, as `npm start` serves it.
 // E2E_PORT: another port, so that two suites (e.g. two worktrees) can run at once
 const PORT = Number(process.env.E2E_PORT ?? 4179);
 export default defineConfig({
@@ -14,7 +14,7 @@ export default defineConfig({
     baseURL: `http://127.0.0.1:${PORT}`,
     launchOptions: {
       executablePath: process.env.CHROMIUM_PATH ?? findChromium() ?? undefined,
-      args: ['--no-sandbox', '--enable-unsafe-webgpu', '--enable-features=Vulkan', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+      args: chromiumWebgpuArgs(),
     },
   },
   webServer: {

@@ -11,7 +11,7 @@ export const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
 const ICD_DIRS = ['/usr/share/vulkan/icd.d', '/etc/vulkan/icd.d', '/usr/local/share/vulkan/icd.d', '/usr/local/nvidia/share/vulkan/icd.d'];
 
 /** Vulkan driver manifests other than Mesa's lavapipe (too old in Debian 12 for Dawn). */
-function hardwareIcds(): string[] {
+export function hardwareIcds(): string[] {
   const found: string[] = [];
   for (const dir of ICD_DIRS) {
     if (!existsSync(dir)) continue;

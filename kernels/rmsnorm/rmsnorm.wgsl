@@ -1,8 +1,10 @@
 // RMSNorm (Llama / Qwen2: y = x / sqrt(mean(x^2) + eps) * w, all in f32) and its backward.
 //   forward:   x (N, C) f32, w (C) f32 or 16-bit packed two per u32 ($WEIGHT_DECL, read through loadW),
 //              out (N, C) f32, rstd (N) f32 = 1 / sqrt(mean_c x[n, c]^2 + eps), saved for backward.
-//              dispatch: grid1d(N) workgroups of 256, one workgroup per row; the sum of squares is
-//              a fixed-order tree reduction in workgroup memory (deterministic).
+//              dispatch: grid1d(N) workgroups of WG = $WG threads, one workgroup per row; the sum of squares
+//              is a fixed-order tree reduction in workgroup memory (deterministic). WG follows C (about 4
+//              channels a thread, 256 at most): idle lanes and barrier levels cost real time on CPU
+//              implementations (SwiftShader runs every invocation), and a narrow row needs few threads.
 //   backward_dx: dx[n, j] = rstd * (w[j] dy[n, j] - x[n, j] rstd^2 / C * sum_c dy[n, c] w[c] x[n, c])  (assign)
 //              dy, x, dx (N, C) f32, rstd (N). dispatch: as forward.
 //   backward_dw: dw[c] += sum_n dy[n, c] x[n, c] rstd[n]  (accumulate, f32; full-parameter mode only)
@@ -20,7 +22,7 @@ $UNPACK
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
 @group(0) @binding(4) var<storage, read_write> rstd: array<f32>;
 
-const WG: u32 = 256u;
+const WG: u32 = $WGu;
 var<workgroup> red: array<f32, WG>;
 
 // Tree reduction of `red` (fixed order); the sum ends in red[0]. Call from uniform control flow.
@@ -32,7 +34,7 @@ fn reduceSum(lid: u32) -> f32 {
   return workgroupUniformLoad(&red[0]);
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size($WG)
 fn forward(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nw: vec3u, @builtin(local_invocation_index) lid: u32) {
   let n = wid.x + wid.y * nw.x;
   if (n >= u.N) { return; } // uniform: the whole workgroup leaves
@@ -48,7 +50,7 @@ fn forward(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nw: vec3u
 @group(0) @binding(5) var<storage, read> dy: array<f32>;
 @group(0) @binding(6) var<storage, read_write> dx: array<f32>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size($WG)
 fn backward_dx(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nw: vec3u, @builtin(local_invocation_index) lid: u32) {
   let n = wid.x + wid.y * nw.x;
   if (n >= u.N) { return; }

@@ -15,6 +15,13 @@ export function loadFn(name: string, buf: string, dtype: WeightDType): string {
   return `fn ${name}(i: u32) -> f32 { let w = unpack2x16float(${buf}[i >> 1u]); return select(w.x, w.y, (i & 1u) == 1u); }`;
 }
 
+/**
+ * Threads for a workgroup that reduces one row of n values: the power of two that gives each about
+ * `perThread` values, at most 256. Idle lanes and extra tree levels are nearly free on a GPU but cost
+ * real time on CPU implementations (SwiftShader runs every invocation, and every barrier).
+ */
+export const rowThreads = (n: number, perThread: number): number => Math.min(256, 2 ** Math.ceil(Math.log2(Math.max(1, Math.ceil(n / perThread)))));
+
 /** Replaces `$NAME` placeholders; throws on any left over, so a typo fails at pipeline build. */
 export function fillTemplate(src: string, vars: Record<string, string>): string {
   const out = src.replace(/\$([A-Z_][A-Z0-9_]*)/g, (m, k: string) => (k in vars ? vars[k] : m));

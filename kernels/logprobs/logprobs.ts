@@ -5,16 +5,18 @@ import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
 import { type Program, grid1d, programFactory } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
-import { fillTemplate } from '../common.ts';
+import { fillTemplate, rowThreads } from '../common.ts';
 import source from './logprobs.wgsl';
 
 type Entry = 'forward' | 'backward';
-const programKey = (inPlace: boolean, hasDlogp: boolean, hasDent: boolean): string =>
-  `logprobs:${inPlace ? 'inplace' : 'out'}:${hasDlogp ? 'dlogp' : '-'}:${hasDent ? 'dent' : '-'}`;
+const programKey = (inPlace: boolean, hasDlogp: boolean, hasDent: boolean, wg: number): string =>
+  `logprobs:${inPlace ? 'inplace' : 'out'}:${hasDlogp ? 'dlogp' : '-'}:${hasDent ? 'dent' : '-'}:wg${wg}`;
+/** Threads per row: about 16 logits each. */
+const threads = (V: number): number => rowThreads(V, 16);
 
 const program = programFactory(
-  (entry: Entry, inPlace: boolean, hasDlogp: boolean, hasDent: boolean) => `${programKey(inPlace, hasDlogp, hasDent)}#${entry}`,
-  (entry: Entry, inPlace: boolean, hasDlogp: boolean, hasDent: boolean): Program => {
+  (entry: Entry, inPlace: boolean, hasDlogp: boolean, hasDent: boolean, wg: number) => `${programKey(inPlace, hasDlogp, hasDent, wg)}#${entry}`,
+  (entry: Entry, inPlace: boolean, hasDlogp: boolean, hasDent: boolean, wg: number): Program => {
     const code = () =>
       fillTemplate(source, {
         LOGITS_ACCESS: inPlace ? 'read_write' : 'read',
@@ -22,8 +24,9 @@ const program = programFactory(
         DENT: hasDent ? 'dentropy[row]' : '0.0',
         ENTROPY: hasDent ? 'entropy[row]' : '0.0',
         GRAD_STORE: inPlace ? 'logits[i] = dlogit;' : 'dlogits[i] = dlogit;',
+        WG: String(wg),
       });
-    return { key: programKey(inPlace, hasDlogp, hasDent), code, entryPoint: entry };
+    return { key: programKey(inPlace, hasDlogp, hasDent, wg), code, entryPoint: entry };
   },
 );
 
@@ -63,7 +66,7 @@ export function logprobsForward(gpu: Gpu, logp: Tensor, entropy: Tensor, lse: Te
   const T = opts.temperature ?? 1;
   checkTemperature(op, T);
   gpu.run({
-    program: program('forward', false, false, false),
+    program: program('forward', false, false, false, threads(V)),
     bindings: [logits, targets, logp, entropy, lse],
     uniforms: [N, V, { f32: 1 / T }, 0x7fc00000],
     workgroups: grid1d(N),
@@ -109,7 +112,7 @@ export function logprobsBackward(
   const hasDlogp = dlogp !== null;
   const hasDent = dentropy !== null;
   gpu.run({
-    program: program('backward', inPlace, hasDlogp, hasDent),
+    program: program('backward', inPlace, hasDlogp, hasDent, threads(V)),
     bindings: [logits, targets, undefined, hasDent ? entropy! : undefined, lse, dlogp ?? undefined, dentropy ?? undefined, inPlace ? undefined : dlogits],
     uniforms: [N, V, { f32: 1 / T }, 0x7fc00000],
     workgroups: grid1d(N),

@@ -3,7 +3,7 @@
 //   forward:  logits (N, V) f32, targets (N) i32  ->  logp (N) = z[t] - lse, entropy (N) = -sum p log p,
 //             lse (N) = log sum exp z (saved for backward). One read of the row: each thread keeps an
 //             online (max m, s = sum e^(z-m), q = sum e^(z-m) (z-m)) over its strided elements, rescaled
-//             when m grows; a fixed tree merges the 256 triples. Then lse = m + log s, H = log s - q/s.
+//             when m grows; a fixed tree merges the WG triples. Then lse = m + log s, H = log s - q/s.
 //   backward: dz_j = dlogp (onehot_j - p_j) - dentropy p_j (log p_j + H),   dlogits = dz / temperature
 //             (d logp_t/dz_j = onehot - p_j; dH/dz_j = -sum_i p_i(onehot_ij - p_j)(log p_i + 1)
 //              = -p_j (log p_j + H)). Written (=) into dlogits (N, V), or into the logits buffer itself
@@ -12,7 +12,8 @@
 //             come from the forward.
 //   Padding rows (target < 0): logp 0, entropy 0, zero gradient. target >= V: logp NaN (a visible error),
 //             entropy 0, zero gradient.
-//   Dispatch: one workgroup of 256 per row, rows split over (x, y) when N > 65535.
+//   Dispatch: one workgroup of WG = $WG threads per row (about 16 logits a thread, 256 at most: idle lanes
+//   and tree levels cost real time on CPU implementations), rows split over (x, y) when N > 65535.
 
 struct Params { N: u32, V: u32, invT: f32, nanBits: u32 }
 @group(0) @binding(0) var<uniform> u: Params;
@@ -25,11 +26,11 @@ struct Params { N: u32, V: u32, invT: f32, nanBits: u32 }
 @group(0) @binding(7) var<storage, read> dentropy: array<f32>;
 @group(0) @binding(8) var<storage, read_write> dlogits: array<f32>;
 
-const WG = 256u;
+const WG = $WGu;
 const NEG_BIG = -3.0e38; // "no element yet": finite, so 0 * (NEG_BIG - m) stays 0
-var<workgroup> rm: array<f32, 256>;
-var<workgroup> rs: array<f32, 256>;
-var<workgroup> rq: array<f32, 256>;
+var<workgroup> rm: array<f32, WG>;
+var<workgroup> rs: array<f32, WG>;
+var<workgroup> rq: array<f32, WG>;
 
 // Merges (m2, s2, q2) into (m1, s1, q1): both rescaled to the larger max.
 fn merge(m1: f32, s1: f32, q1: f32, m2: f32, s2: f32, q2: f32) -> vec3<f32> {
@@ -40,7 +41,7 @@ fn merge(m1: f32, s1: f32, q1: f32, m2: f32, s2: f32, q2: f32) -> vec3<f32> {
   return vec3<f32>(m, s1 * a1 + s2 * a2, q);
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size($WG)
 fn forward(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let row = wid.x + wid.y * nwg.x;
   if (row >= u.N) { return; }
@@ -89,7 +90,7 @@ fn forward(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid:
   }
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size($WG)
 fn backward(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let row = wid.x + wid.y * nwg.x;
   if (row >= u.N) { return; }

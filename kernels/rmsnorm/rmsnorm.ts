@@ -5,7 +5,7 @@ import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
 import { type Program, type UniformField, grid1d, programFactory } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
-import { fillTemplate, loadFn, noAlias, type WeightDType } from '../common.ts';
+import { fillTemplate, loadFn, noAlias, rowThreads, type WeightDType } from '../common.ts';
 import source from './rmsnorm.wgsl';
 
 type Entry = 'forward' | 'backward_dx' | 'dw_partial' | 'dw_final';
@@ -18,9 +18,6 @@ const program = programFactory((dtype: WeightDType, entryPoint: Entry, wg: numbe
     });
   return { key: `rmsnorm:${dtype}:wg${wg}`, code, entryPoint };
 });
-
-/** Threads per row: the power of two that gives each about 4 channels, at most 256 (see the WGSL header). */
-export const rowThreads = (C: number): number => Math.min(256, 2 ** Math.ceil(Math.log2(Math.max(1, Math.ceil(C / 4)))));
 
 /** Rows reduced by one thread in the first stage of dw: the second stage sums ceil(N / this) partials. */
 const ROWS_PER_CHUNK = 64;
@@ -48,7 +45,7 @@ export function rmsnormForward(gpu: Gpu, out: Tensor, rstd: Tensor, x: Tensor, w
   const [N, C] = checkRows('rmsnormForward', x, w, { out, rstd });
   noAlias('rmsnormForward', { out, rstd, x, w });
   gpu.run({
-    program: program(w.dtype as WeightDType, 'forward', rowThreads(C)),
+    program: program(w.dtype as WeightDType, 'forward', rowThreads(C, 4)),
     bindings: [x, w, out, rstd],
     uniforms: params(N, C, eps),
     workgroups: grid1d(N),
@@ -70,7 +67,7 @@ export function rmsnormBackward(
   noAlias(op, { dx, dw, dy, x, w, rstd });
   const dtype = w.dtype as WeightDType;
   gpu.run({
-    program: program(dtype, 'backward_dx', rowThreads(C)),
+    program: program(dtype, 'backward_dx', rowThreads(C, 4)),
     bindings: [x, w, undefined, rstd, dy, dx],
     uniforms: params(N, C, 0),
     workgroups: grid1d(N),
@@ -80,11 +77,11 @@ export function rmsnormBackward(
   const part = gpu.tensor([K, C], 'f32', 'rmsnorm.dw_part');
   const uniforms = params(N, C, 0, K);
   gpu.run({
-    program: program(dtype, 'dw_partial', rowThreads(C)),
+    program: program(dtype, 'dw_partial', rowThreads(C, 4)),
     bindings: [x, undefined, undefined, rstd, dy, undefined, part],
     uniforms,
     workgroups: [Math.ceil(C / 256), K],
   });
-  gpu.run({ program: program(dtype, 'dw_final', rowThreads(C)), bindings: [undefined, undefined, undefined, undefined, undefined, undefined, part, dw], uniforms, workgroups: [Math.ceil(C / 256)] });
+  gpu.run({ program: program(dtype, 'dw_final', rowThreads(C, 4)), bindings: [undefined, undefined, undefined, undefined, undefined, undefined, part, dw], uniforms, workgroups: [Math.ceil(C / 256)] });
   gpu.release(part); // later users of this pooled buffer are ordered after these dispatches
 }

@@ -44,8 +44,9 @@ const name = (c: Case) =>
 const f32 = (a: Float64Array) => Float64Array.from(Float32Array.from(a));
 
 describe('attention', () => {
-  for (const c of CASES) {
-    it(`forward + backward ${name(c)}`, async () => {
+  // 'tiled' is the GPU path; 'direct' the default on CPU adapters (SwiftShader), checked on every case too
+  for (const [c, path] of [...CASES.map((c) => [c, 'tiled'] as const), ...CASES.map((c) => [c, 'direct'] as const)]) {
+    it(`forward + backward ${path} ${name(c)}`, async () => {
       const gpu = await testGpu();
       const Tcap = c.Tcap ?? c.Tk;
       const d: AttnDims = { ...c, Tcap };
@@ -76,7 +77,7 @@ describe('attention', () => {
       const tk = gpu.upload(k, kShape, 'f32', 'k');
       const tv = gpu.upload(v, kShape, 'f32', 'v');
       const tmask = mask ? gpu.upload(mask, [c.B, Tcap], 'i32', 'mask') : undefined;
-      const opts = { mask: tmask, Tk: c.Tk, scale: c.scale };
+      const opts = { mask: tmask, Tk: c.Tk, scale: c.scale, path };
       const out = gpu.tensor(qShape, 'f32', 'out');
       const lse = gpu.tensor([c.B, c.NH, c.Tq], 'f32', 'lse');
       attentionForward(gpu, out, lse, tq, tk, tv, opts);

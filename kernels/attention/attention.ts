@@ -9,6 +9,7 @@ import { fillTemplate } from '../common.ts';
 import { LSE_MASKED } from './attention.ref.ts';
 import source from './attention.wgsl';
 import decodeSource from './decode.wgsl';
+import directSource from './direct.wgsl';
 
 export { LSE_MASKED };
 
@@ -24,6 +25,11 @@ export interface AttentionOptions {
    * Tq <= DECODE_TQ and the Tq * NH / NKV rows of a kv head fit DECODE_RMAX (and its tiles fit the device).
    */
   split?: boolean;
+  /**
+   * 'tiled' (attention.wgsl; the split decode forward where it applies) or 'direct' (direct.wgsl: no
+   * workgroup memory, no barriers). Default: 'direct' on CPU adapters (Gpu.cpu), 'tiled' elsewhere.
+   */
+  path?: 'tiled' | 'direct';
 }
 
 /** The split-K decode forward serves up to this many query positions, and this many rows per kv head. */
@@ -119,6 +125,17 @@ const attentionPrograms = programFactory(
   },
 );
 
+/** The barrier-free kernels of direct.wgsl, for CPU adapters (Gpu.cpu). */
+const directPrograms = programFactory((HS: number) => `${HS}`, (HS: number) => {
+  const key = `attention:direct:hs${HS}`;
+  const code = () => fillTemplate(directSource, { HS4: String(HS / 4) });
+  return {
+    fwd: { key, code, entryPoint: 'forwardDirect' } as Program,
+    dkdv: { key, code, entryPoint: 'backwardDkDvDirect' } as Program,
+    dq: { key, code, entryPoint: 'backwardDqDirect' } as Program,
+  };
+});
+
 interface Dims { B: number; Tq: number; Tk: number; Tcap: number; NH: number; NKV: number; HS: number; Tm: number; scale: number }
 
 const dummyMasks = new WeakMap<Gpu, Tensor>();
@@ -177,13 +194,23 @@ export function attentionForward(gpu: Gpu, out: Tensor, lse: Tensor, q: Tensor, 
   expectShape(op, 'lse', lse, [d.B, d.NH, d.Tq]);
   const R = d.Tq * (d.NH / d.NKV);
   const fits = d.Tq <= DECODE_TQ && R <= DECODE_RMAX;
-  if (opts.split ?? fits) {
+  const direct = (opts.path ?? (gpu.cpu ? 'direct' : 'tiled')) === 'direct';
+  if (opts.split ?? (fits && !direct)) {
     if (!fits) shapeError(op, `split: the decode path takes Tq <= ${DECODE_TQ} and Tq * NH / NKV <= ${DECODE_RMAX} rows per kv head, got Tq = ${d.Tq}, ${R} rows`);
     const dp = decodeProgramsFor(gpu, d.HS);
     if (dp) {
       decodeForward(gpu, dp, out, lse, q, k, v, opts, d);
       return;
     }
+  }
+  if (direct) {
+    gpu.run({
+      program: directPrograms(d.HS).fwd,
+      bindings: [q, k, v, maskOf(gpu, opts), out, lse],
+      uniforms: uniforms(d),
+      workgroups: grid1d(Math.ceil((d.B * d.Tq * d.NH) / 64)),
+    });
+    return;
   }
   const p = attentionPrograms(gpu, d.HS);
   gpu.run({
@@ -232,8 +259,15 @@ export function attentionBackward(
   expectShape(op, 'dq', dq, qShape);
   expectShape(op, 'dk', dk, kShape);
   expectShape(op, 'dv', dv, kShape);
-  const p = attentionPrograms(gpu, d.HS);
   const u = uniforms(d);
+  if ((opts.path ?? (gpu.cpu ? 'direct' : 'tiled')) === 'direct') {
+    const p = directPrograms(d.HS);
+    const mask = maskOf(gpu, opts);
+    gpu.run({ program: p.dkdv, bindings: [q, k, v, mask, out, lse, dout, undefined, undefined, dk, dv], uniforms: u, workgroups: grid1d(Math.ceil((d.B * d.Tcap * d.NKV) / 64)) });
+    gpu.run({ program: p.dq, bindings: [q, k, v, mask, out, lse, dout, undefined, dq], uniforms: u, workgroups: grid1d(Math.ceil((d.B * d.Tq * d.NH) / 64)) });
+    return;
+  }
+  const p = attentionPrograms(gpu, d.HS);
   const R = d.Tq * (d.NH / d.NKV);
   const ld = gpu.tensor([d.B, d.NH, d.Tq, 2], 'f32', 'attention.ld');
   gpu.run({

@@ -57,7 +57,7 @@ describe('attention decode (split-K)', () => {
       const out = gpu.upload(new Float32Array(nq).fill(NaN), qShape, 'f32', 'out');
       const lse = gpu.tensor([c.B, c.NH, c.Tq], 'f32', 'lse');
       const before = gpu.dispatchCount;
-      attentionForward(gpu, out, lse, tq, tk, tv, { mask: tmask, Tk: c.Tk }); // default: split for Tq <= 4
+      attentionForward(gpu, out, lse, tq, tk, tv, { mask: tmask, Tk: c.Tk, path: 'tiled' }); // default on a GPU: split for Tq <= 4
       expect(gpu.dispatchCount - before).toBe(2);
       const gotOut = await gpu.read(out);
       expectClose('out', gotOut, ref.out, { atol: 2e-6, rtol: 1e-4 });

@@ -118,6 +118,33 @@ describe('matmul forward', () => {
   });
 });
 
+describe('matmul direct (CPU adapters: no workgroup memory, no barriers)', () => {
+  for (const dtype of ['f32', 'bf16', 'f16'] as const) {
+    it(`every transpose and shape, ${dtype}`, async () => {
+      const gpu = await testGpu();
+      for (const [ta, tb] of TRANS) {
+        for (const [i, shape] of SHAPES.entries()) await check(gpu, { shape, ta, tb, dtype, seed: 300 + 10 * i, variant: 'direct' });
+      }
+    });
+  }
+
+  it('alpha, bias, accumulate, batches, broadcast operands', async () => {
+    const gpu = await testGpu();
+    await check(gpu, { shape: [65, 64, 7], ta: false, tb: true, dtype: 'f32', seed: 401, bias: true, variant: 'direct' });
+    await check(gpu, { shape: [65, 65, 65], ta: true, tb: false, dtype: 'f32', seed: 402, accumulate: true, alpha: -2, variant: 'direct' });
+    await check(gpu, { shape: [1, 7, 130], ta: false, tb: false, dtype: 'f16', seed: 403, accumulate: true, bias: true, variant: 'direct' });
+    await check(gpu, { shape: [65, 33, 17], ta: false, tb: true, dtype: 'bf16', seed: 404, batch: 3, broadcastB: true, bias: true, variant: 'direct' });
+    await check(gpu, { shape: [20, 65, 9], ta: true, tb: false, dtype: 'f32', seed: 405, batch: 2, broadcastA: true, accumulate: true, variant: 'direct' });
+  });
+
+  it('is the default on a CPU adapter, and the tiled kernel elsewhere', async () => {
+    const gpu = await testGpu();
+    const [a, b, c] = [gpu.zeros([9, 5], 'f32', 'a'), gpu.zeros([7, 5], 'f32', 'b'), gpu.tensor([9, 7], 'f32', 'c')];
+    expect(matmul(gpu, c, a, b, { transB: true }).includes(':direct')).toBe(gpu.cpu);
+    gpu.release(a, b, c);
+  });
+});
+
 describe('matmul gemv (skinny M, decode)', () => {
   // M picks the register bucket (1, 8, 16 rows); K % 4 == 0 takes the vec4 form, other K the scalar one.
   const GEMV_SHAPES: Shape[] = [[1, 1, 1], [7, 7, 7], [7, 64, 64], [8, 65, 65], [16, 130, 130], [1, 130, 64], [16, 7, 128]];
@@ -171,7 +198,7 @@ describe('matmul backward', () => {
     }
   });
 
-  async function checkBackward(gpu: Gpu, shape: Shape, ta: boolean, tb: boolean, batch: number, broadcastB: boolean, dtype: WeightDType, seed: number, alpha = 1): Promise<void> {
+  async function checkBackward(gpu: Gpu, shape: Shape, ta: boolean, tb: boolean, batch: number, broadcastB: boolean, dtype: WeightDType, seed: number, alpha = 1, variant: MatmulVariant = 'small'): Promise<void> {
     const [M, N, K] = shape;
     const bB = broadcastB ? 1 : batch;
     const aShape = [...(batch > 1 ? [batch] : []), ...(ta ? [K, M] : [M, K])];
@@ -185,7 +212,7 @@ describe('matmul backward', () => {
     const tDc = gpu.upload(dc, batch > 1 ? [batch, M, N] : [M, N], 'f32', 'dc');
     const tDa = gpu.upload(da0, aShape, 'f32', 'da');
     const tDb = dtype === 'f32' ? gpu.tensor(bShape, 'f32', 'db') : null;
-    matmulBackward(gpu, tDa, tDb, tDc, tA, tB, { transA: ta, transB: tb, alpha, accumulateDA: true, variant: 'small' });
+    matmulBackward(gpu, tDa, tDb, tDc, tA, tB, { transA: ta, transB: tb, alpha, accumulateDA: true, variant });
     const ref = matmulBackwardRef(dc, a, b, { M, N, K, batch, transA: ta, transB: tb, alpha, strideA: M * K, strideB: bB > 1 ? K * N : 0, strideC: M * N });
     const name = `${tname(ta, tb)} ${dtype} ${shape.join('x')} batch ${batch}${broadcastB ? ' shared b' : ''}`;
     expectClose(`da ${name}`, await gpu.read(tDa), ref.da.map((g, i) => g + da0[i]), tolFor(N));
@@ -201,6 +228,12 @@ describe('matmul backward', () => {
       await checkBackward(gpu, [9, 17, 65], ta, tb, 3, true, 'f32', 42); // db summed over the batch
     });
   }
+
+  it('the direct variant: every transpose, batched, a shared b', async () => {
+    const gpu = await testGpu();
+    for (const [ta, tb] of TRANS) await checkBackward(gpu, [9, 17, 65], ta, tb, 3, true, 'f32', 60, 0.5, 'direct');
+    await checkBackward(gpu, [7, 65, 64], false, true, 2, true, 'bf16', 61, 1, 'direct');
+  });
 
   it('packed 16-bit b: da only', async () => {
     const gpu = await testGpu();

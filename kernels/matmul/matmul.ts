@@ -9,6 +9,7 @@ import { shapeError } from '../../src/gpu/errors.ts';
 import { type Program, grid1d, programFactory } from '../../src/gpu/program.ts';
 import { type Tensor, is16, numel, shapeStr } from '../../src/gpu/tensor.ts';
 import { type WeightDType, fillTemplate, loadFn } from '../common.ts';
+import directSource from './direct.wgsl';
 import gemvSource from './gemv.wgsl';
 import source from './matmul.wgsl';
 
@@ -27,8 +28,10 @@ export const TILES = {
 /**
  * 'gemv': the skinny-M kernel of gemv.wgsl (no tiles: a workgroup of GEMV.kt threads splits K for
  * GEMV.nc output columns, each thread holding up to 16 rows of partial sums). For M <= 16 (decode).
+ * 'direct': direct.wgsl, a 4x4 block per thread from global memory with no workgroup memory and no
+ * barriers: the default on CPU adapters (Gpu.cpu), where barriers and idle lanes cost real time.
  */
-export type MatmulVariant = keyof typeof TILES | 'gemv';
+export type MatmulVariant = keyof typeof TILES | 'gemv' | 'direct';
 
 /** The gemv variant's shape: KT threads along K per workgroup, NC output columns per workgroup; M <= 16. */
 export const GEMV = { kt: 64, nc: 4, maxM: 16 } as const;
@@ -293,7 +296,8 @@ function checkDims(op: string, out: Tensor, a: Tensor, b: Tensor, bias: Tensor |
 function launch(
   gpu: Gpu, out: Tensor, a: Tensor, b: Tensor, bias: Tensor | undefined, d: MatmulDims, variant?: MatmulVariant | TileConfig, pairB = false,
 ): string {
-  const v = variant ?? chooseVariant(d.M, d.N, d.batch, gpu.limits.maxComputeWorkgroupStorageSize, d.transB);
+  const v = variant ?? (gpu.cpu ? 'direct' : chooseVariant(d.M, d.N, d.batch, gpu.limits.maxComputeWorkgroupStorageSize, d.transB));
+  if (v === 'direct') return launchDirect(gpu, out, a, b, bias, d);
   if (v === 'gemv' && d.M <= GEMV.maxM) return launchGemv(gpu, out, a, b, bias, d);
   const tile = v === 'gemv' ? TILES.rows : typeof v === 'string' ? TILES[v] : v;
   const program = matmulProgram(gpu, tile, d.transA, d.transB, b.dtype as WeightDType, d.accumulate, Boolean(bias), pairB && canPairB(tile, d, b.dtype));
@@ -303,6 +307,35 @@ function launch(
     bindings: bias ? [a, b, out, bias] : [a, b, out],
     uniforms: [d.M, d.N, d.K, d.batch, d.strideA, d.strideB, d.strideC, { f32: d.alpha }, d.offsetA, d.offsetB, d.offsetC, 0],
     workgroups: [Math.ceil(d.N / tile.bn), Math.ceil(d.M / tile.bm), d.batch],
+  });
+  return program.key;
+}
+
+const directKey = (transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean): string =>
+  `matmul:${transA ? 't' : 'n'}${transB ? 't' : 'n'}:${bDtype}:direct${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
+
+const directProgram = programFactory(directKey, (transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean): Program => ({
+  key: directKey(transA, transB, bDtype, accumulate, bias),
+  code: () => fillTemplate(directSource, {
+    B_ELEM: bDtype === 'f32' ? 'f32' : 'u32',
+    BIAS_DECL: bias ? '@group(0) @binding(4) var<storage, read> bias: array<f32>;' : '',
+    LOAD_B: loadFn('ldB', 'b', bDtype),
+    A_INDEX: transA ? 'aBase + k * u.M + m' : 'aBase + m * u.K + k',
+    B_INDEX: transB ? 'bBase + n * u.K + k' : 'bBase + k * u.N + n',
+    EPILOGUE: [...(bias ? ['x += bias[col + q];'] : []), ...(accumulate ? ['x += c[i];'] : [])].map((l) => `      ${l}`).join('\n'),
+  }),
+  entryPoint: 'forward',
+}));
+
+/** Records a direct dispatch: 8 x 8 threads of 4 x 4 outputs per workgroup. */
+function launchDirect(gpu: Gpu, out: Tensor, a: Tensor, b: Tensor, bias: Tensor | undefined, d: MatmulDims): string {
+  const program = directProgram(d.transA, d.transB, b.dtype as WeightDType, d.accumulate, Boolean(bias));
+  if (d.M === 0 || d.N === 0 || d.batch === 0) return program.key;
+  gpu.run({
+    program,
+    bindings: bias ? [a, b, out, bias] : [a, b, out],
+    uniforms: [d.M, d.N, d.K, d.batch, d.strideA, d.strideB, d.strideC, { f32: d.alpha }, d.offsetA, d.offsetB, d.offsetC, 0],
+    workgroups: [Math.ceil(d.N / 32), Math.ceil(d.M / 32), d.batch],
   });
   return program.key;
 }

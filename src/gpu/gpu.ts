@@ -63,6 +63,11 @@ export class Gpu {
   readonly adapter: AdapterSummary;
   readonly hasSubgroups: boolean;
   readonly hasTimestamps: boolean;
+  /**
+   * A CPU implementation (SwiftShader, lavapipe): every invocation runs as CPU code and every barrier is a
+   * switch between invocations, so kernels pick barrier-free, narrow variants here (kernels/matmul 'direct').
+   */
+  readonly cpu: boolean;
   /** Set when the device is lost; every later call throws DEVICE_LOST. */
   lostReason: string | null = null;
   /** Prints generated WGSL when a pipeline is built (STYLE: a debug flag). */
@@ -95,6 +100,8 @@ export class Gpu {
     this.adapter = summarizeAdapter(adapter);
     this.hasSubgroups = device.features.has('subgroups');
     this.hasTimestamps = device.features.has('timestamp-query');
+    const a = this.adapter;
+    this.cpu = a.isFallback || /swiftshader|llvmpipe|lavapipe|softpipe/i.test(`${a.vendor} ${a.architecture} ${a.device} ${a.description}`);
     device.addEventListener('uncapturederror', (ev) => {
       this.errors.push((ev as GPUUncapturedErrorEvent).error.message);
     });

@@ -36,7 +36,8 @@ export type TryEvent =
   | { kind: 'task'; task: string; gold: string | null; team: string; order: string[]; horizon: number }
   /** An agent's text so far (`id` names one action: a dynamic graph may call a role twice in a turn). */
   | { kind: 'tokens'; id: string; turn: number; role: string; text: string; tokens: number }
-  | { kind: 'turn'; turn: number; texts: Record<string, string>; teamReward: number; correct: boolean; feedback: string; answers: Record<string, AgentAnswer> };
+  /** A turn judged: the texts the environment got, the team's answer (the last answering role that gave one) and the reward. */
+  | { kind: 'turn'; turn: number; texts: Record<string, string>; answer: string | null; teamReward: number; correct: boolean; feedback: string; answers: Record<string, AgentAnswer> };
 
 export interface TryResult {
   task: string;
@@ -95,6 +96,12 @@ export async function heldOutTask(config: RunConfig, seed: number): Promise<{ ta
   }
 }
 
+/** The team's answer of a turn: the last answering role, in acting order, that gave one. */
+function teamAnswer(answers: Record<string, AgentAnswer>): string | null {
+  const given = Object.values(answers).filter((a) => a.answer !== null);
+  return given.length ? given[given.length - 1].answer : null;
+}
+
 const goldOf = (info: Record<string, unknown>): string | null => (typeof info.answer === 'string' ? info.answer : null);
 
 /** Thrown by a try's own interrupt: the user stopped it. */
@@ -126,7 +133,7 @@ export async function tryTeam(o: TryOptions, req: TryRequest): Promise<TryResult
     async step(actions: Record<string, string>, so?: StepOptions) {
       const r = await env.step(actions, so);
       judged.push({ teamReward: r.teamReward, correct: r.correct, feedback: r.feedback, answers: r.answers });
-      emit({ kind: 'turn', turn: turns++, texts: { ...actions }, teamReward: r.teamReward, correct: r.correct, feedback: r.feedback, answers: r.answers });
+      emit({ kind: 'turn', turn: turns++, texts: { ...actions }, answer: teamAnswer(r.answers), teamReward: r.teamReward, correct: r.correct, feedback: r.feedback, answers: r.answers });
       return r;
     },
   };
@@ -159,9 +166,8 @@ export async function tryTeam(o: TryOptions, req: TryRequest): Promise<TryResult
     stopped = true;
   }
   const last = judged[judged.length - 1];
-  const answers = last ? Object.values(last.answers).filter((x) => x.answer !== null) : [];
   return {
     task, stopped, correct: episode?.correct ?? false, teamReward: judged.reduce((s, x) => s + x.teamReward, 0), turns: judged.length,
-    answer: answers.length ? answers[answers.length - 1].answer : null,
+    answer: last ? teamAnswer(last.answers) : null,
   };
 }

@@ -61,6 +61,8 @@ function checkStream(events: TryEvent[], result: TryResult): Array<Extract<TryEv
     const acted = [...last.values()].filter((e) => e.turn === t.turn);
     expect(acted.map((e) => e.role)).toEqual(Object.keys(t.texts)); // one streamed action per agent, in acting order
     for (const e of acted) expect(e.text, `${e.role}, turn ${t.turn}`).toBe(t.texts[e.role]);
+    const given = Object.values(t.answers).filter((x) => x.answer !== null);
+    expect(t.answer).toBe(given.length ? given[given.length - 1].answer : null);
   }
   return turns;
 }

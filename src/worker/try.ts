@@ -25,7 +25,7 @@ export class TeamTrial {
       const loaded = this.run.team;
       const config = loaded?.config ?? parseRunConfig(draft);
       const model = loaded?.model ?? await this.session.load(config.model.path);
-      const team = loaded ? `run ${this.run.id} at iteration ${loaded.iteration}` : `the base model ${model.summary.name} (no run loaded: untrained)`;
+      const team = loaded ? `run ${this.run.id} at iteration ${loaded.iteration}` : `the base model ${model.summary.name}, untrained (no run loaded)`;
       return this.session.exclusive('trying the team', () => tryTeam({
         decoder: model.decoder, tokenizer: model.tokenizer, config, policy: loaded?.policy ?? null, team, onEvent: send,
         interrupt: () => { if (ctl.stop) throw new Error('stopped'); },

@@ -106,7 +106,7 @@ function Transcript({ view }: { view: TryView }) {
       <p role="status" aria-live="polite" className="hint" data-testid="try-status">{status}</p>
       {view.error && <ErrorBox error={view.error} testid="try-error" />}
       {view.task !== null && (
-        <p data-testid="try-task"><strong>Task</strong> <span className="hint">({view.team})</span>: {view.task}
+        <p data-testid="try-task"><strong>Task:</strong> {view.task} <span className="hint">— answered by {view.team}</span>
           {view.gold !== null && <span className="hint"> — expected answer {view.gold}</span>}</p>
       )}
       {Array.from({ length: turnCount }, (_, t) => {
@@ -130,7 +130,7 @@ function Transcript({ view }: { view: TryView }) {
             </ol>
             {judged && (
               <p className={`try-judgement ${judged.correct ? 'good' : 'bad'}`} data-testid={`try-judgement-${t}`}>
-                <strong>Judge:</strong> {judged.feedback}. Team answer {judged.answer ?? 'none given'}; reward <span data-testid={`try-reward-${t}`}>{judged.teamReward}</span>
+                <strong>{judged.feedback}</strong>. Team answer {judged.answer ?? 'none given'}; reward <span data-testid={`try-reward-${t}`}>{judged.teamReward}</span>
               </p>
             )}
           </section>

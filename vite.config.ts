@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { Plugin } from 'vite';
 import { defineConfig } from 'vitest/config';
 import react from '@vitejs/plugin-react';
@@ -26,6 +27,17 @@ function devWithoutCsp(): Plugin {
   };
 }
 
+/**
+ * index.html's Content-Security-Policy (its meta tag: the one place it is written), which `vite preview` and
+ * `npm start` also send as an HTTP header: a worker's policy comes from its own script's response headers,
+ * not from the page's meta, and the engine worker is what fetches from the Hub (connect-src).
+ */
+export function pageCsp(html = readFileSync(new URL('./index.html', import.meta.url), 'utf8')): string {
+  const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]+)"/.exec(html)?.[1];
+  if (!csp) throw new Error('index.html has no <meta http-equiv="Content-Security-Policy" content="..."> tag: the preview server sends the same policy as a header');
+  return csp;
+}
+
 // The Vulkan loader reads its driver variables at process start: set them here, before vitest forks
 // its test workers, so the workers' Dawn finds the GPU (or SwiftShader) from their first line. Only under
 // vitest: building and serving the lab needs nothing but Node (no Chromium, no GPU driver).
@@ -39,7 +51,7 @@ export default defineConfig({
   worker: { format: 'es', plugins: () => [wgslText()] },
   build: { target: 'es2022', outDir: 'dist' },
   server: { host: '127.0.0.1' },
-  preview: { host: '127.0.0.1' },
+  preview: { host: '127.0.0.1', headers: { 'Content-Security-Policy': pageCsp() } },
   test: {
     include: ['kernels/**/*.test.ts', 'src/**/*.test.ts'],
     environment: 'node',

@@ -2,14 +2,17 @@
 // a free loopback port serves the Hub's URL layout (/api/models/<id>/tree/main, /<id>/resolve/main/<file>,
 // with Range and CORS) for the built-in tiny model as the repo "test-org/marft-tiny"; model.safetensors
 // breaks off half-way the first time. The lab is pointed at it with ?hub=http://127.0.0.1:<port> (the
-// worker honours that only for a loopback origin), and this test alone adds that origin to the page's
-// connect-src (it rewrites the served page; the built index.html keeps the real policy). Checks: the
+// worker honours that only for a loopback origin). The engine worker's fetches obey the CSP header its own
+// script is served with (the page's policy, which `vite preview` and `npm start` send as a header too,
+// checked first on the suite's server), so this test serves the built lab itself from a second loopback
+// server whose policy adds that origin to connect-src, in the header and the meta (dist/ is not changed). Checks: the
 // listing and the ask before downloading, the resumed download (a Range request), the model loads and
 // is kept (model picker and Storage panel, with its size and Delete), no request leaves localhost and
 // no CSP rule is broken.
 
 import { createHash } from 'node:crypto';
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { extname, join, normalize } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect, test } from '@playwright/test';
@@ -70,19 +73,45 @@ async function localHub(): Promise<Served> {
   return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, log };
 }
 
+/** The built lab (dist/) on a loopback port, its page's policy (meta and header) allowing `hubOrigin` too. */
+async function labWithHub(hubOrigin: string): Promise<Served> {
+  const withHub = (text: string) => text.replace("connect-src 'self'", `connect-src 'self' ${hubOrigin}`);
+  const html = withHub(readFileSync('dist/index.html', 'utf8'));
+  const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]+)"/.exec(html)![1];
+  const types: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json', '.svg': 'image/svg+xml', '.wasm': 'application/wasm', '.png': 'image/png' };
+  const log: string[] = [];
+  const server = createServer((req, res) => {
+    const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
+    log.push(path);
+    const file = join('dist', normalize(path === '/' ? '/index.html' : path));
+    if (!file.startsWith('dist') || !existsSync(file) || !statSync(file).isFile()) { res.writeHead(404); res.end(); return; }
+    res.writeHead(200, { 'Content-Type': types[extname(file)] ?? 'application/octet-stream', 'Content-Security-Policy': csp });
+    res.end(file === join('dist', 'index.html') ? html : readFileSync(file));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, log };
+}
+
+test('the served page and its engine worker script carry the page\'s Content-Security-Policy as a header', async ({ request }) => {
+  const page = await request.get('/');
+  const meta = /<meta http-equiv="Content-Security-Policy" content="([^"]+)"/.exec(await page.text())?.[1];
+  expect(meta).toContain("connect-src 'self' https://huggingface.co");
+  expect(page.headers()['content-security-policy']).toBe(meta);
+  const worker = readdirSync('dist/assets').find((f) => /^engine\.worker-[\w-]+\.js$/.test(f));
+  expect(worker, 'the built engine worker').toBeDefined();
+  const res = await request.get(`/assets/${worker}`);
+  expect(res.status()).toBe(200);
+  expect(res.headers()['content-security-policy'], 'the worker script\'s policy header').toBe(meta);
+});
+
 test('a Hub model is listed, asked for, downloaded with a resume after a broken transfer, loaded and kept', async ({ page, context }) => {
   const hub = await localHub();
+  const lab = await labWithHub(hub.origin);
   try {
     const offsite: string[] = [];
     context.on('request', (r) => {
       const u = new URL(r.url());
       if (u.protocol !== 'data:' && u.protocol !== 'blob:' && !LOCAL.has(u.hostname)) offsite.push(r.url());
-    });
-    // the test's CSP: the real policy plus the local Hub (the built page itself is not changed)
-    await page.route((u) => u.pathname === '/' || u.pathname === '/index.html', async (route) => {
-      const r = await route.fetch();
-      const html = (await r.text()).replace("connect-src 'self'", `connect-src 'self' ${hub.origin}`);
-      await route.fulfill({ response: r, body: html });
     });
     await page.addInitScript(() => {
       const w = window as unknown as { __csp: string[] };
@@ -91,7 +120,7 @@ test('a Hub model is listed, asked for, downloaded with a resume after a broken 
     });
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`/?hub=${encodeURIComponent(hub.origin)}`);
+    await page.goto(`${lab.origin}/?hub=${encodeURIComponent(hub.origin)}`);
     await expect(page.getByTestId('gpu-status')).toHaveAttribute('data-state', 'ready', { timeout: 60_000 });
     expect(hub.log, 'nothing is fetched from the Hub before the user asks').toEqual([]);
 
@@ -166,6 +195,7 @@ test('a Hub model is listed, asked for, downloaded with a resume after a broken 
     expect(violations, 'CSP violations').toEqual([]);
     expect(errors).toEqual([]);
   } finally {
+    lab.server.close();
     hub.server.close();
   }
 });

@@ -2,7 +2,7 @@
 // table (reliability/RELIABILITY.md -> RELIABILITY.md) and the lab's screenshot after a short run
 // (test-screens/live.png -> docs/screenshot.png), the Hub download panel (e2e/hub.spec.ts), the credit sandbox
 // (test-screens/credit-sandbox-classroom.png -> docs/credit-sandbox.png), the chart and graph of e2e/a11y.spec.ts
-// the Pause feedback (e2e/feedback.spec.ts) and the demo run's curves (e2e/demo.spec.ts). Tests themselves write only to ignored folders.
+// the Pause feedback (e2e/feedback.spec.ts), the demo run's curves (e2e/demo.spec.ts) and Try the team (e2e/try-team.spec.ts). Tests themselves write only to ignored folders.
 import { copyFileSync, existsSync } from 'node:fs';
 
 const copies: Array<[string, string]> = [
@@ -14,6 +14,7 @@ const copies: Array<[string, string]> = [
   ['test-screens/graph-editor.png', 'docs/graph-editor.png'],
   ['test-screens/feedback-pausing.png', 'docs/feedback-pausing.png'],
   ['test-screens/demo-train.png', 'docs/demo-train.png'],
+  ['test-screens/try-team.png', 'docs/try-team.png'],
 ];
 const missing = copies.filter(([from]) => !existsSync(from)).map(([from]) => from);
 if (missing.length) {

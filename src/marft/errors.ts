@@ -22,7 +22,8 @@ export type MarftErrorCode =
   | 'ADAPTER_MISMATCH' // an agent's adapter does not fit the base model its run names (ONNX export, logits)
   | 'EPISODES_INVALID' // recorded episodes (marft inspect's JSONL): a line that is not JSON, a field missing or wrong
   | 'DEMO_INVALID' // public/demo/ holds no usable demo run (missing, or not the format scripts/make-demo-run.ts writes)
-  | 'EPISODES_GROUP'; // recorded episodes under GRPO: a group without exactly rollout.groupSize episodes
+  | 'EPISODES_GROUP' // recorded episodes under GRPO: a group without exactly rollout.groupSize episodes
+  | 'TRY_INPUT'; // Try the team: an empty problem or answer, a bad temperature, a typed problem for an environment that judges only its own tasks
 
 const HINTS: Record<MarftErrorCode, string> = {
   CREDIT: 'With credit "per_step", give a reward function for every role (or a fallback), or turn reward sharing on.',
@@ -36,6 +37,7 @@ const HINTS: Record<MarftErrorCode, string> = {
   EPISODES_INVALID: 'Fix the line and field named above: each line is one episode {id, group?, turns: [{reward, actions: [{role, tokens, value | values, text?}]}]} (README: "Inspecting recorded episodes").',
   EPISODES_GROUP: 'With GRPO every group (the "group" field) needs exactly rollout.groupSize episodes, the samples of one task: add or drop episodes, or run with a config whose groupSize matches.',
   DEMO_INVALID: 'Rebuild the demo with `node scripts/bundle.mjs scripts/make-demo-run.ts && node .build/make-demo-run.mjs` (it writes public/demo/), then reload the page.',
+  TRY_INPUT: 'Type a problem and the answer it should get (the judge checks the team\'s \\boxed{} answer against it), or pick a held-out task; the temperature is 0 (greedy) to 10.',
   SHAPE: 'This is a bug in the caller: the arrays describe the same tokens or actions and must have the same length.',
 };
 

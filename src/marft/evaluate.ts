@@ -28,6 +28,9 @@ export interface EvalResult {
   split: string;
 }
 
+/** The adapter slot agent `agent` generates with: its own (per-agent LoRA), the shared one, or -1 (the base model, untrained). */
+export const agentSlot = (config: RunConfig, trained: boolean, agent: number): number => (trained ? (config.lora.mode === 'per_agent' ? agent : 0) : -1);
+
 /** `state` null evaluates the base model (adapter slot -1 for every agent). */
 export async function evaluate(decoder: Decoder, tokenizer: LoadedTokenizer, config: RunConfig, state: TrainState | null, o: EvalOptions): Promise<EvalResult> {
   const graph = compileGraph(config.graph);
@@ -38,7 +41,7 @@ export async function evaluate(decoder: Decoder, tokenizer: LoadedTokenizer, con
     makeEnv: () => envFromConfig(config.env, { split: o.split, horizon: config.rollout.horizon }),
     seeds: Array.from({ length: o.episodes }, (_, i) => seed * 100003 + i), rng: new Rng(seed),
     adapters: state?.policy ?? null,
-    slotOf: (agent) => (state ? (config.lora.mode === 'per_agent' ? agent : 0) : -1),
+    slotOf: (agent) => agentSlot(config, state !== null, agent),
     greedy: !o.sampled,
   });
   const agents: Record<string, number> = {};

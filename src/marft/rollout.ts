@@ -63,6 +63,13 @@ export interface RolloutOptions {
   onProgress?: (done: number, total: number, phase: string) => void;
   /** Called before every decode step; what it throws abandons the rollout (generate's interrupt). */
   interrupt?: () => void;
+  /**
+   * Streams the agents' tokens as they are generated (the lab's Try panel): `calls` names each sequence of
+   * one batched generate call (`call` counts the calls of this rollout), `fresh` its new tokens (generate's onTokens).
+   */
+  onTokens?: (calls: ReadonlyArray<{ call: number; episode: number; turn: number; agent: number }>, fresh: number[][]) => void;
+  /** Generate's readback interval (default: generate's); a viewer of onTokens wants it small. */
+  syncEvery?: number;
   /** The generator (default: batched GPU generation); tests script the agents' outputs with it. */
   generateFn?: typeof generate;
 }
@@ -137,6 +144,8 @@ async function rolloutWith(envs: AsyncEnv[], o: RolloutOptions): Promise<Rollout
       decode: (ids) => tokenizer.decode(ids, { skipSpecialTokens: true }),
       padId: tokenizer.padId ?? decoder.config.padTokenId ?? 0,
       interrupt: o.interrupt,
+      syncEvery: o.syncEvery,
+      onTokens: o.onTokens && ((fresh) => o.onTokens!(reqs.map((r) => ({ call: calls, episode: r.episode, turn, agent: r.agent })), fresh)),
     });
     calls++;
     // this batch's KV caches: the next call's prompts are longer, so they would not be reused

@@ -231,6 +231,11 @@ export class Run {
   }
   /** The model the run trains on (its tokenizer decodes the episodes). */
   get model(): SessionModel | null { return this.loaded?.model ?? null; }
+  /** The loaded run's team as it stands (config and adapters), for Try the team; null when none is loaded. */
+  get team(): { model: SessionModel; config: RunConfig; policy: TrainState['policy']; iteration: number } | null {
+    const a = this.loaded;
+    return a ? { model: a.model, config: a.state.config, policy: a.state.policy, iteration: a.state.iteration } : null;
+  }
 
   /** Tells the listener; one that fails or went away (the page of a worker's comlink proxy) is ignored. */
   private emit<K extends keyof RunEvents>(k: K, e: Parameters<RunEvents[K]>[0]): void {

@@ -1,6 +1,6 @@
 // Generation: greedy decoding with the KV cache equals the argmax of a full forward at every step (and
 // transformers' own greedy generate on the parity fixture); sampling is reproducible from its seed and
-// honours stop tokens and per-sequence limits.
+// honours stop tokens and per-sequence limits; onTokens streams exactly the final tokens.
 
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -88,6 +88,31 @@ describe('generate', () => {
     expect(steps[steps.length - 1][0]).toBe(steps[0][1]);
     const greedy = { ...opts, sampling: { temperature: 0 }, streams: undefined };
     expect(await generate(dec, prompts, { ...greedy, maxPrefillTokens: 3 })).toEqual(await generate(dec, prompts, greedy));
+    releaseWeights(gpu, dec.weights);
+  });
+
+  it('onTokens streams each sequence\'s tokens at every readback: in order, their concatenation the final tokens', async () => {
+    const gpu = await testGpu();
+    const config = tinyConfig();
+    const dec = new Decoder(gpu, config, uploadWeights(gpu, config, (n) => tinyWeights(config, 4, 0.3).get(n)));
+    const prompts = [[1, 2, 3], [4, 5], [6]];
+    const opts = { maxNewTokens: [9, 3, 9], sampling: { temperature: 1 }, seed: 7, streams: [0, 1, 2] };
+    const plain = await generate(dec, prompts, opts);
+    // a stop token early in sequence 0: it is streamed (it ends the sequence's tokens), nothing after it
+    const stopTokens = [plain.tokens[0][1]];
+    const ref = await generate(dec, prompts, { ...opts, stopTokens });
+    for (const split of [undefined, 4]) { // one batch, and sub-batches of one prompt each (4 padded tokens fit one 3-token prompt)
+      const calls: number[][][] = [];
+      const gen = await generate(dec, prompts, { ...opts, stopTokens, syncEvery: 2, maxPrefillTokens: split, onTokens: (fresh) => calls.push(fresh) });
+      expect(gen).toEqual(ref); // streaming changes nothing
+      expect(calls.every((c) => c.length === 3)).toBe(true);
+      for (let b = 0; b < 3; b++) expect(calls.flatMap((c) => c[b]), `sequence ${b}, split ${split}`).toEqual(ref.tokens[b]);
+      // every 2 steps: a readback never brings more than 2 tokens of a sequence, and there are several
+      expect(calls.every((c) => c.every((t) => t.length <= 2))).toBe(true);
+      expect(calls.length).toBeGreaterThanOrEqual(split ? 4 + 2 : 5);
+    }
+    expect(ref.finish[0]).toBe('stop_token');
+    expect(ref.tokens[0]).toEqual(plain.tokens[0].slice(0, plain.tokens[0].indexOf(stopTokens[0]) + 1));
     releaseWeights(gpu, dec.weights);
   });
 });

@@ -1,7 +1,8 @@
 // Batched generation with a KV cache and GPU sampling. Prompts are left-padded to one length and
 // prefilled together; each step samples one token per sequence on the GPU and feeds it straight back as
 // the next input, so the only readbacks are the token and log-prob buffers, every `syncEvery` steps, to
-// check stop tokens, stop strings and per-sequence limits (finished sequences idle until all are done).
+// check stop tokens, stop strings and per-sequence limits (finished sequences idle until all are done) and
+// hand the tokens accepted so far to a viewer that streams them (onTokens; a small syncEvery looks live).
 // A batch whose prefill would pass MAX_PREFILL_TOKENS runs as consecutive sub-batches: one prefill over
 // all of it would exceed the 65535-workgroups-per-dimension limit of row-per-workgroup kernels (and
 // memory); per-sequence RNG streams keep sampled results the same whatever the split.
@@ -37,6 +38,11 @@ export interface GenerateOptions {
   maxPrefillTokens?: number;
   /** Called after each readback with the number of steps done. */
   onProgress?: (steps: number, maxSteps: number) => void;
+  /**
+   * Called after each readback with each sequence's tokens accepted since the last one (possibly none), so
+   * a viewer can stream them: their concatenation is the sequence's final `tokens`, in order.
+   */
+  onTokens?: (fresh: number[][]) => void;
   /** Called before every decode step; what it throws abandons the generation (a training run paused or stopped). */
   interrupt?: () => void;
 }
@@ -71,6 +77,7 @@ export async function generate(dec: Decoder, prompts: readonly number[][], opts:
       slots: opts.slots?.slice(a, b),
       streams: streams.slice(a, b),
       onProgress: opts.onProgress && ((steps, max) => opts.onProgress!(k * max + steps, parts * max)),
+      onTokens: opts.onTokens && ((fresh) => opts.onTokens!(Array.from({ length: B }, (_, i) => (i >= a && i < b ? fresh[i - a] : [])))),
     });
     out.tokens.push(...part.tokens);
     out.logprobs.push(...part.logprobs);
@@ -136,6 +143,7 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
       }
       if (last || (step + 1) % syncEvery === 0) {
         const [toks, lps] = [await g.read(allTokens), await g.read(allLogprobs)];
+        const before = out.tokens.map((t) => t.length);
         for (let b = 0; b < B; b++) {
           for (let i = read; i <= step && !done[b]; i++) {
             if (i >= limits[b]) { done[b] = true; break; }
@@ -152,6 +160,7 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
           if (out.tokens[b].length >= limits[b]) done[b] = true;
         }
         read = step + 1;
+        opts.onTokens?.(out.tokens.map((t, b) => t.slice(before[b])));
         opts.onProgress?.(read, maxNew);
         if (done.every(Boolean)) { if (!last) dec.release(st); break; }
       }

@@ -1,4 +1,4 @@
-// The lab's page: header, control bar, notices and the four views as ARIA tabs (arrow keys move between them).
+// The lab's page: header, control bar, notices and the five views as ARIA tabs (arrow keys move between them).
 
 import { Builder } from './builder/Builder.tsx';
 import { ControlBar } from './ControlBar.tsx';
@@ -8,9 +8,10 @@ import { LiveView } from './live/LiveView.tsx';
 import { Notices } from './Notices.tsx';
 import { RunsView } from './runs/RunsView.tsx';
 import { StoragePanel } from './runs/StoragePanel.tsx';
+import { TryPanel } from './try/TryPanel.tsx';
 import { type Tab, selectTab, setTab, useLab } from './store.ts';
 
-const TABS: Array<[Tab, string]> = [['build', 'Build'], ['train', 'Train'], ['inspect', 'Inspect'], ['runs', 'Runs']];
+const TABS: Array<[Tab, string]> = [['build', 'Build'], ['train', 'Train'], ['inspect', 'Inspect'], ['try', 'Try the team'], ['runs', 'Runs']];
 
 export function App() {
   const tab = useLab(selectTab);
@@ -45,6 +46,7 @@ export function App() {
       <div {...panel('build')}><Builder /></div>
       <div {...panel('train')}><LiveView /></div>
       <div {...panel('inspect')}><Inspector /></div>
+      <div {...panel('try')}><TryPanel /></div>
       <div {...panel('runs')}><StoragePanel /><RunsView /></div>
     </main>
   );

@@ -102,6 +102,7 @@ const TITLES: Record<AnyErrorCode | UiCode, string> = {
   MODEL_IN_USE: 'The model is in use',
   NO_EPISODES: 'Nothing to inspect yet',
   NO_AGENT: 'No such agent in the run',
+  TRY_INPUT: 'The try cannot start',
   ADAPTER_MISMATCH: 'The adapter does not fit the base model',
   INTERNAL: 'Unexpected error',
   ROLLBACK: 'Rolled back to the last checkpoint',

@@ -18,13 +18,14 @@ import { type BuilderSnapshot, type History, emptyHistory, record } from './buil
 import type { ColorBy } from './inspector/colors.ts';
 import { metricValues } from './live/metric-keys.ts';
 import { Series } from './live/series.ts';
+import { type TryView, emptyTry } from './try/transcript.ts';
 
 export type GpuState =
   | { status: 'probing' }
   | { status: 'ready'; probe: ProbeResult }
   | { status: 'error'; error: WorkerError };
 
-export type Tab = 'build' | 'train' | 'inspect' | 'runs';
+export type Tab = 'build' | 'train' | 'inspect' | 'try' | 'runs';
 
 export interface Notice extends WorkerError {
   id: number;
@@ -131,6 +132,8 @@ export interface LabState {
   // inspector
   inspector: InspectorState;
   profile: ProfileState;
+  /** Try the team: the streamed episode in view. */
+  tryTeam: TryView;
   // runs
   runs: RunSummary[];
   runsLoaded: boolean;
@@ -186,6 +189,7 @@ export const useLab = create<LabState>(() => ({
   metricsVersion: 0,
   inspector: { iteration: null, newest: null, kept: [], sandbox: false, episodes: [], selected: null, colorBy: 'advantage', compare: null, primary: null, secondary: null, token: null, loading: false },
   profile: { armed: false, last: null },
+  tryTeam: emptyTry(),
   runs: [],
   runsLoaded: false,
   overlays: [],
@@ -295,6 +299,7 @@ export const selectHub = (s: LabState): HubState => s.hub;
 export const selectDataset = (s: LabState): DatasetState | null => s.dataset;
 export const selectInspector = (s: LabState): InspectorState => s.inspector;
 export const selectProfile = (s: LabState): ProfileState => s.profile;
+export const selectTry = (s: LabState): TryView => s.tryTeam;
 /** Whether the device can time kernels (null until the GPU probe answers). */
 export const selectTimestampQuery = (s: LabState): boolean | null => (s.gpu.status === 'ready' ? s.gpu.probe.timestampQuery : null);
 export const selectRuns = (s: LabState): RunSummary[] => s.runs;

@@ -17,6 +17,9 @@ import type { EpisodeSummary, Notice, RunEvents } from '../marft/run.ts';
 import type { DeviceProbe, ModelSummary } from '../marft/session.ts';
 import type { Download } from '../marft/export/agent.ts';
 import type { ModuleReport, ModuleTry } from '../marft/env-modules.ts';
+import type { TryEvent, TryRequest, TryResult } from '../marft/try-team.ts';
+
+export type { TryEvent, TryProblem, TryRequest, TryResult } from '../marft/try-team.ts';
 
 export type { ModuleReport, ModuleTry };
 export { MODULE_TEMPLATE } from '../marft/env-modules.ts';
@@ -177,6 +180,16 @@ export interface EngineApi {
    * the typed answer, each replayed for determinism. Module problems come back in the report's error.
    */
   tryEnvModule(t: ModuleTry): Promise<Result<ModuleReport>>;
+  /**
+   * Try the team: one episode of the loaded run's team (its adapters as they stand), or with no run loaded
+   * of the base model under `config`, on a typed problem or a held-out task. `onEvent` (a comlink.proxy)
+   * gets the task, each agent's text as it streams and each turn's judgement. Refused while a run trains.
+   */
+  tryTeam(config: RunConfig, request: TryRequest, onEvent: (e: TryEvent) => void): Promise<Result<TryResult>>;
+  /** Stops the try in flight within a decode step (its result says stopped). */
+  tryStop(): Promise<void>;
+  /** The held-out task `seed` draws (the loaded run's environment, or `config`'s), with its gold answer. */
+  tryTask(config: RunConfig, seed: number): Promise<Result<{ task: string; gold: string | null }>>;
   /** Test hook: destroys the GPU device, as a driver reset would. */
   debugLoseDevice(): Promise<void>;
 }

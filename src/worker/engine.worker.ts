@@ -22,6 +22,7 @@ import { importFolderToOpfs, isHiddenFolder, modelFilesFor, modelsStore, tryFetc
 import { deleteLocalModel, storageUsage } from './storage.ts';
 import { cancelHubDownload, downloadHubModel, hubOrigin, listHubModel } from './hub.ts';
 import { browserPlatform, modelsBase } from './platform.ts';
+import { TeamTrial } from './try.ts';
 import { deleteRun, importCheckpoint, listRuns, newRunId, runHistory, runMetaFile, runsStore } from './run-folders.ts';
 
 /** Runs `f`, turning any throw into a Result error. */
@@ -53,6 +54,8 @@ const forward: RunEvents = {
 
 const session = new Session(browserPlatform);
 const run = new Run(session, runsStore, forward);
+/** Try the team; what needs the model for something else stops a try in flight first (trial.makeWay). */
+const trial = new TeamTrial(session, run);
 
 /** A kept iteration of the loaded run (the last when `iteration` is undefined), or NO_EPISODES. */
 function kept(iteration?: number) {
@@ -96,6 +99,7 @@ async function leaveDemo(): Promise<void> {
 }
 
 async function modelInfo(path: string): Promise<ModelInfo> {
+  await trial.makeWay();
   const m = await session.load(path);
   return { ...m.summary, path, bytes: await weightBytes(m.source.files) };
 }
@@ -150,20 +154,22 @@ const api: EngineApi = {
   }),
   start: (config, options) => wrap(async () => {
     if (run.busy) throw new MarftError('BUSY', 'a run is training');
+    await trial.makeWay();
     const id = newRunId();
     return { runId: await run.start(config, { id, paused: options?.paused ?? false, files: runMetaFile({ id, createdAt: new Date().toISOString(), source: 'new' }) }) };
   }),
-  openRun: (runId, checkpoint) => wrap(async () => ({ runId, iteration: await run.open(runId, checkpoint) })),
+  openRun: (runId, checkpoint) => wrap(async () => { await trial.makeWay(); return { runId, iteration: await run.open(runId, checkpoint) }; }),
   openDemo: () => wrap(async () => {
     if (run.busy) throw new MarftError('BUSY', 'a run is training: pause it to open the demo run');
+    await trial.makeWay();
     const [zip, record] = await Promise.all([demoFile(DEMO_CHECKPOINT_FILE), demoRecord()]);
     if ((await runsStore.stat(DEMO_RUN_ID)) === null) await importCheckpoint(zip, 'the demo run', runsStore, { id: DEMO_RUN_ID, source: 'demo' });
     const iteration = await run.open(DEMO_RUN_ID);
     return { runId: DEMO_RUN_ID, iteration, inspectIteration: record.iteration, episodes: record.episodes };
   }),
-  resume: (until) => wrap(async () => { await leaveDemo(); await run.train(until); }),
+  resume: (until) => wrap(async () => { await trial.makeWay(); await leaveDemo(); await run.train(until); }),
   async pause() { run.pause(); },
-  step: () => wrap(async () => { await leaveDemo(); await run.step(); }),
+  step: () => wrap(async () => { await trial.makeWay(); await leaveDemo(); await run.step(); }),
   tryEnvModule: (t) => wrap(() => tryModule(t)),
   profileNext: (on) => wrap(() => ({ armed: run.profileNext(on) })),
   async stop() { run.stop(); },
@@ -231,6 +237,9 @@ const api: EngineApi = {
     return sessionAgentLogits(session, ck, role, ids);
   }),
   importCheckpoint: (bytes, fileName) => wrap(() => importCheckpoint(bytes, fileName)),
+  tryTeam: (config, request, onEvent) => wrap(() => trial.try(config, request, onEvent)),
+  async tryStop() { trial.stop(); },
+  tryTask: (config, seed) => wrap(() => trial.task(config, seed)),
   async debugLoseDevice() {
     session.currentDevice?.device.destroy();
   },

@@ -242,3 +242,85 @@ fn forward_y_rows(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_in
   for (var r = 0u; r < u.R; r++) { acc = fma(h[m * u.R + r], Bw[bRow + r], acc); }
   y[m * u.OUT + o] += u.scale * acc;
 }
+
+// ---- direct: CPU adapters (Gpu.cpu in lora.ts): one thread per output element ------------------------
+// No workgroup memory and no barriers: on a CPU implementation every invocation runs as CPU code and every
+// barrier switches between them, which cost the 16x16 tiles more than their arithmetic. Each thread sums
+// its terms in index order (deterministic; the weight gradients walk sequences b = 0..B-1 of slot s).
+// forward_y_rows above has no barrier and serves as the direct y. Dispatch grid1d(ceil(count / 64)):
+//   forward_h_direct, backward_dh_direct: (m, r);  backward_dx_direct: (m, k);
+//   backward_dB_direct: (s, o, r);  backward_dA_direct: (s, r, k).
+fn flat(gid: vec3u, nwg: vec3u) -> u32 { return gid.x + gid.y * nwg.x * 64u; }
+
+@compute @workgroup_size(64)
+fn forward_h_direct(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let n = flat(gid, nwg);
+  if (n >= u.B * u.T * u.R) { return; }
+  let m = n / u.R;
+  let s = slotOf(m / u.T);
+  if (s < 0) { h[n] = 0.0; return; }
+  let aRow = (u32(s) * u.R + n % u.R) * u.IN;
+  var acc = 0.0;
+  for (var k = 0u; k < u.IN; k++) { acc = fma(x[m * u.IN + k], A[aRow + k], acc); }
+  h[n] = acc;
+}
+
+@compute @workgroup_size(64)
+fn backward_dh_direct(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let n = flat(gid, nwg);
+  if (n >= u.B * u.T * u.R) { return; }
+  let m = n / u.R;
+  let s = slotOf(m / u.T);
+  if (s < 0) { dh[n] = 0.0; return; }
+  let bCol = u32(s) * u.OUT * u.R + n % u.R;
+  var acc = 0.0;
+  for (var o = 0u; o < u.OUT; o++) { acc = fma(dy[m * u.OUT + o], Bw[bCol + o * u.R], acc); }
+  dh[n] = u.scale * acc;
+}
+
+@compute @workgroup_size(64)
+fn backward_dx_direct(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let n = flat(gid, nwg);
+  if (n >= u.B * u.T * u.IN) { return; }
+  let m = n / u.IN;
+  let s = slotOf(m / u.T);
+  if (s < 0) { return; }
+  let aCol = u32(s) * u.R * u.IN + n % u.IN;
+  var acc = 0.0;
+  for (var r = 0u; r < u.R; r++) { acc = fma(dh[m * u.R + r], A[aCol + r * u.IN], acc); }
+  dx[n] += acc;
+}
+
+@compute @workgroup_size(64)
+fn backward_dB_direct(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let n = flat(gid, nwg);
+  if (n >= u.S * u.OUT * u.R) { return; }
+  let s = n / (u.OUT * u.R);
+  let o = (n / u.R) % u.OUT;
+  let r = n % u.R;
+  var acc = 0.0;
+  var used = false;
+  for (var b = 0u; b < u.B; b++) {
+    if (slotOf(b) != i32(s)) { continue; }
+    used = true;
+    for (var t = 0u; t < u.T; t++) { let m = b * u.T + t; acc = fma(dy[m * u.OUT + o], h[m * u.R + r], acc); }
+  }
+  if (used) { dB[n] += u.scale * acc; }
+}
+
+@compute @workgroup_size(64)
+fn backward_dA_direct(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let n = flat(gid, nwg);
+  if (n >= u.S * u.R * u.IN) { return; }
+  let s = n / (u.R * u.IN);
+  let r = (n / u.IN) % u.R;
+  let k = n % u.IN;
+  var acc = 0.0;
+  var used = false;
+  for (var b = 0u; b < u.B; b++) {
+    if (slotOf(b) != i32(s)) { continue; }
+    used = true;
+    for (var t = 0u; t < u.T; t++) { let m = b * u.T + t; acc = fma(dh[m * u.R + r], x[m * u.IN + k], acc); }
+  }
+  if (used) { dA[n] += acc; }
+}

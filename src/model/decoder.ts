@@ -40,6 +40,13 @@ export interface BatchInput {
   slots?: Int32Array;
   /** The ids already on the GPU, (B*T) i32 (generation feeds sampled tokens back without a readback). */
   idsGpu?: Tensor;
+  /**
+   * Positions and slots already on the GPU, (B*T) and (B) i32, used instead of uploading `pos` / `slots`
+   * (which are still given for checking): generation's decode steps then write nothing to the queue, so
+   * the steps between two readbacks go to the GPU in one submit. The caller keeps ownership.
+   */
+  posGpu?: Tensor;
+  slotsGpu?: Tensor;
 }
 
 /**
@@ -159,10 +166,15 @@ export class Decoder {
     const g = this.gpu;
     const maskHost = inp.mask ?? new Int32Array(N).fill(1);
     const padded = maskHost.some((m) => m === 0);
+    const onGpu = (t: Tensor | undefined, n: number, name: string): Tensor | null => {
+      if (!t) return null;
+      if (t.dtype !== 'i32' || t.shape.length !== 1 || t.shape[0] !== n) shapeError(op, `${name} must be (${n}) i32, got [${t.shape.join(', ')}] ${t.dtype}`);
+      return { ...t, pooled: false };
+    };
     return {
       ids: inp.idsGpu ? { ...inp.idsGpu, pooled: false } : g.upload(inp.ids, [N], 'i32', 'ids'),
-      pos: g.upload(inp.pos ?? defaultPositions(B, T, maskHost), [N], 'i32', 'pos'),
-      slots: g.upload(inp.slots ?? new Int32Array(B).fill(-1), [B], 'i32', 'slots'),
+      pos: onGpu(inp.posGpu, N, 'posGpu') ?? g.upload(inp.pos ?? defaultPositions(B, T, maskHost), [N], 'i32', 'pos'),
+      slots: onGpu(inp.slotsGpu, B, 'slotsGpu') ?? g.upload(inp.slots ?? new Int32Array(B).fill(-1), [B], 'i32', 'slots'),
       mask: padded ? g.upload(maskHost, [B, T], 'i32', 'mask') : null,
     };
   }
@@ -216,11 +228,12 @@ export class Decoder {
       st.logits = g.tensor([N, c.vocabSize], 'f32', 'logits');
       matmul(g, st.logits, st.hN, this.weights.lmHead, { transB: true });
     } else if (mode === 'last') {
-      // the last position of each sequence: (B, C)
-      const hLast = selectRows(g, st.hN, Int32Array.from({ length: B }, (_, b) => b * T + T - 1), 'hN.last');
+      // the last position of each sequence: (B, C); with T = 1 (a decode step) that is every row, and
+      // skipping the row selection keeps the step free of uploads
+      const hLast = T === 1 ? st.hN : selectRows(g, st.hN, Int32Array.from({ length: B }, (_, b) => b * T + T - 1), 'hN.last');
       st.logits = g.tensor([B, c.vocabSize], 'f32', 'logits.last');
       matmul(g, st.logits, hLast, this.weights.lmHead, { transB: true });
-      g.release(hLast);
+      if (hLast !== st.hN) g.release(hLast);
     }
     return st;
   }

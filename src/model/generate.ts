@@ -117,6 +117,11 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
   const logprob = g.tensor([B], 'f32', 'gen.logprob');
   const allTokens = g.tensor([B, maxNew, 1], 'i32', 'gen.tokens');
   const allLogprobs = g.tensor([B, maxNew, 1], 'f32', 'gen.logprobs');
+  // Every decode step's positions and the slots, uploaded once: a step copies its row of positions inside
+  // the command stream and writes nothing to the queue, so the steps between readbacks are one submit.
+  const posAll = g.upload(Int32Array.from({ length: maxNew * B }, (_, i) => prompts[i % B].length + Math.floor(i / B)), [maxNew * B], 'i32', 'gen.pos.all');
+  const posStep = g.tensor([B], 'i32', 'gen.pos');
+  const slotsGpu = g.upload(slots, [B], 'i32', 'gen.slots');
   const out: Generation = { tokens: prompts.map(() => []), logprobs: prompts.map(() => []), text: opts.decode ? prompts.map(() => '') : null, finish: prompts.map(() => 'length') };
   const done = new Array<boolean>(B).fill(false);
   const syncEvery = Math.max(1, opts.syncEvery ?? 8);
@@ -138,8 +143,8 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
       kvAppend(g, allLogprobs, view(logprob, [B, 1, 1]), step);
       const last = step === maxNew - 1;
       if (!last) {
-        const pos = Int32Array.from(prompts, (p) => p.length + step);
-        st = dec.forward({ B, T: 1, ids: new Int32Array(0), idsGpu: token, pos, adapters, slots }, { cache, logits: 'last' });
+        g.copy(posAll, posStep, B * 4, step * B * 4);
+        st = dec.forward({ B, T: 1, ids: new Int32Array(0), idsGpu: token, posGpu: posStep, slotsGpu, adapters, slots }, { cache, logits: 'last' });
       }
       if (last || (step + 1) % syncEvery === 0) {
         const [toks, lps] = [await g.read(allTokens), await g.read(allLogprobs)];
@@ -167,7 +172,7 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
     }
   } finally {
     releaseKvCache(g, cache);
-    g.release(token, logprob, allTokens, allLogprobs, settings.temperature, settings.topK, settings.topP, settings.streams);
+    g.release(token, logprob, allTokens, allLogprobs, posAll, posStep, slotsGpu, settings.temperature, settings.topK, settings.topP, settings.streams);
   }
   if (out.text) {
     out.text = out.tokens.map((t, b) => {

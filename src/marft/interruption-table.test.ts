@@ -1,6 +1,6 @@
 // The device-loss table (issue 18 item 2): a Run over a Session whose platform gives private Dawn devices
 // (the tiny model, SwiftShader), the device destroyed when the run's progress reaches each phase, in a
-// normal run and in a single Step right after resuming an older checkpoint. Every loss recovers from the
+// normal run, in the first save of a new run, and in a single Step right after resuming an older checkpoint. Every loss recovers from the
 // last good checkpoint and the iteration's metrics equal an uninterrupted run's (same history, same RNG);
 // every checkpoint left verifies. The exports (PEFT adapters, an agent's logits for the ONNX check) fail
 // with a clear DEVICE_LOST while the run stays as it was, and a retry gives the same files / logits.
@@ -102,6 +102,18 @@ describe('device loss at every phase', () => {
     expect(run.iteration).toBe(1);
     const kept = await verifyAll('lost', 1);
     rows.push({ area: 'interruption', fault: `GPU device destroyed when a run's progress reaches each phase of an iteration: ${PHASES.map((s) => s.phase).join(', ')} (private Dawn devices)`, cases: PHASES.length, outcome: `each loss: DEVICE_LOST notice, a new device, the last checkpoint reloaded and the iteration run again; metrics equal the uninterrupted run's; ${kept} checkpoints left, each verified`, verdict: 'pass', test: TEST });
+  }, SLOW);
+
+  it('in the first save of a new run: the run starts again on a new device from the same seed', async () => {
+    const shots: Shot[] = [{ phase: 'checkpoint', iteration: 0 }];
+    await inject(shots, async () => {
+      await run.start(config, { id: 'first' });
+      expect(await run.wait()).toBe('done');
+    });
+    expect(notices[0].message).toMatch(/while the new run saved its first checkpoint\. It started again on a new device/);
+    expect(metrics.map(numbers)).toEqual([numbers(uninterrupted)]);
+    const kept = await verifyAll('first', 1);
+    rows.push({ area: 'interruption', fault: 'GPU device destroyed while a new run saves its first checkpoint (Run.start)', cases: 1, outcome: `DEVICE_LOST notice, a new device, the run started again from the same seed; its metrics equal the uninterrupted run's; ${kept} checkpoints left, each verified`, verdict: 'pass', test: TEST });
   }, SLOW);
 
   it('in a single Step right after resuming an older checkpoint: the same, including its starting save', async () => {

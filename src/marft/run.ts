@@ -281,33 +281,52 @@ export class Run {
     return saved.name;
   }
 
-  /** A new run: fresh adapters (or the ones given) and critic, its first checkpoint (iteration 0) saved at once; then it trains. */
+  /**
+   * A new run: fresh adapters (or the ones given) and critic, its first checkpoint (iteration 0) saved at
+   * once; then it trains. A device lost during that first save starts the run again on a new device (the
+   * fresh state is a function of the config's seed, so nothing differs); a second loss in a row is an error.
+   */
   async start(input: RunConfig, o: StartOptions): Promise<string> {
     this.assertIdle();
     const config = parseRunConfig(input);
     this.close();
     this.setStatus('loading', 'loading the model');
     this.progress('load', config.model.path || BUILTIN_MODEL);
-    const m = await this.session.load(config.model.path);
-    const state = createTrainState(m.gpu, m.model, config);
-    try {
-      if (o.adapters?.length) {
+    let m = await this.session.load(config.model.path);
+    for (const f of Object.entries(o.files ?? {})) await this.store.write(`${o.id}/${f[0]}`, f[1]);
+    for (let attempt = 0; ; attempt++) {
+      const state = createTrainState(m.gpu, m.model, config);
+      try {
         const adapters = [];
-        for (const { role, files, where } of o.adapters) adapters.push({ role, adapter: await loadAdapterFiles(files, m.model), where });
-        initAgentAdapters(m.gpu, state, m.model, adapters);
+        for (const { role, files, where } of o.adapters ?? []) adapters.push({ role, adapter: await loadAdapterFiles(files, m.model), where });
+        if (adapters.length) initAgentAdapters(m.gpu, state, m.model, adapters);
+      } catch (e) {
+        releaseTrainState(m.gpu, state);
+        throw e;
       }
-      for (const [p, text] of Object.entries(o.files ?? {})) await this.store.write(`${o.id}/${p}`, text);
-    } catch (e) {
-      releaseTrainState(m.gpu, state);
-      throw e;
+      const a: Loaded = { id: o.id, state, model: m, until: o.until ?? config.iterations, lastCheckpoint: null };
+      this.loaded = a;
+      let ckpt: string;
+      try {
+        ckpt = await this.save(a);
+      } catch (e) {
+        const reason = attempt === 0 ? await lostReason(m.gpu, e) : null;
+        if (reason === null) throw e;
+        this.loaded = null;
+        this.setStatus('recovering', `GPU device lost (${reason}) while saving the first checkpoint; starting again on a new device`);
+        this.emit('onNotice', {
+          code: 'DEVICE_LOST',
+          message: `The GPU device was lost (${reason}) while the new run saved its first checkpoint. It started again on a new device from the same seed; nothing was lost.`,
+          hint: 'If it keeps happening, close other GPU-heavy tabs or lower episodes / max new tokens.',
+        });
+        m = await this.session.reopen();
+        continue;
+      }
+      this.emit('onLoaded', { runId: a.id, config, history: [], checkpoint: ckpt });
+      Object.assign(this.ctrl, { pause: o.paused ?? false, stop: false, stepOnce: o.paused ?? false, now: false });
+      this.launch();
+      return a.id;
     }
-    const a: Loaded = { id: o.id, state, model: m, until: o.until ?? config.iterations, lastCheckpoint: null };
-    this.loaded = a;
-    const ckpt = await this.save(a);
-    this.emit('onLoaded', { runId: a.id, config, history: [], checkpoint: ckpt });
-    Object.assign(this.ctrl, { pause: o.paused ?? false, stop: false, stepOnce: o.paused ?? false, now: false });
-    this.launch();
-    return a.id;
   }
 
   /** Loads a run folder's checkpoint (its latest, or the one named) and leaves it paused. */

@@ -2,6 +2,7 @@
 
 import { Builder } from './builder/Builder.tsx';
 import { ControlBar } from './ControlBar.tsx';
+import { EngineBanner } from './EngineBanner.tsx';
 import { GpuStatus } from './GpuStatus.tsx';
 import { Inspector } from './inspector/Inspector.tsx';
 import { LiveView } from './live/LiveView.tsx';
@@ -35,6 +36,7 @@ export function App() {
         </div>
         <GpuStatus />
       </header>
+      <EngineBanner />
       <ControlBar />
       <Notices />
       <nav className="tabs" role="tablist" aria-label="views" onKeyDown={onTabKey}>

@@ -8,12 +8,12 @@ import { type RunConfig, parseRunConfig } from '../config/run-config.ts';
 import { type PresetName, presetGraph } from '../config/presets.ts';
 import { PRESET_RUNS, presetRunConfig } from '../config/run-presets.ts';
 import type { CreditMethod, InspectedLine, Result, RunEvents, WorkerError } from '../worker/api.ts';
-import { getEngine } from '../worker/client.ts';
+import { getEngine, onEngineGone, restartEngine } from '../worker/client.ts';
 import { PREVIEW_RECORDS } from './builder/DatasetPreview.tsx';
 import { saveDownload } from './download.ts';
 import { PRESET_CHOICES } from './defaults.ts';
 import {
-  addNotice, appendMetrics, editDraft, freshAgentIds, patchInspector, patchRun, resetMetrics, setDraft, setTab, useLab,
+  addNotice, appendMetrics, editDraft, freshAgentIds, patchInspector, patchRun, resetMetrics, selectRunActive, setDraft, setTab, useLab,
 } from './store.ts';
 
 const get = useLab.getState;
@@ -77,10 +77,49 @@ let wired = false;
 export async function connectEngine(): Promise<void> {
   if (wired) return;
   wired = true;
+  if (!watching) {
+    watching = true;
+    onEngineGone((reason) => {
+      set({ engine: { gone: reason, restarting: false } });
+      trainingWhenGone = selectRunActive(get());
+      if (trainingWhenGone) patchRun({ status: 'error', message: 'the engine stopped', phase: '', detail: '' });
+    });
+  }
   await getEngine().setEvents(Comlink.proxy(events));
   void refreshRuns();
   void refreshLocalModels();
   if (get().model.status === 'idle') void chooseModel(get().draft.model.path);
+}
+
+let watching = false;
+/** Whether a run was training when the engine stopped: the restart resumes it. */
+let trainingWhenGone = false;
+
+/**
+ * A fresh engine after its worker was found gone: the GPU probed again, events rewired, the model reloaded,
+ * and the run in view reopened from its last checkpoint (in the browser's storage), training again if it was.
+ */
+export async function restartEngineAndResume(): Promise<void> {
+  const { runId } = get().run;
+  set({ engine: { gone: get().engine.gone, restarting: true } });
+  restartEngine();
+  wired = false;
+  try {
+    const r = await getEngine().probe();
+    if (!r.ok) throw new Error(r.error.message);
+    set({ model: { status: 'idle', info: null, error: null } });
+    await connectEngine();
+    if (runId) {
+      patchRun({ status: 'loading', message: `opening ${runId}` });
+      const opened = await call('reopening the run after the restart', () => getEngine().openRun(runId));
+      if (!opened) patchRun({ status: 'error' });
+      else if (trainingWhenGone) void resumeTraining();
+    }
+    trainingWhenGone = false;
+    set({ engine: { gone: null, restarting: false } });
+  } catch (e) {
+    set({ engine: { gone: `${get().engine.gone ?? ''}; the restart failed too (${e instanceof Error ? e.message : String(e)})`, restarting: false } });
+  }
 }
 
 // ---- builder ----

@@ -40,10 +40,12 @@ async function probe(): Promise<void> {
 }
 
 // Hooks for tests and demos: loseDevice destroys the worker's GPU device as a driver reset would;
+// crashWorker closes the engine's worker as the browser would kill it;
 // agentLogits gives the lab's logits for an agent of a checkpoint, and runOnnx runs an ONNX export zip in
 // onnxruntime-web on this page (loaded on first use), so an export can be checked against the lab.
 (globalThis as { marftLab?: unknown }).marftLab = {
   loseDevice: () => getEngine().debugLoseDevice(),
+  crashWorker: () => getEngine().debugCrash(),
   agentLogits: (runId: string, role: string, ids: number[], checkpoint?: string) => getEngine().agentLogits(runId, role, ids, checkpoint),
   runOnnx: async (zip: Uint8Array, ids: number[], executionProvider?: 'webgpu' | 'wasm') => (await import('./onnx-run.ts')).runOnnxZip(zip, ids, executionProvider),
 };

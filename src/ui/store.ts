@@ -134,6 +134,8 @@ export interface LabState {
   profile: ProfileState;
   /** Try the team: the streamed episode in view. */
   tryTeam: TryView;
+  /** The engine's worker: why it is gone (null while it answers), and whether a restart is under way. */
+  engine: { gone: string | null; restarting: boolean };
   // runs
   runs: RunSummary[];
   runsLoaded: boolean;
@@ -190,6 +192,7 @@ export const useLab = create<LabState>(() => ({
   inspector: { iteration: null, newest: null, kept: [], sandbox: false, episodes: [], selected: null, colorBy: 'advantage', compare: null, primary: null, secondary: null, token: null, loading: false },
   profile: { armed: false, last: null },
   tryTeam: emptyTry(),
+  engine: { gone: null, restarting: false },
   runs: [],
   runsLoaded: false,
   overlays: [],
@@ -322,3 +325,4 @@ export const selectRunActive = (s: LabState): boolean => ['loading', 'running', 
 export const issuesAt = (issues: readonly ConfigIssue[], path: string): ConfigIssue[] =>
   issues.filter((i) => i.path === path || i.path.startsWith(`${path}.`) || i.path.startsWith(`${path}[`));
 export const selectOverlays = (s: LabState): RunOverlay[] => s.overlays;
+export const selectEngine = (s: LabState): LabState['engine'] => s.engine;

@@ -192,4 +192,8 @@ export interface EngineApi {
   tryTask(config: RunConfig, seed: number): Promise<Result<{ task: string; gold: string | null }>>;
   /** Test hook: destroys the GPU device, as a driver reset would. */
   debugLoseDevice(): Promise<void>;
+  /** Answers at once: the page's liveness check (client.ts WorkerWatch). */
+  ping(): Promise<number>;
+  /** Test hook: the worker closes itself, answering nothing more (as when the browser kills it). */
+  debugCrash(): Promise<void>;
 }

@@ -243,6 +243,12 @@ const api: EngineApi = {
   async debugLoseDevice() {
     session.currentDevice?.device.destroy();
   },
+  async ping() {
+    return Date.now();
+  },
+  async debugCrash() {
+    setTimeout(() => self.close(), 0);
+  },
 };
 
 Comlink.expose(api);

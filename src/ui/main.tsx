@@ -2,6 +2,7 @@
 // so a browser without WebGPU gets the message at once rather than a worker that never answers).
 
 import { createRoot } from 'react-dom/client';
+import type { ProgressPhase } from '../worker/api.ts';
 import { getEngine } from '../worker/client.ts';
 import { App } from './App.tsx';
 import { connectEngine } from './actions.ts';
@@ -45,7 +46,7 @@ async function probe(): Promise<void> {
 // onnxruntime-web on this page (loaded on first use), so an export can be checked against the lab.
 (globalThis as { marftLab?: unknown }).marftLab = {
   loseDevice: () => getEngine().debugLoseDevice(),
-  crashWorker: () => getEngine().debugCrash(),
+  crashWorker: (phase?: ProgressPhase) => getEngine().debugCrash(phase),
   agentLogits: (runId: string, role: string, ids: number[], checkpoint?: string) => getEngine().agentLogits(runId, role, ids, checkpoint),
   runOnnx: async (zip: Uint8Array, ids: number[], executionProvider?: 'webgpu' | 'wasm') => (await import('./onnx-run.ts')).runOnnxZip(zip, ids, executionProvider),
 };

@@ -13,7 +13,7 @@ import type { IterationMetrics } from '../config/metrics.ts';
 import type { CreditMethod } from '../marft/credit.ts';
 import type { InspectedEpisode } from '../marft/inspect.ts';
 import type { InspectedLine } from '../marft/inspect-jsonl.ts';
-import type { EpisodeSummary, Notice, RunEvents } from '../marft/run.ts';
+import type { EpisodeSummary, Notice, ProgressPhase, RunEvents } from '../marft/run.ts';
 import type { DeviceProbe, ModelSummary } from '../marft/session.ts';
 import type { Download } from '../marft/export/agent.ts';
 import type { ModuleReport, ModuleTry } from '../marft/env-modules.ts';
@@ -194,6 +194,9 @@ export interface EngineApi {
   debugLoseDevice(): Promise<void>;
   /** Answers at once: the page's liveness check (client.ts WorkerWatch). */
   ping(): Promise<number>;
-  /** Test hook: the worker closes itself, answering nothing more (as when the browser kills it). */
-  debugCrash(): Promise<void>;
+  /**
+   * Test hook: the worker closes itself, answering nothing more (as when the browser kills it); with a
+   * phase, it does so at the run's next progress event of that phase, after an uncaught error.
+   */
+  debugCrash(phase?: ProgressPhase): Promise<void>;
 }

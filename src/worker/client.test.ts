@@ -38,7 +38,7 @@ describe('WorkerWatch', () => {
     await vi.advanceTimersByTimeAsync(3 * PING_MS);
     const err = await caught;
     expect(err).toBeInstanceOf(WorkerGone);
-    expect((err as WorkerGone).message).toMatch(/the lab's engine \(its Web Worker\) stopped: it has not answered for 2\d s/);
+    expect((err as WorkerGone).message).toMatch(/the lab's engine \(its Web Worker\) stopped: it has not answered for 4\d s/);
     await expect(watch.guard(new Promise(() => {}))).rejects.toBeInstanceOf(WorkerGone); // later calls too
     const n = f.pings();
     await vi.advanceTimersByTimeAsync(10 * PING_MS);

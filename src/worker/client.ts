@@ -8,9 +8,12 @@
 import * as Comlink from 'comlink';
 import type { EngineApi } from './api.ts';
 
-/** Ping period and the silence after which the worker counts as gone (a busy worker still answers between GPU waits). */
+/**
+ * Ping period, and the silence after which the worker counts as gone: a busy worker still answers between
+ * GPU waits, but a model load on a slow, loaded CPU can keep its thread busy for many seconds.
+ */
 export const PING_MS = 2_000;
-export const GONE_MS = 20_000;
+export const GONE_MS = 45_000;
 
 export class WorkerGone extends Error {
   constructor(readonly reason: string) {

@@ -11,7 +11,7 @@ import { checkpointAdaptersZip, modelFolderZip } from '../marft/export/downloads
 import { DEMO_CHECKPOINT_FILE, DEMO_EPISODES_FILE, DEMO_RUN_ID, type DemoEpisodes, demoInspect, parseDemoEpisodes } from '../marft/demo-run.ts';
 import { inspectEpisode } from '../marft/inspect.ts';
 import { episodesToJsonl, inspectRecorded, parseRecordedEpisodes } from '../marft/inspect-jsonl.ts';
-import { type RunEvents, Run, summarize } from '../marft/run.ts';
+import { type ProgressPhase, type RunEvents, Run, summarize } from '../marft/run.ts';
 import { parseModelConfig, Session } from '../marft/session.ts';
 import { tryModule, useSandbox } from '../marft/env-modules.ts';
 import { browserSandbox } from '../platform/sandbox/browser.ts';
@@ -41,9 +41,18 @@ const transferDownload = (d: Download): Result<Download> => Comlink.transfer({ o
 
 /** The UI's RunEvents once it registers them; until then events go nowhere. */
 let ui: RunEvents | null = null;
+/** Test hook (debugCrash): the phase whose next progress event kills this worker. */
+let crashAt: ProgressPhase | null = null;
 const forward: RunEvents = {
   onStatus: (e) => ui?.onStatus(e),
-  onProgress: (e) => ui?.onProgress(e),
+  onProgress: (e) => {
+    if (crashAt !== null && e.phase === crashAt) {
+      // an uncaught error reaches the page's Worker as an 'error' event; then the worker ends mid-phase
+      reportError(new Error(`test hook: the engine worker crashed in the ${crashAt} phase`));
+      self.close();
+    }
+    ui?.onProgress(e);
+  },
   onIteration: (e) => ui?.onIteration(e),
   onLoaded: (e) => ui?.onLoaded(e),
   // a paused run continues from the Train button: once space is freed, or to retry a failed environment module
@@ -246,8 +255,9 @@ const api: EngineApi = {
   async ping() {
     return Date.now();
   },
-  async debugCrash() {
-    setTimeout(() => self.close(), 0);
+  async debugCrash(phase?: ProgressPhase) {
+    if (phase) crashAt = phase;
+    else setTimeout(() => self.close(), 0);
   },
 };
 

@@ -5,6 +5,7 @@
 // Options: --log bench/results/soak/soak.jsonl --md bench/results/soak/soak.md --svg docs/soak.svg --device "NVIDIA H200" --note TEXT
 
 import { readFileSync, writeFileSync } from 'node:fs';
+import { H, W, panel } from './svg-panel.ts';
 
 const arg = (n: string, d: string): string => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
 type Line = Record<string, number | string>;
@@ -76,25 +77,13 @@ const md = [
 writeFileSync(arg('md', 'bench/results/soak/soak.md'), md);
 
 // The plot: GPU bytes in use, the iteration's peak, and tokens/s against the iteration, two panels.
-const W = 720, H = 200, PAD = 48;
-function panel(y0: number, title: string, series: Array<{ xs: number[]; color: string; label: string }>, unit: (v: number) => string): string {
-  const all = series.flatMap((s) => s.xs);
-  const hi = Math.max(...all) * 1.1 || 1;
-  const n = Math.max(...series.map((s) => s.xs.length));
-  const x = (i: number) => PAD + (i / Math.max(1, n - 1)) * (W - 2 * PAD);
-  const y = (v: number) => y0 + H - 20 - (v / hi) * (H - 40);
-  const paths = series.map((s) => `<polyline fill="none" stroke="${s.color}" stroke-width="1.5" points="${s.xs.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ')}"/>`);
-  const legend = series.map((s, i) => `<text x="${PAD + 10 + i * 200}" y="${y0 + 14}" fill="${s.color}" font-size="12">${s.label}</text>`);
-  const ticks = [0, 0.5, 1].map((f) => `<text x="4" y="${(y(hi * f / 1.1) + 4).toFixed(1)}" font-size="10">${unit(hi * f / 1.1)}</text>`);
-  return [`<text x="${W / 2}" y="${y0 + H - 4}" font-size="11" text-anchor="middle">${title}</text>`, `<line x1="${PAD}" y1="${y(0)}" x2="${W - PAD}" y2="${y(0)}" stroke="#999"/>`, ...paths, ...legend, ...ticks].join('\n');
-}
 const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${2 * H}" font-family="sans-serif">
 <rect width="100%" height="100%" fill="white"/>
 ${panel(0, `iteration (0-${train.length - 1})`, [
-  { xs: num(train, 'peakBytes'), color: '#d95f02', label: 'peak GPU bytes in the iteration' },
-  { xs: num(train, 'bytesInUse'), color: '#1b9e77', label: 'GPU bytes in use after it' },
+  { values: num(train, 'peakBytes'), color: '#d95f02', label: 'peak GPU bytes in the iteration' },
+  { values: num(train, 'bytesInUse'), color: '#1b9e77', label: 'GPU bytes in use after it' },
 ], MiB)}
-${panel(H, `iteration (0-${train.length - 1})`, [{ xs: num(train, 'tokensPerSecond'), color: '#7570b3', label: 'generated tokens/s' }], (v) => v.toFixed(0))}
+${panel(H, `iteration (0-${train.length - 1})`, [{ values: num(train, 'tokensPerSecond'), color: '#7570b3', label: 'generated tokens/s' }], (v) => v.toFixed(0))}
 </svg>
 `;
 writeFileSync(arg('svg', 'docs/soak.svg'), svg);

@@ -20,6 +20,8 @@ const PRESET_RUN_PURPOSE: Record<string, string> = {
   'duo-token': 'planner → solver, token-level MARFT (MARFT-T)',
   'duo-anonymous': 'the duo with anonymous roles and prompts (does the role name matter?)',
   classroom: 'a short, visible rise of accuracy for a lesson',
+  'class-equal': 'credit lesson, A: equal credit (the planner is paid only through the critic)',
+  'class-per-step': 'credit lesson, B: per_step credit (the planner is paid its own step reward)',
 };
 
 /** The preset runs of the picker, each with one line: its purpose, team, level and size. */

@@ -1,0 +1,101 @@
+// The learning matrix (issue 19): one row per MARFT setting, each a run config derived from a preset run
+// (src/config/run-presets.ts) by a few overrides, grouped in families with a reference row that the row is
+// compared with. configs/matrix/<row>.json is generated from this list (`npx tsx bench/matrix-configs.ts`);
+// bench/matrix.ts trains and evaluates the rows, bench/matrix-report.ts turns the logs into docs/MATRIX.md.
+// Budget: every row generates about the tokens of 30 duo iterations of 128 episodes (~195 k), so the rows
+// compare at comparable generated tokens and cost about the same GPU time (a row's iterations are set from
+// the measured tokens per episode of solo and duo, and estimated for the larger teams); the classroom pair
+// keeps its preset's size. `note` says what this task can and cannot show for the row.
+
+import { createHash } from 'node:crypto';
+import { presetRunConfig } from '../src/config/run-presets.ts';
+
+export interface MatrixRow {
+  name: string;
+  family: string;
+  /** The row this one is compared with (null: the family's reference itself). */
+  reference: string | null;
+  /** What the row changes, in a few words. */
+  what: string;
+  /** Preset run it derives from, and an optional preset team swapped in. */
+  from: string;
+  team?: { preset: 'solo' | 'duo' | 'trio' | 'quartet' | 'orchestrated'; anonymous: boolean };
+  /** Top-level fields and sections merged over the preset (each section one level deep). */
+  set: Record<string, unknown>;
+  /** The dynamic orchestrator's call limit per turn (graph.dynamic.maxSteps). */
+  maxSteps?: number;
+  note?: string;
+}
+
+/** Duo iterations of 128 episodes in every row's token budget. */
+export const DUO_ITERATIONS = 30;
+
+const duo = (name: string, family: string, reference: string | null, what: string, set: Record<string, unknown>, note?: string): MatrixRow =>
+  ({ name, family, reference, what, from: 'duo-action', set: { iterations: DUO_ITERATIONS, ...set }, ...(note ? { note } : {}) });
+const grpo = (g: number, level: 'action' | 'token'): MatrixRow => duo(`grpo-g${g}-${level}`, 'algorithm', level === 'action' ? 'ppo-action' : 'ppo-token', `GRPO, groups of ${g}, ${level} level`, {
+  level, algo: 'grpo', rollout: { episodes: 128 / g, groupSize: g }, schedule: { criticWarmup: 0 },
+});
+
+export const MATRIX_ROWS: MatrixRow[] = [
+  duo('ppo-action', 'algorithm', null, 'PPO, action level (the duo-action preset)', {}),
+  duo('ppo-token', 'algorithm', 'ppo-action', 'PPO, token level', { level: 'token' }),
+  grpo(4, 'action'), grpo(8, 'action'), grpo(4, 'token'), grpo(8, 'token'),
+  duo('credit-step-discount', 'credit', 'ppo-action', 'step_discount, d 0.5 (planner R/2, solver R)', { credit: { method: 'step_discount', discount: 0.5 } }),
+  duo('credit-per-step', 'credit', 'ppo-action', "per_step: the planner's step reward, the solver R", { credit: { method: 'per_step', perStep: { planner: 'planner' } } }),
+  duo('credit-sharing', 'credit', 'ppo-action', 'reward sharing: both agents get R', { credit: { rewardSharing: true } }),
+  duo('lora-shared', 'lora', 'ppo-action', 'one LoRA shared by planner and solver', { lora: { mode: 'shared' } },
+    'the planner and the solver write different texts from different prompts, so one adapter can serve both; a difference needs more than this budget to appear'),
+  duo('critic-per-agent', 'critic', 'ppo-action', 'a value head per agent', { critic: { mode: 'per_agent' } }),
+  duo('critic-lora', 'critic', 'ppo-action', 'a critic LoRA and a head per agent', { critic: { mode: 'lora' } }),
+  duo('critic-episode', 'critic', 'ppo-action', 'the critic reads the whole episode', { critic: { input: 'episode' } },
+    "with one turn the solver's own prompt already holds the plan, so the episode adds only the planner's prompt to the critic's input"),
+  duo('schedule-agent-by-agent', 'schedule', 'ppo-action', 'agent-by-agent (interval 1), critic warm-up 2', { schedule: { mode: 'agent_by_agent', interval: 1 } },
+    'each agent trains every other iteration, so at equal tokens it makes half the policy steps of the reference'),
+  duo('kl-loss', 'kl', 'ppo-action', 'KL to the base (k3, 0.1) in the loss', { ppo: { klCoef: 0.1, klEstimator: 'k3', klIn: 'loss' } }),
+  duo('kl-reward', 'kl', 'kl-loss', 'KL to the base (k3, 0.1) in the reward (AReaL)', { ppo: { klCoef: 0.1, klEstimator: 'k3', klIn: 'reward' } }),
+  // solo: 3921 tokens an iteration against the duo's 6500 (bench/results/learning/), so 50 iterations
+  { ...duo('team-solo', 'team', 'ppo-action', 'one agent (solver), PPO', { iterations: 50 }), from: 'solo-ppo' },
+  // trio and quartet: the verifier and the reflector estimated at the solver's ~31 tokens an episode
+  { ...duo('team-trio', 'team', 'ppo-action', 'planner → solver → verifier', { iterations: 18 },
+    'the verifier answers last, so the team is right only when it restates or corrects the answer; the built-in model was pretrained on planner and solver transcripts only, so the verifier starts from a prompt it never saw'), team: { preset: 'trio', anonymous: false } },
+  { ...duo('team-quartet', 'team', 'ppo-action', 'planner → solver → reflector → verifier', { iterations: 13 },
+    'as the trio, with a reflector the model never saw either'), team: { preset: 'quartet', anonymous: false } },
+  { ...duo('team-orchestrated', 'team', 'ppo-action', 'dynamic: an orchestrator calls planner, solver, verifier (at most 4 calls)', { iterations: 15 },
+    'the model never saw the <call>role</call> protocol: an orchestrator that calls nobody ends the episode unanswered (reward 0), and only the calls it happens to write can be reinforced'), team: { preset: 'orchestrated', anonymous: false }, maxSteps: 4 },
+  duo('horizon-3', 'horizon', 'ppo-action', 'up to 3 turns with the judge\'s feedback', { iterations: 14, rollout: { horizon: 3 } },
+    "a wrong answer gets a second and a third try after \"judge: the answer is incorrect\"; accuracy counts an episode solved in any turn, so it is higher before training too; the built-in model never saw feedback turns"),
+  { ...duo('anon-duo', 'anonymous', 'ppo-action', 'the duo with agent_1, agent_2 and generic prompts', { iterations: 25 }), from: 'duo-anonymous' },
+  { ...duo('anon-trio', 'anonymous', 'team-trio', 'the trio with agent_1..3 and generic prompts', { iterations: 18 }), team: { preset: 'trio', anonymous: true } },
+  { name: 'class-equal', family: 'classroom', reference: null, what: 'the classroom run, equal credit (64 episodes, lr 5e-4)', from: 'class-equal', set: {} },
+  { name: 'class-per-step', family: 'classroom', reference: 'class-equal', what: "the classroom run, per_step credit (the planner's step reward)", from: 'class-per-step', set: {},
+    note: "the planner's credited reward is 0 under equal credit by definition (its signal comes through the critic), so the planner's curve separates at once; the team's accuracy decides whether the step reward helps" },
+];
+
+/** The row's run config: the preset run (with the row's team) and the row's overrides, one level deep per section. */
+export function matrixConfig(row: MatrixRow): Record<string, unknown> {
+  const base = presetRunConfig(row.from, row.team);
+  if (!base) throw new Error(`matrix row ${row.name}: no preset run "${row.from}"`);
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(row.set)) {
+    const cur = out[k];
+    out[k] = v && typeof v === 'object' && !Array.isArray(v) && cur && typeof cur === 'object' ? { ...cur, ...v } : v;
+  }
+  if (row.maxSteps !== undefined) {
+    const g = out.graph as { dynamic?: { maxSteps: number } | null };
+    if (!g.dynamic) throw new Error(`matrix row ${row.name}: maxSteps needs a dynamic team`);
+    out.graph = { ...g, dynamic: { ...g.dynamic, maxSteps: row.maxSteps } };
+  }
+  return out;
+}
+
+export const rowByName = (name: string): MatrixRow | undefined => MATRIX_ROWS.find((r) => r.name === name);
+
+/**
+ * What the untuned base's accuracy depends on: the team, the environment, the horizon and the model (not the
+ * algorithm or the seed: `marft eval --base` uses its own fixed seed). Rows with one key share one base eval.
+ */
+export function baseKey(config: Record<string, unknown>): string {
+  const c = config as { graph: unknown; env: unknown; model?: unknown; rollout?: { horizon?: number } };
+  const text = JSON.stringify([c.graph, c.env, c.model ?? null, c.rollout?.horizon ?? null]);
+  return createHash('sha256').update(text).digest('hex').slice(0, 12);
+}

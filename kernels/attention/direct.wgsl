@@ -52,6 +52,9 @@ fn dotDv(x: u32, y: u32) -> f32 {  // dout row at x . v row at y
   return hsum(s);
 }
 
+// (b, i, h) of thread n = query row n of q's layout (B, Tq, NH).
+fn queryRow(n: u32) -> vec3u { return vec3u(n / (u.NH * u.Tq), (n / u.NH) % u.Tq, n % u.NH); }
+
 // (lse in log2 units, D) of query row (b, i, h) whose first vec4 is at qb; a row that saw no key keeps a
 // huge lse, so every p it gives is 0.
 fn rowLd(b: u32, h: u32, i: u32, qb: u32) -> vec2f {
@@ -65,9 +68,10 @@ fn rowLd(b: u32, h: u32, i: u32, qb: u32) -> vec2f {
 fn forwardDirect(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let n = gid.x + gid.y * nwg.x * 64u;
   if (n >= u.B * u.Tq * u.NH) { return; }
-  let h = n % u.NH;
-  let i = (n / u.NH) % u.Tq;
-  let b = n / (u.NH * u.Tq);
+  let r = queryRow(n);
+  let b = r.x;
+  let i = r.y;
+  let h = r.z;
   let kvh = h / u.G;
   let qb = n * HS4;
   var o: array<vec4f, HS4>;
@@ -93,9 +97,10 @@ fn forwardDirect(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgro
 fn backwardDqDirect(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let n = gid.x + gid.y * nwg.x * 64u;
   if (n >= u.B * u.Tq * u.NH) { return; }
-  let h = n % u.NH;
-  let i = (n / u.NH) % u.Tq;
-  let b = n / (u.NH * u.Tq);
+  let r = queryRow(n);
+  let b = r.x;
+  let i = r.y;
+  let h = r.z;
   let kvh = h / u.G;
   let qb = n * HS4;
   let x = rowLd(b, h, i, qb);

@@ -7,10 +7,15 @@
 // NKV kv heads, HS head size, R LoRA rank.
 // Backward rule: parameter grads accumulate (+=), activation grads assign (=), except the residual
 // stream's gradient dx, which accumulates the two branches of every layer.
+// The fused path (DecoderOptions.fused) runs each layer's projections as groups (kernels/fused): q/k/v
+// and gate/up as one matmul each over weights concatenated at load, o and down alone, each with its
+// LoRA expand, bias and epilogue (residual add, SwiGLU) inside, after one LoRA shrink per group; RoPE
+// with the q/k/v split and the KV-cache append. It saves the same tensors for backward, which is shared.
 
 import { addInto } from '../../kernels/elementwise/elementwise.ts';
 import { attentionBackward, attentionForward } from '../../kernels/attention/attention.ts';
 import { embeddingBackward, embeddingForward } from '../../kernels/embedding/embedding.ts';
+import { type FusedLora, type LoraGroup, catLoraGroup, fusedLinear, loraShrink, releaseLoraGroup, ropeKv } from '../../kernels/fused/fused.ts';
 import { kvAppend } from '../../kernels/kvcache/kvcache.ts';
 import { loraBackward, loraForward } from '../../kernels/lora/lora.ts';
 import { matmul, matmulBackward } from '../../kernels/matmul/matmul.ts';
@@ -23,7 +28,7 @@ import { type Tensor, view } from '../gpu/tensor.ts';
 import { type LinearModule, type ModelConfig, ropeInvFreq } from './config.ts';
 import { selectRows } from './heads.ts';
 import type { LoraSet } from './lora-set.ts';
-import type { DecoderWeights } from './weights.ts';
+import { type DecoderWeights, fuseWeights } from './weights.ts';
 
 export interface BatchInput {
   B: number;
@@ -125,17 +130,32 @@ export function defaultPositions(B: number, T: number, mask: Int32Array): Int32A
   return pos;
 }
 
+export interface DecoderOptions {
+  /**
+   * The fused path (kernels/fused): about a third of the dispatches per layer. Default on GPUs, where the
+   * engine is bound by dispatches; off on CPU adapters (Gpu.cpu), where a dispatch costs ~0.03 ms and the
+   * unfused kernels give the same bits. Needs frozen weights (their q/k/v and gate/up are concatenated
+   * once): full-parameter training (trainable weights) always runs unfused.
+   */
+  fused?: boolean;
+}
+
 export class Decoder {
   readonly freq: RopeFreq;
+  /** Whether forwards run the fused path. */
+  readonly fused: boolean;
   private ones: Tensor | null = null;
 
   constructor(
     readonly gpu: Gpu,
     readonly config: ModelConfig,
     readonly weights: DecoderWeights,
+    opts: DecoderOptions = {},
   ) {
     const c = config;
     this.freq = c.ropeScaling ? gpu.upload(ropeInvFreq(c), [c.headDim / 2], 'f32', 'rope.inv_freq') : c.ropeTheta;
+    if (opts.fused && weights.trainable) shapeError('Decoder', 'the fused path needs frozen weights; full-parameter training runs with fused: false');
+    this.fused = (opts.fused ?? (!gpu.cpu && !weights.trainable)) && fuseWeights(gpu, weights);
   }
 
   /** Uploads a batch's ids, positions, slots and mask. */
@@ -230,6 +250,7 @@ export class Decoder {
    * (x itself stays the caller's); without, every temporary goes back to the pool as soon as it is used.
    */
   private layer(l: number, x: Tensor, st: ForwardState, save: boolean, cache?: KvCache): { xNext: Tensor; saved: LayerSaved | null } {
+    if (this.fused) return this.fusedLayer(l, x, st, save, cache);
     const g = this.gpu;
     const c = this.config;
     const { B, T, N } = st;
@@ -282,6 +303,104 @@ export class Decoder {
     s.loraH.down_proj = this.linear(xNext, s.a, l, 'down_proj', st);
     addInto(g, xNext, s.xMid);
     drop(s.a, s.xMid, s.loraH.down_proj);
+    return { xNext, saved: save ? s : null };
+  }
+
+  /** The LoRA inputs of a group of modules for one forward (null when none of them is adapted), and its h. */
+  private loraGroup(l: number, mods: LinearModule[], st: ForwardState): FusedLora | undefined {
+    const set = st.adapters;
+    const group: LoraGroup | null = set && catLoraGroup(this.gpu, mods.map((m) => set.layers[l][m]), `lora.${l}.${mods.join('+')}`);
+    if (!set || !group) return undefined;
+    const h = this.gpu.tensor([group.GL, st.N, group.R], 'f32', `lora.h.${l}`);
+    return { group, slots: st.slots, T: st.T, scale: set.scale, h };
+  }
+
+  /** The group's LoRA h, one (N, R) tensor per adapted module (the backward's saved h); releases the group. */
+  private splitLora(lora: FusedLora | undefined, mods: LinearModule[], into: LayerSaved['loraH'] | null): void {
+    if (!lora) return;
+    const g = this.gpu;
+    const [, N, R] = lora.h.shape;
+    if (into) {
+      mods.forEach((m, j) => {
+        const i = lora.group.hIdx[j];
+        if (i < 0) return;
+        const t = g.tensor([N, R], 'f32', `lora.h.${m}`);
+        g.copy(lora.h, t, N * R * 4, i * N * R * 4, 0);
+        into[m] = t;
+      });
+    }
+    g.release(lora.h);
+    releaseLoraGroup(g, lora.group);
+  }
+
+  /** layer() on the fused path: the same math, results and saved tensors, in fewer dispatches. */
+  private fusedLayer(l: number, x: Tensor, st: ForwardState, save: boolean, cache?: KvCache): { xNext: Tensor; saved: LayerSaved | null } {
+    const g = this.gpu;
+    const c = this.config;
+    const { B, T, N } = st;
+    const { hiddenSize: C, intermediateSize: I, numHeads: NH, numKvHeads: NKV, headDim: HS } = c;
+    const drop = (...ts: Array<Tensor | undefined>): void => { if (!save) g.release(...ts); };
+    const w = this.weights.layers[l];
+    const fw = this.weights.fused![l];
+    const s = {} as LayerSaved;
+    s.loraH = {};
+    const saveH = save ? s.loraH : null;
+    // attention block: xMid = x + o(attention(rope(q), rope(k), v))
+    s.rstd1 = g.tensor([N], 'f32', 'rstd1');
+    s.h1 = g.tensor([N, C], 'f32', 'h1');
+    rmsnormForward(g, s.h1, s.rstd1, x, w.inNorm, c.rmsNormEps);
+    const qkvMods: LinearModule[] = ['q_proj', 'k_proj', 'v_proj'];
+    let lora = this.loraGroup(l, qkvMods, st);
+    if (lora) loraShrink(g, s.h1, lora);
+    const qkv = g.tensor([N, (NH + 2 * NKV) * HS], 'f32', 'qkv');
+    fusedLinear(g, qkv, s.h1, fw.qkv, [NH * HS, NKV * HS, NKV * HS], { bias: fw.qkvBias, lora, epilogue: { kind: 'store' } });
+    this.splitLora(lora, qkvMods, saveH);
+    s.q = g.tensor([B, T, NH, HS], 'f32', 'q');
+    const att2 = g.tensor([N, NH * HS], 'f32', 'att');
+    s.att = view(att2, [B, T, NH, HS]);
+    s.lse = g.tensor([B, NH, T], 'f32', 'lse');
+    if (cache) {
+      ropeKv(g, s.q, cache.k[l], cache.v[l], qkv, st.pos, this.freq, cache.length);
+      attentionForward(g, s.att, s.lse, s.q, cache.k[l], cache.v[l], { mask: cache.mask, Tk: cache.length + T });
+    } else {
+      s.k = g.tensor([B, T, NKV, HS], 'f32', 'k');
+      s.v = g.tensor([B, T, NKV, HS], 'f32', 'v');
+      ropeKv(g, s.q, s.k, s.v, qkv, st.pos, this.freq, 0);
+      attentionForward(g, s.att, s.lse, s.q, s.k, s.v, { mask: st.mask ?? undefined });
+    }
+    g.release(qkv);
+    drop(s.h1, s.rstd1, s.q, s.k, s.v);
+    s.xMid = g.tensor([N, C], 'f32', 'xMid');
+    lora = this.loraGroup(l, ['o_proj'], st);
+    if (lora) loraShrink(g, att2, lora);
+    fusedLinear(g, s.xMid, att2, w.linear.o_proj, [C], { bias: w.bias.o_proj, lora, epilogue: { kind: 'residual', res: x } });
+    this.splitLora(lora, ['o_proj'], saveH);
+    drop(att2, s.lse);
+    // MLP block: xNext = xMid + down(silu(gate(h2)) * up(h2))
+    s.rstd2 = g.tensor([N], 'f32', 'rstd2');
+    s.h2 = g.tensor([N, C], 'f32', 'h2');
+    rmsnormForward(g, s.h2, s.rstd2, s.xMid, w.postNorm, c.rmsNormEps);
+    const guMods: LinearModule[] = ['gate_proj', 'up_proj'];
+    lora = this.loraGroup(l, guMods, st);
+    if (lora) loraShrink(g, s.h2, lora);
+    s.a = g.tensor([N, I], 'f32', 'act');
+    const gu = save ? g.tensor([2, N, I], 'f32', 'gate_up') : undefined;
+    fusedLinear(g, s.a, s.h2, fw.gateUp, [I, I], { bias: fw.gateUpBias, lora, epilogue: { kind: 'swiglu', gu } });
+    this.splitLora(lora, guMods, saveH);
+    if (gu) {
+      s.g = g.tensor([N, I], 'f32', 'gate');
+      s.u = g.tensor([N, I], 'f32', 'up');
+      g.copy(gu, s.g, N * I * 4, 0, 0);
+      g.copy(gu, s.u, N * I * 4, N * I * 4, 0);
+      g.release(gu);
+    }
+    drop(s.h2, s.rstd2);
+    const xNext = g.tensor([N, C], 'f32', `x${l + 1}`);
+    lora = this.loraGroup(l, ['down_proj'], st);
+    if (lora) loraShrink(g, s.a, lora);
+    fusedLinear(g, xNext, s.a, w.linear.down_proj, [C], { bias: w.bias.down_proj, lora, epilogue: { kind: 'residual', res: s.xMid } });
+    this.splitLora(lora, ['down_proj'], saveH);
+    drop(s.a, s.xMid);
     return { xNext, saved: save ? s : null };
   }
 

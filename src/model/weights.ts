@@ -130,8 +130,19 @@ export function weightTensors(w: DecoderWeights): Array<{ name: string; t: Tenso
 
 export function releaseWeights(gpu: Gpu, w: DecoderWeights): void {
   gpu.release(...weightTensors(w).map((x) => x.t));
+  releaseFused(gpu, w);
+}
+
+function releaseFused(gpu: Gpu, w: DecoderWeights): void {
   for (const f of w.fused ?? []) gpu.release(f.qkv, f.qkvBias, f.gateUp, f.gateUpBias);
   delete w.fused;
+}
+
+/** Rebuilds the fused concatenations after per-module weights were written in place (if they exist). */
+export function refuseWeights(gpu: Gpu, w: DecoderWeights): void {
+  if (!w.fused) return;
+  releaseFused(gpu, w);
+  fuseWeights(gpu, w);
 }
 
 /** rows (OUT_j, C) of the modules stacked into one (sum OUT_j, C) tensor by GPU copies. */

@@ -7,15 +7,16 @@ import { loraForward } from '../lora/lora.ts';
 import { matmul } from '../matmul/matmul.ts';
 import { ropeAngles, ropeRef } from '../rope/rope.ref.ts';
 import { ropeForward } from '../rope/rope.ts';
+import { rmsnormForward } from '../rmsnorm/rmsnorm.ts';
 import { swigluForwardRef } from '../swiglu/swiglu.ref.ts';
 import { swigluForward } from '../swiglu/swiglu.ts';
 import { expectClose, randn, testGpu } from '../testing.ts';
-import { type Epilogue, catLoraGroup, fusedLinear, loraShrink, ropeKv, releaseLoraGroup } from './fused.ts';
+import { type Epilogue, type RowNorm, catLoraGroup, fusedLinear, groupPrologue, prologueSize, releaseLoraGroup, ropeKv } from './fused.ts';
 import { fusedLinearRef } from './fused.ref.ts';
 
 const f32 = (a: Float64Array) => Float64Array.from(Float32Array.from(a));
 type Kind = 'store' | 'residual' | 'swiglu' | 'swiglu-save';
-interface Case { B: number; T: number; K: number; outs: number[]; R: number; dtype: 'f32' | 'bf16' | 'f16'; bias: boolean; adapted: boolean[] | null; kind: Kind }
+interface Case { B: number; T: number; K: number; outs: number[]; R: number; dtype: 'f32' | 'bf16' | 'f16'; bias: boolean; adapted: boolean[] | null; kind: Kind; norm?: boolean }
 
 // Decode (T = 1) and prefill rows, 1-3 modules, partial targets, no LoRA, 16-bit weights, rows off the 4-row block.
 const CASES: Case[] = [
@@ -25,11 +26,15 @@ const CASES: Case[] = [
   { B: 2, T: 2, K: 6, outs: [70], R: 4, dtype: 'f32', bias: false, adapted: null, kind: 'residual' },
   { B: 4, T: 1, K: 9, outs: [5, 5], R: 2, dtype: 'f32', bias: false, adapted: [true, true], kind: 'swiglu' },
   { B: 3, T: 2, K: 4, outs: [66, 66], R: 1, dtype: 'bf16', bias: true, adapted: [false, true], kind: 'swiglu-save' },
+  // the RMSNorm folded in (K past rmsnorm's 4 channels a lane: 2 and 64 lanes), with and without LoRA
+  { B: 3, T: 1, K: 9, outs: [8, 4, 4], R: 2, dtype: 'f32', bias: true, adapted: [true, true, true], kind: 'store', norm: true },
+  { B: 2, T: 3, K: 200, outs: [6, 6], R: 2, dtype: 'bf16', bias: false, adapted: [true, false], kind: 'swiglu', norm: true },
+  { B: 5, T: 1, K: 12, outs: [3, 5], R: 2, dtype: 'f16', bias: true, adapted: null, kind: 'store', norm: true },
 ];
 
 describe('fused linear', () => {
   for (const c of CASES) {
-    it(`${c.kind} B=${c.B} T=${c.T} K=${c.K} outs=[${c.outs.join(',')}] R=${c.R} ${c.dtype}${c.bias ? ' bias' : ''} lora=${c.adapted?.map(Number).join('') ?? 'none'}`, async () => {
+    it(`${c.kind} B=${c.B} T=${c.T} K=${c.K} outs=[${c.outs.join(',')}] R=${c.R} ${c.dtype}${c.bias ? ' bias' : ''} lora=${c.adapted?.map(Number).join('') ?? 'none'}${c.norm ? ' norm' : ''}`, async () => {
       const gpu = await testGpu();
       const { B, T, K, outs, R } = c;
       const M = B * T;
@@ -37,7 +42,16 @@ describe('fused linear', () => {
       const NW = outs.reduce((a, b) => a + b, 0);
       const scale = 2;
       const slots = Int32Array.from({ length: B }, (_, b) => [0, -1, 2, 1][b % 4]);
-      const x = f32(randn(M * K, 1));
+      const x0 = f32(randn(M * K, 1));
+      const gammaV = f32(randn(K, 2, 0.3).map((v) => 1 + v));
+      const eps = 1e-5;
+      // the group's input: x0, or x0 RMS-normed (float64) when the norm is folded in
+      const x = c.norm ? Float64Array.from(x0, (v, i) => {
+        const m = Math.floor(i / K);
+        let ss = 0;
+        for (let k = 0; k < K; k++) ss += x0[m * K + k] ** 2;
+        return (v / Math.sqrt(ss / K + eps)) * gammaV[i % K];
+      }) : x0;
       const ws = outs.map((o, j) => (c.dtype === 'f32' ? f32 : (a: Float64Array) => round16(a, c.dtype as 'bf16'))(randn(o * K, 10 + j, 0.5)));
       const bs = outs.map((o, j) => f32(randn(o, 20 + j)));
       const mods = outs.map((o, j) => (c.adapted?.[j] ? { A: f32(randn(S * R * K, 30 + j, 0.5)), B: f32(randn(S * o * R, 40 + j, 0.5)) } : undefined));
@@ -45,14 +59,16 @@ describe('fused linear', () => {
       const bCat = Float64Array.from(bs.flatMap((b) => [...b]));
       const up = (a: ArrayLike<number>, shape: number[], label: string, dtype = c.dtype): Tensor =>
         dtype === 'f32' ? gpu.upload(a, shape, 'f32', label) : gpu.upload(pack16(a, dtype), shape, dtype, label);
-      const tX = gpu.upload(x, [M, K], 'f32', 'x');
+      const tX = gpu.upload(x0, [M, K], 'f32', 'x');
+      const norm: RowNorm | undefined = c.norm ? { gamma: gpu.upload(gammaV, [K], 'f32', 'gamma'), eps } : undefined;
       const tSlots = gpu.upload(slots, [B], 'i32', 'slots');
       const tW = up(wCat, [NW, K], 'w');
       const tBias = c.bias ? gpu.upload(bCat, [NW], 'f32', 'bias') : undefined;
       const tMods = mods.map((p, j) => p && { A: gpu.upload(p.A, [S, R, K], 'f32', `A${j}`), B: gpu.upload(p.B, [S, outs[j], R], 'f32', `B${j}`) });
       const group = catLoraGroup(gpu, tMods, 'group');
-      const tH = group ? gpu.tensor([group.GL, M, R], 'f32', 'h') : undefined;
-      const lora = group && tH ? { group, slots: tSlots, T, scale, h: tH } : undefined;
+      const lora = group ? { group, slots: tSlots, T, scale } : undefined;
+      const size = prologueSize(M, { lora, norm });
+      const tH = size ? gpu.tensor([size], 'f32', 'h') : undefined;
       const ref = fusedLinearRef(x, wCat, M, K, outs, c.bias ? bCat : undefined, c.adapted ? { slots, T, S, R, scale, mods } : undefined);
       const swi = c.kind.startsWith('swiglu');
       const NOUT = swi ? NW / 2 : NW;
@@ -63,9 +79,9 @@ describe('fused linear', () => {
       const epilogue: Epilogue = c.kind === 'store' ? { kind: 'store' } : c.kind === 'residual' ? { kind: 'residual', res: tRes } : { kind: 'swiglu', gu: tGu };
 
       const before = gpu.dispatchCount;
-      if (lora) loraShrink(gpu, tX, lora);
-      fusedLinear(gpu, tOut, tX, tW, outs, { bias: tBias, lora, epilogue });
-      expect(gpu.dispatchCount - before).toBe(lora ? 2 : 1);
+      if (tH) groupPrologue(gpu, tH, tX, { lora, norm });
+      fusedLinear(gpu, tOut, tX, tW, outs, { bias: tBias, lora, norm, h: tH, epilogue });
+      expect(gpu.dispatchCount - before).toBe(tH ? 2 : 1);
 
       // against float64
       const tol = { atol: 1e-5, rtol: 1e-4 };
@@ -74,15 +90,21 @@ describe('fused linear', () => {
       const want = c.kind === 'store' ? ref.y : c.kind === 'residual' ? ref.y.map((v, i) => v + res[i]) : swigluForwardRef(gate, upv);
       const got = await gpu.read(tOut);
       expectClose('out', got, want, tol);
-      if (tH) expectClose('h', await gpu.read(tH), Float64Array.from(ref.h.flatMap((h) => [...h])), tol);
+      if (tH && lora) expectClose('h', (await gpu.read(tH)).slice(0, group!.GL * M * R), Float64Array.from(ref.h.flatMap((h) => [...h])), tol);
       if (tGu) expectClose('gu', await gpu.read(tGu), Float64Array.from([...gate, ...upv]), tol);
 
-      // against the unfused path it replaces: a matmul and a loraForward per module, then addInto / swigluForward
+      // against the unfused path it replaces: rmsnormForward, a matmul and a loraForward per module, then addInto / swigluForward
+      const xIn = norm ? gpu.tensor([M, K], 'f32', 'xn') : tX;
+      if (norm) {
+        const rstd = gpu.tensor([M], 'f32', 'rstd');
+        rmsnormForward(gpu, xIn, rstd, tX, norm.gamma, eps);
+        expectClose('rstd vs rmsnormForward', (await gpu.read(tH!)).slice(size - M), await gpu.read(rstd), { atol: 0, rtol: 0 });
+      }
       const parts = outs.map((o, j) => {
         const y = gpu.tensor([M, o], 'f32', `y${j}`);
-        matmul(gpu, y, tX, up(ws[j], [o, K], `w${j}`), { transB: true, bias: c.bias ? gpu.upload(bs[j], [o], 'f32', `b${j}`) : undefined });
+        matmul(gpu, y, xIn, up(ws[j], [o, K], `w${j}`), { transB: true, bias: c.bias ? gpu.upload(bs[j], [o], 'f32', `b${j}`) : undefined });
         const p = tMods[j];
-        if (p) loraForward(gpu, y, gpu.tensor([M, R], 'f32', `h${j}`), tX, tSlots, p.A, p.B, T, scale);
+        if (p) loraForward(gpu, y, gpu.tensor([M, R], 'f32', `h${j}`), xIn, tSlots, p.A, p.B, T, scale);
         return y;
       });
       let unfused: Float64Array;

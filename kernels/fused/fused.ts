@@ -1,15 +1,17 @@
 // Launchers of the fused decode path (linear.wgsl, rope-kv.wgsl): a group of projections that share
 // their input (q/k/v, gate/up; or o, down alone) as one matmul over their concatenated weights, with
 // each sequence's LoRA expand, the bias and the block's epilogue (residual add, SwiGLU) in its threads,
-// after one `loraShrink` dispatch for the group's LoRA h; and RoPE with the q/k/v split and the
-// KV-cache append in one dispatch. They replace, per group, the unfused matmul + loraForward +
-// addInto / swigluForward / ropeForward + kvAppend dispatches of src/model/decoder.ts.
+// after one `groupPrologue` dispatch for the group's LoRA h; and RoPE with the q/k/v split and the
+// KV-cache append in one dispatch. The prologue also folds in the RMSNorm before q/k/v and gate/up
+// (each row's rstd; the matmul norms its input on the fly) where nothing needs the normed rows saved.
+// They replace the unfused rmsnormForward + matmul + loraForward + addInto / swigluForward /
+// ropeForward + kvAppend dispatches of src/model/decoder.ts.
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
 import { type Program, type UniformField, grid1d, programFactory } from '../../src/gpu/program.ts';
 import { type Tensor, is16, shapeStr } from '../../src/gpu/tensor.ts';
-import { type WeightDType, fillTemplate, loadFn, noAlias } from '../common.ts';
+import { type WeightDType, fillTemplate, loadFn, noAlias, rowThreads } from '../common.ts';
 import { type RopeFreq, invFreqOf } from '../rope/rope.ts';
 import ropeSource from '../rope/rope.wgsl';
 import linearSource from './linear.wgsl';
@@ -36,6 +38,16 @@ const EPILOGUES: Record<EpilogueKind, string> = {
   'swiglu-save': swiglu(true),
 };
 
+// The shrink's LoRA h (left out of a norm-only prologue, whose layout then lacks slots and A).
+const SHRINK_H = (norm: boolean) => `  let j = i / per;
+  let m = (i / u.R) % u.M;
+  let s = slotOf(m);
+  if (s < 0) { h[i] = 0.0; return; }
+  let r = ${norm ? 'rowRstd(m)' : '1.0'};
+  let aRow = u.aOff[j] + (u32(s) * u.R + i % u.R) * u.K;
+  var acc = 0.0;
+  for (var k = 0u; k < u.K; k++) { acc = fma(xIn(m, k, r), A[aRow + k], acc); }
+  h[i] = acc;`;
 const FINISH_BIAS = '  v += bias[n];';
 const FINISH_LORA = `  let j = select(0u, select(1u, 2u, n >= u.cols[2]), n >= u.cols[1]);
   let hj = u.hIdx[j];
@@ -49,15 +61,21 @@ const FINISH_LORA = `  let j = select(0u, select(1u, 2u, n >= u.cols[2]), n >= u
     v += u.scale * a;
   }`;
 
+/** wg: rmsnorm's lanes for a row of K (rowThreads(K, 4)) with the RMSNorm folded in, 0 without. */
 const program = programFactory(
-  (w: WeightDType, bias: boolean, lora: boolean, e: EpilogueKind, entryPoint: 'linear' | 'shrink') => `fused:${entryPoint}:${w}:${bias}:${lora}:${e}`,
-  (w: WeightDType, bias: boolean, lora: boolean, e: EpilogueKind, entryPoint: 'linear' | 'shrink'): Program => ({
-    key: `fused:${entryPoint}:${w}:${bias ? 'bias' : 'nobias'}:${lora ? 'lora' : 'nolora'}:${e}`,
+  (w: WeightDType, bias: boolean, lora: boolean, e: EpilogueKind, wg: number, entryPoint: 'linear' | 'shrink') => `${entryPoint}:${w}:${bias}:${lora}:${e}:${wg}`,
+  (w: WeightDType, bias: boolean, lora: boolean, e: EpilogueKind, wg: number, entryPoint: 'linear' | 'shrink'): Program => ({
+    key: `fused:${entryPoint}:${w}:${bias ? 'bias' : 'nobias'}:${lora ? 'lora' : 'nolora'}:${e}:${wg ? `norm${wg}` : 'nonorm'}`,
     code: () => fillTemplate(linearSource, {
       W_ELEM: w === 'f32' ? 'f32' : 'u32',
       LOAD_W: loadFn('ldW', 'w', w),
       FINISH: [...(bias ? [FINISH_BIAS] : []), ...(lora ? [FINISH_LORA] : [])].join('\n'),
       EPILOGUE: EPILOGUES[e],
+      WG: String(Math.max(1, wg)),
+      X_IN: wg ? '  return x[m * u.K + k] * r * gamma[k];' : '  return x[m * u.K + k];',
+      NORM_ROWS: wg ? 'u.M' : '0u',
+      SHRINK_H: lora ? SHRINK_H(wg > 0) : '',
+      SAVED_RSTD: wg ? 'h[u.rOff + m]' : '1.0',
     }),
     entryPoint,
   }),
@@ -121,30 +139,41 @@ export function releaseLoraGroup(gpu: Gpu, g: LoraGroup | null): void {
   if (g?.owned) gpu.release(g.A, g.B);
 }
 
-/** One forward's LoRA inputs for a group: its adapters, the sequences' slots, T rows a sequence, the scale, and h. */
-export interface FusedLora { group: LoraGroup; slots: Tensor; T: number; scale: number; h: Tensor }
+/** One forward's LoRA inputs for a group: its adapters, the sequences' slots, T rows a sequence, the scale. */
+export interface FusedLora { group: LoraGroup; slots: Tensor; T: number; scale: number }
+/** The RMSNorm folded into the group: out = matmul(x * rstd * gamma), gamma (K) f32, as rmsnormForward. */
+export interface RowNorm { gamma: Tensor; eps: number }
+/** The prologue's work for a group: its LoRA and/or its RMSNorm. */
+export interface Prologue { lora?: FusedLora; norm?: RowNorm }
+
+/** Elements of the prologue's output h: the LoRA h (G', M, R), then with a norm each row's rstd (M). */
+export const prologueSize = (M: number, p: Prologue): number => (p.lora ? p.lora.group.GL * M * p.lora.group.R : 0) + (p.norm ? M : 0);
 
 const NONE = 0xffffffff;
 const vec4 = (a: readonly number[], fill: number): number[] => [0, 1, 2, 3].map((i) => a[i] ?? fill);
 
-function uniforms(M: number, K: number, NW: number, NOUT: number, cols: readonly number[], lora?: FusedLora): UniformField[] {
-  const g = lora?.group;
+function uniforms(M: number, K: number, NW: number, NOUT: number, cols: readonly number[], p: Prologue): UniformField[] {
+  const g = p.lora?.group;
   return [
-    M, K, lora?.T ?? 1, g?.R ?? 0, g?.S ?? 0, NW, NOUT, { f32: lora?.scale ?? 0 },
+    M, K, p.lora?.T ?? 1, g?.R ?? 0, g?.S ?? 0, NW, NOUT, { f32: p.lora?.scale ?? 0 },
     ...vec4(cols, NW), ...vec4(g ? g.hIdx.map((i) => (i < 0 ? NONE : i)) : [], NONE), ...vec4(g?.aOff ?? [], 0), ...vec4(g?.bOff ?? [], 0),
+    g ? g.GL * M * g.R : 0, { f32: p.norm?.eps ?? 0 }, 0, 0,
   ];
 }
 
-function checkLora(op: string, M: number, K: number, l: FusedLora): void {
-  const { group: g, slots, T } = l;
-  if (slots.dtype !== 'i32' || slots.shape.length !== 1 || slots.shape[0] * T !== M) {
-    shapeError(op, `slots must be (B) i32 with B * T = ${M} rows (T = ${T}), got ${shapeStr(slots)}`);
+function checkPrologue(op: string, M: number, K: number, h: Tensor | undefined, p: Prologue): void {
+  if (p.lora) {
+    const { group: g, slots, T } = p.lora;
+    if (slots.dtype !== 'i32' || slots.shape.length !== 1 || slots.shape[0] * T !== M) {
+      shapeError(op, `slots must be (B) i32 with B * T = ${M} rows (T = ${T}), got ${shapeStr(slots)}`);
+    }
+    if (g.IN !== K) shapeError(op, `the adapters take ${g.IN} inputs, x has ${K}`);
   }
-  if (g.IN !== K) shapeError(op, `the adapters take ${g.IN} inputs, x has ${K}`);
-  const want = [g.GL, M, g.R];
-  if (l.h.dtype !== 'f32' || l.h.shape.length !== 3 || want.some((d, i) => l.h.shape[i] !== d)) {
-    shapeError(op, `h must be (${want.join(', ')}) f32, got ${shapeStr(l.h)}`);
+  if (p.norm && (p.norm.gamma.dtype !== 'f32' || p.norm.gamma.shape.length !== 1 || p.norm.gamma.shape[0] !== K)) {
+    shapeError(op, `the norm weight must be (${K}) f32, got ${shapeStr(p.norm.gamma)}`);
   }
+  const n = prologueSize(M, p);
+  if (n && (!h || h.dtype !== 'f32' || h.shape.length !== 1 || h.shape[0] !== n)) shapeError(op, `h must be (${n}) f32 (prologueSize), got ${h ? shapeStr(h) : 'none'}`);
 }
 
 function checkX(op: string, x: Tensor): [number, number] {
@@ -152,28 +181,36 @@ function checkX(op: string, x: Tensor): [number, number] {
   return [x.shape[0], x.shape[1]];
 }
 
-/** h (G', M, R) = x A_j'[slot]^T for each adapted module j' of the group (0 for rows of slot -1). */
-export function loraShrink(gpu: Gpu, x: Tensor, lora: FusedLora): void {
-  const op = 'loraShrink';
+const lanes = (K: number, norm?: RowNorm): number => (norm ? rowThreads(K, 4) : 0);
+
+/**
+ * The group's prologue, one dispatch: h = for each adapted module j' of the group x' A_j'[slot]^T (0 for
+ * rows of slot -1), x' = x, or x normed when p.norm (whose rstd per row follows in h).
+ */
+export function groupPrologue(gpu: Gpu, h: Tensor, x: Tensor, p: Prologue): void {
+  const op = 'groupPrologue';
   const [M, K] = checkX(op, x);
-  checkLora(op, M, K, lora);
-  noAlias(op, { x, h: lora.h, slots: lora.slots, A: lora.group.A });
+  checkPrologue(op, M, K, h, p);
+  if (!p.lora && !p.norm) shapeError(op, 'nothing to do: the group has neither LoRA nor a folded norm');
+  noAlias(op, { x, h, slots: p.lora?.slots ?? null, A: p.lora?.group.A ?? null, gamma: p.norm?.gamma ?? null });
+  const g = p.lora?.group;
   gpu.run({
-    program: program('f32', false, true, 'store', 'shrink'),
-    bindings: [x, lora.slots, lora.group.A, lora.h],
-    uniforms: uniforms(M, K, lora.group.GL, 0, [], lora),
-    workgroups: grid1d(Math.ceil((lora.group.GL * M * lora.group.R) / 64)),
+    program: program('f32', false, Boolean(g), 'store', lanes(K, p.norm), 'shrink'),
+    // gamma only norms the LoRA input: the rstd rows need x alone
+    bindings: [x, p.lora?.slots, g?.A, h, undefined, undefined, undefined, undefined, undefined, undefined, g ? p.norm?.gamma : undefined],
+    uniforms: uniforms(M, K, g?.GL ?? 0, 0, [], p),
+    workgroups: grid1d(Math.ceil(prologueSize(M, p) / 64)),
   });
 }
 
 /**
  * The group's projections of x (M, K) through w (NW, K) (rows: the modules' weights one after another,
- * widths `outs`), plus bias (NW) and each row's LoRA (after loraShrink into lora.h), then the epilogue:
- * 'store' out (M, NW); 'residual' out (M, NW) = that + res; 'swiglu' (two modules of I rows each)
- * out (M, I) = silu(gate) * up, with gu (2, M, I) = gate then up when given (for the backward).
+ * widths `outs`), plus bias (NW) and each row's LoRA, the input normed when `norm` (h: the groupPrologue
+ * output), then the epilogue: 'store' out (M, NW); 'residual' out (M, NW) = that + res; 'swiglu' (two
+ * modules of I rows each) out (M, I) = silu(gate) * up, with gu (2, M, I) = gate then up when given.
  */
 export function fusedLinear(
-  gpu: Gpu, out: Tensor, x: Tensor, w: Tensor, outs: readonly number[], opts: { bias?: Tensor; lora?: FusedLora; epilogue: Epilogue },
+  gpu: Gpu, out: Tensor, x: Tensor, w: Tensor, outs: readonly number[], opts: Prologue & { bias?: Tensor; h?: Tensor; epilogue: Epilogue },
 ): void {
   const op = 'fusedLinear';
   const [M, K] = checkX(op, x);
@@ -183,12 +220,10 @@ export function fusedLinear(
   if ((wd !== 'f32' && !is16(wd)) || w.shape.length !== 2 || w.shape[0] !== NW || w.shape[1] !== K) {
     shapeError(op, `w must be (${NW}, ${K}) f32/bf16/f16 for outs [${outs.join(', ')}] and x ${shapeStr(x)}, got ${shapeStr(w)}`);
   }
-  const { bias, lora, epilogue: e } = opts;
+  const { bias, lora, norm, h, epilogue: e } = opts;
+  checkPrologue(op, M, K, h, opts);
   if (bias && (bias.dtype !== 'f32' || bias.shape.length !== 1 || bias.shape[0] !== NW)) shapeError(op, `bias must be (${NW}) f32, got ${shapeStr(bias)}`);
-  if (lora) {
-    checkLora(op, M, K, lora);
-    if (lora.group.hIdx.length !== outs.length) shapeError(op, `the LoRA group has ${lora.group.hIdx.length} modules, outs ${outs.length}`);
-  }
+  if (lora && lora.group.hIdx.length !== outs.length) shapeError(op, `the LoRA group has ${lora.group.hIdx.length} modules, outs ${outs.length}`);
   const swi = e.kind === 'swiglu';
   if (swi && (outs.length !== 2 || outs[0] !== outs[1])) shapeError(op, `swiglu needs two modules of equal width (gate, up), got [${outs.join(', ')}]`);
   const NOUT = swi ? NW / 2 : NW;
@@ -201,14 +236,17 @@ export function fusedLinear(
   if (Math.ceil(M / 4) > 65535) shapeError(op, `at most ${65535 * 4} rows, got ${M}`);
   const res = e.kind === 'residual' ? e.res : undefined;
   const gu = e.kind === 'swiglu' ? e.gu : undefined;
-  noAlias(op, { out, x, w, bias: bias ?? null, res: res ?? null, gu: gu ?? null, h: lora?.h ?? null, B: lora?.group.B ?? null });
+  noAlias(op, { out, x, w, bias: bias ?? null, res: res ?? null, gu: gu ?? null, h: h ?? null, B: lora?.group.B ?? null, gamma: norm?.gamma ?? null });
   const kind: EpilogueKind = e.kind === 'swiglu' ? (gu ? 'swiglu-save' : 'swiglu') : e.kind;
   const cols = [0];
   for (const o of outs) cols.push(cols[cols.length - 1] + o);
+  const bindings = [x, lora?.slots, undefined, h, w, bias, lora?.group.B, res, out, gu, norm?.gamma];
+  const used = bindings.filter((b) => b !== undefined).length;
+  if (used > gpu.limits.maxStorageBuffersPerShaderStage) shapeError(op, `${used} storage buffers, over this device's ${gpu.limits.maxStorageBuffersPerShaderStage}; run the group unfused`);
   gpu.run({
-    program: program(wd as WeightDType, Boolean(bias), Boolean(lora), kind, 'linear'),
-    bindings: [x, lora?.slots, undefined, lora?.h, w, bias, lora?.group.B, res, out, gu],
-    uniforms: uniforms(M, K, NW, NOUT, cols, lora),
+    program: program(wd as WeightDType, Boolean(bias), Boolean(lora), kind, lanes(K, norm), 'linear'),
+    bindings,
+    uniforms: uniforms(M, K, NW, NOUT, cols, opts),
     workgroups: [Math.ceil(NOUT / 64), Math.ceil(M / 4)],
   });
 }

@@ -1,12 +1,15 @@
 // Fused linear layers of the decode path: one dispatch computes a group of projections that share their
 // input (q/k/v, or gate/up) from their weights concatenated along the output rows, with each sequence's
 // LoRA expand and the block's epilogue (bias, residual add, SwiGLU) in the same threads; one dispatch
-// before it (`shrink`) computes the LoRA h of every adapted module of the group. Both are barrier-free
-// (a thread per output, no workgroup memory), so they also suit CPU adapters.
+// before it (`shrink`) computes the LoRA h of every adapted module of the group and, with NORM (the
+// RMSNorm folded in), each row's rstd; the input is then x normed on the fly, x[m, k] * rstd[m] * gamma[k],
+// as rmsnorm.wgsl writes it, its rstd summed in rmsnorm's order (WG lanes, then its tree), so the bits
+// match. Both are barrier-free (a thread per output, no workgroup memory), so they also suit CPU adapters.
 //   x (M, K) f32, rows m = b * T + t; slots (B) i32, -1 (any value outside [0, S)) = no adapter
 //   w (NW, K) the group's weights, module j on rows [cols[j], cols[j+1]); bias (NW) f32
 //   A the adapted modules' lora_A (S, R, K) one after another, block j' at element aOff[j']
-//   h (G', M, R): h[j', m, :] = x[m] A_j'[slot]^T, the adapted modules in group order (0 for slot -1)
+//   h (G' * M * R [+ M]): h[j', m, :] = x[m] A_j'[slot]^T, the adapted modules in group order (0 for
+//     slot -1), then with NORM rstd (M) at element rOff; gamma (K) f32 the RMSNorm weight
 //   Bl the adapted modules' lora_B (S, OUT_j, R) one after another, module j's at element bOff[j]
 //   value(m, n) = x[m] . w[n] (+ bias[n]) (+ scale * h[hIdx[j], m] . Bl_j[slot, n - cols[j]])
 // Every sum runs in index order with fma, as the 'direct' matmul and the LoRA kernels do, so on a CPU
@@ -15,7 +18,7 @@
 // out (M, I) = silu(g) * u with g = value(m, i), u = value(m, I + i), NW = 2I, and with SAVE_GU gu
 // (2, M, I) = g then u (the backward's saved inputs).
 // Bindings 1..10 are declared once; each entry point's auto layout holds only those it uses (at most 8).
-// dispatch: shrink grid1d(ceil(G' * M * R / 64)); linear (ceil(NOUT / 64), ceil(M / 4)), NOUT the
+// dispatch: shrink grid1d(ceil((G' * M * R [+ M]) / 64)); linear (ceil(NOUT / 64), ceil(M / 4)), NOUT the
 // out columns; each linear thread computes one column for 4 rows, reading each weight once.
 
 struct Params {
@@ -25,6 +28,7 @@ struct Params {
   hIdx: vec4u, // module j's block in h, NONE when it has no adapter
   aOff: vec4u,
   bOff: vec4u,
+  rOff: u32, eps: f32, _p0: u32, _p1: u32,
 }
 @group(0) @binding(0) var<uniform> u: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
@@ -37,8 +41,10 @@ struct Params {
 @group(0) @binding(8) var<storage, read> res: array<f32>;
 @group(0) @binding(9) var<storage, read_write> out: array<f32>;
 @group(0) @binding(10) var<storage, read_write> gu: array<f32>;
+@group(0) @binding(11) var<storage, read> gamma: array<f32>;
 
 const NONE = 0xffffffffu;
+const WG: u32 = $WGu;
 
 fn slotOf(m: u32) -> i32 {
   let s = slots[m / u.T];
@@ -46,32 +52,50 @@ fn slotOf(m: u32) -> i32 {
   return s;
 }
 
+/** 1 / sqrt(mean(x[m]^2) + eps), summed as rmsnorm.wgsl's workgroup of WG lanes does. */
+fn rowRstd(m: u32) -> f32 {
+  var red: array<f32, WG>;
+  let base = m * u.K;
+  for (var t = 0u; t < WG; t++) {
+    var ss = 0.0;
+    for (var c = t; c < u.K; c += WG) { let v = x[base + c]; ss += v * v; }
+    red[t] = ss;
+  }
+  for (var s = WG / 2u; s > 0u; s >>= 1u) {
+    for (var t = 0u; t < s; t++) { red[t] += red[t + s]; }
+  }
+  return inverseSqrt(red[0] / f32(u.K) + u.eps);
+}
+
+/** The group's input x[m, k]: with NORM, normed as rmsnorm.wgsl writes it (x * rstd * gamma). */
+fn xIn(m: u32, k: u32, r: f32) -> f32 {
+$X_IN
+}
+
 @compute @workgroup_size(64)
 fn shrink(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let i = gid.x + gid.y * nwg.x * 64u;
   let per = u.M * u.R;
-  if (i >= u.NW * per) { return; } // NW: the adapted module count G' here
-  let j = i / per;
-  let m = (i / u.R) % u.M;
-  let s = slotOf(m);
-  if (s < 0) { h[i] = 0.0; return; }
-  let aRow = u.aOff[j] + (u32(s) * u.R + i % u.R) * u.K;
-  var acc = 0.0;
-  for (var k = 0u; k < u.K; k++) { acc = fma(x[m * u.K + k], A[aRow + k], acc); }
-  h[i] = acc;
+  let nh = u.NW * per; // NW: the adapted module count G' here
+  if (i >= nh + $NORM_ROWS) { return; }
+  if (i >= nh) { h[u.rOff + i - nh] = rowRstd(i - nh); return; }
+$SHRINK_H
 }
 
 $LOAD_W
 
-/** x[m, k], 0 past the last row. */
-fn getX(m: u32, k: u32) -> f32 { if (m < u.M) { return x[m * u.K + k]; } return 0.0; }
+/** The saved rstd of row m (1 without NORM), and 0 past the last row. */
+fn rowR(m: u32) -> f32 { if (m < u.M) { return $SAVED_RSTD; } return 0.0; }
+/** The input x[m, k], 0 past the last row. */
+fn getX(m: u32, k: u32, r: f32) -> f32 { if (m < u.M) { return xIn(m, k, r); } return 0.0; }
 
 /** Row n of w against rows m0..m0+3 of x. */
 fn dot4(m0: u32, n: u32) -> vec4f {
   var acc = vec4f(0.0);
   let wRow = n * u.K;
+  let r = vec4f(rowR(m0), rowR(m0 + 1u), rowR(m0 + 2u), rowR(m0 + 3u));
   for (var k = 0u; k < u.K; k++) {
-    acc = fma(vec4f(getX(m0, k), getX(m0 + 1u, k), getX(m0 + 2u, k), getX(m0 + 3u, k)), vec4f(ldW(wRow + k)), acc);
+    acc = fma(vec4f(getX(m0, k, r.x), getX(m0 + 1u, k, r.y), getX(m0 + 2u, k, r.z), getX(m0 + 3u, k, r.w)), vec4f(ldW(wRow + k)), acc);
   }
   return acc;
 }

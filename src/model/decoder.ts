@@ -10,12 +10,13 @@
 // The fused path (DecoderOptions.fused) runs each layer's projections as groups (kernels/fused): q/k/v
 // and gate/up as one matmul each over weights concatenated at load, o and down alone, each with its
 // LoRA expand, bias and epilogue (residual add, SwiGLU) inside, after one LoRA shrink per group; RoPE
-// with the q/k/v split and the KV-cache append. It saves the same tensors for backward, which is shared.
+// with the q/k/v split and the KV-cache append; without save, each RMSNorm folds into the group after it.
+// It saves the same tensors for backward, which is shared.
 
 import { addInto } from '../../kernels/elementwise/elementwise.ts';
 import { attentionBackward, attentionForward } from '../../kernels/attention/attention.ts';
 import { embeddingBackward, embeddingForward } from '../../kernels/embedding/embedding.ts';
-import { type FusedLora, type LoraGroup, catLoraGroup, fusedLinear, loraShrink, releaseLoraGroup, ropeKv } from '../../kernels/fused/fused.ts';
+import { type Epilogue, type RowNorm, catLoraGroup, fusedLinear, groupPrologue, prologueSize, releaseLoraGroup, ropeKv } from '../../kernels/fused/fused.ts';
 import { kvAppend } from '../../kernels/kvcache/kvcache.ts';
 import { loraBackward, loraForward } from '../../kernels/lora/lora.ts';
 import { matmul, matmulBackward } from '../../kernels/matmul/matmul.ts';
@@ -25,7 +26,7 @@ import { swigluBackward, swigluForward } from '../../kernels/swiglu/swiglu.ts';
 import type { Gpu } from '../gpu/gpu.ts';
 import { shapeError } from '../gpu/errors.ts';
 import { type Tensor, view } from '../gpu/tensor.ts';
-import { type LinearModule, type ModelConfig, ropeInvFreq } from './config.ts';
+import { type LinearModule, type ModelConfig, linearDims, ropeInvFreq } from './config.ts';
 import { selectRows } from './heads.ts';
 import type { LoraSet } from './lora-set.ts';
 import { type DecoderWeights, fuseWeights } from './weights.ts';
@@ -306,34 +307,41 @@ export class Decoder {
     return { xNext, saved: save ? s : null };
   }
 
-  /** The LoRA inputs of a group of modules for one forward (null when none of them is adapted), and its h. */
-  private loraGroup(l: number, mods: LinearModule[], st: ForwardState): FusedLora | undefined {
-    const set = st.adapters;
-    const group: LoraGroup | null = set && catLoraGroup(this.gpu, mods.map((m) => set.layers[l][m]), `lora.${l}.${mods.join('+')}`);
-    if (!set || !group) return undefined;
-    const h = this.gpu.tensor([group.GL, st.N, group.R], 'f32', `lora.h.${l}`);
-    return { group, slots: st.slots, T: st.T, scale: set.scale, h };
-  }
-
-  /** The group's LoRA h, one (N, R) tensor per adapted module (the backward's saved h); releases the group. */
-  private splitLora(lora: FusedLora | undefined, mods: LinearModule[], into: LayerSaved['loraH'] | null): void {
-    if (!lora) return;
+  /**
+   * One group of projections on the fused path: its prologue (the LoRA shrink of its adapted modules, and
+   * the RMSNorm when `norm` folds it in), then the fused matmul with its epilogue. With `saveH`, each
+   * adapted module's h lands there as its own (N, R) tensor, as the backward reads it.
+   */
+  private group(
+    l: number, mods: LinearModule[], out: Tensor, x: Tensor, w: Tensor, st: ForwardState,
+    opts: { bias?: Tensor; norm?: RowNorm; epilogue: Epilogue }, saveH: LayerSaved['loraH'] | null,
+  ): void {
     const g = this.gpu;
-    const [, N, R] = lora.h.shape;
-    if (into) {
+    const set = st.adapters;
+    const group = set && catLoraGroup(g, mods.map((m) => set.layers[l][m]), `lora.${l}.${mods.join('+')}`);
+    const lora = set && group ? { group, slots: st.slots, T: st.T, scale: set.scale } : undefined;
+    const size = prologueSize(st.N, { lora, norm: opts.norm });
+    const h = size ? g.tensor([size], 'f32', `prologue.${l}`) : undefined;
+    if (h) groupPrologue(g, h, x, { lora, norm: opts.norm });
+    fusedLinear(g, out, x, w, mods.map((m) => linearDims(this.config, m).out), { ...opts, lora, h });
+    if (saveH && group && h) {
+      const { N } = st;
+      const { R } = group;
       mods.forEach((m, j) => {
-        const i = lora.group.hIdx[j];
+        const i = group.hIdx[j];
         if (i < 0) return;
-        const t = g.tensor([N, R], 'f32', `lora.h.${m}`);
-        g.copy(lora.h, t, N * R * 4, i * N * R * 4, 0);
-        into[m] = t;
+        saveH[m] = g.tensor([N, R], 'f32', `lora.h.${l}.${m}`);
+        g.copy(h, saveH[m], N * R * 4, i * N * R * 4, 0);
       });
     }
-    g.release(lora.h);
-    releaseLoraGroup(g, lora.group);
+    g.release(h);
+    if (group) releaseLoraGroup(g, group);
   }
 
-  /** layer() on the fused path: the same math, results and saved tensors, in fewer dispatches. */
+  /**
+   * layer() on the fused path: the same math and saved tensors in fewer dispatches. Without save, the
+   * RMSNorms fold into the q/k/v and gate/up groups (nothing keeps the normed rows).
+   */
   private fusedLayer(l: number, x: Tensor, st: ForwardState, save: boolean, cache?: KvCache): { xNext: Tensor; saved: LayerSaved | null } {
     const g = this.gpu;
     const c = this.config;
@@ -345,16 +353,19 @@ export class Decoder {
     const s = {} as LayerSaved;
     s.loraH = {};
     const saveH = save ? s.loraH : null;
+    /** A norm's input and its folding: kept (saved runs) or folded into the next group. */
+    const normed = (xIn: Tensor, gamma: Tensor): { input: Tensor; norm?: RowNorm; h?: Tensor; rstd?: Tensor } => {
+      if (!save) return { input: xIn, norm: { gamma, eps: c.rmsNormEps } };
+      const h = g.tensor([N, C], 'f32', 'hNorm');
+      const rstd = g.tensor([N], 'f32', 'rstd');
+      rmsnormForward(g, h, rstd, xIn, gamma, c.rmsNormEps);
+      return { input: h, h, rstd };
+    };
     // attention block: xMid = x + o(attention(rope(q), rope(k), v))
-    s.rstd1 = g.tensor([N], 'f32', 'rstd1');
-    s.h1 = g.tensor([N, C], 'f32', 'h1');
-    rmsnormForward(g, s.h1, s.rstd1, x, w.inNorm, c.rmsNormEps);
-    const qkvMods: LinearModule[] = ['q_proj', 'k_proj', 'v_proj'];
-    let lora = this.loraGroup(l, qkvMods, st);
-    if (lora) loraShrink(g, s.h1, lora);
+    const n1 = normed(x, w.inNorm);
+    if (save) { s.h1 = n1.h!; s.rstd1 = n1.rstd!; }
     const qkv = g.tensor([N, (NH + 2 * NKV) * HS], 'f32', 'qkv');
-    fusedLinear(g, qkv, s.h1, fw.qkv, [NH * HS, NKV * HS, NKV * HS], { bias: fw.qkvBias, lora, epilogue: { kind: 'store' } });
-    this.splitLora(lora, qkvMods, saveH);
+    this.group(l, ['q_proj', 'k_proj', 'v_proj'], qkv, n1.input, fw.qkv, st, { bias: fw.qkvBias, norm: n1.norm, epilogue: { kind: 'store' } }, saveH);
     s.q = g.tensor([B, T, NH, HS], 'f32', 'q');
     const att2 = g.tensor([N, NH * HS], 'f32', 'att');
     s.att = view(att2, [B, T, NH, HS]);
@@ -369,24 +380,16 @@ export class Decoder {
       attentionForward(g, s.att, s.lse, s.q, s.k, s.v, { mask: st.mask ?? undefined });
     }
     g.release(qkv);
-    drop(s.h1, s.rstd1, s.q, s.k, s.v);
+    drop(s.q, s.k, s.v);
     s.xMid = g.tensor([N, C], 'f32', 'xMid');
-    lora = this.loraGroup(l, ['o_proj'], st);
-    if (lora) loraShrink(g, att2, lora);
-    fusedLinear(g, s.xMid, att2, w.linear.o_proj, [C], { bias: w.bias.o_proj, lora, epilogue: { kind: 'residual', res: x } });
-    this.splitLora(lora, ['o_proj'], saveH);
+    this.group(l, ['o_proj'], s.xMid, att2, w.linear.o_proj, st, { bias: w.bias.o_proj, epilogue: { kind: 'residual', res: x } }, saveH);
     drop(att2, s.lse);
     // MLP block: xNext = xMid + down(silu(gate(h2)) * up(h2))
-    s.rstd2 = g.tensor([N], 'f32', 'rstd2');
-    s.h2 = g.tensor([N, C], 'f32', 'h2');
-    rmsnormForward(g, s.h2, s.rstd2, s.xMid, w.postNorm, c.rmsNormEps);
-    const guMods: LinearModule[] = ['gate_proj', 'up_proj'];
-    lora = this.loraGroup(l, guMods, st);
-    if (lora) loraShrink(g, s.h2, lora);
+    const n2 = normed(s.xMid, w.postNorm);
+    if (save) { s.h2 = n2.h!; s.rstd2 = n2.rstd!; }
     s.a = g.tensor([N, I], 'f32', 'act');
     const gu = save ? g.tensor([2, N, I], 'f32', 'gate_up') : undefined;
-    fusedLinear(g, s.a, s.h2, fw.gateUp, [I, I], { bias: fw.gateUpBias, lora, epilogue: { kind: 'swiglu', gu } });
-    this.splitLora(lora, guMods, saveH);
+    this.group(l, ['gate_proj', 'up_proj'], s.a, n2.input, fw.gateUp, st, { bias: fw.gateUpBias, norm: n2.norm, epilogue: { kind: 'swiglu', gu } }, saveH);
     if (gu) {
       s.g = g.tensor([N, I], 'f32', 'gate');
       s.u = g.tensor([N, I], 'f32', 'up');
@@ -394,12 +397,8 @@ export class Decoder {
       g.copy(gu, s.u, N * I * 4, N * I * 4, 0);
       g.release(gu);
     }
-    drop(s.h2, s.rstd2);
     const xNext = g.tensor([N, C], 'f32', `x${l + 1}`);
-    lora = this.loraGroup(l, ['down_proj'], st);
-    if (lora) loraShrink(g, s.a, lora);
-    fusedLinear(g, xNext, s.a, w.linear.down_proj, [C], { bias: w.bias.down_proj, lora, epilogue: { kind: 'residual', res: s.xMid } });
-    this.splitLora(lora, ['down_proj'], saveH);
+    this.group(l, ['down_proj'], xNext, s.a, w.linear.down_proj, st, { bias: w.bias.down_proj, epilogue: { kind: 'residual', res: s.xMid } }, saveH);
     drop(s.a, s.xMid);
     return { xNext, saved: save ? s : null };
   }

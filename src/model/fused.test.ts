@@ -98,7 +98,8 @@ describe('decoder fused path', () => {
     const before = await perLayer(false);
     const after = await perLayer(true);
     console.log(`dispatches per layer per decode step (LoRA on all 7 modules, ${gpu.cpu ? 'CPU adapter' : 'GPU'}): unfused ${before}, fused ${after}`);
-    expect(after).toBeLessThanOrEqual(before - 12);
+    expect(after).toBeLessThanOrEqual(10);
+    expect(before).toBeGreaterThanOrEqual(after + 20);
   });
 
   it('full-parameter training (trainable weights) runs unfused; asking for the fused path is refused', async () => {

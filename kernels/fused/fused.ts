@@ -21,19 +21,24 @@ import ropeKvSource from './rope-kv.wgsl';
 export type Epilogue = { kind: 'store' } | { kind: 'residual'; res: Tensor } | { kind: 'swiglu'; gu?: Tensor };
 type EpilogueKind = 'store' | 'residual' | 'swiglu' | 'swiglu-save';
 
-const STORE_ROWS = (line: string) => `  for (var q = 0u; q < 4u; q++) {
+/** `line` for each output (m, n) of the thread's 4 x 4 block inside the matrix; acc[q][c] its product. */
+const STORE_BLOCK = (line: string) => `  for (var q = 0u; q < 4u; q++) {
     let m = m0 + q;
     if (m >= u.M) { break; }
+    for (var c = 0u; c < 4u; c++) {
+      let n = n0 + c;
+      if (n >= u.NOUT) { break; }
 ${line}
+    }
   }`;
-const swiglu = (save: boolean) => `  let ag = dot4(m0, n);
-  let au = dot4(m0, n + u.NOUT);
-${STORE_ROWS(`    let g = finish(m, n, ag[q]);
-    let up = finish(m, n + u.NOUT, au[q]);
-    out[m * u.NOUT + n] = g * (1.0 / (1.0 + exp(-g))) * up;${save ? '\n    gu[m * u.NOUT + n] = g;\n    gu[(u.M + m) * u.NOUT + n] = up;' : ''}`)}`;
+const swiglu = (save: boolean) => `  var ag = dot44(m0, n0);
+  var au = dot44(m0, n0 + u.NOUT);
+${STORE_BLOCK(`      let g = finish(m, n, ag[q][c]);
+      let up = finish(m, n + u.NOUT, au[q][c]);
+      out[m * u.NOUT + n] = g * (1.0 / (1.0 + exp(-g))) * up;${save ? '\n      gu[m * u.NOUT + n] = g;\n      gu[(u.M + m) * u.NOUT + n] = up;' : ''}`)}`;
 const EPILOGUES: Record<EpilogueKind, string> = {
-  store: `  let acc = dot4(m0, n);\n${STORE_ROWS('    out[m * u.NOUT + n] = finish(m, n, acc[q]);')}`,
-  residual: `  let acc = dot4(m0, n);\n${STORE_ROWS('    let i = m * u.NOUT + n;\n    out[i] = finish(m, n, acc[q]) + res[i];')}`,
+  store: `  var acc = dot44(m0, n0);\n${STORE_BLOCK('      out[m * u.NOUT + n] = finish(m, n, acc[q][c]);')}`,
+  residual: `  var acc = dot44(m0, n0);\n${STORE_BLOCK('      let i = m * u.NOUT + n;\n      out[i] = finish(m, n, acc[q][c]) + res[i];')}`,
   swiglu: swiglu(false),
   'swiglu-save': swiglu(true),
 };
@@ -233,7 +238,7 @@ export function fusedLinear(
   want('out', out, [M, NOUT]);
   if (e.kind === 'residual') want('res', e.res, [M, NOUT]);
   if (e.kind === 'swiglu' && e.gu) want('gu', e.gu, [2, M, NOUT]);
-  if (Math.ceil(M / 4) > 65535) shapeError(op, `at most ${65535 * 4} rows, got ${M}`);
+  if (Math.ceil(M / 32) > 65535 || Math.ceil(NOUT / 32) > 65535) shapeError(op, `at most ${65535 * 32} rows and outputs, got ${M} and ${NOUT}`);
   const res = e.kind === 'residual' ? e.res : undefined;
   const gu = e.kind === 'swiglu' ? e.gu : undefined;
   noAlias(op, { out, x, w, bias: bias ?? null, res: res ?? null, gu: gu ?? null, h: h ?? null, B: lora?.group.B ?? null, gamma: norm?.gamma ?? null });
@@ -247,7 +252,7 @@ export function fusedLinear(
     program: program(wd as WeightDType, Boolean(bias), Boolean(lora), kind, lanes(K, norm), 'linear'),
     bindings,
     uniforms: uniforms(M, K, NW, NOUT, cols, opts),
-    workgroups: [Math.ceil(NOUT / 64), Math.ceil(M / 4)],
+    workgroups: [Math.ceil(NOUT / 32), Math.ceil(M / 32)],
   });
 }
 

@@ -18,8 +18,8 @@
 // out (M, I) = silu(g) * u with g = value(m, i), u = value(m, I + i), NW = 2I, and with SAVE_GU gu
 // (2, M, I) = g then u (the backward's saved inputs).
 // Bindings 1..10 are declared once; each entry point's auto layout holds only those it uses (at most 8).
-// dispatch: shrink grid1d(ceil((G' * M * R [+ M]) / 64)); linear (ceil(NOUT / 64), ceil(M / 4)), NOUT the
-// out columns; each linear thread computes one column for 4 rows, reading each weight once.
+// dispatch: shrink grid1d(ceil((G' * M * R [+ M]) / 64)); linear (ceil(NOUT / 32), ceil(M / 32)), NOUT
+// the out columns, workgroups of 8 x 8 threads, each computing a 4 x 4 block of outputs.
 
 struct Params {
   M: u32, K: u32, T: u32, R: u32,
@@ -86,18 +86,39 @@ $LOAD_W
 
 /** The saved rstd of row m (1 without NORM), and 0 past the last row. */
 fn rowR(m: u32) -> f32 { if (m < u.M) { return $SAVED_RSTD; } return 0.0; }
-/** The input x[m, k], 0 past the last row. */
+/** The input x[m, k], 0 past the last row; w[n, k], 0 past the last row of w. */
 fn getX(m: u32, k: u32, r: f32) -> f32 { if (m < u.M) { return xIn(m, k, r); } return 0.0; }
+fn getW(n: u32, k: u32) -> f32 { if (n < u.NW) { return ldW(n * u.K + k); } return 0.0; }
 
-/** Row n of w against rows m0..m0+3 of x. */
-fn dot4(m0: u32, n: u32) -> vec4f {
-  var acc = vec4f(0.0);
-  let wRow = n * u.K;
+/**
+ * Rows m0..m0+3 of x against rows n0..n0+3 of w: element q of the result is row m0 + q, a vec4 over the
+ * 4 columns (the 'direct' matmul's 4x4 block: 8 loads for 16 fma per k, the bounds checked only at edges).
+ */
+fn dot44(m0: u32, n0: u32) -> array<vec4f, 4> {
   let r = vec4f(rowR(m0), rowR(m0 + 1u), rowR(m0 + 2u), rowR(m0 + 3u));
-  for (var k = 0u; k < u.K; k++) {
-    acc = fma(vec4f(getX(m0, k, r.x), getX(m0 + 1u, k, r.y), getX(m0 + 2u, k, r.z), getX(m0 + 3u, k, r.w)), vec4f(ldW(wRow + k)), acc);
+  var c0 = vec4f(0.0);
+  var c1 = vec4f(0.0);
+  var c2 = vec4f(0.0);
+  var c3 = vec4f(0.0);
+  if (m0 + 4u <= u.M && n0 + 4u <= u.NW) {
+    let w0 = n0 * u.K;
+    for (var k = 0u; k < u.K; k++) {
+      let wv = vec4f(ldW(w0 + k), ldW(w0 + u.K + k), ldW(w0 + 2u * u.K + k), ldW(w0 + 3u * u.K + k));
+      c0 = fma(vec4f(xIn(m0, k, r.x)), wv, c0);
+      c1 = fma(vec4f(xIn(m0 + 1u, k, r.y)), wv, c1);
+      c2 = fma(vec4f(xIn(m0 + 2u, k, r.z)), wv, c2);
+      c3 = fma(vec4f(xIn(m0 + 3u, k, r.w)), wv, c3);
+    }
+  } else {
+    for (var k = 0u; k < u.K; k++) {
+      let wv = vec4f(getW(n0, k), getW(n0 + 1u, k), getW(n0 + 2u, k), getW(n0 + 3u, k));
+      c0 = fma(vec4f(getX(m0, k, r.x)), wv, c0);
+      c1 = fma(vec4f(getX(m0 + 1u, k, r.y)), wv, c1);
+      c2 = fma(vec4f(getX(m0 + 2u, k, r.z)), wv, c2);
+      c3 = fma(vec4f(getX(m0 + 3u, k, r.w)), wv, c3);
+    }
   }
-  return acc;
+  return array<vec4f, 4>(c0, c1, c2, c3);
 }
 
 /** The bias and LoRA terms of output column n (row n of w) added onto the product acc for row m. */
@@ -107,10 +128,10 @@ $FINISH
   return v;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(8, 8)
 fn linear(@builtin(global_invocation_id) gid: vec3u) {
-  let n = gid.x;
+  let n0 = gid.x * 4u;
   let m0 = gid.y * 4u;
-  if (n >= u.NOUT || m0 >= u.M) { return; }
+  if (n0 >= u.NOUT || m0 >= u.M) { return; }
 $EPILOGUE
 }

@@ -10,7 +10,7 @@ import { type BatchInput, Decoder } from './decoder.ts';
 import { createLoraSet } from './lora-set.ts';
 import { tinyConfig, tinyWeights } from './testing.ts';
 import { createValueHead, releaseValueHeadState, valueHeadBackward, valueHeadForward } from './value-head.ts';
-import { createWeightGrads, refuseWeights, uploadWeights } from './weights.ts';
+import { createWeightGrads, refreshFusedWeights, uploadWeights } from './weights.ts';
 
 const batch: BatchInput = {
   B: 2, T: 5,
@@ -42,7 +42,7 @@ describe('decoder + value head gradients', () => {
     const ones = gpu.upload(new Float32Array(N).fill(1), [1, N], 'f32', 'ones');
 
     const loss = async (): Promise<number> => {
-      if (fused) refuseWeights(gpu, weights); // the finite differences change weights in place
+      if (fused) refreshFusedWeights(gpu, weights); // the finite differences change weights in place
       const st = dec.forward({ ...batch, adapters: lora });
       const hs = valueHeadForward(gpu, head, st.hN);
       const [lg, vs] = [await gpu.readF32(st.logits!), await gpu.readF32(hs.values)];

@@ -139,7 +139,7 @@ function releaseFused(gpu: Gpu, w: DecoderWeights): void {
 }
 
 /** Rebuilds the fused concatenations after per-module weights were written in place (if they exist). */
-export function refuseWeights(gpu: Gpu, w: DecoderWeights): void {
+export function refreshFusedWeights(gpu: Gpu, w: DecoderWeights): void {
   if (!w.fused) return;
   releaseFused(gpu, w);
   fuseWeights(gpu, w);

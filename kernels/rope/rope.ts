@@ -51,6 +51,18 @@ function invFreqTensor(gpu: Gpu, HS: number, theta: number): Tensor {
 /** rope_theta, or an inv_freq (HS/2) f32 tensor the caller built (for rope_scaling variants). */
 export type RopeFreq = number | Tensor;
 
+/** The inv_freq (HS/2) tensor of `freq`, checked (also for the fused RoPE of kernels/fused). */
+export function invFreqOf(op: string, gpu: Gpu, HS: number, freq: RopeFreq): Tensor {
+  if (typeof freq === 'number') {
+    if (!(freq > 0)) shapeError(op, `rope theta must be positive, got ${freq}`);
+    return invFreqTensor(gpu, HS, freq);
+  }
+  if (freq.dtype !== 'f32' || freq.shape.length !== 1 || freq.shape[0] !== HS / 2) {
+    shapeError(op, `inv_freq must be (${HS / 2}) f32, got ${shapeStr(freq)}`);
+  }
+  return freq;
+}
+
 function rope(
   op: string, sign: 1 | -1, gpu: Gpu, qOut: Tensor, kOut: Tensor, q: Tensor, k: Tensor, pos: Tensor, freq: RopeFreq,
 ): void {
@@ -72,16 +84,7 @@ function rope(
   if (pos.dtype !== 'i32' || pos.shape.length !== 1 || pos.shape[0] !== B * T) {
     shapeError(op, `pos must be (${B * T}) i32 for q ${shapeStr(q)}, got ${shapeStr(pos)}`);
   }
-  let invFreq: Tensor;
-  if (typeof freq === 'number') {
-    if (!(freq > 0)) shapeError(op, `rope theta must be positive, got ${freq}`);
-    invFreq = invFreqTensor(gpu, HS, freq);
-  } else {
-    invFreq = freq;
-    if (invFreq.dtype !== 'f32' || invFreq.shape.length !== 1 || invFreq.shape[0] !== HS / 2) {
-      shapeError(op, `inv_freq must be (${HS / 2}) f32, got ${shapeStr(invFreq)}`);
-    }
-  }
+  const invFreq = invFreqOf(op, gpu, HS, freq);
   const threads = B * T * (NH + NKV) * (HS / 2);
   gpu.run({
     program: inplace ? PROGRAMS.inplace : PROGRAMS.separate,

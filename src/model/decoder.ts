@@ -7,10 +7,16 @@
 // NKV kv heads, HS head size, R LoRA rank.
 // Backward rule: parameter grads accumulate (+=), activation grads assign (=), except the residual
 // stream's gradient dx, which accumulates the two branches of every layer.
+// The fused path (DecoderOptions.fused) runs each layer's projections as groups (kernels/fused): q/k/v
+// and gate/up as one matmul each over weights concatenated at load, o and down alone, each with its
+// LoRA expand, bias and epilogue (residual add, SwiGLU) inside, after one LoRA shrink per group; RoPE
+// with the q/k/v split and the KV-cache append; without save, each RMSNorm folds into the group after it.
+// It saves the same tensors for backward, which is shared.
 
 import { addInto } from '../../kernels/elementwise/elementwise.ts';
 import { attentionBackward, attentionForward } from '../../kernels/attention/attention.ts';
 import { embeddingBackward, embeddingForward } from '../../kernels/embedding/embedding.ts';
+import { type Epilogue, type RowNorm, catLoraGroup, fusedLinear, groupPrologue, prologueSize, releaseLoraGroup, ropeKv } from '../../kernels/fused/fused.ts';
 import { kvAppend } from '../../kernels/kvcache/kvcache.ts';
 import { loraBackward, loraForward } from '../../kernels/lora/lora.ts';
 import { matmul, matmulBackward } from '../../kernels/matmul/matmul.ts';
@@ -20,10 +26,10 @@ import { swigluBackward, swigluForward } from '../../kernels/swiglu/swiglu.ts';
 import type { Gpu } from '../gpu/gpu.ts';
 import { shapeError } from '../gpu/errors.ts';
 import { type Tensor, view } from '../gpu/tensor.ts';
-import { type LinearModule, type ModelConfig, ropeInvFreq } from './config.ts';
+import { type LinearModule, type ModelConfig, linearDims, ropeInvFreq } from './config.ts';
 import { selectRows } from './heads.ts';
 import type { LoraSet } from './lora-set.ts';
-import type { DecoderWeights } from './weights.ts';
+import { type DecoderWeights, fuseWeights } from './weights.ts';
 
 export interface BatchInput {
   B: number;
@@ -132,17 +138,32 @@ export function defaultPositions(B: number, T: number, mask: Int32Array): Int32A
   return pos;
 }
 
+export interface DecoderOptions {
+  /**
+   * The fused path (kernels/fused): about a third of the dispatches per layer. Default on GPUs, where the
+   * engine is bound by dispatches; off on CPU adapters (Gpu.cpu), where a dispatch costs ~0.03 ms and the
+   * unfused kernels give the same bits. Needs frozen weights (their q/k/v and gate/up are concatenated
+   * once): full-parameter training (trainable weights) always runs unfused.
+   */
+  fused?: boolean;
+}
+
 export class Decoder {
   readonly freq: RopeFreq;
+  /** Whether forwards run the fused path. */
+  readonly fused: boolean;
   private ones: Tensor | null = null;
 
   constructor(
     readonly gpu: Gpu,
     readonly config: ModelConfig,
     readonly weights: DecoderWeights,
+    opts: DecoderOptions = {},
   ) {
     const c = config;
     this.freq = c.ropeScaling ? gpu.upload(ropeInvFreq(c), [c.headDim / 2], 'f32', 'rope.inv_freq') : c.ropeTheta;
+    if (opts.fused && weights.trainable) shapeError('Decoder', 'the fused path needs frozen weights; full-parameter training runs with fused: false');
+    this.fused = (opts.fused ?? (!gpu.cpu && !weights.trainable)) && fuseWeights(gpu, weights);
   }
 
   /** Uploads a batch's ids, positions, slots and mask. */
@@ -243,6 +264,7 @@ export class Decoder {
    * (x itself stays the caller's); without, every temporary goes back to the pool as soon as it is used.
    */
   private layer(l: number, x: Tensor, st: ForwardState, save: boolean, cache?: KvCache): { xNext: Tensor; saved: LayerSaved | null } {
+    if (this.fused) return this.fusedLayer(l, x, st, save, cache);
     const g = this.gpu;
     const c = this.config;
     const { B, T, N } = st;
@@ -295,6 +317,102 @@ export class Decoder {
     s.loraH.down_proj = this.linear(xNext, s.a, l, 'down_proj', st);
     addInto(g, xNext, s.xMid);
     drop(s.a, s.xMid, s.loraH.down_proj);
+    return { xNext, saved: save ? s : null };
+  }
+
+  /**
+   * One group of projections on the fused path: its prologue (the LoRA shrink of its adapted modules, and
+   * the RMSNorm when `norm` folds it in), then the fused matmul with its epilogue. With `saveH`, each
+   * adapted module's h lands there as its own (N, R) tensor, as the backward reads it.
+   */
+  private group(
+    l: number, mods: LinearModule[], out: Tensor, x: Tensor, w: Tensor, st: ForwardState,
+    opts: { bias?: Tensor; norm?: RowNorm; epilogue: Epilogue }, saveH: LayerSaved['loraH'] | null,
+  ): void {
+    const g = this.gpu;
+    const set = st.adapters;
+    const group = set && catLoraGroup(g, mods.map((m) => set.layers[l][m]), `lora.${l}.${mods.join('+')}`);
+    const lora = set && group ? { group, slots: st.slots, T: st.T, scale: set.scale } : undefined;
+    const size = prologueSize(st.N, { lora, norm: opts.norm });
+    const h = size ? g.tensor([size], 'f32', `prologue.${l}`) : undefined;
+    if (h) groupPrologue(g, h, x, { lora, norm: opts.norm });
+    fusedLinear(g, out, x, w, mods.map((m) => linearDims(this.config, m).out), { ...opts, lora, h });
+    if (saveH && group && h) {
+      const { N } = st;
+      const { R } = group;
+      mods.forEach((m, j) => {
+        const i = group.hIdx[j];
+        if (i < 0) return;
+        saveH[m] = g.tensor([N, R], 'f32', `lora.h.${l}.${m}`);
+        g.copy(h, saveH[m], N * R * 4, i * N * R * 4, 0);
+      });
+    }
+    g.release(h);
+    if (group) releaseLoraGroup(g, group);
+  }
+
+  /**
+   * layer() on the fused path: the same math and saved tensors in fewer dispatches. Without save, the
+   * RMSNorms fold into the q/k/v and gate/up groups (nothing keeps the normed rows).
+   */
+  private fusedLayer(l: number, x: Tensor, st: ForwardState, save: boolean, cache?: KvCache): { xNext: Tensor; saved: LayerSaved | null } {
+    const g = this.gpu;
+    const c = this.config;
+    const { B, T, N } = st;
+    const { hiddenSize: C, intermediateSize: I, numHeads: NH, numKvHeads: NKV, headDim: HS } = c;
+    const drop = (...ts: Array<Tensor | undefined>): void => { if (!save) g.release(...ts); };
+    const w = this.weights.layers[l];
+    const fw = this.weights.fused![l];
+    const s = {} as LayerSaved;
+    s.loraH = {};
+    const saveH = save ? s.loraH : null;
+    /** A norm's input and its folding: kept (saved runs) or folded into the next group. */
+    const normed = (xIn: Tensor, gamma: Tensor): { input: Tensor; norm?: RowNorm; h?: Tensor; rstd?: Tensor } => {
+      if (!save) return { input: xIn, norm: { gamma, eps: c.rmsNormEps } };
+      const h = g.tensor([N, C], 'f32', 'hNorm');
+      const rstd = g.tensor([N], 'f32', 'rstd');
+      rmsnormForward(g, h, rstd, xIn, gamma, c.rmsNormEps);
+      return { input: h, h, rstd };
+    };
+    // attention block: xMid = x + o(attention(rope(q), rope(k), v))
+    const n1 = normed(x, w.inNorm);
+    if (save) { s.h1 = n1.h!; s.rstd1 = n1.rstd!; }
+    const qkv = g.tensor([N, (NH + 2 * NKV) * HS], 'f32', 'qkv');
+    this.group(l, ['q_proj', 'k_proj', 'v_proj'], qkv, n1.input, fw.qkv, st, { bias: fw.qkvBias, norm: n1.norm, epilogue: { kind: 'store' } }, saveH);
+    s.q = g.tensor([B, T, NH, HS], 'f32', 'q');
+    const att2 = g.tensor([N, NH * HS], 'f32', 'att');
+    s.att = view(att2, [B, T, NH, HS]);
+    s.lse = g.tensor([B, NH, T], 'f32', 'lse');
+    if (cache) {
+      ropeKv(g, s.q, cache.k[l], cache.v[l], qkv, st.pos, this.freq, cache.length);
+      attentionForward(g, s.att, s.lse, s.q, cache.k[l], cache.v[l], { mask: cache.mask, Tk: cache.length + T });
+    } else {
+      s.k = g.tensor([B, T, NKV, HS], 'f32', 'k');
+      s.v = g.tensor([B, T, NKV, HS], 'f32', 'v');
+      ropeKv(g, s.q, s.k, s.v, qkv, st.pos, this.freq, 0);
+      attentionForward(g, s.att, s.lse, s.q, s.k, s.v, { mask: st.mask ?? undefined });
+    }
+    g.release(qkv);
+    drop(s.q, s.k, s.v);
+    s.xMid = g.tensor([N, C], 'f32', 'xMid');
+    this.group(l, ['o_proj'], s.xMid, att2, w.linear.o_proj, st, { bias: w.bias.o_proj, epilogue: { kind: 'residual', res: x } }, saveH);
+    drop(att2, s.lse);
+    // MLP block: xNext = xMid + down(silu(gate(h2)) * up(h2))
+    const n2 = normed(s.xMid, w.postNorm);
+    if (save) { s.h2 = n2.h!; s.rstd2 = n2.rstd!; }
+    s.a = g.tensor([N, I], 'f32', 'act');
+    const gu = save ? g.tensor([2, N, I], 'f32', 'gate_up') : undefined;
+    this.group(l, ['gate_proj', 'up_proj'], s.a, n2.input, fw.gateUp, st, { bias: fw.gateUpBias, norm: n2.norm, epilogue: { kind: 'swiglu', gu } }, saveH);
+    if (gu) {
+      s.g = g.tensor([N, I], 'f32', 'gate');
+      s.u = g.tensor([N, I], 'f32', 'up');
+      g.copy(gu, s.g, N * I * 4, 0, 0);
+      g.copy(gu, s.u, N * I * 4, N * I * 4, 0);
+      g.release(gu);
+    }
+    const xNext = g.tensor([N, C], 'f32', `x${l + 1}`);
+    this.group(l, ['down_proj'], xNext, s.a, w.linear.down_proj, st, { bias: w.bias.down_proj, epilogue: { kind: 'residual', res: s.xMid } }, saveH);
+    drop(s.a, s.xMid);
     return { xNext, saved: save ? s : null };
   }
 

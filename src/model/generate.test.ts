@@ -21,10 +21,10 @@ const argmax = (a: Float32Array, off: number, n: number): number => {
 };
 
 describe('generate', () => {
-  it('greedy with the KV cache equals the argmax of a full forward at every step (mixed adapters, left padding)', async () => {
+  for (const fused of [false, true]) it(`greedy with the KV cache equals the argmax of a full forward at every step (mixed adapters, left padding${fused ? ', fused path' : ''})`, async () => {
     const gpu = await testGpu();
     const config = tinyConfig();
-    const dec = new Decoder(gpu, config, uploadWeights(gpu, config, (n) => tinyWeights(config, 3, 0.8).get(n)));
+    const dec = new Decoder(gpu, config, uploadWeights(gpu, config, (n) => tinyWeights(config, 3, 0.8).get(n)), { fused });
     const lora = createLoraSet(gpu, config, { r: 2, alpha: 4, targets: ['q_proj', 'v_proj', 'down_proj'], slots: 2 }, 5);
     for (const layer of lora.layers) for (const p of Object.values(layer)) gpu.write(p.B, Float32Array.from({ length: p.B.shape.reduce((a, b) => a * b, 1) }, (_, i) => Math.sin(i) * 0.5));
     const prompts = [[5, 9, 2, 17], [3], [8, 8]];
@@ -52,10 +52,10 @@ describe('generate', () => {
     releaseWeights(gpu, dec.weights);
   });
 
-  it('matches transformers greedy generate on the llama parity fixture', async () => {
+  for (const fused of [false, true]) it(`matches transformers greedy generate on the llama parity fixture${fused ? ' (fused path)' : ''}`, async () => {
     const gpu = await testGpu();
     const root = new URL('../../fixtures/parity/llama-tiny', import.meta.url).pathname;
-    const { decoder } = await loadDecoder(gpu, await nodeModelFiles(root));
+    const { decoder } = await loadDecoder(gpu, await nodeModelFiles(root), { fused });
     const ref = parseSafetensors(new Uint8Array(readFileSync(`${root}/reference.safetensors`)), 'reference.safetensors');
     const ids = Array.from(tensorToFloat32(ref.tensors.get('input_ids')!));
     const greedy = Array.from(tensorToFloat32(ref.tensors.get('greedy')!));

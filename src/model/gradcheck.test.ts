@@ -10,7 +10,7 @@ import { type BatchInput, Decoder } from './decoder.ts';
 import { createLoraSet } from './lora-set.ts';
 import { tinyConfig, tinyWeights } from './testing.ts';
 import { createValueHead, releaseValueHeadState, valueHeadBackward, valueHeadForward } from './value-head.ts';
-import { uploadWeights, createWeightGrads } from './weights.ts';
+import { createWeightGrads, refreshFusedWeights, uploadWeights } from './weights.ts';
 
 const batch: BatchInput = {
   B: 2, T: 5,
@@ -27,11 +27,11 @@ async function setElement(gpu: Gpu, t: Tensor, i: number, value: number): Promis
 }
 
 describe('decoder + value head gradients', () => {
-  it('match finite differences for LoRA, value-head and full-parameter gradients', async () => {
+  for (const fused of [false, true]) it(`match finite differences for LoRA, value-head and full-parameter gradients${fused ? ' (fused path)' : ''}`, async () => {
     const gpu = await testGpu();
     const config = tinyConfig({ model_type: 'qwen2', architectures: ['Qwen2ForCausalLM'] }); // q/k/v biases too
     const weights = uploadWeights(gpu, config, (n) => tinyWeights(config, 5).get(n));
-    const dec = new Decoder(gpu, config, weights);
+    const dec = new Decoder(gpu, config, weights, { fused });
     const lora = createLoraSet(gpu, config, { r: 2, alpha: 4, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], slots: 2 }, 7);
     for (const layer of lora.layers) for (const p of Object.values(layer)) gpu.write(p.B, Float32Array.from(randn(p.B.shape.reduce((a, b) => a * b, 1), p.B.shape[1] + 3, 0.5)));
     const head = createValueHead(gpu, config.hiddenSize, [8], 2, 11);
@@ -42,6 +42,7 @@ describe('decoder + value head gradients', () => {
     const ones = gpu.upload(new Float32Array(N).fill(1), [1, N], 'f32', 'ones');
 
     const loss = async (): Promise<number> => {
+      if (fused) refreshFusedWeights(gpu, weights); // the finite differences change weights in place
       const st = dec.forward({ ...batch, adapters: lora });
       const hs = valueHeadForward(gpu, head, st.hN);
       const [lg, vs] = [await gpu.readF32(st.logits!), await gpu.readF32(hs.values)];
@@ -110,11 +111,11 @@ describe('decoder + value head gradients', () => {
 });
 
 describe('activation checkpointing', () => {
-  it("save: 'checkpoint' gives the same gradients as save: true, recomputing each layer in backward", async () => {
+  for (const fused of [false, true]) it(`save: 'checkpoint' gives the same gradients as save: true, recomputing each layer in backward${fused ? ' (fused path)' : ''}`, async () => {
     const gpu = await testGpu();
     const config = tinyConfig({ model_type: 'qwen2', architectures: ['Qwen2ForCausalLM'] });
     const weights = uploadWeights(gpu, config, (n) => tinyWeights(config, 6).get(n));
-    const dec = new Decoder(gpu, config, weights);
+    const dec = new Decoder(gpu, config, weights, { fused });
     const lora = createLoraSet(gpu, config, { r: 2, alpha: 4, targets: ['q_proj', 'v_proj', 'o_proj', 'down_proj'], slots: 2 }, 8);
     for (const layer of lora.layers) for (const p of Object.values(layer)) gpu.write(p.B, Float32Array.from(randn(p.B.shape.reduce((a, b) => a * b, 1), p.B.shape[1] + 5, 0.5)));
     const N = batch.B * batch.T;

@@ -2,7 +2,7 @@
 // kept packed), a PEFT adapter folder becomes an adapter ready for a LoRA slot.
 
 import type { Gpu } from '../gpu/gpu.ts';
-import { Decoder } from './decoder.ts';
+import { Decoder, type DecoderOptions } from './decoder.ts';
 import { fail } from './errors.ts';
 import { type LoadOptions, type LoadedModelFiles, type ModelFiles, loadModelFiles } from './folder.ts';
 import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, type ReadPeftAdapter, readPeftAdapter } from './peft.ts';
@@ -14,10 +14,10 @@ export interface LoadedDecoder {
   model: LoadedModelFiles;
 }
 
-export async function loadDecoder(gpu: Gpu, files: ModelFiles, opts: LoadOptions & UploadOptions = {}): Promise<LoadedDecoder> {
+export async function loadDecoder(gpu: Gpu, files: ModelFiles, opts: LoadOptions & UploadOptions & DecoderOptions = {}): Promise<LoadedDecoder> {
   const model = await loadModelFiles(files, opts);
   const weights = uploadWeights(gpu, model.config, (n) => model.weights.get(n), { ...opts, file: files.name });
-  return { decoder: new Decoder(gpu, model.config, weights), model };
+  return { decoder: new Decoder(gpu, model.config, weights, { fused: opts.fused }), model };
 }
 
 export async function loadAdapterFiles(files: ModelFiles, model?: ModelConfig): Promise<ReadPeftAdapter> {

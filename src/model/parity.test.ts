@@ -1,6 +1,6 @@
 // Parity with Hugging Face transformers + peft: logits of tiny random Llama and Qwen2 models (f32, bf16,
 // f16 weights; with left padding; with and without a PEFT adapter) against fixtures made by
-// scripts/fixtures/make_parity.py on the GPU machine.
+// scripts/fixtures/make_parity.py on the GPU machine; on the unfused and the fused path alike.
 
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -30,10 +30,11 @@ function maxErr(got: Float32Array, ref: Float32Array, mask: Float32Array, V: num
 }
 
 describe('parity with transformers', () => {
-  for (const name of ['llama-tiny', 'llama-tiny-bf16', 'qwen2-tiny', 'qwen2-tiny-f16']) {
-    it(`${name}: logits, and logits with a PEFT adapter in a mixed batch`, async () => {
+  for (const name of ['llama-tiny', 'llama-tiny-bf16', 'qwen2-tiny', 'qwen2-tiny-f16']) for (const fused of [false, true]) {
+    it(`${name}${fused ? ' (fused path)' : ''}: logits, and logits with a PEFT adapter in a mixed batch`, async () => {
       const gpu = await testGpu();
-      const { decoder, model } = await loadDecoder(gpu, await nodeModelFiles(`${ROOT}${name}`));
+      const { decoder, model } = await loadDecoder(gpu, await nodeModelFiles(`${ROOT}${name}`), { fused });
+      expect(decoder.fused).toBe(fused);
       const ref = reference(name);
       const [B, T] = ref.ids.shape as [number, number];
       const V = model.config.vocabSize;
@@ -42,7 +43,7 @@ describe('parity with transformers', () => {
       const logits = await gpu.readF32(st.logits!);
       decoder.release(st);
       const err = maxErr(logits, ref.logits.data, ref.mask.data, V);
-      console.log(`${name}: max abs logit error ${err.toExponential(2)} (logit scale ${Math.max(...ref.logits.data.map(Math.abs)).toFixed(2)})`);
+      console.log(`${name}${fused ? ' fused' : ''}: max abs logit error ${err.toExponential(2)} (logit scale ${Math.max(...ref.logits.data.map(Math.abs)).toFixed(2)})`);
       expect(err).toBeLessThanOrEqual(1e-4);
 
       // The adapter in slot 1 of 2; sequence 0 runs without adapter (slot -1), sequence 1 with it.

@@ -4,10 +4,13 @@
 // Shapes (legend: V vocab, C channels, L layers, NH heads, NKV kv heads, HS head size, I intermediate):
 //   embed (V, C)   q (NH*HS, C)   k, v (NKV*HS, C)   o (C, NH*HS)   gate, up (I, C)   down (C, I)
 //   norms (C)      lmHead (V, C), the embed tensor itself when tied.
+// fuseWeights adds, for the fused decode path (kernels/fused), q/k/v concatenated along the rows
+// ((NH + 2 NKV) * HS, C) and gate/up (2I, C), with their biases: GPU copies of frozen weights, next to the
+// per-module tensors that the backward, the exports and full-parameter training keep using.
 
 import type { Gpu } from '../gpu/gpu.ts';
 import { GpuError } from '../gpu/errors.ts';
-import type { DType, Tensor } from '../gpu/tensor.ts';
+import { type DType, type Tensor, byteSize, is16, numel } from '../gpu/tensor.ts';
 import { LINEAR_MODULES, type LinearModule, type ModelConfig, moduleParent } from './config.ts';
 import { fail } from './errors.ts';
 import { type TensorView, tensorToFloat32, tensorToPacked16 } from './safetensors.ts';
@@ -26,6 +29,18 @@ export interface DecoderWeights {
   lmHead: Tensor;
   /** The dtype the matrices are stored in on the GPU. */
   dtype: 'f32' | 'bf16' | 'f16';
+  /** Full-parameter training updates these weights in place (uploadWeights' `trainable`). */
+  trainable?: boolean;
+  /** The fused path's concatenations (fuseWeights), per layer; absent until asked for. */
+  fused?: FusedLayerWeights[];
+}
+
+/** A layer's projections that share an input, concatenated along the output rows. */
+export interface FusedLayerWeights {
+  qkv: Tensor; // ((NH + 2 NKV) * HS, C)
+  qkvBias?: Tensor; // ((NH + 2 NKV) * HS), zeros for a module without bias
+  gateUp: Tensor; // (2I, C)
+  gateUpBias?: Tensor; // (2I)
 }
 
 export interface UploadOptions {
@@ -90,7 +105,7 @@ export function uploadWeights(
     }
     const norm = load('model.norm.weight', 'vector');
     const lmHead = config.tieWordEmbeddings ? embed : load('lm_head.weight', 'matrix');
-    return { embed, layers, norm, lmHead, dtype };
+    return { embed, layers, norm, lmHead, dtype, ...(opts.trainable ? { trainable: true } : {}) };
   } catch (e) {
     gpu.release(...made);
     throw e;
@@ -115,6 +130,67 @@ export function weightTensors(w: DecoderWeights): Array<{ name: string; t: Tenso
 
 export function releaseWeights(gpu: Gpu, w: DecoderWeights): void {
   gpu.release(...weightTensors(w).map((x) => x.t));
+  releaseFused(gpu, w);
+}
+
+function releaseFused(gpu: Gpu, w: DecoderWeights): void {
+  for (const f of w.fused ?? []) gpu.release(f.qkv, f.qkvBias, f.gateUp, f.gateUpBias);
+  delete w.fused;
+}
+
+/** Rebuilds the fused concatenations after per-module weights were written in place (if they exist). */
+export function refreshFusedWeights(gpu: Gpu, w: DecoderWeights): void {
+  if (!w.fused) return;
+  releaseFused(gpu, w);
+  fuseWeights(gpu, w);
+}
+
+/** rows (OUT_j, C) of the modules stacked into one (sum OUT_j, C) tensor by GPU copies. */
+function concatRows(gpu: Gpu, parts: Tensor[], label: string): Tensor {
+  const rows = parts.reduce((a, t) => a + t.shape[0], 0);
+  const out = gpu.tensor([rows, parts[0].shape[1]], parts[0].dtype, label);
+  let at = 0;
+  for (const t of parts) {
+    const bytes = byteSize(t.shape, t.dtype);
+    gpu.copy(t, out, bytes, 0, at);
+    at += bytes;
+  }
+  return out;
+}
+
+/** The modules' biases side by side (zeros for a module without one), or undefined when none has one. */
+function concatBias(gpu: Gpu, l: LayerWeights, mods: LinearModule[], widths: number[], label: string): Tensor | undefined {
+  if (!mods.some((m) => l.bias[m])) return undefined;
+  const out = gpu.zeros([widths.reduce((a, b) => a + b, 0)], 'f32', label);
+  let at = 0;
+  mods.forEach((m, j) => {
+    const b = l.bias[m];
+    if (b) gpu.copy(b, out, widths[j] * 4, 0, at * 4);
+    at += widths[j];
+  });
+  return out;
+}
+
+/**
+ * Builds (once) the fused path's concatenated q/k/v and gate/up weights of frozen weights. Returns false,
+ * building nothing, where they cannot be made: weights that full-parameter training updates in place
+ * (a copy would go stale), or 16-bit matrices with an odd element count (a copy starts on a 4-byte word).
+ */
+export function fuseWeights(gpu: Gpu, w: DecoderWeights): boolean {
+  if (w.fused) return true;
+  if (w.trainable) return false;
+  const groups: LinearModule[][] = [['q_proj', 'k_proj', 'v_proj'], ['gate_proj', 'up_proj']];
+  if (is16(w.dtype) && w.layers.some((l) => groups.flat().some((m) => numel(l.linear[m].shape) % 2 !== 0))) return false;
+  w.fused = w.layers.map((l, i) => {
+    const [qkv, gu] = groups.map((ms) => ms.map((m) => l.linear[m]));
+    return {
+      qkv: concatRows(gpu, qkv, `model.layers.${i}.self_attn.qkv_proj.weight`),
+      qkvBias: concatBias(gpu, l, groups[0], qkv.map((t) => t.shape[0]), `model.layers.${i}.self_attn.qkv_proj.bias`),
+      gateUp: concatRows(gpu, gu, `model.layers.${i}.mlp.gate_up_proj.weight`),
+      gateUpBias: concatBias(gpu, l, groups[1], gu.map((t) => t.shape[0]), `model.layers.${i}.mlp.gate_up_proj.bias`),
+    };
+  });
+  return true;
 }
 
 /** Zero-filled f32 gradients shaped like every weight (full-parameter mode); same layout as the weights. */

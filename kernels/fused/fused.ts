@@ -1,0 +1,284 @@
+// Launchers of the fused decode path (linear.wgsl, rope-kv.wgsl): a group of projections that share
+// their input (q/k/v, gate/up; or o, down alone) as one matmul over their concatenated weights, with
+// each sequence's LoRA expand, the bias and the block's epilogue (residual add, SwiGLU) in its threads,
+// after one `groupPrologue` dispatch for the group's LoRA h; and RoPE with the q/k/v split and the
+// KV-cache append in one dispatch. The prologue also folds in the RMSNorm before q/k/v and gate/up
+// (each row's rstd; the matmul norms its input on the fly) where nothing needs the normed rows saved.
+// They replace the unfused rmsnormForward + matmul + loraForward + addInto / swigluForward /
+// ropeForward + kvAppend dispatches of src/model/decoder.ts.
+
+import type { Gpu } from '../../src/gpu/gpu.ts';
+import { shapeError } from '../../src/gpu/errors.ts';
+import { type Program, type UniformField, grid1d, programFactory } from '../../src/gpu/program.ts';
+import { type Tensor, is16, shapeStr } from '../../src/gpu/tensor.ts';
+import { type WeightDType, fillTemplate, loadFn, noAlias, rowThreads } from '../common.ts';
+import { type RopeFreq, invFreqOf } from '../rope/rope.ts';
+import ropeSource from '../rope/rope.wgsl';
+import linearSource from './linear.wgsl';
+import ropeKvSource from './rope-kv.wgsl';
+
+/** What follows the product: store it, add a residual, or SwiGLU the two halves (saving them into gu). */
+export type Epilogue = { kind: 'store' } | { kind: 'residual'; res: Tensor } | { kind: 'swiglu'; gu?: Tensor };
+type EpilogueKind = 'store' | 'residual' | 'swiglu' | 'swiglu-save';
+
+/** `line` for each output (m, n) of the thread's 4 x 4 block inside the matrix; acc[q][c] its product. */
+const STORE_BLOCK = (line: string) => `  for (var q = 0u; q < 4u; q++) {
+    let m = m0 + q;
+    if (m >= u.M) { break; }
+    for (var c = 0u; c < 4u; c++) {
+      let n = n0 + c;
+      if (n >= u.NOUT) { break; }
+${line}
+    }
+  }`;
+const swiglu = (save: boolean) => `  var ag = dot44(m0, n0);
+  var au = dot44(m0, n0 + u.NOUT);
+${STORE_BLOCK(`      let g = finish(m, n, ag[q][c]);
+      let up = finish(m, n + u.NOUT, au[q][c]);
+      out[m * u.NOUT + n] = g * (1.0 / (1.0 + exp(-g))) * up;${save ? '\n      gu[m * u.NOUT + n] = g;\n      gu[(u.M + m) * u.NOUT + n] = up;' : ''}`)}`;
+const EPILOGUES: Record<EpilogueKind, string> = {
+  store: `  var acc = dot44(m0, n0);\n${STORE_BLOCK('      out[m * u.NOUT + n] = finish(m, n, acc[q][c]);')}`,
+  residual: `  var acc = dot44(m0, n0);\n${STORE_BLOCK('      let i = m * u.NOUT + n;\n      out[i] = finish(m, n, acc[q][c]) + res[i];')}`,
+  swiglu: swiglu(false),
+  'swiglu-save': swiglu(true),
+};
+
+// The shrink's LoRA h (left out of a norm-only prologue, whose layout then lacks slots and A).
+const SHRINK_H = (norm: boolean) => `  let j = i / per;
+  let m = (i / u.R) % u.M;
+  let s = slotOf(m);
+  if (s < 0) { h[i] = 0.0; return; }
+  let r = ${norm ? 'rowRstd(m)' : '1.0'};
+  let aRow = u.aOff[j] + (u32(s) * u.R + i % u.R) * u.K;
+  var acc = 0.0;
+  for (var k = 0u; k < u.K; k++) { acc = fma(xIn(m, k, r), A[aRow + k], acc); }
+  h[i] = acc;`;
+const FINISH_BIAS = '  v += bias[n];';
+const FINISH_LORA = `  let j = select(0u, select(1u, 2u, n >= u.cols[2]), n >= u.cols[1]);
+  let hj = u.hIdx[j];
+  let s = slotOf(m);
+  if (hj != NONE && s >= 0) {
+    let outj = u.cols[j + 1u] - u.cols[j];
+    let bRow = u.bOff[j] + (u32(s) * outj + n - u.cols[j]) * u.R;
+    let hRow = (hj * u.M + m) * u.R;
+    var a = 0.0;
+    for (var r = 0u; r < u.R; r++) { a = fma(h[hRow + r], Bl[bRow + r], a); }
+    v += u.scale * a;
+  }`;
+
+/** wg: rmsnorm's lanes for a row of K (rowThreads(K, 4)) with the RMSNorm folded in, 0 without. */
+const program = programFactory(
+  (w: WeightDType, bias: boolean, lora: boolean, e: EpilogueKind, wg: number, entryPoint: 'linear' | 'shrink') => `${entryPoint}:${w}:${bias}:${lora}:${e}:${wg}`,
+  (w: WeightDType, bias: boolean, lora: boolean, e: EpilogueKind, wg: number, entryPoint: 'linear' | 'shrink'): Program => ({
+    key: `fused:${entryPoint}:${w}:${bias ? 'bias' : 'nobias'}:${lora ? 'lora' : 'nolora'}:${e}:${wg ? `norm${wg}` : 'nonorm'}`,
+    code: () => fillTemplate(linearSource, {
+      W_ELEM: w === 'f32' ? 'f32' : 'u32',
+      LOAD_W: loadFn('ldW', 'w', w),
+      FINISH: [...(bias ? [FINISH_BIAS] : []), ...(lora ? [FINISH_LORA] : [])].join('\n'),
+      EPILOGUE: EPILOGUES[e],
+      WG: String(Math.max(1, wg)),
+      X_IN: wg ? '  return x[m * u.K + k] * r * gamma[k];' : '  return x[m * u.K + k];',
+      NORM_ROWS: wg ? 'u.M' : '0u',
+      SHRINK_H: lora ? SHRINK_H(wg > 0) : '',
+      SAVED_RSTD: wg ? 'h[u.rOff + m]' : '1.0',
+    }),
+    entryPoint,
+  }),
+);
+
+const ropeKvProgram: Program = {
+  key: 'fused:rope_kv',
+  code: () => fillTemplate(ropeKvSource, { COS_SIN: ropeSource.match(/fn cosSin[\s\S]*?\n}\n/)![0] }),
+  entryPoint: 'rope_kv',
+};
+
+/**
+ * The LoRA adapters of a group's modules (undefined: not adapted) laid out for one forward: lora_A of the
+ * adapted ones concatenated (S, R, IN each), lora_B likewise (S, OUT_j, R each). A group of one module
+ * uses its tensors as they are; larger groups copy them (copies, not dispatches), since the optimizer
+ * updates each module's tensors in place. Release with releaseLoraGroup.
+ */
+export interface LoraGroup {
+  A: Tensor; B: Tensor;
+  /** Adapted modules; hIdx[j] module j's block in h (-1: none); aOff/bOff element offsets in A and B. */
+  GL: number; hIdx: number[]; aOff: number[]; bOff: number[];
+  S: number; R: number; IN: number;
+  owned: boolean;
+}
+
+export function catLoraGroup(gpu: Gpu, mods: ReadonlyArray<{ A: Tensor; B: Tensor } | undefined>, label: string): LoraGroup | null {
+  const used = mods.filter((p) => p !== undefined);
+  if (!used.length) return null;
+  const [S, R, IN] = used[0].A.shape;
+  for (const p of used) {
+    if (p.A.shape.length !== 3 || p.A.shape[0] !== S || p.A.shape[1] !== R || p.A.shape[2] !== IN || p.B.shape.length !== 3 || p.B.shape[0] !== S || p.B.shape[2] !== R) {
+      shapeError('catLoraGroup', `${label}: every module needs A (${S}, ${R}, ${IN}) and B (${S}, OUT, ${R}), got ${shapeStr(p.A)} and ${shapeStr(p.B)}`);
+    }
+  }
+  const hIdx: number[] = [];
+  const aOff: number[] = [];
+  const bOff: number[] = [];
+  let a = 0;
+  let b = 0;
+  for (const p of mods) {
+    hIdx.push(p ? aOff.length : -1);
+    bOff.push(p ? b : 0);
+    if (p) { aOff.push(a); a += S * R * IN; b += p.B.shape[0] * p.B.shape[1] * R; }
+  }
+  const base = { GL: used.length, hIdx, aOff, bOff, S, R, IN };
+  if (used.length === 1) return { ...base, A: used[0].A, B: used[0].B, owned: false };
+  const A = gpu.tensor([a], 'f32', `${label}.lora_A`);
+  const B = gpu.tensor([b], 'f32', `${label}.lora_B`);
+  let ao = 0;
+  let bo = 0;
+  for (const p of used) {
+    gpu.copy(p.A, A, S * R * IN * 4, 0, ao * 4);
+    gpu.copy(p.B, B, p.B.shape[0] * p.B.shape[1] * R * 4, 0, bo * 4);
+    ao += S * R * IN;
+    bo += p.B.shape[0] * p.B.shape[1] * R;
+  }
+  return { ...base, A, B, owned: true };
+}
+
+export function releaseLoraGroup(gpu: Gpu, g: LoraGroup | null): void {
+  if (g?.owned) gpu.release(g.A, g.B);
+}
+
+/** One forward's LoRA inputs for a group: its adapters, the sequences' slots, T rows a sequence, the scale. */
+export interface FusedLora { group: LoraGroup; slots: Tensor; T: number; scale: number }
+/** The RMSNorm folded into the group: out = matmul(x * rstd * gamma), gamma (K) f32, as rmsnormForward. */
+export interface RowNorm { gamma: Tensor; eps: number }
+/** The prologue's work for a group: its LoRA and/or its RMSNorm. */
+export interface Prologue { lora?: FusedLora; norm?: RowNorm }
+
+/** Elements of the prologue's output h: the LoRA h (G', M, R), then with a norm each row's rstd (M). */
+export const prologueSize = (M: number, p: Prologue): number => (p.lora ? p.lora.group.GL * M * p.lora.group.R : 0) + (p.norm ? M : 0);
+
+const NONE = 0xffffffff;
+const vec4 = (a: readonly number[], fill: number): number[] => [0, 1, 2, 3].map((i) => a[i] ?? fill);
+
+function uniforms(M: number, K: number, NW: number, NOUT: number, cols: readonly number[], p: Prologue): UniformField[] {
+  const g = p.lora?.group;
+  return [
+    M, K, p.lora?.T ?? 1, g?.R ?? 0, g?.S ?? 0, NW, NOUT, { f32: p.lora?.scale ?? 0 },
+    ...vec4(cols, NW), ...vec4(g ? g.hIdx.map((i) => (i < 0 ? NONE : i)) : [], NONE), ...vec4(g?.aOff ?? [], 0), ...vec4(g?.bOff ?? [], 0),
+    g ? g.GL * M * g.R : 0, { f32: p.norm?.eps ?? 0 }, 0, 0,
+  ];
+}
+
+function checkPrologue(op: string, M: number, K: number, h: Tensor | undefined, p: Prologue): void {
+  if (p.lora) {
+    const { group: g, slots, T } = p.lora;
+    if (slots.dtype !== 'i32' || slots.shape.length !== 1 || slots.shape[0] * T !== M) {
+      shapeError(op, `slots must be (B) i32 with B * T = ${M} rows (T = ${T}), got ${shapeStr(slots)}`);
+    }
+    if (g.IN !== K) shapeError(op, `the adapters take ${g.IN} inputs, x has ${K}`);
+  }
+  if (p.norm && (p.norm.gamma.dtype !== 'f32' || p.norm.gamma.shape.length !== 1 || p.norm.gamma.shape[0] !== K)) {
+    shapeError(op, `the norm weight must be (${K}) f32, got ${shapeStr(p.norm.gamma)}`);
+  }
+  const n = prologueSize(M, p);
+  if (n && (!h || h.dtype !== 'f32' || h.shape.length !== 1 || h.shape[0] !== n)) shapeError(op, `h must be (${n}) f32 (prologueSize), got ${h ? shapeStr(h) : 'none'}`);
+}
+
+function checkX(op: string, x: Tensor): [number, number] {
+  if (x.dtype !== 'f32' || x.shape.length !== 2) shapeError(op, `x must be (M, K) f32, got ${shapeStr(x)}`);
+  return [x.shape[0], x.shape[1]];
+}
+
+const lanes = (K: number, norm?: RowNorm): number => (norm ? rowThreads(K, 4) : 0);
+
+/**
+ * The group's prologue, one dispatch: h = for each adapted module j' of the group x' A_j'[slot]^T (0 for
+ * rows of slot -1), x' = x, or x normed when p.norm (whose rstd per row follows in h).
+ */
+export function groupPrologue(gpu: Gpu, h: Tensor, x: Tensor, p: Prologue): void {
+  const op = 'groupPrologue';
+  const [M, K] = checkX(op, x);
+  checkPrologue(op, M, K, h, p);
+  if (!p.lora && !p.norm) shapeError(op, 'nothing to do: the group has neither LoRA nor a folded norm');
+  noAlias(op, { x, h, slots: p.lora?.slots ?? null, A: p.lora?.group.A ?? null, gamma: p.norm?.gamma ?? null });
+  const g = p.lora?.group;
+  gpu.run({
+    program: program('f32', false, Boolean(g), 'store', lanes(K, p.norm), 'shrink'),
+    // gamma only norms the LoRA input: the rstd rows need x alone
+    bindings: [x, p.lora?.slots, g?.A, h, undefined, undefined, undefined, undefined, undefined, undefined, g ? p.norm?.gamma : undefined],
+    uniforms: uniforms(M, K, g?.GL ?? 0, 0, [], p),
+    workgroups: grid1d(Math.ceil(prologueSize(M, p) / 64)),
+  });
+}
+
+/**
+ * The group's projections of x (M, K) through w (NW, K) (rows: the modules' weights one after another,
+ * widths `outs`), plus bias (NW) and each row's LoRA, the input normed when `norm` (h: the groupPrologue
+ * output), then the epilogue: 'store' out (M, NW); 'residual' out (M, NW) = that + res; 'swiglu' (two
+ * modules of I rows each) out (M, I) = silu(gate) * up, with gu (2, M, I) = gate then up when given.
+ */
+export function fusedLinear(
+  gpu: Gpu, out: Tensor, x: Tensor, w: Tensor, outs: readonly number[], opts: Prologue & { bias?: Tensor; h?: Tensor; epilogue: Epilogue },
+): void {
+  const op = 'fusedLinear';
+  const [M, K] = checkX(op, x);
+  const NW = outs.reduce((a, b) => a + b, 0);
+  if (outs.length < 1 || outs.length > 3 || outs.some((o) => !Number.isInteger(o) || o < 1)) shapeError(op, `outs must be 1 to 3 positive widths, got [${outs.join(', ')}]`);
+  const wd = w.dtype;
+  if ((wd !== 'f32' && !is16(wd)) || w.shape.length !== 2 || w.shape[0] !== NW || w.shape[1] !== K) {
+    shapeError(op, `w must be (${NW}, ${K}) f32/bf16/f16 for outs [${outs.join(', ')}] and x ${shapeStr(x)}, got ${shapeStr(w)}`);
+  }
+  const { bias, lora, norm, h, epilogue: e } = opts;
+  checkPrologue(op, M, K, h, opts);
+  if (bias && (bias.dtype !== 'f32' || bias.shape.length !== 1 || bias.shape[0] !== NW)) shapeError(op, `bias must be (${NW}) f32, got ${shapeStr(bias)}`);
+  if (lora && lora.group.hIdx.length !== outs.length) shapeError(op, `the LoRA group has ${lora.group.hIdx.length} modules, outs ${outs.length}`);
+  const swi = e.kind === 'swiglu';
+  if (swi && (outs.length !== 2 || outs[0] !== outs[1])) shapeError(op, `swiglu needs two modules of equal width (gate, up), got [${outs.join(', ')}]`);
+  const NOUT = swi ? NW / 2 : NW;
+  const want = (name: string, t: Tensor, shape: number[]) => {
+    if (t.dtype !== 'f32' || t.shape.length !== shape.length || shape.some((d, i) => t.shape[i] !== d)) shapeError(op, `${name} must be (${shape.join(', ')}) f32, got ${shapeStr(t)}`);
+  };
+  want('out', out, [M, NOUT]);
+  if (e.kind === 'residual') want('res', e.res, [M, NOUT]);
+  if (e.kind === 'swiglu' && e.gu) want('gu', e.gu, [2, M, NOUT]);
+  if (Math.ceil(M / 32) > 65535 || Math.ceil(NOUT / 32) > 65535) shapeError(op, `at most ${65535 * 32} rows and outputs, got ${M} and ${NOUT}`);
+  const res = e.kind === 'residual' ? e.res : undefined;
+  const gu = e.kind === 'swiglu' ? e.gu : undefined;
+  noAlias(op, { out, x, w, bias: bias ?? null, res: res ?? null, gu: gu ?? null, h: h ?? null, B: lora?.group.B ?? null, gamma: norm?.gamma ?? null });
+  const kind: EpilogueKind = e.kind === 'swiglu' ? (gu ? 'swiglu-save' : 'swiglu') : e.kind;
+  const cols = [0];
+  for (const o of outs) cols.push(cols[cols.length - 1] + o);
+  const bindings = [x, lora?.slots, undefined, h, w, bias, lora?.group.B, res, out, gu, norm?.gamma];
+  const used = bindings.filter((b) => b !== undefined).length;
+  if (used > gpu.limits.maxStorageBuffersPerShaderStage) shapeError(op, `${used} storage buffers, over this device's ${gpu.limits.maxStorageBuffersPerShaderStage}; run the group unfused`);
+  gpu.run({
+    program: program(wd as WeightDType, Boolean(bias), Boolean(lora), kind, lanes(K, norm), 'linear'),
+    bindings,
+    uniforms: uniforms(M, K, NW, NOUT, cols, opts),
+    workgroups: [Math.ceil(NOUT / 32), Math.ceil(M / 32)],
+  });
+}
+
+/**
+ * q (B, T, NH, HS) = rope(q part of qkv); k, v (B, Tcap, NKV, HS) rows t0 .. t0 + T-1 = rope(k part), v part:
+ * the KV cache (Tcap its capacity, t0 its length) or plain (B, T, NKV, HS) tensors with t0 = 0.
+ * qkv (B*T, (NH + 2 NKV) * HS) is the fused q/k/v projection; pos (B*T) i32.
+ */
+export function ropeKv(gpu: Gpu, q: Tensor, k: Tensor, v: Tensor, qkv: Tensor, pos: Tensor, freq: RopeFreq, t0: number): void {
+  const op = 'ropeKv';
+  if (q.dtype !== 'f32' || q.shape.length !== 4) shapeError(op, `q must be (B, T, NH, HS) f32, got ${shapeStr(q)}`);
+  const [B, T, NH, HS] = q.shape;
+  if (HS % 2 !== 0) shapeError(op, `head size must be even, got q ${shapeStr(q)}`);
+  if (k.dtype !== 'f32' || k.shape.length !== 4 || k.shape[0] !== B || k.shape[3] !== HS) shapeError(op, `k must be (${B}, Tcap, NKV, ${HS}) f32, got ${shapeStr(k)}`);
+  const [, Tcap, NKV] = k.shape;
+  if (v.dtype !== 'f32' || v.shape.some((d, i) => d !== k.shape[i])) shapeError(op, `v must be shaped as k ${shapeStr(k)}, got ${shapeStr(v)}`);
+  if (!Number.isInteger(t0) || t0 < 0 || t0 + T > Tcap) shapeError(op, `positions ${t0}..${t0 + T - 1} do not fit ${Tcap} cached positions`);
+  const W = (NH + 2 * NKV) * HS;
+  if (qkv.dtype !== 'f32' || qkv.shape.length !== 2 || qkv.shape[0] !== B * T || qkv.shape[1] !== W) shapeError(op, `qkv must be (${B * T}, ${W}) f32, got ${shapeStr(qkv)}`);
+  if (pos.dtype !== 'i32' || pos.shape.length !== 1 || pos.shape[0] !== B * T) shapeError(op, `pos must be (${B * T}) i32, got ${shapeStr(pos)}`);
+  noAlias(op, { q, k, v, qkv });
+  const invFreq = invFreqOf(op, gpu, HS, freq);
+  gpu.run({
+    program: ropeKvProgram,
+    bindings: [pos, invFreq, qkv, q, k, v],
+    uniforms: [B * T, T, NH, NKV, HS / 2, Tcap, t0, 0],
+    workgroups: grid1d(Math.ceil((B * T * (NH + 2 * NKV) * (HS / 2)) / 64)),
+  });
+}

@@ -34,7 +34,8 @@ describe('run config', () => {
   it('targetKl: a default per level (legacy MARFT appo_trainer.py 1e-3, tppo_trainer.py 1.7e-6), null = never', () => {
     // tppo_trainer.py: `if total_approx_kl > 1.7e-6` over a per-token mean; appo_trainer.py: `if total_approx_kl > 1e-3` per action
     expect(targetKlOf(parseRunConfig({ level: 'token' }))).toBe(1.7e-6);
-    expect(targetKlOf(parseRunConfig({ algo: 'grpo', rollout: { groupSize: 2 } }))).toBe(1.7e-6); // GRPO's ratio is per token
+    expect(targetKlOf(parseRunConfig({ algo: 'grpo', level: 'token', rollout: { groupSize: 2 } }))).toBe(1.7e-6);
+    expect(targetKlOf(parseRunConfig({ algo: 'grpo', rollout: { groupSize: 2 } }))).toBe(1e-3); // GRPO follows the level
     expect(targetKlOf(parseRunConfig({ level: 'token', ppo: { targetKl: 0.01 } }))).toBe(0.01);
     expect(targetKlOf(parseRunConfig({ ppo: { targetKl: null } }))).toBeNull();
     // an old checkpoint's filled config (targetKl 1e-3 written out) keeps its value at token level

@@ -90,13 +90,20 @@ export interface RunConfig {
 /** The legacy MARFT thresholds: appo_trainer.py 1e-3 (per action), tppo_trainer.py 1.7e-6 (a per-token mean). */
 export const DEFAULT_TARGET_KL = { action: 1e-3, token: 1.7e-6 } as const;
 
-/** The level's approx-KL threshold: per action for action-level PPO, per token otherwise (GRPO's ratio is per token). */
-export function defaultTargetKl(config: Pick<RunConfig, 'level' | 'algo'>): number {
-  return DEFAULT_TARGET_KL[config.level === 'action' && config.algo === 'ppo' ? 'action' : 'token'];
+/**
+ * Whether the policy loss is per action (MARFT-A: an action's ratio from the sum of its tokens' log-probs,
+ * appo_trainer.py) or per token (MARFT-T, tppo_trainer.py; AReaL's GRPO). GRPO follows the level too: its
+ * group-normalised advantage is constant over an action's tokens, so either loss can take it.
+ */
+export const actionLevelLoss = (config: Pick<RunConfig, 'level'>): boolean => config.level === 'action';
+
+/** The level's approx-KL threshold: per action at action level, a per-token mean at token level. */
+export function defaultTargetKl(config: Pick<RunConfig, 'level'>): number {
+  return DEFAULT_TARGET_KL[actionLevelLoss(config) ? 'action' : 'token'];
 }
 
 /** The approx-KL threshold the update uses: ppo.targetKl, or the level's default when absent (null = never). */
-export function targetKlOf(config: Pick<RunConfig, 'level' | 'algo' | 'ppo'>): number | null {
+export function targetKlOf(config: Pick<RunConfig, 'level' | 'ppo'>): number | null {
   return config.ppo.targetKl !== undefined ? config.ppo.targetKl : defaultTargetKl(config);
 }
 

@@ -7,9 +7,10 @@
 
 import { describe, expect, it } from 'vitest';
 import { presetGraph } from '../config/presets.ts';
-import { type RunConfig, parseRunConfig } from '../config/run-config.ts';
+import { type RunConfig, parseRunConfig, targetKlOf } from '../config/run-config.ts';
 import { computeTargets } from './advantage-targets.ts';
 import { normalizeAdvantages } from './advantages.ts';
+import { actionLevelPolicyLoss } from './losses.ts';
 import type { ActionRecord, EpisodeRecord } from './rollout.ts';
 import type { ActionScores } from './score.ts';
 import { inspectEpisode } from './inspect.ts';
@@ -100,6 +101,28 @@ describe('GRPO advantages, normalised once', () => {
   });
 });
 
+  it('action level: one advantage per action (its tokens\' common value), Z counts actions, and the loss takes the whole action\'s ratio', () => {
+    // Once GRPO ignored `level` and always trained per token, so its action and token rows of the learning
+    // matrix were one setting. At action level the advantage enters appo_trainer.py's action-level loss.
+    const config = grpo({ level: 'action' });
+    const { eps, scores } = episodes(config, ISSUE);
+    const t = computeTargets(eps, scores, config);
+    const pm = eps.flatMap((e) => e.actions);
+    const { advOf, Z } = minibatchAdvantages(pm, t, config);
+    expect(Z).toBe(16); // 8 episodes x 2 actions, not 140 tokens
+    expect(advOf.get(eps[0].actions[1])![0]).toBeCloseTo(1.499997000006, 10);
+    expect(advOf.get(eps[1].actions[0])![0]).toBeCloseTo(-0.499999000002, 10);
+    for (const a of pm) expect(advOf.get(a)).toEqual([t.get(a)!.advantages[0]]); // no second normalisation
+    expect(targetKlOf(config)).toBe(1e-3); // the action-level threshold (appo_trainer.py), per action
+    // The winner's planner action (5 tokens), each token's log-prob raised by 0.02: the action's ratio is
+    // exp(0.1), inside the clip (0.2), so the loss is -A * exp(0.1) / Z and so is each token's gradient.
+    const A = advOf.get(eps[0].actions[0])![0];
+    const old = [-1, -1, -1, -1, -1];
+    const x = actionLevelPolicyLoss({ tokenLogp: old.map((v) => v + 0.02), oldTokenLogp: old, spans: [{ agent: 0, start: 0, end: 5 }], advantages: [A], norm: 'sum', wordCounts: [1], clip: 0.2, normalizer: Z });
+    expect(x.loss).toBeCloseTo(-A * Math.exp(0.1) / Z, 12);
+    for (const g of x.dTokenLogp) expect(g).toBeCloseTo(-A * Math.exp(0.1) / Z, 12);
+  });
+
 describe('GRPO with per-agent credit: reward-to-go, normalised per action position over the group', () => {
   it('per_step: the solver\'s advantage no longer carries the planner\'s bonus (token and action level)', () => {
     for (const level of ['token', 'action'] as const) {
@@ -127,10 +150,12 @@ describe('GRPO with per-agent credit: reward-to-go, normalised per action positi
       // Before, every token got the episode total normalised ([2, 0.6, 1.5, 0.5], the planner's numbers):
       // solvers 0 and 2 answered alike but got 1.17 and 0.48; now both 0.8636.
       const pm = eps.flatMap((e) => e.actions);
-      for (const a of pm) expect(minibatchAdvantages(pm, t, config).advOf.get(a)).toEqual(t.get(a)!.advantages);
-      // the inspector shows the numbers the update uses
+      // the update trains on them as they are: one per token, or at action level the action's one value
+      const perUnit = (a: ActionRecord) => (level === 'action' ? t.get(a)!.advantages.slice(0, 1) : t.get(a)!.advantages);
+      for (const a of pm) expect(minibatchAdvantages(pm, t, config).advOf.get(a)).toEqual(perUnit(a));
+      // the inspector shows the numbers the update uses, on every token of the action
       const shown = inspectEpisode({ iteration: 0, config, episodes: eps, scores, targets: t, decode: (ids) => ids.join(' ') }, 2);
-      expect(shown.actions.map((a) => a.tokens.map((k) => k.advantage))).toEqual(eps[2].actions.map((a) => minibatchAdvantages(pm, t, config).advOf.get(a)));
+      shown.actions.forEach((s, i) => { for (const k of s.tokens) expect(k.advantage).toBe(perUnit(eps[2].actions[i])[0]); });
       expect(shown.actions.map((a) => a.tokens.map((k) => k.reward))).toEqual([[0, 0.5], [0, 0, 1]]);
     }
   });

@@ -25,7 +25,7 @@ import {
 } from '../model/finite-watch.ts';
 import { normalizeAdvantages } from './advantages.ts';
 import { buildBatch, chunkActions, gatherRows } from './batch.ts';
-import { type RunConfig, targetKlOf } from '../config/run-config.ts';
+import { type RunConfig, actionLevelLoss, targetKlOf } from '../config/run-config.ts';
 import { actionLevelPolicyLoss, countWords, exceedsTargetKl, ppoPolicyLoss } from './losses.ts';
 import type { ActionRecord } from './rollout.ts';
 import type { ScoreResult } from './score.ts';
@@ -182,7 +182,7 @@ async function policyMinibatch(
 ): Promise<MinibatchResult> {
   const cfg = state.config;
   const ppo = cfg.ppo;
-  const actionLevel = cfg.level === 'action' && cfg.algo === 'ppo';
+  const actionLevel = actionLevelLoss(cfg);
   const { advOf, Z } = minibatchAdvantages(pm, targets, cfg);
   const withKl = ppo.klCoef > 0;
   const targetKl = targetKlOf(cfg);
@@ -269,8 +269,8 @@ async function policyMinibatch(
 }
 
 /**
- * The advantages a policy minibatch trains on, per action (one entry at action level with PPO, else one
- * per generated token), and Z, their count (the loss's normaliser). PPO with ppo.advantageNorm normalises
+ * The advantages a policy minibatch trains on, per action (one entry at action level, else one per
+ * generated token; GRPO's are constant over an action's tokens), and Z, their count (the loss's normaliser). PPO with ppo.advantageNorm normalises
  * them over the whole minibatch (normalizeAdvantages); GRPO's are used exactly as computeTargets gave them,
  * already normalised within their group, whatever advantageNorm says (a second, minibatch-wide
  * normalisation would give a group with equal rewards a non-zero advantage).
@@ -278,7 +278,7 @@ async function policyMinibatch(
 export function minibatchAdvantages(
   pm: readonly ActionRecord[], targets: Map<ActionRecord, ActionTargets>, cfg: RunConfig,
 ): { advOf: Map<ActionRecord, number[]>; Z: number } {
-  const actionLevel = cfg.level === 'action' && cfg.algo === 'ppo';
+  const actionLevel = actionLevelLoss(cfg);
   const flat = actionLevel ? pm.map((a) => targets.get(a)!.advantages[0]) : pm.flatMap((a) => targets.get(a)!.advantages);
   const norm = cfg.algo === 'ppo' && cfg.ppo.advantageNorm ? Array.from(normalizeAdvantages(flat)) : flat;
   const advOf = new Map<ActionRecord, number[]>();

@@ -6,6 +6,10 @@
 // as the PyTorch peer (bench/baselines/iteration.py, `min_new_tokens`) generates.
 // Peak memory is the buffer pool's peak (every GPU buffer the lab makes: weights, adapters, critic, optimizer
 // state, activations, KV caches) during the timed iterations.
+// Dispatch counts (Gpu counters, split at the trainer's phase changes): per iteration with its readbacks and
+// submits; the rollout's per decode step (its dispatches, prefill included, over generated tokens / episodes:
+// exact for the random models, whose actions all run to max-new-tokens; each agent's turn is one batch of
+// every episode); the update's per trained token (every generated token is trained once at 1 epoch).
 // Options: --models smollm2-135m,builtin --episodes 8 --new 128 --agents 2 --dtype bf16|f32 --recompute auto|on|off
 //   --peer FILE --out FILE --profile
 
@@ -23,6 +27,7 @@ import { presetForAgents } from '../src/config/presets.ts';
 import { createTrainState, releaseTrainState } from '../src/marft/state.ts';
 import { Trainer } from '../src/marft/trainer.ts';
 import { BENCH_MODELS, randomWeights } from './random-model.ts';
+import { PhaseCounter, countsLine } from './counters.ts';
 
 await ensureVulkanEnv();
 const arg = (n: string, d: string): string => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
@@ -70,14 +75,21 @@ for (const name of names) {
   });
   const state = createTrainState(gpu, decoder.config, config);
   const weightsMiB = gpu.pool.stats.bytesAllocated / 2 ** 20; // base weights, adapters, critic, optimizer state
-  const trainer = new Trainer({ gpu, decoder, tokenizer, state, maxTokens: 8192, recompute: recompute === 'auto' ? 'auto' : recompute === 'on' });
+  const counter = new PhaseCounter(gpu);
+  const trainer = new Trainer({ gpu, decoder, tokenizer, state, maxTokens: 8192, recompute: recompute === 'auto' ? 'auto' : recompute === 'on', onProgress: counter.onProgress });
   await trainer.iteration(); // warm-up: pipelines compile
+  counter.begin();
   const { metrics: m } = await trainer.iteration();
+  const { phases, iteration: perIteration } = counter.end();
   const gen = Object.values(m.agents).reduce((s, a) => s + a.tokens, 0);
   const row: Record<string, number | string> = {
     model: name, agents: agentsN, episodes, maxNew, rolloutS: m.seconds.rollout, scoreS: m.seconds.score, advantagesS: m.seconds.advantages,
     updateS: m.seconds.update, totalS: m.seconds.total, genTokS: m.tokensPerSecond, generated: gen, peakMiB: gpu.pool.stats.peakBytes / 2 ** 20,
     weightsMiB, recompute: String(trainer.recompute), microTokens: trainer.maxTokens,
+    dispatches: perIteration.dispatches, readbacks: perIteration.reads, submits: perIteration.submits,
+    rolloutDispatches: phases.rollout?.dispatches ?? 0, scoreDispatches: phases.score?.dispatches ?? 0, updateDispatches: phases.update?.dispatches ?? 0,
+    dispatchesPerDecodeStep: (phases.rollout?.dispatches ?? 0) / (gen / episodes),
+    dispatchesPerTrainedToken: (phases.update?.dispatches ?? 0) / gen,
   };
   const p = peer?.rows.find((r) => r.model === name);
   if (p) {
@@ -88,6 +100,7 @@ for (const name of names) {
   }
   rows.push(row);
   console.log(JSON.stringify(row));
+  for (const [phase, c] of Object.entries(phases)) console.log(`  ${phase}: ${countsLine(c)}`);
   if (process.argv.includes('--profile')) {
     gpu.startProfile();
     await trainer.iteration();
@@ -96,7 +109,8 @@ for (const name of names) {
   releaseTrainState(gpu, state);
   gpu.trim();
 }
-const cols = ['model', 'agents', 'recompute', 'rolloutS', 'scoreS', 'advantagesS', 'updateS', 'totalS', 'genTokS', 'weightsMiB', 'peakMiB', 'torchTotalS', 'speedupTotal', 'torchRolloutS', 'speedupRollout', 'torchPeakMiB'];
+const cols = ['model', 'agents', 'recompute', 'rolloutS', 'scoreS', 'advantagesS', 'updateS', 'totalS', 'genTokS', 'weightsMiB', 'peakMiB', 'torchTotalS', 'speedupTotal', 'torchRolloutS', 'speedupRollout', 'torchPeakMiB',
+  'dispatches', 'readbacks', 'submits', 'dispatchesPerDecodeStep', 'dispatchesPerTrainedToken'];
 const fmt = (v: unknown) => (typeof v === 'number' ? (v >= 100 ? v.toFixed(0) : v.toPrecision(3)) : String(v ?? ''));
 console.log(`\nMARFT iteration on ${gpu.adapter.description || gpu.adapter.vendor} (${episodes} episodes, ${agentsN} agents, ${maxNew} new tokens, ${dtype} base)${peer ? `, PyTorch peer on ${peer.device}` : ''}`);
 console.log(`| ${cols.join(' | ')} |\n|${cols.map(() => '---').join('|')}|`);

@@ -6,6 +6,8 @@
 // as the PyTorch peer (bench/baselines/iteration.py, `min_new_tokens`) generates.
 // Peak memory is the buffer pool's peak (every GPU buffer the lab makes: weights, adapters, critic, optimizer
 // state, activations, KV caches) during the timed iterations.
+// cpuS: the process's CPU seconds in the timed iteration (all threads: on SwiftShader the GPU's work too),
+// steadier than wall time on a shared machine.
 // Dispatch counts (Gpu counters, split at the trainer's phase changes): per iteration with its readbacks and
 // submits; the rollout's per decode step (its dispatches, prefill included, over generated tokens / episodes:
 // exact for the random models, whose actions all run to max-new-tokens; each agent's turn is one batch of
@@ -88,14 +90,16 @@ for (const name of names) {
   const trainer = new Trainer({ gpu, decoder, tokenizer, state, maxTokens: preset ? undefined : 8192, recompute: recompute === 'auto' ? 'auto' : recompute === 'on', onProgress: counter.onProgress });
   await trainer.iteration(); // warm-up: pipelines compile
   counter.begin();
+  const cpu0 = process.cpuUsage();
   const { metrics: m } = await trainer.iteration();
+  const cpu = process.cpuUsage(cpu0);
   const { phases, iteration: perIteration } = counter.end();
   const gen = Object.values(m.agents).reduce((s, a) => s + a.tokens, 0);
   const row: Record<string, number | string> = {
     model: preset ? `${name} (${arg('preset', '')} preset)` : name, agents: config.graph.agents.length, episodes, maxNew: Math.max(...config.graph.agents.map((a) => a.maxNewTokens)), rolloutS: m.seconds.rollout, scoreS: m.seconds.score, advantagesS: m.seconds.advantages,
     updateS: m.seconds.update, totalS: m.seconds.total, genTokS: m.tokensPerSecond, generated: gen, peakMiB: gpu.pool.stats.peakBytes / 2 ** 20,
     weightsMiB, recompute: String(trainer.recompute), microTokens: trainer.maxTokens,
-    dispatches: perIteration.dispatches, readbacks: perIteration.reads, submits: perIteration.submits,
+    cpuS: (cpu.user + cpu.system) / 1e6, dispatches: perIteration.dispatches, readbacks: perIteration.reads, submits: perIteration.submits,
     rolloutDispatches: phases.rollout?.dispatches ?? 0, scoreDispatches: phases.score?.dispatches ?? 0, updateDispatches: phases.update?.dispatches ?? 0,
     dispatchesPerDecodeStep: (phases.rollout?.dispatches ?? 0) / (gen / episodes),
     dispatchesPerTrainedToken: (phases.update?.dispatches ?? 0) / gen,
@@ -119,7 +123,7 @@ for (const name of names) {
   gpu.trim();
 }
 const cols = ['model', 'agents', 'recompute', 'rolloutS', 'scoreS', 'advantagesS', 'updateS', 'totalS', 'genTokS', 'weightsMiB', 'peakMiB', 'torchTotalS', 'speedupTotal', 'torchRolloutS', 'speedupRollout', 'torchPeakMiB',
-  'dispatches', 'readbacks', 'submits', 'dispatchesPerDecodeStep', 'dispatchesPerTrainedToken'];
+  'cpuS', 'dispatches', 'readbacks', 'submits', 'dispatchesPerDecodeStep', 'dispatchesPerTrainedToken'];
 const fmt = (v: unknown) => (typeof v === 'number' ? (v >= 100 ? v.toFixed(0) : v.toPrecision(3)) : String(v ?? ''));
 console.log(`\nMARFT iteration on ${gpu.adapter.description || gpu.adapter.vendor} (${episodes} episodes, ${preset ? `the ${arg('preset', '')} preset` : `${agentsN} agents, ${maxNew} new tokens, ${dtype} base`})${peer ? `, PyTorch peer on ${peer.device}` : ''}`);
 console.log(`| ${cols.join(' | ')} |\n|${cols.map(() => '---').join('|')}|`);

@@ -10,7 +10,7 @@
 //          --out bench/results/dispatch-<machine>.json --port 4181 --no-browser
 
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { build } from 'esbuild';
 import { chromium } from '@playwright/test';
 import { preview } from 'vite';
@@ -27,6 +27,7 @@ const PAGE_DIR = '.build/dispatch-page';
 
 const adapterName = (a: AdapterSummary): string => [a.vendor, a.architecture, a.device, a.description].filter(Boolean).join(' / ') || 'unknown';
 
+const load0 = loadavg()[0]; // other work on the machine moves these timings (SwiftShader shares the CPUs): recorded with them
 const gpu = await acquireNodeGpu({ log: console.log });
 const node = await dispatchCost(gpu, n, reps);
 const machine = arg('machine', (gpu.adapter.description || gpu.adapter.architecture || gpu.adapter.vendor || 'unknown').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, ''));
@@ -57,7 +58,8 @@ async function inChromium(): Promise<{ browser: string; cost: DispatchCost }> {
 const chrome = process.argv.includes('--no-browser') ? null : await inChromium();
 const us = (ms: number) => `${(ms * 1000).toFixed(1)} µs`;
 const row = (name: string, c: DispatchCost) => `| ${name} | ${adapterName(c.adapter)}${c.cpuAdapter ? ' (CPU)' : ''} | ${us(c.encodeMsPerDispatch)} | ${us(c.endToEndMsPerDispatch)} | ${c.roundTripMs.toFixed(3)} ms |`;
-console.log(`\none dispatch (${n} per rep, median of ${reps}; ${cpus()[0]?.model ?? '?'}, ${cpus().length} logical CPUs)`);
+const load: [number, number] = [load0, loadavg()[0]];
+console.log(`\none dispatch (${n} per rep, median of ${reps}; ${cpus()[0]?.model ?? '?'}, ${cpus().length} logical CPUs; 1-minute load average ${load[0].toFixed(1)} -> ${load[1].toFixed(1)})`);
 console.log('| where | adapter | encode (JS thread) | end to end | one dispatch + submit + wait |\n|---|---|---|---|---|');
 console.log(row('Node (Dawn)', node));
 let ratios: Record<string, number> | null = null;
@@ -71,7 +73,7 @@ const out = arg('out', `bench/results/dispatch-${machine}.json`);
 mkdirSync('bench/results', { recursive: true });
 writeFileSync(out, `${JSON.stringify({
   what: 'cost of one dispatch through Gpu.run: encode on the JS thread, end to end (encode + submit + wait) per dispatch, one-dispatch round trip',
-  date: new Date().toISOString(), machine, cpu: `${cpus()[0]?.model ?? '?'}, ${cpus().length} logical CPUs`, dispatchesPerRep: n, reps,
+  date: new Date().toISOString(), machine, cpu: `${cpus()[0]?.model ?? '?'}, ${cpus().length} logical CPUs`, dispatchesPerRep: n, reps, loadAvg1m: load,
   node, chromium: chrome && { version: chrome.browser, ...chrome.cost }, chromiumOverNode: ratios,
 }, null, 1)}\n`);
 console.log(`wrote ${out}`);

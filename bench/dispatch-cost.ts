@@ -6,7 +6,8 @@
 //   encode:     N dispatches recorded on the JS thread, timed before the submit (ms per dispatch);
 //   end to end: the same N dispatches, submit and wait for the GPU (ms per dispatch);
 //   round trip: one dispatch, submit and wait (ms), i.e. what a readback-driven loop pays per step.
-// Medians over `reps`. The counter is read back at the end: every recorded dispatch must have run.
+// Medians over `reps` (round trips: over `roundTrips`, as one is short and its spread large). The counter
+// is read back at the end: every recorded dispatch must have run.
 
 import type { AdapterSummary, Gpu } from '../src/gpu/gpu.ts';
 import type { Program } from '../src/gpu/program.ts';
@@ -28,6 +29,7 @@ export interface DispatchCost {
   cpuAdapter: boolean;
   dispatchesPerRep: number;
   reps: number;
+  roundTrips: number;
   encodeMsPerDispatch: number;
   endToEndMsPerDispatch: number;
   roundTripMs: number;
@@ -37,8 +39,8 @@ export interface DispatchCost {
 
 const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
 
-export async function dispatchCost(gpu: Gpu, n = 2000, reps = 5): Promise<DispatchCost> {
-  if (!(Number.isInteger(n) && n >= 1 && Number.isInteger(reps) && reps >= 1)) throw new Error(`dispatchCost needs positive integer counts, got n=${n} reps=${reps}`);
+export async function dispatchCost(gpu: Gpu, n = 2000, reps = 5, roundTrips = 20): Promise<DispatchCost> {
+  if (![n, reps, roundTrips].every((k) => Number.isInteger(k) && k >= 1)) throw new Error(`dispatchCost needs positive integer counts, got n=${n} reps=${reps} roundTrips=${roundTrips}`);
   const counter = gpu.zeros([1], 'f32', 'bench.counter');
   const dispatch = () => gpu.run({ program: COUNT, bindings: [counter], uniforms: [{ f32: 1 }, 0, 0, 0], workgroups: [1] });
   dispatch(); // warm-up: the pipeline compiles, the uniform buffer and bind group are cached
@@ -53,7 +55,7 @@ export async function dispatchCost(gpu: Gpu, n = 2000, reps = 5): Promise<Dispat
     samples.encode.push((t1 - t0) / n);
     samples.endToEnd.push((t2 - t0) / n);
   }
-  for (let r = 0; r < reps; r++) {
+  for (let r = 0; r < roundTrips; r++) {
     const t0 = performance.now();
     dispatch();
     await gpu.sync();
@@ -61,10 +63,10 @@ export async function dispatchCost(gpu: Gpu, n = 2000, reps = 5): Promise<Dispat
   }
   const total = (await gpu.readF32(counter))[0];
   gpu.release(counter);
-  const expected = 1 + n * reps + reps;
+  const expected = 1 + n * reps + roundTrips;
   if (total !== expected) throw new Error(`bench:dispatch: the counter reads ${total} after ${expected} dispatches: some dispatches did not run`);
   return {
-    adapter: gpu.adapter, cpuAdapter: gpu.cpu, dispatchesPerRep: n, reps,
+    adapter: gpu.adapter, cpuAdapter: gpu.cpu, dispatchesPerRep: n, reps, roundTrips,
     encodeMsPerDispatch: median(samples.encode), endToEndMsPerDispatch: median(samples.endToEnd), roundTripMs: median(samples.roundTrip), samples,
   };
 }

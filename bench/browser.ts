@@ -13,6 +13,10 @@
 // preset's (SwiftShader is slow); the JSON then names the episode count and the script prints a per-phase
 // linear extrapolation to the preset's count, labelled as such, when it has measured two episode counts
 // (--episodes 1,2,4).
+// Each step also records the CPU seconds of this process and its children (Chromium's processes: on
+// SwiftShader the GPU process does the GPU's work), which moves far less than wall time with other load on
+// the machine, and the dispatches of the profiled iteration (its kernel table's calls). --dist also serves
+// another checkout's build (e.g. an older commit's dist/, built there) through this driver, for before/after.
 // Options: --episodes N (default: the preset's; or a list: 1,2,4) --no-build --dist dist (the build folder) --port 4180
 //          --out bench/results/browser-classroom.json --iteration-timeout-min 60
 
@@ -25,6 +29,7 @@ import { preview } from 'vite';
 import playwrightConfig from '../playwright.config.ts';
 import { formatKernelTable, kernelRows } from '../src/common/profile-table.ts';
 import { presetRunConfig } from '../src/config/run-presets.ts';
+import { treeCpuSeconds } from './cpu-time.ts';
 
 const argv = process.argv.slice(2);
 const arg = (n: string, d: string): string => { const i = argv.indexOf(`--${n}`); return i >= 0 ? argv[i + 1] : d; };
@@ -45,6 +50,10 @@ interface Measured {
   profiled: Seconds | null;
   /** Click on Step to the run paused again, checkpoint to OPFS included. */
   wallS: { warmup: number; timed: number; profiled: number | null };
+  /** CPU seconds of this process and Chromium's during the same spans (null off Linux). */
+  cpuS: { warmup: number | null; timed: number | null; profiled: number | null };
+  /** Dispatches of the profiled iteration (the sum of its kernel table's calls). */
+  profiledDispatches: number | null;
   kernels: Array<{ key: string; calls: number; ms: number }>;
   kernelsUnavailable: string | null;
   /** The machine's 1-minute load average before and after (other work on the machine slows SwiftShader). */
@@ -64,14 +73,17 @@ async function lastSeconds(page: Page, iteration: number): Promise<Seconds> {
 }
 
 /** Presses Step and waits for the run to pause after iteration `iteration`; wall seconds and the trainer's times. */
-async function step(page: Page, iteration: number, label: string): Promise<{ wall: number; seconds: Seconds }> {
+async function step(page: Page, iteration: number, label: string): Promise<{ wall: number; cpu: number | null; seconds: Seconds }> {
+  const c0 = treeCpuSeconds();
   const t0 = performance.now();
   await page.getByTestId('step-training').click();
   const seconds = await lastSeconds(page, iteration);
   await page.locator(`[data-testid="run-status"][data-state="paused"][data-iteration="${iteration + 1}"]`).waitFor({ timeout: iterationTimeout });
   const wall = (performance.now() - t0) / 1000;
-  console.log(`  ${label}: iteration ${iteration}: ${seconds.total.toFixed(2)} s (rollout ${seconds.rollout.toFixed(2)}, score ${seconds.score.toFixed(2)}, advantages ${seconds.advantages.toFixed(3)}, update ${seconds.update.toFixed(2)}); ${wall.toFixed(1)} s from Step to paused`);
-  return { wall, seconds };
+  const c1 = treeCpuSeconds();
+  const cpu = c0 === null || c1 === null ? null : c1 - c0;
+  console.log(`  ${label}: iteration ${iteration}: ${seconds.total.toFixed(2)} s (rollout ${seconds.rollout.toFixed(2)}, score ${seconds.score.toFixed(2)}, advantages ${seconds.advantages.toFixed(3)}, update ${seconds.update.toFixed(2)}); ${wall.toFixed(1)} s from Step to paused${cpu === null ? '' : `, ${cpu.toFixed(1)} CPU s`}`);
+  return { wall, cpu, seconds };
 }
 
 async function measure(page: Page, url: string, episodes: number, profile: boolean): Promise<Measured> {
@@ -87,7 +99,10 @@ async function measure(page: Page, url: string, episodes: number, profile: boole
   const warmup = await step(page, 0, 'warm-up (pipelines compile)');
   const timed = await step(page, 1, 'timed');
   if (!profile) {
-    return { episodes, warmup: warmup.seconds, timed: timed.seconds, profiled: null, wallS: { warmup: warmup.wall, timed: timed.wall, profiled: null }, kernels: [], kernelsUnavailable: null, loadAvg1m: [load0, loadavg()[0]] };
+    return {
+      episodes, warmup: warmup.seconds, timed: timed.seconds, profiled: null, wallS: { warmup: warmup.wall, timed: timed.wall, profiled: null },
+      cpuS: { warmup: warmup.cpu, timed: timed.cpu, profiled: null }, profiledDispatches: null, kernels: [], kernelsUnavailable: null, loadAvg1m: [load0, loadavg()[0]],
+    };
   }
   await page.getByTestId('tab-train').click();
   await page.getByTestId('profile-next').check();
@@ -101,7 +116,8 @@ async function measure(page: Page, url: string, episodes: number, profile: boole
   })));
   return {
     episodes, warmup: warmup.seconds, timed: timed.seconds, profiled: profiled.seconds,
-    wallS: { warmup: warmup.wall, timed: timed.wall, profiled: profiled.wall }, kernels, kernelsUnavailable, loadAvg1m: [load0, loadavg()[0]],
+    wallS: { warmup: warmup.wall, timed: timed.wall, profiled: profiled.wall }, cpuS: { warmup: warmup.cpu, timed: timed.cpu, profiled: profiled.cpu },
+    profiledDispatches: kernels.length ? kernels.reduce((n, k) => n + k.calls, 0) : null, kernels, kernelsUnavailable, loadAvg1m: [load0, loadavg()[0]],
   };
 }
 
@@ -157,25 +173,26 @@ if (last.kernelsUnavailable) console.log(`  ${last.kernelsUnavailable}`);
 console.log(formatKernelTable(kernelRows(last.kernels), 20));
 console.log('per op:');
 console.log(formatKernelTable(byOp, 20));
+if (last.profiledDispatches !== null) console.log(`dispatches in the profiled iteration: ${last.profiledDispatches} (${(last.profiledDispatches / last.episodes).toFixed(0)} per episode)`);
 
 const f = (x: number) => x.toFixed(x >= 100 ? 0 : 2);
-console.log('\n| episodes | iteration | rollout s | score s | advantages s | update s | total s | Step → paused s |\n|---|---|---|---|---|---|---|---|');
+console.log('\n| episodes | iteration | rollout s | score s | advantages s | update s | total s | Step → paused s | CPU s |\n|---|---|---|---|---|---|---|---|---|');
 for (const m of results) {
-  for (const [name, s, w] of [['warm-up', m.warmup, m.wallS.warmup], ['timed', m.timed, m.wallS.timed], ['profiled', m.profiled, m.wallS.profiled]] as const) {
+  for (const [name, s, w, c] of [['warm-up', m.warmup, m.wallS.warmup, m.cpuS.warmup], ['timed', m.timed, m.wallS.timed, m.cpuS.timed], ['profiled', m.profiled, m.wallS.profiled, m.cpuS.profiled]] as const) {
     if (!s || w === null) continue;
-    console.log(`| ${m.episodes} | ${name} | ${f(s.rollout)} | ${f(s.score)} | ${f(s.advantages)} | ${f(s.update)} | ${f(s.total)} | ${f(w)} |`);
+    console.log(`| ${m.episodes} | ${name} | ${f(s.rollout)} | ${f(s.score)} | ${f(s.advantages)} | ${f(s.update)} | ${f(s.total)} | ${f(w)} | ${c === null ? '–' : f(c)} |`);
   }
 }
 let extrapolated: Seconds | null = null;
 const counts = new Set(results.map((m) => m.episodes));
 if (!counts.has(CLASSROOM_EPISODES) && counts.size >= 2) {
   extrapolated = extrapolate(results, CLASSROOM_EPISODES);
-  console.log(`| **${CLASSROOM_EPISODES} (extrapolated, linear per phase)** | timed | ${PHASES.map((p) => f(extrapolated![p])).join(' | ')} | – |`);
+  console.log(`| **${CLASSROOM_EPISODES} (extrapolated, linear per phase)** | timed | ${PHASES.map((p) => f(extrapolated![p])).join(' | ')} | – | – |`);
 }
 mkdirSync(dirname(out), { recursive: true });
 writeFileSync(out, `${JSON.stringify({
   what: 'one MARFT iteration of the classroom preset in the lab (headless Chromium), critic warm-up 0',
-  date: new Date().toISOString(), cpu: cpuName(), browser: browserVersion, adapter, classroomEpisodes: CLASSROOM_EPISODES,
+  date: new Date().toISOString(), cpu: cpuName(), browser: browserVersion, adapter, dist: distDir, classroomEpisodes: CLASSROOM_EPISODES,
   results, kernelsByOp: byOp, extrapolated: extrapolated && { episodes: CLASSROOM_EPISODES, seconds: extrapolated, how: 'least-squares line per phase through the timed iterations' },
 }, null, 1)}\n`);
 console.log(`\nwrote ${out}`);

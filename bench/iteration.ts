@@ -6,7 +6,16 @@
 // as the PyTorch peer (bench/baselines/iteration.py, `min_new_tokens`) generates.
 // Peak memory is the buffer pool's peak (every GPU buffer the lab makes: weights, adapters, critic, optimizer
 // state, activations, KV caches) during the timed iterations.
-// Options: --models smollm2-135m,builtin --episodes 8 --new 128 --agents 2 --dtype bf16|f32 --recompute auto|on|off
+// cpuS: the process's CPU seconds in the timed iteration (all threads: on SwiftShader the GPU's work too),
+// steadier than wall time on a shared machine.
+// Dispatch counts (Gpu counters, split at the trainer's phase changes): per iteration with its readbacks and
+// submits; the rollout's per decode step (its dispatches, prefill included, over generated tokens / episodes:
+// exact for the random models, whose actions all run to max-new-tokens; each agent's turn is one batch of
+// every episode); the update's per trained token (every generated token is trained once at 1 epoch).
+// --preset NAME (e.g. classroom) runs a preset run's own config on the built-in model instead, as the lab
+// does (the trainer's default micro-batch), with --episodes episodes (default: the preset's; 1 on a CPU
+// adapter) and critic warm-up 0 so the timed iteration has a policy update, as bench:browser sets it.
+// Options: --preset NAME --models smollm2-135m,builtin --episodes 8 --new 128 --agents 2 --dtype bf16|f32 --recompute auto|on|off
 //   --peer FILE --out FILE --profile
 
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -20,9 +29,11 @@ import type { LoadedTokenizer } from '../src/model/tokenizer.ts';
 import { uploadWeights } from '../src/model/weights.ts';
 import { parseRunConfig } from '../src/config/run-config.ts';
 import { presetForAgents } from '../src/config/presets.ts';
+import { PRESET_RUNS, presetRunConfig } from '../src/config/run-presets.ts';
 import { createTrainState, releaseTrainState } from '../src/marft/state.ts';
 import { Trainer } from '../src/marft/trainer.ts';
 import { BENCH_MODELS, randomWeights } from './random-model.ts';
+import { PhaseCounter, countsLine } from './counters.ts';
 
 await ensureVulkanEnv();
 const arg = (n: string, d: string): string => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
@@ -40,11 +51,14 @@ function syntheticTokenizer(vocab: number): LoadedTokenizer {
 
 const gpu = await acquireNodeGpu({ log: console.log });
 const soft = gpu.adapter.isFallback;
-const episodes = Number(arg('episodes', soft ? '2' : '8'));
+const preset = process.argv.includes('--preset') ? presetRunConfig(arg('preset', '')) : null;
+if (process.argv.includes('--preset') && !preset) throw new Error(`--preset ${arg('preset', '')}: not a preset run; one of ${Object.keys(PRESET_RUNS).join(', ')}`);
+const presetRollout = preset?.rollout as { episodes: number; horizon: number } | undefined;
+const episodes = Number(arg('episodes', presetRollout ? (soft ? '1' : String(presetRollout.episodes)) : soft ? '2' : '8'));
 const maxNew = Number(arg('new', soft ? '4' : '128'));
 const agentsN = Number(arg('agents', '2')) as 1 | 2 | 3 | 4;
 const dtype = arg('dtype', 'bf16') as 'bf16' | 'f32';
-const names = arg('models', soft ? 'tiny' : 'smollm2-135m,builtin').split(',');
+const names = preset ? ['builtin'] : arg('models', soft ? 'tiny' : 'smollm2-135m,builtin').split(',');
 const peer = process.argv.includes('--peer') ? JSON.parse(readFileSync(arg('peer', ''), 'utf8')) as { device: string; rows: Array<Record<string, number | string>> } : null;
 const rows: Array<Record<string, number | string>> = [];
 
@@ -64,20 +78,31 @@ for (const name of names) {
   }
   const graph = presetForAgents(agentsN);
   for (const a of graph.agents) { a.maxNewTokens = maxNew; a.temperature = 1; }
-  const config = parseRunConfig({
-    seed: 1, graph, level: 'token', env: { name: 'arithmetic', options: { difficulty: 2 } },
-    rollout: { episodes, horizon: 1 }, ppo: { epochs: 1, minibatches: 1, targetKl: null },
-  });
+  const config = preset
+    ? parseRunConfig({ ...preset, rollout: { ...presetRollout, episodes }, schedule: { ...(preset.schedule as object | undefined), criticWarmup: 0 } })
+    : parseRunConfig({
+      seed: 1, graph, level: 'token', env: { name: 'arithmetic', options: { difficulty: 2 } },
+      rollout: { episodes, horizon: 1 }, ppo: { epochs: 1, minibatches: 1, targetKl: null },
+    });
   const state = createTrainState(gpu, decoder.config, config);
   const weightsMiB = gpu.pool.stats.bytesAllocated / 2 ** 20; // base weights, adapters, critic, optimizer state
-  const trainer = new Trainer({ gpu, decoder, tokenizer, state, maxTokens: 8192, recompute: recompute === 'auto' ? 'auto' : recompute === 'on' });
+  const counter = new PhaseCounter(gpu);
+  const trainer = new Trainer({ gpu, decoder, tokenizer, state, maxTokens: preset ? undefined : 8192, recompute: recompute === 'auto' ? 'auto' : recompute === 'on', onProgress: counter.onProgress });
   await trainer.iteration(); // warm-up: pipelines compile
+  counter.begin();
+  const cpu0 = process.cpuUsage();
   const { metrics: m } = await trainer.iteration();
+  const cpu = process.cpuUsage(cpu0);
+  const { phases, iteration: perIteration } = counter.end();
   const gen = Object.values(m.agents).reduce((s, a) => s + a.tokens, 0);
   const row: Record<string, number | string> = {
-    model: name, agents: agentsN, episodes, maxNew, rolloutS: m.seconds.rollout, scoreS: m.seconds.score, advantagesS: m.seconds.advantages,
+    model: preset ? `${name} (${arg('preset', '')} preset)` : name, agents: config.graph.agents.length, episodes, maxNew: Math.max(...config.graph.agents.map((a) => a.maxNewTokens)), rolloutS: m.seconds.rollout, scoreS: m.seconds.score, advantagesS: m.seconds.advantages,
     updateS: m.seconds.update, totalS: m.seconds.total, genTokS: m.tokensPerSecond, generated: gen, peakMiB: gpu.pool.stats.peakBytes / 2 ** 20,
     weightsMiB, recompute: String(trainer.recompute), microTokens: trainer.maxTokens,
+    cpuS: (cpu.user + cpu.system) / 1e6, dispatches: perIteration.dispatches, readbacks: perIteration.reads, submits: perIteration.submits,
+    rolloutDispatches: phases.rollout?.dispatches ?? 0, scoreDispatches: phases.score?.dispatches ?? 0, updateDispatches: phases.update?.dispatches ?? 0,
+    dispatchesPerDecodeStep: (phases.rollout?.dispatches ?? 0) / (gen / episodes),
+    dispatchesPerTrainedToken: (phases.update?.dispatches ?? 0) / gen,
   };
   const p = peer?.rows.find((r) => r.model === name);
   if (p) {
@@ -88,6 +113,7 @@ for (const name of names) {
   }
   rows.push(row);
   console.log(JSON.stringify(row));
+  for (const [phase, c] of Object.entries(phases)) console.log(`  ${phase}: ${countsLine(c)}`);
   if (process.argv.includes('--profile')) {
     gpu.startProfile();
     await trainer.iteration();
@@ -96,9 +122,10 @@ for (const name of names) {
   releaseTrainState(gpu, state);
   gpu.trim();
 }
-const cols = ['model', 'agents', 'recompute', 'rolloutS', 'scoreS', 'advantagesS', 'updateS', 'totalS', 'genTokS', 'weightsMiB', 'peakMiB', 'torchTotalS', 'speedupTotal', 'torchRolloutS', 'speedupRollout', 'torchPeakMiB'];
+const cols = ['model', 'agents', 'recompute', 'rolloutS', 'scoreS', 'advantagesS', 'updateS', 'totalS', 'genTokS', 'weightsMiB', 'peakMiB', 'torchTotalS', 'speedupTotal', 'torchRolloutS', 'speedupRollout', 'torchPeakMiB',
+  'cpuS', 'dispatches', 'readbacks', 'submits', 'dispatchesPerDecodeStep', 'dispatchesPerTrainedToken'];
 const fmt = (v: unknown) => (typeof v === 'number' ? (v >= 100 ? v.toFixed(0) : v.toPrecision(3)) : String(v ?? ''));
-console.log(`\nMARFT iteration on ${gpu.adapter.description || gpu.adapter.vendor} (${episodes} episodes, ${agentsN} agents, ${maxNew} new tokens, ${dtype} base)${peer ? `, PyTorch peer on ${peer.device}` : ''}`);
+console.log(`\nMARFT iteration on ${gpu.adapter.description || gpu.adapter.vendor} (${episodes} episodes, ${preset ? `the ${arg('preset', '')} preset` : `${agentsN} agents, ${maxNew} new tokens, ${dtype} base`})${peer ? `, PyTorch peer on ${peer.device}` : ''}`);
 console.log(`| ${cols.join(' | ')} |\n|${cols.map(() => '---').join('|')}|`);
 for (const r of rows) console.log(`| ${cols.map((c) => fmt(r[c])).join(' | ')} |`);
 if (process.argv.includes('--out')) writeFileSync(arg('out', ''), JSON.stringify({ adapter: gpu.adapter, rows }, null, 1));

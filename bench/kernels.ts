@@ -4,12 +4,14 @@
 //   --shapes 4096x4096x4096,...   matmul shapes MxNxK     --attn BxTxNHxNKVxHS,...
 //   --peer <file.json>            PyTorch figures from bench/baselines/kernels.py, shown as ratios
 //   --out <file.json>             writes the rows            --no-tfjs   skips the TF.js peer
+// It ends with the run's dispatch, readback and submit counts (the TF.js peer's device is its own).
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { benchAttention } from '../kernels/attention/attention.bench.ts';
 import { benchMatmul } from '../kernels/matmul/matmul.bench.ts';
 import { acquireNodeGpu, ensureVulkanEnv } from '../src/gpu/node.ts';
 import { tfjsMatmulMs } from './tfjs-peer.ts';
+import { counts, countsLine } from './counters.ts';
 
 await ensureVulkanEnv();
 
@@ -60,5 +62,6 @@ const cols = ['op', 'shape', 'variant', 'ms', 'gflops', 'tfjsGflops', 'vsTfjs', 
 console.log(`\nkernels on ${gpu.adapter.description || gpu.adapter.vendor}${peer ? ` (PyTorch peer: ${peer.device})` : ''}`);
 console.log(`| ${cols.join(' | ')} |\n|${cols.map(() => '---').join('|')}|`);
 for (const r of rows) console.log(`| ${cols.map((c) => fmt(r[c])).join(' | ')} |`);
-if (arg('out')) writeFileSync(arg('out')!, JSON.stringify({ adapter: gpu.adapter, rows }, null, 1));
+console.log(`this run: ${countsLine(counts(gpu))}`);
+if (arg('out')) writeFileSync(arg('out')!, JSON.stringify({ adapter: gpu.adapter, rows, counts: counts(gpu) }, null, 1));
 process.exit(0);

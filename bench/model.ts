@@ -3,6 +3,8 @@
 // (bench/baselines/model.py's JSON from the same GPU) it prints the ratios against transformers + peft.
 // Options: --models tiny,smollm2-135m  --batch 8 --seq 256 --prompt 32 --new 128  --out FILE  --peer FILE
 //          --profile (per-kernel GPU time of one training step, from timestamp queries)
+// Dispatch counts (Gpu counters): per trained token of the forward+backward step, and per decode step,
+// exactly: (a generation of NEW tokens - one of 1 token, i.e. the prefill and first sample) / (NEW - 1).
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { acquireNodeGpu, ensureVulkanEnv } from '../src/gpu/node.ts';
@@ -14,6 +16,7 @@ import { createLoraSet } from '../src/model/lora-set.ts';
 import { Rng } from '../src/common/rng.ts';
 import { releaseWeights, uploadWeights } from '../src/model/weights.ts';
 import { BENCH_MODELS, randomWeights } from './random-model.ts';
+import { counts, since } from './counters.ts';
 
 await ensureVulkanEnv();
 const arg = (n: string, d: string): string => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
@@ -46,18 +49,27 @@ for (const name of names) {
     };
     await step();
     const reps = soft ? 1 : 5;
+    const c0 = counts(gpu);
     let t0 = performance.now();
     for (let i = 0; i < reps; i++) await step();
     const trainMs = (performance.now() - t0) / reps;
+    const train = since(gpu, c0);
     const prompts = Array.from({ length: B }, () => Array.from({ length: P }, () => rng.int(config.vocabSize)));
-    const gen = () => generate(dec, prompts, { maxNewTokens: NEW, sampling: { temperature: 0 }, seed: 1, adapters: lora, slots: new Array(B).fill(0), syncEvery: 16 });
+    const gen = (n = NEW) => generate(dec, prompts, { maxNewTokens: n, sampling: { temperature: 0 }, seed: 1, adapters: lora, slots: new Array(B).fill(0), syncEvery: 16 });
     await gen();
+    const c1 = counts(gpu);
     t0 = performance.now();
     await gen();
     const decodeMs = performance.now() - t0;
+    const decode = since(gpu, c1);
+    const c2 = counts(gpu);
+    await gen(1);
+    const prefill = since(gpu, c2);
     const row: Record<string, number | string> = {
       model: name, dtype, B, T, fwdBwdMs: trainMs, fwdBwdTokS: (B * T) / (trainMs / 1000), decodeTokS: (B * NEW) / (decodeMs / 1000),
       peakMiB: gpu.pool.stats.peakBytes / 2 ** 20,
+      dispatchesPerTrainedToken: train.dispatches / (reps * B * T), readbacksPerTrainStep: train.reads / reps,
+      dispatchesPerDecodeStep: NEW > 1 ? (decode.dispatches - prefill.dispatches) / (NEW - 1) : Number.NaN, readbacksPerGenerate: decode.reads,
     };
     const p = peer?.rows.find((r) => r.model === name && r.dtype === dtype);
     const pf = peer?.rows.find((r) => r.model === name && r.dtype === 'fp32');
@@ -75,7 +87,8 @@ for (const name of names) {
     gpu.trim();
   }
 }
-const cols = ['model', 'dtype', 'fwdBwdTokS', 'torchFwdBwdTokS', 'vsTorchFp32FwdBwd', 'decodeTokS', 'torchDecodeTokS', 'vsTorchFp32Decode', 'peakMiB'];
+const cols = ['model', 'dtype', 'fwdBwdTokS', 'torchFwdBwdTokS', 'vsTorchFp32FwdBwd', 'decodeTokS', 'torchDecodeTokS', 'vsTorchFp32Decode', 'peakMiB',
+  'dispatchesPerTrainedToken', 'dispatchesPerDecodeStep', 'readbacksPerGenerate'];
 const fmt = (v: unknown) => (typeof v === 'number' ? (v >= 100 ? v.toFixed(0) : v.toPrecision(3)) : String(v ?? ''));
 console.log(`\nmodel benchmark on ${gpu.adapter.description || gpu.adapter.vendor} (B=${B}, T=${T}, decode ${P}+${NEW})${peer ? `, PyTorch peer on ${peer.device}` : ''}`);
 console.log(`| ${cols.join(' | ')} |\n|${cols.map(() => '---').join('|')}|`);

@@ -7,7 +7,7 @@
 //   resume   --resumes times: a new Run resumes the soak run's latest checkpoint and trains one iteration.
 // Per iteration / switch / resume it appends one JSON line to --log: the buffer pool's bytes in use,
 // allocated and peak (per iteration), the device caches' sizes (pipelines, uniform buffers, bind groups), the JS heap,
-// tokens/s and the newest checkpoint's size. bench/soak-report.ts turns the log into figures and a plot.
+// tokens/s, the iteration's dispatches, readbacks and submits, and the newest checkpoint's size. bench/soak-report.ts turns the log into figures and a plot.
 // Run it with node --expose-gc so the heap and rss figures are measured after a collection.
 // Options: --config FILE --run DIR --log FILE --iterations 300 --budget-s 0 (none) --switches 50 --resumes 50 --parts train,switch,resume
 
@@ -17,6 +17,7 @@ import { ensureVulkanEnv } from '../src/gpu/node.ts';
 import type { Gpu } from '../src/gpu/gpu.ts';
 import { Run } from '../src/marft/run.ts';
 import { nodeStore } from '../src/platform/storage/node.ts';
+import { type Counts, counts, since } from './counters.ts';
 import { builtinModelDir, checkpointSource, nodeSession, readRunConfig } from '../src/cli/platform.ts';
 
 await ensureVulkanEnv();
@@ -55,10 +56,13 @@ const session = nodeSession((l) => console.error(l));
 
 if (parts.includes('train')) {
   const store = nodeStore(dirname(runDir));
+  let last: Counts | null = null; // counters at the previous iteration's end (the first line counts from the model load)
   const run: Run = new Run(session, store, {
     onIteration: ({ metrics }) => {
       const gpu = run.model!.gpu;
-      log({ part: 'train', iteration: metrics.iteration, tokensPerSecond: metrics.tokensPerSecond, seconds: metrics.seconds.total, tokens: Object.values(metrics.agents).reduce((s, a) => s + a.tokens, 0), accuracy: metrics.accuracy, checkpointBytes: newestCheckpoint()?.bytes ?? 0, ...memory(gpu) });
+      const work = since(gpu, last ?? { dispatches: 0, reads: 0, submits: 0 });
+      last = counts(gpu);
+      log({ part: 'train', iteration: metrics.iteration, tokensPerSecond: metrics.tokensPerSecond, seconds: metrics.seconds.total, tokens: Object.values(metrics.agents).reduce((s, a) => s + a.tokens, 0), accuracy: metrics.accuracy, checkpointBytes: newestCheckpoint()?.bytes ?? 0, ...work, ...memory(gpu) });
       gpu.pool.resetPeak(); // peakBytes is each iteration's own
       if (metrics.iteration % 10 === 0) console.error(`iteration ${metrics.iteration}: ${metrics.tokensPerSecond.toFixed(0)} tok/s, pool ${(gpu.pool.stats.bytesInUse / 2 ** 20).toFixed(1)} MiB in use`);
       if (budgetS > 0 && (performance.now() - t0) / 1000 > budgetS) run.pause();

@@ -89,7 +89,10 @@ export class Gpu {
   private readonly errors: string[] = [];
   private profiler: Profiler | null = null;
   private afterSubmit: Array<() => void> = [];
+  /** Running totals for the benches (bench:dispatch and the per-step figures): dispatches recorded, read()s, queue submits. */
   dispatchCount = 0;
+  readCount = 0;
+  submitCount = 0;
   /** Holds the GPU instance (Dawn's in Node): if it were garbage-collected, the device would die with it. */
   instance: unknown = null;
 
@@ -175,6 +178,7 @@ export class Gpu {
   /** Reads a tensor back: f32 and 16-bit dtypes as Float32Array, i32 as Int32Array, u32 as Uint32Array. */
   async read(t: Tensor): Promise<Float32Array | Int32Array | Uint32Array> {
     const bytes = byteSize(t.shape, t.dtype);
+    this.readCount++;
     const staging = this.device.createBuffer({ size: bytes, usage: MAP_READ, label: `read:${t.label}` });
     this.endPass();
     this.getEncoder().copyBufferToBuffer(t.buffer, 0, staging, 0, bytes);
@@ -280,6 +284,7 @@ export class Gpu {
     if (this.encoder) {
       this.device.queue.submit([this.encoder.finish()]);
       this.encoder = null;
+      this.submitCount++;
     }
     for (const fn of this.afterSubmit.splice(0)) fn();
   }

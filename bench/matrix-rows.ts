@@ -34,7 +34,7 @@ const duo = (name: string, family: string, reference: string | null, what: strin
   ({ name, family, reference, what, from: 'duo-action', set: { iterations: DUO_ITERATIONS, ...set }, ...(note ? { note } : {}) });
 const grpo = (g: number, level: 'action' | 'token'): MatrixRow => duo(`grpo-g${g}-${level}`, 'algorithm', level === 'action' ? 'ppo-action' : 'ppo-token', `GRPO, groups of ${g}, ${level} level`, {
   level, algo: 'grpo', rollout: { episodes: 128 / g, groupSize: g }, schedule: { criticWarmup: 0 },
-});
+}, level === 'action' ? `GRPO always trains at token level (src/marft/trainer.ts): this row is grpo-g${g}-token bit for bit (seed 1's metrics are identical iteration by iteration), so it compares GRPO with action-level PPO, not the two levels` : undefined);
 
 export const MATRIX_ROWS: MatrixRow[] = [
   duo('ppo-action', 'algorithm', null, 'PPO, action level (the duo-action preset)', {}),
@@ -61,11 +61,12 @@ export const MATRIX_ROWS: MatrixRow[] = [
   { ...duo('team-quartet', 'team', 'ppo-action', 'planner → solver → reflector → verifier', { iterations: 13 },
     'as the trio, with a reflector the model never saw either'), team: { preset: 'quartet', anonymous: false } },
   { ...duo('team-orchestrated', 'team', 'ppo-action', 'dynamic: an orchestrator calls planner, solver, verifier (at most 4 calls)', { iterations: 15 },
-    'the model never saw the <call>role</call> protocol: an orchestrator that calls nobody ends the episode unanswered (reward 0), and only the calls it happens to write can be reinforced'), team: { preset: 'orchestrated', anonymous: false }, maxSteps: 4 },
+    'the built-in model was pretrained on solo and duo transcripts only, so its orchestrator answers the problem itself (`The answer is \\boxed{10}.`) and never writes `<call>role</call>`: in seed 1 it called no agent in 1920 training episodes, every episode ended unanswered, the reward was 0 throughout and PPO had nothing to reinforce. `marft pretrain --teams solo,duo,orchestrated` adds the orchestrated turn to the corpus; the row shows routing only on a model pretrained so'), team: { preset: 'orchestrated', anonymous: false }, maxSteps: 4 },
   duo('horizon-3', 'horizon', 'ppo-action', 'up to 3 turns with the judge\'s feedback', { iterations: 14, rollout: { horizon: 3 } },
     "a wrong answer gets a second and a third try after \"judge: the answer is incorrect\"; accuracy counts an episode solved in any turn, so it is higher before training too; the built-in model never saw feedback turns"),
   { ...duo('anon-duo', 'anonymous', 'ppo-action', 'the duo with agent_1, agent_2 and generic prompts', { iterations: 25 }), from: 'duo-anonymous' },
-  { ...duo('anon-trio', 'anonymous', 'team-trio', 'the trio with agent_1..3 and generic prompts', { iterations: 18 }), team: { preset: 'trio', anonymous: true } },
+  { ...duo('anon-trio', 'anonymous', 'team-trio', 'the trio with agent_1..3 and generic prompts', { iterations: 18 }), team: { preset: 'trio', anonymous: true },
+    note: "with generic prompts every agent of the built-in model writes a full solution (agent_1 ~33 tokens an episode, a solver's length, not a plan), and agent_3, whose answer is the team's, sees two solutions, a prompt the model never saw, and copies them with drifting numbers (agent_2 alone is right twice as often); the team is rewarded in ~3 % of training episodes, about 4 of 128 an iteration, and the policy barely moves (approximate KL ~1e-5), so 18 iterations change little" },
   { name: 'class-equal', family: 'classroom', reference: null, what: 'the classroom run, equal credit (64 episodes, lr 5e-4)', from: 'class-equal', set: {} },
   { name: 'class-per-step', family: 'classroom', reference: 'class-equal', what: "the classroom run, per_step credit (the planner's step reward)", from: 'class-per-step', set: {},
     note: "the planner's credited reward is 0 under equal credit by definition (its signal comes through the critic), so the planner's curve separates at once; the team's accuracy decides whether the step reward helps" },

@@ -9,7 +9,8 @@
 // and keeps its last checkpoint, which is then evaluated: the logs say how many iterations it made), and at
 // --deadline whatever still runs is killed. Output per job <row>-s<seed>: configs/<id>.json (what trained),
 // <id>.jsonl (one line per iteration), <id>.err, <id>.eval.jsonl, <id>.job.json (status, iterations, wall
-// times); base-<key>.eval.jsonl; plan.json. A progress line is printed as each job ends.
+// times); base-<key>.eval.jsonl; plan.json. A progress line is printed as each job ends. The lab overlays a
+// job's <id>.jsonl (or a kept checkpoint's state.json) on its Train charts: Runs, "Overlay a training log".
 // Options: --seeds 1[,2] --rows a,b (or positional) --parallel P --deadline S --eval-reserve S --base
 // --iterations N --episodes N (rollout.episodes: tasks per iteration) --eval-episodes N --cli FILE --out DIR
 // --runs DIR (checkpoints) --zips row,row (copy those rows' last checkpoints as zips the lab's Runs tab imports)

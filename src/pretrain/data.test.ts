@@ -6,7 +6,8 @@ import { answersEqual, extractBoxed } from '../envs/answer.ts';
 import { makeBatch } from './train.ts';
 import { buildTinyTokenizer, TINY_IDS } from './tiny-tokenizer.ts';
 import { loadTokenizer } from '../model/tokenizer.ts';
-import { corpusTexts, episodeTranscripts, makeTranscripts, planText, renderPrompt, tokenizeTranscript } from './data.ts';
+import { ROUTE, corpusTexts, episodeTranscripts, makeTranscripts, planText, renderPrompt, tokenizeTranscript } from './data.ts';
+import { parseRoute } from '../config/graph.ts';
 import { presetGraph } from '../config/presets.ts';
 import { buildMessages } from '../marft/prompt.ts';
 import { evaluateCoop, parseCoopExpression } from '../envs/coop.ts';
@@ -99,5 +100,48 @@ describe('pretrain transcripts', () => {
     const dflt = makeTranscripts(1500, 11, { teams: ['solo'], multiTurnFraction: 0, planErrorRate: 0, difficulty: [2, 3] });
     expect(dflt.every((t) => t.plan === 'good')).toBe(true);
     expect(() => makeTranscripts(1, 0, { soloMisreadRate: 2 })).toThrow(/soloMisreadRate/);
+  });
+
+  describe('the orchestrated team (opt-in)', () => {
+    const orch = presetGraph('orchestrated').agents;
+    const callees = orch.slice(1).map((a) => a.role);
+    const profile = (role: string) => orch.find((a) => a.role === role)!;
+
+    it('routes through the protocol the rollout parses, each agent seeing every earlier output of the turn', () => {
+      const ep = episodeTranscripts(5, { teams: ['orchestrated'], skipPlanRate: 0, errorRate: 0, planErrorRate: 0 });
+      expect(ep.map((t) => t.role)).toEqual(['orchestrator', 'planner', 'orchestrator', 'solver', 'orchestrator']);
+      expect(ep.filter((t) => t.role === 'orchestrator').map((t) => parseRoute(t.completion, callees))).toEqual([{ next: 'planner' }, { next: 'solver' }, { done: true }]);
+      ep.forEach((t, i) => {
+        const visible = ep.slice(0, i).map((x) => ({ role: x.role, text: x.completion }));
+        expect(t.messages).toEqual(buildMessages({ profile: profile(t.role), task: t.problem.problem, visible }));
+      });
+      expect(ep[1].completion).toBe(planText(evaluateCoop(parseCoopExpression(ep[1].problem.expression)).lines));
+      expect(ep[3].correct).toBe(true);
+      expect(ep[4].correct).toBeNull();
+    });
+
+    it('skips the planner at skipPlanRate; the solver then works alone, as solo; always one turn', () => {
+      const skipped = episodeTranscripts(5, { teams: ['orchestrated'], skipPlanRate: 1, errorRate: 0, soloMisreadRate: 0 });
+      expect(skipped.map((t) => [t.role, t.completion.startsWith('<') ? t.completion : '…'])).toEqual([['orchestrator', ROUTE.solver], ['solver', '…'], ['orchestrator', ROUTE.done]]);
+      expect(skipped[1].messages).toEqual(buildMessages({ profile: profile('solver'), task: skipped[1].problem.problem, visible: [{ role: 'orchestrator', text: ROUTE.solver }] }));
+      expect(skipped[1].correct).toBe(true);
+      // 2000 episodes at 0.3: the share of first calls to the solver, within 3 standard errors (0.0102 each)
+      const firsts = makeTranscripts(8000, 0, { teams: ['orchestrated'], skipPlanRate: 0.3, multiTurnFraction: 1 }).filter((t, i, all) => t.role === 'orchestrator' && (i === 0 || all[i - 1].completion === ROUTE.done));
+      const share = firsts.filter((t) => t.completion === ROUTE.solver).length / firsts.length;
+      expect(Math.abs(share - 0.3)).toBeLessThan(0.031);
+      expect(firsts.length).toBeGreaterThan(1500);
+      expect(makeTranscripts(400, 0, { teams: ['orchestrated'], multiTurnFraction: 1 }).every((t) => t.turn === 1)).toBe(true);
+      expect(() => makeTranscripts(1, 0, { teams: ['trio' as never] })).toThrow(/teams/);
+      expect(() => makeTranscripts(1, 0, { teams: ['orchestrated'], skipPlanRate: -1 })).toThrow(/skipPlanRate/);
+    });
+
+    it('fits the pretraining sequence (384 tokens) with a tokenizer learned on the mixed corpus', () => {
+      const mixed = makeTranscripts(1500, 0, { teams: ['solo', 'duo', 'orchestrated'] });
+      const f = buildTinyTokenizer(corpusTexts(mixed));
+      const t = loadTokenizer(f.tokenizerJson, f.tokenizerConfig);
+      const lengths = mixed.filter((x) => x.team === 'orchestrated').map((x) => tokenizeTranscript(t, x));
+      for (const x of lengths) expect(x.ids.includes(TINY_IDS.unk)).toBe(false);
+      expect(Math.max(...lengths.map((x) => x.ids.length))).toBeLessThanOrEqual(384);
+    });
   });
 });

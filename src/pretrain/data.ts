@@ -18,6 +18,12 @@
 // 3. A solo solver, with no plan to follow, reads an expression left to right where precedence matters
 //    with probability soloMisreadRate: it computes in reading order, as small models do, and reading the
 //    structure is the planner's job. Above 0.5 the untuned solo solver misreads them greedily too.
+// 4. Opt-in (teams includes 'orchestrated'): the orchestrated preset's dynamic turn as the rollout runs it:
+//    the orchestrator writes <call>planner</call>, the planner plans, <call>solver</call>, the solver
+//    solves, <done/>, each agent seeing every output before it. With probability skipPlanRate the
+//    orchestrator calls the solver first, which then solves without a plan (as solo): calling the planner
+//    is the routing choice reinforcement can learn. Without these transcripts the model never writes a
+//    <call> tag, an orchestrator's episode ends unanswered and its reward is always 0. Single-turn only.
 // Greedy decoding picks each context's most likely continuation, so these random flaws show mostly in
 // sampled rollouts; greedy errors come from the model's limited capacity.
 
@@ -30,7 +36,8 @@ import type { AgentProfile } from '../config/graph.ts';
 import { presetGraph } from '../config/presets.ts';
 import { type AgentOutput, type ChatMessage, type PastTurn, buildMessages } from '../marft/prompt.ts';
 
-export type PretrainTeam = 'solo' | 'duo';
+export type PretrainTeam = 'solo' | 'duo' | 'orchestrated';
+export const PRETRAIN_TEAMS: readonly PretrainTeam[] = ['solo', 'duo', 'orchestrated'];
 
 export interface TranscriptOptions {
   /** Slip rate of a solver that follows a correct plan. Default 0.25. */
@@ -43,8 +50,10 @@ export interface TranscriptOptions {
   soloMisreadRate?: number;
   /** Fraction of episodes shown at their second turn, after a wrong first turn. Default 0.15. */
   multiTurnFraction?: number;
-  /** Teams drawn uniformly per episode. Default ['solo', 'duo']. */
+  /** Teams drawn uniformly per episode. Default ['solo', 'duo'] (the built-in model's recipe). */
   teams?: readonly PretrainTeam[];
+  /** Orchestrated team: fraction of episodes whose orchestrator calls the solver without a plan. Default 0.3. */
+  skipPlanRate?: number;
   /** coop-arith difficulty levels. Default [1, 2, 3, 4]. */
   difficulty?: number | readonly number[];
   wordFraction?: number;
@@ -64,7 +73,7 @@ export interface Transcript {
   completion: string;
   /** Planner: the kind of plan; solver: the plan it followed (solo: 'good' or 'order' for a misreading). */
   plan: PlanKind;
-  /** Solver only: the flaw it made ('none' for planners). */
+  /** Solver only: the flaw it made ('none' for planners and orchestrators). */
   flaw: SolveFlaw;
   /** Solver only: whether its boxed answer is right. */
   correct: boolean | null;
@@ -170,15 +179,18 @@ interface TeamTurn { outputs: AgentOutput[]; transcripts: Array<Omit<Transcript,
 function teamTurn(team: PretrainTeam, p: CoopProblem, o: Required<TranscriptOptions>, rng: Rng): TeamTurn {
   const noPlan = Math.min(0.95, o.noPlanFactor * o.errorRate);
   const answer = Number(p.answer);
-  if (team === 'solo') {
+  const alone = (): { s: Solved; plan: PlanKind } => {
     const misread = p.precedence && rng.next() < o.soloMisreadRate;
-    const expr = parseCoopExpression(p.expression, misread);
-    const s = solve(expr, noPlan, rng);
+    return { s: solve(parseCoopExpression(p.expression, misread), noPlan, rng), plan: misread ? 'order' : 'good' };
+  };
+  if (team === 'solo') {
+    const { s, plan } = alone();
     return {
       outputs: [{ role: 'solver', text: s.text }],
-      transcripts: [{ team, role: 'solver', completion: s.text, plan: misread ? 'order' : 'good', flaw: s.flaw, correct: s.boxed === answer, problem: p, visible: [] }],
+      transcripts: [{ team, role: 'solver', completion: s.text, plan, flaw: s.flaw, correct: s.boxed === answer, problem: p, visible: [] }],
     };
   }
+  if (team === 'orchestrated') return orchestratedTurn(p, o, rng, alone);
   const plan = makePlan(p, o.planErrorRate, rng);
   const s = solve(plan.expr, plan.kind === 'generic' ? noPlan : o.errorRate, rng);
   return {
@@ -189,6 +201,34 @@ function teamTurn(team: PretrainTeam, p: CoopProblem, o: Required<TranscriptOpti
     ],
   };
 }
+
+/** The orchestrated turn (header, point 4): every agent sees every earlier output of the turn. */
+function orchestratedTurn(p: CoopProblem, o: Required<TranscriptOptions>, rng: Rng, alone: () => { s: Solved; plan: PlanKind }): TeamTurn {
+  const outputs: AgentOutput[] = [];
+  const transcripts: TeamTurn['transcripts'] = [];
+  const say = (role: string, text: string, plan: PlanKind, s?: Solved) => {
+    transcripts.push({ team: 'orchestrated', role, completion: text, plan, flaw: s?.flaw ?? 'none', correct: s ? s.boxed === Number(p.answer) : null, problem: p, visible: [...outputs] });
+    outputs.push({ role, text });
+  };
+  if (rng.next() < o.skipPlanRate) {
+    const { s, plan } = alone();
+    say('orchestrator', ROUTE.solver, plan);
+    say('solver', s.text, plan, s);
+    say('orchestrator', ROUTE.done, plan);
+  } else {
+    const plan = makePlan(p, o.planErrorRate, rng);
+    const s = solve(plan.expr, plan.kind === 'generic' ? Math.min(0.95, o.noPlanFactor * o.errorRate) : o.errorRate, rng);
+    say('orchestrator', ROUTE.planner, plan.kind);
+    say('planner', plan.text, plan.kind);
+    say('orchestrator', ROUTE.solver, plan.kind);
+    say('solver', s.text, plan.kind, s);
+    say('orchestrator', ROUTE.done, plan.kind);
+  }
+  return { outputs, transcripts };
+}
+
+/** The orchestrator's completions: the route protocol of src/config/graph.ts (parseRoute). */
+export const ROUTE = { planner: '<call>planner</call>', solver: '<call>solver</call>', done: '<done/>' } as const;
 
 const profiles = (team: PretrainTeam): Map<string, AgentProfile> => new Map(presetGraph(team).agents.map((a) => [a.role, a]));
 
@@ -205,6 +245,7 @@ export function withDefaults(opts: TranscriptOptions): Required<TranscriptOption
     soloMisreadRate: opts.soloMisreadRate ?? opts.planErrorRate ?? 0.3,
     multiTurnFraction: opts.multiTurnFraction ?? 0.15,
     teams: opts.teams ?? ['solo', 'duo'],
+    skipPlanRate: opts.skipPlanRate ?? 0.3,
     difficulty: opts.difficulty ?? [1, 2, 3, 4],
     wordFraction: opts.wordFraction ?? 0.35,
     precedence: opts.precedence === undefined ? DEFAULT_PRECEDENCE : opts.precedence,
@@ -214,8 +255,9 @@ export function withDefaults(opts: TranscriptOptions): Required<TranscriptOption
   checkRate('soloMisreadRate', o.soloMisreadRate);
   if (o.precedence !== null) checkRate('precedence', o.precedence);
   checkRate('multiTurnFraction', o.multiTurnFraction);
+  checkRate('skipPlanRate', o.skipPlanRate);
   checkRate('noPlanFactor', o.noPlanFactor, 10);
-  if (o.teams.length === 0 || o.teams.some((t) => t !== 'solo' && t !== 'duo')) throw new Error(`pretrain data: teams must be a non-empty list of "solo" / "duo", got ${JSON.stringify(o.teams)}`);
+  if (o.teams.length === 0 || o.teams.some((t) => !PRETRAIN_TEAMS.includes(t))) throw new Error(`pretrain data: teams must be a non-empty list of ${PRETRAIN_TEAMS.map((t) => `"${t}"`).join(' / ')}, got ${JSON.stringify(o.teams)}`);
   return o;
 }
 
@@ -230,7 +272,8 @@ export function episodeTranscripts(seed: number, options: TranscriptOptions = {}
   const team = o.teams[rng.int(o.teams.length)];
   const byRole = profiles(team);
   const history: PastTurn[] = [];
-  if (rng.next() < o.multiTurnFraction) {
+  // (the orchestrated team is shown single-turn: its last output is the orchestrator's <done/>, not an answer)
+  if (team !== 'orchestrated' && rng.next() < o.multiTurnFraction) {
     // A first turn that failed: redraw (bounded) until its answer is wrong, else force a wrong box.
     let first = teamTurn(team, p, o, rng);
     for (let k = 0; k < 8 && first.transcripts[first.transcripts.length - 1].correct; k++) first = teamTurn(team, p, o, rng);

@@ -11,7 +11,8 @@ import { type PretrainTeam, renderPrompt, teamProfiles } from './data.ts';
 import { type AgentOutput, buildMessages } from '../marft/prompt.ts';
 
 export interface CoopEvalOptions {
-  team: PretrainTeam;
+  /** A static chain (the orchestrated team's dynamic turn is the rollout's: `marft eval`). */
+  team: Exclude<PretrainTeam, 'orchestrated'>;
   /** Number of test problems (seeds seed .. seed + n - 1 of the test split). */
   n: number;
   seed?: number;

@@ -406,4 +406,17 @@ export async function importCheckpoint(file: File): Promise<void> {
   await refreshRuns();
 }
 
+/**
+ * A training log (`marft train --json` lines, e.g. a learning-matrix row's <row>-s<seed>.jsonl, or a
+ * checkpoint's state.json) overlaid on the Train charts as `log: <file>`, beside the saved runs; unticking
+ * it in Runs (toggleOverlay) takes it off again. Loading the same file again replaces its curves.
+ */
+export async function overlayLog(file: File): Promise<void> {
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  const history = await call(`reading the training log ${file.name}`, () => getEngine().readMetricsLog(Comlink.transfer(bytes, [bytes.buffer]), file.name));
+  if (!history) return;
+  const runId = `log: ${file.name}`;
+  set({ overlays: [...get().overlays.filter((o) => o.runId !== runId), { runId, history }] });
+}
+
 export { setDraft };

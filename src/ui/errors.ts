@@ -101,6 +101,7 @@ const TITLES: Record<AnyErrorCode | UiCode, string> = {
   BUSY: 'The run is training',
   MODEL_IN_USE: 'The model is in use',
   NO_EPISODES: 'Nothing to inspect yet',
+  LOG_INVALID: 'Not a training log',
   NO_AGENT: 'No such agent in the run',
   TRY_INPUT: 'The try cannot start',
   ADAPTER_MISMATCH: 'The adapter does not fit the base model',

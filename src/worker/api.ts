@@ -175,6 +175,8 @@ export interface EngineApi {
   agentLogits(runId: string, role: string, ids: number[], checkpoint?: string): Promise<Result<AgentLogits>>;
   /** A checkpoint zip becomes a new run in OPFS. */
   importCheckpoint(bytes: Uint8Array, fileName: string): Promise<Result<RunSummary>>;
+  /** The metric history in a training log (`marft train --json` lines, or a state.json), for a chart overlay. */
+  readMetricsLog(bytes: Uint8Array, fileName: string): Promise<Result<IterationMetrics[]>>;
   /**
    * Tries a user's environment module in its sandbox, with no model: reset on each seed and one step with
    * the typed answer, each replayed for determinism. Module problems come back in the report's error.

@@ -24,6 +24,7 @@ import { cancelHubDownload, downloadHubModel, hubOrigin, listHubModel } from './
 import { browserPlatform, modelsBase } from './platform.ts';
 import { TeamTrial } from './try.ts';
 import { deleteRun, importCheckpoint, listRuns, newRunId, runHistory, runMetaFile, runsStore } from './run-folders.ts';
+import { parseMetricsLog } from './metrics-log.ts';
 
 /** Runs `f`, turning any throw into a Result error. */
 async function wrap<T>(f: () => Promise<T> | T): Promise<Result<T>> {
@@ -246,6 +247,7 @@ const api: EngineApi = {
     return sessionAgentLogits(session, ck, role, ids);
   }),
   importCheckpoint: (bytes, fileName) => wrap(() => importCheckpoint(bytes, fileName)),
+  readMetricsLog: (bytes, fileName) => wrap(() => parseMetricsLog(bytes, fileName)),
   tryTeam: (config, request, onEvent) => wrap(() => trial.try(config, request, onEvent)),
   async tryStop() { trial.stop(); },
   tryTask: (config, seed) => wrap(() => trial.task(config, seed)),

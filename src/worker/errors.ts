@@ -17,7 +17,8 @@ export type WorkerErrorCode =
   | 'HUB_NO_WEIGHTS' // the repo has no config.json or no safetensors the lab reads
   | 'HUB_NETWORK' // the Hub could not be reached, or a download broke off, after retries
   | 'HUB_SIZE' // a downloaded file's size or sha256 differs from what the Hub lists
-  | 'NO_EPISODES'; // the inspector before any iteration
+  | 'NO_EPISODES' // the inspector before any iteration
+  | 'LOG_INVALID'; // a training log to overlay is not metrics lines or a state.json
 
 const HINTS: Record<WorkerErrorCode, string> = {
   MODEL_FETCH: 'The built-in model is served from public/models/marft-tiny/; check that the folder was deployed with the app, or pick a local model folder.',
@@ -32,6 +33,7 @@ const HINTS: Record<WorkerErrorCode, string> = {
   HUB_NETWORK: 'Check the connection and press Download again: what arrived is kept and the download resumes where it stopped.',
   HUB_SIZE: 'The file was dropped; press Download again to fetch it anew. If it happens again the repo changed while downloading, or a proxy alters the files.',
   NO_EPISODES: 'Train at least one iteration first; the inspector shows the last iteration\'s episodes.',
+  LOG_INVALID: 'Pick the JSON lines `marft train --json` printed (one iteration a line, e.g. a learning-matrix <row>-s<seed>.jsonl) or a checkpoint\'s state.json.',
 };
 
 export class WorkerFail extends CodedError<WorkerErrorCode> {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { acquireNodeGpu } from '../../gpu/node.ts';
 import { DEFAULT_PRECEDENCE } from '../../envs/coop.ts';
 import { evaluateTeam } from '../../pretrain/eval.ts';
-import { type PretrainTeam, type TranscriptOptions, corpusTexts, episodeTranscripts, makeTranscripts, tokenizeTranscript } from '../../pretrain/data.ts';
+import { PRETRAIN_TEAMS, type PretrainTeam, type TranscriptOptions, corpusTexts, episodeTranscripts, makeTranscripts, tokenizeTranscript } from '../../pretrain/data.ts';
 import { parseModelConfig } from '../../model/config.ts';
 import { DEFAULT_TINY_DIMS, Pretrainer, type PretrainExample, initWeights, modelFolderFiles, parameterCount, pretrain, tinyLlamaConfigJson } from '../../pretrain/train.ts';
 import { buildTinyTokenizer, DEFAULT_TINY_VOCAB, TINY_IDS } from '../../pretrain/tiny-tokenizer.ts';
@@ -17,14 +17,14 @@ import { loadTokenizer } from '../../model/tokenizer.ts';
 import { UsageError, parse, required } from '../args.ts';
 
 export const usage = 'marft pretrain --out DIR [--steps 4800] [--seed 0] [--batch 32] [--seq 384] [--lr 1e-3] [--error-rate 0.4] [--plan-error-rate 0.3] '
-  + '[--solo-misread-rate 0.95] [--precedence 0.5] '
+  + '[--solo-misread-rate 0.95] [--precedence 0.5] [--teams solo,duo[,orchestrated]] [--skip-plan-rate 0.3] '
   + '[--layers 6 --hidden 256 --heads 4 --kv-heads 2 --intermediate 688 --max-pos 512 --vocab 512] [--difficulty 1,2,3] [--warmup N] [--weight-decay 0.1] '
   + '[--log-every 50] [--eval-every 500] [--eval-n 128] [--corpus 4000] [--bf16]';
 
 const FLAGS = {
   out: { type: 'string' }, steps: { type: 'string' }, seed: { type: 'string' }, batch: { type: 'string' }, seq: { type: 'string' },
   lr: { type: 'string' }, 'error-rate': { type: 'string' }, 'plan-error-rate': { type: 'string' }, 'solo-misread-rate': { type: 'string' },
-  precedence: { type: 'string' }, layers: { type: 'string' },
+  precedence: { type: 'string' }, teams: { type: 'string' }, 'skip-plan-rate': { type: 'string' }, layers: { type: 'string' },
   hidden: { type: 'string' }, heads: { type: 'string' }, 'kv-heads': { type: 'string' }, intermediate: { type: 'string' },
   'max-pos': { type: 'string' }, vocab: { type: 'string' }, difficulty: { type: 'string' }, warmup: { type: 'string' },
   'weight-decay': { type: 'string' }, 'log-every': { type: 'string' }, 'eval-every': { type: 'string' }, 'eval-n': { type: 'string' },
@@ -38,6 +38,15 @@ function num(v: string | boolean | undefined, flag: string, dflt: number, opts: 
     throw new UsageError(`--${flag} must be ${opts.int ? 'an integer' : 'a number'}${opts.min !== undefined ? ` >= ${opts.min}` : ''}${opts.max !== undefined ? ` <= ${opts.max}` : ''}, got "${String(v)}"`);
   }
   return x;
+}
+
+/** --teams solo,duo,orchestrated: the teams whose transcripts the corpus mixes (default solo, duo). */
+function teamsOf(v: string | boolean | undefined): PretrainTeam[] {
+  if (v === undefined) return ['solo', 'duo'];
+  const teams = String(v).split(',').map((t) => t.trim());
+  const bad = teams.filter((t) => !PRETRAIN_TEAMS.includes(t as PretrainTeam));
+  if (typeof v !== 'string' || bad.length || !teams.length) throw new UsageError(`--teams must list ${PRETRAIN_TEAMS.join(', ')} (comma-separated), got "${String(v)}"`);
+  return teams as PretrainTeam[];
 }
 
 const fmtTime = (s: number): string => (s >= 3600 ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m` : s >= 60 ? `${Math.floor(s / 60)}m${String(Math.round(s % 60)).padStart(2, '0')}s` : `${s.toFixed(0)}s`);
@@ -58,6 +67,8 @@ export async function pretrainCommand(argv: string[]): Promise<void> {
     soloMisreadRate: num(a['solo-misread-rate'], 'solo-misread-rate', 0.95, { min: 0, max: 1 }),
     precedence: num(a.precedence, 'precedence', DEFAULT_PRECEDENCE, { min: 0, max: 1 }),
     difficulty,
+    teams: teamsOf(a.teams),
+    skipPlanRate: num(a['skip-plan-rate'], 'skip-plan-rate', 0.3, { min: 0, max: 1 }),
   };
   const dims = {
     layers: int('layers', DEFAULT_TINY_DIMS.layers), hidden: int('hidden', DEFAULT_TINY_DIMS.hidden), heads: int('heads', DEFAULT_TINY_DIMS.heads),
@@ -95,7 +106,7 @@ export async function pretrainCommand(argv: string[]): Promise<void> {
 
   const gpu = await acquireNodeGpu({ log: (l) => console.error(l) });
   const trainer = new Pretrainer(gpu, config, initWeights(config, seed));
-  const teams: PretrainTeam[] = ['solo', 'duo'];
+  const teams = ['solo', 'duo'] as const; // the static chains evaluateTeam runs
   const evaluate = async (_d: unknown, _step: number, temperature = 0): Promise<Record<string, number>> => {
     const m: Record<string, number> = {};
     for (const team of teams) m[team] = (await evaluateTeam(trainer.decoder, tok, { team, n: evalN, temperature, seed: 0, difficulty, precedence: data.precedence })).accuracy;

@@ -2,7 +2,7 @@
 // checkpoint, download one as a zip, its adapters (PEFT) or an agent as ONNX, overlay its curves on the Train
 // charts, delete a run, import a checkpoint zip, download the built-in base model as a zip.
 
-import { deleteRun, downloadBaseModel, downloadCheckpoint, importCheckpoint, openRun, refreshRuns, toggleOverlay } from '../actions.ts';
+import { deleteRun, downloadBaseModel, downloadCheckpoint, importCheckpoint, openRun, overlayLog, refreshRuns, toggleOverlay } from '../actions.ts';
 import { BUILTIN_MODEL } from '../../config/run-config.ts';
 import { selectOverlays, selectRun, selectRunActive, selectRuns, useLab } from '../store.ts';
 import { OnnxExport } from './OnnxExport.tsx';
@@ -30,9 +30,23 @@ export function RunsView() {
             <input type="file" accept=".zip,application/zip" className="sr-only" data-testid="import-checkpoint"
               onChange={(e) => { const f = e.target.files?.[0]; if (f) void importCheckpoint(f); e.target.value = ''; }} />
           </label>
+          <label className="button" title="the JSON lines of marft train --json (e.g. a learning-matrix row's <row>-s<seed>.jsonl) or a checkpoint's state.json: its curves go on the Train charts">
+            Overlay a training log…
+            <input type="file" accept=".jsonl,.json,application/json" className="sr-only" data-testid="overlay-log"
+              onChange={(e) => { const f = e.target.files?.[0]; if (f) void overlayLog(f); e.target.value = ''; }} />
+          </label>
         </div>
       </div>
       <p className="hint">Runs live in this browser's private storage (OPFS): they survive a reload. A checkpoint is saved after every iteration.</p>
+      {overlays.some((o) => o.runId.startsWith('log: ')) && (
+        <p className="row" data-testid="overlaid-logs">
+          {overlays.filter((o) => o.runId.startsWith('log: ')).map((o) => (
+            <label key={o.runId} className="button">
+              <input type="checkbox" checked onChange={() => void toggleOverlay(o.runId)} /> {o.runId} ({o.history.length} iterations)
+            </label>
+          ))}
+        </p>
+      )}
       {!loaded && <p className="hint">Reading the browser storage…</p>}
       {loaded && !runs.length && <p className="hint">No saved runs yet.</p>}
       <table className="runs" data-testid="runs-table">

@@ -34,7 +34,7 @@ const duo = (name: string, family: string, reference: string | null, what: strin
   ({ name, family, reference, what, from: 'duo-action', set: { iterations: DUO_ITERATIONS, ...set }, ...(note ? { note } : {}) });
 const grpo = (g: number, level: 'action' | 'token'): MatrixRow => duo(`grpo-g${g}-${level}`, 'algorithm', level === 'action' ? 'ppo-action' : 'ppo-token', `GRPO, groups of ${g}, ${level} level`, {
   level, algo: 'grpo', rollout: { episodes: 128 / g, groupSize: g }, schedule: { criticWarmup: 0 },
-}, level === 'action' ? `GRPO always trains at token level (src/marft/trainer.ts): this row is grpo-g${g}-token bit for bit (seed 1's metrics are identical iteration by iteration), so it compares GRPO with action-level PPO, not the two levels` : undefined);
+}, level === 'action' ? `runs from grpo-action-level/: before commit 9b43c1f GRPO trained per token at either level (this row was grpo-g${g}-token bit for bit); now its group-normalised advantage enters the action-level loss of whole actions` : undefined);
 
 export const MATRIX_ROWS: MatrixRow[] = [
   duo('ppo-action', 'algorithm', null, 'PPO, action level (the duo-action preset)', {}),

@@ -30,6 +30,9 @@ const CASES: Case[] = [
   { B: 3, T: 1, K: 9, outs: [8, 4, 4], R: 2, dtype: 'f32', bias: true, adapted: [true, true, true], kind: 'store', norm: true },
   { B: 2, T: 3, K: 200, outs: [6, 6], R: 2, dtype: 'bf16', bias: false, adapted: [true, false], kind: 'swiglu', norm: true },
   { B: 5, T: 1, K: 12, outs: [3, 5], R: 2, dtype: 'f16', bias: true, adapted: null, kind: 'store', norm: true },
+  // the gemv form's largest row bucket (16) and K past its 64 threads
+  { B: 16, T: 1, K: 70, outs: [7, 7], R: 2, dtype: 'f32', bias: true, adapted: [true, true], kind: 'swiglu-save', norm: true },
+  { B: 4, T: 3, K: 130, outs: [9, 3, 3], R: 2, dtype: 'bf16', bias: false, adapted: [false, true, true], kind: 'store' },
 ];
 
 describe('fused linear', () => {
@@ -93,6 +96,15 @@ describe('fused linear', () => {
       if (tH && lora) expectClose('h', (await gpu.read(tH)).slice(0, group!.GL * M * R), Float64Array.from(ref.h.flatMap((h) => [...h])), tol);
       if (tGu) expectClose('gu', await gpu.read(tGu), Float64Array.from([...gate, ...upv]), tol);
 
+      // the gemv form (GPUs' decode, M <= 16) on the same inputs and prologue: float64, and the direct form to rounding
+      const tOut2 = gpu.tensor([M, NOUT], 'f32', 'out.gemv');
+      const tGu2 = tGu && gpu.tensor([2, M, NOUT], 'f32', 'gu.gemv');
+      fusedLinear(gpu, tOut2, tX, tW, outs, { bias: tBias, lora, norm, h: tH, epilogue: epilogue.kind === 'swiglu' ? { kind: 'swiglu', gu: tGu2 } : epilogue, form: 'gemv' });
+      const got2 = await gpu.read(tOut2);
+      expectClose('gemv out', got2, want, tol);
+      expectClose('gemv vs direct', got2, got, { atol: 1e-6, rtol: 1e-5 });
+      if (tGu2) expectClose('gemv gu', await gpu.read(tGu2), Float64Array.from([...gate, ...upv]), tol);
+
       // against the unfused path it replaces: rmsnormForward, a matmul and a loraForward per module, then addInto / swigluForward
       const xIn = norm ? gpu.tensor([M, K], 'f32', 'xn') : tX;
       if (norm) {
@@ -127,6 +139,8 @@ describe('fused linear', () => {
     expect(() => fusedLinear(gpu, gpu.tensor([2, 5], 'f32', 'o'), x, w, [3, 3], { epilogue: { kind: 'store' } })).toThrow(/fusedLinear: out must be \(2, 6\)/);
     expect(() => fusedLinear(gpu, gpu.tensor([2, 3], 'f32', 'o'), x, w, [4, 2], { epilogue: { kind: 'swiglu' } })).toThrow(/swiglu needs two modules of equal width/);
     expect(() => fusedLinear(gpu, gpu.tensor([2, 6], 'f32', 'o'), x, w, [5], { epilogue: { kind: 'store' } })).toThrow(/w must be \(5, 4\)/);
+    const x17 = gpu.tensor([17, 4], 'f32', 'x17');
+    expect(() => fusedLinear(gpu, gpu.tensor([17, 6], 'f32', 'o'), x17, w, [3, 3], { epilogue: { kind: 'store' }, form: 'gemv' })).toThrow(/gemv form takes at most 16 rows, got 17/);
   });
 });
 

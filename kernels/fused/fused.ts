@@ -14,6 +14,8 @@ import { type Tensor, is16, shapeStr } from '../../src/gpu/tensor.ts';
 import { type WeightDType, fillTemplate, loadFn, noAlias, rowThreads } from '../common.ts';
 import { type RopeFreq, invFreqOf } from '../rope/rope.ts';
 import ropeSource from '../rope/rope.wgsl';
+import { GEMV, gemvRows } from '../matmul/matmul.ts';
+import linearGemvSource from './linear-gemv.wgsl';
 import linearSource from './linear.wgsl';
 import ropeKvSource from './rope-kv.wgsl';
 
@@ -66,12 +68,55 @@ const FINISH_LORA = `  let j = select(0u, select(1u, 2u, n >= u.cols[2]), n >= u
     v += u.scale * a;
   }`;
 
-/** wg: rmsnorm's lanes for a row of K (rowThreads(K, 4)) with the RMSNorm folded in, 0 without. */
+/**
+ * The gemv form's accumulation (linear-gemv.wgsl), unrolled: MR x CW partial sums in registers (a loop over
+ * a private array would index it dynamically, which GPUs spill to memory), then their meeting in `red`.
+ * Weight row of column c: o0 + c, or with SwiGLU (NC = 2) gate rows o0 + c and up rows NOUT + o0 + c - 2.
+ */
+function gemvBody(mr: number, swi: boolean): string {
+  const rows = [...Array(mr).keys()];
+  const cols = [0, 1, 2, 3];
+  const wRow = (c: number) => (swi && c >= 2 ? `u.NOUT + o0 + ${c - 2}u` : `o0 + ${c}u`);
+  const each = (f: (m: number, c: number) => string) => rows.flatMap((m) => cols.map((c) => f(m, c))).join('\n');
+  return [
+    ...rows.map((m) => `  let r${m} = rowR(${m}u);`),
+    each((m, c) => `  var a${m}_${c} = 0.0;`),
+    '  for (var k = t; k < u.K; k += KT) {',
+    ...rows.map((m) => `    let x${m} = getX(${m}u, k, r${m});`),
+    ...cols.map((c) => `    let w${c} = getW(${wRow(c)}, k);`),
+    each((m, c) => `    a${m}_${c} = fma(x${m}, w${c}, a${m}_${c});`),
+    '  }',
+    '  let hh = t % HALF;',
+    '  if (t >= HALF) {',
+    each((m, c) => `    red[${m * 4 + c}u * RS + hh] = a${m}_${c};`),
+    '  }',
+    '  workgroupBarrier();',
+    '  if (t < HALF) {',
+    each((m, c) => `    red[${m * 4 + c}u * RS + hh] += a${m}_${c};`),
+    '  }',
+    '  workgroupBarrier();',
+  ].join('\n');
+}
+
+/** The gemv form's epilogue for output (m, n), column c of the workgroup (redSum(m * CW + c) its product). */
+const gemvOut = (e: EpilogueKind): string => {
+  const v = '      let v = finish(m, n, redSum(m * CW + c));';
+  if (e === 'store') return `${v}\n      out[m * u.NOUT + n] = v;`;
+  if (e === 'residual') return `${v}\n      let i = m * u.NOUT + n;\n      out[i] = v + res[i];`;
+  return `      let g = finish(m, n, redSum(m * CW + c));
+      let up = finish(m, n + u.NOUT, redSum(m * CW + NC + c));
+      out[m * u.NOUT + n] = g * (1.0 / (1.0 + exp(-g))) * up;${e === 'swiglu-save' ? '\n      gu[m * u.NOUT + n] = g;\n      gu[(u.M + m) * u.NOUT + n] = up;' : ''}`;
+};
+
+/** The entry points: the LoRA/norm prologue, the 'direct' 4x4-block matmul (CPU adapters, any M), the gemv form (GPUs, M <= GEMV.maxM). */
+type Entry = 'shrink' | 'linear' | 'gemv';
+
+/** wg: rmsnorm's lanes for a row of K (rowThreads(K, 4)) with the RMSNorm folded in, 0 without; mr: the gemv form's rows (gemvRows), else 0. */
 const program = programFactory(
-  (w: WeightDType, bias: boolean, lora: boolean, e: EpilogueKind, wg: number, entryPoint: 'linear' | 'shrink') => `${entryPoint}:${w}:${bias}:${lora}:${e}:${wg}`,
-  (w: WeightDType, bias: boolean, lora: boolean, e: EpilogueKind, wg: number, entryPoint: 'linear' | 'shrink'): Program => ({
-    key: `fused:${entryPoint}:${w}:${bias ? 'bias' : 'nobias'}:${lora ? 'lora' : 'nolora'}:${e}:${wg ? `norm${wg}` : 'nonorm'}`,
-    code: () => fillTemplate(linearSource, {
+  (w: WeightDType, bias: boolean, lora: boolean, e: EpilogueKind, wg: number, entryPoint: Entry, mr: number) => `${entryPoint}:${w}:${bias}:${lora}:${e}:${wg}:${mr}`,
+  (w: WeightDType, bias: boolean, lora: boolean, e: EpilogueKind, wg: number, entryPoint: Entry, mr: number): Program => ({
+    key: `fused:${entryPoint}${mr ? `_m${mr}` : ''}:${w}:${bias ? 'bias' : 'nobias'}:${lora ? 'lora' : 'nolora'}:${e}:${wg ? `norm${wg}` : 'nonorm'}`,
+    code: () => fillTemplate(entryPoint === 'gemv' ? `${linearSource}\n${linearGemvSource}` : linearSource, {
       W_ELEM: w === 'f32' ? 'f32' : 'u32',
       LOAD_W: loadFn('ldW', 'w', w),
       FINISH: [...(bias ? [FINISH_BIAS] : []), ...(lora ? [FINISH_LORA] : [])].join('\n'),
@@ -81,6 +126,7 @@ const program = programFactory(
       NORM_ROWS: wg ? 'u.M' : '0u',
       SHRINK_H: lora ? SHRINK_H(wg > 0) : '',
       SAVED_RSTD: wg ? 'h[u.rOff + m]' : '1.0',
+      ...(entryPoint === 'gemv' ? { MR: String(mr), NC: e.startsWith('swiglu') ? '2' : '4', GEMV_BODY: gemvBody(mr, e.startsWith('swiglu')), GEMV_OUT: gemvOut(e) } : {}),
     }),
     entryPoint,
   }),
@@ -200,7 +246,7 @@ export function groupPrologue(gpu: Gpu, h: Tensor, x: Tensor, p: Prologue): void
   noAlias(op, { x, h, slots: p.lora?.slots ?? null, A: p.lora?.group.A ?? null, gamma: p.norm?.gamma ?? null });
   const g = p.lora?.group;
   gpu.run({
-    program: program('f32', false, Boolean(g), 'store', lanes(K, p.norm), 'shrink'),
+    program: program('f32', false, Boolean(g), 'store', lanes(K, p.norm), 'shrink', 0),
     // gamma only norms the LoRA input: the rstd rows need x alone
     bindings: [x, p.lora?.slots, g?.A, h, undefined, undefined, undefined, undefined, undefined, undefined, g ? p.norm?.gamma : undefined],
     uniforms: uniforms(M, K, g?.GL ?? 0, 0, [], p),
@@ -209,13 +255,21 @@ export function groupPrologue(gpu: Gpu, h: Tensor, x: Tensor, p: Prologue): void
 }
 
 /**
+ * The fused matmul's thread layout: 'direct' (4x4 output blocks a thread, barrier-free: CPU adapters, any
+ * M) or 'gemv' (threads along K, coalesced weight rows: GPUs, M <= GEMV.maxM, i.e. decode).
+ */
+export type FusedForm = 'direct' | 'gemv';
+export const fusedForm = (gpu: Gpu, M: number): FusedForm => (!gpu.cpu && M <= GEMV.maxM ? 'gemv' : 'direct');
+
+/**
  * The group's projections of x (M, K) through w (NW, K) (rows: the modules' weights one after another,
  * widths `outs`), plus bias (NW) and each row's LoRA, the input normed when `norm` (h: the groupPrologue
  * output), then the epilogue: 'store' out (M, NW); 'residual' out (M, NW) = that + res; 'swiglu' (two
  * modules of I rows each) out (M, I) = silu(gate) * up, with gu (2, M, I) = gate then up when given.
  */
 export function fusedLinear(
-  gpu: Gpu, out: Tensor, x: Tensor, w: Tensor, outs: readonly number[], opts: Prologue & { bias?: Tensor; h?: Tensor; epilogue: Epilogue },
+  gpu: Gpu, out: Tensor, x: Tensor, w: Tensor, outs: readonly number[],
+  opts: Prologue & { bias?: Tensor; h?: Tensor; epilogue: Epilogue; form?: FusedForm },
 ): void {
   const op = 'fusedLinear';
   const [M, K] = checkX(op, x);
@@ -248,11 +302,14 @@ export function fusedLinear(
   const bindings = [x, lora?.slots, undefined, h, w, bias, lora?.group.B, res, out, gu, norm?.gamma];
   const used = bindings.filter((b) => b !== undefined).length;
   if (used > gpu.limits.maxStorageBuffersPerShaderStage) shapeError(op, `${used} storage buffers, over this device's ${gpu.limits.maxStorageBuffersPerShaderStage}; run the group unfused`);
+  const form = opts.form ?? fusedForm(gpu, M);
+  if (form === 'gemv' && M > GEMV.maxM) shapeError(op, `the gemv form takes at most ${GEMV.maxM} rows, got ${M}`);
+  const gemv = form === 'gemv';
   gpu.run({
-    program: program(wd as WeightDType, Boolean(bias), Boolean(lora), kind, lanes(K, norm), 'linear'),
+    program: program(wd as WeightDType, Boolean(bias), Boolean(lora), kind, lanes(K, norm), gemv ? 'gemv' : 'linear', gemv ? gemvRows(M) : 0),
     bindings,
     uniforms: uniforms(M, K, NW, NOUT, cols, opts),
-    workgroups: [Math.ceil(NOUT / 32), Math.ceil(M / 32)],
+    workgroups: gemv ? grid1d(Math.ceil(NOUT / (swi ? 2 : 4))) : [Math.ceil(NOUT / 32), Math.ceil(M / 32)],
   });
 }
 

@@ -19,7 +19,7 @@ import { embeddingBackward, embeddingForward } from '../../kernels/embedding/emb
 import { type Epilogue, type RowNorm, catLoraGroup, fusedLinear, groupPrologue, prologueSize, releaseLoraGroup, ropeKv } from '../../kernels/fused/fused.ts';
 import { kvAppend } from '../../kernels/kvcache/kvcache.ts';
 import { loraBackward, loraForward } from '../../kernels/lora/lora.ts';
-import { matmul, matmulBackward } from '../../kernels/matmul/matmul.ts';
+import { GEMV, matmul, matmulBackward } from '../../kernels/matmul/matmul.ts';
 import { rmsnormBackward, rmsnormForward } from '../../kernels/rmsnorm/rmsnorm.ts';
 import { type RopeFreq, ropeBackward, ropeForward } from '../../kernels/rope/rope.ts';
 import { swigluBackward, swigluForward } from '../../kernels/swiglu/swiglu.ts';
@@ -142,8 +142,10 @@ export interface DecoderOptions {
   /**
    * The fused path (kernels/fused): about a third of the dispatches per layer. Default on GPUs, where the
    * engine is bound by dispatches; off on CPU adapters (Gpu.cpu), where a dispatch costs ~0.03 ms and the
-   * unfused kernels give the same bits. Needs frozen weights (their q/k/v and gate/up are concatenated
-   * once): full-parameter training (trainable weights) always runs unfused.
+   * unfused kernels give the same bits. On a GPU it runs forwards of at most GEMV.maxM rows (decode steps,
+   * fusedForm 'gemv'); longer ones (prefill, scoring, training) go unfused, whose tiled matmuls beat the
+   * fused kernel's barrier-free blocks there. Needs frozen weights (their q/k/v and gate/up are
+   * concatenated once): full-parameter training (trainable weights) always runs unfused.
    */
   fused?: boolean;
 }
@@ -264,7 +266,7 @@ export class Decoder {
    * (x itself stays the caller's); without, every temporary goes back to the pool as soon as it is used.
    */
   private layer(l: number, x: Tensor, st: ForwardState, save: boolean, cache?: KvCache): { xNext: Tensor; saved: LayerSaved | null } {
-    if (this.fused) return this.fusedLayer(l, x, st, save, cache);
+    if (this.fused && (this.gpu.cpu || st.N <= GEMV.maxM)) return this.fusedLayer(l, x, st, save, cache);
     const g = this.gpu;
     const c = this.config;
     const { B, T, N } = st;

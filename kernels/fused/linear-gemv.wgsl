@@ -1,0 +1,40 @@
+// The skinny-M form of linear.wgsl's `linear` (appended to it): decode on a GPU, M <= MR rows (the
+// sequences). As matmul/gemv.wgsl, a workgroup of KT threads owns NC output columns for every row: thread t
+// walks K in steps of KT, so neighbouring threads read neighbouring elements of a weight row (coalesced,
+// each row read once), keeping MR x CW partial sums in registers; the KT partials of each output meet in
+// workgroup memory (the upper half stores, the lower half adds, one thread per output sums the rest), and
+// that thread runs `finish` (bias, LoRA expand) and the epilogue. A SwiGLU output needs two weight rows
+// (gate n, up NOUT + n): there NC = 2 and CW = 4 rows a workgroup, else NC = CW = 4.
+// The 'direct' 4x4 blocks of `linear` read w with a stride of K between neighbouring threads: uncoalesced,
+// about twice the unfused path's decode step on an H200, so GPUs take this form for M <= MR.
+// dispatch: grid1d(ceil(NOUT / NC)), workgroup KT.
+
+const KT = 64u;
+const NC = $NCu;
+const CW = 4u;
+const MR = $MRu;
+const HALF = KT / 2u;
+const RS = HALF + 1u; // padded rows: the adds below are conflict-free
+var<workgroup> red: array<f32, MR * CW * RS>;
+
+/** The sum of output o's KT partials (o = m * CW + c). */
+fn redSum(o: u32) -> f32 {
+  var s = 0.0;
+  for (var j = 0u; j < HALF; j++) { s += red[o * RS + j]; }
+  return s;
+}
+
+@compute @workgroup_size(KT)
+fn gemv(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let o0 = (wg.x + wg.y * nwg.x) * NC;
+  if (o0 >= u.NOUT) { return; } // grid1d may round the grid up: whole workgroups leave together
+$GEMV_BODY
+  for (var o = t; o < MR * NC; o += KT) {
+    let m = o / NC;
+    let c = o % NC;
+    let n = o0 + c;
+    if (m < u.M && n < u.NOUT) {
+$GEMV_OUT
+    }
+  }
+}

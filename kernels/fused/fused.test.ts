@@ -96,13 +96,18 @@ describe('fused linear', () => {
       if (tH && lora) expectClose('h', (await gpu.read(tH)).slice(0, group!.GL * M * R), Float64Array.from(ref.h.flatMap((h) => [...h])), tol);
       if (tGu) expectClose('gu', await gpu.read(tGu), Float64Array.from([...gate, ...upv]), tol);
 
-      // the gemv form (GPUs' decode, M <= 16) on the same inputs and prologue: float64, and the direct form to rounding
+      // the gemv form (GPUs' decode, M <= 16), prologue and matmul: float64, and the direct form to rounding
+      const tH2 = size ? gpu.tensor([size], 'f32', 'h.gemv') : undefined;
+      if (tH2) {
+        groupPrologue(gpu, tH2, tX, { lora, norm }, 'gemv');
+        expectClose('gemv prologue vs direct', await gpu.read(tH2), await gpu.read(tH!), { atol: 1e-6, rtol: 1e-5 });
+      }
       const tOut2 = gpu.tensor([M, NOUT], 'f32', 'out.gemv');
       const tGu2 = tGu && gpu.tensor([2, M, NOUT], 'f32', 'gu.gemv');
-      fusedLinear(gpu, tOut2, tX, tW, outs, { bias: tBias, lora, norm, h: tH, epilogue: epilogue.kind === 'swiglu' ? { kind: 'swiglu', gu: tGu2 } : epilogue, form: 'gemv' });
+      fusedLinear(gpu, tOut2, tX, tW, outs, { bias: tBias, lora, norm, h: tH2, epilogue: epilogue.kind === 'swiglu' ? { kind: 'swiglu', gu: tGu2 } : epilogue, form: 'gemv' });
       const got2 = await gpu.read(tOut2);
       expectClose('gemv out', got2, want, tol);
-      expectClose('gemv vs direct', got2, got, { atol: 1e-6, rtol: 1e-5 });
+      expectClose('gemv vs direct', got2, got, { atol: 1e-5, rtol: 1e-5 }); // another summation order
       if (tGu2) expectClose('gemv gu', await gpu.read(tGu2), Float64Array.from([...gate, ...upv]), tol);
 
       // against the unfused path it replaces: rmsnormForward, a matmul and a loraForward per module, then addInto / swigluForward

@@ -16,6 +16,7 @@ import { type RopeFreq, invFreqOf } from '../rope/rope.ts';
 import ropeSource from '../rope/rope.wgsl';
 import { GEMV, gemvRows } from '../matmul/matmul.ts';
 import linearGemvSource from './linear-gemv.wgsl';
+import shrinkGemvSource from './shrink-gemv.wgsl';
 import linearSource from './linear.wgsl';
 import ropeKvSource from './rope-kv.wgsl';
 
@@ -108,15 +109,46 @@ const gemvOut = (e: EpilogueKind): string => {
       out[m * u.NOUT + n] = g * (1.0 / (1.0 + exp(-g))) * up;${e === 'swiglu-save' ? '\n      gu[m * u.NOUT + n] = g;\n      gu[(u.M + m) * u.NOUT + n] = up;' : ''}`;
 };
 
-/** The entry points: the LoRA/norm prologue, the 'direct' 4x4-block matmul (CPU adapters, any M), the gemv form (GPUs, M <= GEMV.maxM). */
-type Entry = 'shrink' | 'linear' | 'gemv';
+// shrink_gemv's parts (shrink-gemv.wgsl): the row's rstd, then its LoRA h P outputs a round.
+const ROW_RSTD = `  {
+    var a: array<f32, 8>;
+    for (var k = t; k < u.K; k += KT) { let v = x[m * u.K + k]; a[0] = fma(v, v, a[0]); }
+    meet(t, a);
+    r = inverseSqrt(prSum(0u) / f32(u.K) + u.eps);
+    workgroupBarrier(); // every thread has read pr before the rounds below reuse it
+    if (t == 0u) { h[u.rOff + m] = r; }
+  }`;
+const ROW_H = `  let s = slotOf(m);
+  let nh = u.NW * u.R; // NW: the adapted module count G' here
+  for (var o0 = 0u; o0 < nh; o0 += P) {
+    var a: array<f32, 8>;
+    if (s >= 0) {
+      for (var k = t; k < u.K; k += KT) {
+        let xv = xIn(m, k, r);
+        for (var i = 0u; i < P; i++) {
+          let o = o0 + i;
+          if (o < nh) { a[i] = fma(xv, A[u.aOff[o / u.R] + (u32(s) * u.R + o % u.R) * u.K + k], a[i]); }
+        }
+      }
+    }
+    meet(t, a);
+    if (t < P && o0 + t < nh) { let o = o0 + t; h[((o / u.R) * u.M + m) * u.R + o % u.R] = prSum(t); }
+    workgroupBarrier();
+  }`;
+
+/**
+ * The entry points: the LoRA/norm prologue and the fused matmul, each in the 'direct' form (barrier-free,
+ * CPU adapters, any M: shrink, linear) or the gemv form (GPUs, M <= GEMV.maxM: shrink_gemv, gemv).
+ */
+type Entry = 'shrink' | 'linear' | 'shrink_gemv' | 'gemv';
+const EXTRA: Partial<Record<Entry, string>> = { gemv: linearGemvSource, shrink_gemv: shrinkGemvSource };
 
 /** wg: rmsnorm's lanes for a row of K (rowThreads(K, 4)) with the RMSNorm folded in, 0 without; mr: the gemv form's rows (gemvRows), else 0. */
 const program = programFactory(
   (w: WeightDType, bias: boolean, lora: boolean, e: EpilogueKind, wg: number, entryPoint: Entry, mr: number) => `${entryPoint}:${w}:${bias}:${lora}:${e}:${wg}:${mr}`,
   (w: WeightDType, bias: boolean, lora: boolean, e: EpilogueKind, wg: number, entryPoint: Entry, mr: number): Program => ({
     key: `fused:${entryPoint}${mr ? `_m${mr}` : ''}:${w}:${bias ? 'bias' : 'nobias'}:${lora ? 'lora' : 'nolora'}:${e}:${wg ? `norm${wg}` : 'nonorm'}`,
-    code: () => fillTemplate(entryPoint === 'gemv' ? `${linearSource}\n${linearGemvSource}` : linearSource, {
+    code: () => fillTemplate(`${linearSource}\n${EXTRA[entryPoint] ?? ''}`, {
       W_ELEM: w === 'f32' ? 'f32' : 'u32',
       LOAD_W: loadFn('ldW', 'w', w),
       FINISH: [...(bias ? [FINISH_BIAS] : []), ...(lora ? [FINISH_LORA] : [])].join('\n'),
@@ -126,6 +158,7 @@ const program = programFactory(
       NORM_ROWS: wg ? 'u.M' : '0u',
       SHRINK_H: lora ? SHRINK_H(wg > 0) : '',
       SAVED_RSTD: wg ? 'h[u.rOff + m]' : '1.0',
+      ...(entryPoint === 'shrink_gemv' ? { ROW_RSTD: wg ? ROW_RSTD : '', ROW_H: lora ? ROW_H : '' } : {}),
       ...(entryPoint === 'gemv' ? { MR: String(mr), NC: e.startsWith('swiglu') ? '2' : '4', GEMV_BODY: gemvBody(mr, e.startsWith('swiglu')), GEMV_OUT: gemvOut(e) } : {}),
     }),
     entryPoint,
@@ -235,31 +268,33 @@ function checkX(op: string, x: Tensor): [number, number] {
 const lanes = (K: number, norm?: RowNorm): number => (norm ? rowThreads(K, 4) : 0);
 
 /**
+ * The fused kernels' thread layout: 'direct' (a thread per output, 4x4 blocks in the matmul, barrier-free: CPU
+ * adapters, any M) or 'gemv' (threads along K, coalesced rows: GPUs, M <= GEMV.maxM, i.e. decode).
+ */
+export type FusedForm = 'direct' | 'gemv';
+export const fusedForm = (gpu: Gpu, M: number): FusedForm => (!gpu.cpu && M <= GEMV.maxM ? 'gemv' : 'direct');
+
+/**
  * The group's prologue, one dispatch: h = for each adapted module j' of the group x' A_j'[slot]^T (0 for
  * rows of slot -1), x' = x, or x normed when p.norm (whose rstd per row follows in h).
  */
-export function groupPrologue(gpu: Gpu, h: Tensor, x: Tensor, p: Prologue): void {
+export function groupPrologue(gpu: Gpu, h: Tensor, x: Tensor, p: Prologue, form: FusedForm = fusedForm(gpu, x.shape[0])): void {
   const op = 'groupPrologue';
   const [M, K] = checkX(op, x);
   checkPrologue(op, M, K, h, p);
   if (!p.lora && !p.norm) shapeError(op, 'nothing to do: the group has neither LoRA nor a folded norm');
   noAlias(op, { x, h, slots: p.lora?.slots ?? null, A: p.lora?.group.A ?? null, gamma: p.norm?.gamma ?? null });
   const g = p.lora?.group;
+  if (form === 'gemv' && M > GEMV.maxM) shapeError(op, `the gemv form takes at most ${GEMV.maxM} rows, got ${M}`);
+  const gemv = form === 'gemv';
   gpu.run({
-    program: program('f32', false, Boolean(g), 'store', lanes(K, p.norm), 'shrink', 0),
+    program: program('f32', false, Boolean(g), 'store', lanes(K, p.norm), gemv ? 'shrink_gemv' : 'shrink', 0),
     // gamma only norms the LoRA input: the rstd rows need x alone
     bindings: [x, p.lora?.slots, g?.A, h, undefined, undefined, undefined, undefined, undefined, undefined, g ? p.norm?.gamma : undefined],
     uniforms: uniforms(M, K, g?.GL ?? 0, 0, [], p),
-    workgroups: grid1d(Math.ceil(prologueSize(M, p) / 64)),
+    workgroups: gemv ? [M, 1] : grid1d(Math.ceil(prologueSize(M, p) / 64)),
   });
 }
-
-/**
- * The fused matmul's thread layout: 'direct' (4x4 output blocks a thread, barrier-free: CPU adapters, any
- * M) or 'gemv' (threads along K, coalesced weight rows: GPUs, M <= GEMV.maxM, i.e. decode).
- */
-export type FusedForm = 'direct' | 'gemv';
-export const fusedForm = (gpu: Gpu, M: number): FusedForm => (!gpu.cpu && M <= GEMV.maxM ? 'gemv' : 'direct');
 
 /**
  * The group's projections of x (M, K) through w (NW, K) (rows: the modules' weights one after another,

@@ -36,6 +36,9 @@ const grpo = (g: number, level: 'action' | 'token'): MatrixRow => duo(`grpo-g${g
   level, algo: 'grpo', rollout: { episodes: 128 / g, groupSize: g }, schedule: { criticWarmup: 0 },
 }, level === 'action' ? `runs from grpo-action-level/: before commit 9b43c1f GRPO trained per token at either level (this row was grpo-g${g}-token bit for bit); now its group-normalised advantage enters the action-level loss of whole actions` : undefined);
 
+/** Where bench/matrix.sh pretrains the routing row's model (an ignored build folder). */
+export const ORCH_MODEL = '.build/models/marft-tiny-orchestrated';
+
 export const MATRIX_ROWS: MatrixRow[] = [
   duo('ppo-action', 'algorithm', null, 'PPO, action level (the duo-action preset)', {}),
   duo('ppo-token', 'algorithm', 'ppo-action', 'PPO, token level', { level: 'token' }),
@@ -62,6 +65,9 @@ export const MATRIX_ROWS: MatrixRow[] = [
     'as the trio, with a reflector the model never saw either'), team: { preset: 'quartet', anonymous: false } },
   { ...duo('team-orchestrated', 'team', 'ppo-action', 'dynamic: an orchestrator calls planner, solver, verifier (at most 4 calls)', { iterations: 15 },
     'the built-in model was pretrained on solo and duo transcripts only, so its orchestrator answers the problem itself (`The answer is \\boxed{10}.`) and never writes `<call>role</call>`: in seed 1 it called no agent in 1920 training episodes, every episode ended unanswered, the reward was 0 throughout and PPO had nothing to reinforce. `marft pretrain --teams solo,duo,orchestrated` adds the orchestrated turn to the corpus; the row shows routing only on a model pretrained so'), team: { preset: 'orchestrated', anonymous: false }, maxSteps: 4 },
+  // The orchestrator on a model that has seen routing: made by the command in bench/matrix.sh (ORCH_MODEL)
+  { ...duo('team-orchestrated-routing', 'team', 'team-orchestrated', 'the dynamic team on a model pretrained with orchestrated transcripts too', { iterations: 15, model: { path: ORCH_MODEL } },
+    `\`marft pretrain --seed 0 --bf16 --teams solo,duo,orchestrated\` (30 % of its orchestrated transcripts skip the planner) into ${ORCH_MODEL}; its base is that model, untuned`), team: { preset: 'orchestrated', anonymous: false }, maxSteps: 4 },
   duo('horizon-3', 'horizon', 'ppo-action', 'up to 3 turns with the judge\'s feedback', { iterations: 14, rollout: { horizon: 3 } },
     "a wrong answer gets a second and a third try after \"judge: the answer is incorrect\"; accuracy counts an episode solved in any turn, so it is higher before training too; the built-in model never saw feedback turns"),
   { ...duo('anon-duo', 'anonymous', 'ppo-action', 'the duo with agent_1, agent_2 and generic prompts', { iterations: 25 }), from: 'duo-anonymous' },

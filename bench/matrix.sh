@@ -7,6 +7,8 @@
 #   bash bench/matrix.sh --seeds 2 --parallel 16             (call 2: every row, seed 2)
 # Rows (default all, bench/matrix-rows.ts) and every option: bench/matrix.ts. Logs go to $OUT/matrix/; copy them
 # to bench/results/matrix/ and run `npm run bench:matrix-report` for docs/MATRIX.md and the plots.
+# The row team-orchestrated-routing trains a model that has seen routing, made first (about 3 minutes):
+#   bash .devcarry/enter.sh node .devcarry/app/marft.mjs pretrain --out .build/models/marft-tiny-orchestrated --seed 0 --bf16 --teams solo,duo,orchestrated
 set -euo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT/matrix"

@@ -32,7 +32,7 @@ const CASES: Case[] = [
   { B: 5, T: 1, K: 12, outs: [3, 5], R: 2, dtype: 'f16', bias: true, adapted: null, kind: 'store', norm: true },
   // the gemv form's largest row bucket (16) and K past its 64 threads
   { B: 16, T: 1, K: 70, outs: [7, 7], R: 2, dtype: 'f32', bias: true, adapted: [true, true], kind: 'swiglu-save', norm: true },
-  { B: 4, T: 3, K: 130, outs: [9, 3, 3], R: 2, dtype: 'bf16', bias: false, adapted: [false, true, true], kind: 'store' },
+  { B: 4, T: 3, K: 130, outs: [9, 3, 3], R: 5, dtype: 'bf16', bias: false, adapted: [true, true, true], kind: 'store', norm: true }, // 15 h outputs: 2 prologue workgroups a row
 ];
 
 describe('fused linear', () => {

@@ -116,25 +116,23 @@ const ROW_RSTD = `  {
     meet(t, a);
     r = inverseSqrt(prSum(0u) / f32(u.K) + u.eps);
     workgroupBarrier(); // every thread has read pr before the rounds below reuse it
-    if (t == 0u) { h[u.rOff + m] = r; }
+    if (t == 0u && wg.y == 0u) { h[u.rOff + m] = r; }
   }`;
 const ROW_H = `  let s = slotOf(m);
   let nh = u.NW * u.R; // NW: the adapted module count G' here
-  for (var o0 = 0u; o0 < nh; o0 += P) {
-    var a: array<f32, 8>;
-    if (s >= 0) {
-      for (var k = t; k < u.K; k += KT) {
-        let xv = xIn(m, k, r);
-        for (var i = 0u; i < P; i++) {
-          let o = o0 + i;
-          if (o < nh) { a[i] = fma(xv, A[u.aOff[o / u.R] + (u32(s) * u.R + o % u.R) * u.K + k], a[i]); }
-        }
+  let o0 = wg.y * P;
+  var a: array<f32, 8>;
+  if (s >= 0) {
+    for (var k = t; k < u.K; k += KT) {
+      let xv = xIn(m, k, r);
+      for (var i = 0u; i < P; i++) {
+        let o = o0 + i;
+        if (o < nh) { a[i] = fma(xv, A[u.aOff[o / u.R] + (u32(s) * u.R + o % u.R) * u.K + k], a[i]); }
       }
     }
-    meet(t, a);
-    if (t < P && o0 + t < nh) { let o = o0 + t; h[((o / u.R) * u.M + m) * u.R + o % u.R] = prSum(t); }
-    workgroupBarrier();
-  }`;
+  }
+  meet(t, a);
+  if (t < P && o0 + t < nh) { let o = o0 + t; h[((o / u.R) * u.M + m) * u.R + o % u.R] = prSum(t); }`;
 
 /**
  * The entry points: the LoRA/norm prologue and the fused matmul, each in the 'direct' form (barrier-free,
@@ -292,7 +290,7 @@ export function groupPrologue(gpu: Gpu, h: Tensor, x: Tensor, p: Prologue, form:
     // gamma only norms the LoRA input: the rstd rows need x alone
     bindings: [x, p.lora?.slots, g?.A, h, undefined, undefined, undefined, undefined, undefined, undefined, g ? p.norm?.gamma : undefined],
     uniforms: uniforms(M, K, g?.GL ?? 0, 0, [], p),
-    workgroups: gemv ? [M, 1] : grid1d(Math.ceil(prologueSize(M, p) / 64)),
+    workgroups: gemv ? [M, Math.max(1, Math.ceil(((g?.GL ?? 0) * (g?.R ?? 0)) / 8))] : grid1d(Math.ceil(prologueSize(M, p) / 64)),
   });
 }
 

@@ -91,6 +91,17 @@ test('every tab passes axe, the graph shows every edge, the chart overlays a sav
   await page.getByTestId('entropy-chart-log').uncheck();
   expect(await seriousViolations(page)).toEqual([]);
 
+  // Runs: a CLI run's training log (a learning-matrix row) overlaid beside it; a file that is not one is refused
+  await page.getByTestId('tab-runs').click();
+  await page.getByTestId('overlay-log').setInputFiles('bench/results/matrix/seed1-batch2/team-trio-s1.jsonl');
+  await expect(page.getByTestId('overlaid-logs')).toContainText('log: team-trio-s1.jsonl (18 iterations)');
+  await page.getByTestId('overlay-log').setInputFiles({ name: 'notes.jsonl', mimeType: 'application/json', buffer: Buffer.from('{"hello": 1}\n') });
+  await expect(page.getByTestId('notice-LOG_INVALID')).toContainText('notes.jsonl');
+  expect(await seriousViolations(page)).toEqual([]);
+  await page.getByTestId('tab-train').click();
+  await expect(chart.locator('.u-series', { hasText: 'log: team-trio-s1.jsonl' }).first()).toBeVisible();
+  await chart.screenshot({ path: `${SHOTS}/chart-overlay-log.png` });
+
   await page.getByTestId('tab-inspect').click();
   expect(await seriousViolations(page)).toEqual([]);
   expect(errors).toEqual([]);

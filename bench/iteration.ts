@@ -16,7 +16,7 @@
 // does (the trainer's default micro-batch), with --episodes episodes (default: the preset's; 1 on a CPU
 // adapter) and critic warm-up 0 so the timed iteration has a policy update, as bench:browser sets it.
 // Options: --preset NAME --models smollm2-135m,builtin --episodes 8 --new 128 --agents 2 --dtype bf16|f32 --recompute auto|on|off
-//   --peer FILE --out FILE --profile
+//   --fused auto|on|off (the decoder's fused decode path: DecoderOptions.fused; auto = its default, off) --peer FILE --out FILE --profile
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { acquireNodeGpu, ensureVulkanEnv } from '../src/gpu/node.ts';
@@ -51,6 +51,9 @@ function syntheticTokenizer(vocab: number): LoadedTokenizer {
 
 const gpu = await acquireNodeGpu({ log: console.log });
 const soft = gpu.adapter.isFallback;
+const fusedArg = arg('fused', 'auto');
+if (!['auto', 'on', 'off'].includes(fusedArg)) throw new Error(`--fused must be auto, on or off, got ${fusedArg}`);
+const fused = fusedArg === 'auto' ? undefined : fusedArg === 'on';
 const preset = process.argv.includes('--preset') ? presetRunConfig(arg('preset', '')) : null;
 if (process.argv.includes('--preset') && !preset) throw new Error(`--preset ${arg('preset', '')}: not a preset run; one of ${Object.keys(PRESET_RUNS).join(', ')}`);
 const presetRollout = preset?.rollout as { episodes: number; horizon: number } | undefined;
@@ -68,12 +71,12 @@ for (const name of names) {
   let decoder: Decoder;
   let tokenizer: LoadedTokenizer;
   if (name === 'builtin') {
-    const l = await loadDecoder(gpu, await nodeModelFiles(arg('builtin', 'public/models/marft-tiny')));
+    const l = await loadDecoder(gpu, await nodeModelFiles(arg('builtin', 'public/models/marft-tiny')), { fused });
     decoder = l.decoder;
     tokenizer = l.model.tokenizer!;
   } else {
     const mc = parseModelConfig({ model_type: 'llama', architectures: ['LlamaForCausalLM'], max_position_embeddings: 4096, ...BENCH_MODELS[name] });
-    decoder = new Decoder(gpu, mc, uploadWeights(gpu, mc, randomWeights(mc, 1), dtype === 'bf16' ? { storeAs: 'bf16' } : {}));
+    decoder = new Decoder(gpu, mc, uploadWeights(gpu, mc, randomWeights(mc, 1), dtype === 'bf16' ? { storeAs: 'bf16' } : {}), { fused });
     tokenizer = syntheticTokenizer(mc.vocabSize);
   }
   const graph = presetForAgents(agentsN);

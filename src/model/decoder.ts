@@ -140,8 +140,9 @@ export function defaultPositions(B: number, T: number, mask: Int32Array): Int32A
 
 export interface DecoderOptions {
   /**
-   * The fused path (kernels/fused): about a third of the dispatches per layer. Default on GPUs, where the
-   * engine is bound by dispatches; off on CPU adapters (Gpu.cpu), where a dispatch costs ~0.03 ms and the
+   * The fused path (kernels/fused): about a third of the dispatches per layer. Off by default (opt in
+   * with true): on an H200 its decode step is not yet faster than the unfused one (bench/decode-step.ts,
+   * BENCHMARKS.md), and on CPU adapters (Gpu.cpu), where a dispatch costs ~0.03 ms, it is slower and the
    * unfused kernels give the same bits. On a GPU it runs forwards of at most GEMV.maxM rows (decode steps,
    * fusedForm 'gemv'); longer ones (prefill, scoring, training) go unfused, whose tiled matmuls beat the
    * fused kernel's barrier-free blocks there. Needs frozen weights (their q/k/v and gate/up are
@@ -165,7 +166,7 @@ export class Decoder {
     const c = config;
     this.freq = c.ropeScaling ? gpu.upload(ropeInvFreq(c), [c.headDim / 2], 'f32', 'rope.inv_freq') : c.ropeTheta;
     if (opts.fused && weights.trainable) shapeError('Decoder', 'the fused path needs frozen weights; full-parameter training runs with fused: false');
-    this.fused = (opts.fused ?? (!gpu.cpu && !weights.trainable)) && fuseWeights(gpu, weights);
+    this.fused = (opts.fused ?? false) && fuseWeights(gpu, weights);
   }
 
   /** Uploads a batch's ids, positions, slots and mask. */

@@ -1,9 +1,10 @@
-// Interruptions in the browser (issue 18 item 2): a tab reloaded while an iteration is in flight, and the
-// engine's worker dying (closed as the browser would kill it, which fires no event). In both the run is
-// kept at its last checkpoint in the browser's storage and training goes on from there to the end; the
-// dead worker is found by the page's watch (src/worker/client.ts) and named in a banner with a restart.
+// Interruptions in the browser (issue 18 item 2): the tab reloaded inside each phase of an iteration, and the
+// engine's worker dying (closed as the browser would kill it, which fires no event, or crashing in each
+// phase). Each time the run is kept at its last checkpoint in the browser's storage and training goes on
+// from there to the end; the dead worker is found by the page's watch (src/worker/client.ts) and named in
+// a banner with a restart.
 
-import { expect, test } from '@playwright/test';
+import { type Page, expect, test } from '@playwright/test';
 import { SHOTS, openLab, tinySettings, waitForStatus } from './helpers.ts';
 
 async function startTiny(page: import('@playwright/test').Page, iterations: number): Promise<void> {
@@ -15,24 +16,89 @@ async function startTiny(page: import('@playwright/test').Page, iterations: numb
   await expect(page.getByTestId('reward-chart')).toHaveAttribute('data-points', '1', { timeout: 240_000 });
 }
 
-test('a tab reloaded mid-iteration: the run is kept at its last checkpoint and, resumed, trains to the end', async ({ page }) => {
-  test.setTimeout(480_000);
-  await startTiny(page, 3);
-  await expect(page.getByTestId('run-status')).toHaveAttribute('data-state', 'running'); // the next iteration is in flight
+type Lab = {
+  holdWorker(point: string, iteration?: number): Promise<void>;
+  runHistory(runId: string): Promise<{ ok: true; value: Array<Record<string, unknown>> } | { ok: false; error: { message: string } }>;
+};
+
+/** A run's metric history without its timings (wall seconds, tokens per second), which differ run to run. */
+async function history(page: Page, runId: string): Promise<Array<Record<string, unknown>>> {
+  const r = await page.evaluate((id) => (globalThis as unknown as { marftLab: Lab }).marftLab.runHistory(id), runId);
+  if (!r.ok) throw new Error(`reading the history of ${runId}: ${r.error.message}`);
+  return r.value.map(({ seconds: _s, tokensPerSecond: _t, ...rest }) => rest);
+}
+
+/** A run folder as the page's origin-private file system has it: its entries and what `latest` names. */
+async function runFolder(page: Page, runId: string): Promise<{ entries: string[]; latest: string }> {
+  return page.evaluate(async (id) => {
+    const dir = await (await (await navigator.storage.getDirectory()).getDirectoryHandle('runs')).getDirectoryHandle(id);
+    const entries: string[] = [];
+    for await (const name of (dir as unknown as { keys(): AsyncIterable<string> }).keys()) entries.push(name);
+    const latest = (await (await (await dir.getFileHandle('latest')).getFile()).text()).trim();
+    return { entries: entries.sort(), latest };
+  }, runId);
+}
+
+/** The tab reloaded; the run is listed at iteration `kept` and, resumed, paused there with `kept` points. */
+async function reloadAndResume(page: Page, kept: number): Promise<void> {
   await page.reload();
   await expect(page.getByTestId('gpu-status')).toHaveAttribute('data-state', 'ready', { timeout: 60_000 });
   await page.getByTestId('tab-runs').click();
   const row = page.getByTestId('runs-table').locator('tr').first();
-  await expect(row).toContainText(/iteration [12]\b/);
-  const kept = Number(/iteration (\d)/.exec((await row.textContent()) ?? '')![1]);
+  await expect(row).toContainText(new RegExp(`iteration ${kept}(?!\\d)`));
   await row.getByTestId('resume-run').click();
   await waitForStatus(page, 'paused', 60_000);
   await expect(page.getByTestId('run-status')).toHaveAttribute('data-iteration', String(kept));
   await expect(page.getByTestId('reward-chart')).toHaveAttribute('data-points', String(kept));
-  await page.getByTestId('start-training').click();
+}
+
+test('a tab reloaded in each phase of an iteration: the run is kept at its last checkpoint each time, and its history equals an uninterrupted run\'s', async ({ page }) => {
+  test.setTimeout(600_000);
+  const errors: string[] = [];
+  await openLab(page, errors);
+  await page.getByTestId('preset-select').selectOption('duo');
+  await tinySettings(page, 2);
+  await expect(page.getByTestId('model-status')).toHaveAttribute('data-state', 'ready', { timeout: 60_000 });
+  const train = page.getByTestId('start-training');
+  const runIdOfRow = async () => (await page.getByTestId('runs-table').locator('tr').first().getAttribute('data-testid'))!.replace(/^run-/, '');
+
+  // the reference: the same config (and seed) trained without interruption
+  await train.click();
   await waitForStatus(page, 'done', 300_000);
-  await expect(page.getByTestId('reward-chart')).toHaveAttribute('data-points', '3');
-  await expect(page.getByTestId('run-status')).toHaveAttribute('data-iteration', '3');
+  await page.getByTestId('tab-runs').click();
+  const reference = await runIdOfRow();
+
+  // then a new run of it, the tab reloaded while the worker waits inside each phase (the hold: src/worker/test-hooks.ts):
+  // [phase, iteration its progress event names, iterations kept at the reload]. Iteration 0 is cut in each of its
+  // phases in turn (the cheapest order: each reload costs the phases before it); then the checkpoint of iteration 1
+  // (iteration 2's state) is cut mid-write, after its first file went into the checkpoint's temporary folder
+  const holds: Array<[string, number, number]> = [['rollout', 0, 0], ['score', 0, 0], ['advantages', 0, 0], ['update', 0, 0], ['checkpoint', 2, 1]];
+  for (const [phase, iteration, kept] of holds) {
+    const held = page.evaluate(([p, it]) => (globalThis as unknown as { marftLab: Lab }).marftLab.holdWorker(p, it), [phase, iteration] as const);
+    await train.click();
+    await held;
+    await expect(page.getByTestId('run-status')).toHaveAttribute('data-state', 'running');
+    if (phase === 'checkpoint') {
+      // cut mid-write: the new checkpoint is only a temporary folder, and `latest` still names the last complete one
+      await page.getByTestId('tab-runs').click();
+      const f = await runFolder(page, await runIdOfRow());
+      expect(f.entries.filter((e) => e.startsWith('.tmp-'))).toHaveLength(1);
+      expect(f.latest).toMatch(/^ckpt-0+1$/);
+    }
+    await reloadAndResume(page, kept);
+  }
+  await train.click();
+  await waitForStatus(page, 'done', 300_000);
+  await expect(page.getByTestId('reward-chart')).toHaveAttribute('data-points', '2');
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-iteration', '2');
+  await page.getByTestId('tab-runs').click();
+  const interrupted = await runIdOfRow();
+  expect(interrupted).not.toBe(reference);
+  expect((await runFolder(page, interrupted)).entries.filter((e) => e.startsWith('.tmp-'))).toEqual([]); // the next save cleared it
+  const rows = await history(page, interrupted);
+  expect(rows.map((r) => r.iteration)).toEqual([0, 1]); // one row per iteration, none lost or repeated
+  expect(rows).toEqual(await history(page, reference)); // the same numbers: the RNG and the weights continued exactly
+  expect(errors).toEqual([]);
 });
 
 test('a dead engine worker: a banner says so within seconds, and Restart reopens the run and trains it to the end', async ({ page }) => {

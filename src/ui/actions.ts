@@ -37,6 +37,22 @@ async function call<T>(context: string, f: () => Promise<Result<T>>): Promise<T 
   }
 }
 
+/**
+ * Like call, for an action that shows 'loading' before the worker answers: a failure marks the run's status
+ * 'error', except a refusal (MODEL_IN_USE: an export is running), which started nothing and puts the status back.
+ */
+async function callLoading<T>(context: string, f: () => Promise<Result<T>>): Promise<T | null> {
+  const { status, message } = get().run;
+  let r: Result<T>;
+  try {
+    r = await f();
+  } catch (e) {
+    r = { ok: false, error: asError(e) };
+  }
+  if (!r.ok) patchRun(r.error.code === 'MODEL_IN_USE' ? { status, message } : { status: 'error' });
+  return take(r, context);
+}
+
 // ---- worker events ----
 
 const events: RunEvents = {
@@ -208,8 +224,7 @@ export async function startTraining(paused = false, fresh = false): Promise<void
   }
   patchRun({ status: 'loading', message: 'loading the model', roles: draft.graph.agents.map((a) => a.role) });
   setTab('train');
-  const r = await call('starting a run', () => getEngine().start(draft, { paused }));
-  if (!r) patchRun({ status: 'error' });
+  await callLoading('starting a run', () => getEngine().start(draft, { paused }));
 }
 
 /** Says so when the builder holds an edited copy: Continue and Step train the run with its own config. */
@@ -314,10 +329,8 @@ export async function refreshRuns(): Promise<void> {
 }
 
 export async function openRun(runId: string, checkpoint?: string): Promise<void> {
-  patchRun({ status: 'loading', message: `opening ${runId}` });
-  const r = await call('resuming a run', () => getEngine().openRun(runId, checkpoint));
-  if (!r) patchRun({ status: 'error' });
-  else setTab('train');
+  const r = await callLoading('resuming a run', () => { patchRun({ status: 'loading', message: `opening ${runId}` }); return getEngine().openRun(runId, checkpoint); });
+  if (r) setTab('train');
 }
 
 /** The bundled demo run, opened paused: its curves in Train, its last iteration's episodes in Inspect. */

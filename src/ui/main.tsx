@@ -2,7 +2,8 @@
 // so a browser without WebGPU gets the message at once rather than a worker that never answers).
 
 import { createRoot } from 'react-dom/client';
-import type { ProgressPhase } from '../worker/api.ts';
+import * as Comlink from 'comlink';
+import type { HookPoint } from '../worker/api.ts';
 import { getEngine } from '../worker/client.ts';
 import { App } from './App.tsx';
 import { connectEngine } from './actions.ts';
@@ -41,12 +42,16 @@ async function probe(): Promise<void> {
 }
 
 // Hooks for tests and demos: loseDevice destroys the worker's GPU device as a driver reset would;
-// crashWorker closes the engine's worker as the browser would kill it;
-// agentLogits gives the lab's logits for an agent of a checkpoint, and runOnnx runs an ONNX export zip in
+// crashWorker closes the engine's worker as the browser would kill it (at a phase or an export, when named);
+// holdWorker resolves once the worker waits at that point (src/worker/test-hooks.ts), releaseWorker ends a wait;
+// runHistory gives a stored run's metric history; agentLogits gives the lab's logits for an agent of a checkpoint, and runOnnx runs an ONNX export zip in
 // onnxruntime-web on this page (loaded on first use), so an export can be checked against the lab.
 (globalThis as { marftLab?: unknown }).marftLab = {
   loseDevice: () => getEngine().debugLoseDevice(),
-  crashWorker: (phase?: ProgressPhase) => getEngine().debugCrash(phase),
+  crashWorker: (point?: HookPoint) => getEngine().debugCrash(point),
+  holdWorker: (point: HookPoint, iteration?: number) => new Promise<void>((held) => { void getEngine().debugHold(point, iteration, Comlink.proxy(() => held())); }),
+  releaseWorker: () => getEngine().debugRelease(),
+  runHistory: (runId: string) => getEngine().runHistory(runId),
   agentLogits: (runId: string, role: string, ids: number[], checkpoint?: string) => getEngine().agentLogits(runId, role, ids, checkpoint),
   runOnnx: async (zip: Uint8Array, ids: number[], executionProvider?: 'webgpu' | 'wasm') => (await import('./onnx-run.ts')).runOnnxZip(zip, ids, executionProvider),
 };

@@ -13,7 +13,7 @@ import type { IterationMetrics } from '../config/metrics.ts';
 import type { CreditMethod } from '../marft/credit.ts';
 import type { InspectedEpisode } from '../marft/inspect.ts';
 import type { InspectedLine } from '../marft/inspect-jsonl.ts';
-import type { EpisodeSummary, Notice, ProgressPhase, RunEvents } from '../marft/run.ts';
+import type { EpisodeSummary, Notice, RunEvents } from '../marft/run.ts';
 import type { DeviceProbe, ModelSummary } from '../marft/session.ts';
 import type { Download } from '../marft/export/agent.ts';
 import type { ModuleReport, ModuleTry } from '../marft/env-modules.ts';
@@ -41,6 +41,8 @@ export type ProbeResult = DeviceProbe;
 /** config.model.path: '' = the built-in model (BUILTIN_MODEL); 'opfs:models/<name>' = a local folder copied into OPFS. */
 export type { HubFile, HubListing, HubProgress } from './hub.ts';
 import type { HubListing, HubProgress } from './hub.ts';
+import type { HookPoint } from './test-hooks.ts';
+export type { HookPoint };
 
 export const OPFS_MODEL_PREFIX = 'opfs:models/';
 
@@ -198,7 +200,15 @@ export interface EngineApi {
   ping(): Promise<number>;
   /**
    * Test hook: the worker closes itself, answering nothing more (as when the browser kills it); with a
-   * phase, it does so at the run's next progress event of that phase, after an uncaught error.
+   * point, it does so at the run's next progress event of that phase (or as the next export starts), after
+   * an uncaught error.
    */
-  debugCrash(phase?: ProgressPhase): Promise<void>;
+  debugCrash(point?: HookPoint): Promise<void>;
+  /**
+   * Test hook: at the point (a run phase, of `iteration` when given, or an export starting) the worker calls
+   * `onHeld` (a comlink.proxy) and waits there: a checkpoint write mid-way and an export until debugRelease,
+   * the other phases until the page goes away (src/worker/test-hooks.ts).
+   */
+  debugHold(point: HookPoint, iteration: number | undefined, onHeld: () => void): Promise<void>;
+  debugRelease(): Promise<void>;
 }

@@ -11,13 +11,15 @@ import { checkpointAdaptersZip, modelFolderZip } from '../marft/export/downloads
 import { DEMO_CHECKPOINT_FILE, DEMO_EPISODES_FILE, DEMO_RUN_ID, type DemoEpisodes, demoInspect, parseDemoEpisodes } from '../marft/demo-run.ts';
 import { inspectEpisode } from '../marft/inspect.ts';
 import { episodesToJsonl, inspectRecorded, parseRecordedEpisodes } from '../marft/inspect-jsonl.ts';
-import { type ProgressPhase, type RunEvents, Run, summarize } from '../marft/run.ts';
+import { type RunEvents, Run, summarize } from '../marft/run.ts';
 import { parseModelConfig, Session } from '../marft/session.ts';
 import { tryModule, useSandbox } from '../marft/env-modules.ts';
 import { browserSandbox } from '../platform/sandbox/browser.ts';
 import { zipFiles } from '../platform/zip.ts';
 import { type Download, type EngineApi, type ModelInfo, type Result, toWorkerError } from './api.ts';
 import { WorkerFail } from './errors.ts';
+import { ExportGate } from './export-gate.ts';
+import { type HookPoint, TestHooks } from './test-hooks.ts';
 import { importFolderToOpfs, isHiddenFolder, modelFilesFor, modelsStore, tryFetch, weightBytes } from './model-source.ts';
 import { deleteLocalModel, storageUsage } from './storage.ts';
 import { cancelHubDownload, downloadHubModel, hubOrigin, listHubModel } from './hub.ts';
@@ -42,17 +44,16 @@ const transferDownload = (d: Download): Result<Download> => Comlink.transfer({ o
 
 /** The UI's RunEvents once it registers them; until then events go nowhere. */
 let ui: RunEvents | null = null;
-/** Test hook (debugCrash): the phase whose next progress event kills this worker. */
-let crashAt: ProgressPhase | null = null;
+/** debugCrash / debugHold: an uncaught error reaches the page's Worker as an 'error' event; then the worker ends mid-phase. */
+const hooks = new TestHooks((why) => {
+  reportError(new Error(why));
+  self.close();
+});
 const forward: RunEvents = {
   onStatus: (e) => ui?.onStatus(e),
   onProgress: (e) => {
-    if (crashAt !== null && e.phase === crashAt) {
-      // an uncaught error reaches the page's Worker as an 'error' event; then the worker ends mid-phase
-      reportError(new Error(`test hook: the engine worker crashed in the ${crashAt} phase`));
-      self.close();
-    }
-    ui?.onProgress(e);
+    ui?.onProgress(e); // first: a hold below keeps this thread busy, and the page shows the phase it holds in
+    hooks.onProgress(e);
   },
   onIteration: (e) => ui?.onIteration(e),
   onLoaded: (e) => ui?.onLoaded(e),
@@ -63,7 +64,10 @@ const forward: RunEvents = {
 };
 
 const session = new Session(browserPlatform);
-const run = new Run(session, runsStore, forward);
+const run = new Run(session, hooks.store(runsStore), forward);
+/** One export at a time; training, opening and deleting wait for it (refused with a message naming it). */
+const gate = new ExportGate();
+const exportJob = <T>(what: string, f: () => Promise<T>): Promise<T> => gate.run(what, async () => { await hooks.onExport(); return f(); });
 /** Try the team; what needs the model for something else stops a try in flight first (trial.makeWay). */
 const trial = new TeamTrial(session, run);
 
@@ -164,22 +168,24 @@ const api: EngineApi = {
   }),
   start: (config, options) => wrap(async () => {
     if (run.busy) throw new MarftError('BUSY', 'a run is training');
+    gate.check('A new run');
     await trial.makeWay();
     const id = newRunId();
     return { runId: await run.start(config, { id, paused: options?.paused ?? false, files: runMetaFile({ id, createdAt: new Date().toISOString(), source: 'new' }) }) };
   }),
-  openRun: (runId, checkpoint) => wrap(async () => { await trial.makeWay(); return { runId, iteration: await run.open(runId, checkpoint) }; }),
+  openRun: (runId, checkpoint) => wrap(async () => { gate.check(`Opening ${runId}`); await trial.makeWay(); return { runId, iteration: await run.open(runId, checkpoint) }; }),
   openDemo: () => wrap(async () => {
     if (run.busy) throw new MarftError('BUSY', 'a run is training: pause it to open the demo run');
+    gate.check('Opening the demo run');
     await trial.makeWay();
     const [zip, record] = await Promise.all([demoFile(DEMO_CHECKPOINT_FILE), demoRecord()]);
     if ((await runsStore.stat(DEMO_RUN_ID)) === null) await importCheckpoint(zip, 'the demo run', runsStore, { id: DEMO_RUN_ID, source: 'demo' });
     const iteration = await run.open(DEMO_RUN_ID);
     return { runId: DEMO_RUN_ID, iteration, inspectIteration: record.iteration, episodes: record.episodes };
   }),
-  resume: (until) => wrap(async () => { await trial.makeWay(); await leaveDemo(); await run.train(until); }),
+  resume: (until) => wrap(async () => { gate.check('Training'); await trial.makeWay(); await leaveDemo(); await run.train(until); }),
   async pause() { run.pause(); },
-  step: () => wrap(async () => { await trial.makeWay(); await leaveDemo(); await run.step(); }),
+  step: () => wrap(async () => { gate.check('Step'); await trial.makeWay(); await leaveDemo(); await run.step(); }),
   tryEnvModule: (t) => wrap(() => tryModule(t)),
   profileNext: (on) => wrap(() => ({ armed: run.profileNext(on) })),
   async stop() { run.stop(); },
@@ -187,11 +193,13 @@ const api: EngineApi = {
   runHistory: (id) => wrap(() => runHistory(id)),
   deleteRun: (id) => wrap(async () => {
     if (run.id === id && run.busy) throw new MarftError('BUSY', 'this run is training');
+    gate.check(`Deleting ${id}`);
     await deleteRun(id);
   }),
   storageUsage: () => wrap(() => storageUsage(runsStore, modelsStore())),
   deleteLocalModel: (path) => wrap(async () => {
     if (run.busy) throw new MarftError('BUSY', 'a run is training: delete models once it is paused');
+    gate.check('Deleting a model');
     await deleteLocalModel(modelsStore(), path);
   }),
   inspect: (episode, method, iteration) => wrap(async () => {
@@ -210,42 +218,42 @@ const api: EngineApi = {
   keptIterations: () => wrap(() => run.keptIterations.map((iteration) => ({ iteration, episodes: run.iterationData(iteration)!.episodes.map(summarize) }))),
   creditSandbox: (config, jsonl) => wrap(() => inspectRecorded(parseRecordedEpisodes(jsonl, config, 'the sandbox episode'), config, config.credit.method, 'the sandbox episode')),
   async exportAdapters(runId, checkpoint) {
-    const r = await wrap(async (): Promise<Download> => {
+    const r = await wrap(() => exportJob(`the adapter export of ${runId ?? 'the loaded run'}`, async (): Promise<Download> => {
       if (runId !== undefined) {
         refuseWhileTraining(`exporting the adapters of ${runId}`);
         return checkpointAdaptersZip(await readCheckpointFiles(runsStore, checkpoint ? `${runId}/${checkpoint}` : runId), runId);
       }
       const { files, iteration } = await run.adapterFiles();
       return { name: `marft-adapters-${run.id}-it${iteration}.zip`, bytes: zipFiles(files) };
-    });
+    }));
     return r.ok ? transferDownload(r.value) : r;
   },
   async exportCheckpoint(runId, checkpoint) {
-    const r = await wrap(async (): Promise<Download> => {
+    const r = await wrap(() => exportJob(`the checkpoint export of ${runId}`, async (): Promise<Download> => {
       const dir = checkpoint ? `${runId}/${checkpoint}` : runId;
       const bytes = await exportCheckpointZip(runsStore, dir);
       return { name: `marft-checkpoint-${runId}${checkpoint ? `-${checkpoint}` : ''}.zip`, bytes };
-    });
+    }));
     return r.ok ? transferDownload(r.value) : r;
   },
   async exportBaseModel(path) {
-    const r = await wrap(async () => modelFolderZip(await modelFilesFor(path, modelsBase())));
+    const r = await wrap(() => exportJob('the base model export', async () => modelFolderZip(await modelFilesFor(path, modelsBase()))));
     return r.ok ? transferDownload(r.value) : r;
   },
   async exportOnnx(runId, role, checkpoint) {
-    const r = await wrap(async (): Promise<Download> => {
+    const r = await wrap(() => exportJob(`the export of ${role}.onnx from ${runId}`, async (): Promise<Download> => {
       refuseWhileTraining(`exporting ${role} as ONNX`);
       const ck = await readCheckpointFiles(runsStore, checkpoint ? `${runId}/${checkpoint}` : runId);
       const { config } = agentAdapter(ck, role);
       return agentOnnxZip(ck, role, await modelFilesFor(config.model.path, modelsBase()), runId);
-    });
+    }));
     return r.ok ? transferDownload(r.value) : r;
   },
-  agentLogits: (runId, role, ids, checkpoint) => wrap(async () => {
+  agentLogits: (runId, role, ids, checkpoint) => wrap(() => exportJob(`computing ${role}'s logits`, async () => {
     if (run.busy) throw new MarftError('BUSY', 'the lab is training: its decoder is in use');
     const ck = await readCheckpointFiles(runsStore, checkpoint ? `${runId}/${checkpoint}` : runId);
     return sessionAgentLogits(session, ck, role, ids);
-  }),
+  })),
   importCheckpoint: (bytes, fileName) => wrap(() => importCheckpoint(bytes, fileName)),
   readMetricsLog: (bytes, fileName) => wrap(() => parseMetricsLog(bytes, fileName)),
   tryTeam: (config, request, onEvent) => wrap(() => trial.try(config, request, onEvent)),
@@ -257,9 +265,15 @@ const api: EngineApi = {
   async ping() {
     return Date.now();
   },
-  async debugCrash(phase?: ProgressPhase) {
-    if (phase) crashAt = phase;
+  async debugCrash(point?: HookPoint) {
+    if (point) hooks.crash(point);
     else setTimeout(() => self.close(), 0);
+  },
+  async debugHold(point, iteration, onHeld) {
+    hooks.hold(point, iteration, onHeld);
+  },
+  async debugRelease() {
+    hooks.release();
   },
 };
 

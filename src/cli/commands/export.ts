@@ -8,7 +8,6 @@
 // A checkpoint is a run folder (its `latest`), a checkpoint folder, or a checkpoint zip. onnx and areal
 // read files only (no GPU); --checkpoint --agent reads the agent's adapter as the lab does (src/marft/export/agent.ts).
 
-import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { arealExportFiles } from '../../marft/export/areal.ts';
 import { loadCheckpoint, readCheckpointFiles, type VerifiedCheckpoint } from '../../marft/checkpoint/checkpoint.ts';
@@ -21,6 +20,7 @@ import { nodeModelFiles } from '../../model/node-files.ts';
 import { type OnnxExport, exportOnnx } from '../../model/onnx/export.ts';
 import { UsageError, parse, required } from '../args.ts';
 import { checkpointSource, nodeSession, runModelDir } from '../platform.ts';
+import { writeFileAtomic } from '../write-atomic.ts';
 
 export const usage = 'marft export [--format zip] --checkpoint DIR --out FILE.zip\n'
   + '  marft export --format onnx (--checkpoint DIR --agent ROLE | --model DIR [--adapter DIR]) --out FILE.onnx [--no-mask] [--max-positions N] [--external-data auto|on|off]\n'
@@ -72,13 +72,10 @@ export async function exportOnnxToFile(a: OnnxExportArgs): Promise<string> {
     source = a.adapter ? `adapter ${resolve(a.adapter)}` : 'base model';
     exp = await exportOnnx(await nodeModelFiles(resolve(a.model)), adapter, { ...opts, source });
   }
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, exp.model);
-  if (exp.data) {
-    const fd = openSync(join(dirname(out), exp.data.location), 'w');
-    try { for (const c of exp.data.chunks()) writeSync(fd, c); } finally { closeSync(fd); }
-  }
-  for (const [f, bytes] of Object.entries(exp.extraFiles)) writeFileSync(join(dirname(out), f), bytes);
+  // the external data first: the .onnx that names it appears only once it is whole
+  if (exp.data) writeFileAtomic(join(dirname(out), exp.data.location), exp.data.chunks());
+  writeFileAtomic(out, exp.model);
+  for (const [f, bytes] of Object.entries(exp.extraFiles)) writeFileAtomic(join(dirname(out), f), bytes);
   const copied = Object.keys(exp.extraFiles);
   return `wrote ${out} (${exp.summary}; ${source})${copied.length ? `, copied ${copied.join(', ')}` : ', no tokenizer files in the model folder'}`;
 }
@@ -92,10 +89,7 @@ export async function exportArealToDir(checkpoint: string, outDir: string, baseM
     source: { checkpoint: resolve(checkpoint), iteration: ck.manifest.iteration },
   });
   const root = resolve(outDir);
-  for (const [p, data] of Object.entries(files)) {
-    mkdirSync(dirname(join(root, p)), { recursive: true });
-    writeFileSync(join(root, p), data);
-  }
+  for (const [p, data] of Object.entries(files)) writeFileAtomic(join(root, p), data);
   return `wrote ${root}: config.yaml and ${Object.keys(files).filter((f) => f.endsWith('.safetensors')).length} adapter folder(s)`;
 }
 
@@ -125,6 +119,6 @@ export async function exportCommand(argv: string[]): Promise<void> {
   const m = await nodeSession((l) => console.error(l)).load(config.model.path);
   const state = await loadCheckpoint(m.gpu, store, dir, m.model);
   const files = await exportAdapters(m.gpu, state, { baseModel: m.source.baseModel });
-  writeFileSync(out, zipFiles(files));
+  writeFileAtomic(out, zipFiles(files));
   console.error(`wrote ${out}: ${Object.keys(files).length} files (${Object.keys(files).filter((f) => f.endsWith('.safetensors')).length} adapters)`);
 }

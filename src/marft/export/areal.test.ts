@@ -97,8 +97,9 @@ describe('AReaL export', () => {
     // GRPO is PPO with values 0 and gamma = lambda = 1 (reward-to-go), normalised in the group and never after it
     expect(y.actor).toMatchObject({ discount: 1, gae_lambda: 1 });
     expect(y.marft.ppo.advantage_norm).toBe(false);
-    // targetKl absent: the per-token default the lab uses for GRPO (legacy tppo_trainer.py's 1.7e-6)
-    expect(y.marft.ppo).toMatchObject({ target_kl: 1.7e-6, kl_in: 'loss' });
+    // targetKl absent: the level's default the lab uses, GRPO as PPO (action level here: appo_trainer.py's 1e-3 per action)
+    expect(y.marft).toMatchObject({ level: 'action' });
+    expect(y.marft.ppo).toMatchObject({ target_kl: 1e-3, kl_in: 'loss' });
     expect(y.marft.lora).toMatchObject({ mode: 'shared', share_lora: true, init_adapters: { a: 'adapters/shared', b: 'adapters/shared' } });
     expect(y.marft.credit_assignment).toMatchObject({ method: 'step_discount', discount: 0.5 });
     expect(y.agent_profiles.map((p: { lora_path: string }) => p.lora_path)).toEqual(['adapters/shared', 'adapters/shared']);

@@ -125,7 +125,7 @@ test('the engine worker dying in each phase of an iteration: each time the banne
   const crash = (phase?: string) => page.evaluate((p) => (globalThis as unknown as { marftLab: { crashWorker(p?: string): Promise<void> } }).marftLab.crashWorker(p), phase);
   await openLab(page);
   await page.getByTestId('preset-select').selectOption('duo');
-  await tinySettings(page, 6);
+  await tinySettings(page, 3);
   await expect(page.getByTestId('model-status')).toHaveAttribute('data-state', 'ready', { timeout: 60_000 });
   const banner = page.getByTestId('engine-gone');
   // armed on the worker in use; after a restart the run goes on while the next phase is armed on the new one
@@ -139,6 +139,6 @@ test('the engine worker dying in each phase of an iteration: each time the banne
     await expect(banner).toBeHidden({ timeout: 120_000 });
   }
   await waitForStatus(page, 'done', 400_000);
-  await expect(page.getByTestId('reward-chart')).toHaveAttribute('data-points', '6');
-  await expect(page.getByTestId('run-status')).toHaveAttribute('data-iteration', '6');
+  await expect(page.getByTestId('reward-chart')).toHaveAttribute('data-points', '3');
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-iteration', '3');
 });

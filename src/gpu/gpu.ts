@@ -93,6 +93,9 @@ export class Gpu {
   dispatchCount = 0;
   readCount = 0;
   submitCount = 0;
+  /** Buffer copies and compute passes begun: each copy or clear ends the open pass (the decode step counts both). */
+  copyCount = 0;
+  passCount = 0;
   /** Holds the GPU instance (Dawn's in Node): if it were garbage-collected, the device would die with it. */
   instance: unknown = null;
 
@@ -173,6 +176,7 @@ export class Gpu {
   copy(src: Tensor, dst: Tensor, bytes = byteSize(src.shape, src.dtype), srcOffset = 0, dstOffset = 0): void {
     this.endPass();
     this.getEncoder().copyBufferToBuffer(src.buffer, srcOffset, dst.buffer, dstOffset, bytes);
+    this.copyCount++;
   }
 
   /** Reads a tensor back: f32 and 16-bit dtypes as Float32Array, i32 as Int32Array, u32 as Uint32Array. */
@@ -356,7 +360,10 @@ export class Gpu {
   }
 
   private getPass(): GPUComputePassEncoder {
-    this.pass ??= this.getEncoder().beginComputePass({ label: 'marft' });
+    if (!this.pass) {
+      this.pass = this.getEncoder().beginComputePass({ label: 'marft' });
+      this.passCount++;
+    }
     return this.pass;
   }
 

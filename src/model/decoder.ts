@@ -16,7 +16,7 @@
 import { addInto } from '../../kernels/elementwise/elementwise.ts';
 import { attentionBackward, attentionForward } from '../../kernels/attention/attention.ts';
 import { embeddingBackward, embeddingForward } from '../../kernels/embedding/embedding.ts';
-import { type Epilogue, type RowNorm, catLoraGroup, fusedLinear, groupPrologue, prologueSize, releaseLoraGroup, ropeKv } from '../../kernels/fused/fused.ts';
+import { type Epilogue, type LoraGroup, type RowNorm, catLoraGroup, fusedLinear, groupPrologue, prologueSize, releaseLoraGroup, ropeKv } from '../../kernels/fused/fused.ts';
 import { kvAppend } from '../../kernels/kvcache/kvcache.ts';
 import { loraBackward, loraForward } from '../../kernels/lora/lora.ts';
 import { GEMV, matmul, matmulBackward } from '../../kernels/matmul/matmul.ts';
@@ -156,6 +156,8 @@ export class Decoder {
   /** Whether forwards run the fused path. */
   readonly fused: boolean;
   private ones: Tensor | null = null;
+  /** The fused path's LoRA groups of the pinned adapter sets (pinAdapters), by `layer:modules`. */
+  private readonly pinned = new Map<LoraSet, Map<string, LoraGroup>>();
 
   constructor(
     readonly gpu: Gpu,
@@ -334,7 +336,13 @@ export class Decoder {
   ): void {
     const g = this.gpu;
     const set = st.adapters;
-    const group = set && catLoraGroup(g, mods.map((m) => set.layers[l][m]), `lora.${l}.${mods.join('+')}`);
+    const key = `${l}:${mods.join('+')}`;
+    const pinned = set ? this.pinned.get(set) : undefined;
+    let group = pinned?.get(key) ?? null;
+    if (set && !group) {
+      group = catLoraGroup(g, mods.map((m) => set.layers[l][m]), `lora.${l}.${mods.join('+')}`);
+      if (group) pinned?.set(key, group);
+    }
     const lora = set && group ? { group, slots: st.slots, T: st.T, scale: set.scale } : undefined;
     const size = prologueSize(st.N, { lora, norm: opts.norm });
     const h = size ? g.tensor([size], 'f32', `prologue.${l}`) : undefined;
@@ -351,7 +359,24 @@ export class Decoder {
       });
     }
     g.release(h);
-    if (group) releaseLoraGroup(g, group);
+    if (group && !pinned) releaseLoraGroup(g, group);
+  }
+
+  /**
+   * Keeps the fused path's concatenated LoRA groups of `set` (catLoraGroup: up to 10 buffer copies a layer,
+   * each ending the compute pass) from its first forward until the returned release, instead of building
+   * them every forward: a generation's decode steps then reuse them. The caller promises that the set's
+   * values do not change meanwhile; generate() pins for one call, which writes no adapter (the optimizer,
+   * checkpoint loads and adapter initialisation write them in place between generations).
+   */
+  pinAdapters(set: LoraSet | null | undefined): () => void {
+    if (!set || !this.fused || this.pinned.has(set)) return () => {};
+    const groups = new Map<string, LoraGroup>();
+    this.pinned.set(set, groups);
+    return () => {
+      this.pinned.delete(set);
+      for (const grp of groups.values()) releaseLoraGroup(this.gpu, grp);
+    };
   }
 
   /**

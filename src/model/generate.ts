@@ -3,6 +3,8 @@
 // the next input, so the only readbacks are the token and log-prob buffers, every `syncEvery` steps, to
 // check stop tokens, stop strings and per-sequence limits (finished sequences idle until all are done) and
 // hand the tokens accepted so far to a viewer that streams them (onTokens; a small syncEvery looks live).
+// Each step is submitted as soon as it is encoded and a readback is consumed one chunk later, so neither
+// the GPU nor the CPU waits for the other: a batch runs up to syncEvery steps past its end.
 // A batch whose prefill would pass MAX_PREFILL_TOKENS runs as consecutive sub-batches: one prefill over
 // all of it would exceed the 65535-workgroups-per-dimension limit of row-per-workgroup kernels (and
 // memory); per-sequence RNG streams keep sampled results the same whatever the split.
@@ -34,6 +36,8 @@ export interface GenerateOptions {
   padId?: number;
   /** Read back every this many steps (default 8). */
   syncEvery?: number;
+  /** Submit every this many steps (default 1: the GPU starts each step while the CPU encodes the next). */
+  submitEvery?: number;
   /** Most prompt tokens (padded) per prefill; larger batches run as sub-batches. Default MAX_PREFILL_TOKENS. */
   maxPrefillTokens?: number;
   /** Called after each readback with the number of steps done. */
@@ -118,27 +122,50 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
   const allTokens = g.tensor([B, maxNew, 1], 'i32', 'gen.tokens');
   const allLogprobs = g.tensor([B, maxNew, 1], 'f32', 'gen.logprobs');
   // Every decode step's positions and the slots, uploaded once: a step copies its row of positions inside
-  // the command stream and writes nothing to the queue, so the steps between readbacks are one submit.
+  // the command stream and writes nothing to the queue, so nothing forces a submit inside a step.
   const posAll = g.upload(Int32Array.from({ length: maxNew * B }, (_, i) => prompts[i % B].length + Math.floor(i / B)), [maxNew * B], 'i32', 'gen.pos.all');
   const posStep = g.tensor([B], 'i32', 'gen.pos');
   const slotsGpu = g.upload(slots, [B], 'i32', 'gen.slots');
   const out: Generation = { tokens: prompts.map(() => []), logprobs: prompts.map(() => []), text: opts.decode ? prompts.map(() => '') : null, finish: prompts.map(() => 'length') };
   const done = new Array<boolean>(B).fill(false);
   const syncEvery = Math.max(1, opts.syncEvery ?? 8);
+  const submitEvery = Math.max(1, opts.submitEvery ?? 1);
   const stop = new Set(opts.stopTokens ?? []);
+  /** Takes the tokens of steps [from, to) out of a readback: stop tokens, stop strings, limits. */
+  const accept = (toks: Int32Array, lps: Float32Array, from: number, to: number): void => {
+    const before = out.tokens.map((t) => t.length);
+    for (let b = 0; b < B; b++) {
+      for (let i = from; i < to && !done[b]; i++) {
+        if (i >= limits[b]) { done[b] = true; break; }
+        const t = toks[b * maxNew + i];
+        out.tokens[b].push(t);
+        out.logprobs[b].push(lps[b * maxNew + i]);
+        if (stop.has(t)) { done[b] = true; out.finish[b] = 'stop_token'; break; }
+        if (opts.stopStrings?.length) {
+          const text = opts.decode!(out.tokens[b]);
+          const hit = opts.stopStrings.find((s) => text.includes(s));
+          if (hit) { done[b] = true; out.finish[b] = 'stop_string'; }
+        }
+      }
+      if (out.tokens[b].length >= limits[b]) done[b] = true;
+    }
+    opts.onTokens?.(out.tokens.map((t, b) => t.slice(before[b])));
+    opts.onProgress?.(to, maxNew);
+  };
+  const unpin = dec.pinAdapters(opts.adapters);
+  // Readbacks in flight, each with the step it reads up to: a chunk is consumed one chunk later (the last
+  // at once), so the CPU encodes the next steps while one comes back and the GPU never waits for it.
+  const inflight: Array<{ p: Promise<[Int32Array, Float32Array]>; to: number }> = [];
+  let read = 0;
+  let st: ReturnType<Decoder['forward']> | null = null;
   try {
     const adapters = opts.adapters;
-    let st = dec.forward({ B, T: Tp, ids, mask, pos: defaultPositions(B, Tp, mask), adapters, slots }, { cache, logits: 'last' });
-    let read = 0;
-    for (let step = 0; step < maxNew; step++) {
-      try {
-        opts.interrupt?.();
-      } catch (e) {
-        dec.release(st); // the buffers below go in `finally`
-        throw e;
-      }
-      sampleTokens(g, token, logprob, st.logits!, settings, opts.seed >>> 0, step);
-      dec.release(st);
+    st = dec.forward({ B, T: Tp, ids, mask, pos: defaultPositions(B, Tp, mask), adapters, slots }, { cache, logits: 'last' });
+    for (let step = 0; step < maxNew && !done.every(Boolean); step++) {
+      opts.interrupt?.();
+      sampleTokens(g, token, logprob, st!.logits!, settings, opts.seed >>> 0, step);
+      dec.release(st!);
+      st = null;
       kvAppend(g, allTokens, view(token, [B, 1, 1]), step);
       kvAppend(g, allLogprobs, view(logprob, [B, 1, 1]), step);
       const last = step === maxNew - 1;
@@ -146,31 +173,21 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
         g.copy(posAll, posStep, B * 4, step * B * 4);
         st = dec.forward({ B, T: 1, ids: new Int32Array(0), idsGpu: token, posGpu: posStep, slotsGpu, adapters, slots }, { cache, logits: 'last' });
       }
+      if ((step + 1) % submitEvery === 0) g.submit();
       if (last || (step + 1) % syncEvery === 0) {
-        const [toks, lps] = [await g.read(allTokens), await g.read(allLogprobs)];
-        const before = out.tokens.map((t) => t.length);
-        for (let b = 0; b < B; b++) {
-          for (let i = read; i <= step && !done[b]; i++) {
-            if (i >= limits[b]) { done[b] = true; break; }
-            const t = toks[b * maxNew + i];
-            out.tokens[b].push(t);
-            out.logprobs[b].push(lps[b * maxNew + i]);
-            if (stop.has(t)) { done[b] = true; out.finish[b] = 'stop_token'; break; }
-            if (opts.stopStrings?.length) {
-              const text = opts.decode!(out.tokens[b]);
-              const hit = opts.stopStrings.find((s) => text.includes(s));
-              if (hit) { done[b] = true; out.finish[b] = 'stop_string'; }
-            }
-          }
-          if (out.tokens[b].length >= limits[b]) done[b] = true;
+        inflight.push({ p: Promise.all([g.read(allTokens), g.read(allLogprobs)]) as Promise<[Int32Array, Float32Array]>, to: step + 1 });
+        while (inflight.length > (last ? 0 : 1) && !done.every(Boolean)) {
+          const { p, to } = inflight.shift()!;
+          const [toks, lps] = await p;
+          accept(toks, lps, read, to);
+          read = to;
         }
-        read = step + 1;
-        opts.onTokens?.(out.tokens.map((t, b) => t.slice(before[b])));
-        opts.onProgress?.(read, maxNew);
-        if (done.every(Boolean)) { if (!last) dec.release(st); break; }
       }
     }
   } finally {
+    if (st) dec.release(st);
+    for (const { p } of inflight) void p.catch(() => undefined); // not needed any more (done, or a failure on the way)
+    unpin();
     releaseKvCache(g, cache);
     g.release(token, logprob, allTokens, allLogprobs, posAll, posStep, slotsGpu, settings.temperature, settings.topK, settings.topP, settings.streams);
   }

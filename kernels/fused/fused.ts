@@ -109,30 +109,41 @@ const gemvOut = (e: EpilogueKind): string => {
       out[m * u.NOUT + n] = g * (1.0 / (1.0 + exp(-g))) * up;${e === 'swiglu-save' ? '\n      gu[m * u.NOUT + n] = g;\n      gu[(u.M + m) * u.NOUT + n] = up;' : ''}`;
 };
 
-// shrink_gemv's parts (shrink-gemv.wgsl): the row's rstd, then its LoRA h P outputs a round.
-const ROW_RSTD = `  {
-    var a: array<f32, 8>;
-    for (var k = t; k < u.K; k += KT) { let v = x[m * u.K + k]; a[0] = fma(v, v, a[0]); }
-    meet(t, a);
-    r = inverseSqrt(prSum(0u) / f32(u.K) + u.eps);
-    workgroupBarrier(); // every thread has read pr before the rounds below reuse it
-    if (t == 0u && wg.y == 0u) { h[u.rOff + m] = r; }
-  }`;
-const ROW_H = `  let s = slotOf(m);
-  let nh = u.NW * u.R; // NW: the adapted module count G' here
-  let o0 = wg.y * P;
-  var a: array<f32, 8>;
-  if (s >= 0) {
-    for (var k = t; k < u.K; k += KT) {
-      let xv = xIn(m, k, r);
-      for (var i = 0u; i < P; i++) {
-        let o = o0 + i;
-        if (o < nh) { a[i] = fma(xv, A[u.aOff[o / u.R] + (u32(s) * u.R + o % u.R) * u.K + k], a[i]); }
-      }
-    }
+/**
+ * shrink_gemv's body (shrink-gemv.wgsl) for a workgroup (output o, row m): x (and its squares, with the
+ * norm) against lora_A's row of o for the row's slot; rows without adapter sum only the squares, in the
+ * workgroup of o = 0 (the others write their 0 at once).
+ */
+function shrinkGemvBody(norm: boolean, lora: boolean): string {
+  const hOut = '((o / u.R) * u.M + m) * u.R + o % u.R';
+  if (!lora) {
+    return `  var acc = vec2f(0.0);
+  for (var k = t; k < u.K; k += KT) { let v = x[m * u.K + k]; acc.x = fma(v, v, acc.x); }
+  let sum = sumAll(t, acc);
+  if (t == 0u) { h[u.rOff + m] = inverseSqrt(sum.x / f32(u.K) + u.eps); }`;
   }
-  meet(t, a);
-  if (t < P && o0 + t < nh) { let o = o0 + t; h[((o / u.R) * u.M + m) * u.R + o % u.R] = prSum(t); }`;
+  const term = norm ? 'acc = fma(vec2f(v, v * gamma[k]), vec2f(v, a), acc);' : 'acc.y = fma(v, a, acc.y);';
+  return `  let s = slotOf(m);
+  if (s < 0 && ${norm ? 'o != 0u' : 'true'}) {
+    if (t == 0u) { h[${hOut}] = 0.0; }
+    return;
+  }
+  var acc = vec2f(0.0);
+  if (s >= 0) {
+    let aRow = u.aOff[o / u.R] + (u32(s) * u.R + o % u.R) * u.K;
+    for (var k = t; k < u.K; k += KT) { let v = x[m * u.K + k]; let a = A[aRow + k]; ${term} }
+  }${norm ? `
+  else {
+    for (var k = t; k < u.K; k += KT) { let v = x[m * u.K + k]; acc.x = fma(v, v, acc.x); }
+  }` : ''}
+  let sum = sumAll(t, acc);
+  if (t == 0u) {${norm ? `
+    let r = inverseSqrt(sum.x / f32(u.K) + u.eps);
+    if (o == 0u) { h[u.rOff + m] = r; }
+    h[${hOut}] = select(0.0, r * sum.y, s >= 0);` : `
+    h[${hOut}] = sum.y;`}
+  }`;
+}
 
 /**
  * The entry points: the LoRA/norm prologue and the fused matmul, each in the 'direct' form (barrier-free,
@@ -156,7 +167,7 @@ const program = programFactory(
       NORM_ROWS: wg ? 'u.M' : '0u',
       SHRINK_H: lora ? SHRINK_H(wg > 0) : '',
       SAVED_RSTD: wg ? 'h[u.rOff + m]' : '1.0',
-      ...(entryPoint === 'shrink_gemv' ? { ROW_RSTD: wg ? ROW_RSTD : '', ROW_H: lora ? ROW_H : '' } : {}),
+      ...(entryPoint === 'shrink_gemv' ? { BODY: shrinkGemvBody(wg > 0, lora) } : {}),
       ...(entryPoint === 'gemv' ? { MR: String(mr), NC: e.startsWith('swiglu') ? '2' : '4', GEMV_BODY: gemvBody(mr, e.startsWith('swiglu')), GEMV_OUT: gemvOut(e) } : {}),
     }),
     entryPoint,
@@ -290,7 +301,7 @@ export function groupPrologue(gpu: Gpu, h: Tensor, x: Tensor, p: Prologue, form:
     // gamma only norms the LoRA input: the rstd rows need x alone
     bindings: [x, p.lora?.slots, g?.A, h, undefined, undefined, undefined, undefined, undefined, undefined, g ? p.norm?.gamma : undefined],
     uniforms: uniforms(M, K, g?.GL ?? 0, 0, [], p),
-    workgroups: gemv ? [M, Math.max(1, Math.ceil(((g?.GL ?? 0) * (g?.R ?? 0)) / 8))] : grid1d(Math.ceil(prologueSize(M, p) / 64)),
+    workgroups: gemv ? [Math.max(1, (g?.GL ?? 0) * (g?.R ?? 0)), M] : grid1d(Math.ceil(prologueSize(M, p) / 64)),
   });
 }
 

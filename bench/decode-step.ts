@@ -1,6 +1,8 @@
 // `npx tsx bench/decode-step.ts`: one decode step of the MARFT setting (LoRA on every linear module,
 // a slot per sequence, some sequences without adapter) on the unfused and the fused decoder path, on
 // whatever device Dawn finds, taken apart:
+//   - three ways of running a step: unfused, fused (a forward each step) and replay (the fused step recorded
+//     once and replayed, as generate() does);
 //   - per step: dispatches, buffer copies and compute passes (Gpu counters);
 //   - encodeMs: the JS thread's time to record a step; syncedMs: a step followed by a wait (latency);
 //     pipelinedMs: steps submitted one after another with one wait at the end (throughput); gpuMs: the
@@ -16,6 +18,7 @@ import { acquireNodeGpu, ensureVulkanEnv } from '../src/gpu/node.ts';
 import { formatKernelTable, kernelRows } from '../src/common/profile-table.ts';
 import { LINEAR_MODULES, type ModelConfig, parseModelConfig } from '../src/model/config.ts';
 import { Decoder, createKvCache, releaseKvCache } from '../src/model/decoder.ts';
+import type { Recording } from '../src/gpu/gpu.ts';
 import { generate } from '../src/model/generate.ts';
 import { createLoraSet, releaseLoraSet } from '../src/model/lora-set.ts';
 import { Rng } from '../src/common/rng.ts';
@@ -50,8 +53,8 @@ for (const name of arg('models', gpu.cpu ? 'tiny' : 'tiny,smollm2-135m').split('
   const rng = new Rng(3);
   const prompt = Int32Array.from({ length: B * P }, () => rng.int(config.vocabSize));
   const out: Record<string, number | string> = { model: name, dtype, B, weightMB: weightBytes(config) / 1e6 };
-  for (const fused of [false, true]) {
-    const key = fused ? 'fused' : 'unfused';
+  for (const key of ['unfused', 'fused', 'replay']) {
+    const fused = key !== 'unfused';
     const dec = new Decoder(gpu, config, weights, { fused });
     const unpin = dec.pinAdapters(lora); // as generate() does
     const cache = createKvCache(gpu, config, B, P + 3 * STEPS + 2, new Int32Array(B * P).fill(1), P);
@@ -59,14 +62,27 @@ for (const name of arg('models', gpu.cpu ? 'tiny' : 'tiny,smollm2-135m').split('
     const slotsGpu = gpu.upload(slots, [B], 'i32', 'bench.slots');
     const posGpu = gpu.tensor([B], 'i32', 'bench.pos');
     let at = P;
+    const lengthGpu = key === 'replay' ? gpu.tensor([1], 'i32', 'bench.length') : undefined;
+    let rec: Recording | null = null;
+    const forward = () => dec.forward({ B, T: 1, ids: new Int32Array(0), idsGpu: ids, posGpu, slotsGpu, adapters: lora, slots }, { cache, logits: 'last' });
     const step = () => {
       gpu.write(posGpu, new Int32Array(B).fill(at++));
+      if (lengthGpu) gpu.write(lengthGpu, Int32Array.of(cache.length));
       const t = performance.now();
-      dec.release(dec.forward({ B, T: 1, ids: new Int32Array(0), idsGpu: ids, posGpu, slotsGpu, adapters: lora, slots }, { cache, logits: 'last' }));
+      if (rec) { gpu.replay(rec); cache.length += 1; } else dec.release(forward());
       return performance.now() - t;
     };
     dec.release(dec.forward({ B, T: P, ids: prompt, adapters: lora, slots }, { cache, logits: 'last' }));
+    cache.lengthGpu = lengthGpu;
     step();
+    let recorded: ReturnType<typeof forward> | null = null;
+    if (lengthGpu) {
+      gpu.write(posGpu, new Int32Array(B).fill(at++));
+      gpu.write(lengthGpu, Int32Array.of(cache.length));
+      gpu.startRecording();
+      recorded = forward();
+      rec = gpu.stopRecording();
+    }
     await gpu.sync();
     // latency: one step, then wait
     const c0 = counts(gpu);
@@ -88,14 +104,17 @@ for (const name of arg('models', gpu.cpu ? 'tiny' : 'tiny,smollm2-135m').split('
       gpuMs = times.reduce((a, k) => a + k.ms, 0);
       console.log(`  ${name} ${key}: per-kernel GPU time of one decode step\n${formatKernelTable(kernelRows(times), 8)}`);
     }
+    rec?.dispose();
+    if (recorded) dec.release(recorded);
     unpin();
     releaseKvCache(gpu, cache);
-    gpu.release(ids, slotsGpu, posGpu);
+    gpu.release(ids, slotsGpu, posGpu, lengthGpu);
     Object.assign(out, {
       [`${key}Dispatches`]: per.dispatches / STEPS, [`${key}Copies`]: per.copies / STEPS, [`${key}Passes`]: per.passes / STEPS,
       [`${key}EncodeMs`]: encode / STEPS, [`${key}SyncedMs`]: synced, [`${key}PipelinedMs`]: pipelined, [`${key}GpuMs`]: gpuMs,
     });
-    // whole generations, greedy, no stop token: every sequence runs NEW steps
+    // whole generations, greedy, no stop token: every sequence runs NEW steps (generate() replays on the fused path)
+    if (key === 'replay') continue;
     const prompts = Array.from({ length: B }, (_, b) => Array.from(prompt.subarray(b * P, (b + 1) * P)));
     for (const submitEvery of [1, 8]) {
       const gen = () => generate(dec, prompts, { maxNewTokens: NEW, sampling: { temperature: 0 }, seed: 1, adapters: lora, slots: slotArr, submitEvery });

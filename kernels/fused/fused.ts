@@ -174,11 +174,15 @@ const program = programFactory(
   }),
 );
 
-const ropeKvProgram: Program = {
-  key: 'fused:rope_kv',
-  code: () => fillTemplate(ropeKvSource, { COS_SIN: ropeSource.match(/fn cosSin[\s\S]*?\n}\n/)![0] }),
-  entryPoint: 'rope_kv',
-};
+/** rope_kv with t0 from the uniforms or (t0Gpu) from the GPU. */
+const ropeKvProgram = programFactory(
+  (t0Gpu: boolean) => String(t0Gpu),
+  (t0Gpu: boolean): Program => ({
+    key: `fused:rope_kv${t0Gpu ? ':t0gpu' : ''}`,
+    code: () => fillTemplate(ropeKvSource, { COS_SIN: ropeSource.match(/fn cosSin[\s\S]*?\n}\n/)![0], T0: t0Gpu ? 'u32(klen[0])' : 'u.t0' }),
+    entryPoint: 'rope_kv',
+  }),
+);
 
 /**
  * The LoRA adapters of a group's modules (undefined: not adapted) laid out for one forward: lora_A of the
@@ -359,10 +363,11 @@ export function fusedLinear(
 
 /**
  * q (B, T, NH, HS) = rope(q part of qkv); k, v (B, Tcap, NKV, HS) rows t0 .. t0 + T-1 = rope(k part), v part:
- * the KV cache (Tcap its capacity, t0 its length) or plain (B, T, NKV, HS) tensors with t0 = 0.
+ * the KV cache (Tcap its capacity, t0 its length; or t0Gpu, (1) i32 read on the GPU: the same dispatch at every
+ * step) or plain (B, T, NKV, HS) tensors with t0 = 0.
  * qkv (B*T, (NH + 2 NKV) * HS) is the fused q/k/v projection; pos (B*T) i32.
  */
-export function ropeKv(gpu: Gpu, q: Tensor, k: Tensor, v: Tensor, qkv: Tensor, pos: Tensor, freq: RopeFreq, t0: number): void {
+export function ropeKv(gpu: Gpu, q: Tensor, k: Tensor, v: Tensor, qkv: Tensor, pos: Tensor, freq: RopeFreq, t0: number, t0Gpu?: Tensor): void {
   const op = 'ropeKv';
   if (q.dtype !== 'f32' || q.shape.length !== 4) shapeError(op, `q must be (B, T, NH, HS) f32, got ${shapeStr(q)}`);
   const [B, T, NH, HS] = q.shape;
@@ -374,11 +379,12 @@ export function ropeKv(gpu: Gpu, q: Tensor, k: Tensor, v: Tensor, qkv: Tensor, p
   const W = (NH + 2 * NKV) * HS;
   if (qkv.dtype !== 'f32' || qkv.shape.length !== 2 || qkv.shape[0] !== B * T || qkv.shape[1] !== W) shapeError(op, `qkv must be (${B * T}, ${W}) f32, got ${shapeStr(qkv)}`);
   if (pos.dtype !== 'i32' || pos.shape.length !== 1 || pos.shape[0] !== B * T) shapeError(op, `pos must be (${B * T}) i32, got ${shapeStr(pos)}`);
+  if (t0Gpu && (t0Gpu.dtype !== 'i32' || t0Gpu.shape.length !== 1 || t0Gpu.shape[0] !== 1)) shapeError(op, `t0Gpu must be (1) i32, got ${shapeStr(t0Gpu)}`);
   noAlias(op, { q, k, v, qkv });
   const invFreq = invFreqOf(op, gpu, HS, freq);
   gpu.run({
-    program: ropeKvProgram,
-    bindings: [pos, invFreq, qkv, q, k, v],
+    program: ropeKvProgram(Boolean(t0Gpu)),
+    bindings: [pos, invFreq, qkv, q, k, v, t0Gpu],
     uniforms: [B * T, T, NH, NKV, HS / 2, Tcap, t0, 0],
     workgroups: grid1d(Math.ceil((B * T * (NH + 2 * NKV) * (HS / 2)) / 64)),
   });

@@ -66,6 +66,12 @@ export interface KvCache {
   k: Tensor[];
   v: Tensor[];
   mask: Tensor;
+  /**
+   * `length` on the GPU, (1) i32, kept equal to it by its owner before each forward. Where given, the fused
+   * path's decode kernels read it instead of a uniform, so a decode step's dispatches are the same at every
+   * step and a Gpu recording of one replays them (Decoder.replayable).
+   */
+  lengthGpu?: Tensor;
 }
 
 export function createKvCache(gpu: Gpu, config: ModelConfig, B: number, capacity: number, promptMask: Int32Array, promptLen: number): KvCache {
@@ -140,13 +146,14 @@ export function defaultPositions(B: number, T: number, mask: Int32Array): Int32A
 
 export interface DecoderOptions {
   /**
-   * The fused path (kernels/fused): about a third of the dispatches per layer. Off by default (opt in
-   * with true): on an H200 its decode step is not yet faster than the unfused one (bench/decode-step.ts,
-   * BENCHMARKS.md), and on CPU adapters (Gpu.cpu), where a dispatch costs ~0.03 ms, it is slower and the
-   * unfused kernels give the same bits. On a GPU it runs forwards of at most GEMV.maxM rows (decode steps,
-   * fusedForm 'gemv'); longer ones (prefill, scoring, training) go unfused, whose tiled matmuls beat the
-   * fused kernel's barrier-free blocks there. Needs frozen weights (their q/k/v and gate/up are
-   * concatenated once): full-parameter training (trainable weights) always runs unfused.
+   * The fused path (kernels/fused): about a third of the dispatches per layer, and decode steps that a Gpu
+   * recording replays (generate()). Default: on for GPU adapters, off on CPU adapters (Gpu.cpu), where the
+   * unfused kernels give the same bits in less time. On a GPU it runs forwards of at most GEMV.maxM rows
+   * (decode steps, fusedForm 'gemv'); longer ones (prefill, scoring, training) go unfused, whose tiled
+   * matmuls beat the fused kernel's barrier-free blocks there. It needs frozen weights, whose q/k/v and
+   * gate/up it concatenates once (a second copy of those matrices in GPU memory: fused: false saves it);
+   * full-parameter training (trainable weights) always runs unfused. On an H200 it took the 135M iteration
+   * from 6.47 s to 3.14 s (BENCHMARKS.md, "Decode without the CPU in the loop").
    */
   fused?: boolean;
 }
@@ -168,7 +175,7 @@ export class Decoder {
     const c = config;
     this.freq = c.ropeScaling ? gpu.upload(ropeInvFreq(c), [c.headDim / 2], 'f32', 'rope.inv_freq') : c.ropeTheta;
     if (opts.fused && weights.trainable) shapeError('Decoder', 'the fused path needs frozen weights; full-parameter training runs with fused: false');
-    this.fused = (opts.fused ?? false) && fuseWeights(gpu, weights);
+    this.fused = (opts.fused ?? !gpu.cpu) && fuseWeights(gpu, weights);
   }
 
   /** Uploads a batch's ids, positions, slots and mask. */
@@ -269,7 +276,7 @@ export class Decoder {
    * (x itself stays the caller's); without, every temporary goes back to the pool as soon as it is used.
    */
   private layer(l: number, x: Tensor, st: ForwardState, save: boolean, cache?: KvCache): { xNext: Tensor; saved: LayerSaved | null } {
-    if (this.fused && (this.gpu.cpu || st.N <= GEMV.maxM)) return this.fusedLayer(l, x, st, save, cache);
+    if (this.replayable(st.N)) return this.fusedLayer(l, x, st, save, cache);
     const g = this.gpu;
     const c = this.config;
     const { B, T, N } = st;
@@ -363,6 +370,15 @@ export class Decoder {
   }
 
   /**
+   * Whether forwards of N rows take the fused path (on a GPU, at most GEMV.maxM rows: decode steps), whose
+   * cached forward with a KvCache.lengthGpu reads every per-step value from buffers: a Gpu recording of
+   * such a decode step replays as the next one (generate() does so).
+   */
+  replayable(N: number): boolean {
+    return this.fused && (this.gpu.cpu || N <= GEMV.maxM);
+  }
+
+  /**
    * Keeps the fused path's concatenated LoRA groups of `set` (catLoraGroup: up to 10 buffer copies a layer,
    * each ending the compute pass) from its first forward until the returned release, instead of building
    * them every forward: a generation's decode steps then reuse them. The caller promises that the set's
@@ -412,8 +428,9 @@ export class Decoder {
     s.att = view(att2, [B, T, NH, HS]);
     s.lse = g.tensor([B, NH, T], 'f32', 'lse');
     if (cache) {
-      ropeKv(g, s.q, cache.k[l], cache.v[l], qkv, st.pos, this.freq, cache.length);
-      attentionForward(g, s.att, s.lse, s.q, cache.k[l], cache.v[l], { mask: cache.mask, Tk: cache.length + T });
+      const len = cache.lengthGpu;
+      ropeKv(g, s.q, cache.k[l], cache.v[l], qkv, st.pos, this.freq, cache.length, len);
+      attentionForward(g, s.att, s.lse, s.q, cache.k[l], cache.v[l], { mask: cache.mask, Tk: cache.length + T, ...(len ? { TkGpu: len, split: true } : {}) });
     } else {
       s.k = g.tensor([B, T, NKV, HS], 'f32', 'k');
       s.v = g.tensor([B, T, NKV, HS], 'f32', 'v');

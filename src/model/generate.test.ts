@@ -34,7 +34,12 @@ describe('generate', () => {
     const submit = queue.submit.bind(queue);
     let submits = 0;
     queue.submit = (cbs) => { submits++; submit(cbs); };
-    const gen = await generate(dec, prompts, { maxNewTokens: 6, sampling: { temperature: 0 }, adapters: lora, slots, seed: 1, syncEvery: 4 }).finally(() => { queue.submit = submit; });
+    // the fused path records its first decode step and replays it as the later ones
+    const replay = gpu.replay.bind(gpu);
+    let replays = 0;
+    gpu.replay = (r) => { replays++; replay(r); };
+    const gen = await generate(dec, prompts, { maxNewTokens: 6, sampling: { temperature: 0 }, adapters: lora, slots, seed: 1, syncEvery: 4 }).finally(() => { queue.submit = submit; gpu.replay = replay; });
+    expect(replays).toBe(fused ? 4 : 0); // steps 1-4: step 0's forward is recorded, step 5 (the last) samples only
     expect(submits).toBeLessThanOrEqual(6 /* steps */ + 4 /* readbacks: tokens and log-probs, twice */ + 10 /* uploads of the prompt, settings, positions, slots */);
     for (let b = 0; b < prompts.length; b++) {
       expect(gen.tokens[b]).toHaveLength(6);

@@ -12,6 +12,7 @@
 import { kvAppend } from '../../kernels/kvcache/kvcache.ts';
 import { type SamplingRow, sampleTokens, uploadSamplingSettings } from '../../kernels/sampling/sampling.ts';
 import { shapeError } from '../gpu/errors.ts';
+import type { Recording } from '../gpu/gpu.ts';
 import { view } from '../gpu/tensor.ts';
 import { type Decoder, createKvCache, defaultPositions, releaseKvCache } from './decoder.ts';
 import type { LoraSet } from './lora-set.ts';
@@ -126,6 +127,12 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
   const posAll = g.upload(Int32Array.from({ length: maxNew * B }, (_, i) => prompts[i % B].length + Math.floor(i / B)), [maxNew * B], 'i32', 'gen.pos.all');
   const posStep = g.tensor([B], 'i32', 'gen.pos');
   const slotsGpu = g.upload(slots, [B], 'i32', 'gen.slots');
+  // On the fused path the first decode step is recorded and replayed as every later one (Gpu.replay):
+  // its kernels read the positions and the cache's length from buffers, copied in before each step.
+  const replay = dec.replayable(B);
+  const lenAll = replay ? g.upload(Int32Array.from({ length: maxNew }, (_, i) => Tp + i), [maxNew], 'i32', 'gen.len.all') : undefined;
+  const lengthGpu = replay ? g.tensor([1], 'i32', 'kv.length') : undefined; // the cache's, from the first decode step
+  let rec: Recording | null = null;
   const out: Generation = { tokens: prompts.map(() => []), logprobs: prompts.map(() => []), text: opts.decode ? prompts.map(() => '') : null, finish: prompts.map(() => 'length') };
   const done = new Array<boolean>(B).fill(false);
   const syncEvery = Math.max(1, opts.syncEvery ?? 8);
@@ -161,17 +168,27 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
   try {
     const adapters = opts.adapters;
     st = dec.forward({ B, T: Tp, ids, mask, pos: defaultPositions(B, Tp, mask), adapters, slots }, { cache, logits: 'last' });
+    cache.lengthGpu = lengthGpu;
     for (let step = 0; step < maxNew && !done.every(Boolean); step++) {
       opts.interrupt?.();
       sampleTokens(g, token, logprob, st!.logits!, settings, opts.seed >>> 0, step);
-      dec.release(st!);
-      st = null;
+      if (!rec) { dec.release(st!); st = null; } // a recording keeps its forward's outputs: the replays write them
       kvAppend(g, allTokens, view(token, [B, 1, 1]), step);
       kvAppend(g, allLogprobs, view(logprob, [B, 1, 1]), step);
       const last = step === maxNew - 1;
       if (!last) {
         g.copy(posAll, posStep, B * 4, step * B * 4);
-        st = dec.forward({ B, T: 1, ids: new Int32Array(0), idsGpu: token, posGpu: posStep, slotsGpu, adapters, slots }, { cache, logits: 'last' });
+        if (lenAll) g.copy(lenAll, cache.lengthGpu!, 4, step * 4);
+        const next = () => dec.forward({ B, T: 1, ids: new Int32Array(0), idsGpu: token, posGpu: posStep, slotsGpu, adapters, slots }, { cache, logits: 'last' });
+        if (rec) {
+          g.replay(rec);
+          cache.length += 1;
+        } else if (replay) {
+          g.startRecording();
+          try { st = next(); } finally { rec = g.stopRecording(); }
+        } else {
+          st = next();
+        }
       }
       if ((step + 1) % submitEvery === 0) g.submit();
       if (last || (step + 1) % syncEvery === 0) {
@@ -186,10 +203,11 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
     }
   } finally {
     if (st) dec.release(st);
+    rec?.dispose();
     for (const { p } of inflight) void p.catch(() => undefined); // not needed any more (done, or a failure on the way)
     unpin();
     releaseKvCache(g, cache);
-    g.release(token, logprob, allTokens, allLogprobs, posAll, posStep, slotsGpu, settings.temperature, settings.topK, settings.topP, settings.streams);
+    g.release(lenAll, lengthGpu, token, logprob, allTokens, allLogprobs, posAll, posStep, slotsGpu, settings.temperature, settings.topK, settings.topP, settings.streams);
   }
   if (out.text) {
     out.text = out.tokens.map((t, b) => {

@@ -144,6 +144,10 @@ export function defaultPositions(B: number, T: number, mask: Int32Array): Int32A
   return pos;
 }
 
+/** The fused path's groups of projections: q/k/v and gate/up as one matmul each, o and down alone. */
+const FUSED_GROUPS: ReadonlyArray<readonly LinearModule[]> = [['q_proj', 'k_proj', 'v_proj'], ['o_proj'], ['gate_proj', 'up_proj'], ['down_proj']];
+const [QKV, O, GATE_UP, DOWN] = FUSED_GROUPS;
+
 export interface DecoderOptions {
   /**
    * The fused path (kernels/fused): about a third of the dispatches per layer, and decode steps that a Gpu
@@ -338,18 +342,13 @@ export class Decoder {
    * adapted module's h lands there as its own (N, R) tensor, as the backward reads it.
    */
   private group(
-    l: number, mods: LinearModule[], out: Tensor, x: Tensor, w: Tensor, st: ForwardState,
+    l: number, mods: readonly LinearModule[], out: Tensor, x: Tensor, w: Tensor, st: ForwardState,
     opts: { bias?: Tensor; norm?: RowNorm; epilogue: Epilogue }, saveH: LayerSaved['loraH'] | null,
   ): void {
     const g = this.gpu;
     const set = st.adapters;
-    const key = `${l}:${mods.join('+')}`;
     const pinned = set ? this.pinned.get(set) : undefined;
-    let group = pinned?.get(key) ?? null;
-    if (set && !group) {
-      group = catLoraGroup(g, mods.map((m) => set.layers[l][m]), `lora.${l}.${mods.join('+')}`);
-      if (group) pinned?.set(key, group);
-    }
+    const group = pinned ? pinned.get(`${l}:${mods.join('+')}`) ?? null : set && catLoraGroup(g, mods.map((m) => set.layers[l][m]), `lora.${l}.${mods.join('+')}`);
     const lora = set && group ? { group, slots: st.slots, T: st.T, scale: set.scale } : undefined;
     const size = prologueSize(st.N, { lora, norm: opts.norm });
     const h = size ? g.tensor([size], 'f32', `prologue.${l}`) : undefined;
@@ -388,12 +387,20 @@ export class Decoder {
   pinAdapters(set: LoraSet | null | undefined): () => void {
     if (!set || !this.fused || this.pinned.has(set)) return () => {};
     const groups = new Map<string, LoraGroup>();
+    // built now, not at first use: a recorded decode step may be the first fused forward, and holds no copies
+    for (let l = 0; l < this.config.numLayers; l++) {
+      for (const mods of FUSED_GROUPS) {
+        const grp = catLoraGroup(this.gpu, mods.map((m) => set.layers[l][m]), `lora.${l}.${mods.join('+')}`);
+        if (grp) groups.set(`${l}:${mods.join('+')}`, grp);
+      }
+    }
     this.pinned.set(set, groups);
     return () => {
       this.pinned.delete(set);
       for (const grp of groups.values()) releaseLoraGroup(this.gpu, grp);
     };
   }
+
 
   /**
    * layer() on the fused path: the same math and saved tensors in fewer dispatches. Without save, the
@@ -422,7 +429,7 @@ export class Decoder {
     const n1 = normed(x, w.inNorm);
     if (save) { s.h1 = n1.h!; s.rstd1 = n1.rstd!; }
     const qkv = g.tensor([N, (NH + 2 * NKV) * HS], 'f32', 'qkv');
-    this.group(l, ['q_proj', 'k_proj', 'v_proj'], qkv, n1.input, fw.qkv, st, { bias: fw.qkvBias, norm: n1.norm, epilogue: { kind: 'store' } }, saveH);
+    this.group(l, QKV, qkv, n1.input, fw.qkv, st, { bias: fw.qkvBias, norm: n1.norm, epilogue: { kind: 'store' } }, saveH);
     s.q = g.tensor([B, T, NH, HS], 'f32', 'q');
     const att2 = g.tensor([N, NH * HS], 'f32', 'att');
     s.att = view(att2, [B, T, NH, HS]);
@@ -440,14 +447,14 @@ export class Decoder {
     g.release(qkv);
     drop(s.q, s.k, s.v);
     s.xMid = g.tensor([N, C], 'f32', 'xMid');
-    this.group(l, ['o_proj'], s.xMid, att2, w.linear.o_proj, st, { bias: w.bias.o_proj, epilogue: { kind: 'residual', res: x } }, saveH);
+    this.group(l, O, s.xMid, att2, w.linear.o_proj, st, { bias: w.bias.o_proj, epilogue: { kind: 'residual', res: x } }, saveH);
     drop(att2, s.lse);
     // MLP block: xNext = xMid + down(silu(gate(h2)) * up(h2))
     const n2 = normed(s.xMid, w.postNorm);
     if (save) { s.h2 = n2.h!; s.rstd2 = n2.rstd!; }
     s.a = g.tensor([N, I], 'f32', 'act');
     const gu = save ? g.tensor([2, N, I], 'f32', 'gate_up') : undefined;
-    this.group(l, ['gate_proj', 'up_proj'], s.a, n2.input, fw.gateUp, st, { bias: fw.gateUpBias, norm: n2.norm, epilogue: { kind: 'swiglu', gu } }, saveH);
+    this.group(l, GATE_UP, s.a, n2.input, fw.gateUp, st, { bias: fw.gateUpBias, norm: n2.norm, epilogue: { kind: 'swiglu', gu } }, saveH);
     if (gu) {
       s.g = g.tensor([N, I], 'f32', 'gate');
       s.u = g.tensor([N, I], 'f32', 'up');
@@ -456,7 +463,7 @@ export class Decoder {
       g.release(gu);
     }
     const xNext = g.tensor([N, C], 'f32', `x${l + 1}`);
-    this.group(l, ['down_proj'], xNext, s.a, w.linear.down_proj, st, { bias: w.bias.down_proj, epilogue: { kind: 'residual', res: s.xMid } }, saveH);
+    this.group(l, DOWN, xNext, s.a, w.linear.down_proj, st, { bias: w.bias.down_proj, epilogue: { kind: 'residual', res: s.xMid } }, saveH);
     drop(s.a, s.xMid);
     return { xNext, saved: save ? s : null };
   }

@@ -67,9 +67,9 @@ export interface KvCache {
   v: Tensor[];
   mask: Tensor;
   /**
-   * `length` on the GPU, (1) i32, kept equal to it by its owner before each forward. Where given, the fused
-   * path's decode kernels read it instead of a uniform, so a decode step's dispatches are the same at every
-   * step and a Gpu recording of one replays them (Decoder.replayable).
+
+
+   * step and a Gpu recording of one replays them (Decoder.replaysDecode).
    */
   lengthGpu?: Tensor;
 }
@@ -280,7 +280,7 @@ export class Decoder {
    * (x itself stays the caller's); without, every temporary goes back to the pool as soon as it is used.
    */
   private layer(l: number, x: Tensor, st: ForwardState, save: boolean, cache?: KvCache): { xNext: Tensor; saved: LayerSaved | null } {
-    if (this.replayable(st.N)) return this.fusedLayer(l, x, st, save, cache);
+    if (this.fused && (this.gpu.cpu || st.N <= GEMV.maxM)) return this.fusedLayer(l, x, st, save, cache);
     const g = this.gpu;
     const c = this.config;
     const { B, T, N } = st;
@@ -307,9 +307,10 @@ export class Decoder {
     s.att = view(att2, [B, T, NH, HS]);
     s.lse = g.tensor([B, NH, T], 'f32', 'lse');
     if (cache) {
-      kvAppend(g, cache.k[l], s.k, cache.length);
-      kvAppend(g, cache.v[l], s.v, cache.length);
-      attentionForward(g, s.att, s.lse, s.q, cache.k[l], cache.v[l], { mask: cache.mask, Tk: cache.length + T });
+      const len = cache.lengthGpu;
+      kvAppend(g, cache.k[l], s.k, cache.length, len);
+      kvAppend(g, cache.v[l], s.v, cache.length, len);
+      attentionForward(g, s.att, s.lse, s.q, cache.k[l], cache.v[l], { mask: cache.mask, Tk: cache.length + T, ...(len ? { TkGpu: len, split: true } : {}) });
     } else {
       attentionForward(g, s.att, s.lse, s.q, s.k, s.v, { mask: st.mask ?? undefined });
     }
@@ -369,12 +370,12 @@ export class Decoder {
   }
 
   /**
-   * Whether forwards of N rows take the fused path (on a GPU, at most GEMV.maxM rows: decode steps), whose
-   * cached forward with a KvCache.lengthGpu reads every per-step value from buffers: a Gpu recording of
-   * such a decode step replays as the next one (generate() does so).
+   * Whether a decode step (T = 1, a KvCache with lengthGpu) can be recorded and replayed as the next one
+   * (generate() does): on GPU adapters always, every decode kernel reading the cache's length from
+   * lengthGpu; on CPU adapters on the fused path only (the unfused 'direct' attention there has no such form).
    */
-  replayable(N: number): boolean {
-    return this.fused && (this.gpu.cpu || N <= GEMV.maxM);
+  get replaysDecode(): boolean {
+    return !this.gpu.cpu || this.fused;
   }
 
   /**

@@ -127,9 +127,9 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
   const posAll = g.upload(Int32Array.from({ length: maxNew * B }, (_, i) => prompts[i % B].length + Math.floor(i / B)), [maxNew * B], 'i32', 'gen.pos.all');
   const posStep = g.tensor([B], 'i32', 'gen.pos');
   const slotsGpu = g.upload(slots, [B], 'i32', 'gen.slots');
-  // On the fused path the first decode step is recorded and replayed as every later one (Gpu.replay):
+  // The first decode step is recorded and replayed as every later one (Gpu.replay; Decoder.replaysDecode):
   // its kernels read the positions and the cache's length from buffers, copied in before each step.
-  const replay = dec.replayable(B);
+  const replay = dec.replaysDecode;
   const lenAll = replay ? g.upload(Int32Array.from({ length: maxNew }, (_, i) => Tp + i), [maxNew], 'i32', 'gen.len.all') : undefined;
   const lengthGpu = replay ? g.tensor([1], 'i32', 'kv.length') : undefined; // the cache's, from the first decode step
   let rec: Recording | null = null;

@@ -7,8 +7,8 @@
 //   - encodeMs: the JS thread's time to record a step; syncedMs: a step followed by a wait (latency);
 //     pipelinedMs: steps submitted one after another with one wait at the end (throughput); gpuMs: the
 //     kernels' summed GPU time of a profiled step (timestamp queries, one pass a dispatch);
-//   - generate(): tokens/s of a whole greedy generation (batch B, NEW tokens) submitting every step
-//     (the default) or every 8, and the share of the memory-bandwidth limit: the weights read per step
+//   - generate(): tokens/s of a whole greedy generation (batch B, NEW tokens; it replays a recorded
+//     step on both paths on a GPU), and the share of the memory-bandwidth limit: the weights read per step
 //     over the step's time, against the GPU's peak (H100/H200 by name; --bandwidth GB/s otherwise).
 // Options: --models tiny,smollm2-135m  --batch 8  --prompt 16  --steps 32  --new 128  --dtype f32|bf16
 //          --bandwidth GBs  --out FILE
@@ -116,15 +116,13 @@ for (const name of arg('models', gpu.cpu ? 'tiny' : 'tiny,smollm2-135m').split('
     // whole generations, greedy, no stop token: every sequence runs NEW steps (generate() replays on the fused path)
     if (key === 'replay') continue;
     const prompts = Array.from({ length: B }, (_, b) => Array.from(prompt.subarray(b * P, (b + 1) * P)));
-    for (const submitEvery of [1, 8]) {
-      const gen = () => generate(dec, prompts, { maxNewTokens: NEW, sampling: { temperature: 0 }, seed: 1, adapters: lora, slots: slotArr, submitEvery });
-      await gen();
-      t0 = performance.now();
-      await gen();
-      const s = (performance.now() - t0) / 1000;
-      out[`${key}GenTokS_submit${submitEvery}`] = (B * NEW) / s;
-      if (peakGBs) out[`${key}BandwidthShare_submit${submitEvery}`] = (weightBytes(config) * NEW) / s / (peakGBs * 1e9);
-    }
+    const gen = () => generate(dec, prompts, { maxNewTokens: NEW, sampling: { temperature: 0 }, seed: 1, adapters: lora, slots: slotArr });
+    await gen();
+    t0 = performance.now();
+    await gen();
+    const secs = (performance.now() - t0) / 1000;
+    out[`${key}GenTokS`] = (B * NEW) / secs;
+    if (peakGBs) out[`${key}BandwidthShare`] = (weightBytes(config) * NEW) / secs / (peakGBs * 1e9);
   }
   rows.push(out);
   console.log(JSON.stringify(out));

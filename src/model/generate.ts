@@ -3,8 +3,10 @@
 // the next input, so the only readbacks are the token and log-prob buffers, every `syncEvery` steps, to
 // check stop tokens, stop strings and per-sequence limits (finished sequences idle until all are done) and
 // hand the tokens accepted so far to a viewer that streams them (onTokens; a small syncEvery looks live).
-// Each step is submitted as soon as it is encoded and a readback is consumed one chunk later, so neither
-// the GPU nor the CPU waits for the other: a batch runs up to syncEvery steps past its end.
+// A readback's submit sends its chunk of steps to the GPU, and the readback is consumed one chunk later, so
+// the GPU runs a chunk while the CPU encodes the next (a batch runs up to syncEvery steps past its end).
+// Submitting every step instead was no faster on an H200 (BENCHMARKS.md). The first decode step is
+// recorded and replayed as the later ones (Gpu recordings), so a step costs the CPU a few calls a dispatch.
 // A batch whose prefill would pass MAX_PREFILL_TOKENS runs as consecutive sub-batches: one prefill over
 // all of it would exceed the 65535-workgroups-per-dimension limit of row-per-workgroup kernels (and
 // memory); per-sequence RNG streams keep sampled results the same whatever the split.
@@ -37,8 +39,6 @@ export interface GenerateOptions {
   padId?: number;
   /** Read back every this many steps (default 8). */
   syncEvery?: number;
-  /** Submit every this many steps (default 1: the GPU starts each step while the CPU encodes the next). */
-  submitEvery?: number;
   /** Most prompt tokens (padded) per prefill; larger batches run as sub-batches. Default MAX_PREFILL_TOKENS. */
   maxPrefillTokens?: number;
   /** Called after each readback with the number of steps done. */
@@ -136,7 +136,6 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
   const out: Generation = { tokens: prompts.map(() => []), logprobs: prompts.map(() => []), text: opts.decode ? prompts.map(() => '') : null, finish: prompts.map(() => 'length') };
   const done = new Array<boolean>(B).fill(false);
   const syncEvery = Math.max(1, opts.syncEvery ?? 8);
-  const submitEvery = Math.max(1, opts.submitEvery ?? 1);
   const stop = new Set(opts.stopTokens ?? []);
   /** Takes the tokens of steps [from, to) out of a readback: stop tokens, stop strings, limits. */
   const accept = (toks: Int32Array, lps: Float32Array, from: number, to: number): void => {
@@ -190,7 +189,6 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
           st = next();
         }
       }
-      if ((step + 1) % submitEvery === 0) g.submit();
       if (last || (step + 1) % syncEvery === 0) {
         inflight.push({ p: Promise.all([g.read(allTokens), g.read(allLogprobs)]) as Promise<[Int32Array, Float32Array]>, to: step + 1 });
         while (inflight.length > (last ? 0 : 1) && !done.every(Boolean)) {

@@ -10,7 +10,7 @@ import { Decoder, createKvCache, releaseKvCache } from '../src/model/decoder.ts'
 import { createLoraSet, releaseLoraSet } from '../src/model/lora-set.ts';
 import { Rng } from '../src/common/rng.ts';
 import { releaseWeights, uploadWeights } from '../src/model/weights.ts';
-import { BENCH_MODELS, randomWeights } from './random-model.ts';
+import { benchModelConfigJson, randomWeights } from './random-model.ts';
 
 await ensureVulkanEnv();
 const arg = (n: string, d: string): string => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
@@ -21,7 +21,7 @@ const STEPS = Number(arg('steps', gpu.cpu ? '4' : '32'));
 const dtype = arg('dtype', 'f32');
 
 for (const name of arg('models', gpu.cpu ? 'tiny' : 'tiny,smollm2-135m').split(',')) {
-  const config = parseModelConfig({ model_type: 'llama', architectures: ['LlamaForCausalLM'], max_position_embeddings: 4096, ...BENCH_MODELS[name] });
+  const config = parseModelConfig(benchModelConfigJson(name));
   const weights = uploadWeights(gpu, config, randomWeights(config, 1), dtype === 'bf16' ? { storeAs: 'bf16' } : {});
   const lora = createLoraSet(gpu, config, { r: 8, alpha: 16, targets: [...LINEAR_MODULES], slots: 2 }, 2);
   const slots = Int32Array.from({ length: B }, (_, b) => [0, 1, -1][b % 3]);

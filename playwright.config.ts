@@ -14,6 +14,8 @@ export default defineConfig({
   reporter: [['list']],
   use: {
     baseURL: `http://127.0.0.1:${PORT}`,
+    // Chromium's headless shell (the GPU machine's) under LANG=C.UTF-8 says "en-US@posix", which Intl refuses
+    locale: 'en-US',
     launchOptions: { executablePath, args },
   },
   webServer: {

@@ -138,7 +138,8 @@ async function measure(page: Page, url: string, run: string, config: RunConfig, 
   const hub = isPreset(run) ? '' : `&hub=${encodeURIComponent(new URL(url).origin)}`;
   await page.goto(`${url}?config=${encodeConfigLink(config)}${hub}`);
   const status = page.getByTestId('gpu-status');
-  await status.and(page.locator('[data-state="ready"]')).waitFor({ timeout: 120_000 });
+  await status.and(page.locator('[data-state="ready"], [data-state="error"]')).waitFor({ timeout: 120_000 });
+  if ((await status.getAttribute('data-state')) === 'error') throw new Error(`the lab got no WebGPU device: ${await status.textContent()}`);
   const adapter = JSON.parse((await status.getAttribute('data-adapter')) ?? 'null') as AdapterSummary | null;
   const on = adapterLabel(adapter).label;
   console.log(`${run}, ${episodes} episodes, on ${on}:`);
@@ -214,11 +215,15 @@ try {
   for (const run of runNames) {
     const counts = episodesArg ?? [null];
     for (const [i, episodes] of counts.entries()) {
-      const context = await browser.newContext(); // a fresh OPFS and a fresh pipeline cache per count
+      // a fresh OPFS and a fresh pipeline cache per count. The locale: headless shell under LANG=C.UTF-8 says
+      // "en-US@posix", which Intl refuses (the page fails to start).
+      const context = await browser.newContext({ locale: 'en-US' });
       const page = await context.newPage();
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(e.message));
-      results.push(await measure(page, server.url, run, runConfig(run, episodes), i === counts.length - 1));
+      results.push(await measure(page, server.url, run, runConfig(run, episodes), i === counts.length - 1).catch((e: Error) => {
+        throw new Error(`${run}: ${e.message}${errors.length ? `\npage errors: ${errors.join(' | ')}` : ''}`);
+      }));
       if (errors.length) console.log(`  page errors: ${errors.join(' | ')}`);
       await context.close();
     }
@@ -270,7 +275,8 @@ console.log(`\nwrote ${out}`);
 const notGpu = results.filter((m) => adapterLabel(m.adapter).kind !== 'gpu');
 if (notGpu.length && (launch.gpuFlags || expect === 'gpu')) {
   console.log(`\nbench:browser: ${launch.gpuFlags ? `the GPU flags were chosen (${launch.reason}), but ` : ''}${notGpu.length} of ${results.length} runs got ${[...new Set(notGpu.map((m) => m.adapterLabel))].join(', ')}: ` +
-    'these are not GPU figures. On the GPU machine: source .devchrome/part-NN/env.sh (the NVIDIA Vulkan driver, CHROME_GPU_FLAGS) before this script.');
+    `these are not GPU figures (VK_ICD_FILENAMES=${process.env.VK_ICD_FILENAMES ?? 'unset'}). On the GPU machine, source .devchrome/app/env.sh first: ` +
+    'it points Vulkan at the NVIDIA driver and sets CHROME and CHROME_GPU_FLAGS.');
   if (expect === 'gpu') process.exit(3);
 }
 process.exit(0);

@@ -8,8 +8,9 @@
 # Here (the checkout the device tool sends, i.e. the session's own repo; after `npm ci`):
 #   bash ../shared/device/pack.sh                          # .devcarry: Node, Dawn, Vulkan loader (once)
 #   PART_MIB=35 bash ../shared/device/chrome/pack.sh       # .devchrome/part-00 + part-01, as root (once)
-#   bash bench/device-chrome.sh prepare                    # .devchrome/app: lab build, bundles, playwright-core;
-#                                                          # checks every call below against the 64 MiB limit
+#   bash bench/device-chrome.sh prepare [CHECKOUT]         # CHECKOUT/.devchrome/app: lab build, bundles, playwright-core
+#                                                          # (built from this checkout); checks the calls below against
+#                                                          # the 64 MiB limit with CHECKOUT's tree (default: this one)
 # The limit counts the tracked files too (18.9 MiB on 2026-11-27), so the 68.6 MiB Chrome pack goes in two
 # parts of 35.0 + 33.6 MiB (PART_MIB=35; the pack's default 55 MiB part would not fit beside them), and the
 # measurement in a third call. Start each call at once after the previous one: the machine is handed back
@@ -24,10 +25,13 @@
 # If call 2 answers "still missing: chrome.tar.xz.00", the machine went cold: start again from call 1.
 # If call 3 answers "machine not warm", likewise (calls 1 and 2, then 3).
 #
-# Device side options (environment): RUNS (default: every distinct preset run, then smollm2-135m),
-# EPISODES (both benchmarks' --episodes; default: each run's own), NEW (random models' new tokens, default 128),
-# EXPECT (gpu|any, default gpu), DEADLINE_S (no new run starts after this many seconds, default 480),
-# RUN_TIMEOUT_S (per benchmark run, default 240), NODE_RUN (how Node runs: default `bash .devcarry/enter.sh`).
+# Device side options (environment): RUNS (default: classroom, smollm2-135m, then the other distinct preset
+# runs; a run is a preset run's name or a random model's shape), EPISODES (both benchmarks' --episodes;
+# default: each run's own), NEW (random models' new tokens, default 128), EXPECT (gpu|any, default gpu),
+# DEADLINE_S (no run starts after this many seconds, default 450), END_S (every benchmark is stopped by then,
+# default 570), RUN_TIMEOUT_S (per benchmark, default 240), NODE_RUN (default `bash .devcarry/enter.sh`).
+# Runs go Chrome then Node, run by run, and summary.txt is rewritten after each, so a call cut short still
+# brings back the pairs it finished.
 # Local rehearsal on SwiftShader (no GPU): stage the parts into /tmp/chrome with DEVCARRY=/nonexistent, then
 #   VK_ICD_FILENAMES=/tmp/chrome/vk_swiftshader_icd.json EXPECT=any EPISODES=1 NEW=4 RUNS="lab tiny" \
 #     NODE_RUN="bash .devcarry/enter-local.sh" OUT=/tmp/out bash .devchrome/app/device-chrome.sh
@@ -46,33 +50,36 @@ die() { echo "device-chrome.sh: $*" >&2; exit 1; }
 mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
 bytes() { du -sb "$@" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'; }
 
-prepare() {
-  [ -d .devcarry ] && [ -f .devcarry/node.xz ] || die ".devcarry is missing: bash ../shared/device/pack.sh first"
-  local parts=(.devchrome/part-[0-9][0-9])
-  [ -d "${parts[0]}" ] || die ".devchrome/part-NN is missing: PART_MIB=35 bash ../shared/device/chrome/pack.sh first (as root)"
-  local last=${parts[-1]}
-  rm -rf "$A" .build/device-dist && mkdir -p "$A"
+prepare() {  # [CHECKOUT]: the checkout the device tool sends (default: this one); the app is built from this one
+  local D
+  D=$(cd "${1:-$ROOT}" && pwd) || die "no checkout at $1"
+  [ -f "$D/.devcarry/node.xz" ] || die "$D/.devcarry is missing: bash ../shared/device/pack.sh there first"
+  local parts=("$D"/.devchrome/part-[0-9][0-9])
+  [ -d "${parts[0]}" ] || die "$D/.devchrome/part-NN is missing: PART_MIB=35 bash ../shared/device/chrome/pack.sh there first (as root)"
+  local last=${parts[-1]} app=$D/$A
+  rm -rf "$app" .build/device-dist && mkdir -p "$app"
   echo "device-chrome.sh: building the lab into .build/device-dist"
   npx vite build --logLevel warn --outDir .build/device-dist --emptyOutDir || die "vite build failed"
   # models/ and demo/ are public/'s (tracked: they travel anyway); the onnxruntime wasm is ONNX export's only
-  tar -C .build/device-dist --exclude=./models --exclude=./demo --exclude='*.wasm' -cJf "$A/dist.tar.xz" . || die "tar dist"
-  for e in browser iteration device-chrome-summary; do node scripts/bundle.mjs "bench/$e.ts" "$A" >/dev/null || die "bundling bench/$e.ts"; done
-  tar -C node_modules -cJf "$A/playwright-core.tar.xz" playwright-core || die "tar playwright-core"
-  cp bench/device-chrome.sh "$A/" && cp "$last/env.sh" "$A/env.sh"
-  echo "device-chrome.sh: $A ready:"; du -sh "$A"/* | sed 's/^/  /'
+  tar -C .build/device-dist --exclude=./models --exclude=./demo --exclude='*.wasm' -cJf "$app/dist.tar.xz" . || die "tar dist"
+  for e in browser iteration device-chrome-summary; do node scripts/bundle.mjs "bench/$e.ts" "$app" >/dev/null || die "bundling bench/$e.ts"; done
+  tar -C node_modules -cJf "$app/playwright-core.tar.xz" playwright-core || die "tar playwright-core"
+  cp bench/device-chrome.sh "$app/" && cp "$last/env.sh" "$app/env.sh"
+  echo "device-chrome.sh: $app ready (from $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' + uncommitted changes')):"; du -sh "$app"/* | sed 's/^/  /'
   # what travels besides the carry: tracked files and untracked files that git does not ignore
-  local tree untracked
-  tree=$(git ls-files -z | du -cb --files0-from=- 2>/dev/null | tail -1 | cut -f1)
-  untracked=$(git ls-files -z -o --exclude-standard | du -cb --files0-from=- 2>/dev/null | tail -1 | cut -f1)
-  tree=$((tree + ${untracked:-0}))
-  echo "device-chrome.sh: the working tree that travels with every call: $(mib "$tree") MiB (tracked $(mib $((tree - ${untracked:-0}))), untracked $(mib "${untracked:-0}"))"
-  local i=1 ok=1 carry sum
+  local tracked untracked tree
+  tracked=$(git -C "$D" ls-files -z | (cd "$D" && du -cb --files0-from=- 2>/dev/null) | tail -1 | cut -f1)
+  untracked=$(git -C "$D" ls-files -z -o --exclude-standard | (cd "$D" && du -cb --files0-from=- 2>/dev/null) | tail -1 | cut -f1)
+  tree=$((${tracked:-0} + ${untracked:-0}))
+  echo "device-chrome.sh: the working tree of $D that travels with every call: $(mib "$tree") MiB (tracked $(mib "${tracked:-0}"), untracked $(mib "${untracked:-0}"))"
+  local i=1 ok=1 sum p
   for p in "${parts[@]}"; do
-    sum=$(( $(bytes "$p") + tree ))
+    p=${p#"$D"/}
+    sum=$(( $(cd "$D" && bytes "$p") + tree ))
     printf '  call %d: carry ["%s"]  %s MiB in all%s\n          command: bash %s/stage.sh\n' "$i" "$p" "$(mib "$sum")" "$([ "$sum" -le "$LIMIT" ] || echo '  OVER 64 MiB')" "$p"
     [ "$sum" -le "$LIMIT" ] || ok=0; i=$((i + 1))
   done
-  sum=$(( $(bytes .devcarry "$A") + tree ))
+  sum=$(( $(cd "$D" && bytes .devcarry "$A") + tree ))
   printf '  call %d: carry [".devcarry", "%s"]  %s MiB in all%s\n          command: bash %s/device-chrome.sh   (timeout_s 600)\n' "$i" "$A" "$(mib "$sum")" "$([ "$sum" -le "$LIMIT" ] || echo '  OVER 64 MiB')" "$A"
   [ "$sum" -le "$LIMIT" ] || ok=0
   [ $ok = 1 ] && echo "device-chrome.sh: every call within 64 MiB" || die "a call is over 64 MiB: make the parts smaller (PART_MIB) or carry less"
@@ -81,8 +88,8 @@ prepare() {
 measure() {
   local OUT=${OUT:-/tmp/out} W=/tmp/marft-chrome
   local NODE_RUN=${NODE_RUN:-bash .devcarry/enter.sh} EXPECT=${EXPECT:-gpu}
-  local RUNS=${RUNS:-classroom lab solo-ppo duo-action duo-token duo-anonymous class-per-step smollm2-135m}
-  local DEADLINE_S=${DEADLINE_S:-480} RUN_TIMEOUT_S=${RUN_TIMEOUT_S:-240}
+  local RUNS=${RUNS:-classroom smollm2-135m lab duo-token duo-action solo-ppo class-per-step duo-anonymous}
+  local DEADLINE_S=${DEADLINE_S:-450} END_S=${END_S:-570} RUN_TIMEOUT_S=${RUN_TIMEOUT_S:-240}
   mkdir -p "$OUT"
   [ -f "$A/browser.mjs" ] || die "$A/browser.mjs is missing: run 'bash bench/device-chrome.sh prepare' here and carry $A"
   [ -x /tmp/chrome/chromium-headless-shell ] || die "/tmp/chrome is missing: machine not warm: run the stage.sh calls again (part-00 first, then the rest at once)"
@@ -100,19 +107,21 @@ measure() {
   [ -n "${EPISODES:-}" ] && ep=(--episodes "$EPISODES")
   [ -n "${NEW:-}" ] && new=(--new "$NEW")
   local t0=$SECONDS r
+  # a benchmark's time limit: RUN_TIMEOUT_S, cut so that everything ends by END_S (the device call's 600 s)
+  left() { local l=$((END_S - (SECONDS - t0))); [ "$l" -lt "$RUN_TIMEOUT_S" ] || l=$RUN_TIMEOUT_S; [ "$l" -gt 5 ] || l=5; echo "$l"; }
   for r in $RUNS; do
     if [ $((SECONDS - t0)) -gt "$DEADLINE_S" ]; then
       echo "device-chrome.sh: ${DEADLINE_S} s gone: not starting $r" | tee -a "$OUT/browser.txt" "$OUT/iteration.txt"; continue
     fi
     echo "== $r (Chrome) at $((SECONDS - t0)) s" | tee -a "$OUT/browser.txt"
     # env.sh after enter.sh (enter.sh's dpkg/ldconfig with the system's libraries), in this run's shell only
-    timeout "$RUN_TIMEOUT_S" $NODE_RUN bash -c '. .devchrome/app/env.sh && exec node .devcarry/app/browser.mjs "$@"' browser \
+    timeout "$(left)" $NODE_RUN bash -c '. .devchrome/app/env.sh && exec node .devcarry/app/browser.mjs "$@"' browser \
       --no-build --dist "$W/dist" --runs "$r" --expect "$EXPECT" --out "$W/json/browser-$r.json" "${ep[@]}" "${new[@]}" 2>&1 \
       | grep -v '^Warning\|^    at \|XDG' | tee -a "$OUT/browser.txt"
     echo "== $r (Node/Dawn) at $((SECONDS - t0)) s" | tee -a "$OUT/iteration.txt"
     local what=(--preset "$r")
     case $r in smollm2-135m|tiny) what=(--models "$r" --dtype bf16) ;; esac
-    timeout "$RUN_TIMEOUT_S" $NODE_RUN node .devcarry/app/iteration.mjs "${what[@]}" --out "$W/json/iteration-$r.json" "${ep[@]}" "${new[@]}" 2>&1 \
+    timeout "$(left)" $NODE_RUN node .devcarry/app/iteration.mjs "${what[@]}" --out "$W/json/iteration-$r.json" "${ep[@]}" "${new[@]}" 2>&1 \
       | grep -v '^Warning\|^    at \|XDG' | tee -a "$OUT/iteration.txt"
     $NODE_RUN node .devcarry/app/device-chrome-summary.mjs "$W/json" "$OUT" > "$OUT/summary.txt" 2>&1
   done
@@ -120,7 +129,7 @@ measure() {
 }
 
 case ${1:-measure} in
-  prepare) prepare ;;
+  prepare) prepare "${2:-}" ;;
   measure) measure ;;
   *) die "usage: bash bench/device-chrome.sh prepare (here) | bash .devchrome/app/device-chrome.sh (on the GPU machine)" ;;
 esac

@@ -2,14 +2,14 @@
 // (bench:browser) and in Node through Dawn (bench:iteration), same machine, same call, each figure with the
 // adapter it ran on. Reads the per-run JSON files both benchmarks wrote, merges them into OUT/browser.json
 // and OUT/iteration.json, and prints the table (the script tees it into OUT/summary.txt).
-// Usage: node summary.mjs JSON_DIR OUT_DIR
+// Usage: node summary.mjs JSON_DIR OUT_DIR [RUN ...] (the table's order; default: the files')
 
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AdapterSummary } from '../src/gpu/gpu.ts';
 import { adapterLabel } from '../scripts/chromium-launch.ts';
 
-const [dir, out] = process.argv.slice(2);
+const [dir, out, ...order] = process.argv.slice(2);
 if (!dir || !out) { console.error('usage: node summary.mjs JSON_DIR OUT_DIR'); process.exit(2); }
 
 interface Seconds { rollout: number; score: number; advantages: number; update: number; total: number }
@@ -24,7 +24,7 @@ writeFileSync(join(out, 'browser.json'), `${JSON.stringify(Object.fromEntries(br
 writeFileSync(join(out, 'iteration.json'), `${JSON.stringify(Object.fromEntries(node), null, 1)}\n`);
 
 const f = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? '–' : x.toFixed(x >= 100 ? 0 : 2));
-const runs = [...new Set([...browser.map(([r]) => r), ...node.map(([r]) => r)])];
+const runs = [...new Set([...order, ...browser.map(([r]) => r), ...node.map(([r]) => r)])].filter((r) => browser.some(([b]) => b === r) || node.some(([n]) => n === r));
 console.log(`One timed MARFT iteration (critic warm-up 0), the trainer's own seconds; Chromium: ${browser[0]?.[1].browser ?? '–'}`);
 console.log('| run | episodes | Chrome: adapter | rollout s | update s | total s | Node/Dawn: adapter | rollout s | update s | total s | Node / Chrome |');
 console.log('|---|---|---|---|---|---|---|---|---|---|---|');

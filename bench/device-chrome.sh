@@ -11,15 +11,15 @@
 #   bash bench/device-chrome.sh prepare [CHECKOUT]         # CHECKOUT/.devchrome/app: lab build, bundles, playwright-core
 #                                                          # (built from this checkout); checks the calls below against
 #                                                          # the 64 MiB limit with CHECKOUT's tree (default: this one)
-# The limit counts the tracked files too (18.9 MiB on 2026-11-27), so the 68.6 MiB Chrome pack goes in two
-# parts of 35.0 + 33.6 MiB (PART_MIB=35; the pack's default 55 MiB part would not fit beside them), and the
-# measurement in a third call. Start each call at once after the previous one: the machine is handed back
-# after ~30 s idle, and /tmp/chrome with it. Sizes measured with du -sb on 2026-11-27 (prepare reprints them):
-#   call 1: carry [".devchrome/part-00"]                                     35.0 + 18.9 = 54.0 MiB
+# The limit counts the tracked files too (18.8 MiB in /work/main on 2026-11-27), so the 68.6 MiB Chrome pack
+# goes in two parts of 35.0 + 33.6 MiB (PART_MIB=35: the pack's default 55 MiB part would not fit beside
+# them), and the measurement in a third call. Start each call at once after the previous one: the machine is
+# handed back after ~30 s idle, and /tmp/chrome with it. Measured with du -sb on 2026-11-27 (prepare reprints):
+#   call 1: carry [".devchrome/part-00"]                      35.0 + 18.8 (tree) = 53.8 MiB
 #           command: bash .devchrome/part-00/stage.sh
-#   call 2: carry [".devchrome/part-01"]                                     33.6 + 18.9 = 52.5 MiB
+#   call 2: carry [".devchrome/part-01"]                      33.6 + 18.8 (tree) = 52.4 MiB
 #           command: bash .devchrome/part-01/stage.sh
-#   call 3: carry [".devcarry", ".devchrome/app"]                            36.6 + 18.9 = 55.6 MiB
+#   call 3: carry [".devcarry", ".devchrome/app"]             31.5 + 3.1 + 18.8 (tree) = 53.4 MiB
 #           command: bash .devchrome/app/device-chrome.sh
 #           (timeout_s 600; RUNS="classroom smollm2-135m" bash .devchrome/app/device-chrome.sh for fewer runs)
 # If call 2 answers "still missing: chrome.tar.xz.00", the machine went cold: start again from call 1.
@@ -123,7 +123,7 @@ measure() {
     case $r in smollm2-135m|tiny) what=(--models "$r" --dtype bf16) ;; esac
     timeout "$(left)" $NODE_RUN node .devcarry/app/iteration.mjs "${what[@]}" --out "$W/json/iteration-$r.json" "${ep[@]}" "${new[@]}" 2>&1 \
       | grep -v '^Warning\|^    at \|XDG' | tee -a "$OUT/iteration.txt"
-    $NODE_RUN node .devcarry/app/device-chrome-summary.mjs "$W/json" "$OUT" > "$OUT/summary.txt" 2>&1
+    $NODE_RUN node .devcarry/app/device-chrome-summary.mjs "$W/json" "$OUT" $RUNS > "$OUT/summary.txt" 2>&1
   done
   echo; cat "$OUT/summary.txt"
 }

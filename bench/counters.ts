@@ -5,13 +5,13 @@
 import type { Gpu } from '../src/gpu/gpu.ts';
 import type { Phase } from '../src/marft/trainer.ts';
 
-export interface Counts { dispatches: number; reads: number; submits: number }
+export interface Counts { dispatches: number; reads: number; submits: number; copies: number; passes: number }
 
-export const counts = (gpu: Gpu): Counts => ({ dispatches: gpu.dispatchCount, reads: gpu.readCount, submits: gpu.submitCount });
+export const counts = (gpu: Gpu): Counts => ({ dispatches: gpu.dispatchCount, reads: gpu.readCount, submits: gpu.submitCount, copies: gpu.copyCount, passes: gpu.passCount });
 
 export const since = (gpu: Gpu, c0: Counts): Counts => {
   const c = counts(gpu);
-  return { dispatches: c.dispatches - c0.dispatches, reads: c.reads - c0.reads, submits: c.submits - c0.submits };
+  return { dispatches: c.dispatches - c0.dispatches, reads: c.reads - c0.reads, submits: c.submits - c0.submits, copies: c.copies - c0.copies, passes: c.passes - c0.passes };
 };
 
 /**
@@ -50,5 +50,5 @@ export class PhaseCounter {
   }
 }
 
-/** One line: "N dispatches, R readbacks, S submits". */
-export const countsLine = (c: Counts): string => `${c.dispatches} dispatches, ${c.reads} readbacks, ${c.submits} submits`;
+/** One line: "N dispatches, R readbacks, S submits, C copies, P passes". */
+export const countsLine = (c: Counts): string => `${c.dispatches} dispatches, ${c.reads} readbacks, ${c.submits} submits, ${c.copies} copies, ${c.passes} passes`;

@@ -16,7 +16,7 @@
 // does (the trainer's default micro-batch), with --episodes episodes (default: the preset's; 1 on a CPU
 // adapter) and critic warm-up 0 so the timed iteration has a policy update, as bench:browser sets it.
 // Options: --preset NAME --models smollm2-135m,builtin --episodes 8 --new 128 --agents 2 --dtype bf16|f32 --recompute auto|on|off
-//   --fused auto|on|off (the decoder's fused decode path: DecoderOptions.fused; auto = its default, off) --peer FILE --out FILE --profile
+//   --fused auto|on|off (the decoder's fused decode path: DecoderOptions.fused; auto = its default: on for GPUs, off on CPU adapters) --peer FILE --out FILE --profile
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { acquireNodeGpu, ensureVulkanEnv } from '../src/gpu/node.ts';

@@ -60,7 +60,7 @@ if (parts.includes('train')) {
   const run: Run = new Run(session, store, {
     onIteration: ({ metrics }) => {
       const gpu = run.model!.gpu;
-      const work = since(gpu, last ?? { dispatches: 0, reads: 0, submits: 0 });
+      const work = since(gpu, last ?? { dispatches: 0, reads: 0, submits: 0, copies: 0, passes: 0 });
       last = counts(gpu);
       log({ part: 'train', iteration: metrics.iteration, tokensPerSecond: metrics.tokensPerSecond, seconds: metrics.seconds.total, tokens: Object.values(metrics.agents).reduce((s, a) => s + a.tokens, 0), accuracy: metrics.accuracy, checkpointBytes: newestCheckpoint()?.bytes ?? 0, ...work, ...memory(gpu) });
       gpu.pool.resetPeak(); // peakBytes is each iteration's own

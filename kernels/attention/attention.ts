@@ -18,6 +18,12 @@ export interface AttentionOptions {
   mask?: Tensor;
   /** Keys in use, <= the time dim of k and v (a KV cache's capacity). Default: that time dim. */
   Tk?: number;
+  /**
+   * The split decode path only: (1) i32 on the GPU holding Tk - Tq (a KV cache's filled length before this
+   * step), read by the kernel instead of Tk, whose grid then covers the whole capacity, so the dispatch is
+   * the same at every decode step (Gpu recordings replay it). Tk must still be given, for the checks.
+   */
+  TkGpu?: Tensor;
   /** Score scale; default 1 / sqrt(HS). */
   scale?: number;
   /**
@@ -48,12 +54,12 @@ export function decodeChunk(HS: number, limit: number): number | null {
 
 interface DecodePrograms { partial: Program; combine: Program; CH: number }
 const decodeProgramsFor = programFactory(
-  (gpu: Gpu, HS: number) => `${HS}:${gpu.limits.maxComputeWorkgroupStorageSize}`,
-  (gpu: Gpu, HS: number): DecodePrograms | null => {
+  (gpu: Gpu, HS: number, tkGpu: boolean) => `${HS}:${gpu.limits.maxComputeWorkgroupStorageSize}:${tkGpu}`,
+  (gpu: Gpu, HS: number, tkGpu: boolean): DecodePrograms | null => {
     const CH = decodeChunk(HS, gpu.limits.maxComputeWorkgroupStorageSize);
     if (CH === null) return null;
-    const code = () => fillTemplate(decodeSource, { HS4: String(HS / 4), CH: String(CH), RMAX: String(DECODE_RMAX) });
-    const key = `attention:decode:hs${HS}:c${CH}:r${DECODE_RMAX}`;
+    const code = () => fillTemplate(decodeSource, { HS4: String(HS / 4), CH: String(CH), RMAX: String(DECODE_RMAX), TK: tkGpu ? 'u32(klen[0]) + u.Tq' : 'u.Tk' });
+    const key = `attention:decode:hs${HS}:c${CH}:r${DECODE_RMAX}${tkGpu ? ':tkgpu' : ''}`;
     return { partial: { key, code, entryPoint: 'decodePartial' }, combine: { key, code, entryPoint: 'decodeCombine' }, CH };
   },
 );
@@ -195,14 +201,17 @@ export function attentionForward(gpu: Gpu, out: Tensor, lse: Tensor, q: Tensor, 
   const R = d.Tq * (d.NH / d.NKV);
   const fits = d.Tq <= DECODE_TQ && R <= DECODE_RMAX;
   const direct = (opts.path ?? (gpu.cpu ? 'direct' : 'tiled')) === 'direct';
+  const tkGpu = opts.TkGpu;
+  if (tkGpu && (tkGpu.dtype !== 'i32' || tkGpu.shape.length !== 1 || tkGpu.shape[0] !== 1)) shapeError(op, `TkGpu must be (1) i32, got ${shapeStr(tkGpu)}`);
   if (opts.split ?? (fits && !direct)) {
     if (!fits) shapeError(op, `split: the decode path takes Tq <= ${DECODE_TQ} and Tq * NH / NKV <= ${DECODE_RMAX} rows per kv head, got Tq = ${d.Tq}, ${R} rows`);
-    const dp = decodeProgramsFor(gpu, d.HS);
+    const dp = decodeProgramsFor(gpu, d.HS, Boolean(tkGpu));
     if (dp) {
       decodeForward(gpu, dp, out, lse, q, k, v, opts, d);
       return;
     }
   }
+  if (tkGpu) shapeError(op, 'TkGpu needs the split decode path (a GPU adapter, Tq <= 4, and its tiles fitting the device)');
   if (direct) {
     gpu.run({
       program: directPrograms(d.HS).fwd,
@@ -225,13 +234,13 @@ export function attentionForward(gpu: Gpu, out: Tensor, lse: Tensor, q: Tensor, 
 function decodeForward(
   gpu: Gpu, p: DecodePrograms, out: Tensor, lse: Tensor, q: Tensor, k: Tensor, v: Tensor, opts: AttentionOptions, d: Dims,
 ): void {
-  const NS = Math.ceil(d.Tk / p.CH);
+  const NS = Math.ceil((opts.TkGpu ? d.Tcap : d.Tk) / p.CH);
   const R = d.Tq * (d.NH / d.NKV);
   const u = uniforms(d);
   u[11] = NS;
   const pml = gpu.tensor([d.B, d.NKV, NS, R, 2], 'f32', 'attention.pml');
   const pacc = gpu.tensor([d.B, d.NKV, NS, R, d.HS], 'f32', 'attention.pacc');
-  gpu.run({ program: p.partial, bindings: [q, k, v, maskOf(gpu, opts), undefined, undefined, pml, pacc], uniforms: u, workgroups: [NS, d.NKV, d.B] });
+  gpu.run({ program: p.partial, bindings: [q, k, v, maskOf(gpu, opts), undefined, undefined, pml, pacc, opts.TkGpu], uniforms: u, workgroups: [NS, d.NKV, d.B] });
   gpu.run({
     program: p.combine,
     bindings: [undefined, undefined, undefined, undefined, out, lse, pml, pacc],

@@ -62,6 +62,16 @@ describe('attention decode (split-K)', () => {
       const gotOut = await gpu.read(out);
       expectClose('out', gotOut, ref.out, { atol: 2e-6, rtol: 1e-4 });
       expectClose('lse', await gpu.read(lse), ref.lse, { atol: 2e-6, rtol: 1e-5 });
+      // Tk read on the GPU (a recorded decode step): the grid covers Tcap, chunks past Tk weigh nothing
+      if (c.Tcap > c.Tk) {
+        const out2 = gpu.upload(new Float32Array(nq).fill(NaN), qShape, 'f32', 'out2');
+        const lse2 = gpu.tensor([c.B, c.NH, c.Tq], 'f32', 'lse2');
+        const tkGpu = gpu.upload([c.Tk - c.Tq], [1], 'i32', 'tk');
+        attentionForward(gpu, out2, lse2, tq, tk, tv, { mask: tmask, Tk: c.Tk, TkGpu: tkGpu, split: true });
+        expectClose('out, Tk on the GPU', await gpu.read(out2), ref.out, { atol: 2e-6, rtol: 1e-4 });
+        expectClose('lse, Tk on the GPU', await gpu.read(lse2), ref.lse, { atol: 2e-6, rtol: 1e-5 });
+        gpu.release(out2, lse2, tkGpu);
+      }
       if (c.pad === 'allpad') {
         expect(Array.from(gotOut.slice(0, nq / c.B)).every((x) => x === 0)).toBe(true);
         expect(Array.from((await gpu.read(lse)).slice(0, c.NH * c.Tq)).every((x) => x === Math.fround(LSE_MASKED))).toBe(true);

@@ -12,6 +12,9 @@
 //                  thread: M = max m, L = sum l exp2(m - M), out = sum acc exp2(m - M) / L,
 //                  lse = (M + log2 L) ln 2 (LSE_MASKED and out 0 when L = 0).
 // Layouts and the visibility rule as in attention.wgsl; keys past Tk or masked are zero rows, never read.
+// With TK_GPU, Tk is read from klen (the KV cache's filled length before this step, + Tq) and the grid
+// covers the cache's capacity: a chunk wholly past Tk writes (m, l, acc) = (-1e30, 0, 0), which the
+// combination weighs 0, so the dispatch is the same at every step (Gpu recordings replay it).
 
 struct Params {
   B: u32, Tq: u32, Tk: u32, Tcap: u32,
@@ -31,6 +34,7 @@ struct Params {
 @group(0) @binding(6) var<storage, read_write> lse: array<f32>;
 @group(0) @binding(7) var<storage, read_write> pml: array<vec2f>;
 @group(0) @binding(8) var<storage, read_write> pacc: array<vec4f>;
+@group(0) @binding(9) var<storage, read> klen: array<i32>;
 
 const HS4 = $HS4u;
 const CH = $CHu;            // keys per chunk (workgroup)
@@ -49,6 +53,7 @@ var<workgroup> vs: array<vec4f, CH * RS>;
 var<workgroup> ss: array<f32, RMAX * SS>;
 var<workgroup> okf: array<u32, CH>;
 
+fn tk() -> u32 { return $TK; }
 fn keyOk(b: u32, j: u32) -> bool { return u.hasMask == 0u || mask[b * u.Tm + j] != 0; }
 fn hsum(a: vec4f) -> f32 { return (a.x + a.y) + (a.z + a.w); }
 fn qIndex(b: u32, kvh: u32, r: u32) -> u32 { return ((b * u.Tq + r / u.G) * u.NH + kvh * u.G + r % u.G) * HS4; }
@@ -62,18 +67,24 @@ fn decodePartial(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_i
   let b = wg.z;
   let R = u.Tq * u.G;
   let k0 = chunk * CH;
+  let Tk = tk();
+  if (k0 >= Tk) {
+    for (var r = tid; r < R; r += WG) { pml[pIndex(b, kvh, chunk, r)] = vec2f(NEG, 0.0); }
+    for (var e = tid; e < R * HS4; e += WG) { pacc[pIndex(b, kvh, chunk, e / HS4) * HS4 + e % HS4] = vec4f(0.0); }
+    return;
+  }
   for (var e = tid; e < R * HS4; e += WG) {
     qs[e] = q[qIndex(b, kvh, e / HS4) + e % HS4] * u.scale2;
   }
   for (var e = tid; e < CH * HS4; e += WG) {
-    let kj = min(k0 + e / HS4, u.Tk - 1u);
-    let ok = k0 + e / HS4 < u.Tk && keyOk(b, kj);
+    let kj = min(k0 + e / HS4, Tk - 1u);
+    let ok = k0 + e / HS4 < Tk && keyOk(b, kj);
     let a = kIndex(b, kvh, kj) + e % HS4;
     ks[(e / HS4) * RS + e % HS4] = select(vec4f(0.0), k[a], ok);
     vs[(e / HS4) * RS + e % HS4] = select(vec4f(0.0), v[a], ok);
   }
   for (var j = tid; j < CH; j += WG) {
-    okf[j] = select(0u, 1u, k0 + j < u.Tk && keyOk(b, min(k0 + j, u.Tk - 1u)));
+    okf[j] = select(0u, 1u, k0 + j < Tk && keyOk(b, min(k0 + j, Tk - 1u)));
   }
   workgroupBarrier();
   // scores: neighbouring threads take neighbouring keys of one row (q word broadcast, K rows padded)
@@ -82,7 +93,7 @@ fn decodePartial(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_i
     let j = e % CH;
     var acc = vec4f(0.0);
     for (var d = 0u; d < HS4; d++) { acc = fma(qs[r * HS4 + d], ks[j * RS + d], acc); }
-    let lim = u.Tk - u.Tq + r / u.G;
+    let lim = Tk - u.Tq + r / u.G;
     ss[r * SS + j] = select(NEG, hsum(acc), okf[j] != 0u && k0 + j <= lim);
   }
   workgroupBarrier();

@@ -187,6 +187,12 @@ describe('ropeKv', () => {
       kvAppend(gpu, kc, uk, t0);
       expectClose('q vs unfused', qGot, await gpu.read(uq), { atol: 0, rtol: 0 });
       expectClose('k vs unfused', kGot, await gpu.read(kc), { atol: 0, rtol: 0 });
+      // t0 read on the GPU (a recorded decode step): the same bits, with a stale uniform t0 ignored
+      const [q2, k2, v2] = [gpu.tensor([B, T, NH, HS], 'f32', 'q2'), gpu.upload(cache0, [B, Tcap, NKV, HS], 'f32', 'k2'), gpu.upload(cache0, [B, Tcap, NKV, HS], 'f32', 'v2')];
+      ropeKv(gpu, q2, k2, v2, tQkv, tPos, theta, 0, gpu.upload([t0], [1], 'i32', 't0'));
+      expectClose('q, t0 on the GPU', await gpu.read(q2), qGot, { atol: 0, rtol: 0 });
+      expectClose('k, t0 on the GPU', await gpu.read(k2), kGot, { atol: 0, rtol: 0 });
+      expectClose('v, t0 on the GPU', await gpu.read(v2), vGot, { atol: 0, rtol: 0 });
     });
   }
 });

@@ -109,30 +109,41 @@ const gemvOut = (e: EpilogueKind): string => {
       out[m * u.NOUT + n] = g * (1.0 / (1.0 + exp(-g))) * up;${e === 'swiglu-save' ? '\n      gu[m * u.NOUT + n] = g;\n      gu[(u.M + m) * u.NOUT + n] = up;' : ''}`;
 };
 
-// shrink_gemv's parts (shrink-gemv.wgsl): the row's rstd, then its LoRA h P outputs a round.
-const ROW_RSTD = `  {
-    var a: array<f32, 8>;
-    for (var k = t; k < u.K; k += KT) { let v = x[m * u.K + k]; a[0] = fma(v, v, a[0]); }
-    meet(t, a);
-    r = inverseSqrt(prSum(0u) / f32(u.K) + u.eps);
-    workgroupBarrier(); // every thread has read pr before the rounds below reuse it
-    if (t == 0u && wg.y == 0u) { h[u.rOff + m] = r; }
-  }`;
-const ROW_H = `  let s = slotOf(m);
-  let nh = u.NW * u.R; // NW: the adapted module count G' here
-  let o0 = wg.y * P;
-  var a: array<f32, 8>;
-  if (s >= 0) {
-    for (var k = t; k < u.K; k += KT) {
-      let xv = xIn(m, k, r);
-      for (var i = 0u; i < P; i++) {
-        let o = o0 + i;
-        if (o < nh) { a[i] = fma(xv, A[u.aOff[o / u.R] + (u32(s) * u.R + o % u.R) * u.K + k], a[i]); }
-      }
-    }
+/**
+ * shrink_gemv's body (shrink-gemv.wgsl) for a workgroup (output o, row m): x (and its squares, with the
+ * norm) against lora_A's row of o for the row's slot; rows without adapter sum only the squares, in the
+ * workgroup of o = 0 (the others write their 0 at once).
+ */
+function shrinkGemvBody(norm: boolean, lora: boolean): string {
+  const hOut = '((o / u.R) * u.M + m) * u.R + o % u.R';
+  if (!lora) {
+    return `  var acc = vec2f(0.0);
+  for (var k = t; k < u.K; k += KT) { let v = x[m * u.K + k]; acc.x = fma(v, v, acc.x); }
+  let sum = sumAll(t, acc);
+  if (t == 0u) { h[u.rOff + m] = inverseSqrt(sum.x / f32(u.K) + u.eps); }`;
   }
-  meet(t, a);
-  if (t < P && o0 + t < nh) { let o = o0 + t; h[((o / u.R) * u.M + m) * u.R + o % u.R] = prSum(t); }`;
+  const term = norm ? 'acc = fma(vec2f(v, v * gamma[k]), vec2f(v, a), acc);' : 'acc.y = fma(v, a, acc.y);';
+  return `  let s = slotOf(m);
+  if (s < 0 && ${norm ? 'o != 0u' : 'true'}) {
+    if (t == 0u) { h[${hOut}] = 0.0; }
+    return;
+  }
+  var acc = vec2f(0.0);
+  if (s >= 0) {
+    let aRow = u.aOff[o / u.R] + (u32(s) * u.R + o % u.R) * u.K;
+    for (var k = t; k < u.K; k += KT) { let v = x[m * u.K + k]; let a = A[aRow + k]; ${term} }
+  }${norm ? `
+  else {
+    for (var k = t; k < u.K; k += KT) { let v = x[m * u.K + k]; acc.x = fma(v, v, acc.x); }
+  }` : ''}
+  let sum = sumAll(t, acc);
+  if (t == 0u) {${norm ? `
+    let r = inverseSqrt(sum.x / f32(u.K) + u.eps);
+    if (o == 0u) { h[u.rOff + m] = r; }
+    h[${hOut}] = select(0.0, r * sum.y, s >= 0);` : `
+    h[${hOut}] = sum.y;`}
+  }`;
+}
 
 /**
  * The entry points: the LoRA/norm prologue and the fused matmul, each in the 'direct' form (barrier-free,
@@ -156,18 +167,22 @@ const program = programFactory(
       NORM_ROWS: wg ? 'u.M' : '0u',
       SHRINK_H: lora ? SHRINK_H(wg > 0) : '',
       SAVED_RSTD: wg ? 'h[u.rOff + m]' : '1.0',
-      ...(entryPoint === 'shrink_gemv' ? { ROW_RSTD: wg ? ROW_RSTD : '', ROW_H: lora ? ROW_H : '' } : {}),
+      ...(entryPoint === 'shrink_gemv' ? { BODY: shrinkGemvBody(wg > 0, lora) } : {}),
       ...(entryPoint === 'gemv' ? { MR: String(mr), NC: e.startsWith('swiglu') ? '2' : '4', GEMV_BODY: gemvBody(mr, e.startsWith('swiglu')), GEMV_OUT: gemvOut(e) } : {}),
     }),
     entryPoint,
   }),
 );
 
-const ropeKvProgram: Program = {
-  key: 'fused:rope_kv',
-  code: () => fillTemplate(ropeKvSource, { COS_SIN: ropeSource.match(/fn cosSin[\s\S]*?\n}\n/)![0] }),
-  entryPoint: 'rope_kv',
-};
+/** rope_kv with t0 from the uniforms or (t0Gpu) from the GPU. */
+const ropeKvProgram = programFactory(
+  (t0Gpu: boolean) => String(t0Gpu),
+  (t0Gpu: boolean): Program => ({
+    key: `fused:rope_kv${t0Gpu ? ':t0gpu' : ''}`,
+    code: () => fillTemplate(ropeKvSource, { COS_SIN: ropeSource.match(/fn cosSin[\s\S]*?\n}\n/)![0], T0: t0Gpu ? 'u32(klen[0])' : 'u.t0' }),
+    entryPoint: 'rope_kv',
+  }),
+);
 
 /**
  * The LoRA adapters of a group's modules (undefined: not adapted) laid out for one forward: lora_A of the
@@ -290,7 +305,7 @@ export function groupPrologue(gpu: Gpu, h: Tensor, x: Tensor, p: Prologue, form:
     // gamma only norms the LoRA input: the rstd rows need x alone
     bindings: [x, p.lora?.slots, g?.A, h, undefined, undefined, undefined, undefined, undefined, undefined, g ? p.norm?.gamma : undefined],
     uniforms: uniforms(M, K, g?.GL ?? 0, 0, [], p),
-    workgroups: gemv ? [M, Math.max(1, Math.ceil(((g?.GL ?? 0) * (g?.R ?? 0)) / 8))] : grid1d(Math.ceil(prologueSize(M, p) / 64)),
+    workgroups: gemv ? [Math.max(1, (g?.GL ?? 0) * (g?.R ?? 0)), M] : grid1d(Math.ceil(prologueSize(M, p) / 64)),
   });
 }
 
@@ -348,10 +363,11 @@ export function fusedLinear(
 
 /**
  * q (B, T, NH, HS) = rope(q part of qkv); k, v (B, Tcap, NKV, HS) rows t0 .. t0 + T-1 = rope(k part), v part:
- * the KV cache (Tcap its capacity, t0 its length) or plain (B, T, NKV, HS) tensors with t0 = 0.
+ * the KV cache (Tcap its capacity, t0 its length; or t0Gpu, (1) i32 read on the GPU: the same dispatch at every
+ * step) or plain (B, T, NKV, HS) tensors with t0 = 0.
  * qkv (B*T, (NH + 2 NKV) * HS) is the fused q/k/v projection; pos (B*T) i32.
  */
-export function ropeKv(gpu: Gpu, q: Tensor, k: Tensor, v: Tensor, qkv: Tensor, pos: Tensor, freq: RopeFreq, t0: number): void {
+export function ropeKv(gpu: Gpu, q: Tensor, k: Tensor, v: Tensor, qkv: Tensor, pos: Tensor, freq: RopeFreq, t0: number, t0Gpu?: Tensor): void {
   const op = 'ropeKv';
   if (q.dtype !== 'f32' || q.shape.length !== 4) shapeError(op, `q must be (B, T, NH, HS) f32, got ${shapeStr(q)}`);
   const [B, T, NH, HS] = q.shape;
@@ -363,11 +379,12 @@ export function ropeKv(gpu: Gpu, q: Tensor, k: Tensor, v: Tensor, qkv: Tensor, p
   const W = (NH + 2 * NKV) * HS;
   if (qkv.dtype !== 'f32' || qkv.shape.length !== 2 || qkv.shape[0] !== B * T || qkv.shape[1] !== W) shapeError(op, `qkv must be (${B * T}, ${W}) f32, got ${shapeStr(qkv)}`);
   if (pos.dtype !== 'i32' || pos.shape.length !== 1 || pos.shape[0] !== B * T) shapeError(op, `pos must be (${B * T}) i32, got ${shapeStr(pos)}`);
+  if (t0Gpu && (t0Gpu.dtype !== 'i32' || t0Gpu.shape.length !== 1 || t0Gpu.shape[0] !== 1)) shapeError(op, `t0Gpu must be (1) i32, got ${shapeStr(t0Gpu)}`);
   noAlias(op, { q, k, v, qkv });
   const invFreq = invFreqOf(op, gpu, HS, freq);
   gpu.run({
-    program: ropeKvProgram,
-    bindings: [pos, invFreq, qkv, q, k, v],
+    program: ropeKvProgram(Boolean(t0Gpu)),
+    bindings: [pos, invFreq, qkv, q, k, v, t0Gpu],
     uniforms: [B * T, T, NH, NKV, HS / 2, Tcap, t0, 0],
     workgroups: grid1d(Math.ceil((B * T * (NH + 2 * NKV) * (HS / 2)) / 64)),
   });

@@ -4,6 +4,8 @@
 //   (the KV cache with Tcap its capacity and t0 its filled length, or plain (B, T, NKV, HS) with t0 = 0).
 // The rotation is rope.wgsl's, on the same f32 angle with the same cos/sin (its cosSin function is pasted in), so q
 // and k carry the bits that ropeForward then kvAppend give.
+// With T0_GPU, t0 is read from klen (the cache's filled length), so the dispatch is the same at every
+// decode step (Gpu recordings replay it).
 // dispatch: grid1d(ceil(B*T * (NH + 2 NKV) * HALF / 64)), one (d, d + HALF) pair per thread.
 
 struct Params { BT: u32, T: u32, NH: u32, NKV: u32, HALF: u32, Tcap: u32, t0: u32, _p: u32 }
@@ -14,6 +16,7 @@ struct Params { BT: u32, T: u32, NH: u32, NKV: u32, HALF: u32, Tcap: u32, t0: u3
 @group(0) @binding(4) var<storage, read_write> qo: array<f32>;
 @group(0) @binding(5) var<storage, read_write> ko: array<f32>;
 @group(0) @binding(6) var<storage, read_write> vo: array<f32>;
+@group(0) @binding(7) var<storage, read> klen: array<i32>;
 
 $COS_SIN
 
@@ -30,7 +33,7 @@ fn rope_kv(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) n
   let x1 = qkv[src];
   let x2 = qkv[src + u.HALF];
   // the cache row of token n = b * T + t
-  let row = (n / u.T) * u.Tcap + u.t0 + n % u.T;
+  let row = (n / u.T) * u.Tcap + $T0 + n % u.T;
   if (hd >= u.NH + u.NKV) {
     let j = (row * u.NKV + hd - u.NH - u.NKV) * HS + d;
     vo[j] = x1;

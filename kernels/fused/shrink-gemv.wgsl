@@ -1,37 +1,31 @@
-// The prologue of the gemv form (appended to linear.wgsl): a workgroup per row m (M <= 16, decode) and
-// per P outputs of its LoRA h, whose KT threads walk K together, so the row's squares (rstd, summed again
-// by each of the row's workgroups) and each h dot product are summed by all of them (coalesced reads of x
-// and A) and meet in workgroup memory. linear.wgsl's `shrink` gives each output
-// one thread that walks K alone and recomputes the row's rstd: on a GPU a chain of K dependent loads per
-// thread, most of a fused decode step's time. Same outputs (h, then rstd at rOff), another summation order.
-// dispatch: (M, max(1, ceil(G' R / P))), workgroup KT.
+// The prologue of the gemv form (appended to linear.wgsl): a workgroup per output o of the group's LoRA
+// h and per row m (M <= 16, decode), like lora.wgsl's forward_h_rows, whose KT threads walk K together
+// (coalesced reads of x and A) and meet in one tree. With the RMSNorm folded in, the same walk sums the
+// row's squares: h = rstd * sum_k x gamma A (x normed on the fly, as the matmul then does), and the
+// workgroup of o = 0 writes rstd at rOff. A norm-only prologue runs one workgroup a row.
+// The earlier layout (a workgroup per row and 8 outputs, each thread carrying 8 partial sums) gave the
+// whole GPU 8 to 24 workgroups and took 0.05-0.07 ms a call on an H200, most of a fused decode step.
+// Same outputs as linear.wgsl's `shrink` (h, then rstd at rOff), another summation order.
+// dispatch: (max(1, G' R), M), workgroup KT.
 
-const KT = 64u;
-const HALF = KT / 2u;
-const RS = HALF + 1u;
-const P = 8u; // outputs a workgroup sums (partial sums a thread carries)
-var<workgroup> pr: array<f32, P * RS>;
+const KT = 128u;
+var<workgroup> red: array<vec2f, KT>;
 
-/** Sums the KT threads' partials a[i] of each i into pr[i * RS + 0..HALF) (then read with prSum). */
-fn meet(t: u32, a: array<f32, 8>) {
-  let hh = t % HALF;
-  if (t >= HALF) { for (var i = 0u; i < P; i++) { pr[i * RS + hh] = a[i]; } }
+/** The workgroup's sum of every thread's v (a tree in workgroup memory). */
+fn sumAll(t: u32, v: vec2f) -> vec2f {
+  red[t] = v;
   workgroupBarrier();
-  if (t < HALF) { for (var i = 0u; i < P; i++) { pr[i * RS + hh] += a[i]; } }
-  workgroupBarrier();
-}
-
-fn prSum(i: u32) -> f32 {
-  var s = 0.0;
-  for (var j = 0u; j < HALF; j++) { s += pr[i * RS + j]; }
-  return s;
+  for (var w = KT / 2u; w > 0u; w >>= 1u) {
+    if (t < w) { red[t] += red[t + w]; }
+    workgroupBarrier();
+  }
+  return red[0];
 }
 
 @compute @workgroup_size(KT)
 fn shrink_gemv(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wg: vec3u) {
-  let m = wg.x;
+  let o = wg.x;
+  let m = wg.y;
   if (m >= u.M) { return; }
-  var r = 1.0;
-$ROW_RSTD
-$ROW_H
+$BODY
 }

@@ -13,8 +13,14 @@ describe('kvcache', () => {
       const tc = gpu.upload(cache, [B, Tcap, NKV, HS], 'f32', 'cache');
       const ts = gpu.upload(src, [B, Tq, NKV, HS], 'f32', 'src');
       kvAppend(gpu, tc, ts, t0);
-      expectClose('cache', await gpu.read(tc), kvAppendRef(cache, src, B, Tq, Tcap, W, t0), { atol: 0, rtol: 0 });
-      gpu.release(tc, ts);
+      const want = kvAppendRef(cache, src, B, Tq, Tcap, W, t0);
+      expectClose('cache', await gpu.read(tc), want, { atol: 0, rtol: 0 });
+      // t0 read on the GPU (a recorded decode step)
+      const tc2 = gpu.upload(cache, [B, Tcap, NKV, HS], 'f32', 'cache2');
+      const t0Gpu = gpu.upload([t0], [1], 'i32', 't0');
+      kvAppend(gpu, tc2, ts, t0, t0Gpu);
+      expectClose('cache, t0 on the GPU', await gpu.read(tc2), want, { atol: 0, rtol: 0 });
+      gpu.release(tc, ts, tc2, t0Gpu);
     });
   }
 

@@ -9,7 +9,8 @@ export type GpuErrorCode =
   | 'DEVICE_LOST'
   | 'VALIDATION'
   | 'SHAPE'
-  | 'LIMIT';
+  | 'LIMIT'
+  | 'RECORDING';
 
 const HINTS: Record<GpuErrorCode, string> = {
   NO_WEBGPU:
@@ -21,6 +22,7 @@ const HINTS: Record<GpuErrorCode, string> = {
   VALIDATION: 'A WebGPU validation error: this is a bug in the lab; please report it with the label shown.',
   SHAPE: 'The op was called with tensors of the wrong shape or dtype; check the caller.',
   LIMIT: 'The work exceeds a limit of this device; use a smaller model, batch or sequence length.',
+  RECORDING: 'A recording of dispatches was misused (a copy, write or read inside it, or a replay after its disposal): this is a bug in the lab; please report it.',
 };
 
 export class GpuError extends CodedError<GpuErrorCode> {

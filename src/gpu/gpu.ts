@@ -58,6 +58,29 @@ function uniformKey(fields: Dispatch['uniforms'] & object): string {
   return key;
 }
 
+/**
+ * Dispatches recorded once (Gpu.startRecording .. stopRecording) and replayed as they are: the pipelines and
+ * bind groups, hence the buffers, fixed. Every buffer released while recording stays out of the pool until
+ * dispose(), so what the commands read and write belongs to them alone; the caller keeps the buffers it was
+ * handed (e.g. a forward's outputs) until then, and keeps per-call values out of the uniforms (kernels read
+ * them from buffers). A decode step recorded once replays with no JS work but three calls a dispatch.
+ */
+export class Recording {
+  disposed = false;
+  constructor(
+    readonly steps: ReadonlyArray<{ pipeline: GPUComputePipeline; bindGroup: GPUBindGroup; x: number; y: number; z: number; label: string }>,
+    readonly held: GPUBuffer[],
+    private readonly gpu: Gpu,
+  ) {}
+
+  /** Returns the buffers released while recording to the pool; later replays throw. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    for (const b of this.held) this.gpu.pool.release(b);
+  }
+}
+
 export class Gpu {
   readonly pool: BufferPool;
   readonly adapter: AdapterSummary;
@@ -89,10 +112,14 @@ export class Gpu {
   private readonly errors: string[] = [];
   private profiler: Profiler | null = null;
   private afterSubmit: Array<() => void> = [];
+  private recording: { steps: Recording['steps'][number][]; held: GPUBuffer[] } | null = null;
   /** Running totals for the benches (bench:dispatch and the per-step figures): dispatches recorded, read()s, queue submits. */
   dispatchCount = 0;
   readCount = 0;
   submitCount = 0;
+  /** Buffer copies and compute passes begun: each copy or clear ends the open pass (the decode step counts both). */
+  copyCount = 0;
+  passCount = 0;
   /** Holds the GPU instance (Dawn's in Node): if it were garbage-collected, the device would die with it. */
   instance: unknown = null;
 
@@ -148,6 +175,7 @@ export class Gpu {
    * recorded (which may read this buffer, e.g. one just released to the pool) is submitted first.
    */
   write(t: Tensor, bytes: ArrayBufferView, byteOffset = 0): void {
+    this.notRecording('write');
     this.submit();
     this.device.queue.writeBuffer(t.buffer, byteOffset, bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, t.buffer.size - byteOffset));
   }
@@ -161,23 +189,31 @@ export class Gpu {
   /** Clears a tensor to zero (value 0) in the command stream, ordered with the dispatches around it. */
   fill(t: Tensor, value: 0): void {
     void value;
+    this.notRecording('fill');
     this.endPass();
     this.getEncoder().clearBuffer(t.buffer, 0, byteSize(t.shape, t.dtype));
   }
 
   release(...ts: Array<Tensor | undefined>): void {
-    for (const t of ts) if (t?.pooled) this.pool.release(t.buffer);
+    for (const t of ts) {
+      if (!t?.pooled) continue;
+      if (this.recording) this.recording.held.push(t.buffer); // a replay still uses it: pooled at dispose()
+      else this.pool.release(t.buffer);
+    }
   }
 
   /** Copies `bytes` (default: all of src) between buffers inside the command stream. */
   copy(src: Tensor, dst: Tensor, bytes = byteSize(src.shape, src.dtype), srcOffset = 0, dstOffset = 0): void {
+    this.notRecording('copy');
     this.endPass();
     this.getEncoder().copyBufferToBuffer(src.buffer, srcOffset, dst.buffer, dstOffset, bytes);
+    this.copyCount++;
   }
 
   /** Reads a tensor back: f32 and 16-bit dtypes as Float32Array, i32 as Int32Array, u32 as Uint32Array. */
   async read(t: Tensor): Promise<Float32Array | Int32Array | Uint32Array> {
     const bytes = byteSize(t.shape, t.dtype);
+    this.notRecording('read');
     this.readCount++;
     const staging = this.device.createBuffer({ size: bytes, usage: MAP_READ, label: `read:${t.label}` });
     this.endPass();
@@ -258,6 +294,50 @@ export class Gpu {
     pass.dispatchWorkgroups(x, y, z);
     if (this.profiler) this.endPass();
     this.dispatchCount++;
+    this.recording?.steps.push({ pipeline, bindGroup, x, y, z, label: `${d.program.key}/${d.program.entryPoint}` });
+  }
+
+  /**
+   * Starts recording the dispatches that follow (they run as usual too) until stopRecording(). Copies,
+   * clears, writes and reads are refused meanwhile: a recording holds dispatches only.
+   */
+  startRecording(): void {
+    this.notRecording('startRecording');
+    this.recording = { steps: [], held: [] };
+  }
+
+  stopRecording(): Recording {
+    const r = this.recording;
+    if (!r) throw new GpuError('RECORDING', 'stopRecording without startRecording');
+    this.recording = null;
+    return new Recording(r.steps, r.held, this);
+  }
+
+  /** Records a recording's dispatches again, in order, into the open pass (timed one by one when profiling). */
+  replay(rec: Recording): void {
+    this.checkAlive();
+    if (rec.disposed) throw new GpuError('RECORDING', 'replay of a disposed recording');
+    let last: GPUComputePipeline | null = null;
+    for (const s of rec.steps) {
+      let pass: GPUComputePassEncoder;
+      if (this.profiler) {
+        this.endPass();
+        if (this.profiler.full) this.profiler.flush(this.getEncoder(), (fn) => this.afterSubmit.push(fn));
+        pass = this.pass = this.getEncoder().beginComputePass({ label: s.label, timestampWrites: this.profiler.next(s.label)! });
+        last = null;
+      } else {
+        pass = this.getPass();
+      }
+      if (s.pipeline !== last) { pass.setPipeline(s.pipeline); last = s.pipeline; }
+      pass.setBindGroup(0, s.bindGroup);
+      pass.dispatchWorkgroups(s.x, s.y, s.z);
+      if (this.profiler) this.endPass();
+    }
+    this.dispatchCount += rec.steps.length;
+  }
+
+  private notRecording(what: string): void {
+    if (this.recording) throw new GpuError('RECORDING', `${what} while recording dispatches: a recording holds dispatches only`);
   }
 
   /** Starts timing every dispatch (needs the timestamp-query feature). */
@@ -356,7 +436,10 @@ export class Gpu {
   }
 
   private getPass(): GPUComputePassEncoder {
-    this.pass ??= this.getEncoder().beginComputePass({ label: 'marft' });
+    if (!this.pass) {
+      this.pass = this.getEncoder().beginComputePass({ label: 'marft' });
+      this.passCount++;
+    }
     return this.pass;
   }
 

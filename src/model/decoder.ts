@@ -16,7 +16,7 @@
 import { addInto } from '../../kernels/elementwise/elementwise.ts';
 import { attentionBackward, attentionForward } from '../../kernels/attention/attention.ts';
 import { embeddingBackward, embeddingForward } from '../../kernels/embedding/embedding.ts';
-import { type Epilogue, type RowNorm, catLoraGroup, fusedLinear, groupPrologue, prologueSize, releaseLoraGroup, ropeKv } from '../../kernels/fused/fused.ts';
+import { type Epilogue, type LoraGroup, type RowNorm, catLoraGroup, fusedLinear, groupPrologue, prologueSize, releaseLoraGroup, ropeKv } from '../../kernels/fused/fused.ts';
 import { kvAppend } from '../../kernels/kvcache/kvcache.ts';
 import { loraBackward, loraForward } from '../../kernels/lora/lora.ts';
 import { GEMV, matmul, matmulBackward } from '../../kernels/matmul/matmul.ts';
@@ -66,6 +66,12 @@ export interface KvCache {
   k: Tensor[];
   v: Tensor[];
   mask: Tensor;
+  /**
+
+
+   * step and a Gpu recording of one replays them (Decoder.replaysDecode).
+   */
+  lengthGpu?: Tensor;
 }
 
 export function createKvCache(gpu: Gpu, config: ModelConfig, B: number, capacity: number, promptMask: Int32Array, promptLen: number): KvCache {
@@ -138,15 +144,20 @@ export function defaultPositions(B: number, T: number, mask: Int32Array): Int32A
   return pos;
 }
 
+/** The fused path's groups of projections: q/k/v and gate/up as one matmul each, o and down alone. */
+const FUSED_GROUPS: ReadonlyArray<readonly LinearModule[]> = [['q_proj', 'k_proj', 'v_proj'], ['o_proj'], ['gate_proj', 'up_proj'], ['down_proj']];
+const [QKV, O, GATE_UP, DOWN] = FUSED_GROUPS;
+
 export interface DecoderOptions {
   /**
-   * The fused path (kernels/fused): about a third of the dispatches per layer. Off by default (opt in
-   * with true): on an H200 its decode step is not yet faster than the unfused one (bench/decode-step.ts,
-   * BENCHMARKS.md), and on CPU adapters (Gpu.cpu), where a dispatch costs ~0.03 ms, it is slower and the
-   * unfused kernels give the same bits. On a GPU it runs forwards of at most GEMV.maxM rows (decode steps,
-   * fusedForm 'gemv'); longer ones (prefill, scoring, training) go unfused, whose tiled matmuls beat the
-   * fused kernel's barrier-free blocks there. Needs frozen weights (their q/k/v and gate/up are
-   * concatenated once): full-parameter training (trainable weights) always runs unfused.
+   * The fused path (kernels/fused): about a third of the dispatches per layer, and decode steps that a Gpu
+   * recording replays (generate()). Default: on for GPU adapters, off on CPU adapters (Gpu.cpu), where the
+   * unfused kernels give the same bits in less time. On a GPU it runs forwards of at most GEMV.maxM rows
+   * (decode steps, fusedForm 'gemv'); longer ones (prefill, scoring, training) go unfused, whose tiled
+   * matmuls beat the fused kernel's barrier-free blocks there. It needs frozen weights, whose q/k/v and
+   * gate/up it concatenates once (a second copy of those matrices in GPU memory: fused: false saves it);
+   * full-parameter training (trainable weights) always runs unfused. On an H200 it took the 135M iteration
+   * from 6.47 s to 3.14 s (BENCHMARKS.md, "Decode without the CPU in the loop").
    */
   fused?: boolean;
 }
@@ -156,6 +167,8 @@ export class Decoder {
   /** Whether forwards run the fused path. */
   readonly fused: boolean;
   private ones: Tensor | null = null;
+  /** The fused path's LoRA groups of the pinned adapter sets (pinAdapters), by `layer:modules`. */
+  private readonly pinned = new Map<LoraSet, Map<string, LoraGroup>>();
 
   constructor(
     readonly gpu: Gpu,
@@ -166,7 +179,7 @@ export class Decoder {
     const c = config;
     this.freq = c.ropeScaling ? gpu.upload(ropeInvFreq(c), [c.headDim / 2], 'f32', 'rope.inv_freq') : c.ropeTheta;
     if (opts.fused && weights.trainable) shapeError('Decoder', 'the fused path needs frozen weights; full-parameter training runs with fused: false');
-    this.fused = (opts.fused ?? false) && fuseWeights(gpu, weights);
+    this.fused = (opts.fused ?? !gpu.cpu) && fuseWeights(gpu, weights);
   }
 
   /** Uploads a batch's ids, positions, slots and mask. */
@@ -294,9 +307,10 @@ export class Decoder {
     s.att = view(att2, [B, T, NH, HS]);
     s.lse = g.tensor([B, NH, T], 'f32', 'lse');
     if (cache) {
-      kvAppend(g, cache.k[l], s.k, cache.length);
-      kvAppend(g, cache.v[l], s.v, cache.length);
-      attentionForward(g, s.att, s.lse, s.q, cache.k[l], cache.v[l], { mask: cache.mask, Tk: cache.length + T });
+      const len = cache.lengthGpu;
+      kvAppend(g, cache.k[l], s.k, cache.length, len);
+      kvAppend(g, cache.v[l], s.v, cache.length, len);
+      attentionForward(g, s.att, s.lse, s.q, cache.k[l], cache.v[l], { mask: cache.mask, Tk: cache.length + T, ...(len ? { TkGpu: len, split: true } : {}) });
     } else {
       attentionForward(g, s.att, s.lse, s.q, s.k, s.v, { mask: st.mask ?? undefined });
     }
@@ -329,12 +343,13 @@ export class Decoder {
    * adapted module's h lands there as its own (N, R) tensor, as the backward reads it.
    */
   private group(
-    l: number, mods: LinearModule[], out: Tensor, x: Tensor, w: Tensor, st: ForwardState,
+    l: number, mods: readonly LinearModule[], out: Tensor, x: Tensor, w: Tensor, st: ForwardState,
     opts: { bias?: Tensor; norm?: RowNorm; epilogue: Epilogue }, saveH: LayerSaved['loraH'] | null,
   ): void {
     const g = this.gpu;
     const set = st.adapters;
-    const group = set && catLoraGroup(g, mods.map((m) => set.layers[l][m]), `lora.${l}.${mods.join('+')}`);
+    const pinned = set ? this.pinned.get(set) : undefined;
+    const group = pinned ? pinned.get(`${l}:${mods.join('+')}`) ?? null : set && catLoraGroup(g, mods.map((m) => set.layers[l][m]), `lora.${l}.${mods.join('+')}`);
     const lora = set && group ? { group, slots: st.slots, T: st.T, scale: set.scale } : undefined;
     const size = prologueSize(st.N, { lora, norm: opts.norm });
     const h = size ? g.tensor([size], 'f32', `prologue.${l}`) : undefined;
@@ -351,8 +366,42 @@ export class Decoder {
       });
     }
     g.release(h);
-    if (group) releaseLoraGroup(g, group);
+    if (group && !pinned) releaseLoraGroup(g, group);
   }
+
+  /**
+   * Whether a decode step (T = 1, a KvCache with lengthGpu) can be recorded and replayed as the next one
+   * (generate() does): on GPU adapters always, every decode kernel reading the cache's length from
+   * lengthGpu; on CPU adapters on the fused path only (the unfused 'direct' attention there has no such form).
+   */
+  get replaysDecode(): boolean {
+    return !this.gpu.cpu || this.fused;
+  }
+
+  /**
+   * Keeps the fused path's concatenated LoRA groups of `set` (catLoraGroup: up to 10 buffer copies a layer,
+   * each ending the compute pass) from its first forward until the returned release, instead of building
+   * them every forward: a generation's decode steps then reuse them. The caller promises that the set's
+   * values do not change meanwhile; generate() pins for one call, which writes no adapter (the optimizer,
+   * checkpoint loads and adapter initialisation write them in place between generations).
+   */
+  pinAdapters(set: LoraSet | null | undefined): () => void {
+    if (!set || !this.fused || this.pinned.has(set)) return () => {};
+    const groups = new Map<string, LoraGroup>();
+    // built now, not at first use: a recorded decode step may be the first fused forward, and holds no copies
+    for (let l = 0; l < this.config.numLayers; l++) {
+      for (const mods of FUSED_GROUPS) {
+        const grp = catLoraGroup(this.gpu, mods.map((m) => set.layers[l][m]), `lora.${l}.${mods.join('+')}`);
+        if (grp) groups.set(`${l}:${mods.join('+')}`, grp);
+      }
+    }
+    this.pinned.set(set, groups);
+    return () => {
+      this.pinned.delete(set);
+      for (const grp of groups.values()) releaseLoraGroup(this.gpu, grp);
+    };
+  }
+
 
   /**
    * layer() on the fused path: the same math and saved tensors in fewer dispatches. Without save, the
@@ -381,14 +430,15 @@ export class Decoder {
     const n1 = normed(x, w.inNorm);
     if (save) { s.h1 = n1.h!; s.rstd1 = n1.rstd!; }
     const qkv = g.tensor([N, (NH + 2 * NKV) * HS], 'f32', 'qkv');
-    this.group(l, ['q_proj', 'k_proj', 'v_proj'], qkv, n1.input, fw.qkv, st, { bias: fw.qkvBias, norm: n1.norm, epilogue: { kind: 'store' } }, saveH);
+    this.group(l, QKV, qkv, n1.input, fw.qkv, st, { bias: fw.qkvBias, norm: n1.norm, epilogue: { kind: 'store' } }, saveH);
     s.q = g.tensor([B, T, NH, HS], 'f32', 'q');
     const att2 = g.tensor([N, NH * HS], 'f32', 'att');
     s.att = view(att2, [B, T, NH, HS]);
     s.lse = g.tensor([B, NH, T], 'f32', 'lse');
     if (cache) {
-      ropeKv(g, s.q, cache.k[l], cache.v[l], qkv, st.pos, this.freq, cache.length);
-      attentionForward(g, s.att, s.lse, s.q, cache.k[l], cache.v[l], { mask: cache.mask, Tk: cache.length + T });
+      const len = cache.lengthGpu;
+      ropeKv(g, s.q, cache.k[l], cache.v[l], qkv, st.pos, this.freq, cache.length, len);
+      attentionForward(g, s.att, s.lse, s.q, cache.k[l], cache.v[l], { mask: cache.mask, Tk: cache.length + T, ...(len ? { TkGpu: len, split: true } : {}) });
     } else {
       s.k = g.tensor([B, T, NKV, HS], 'f32', 'k');
       s.v = g.tensor([B, T, NKV, HS], 'f32', 'v');
@@ -398,14 +448,14 @@ export class Decoder {
     g.release(qkv);
     drop(s.q, s.k, s.v);
     s.xMid = g.tensor([N, C], 'f32', 'xMid');
-    this.group(l, ['o_proj'], s.xMid, att2, w.linear.o_proj, st, { bias: w.bias.o_proj, epilogue: { kind: 'residual', res: x } }, saveH);
+    this.group(l, O, s.xMid, att2, w.linear.o_proj, st, { bias: w.bias.o_proj, epilogue: { kind: 'residual', res: x } }, saveH);
     drop(att2, s.lse);
     // MLP block: xNext = xMid + down(silu(gate(h2)) * up(h2))
     const n2 = normed(s.xMid, w.postNorm);
     if (save) { s.h2 = n2.h!; s.rstd2 = n2.rstd!; }
     s.a = g.tensor([N, I], 'f32', 'act');
     const gu = save ? g.tensor([2, N, I], 'f32', 'gate_up') : undefined;
-    this.group(l, ['gate_proj', 'up_proj'], s.a, n2.input, fw.gateUp, st, { bias: fw.gateUpBias, norm: n2.norm, epilogue: { kind: 'swiglu', gu } }, saveH);
+    this.group(l, GATE_UP, s.a, n2.input, fw.gateUp, st, { bias: fw.gateUpBias, norm: n2.norm, epilogue: { kind: 'swiglu', gu } }, saveH);
     if (gu) {
       s.g = g.tensor([N, I], 'f32', 'gate');
       s.u = g.tensor([N, I], 'f32', 'up');
@@ -414,7 +464,7 @@ export class Decoder {
       g.release(gu);
     }
     const xNext = g.tensor([N, C], 'f32', `x${l + 1}`);
-    this.group(l, ['down_proj'], xNext, s.a, w.linear.down_proj, st, { bias: w.bias.down_proj, epilogue: { kind: 'residual', res: s.xMid } }, saveH);
+    this.group(l, DOWN, xNext, s.a, w.linear.down_proj, st, { bias: w.bias.down_proj, epilogue: { kind: 'residual', res: s.xMid } }, saveH);
     drop(s.a, s.xMid);
     return { xNext, saved: save ? s : null };
   }

@@ -102,6 +102,51 @@ describe('decoder fused path', () => {
     expect(before).toBeGreaterThanOrEqual(after + 20);
   });
 
+  it('pinned adapters build their LoRA groups once, at the pin: forwards copy nothing, give the same logits, and a write after the pin is seen', async () => {
+    const gpu = await testGpu();
+    const config = qwen({ num_hidden_layers: 2 });
+    const weights = uploadWeights(gpu, config, (n) => tinyWeights(config, 8).get(n));
+    const dec = new Decoder(gpu, config, weights, { fused: true });
+    const lora = adapters(gpu, config);
+    const inp: BatchInput = { B: 3, T: 1, ids: Int32Array.from([4, 9, 1]), adapters: lora, slots: Int32Array.from([0, -1, 2]) };
+    const copy = gpu.copy.bind(gpu);
+    let copies = 0;
+    gpu.copy = (...a: Parameters<Gpu['copy']>) => { copies++; copy(...a); };
+    /** Logits of one forward and the buffer copies it made. */
+    const run = async () => {
+      const c0 = copies;
+      const st = dec.forward(inp, { logits: 'last' });
+      const made = copies - c0;
+      const logits = await gpu.readF32(st.logits!);
+      dec.release(st);
+      return { logits, made };
+    };
+    try {
+      const free = await run();
+      // q/k/v (3 modules) and gate/up (2) concatenate A and B: 2 x (3 + 2) copies a layer
+      expect(free.made).toBe(2 * config.numLayers * 5);
+      const c0 = copies;
+      const unpin = dec.pinAdapters(lora);
+      expect(copies - c0).toBe(free.made); // built at once: a recorded decode step may be the first fused forward
+      const first = await run();
+      const second = await run();
+      expect(first.made).toBe(0);
+      expect(second.made).toBe(0);
+      same(gpu, 'logits under the pin', second.logits, free.logits);
+      unpin();
+      // the optimizer writes adapters in place between generations: the next forward must see it
+      const p = lora.layers[0].v_proj!; // not q: with one position, attention ignores the query
+      gpu.write(p.B, new Float32Array(p.B.shape.reduce((a, b) => a * b, 1)).fill(0.25));
+      const after = await run();
+      expect(after.made).toBe(free.made);
+      expect(Math.max(...after.logits.map((v, i) => Math.abs(v - free.logits[i])))).toBeGreaterThan(1e-4);
+    } finally {
+      gpu.copy = copy;
+      releaseLoraSet(gpu, lora);
+      releaseWeights(gpu, weights);
+    }
+  });
+
   it('full-parameter training (trainable weights) runs unfused; asking for the fused path is refused', async () => {
     const gpu = await testGpu();
     const config = tinyConfig();

@@ -4,8 +4,9 @@
 
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { testGpu } from '../../kernels/testing.ts';
-import { Decoder } from './decoder.ts';
+import { expectClose, testGpu } from '../../kernels/testing.ts';
+import type { Recording } from '../gpu/gpu.ts';
+import { Decoder, type ForwardState, createKvCache, releaseKvCache } from './decoder.ts';
 import { generate } from './generate.ts';
 import { createLoraSet } from './lora-set.ts';
 import { loadDecoder } from './load.ts';
@@ -20,6 +21,55 @@ const argmax = (a: Float32Array, off: number, n: number): number => {
   return best;
 };
 
+describe('recorded decode steps', () => {
+  for (const fused of [false, true]) it(`a recorded decode step replays as the next ones with the logits of step-by-step forwards (${fused ? 'fused' : 'unfused'} path)`, async () => {
+    const gpu = await testGpu();
+    const config = tinyConfig();
+    const dec = new Decoder(gpu, config, uploadWeights(gpu, config, (n) => tinyWeights(config, 3, 0.8).get(n)), { fused });
+    const lora = createLoraSet(gpu, config, { r: 2, alpha: 4, targets: ['q_proj', 'v_proj', 'down_proj'], slots: 2 }, 5);
+    for (const layer of lora.layers) for (const p of Object.values(layer)) gpu.write(p.B, Float32Array.from({ length: p.B.shape.reduce((a, b) => a * b, 1) }, (_, i) => Math.cos(i) * 0.5));
+    const B = 3;
+    const Tp = 2;
+    const slots = Int32Array.from([1, -1, 0]);
+    const prompt = Int32Array.from([3, 9, 4, 4, 7, 1]);
+    const steps = [[5, 2, 8], [1, 1, 6], [9, 3, 3]];
+    const unpin = dec.pinAdapters(lora);
+    /** The logits of each decode step, by forwards or (record) by a recording of the first and replays. */
+    const run = async (record: boolean): Promise<Float32Array[]> => {
+      const cache = createKvCache(gpu, config, B, Tp + steps.length, new Int32Array(B * Tp).fill(1), Tp);
+      dec.release(dec.forward({ B, T: Tp, ids: prompt, adapters: lora, slots }, { cache, logits: 'last' }));
+      const [ids, pos, slotsGpu, len] = [gpu.tensor([B], 'i32', 'ids'), gpu.tensor([B], 'i32', 'pos'), gpu.upload(slots, [B], 'i32', 'slots'), gpu.tensor([1], 'i32', 'len')];
+      if (record) cache.lengthGpu = len;
+      let rec: Recording | null = null;
+      let st: ForwardState | null = null;
+      const out: Float32Array[] = [];
+      for (const [i, step] of steps.entries()) {
+        gpu.write(ids, Int32Array.from(step));
+        gpu.write(pos, new Int32Array(B).fill(Tp + i));
+        gpu.write(len, Int32Array.of(cache.length));
+        if (rec) { gpu.replay(rec); cache.length += 1; } else {
+          if (st) dec.release(st);
+          if (record) gpu.startRecording();
+          st = dec.forward({ B, T: 1, ids: new Int32Array(0), idsGpu: ids, posGpu: pos, slotsGpu, adapters: lora, slots }, { cache, logits: 'last' });
+          if (record) rec = gpu.stopRecording();
+        }
+        out.push(await gpu.readF32(st!.logits!));
+      }
+      (rec as Recording | null)?.dispose();
+      dec.release(st!);
+      releaseKvCache(gpu, cache);
+      gpu.release(ids, pos, slotsGpu, len);
+      return out;
+    };
+    const want = await run(false);
+    const got = await run(true);
+    unpin();
+    for (let i = 0; i < steps.length; i++) expectClose(`step ${i} logits`, got[i], want[i], { atol: 1e-5, rtol: 1e-4 });
+    expect(Math.max(...want[2].map((v, i) => Math.abs(v - want[1][i])))).toBeGreaterThan(1e-3); // the steps differ
+    releaseWeights(gpu, dec.weights);
+  });
+});
+
 describe('generate', () => {
   for (const fused of [false, true]) it(`greedy with the KV cache equals the argmax of a full forward at every step (mixed adapters, left padding${fused ? ', fused path' : ''})`, async () => {
     const gpu = await testGpu();
@@ -29,13 +79,18 @@ describe('generate', () => {
     for (const layer of lora.layers) for (const p of Object.values(layer)) gpu.write(p.B, Float32Array.from({ length: p.B.shape.reduce((a, b) => a * b, 1) }, (_, i) => Math.sin(i) * 0.5));
     const prompts = [[5, 9, 2, 17], [3], [8, 8]];
     const slots = [0, -1, 1];
-    // the decode steps between two readbacks write nothing to the queue: one submit per readback (+ the prefill's)
+    // a decode step writes nothing to the queue: one submit per readback, beside the uploads
     const queue = gpu.device.queue;
     const submit = queue.submit.bind(queue);
     let submits = 0;
     queue.submit = (cbs) => { submits++; submit(cbs); };
-    const gen = await generate(dec, prompts, { maxNewTokens: 6, sampling: { temperature: 0 }, adapters: lora, slots, seed: 1, syncEvery: 4 }).finally(() => { queue.submit = submit; });
-    expect(submits).toBeLessThanOrEqual(2 /* readbacks */ + 10 /* uploads of the prompt, settings, positions, slots */);
+    // the fused path records its first decode step and replays it as the later ones
+    const replay = gpu.replay.bind(gpu);
+    let replays = 0;
+    gpu.replay = (r) => { replays++; replay(r); };
+    const gen = await generate(dec, prompts, { maxNewTokens: 6, sampling: { temperature: 0 }, adapters: lora, slots, seed: 1, syncEvery: 4 }).finally(() => { queue.submit = submit; gpu.replay = replay; });
+    expect(replays).toBe(fused ? 4 : 0); // steps 1-4: step 0's forward is recorded, step 5 (the last) samples only
+    expect(submits).toBeLessThanOrEqual(4 /* readbacks: tokens and log-probs, twice */ + 10 /* uploads of the prompt, settings, positions, slots */);
     for (let b = 0; b < prompts.length; b++) {
       expect(gen.tokens[b]).toHaveLength(6);
       const seq = [...prompts[b], ...gen.tokens[b]];

@@ -3,6 +3,10 @@
 // the next input, so the only readbacks are the token and log-prob buffers, every `syncEvery` steps, to
 // check stop tokens, stop strings and per-sequence limits (finished sequences idle until all are done) and
 // hand the tokens accepted so far to a viewer that streams them (onTokens; a small syncEvery looks live).
+// A readback's submit sends its chunk of steps to the GPU, and the readback is consumed one chunk later, so
+// the GPU runs a chunk while the CPU encodes the next (a batch runs up to syncEvery steps past its end).
+// Submitting every step instead was no faster on an H200 (BENCHMARKS.md). The first decode step is
+// recorded and replayed as the later ones (Gpu recordings), so a step costs the CPU a few calls a dispatch.
 // A batch whose prefill would pass MAX_PREFILL_TOKENS runs as consecutive sub-batches: one prefill over
 // all of it would exceed the 65535-workgroups-per-dimension limit of row-per-workgroup kernels (and
 // memory); per-sequence RNG streams keep sampled results the same whatever the split.
@@ -10,6 +14,7 @@
 import { kvAppend } from '../../kernels/kvcache/kvcache.ts';
 import { type SamplingRow, sampleTokens, uploadSamplingSettings } from '../../kernels/sampling/sampling.ts';
 import { shapeError } from '../gpu/errors.ts';
+import type { Recording } from '../gpu/gpu.ts';
 import { view } from '../gpu/tensor.ts';
 import { type Decoder, createKvCache, defaultPositions, releaseKvCache } from './decoder.ts';
 import type { LoraSet } from './lora-set.ts';
@@ -118,61 +123,89 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
   const allTokens = g.tensor([B, maxNew, 1], 'i32', 'gen.tokens');
   const allLogprobs = g.tensor([B, maxNew, 1], 'f32', 'gen.logprobs');
   // Every decode step's positions and the slots, uploaded once: a step copies its row of positions inside
-  // the command stream and writes nothing to the queue, so the steps between readbacks are one submit.
+  // the command stream and writes nothing to the queue, so nothing forces a submit inside a step.
   const posAll = g.upload(Int32Array.from({ length: maxNew * B }, (_, i) => prompts[i % B].length + Math.floor(i / B)), [maxNew * B], 'i32', 'gen.pos.all');
   const posStep = g.tensor([B], 'i32', 'gen.pos');
   const slotsGpu = g.upload(slots, [B], 'i32', 'gen.slots');
+  // The first decode step is recorded and replayed as every later one (Gpu.replay; Decoder.replaysDecode):
+  // its kernels read the positions and the cache's length from buffers, copied in before each step.
+  const replay = dec.replaysDecode;
+  const lenAll = replay ? g.upload(Int32Array.from({ length: maxNew }, (_, i) => Tp + i), [maxNew], 'i32', 'gen.len.all') : undefined;
+  const lengthGpu = replay ? g.tensor([1], 'i32', 'kv.length') : undefined; // the cache's, from the first decode step
+  let rec: Recording | null = null;
   const out: Generation = { tokens: prompts.map(() => []), logprobs: prompts.map(() => []), text: opts.decode ? prompts.map(() => '') : null, finish: prompts.map(() => 'length') };
   const done = new Array<boolean>(B).fill(false);
   const syncEvery = Math.max(1, opts.syncEvery ?? 8);
   const stop = new Set(opts.stopTokens ?? []);
+  /** Takes the tokens of steps [from, to) out of a readback: stop tokens, stop strings, limits. */
+  const accept = (toks: Int32Array, lps: Float32Array, from: number, to: number): void => {
+    const before = out.tokens.map((t) => t.length);
+    for (let b = 0; b < B; b++) {
+      for (let i = from; i < to && !done[b]; i++) {
+        if (i >= limits[b]) { done[b] = true; break; }
+        const t = toks[b * maxNew + i];
+        out.tokens[b].push(t);
+        out.logprobs[b].push(lps[b * maxNew + i]);
+        if (stop.has(t)) { done[b] = true; out.finish[b] = 'stop_token'; break; }
+        if (opts.stopStrings?.length) {
+          const text = opts.decode!(out.tokens[b]);
+          const hit = opts.stopStrings.find((s) => text.includes(s));
+          if (hit) { done[b] = true; out.finish[b] = 'stop_string'; }
+        }
+      }
+      if (out.tokens[b].length >= limits[b]) done[b] = true;
+    }
+    opts.onTokens?.(out.tokens.map((t, b) => t.slice(before[b])));
+    opts.onProgress?.(to, maxNew);
+  };
+  const unpin = dec.pinAdapters(opts.adapters);
+  // Readbacks in flight, each with the step it reads up to: a chunk is consumed one chunk later (the last
+  // at once), so the CPU encodes the next steps while one comes back and the GPU never waits for it.
+  const inflight: Array<{ p: Promise<[Int32Array, Float32Array]>; to: number }> = [];
+  let read = 0;
+  let st: ReturnType<Decoder['forward']> | null = null;
   try {
     const adapters = opts.adapters;
-    let st = dec.forward({ B, T: Tp, ids, mask, pos: defaultPositions(B, Tp, mask), adapters, slots }, { cache, logits: 'last' });
-    let read = 0;
-    for (let step = 0; step < maxNew; step++) {
-      try {
-        opts.interrupt?.();
-      } catch (e) {
-        dec.release(st); // the buffers below go in `finally`
-        throw e;
-      }
-      sampleTokens(g, token, logprob, st.logits!, settings, opts.seed >>> 0, step);
-      dec.release(st);
+    st = dec.forward({ B, T: Tp, ids, mask, pos: defaultPositions(B, Tp, mask), adapters, slots }, { cache, logits: 'last' });
+    cache.lengthGpu = lengthGpu;
+    for (let step = 0; step < maxNew && !done.every(Boolean); step++) {
+      opts.interrupt?.();
+      sampleTokens(g, token, logprob, st!.logits!, settings, opts.seed >>> 0, step);
+      if (!rec) { dec.release(st!); st = null; } // a recording keeps its forward's outputs: the replays write them
       kvAppend(g, allTokens, view(token, [B, 1, 1]), step);
       kvAppend(g, allLogprobs, view(logprob, [B, 1, 1]), step);
       const last = step === maxNew - 1;
       if (!last) {
         g.copy(posAll, posStep, B * 4, step * B * 4);
-        st = dec.forward({ B, T: 1, ids: new Int32Array(0), idsGpu: token, posGpu: posStep, slotsGpu, adapters, slots }, { cache, logits: 'last' });
+        if (lenAll) g.copy(lenAll, cache.lengthGpu!, 4, step * 4);
+        const next = () => dec.forward({ B, T: 1, ids: new Int32Array(0), idsGpu: token, posGpu: posStep, slotsGpu, adapters, slots }, { cache, logits: 'last' });
+        if (rec) {
+          g.replay(rec);
+          cache.length += 1;
+        } else if (replay) {
+          g.startRecording();
+          try { st = next(); } finally { rec = g.stopRecording(); }
+        } else {
+          st = next();
+        }
       }
       if (last || (step + 1) % syncEvery === 0) {
-        const [toks, lps] = [await g.read(allTokens), await g.read(allLogprobs)];
-        const before = out.tokens.map((t) => t.length);
-        for (let b = 0; b < B; b++) {
-          for (let i = read; i <= step && !done[b]; i++) {
-            if (i >= limits[b]) { done[b] = true; break; }
-            const t = toks[b * maxNew + i];
-            out.tokens[b].push(t);
-            out.logprobs[b].push(lps[b * maxNew + i]);
-            if (stop.has(t)) { done[b] = true; out.finish[b] = 'stop_token'; break; }
-            if (opts.stopStrings?.length) {
-              const text = opts.decode!(out.tokens[b]);
-              const hit = opts.stopStrings.find((s) => text.includes(s));
-              if (hit) { done[b] = true; out.finish[b] = 'stop_string'; }
-            }
-          }
-          if (out.tokens[b].length >= limits[b]) done[b] = true;
+        inflight.push({ p: Promise.all([g.read(allTokens), g.read(allLogprobs)]) as Promise<[Int32Array, Float32Array]>, to: step + 1 });
+        while (inflight.length > (last ? 0 : 1) && !done.every(Boolean)) {
+          const { p, to } = inflight.shift()!;
+          const [toks, lps] = await p;
+          accept(toks, lps, read, to);
+          read = to;
         }
-        read = step + 1;
-        opts.onTokens?.(out.tokens.map((t, b) => t.slice(before[b])));
-        opts.onProgress?.(read, maxNew);
-        if (done.every(Boolean)) { if (!last) dec.release(st); break; }
       }
     }
   } finally {
+    if (st) dec.release(st);
+    rec?.dispose();
+    for (const { p } of inflight) void p.catch(() => undefined); // not needed any more (done, or a failure on the way)
+    unpin();
     releaseKvCache(g, cache);
-    g.release(token, logprob, allTokens, allLogprobs, posAll, posStep, slotsGpu, settings.temperature, settings.topK, settings.topP, settings.streams);
+    g.release(lenAll, lengthGpu, token, logprob, allTokens, allLogprobs, posAll, posStep, slotsGpu, settings.temperature, settings.topK, settings.topP, settings.streams);
   }
   if (out.text) {
     out.text = out.tokens.map((t, b) => {

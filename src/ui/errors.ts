@@ -16,6 +16,7 @@ const TITLES: Record<AnyErrorCode | UiCode, string> = {
   LIMIT: 'Beyond this GPU\'s limits',
   VALIDATION: 'GPU validation error',
   SHAPE: 'Mismatched shapes (a bug)',
+  RECORDING: 'A GPU recording was misused (a bug)',
   // model files
   FILE_MISSING: 'A file is missing',
   FILE_READ: 'A file could not be read',

@@ -1,10 +1,12 @@
 import { defineConfig } from '@playwright/test';
-import { chromiumWebgpuArgs, findChromium } from './scripts/env-check.ts';
+import { chromiumLaunch } from './scripts/chromium-launch.ts';
 
-// Drives Debian's Chromium (a browser download is impossible here) with WebGPU on; headless Chromium
-// gets a SwiftShader adapter where there is no GPU, and the GPU where a Vulkan driver is (chromiumWebgpuArgs). The app is served built, as `npm start` serves it.
+// Drives Debian's Chromium (a browser download is impossible here) with WebGPU on. Binary and flags come from
+// scripts/chromium-launch.ts, the one place that chooses them: the GPU flags where a GPU is present (they give
+// the real adapter), the SwiftShader ones elsewhere. The app is served built, as `npm start` serves it.
 // E2E_PORT: another port, so that two suites (e.g. two worktrees) can run at once
 const PORT = Number(process.env.E2E_PORT ?? 4179);
+const { executablePath, args } = chromiumLaunch();
 export default defineConfig({
   testDir: 'e2e',
   timeout: 120_000,
@@ -12,10 +14,9 @@ export default defineConfig({
   reporter: [['list']],
   use: {
     baseURL: `http://127.0.0.1:${PORT}`,
-    launchOptions: {
-      executablePath: process.env.CHROMIUM_PATH ?? findChromium() ?? undefined,
-      args: chromiumWebgpuArgs(),
-    },
+    // Chromium's headless shell (the GPU machine's) under LANG=C.UTF-8 says "en-US@posix", which Intl refuses
+    locale: 'en-US',
+    launchOptions: { executablePath, args },
   },
   webServer: {
     command: `npx vite preview --port ${PORT} --strictPort --host 127.0.0.1`,

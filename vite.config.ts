@@ -53,7 +53,7 @@ export default defineConfig({
   server: { host: '127.0.0.1' },
   preview: { host: '127.0.0.1', headers: { 'Content-Security-Policy': pageCsp() } },
   test: {
-    include: ['kernels/**/*.test.ts', 'src/**/*.test.ts', 'bench/**/*.test.ts'],
+    include: ['kernels/**/*.test.ts', 'src/**/*.test.ts', 'bench/**/*.test.ts', 'scripts/**/*.test.ts'],
     environment: 'node',
     // One GPU device per worker process; SwiftShader is CPU-bound, so two workers fit a 2-core machine.
     pool: 'forks',

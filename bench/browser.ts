@@ -1,48 +1,80 @@
-// `npm run bench:browser`: the wall time of one MARFT iteration of the classroom preset in the lab, in
-// headless Chromium (on SwiftShader where there is no GPU), with its phase split and per-kernel GPU time.
-// It builds the app (vite build), serves it (vite preview), opens /?config=classroom in Debian's Chromium
-// with the launch flags of playwright.config.ts (plus --enable-webgpu-developer-features, so Chrome does not
-// round GPU timestamps to 0.1 ms), and drives the UI as a user would:
+// `npm run bench:browser`: the wall time of one MARFT iteration in the lab, in headless Chromium, with its
+// phase split and per-kernel GPU time, for the preset runs and for bench:iteration's random models, each
+// figure labelled with the WebGPU adapter the lab's engine got (its gpu-status data-adapter): "GPU (nvidia
+// NVIDIA H200)", or "SwiftShader (CPU)" whatever the flags asked for (scripts/chromium-launch.ts adapterLabel).
+// Chromium is launched as the e2e suite launches it (scripts/chromium-launch.ts: $CHROME or Debian's
+// chromium; the GPU flags where a GPU is present, SwiftShader's elsewhere). The built lab is served by
+// bench/lab-server.ts (node:http, no vite), so the bundle of this file (scripts/bundle.mjs, playwright-core
+// left external) runs on the GPU machine: bench/device-chrome.sh.
+// Each run opens the lab with its config as a ?config= link (bench/bench-configs.ts: the same config that
+// bench:iteration times in Node), and drives the UI as a user would:
 //   1. Step: the first iteration (warm-up: the browser compiles every pipeline on first use),
 //   2. Step: the timed iteration,
 //   3. "Profile next iteration" + Step: the profiled iteration (every dispatch in a pass of its own, so it
 //      runs slower; its per-kernel GPU times are read from the Profile panel's table); with a list of
 //      episode counts, only for the last one.
-// The critic warm-up is set to 0, so every measured iteration has the policy update of the classroom run's
-// steady state (its first 2 iterations train the critic only). --episodes N runs N episodes instead of the
-// preset's (SwiftShader is slow); the JSON then names the episode count and the script prints a per-phase
-// linear extrapolation to the preset's count, labelled as such, when it has measured two episode counts
-// (--episodes 1,2,4).
-// Each step also records the CPU seconds of this process and its children (Chromium's processes: on
-// SwiftShader the GPU process does the GPU's work), which moves far less than wall time with other load on
-// the machine, and the dispatches of the profiled iteration (its kernel table's calls). --dist also serves
-// another checkout's build (e.g. an older commit's dist/, built there) through this driver, for before/after.
-// Options: --episodes N (default: the preset's; or a list: 1,2,4) --no-build --dist dist (the build folder) --port 4180
-//          --out bench/results/browser-classroom.json --iteration-timeout-min 60
+// Runs: a preset run's name (classroom, lab, duo-token, ...: its own config, critic warm-up 0 so every
+// measured iteration has the policy update of the run's steady state), or a random model's shape
+// (smollm2-135m, tiny: bench:iteration's 2-agent token-level config, --new tokens per agent). The lab takes
+// a model only as the built-in one, a folder the user picks, or a Hub download; a random model goes the Hub
+// way: this process serves it (lab-server.ts benchModelFolder: random BF16 weights, the built-in tokenizer
+// padded to the vocab) as a local Hub on the lab's own origin, and the UI downloads it (?hub=, honoured for
+// loopback origins). Unlike bench:iteration (synthetic tokenizer, no end token), the lab's tokenizer has an
+// end token; with random weights it is drawn about once in 49152 tokens, so actions run to --new all the same.
+// --episodes N runs N episodes instead of the run's own (SwiftShader is slow); with two or more counts
+// (--episodes 1,2,4) the script prints a per-phase linear extrapolation to the preset's count, labelled so.
+// Each step also records the CPU seconds of this process and its children (Chromium's processes), and the
+// dispatches of the profiled iteration (its kernel table's calls).
+// --expect gpu: exit 3 unless every figure came from a hardware adapter (the GPU machine: a SwiftShader run
+// must not pass for a GPU one). Without it, a software adapter under the GPU flags is only warned about.
+// Options: --runs classroom (a comma list) --episodes N|1,2,4 (default: the run's own; random models 8)
+//          --new 128 --agents 2 (random models) --no-build --dist dist (the build folder) --port 0
+//          --out bench/results/browser-classroom.json --iteration-timeout-min 60 --expect gpu|any
 
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname } from 'node:path';
-import { type Page, chromium } from '@playwright/test';
-import { preview } from 'vite';
-import playwrightConfig from '../playwright.config.ts';
+import { type Page, chromium } from 'playwright-core';
+import type { AdapterSummary } from '../src/gpu/gpu.ts';
+import type { RunConfig } from '../src/config/run-config.ts';
+import { PRESET_RUNS } from '../src/config/run-presets.ts';
 import { formatKernelTable, kernelRows } from '../src/common/profile-table.ts';
-import { presetRunConfig } from '../src/config/run-presets.ts';
+import { encodeConfigLink } from '../src/ui/config-io.ts';
+import { adapterLabel, chromiumLaunch } from '../scripts/chromium-launch.ts';
+import { presetBenchConfig, presetEpisodes, randomModelBenchConfig } from './bench-configs.ts';
 import { treeCpuSeconds } from './cpu-time.ts';
+import { type HubRepos, benchModelFolder, serveLab } from './lab-server.ts';
+import { BENCH_MODELS } from './random-model.ts';
 
 const argv = process.argv.slice(2);
 const arg = (n: string, d: string): string => { const i = argv.indexOf(`--${n}`); return i >= 0 ? argv[i + 1] : d; };
-const CLASSROOM_EPISODES = (presetRunConfig('classroom')!.rollout as { episodes: number }).episodes;
-const episodeCounts = arg('episodes', String(CLASSROOM_EPISODES)).split(',').map(Number);
-if (episodeCounts.some((e) => !Number.isInteger(e) || e < 1)) throw new Error(`--episodes must be positive integers, got ${arg('episodes', '')}`);
+const runNames = arg('runs', 'classroom').split(',');
+for (const r of runNames) {
+  if (!Object.hasOwn(PRESET_RUNS, r) && !Object.hasOwn(BENCH_MODELS, r)) {
+    throw new Error(`--runs ${r}: neither a preset run (${Object.keys(PRESET_RUNS).join(', ')}) nor a random model (${Object.keys(BENCH_MODELS).join(', ')})`);
+  }
+}
+const isPreset = (r: string) => Object.hasOwn(PRESET_RUNS, r);
+const episodesArg = argv.includes('--episodes') ? arg('episodes', '').split(',').map(Number) : null;
+if (episodesArg?.some((e) => !Number.isInteger(e) || e < 1)) throw new Error(`--episodes must be positive integers, got ${arg('episodes', '')}`);
+const maxNew = Number(arg('new', '128'));
+const agentsN = Number(arg('agents', '2')) as 1 | 2 | 3 | 4;
 const out = arg('out', 'bench/results/browser-classroom.json');
 const iterationTimeout = Number(arg('iteration-timeout-min', '60')) * 60_000;
 const distDir = arg('dist', 'dist');
+const expect = arg('expect', 'any');
+if (!['gpu', 'any'].includes(expect)) throw new Error(`--expect must be gpu or any, got ${expect}`);
+/** The random models' local Hub repo (its OPFS folder: bench--<shape>). */
+const hubRepo = (shape: string) => `bench/${shape}`;
 
 interface Seconds { rollout: number; score: number; advantages: number; update: number; total: number }
 interface Measured {
+  run: string;
   episodes: number;
+  /** The adapter the lab's engine got, and the label every figure of this run carries. */
+  adapter: AdapterSummary | null;
+  adapterLabel: string;
   /** The trainer's own times (IterationMetrics.seconds) of the warm-up, timed and profiled iterations. */
   warmup: Seconds;
   timed: Seconds;
@@ -73,7 +105,7 @@ async function lastSeconds(page: Page, iteration: number): Promise<Seconds> {
 }
 
 /** Presses Step and waits for the run to pause after iteration `iteration`; wall seconds and the trainer's times. */
-async function step(page: Page, iteration: number, label: string): Promise<{ wall: number; cpu: number | null; seconds: Seconds }> {
+async function step(page: Page, iteration: number, label: string, on: string): Promise<{ wall: number; cpu: number | null; seconds: Seconds }> {
   const c0 = treeCpuSeconds();
   const t0 = performance.now();
   await page.getByTestId('step-training').click();
@@ -82,32 +114,52 @@ async function step(page: Page, iteration: number, label: string): Promise<{ wal
   const wall = (performance.now() - t0) / 1000;
   const c1 = treeCpuSeconds();
   const cpu = c0 === null || c1 === null ? null : c1 - c0;
-  console.log(`  ${label}: iteration ${iteration}: ${seconds.total.toFixed(2)} s (rollout ${seconds.rollout.toFixed(2)}, score ${seconds.score.toFixed(2)}, advantages ${seconds.advantages.toFixed(3)}, update ${seconds.update.toFixed(2)}); ${wall.toFixed(1)} s from Step to paused${cpu === null ? '' : `, ${cpu.toFixed(1)} CPU s`}`);
+  console.log(`  [${on}] ${label}: iteration ${iteration}: ${seconds.total.toFixed(2)} s (rollout ${seconds.rollout.toFixed(2)}, score ${seconds.score.toFixed(2)}, advantages ${seconds.advantages.toFixed(3)}, update ${seconds.update.toFixed(2)}); ${wall.toFixed(1)} s from Step to paused${cpu === null ? '' : `, ${cpu.toFixed(1)} CPU s`}`);
   return { wall, cpu, seconds };
 }
 
-async function measure(page: Page, url: string, episodes: number, profile: boolean): Promise<Measured> {
+/** A random model into the lab through the Hub panel, from the local Hub on the lab's origin. */
+async function downloadRandomModel(page: Page, shape: string): Promise<void> {
+  const t0 = performance.now();
+  await page.getByText('Download from the Hugging Face Hub…').click();
+  await page.getByTestId('hub-repo').fill(hubRepo(shape));
+  await page.getByTestId('hub-list').click();
+  await page.getByTestId('hub-download').waitFor({ timeout: 60_000 });
+  await page.getByTestId('hub-download').click();
+  await page.getByTestId('hub-listing').waitFor({ state: 'detached', timeout: 600_000 });
+  const err = page.getByTestId('hub-error');
+  if (await err.count()) throw new Error(`the lab could not download the random model ${shape}: ${await err.textContent()}`);
+  console.log(`  ${shape}: downloaded into the lab from the local Hub in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+async function measure(page: Page, url: string, run: string, config: RunConfig, profile: boolean): Promise<Measured> {
   const load0 = loadavg()[0];
-  await page.goto(`${url}?config=classroom`);
-  await page.getByTestId('gpu-status').and(page.locator('[data-state="ready"]')).waitFor({ timeout: 120_000 });
+  const episodes = config.rollout.episodes;
+  const hub = isPreset(run) ? '' : `&hub=${encodeURIComponent(new URL(url).origin)}`;
+  await page.goto(`${url}?config=${encodeConfigLink(config)}${hub}`);
+  const status = page.getByTestId('gpu-status');
+  await status.and(page.locator('[data-state="ready"], [data-state="error"]')).waitFor({ timeout: 120_000 });
+  if ((await status.getAttribute('data-state')) === 'error') throw new Error(`the lab got no WebGPU device: ${await status.textContent()}`);
+  const adapter = JSON.parse((await status.getAttribute('data-adapter')) ?? 'null') as AdapterSummary | null;
+  const on = adapterLabel(adapter).label;
+  console.log(`${run}, ${episodes} episodes, on ${on}:`);
   await page.getByTestId('tab-build').click();
-  await page.getByTestId('field-rollout.episodes').fill(String(episodes));
-  await page.getByTestId('field-schedule.criticWarmup').fill('0');
+  if (!isPreset(run)) await downloadRandomModel(page, run);
   await page.getByTestId('config-status').and(page.locator('[data-valid="true"]')).waitFor();
-  await page.getByTestId('model-status').and(page.locator('[data-state="ready"]')).waitFor({ timeout: 120_000 });
-  console.log(`classroom preset, ${episodes} episodes:`);
-  const warmup = await step(page, 0, 'warm-up (pipelines compile)');
-  const timed = await step(page, 1, 'timed');
+  await page.getByTestId('model-status').and(page.locator('[data-state="ready"]')).waitFor({ timeout: 600_000 });
+  const warmup = await step(page, 0, 'warm-up (pipelines compile)', on);
+  const timed = await step(page, 1, 'timed', on);
+  const common = { run, episodes, adapter, adapterLabel: on };
   if (!profile) {
     return {
-      episodes, warmup: warmup.seconds, timed: timed.seconds, profiled: null, wallS: { warmup: warmup.wall, timed: timed.wall, profiled: null },
+      ...common, warmup: warmup.seconds, timed: timed.seconds, profiled: null, wallS: { warmup: warmup.wall, timed: timed.wall, profiled: null },
       cpuS: { warmup: warmup.cpu, timed: timed.cpu, profiled: null }, profiledDispatches: null, kernels: [], kernelsUnavailable: null, loadAvg1m: [load0, loadavg()[0]],
     };
   }
   await page.getByTestId('tab-train').click();
   await page.getByTestId('profile-next').check();
   await page.getByTestId('profile-panel').and(page.locator('[data-armed="true"]')).waitFor();
-  const profiled = await step(page, 2, 'profiled');
+  const profiled = await step(page, 2, 'profiled', on);
   await page.getByTestId('profile-result').and(page.locator('[data-iteration="2"]')).waitFor({ timeout: 60_000 });
   const unavailable = page.getByTestId('profile-kernels-unavailable');
   const kernelsUnavailable = (await unavailable.count()) ? await unavailable.textContent() : null;
@@ -115,7 +167,7 @@ async function measure(page: Page, url: string, episodes: number, profile: boole
     key: r.getAttribute('data-kernel')!, calls: Number(r.getAttribute('data-calls')), ms: Number(r.getAttribute('data-ms')),
   })));
   return {
-    episodes, warmup: warmup.seconds, timed: timed.seconds, profiled: profiled.seconds,
+    ...common, warmup: warmup.seconds, timed: timed.seconds, profiled: profiled.seconds,
     wallS: { warmup: warmup.wall, timed: timed.wall, profiled: profiled.wall }, cpuS: { warmup: warmup.cpu, timed: timed.cpu, profiled: profiled.cpu },
     profiledDispatches: kernels.length ? kernels.reduce((n, k) => n + k.calls, 0) : null, kernels, kernelsUnavailable, loadAvg1m: [load0, loadavg()[0]],
   };
@@ -135,65 +187,96 @@ function extrapolate(ms: Measured[], at: number): Seconds {
   return Object.fromEntries(PHASES.map((p) => [p, fit(ms.map((m) => m.timed[p]))])) as unknown as Seconds;
 }
 
+/** The run's config for `episodes` (null: its own count). */
+function runConfig(run: string, episodes: number | null): RunConfig {
+  if (isPreset(run)) return presetBenchConfig(run, episodes ?? undefined);
+  return randomModelBenchConfig({ agents: agentsN, maxNew, episodes: episodes ?? 8 });
+}
+
 if (!argv.includes('--no-build')) {
   console.log('building the lab (vite build)…');
   const b = spawnSync('npx', ['vite', 'build', '--logLevel', 'warn', '--outDir', distDir, '--emptyOutDir'], { stdio: 'inherit' });
   if (b.status !== 0) process.exit(b.status ?? 1);
 }
-const server = await preview({ build: { outDir: distDir }, preview: { port: Number(arg('port', '4180')), host: '127.0.0.1', strictPort: false }, logLevel: 'warn' });
-const url = server.resolvedUrls?.local[0] ?? 'http://127.0.0.1:4180/';
-const launch = playwrightConfig.use?.launchOptions ?? {};
-const browser = await chromium.launch({ ...launch, args: [...(launch.args ?? []), '--enable-webgpu-developer-features'] });
+const shapes = runNames.filter((r) => !isPreset(r));
+const hub: HubRepos = {};
+for (const s of shapes) {
+  const t0 = performance.now();
+  hub[hubRepo(s)] = benchModelFolder(s, `${distDir}/models/marft-tiny`);
+  console.log(`random model ${s}: ${(hub[hubRepo(s)]['model.safetensors'].length / 2 ** 20).toFixed(0)} MiB of BF16 weights, made in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+}
+const server = await serveLab(distDir, Number(arg('port', '0')), hub);
+const launch = chromiumLaunch(process.env, undefined, { developerFeatures: true });
+console.log(`Chromium: ${launch.executablePath ?? "Playwright's own"}; ${launch.gpuFlags ? 'GPU' : 'SwiftShader'} flags (${launch.reason}): ${launch.args.join(' ')}`);
+const browser = await chromium.launch({ executablePath: launch.executablePath, args: launch.args });
 const results: Measured[] = [];
 const browserVersion = browser.version();
-let adapter: unknown = null;
 try {
-  for (const [i, episodes] of episodeCounts.entries()) {
-    const context = await browser.newContext(); // a fresh OPFS and a fresh pipeline cache per count
-    const page = await context.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    results.push(await measure(page, url, episodes, i === episodeCounts.length - 1));
-    adapter ??= await page.evaluate(async () => {
-      const a = await navigator.gpu.requestAdapter();
-      return a ? { ...Object.fromEntries(['vendor', 'architecture', 'device', 'description'].map((k) => [k, (a.info as unknown as Record<string, string>)[k]])), features: [...a.features].sort() } : null;
-    });
-    if (errors.length) console.log(`  page errors: ${errors.join(' | ')}`);
-    await context.close();
+  for (const run of runNames) {
+    const counts = episodesArg ?? [null];
+    for (const [i, episodes] of counts.entries()) {
+      // a fresh OPFS and a fresh pipeline cache per count. The locale: headless shell under LANG=C.UTF-8 says
+      // "en-US@posix", which Intl refuses (the page fails to start).
+      const context = await browser.newContext({ locale: 'en-US' });
+      const page = await context.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(e.message));
+      results.push(await measure(page, server.url, run, runConfig(run, episodes), i === counts.length - 1).catch((e: Error) => {
+        throw new Error(`${run}: ${e.message}${errors.length ? `\npage errors: ${errors.join(' | ')}` : ''}`);
+      }));
+      if (errors.length) console.log(`  page errors: ${errors.join(' | ')}`);
+      await context.close();
+    }
   }
 } finally {
   await browser.close();
-  await new Promise<void>((r) => server.httpServer.close(() => r()));
+  await server.close();
 }
 
-const last = results[results.length - 1];
-const byOp = kernelRows(last.kernels, 'op');
-console.log(`\nGPU time of the profiled iteration (${last.episodes} episodes) per kernel:`);
-if (last.kernelsUnavailable) console.log(`  ${last.kernelsUnavailable}`);
-console.log(formatKernelTable(kernelRows(last.kernels), 20));
-console.log('per op:');
-console.log(formatKernelTable(byOp, 20));
-if (last.profiledDispatches !== null) console.log(`dispatches in the profiled iteration: ${last.profiledDispatches} (${(last.profiledDispatches / last.episodes).toFixed(0)} per episode)`);
-
 const f = (x: number) => x.toFixed(x >= 100 ? 0 : 2);
-console.log('\n| episodes | iteration | rollout s | score s | advantages s | update s | total s | Step → paused s | CPU s |\n|---|---|---|---|---|---|---|---|---|');
+const extrapolated: Array<{ run: string; episodes: number; seconds: Seconds; how: string }> = [];
+for (const run of runNames) {
+  const rs = results.filter((m) => m.run === run);
+  const last = rs[rs.length - 1];
+  const byOp = kernelRows(last.kernels, 'op');
+  console.log(`\n${run}: GPU time of the profiled iteration (${last.episodes} episodes) per kernel, on ${last.adapterLabel}:`);
+  if (last.kernelsUnavailable) console.log(`  ${last.kernelsUnavailable}`);
+  console.log(formatKernelTable(kernelRows(last.kernels), 20));
+  console.log('per op:');
+  console.log(formatKernelTable(byOp, 20));
+  if (last.profiledDispatches !== null) console.log(`dispatches in the profiled iteration: ${last.profiledDispatches} (${(last.profiledDispatches / last.episodes).toFixed(0)} per episode)`);
+  const own = isPreset(run) ? presetEpisodes(run) : 8;
+  const counts = new Set(rs.map((m) => m.episodes));
+  if (!counts.has(own) && counts.size >= 2) extrapolated.push({ run, episodes: own, seconds: extrapolate(rs, own), how: 'least-squares line per phase through the timed iterations' });
+}
+
+console.log(`\nOne MARFT iteration in the lab (headless ${browserVersion}), critic warm-up 0; the trainer's own times:`);
+console.log('| run | adapter | episodes | iteration | rollout s | score s | advantages s | update s | total s | Step → paused s | CPU s |\n|---|---|---|---|---|---|---|---|---|---|---|');
 for (const m of results) {
   for (const [name, s, w, c] of [['warm-up', m.warmup, m.wallS.warmup, m.cpuS.warmup], ['timed', m.timed, m.wallS.timed, m.cpuS.timed], ['profiled', m.profiled, m.wallS.profiled, m.cpuS.profiled]] as const) {
     if (!s || w === null) continue;
-    console.log(`| ${m.episodes} | ${name} | ${f(s.rollout)} | ${f(s.score)} | ${f(s.advantages)} | ${f(s.update)} | ${f(s.total)} | ${f(w)} | ${c === null ? '–' : f(c)} |`);
+    console.log(`| ${m.run} | ${m.adapterLabel} | ${m.episodes} | ${name} | ${f(s.rollout)} | ${f(s.score)} | ${f(s.advantages)} | ${f(s.update)} | ${f(s.total)} | ${f(w)} | ${c === null ? '–' : f(c)} |`);
   }
 }
-let extrapolated: Seconds | null = null;
-const counts = new Set(results.map((m) => m.episodes));
-if (!counts.has(CLASSROOM_EPISODES) && counts.size >= 2) {
-  extrapolated = extrapolate(results, CLASSROOM_EPISODES);
-  console.log(`| **${CLASSROOM_EPISODES} (extrapolated, linear per phase)** | timed | ${PHASES.map((p) => f(extrapolated![p])).join(' | ')} | – | – |`);
+for (const e of extrapolated) {
+  const on = results.find((m) => m.run === e.run)!.adapterLabel;
+  console.log(`| **${e.run}** | ${on} | **${e.episodes} (extrapolated, linear per phase)** | timed | ${PHASES.map((p) => f(e.seconds[p])).join(' | ')} | – | – |`);
 }
 mkdirSync(dirname(out), { recursive: true });
 writeFileSync(out, `${JSON.stringify({
-  what: 'one MARFT iteration of the classroom preset in the lab (headless Chromium), critic warm-up 0',
-  date: new Date().toISOString(), cpu: cpuName(), browser: browserVersion, adapter, dist: distDir, classroomEpisodes: CLASSROOM_EPISODES,
-  results, kernelsByOp: byOp, extrapolated: extrapolated && { episodes: CLASSROOM_EPISODES, seconds: extrapolated, how: 'least-squares line per phase through the timed iterations' },
+  what: 'one MARFT iteration in the lab (headless Chromium), critic warm-up 0, per run (a preset run or a random model)',
+  date: new Date().toISOString(), cpu: cpuName(), browser: browserVersion,
+  launch: { executablePath: launch.executablePath ?? null, args: launch.args, gpuFlags: launch.gpuFlags, reason: launch.reason },
+  dist: distDir, runs: runNames, results, extrapolated,
 }, null, 1)}\n`);
 console.log(`\nwrote ${out}`);
+
+// A figure is labelled by its adapter above; here the run as a whole is refused if it was meant for a GPU.
+const notGpu = results.filter((m) => adapterLabel(m.adapter).kind !== 'gpu');
+if (notGpu.length && (launch.gpuFlags || expect === 'gpu')) {
+  console.log(`\nbench:browser: ${launch.gpuFlags ? `the GPU flags were chosen (${launch.reason}), but ` : ''}${notGpu.length} of ${results.length} runs got ${[...new Set(notGpu.map((m) => m.adapterLabel))].join(', ')}: ` +
+    `these are not GPU figures (VK_ICD_FILENAMES=${process.env.VK_ICD_FILENAMES ?? 'unset'}). On the GPU machine, source .devchrome/app/env.sh first: ` +
+    'it points Vulkan at the NVIDIA driver and sets CHROME and CHROME_GPU_FLAGS.');
+  if (expect === 'gpu') process.exit(3);
+}
 process.exit(0);

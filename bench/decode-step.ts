@@ -23,7 +23,7 @@ import { generate } from '../src/model/generate.ts';
 import { createLoraSet, releaseLoraSet } from '../src/model/lora-set.ts';
 import { Rng } from '../src/common/rng.ts';
 import { releaseWeights, uploadWeights } from '../src/model/weights.ts';
-import { BENCH_MODELS, randomWeights } from './random-model.ts';
+import { benchModelConfigJson, randomWeights } from './random-model.ts';
 import { counts, since } from './counters.ts';
 
 await ensureVulkanEnv();
@@ -45,7 +45,7 @@ const weightBytes = (c: ModelConfig): number => {
 
 const rows: Array<Record<string, number | string>> = [];
 for (const name of arg('models', gpu.cpu ? 'tiny' : 'tiny,smollm2-135m').split(',')) {
-  const config = parseModelConfig({ model_type: 'llama', architectures: ['LlamaForCausalLM'], max_position_embeddings: 4096, ...BENCH_MODELS[name] });
+  const config = parseModelConfig(benchModelConfigJson(name));
   const weights = uploadWeights(gpu, config, randomWeights(config, 1), dtype === 'bf16' ? { storeAs: 'bf16' } : {});
   const lora = createLoraSet(gpu, config, { r: 8, alpha: 16, targets: [...LINEAR_MODULES], slots: 2 }, 2);
   const slotArr = Array.from({ length: B }, (_, b) => [0, 1, -1][b % 3]);

@@ -2,8 +2,8 @@
 // machine, through the engine's own Gpu.run (bench/dispatch-cost.ts: encode on the JS thread, end to end,
 // and one submit-and-wait round trip). The browser side is bench/dispatch-page.ts, bundled here with
 // esbuild (WGSL as text, as the Node bundles) and served by vite preview; Chromium is launched as
-// bench:browser and the e2e suite launch it (playwright.config.ts: chromiumWebgpuArgs picks the GPU flags
-// where a GPU driver is installed, SwiftShader otherwise). Each side names the adapter it got, and the
+// bench:browser and the e2e suite launch it (scripts/chromium-launch.ts picks the GPU flags
+// where a GPU is present, SwiftShader otherwise). Each side names the adapter it got, and the
 // ratios say what the browser's extra process (its GPU process behind an IPC channel) costs per dispatch.
 // The page runs on the main thread; the lab's engine runs in a Worker, which goes through the same channel.
 // The page is served cross-origin isolated (COOP/COEP headers), so Chromium's performance.now() is precise to
@@ -16,7 +16,7 @@ import { cpus, loadavg } from 'node:os';
 import { build } from 'esbuild';
 import { chromium } from '@playwright/test';
 import { preview } from 'vite';
-import playwrightConfig from '../playwright.config.ts';
+import { chromiumLaunch } from '../scripts/chromium-launch.ts';
 import { acquireNodeGpu, ensureVulkanEnv } from '../src/gpu/node.ts';
 import type { AdapterSummary } from '../src/gpu/gpu.ts';
 import { type DispatchCost, dispatchCost } from './dispatch-cost.ts';
@@ -45,8 +45,8 @@ async function inChromium(): Promise<{ browser: string; cost: DispatchCost }> {
     headers: { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' },
   }, logLevel: 'warn' });
   const url = server.resolvedUrls?.local[0] ?? 'http://127.0.0.1:4181/';
-  const launch = playwrightConfig.use?.launchOptions ?? {};
-  const browser = await chromium.launch(launch);
+  const { executablePath, args } = chromiumLaunch();
+  const browser = await chromium.launch({ executablePath, args });
   try {
     const page = await browser.newPage();
     await page.goto(`${url}?n=${n}&reps=${reps}`);

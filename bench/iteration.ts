@@ -27,12 +27,10 @@ import { loadDecoder } from '../src/model/load.ts';
 import { nodeModelFiles } from '../src/model/node-files.ts';
 import type { LoadedTokenizer } from '../src/model/tokenizer.ts';
 import { uploadWeights } from '../src/model/weights.ts';
-import { parseRunConfig } from '../src/config/run-config.ts';
-import { presetForAgents } from '../src/config/presets.ts';
-import { PRESET_RUNS, presetRunConfig } from '../src/config/run-presets.ts';
 import { createTrainState, releaseTrainState } from '../src/marft/state.ts';
 import { Trainer } from '../src/marft/trainer.ts';
-import { BENCH_MODELS, randomWeights } from './random-model.ts';
+import { benchModelConfigJson, randomWeights } from './random-model.ts';
+import { presetBenchConfig, presetEpisodes, randomModelBenchConfig } from './bench-configs.ts';
 import { PhaseCounter, countsLine } from './counters.ts';
 
 await ensureVulkanEnv();
@@ -54,10 +52,9 @@ const soft = gpu.adapter.isFallback;
 const fusedArg = arg('fused', 'auto');
 if (!['auto', 'on', 'off'].includes(fusedArg)) throw new Error(`--fused must be auto, on or off, got ${fusedArg}`);
 const fused = fusedArg === 'auto' ? undefined : fusedArg === 'on';
-const preset = process.argv.includes('--preset') ? presetRunConfig(arg('preset', '')) : null;
-if (process.argv.includes('--preset') && !preset) throw new Error(`--preset ${arg('preset', '')}: not a preset run; one of ${Object.keys(PRESET_RUNS).join(', ')}`);
-const presetRollout = preset?.rollout as { episodes: number; horizon: number } | undefined;
-const episodes = Number(arg('episodes', presetRollout ? (soft ? '1' : String(presetRollout.episodes)) : soft ? '2' : '8'));
+const preset = process.argv.includes('--preset') ? arg('preset', '') : null;
+const presetEpisodeCount = preset === null ? null : presetEpisodes(preset);
+const episodes = Number(arg('episodes', presetEpisodeCount !== null ? (soft ? '1' : String(presetEpisodeCount)) : soft ? '2' : '8'));
 const maxNew = Number(arg('new', soft ? '4' : '128'));
 const agentsN = Number(arg('agents', '2')) as 1 | 2 | 3 | 4;
 const dtype = arg('dtype', 'bf16') as 'bf16' | 'f32';
@@ -75,18 +72,11 @@ for (const name of names) {
     decoder = l.decoder;
     tokenizer = l.model.tokenizer!;
   } else {
-    const mc = parseModelConfig({ model_type: 'llama', architectures: ['LlamaForCausalLM'], max_position_embeddings: 4096, ...BENCH_MODELS[name] });
+    const mc = parseModelConfig(benchModelConfigJson(name));
     decoder = new Decoder(gpu, mc, uploadWeights(gpu, mc, randomWeights(mc, 1), dtype === 'bf16' ? { storeAs: 'bf16' } : {}), { fused });
     tokenizer = syntheticTokenizer(mc.vocabSize);
   }
-  const graph = presetForAgents(agentsN);
-  for (const a of graph.agents) { a.maxNewTokens = maxNew; a.temperature = 1; }
-  const config = preset
-    ? parseRunConfig({ ...preset, rollout: { ...presetRollout, episodes }, schedule: { ...(preset.schedule as object | undefined), criticWarmup: 0 } })
-    : parseRunConfig({
-      seed: 1, graph, level: 'token', env: { name: 'arithmetic', options: { difficulty: 2 } },
-      rollout: { episodes, horizon: 1 }, ppo: { epochs: 1, minibatches: 1, targetKl: null },
-    });
+  const config = preset ? presetBenchConfig(preset, episodes) : randomModelBenchConfig({ agents: agentsN, maxNew, episodes });
   const state = createTrainState(gpu, decoder.config, config);
   const weightsMiB = gpu.pool.stats.bytesAllocated / 2 ** 20; // base weights, adapters, critic, optimizer state
   const counter = new PhaseCounter(gpu);
@@ -99,7 +89,7 @@ for (const name of names) {
   const { phases, iteration: perIteration } = counter.end();
   const gen = Object.values(m.agents).reduce((s, a) => s + a.tokens, 0);
   const row: Record<string, number | string> = {
-    model: preset ? `${name} (${arg('preset', '')} preset)` : name, agents: config.graph.agents.length, episodes, maxNew: Math.max(...config.graph.agents.map((a) => a.maxNewTokens)), rolloutS: m.seconds.rollout, scoreS: m.seconds.score, advantagesS: m.seconds.advantages,
+    model: preset ? `${name} (${preset} preset)` : name, agents: config.graph.agents.length, episodes, maxNew: Math.max(...config.graph.agents.map((a) => a.maxNewTokens)), rolloutS: m.seconds.rollout, scoreS: m.seconds.score, advantagesS: m.seconds.advantages,
     updateS: m.seconds.update, totalS: m.seconds.total, genTokS: m.tokensPerSecond, generated: gen, peakMiB: gpu.pool.stats.peakBytes / 2 ** 20,
     weightsMiB, recompute: String(trainer.recompute), microTokens: trainer.maxTokens,
     cpuS: (cpu.user + cpu.system) / 1e6, dispatches: perIteration.dispatches, readbacks: perIteration.reads, submits: perIteration.submits,
@@ -128,7 +118,7 @@ for (const name of names) {
 const cols = ['model', 'agents', 'recompute', 'rolloutS', 'scoreS', 'advantagesS', 'updateS', 'totalS', 'genTokS', 'weightsMiB', 'peakMiB', 'torchTotalS', 'speedupTotal', 'torchRolloutS', 'speedupRollout', 'torchPeakMiB',
   'cpuS', 'dispatches', 'readbacks', 'submits', 'dispatchesPerDecodeStep', 'dispatchesPerTrainedToken'];
 const fmt = (v: unknown) => (typeof v === 'number' ? (v >= 100 ? v.toFixed(0) : v.toPrecision(3)) : String(v ?? ''));
-console.log(`\nMARFT iteration on ${gpu.adapter.description || gpu.adapter.vendor} (${episodes} episodes, ${preset ? `the ${arg('preset', '')} preset` : `${agentsN} agents, ${maxNew} new tokens, ${dtype} base`})${peer ? `, PyTorch peer on ${peer.device}` : ''}`);
+console.log(`\nMARFT iteration on ${gpu.adapter.description || gpu.adapter.vendor} (${episodes} episodes, ${preset ? `the ${preset} preset` : `${agentsN} agents, ${maxNew} new tokens, ${dtype} base`})${peer ? `, PyTorch peer on ${peer.device}` : ''}`);
 console.log(`| ${cols.join(' | ')} |\n|${cols.map(() => '---').join('|')}|`);
 for (const r of rows) console.log(`| ${cols.map((c) => fmt(r[c])).join(' | ')} |`);
 if (process.argv.includes('--out')) writeFileSync(arg('out', ''), JSON.stringify({ adapter: gpu.adapter, rows }, null, 1));

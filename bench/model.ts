@@ -15,7 +15,7 @@ import { generate } from '../src/model/generate.ts';
 import { createLoraSet } from '../src/model/lora-set.ts';
 import { Rng } from '../src/common/rng.ts';
 import { releaseWeights, uploadWeights } from '../src/model/weights.ts';
-import { BENCH_MODELS, randomWeights } from './random-model.ts';
+import { benchModelConfigJson, randomWeights } from './random-model.ts';
 import { counts, since } from './counters.ts';
 
 await ensureVulkanEnv();
@@ -33,7 +33,7 @@ const rows: Array<Record<string, number | string>> = [];
 
 for (const name of names) {
   for (const dtype of ['f32', 'bf16'] as const) {
-    const config = parseModelConfig({ model_type: 'llama', architectures: ['LlamaForCausalLM'], max_position_embeddings: 4096, ...BENCH_MODELS[name] });
+    const config = parseModelConfig(benchModelConfigJson(name));
     const weights = uploadWeights(gpu, config, randomWeights(config, 1), dtype === 'bf16' ? { storeAs: 'bf16' } : {});
     const dec = new Decoder(gpu, config, weights);
     const lora = createLoraSet(gpu, config, { r: 8, alpha: 16, targets: ['q_proj', 'v_proj'], slots: 1 }, 2);

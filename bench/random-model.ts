@@ -10,6 +10,13 @@ export const BENCH_MODELS: Record<string, Record<string, unknown>> = {
   'smollm2-135m': { vocab_size: 49152, hidden_size: 576, intermediate_size: 1536, num_hidden_layers: 30, num_attention_heads: 9, num_key_value_heads: 3, tie_word_embeddings: true },
 };
 
+/** The config.json of a BENCH_MODELS shape, as a model's folder would hold it (`extra`: e.g. special token ids). */
+export function benchModelConfigJson(name: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const dims = BENCH_MODELS[name];
+  if (!dims) throw new Error(`no random model "${name}"; one of ${Object.keys(BENCH_MODELS).join(', ')}`);
+  return { model_type: 'llama', architectures: ['LlamaForCausalLM'], max_position_embeddings: 4096, ...dims, ...extra };
+}
+
 export function randomWeights(config: ModelConfig, seed: number): (name: string) => TensorView {
   const rng = new Rng(seed);
   const cache = new Map<string, TensorView>();

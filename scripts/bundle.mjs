@@ -1,5 +1,6 @@
 // Bundles a TypeScript Node entry (CLI, benchmark) into .build/<name>.mjs with esbuild: WGSL files
-// inlined as text, Dawn (`webgpu`) left external. The same bundle runs here and on the GPU machine.
+// inlined as text, Dawn (`webgpu`) and Playwright (`playwright-core`, which cannot be bundled) left external.
+// The same bundle runs here and on the GPU machine (there, both come from .devcarry/node_modules/).
 // Usage: node scripts/bundle.mjs bench/kernels.ts [outdir]
 import { build } from 'esbuild';
 import { basename } from 'node:path';
@@ -14,7 +15,7 @@ await build({
   format: 'esm',
   target: 'node20',
   outfile,
-  external: ['webgpu'],
+  external: ['webgpu', 'playwright-core'],
   loader: { '.wgsl': 'text' },
   // CommonJS dependencies (TensorFlow.js) call require(); give the ESM bundle one.
   banner: { js: "import { createRequire as __cr } from 'module'; const require = __cr(import.meta.url);" },

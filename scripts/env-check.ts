@@ -3,25 +3,8 @@
 // Installs Debian's packages when it can (root or passwordless sudo); otherwise says what to install.
 import { execSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { SWIFTSHADER_ICD, hardwareIcds } from '../src/gpu/node.ts';
-
-const CHROMIUM_CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
-
-export function findChromium(): string | null {
-  if (process.env.CHROMIUM_PATH && existsSync(process.env.CHROMIUM_PATH)) return process.env.CHROMIUM_PATH;
-  return CHROMIUM_CANDIDATES.find((p) => existsSync(p)) ?? null;
-}
-
-/**
- * Chromium's flags for WebGPU. The usual two give SwiftShader even on a GPU machine; where a hardware Vulkan
- * driver is installed (or E2E_GPU=1), ANGLE on Vulkan without a surface gives the real adapter (measured on
- * the H100/H200 machines: ../shared/device/chrome/README.md). E2E_GPU=0 keeps SwiftShader.
- */
-export function chromiumWebgpuArgs(env: NodeJS.ProcessEnv = process.env): string[] {
-  const base = ['--no-sandbox', '--enable-unsafe-webgpu', '--enable-features=Vulkan', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
-  const gpu = env.E2E_GPU === '1' || (env.E2E_GPU !== '0' && env.MARFT_GPU !== 'swiftshader' && hardwareIcds().length > 0);
-  return gpu ? [...base, '--use-angle=vulkan', '--disable-vulkan-surface', '--disable-dev-shm-usage', '--enable-webgpu-developer-features'] : base;
-}
+import { SWIFTSHADER_ICD } from '../src/gpu/node.ts';
+import { findChromium } from './chromium-launch.ts';
 
 function hasVulkanLoader(): boolean {
   try {

@@ -48,7 +48,8 @@ export function GpuStatus() {
   const software = isSoftwareAdapter(adapter);
   const name = [adapter.vendor, adapter.architecture, adapter.description].filter(Boolean).join(' · ') || 'unnamed adapter';
   return (
-    <section className={`card${software ? ' gpu-software' : ''}`} data-testid="gpu-status" data-state="ready" data-software={String(software)}>
+    <section className={`card${software ? ' gpu-software' : ''}`} data-testid="gpu-status" data-state="ready" data-software={String(software)}
+      data-adapter={JSON.stringify(adapter)}>
       <h2>{software ? 'Software adapter: WebGPU runs on the CPU' : 'GPU ready'}</h2>
       <p data-testid="adapter-name">adapter: {name}{adapter.isFallback ? ' (software fallback)' : ''}</p>
       {software && (

@@ -1,6 +1,6 @@
 // The GPU context: one device, its buffer pool, pipeline / uniform / bind-group caches, and a batched
 // command encoder. Dispatches are recorded into one open compute pass and submitted together at the next
-// read(), copy or explicit submit(), so a training step costs few submits and no readback inside it.
+// read(), write or explicit submit(), so a training step costs few submits and no readback inside it.
 
 import { GpuError, shapeError } from './errors.ts';
 import { pack16, unpack16 } from './half.ts';
@@ -212,12 +212,25 @@ export class Gpu {
 
   /** Reads a tensor back: f32 and 16-bit dtypes as Float32Array, i32 as Int32Array, u32 as Uint32Array. */
   async read(t: Tensor): Promise<Float32Array | Int32Array | Uint32Array> {
-    const bytes = byteSize(t.shape, t.dtype);
+    return (await this.readMany([t]))[0];
+  }
+
+  /**
+   * Reads several tensors back through one staging buffer: one submit, one wait, one readback in the
+   * counters (each value as read() gives it).
+   */
+  async readMany(ts: readonly Tensor[]): Promise<Array<Float32Array | Int32Array | Uint32Array>> {
     this.notRecording('read');
+    if (!ts.length) return [];
+    const sizes = ts.map((t) => byteSize(t.shape, t.dtype));
+    const offsets: number[] = [];
+    let total = 0;
+    for (const b of sizes) { offsets.push(total); total += b; }
     this.readCount++;
-    const staging = this.device.createBuffer({ size: bytes, usage: MAP_READ, label: `read:${t.label}` });
+    const staging = this.device.createBuffer({ size: total, usage: MAP_READ, label: `read:${ts.map((t) => t.label).join(',')}`.slice(0, 200) });
     this.endPass();
-    this.getEncoder().copyBufferToBuffer(t.buffer, 0, staging, 0, bytes);
+    const enc = this.getEncoder();
+    ts.forEach((t, i) => enc.copyBufferToBuffer(t.buffer, 0, staging, offsets[i], sizes[i]));
     this.submit();
     try {
       await staging.mapAsync(1 /* GPUMapMode.READ */);
@@ -229,11 +242,13 @@ export class Gpu {
     staging.unmap();
     staging.destroy();
     this.throwErrors();
-    const n = numel(t.shape);
-    if (t.dtype === 'f32') return new Float32Array(raw, 0, n);
-    if (t.dtype === 'i32') return new Int32Array(raw, 0, n);
-    if (t.dtype === 'u32') return new Uint32Array(raw, 0, n);
-    return unpack16(new Uint32Array(raw), n, t.dtype);
+    return ts.map((t, i) => {
+      const n = numel(t.shape);
+      if (t.dtype === 'f32') return new Float32Array(raw, offsets[i], n);
+      if (t.dtype === 'i32') return new Int32Array(raw, offsets[i], n);
+      if (t.dtype === 'u32') return new Uint32Array(raw, offsets[i], n);
+      return unpack16(new Uint32Array(raw, offsets[i], sizes[i] / 4), n, t.dtype);
+    });
   }
 
   async readF32(t: Tensor): Promise<Float32Array> {

@@ -20,7 +20,8 @@ import { selectRows, selectRowsBackward } from '../model/heads.ts';
 import type { LoraSet } from '../model/lora-set.ts';
 import { clearGrads } from '../model/optimizer.ts';
 import { releaseValueHeadState, valueHeadBackward, valueHeadForward } from '../model/value-head.ts';
-import { type FiniteWatch, type NonFinite, readFiniteWatch } from '../model/finite-watch.ts';
+import { type FiniteWatch, type NonFinite, snapshotFiniteWatch } from '../model/finite-watch.ts';
+import { type Later, ReadQueue } from '../gpu/readback.ts';
 import type { RunConfig } from '../config/run-config.ts';
 import { buildBatch, chunkActions } from './batch.ts';
 import { valueLoss } from './losses.ts';
@@ -97,7 +98,7 @@ export interface CriticLoss { loss: number; finite: boolean; nonFinite: NonFinit
  */
 export async function criticLoraBackward(
   gpu: Gpu, dec: Decoder, state: TrainState, mb: readonly ActionRecord[], score: ScoreResult, targets: Map<ActionRecord, ActionTargets>,
-  o: { padId: number; maxTokens: number; recompute?: boolean }, watch?: FiniteWatch,
+  o: { padId: number; maxTokens: number; recompute?: boolean }, watch?: FiniteWatch, q = new ReadQueue(gpu),
 ): Promise<CriticLoss | null> {
   const ppo = state.config.ppo;
   const trunk = score.trunk!;
@@ -111,7 +112,10 @@ export async function criticLoraBackward(
     const p = criticPass(gpu, dec, trunk, chunk, level, o.padId, o.recompute ? 'checkpoint' : true);
     const R = p.rowIds.length;
     const hs = valueHeadForward(gpu, state.critic, p.hRows, watch);
-    const [all, bad] = await Promise.all([gpu.readF32(hs.values), watch ? readFiniteWatch(gpu, watch) : []]);
+    const allL = q.read(hs.values);
+    const badL = watch ? snapshotFiniteWatch(gpu, watch, q) : null;
+    await q.flush(); // with whatever else the caller queued (an earlier step's stats)
+    const [all, bad] = [allL.get(), badL?.get() ?? []];
     res.nonFinite.push(...bad);
     const heads: number[] = [];
     const returns: number[] = [];
@@ -144,13 +148,22 @@ export async function criticLoraBackward(
   return res;
 }
 
+/** A recorded critic-head forward whose values wait in a ReadQueue: finish() after the queue's flush. */
+export interface CriticForward {
+  /** The value loss and, when finite, its gradients accumulated into the value heads (recorded); releases the forward. */
+  finish(): CriticLoss;
+  /** Releases the forward without a loss (an abandoned step). */
+  release(): void;
+}
+
 /**
- * The frozen-trunk critic's value loss over minibatch `mb` (heads on the hidden states gathered at scoring),
- * its gradients accumulated into the value heads when finite; null when `mb` has no critic rows.
+ * The frozen-trunk critic's forward over minibatch `mb` (heads on the hidden states gathered at scoring),
+ * recorded with its values and watch queued in `q` (no wait): the caller flushes `q` at a sync point of its
+ * own, then calls finish(). null when `mb` has no critic rows.
  */
-export async function criticHeadBackward(
-  gpu: Gpu, state: TrainState, mb: readonly ActionRecord[], score: ScoreResult, targets: Map<ActionRecord, ActionTargets>, watch?: FiniteWatch,
-): Promise<CriticLoss | null> {
+export function criticHeadForward(
+  gpu: Gpu, state: TrainState, mb: readonly ActionRecord[], score: ScoreResult, targets: Map<ActionRecord, ActionTargets>, q: ReadQueue, watch?: FiniteWatch,
+): CriticForward | null {
   const ppo = state.config.ppo;
   const rows: number[] = [];
   const returns: number[] = [];
@@ -164,20 +177,27 @@ export async function criticHeadBackward(
   const R = rows.length;
   const x = selectRows(gpu, score.criticInput, rows, 'critic.x');
   const hs = valueHeadForward(gpu, state.critic, x, watch);
-  const [all, bad] = await Promise.all([gpu.readF32(hs.values), watch ? readFiniteWatch(gpu, watch) : []]);
-  const heads = rows.map((r) => score.criticHead[r]);
-  const values = rows.map((_, i) => all[heads[i] * R + i]);
-  const vl = valueLoss({ values, oldValues, returns, clip: ppo.valueClip, kind: ppo.valueLoss, huberDelta: ppo.huberDelta });
-  const finite = Number.isFinite(vl.loss) && !bad.length;
-  if (finite) {
-    const dv = new Float32Array(state.critic.heads.length * R);
-    heads.forEach((h, i) => { dv[h * R + i] = vl.dValues[i]; });
-    const dvT = gpu.upload(dv, [state.critic.heads.length, R], 'f32', 'critic.dv');
-    const ones = gpu.upload(new Float32Array(R).fill(1), [1, R], 'f32', 'critic.ones');
-    valueHeadBackward(gpu, state.critic, hs, dvT, null, ones);
-    gpu.release(dvT, ones);
-  }
-  releaseValueHeadState(gpu, hs);
-  gpu.release(x);
-  return { loss: vl.loss, finite, nonFinite: bad };
+  const allL = q.read(hs.values);
+  const badL: Later<NonFinite[]> = watch ? snapshotFiniteWatch(gpu, watch, q) : { get: () => [] };
+  const release = () => { releaseValueHeadState(gpu, hs); gpu.release(x); };
+  return {
+    release,
+    finish: () => {
+      const [all, bad] = [allL.get(), badL.get()];
+      const heads = rows.map((r) => score.criticHead[r]);
+      const values = rows.map((_, i) => all[heads[i] * R + i]);
+      const vl = valueLoss({ values, oldValues, returns, clip: ppo.valueClip, kind: ppo.valueLoss, huberDelta: ppo.huberDelta });
+      const finite = Number.isFinite(vl.loss) && !bad.length;
+      if (finite) {
+        const dv = new Float32Array(state.critic.heads.length * R);
+        heads.forEach((h, i) => { dv[h * R + i] = vl.dValues[i]; });
+        const dvT = gpu.upload(dv, [state.critic.heads.length, R], 'f32', 'critic.dv');
+        const ones = gpu.upload(new Float32Array(R).fill(1), [1, R], 'f32', 'critic.ones');
+        valueHeadBackward(gpu, state.critic, hs, dvT, null, ones);
+        gpu.release(dvT, ones);
+      }
+      release();
+      return { loss: vl.loss, finite, nonFinite: bad };
+    },
+  };
 }

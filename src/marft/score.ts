@@ -8,6 +8,8 @@
 // the LoRA critic's update recomputes them (its trunk trains), so criticInput is then left unused.
 // A finite watch counts the non-finite values of the logits, the critic's input and each critic layer,
 // read with the values: `nonFinite` names where they appeared (the trainer then skips the update).
+// Nothing in scoring depends on a value read back (the weights do not change), so every chunk's log-probs,
+// values and watch go into one ReadQueue and the scoring waits once, at its end: one readback per call.
 
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';
@@ -15,7 +17,8 @@ import type { Decoder } from '../model/decoder.ts';
 import { releaseTokenLogprobs, selectRows, tokenLogprobs } from '../model/heads.ts';
 import type { LoraSet } from '../model/lora-set.ts';
 import { type ValueHead, releaseValueHeadState, valueHeadForward, valueHeadWatchSlots } from '../model/value-head.ts';
-import { type FiniteWatch, type NonFinite, createFiniteWatch, readFiniteWatch, releaseFiniteWatch, watchFinite } from '../model/finite-watch.ts';
+import { type FiniteWatch, type NonFinite, createFiniteWatch, releaseFiniteWatch, snapshotFiniteWatch, watchFinite } from '../model/finite-watch.ts';
+import { type Later, ReadQueue } from '../gpu/readback.ts';
 import { buildBatch, chunkActions, gatherRows } from './batch.ts';
 import { type CriticTrunk, criticPass, criticRowCount } from './critic.ts';
 import type { ActionRecord } from './rollout.ts';
@@ -59,12 +62,15 @@ export interface ScoreOptions {
   critic?: CriticTrunk;
 }
 
-async function logprobsOf(gpu: Gpu, logits: Tensor, targets: Tensor): Promise<{ logp: Float32Array; entropy: Float32Array }> {
+/** The head's log-probs (and entropies) of `logits`, snapshotted into `q`; the head's tensors are released. */
+function logprobsOf(gpu: Gpu, q: ReadQueue, logits: Tensor, targets: Tensor, entropy: boolean): { logp: Later<Float32Array>; entropy: Later<Float32Array> | null } {
   const h = tokenLogprobs(gpu, logits, targets, 'score');
-  const out = { logp: await gpu.readF32(h.logp), entropy: await gpu.readF32(h.entropy) };
+  const out = { logp: q.snapshot(h.logp, f32), entropy: entropy ? q.snapshot(h.entropy, f32) : null };
   releaseTokenLogprobs(gpu, h);
   return out;
 }
+
+const f32 = (x: ArrayLike<number>): Float32Array => (x instanceof Float32Array ? x : Float32Array.from(x));
 
 export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, actions: readonly ActionRecord[], o: ScoreOptions): Promise<ScoreResult> {
   const C = dec.config.hiddenSize;
@@ -74,7 +80,11 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
   const criticHead = new Int32Array(R);
   const scores = new Map<ActionRecord, ActionScores>();
   const watch = createFiniteWatch(gpu, 3 + valueHeadWatchSlots(head));
-  const bad = new Map<string, number>();
+  const q = new ReadQueue(gpu);
+  /** Per chunk, in order: what its watch found and the scores it fills in, once the queue is read. */
+  const chunks: Array<{ found: Later<NonFinite[]>; fill: () => void }> = [];
+  /** Each action's first row in criticInput (ActionScores.criticRow). */
+  const rowOf = new Map<ActionRecord, number>();
   let next = 0;
   /** The run's interrupt, between chunks: what it throws leaves nothing of this scoring allocated. */
   const interrupt = (): void => {
@@ -83,6 +93,7 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
     } catch (e) {
       gpu.release(criticInput);
       releaseFiniteWatch(gpu, watch);
+      q.release();
       throw e;
     }
   };
@@ -93,80 +104,110 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
     const targets = gpu.upload(batch.targets, [N], 'i32', 'score.targets');
     const pol = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, adapters: o.adapters, slots: batch.slots });
     watchFinite(gpu, watch, 'policy logits', pol.logits!);
-    const policy = await logprobsOf(gpu, pol.logits!, targets);
+    const policy = logprobsOf(gpu, q, pol.logits!, targets, true);
     dec.release(pol);
     const ref = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, adapters: o.adapters, slots: new Int32Array(batch.B).fill(-1) }, { logits: o.needRef ? 'all' : 'none' });
     if (o.needRef) watchFinite(gpu, watch, 'reference logits', ref.logits!);
-    const refLp = o.needRef ? await logprobsOf(gpu, ref.logits!, targets) : null;
+    const refLp = o.needRef ? logprobsOf(gpu, q, ref.logits!, targets, false) : null;
     // gather the critic's rows from the trunk's hidden states (its own trunk's: after this loop)
     const rowIds: number[] = [];
     chunk.forEach((a, i) => {
       const r = batch.rows[i];
       for (let k = 0; k < rowsOf(a); k++) rowIds.push(r.start + k);
     });
-    let vals: Float32Array = new Float32Array(0);
-    let found: NonFinite[];
+    let vals: Later<Float32Array> | null = null;
     if (!o.critic) {
       const hRows = selectRows(gpu, ref.hN, rowIds, 'score.hrows');
       gpu.copy(hRows, criticInput, rowIds.length * C * 4, 0, next * C * 4);
       watchFinite(gpu, watch, "critic input (the frozen trunk's final hidden state)", hRows);
       const hs = valueHeadForward(gpu, head, hRows, watch);
-      [vals, found] = await Promise.all([gpu.readF32(hs.values), readFiniteWatch(gpu, watch)]);
+      vals = q.snapshot(hs.values, f32);
       releaseValueHeadState(gpu, hs);
       gpu.release(hRows);
-    } else {
-      found = await readFiniteWatch(gpu, watch);
     }
-    for (const x of found) bad.set(x.where, (bad.get(x.where) ?? 0) + x.count);
+    const found = snapshotFiniteWatch(gpu, watch, q);
     gpu.release(targets);
     dec.release(ref);
-    let local = 0;
-    chunk.forEach((a, i) => {
-      const r = batch.rows[i];
-      const n = rowsOf(a);
-      const h = o.headOf(a.agent);
-      for (let k = 0; k < n; k++) criticHead[next + local + k] = h;
-      scores.set(a, {
-        oldLogp: gatherRows(policy.logp, r.start, r.count),
-        entropy: gatherRows(policy.entropy, r.start, r.count),
-        refLogp: refLp ? gatherRows(refLp.logp, r.start, r.count) : [],
-        values: o.critic ? [] : Array.from({ length: n }, (_, k) => vals[h * rowIds.length + local + k]), // o.critic: trunkValues
-        criticRow: next + local,
-      });
-      local += n;
+    const first = next;
+    for (const a of chunk) { rowOf.set(a, next); next += rowsOf(a); }
+    chunks.push({
+      found,
+      fill: () => {
+        const [lp, en, rlp, v] = [policy.logp.get(), policy.entropy!.get(), refLp?.logp.get(), vals?.get()];
+        let local = 0;
+        chunk.forEach((a, i) => {
+          const r = batch.rows[i];
+          const n = rowsOf(a);
+          const h = o.headOf(a.agent);
+          for (let k = 0; k < n; k++) criticHead[first + local + k] = h;
+          scores.set(a, {
+            oldLogp: gatherRows(lp, r.start, r.count),
+            entropy: gatherRows(en, r.start, r.count),
+            refLogp: rlp ? gatherRows(rlp, r.start, r.count) : [],
+            values: v ? Array.from({ length: n }, (_, k) => v[h * rowIds.length + local + k]) : [], // o.critic: trunkValues
+            criticRow: first + local,
+          });
+          local += n;
+        });
+      },
     });
-    next += local;
   }
   interrupt();
-  if (o.critic) await trunkValues(gpu, dec, head, o.critic, actions, scores, criticInput, o, watch, bad);
-  releaseFiniteWatch(gpu, watch);
+  const trunk = o.critic ? trunkValues(gpu, dec, head, o.critic, actions, scores, rowOf, criticInput, o, watch, q) : [];
+  // the one wait of the scoring: every chunk's log-probs, values and watch
+  try {
+    await q.flush();
+  } finally {
+    releaseFiniteWatch(gpu, watch);
+  }
+  const bad = new Map<string, number>();
+  for (const c of [...chunks, ...trunk]) {
+    c.fill();
+    for (const x of c.found.get()) bad.set(x.where, (bad.get(x.where) ?? 0) + x.count);
+  }
   return { scores, criticInput, criticHead, trunk: o.critic ?? null, level: o.level, nonFinite: [...bad].map(([where, count]) => ({ where, count })) };
 }
 
-/** Values (and criticInput rows) from the critic's own trunk pass, written into each action's scores. */
-async function trunkValues(
+/**
+ * Records the critic's own trunk pass (values, and criticInput rows at each action's criticRow); per chunk,
+ * what its watch found and a fill that writes the values into each action's scores once the queue is read
+ * (after the scoring chunks' fills, which make the scores).
+ */
+function trunkValues(
   gpu: Gpu, dec: Decoder, head: ValueHead, trunk: CriticTrunk, actions: readonly ActionRecord[], scores: Map<ActionRecord, ActionScores>,
-  criticInput: Tensor, o: ScoreOptions, watch: FiniteWatch, bad: Map<string, number>,
-): Promise<void> {
+  rowOf: Map<ActionRecord, number>, criticInput: Tensor, o: ScoreOptions, watch: FiniteWatch, q: ReadQueue,
+): Array<{ found: Later<NonFinite[]>; fill: () => void }> {
   const C = dec.config.hiddenSize;
+  const out: Array<{ found: Later<NonFinite[]>; fill: () => void }> = [];
   for (const chunk of chunkActions(actions.filter((a) => criticRowCount(a, o.level) > 0), o.maxTokens)) {
     const p = criticPass(gpu, dec, trunk, chunk, o.level, o.padId, false);
     const R = p.rowIds.length;
     watchFinite(gpu, watch, "critic input (the critic trunk's final hidden state)", p.hRows);
     const hs = valueHeadForward(gpu, head, p.hRows, watch);
-    const [vals, found] = await Promise.all([gpu.readF32(hs.values), readFiniteWatch(gpu, watch)]);
-    for (const x of found) bad.set(x.where, (bad.get(x.where) ?? 0) + x.count);
+    const vals = q.snapshot(hs.values, f32);
+    const found = snapshotFiniteWatch(gpu, watch, q);
     let local = 0;
     for (const a of chunk) {
-      const s = scores.get(a)!;
       const n = criticRowCount(a, o.level);
-      gpu.copy(p.hRows, criticInput, n * C * 4, local * C * 4, s.criticRow * C * 4);
-      const h = o.headOf(a.agent);
-      s.values = Array.from({ length: n }, (_, k) => vals[h * R + local + k]);
+      gpu.copy(p.hRows, criticInput, n * C * 4, local * C * 4, rowOf.get(a)! * C * 4);
       local += n;
     }
+    out.push({
+      found,
+      fill: () => {
+        const v = vals.get();
+        let k0 = 0;
+        for (const a of chunk) {
+          const n = criticRowCount(a, o.level);
+          const h = o.headOf(a.agent);
+          scores.get(a)!.values = Array.from({ length: n }, (_, k) => v[h * R + k0 + k]);
+          k0 += n;
+        }
+      },
+    });
     releaseValueHeadState(gpu, hs);
     gpu.release(p.hRows);
     dec.release(p.fw);
   }
+  return out;
 }

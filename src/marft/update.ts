@@ -4,9 +4,16 @@
 // per-token gradients go back up through the head's backward into the logits and the decoder's backward into
 // the adapters. The critic trains on the frozen trunk's hidden states gathered at scoring time, or, with a
 // critic LoRA, on its own trunk's forward and backward each minibatch (critic.ts). AdamW steps run on the
-// GPU; their stats (gradient norms, non-finite flags) are read once per step for the metrics and the skip
-// guard, together with a finite watch (finite-watch.ts) over the critic's layers, the logits, the gradients
-// and the optimiser state, so a skip names the tensor. A minibatch whose approximate KL passes the target
+// GPU and skip a non-finite gradient there; their stats (gradient norms, non-finite flags) and a finite watch
+// (finite-watch.ts) over the critic's layers, the logits, the gradients and the optimiser state, so a skip
+// names the tensor, are only for the metrics: nothing later in the update depends on them.
+// Syncs: the update waits only where the CPU needs a value to go on, the log-probs a micro-batch's loss is
+// computed from (and a LoRA critic's values); everything else rides along in one ReadQueue (readback.ts).
+// The frozen-head critic's forward is recorded before the policy's first micro-batch and read with it (its
+// backward and step follow the read: the two touch disjoint tensors, so the GPU computes the same numbers),
+// and each step's stats and watch are snapshotted and read at the next wait, or at the end of the update. A
+// minibatch that fits one micro-batch so costs one readback, plus one for the update's last step. Metrics
+// and skip notes are put together in the order the steps ran, as if each had been read at once. A minibatch whose approximate KL passes the target
 // (targetKlOf) skips its policy step only, as the legacy MARFT trainers (appo_trainer.py / tppo_trainer.py
 // return before the policy step, after the critic's): the critic and the later minibatches train on. The
 // policy's optimiser keeps a state per adapter slot (each agent clipped by its own gradient norm, with its
@@ -16,11 +23,12 @@
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Decoder } from '../model/decoder.ts';
 import { releaseTokenLogprobs, tokenLogprobs, tokenLogprobsBackward } from '../model/heads.ts';
-import { type Optimizer, clearGrads, optimizerStep, readOptimizerStats, readSlotStats } from '../model/optimizer.ts';
+import { type Optimizer, type OptimizerStats, clearGrads, optimizerStep, snapshotSlotStats } from '../model/optimizer.ts';
+import { type Later, ReadQueue } from '../gpu/readback.ts';
 import type { Rng } from '../common/rng.ts';
 import { valueHeadWatchSlots } from '../model/value-head.ts';
 import {
-  type FiniteWatch, type NonFinite, createFiniteWatch, describeNonFinite, optimizerWatchSlots, readFiniteWatch, releaseFiniteWatch, watchFinite,
+  type FiniteWatch, type NonFinite, createFiniteWatch, describeNonFinite, optimizerWatchSlots, releaseFiniteWatch, snapshotFiniteWatch, watchFinite,
   watchGradients, watchOptimizerState,
 } from '../model/finite-watch.ts';
 import { normalizeAdvantages } from './advantages.ts';
@@ -32,7 +40,7 @@ import type { ScoreResult } from './score.ts';
 import type { TrainState } from './state.ts';
 import type { IterationMetrics } from '../config/metrics.ts';
 import type { ActionTargets } from './advantage-targets.ts';
-import { criticHeadBackward, criticLoraBackward } from './critic.ts';
+import { type CriticForward, type CriticLoss, criticHeadForward, criticLoraBackward } from './critic.ts';
 
 export interface UpdateStats extends Pick<IterationMetrics, 'policyLoss' | 'valueLoss' | 'entropy' | 'approxKl' | 'klToRef' | 'clipFraction' | 'skipped'> {
   policySteps: number;
@@ -71,19 +79,18 @@ const split = <T>(xs: T[], k: number): T[][] => {
 /**
  * Records a clipped AdamW step (a no-op on the GPU for a slot whose gradient is not finite) and zeroes the
  * grads; `w` watches the gradients and the state it leaves. `slots`: the adapter slots that step (default
- * all); the others are left exactly as they were.
+ * all); the others are left exactly as they were. The step's stats and its watch are queued in `q`.
  */
-function recordStep(gpu: Gpu, o: Optimizer, lr: number, cfg: RunConfig['ppo'], w: FiniteWatch, slots?: readonly number[]): void {
+function recordStep(
+  gpu: Gpu, o: Optimizer, lr: number, cfg: RunConfig['ppo'], w: FiniteWatch, q: ReadQueue, slots?: readonly number[],
+): { stats: Later<OptimizerStats[]>; found: Later<NonFinite[]> } {
   watchGradients(gpu, w, o);
   optimizerStep(gpu, o, { lr, eps: cfg.adamEps, weightDecay: cfg.weightDecay, maxNorm: cfg.maxGradNorm }, slots);
   watchOptimizerState(gpu, w, o);
   clearGrads(gpu, o);
+  return { stats: snapshotSlotStats(o, q), found: snapshotFiniteWatch(gpu, w, q) };
 }
 
-/**
- * The step's stats and its watch, read together: whether the step was taken, and a note naming the
- * non-finite tensors (the gradients of a skipped step; the parameters or moments a taken step left).
- */
 /**
  * What a step's finite watch found, in words: with `skipped` (null: it stepped; '' or ' for <roles>': the
  * slots skipped for a non-finite gradient) the gradients named, else any non-finite state it left.
@@ -105,52 +112,79 @@ export async function ppoUpdate(
   const useCritic = cfg.algo === 'ppo';
   const policyActs = actions.filter((a) => o.trainAgents.includes(a.agent) && a.actionIds.length > 0);
   const watch = createFiniteWatch(gpu, Math.max(valueHeadWatchSlots(state.critic), optimizerWatchSlots(state.criticOptim), optimizerWatchSlots(state.policyOptim), 1));
+  const q = new ReadQueue(gpu);
+  /** What the steps' read-back stats add to `st`, in the order the steps ran: run once the queue is read. */
+  const pending: Array<() => void> = [];
+  /** A skip note now, or one that waits for a step's stats (pushed in place, so st.skipped keeps the order). */
+  const note = (x: string | (() => string | null)): void => {
+    if (typeof x === 'string') pending.push(() => st.skipped.push(x));
+    else pending.push(() => { const n = x(); if (n) st.skipped.push(n); });
+  };
   let nPol = 0;
   let nVal = 0;
-  for (let epoch = 0; epoch < ppo.epochs; epoch++) {
-    const order = shuffle(actions, o.rng);
-    for (const mb of split(order, ppo.minibatches)) {
-      try {
+  /** The critic's value loss of one minibatch, taken into the stats; a finite one steps the critic. */
+  const criticStep = (epoch: number, vl: CriticLoss | null): void => {
+    if (vl?.nonFinite.length) {
+      note(`epoch ${epoch}: critic step skipped (non-finite values in ${describeNonFinite(vl.nonFinite)})`);
+    } else if (vl && vl.finite) {
+      const r = recordStep(gpu, state.criticOptim, ppo.criticLr, ppo, watch, q);
+      note(() => {
+        const n = stepNote(state.criticOptim, r.found.get(), 'critic', r.stats.get()[0].skipped ? '' : null);
+        return n && `epoch ${epoch}: ${n}`;
+      });
+      pending.push(() => { if (!r.stats.get()[0].skipped) st.criticSteps++; });
+      st.valueLoss += vl.loss;
+      nVal++;
+    } else if (vl) {
+      note(`epoch ${epoch}: critic step skipped (value loss ${vl.loss})`);
+    }
+  };
+  try {
+    for (let epoch = 0; epoch < ppo.epochs; epoch++) {
+      const order = shuffle(actions, o.rng);
+      for (const mb of split(order, ppo.minibatches)) {
         o.interrupt?.();
-      } catch (e) {
-        releaseFiniteWatch(gpu, watch);
-        throw e;
-      }
-      // ---- critic ----
-      if (useCritic) {
-        const vl = state.criticLora
-          ? await criticLoraBackward(gpu, dec, state, mb, score, targets, o, watch)
-          : await criticHeadBackward(gpu, state, mb, score, targets, watch);
-        if (vl?.nonFinite.length) {
-          st.skipped.push(`epoch ${epoch}: critic step skipped (non-finite values in ${describeNonFinite(vl.nonFinite)})`);
-        } else if (vl && vl.finite) {
-          recordStep(gpu, state.criticOptim, ppo.criticLr, ppo, watch);
-          const [r, bad] = await Promise.all([readOptimizerStats(gpu, state.criticOptim), readFiniteWatch(gpu, watch)]);
-          const note = stepNote(state.criticOptim, bad, 'critic', r.skipped ? '' : null);
-          if (note) st.skipped.push(`epoch ${epoch}: ${note}`);
-          if (!r.skipped) st.criticSteps++;
-          st.valueLoss += vl.loss;
-          nVal++;
-        } else if (vl) {
-          st.skipped.push(`epoch ${epoch}: critic step skipped (value loss ${vl.loss})`);
+        // ---- critic: the LoRA critic reads its values at once; the frozen-head critic's are read with the policy's log-probs ----
+        let critic: CriticForward | null = null;
+        if (useCritic) {
+          if (state.criticLora) criticStep(epoch, await criticLoraBackward(gpu, dec, state, mb, score, targets, o, watch, q));
+          else critic = criticHeadForward(gpu, state, mb, score, targets, q, watch);
+        }
+        const finishCritic = (): void => {
+          if (critic) { const c = critic; critic = null; criticStep(epoch, c.finish()); }
+        };
+        // ---- policy ----
+        const pm = mb.filter((a) => policyActs.includes(a));
+        if (!o.trainPolicy || !pm.length) {
+          if (critic) { await q.flush(); finishCritic(); }
+          continue;
+        }
+        try {
+          const r = await policyMinibatch(gpu, dec, state, pm, score, targets, o, epoch, watch, q, finishCritic);
+          if (r.counted) {
+            st.entropy += r.entropy;
+            st.approxKl += r.approxKl;
+            st.klToRef += r.kl;
+            st.clipFraction += r.clipFraction;
+            nPol++;
+          }
+          if (r.skipped) note(r.skipped);
+          const step = r.step;
+          if (step) {
+            note(() => step().note);
+            pending.push(() => { if (step().stepped) { st.policyLoss += r.loss; st.policySteps++; } });
+          }
+        } finally {
+          (critic as CriticForward | null)?.release();
         }
       }
-      // ---- policy ----
-      const pm = mb.filter((a) => policyActs.includes(a));
-      if (!o.trainPolicy || !pm.length) continue;
-      const r = await policyMinibatch(gpu, dec, state, pm, score, targets, o, epoch, watch);
-      if (r.counted) {
-        st.entropy += r.entropy;
-        st.approxKl += r.approxKl;
-        st.klToRef += r.kl;
-        st.clipFraction += r.clipFraction;
-        nPol++;
-      }
-      if (r.skipped) st.skipped.push(r.skipped);
-      if (r.stepped) { st.policyLoss += r.loss; st.policySteps++; }
     }
+    await q.flush(); // the last steps' stats
+  } finally {
+    q.release();
+    releaseFiniteWatch(gpu, watch);
   }
-  releaseFiniteWatch(gpu, watch);
+  for (const f of pending) f();
   const avg = (x: number, n: number) => (n ? x / n : 0);
   return {
     ...st, policyLoss: avg(st.policyLoss, st.policySteps), valueLoss: avg(st.valueLoss, nVal), entropy: avg(st.entropy, nPol),
@@ -165,8 +199,10 @@ interface MinibatchResult {
   approxKl: number;
   kl: number;
   clipFraction: number;
-  stepped: boolean;
+  /** Why the step was not taken (known before any step). */
   skipped: string | null;
+  /** A recorded step: once the queue is read, whether any slot stepped and its note (null: no step recorded). */
+  step: (() => { stepped: boolean; note: string | null }) | null;
 }
 
 /**
@@ -174,11 +210,13 @@ interface MinibatchResult {
  * accumulate across them; each loss is divided by the whole minibatch's count, so their sum is the
  * minibatch's mean). The step is taken only if every micro-batch's loss is finite and the approximate KL
  * stays under the target. With ppo.klIn 'reward' the KL is in the rewards already: the loss gets no KL
- * term (coefficient 0), the reference log-probs still give the KL metric.
+ * term (coefficient 0), the reference log-probs still give the KL metric. Each micro-batch waits once, for
+ * its log-probs, entropies and watch (with whatever else is queued in `q`); `afterFirstRead` runs after the
+ * first of those reads (the caller's critic step, whose values came with it).
  */
 async function policyMinibatch(
   gpu: Gpu, dec: Decoder, state: TrainState, pm: ActionRecord[], score: ScoreResult, targets: Map<ActionRecord, ActionTargets>,
-  o: UpdateOptions, epoch: number, watch: FiniteWatch,
+  o: UpdateOptions, epoch: number, watch: FiniteWatch, q: ReadQueue, afterFirstRead: () => void,
 ): Promise<MinibatchResult> {
   const cfg = state.config;
   const ppo = cfg.ppo;
@@ -186,9 +224,10 @@ async function policyMinibatch(
   const { advOf, Z } = minibatchAdvantages(pm, targets, cfg);
   const withKl = ppo.klCoef > 0;
   const targetKl = targetKlOf(cfg);
-  const res: MinibatchResult = { counted: false, loss: 0, entropy: 0, approxKl: 0, kl: 0, clipFraction: 0, stepped: false, skipped: null };
+  const res: MinibatchResult = { counted: false, loss: 0, entropy: 0, approxKl: 0, kl: 0, clipFraction: 0, skipped: null, step: null };
   let finite = true;
   let badLogits = 0;
+  let first = true;
   for (const chunk of chunkActions(pm, o.maxTokens)) {
     const batch = buildBatch(chunk, o.slotOf, o.padId);
     const N = batch.B * batch.T;
@@ -196,7 +235,10 @@ async function policyMinibatch(
     const targetsT = gpu.upload(batch.targets, [N], 'i32', 'ppo.targets');
     watchFinite(gpu, watch, 'policy logits', fw.logits!);
     const head = tokenLogprobs(gpu, fw.logits!, targetsT, 'ppo');
-    const [lp, en, bad] = await Promise.all([gpu.readF32(head.logp), gpu.readF32(head.entropy), readFiniteWatch(gpu, watch)]);
+    const [lpL, enL, badL] = [q.read(head.logp), q.read(head.entropy), snapshotFiniteWatch(gpu, watch, q)];
+    await q.flush();
+    if (first) { first = false; afterFirstRead(); }
+    const [lp, en, bad] = [lpL.get(), enL.get(), badL.get()];
     for (const x of bad) badLogits += x.count;
     const tok = { logp: [] as number[], old: [] as number[], ent: [] as number[], ref: [] as number[], adv: [] as number[] };
     const spans: Array<{ agent: number; start: number; end: number }> = [];
@@ -257,12 +299,16 @@ async function policyMinibatch(
     res.skipped = `epoch ${epoch}: policy step skipped (approx KL ${res.approxKl.toExponential(2)} > target ${targetKl})`;
   } else {
     const slots = [...new Set(o.trainAgents.map(o.slotOf))].sort((a, b) => a - b);
-    recordStep(gpu, state.policyOptim, ppo.lr, ppo, watch, slots);
-    const [stats, found] = await Promise.all([readSlotStats(gpu, state.policyOptim), readFiniteWatch(gpu, watch)]);
-    const bad = o.trainAgents.filter((a) => stats[o.slotOf(a)].skipped).map((a) => cfg.graph.agents[a].role);
-    const note = stepNote(state.policyOptim, found, 'policy', bad.length ? (bad.length < o.trainAgents.length ? ` for ${bad.join(', ')}` : '') : null);
-    if (note) res.skipped = `epoch ${epoch}: ${note}`;
-    res.stepped = slots.some((s) => !stats[s].skipped);
+    const r = recordStep(gpu, state.policyOptim, ppo.lr, ppo, watch, q, slots);
+    let out: { stepped: boolean; note: string | null } | null = null;
+    res.step = () => {
+      if (out) return out;
+      const stats = r.stats.get();
+      const bad = o.trainAgents.filter((a) => stats[o.slotOf(a)].skipped).map((a) => cfg.graph.agents[a].role);
+      const note = stepNote(state.policyOptim, r.found.get(), 'policy', bad.length ? (bad.length < o.trainAgents.length ? ` for ${bad.join(', ')}` : '') : null);
+      out = { stepped: slots.some((s) => !stats[s].skipped), note: note && `epoch ${epoch}: ${note}` };
+      return out;
+    };
   }
   clearGrads(gpu, state.policyOptim);
   return res;

@@ -2,11 +2,13 @@
 // with a slot per watched place (a layer's output, a parameter's gradient, an optimiser moment); each
 // watched tensor costs one dispatch (kernels/finite) that adds its NaN / ±Inf count to its slot, and the
 // caller reads every slot back beside a readback it makes anyway (Promise.all with it: the two maps
-// resolve together). The count is taken on the bit pattern, so a NaN that a later op would hide (WGSL's
+// resolve together), or snapshots them into a ReadQueue (src/gpu/readback.ts) to read at a later sync
+// point, so a watch costs no wait of its own. The count is taken on the bit pattern, so a NaN that a later op would hide (WGSL's
 // max(NaN, 0) may return 0 on SwiftShader, zeroing a NaN pre-activation in ReLU) is still seen.
 
 import { countNonFinite } from '../../kernels/finite/finite.ts';
 import type { Gpu } from '../gpu/gpu.ts';
+import type { Later, ReadQueue } from '../gpu/readback.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import type { Optimizer } from './optimizer.ts';
 
@@ -55,6 +57,19 @@ export async function readFiniteWatch(gpu: Gpu, w: FiniteWatch): Promise<NonFini
   if (out.length) gpu.fill(w.flags, 0);
   w.names = [];
   return out;
+}
+
+/**
+ * The places watched since the last read or snapshot, as they are now, read at the queue's next flush (no
+ * wait here); the watch starts over (cleared in the command stream). Gives what readFiniteWatch would give here.
+ */
+export function snapshotFiniteWatch(gpu: Gpu, w: FiniteWatch, q: ReadQueue): Later<NonFinite[]> {
+  const names = w.names;
+  if (!names.length) return { get: () => [] }; // nothing watched since the last clear: every slot is 0
+  const found = q.snapshot(w.flags, (counts) => names.map((where, i) => ({ where, count: counts[i] })).filter((x) => x.count > 0));
+  gpu.fill(w.flags, 0);
+  w.names = [];
+  return found;
 }
 
 /** "where (n values), ..." for a message. */

@@ -1,7 +1,8 @@
 // The optimiser that MARFT (adapters, critic) and pretraining (every weight) share: AdamW over a list of
 // parameter tensors with their gradients, one step = global-norm clipping over all of them, then each
 // tensor's update. A step whose gradient norm is not finite is a no-op on the GPU (and is counted), so a
-// caller records a step without a readback and reads the stats afterwards only when it wants them.
+// caller records a step without a readback and reads the stats afterwards only when it wants them (or
+// snapshots them into a ReadQueue, read at a later sync point: snapshotSlotStats).
 // A slotted optimiser (slot-major (S, ...) tensors: one LoRA adapter per agent) keeps that state per slot,
 // as one optimiser per agent would: each slot's own norm, clip and step count, and a step may leave slots
 // out (frozen agents: params, moments and counts untouched).
@@ -10,6 +11,7 @@
 import { ADAMW_STATS, type AdamWGroup, adamwStats, adamwStep, zeroGrads } from '../../kernels/adamw/adamw.ts';
 import { shapeError } from '../gpu/errors.ts';
 import type { Gpu } from '../gpu/gpu.ts';
+import type { Later, ReadQueue } from '../gpu/readback.ts';
 import { type Tensor, numel } from '../gpu/tensor.ts';
 
 /** Layout of one slot's 8 values in Optimizer.stats: a checkpoint records it beside the stats it saves. */
@@ -82,13 +84,22 @@ export function clearGrads(gpu: Gpu, o: Optimizer): void {
   zeroGrads(gpu, o.groups.map((g) => g.grads));
 }
 
-/** Reads each slot's stats back (one small readback); an unslotted optimiser has one. */
-export async function readSlotStats(gpu: Gpu, o: Optimizer): Promise<OptimizerStats[]> {
-  const s = await gpu.readF32(o.stats);
+/** Each slot's stats from the values of Optimizer.stats. */
+function slotStats(s: ArrayLike<number>, o: Optimizer): OptimizerStats[] {
   return Array.from({ length: numel(o.stats.shape) / ADAMW_STATS.size }, (_, k) => {
     const b = k * ADAMW_STATS.size;
     return { norm: s[b + ADAMW_STATS.norm], skipped: s[b + ADAMW_STATS.nonFinite] !== 0, steps: s[b + ADAMW_STATS.step], skippedSteps: s[b + ADAMW_STATS.skipped] };
   });
+}
+
+/** Reads each slot's stats back (one small readback); an unslotted optimiser has one. */
+export async function readSlotStats(gpu: Gpu, o: Optimizer): Promise<OptimizerStats[]> {
+  return slotStats(await gpu.readF32(o.stats), o);
+}
+
+/** Each slot's stats as they are now (after the last recorded step), read at the queue's next flush (no wait here). */
+export function snapshotSlotStats(o: Optimizer, q: ReadQueue): Later<OptimizerStats[]> {
+  return q.snapshot(o.stats, (s) => slotStats(s, o));
 }
 
 /** Reads the stats of an unslotted optimiser's last step back (one small readback). */

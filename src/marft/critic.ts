@@ -10,8 +10,8 @@
 // The LoRA critic's step: forward (saved) over the views with the critic's adapters, the value head on the
 // gathered rows, the clipped value loss, its gradient back through the head, scattered into the (N, C)
 // final hidden state, and the decoder's backward into the critic LoRA. The policy's adapters are not in
-// that forward, so a critic step cannot move them. The frozen-trunk critics' step (criticHeadBackward)
-// trains the heads alone, on the hidden states gathered at scoring.
+// that forward, so a critic step cannot move them. The frozen-trunk critics' step (criticHeadForward, then
+// finish() once its values are read) trains the heads alone, on the hidden states gathered at scoring.
 
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';
@@ -94,7 +94,8 @@ export interface CriticLoss { loss: number; finite: boolean; nonFinite: NonFinit
  * The LoRA critic's value loss over minibatch `mb`, its gradients accumulated into the value heads and the
  * critic LoRA (micro-batches under maxTokens; each chunk's loss is divided by the whole minibatch's row
  * count, so their sum is the minibatch's mean). Returns null when `mb` has no critic rows; a non-finite
- * loss clears the gradients (the caller skips the step).
+ * loss clears the gradients (the caller skips the step). Each micro-batch waits for its values, flushing `q`
+ * (so what the caller queued there is read with them).
  */
 export async function criticLoraBackward(
   gpu: Gpu, dec: Decoder, state: TrainState, mb: readonly ActionRecord[], score: ScoreResult, targets: Map<ActionRecord, ActionTargets>,

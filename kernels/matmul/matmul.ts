@@ -1,7 +1,8 @@
 // Launchers for the tiled f32 matmul (matmul.wgsl) and its backward (the same kernel with other transposes).
 //   C (M, N) = alpha * op(A) (M, K) . op(B) (K, N) [+ bias (N)] [+ C], batched with per-operand strides.
 // The tile configuration (variant) is picked from the shape: 'big' 128x128 blocks for large products,
-// 'mid' 64x64, and small blocks for skinny shapes (decode M=8, value heads N=1). Compile-time choices
+// 'mid' 64x64, and small blocks for skinny shapes (decode M=8, value heads N=1); on CPU adapters (Gpu.cpu)
+// the barrier-free register blocks of block.wgsl, sized by M (blockShape). Compile-time choices
 // (transposes, B dtype, accumulate, bias, tile) form the program key; shapes, strides and alpha are uniforms.
 
 import type { Gpu } from '../../src/gpu/gpu.ts';

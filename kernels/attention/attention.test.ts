@@ -44,8 +44,11 @@ const name = (c: Case) =>
 const f32 = (a: Float64Array) => Float64Array.from(Float32Array.from(a));
 
 describe('attention', () => {
-  // 'tiled' is the GPU path; 'direct' the default on CPU adapters (SwiftShader), checked on every case too
-  for (const [c, path] of [...CASES.map((c) => [c, 'tiled'] as const), ...CASES.map((c) => [c, 'direct'] as const)]) {
+  // 'tiled' is the GPU path; 'regs' the default on CPU adapters (SwiftShader), and 'direct', which it
+  // replaced there, are checked on every case too, and 'regs' against 'direct' (run before it).
+  const directRuns = new Map<string, Float32Array[]>();
+  const PATHS = ['tiled', 'direct', 'regs'] as const;
+  for (const [c, path] of PATHS.flatMap((p) => CASES.map((c) => [c, p] as const))) {
     it(`forward + backward ${path} ${name(c)}`, async () => {
       const gpu = await testGpu();
       const Tcap = c.Tcap ?? c.Tk;
@@ -98,6 +101,13 @@ describe('attention', () => {
         // batch row 0 has no real key: every output and gradient of it is exactly 0, no NaN
         expect(Array.from((await gpu.read(out)).slice(0, nq / c.B)).every((x) => x === 0)).toBe(true);
         expect(Array.from((await gpu.read(lse)).slice(0, c.NH * c.Tq)).every((x) => x === Math.fround(LSE_MASKED))).toBe(true);
+      }
+      if (path !== 'tiled') {
+        const got = [out, lse, dq, dk, dv];
+        const runs = await Promise.all(got.map((t) => gpu.read(t) as Promise<Float32Array>));
+        const other = directRuns.get(name(c));
+        if (path === 'direct') directRuns.set(name(c), runs);
+        else if (other) for (const [i, n] of ['out', 'lse', 'dq', 'dk', 'dv'].entries()) expectClose(`${n} regs vs direct`, runs[i], other[i], { atol: 1e-6, rtol: 1e-5 });
       }
       if (c.Tq === 65) {
         // deterministic: a second backward gives the same bits

@@ -10,6 +10,7 @@ import { LSE_MASKED } from './attention.ref.ts';
 import source from './attention.wgsl';
 import decodeSource from './decode.wgsl';
 import directSource from './direct.wgsl';
+import regsSource from './regs.wgsl';
 
 export { LSE_MASKED };
 
@@ -32,11 +33,15 @@ export interface AttentionOptions {
    */
   split?: boolean;
   /**
-   * 'tiled' (attention.wgsl; the split decode forward where it applies) or 'direct' (direct.wgsl: no
-   * workgroup memory, no barriers). Default: 'direct' on CPU adapters (Gpu.cpu), 'tiled' elsewhere.
+   * 'tiled' (attention.wgsl; the split decode forward where it applies), 'direct' (direct.wgsl: no
+   * workgroup memory, no barriers) or 'regs' (regs.wgsl: direct.wgsl's kernels with the head's vectors in
+   * named registers instead of indexed arrays). Default: 'regs' on CPU adapters (Gpu.cpu), 'tiled' elsewhere.
    */
-  path?: 'tiled' | 'direct';
+  path?: AttentionPath;
 }
+
+export type AttentionPath = 'tiled' | 'direct' | 'regs';
+const defaultPath = (gpu: Gpu): AttentionPath => (gpu.cpu ? 'regs' : 'tiled');
 
 /** The split-K decode forward serves up to this many query positions, and this many rows per kv head. */
 export const DECODE_TQ = 4;
@@ -142,6 +147,53 @@ const directPrograms = programFactory((HS: number) => `${HS}`, (HS: number) => {
   };
 });
 
+/** Generates regs.wgsl for head size HS: every loop over the HS / 4 vec4s of a row unrolled. */
+export function regsSourceOf(HS: number): string {
+  const n = HS / 4;
+  const ds = Array.from({ length: n }, (_, d) => d);
+  const ind = (w: number, lines: string[]) => lines.map((l) => ' '.repeat(w) + l).join('\n');
+  const dot = (x: string, y: string) => [`var ${x}${y}4 = ${x}0 * ${y}0;`, ...ds.slice(1).map((d) => `${x}${y}4 = fma(${x}${d}, ${y}${d}, ${x}${y}4);`)];
+  const load = (name: string, buf: string, base: string) => ds.map((d) => `let ${name}${d} = ${buf}[${base} + ${d}u];`);
+  return fillTemplate(regsSource, {
+    HS4: String(n),
+    FWD_INIT: ind(2, [...load('q', 'q', 'qb'), ...ds.map((d) => `var o${d} = vec4f(0.0);`)]),
+    FWD_SCORE: ind(4, [...load('k', 'k', 'kb'), ...dot('q', 'k'), 'let s = hsum(qk4) * u.scale2;']),
+    FWD_ACC: ind(4, ds.map((d) => `o${d} = fma(vec4f(p), v[kb + ${d}u], o${d} * alpha);`)),
+    FWD_STORE: ind(2, ds.map((d) => `out[qb + ${d}u] = o${d} * inv;`)),
+    // D = rowsum(dout * out) of the thread's own query row, as direct.wgsl's rowLd.
+    DQ_INIT: ind(2, [
+      ...load('q', 'q', 'qb'), ...load('e', 'dout', 'qb'), ...load('f', 'out', 'qb'), ...dot('e', 'f'), 'let D = hsum(ef4);',
+      ...ds.map((d) => `var g${d} = vec4f(0.0);`),
+    ]),
+    DQ_KEY: ind(4, [
+      ...load('k', 'k', 'kb'), ...load('w', 'v', 'kb'), ...dot('q', 'k'), ...dot('e', 'w'),
+      'let p = exp2(hsum(qk4) * u.scale2 - L2);',
+      'let ds = p * (hsum(ew4) - D);',
+      ...ds.map((d) => `g${d} = fma(vec4f(ds), k${d}, g${d});`),
+    ]),
+    DQ_STORE: ind(2, ds.map((d) => `dq[qb + ${d}u] = g${d} * u.scale;`)),
+    KV_INIT: ind(2, ds.flatMap((d) => [`var gk${d} = vec4f(0.0);`, `var gv${d} = vec4f(0.0);`])),
+    KV_LOAD: ind(4, [...load('k', 'k', 'kb'), ...load('w', 'v', 'kb')]),
+    KV_QUERY: ind(8, [
+      ...load('q', 'q', 'qb'), ...load('e', 'dout', 'qb'), ...load('f', 'out', 'qb'), ...dot('e', 'f'), ...dot('q', 'k'), ...dot('e', 'w'),
+      'let p = exp2(hsum(qk4) * u.scale2 - lse2(b, h, i));',
+      'let ds = p * (hsum(ew4) - hsum(ef4));',
+      ...ds.flatMap((d) => [`gv${d} = fma(vec4f(p), e${d}, gv${d});`, `gk${d} = fma(vec4f(ds), q${d}, gk${d});`]),
+    ]),
+    KV_STORE: ind(2, ds.flatMap((d) => [`dk[kb + ${d}u] = gk${d} * u.scale;`, `dv[kb + ${d}u] = gv${d};`])),
+  });
+}
+
+const regsPrograms = programFactory((HS: number) => `${HS}`, (HS: number) => {
+  const key = `attention:regs:hs${HS}`;
+  const code = () => regsSourceOf(HS);
+  return {
+    fwd: { key, code, entryPoint: 'forwardRegs' } as Program,
+    dkdv: { key, code, entryPoint: 'backwardDkDvRegs' } as Program,
+    dq: { key, code, entryPoint: 'backwardDqRegs' } as Program,
+  };
+});
+
 interface Dims { B: number; Tq: number; Tk: number; Tcap: number; NH: number; NKV: number; HS: number; Tm: number; scale: number }
 
 const dummyMasks = new WeakMap<Gpu, Tensor>();
@@ -200,7 +252,8 @@ export function attentionForward(gpu: Gpu, out: Tensor, lse: Tensor, q: Tensor, 
   expectShape(op, 'lse', lse, [d.B, d.NH, d.Tq]);
   const R = d.Tq * (d.NH / d.NKV);
   const fits = d.Tq <= DECODE_TQ && R <= DECODE_RMAX;
-  const direct = (opts.path ?? (gpu.cpu ? 'direct' : 'tiled')) === 'direct';
+  const path = opts.path ?? defaultPath(gpu);
+  const direct = path !== 'tiled';
   const tkGpu = opts.TkGpu;
   if (tkGpu && (tkGpu.dtype !== 'i32' || tkGpu.shape.length !== 1 || tkGpu.shape[0] !== 1)) shapeError(op, `TkGpu must be (1) i32, got ${shapeStr(tkGpu)}`);
   if (opts.split ?? (fits && !direct)) {
@@ -214,7 +267,7 @@ export function attentionForward(gpu: Gpu, out: Tensor, lse: Tensor, q: Tensor, 
   if (tkGpu) shapeError(op, 'TkGpu needs the split decode path (a GPU adapter, Tq <= 4, and its tiles fitting the device)');
   if (direct) {
     gpu.run({
-      program: directPrograms(d.HS).fwd,
+      program: (path === 'regs' ? regsPrograms : directPrograms)(d.HS).fwd,
       bindings: [q, k, v, maskOf(gpu, opts), out, lse],
       uniforms: uniforms(d),
       workgroups: grid1d(Math.ceil((d.B * d.Tq * d.NH) / 64)),
@@ -269,8 +322,9 @@ export function attentionBackward(
   expectShape(op, 'dk', dk, kShape);
   expectShape(op, 'dv', dv, kShape);
   const u = uniforms(d);
-  if ((opts.path ?? (gpu.cpu ? 'direct' : 'tiled')) === 'direct') {
-    const p = directPrograms(d.HS);
+  const path = opts.path ?? defaultPath(gpu);
+  if (path !== 'tiled') {
+    const p = (path === 'regs' ? regsPrograms : directPrograms)(d.HS);
     const mask = maskOf(gpu, opts);
     gpu.run({ program: p.dkdv, bindings: [q, k, v, mask, out, lse, dout, undefined, undefined, dk, dv], uniforms: u, workgroups: grid1d(Math.ceil((d.B * d.Tcap * d.NKV) / 64)) });
     gpu.run({ program: p.dq, bindings: [q, k, v, mask, out, lse, dout, undefined, dq], uniforms: u, workgroups: grid1d(Math.ceil((d.B * d.Tq * d.NH) / 64)) });

@@ -1,11 +1,13 @@
 // The non-finite count against its float64 reference: NaNs of every bit pattern (quiet, signalling, with
 // the sign bit), ±Inf, and the finite extremes (max float, denormals, -0) at sizes around the workgroup
-// and the stride of one dispatch; slots accumulate and stay apart. The op has no backward (it only reads).
+// and the stride of one dispatch; slots accumulate and stay apart. Both paths (the GPU's 'grid', the CPU
+// adapters' 'few', which reads four values a step and then the n % 4 tail) run every case, so the CPU form
+// is checked against the reference and against the form it replaces. The op has no backward (it only reads).
 
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../../src/common/rng.ts';
 import { randn, testGpu } from '../testing.ts';
-import { countNonFinite } from './finite.ts';
+import { type FinitePath, countNonFinite } from './finite.ts';
 import { countNonFiniteRef } from './finite.ref.ts';
 
 // raw bit patterns, written through a u32 view (a JS NaN stored as f32 may be canonicalised)
@@ -13,23 +15,24 @@ const BAD = [0x7fc00000, 0x7f800000, 0xff800000, 0xffc00000, 0x7f800001, 0x7fbff
 const EDGE = [0x7f7fffff, 0xff7fffff, 0x00000001, 0x80000000, 0x807fffff];
 
 describe('finite', () => {
-  for (const n of [1, 255, 256, 257, 70_000]) {
-    it(`counts non-finite values, n=${n}`, async () => {
+  for (const [n, path] of [1, 3, 255, 256, 257, 70_000, 70_003, 1_050_001].flatMap((n) => (['grid', 'few'] as FinitePath[]).map((p) => [n, p] as const))) {
+    it(`counts non-finite values, n=${n}, ${path}`, async () => {
       const gpu = await testGpu();
       const r = new Rng(n);
       const x = Float32Array.from(randn(n, n, 10));
       const u = new Uint32Array(x.buffer);
       for (let k = 0; k < Math.min(n, 7); k++) u[r.int(n)] = EDGE[k % EDGE.length];
       const nBad = n === 1 ? 1 : 1 + r.int(Math.min(n, 40));
+      if (n > 4) u[n - 1] = BAD[0]; // the last value (in the n % 4 tail when there is one)
       for (let k = 0; k < nBad; k++) u[r.int(n)] = BAD[k % BAD.length];
       const clean = Float32Array.from(randn(n, n + 1));
       const flags = gpu.zeros([3], 'u32', 'flags');
       const tx = gpu.upload(x, [n], 'f32', 'x');
       const tc = gpu.upload(clean, [n], 'f32', 'clean');
-      countNonFinite(gpu, flags, 0, tx);
-      countNonFinite(gpu, flags, 2, tx);
-      countNonFinite(gpu, flags, 2, tx); // accumulates
-      countNonFinite(gpu, flags, 1, tc);
+      countNonFinite(gpu, flags, 0, tx, path);
+      countNonFinite(gpu, flags, 2, tx, path);
+      countNonFinite(gpu, flags, 2, tx, path); // accumulates
+      countNonFinite(gpu, flags, 1, tc, path);
       const want = countNonFiniteRef(x);
       expect(want).toBeGreaterThan(0);
       expect(Array.from(await gpu.read(flags))).toEqual([want, 0, 2 * want]);

@@ -44,21 +44,26 @@ describe('lora', () => {
       const tDA = gpu.upload(dA0, [S, R, IN], 'f32', 'dA');
       const tDB = gpu.upload(dB0, [S, OUT, R], 'f32', 'dB');
       const tH = gpu.upload(new Float32Array(M * R).fill(7), [M, R], 'f32', 'h');
-      // Every layout gives the same h, y and gradients (each on its own copies); 'direct' is the CPU default.
+      // Every layout gives the same h, y and gradients (each on its own copies); 'wide' is the CPU default
+      // ('direct', which it replaced there, runs beside it on the same inputs).
       const tol = { atol: 1e-5, rtol: 1e-4 };
       const fwd = loraForwardRef(x, slots, A, Bw, d, scale);
       const bwd = loraBackwardRef(dy, x, slots, A, Bw, d, scale);
-      for (const path of ['tiles', 'rows', 'direct'] as const) {
+      const forwards: Record<string, { h: Float32Array; y: Float32Array }> = {};
+      for (const path of ['tiles', 'rows', 'direct', 'wide'] as const) {
         const [tY2, tH2] = [gpu.upload(y0, [M, OUT], 'f32', 'y2'), gpu.upload(new Float32Array(M * R).fill(7), [M, R], 'f32', 'h2')];
         loraForward(gpu, tY2, tH2, tX, tSlots, tA, tBw, T, scale, path);
         expectClose(`h (${path})`, await gpu.read(tH2), fwd.h, tol);
         expectClose(`y (${path})`, await gpu.read(tY2), fwd.y.map((v, i) => v + y0[i]), tol);
+        forwards[path] = { h: await gpu.read(tH2) as Float32Array, y: await gpu.read(tY2) as Float32Array };
         gpu.release(tY2, tH2);
       }
+      expectClose('h wide vs direct', forwards.wide.h, forwards.direct.h, tol);
+      expectClose('y wide vs direct', forwards.wide.y, forwards.direct.y, tol);
       loraForward(gpu, tY, tH, tX, tSlots, tA, tBw, T, scale);
       const copies = () => [gpu.upload(dx0, [M, IN], 'f32', 'dx'), gpu.upload(dA0, [S, R, IN], 'f32', 'dA'), gpu.upload(dB0, [S, OUT, R], 'f32', 'dB')];
-      const [tDx2, tDA2, tDB2] = copies();
-      loraBackward(gpu, tDx2, tDA2, tDB2, tDy, tX, tH, tSlots, tA, tBw, T, scale, gpu.cpu ? 'tiles' : 'direct');
+      const others = (['tiles', 'direct', 'wide'] as const).map((path) => ({ path, ts: copies() }));
+      for (const { path, ts: [tDx2, tDA2, tDB2] } of others) loraBackward(gpu, tDx2, tDA2, tDB2, tDy, tX, tH, tSlots, tA, tBw, T, scale, path);
       loraBackward(gpu, tDx, tDA, tDB, tDy, tX, tH, tSlots, tA, tBw, T, scale);
       const y = await gpu.read(tY);
       const dx = await gpu.read(tDx);
@@ -66,10 +71,17 @@ describe('lora', () => {
       const dB = await gpu.read(tDB);
       expectClose('h', await gpu.read(tH), fwd.h, tol);
       expectClose('y', y, fwd.y.map((v, i) => v + y0[i]), tol);
-      for (const [name, t, want] of [['dx', tDx2, bwd.dx.map((v, i) => v + dx0[i])], ['dA', tDA2, bwd.dA.map((v, i) => v + dA0[i])], ['dB', tDB2, bwd.dB.map((v, i) => v + dB0[i])]] as const) {
-        expectClose(`${name} (the other backward)`, await gpu.read(t), want, tol);
+      const grads: Record<string, Float32Array[]> = {};
+      for (const { path, ts: [tDx2, tDA2, tDB2] } of others) {
+        grads[path] = [];
+        for (const [name, t, want] of [['dx', tDx2, bwd.dx.map((v, i) => v + dx0[i])], ['dA', tDA2, bwd.dA.map((v, i) => v + dA0[i])], ['dB', tDB2, bwd.dB.map((v, i) => v + dB0[i])]] as const) {
+          const got = await gpu.read(t) as Float32Array;
+          expectClose(`${name} (${path})`, got, want, tol);
+          grads[path].push(got);
+        }
+        gpu.release(tDx2, tDA2, tDB2);
       }
-      gpu.release(tDx2, tDA2, tDB2);
+      for (const [i, name] of ['dx', 'dA', 'dB'].entries()) expectClose(`${name} wide vs direct`, grads.wide[i], grads.direct[i], tol);
       expectClose('dx', dx, bwd.dx.map((v, i) => v + dx0[i]), tol);
       expectClose('dA', dA, bwd.dA.map((v, i) => v + dA0[i]), tol);
       expectClose('dB', dB, bwd.dB.map((v, i) => v + dB0[i]), tol);

@@ -11,7 +11,8 @@ import source from './lora.wgsl';
 import { noAlias } from '../common.ts';
 
 type Entry = 'forward_h' | 'forward_y' | 'forward_h_rows' | 'forward_y_rows' | 'backward_dh' | 'backward_dx' | 'backward_dB' | 'backward_dA'
-  | 'forward_h_direct' | 'backward_dh_direct' | 'backward_dx_direct' | 'backward_dB_direct' | 'backward_dA_direct';
+  | 'forward_h_direct' | 'backward_dh_direct' | 'backward_dx_direct' | 'backward_dB_direct' | 'backward_dA_direct'
+  | 'forward_h_wide' | 'forward_y_wide' | 'backward_dh_wide' | 'backward_dx_wide' | 'backward_dB_wide' | 'backward_dA_wide';
 const code = () => source;
 const program = programFactory((entryPoint: Entry) => entryPoint, (entryPoint: Entry): Program => ({ key: 'lora', code, entryPoint }));
 
@@ -46,18 +47,21 @@ const uniforms = (d: Dims, scale: number) => [d.B, d.T, d.S, d.R, d.IN, d.OUT, {
 
 /**
  * The kernels' layout: 16x16 tiles of (rows of a sequence) x (ranks or outputs); one row per workgroup
- * (forward only); or 'direct', one thread per output element with no workgroup memory and no barriers,
- * the default on CPU adapters (Gpu.cpu).
+ * (forward only); 'direct', one thread per output element with no workgroup memory and no barriers; or
+ * 'wide', the same with four neighbouring outputs per thread (one load of the shared operand feeds four
+ * multiply-adds: fewer loads, which SwiftShader turns into gathers), the default on CPU adapters (Gpu.cpu).
  */
-export type LoraPath = 'tiles' | 'rows' | 'direct';
+export type LoraPath = 'tiles' | 'rows' | 'direct' | 'wide';
 /** Workgroups of 64 threads, one per element of `count`. */
 const direct = (count: number) => grid1d(Math.ceil(count / 64));
+/** Workgroups of 16 threads, one per quad (four neighbouring outputs along the last dim) of rows x n. */
+const wide = (rows: number, n: number) => grid1d(Math.ceil((rows * Math.ceil(n / 4)) / 16));
 
 /**
  * y (B*T, OUT) += scale * (x A[slot]^T) Bw[slot]^T, saving h (B*T, R) = x A[slot]^T for the backward.
  * x (B*T, IN) f32; slots (B) i32, one per sequence of T rows, -1 (any value outside [0, S)) = no adapter;
  * A (S, R, IN), Bw (S, OUT, R) f32 stacked PEFT lora_A / lora_B weights; scale = lora_alpha / r.
- * path: default 'direct' on CPU adapters; else 'rows' when T <= ROWS_T (decode), else 'tiles'.
+ * path: default 'wide' on CPU adapters; else 'rows' when T <= ROWS_T (decode), else 'tiles'.
  */
 export function loraForward(
   gpu: Gpu, y: Tensor, h: Tensor, x: Tensor, slots: Tensor, A: Tensor, Bw: Tensor, T: number, scale: number, path?: LoraPath,
@@ -69,7 +73,12 @@ export function loraForward(
   noAlias(op, { y, h, x, slots, A, Bw });
   const u = uniforms(d, scale);
   const M = d.B * T;
-  const p = path ?? (gpu.cpu ? 'direct' : T <= ROWS_T ? 'rows' : 'tiles');
+  const p = path ?? (gpu.cpu ? 'wide' : T <= ROWS_T ? 'rows' : 'tiles');
+  if (p === 'wide') {
+    gpu.run({ program: program('forward_h_wide'), bindings: [slots, x, A, undefined, h], uniforms: u, workgroups: wide(M, d.R) });
+    gpu.run({ program: program('forward_y_wide'), bindings: [slots, undefined, undefined, Bw, h, y], uniforms: u, workgroups: wide(M, d.OUT) });
+    return;
+  }
   if (p === 'direct' && M <= 65535) {
     gpu.run({ program: program('forward_h_direct'), bindings: [slots, x, A, undefined, h], uniforms: u, workgroups: direct(M * d.R) });
     gpu.run({ program: program('forward_y_rows'), bindings: [slots, undefined, undefined, Bw, h, y], uniforms: u, workgroups: [Math.ceil(d.OUT / 64), M] });
@@ -92,12 +101,12 @@ export function loraForward(
 /**
  * Given dy (B*T, OUT): dA (S, R, IN) and dB (S, OUT, R) += the adapter gradients of the slots in use
  * (slots no sequence names are left untouched), and dx (B*T, IN) += the gradient through the adapter
- * (pass null when the input needs no gradient). x, h are the forward's input and saved h. path: 'direct'
- * (default on CPU adapters) or the 16x16 'tiles'.
+ * (pass null when the input needs no gradient). x, h are the forward's input and saved h. path: 'wide'
+ * (default on CPU adapters), 'direct' or the 16x16 'tiles'.
  */
 export function loraBackward(
   gpu: Gpu, dx: Tensor | null, dA: Tensor, dB: Tensor, dy: Tensor, x: Tensor, h: Tensor,
-  slots: Tensor, A: Tensor, Bw: Tensor, T: number, scale: number, path: 'tiles' | 'direct' = gpu.cpu ? 'direct' : 'tiles',
+  slots: Tensor, A: Tensor, Bw: Tensor, T: number, scale: number, path: 'tiles' | 'direct' | 'wide' = gpu.cpu ? 'wide' : 'tiles',
 ): void {
   const op = 'loraBackward';
   const d = dims(op, x, slots, A, Bw, T);
@@ -111,6 +120,14 @@ export function loraBackward(
   const u = uniforms(d, scale);
   const dh = gpu.tensor([M, d.R], 'f32', 'lora.dh');
   const _ = undefined;
+  if (path === 'wide') {
+    gpu.run({ program: program('backward_dh_wide'), bindings: [slots, _, _, Bw, _, _, dy, dh], uniforms: u, workgroups: wide(M, d.R) });
+    gpu.run({ program: program('backward_dB_wide'), bindings: [slots, _, _, _, h, _, dy, _, _, _, dB], uniforms: u, workgroups: wide(d.S * d.OUT, d.R) });
+    gpu.run({ program: program('backward_dA_wide'), bindings: [slots, x, _, _, _, _, _, dh, _, dA], uniforms: u, workgroups: wide(d.S * d.R, d.IN) });
+    if (dx) gpu.run({ program: program('backward_dx_wide'), bindings: [slots, _, A, _, _, _, _, dh, dx], uniforms: u, workgroups: wide(M, d.IN) });
+    gpu.release(dh);
+    return;
+  }
   if (path === 'direct') {
     gpu.run({ program: program('backward_dh_direct'), bindings: [slots, _, _, Bw, _, _, dy, dh], uniforms: u, workgroups: direct(M * d.R) });
     gpu.run({ program: program('backward_dB_direct'), bindings: [slots, _, _, _, h, _, dy, _, _, _, dB], uniforms: u, workgroups: direct(d.S * d.OUT * d.R) });

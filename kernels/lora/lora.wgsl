@@ -324,3 +324,142 @@ fn backward_dA_direct(@builtin(global_invocation_id) gid: vec3u, @builtin(num_wo
   }
   if (used) { dA[n] += acc; }
 }
+
+// ---- wide: CPU adapters (Gpu.cpu in lora.ts, the default there): four outputs per thread -------------
+// The direct kernels above load two values per multiply-add (one of each operand), and on SwiftShader a
+// load at a per-lane index is a gather of four scalar loads, each behind a branch: the loads, not the
+// arithmetic, are the cost. Here a thread owns four neighbouring outputs along the dim that the shared
+// operand does not depend on, so one load of the shared operand feeds four multiply-adds: 1.25 loads per
+// multiply-add. Quads past the end of their dim read the last element (in range) and are never stored.
+// Sums run in the same index order as the direct kernels (deterministic). Workgroups of 16 (few idle
+// lanes at decode sizes). Dispatch grid1d(ceil(count / 16)), count over quads:
+//   forward_h_wide, backward_dh_wide: (m, rank quad);   forward_y_wide: (m, output quad);
+//   backward_dx_wide: (m, input quad);   backward_dB_wide: (s, o, rank quad);   backward_dA_wide: (s, r, input quad).
+const QW: u32 = 16u;
+fn flatW(gid: vec3u, nwg: vec3u) -> u32 { return gid.x + gid.y * nwg.x * QW; }
+fn quads(n: u32) -> u32 { return (n + 3u) / 4u; }
+/** The four indices q*4 .. q*4+3 of a dim of n, clamped to n-1. */
+fn quad(q: u32, n: u32) -> vec4u { return min(vec4u(4u * q) + vec4u(0u, 1u, 2u, 3u), vec4u(n - 1u)); }
+
+@compute @workgroup_size(16)
+fn forward_h_wide(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let n = flatW(gid, nwg);
+  let QR = quads(u.R);
+  if (n >= u.B * u.T * QR) { return; }
+  let m = n / QR;
+  let r = quad(n % QR, u.R);
+  let s = slotOf(m / u.T);
+  var acc = vec4f(0.0);
+  if (s >= 0) {
+    let a = (vec4u(u32(s) * u.R) + r) * u.IN;
+    let xRow = m * u.IN;
+    for (var k = 0u; k < u.IN; k++) {
+      acc = fma(vec4f(x[xRow + k]), vec4f(A[a.x + k], A[a.y + k], A[a.z + k], A[a.w + k]), acc);
+    }
+  }
+  for (var j = 0u; j < 4u; j++) { if (4u * (n % QR) + j < u.R) { h[m * u.R + r[j]] = acc[j]; } }
+}
+
+@compute @workgroup_size(16)
+fn forward_y_wide(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let n = flatW(gid, nwg);
+  let QO = quads(u.OUT);
+  if (n >= u.B * u.T * QO) { return; }
+  let m = n / QO;
+  let s = slotOf(m / u.T);
+  if (s < 0) { return; }
+  let o = quad(n % QO, u.OUT);
+  let bRow = (vec4u(u32(s) * u.OUT) + o) * u.R;
+  var acc = vec4f(0.0);
+  for (var r = 0u; r < u.R; r++) {
+    acc = fma(vec4f(h[m * u.R + r]), vec4f(Bw[bRow.x + r], Bw[bRow.y + r], Bw[bRow.z + r], Bw[bRow.w + r]), acc);
+  }
+  for (var j = 0u; j < 4u; j++) { if (4u * (n % QO) + j < u.OUT) { y[m * u.OUT + o[j]] += u.scale * acc[j]; } }
+}
+
+@compute @workgroup_size(16)
+fn backward_dh_wide(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let n = flatW(gid, nwg);
+  let QR = quads(u.R);
+  if (n >= u.B * u.T * QR) { return; }
+  let m = n / QR;
+  let r = quad(n % QR, u.R);
+  let s = slotOf(m / u.T);
+  var acc = vec4f(0.0);
+  if (s >= 0) {
+    let bCol = vec4u(u32(s) * u.OUT * u.R) + r;
+    for (var o = 0u; o < u.OUT; o++) {
+      let i = o * u.R;
+      acc = fma(vec4f(dy[m * u.OUT + o]), vec4f(Bw[bCol.x + i], Bw[bCol.y + i], Bw[bCol.z + i], Bw[bCol.w + i]), acc);
+    }
+  }
+  for (var j = 0u; j < 4u; j++) { if (4u * (n % QR) + j < u.R) { dh[m * u.R + r[j]] = u.scale * acc[j]; } }
+}
+
+@compute @workgroup_size(16)
+fn backward_dx_wide(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let n = flatW(gid, nwg);
+  let QI = quads(u.IN);
+  if (n >= u.B * u.T * QI) { return; }
+  let m = n / QI;
+  let s = slotOf(m / u.T);
+  if (s < 0) { return; }
+  let k = quad(n % QI, u.IN);
+  let aCol = vec4u(u32(s) * u.R * u.IN) + k;
+  var acc = vec4f(0.0);
+  for (var r = 0u; r < u.R; r++) {
+    let i = r * u.IN;
+    acc = fma(vec4f(dh[m * u.R + r]), vec4f(A[aCol.x + i], A[aCol.y + i], A[aCol.z + i], A[aCol.w + i]), acc);
+  }
+  for (var j = 0u; j < 4u; j++) { if (4u * (n % QI) + j < u.IN) { dx[m * u.IN + k[j]] += acc[j]; } }
+}
+
+@compute @workgroup_size(16)
+fn backward_dB_wide(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let n = flatW(gid, nwg);
+  let QR = quads(u.R);
+  if (n >= u.S * u.OUT * QR) { return; }
+  let s = n / (u.OUT * QR);
+  let o = (n / QR) % u.OUT;
+  let r = quad(n % QR, u.R);
+  var acc = vec4f(0.0);
+  var used = false;
+  for (var b = 0u; b < u.B; b++) {
+    if (slotOf(b) != i32(s)) { continue; }
+    used = true;
+    for (var t = 0u; t < u.T; t++) {
+      let m = b * u.T + t;
+      let hRow = m * u.R;
+      acc = fma(vec4f(dy[m * u.OUT + o]), vec4f(h[hRow + r.x], h[hRow + r.y], h[hRow + r.z], h[hRow + r.w]), acc);
+    }
+  }
+  if (used) {
+    let base = (s * u.OUT + o) * u.R;
+    for (var j = 0u; j < 4u; j++) { if (4u * (n % QR) + j < u.R) { dB[base + r[j]] += u.scale * acc[j]; } }
+  }
+}
+
+@compute @workgroup_size(16)
+fn backward_dA_wide(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let n = flatW(gid, nwg);
+  let QI = quads(u.IN);
+  if (n >= u.S * u.R * QI) { return; }
+  let s = n / (u.R * QI);
+  let r = (n / QI) % u.R;
+  let k = quad(n % QI, u.IN);
+  var acc = vec4f(0.0);
+  var used = false;
+  for (var b = 0u; b < u.B; b++) {
+    if (slotOf(b) != i32(s)) { continue; }
+    used = true;
+    for (var t = 0u; t < u.T; t++) {
+      let m = b * u.T + t;
+      let xRow = m * u.IN;
+      acc = fma(vec4f(dh[m * u.R + r]), vec4f(x[xRow + k.x], x[xRow + k.y], x[xRow + k.z], x[xRow + k.w]), acc);
+    }
+  }
+  if (used) {
+    let base = (s * u.R + r) * u.IN;
+    for (var j = 0u; j < 4u; j++) { if (4u * (n % QI) + j < u.IN) { dA[base + k[j]] += acc[j]; } }
+  }
+}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../../src/common/rng.ts';
 import { expectClose, randn, testGpu } from '../testing.ts';
-import { type ReduceOp, maskedMean, maskedMeanRows, reduceAll, reduceAllInto, reduceRows, reduceSlotsInto } from './reduce.ts';
+import { type ReducePath, type ReduceOp, maskedMean, maskedMeanRows, reduceAll, reduceAllInto, reduceRows, reduceSlotsInto } from './reduce.ts';
 import { maskedMeanRef, maskedMeanRowsRef, reduceRef, reduceRowsRef, reduceSlotsRef } from './reduce.ref.ts';
 
 const OPS: ReduceOp[] = ['sum', 'mean', 'max', 'sumsq'];
@@ -11,23 +11,47 @@ const f32 = (a: Float64Array) => Float64Array.from(Float32Array.from(a));
 const tol = (op: ReduceOp, n: number) => ({ atol: op === 'max' ? 0 : 1e-6 * Math.sqrt(n) * (op === 'sumsq' ? 4 : 2), rtol: op === 'max' ? 0 : 2e-6 });
 const mask01 = (n: number, seed: number) => { const r = new Rng(seed); return Float64Array.from({ length: n }, () => (r.next() < 0.6 ? 1 : 0)); };
 
+// Both paths on every case of the four public forms below ('tree' for GPUs; 'one', the CPU adapters'
+// default, which replaced 'tree' there), each against the reference, and 'one' against 'tree'.
+const PATHS: ReducePath[] = ['tree', 'one'];
+
 describe('reduce', () => {
   it.each(FLAT)('reduceAll n=%i', async (n) => {
     const gpu = await testGpu();
     const x = f32(randn(n, 10 + n));
     const tx = gpu.upload(x, [n], 'f32', 'x');
-    const outs = OPS.map((op) => { const o = gpu.tensor([1], 'f32', `out.${op}`); reduceAll(gpu, o, tx, op); return o; });
-    for (const [k, op] of OPS.entries()) expectClose(`${op}(${n})`, await gpu.read(outs[k]), [reduceRef(x, op)], tol(op, n));
-    gpu.release(tx, ...outs);
+    const got: number[][] = [];
+    for (const path of PATHS) {
+      const outs = OPS.map((op) => { const o = gpu.tensor([1], 'f32', `out.${op}`); reduceAll(gpu, o, tx, op, path); return o; });
+      got.push([]);
+      for (const [k, op] of OPS.entries()) {
+        const v = await gpu.read(outs[k]);
+        expectClose(`${op}(${n}) ${path}`, v, [reduceRef(x, op)], tol(op, n));
+        got[got.length - 1].push(v[0]);
+      }
+      gpu.release(...outs);
+    }
+    for (const [k, op] of OPS.entries()) expectClose(`${op}(${n}) one vs tree`, [got[1][k]], [got[0][k]], tol(op, n));
+    gpu.release(tx);
   });
 
   it.each(ROWS)('reduceRows N=%i C=%i', async (N, C) => {
     const gpu = await testGpu();
     const x = f32(randn(N * C, N + 7 * C));
     const tx = gpu.upload(x, [N, C], 'f32', 'x');
-    const outs = OPS.map((op) => { const o = gpu.tensor([N], 'f32', `out.${op}`); reduceRows(gpu, o, tx, op); return o; });
-    for (const [k, op] of OPS.entries()) expectClose(`${op} rows`, await gpu.read(outs[k]), reduceRowsRef(x, N, C, op), tol(op, C));
-    gpu.release(tx, ...outs);
+    const got: Float32Array[][] = [];
+    for (const path of PATHS) {
+      const outs = OPS.map((op) => { const o = gpu.tensor([N], 'f32', `out.${op}`); reduceRows(gpu, o, tx, op, path); return o; });
+      got.push([]);
+      for (const [k, op] of OPS.entries()) {
+        const v = await gpu.read(outs[k]) as Float32Array;
+        expectClose(`${op} rows ${path}`, v, reduceRowsRef(x, N, C, op), tol(op, C));
+        got[got.length - 1].push(v);
+      }
+      gpu.release(...outs);
+    }
+    for (const [k, op] of OPS.entries()) expectClose(`${op} rows one vs tree`, got[1][k], got[0][k], tol(op, C));
+    gpu.release(tx);
   });
 
   it.each(FLAT)('maskedMean n=%i', async (n) => {
@@ -36,10 +60,17 @@ describe('reduce', () => {
     const m = mask01(n, 30 + n);
     const tv = gpu.upload(v, [n], 'f32', 'v');
     const tm = gpu.upload(m, [n], 'f32', 'm');
-    const out = gpu.tensor([1], 'f32', 'out');
-    maskedMean(gpu, out, tv, tm);
-    expectClose('maskedMean', await gpu.read(out), [maskedMeanRef(v, m)], { atol: 1e-6, rtol: 1e-5 });
-    gpu.release(tv, tm, out);
+    const got: number[] = [];
+    for (const path of PATHS) {
+      const out = gpu.tensor([1], 'f32', 'out');
+      maskedMean(gpu, out, tv, tm, path);
+      const r = await gpu.read(out);
+      expectClose(`maskedMean ${path}`, r, [maskedMeanRef(v, m)], { atol: 1e-6, rtol: 1e-5 });
+      got.push(r[0]);
+      gpu.release(out);
+    }
+    expectClose('maskedMean one vs tree', [got[1]], [got[0]], { atol: 1e-6, rtol: 1e-5 });
+    gpu.release(tv, tm);
   });
 
   it.each(ROWS)('maskedMeanRows N=%i C=%i', async (N, C) => {
@@ -49,10 +80,17 @@ describe('reduce', () => {
     if (N > 1) m.fill(0, 0, C); // an all-masked row gives 0
     const tv = gpu.upload(v, [N, C], 'f32', 'v');
     const tm = gpu.upload(m, [N, C], 'f32', 'm');
-    const out = gpu.tensor([N], 'f32', 'out');
-    maskedMeanRows(gpu, out, tv, tm);
-    expectClose('maskedMeanRows', await gpu.read(out), maskedMeanRowsRef(v, m, N, C), { atol: 1e-6, rtol: 1e-5 });
-    gpu.release(tv, tm, out);
+    const got: Float32Array[] = [];
+    for (const path of PATHS) {
+      const out = gpu.tensor([N], 'f32', 'out');
+      maskedMeanRows(gpu, out, tv, tm, path);
+      const r = await gpu.read(out) as Float32Array;
+      expectClose(`maskedMeanRows ${path}`, r, maskedMeanRowsRef(v, m, N, C), { atol: 1e-6, rtol: 1e-5 });
+      got.push(r);
+      gpu.release(out);
+    }
+    expectClose('maskedMeanRows one vs tree', got[1], got[0], { atol: 1e-6, rtol: 1e-5 });
+    gpu.release(tv, tm);
   });
 
   it('reduceAllInto: one sum of squares over several tensors, at an offset, with three passes', async () => {
@@ -101,18 +139,18 @@ describe('reduce', () => {
     gpu.release(...ts, a, b);
   });
 
-  it('is deterministic and maps non-finite values to +inf in sumsq', async () => {
+  it.each(PATHS)('is deterministic and maps non-finite values to +inf in sumsq (%s)', async (path) => {
     const gpu = await testGpu();
     const x = f32(randn(9000, 3));
     const tx = gpu.upload(x, [9000], 'f32', 'x');
     const a = gpu.tensor([1], 'f32', 'a');
     const b = gpu.tensor([1], 'f32', 'b');
-    reduceAll(gpu, a, tx, 'sum');
-    reduceAll(gpu, b, tx, 'sum');
+    reduceAll(gpu, a, tx, 'sum', path);
+    reduceAll(gpu, b, tx, 'sum', path);
     expect((await gpu.read(a))[0]).toBe((await gpu.read(b))[0]);
     x[4321] = NaN;
     const tn = gpu.upload(x, [9000], 'f32', 'xnan');
-    reduceAll(gpu, a, tn, 'sumsq');
+    reduceAll(gpu, a, tn, 'sumsq', path);
     expect((await gpu.read(a))[0]).toBe(Infinity);
     gpu.release(tx, tn, a, b);
   });

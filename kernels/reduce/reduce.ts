@@ -12,6 +12,12 @@ import { fillTemplate } from '../common.ts';
 import source from './reduce.wgsl';
 
 export type ReduceOp = 'sum' | 'mean' | 'max' | 'sumsq';
+/**
+ * 'tree': a workgroup of 256 per segment, a barrier tree in workgroup memory (GPUs); 'one': one thread per
+ * segment, no barrier (CPU adapters: the default when Gpu.cpu).
+ */
+export type ReducePath = 'tree' | 'one';
+const defaultPath = (gpu: Gpu): ReducePath => (gpu.cpu ? 'one' : 'tree');
 
 /** Elements per segment of a flat pass (one workgroup each). */
 export const REDUCE_SEGMENT = 4096;
@@ -37,10 +43,10 @@ const STORES: Record<Store, string> = {
   ratio: 'out[o] = select(0.0, acc.x / acc.y, acc.y != 0.0);',
 };
 
-const reduceProgram = programFactory((load: Load, store: Store) => `reduce:${load}:${store}`, (load: Load, store: Store): Program => {
+const reduceProgram = programFactory((load: Load, store: Store, path: ReducePath) => `reduce:${load}:${store}:${path}`, (load: Load, store: Store, path: ReducePath): Program => {
   const l = LOADS[load];
   const code = () => fillTemplate(source, { LOAD: l.load, COMBINE: l.combine, IDENTITY: l.identity, STORE: STORES[store] });
-  return { key: `reduce:${load}:${store}`, code, entryPoint: 'reduce' };
+  return { key: `reduce:${load}:${store}`, code, entryPoint: path === 'one' ? 'reduceOne' : 'reduce' };
 });
 
 /** One pass: `rows` rows of rowLen elements from inOffset, each cut into segments of segLen (see reduce.wgsl). */
@@ -58,16 +64,17 @@ interface Pass {
   /** Distance in out between two rows' results (0 for one row). */
   outRowStride: number;
   scale?: number;
+  path: ReducePath;
 }
 
 function runPass(gpu: Gpu, p: Pass): void {
   const segsPerRow = Math.ceil(p.rowLen / p.segLen);
   const nSeg = p.rows * segsPerRow;
   gpu.run({
-    program: reduceProgram(p.load, p.store),
+    program: reduceProgram(p.load, p.store, p.path),
     bindings: [p.x, p.mask, p.out],
     uniforms: [p.segLen, nSeg, p.rowLen, segsPerRow, p.inOffset, p.outOffset, p.outRowStride, { f32: p.scale ?? 1 }, 0x7f800000, 0xff800000, 0, 0],
-    workgroups: grid1d(nSeg),
+    workgroups: grid1d(p.path === 'one' ? Math.ceil(nSeg / 16) : nSeg),
   });
 }
 
@@ -102,7 +109,8 @@ function checkOut(op: string, out: Tensor, offset: number): void {
  * passes reduce each row of partials; for R = 1 this is exactly the flat reduction.
  */
 function reduceListInto(
-  gpu: Gpu, name: string, out: Tensor, outOffset: number, outStride: number, xs: readonly Tensor[], op: ReduceOp, R: number, masks?: readonly Tensor[],
+  gpu: Gpu, name: string, out: Tensor, outOffset: number, outStride: number, xs: readonly Tensor[], op: ReduceOp, R: number,
+  masks: readonly Tensor[] | undefined, path: ReducePath,
 ): void {
   if (xs.length === 0) shapeError(name, 'no input tensors');
   if (!Number.isInteger(R) || R < 1) shapeError(name, `rows must be a positive integer, got ${R}`);
@@ -129,7 +137,7 @@ function reduceListInto(
   const width = masks ? 2 : 1;
   const scale = op === 'mean' && !masks ? 1 / total : 1;
   const S = REDUCE_SEGMENT;
-  const final = { store: finalStore, rows: R, segLen: S, out, outOffset, outRowStride: outStride, scale };
+  const final = { store: finalStore, rows: R, segLen: S, out, outOffset, outRowStride: outStride, scale, path };
 
   if (xs.length === 1 && total <= S) {
     runPass(gpu, { ...final, load: first, x: xs[0], mask: masks?.[0], inOffset: 0, rowLen: total });
@@ -139,7 +147,7 @@ function reduceListInto(
   let src = scratch(gpu, 0, R * P * width);
   let off = 0;
   xs.forEach((x, i) => {
-    runPass(gpu, { load: first, store: midStore, x, mask: masks?.[i], inOffset: 0, rows: R, rowLen: rowLens[i], segLen: S, out: src, outOffset: off, outRowStride: P });
+    runPass(gpu, { load: first, store: midStore, x, mask: masks?.[i], inOffset: 0, rows: R, rowLen: rowLens[i], segLen: S, out: src, outOffset: off, outRowStride: P, path });
     off += Math.ceil(rowLens[i] / S);
   });
   let which: 0 | 1 = 0;
@@ -147,7 +155,7 @@ function reduceListInto(
     const next = Math.ceil(P / S);
     which = which === 0 ? 1 : 0;
     const dst = scratch(gpu, which, R * next * width);
-    runPass(gpu, { load: later, store: midStore, x: src, inOffset: 0, rows: R, rowLen: P, segLen: S, out: dst, outOffset: 0, outRowStride: next });
+    runPass(gpu, { load: later, store: midStore, x: src, inOffset: 0, rows: R, rowLen: P, segLen: S, out: dst, outOffset: 0, outRowStride: next, path });
     src = dst;
     P = next;
   }
@@ -158,8 +166,10 @@ function reduceListInto(
  * out[outOffset] = op over every element of every tensor in xs (one value for the whole list). mean
  * divides by the total element count. No readback.
  */
-export function reduceAllInto(gpu: Gpu, out: Tensor, outOffset: number, xs: readonly Tensor[], op: ReduceOp, masks?: readonly Tensor[]): void {
-  reduceListInto(gpu, masks ? 'maskedMean' : 'reduceAll', out, outOffset, 0, xs, op, 1, masks);
+export function reduceAllInto(
+  gpu: Gpu, out: Tensor, outOffset: number, xs: readonly Tensor[], op: ReduceOp, masks?: readonly Tensor[], path = defaultPath(gpu),
+): void {
+  reduceListInto(gpu, masks ? 'maskedMean' : 'reduceAll', out, outOffset, 0, xs, op, 1, masks, path);
 }
 
 /**
@@ -167,40 +177,42 @@ export function reduceAllInto(gpu: Gpu, out: Tensor, outOffset: number, xs: read
  * (S, ...) with its slots contiguous (e.g. the sum of squares of one agent's gradients, for per-agent
  * clipping). S = 1 gives exactly reduceAllInto's value. No readback.
  */
-export function reduceSlotsInto(gpu: Gpu, out: Tensor, outOffset: number, outStride: number, xs: readonly Tensor[], op: ReduceOp, slots: number): void {
-  reduceListInto(gpu, 'reduceSlots', out, outOffset, outStride, xs, op, slots);
+export function reduceSlotsInto(
+  gpu: Gpu, out: Tensor, outOffset: number, outStride: number, xs: readonly Tensor[], op: ReduceOp, slots: number, path = defaultPath(gpu),
+): void {
+  reduceListInto(gpu, 'reduceSlots', out, outOffset, outStride, xs, op, slots, undefined, path);
 }
 
 /** out (1) f32 = op over all elements of x. */
-export function reduceAll(gpu: Gpu, out: Tensor, x: Tensor, op: ReduceOp): void {
+export function reduceAll(gpu: Gpu, out: Tensor, x: Tensor, op: ReduceOp, path = defaultPath(gpu)): void {
   if (out.dtype !== 'f32' || numel(out.shape) !== 1) shapeError('reduceAll', `out must be (1) f32, got ${shapeStr(out)}`);
-  reduceAllInto(gpu, out, 0, [x], op);
+  reduceAllInto(gpu, out, 0, [x], op, undefined, path);
 }
 
 /** out (N) f32 = op over each row of x (N, C) f32. */
-export function reduceRows(gpu: Gpu, out: Tensor, x: Tensor, op: ReduceOp): void {
+export function reduceRows(gpu: Gpu, out: Tensor, x: Tensor, op: ReduceOp, path = defaultPath(gpu)): void {
   const name = 'reduceRows';
   if (x.dtype !== 'f32' || x.shape.length !== 2) shapeError(name, `x must be (N, C) f32, got ${shapeStr(x)}`);
   const [N, C] = x.shape;
   if (N === 0 || C === 0) shapeError(name, `x is empty: ${shapeStr(x)}`);
   if (out.dtype !== 'f32' || out.shape.length !== 1 || out.shape[0] !== N) shapeError(name, `out must be (${N}) f32, got ${shapeStr(out)}`);
   const load: Load = op === 'mean' ? 'sum' : op;
-  runPass(gpu, { load, store: 'value', x, inOffset: 0, rows: N, rowLen: C, segLen: C, out, outOffset: 0, outRowStride: 1, scale: op === 'mean' ? 1 / C : 1 });
+  runPass(gpu, { load, store: 'value', x, inOffset: 0, rows: N, rowLen: C, segLen: C, out, outOffset: 0, outRowStride: 1, scale: op === 'mean' ? 1 / C : 1, path });
 }
 
 /** out (1) f32 = sum(values * mask) / sum(mask), 0 when the mask sums to 0. values and mask (N) f32. */
-export function maskedMean(gpu: Gpu, out: Tensor, values: Tensor, mask: Tensor): void {
+export function maskedMean(gpu: Gpu, out: Tensor, values: Tensor, mask: Tensor, path = defaultPath(gpu)): void {
   const name = 'maskedMean';
   if (out.dtype !== 'f32' || numel(out.shape) !== 1) shapeError(name, `out must be (1) f32, got ${shapeStr(out)}`);
   if (values.shape.length !== 1 || values.dtype !== 'f32') shapeError(name, `values must be (N) f32, got ${shapeStr(values)}`);
   if (mask.dtype !== 'f32' || mask.shape.length !== 1 || mask.shape[0] !== values.shape[0]) {
     shapeError(name, `mask must be (${values.shape[0]}) f32, got ${shapeStr(mask)}`);
   }
-  reduceAllInto(gpu, out, 0, [values], 'mean', [mask]);
+  reduceAllInto(gpu, out, 0, [values], 'mean', [mask], path);
 }
 
 /** out (N) f32 = per row sum(values * mask) / sum(mask) (0 for an all-zero mask row); values, mask (N, C) f32. */
-export function maskedMeanRows(gpu: Gpu, out: Tensor, values: Tensor, mask: Tensor): void {
+export function maskedMeanRows(gpu: Gpu, out: Tensor, values: Tensor, mask: Tensor, path = defaultPath(gpu)): void {
   const name = 'maskedMeanRows';
   if (values.dtype !== 'f32' || values.shape.length !== 2) shapeError(name, `values must be (N, C) f32, got ${shapeStr(values)}`);
   const [N, C] = values.shape;
@@ -209,5 +221,5 @@ export function maskedMeanRows(gpu: Gpu, out: Tensor, values: Tensor, mask: Tens
     shapeError(name, `mask must be (${N}, ${C}) f32, got ${shapeStr(mask)}`);
   }
   if (out.dtype !== 'f32' || out.shape.length !== 1 || out.shape[0] !== N) shapeError(name, `out must be (${N}) f32, got ${shapeStr(out)}`);
-  runPass(gpu, { load: 'masked', store: 'ratio', x: values, mask, inOffset: 0, rows: N, rowLen: C, segLen: C, out, outOffset: 0, outRowStride: 1 });
+  runPass(gpu, { load: 'masked', store: 'ratio', x: values, mask, inOffset: 0, rows: N, rowLen: C, segLen: C, out, outOffset: 0, outRowStride: 1, path });
 }

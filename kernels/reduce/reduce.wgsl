@@ -14,6 +14,10 @@
 //   Bindings: x (read) the input; mask (read, masked first stage only) same layout as x;
 //             out (read_write) one f32 per segment at o, or a (value, weight) pair at 2*o for the pair stages.
 //   Dispatch: nSeg workgroups, split over (x, y) when above 65535; workgroup 256.
+//   reduceOne (CPU adapters, Gpu.cpu): the same segments, one thread each walking its segment (eight
+//   interleaved partials, then a small tree): no workgroup memory and no barrier (SwiftShader pays for each of the tree's 9 barriers across
+//   all 256 invocations, more than the segment's arithmetic). Deterministic too, in another order than
+//   the tree (so the two paths may differ in the last bits). Dispatch: grid1d(ceil(nSeg / 16)), workgroup 16.
 //   Templated per op: $LOAD (element -> vec2), $IDENTITY, $COMBINE(a, b), $STORE(o, acc).
 //   Sum of squares maps a non-finite element to +inf (bit test, so a compiler that assumes finite floats
 //   cannot drop it): the sum of non-negative terms then stays +inf, which adamw reads as "skip this step".
@@ -61,4 +65,29 @@ fn reduce(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: 
     workgroupBarrier();
   }
   if (t == 0u) { store(u.outOffset + r * u.outRowStride + k, red[0]); }
+}
+
+@compute @workgroup_size(16)
+fn reduceOne(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let s = gid.x + gid.y * nwg.x * 16u;
+  if (s >= u.nSeg) { return; }
+  let r = s / u.segsPerRow;
+  let k = s % u.segsPerRow;
+  let rowStart = r * u.rowLen;
+  let start = rowStart + k * u.segLen;
+  let end = min(start + u.segLen, rowStart + u.rowLen);
+  // Eight interleaved partial sums (element i goes to i % 8), combined as a tree at the end: a serial f32
+  // sum over a long row (reduceRows takes whole rows of up to ~50k) drifts far more than the tree's.
+  var a0 = $IDENTITY; var a1 = a0; var a2 = a0; var a3 = a0; var a4 = a0; var a5 = a0; var a6 = a0; var a7 = a0;
+  var i = start;
+  for (; i + 8u <= end; i += 8u) {
+    let j = u.inOffset + i;
+    a0 = combine(a0, load(j));      a1 = combine(a1, load(j + 1u));
+    a2 = combine(a2, load(j + 2u)); a3 = combine(a3, load(j + 3u));
+    a4 = combine(a4, load(j + 4u)); a5 = combine(a5, load(j + 5u));
+    a6 = combine(a6, load(j + 6u)); a7 = combine(a7, load(j + 7u));
+  }
+  for (; i < end; i++) { a0 = combine(a0, load(u.inOffset + i)); }
+  let acc = combine(combine(combine(a0, a1), combine(a2, a3)), combine(combine(a4, a5), combine(a6, a7)));
+  store(u.outOffset + r * u.outRowStride + k, acc);
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { round16 } from '../../src/gpu/half.ts';
 import { dot, expectClose, finiteDiff, randn, testGpu } from '../testing.ts';
-import { rmsnormBackward, rmsnormForward } from './rmsnorm.ts';
+import { type RmsnormPath, rmsnormBackward, rmsnormForward } from './rmsnorm.ts';
 import { rmsnormBackwardRef, rmsnormForwardRef } from './rmsnorm.ref.ts';
 
 const SHAPES: Array<[N: number, C: number]> = [[1, 1], [7, 7], [64, 64], [65, 65], [130, 130], [3, 4096], [200, 33]];
@@ -9,9 +9,12 @@ const EPS = 1e-6;
 const f32 = (a: Float64Array) => Float64Array.from(Float32Array.from(a));
 
 describe('rmsnorm', () => {
+  // Both paths ('wg' for GPUs; 'row', the CPU adapters' default, which replaced 'wg' there) on every case,
+  // each against the reference, and 'row' against 'wg' (bit for bit: the fused kernels rely on it).
+  const runs = new Map<string, Float32Array[]>();
   for (const dtype of ['f32', 'bf16', 'f16'] as const) {
-    for (const [N, C] of SHAPES) {
-      it(`forward and backward ${dtype} N=${N} C=${C}`, async () => {
+    for (const [N, C] of SHAPES) for (const path of ['wg', 'row'] as RmsnormPath[]) {
+      it(`forward and backward ${dtype} N=${N} C=${C} ${path}`, async () => {
         const gpu = await testGpu();
         const x = f32(randn(N * C, 1 + N + C, 3));
         const w = randn(C, 2 + C, 1.5);
@@ -25,8 +28,8 @@ describe('rmsnorm', () => {
         const out = gpu.tensor([N, C], 'f32', 'out');
         const rstd = gpu.tensor([N], 'f32', 'rstd');
         const dx = gpu.tensor([N, C], 'f32', 'dx');
-        rmsnormForward(gpu, out, rstd, tX, tW, EPS);
-        rmsnormBackward(gpu, dx, tDw, tDy, tX, tW, rstd);
+        rmsnormForward(gpu, out, rstd, tX, tW, EPS, path);
+        rmsnormBackward(gpu, dx, tDw, tDy, tX, tW, rstd, path);
         const fwd = rmsnormForwardRef(x, wRef, N, C, EPS);
         const bwd = rmsnormBackwardRef(dy, x, wRef, N, C, EPS);
         const tol = { atol: 1e-5, rtol: 1e-4 };
@@ -34,6 +37,12 @@ describe('rmsnorm', () => {
         expectClose('rstd', await gpu.read(rstd), fwd.rstd, tol);
         expectClose('dx', await gpu.read(dx), bwd.dx, tol);
         expectClose('dw', await gpu.read(tDw), bwd.dw.map((g, i) => g + dw0[i]), { atol: 1e-4, rtol: 1e-4 });
+        const got = [await gpu.read(out), await gpu.read(rstd), await gpu.read(dx)] as Float32Array[];
+        const key = `${dtype} ${N}x${C}`;
+        const other = runs.get(key);
+        // the same operations in the same order: the same bits
+        if (other) for (const [i, name] of ['out', 'rstd', 'dx'].entries()) expectClose(`${name} row vs wg`, got[i], other[i], { atol: 0, rtol: 0 });
+        else runs.set(key, got);
         gpu.release(tX, tW, tDy, tDw, out, rstd, dx);
       });
     }

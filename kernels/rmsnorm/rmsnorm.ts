@@ -8,7 +8,14 @@ import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
 import { fillTemplate, loadFn, noAlias, rowThreads, type WeightDType } from '../common.ts';
 import source from './rmsnorm.wgsl';
 
-type Entry = 'forward' | 'backward_dx' | 'dw_partial' | 'dw_final';
+type Entry = 'forward' | 'backward_dx' | 'dw_partial' | 'dw_final' | 'forward_row' | 'backward_dx_row';
+
+/**
+ * 'wg': one workgroup per row, a tree reduction in workgroup memory (GPUs); 'row': one thread per row, no
+ * barrier (CPU adapters: the default when Gpu.cpu).
+ */
+export type RmsnormPath = 'wg' | 'row';
+const ROW_WG = 16;
 const program = programFactory((dtype: WeightDType, entryPoint: Entry, wg: number) => `${dtype}#${entryPoint}#${wg}`, (dtype: WeightDType, entryPoint: Entry, wg: number): Program => {
   const code = () =>
     fillTemplate(source, {
@@ -41,14 +48,17 @@ function checkRows(op: string, x: Tensor, w: Tensor, named: Record<string, Tenso
 }
 
 /** out (N, C) = x / sqrt(mean(x^2) + eps) * w; rstd (N) saved for the backward. w (C) f32, bf16 or f16. */
-export function rmsnormForward(gpu: Gpu, out: Tensor, rstd: Tensor, x: Tensor, w: Tensor, eps: number): void {
+export function rmsnormForward(
+  gpu: Gpu, out: Tensor, rstd: Tensor, x: Tensor, w: Tensor, eps: number, path: RmsnormPath = gpu.cpu ? 'row' : 'wg',
+): void {
   const [N, C] = checkRows('rmsnormForward', x, w, { out, rstd });
   noAlias('rmsnormForward', { out, rstd, x, w });
+  const row = path === 'row';
   gpu.run({
-    program: program(w.dtype as WeightDType, 'forward', rowThreads(C, 4)),
+    program: program(w.dtype as WeightDType, row ? 'forward_row' : 'forward', rowThreads(C, 4)),
     bindings: [x, w, out, rstd],
     uniforms: params(N, C, eps),
-    workgroups: grid1d(N),
+    workgroups: grid1d(row ? Math.ceil(N / ROW_WG) : N),
   });
 }
 
@@ -57,7 +67,7 @@ export function rmsnormForward(gpu: Gpu, out: Tensor, rstd: Tensor, x: Tensor, w
  * dy (N, C) is the output gradient; x, w and rstd are the forward's input, weight and saved rstd.
  */
 export function rmsnormBackward(
-  gpu: Gpu, dx: Tensor, dw: Tensor | null, dy: Tensor, x: Tensor, w: Tensor, rstd: Tensor,
+  gpu: Gpu, dx: Tensor, dw: Tensor | null, dy: Tensor, x: Tensor, w: Tensor, rstd: Tensor, path: RmsnormPath = gpu.cpu ? 'row' : 'wg',
 ): void {
   const op = 'rmsnormBackward';
   const [N, C] = checkRows(op, x, w, { dx, dy, rstd });
@@ -66,11 +76,12 @@ export function rmsnormBackward(
   }
   noAlias(op, { dx, dw, dy, x, w, rstd });
   const dtype = w.dtype as WeightDType;
+  const row = path === 'row';
   gpu.run({
-    program: program(dtype, 'backward_dx', rowThreads(C, 4)),
+    program: program(dtype, row ? 'backward_dx_row' : 'backward_dx', rowThreads(C, 4)),
     bindings: [x, w, undefined, rstd, dy, dx],
     uniforms: params(N, C, 0),
-    workgroups: grid1d(N),
+    workgroups: grid1d(row ? Math.ceil(N / ROW_WG) : N),
   });
   if (!dw || N === 0) return;
   const K = Math.ceil(N / ROWS_PER_CHUNK);

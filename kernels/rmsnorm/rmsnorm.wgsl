@@ -7,6 +7,11 @@
 //              implementations (SwiftShader runs every invocation), and a narrow row needs few threads.
 //   backward_dx: dx[n, j] = rstd * (w[j] dy[n, j] - x[n, j] rstd^2 / C * sum_c dy[n, c] w[c] x[n, c])  (assign)
 //              dy, x, dx (N, C) f32, rstd (N). dispatch: as forward.
+//   forward_row, backward_dx_row: the same outputs, one thread per row (CPU adapters, Gpu.cpu): no workgroup
+//              memory and no barrier; the row's sum takes WG partials and the same tree, in a private array
+//              (bit for bit the 'wg' result). dispatch grid1d(ceil(N / 16)),
+//              workgroup 16. On SwiftShader a barrier switches between all the workgroup's invocations
+//              and the tree takes log2(WG) of them per row, which cost more than the row's arithmetic.
 //   backward_dw: dw[c] += sum_n dy[n, c] x[n, c] rstd[n]  (accumulate, f32; full-parameter mode only)
 //              two stages, no atomics: dw_partial reduces rows [k*RC, (k+1)*RC) into part (K, C),
 //              RC = u.rows_per_chunk, K = ceil(N / RC), dispatch (ceil(C/256), K); dw_final adds the K
@@ -61,6 +66,50 @@ fn backward_dx(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nw: v
   red[lid] = acc;
   let k = reduceSum(lid) * r * r / f32(u.C);
   for (var c = lid; c < u.C; c += WG) { dx[base + c] = r * (loadW(c) * dy[base + c] - x[base + c] * k); }
+}
+
+fn rowOf(gid: vec3u, nw: vec3u) -> u32 { return gid.x + gid.y * nw.x * 16u; }
+
+// The workgroup's sum, one thread: the WG lanes' partials p[t] (elements t, t+WG, ...), then the same
+// tree as reduceSum. The same operations in the same order, so 'row' gives exactly the bits of 'wg' (the
+// fused kernels, which fold this norm in with the tree's order, are checked bit for bit against it).
+fn treeSum(p: ptr<function, array<f32, WG>>) -> f32 {
+  for (var s = WG / 2u; s > 0u; s >>= 1u) {
+    for (var l = 0u; l < s; l++) { (*p)[l] += (*p)[l + s]; }
+  }
+  return (*p)[0];
+}
+
+@compute @workgroup_size(16)
+fn forward_row(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nw: vec3u) {
+  let n = rowOf(gid, nw);
+  if (n >= u.N) { return; }
+  let base = n * u.C;
+  var p: array<f32, WG>;
+  for (var t = 0u; t < WG; t++) {
+    var ss = 0.0;
+    for (var c = t; c < u.C; c += WG) { let v = x[base + c]; ss += v * v; }
+    p[t] = ss;
+  }
+  let r = inverseSqrt(treeSum(&p) / f32(u.C) + u.eps);
+  for (var c = 0u; c < u.C; c++) { out[base + c] = x[base + c] * r * loadW(c); }
+  rstd[n] = r;
+}
+
+@compute @workgroup_size(16)
+fn backward_dx_row(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nw: vec3u) {
+  let n = rowOf(gid, nw);
+  if (n >= u.N) { return; }
+  let base = n * u.C;
+  let r = rstd[n];
+  var p: array<f32, WG>;
+  for (var t = 0u; t < WG; t++) {
+    var acc = 0.0;
+    for (var c = t; c < u.C; c += WG) { acc += dy[base + c] * loadW(c) * x[base + c]; }
+    p[t] = acc;
+  }
+  let k = treeSum(&p) * r * r / f32(u.C);
+  for (var c = 0u; c < u.C; c++) { dx[base + c] = r * (loadW(c) * dy[base + c] - x[base + c] * k); }
 }
 
 @group(0) @binding(7) var<storage, read_write> part: array<f32>;

@@ -87,8 +87,10 @@ export class Gpu {
   readonly hasSubgroups: boolean;
   readonly hasTimestamps: boolean;
   /**
-   * A CPU implementation (SwiftShader, lavapipe): every invocation runs as CPU code and every barrier is a
-   * switch between invocations, so kernels pick barrier-free, narrow variants here (kernels/matmul 'direct').
+   * A CPU implementation (SwiftShader, lavapipe): every invocation runs as CPU code, every barrier is a
+   * switch between invocations and a load at a per-lane index is a gather, so kernels pick barrier-free
+   * variants with few invocations and few loads per multiply-add here (matmul 'block', LoRA 'wide',
+   * attention 'regs', RMSNorm 'row', reduce 'one', the finite count's 'few').
    */
   readonly cpu: boolean;
   /** Set when the device is lost; every later call throws DEVICE_LOST. */

@@ -11,6 +11,7 @@ import source from './lora.wgsl';
 import { noAlias } from '../common.ts';
 
 type Entry = 'forward_h' | 'forward_y' | 'forward_h_rows' | 'forward_y_rows' | 'backward_dh' | 'backward_dx' | 'backward_dB' | 'backward_dA'
+  | 'reduce_dA' | 'reduce_dB'
   | 'forward_h_direct' | 'backward_dh_direct' | 'backward_dx_direct' | 'backward_dB_direct' | 'backward_dA_direct'
   | 'forward_h_wide' | 'forward_y_wide' | 'backward_dh_wide' | 'backward_dx_wide' | 'backward_dB_wide' | 'backward_dA_wide';
 const code = () => source;
@@ -43,7 +44,10 @@ function dims(op: string, x: Tensor, slots: Tensor, A: Tensor, Bw: Tensor, T: nu
   return { B, T, S, R, IN, OUT: Bw.shape[1] };
 }
 
-const uniforms = (d: Dims, scale: number) => [d.B, d.T, d.S, d.R, d.IN, d.OUT, { f32: scale }, 0];
+const uniforms = (d: Dims, scale: number, P = 1) => [d.B, d.T, d.S, d.R, d.IN, d.OUT, { f32: scale }, P];
+
+/** Parts the tiled weight gradients split the sequences into: a part per 4 sequences, at most 16. */
+export const gradParts = (B: number): number => Math.max(1, Math.min(16, Math.floor(B / 4)));
 
 /**
  * The kernels' layout: 16x16 tiles of (rows of a sequence) x (ranks or outputs); one row per workgroup
@@ -137,8 +141,15 @@ export function loraBackward(
     return;
   }
   gpu.run({ program: program('backward_dh'), bindings: [slots, _, _, Bw, _, _, dy, dh], uniforms: u, workgroups: [tiles(d.R), tiles(T), d.B] });
-  gpu.run({ program: program('backward_dB'), bindings: [slots, _, _, _, h, _, dy, _, _, _, dB], uniforms: u, workgroups: [tiles(d.R), tiles(d.OUT), d.S] });
-  gpu.run({ program: program('backward_dA'), bindings: [slots, x, _, _, _, _, _, dh, _, dA], uniforms: u, workgroups: [tiles(d.IN), tiles(d.R), d.S] });
+  // the weight gradients, split over P parts of the sequences (gradParts) and their sums added in order
+  const P = gradParts(d.B);
+  const up = uniforms(d, scale, P);
+  const part = gpu.tensor([P * d.S * Math.max(d.OUT, d.IN) * d.R], 'f32', 'lora.part'); // P = 1: bound, unused
+  gpu.run({ program: program('backward_dB'), bindings: [slots, _, _, _, h, _, dy, _, _, _, dB, part], uniforms: up, workgroups: [tiles(d.R), tiles(d.OUT), d.S * P] });
+  if (P > 1) gpu.run({ program: program('reduce_dB'), bindings: [slots, _, _, _, _, _, _, _, _, _, dB, part], uniforms: up, workgroups: grid1d(Math.ceil((d.S * d.OUT * d.R) / 64)) });
+  gpu.run({ program: program('backward_dA'), bindings: [slots, x, _, _, _, _, _, dh, _, dA, _, part], uniforms: up, workgroups: [tiles(d.IN), tiles(d.R), d.S * P] });
+  if (P > 1) gpu.run({ program: program('reduce_dA'), bindings: [slots, _, _, _, _, _, _, _, _, dA, _, part], uniforms: up, workgroups: grid1d(Math.ceil((d.S * d.R * d.IN) / 64)) });
+  gpu.release(part);
   if (dx) {
     gpu.run({ program: program('backward_dx'), bindings: [slots, _, A, _, _, _, _, dh, dx], uniforms: u, workgroups: [tiles(d.IN), tiles(T), d.B] });
   }

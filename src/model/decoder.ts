@@ -67,9 +67,9 @@ export interface KvCache {
   v: Tensor[];
   mask: Tensor;
   /**
-
-
-   * step and a Gpu recording of one replays them (Decoder.replaysDecode).
+   * `length` on the GPU, (1) i32, kept equal to it by its owner before each forward. Where given, the decode
+   * kernels (RoPE + append, attention) read it instead of a uniform, so a decode step's dispatches are the
+   * same at every step and a Gpu recording of one replays them (Decoder.replaysDecode).
    */
   lengthGpu?: Tensor;
 }
@@ -379,8 +379,8 @@ export class Decoder {
   }
 
   /**
-   * Keeps the fused path's concatenated LoRA groups of `set` (catLoraGroup: up to 10 buffer copies a layer,
-   * each ending the compute pass) from its first forward until the returned release, instead of building
+   * Builds the fused path's concatenated LoRA groups of `set` (catLoraGroup: up to 10 buffer copies a layer,
+   * each ending the compute pass) once, now, and keeps them until the returned release, instead of building
    * them every forward: a generation's decode steps then reuse them. The caller promises that the set's
    * values do not change meanwhile; generate() pins for one call, which writes no adapter (the optimizer,
    * checkpoint loads and adapter initialisation write them in place between generations).
@@ -401,7 +401,6 @@ export class Decoder {
       for (const grp of groups.values()) releaseLoraGroup(this.gpu, grp);
     };
   }
-
 
   /**
    * layer() on the fused path: the same math and saved tensors in fewer dispatches. Without save, the

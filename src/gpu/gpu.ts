@@ -297,12 +297,7 @@ export class Gpu {
     const bindGroup = this.bindGroup(d, pipeline);
     let pass: GPUComputePassEncoder;
     if (this.profiler) {
-      // one pass per dispatch, bracketed by timestamps
-      this.endPass();
-      if (this.profiler.full) this.profiler.flush(this.getEncoder(), (fn) => this.afterSubmit.push(fn));
-      const timestampWrites = this.profiler.next(`${d.program.key}/${d.program.entryPoint}`)!;
-      pass = this.getEncoder().beginComputePass({ label: d.program.key, timestampWrites });
-      this.pass = pass;
+      pass = this.profiledPass(`${d.program.key}/${d.program.entryPoint}`);
     } else {
       pass = this.getPass();
     }
@@ -338,9 +333,7 @@ export class Gpu {
     for (const s of rec.steps) {
       let pass: GPUComputePassEncoder;
       if (this.profiler) {
-        this.endPass();
-        if (this.profiler.full) this.profiler.flush(this.getEncoder(), (fn) => this.afterSubmit.push(fn));
-        pass = this.pass = this.getEncoder().beginComputePass({ label: s.label, timestampWrites: this.profiler.next(s.label)! });
+        pass = this.profiledPass(s.label);
         last = null;
       } else {
         pass = this.getPass();
@@ -450,6 +443,15 @@ export class Gpu {
     this.checkAlive();
     this.encoder ??= this.device.createCommandEncoder({ label: 'marft' });
     return this.encoder;
+  }
+
+  /** A pass of its own for one dispatch, bracketed by timestamps (profiling). */
+  private profiledPass(label: string): GPUComputePassEncoder {
+    const p = this.profiler!;
+    this.endPass();
+    if (p.full) p.flush(this.getEncoder(), (fn) => this.afterSubmit.push(fn));
+    this.pass = this.getEncoder().beginComputePass({ label, timestampWrites: p.next(label)! });
+    return this.pass;
   }
 
   private getPass(): GPUComputePassEncoder {

@@ -18,6 +18,7 @@ import { loadCheckpoint, saveCheckpoint } from './checkpoint/checkpoint.ts';
 import { criticLoraBackward, criticTrunk, criticViews } from './critic.ts';
 import { exportAdapters } from './export/peft.ts';
 import type { ActionRecord } from './rollout.ts';
+import { handAction as act, twoEpisodes as episodes } from './testing-episodes.ts';
 import { type ScoreResult, scoreActions } from './score.ts';
 import { type TrainState, releaseTrainState } from './state.ts';
 import { tinySetup } from './testing.ts';
@@ -38,17 +39,6 @@ function setup(critic: Record<string, unknown>, over: Record<string, unknown> = 
   setups.push(s);
   return s;
 }
-
-const act = (episode: number, agent: number, promptIds: number[], actionIds: number[]): ActionRecord => ({
-  episode, turn: 0, agent, role: agent === 0 ? 'planner' : 'solver', promptIds, actionIds,
-  behaviourLogp: actionIds.map(() => 0), text: 'x', finish: 'stop', truncated: 0,
-});
-
-/** Two episodes of planner -> solver. */
-const episodes = (): ActionRecord[] => [
-  act(0, 0, [5, 9, 12, 7], [20, 21]), act(0, 1, [5, 9, 3, 20, 21, 8], [14, 15, 16]),
-  act(1, 0, [5, 9, 12, 11], [22]), act(1, 1, [5, 9, 4, 22, 8], [17, 18]),
-];
 
 type Setup = ReturnType<typeof tinySetup>;
 

@@ -9,22 +9,12 @@ import { testGpu } from '../../kernels/testing.ts';
 import type { ActionTargets } from './advantage-targets.ts';
 import { criticTrunk } from './critic.ts';
 import type { ActionRecord } from './rollout.ts';
+import { twoEpisodes as episodes } from './testing-episodes.ts';
 import { scoreActions } from './score.ts';
 import { tinySetup } from './testing.ts';
 import { ppoUpdate } from './update.ts';
 
 const gpu = await testGpu();
-
-const act = (episode: number, agent: number, promptIds: number[], actionIds: number[]): ActionRecord => ({
-  episode, turn: 0, agent, role: agent === 0 ? 'planner' : 'solver', promptIds, actionIds,
-  behaviourLogp: actionIds.map(() => 0), text: 'x', finish: 'stop', truncated: 0,
-});
-
-/** Two episodes of planner -> solver. */
-const episodes = (): ActionRecord[] => [
-  act(0, 0, [5, 9, 12, 7], [20, 21]), act(0, 1, [5, 9, 3, 20, 21, 8], [14, 15, 16]),
-  act(1, 0, [5, 9, 12, 11], [22]), act(1, 1, [5, 9, 4, 22, 8], [17, 18]),
-];
 
 const targetsOf = (actions: ActionRecord[]): Map<ActionRecord, ActionTargets> => new Map(actions.map((a, i) => [a, {
   reward: 0, advantages: a.actionIds.map(() => (i % 2 ? 1 : -1)), returns: a.actionIds.map(() => 0.5), trace: [],

@@ -46,3 +46,15 @@ export function handEpisode(config: RunConfig, turns: HandTurn[], index = 0): { 
   };
   return { episode, scores };
 }
+
+/** An action of a planner (agent 0) or solver (agent 1) with its prompt and action ids; behaviour log-probs 0. */
+export const handAction = (episode: number, agent: number, promptIds: number[], actionIds: number[]): ActionRecord => ({
+  episode, turn: 0, agent, role: agent === 0 ? 'planner' : 'solver', promptIds, actionIds,
+  behaviourLogp: actionIds.map(() => 0), text: 'x', finish: 'stop', truncated: 0,
+});
+
+/** Two episodes of planner -> solver, as the critic and readback tests score them. */
+export const twoEpisodes = (): ActionRecord[] => [
+  handAction(0, 0, [5, 9, 12, 7], [20, 21]), handAction(0, 1, [5, 9, 3, 20, 21, 8], [14, 15, 16]),
+  handAction(1, 0, [5, 9, 12, 11], [22]), handAction(1, 1, [5, 9, 4, 22, 8], [17, 18]),
+];

@@ -190,7 +190,7 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
         }
       }
       if (last || (step + 1) % syncEvery === 0) {
-        inflight.push({ p: Promise.all([g.read(allTokens), g.read(allLogprobs)]) as Promise<[Int32Array, Float32Array]>, to: step + 1 });
+        inflight.push({ p: g.readMany([allTokens, allLogprobs]) as Promise<[Int32Array, Float32Array]>, to: step + 1 });
         while (inflight.length > (last ? 0 : 1) && !done.every(Boolean)) {
           const { p, to } = inflight.shift()!;
           const [toks, lps] = await p;

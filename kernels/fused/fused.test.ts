@@ -11,25 +11,28 @@ import { rmsnormForward } from '../rmsnorm/rmsnorm.ts';
 import { swigluForwardRef } from '../swiglu/swiglu.ref.ts';
 import { swigluForward } from '../swiglu/swiglu.ts';
 import { expectClose, randn, testGpu } from '../testing.ts';
-import { type Epilogue, type RowNorm, catLoraGroup, fusedLinear, groupPrologue, prologueSize, releaseLoraGroup, ropeKv } from './fused.ts';
+import { type Epilogue, type RowNorm, catLoraGroup, fusedLinear, groupPrologue, inlinePrologue, prologueSize, releaseLoraGroup, ropeKv } from './fused.ts';
 import { fusedLinearRef } from './fused.ref.ts';
 
 const f32 = (a: Float64Array) => Float64Array.from(Float32Array.from(a));
 type Kind = 'store' | 'residual' | 'swiglu' | 'swiglu-save';
-interface Case { B: number; T: number; K: number; outs: number[]; R: number; dtype: 'f32' | 'bf16' | 'f16'; bias: boolean; adapted: boolean[] | null; kind: Kind; norm?: boolean }
+interface Case { B: number; T: number; K: number; outs: number[]; R: number; dtype: 'f32' | 'bf16' | 'f16'; bias: boolean; adapted: boolean[] | null; kind: Kind; norm?: boolean; inline?: boolean }
 
 // Decode (T = 1) and prefill rows, 1-3 modules, partial targets, no LoRA, 16-bit weights, rows off the 4-row block.
 const CASES: Case[] = [
-  { B: 3, T: 1, K: 8, outs: [8, 4, 4], R: 2, dtype: 'f32', bias: true, adapted: [true, true, true], kind: 'store' },
+  { B: 3, T: 1, K: 8, outs: [8, 4, 4], R: 2, dtype: 'f32', bias: true, adapted: [true, true, true], kind: 'store', inline: true },
   { B: 2, T: 3, K: 5, outs: [6, 2, 2], R: 3, dtype: 'bf16', bias: true, adapted: [true, false, true], kind: 'store' },
-  { B: 5, T: 1, K: 7, outs: [9], R: 2, dtype: 'f16', bias: false, adapted: [true], kind: 'residual' },
+  { B: 5, T: 1, K: 7, outs: [9], R: 2, dtype: 'f16', bias: false, adapted: [true], kind: 'residual', inline: true },
   { B: 2, T: 2, K: 6, outs: [70], R: 4, dtype: 'f32', bias: false, adapted: null, kind: 'residual' },
-  { B: 4, T: 1, K: 9, outs: [5, 5], R: 2, dtype: 'f32', bias: false, adapted: [true, true], kind: 'swiglu' },
+  { B: 4, T: 1, K: 9, outs: [5, 5], R: 2, dtype: 'f32', bias: false, adapted: [true, true], kind: 'swiglu', inline: true },
   { B: 3, T: 2, K: 4, outs: [66, 66], R: 1, dtype: 'bf16', bias: true, adapted: [false, true], kind: 'swiglu-save' },
   // the RMSNorm folded in (K past rmsnorm's 4 channels a lane: 2 and 64 lanes), with and without LoRA
-  { B: 3, T: 1, K: 9, outs: [8, 4, 4], R: 2, dtype: 'f32', bias: true, adapted: [true, true, true], kind: 'store', norm: true },
-  { B: 2, T: 3, K: 200, outs: [6, 6], R: 2, dtype: 'bf16', bias: false, adapted: [true, false], kind: 'swiglu', norm: true },
-  { B: 5, T: 1, K: 12, outs: [3, 5], R: 2, dtype: 'f16', bias: true, adapted: null, kind: 'store', norm: true },
+  { B: 3, T: 1, K: 9, outs: [8, 4, 4], R: 2, dtype: 'f32', bias: true, adapted: [true, true, true], kind: 'store', norm: true, inline: true },
+  { B: 2, T: 3, K: 200, outs: [6, 6], R: 2, dtype: 'bf16', bias: false, adapted: [true, false], kind: 'swiglu', norm: true, inline: true },
+  { B: 5, T: 1, K: 12, outs: [3, 5], R: 2, dtype: 'f16', bias: true, adapted: null, kind: 'store', norm: true, inline: true },
+  // the inline prologue at its cap (8 rows x rank 8), a module without adapter between two with, and LoRA alone
+  { B: 8, T: 1, K: 70, outs: [16, 8, 8], R: 8, dtype: 'f32', bias: true, adapted: [true, false, true], kind: 'store', norm: true, inline: true },
+  { B: 2, T: 1, K: 40, outs: [12], R: 4, dtype: 'bf16', bias: false, adapted: [true], kind: 'residual', inline: true },
   // the gemv form's largest row bucket (16) and K past its 64 threads
   { B: 16, T: 1, K: 70, outs: [7, 7], R: 2, dtype: 'f32', bias: true, adapted: [true, true], kind: 'swiglu-save', norm: true },
   { B: 4, T: 3, K: 130, outs: [9, 3, 3], R: 5, dtype: 'bf16', bias: false, adapted: [true, true, true], kind: 'store', norm: true }, // 15 h outputs: 2 prologue workgroups a row
@@ -109,6 +112,22 @@ describe('fused linear', () => {
       expectClose('gemv out', got2, want, tol);
       expectClose('gemv vs direct', got2, got, { atol: 1e-5, rtol: 1e-5 }); // another summation order
       if (tGu2) expectClose('gemv gu', await gpu.read(tGu2), Float64Array.from([...gate, ...upv]), tol);
+
+      // the gemv form with the prologue inside its matmul (inlinePrologue): one dispatch, float64, and the two-dispatch gemv form
+      const tGu3 = tGu && gpu.tensor([2, M, NOUT], 'f32', 'gu.inline');
+      const lin = { bias: tBias, lora, norm, epilogue: epilogue.kind === 'swiglu' ? { kind: 'swiglu' as const, gu: tGu3 } : epilogue, form: 'gemv' as const };
+      const inl = inlinePrologue(gpu, M, outs, lin);
+      if (c.inline) expect(inl).not.toBeNull();
+      if (inl) {
+        const tOut3 = gpu.tensor([M, NOUT], 'f32', 'out.inline');
+        const at = gpu.dispatchCount;
+        fusedLinear(gpu, tOut3, tX, tW, outs, { ...lin, inline: true });
+        expect(gpu.dispatchCount - at).toBe(1);
+        const got3 = await gpu.read(tOut3);
+        expectClose('inline out', got3, want, tol);
+        expectClose('inline vs gemv', got3, got2, { atol: 1e-5, rtol: 1e-5 }); // the rstd applied after the sum
+        if (tGu3) expectClose('inline gu', await gpu.read(tGu3), Float64Array.from([...gate, ...upv]), tol);
+      }
 
       // against the unfused path it replaces: rmsnormForward, a matmul and a loraForward per module, then addInto / swigluForward
       const xIn = norm ? gpu.tensor([M, K], 'f32', 'xn') : tX;

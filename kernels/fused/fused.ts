@@ -57,57 +57,97 @@ const SHRINK_H = (norm: boolean) => `  let j = i / per;
   for (var k = 0u; k < u.K; k++) { acc = fma(xIn(m, k, r), A[aRow + k], acc); }
   h[i] = acc;`;
 const FINISH_BIAS = '  v += bias[n];';
-const FINISH_LORA = `  let j = select(0u, select(1u, 2u, n >= u.cols[2]), n >= u.cols[1]);
+/** The LoRA expand of output column n; `inl`: h comes from the gemv's own prologue (hS), else the h buffer. */
+const finishLora = (inl: Inline | null, swi: boolean) => `  let j = select(0u, select(1u, 2u, n >= u.cols[2]), n >= u.cols[1]);
   let hj = u.hIdx[j];
   let s = slotOf(m);
   if (hj != NONE && s >= 0) {
     let outj = u.cols[j + 1u] - u.cols[j];
     let bRow = u.bOff[j] + (u32(s) * outj + n - u.cols[j]) * u.R;
-    let hRow = (hj * u.M + m) * u.R;
+    let hRow = ${inl ? `(${swi ? 'j' : '0u'} * MR + m) * u.R` : '(hj * u.M + m) * u.R'};
     var a = 0.0;
-    for (var r = 0u; r < u.R; r++) { a = fma(h[hRow + r], Bl[bRow + r], a); }
+    for (var r = 0u; r < u.R; r++) { a = fma(${inl ? 'hS' : 'h'}[hRow + r], Bl[bRow + r], a); }
     v += u.scale * a;
   }`;
+
+/**
+ * The gemv form with its prologue inside (decode on GPUs): the workgroup's K walk also sums each row's squares
+ * (the RMSNorm folded in: the product is then of x * gamma, scaled by the row's rstd at the end) and the LoRA h
+ * of the module(s) its columns belong to (one; gate and up with SwiGLU), R partial sums a row and module
+ * in registers, so no prologue dispatch runs before it. Every workgroup computes those h again: G * MR * R
+ * accumulators beside the MR * 4 of the product, hence the cap (inlinePrologue).
+ */
+export interface Inline { R: number; G: number; norm: boolean; lora: boolean }
 
 /**
  * The gemv form's accumulation (linear-gemv.wgsl), unrolled: MR x CW partial sums in registers (a loop over
  * a private array would index it dynamically, which GPUs spill to memory), then their meeting in `red`.
  * Weight row of column c: o0 + c, or with SwiGLU (NC = 2) gate rows o0 + c and up rows NOUT + o0 + c - 2.
  */
-function gemvBody(mr: number, swi: boolean): string {
+function gemvBody(mr: number, swi: boolean, inl: Inline | null): string {
   const rows = [...Array(mr).keys()];
   const cols = [0, 1, 2, 3];
   const wRow = (c: number) => (swi && c >= 2 ? `u.NOUT + o0 + ${c - 2}u` : `o0 + ${c}u`);
   const each = (f: (m: number, c: number) => string) => rows.flatMap((m) => cols.map((c) => f(m, c))).join('\n');
+  // accumulators in the order of their rows in `red`: the product (m, c), then the inline h (jj, m, r), then the squares (m)
+  const accs = rows.flatMap((m) => cols.map((c) => `a${m}_${c}`));
+  const mods = inl?.lora ? [...Array(inl.G).keys()] : [];
+  const ranks = inl ? [...Array(inl.R).keys()] : [];
+  const hAcc = mods.flatMap((jj) => rows.flatMap((m) => ranks.map((r) => `h${jj}_${m}_${r}`)));
+  const sAcc = inl?.norm ? rows.map((m) => `s${m}`) : [];
+  const all = [...accs, ...hAcc, ...sAcc];
+  const modOf = (jj: number) => (swi ? `${jj}u` : 'select(0u, select(1u, 2u, o0 >= u.cols[2]), o0 >= u.cols[1])');
   return [
     ...rows.map((m) => `  let r${m} = rowR(${m}u);`),
-    each((m, c) => `  var a${m}_${c} = 0.0;`),
+    ...mods.flatMap((jj) => [`  let hasA${jj} = u.hIdx[${modOf(jj)}] != NONE;`, ...rows.map((m) => `  let b${jj}_${m} = aBase(${modOf(jj)}, rowSlot(${m}u));`)]),
+    ...all.map((a) => `  var ${a} = 0.0;`),
     '  for (var k = t; k < u.K; k += KT) {',
     ...rows.map((m) => `    let x${m} = getX(${m}u, k, r${m});`),
     ...cols.map((c) => `    let w${c} = getW(${wRow(c)}, k);`),
     each((m, c) => `    a${m}_${c} = fma(x${m}, w${c}, a${m}_${c});`),
+    ...mods.flatMap((jj) => [`    if (hasA${jj}) {`, ...rows.flatMap((m) => ranks.map((r) => `      h${jj}_${m}_${r} = fma(x${m}, A[b${jj}_${m} + ${r}u * u.K + k], h${jj}_${m}_${r});`)), '    }']),
+    ...rows.filter(() => sAcc.length).map((m) => `    let v${m} = rawX(${m}u, k);\n    s${m} = fma(v${m}, v${m}, s${m});`),
     '  }',
     '  let hh = t % HALF;',
     '  if (t >= HALF) {',
-    each((m, c) => `    red[${m * 4 + c}u * RS + hh] = a${m}_${c};`),
+    ...all.map((a, i) => `    red[${i}u * RS + hh] = ${a};`),
     '  }',
     '  workgroupBarrier();',
     '  if (t < HALF) {',
-    each((m, c) => `    red[${m * 4 + c}u * RS + hh] += a${m}_${c};`),
+    ...all.map((a, i) => `    red[${i}u * RS + hh] += ${a};`),
     '  }',
     '  workgroupBarrier();',
+    ...(inl ? [
+      // each row's rstd, then the h scaled by it (x * gamma was walked), in workgroup memory for the epilogue
+      `  for (var o = t; o < MR; o += KT) { rS[o] = ${inl.norm ? `inverseSqrt(redSum(${accs.length + hAcc.length}u + o) / f32(u.K) + u.eps)` : '1.0'}; }`,
+      '  workgroupBarrier();',
+      ...(hAcc.length ? [`  for (var o = t; o < ${hAcc.length}u; o += KT) { hS[o] = rS[(o / u.R) % MR] * redSum(${accs.length}u + o); }`, '  workgroupBarrier();'] : []),
+    ] : []),
   ].join('\n');
 }
 
 /** The gemv form's epilogue for output (m, n), column c of the workgroup (redSum(m * CW + c) its product). */
-const gemvOut = (e: EpilogueKind): string => {
-  const v = '      let v = finish(m, n, redSum(m * CW + c));';
+const gemvOut = (e: EpilogueKind, scaled: boolean): string => {
+  const sum = (o: string) => `${scaled ? 'rS[m] * ' : ''}redSum(${o})`;
+  const v = `      let v = finish(m, n, ${sum('m * CW + c')});`;
   if (e === 'store') return `${v}\n      out[m * u.NOUT + n] = v;`;
   if (e === 'residual') return `${v}\n      let i = m * u.NOUT + n;\n      out[i] = v + res[i];`;
-  return `      let g = finish(m, n, redSum(m * CW + c));
-      let up = finish(m, n + u.NOUT, redSum(m * CW + NC + c));
+  return `      let g = finish(m, n, ${sum('m * CW + c')});
+      let up = finish(m, n + u.NOUT, ${sum('m * CW + NC + c')});
       out[m * u.NOUT + n] = g * (1.0 / (1.0 + exp(-g))) * up;${e === 'swiglu-save' ? '\n      gu[m * u.NOUT + n] = g;\n      gu[(u.M + m) * u.NOUT + n] = up;' : ''}`;
 };
+
+/** The inline prologue's workgroup memory and helpers (linear-gemv.wgsl's INLINE_DECL). */
+const inlineDecl = (mr: number, inl: Inline): string => [
+  `var<workgroup> rS: array<f32, ${mr}>;`,
+  ...(inl.lora ? [
+    `var<workgroup> hS: array<f32, ${inl.G * mr * inl.R}>;`,
+    'fn rowSlot(m: u32) -> i32 { if (m < u.M) { return slotOf(m); } return -1; }',
+    '/** Module j\'s lora_A row 0 for slot s (slot 0\'s for s < 0 or no adapter: read, never used). */',
+    'fn aBase(j: u32, s: i32) -> u32 { let hj = u.hIdx[j]; if (hj == NONE) { return 0u; } return u.aOff[hj] + u32(max(s, 0)) * u.R * u.K; }',
+  ] : []),
+  ...(inl.norm ? ['fn rawX(m: u32, k: u32) -> f32 { if (m < u.M) { return x[m * u.K + k]; } return 0.0; }'] : []),
+].join('\n');
 
 /**
  * shrink_gemv's body (shrink-gemv.wgsl) for a workgroup (output o, row m): x (and its squares, with the
@@ -153,22 +193,27 @@ type Entry = 'shrink' | 'linear' | 'shrink_gemv' | 'gemv';
 const EXTRA: Partial<Record<Entry, string>> = { gemv: linearGemvSource, shrink_gemv: shrinkGemvSource };
 
 /** wg: rmsnorm's lanes for a row of K (rowThreads(K, 4)) with the RMSNorm folded in, 0 without; mr: the gemv form's rows (gemvRows), else 0. */
+const inlineKey = (i: Inline | null): string => (i ? `:inline${i.lora ? `${i.G}x${i.R}` : ''}${i.norm ? 'n' : ''}` : '');
 const program = programFactory(
-  (w: WeightDType, bias: boolean, lora: boolean, e: EpilogueKind, wg: number, entryPoint: Entry, mr: number) => `${entryPoint}:${w}:${bias}:${lora}:${e}:${wg}:${mr}`,
-  (w: WeightDType, bias: boolean, lora: boolean, e: EpilogueKind, wg: number, entryPoint: Entry, mr: number): Program => ({
-    key: `fused:${entryPoint}${mr ? `_m${mr}` : ''}:${w}:${bias ? 'bias' : 'nobias'}:${lora ? 'lora' : 'nolora'}:${e}:${wg ? `norm${wg}` : 'nonorm'}`,
+  (w: WeightDType, bias: boolean, lora: boolean, e: EpilogueKind, wg: number, entryPoint: Entry, mr: number, inl: Inline | null = null) =>
+    `${entryPoint}:${w}:${bias}:${lora}:${e}:${wg}:${mr}${inlineKey(inl)}`,
+  (w: WeightDType, bias: boolean, lora: boolean, e: EpilogueKind, wg: number, entryPoint: Entry, mr: number, inl: Inline | null = null): Program => ({
+    key: `fused:${entryPoint}${mr ? `_m${mr}` : ''}:${w}:${bias ? 'bias' : 'nobias'}:${lora ? 'lora' : 'nolora'}:${e}:${wg ? `norm${wg}` : 'nonorm'}${inlineKey(inl)}`,
     code: () => fillTemplate(`${linearSource}\n${EXTRA[entryPoint] ?? ''}`, {
       W_ELEM: w === 'f32' ? 'f32' : 'u32',
       LOAD_W: loadFn('ldW', 'w', w),
-      FINISH: [...(bias ? [FINISH_BIAS] : []), ...(lora ? [FINISH_LORA] : [])].join('\n'),
+      FINISH: [...(bias ? [FINISH_BIAS] : []), ...(lora ? [finishLora(inl, e.startsWith('swiglu'))] : [])].join('\n'),
       EPILOGUE: EPILOGUES[e],
       WG: String(Math.max(1, wg)),
       X_IN: wg ? '  return x[m * u.K + k] * r * gamma[k];' : '  return x[m * u.K + k];',
       NORM_ROWS: wg ? 'u.M' : '0u',
       SHRINK_H: lora ? SHRINK_H(wg > 0) : '',
-      SAVED_RSTD: wg ? 'h[u.rOff + m]' : '1.0',
+      SAVED_RSTD: wg && !inl ? 'h[u.rOff + m]' : '1.0',
       ...(entryPoint === 'shrink_gemv' ? { BODY: shrinkGemvBody(wg > 0, lora) } : {}),
-      ...(entryPoint === 'gemv' ? { MR: String(mr), NC: e.startsWith('swiglu') ? '2' : '4', GEMV_BODY: gemvBody(mr, e.startsWith('swiglu')), GEMV_OUT: gemvOut(e) } : {}),
+      ...(entryPoint === 'gemv' ? {
+        MR: String(mr), NC: e.startsWith('swiglu') ? '2' : '4', GEMV_BODY: gemvBody(mr, e.startsWith('swiglu'), inl), GEMV_OUT: gemvOut(e, Boolean(inl?.norm)),
+        NACC: String(mr * 4 + (inl ? (inl.lora ? inl.G * mr * inl.R : 0) + (inl.norm ? mr : 0) : 0)), INLINE_DECL: inl ? inlineDecl(mr, inl) : '',
+      } : {}),
     }),
     entryPoint,
   }),
@@ -258,7 +303,8 @@ function uniforms(M: number, K: number, NW: number, NOUT: number, cols: readonly
   ];
 }
 
-function checkPrologue(op: string, M: number, K: number, h: Tensor | undefined, p: Prologue): void {
+/** `h` 'inline': the matmul computes the prologue itself (no h buffer). */
+function checkPrologue(op: string, M: number, K: number, h: Tensor | undefined | 'inline', p: Prologue): void {
   if (p.lora) {
     const { group: g, slots, T } = p.lora;
     if (slots.dtype !== 'i32' || slots.shape.length !== 1 || slots.shape[0] * T !== M) {
@@ -270,6 +316,7 @@ function checkPrologue(op: string, M: number, K: number, h: Tensor | undefined, 
     shapeError(op, `the norm weight must be (${K}) f32, got ${shapeStr(p.norm.gamma)}`);
   }
   const n = prologueSize(M, p);
+  if (h === 'inline') return;
   if (n && (!h || h.dtype !== 'f32' || h.shape.length !== 1 || h.shape[0] !== n)) shapeError(op, `h must be (${n}) f32 (prologueSize), got ${h ? shapeStr(h) : 'none'}`);
 }
 
@@ -309,6 +356,36 @@ export function groupPrologue(gpu: Gpu, h: Tensor, x: Tensor, p: Prologue, form:
   });
 }
 
+/** linear-gemv.wgsl's threads a workgroup (KT). */
+const GEMV_KT = 64;
+/** The inline prologue's LoRA h accumulators a thread may keep (G * MR * R) before a separate dispatch is chosen. */
+export const INLINE_MAX_H = 64;
+
+type LinearOpts = Prologue & { bias?: Tensor; h?: Tensor; epilogue: Epilogue; form?: FusedForm; inline?: boolean };
+
+/**
+ * Whether the gemv form can run the group's prologue inside its matmul (fusedLinear's `inline`), and how:
+ * M <= GEMV.maxM, each workgroup's 4 columns inside one module (module boundaries multiples of 4; SwiGLU reads
+ * gate and up, G = 2), at most INLINE_MAX_H h accumulators, and the device's workgroup memory and storage
+ * buffers enough. Null: nothing to inline, or run groupPrologue first.
+ */
+export function inlinePrologue(gpu: Gpu, M: number, outs: readonly number[], o: LinearOpts): Inline | null {
+  if (!o.lora && !o.norm) return null;
+  if (M > GEMV.maxM) return null;
+  const swi = o.epilogue.kind === 'swiglu';
+  const mr = gemvRows(M);
+  const R = o.lora?.group.R ?? 0;
+  const G = o.lora ? (swi ? 2 : 1) : 0;
+  if (o.lora && !swi && outs.slice(0, -1).some((w) => w % 4 !== 0)) return null; // a module boundary inside a workgroup's 4 columns
+  if (G * mr * R > INLINE_MAX_H) return null;
+  const acc = mr * 4 + G * mr * R + (o.norm ? mr : 0);
+  const shared = 4 * (acc * (GEMV_KT / 2 + 1) + mr + G * mr * R);
+  if (shared > gpu.limits.maxComputeWorkgroupStorageSize) return null;
+  const buffers = 3 + [o.bias, o.epilogue.kind === 'residual', o.epilogue.kind === 'swiglu' && o.epilogue.gu, o.norm].filter(Boolean).length + (o.lora ? 3 : 0);
+  if (buffers > gpu.limits.maxStorageBuffersPerShaderStage) return null;
+  return { R, G, norm: Boolean(o.norm), lora: Boolean(o.lora) };
+}
+
 /**
  * The group's projections of x (M, K) through w (NW, K) (rows: the modules' weights one after another,
  * widths `outs`), plus bias (NW) and each row's LoRA, the input normed when `norm` (h: the groupPrologue
@@ -317,7 +394,7 @@ export function groupPrologue(gpu: Gpu, h: Tensor, x: Tensor, p: Prologue, form:
  */
 export function fusedLinear(
   gpu: Gpu, out: Tensor, x: Tensor, w: Tensor, outs: readonly number[],
-  opts: Prologue & { bias?: Tensor; h?: Tensor; epilogue: Epilogue; form?: FusedForm },
+  opts: LinearOpts,
 ): void {
   const op = 'fusedLinear';
   const [M, K] = checkX(op, x);
@@ -328,7 +405,10 @@ export function fusedLinear(
     shapeError(op, `w must be (${NW}, ${K}) f32/bf16/f16 for outs [${outs.join(', ')}] and x ${shapeStr(x)}, got ${shapeStr(w)}`);
   }
   const { bias, lora, norm, h, epilogue: e } = opts;
-  checkPrologue(op, M, K, h, opts);
+  const inl = opts.inline ? inlinePrologue(gpu, M, outs, opts) : null;
+  if (opts.inline && !inl) shapeError(op, `this group's prologue cannot run inside the matmul (inlinePrologue): run groupPrologue`);
+  if (inl && h) shapeError(op, 'an inline prologue takes no h');
+  checkPrologue(op, M, K, inl ? 'inline' : h, opts);
   if (bias && (bias.dtype !== 'f32' || bias.shape.length !== 1 || bias.shape[0] !== NW)) shapeError(op, `bias must be (${NW}) f32, got ${shapeStr(bias)}`);
   if (lora && lora.group.hIdx.length !== outs.length) shapeError(op, `the LoRA group has ${lora.group.hIdx.length} modules, outs ${outs.length}`);
   const swi = e.kind === 'swiglu';
@@ -347,14 +427,14 @@ export function fusedLinear(
   const kind: EpilogueKind = e.kind === 'swiglu' ? (gu ? 'swiglu-save' : 'swiglu') : e.kind;
   const cols = [0];
   for (const o of outs) cols.push(cols[cols.length - 1] + o);
-  const bindings = [x, lora?.slots, undefined, h, w, bias, lora?.group.B, res, out, gu, norm?.gamma];
+  const bindings = [x, lora?.slots, inl ? lora?.group.A : undefined, h, w, bias, lora?.group.B, res, out, gu, norm?.gamma];
   const used = bindings.filter((b) => b !== undefined).length;
   if (used > gpu.limits.maxStorageBuffersPerShaderStage) shapeError(op, `${used} storage buffers, over this device's ${gpu.limits.maxStorageBuffersPerShaderStage}; run the group unfused`);
-  const form = opts.form ?? fusedForm(gpu, M);
+  const form = inl ? 'gemv' : opts.form ?? fusedForm(gpu, M);
   if (form === 'gemv' && M > GEMV.maxM) shapeError(op, `the gemv form takes at most ${GEMV.maxM} rows, got ${M}`);
   const gemv = form === 'gemv';
   gpu.run({
-    program: program(wd as WeightDType, Boolean(bias), Boolean(lora), kind, lanes(K, norm), gemv ? 'gemv' : 'linear', gemv ? gemvRows(M) : 0),
+    program: program(wd as WeightDType, Boolean(bias), Boolean(lora), kind, lanes(K, norm), gemv ? 'gemv' : 'linear', gemv ? gemvRows(M) : 0, inl),
     bindings,
     uniforms: uniforms(M, K, NW, NOUT, cols, opts),
     workgroups: gemv ? grid1d(Math.ceil(NOUT / (swi ? 2 : 4))) : [Math.ceil(NOUT / 32), Math.ceil(M / 32)],

@@ -7,6 +7,8 @@
 // (gate n, up NOUT + n): there NC = 2 and CW = 4 rows a workgroup, else NC = CW = 4.
 // The 'direct' 4x4 blocks of `linear` read w with a stride of K between neighbouring threads: uncoalesced,
 // about twice the unfused path's decode step on an H200, so GPUs take this form for M <= MR.
+// With INLINE (fused.ts's Inline) the same walk also sums the rows' squares and the LoRA h of the workgroup's
+// module(s), met in `red` with the product; the epilogue then reads h and the rows' rstd from hS and rS.
 // dispatch: grid1d(ceil(NOUT / NC)), workgroup KT.
 
 const KT = 64u;
@@ -14,8 +16,10 @@ const NC = $NCu;
 const CW = 4u;
 const MR = $MRu;
 const HALF = KT / 2u;
+const NACC = $NACCu; // partial sums a thread keeps (MR * CW of the product, and the inline prologue's)
 const RS = HALF + 1u; // padded rows: the adds below are conflict-free
-var<workgroup> red: array<f32, MR * CW * RS>;
+var<workgroup> red: array<f32, NACC * RS>;
+$INLINE_DECL
 
 /** The sum of output o's KT partials (o = m * CW + c). */
 fn redSum(o: u32) -> f32 {

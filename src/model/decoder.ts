@@ -16,7 +16,9 @@
 import { addInto } from '../../kernels/elementwise/elementwise.ts';
 import { attentionBackward, attentionForward } from '../../kernels/attention/attention.ts';
 import { embeddingBackward, embeddingForward } from '../../kernels/embedding/embedding.ts';
-import { type Epilogue, type LoraGroup, type RowNorm, catLoraGroup, fusedLinear, groupPrologue, prologueSize, releaseLoraGroup, ropeKv } from '../../kernels/fused/fused.ts';
+import {
+  type Epilogue, type FusedForm, type LoraGroup, type RowNorm, catLoraGroup, fusedForm, fusedLinear, groupPrologue, inlinePrologue, prologueSize, releaseLoraGroup, ropeKv,
+} from '../../kernels/fused/fused.ts';
 import { kvAppend } from '../../kernels/kvcache/kvcache.ts';
 import { loraBackward, loraForward } from '../../kernels/lora/lora.ts';
 import { GEMV, matmul, matmulBackward } from '../../kernels/matmul/matmul.ts';
@@ -160,6 +162,12 @@ export interface DecoderOptions {
    * from 6.47 s to 3.14 s (BENCHMARKS.md, "Decode without the CPU in the loop").
    */
   fused?: boolean;
+  /**
+   * The fused kernels' form for forwards of at most GEMV.maxM rows (default fusedForm: 'gemv' on GPUs,
+   * 'direct' on CPU adapters). 'gemv' on a CPU adapter lets the tests run the GPU's decode kernels, the
+   * prologue inside the matmul included.
+   */
+  fusedForm?: FusedForm;
 }
 
 export class Decoder {
@@ -169,6 +177,7 @@ export class Decoder {
   private ones: Tensor | null = null;
   /** The fused path's LoRA groups of the pinned adapter sets (pinAdapters), by `layer:modules`. */
   private readonly pinned = new Map<LoraSet, Map<string, LoraGroup>>();
+  private readonly form?: FusedForm;
 
   constructor(
     readonly gpu: Gpu,
@@ -180,6 +189,12 @@ export class Decoder {
     this.freq = c.ropeScaling ? gpu.upload(ropeInvFreq(c), [c.headDim / 2], 'f32', 'rope.inv_freq') : c.ropeTheta;
     if (opts.fused && weights.trainable) shapeError('Decoder', 'the fused path needs frozen weights; full-parameter training runs with fused: false');
     this.fused = (opts.fused ?? !gpu.cpu) && fuseWeights(gpu, weights);
+    this.form = opts.fusedForm;
+  }
+
+  /** The fused kernels' form for a forward of N rows. */
+  private formOf(N: number): FusedForm {
+    return this.form === 'gemv' && N <= GEMV.maxM ? 'gemv' : fusedForm(this.gpu, N);
   }
 
   /** Uploads a batch's ids, positions, slots and mask. */
@@ -351,10 +366,15 @@ export class Decoder {
     const pinned = set ? this.pinned.get(set) : undefined;
     const group = pinned ? pinned.get(`${l}:${mods.join('+')}`) ?? null : set && catLoraGroup(g, mods.map((m) => set.layers[l][m]), `lora.${l}.${mods.join('+')}`);
     const lora = set && group ? { group, slots: st.slots, T: st.T, scale: set.scale } : undefined;
-    const size = prologueSize(st.N, { lora, norm: opts.norm });
+    const form = this.formOf(st.N);
+    const outs = mods.map((m) => linearDims(this.config, m).out);
+    const lin = { ...opts, lora, form };
+    // the gemv form computes the prologue inside its matmul where it fits (not when h is saved for the backward)
+    const inline = form === 'gemv' && !saveH && inlinePrologue(g, st.N, outs, lin) !== null;
+    const size = inline ? 0 : prologueSize(st.N, lin);
     const h = size ? g.tensor([size], 'f32', `prologue.${l}`) : undefined;
-    if (h) groupPrologue(g, h, x, { lora, norm: opts.norm });
-    fusedLinear(g, out, x, w, mods.map((m) => linearDims(this.config, m).out), { ...opts, lora, h });
+    if (h) groupPrologue(g, h, x, lin, form);
+    fusedLinear(g, out, x, w, outs, { ...lin, h, inline });
     if (saveH && group && h) {
       const { N } = st;
       const { R } = group;

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { expectClose, randn, testGpu } from '../../kernels/testing.ts';
 import type { Gpu } from '../gpu/gpu.ts';
 import { type BatchInput, Decoder, createKvCache, releaseKvCache } from './decoder.ts';
+import type { FusedForm } from '../../kernels/fused/fused.ts';
 import { LINEAR_MODULES, type LinearModule, type ModelConfig } from './config.ts';
 import { type LoraSet, createLoraSet, releaseLoraSet } from './lora-set.ts';
 import { tinyConfig, tinyWeights } from './testing.ts';
@@ -65,41 +66,55 @@ describe('decoder fused path', () => {
     });
   }
 
-  it('decodes with the KV cache as the unfused path does, in fewer dispatches per layer per step', async () => {
-    const gpu = await testGpu();
+  /** Logits of a prefill and one decode step of an L-layer model, and that step's dispatches. */
+  const decodeStep = async (gpu: Gpu, L: number, opts: { fused: boolean; fusedForm?: FusedForm }) => {
     const B = 4;
     const prompt = { B, T: 3, ids: Int32Array.from({ length: B * 3 }, (_, i) => (i * 7) % 32), mask: Int32Array.from({ length: B * 3 }, (_, i) => (i === 0 ? 0 : 1)) };
-    /** Logits of a prefill and one decode step, and that step's dispatches. */
-    const step = async (L: number, fused: boolean) => {
-      const config = qwen({ num_hidden_layers: L });
-      const weights = uploadWeights(gpu, config, (n) => tinyWeights(config, 8).get(n));
-      const dec = new Decoder(gpu, config, weights, { fused });
-      const lora = adapters(gpu, config);
-      const slots = Int32Array.from([0, -1, 2, 1]);
-      const cache = createKvCache(gpu, config, B, 8, prompt.mask, 3);
-      const pos = Int32Array.from({ length: B }, (_, b) => (b === 0 ? 2 : 3));
-      const st0 = dec.forward({ ...prompt, adapters: lora, slots }, { cache, logits: 'last' });
-      const prefill = await gpu.readF32(st0.logits!);
-      dec.release(st0);
-      const before = gpu.dispatchCount;
-      const st1 = dec.forward({ B, T: 1, ids: Int32Array.from([1, 2, 3, 4]), pos, adapters: lora, slots }, { cache, logits: 'last' });
-      const dispatches = gpu.dispatchCount - before;
-      const decode = await gpu.readF32(st1.logits!);
-      dec.release(st1);
-      releaseKvCache(gpu, cache);
-      releaseLoraSet(gpu, lora);
-      releaseWeights(gpu, weights);
-      return { prefill, decode, dispatches };
-    };
-    const perLayer = async (fused: boolean) => ((await step(3, fused)).dispatches - (await step(1, fused)).dispatches) / 2;
-    const [u, f] = [await step(2, false), await step(2, true)];
+    const config = qwen({ num_hidden_layers: L });
+    const weights = uploadWeights(gpu, config, (n) => tinyWeights(config, 8).get(n));
+    const dec = new Decoder(gpu, config, weights, opts);
+    const lora = adapters(gpu, config);
+    const slots = Int32Array.from([0, -1, 2, 1]);
+    const cache = createKvCache(gpu, config, B, 8, prompt.mask, 3);
+    const pos = Int32Array.from({ length: B }, (_, b) => (b === 0 ? 2 : 3));
+    const st0 = dec.forward({ ...prompt, adapters: lora, slots }, { cache, logits: 'last' });
+    const prefill = await gpu.readF32(st0.logits!);
+    dec.release(st0);
+    const before = gpu.dispatchCount;
+    const st1 = dec.forward({ B, T: 1, ids: Int32Array.from([1, 2, 3, 4]), pos, adapters: lora, slots }, { cache, logits: 'last' });
+    const dispatches = gpu.dispatchCount - before;
+    const decode = await gpu.readF32(st1.logits!);
+    dec.release(st1);
+    releaseKvCache(gpu, cache);
+    releaseLoraSet(gpu, lora);
+    releaseWeights(gpu, weights);
+    return { prefill, decode, dispatches };
+  };
+  const perLayer = async (gpu: Gpu, opts: { fused: boolean; fusedForm?: FusedForm }) =>
+    ((await decodeStep(gpu, 3, opts)).dispatches - (await decodeStep(gpu, 1, opts)).dispatches) / 2;
+
+  it('decodes with the KV cache as the unfused path does, in fewer dispatches per layer per step', async () => {
+    const gpu = await testGpu();
+    const [u, f] = [await decodeStep(gpu, 2, { fused: false }), await decodeStep(gpu, 2, { fused: true })];
     same(gpu, 'prefill logits', f.prefill, u.prefill);
     same(gpu, 'decode logits', f.decode, u.decode);
-    const before = await perLayer(false);
-    const after = await perLayer(true);
+    const before = await perLayer(gpu, { fused: false });
+    const after = await perLayer(gpu, { fused: true });
     console.log(`dispatches per layer per decode step (LoRA on all 7 modules, ${gpu.cpu ? 'CPU adapter' : 'GPU'}): unfused ${before}, fused ${after}`);
     expect(after).toBeLessThanOrEqual(10);
     expect(before).toBeGreaterThanOrEqual(after + 20);
+  });
+
+  it("the GPUs' decode form (gemv, each group's norm and LoRA shrink inside its matmul) decodes as the unfused path does, in at most 8 dispatches per layer", async () => {
+    const gpu = await testGpu();
+    const [u, f] = [await decodeStep(gpu, 2, { fused: false }), await decodeStep(gpu, 2, { fused: true, fusedForm: 'gemv' })];
+    // another summation order (threads along K; the rstd applied after the sum)
+    expectClose('prefill logits', f.prefill, u.prefill, { atol: 1e-5, rtol: 1e-4 });
+    expectClose('decode logits', f.decode, u.decode, { atol: 1e-5, rtol: 1e-4 });
+    const gemv = await perLayer(gpu, { fused: true, fusedForm: 'gemv' });
+    console.log(`dispatches per layer per decode step, gemv form (LoRA on all 7 modules): ${gemv}`);
+    // q/k/v, RoPE with the cache append, the attention, o, gate/up with SwiGLU, down
+    expect(gemv).toBeLessThanOrEqual(gpu.cpu ? 6 : 7);
   });
 
   it('pinned adapters build their LoRA groups once, at the pin: forwards copy nothing, give the same logits, and a write after the pin is seen', async () => {

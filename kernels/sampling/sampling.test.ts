@@ -24,14 +24,16 @@ interface Run { tokens: Int32Array; logprobs: Float32Array }
 
 async function sampleOnGpu(
   gpu: Gpu, logits: Float32Array, N: number, V: number, rows: SamplingRow[], seed: number, step: number, streams?: number[], wg: SamplingWorkgroup = 128,
+  onGpu = false,
 ): Promise<Run> {
   const tl = gpu.upload(logits, [N, V], 'f32', 'logits');
   const settings = uploadSamplingSettings(gpu, rows, streams);
   const token = gpu.tensor([N], 'i32', 'token');
   const logprob = gpu.tensor([N], 'f32', 'logprob');
-  sampleTokens(gpu, token, logprob, tl, settings, seed, step, { workgroupSize: wg });
+  const stepGpu = onGpu ? gpu.upload([step], [1], 'i32', 'step') : undefined;
+  sampleTokens(gpu, token, logprob, tl, settings, seed, onGpu ? 0 : step, { workgroupSize: wg, stepGpu });
   const out = { tokens: (await gpu.read(token)) as Int32Array, logprobs: (await gpu.read(logprob)) as Float32Array };
-  gpu.release(tl, token, logprob, settings.temperature, settings.topK, settings.topP, settings.streams);
+  gpu.release(tl, token, logprob, stepGpu, settings.temperature, settings.topK, settings.topP, settings.streams);
   return out;
 }
 
@@ -104,6 +106,12 @@ describe('sampling', () => {
     expect(Array.from(b.tokens)).toEqual(Array.from(a.tokens).reverse());
     const c = await sampleOnGpu(gpu, logits, N, V, rows, 9, 4, streams, 64);
     expect(Array.from(c.tokens)).not.toEqual(Array.from(a.tokens)); // another step draws other numbers
+    // the step read on the GPU (a recorded generation step) draws the same numbers
+    for (const [step, want] of [[3, a], [4, c]] as const) {
+      const d = await sampleOnGpu(gpu, logits, N, V, rows, 9, step, streams, 64, true);
+      expect(Array.from(d.tokens)).toEqual(Array.from(want.tokens));
+      expect(Array.from(d.logprobs)).toEqual(Array.from(want.logprobs));
+    }
   });
 
   for (const [label, V, setting] of [

@@ -51,11 +51,11 @@ export function uploadSamplingSettings(gpu: Gpu, rows: readonly SamplingRow[], s
 
 export type SamplingWorkgroup = 32 | 64 | 128;
 
-const samplingKey = (hasStreams: boolean, wg: SamplingWorkgroup): string => `sampling:${hasStreams ? 'streams' : 'rows'}:wg${wg}`;
+const samplingKey = (hasStreams: boolean, wg: SamplingWorkgroup, stepGpu: boolean): string => `sampling:${hasStreams ? 'streams' : 'rows'}:wg${wg}${stepGpu ? ':stepgpu' : ''}`;
 
-const samplingProgram = programFactory(samplingKey, (hasStreams: boolean, wg: SamplingWorkgroup): Program => {
-  const code = () => fillTemplate(source, { STREAM: hasStreams ? 'streams[row]' : 'row', WG: String(wg), WF: String(16 * wg) });
-  return { key: samplingKey(hasStreams, wg), code, entryPoint: 'sample' };
+const samplingProgram = programFactory(samplingKey, (hasStreams: boolean, wg: SamplingWorkgroup, stepGpu: boolean): Program => {
+  const code = () => fillTemplate(source, { STREAM: hasStreams ? 'streams[row]' : 'row', WG: String(wg), WF: String(16 * wg), STEP: stepGpu ? 'u32(stepBuf[0])' : 'u.step' });
+  return { key: samplingKey(hasStreams, wg, stepGpu), code, entryPoint: 'sample' };
 });
 
 /**
@@ -66,10 +66,12 @@ const samplingProgram = programFactory(samplingKey, (hasStreams: boolean, wg: Sa
  * temperature) comes from kernels/logprobs on the training forward, not from here.
  * seed and step (u32) pick the random numbers: row r uses samplingUniform(seed, streams[r] ?? r, step).
  * workgroupSize (threads per row, default 128) changes speed only, not results beyond f32 rounding.
+ * stepGpu ((1) i32): the step read on the GPU instead (`step` is then unused), so the dispatch is the same
+ * at every generation step (a Gpu recording replays it).
  */
 export function sampleTokens(
   gpu: Gpu, token: Tensor, logprob: Tensor, logits: Tensor, settings: SamplingSettings, seed: number, step: number,
-  opts: { workgroupSize?: SamplingWorkgroup } = {},
+  opts: { workgroupSize?: SamplingWorkgroup; stepGpu?: Tensor } = {},
 ): void {
   const op = 'sampleTokens';
   if (logits.dtype !== 'f32' || logits.shape.length !== 2 || logits.shape[1] === 0) shapeError(op, `logits must be (N, V) f32 with V > 0, got ${shapeStr(logits)}`);
@@ -88,12 +90,13 @@ export function sampleTokens(
   for (const [name, v] of [['seed', seed], ['step', step]] as const) {
     if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) shapeError(op, `${name} must be a u32, got ${v}`);
   }
+  if (opts.stepGpu && (opts.stepGpu.dtype !== 'i32' || opts.stepGpu.shape.length !== 1 || opts.stepGpu.shape[0] !== 1)) shapeError(op, `stepGpu must be (1) i32, got ${shapeStr(opts.stepGpu)}`);
   const wg = opts.workgroupSize ?? 128;
   if (wg !== 32 && wg !== 64 && wg !== 128) shapeError(op, `workgroupSize must be 32, 64 or 128, got ${wg}`);
   gpu.run({
-    program: samplingProgram(settings.streams !== undefined, wg),
-    bindings: [logits, settings.temperature, settings.topK, settings.topP, settings.streams, token, logprob],
-    uniforms: [N, V, seed, step],
+    program: samplingProgram(settings.streams !== undefined, wg, Boolean(opts.stepGpu)),
+    bindings: [logits, settings.temperature, settings.topK, settings.topP, settings.streams, token, logprob, opts.stepGpu],
+    uniforms: [N, V, seed, opts.stepGpu ? 0 : step],
     workgroups: grid1d(N),
   });
 }

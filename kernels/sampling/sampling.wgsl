@@ -35,6 +35,7 @@ struct Params { N: u32, V: u32, seed: u32, step: u32 }
 @group(0) @binding(5) var<storage, read> streams: array<u32>;
 @group(0) @binding(6) var<storage, read_write> token: array<i32>;
 @group(0) @binding(7) var<storage, read_write> logprob: array<f32>;
+@group(0) @binding(8) var<storage, read> stepBuf: array<i32>; // with STEP_GPU: the step, read on the GPU
 
 const WG = $WGu; // workgroup size, a power of two (32, 64 or 128): the launcher's choice
 const BINS = 16u;
@@ -196,7 +197,7 @@ fn sample(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: 
   let total = wf[2u * WG];
   let P0 = wf[WG + t];
   let P1 = wf[WG + t + 1u];
-  let goal = uniform01(u.seed, $STREAM, u.step) * total;
+  let goal = uniform01(u.seed, $STREAM, $STEP) * total;
   if (P0 <= goal && (goal < P1 || (P1 == total && P0 < total))) {
     var run = 0.0;
     var chosen = NONE;

@@ -84,12 +84,19 @@ describe('generate', () => {
     const submit = queue.submit.bind(queue);
     let submits = 0;
     queue.submit = (cbs) => { submits++; submit(cbs); };
-    // the fused path records its first decode step and replays it as the later ones
+    // the fused path records its first decode step and replays it as the later ones, with nothing beside it:
+    // no dispatch (whose uniforms would carry the step) and no copy
     const replay = gpu.replay.bind(gpu);
+    const [run, copy] = [gpu.run.bind(gpu), gpu.copy.bind(gpu)];
     let replays = 0;
+    let besideReplays = 0;
     gpu.replay = (r) => { replays++; replay(r); };
-    const gen = await generate(dec, prompts, { maxNewTokens: 6, sampling: { temperature: 0 }, adapters: lora, slots, seed: 1, syncEvery: 4 }).finally(() => { queue.submit = submit; gpu.replay = replay; });
-    expect(replays).toBe(fused ? 4 : 0); // steps 1-4: step 0's forward is recorded, step 5 (the last) samples only
+    gpu.run = (d) => { if (replays) besideReplays++; run(d); };
+    gpu.copy = (...a) => { if (replays) besideReplays++; copy(...a); };
+    const gen = await generate(dec, prompts, { maxNewTokens: 6, sampling: { temperature: 0 }, adapters: lora, slots, seed: 1, syncEvery: 4 })
+      .finally(() => { queue.submit = submit; Object.assign(gpu, { replay, run, copy }); });
+    expect(replays).toBe(fused ? 4 : 0); // steps 2-5: step 0 samples the prefill's logits, step 1 (forward, sampling, bookkeeping) is recorded
+    expect(besideReplays).toBe(0);
     expect(submits).toBeLessThanOrEqual(2 /* readbacks: tokens and log-probs together, twice */ + 10 /* uploads of the prompt, settings, positions, slots */);
     for (let b = 0; b < prompts.length; b++) {
       expect(gen.tokens[b]).toHaveLength(6);
@@ -107,10 +114,10 @@ describe('generate', () => {
     releaseWeights(gpu, dec.weights);
   });
 
-  for (const fused of [false, true]) it(`matches transformers greedy generate on the llama parity fixture${fused ? ' (fused path)' : ''}`, async () => {
+  for (const [fused, form] of [[false], [true], [true, 'gemv']] as const) it(`matches transformers greedy generate on the llama parity fixture${fused ? ` (fused path${form ? `, ${form} form` : ''})` : ''}`, async () => {
     const gpu = await testGpu();
     const root = new URL('../../fixtures/parity/llama-tiny', import.meta.url).pathname;
-    const { decoder } = await loadDecoder(gpu, await nodeModelFiles(root), { fused });
+    const { decoder } = await loadDecoder(gpu, await nodeModelFiles(root), { fused, fusedForm: form });
     const ref = parseSafetensors(new Uint8Array(readFileSync(`${root}/reference.safetensors`)), 'reference.safetensors');
     const ids = Array.from(tensorToFloat32(ref.tensors.get('input_ids')!));
     const greedy = Array.from(tensorToFloat32(ref.tensors.get('greedy')!));

@@ -1,21 +1,24 @@
 // Batched generation with a KV cache and GPU sampling. Prompts are left-padded to one length and
-// prefilled together; each step samples one token per sequence on the GPU and feeds it straight back as
-// the next input, so the only readbacks are the token and log-prob buffers, every `syncEvery` steps, to
-// check stop tokens, stop strings and per-sequence limits (finished sequences idle until all are done) and
-// hand the tokens accepted so far to a viewer that streams them (onTokens; a small syncEvery looks live).
+// prefilled together; each step samples one token per sequence on the GPU, feeds it straight back as the
+// next input, and detects on the GPU which sequences ended (stop token or limit; kernels/generation). The
+// only readbacks are the tokens, log-probs and those ends, every `syncEvery` steps, to cut each sequence,
+// check stop strings (they need the text; finished sequences idle until all are done) and hand the tokens
+// accepted so far to a viewer that streams them (onTokens; a small syncEvery looks live).
 // A readback's submit sends its chunk of steps to the GPU, and the readback is consumed one chunk later, so
-// the GPU runs a chunk while the CPU encodes the next (a batch runs up to syncEvery steps past its end).
-// Submitting every step instead was no faster on an H200 (BENCHMARKS.md). The first decode step is
-// recorded and replayed as the later ones (Gpu recordings), so a step costs the CPU a few calls a dispatch.
+// the GPU runs a chunk while the CPU encodes the next (a batch runs up to 2 syncEvery steps past its end).
+// Submitting every step instead was no faster on an H200 (BENCHMARKS.md). The first decode step (forward,
+// sampling, appends, bookkeeping) is recorded and replayed as the later ones (Gpu recordings), so a step
+// costs the CPU three calls a dispatch, and no buffer, uniform or copy.
 // A batch whose prefill would pass MAX_PREFILL_TOKENS runs as consecutive sub-batches: one prefill over
 // all of it would exceed the 65535-workgroups-per-dimension limit of row-per-workgroup kernels (and
 // memory); per-sequence RNG streams keep sampled results the same whatever the split.
 
+import { type StepTensors, advanceStep } from '../../kernels/generation/generation.ts';
 import { kvAppend } from '../../kernels/kvcache/kvcache.ts';
 import { type SamplingRow, sampleTokens, uploadSamplingSettings } from '../../kernels/sampling/sampling.ts';
 import { shapeError } from '../gpu/errors.ts';
 import type { Recording } from '../gpu/gpu.ts';
-import { view } from '../gpu/tensor.ts';
+import { type Tensor, view } from '../gpu/tensor.ts';
 import { type Decoder, createKvCache, defaultPositions, releaseKvCache } from './decoder.ts';
 import type { LoraSet } from './lora-set.ts';
 
@@ -122,38 +125,50 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
   const logprob = g.tensor([B], 'f32', 'gen.logprob');
   const allTokens = g.tensor([B, maxNew, 1], 'i32', 'gen.tokens');
   const allLogprobs = g.tensor([B, maxNew, 1], 'f32', 'gen.logprobs');
-  // Every decode step's positions and the slots, uploaded once: a step copies its row of positions inside
-  // the command stream and writes nothing to the queue, so nothing forces a submit inside a step.
-  const posAll = g.upload(Int32Array.from({ length: maxNew * B }, (_, i) => prompts[i % B].length + Math.floor(i / B)), [maxNew * B], 'i32', 'gen.pos.all');
-  const posStep = g.tensor([B], 'i32', 'gen.pos');
+  const stopIds = [...new Set(opts.stopTokens ?? [])];
+  // The step's state on the GPU (kernels/generation): the step counter the sampling and the token appends
+  // read, the next forward's positions and cache length, and which sequences ended (stop token or limit),
+  // all written by one `advance` after each sampling; nothing per step goes through the uniforms or the queue.
+  const s: StepTensors = {
+    step: g.upload([0], [1], 'i32', 'gen.step'),
+    len: g.tensor([1], 'i32', 'kv.length'),
+    pos: g.tensor([B], 'i32', 'gen.pos'),
+    kept: g.upload(Int32Array.from({ length: B + 1 }, (_, b) => (b < B && limits[b] <= 0 ? 0 : -1)), [B + 1], 'i32', 'gen.kept'),
+    plen: g.upload(prompts.map((p) => p.length), [B], 'i32', 'gen.plen'),
+    limit: g.upload(limits, [B], 'i32', 'gen.limit'),
+    stops: g.upload(stopIds.length ? stopIds : [0], [Math.max(1, stopIds.length)], 'i32', 'gen.stops'),
+    NS: stopIds.length,
+    Tp,
+  };
   const slotsGpu = g.upload(slots, [B], 'i32', 'gen.slots');
-  // The first decode step is recorded and replayed as every later one (Gpu.replay; Decoder.replaysDecode):
-  // its kernels read the positions and the cache's length from buffers, copied in before each step.
+  // A decode step (its forward, the sampling and the bookkeeping) is recorded once and replayed as every later
+  // one (Gpu.replay; Decoder.replaysDecode): its kernels read the step, positions and cache length from `s`.
   const replay = dec.replaysDecode;
-  const lenAll = replay ? g.upload(Int32Array.from({ length: maxNew }, (_, i) => Tp + i), [maxNew], 'i32', 'gen.len.all') : undefined;
-  const lengthGpu = replay ? g.tensor([1], 'i32', 'kv.length') : undefined; // the cache's, from the first decode step
   let rec: Recording | null = null;
   const out: Generation = { tokens: prompts.map(() => []), logprobs: prompts.map(() => []), text: opts.decode ? prompts.map(() => '') : null, finish: prompts.map(() => 'length') };
   const done = new Array<boolean>(B).fill(false);
   const syncEvery = Math.max(1, opts.syncEvery ?? 8);
-  const stop = new Set(opts.stopTokens ?? []);
-  /** Takes the tokens of steps [from, to) out of a readback: stop tokens, stop strings, limits. */
-  const accept = (toks: Int32Array, lps: Float32Array, from: number, to: number): void => {
+  /**
+   * Takes the tokens of steps [from, to) out of a readback: each sequence's up to the count the GPU kept
+   * (kept: -1 while it runs), then the stop strings, which need the text.
+   */
+  const accept = (toks: Int32Array, lps: Float32Array, kept: Int32Array, from: number, to: number): void => {
     const before = out.tokens.map((t) => t.length);
     for (let b = 0; b < B; b++) {
-      for (let i = from; i < to && !done[b]; i++) {
-        if (i >= limits[b]) { done[b] = true; break; }
-        const t = toks[b * maxNew + i];
-        out.tokens[b].push(t);
+      const end = kept[b] < 0 ? to : Math.min(to, kept[b]);
+      for (let i = from; i < end && !done[b]; i++) {
+        out.tokens[b].push(toks[b * maxNew + i]);
         out.logprobs[b].push(lps[b * maxNew + i]);
-        if (stop.has(t)) { done[b] = true; out.finish[b] = 'stop_token'; break; }
         if (opts.stopStrings?.length) {
           const text = opts.decode!(out.tokens[b]);
-          const hit = opts.stopStrings.find((s) => text.includes(s));
-          if (hit) { done[b] = true; out.finish[b] = 'stop_string'; }
+          if (opts.stopStrings.some((x) => text.includes(x))) { done[b] = true; out.finish[b] = 'stop_string'; }
         }
       }
-      if (out.tokens[b].length >= limits[b]) done[b] = true;
+      if (!done[b] && kept[b] >= 0 && out.tokens[b].length >= kept[b]) {
+        done[b] = true;
+        const t = out.tokens[b];
+        if (t.length && stopIds.includes(t[t.length - 1])) out.finish[b] = 'stop_token';
+      }
     }
     opts.onTokens?.(out.tokens.map((t, b) => t.slice(before[b])));
     opts.onProgress?.(to, maxNew);
@@ -161,40 +176,48 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
   const unpin = dec.pinAdapters(opts.adapters);
   // Readbacks in flight, each with the step it reads up to: a chunk is consumed one chunk later (the last
   // at once), so the CPU encodes the next steps while one comes back and the GPU never waits for it.
-  const inflight: Array<{ p: Promise<[Int32Array, Float32Array]>; to: number }> = [];
+  const inflight: Array<{ p: Promise<[Int32Array, Float32Array, Int32Array]>; to: number }> = [];
   let read = 0;
   let st: ReturnType<Decoder['forward']> | null = null;
+  const adapters = opts.adapters;
+  /** Samples step s.step's tokens from `logits`, appends them and their log-probs, and advances the state. */
+  const sample = (logits: Tensor, step: number): void => {
+    sampleTokens(g, token, logprob, logits, settings, opts.seed >>> 0, 0, { stepGpu: s.step });
+    kvAppend(g, allTokens, view(token, [B, 1, 1]), step, s.step);
+    kvAppend(g, allLogprobs, view(logprob, [B, 1, 1]), step, s.step);
+    advanceStep(g, s, token);
+  };
+  /** A decode step: the forward of the last sampled tokens, then the next sampling. */
+  const decodeStep = (step: number) => {
+    const f = dec.forward({ B, T: 1, ids: new Int32Array(0), idsGpu: token, posGpu: s.pos, slotsGpu, adapters, slots }, { cache, logits: 'last' });
+    sample(f.logits!, step);
+    return f;
+  };
   try {
-    const adapters = opts.adapters;
     st = dec.forward({ B, T: Tp, ids, mask, pos: defaultPositions(B, Tp, mask), adapters, slots }, { cache, logits: 'last' });
-    cache.lengthGpu = lengthGpu;
+    if (replay) cache.lengthGpu = s.len;
     for (let step = 0; step < maxNew && !done.every(Boolean); step++) {
       opts.interrupt?.();
-      sampleTokens(g, token, logprob, st!.logits!, settings, opts.seed >>> 0, step);
-      if (!rec) { dec.release(st!); st = null; } // a recording keeps its forward's outputs: the replays write them
-      kvAppend(g, allTokens, view(token, [B, 1, 1]), step);
-      kvAppend(g, allLogprobs, view(logprob, [B, 1, 1]), step);
-      const last = step === maxNew - 1;
-      if (!last) {
-        g.copy(posAll, posStep, B * 4, step * B * 4);
-        if (lenAll) g.copy(lenAll, cache.lengthGpu!, 4, step * 4);
-        const next = () => dec.forward({ B, T: 1, ids: new Int32Array(0), idsGpu: token, posGpu: posStep, slotsGpu, adapters, slots }, { cache, logits: 'last' });
-        if (rec) {
-          g.replay(rec);
-          cache.length += 1;
-        } else if (replay) {
-          g.startRecording();
-          try { st = next(); } finally { rec = g.stopRecording(); }
-        } else {
-          st = next();
-        }
+      if (step === 0) {
+        sample(st!.logits!, 0); // the prefill's
+        dec.release(st!);
+        st = null;
+      } else if (rec) {
+        g.replay(rec);
+        cache.length += 1;
+      } else if (replay) {
+        g.startRecording();
+        try { st = decodeStep(step); } finally { rec = g.stopRecording(); } // it keeps its forward's outputs: the replays write them
+      } else {
+        dec.release(decodeStep(step));
       }
+      const last = step === maxNew - 1;
       if (last || (step + 1) % syncEvery === 0) {
-        inflight.push({ p: g.readMany([allTokens, allLogprobs]) as Promise<[Int32Array, Float32Array]>, to: step + 1 });
+        inflight.push({ p: g.readMany([allTokens, allLogprobs, s.kept]) as Promise<[Int32Array, Float32Array, Int32Array]>, to: step + 1 });
         while (inflight.length > (last ? 0 : 1) && !done.every(Boolean)) {
           const { p, to } = inflight.shift()!;
-          const [toks, lps] = await p;
-          accept(toks, lps, read, to);
+          const [toks, lps, kept] = await p;
+          accept(toks, lps, kept, read, to);
           read = to;
         }
       }
@@ -205,7 +228,8 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
     for (const { p } of inflight) void p.catch(() => undefined); // not needed any more (done, or a failure on the way)
     unpin();
     releaseKvCache(g, cache);
-    g.release(lenAll, lengthGpu, token, logprob, allTokens, allLogprobs, posAll, posStep, slotsGpu, settings.temperature, settings.topK, settings.topP, settings.streams);
+    g.release(token, logprob, allTokens, allLogprobs, slotsGpu, s.step, s.len, s.pos, s.kept, s.plen, s.limit, s.stops);
+    g.release(settings.temperature, settings.topK, settings.topP, settings.streams);
   }
   if (out.text) {
     out.text = out.tokens.map((t, b) => {

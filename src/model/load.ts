@@ -17,7 +17,7 @@ export interface LoadedDecoder {
 export async function loadDecoder(gpu: Gpu, files: ModelFiles, opts: LoadOptions & UploadOptions & DecoderOptions = {}): Promise<LoadedDecoder> {
   const model = await loadModelFiles(files, opts);
   const weights = uploadWeights(gpu, model.config, (n) => model.weights.get(n), { ...opts, file: files.name });
-  return { decoder: new Decoder(gpu, model.config, weights, { fused: opts.fused }), model };
+  return { decoder: new Decoder(gpu, model.config, weights, { fused: opts.fused, fusedForm: opts.fusedForm }), model };
 }
 
 export async function loadAdapterFiles(files: ModelFiles, model?: ModelConfig): Promise<ReadPeftAdapter> {

@@ -9,7 +9,8 @@
 //     kernels' summed GPU time of a profiled step (timestamp queries, one pass a dispatch);
 //   - generate(): tokens/s of a whole greedy generation (batch B, NEW tokens; it replays a recorded
 //     step on both paths on a GPU), and the share of the memory-bandwidth limit: the weights read per step
-//     over the step's time, against the GPU's peak (H100/H200 by name; --bandwidth GB/s otherwise).
+//     over the step's time, against the GPU's peak (H100/H200 by name; --bandwidth GB/s otherwise);
+//     greedySameTokens: the share of the fused path's greedy tokens equal to the unfused path's (1 = all).
 // Options: --models tiny,smollm2-135m  --batch 8  --prompt 16  --steps 32  --new 128  --dtype f32|bf16
 //          --bandwidth GBs  --out FILE
 
@@ -53,6 +54,7 @@ for (const name of arg('models', gpu.cpu ? 'tiny' : 'tiny,smollm2-135m').split('
   const rng = new Rng(3);
   const prompt = Int32Array.from({ length: B * P }, () => rng.int(config.vocabSize));
   const out: Record<string, number | string> = { model: name, dtype, B, weightMB: weightBytes(config) / 1e6 };
+  let greedy: number[] = [];
   for (const key of ['unfused', 'fused', 'replay']) {
     const fused = key !== 'unfused';
     const dec = new Decoder(gpu, config, weights, { fused });
@@ -110,7 +112,7 @@ for (const name of arg('models', gpu.cpu ? 'tiny' : 'tiny,smollm2-135m').split('
     releaseKvCache(gpu, cache);
     gpu.release(ids, slotsGpu, posGpu, lengthGpu);
     Object.assign(out, {
-      [`${key}Dispatches`]: per.dispatches / STEPS, [`${key}Copies`]: per.copies / STEPS, [`${key}Passes`]: per.passes / STEPS,
+      [`${key}Dispatches`]: per.dispatches / STEPS, [`${key}DispatchesPerLayer`]: per.dispatches / STEPS / config.numLayers, [`${key}Copies`]: per.copies / STEPS, [`${key}Passes`]: per.passes / STEPS,
       [`${key}EncodeMs`]: encode / STEPS, [`${key}SyncedMs`]: synced, [`${key}PipelinedMs`]: pipelined, [`${key}GpuMs`]: gpuMs,
     });
     // whole generations, greedy, no stop token: every sequence runs NEW steps (generate() replays on the fused path)
@@ -119,8 +121,11 @@ for (const name of arg('models', gpu.cpu ? 'tiny' : 'tiny,smollm2-135m').split('
     const gen = () => generate(dec, prompts, { maxNewTokens: NEW, sampling: { temperature: 0 }, seed: 1, adapters: lora, slots: slotArr });
     await gen();
     t0 = performance.now();
-    await gen();
+    const { tokens } = await gen();
     const secs = (performance.now() - t0) / 1000;
+    // exactness on this device: the fused path's greedy tokens against the unfused path's, token for token
+    if (key === 'unfused') greedy = tokens.flat();
+    else out.greedySameTokens = tokens.flat().filter((t, i) => t === greedy[i]).length / greedy.length;
     out[`${key}GenTokS`] = (B * NEW) / secs;
     if (peakGBs) out[`${key}BandwidthShare`] = (weightBytes(config) * NEW) / secs / (peakGBs * 1e9);
   }

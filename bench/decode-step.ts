@@ -1,8 +1,9 @@
 // `npx tsx bench/decode-step.ts`: one decode step of the MARFT setting (LoRA on every linear module,
 // a slot per sequence, some sequences without adapter) on the unfused and the fused decoder path, on
 // whatever device Dawn finds, taken apart:
-//   - three ways of running a step: unfused, fused (a forward each step) and replay (the fused step recorded
-//     once and replayed, as generate() does);
+//   - four ways of running a step: unfused, fused (a forward each step), replay (the fused step recorded
+//     once and replayed, as generate() does) and replaySplit (the same with each group's prologue as its own
+//     dispatch: DecoderOptions.inlinePrologue false);
 //   - per step: dispatches, buffer copies and compute passes (Gpu counters);
 //   - encodeMs: the JS thread's time to record a step; syncedMs: a step followed by a wait (latency);
 //     pipelinedMs: steps submitted one after another with one wait at the end (throughput); gpuMs: the
@@ -55,16 +56,16 @@ for (const name of arg('models', gpu.cpu ? 'tiny' : 'tiny,smollm2-135m').split('
   const prompt = Int32Array.from({ length: B * P }, () => rng.int(config.vocabSize));
   const out: Record<string, number | string> = { model: name, dtype, B, weightMB: weightBytes(config) / 1e6 };
   let greedy: number[] = [];
-  for (const key of ['unfused', 'fused', 'replay']) {
+  for (const key of ['unfused', 'fused', 'replay', 'replaySplit']) {
     const fused = key !== 'unfused';
-    const dec = new Decoder(gpu, config, weights, { fused });
+    const dec = new Decoder(gpu, config, weights, { fused, inlinePrologue: key !== 'replaySplit' });
     const unpin = dec.pinAdapters(lora); // as generate() does
     const cache = createKvCache(gpu, config, B, P + 3 * STEPS + 2, new Int32Array(B * P).fill(1), P);
     const ids = gpu.upload(new Int32Array(B), [B], 'i32', 'bench.ids');
     const slotsGpu = gpu.upload(slots, [B], 'i32', 'bench.slots');
     const posGpu = gpu.tensor([B], 'i32', 'bench.pos');
     let at = P;
-    const lengthGpu = key === 'replay' ? gpu.tensor([1], 'i32', 'bench.length') : undefined;
+    const lengthGpu = key.startsWith('replay') ? gpu.tensor([1], 'i32', 'bench.length') : undefined;
     let rec: Recording | null = null;
     const forward = () => dec.forward({ B, T: 1, ids: new Int32Array(0), idsGpu: ids, posGpu, slotsGpu, adapters: lora, slots }, { cache, logits: 'last' });
     const step = () => {
@@ -116,7 +117,7 @@ for (const name of arg('models', gpu.cpu ? 'tiny' : 'tiny,smollm2-135m').split('
       [`${key}EncodeMs`]: encode / STEPS, [`${key}SyncedMs`]: synced, [`${key}PipelinedMs`]: pipelined, [`${key}GpuMs`]: gpuMs,
     });
     // whole generations, greedy, no stop token: every sequence runs NEW steps (generate() replays on the fused path)
-    if (key === 'replay') continue;
+    if (key === 'replay') continue; // the same decoder as 'fused' (generate() replays); replaySplit's is its own
     const prompts = Array.from({ length: B }, (_, b) => Array.from(prompt.subarray(b * P, (b + 1) * P)));
     const gen = () => generate(dec, prompts, { maxNewTokens: NEW, sampling: { temperature: 0 }, seed: 1, adapters: lora, slots: slotArr });
     await gen();

@@ -16,25 +16,26 @@ import { fusedLinearRef } from './fused.ref.ts';
 
 const f32 = (a: Float64Array) => Float64Array.from(Float32Array.from(a));
 type Kind = 'store' | 'residual' | 'swiglu' | 'swiglu-save';
-interface Case { B: number; T: number; K: number; outs: number[]; R: number; dtype: 'f32' | 'bf16' | 'f16'; bias: boolean; adapted: boolean[] | null; kind: Kind; norm?: boolean; inline?: boolean }
+interface Case { B: number; T: number; K: number; outs: number[]; R: number; dtype: 'f32' | 'bf16' | 'f16'; bias: boolean; adapted: boolean[] | null; kind: Kind; norm?: boolean; /** whether inlinePrologue takes it (a norm, the cap) */ inline?: boolean }
 
 // Decode (T = 1) and prefill rows, 1-3 modules, partial targets, no LoRA, 16-bit weights, rows off the 4-row block.
 const CASES: Case[] = [
-  { B: 3, T: 1, K: 8, outs: [8, 4, 4], R: 2, dtype: 'f32', bias: true, adapted: [true, true, true], kind: 'store', inline: true },
+  { B: 3, T: 1, K: 8, outs: [8, 4, 4], R: 2, dtype: 'f32', bias: true, adapted: [true, true, true], kind: 'store', inline: false },
   { B: 2, T: 3, K: 5, outs: [6, 2, 2], R: 3, dtype: 'bf16', bias: true, adapted: [true, false, true], kind: 'store' },
-  { B: 5, T: 1, K: 7, outs: [9], R: 2, dtype: 'f16', bias: false, adapted: [true], kind: 'residual', inline: true },
+  { B: 5, T: 1, K: 7, outs: [9], R: 2, dtype: 'f16', bias: false, adapted: [true], kind: 'residual', inline: false },
   { B: 2, T: 2, K: 6, outs: [70], R: 4, dtype: 'f32', bias: false, adapted: null, kind: 'residual' },
-  { B: 4, T: 1, K: 9, outs: [5, 5], R: 2, dtype: 'f32', bias: false, adapted: [true, true], kind: 'swiglu', inline: true },
+  { B: 4, T: 1, K: 9, outs: [5, 5], R: 2, dtype: 'f32', bias: false, adapted: [true, true], kind: 'swiglu', inline: false },
   { B: 3, T: 2, K: 4, outs: [66, 66], R: 1, dtype: 'bf16', bias: true, adapted: [false, true], kind: 'swiglu-save' },
   // the RMSNorm folded in (K past rmsnorm's 4 channels a lane: 2 and 64 lanes), with and without LoRA
   { B: 3, T: 1, K: 9, outs: [8, 4, 4], R: 2, dtype: 'f32', bias: true, adapted: [true, true, true], kind: 'store', norm: true, inline: true },
   { B: 2, T: 3, K: 200, outs: [6, 6], R: 2, dtype: 'bf16', bias: false, adapted: [true, false], kind: 'swiglu', norm: true, inline: true },
   { B: 5, T: 1, K: 12, outs: [3, 5], R: 2, dtype: 'f16', bias: true, adapted: null, kind: 'store', norm: true, inline: true },
-  // the inline prologue at its cap (8 rows x rank 8), a module without adapter between two with, and LoRA alone
+  // the inline prologue (groups with the norm folded in) at batch 8, rank 8 with a module without adapter between two with, one module, and gate and up
   { B: 8, T: 1, K: 70, outs: [16, 8, 8], R: 8, dtype: 'f32', bias: true, adapted: [true, false, true], kind: 'store', norm: true, inline: true },
-  { B: 2, T: 1, K: 40, outs: [12], R: 4, dtype: 'bf16', bias: false, adapted: [true], kind: 'residual', inline: true },
+  { B: 2, T: 1, K: 40, outs: [12], R: 4, dtype: 'bf16', bias: false, adapted: [true], kind: 'residual', norm: true, inline: true },
+  { B: 4, T: 1, K: 72, outs: [12, 12], R: 8, dtype: 'f32', bias: false, adapted: [true, true], kind: 'swiglu', norm: true, inline: true },
   // the gemv form's largest row bucket (16) and K past its 64 threads
-  { B: 16, T: 1, K: 70, outs: [7, 7], R: 2, dtype: 'f32', bias: true, adapted: [true, true], kind: 'swiglu-save', norm: true },
+  { B: 16, T: 1, K: 70, outs: [7, 7], R: 2, dtype: 'f32', bias: true, adapted: [true, true], kind: 'swiglu-save', norm: true, inline: true }, // 9 storage buffers
   { B: 4, T: 3, K: 130, outs: [9, 3, 3], R: 5, dtype: 'bf16', bias: false, adapted: [true, true, true], kind: 'store', norm: true }, // 15 h outputs: 2 prologue workgroups a row
 ];
 
@@ -117,7 +118,7 @@ describe('fused linear', () => {
       const tGu3 = tGu && gpu.tensor([2, M, NOUT], 'f32', 'gu.inline');
       const lin = { bias: tBias, lora, norm, epilogue: epilogue.kind === 'swiglu' ? { kind: 'swiglu' as const, gu: tGu3 } : epilogue, form: 'gemv' as const };
       const inl = inlinePrologue(gpu, M, outs, lin);
-      if (c.inline) expect(inl).not.toBeNull();
+      expect(inl !== null).toBe(c.inline ?? false);
       if (inl) {
         const tOut3 = gpu.tensor([M, NOUT], 'f32', 'out.inline');
         const at = gpu.dispatchCount;

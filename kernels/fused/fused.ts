@@ -97,16 +97,28 @@ function gemvBody(mr: number, swi: boolean, inl: Inline | null): string {
   const sAcc = inl?.norm ? rows.map((m) => `s${m}`) : [];
   const all = [...accs, ...hAcc, ...sAcc];
   const modOf = (jj: number) => (swi ? `${jj}u` : 'select(0u, select(1u, 2u, o0 >= u.cols[2]), o0 >= u.cols[1])');
+  const U = hAcc.length ? 2 : 4;
+  /** One K step at `k` (variables suffixed `v`). */
+  const step = (k: string, v: string): string => [
+    `    { let kk${v} = ${k};`,
+    ...rows.map((m) => `    let x${m}${v} = getX(${m}u, kk${v}, r${m});`),
+    ...cols.map((c) => `    let w${c}${v} = getW(${wRow(c)}, kk${v});`),
+    each((m, c) => `    a${m}_${c} = fma(x${m}${v}, w${c}${v}, a${m}_${c});`),
+    ...mods.flatMap((jj) => [`    if (hasA${jj}) {`, ...rows.flatMap((m) => ranks.map((r) => `      h${jj}_${m}_${r} = fma(x${m}${v}, A[b${jj}_${m} + ${r}u * u.K + kk${v}], h${jj}_${m}_${r});`)), '    }']),
+    ...rows.filter(() => sAcc.length).map((m) => `    let s${m}${v}x = rawX(${m}u, kk${v});\n    s${m} = fma(s${m}${v}x, s${m}${v}x, s${m});`),
+    '    }',
+  ].join('\n');
   return [
     ...rows.map((m) => `  let r${m} = rowR(${m}u);`),
     ...mods.flatMap((jj) => [`  let hasA${jj} = u.hIdx[${modOf(jj)}] != NONE;`, ...rows.map((m) => `  let b${jj}_${m} = aBase(${modOf(jj)}, rowSlot(${m}u));`)]),
     ...all.map((a) => `  var ${a} = 0.0;`),
-    '  for (var k = t; k < u.K; k += KT) {',
-    ...rows.map((m) => `    let x${m} = getX(${m}u, k, r${m});`),
-    ...cols.map((c) => `    let w${c} = getW(${wRow(c)}, k);`),
-    each((m, c) => `    a${m}_${c} = fma(x${m}, w${c}, a${m}_${c});`),
-    ...mods.flatMap((jj) => [`    if (hasA${jj}) {`, ...rows.flatMap((m) => ranks.map((r) => `      h${jj}_${m}_${r} = fma(x${m}, A[b${jj}_${m} + ${r}u * u.K + k], h${jj}_${m}_${r});`)), '    }']),
-    ...rows.filter(() => sAcc.length).map((m) => `    let v${m} = rawX(${m}u, k);\n    s${m} = fma(v${m}, v${m}, s${m});`),
+    // unrolled U times: the loads of U steps go out together (one step's loads a round trip measured latency-bound)
+    '  var k = t;',
+    `  for (; k + ${U - 1}u * KT < u.K; k += ${U}u * KT) {`,
+    ...[...Array(U).keys()].map((i) => step(`k + ${i}u * KT`, `_${i}`)),
+    '  }',
+    '  for (; k < u.K; k += KT) {',
+    step('k', ''),
     '  }',
     '  let hh = t % HALF;',
     '  if (t >= HALF) {',
@@ -365,12 +377,13 @@ type LinearOpts = Prologue & { bias?: Tensor; h?: Tensor; epilogue: Epilogue; fo
 
 /**
  * Whether the gemv form can run the group's prologue inside its matmul (fusedLinear's `inline`), and how:
- * M <= GEMV.maxM, each workgroup's 4 columns inside one module (module boundaries multiples of 4; SwiGLU reads
+ * a group with the RMSNorm folded in (its rstd is then nearly free; without one, the h walk costs more than
+ * the dispatch it saves), M <= GEMV.maxM, each workgroup's 4 columns inside one module (module boundaries multiples of 4; SwiGLU reads
  * gate and up, G = 2), at most INLINE_MAX_H h accumulators, and the device's workgroup memory and storage
  * buffers enough. Null: nothing to inline, or run groupPrologue first.
  */
 export function inlinePrologue(gpu: Gpu, M: number, outs: readonly number[], o: LinearOpts): Inline | null {
-  if (!o.lora && !o.norm) return null;
+  if (!o.norm) return null; // a LoRA h alone costs more inline than as its own dispatch (o, down at 135M on an H200: BENCHMARKS)
   if (M > GEMV.maxM) return null;
   const swi = o.epilogue.kind === 'swiglu';
   const mr = gemvRows(M);

@@ -168,6 +168,11 @@ export interface DecoderOptions {
    * prologue inside the matmul included.
    */
   fusedForm?: FusedForm;
+  /**
+   * The gemv form computes each group's prologue (norm, LoRA h) inside its matmul where it fits
+   * (inlinePrologue). Default true; false runs it as its own dispatch (bench/decode-step.ts compares them).
+   */
+  inlinePrologue?: boolean;
 }
 
 export class Decoder {
@@ -178,6 +183,7 @@ export class Decoder {
   /** The fused path's LoRA groups of the pinned adapter sets (pinAdapters), by `layer:modules`. */
   private readonly pinned = new Map<LoraSet, Map<string, LoraGroup>>();
   private readonly form?: FusedForm;
+  private readonly inline: boolean;
 
   constructor(
     readonly gpu: Gpu,
@@ -190,6 +196,7 @@ export class Decoder {
     if (opts.fused && weights.trainable) shapeError('Decoder', 'the fused path needs frozen weights; full-parameter training runs with fused: false');
     this.fused = (opts.fused ?? !gpu.cpu) && fuseWeights(gpu, weights);
     this.form = opts.fusedForm;
+    this.inline = opts.inlinePrologue ?? true;
   }
 
   /** The fused kernels' form for a forward of N rows. */
@@ -370,7 +377,7 @@ export class Decoder {
     const outs = mods.map((m) => linearDims(this.config, m).out);
     const lin = { ...opts, lora, form };
     // the gemv form computes the prologue inside its matmul where it fits (not when h is saved for the backward)
-    const inline = form === 'gemv' && !saveH && inlinePrologue(g, st.N, outs, lin) !== null;
+    const inline = this.inline && form === 'gemv' && !saveH && inlinePrologue(g, st.N, outs, lin) !== null;
     const size = inline ? 0 : prologueSize(st.N, lin);
     const h = size ? g.tensor([size], 'f32', `prologue.${l}`) : undefined;
     if (h) groupPrologue(g, h, x, lin, form);

@@ -67,13 +67,13 @@ describe('decoder fused path', () => {
   }
 
   /** Logits of a prefill and one decode step of an L-layer model, and that step's dispatches. */
-  const decodeStep = async (gpu: Gpu, L: number, opts: { fused: boolean; fusedForm?: FusedForm }) => {
+  const decodeStep = async (gpu: Gpu, L: number, opts: { fused: boolean; fusedForm?: FusedForm }, targets: LinearModule[] = [...LINEAR_MODULES]) => {
     const B = 4;
     const prompt = { B, T: 3, ids: Int32Array.from({ length: B * 3 }, (_, i) => (i * 7) % 32), mask: Int32Array.from({ length: B * 3 }, (_, i) => (i === 0 ? 0 : 1)) };
     const config = qwen({ num_hidden_layers: L });
     const weights = uploadWeights(gpu, config, (n) => tinyWeights(config, 8).get(n));
     const dec = new Decoder(gpu, config, weights, opts);
-    const lora = adapters(gpu, config);
+    const lora = adapters(gpu, config, targets);
     const slots = Int32Array.from([0, -1, 2, 1]);
     const cache = createKvCache(gpu, config, B, 8, prompt.mask, 3);
     const pos = Int32Array.from({ length: B }, (_, b) => (b === 0 ? 2 : 3));
@@ -90,8 +90,8 @@ describe('decoder fused path', () => {
     releaseWeights(gpu, weights);
     return { prefill, decode, dispatches };
   };
-  const perLayer = async (gpu: Gpu, opts: { fused: boolean; fusedForm?: FusedForm }) =>
-    ((await decodeStep(gpu, 3, opts)).dispatches - (await decodeStep(gpu, 1, opts)).dispatches) / 2;
+  const perLayer = async (gpu: Gpu, opts: { fused: boolean; fusedForm?: FusedForm }, targets?: LinearModule[]) =>
+    ((await decodeStep(gpu, 3, opts, targets)).dispatches - (await decodeStep(gpu, 1, opts, targets)).dispatches) / 2;
 
   it('decodes with the KV cache as the unfused path does, in fewer dispatches per layer per step', async () => {
     const gpu = await testGpu();
@@ -105,16 +105,19 @@ describe('decoder fused path', () => {
     expect(before).toBeGreaterThanOrEqual(after + 20);
   });
 
-  it("the GPUs' decode form (gemv, each group's norm and LoRA shrink inside its matmul) decodes as the unfused path does, in at most 8 dispatches per layer", async () => {
+  it("the GPUs' decode form (gemv: each normed group's norm and LoRA shrink inside its matmul) decodes as the unfused path does, in 7 dispatches per layer on GPUs with LoRA on q and v", async () => {
     const gpu = await testGpu();
     const [u, f] = [await decodeStep(gpu, 2, { fused: false }), await decodeStep(gpu, 2, { fused: true, fusedForm: 'gemv' })];
-    // another summation order (threads along K; the rstd applied after the sum)
+    // another summation order (threads along K)
     expectClose('prefill logits', f.prefill, u.prefill, { atol: 1e-5, rtol: 1e-4 });
     expectClose('decode logits', f.decode, u.decode, { atol: 1e-5, rtol: 1e-4 });
-    const gemv = await perLayer(gpu, { fused: true, fusedForm: 'gemv' });
-    console.log(`dispatches per layer per decode step, gemv form (LoRA on all 7 modules): ${gemv}`);
-    // q/k/v, RoPE with the cache append, the attention, o, gate/up with SwiGLU, down
-    expect(gemv).toBeLessThanOrEqual(gpu.cpu ? 6 : 7);
+    const attention = gpu.cpu ? 1 : 2; // the split decode attention on GPUs
+    const all = await perLayer(gpu, { fused: true, fusedForm: 'gemv' });
+    const qv = await perLayer(gpu, { fused: true, fusedForm: 'gemv' }, ['q_proj', 'v_proj']);
+    console.log(`dispatches per layer per decode step, gemv form: LoRA on all 7 modules ${all}, on q and v ${qv}`);
+    // q/k/v with its norm and shrink, RoPE with the cache append, the attention, o (its shrink), gate/up with its norm and SwiGLU, down (its shrink)
+    expect(all).toBe(7 + attention);
+    expect(qv).toBe(5 + attention);
   });
 
   it('pinned adapters build their LoRA groups once, at the pin: forwards copy nothing, give the same logits, and a write after the pin is seen', async () => {

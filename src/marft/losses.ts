@@ -152,7 +152,8 @@ export function exceedsTargetKl(approxKl: number, targetKl: number | null | unde
 
 export type LogProbNorm = 'sum' | 'token' | 'word';
 
-function actionScales(spans: readonly ActionSpan[], norm: LogProbNorm, wordCounts?: ArrayLike<number>): Float64Array {
+/** What each action's token log-prob sum is multiplied by: 1, 1/tokens or 1/words (at least one word). (A) */
+export function actionScales(spans: readonly ActionSpan[], norm: LogProbNorm, wordCounts?: ArrayLike<number>): Float64Array {
   if (norm === 'word') {
     if (!wordCounts) marftFail('SHAPE', 'action log-prob normalisation "word" needs the word count of each action');
     checkLengths('action log-prob (word)', spans.length, { wordCounts });

@@ -222,7 +222,12 @@ function uploadLossRows(
     const s = score.scores.get(a)!;
     const ref = s.refLogp.length ? s.refLogp : s.oldLogp;
     const adv = advOf.get(a)!;
-    for (let k = 0; k < r.count; k++) rows.set([s.oldLogp[k], ref[k], actionLevel ? 0 : adv[k], actionLevel ? 0 : 1], 4 * (r.start + k));
+    for (let k = 0; k < r.count; k++) {
+      const at = 4 * (r.start + k);
+      rows[at] = s.oldLogp[k];
+      rows[at + 1] = ref[k];
+      if (!actionLevel) { rows[at + 2] = adv[k]; rows[at + 3] = 1; } // action level: the action's advantage and mask, in acts
+    }
   });
   const out: PolicyLossRows = { rows: gpu.upload(rows, [batch.B * batch.T, 4], 'f32', 'ppo.rows') };
   if (actionLevel) {

@@ -246,7 +246,7 @@ function uploadLossRows(
  * accumulate across them; each loss is divided by the whole minibatch's count, so their sum is the
  * minibatch's mean). The loss runs on the GPU (heads.ts policyLoss): every micro-batch's forward, loss and
  * backward are recorded without a wait, the loss's sums accumulating in one small tensor, which is read once,
- * with the logits' finite watch (and whatever else is queued in `q`); `afterFirstRead` runs after that read
+ * with the logits' finite watch (and whatever else is queued in `q`); `afterRead` runs after that read
  * (the caller's critic step, whose values came with it). The step is taken only if the loss is finite, the
  * logits were, and the approximate KL stays under the target; else the accumulated gradients are dropped.
  * With ppo.klIn 'reward' the KL is in the rewards already: the loss gets no KL term (coefficient 0), the
@@ -254,7 +254,7 @@ function uploadLossRows(
  */
 async function policyMinibatch(
   gpu: Gpu, dec: Decoder, state: TrainState, pm: ActionRecord[], score: ScoreResult, targets: Map<ActionRecord, ActionTargets>,
-  o: UpdateOptions, epoch: number, watch: FiniteWatch, q: ReadQueue, afterFirstRead: () => void,
+  o: UpdateOptions, epoch: number, watch: FiniteWatch, q: ReadQueue, afterRead: () => void,
 ): Promise<MinibatchResult> {
   const cfg = state.config;
   const ppo = cfg.ppo;
@@ -287,7 +287,7 @@ async function policyMinibatch(
     }
     const [sumsL, badL] = [q.read(sumsT, namePolicySums), snapshotFiniteWatch(gpu, watch, q)];
     await q.flush();
-    afterFirstRead();
+    afterRead();
     sums = sumsL.get();
     for (const x of badL.get()) badLogits += x.count;
   } finally {

@@ -1,7 +1,8 @@
-// The PPO objective on CPU arrays, with its gradients. The GPU trainer computes the same formulas per
-// token: the dLogp and dEntropy returned here are the per-token coefficients that feed the logprob
-// kernel's backward (dLoss/dlogp_k and dLoss/dH_k), and dValues feeds the critic head's backward. Each
-// gradient is checked against finite differences in losses.test.ts.
+// The PPO objective on CPU arrays in float64, with its gradients. The policy update computes the same
+// policy-loss formulas in f32 on the GPU (kernels/ppo, whose test and the update's test check it against
+// these): dLogp and dEntropy are the per-token coefficients that feed the logprob kernel's backward
+// (dLoss/dlogp_k and dLoss/dH_k); dValues feeds the critic head's backward. Each gradient is checked against
+// finite differences in losses.test.ts.
 //
 // Policy loss over M units (tokens at token level, actions at action level), Z = sum of the mask unless
 // a normaliser is given (e.g. the whole minibatch's count when it is split into micro-batches):
@@ -152,7 +153,8 @@ export function exceedsTargetKl(approxKl: number, targetKl: number | null | unde
 
 export type LogProbNorm = 'sum' | 'token' | 'word';
 
-function actionScales(spans: readonly ActionSpan[], norm: LogProbNorm, wordCounts?: ArrayLike<number>): Float64Array {
+/** What each action's token log-prob sum is multiplied by: 1, 1/tokens or 1/words (at least one word). (A) */
+export function actionScales(spans: readonly ActionSpan[], norm: LogProbNorm, wordCounts?: ArrayLike<number>): Float64Array {
   if (norm === 'word') {
     if (!wordCounts) marftFail('SHAPE', 'action log-prob normalisation "word" needs the word count of each action');
     checkLengths('action log-prob (word)', spans.length, { wordCounts });

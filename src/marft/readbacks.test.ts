@@ -1,8 +1,9 @@
 // The training side's waits, counted (Gpu.readCount), so they do not creep back: every readback drains the
 // GPU (the CPU waits for it, then it waits while the CPU records the next work). Scoring reads once per
-// call whatever its chunks; the update waits once per policy micro-batch (its loss needs the log-probs),
-// the frozen-head critic's values and every step's stats riding along, and once at its end for the last
-// step's stats; a LoRA critic adds one per critic micro-batch.
+// call whatever its chunks; the update waits once per policy minibatch whatever its micro-batches (for the
+// loss's sums, accumulated on the GPU, that decide the step), the frozen-head critic's values and every
+// step's stats riding along, and once at its end for the last step's stats; a LoRA critic adds one per
+// critic micro-batch.
 
 import { describe, expect, it } from 'vitest';
 import { testGpu } from '../../kernels/testing.ts';
@@ -48,9 +49,9 @@ describe('readbacks of the training side', () => {
     expect(await run({}, 512)).toEqual({ score: 1, minibatches: [1, 1, 1, 2] });
   });
 
-  it('one per policy micro-batch when a minibatch is split; scoring still reads once', async () => {
+  it('still one per policy minibatch when it is split into micro-batches; scoring still reads once', async () => {
     // maxTokens 1: every action is a micro-batch of its own (4 scoring chunks; 2 per minibatch)
-    expect(await run({}, 1)).toEqual({ score: 1, minibatches: [2, 2, 2, 3] });
+    expect(await run({}, 1)).toEqual({ score: 1, minibatches: [1, 1, 1, 2] });
   });
 
   it('critic warm-up (no policy step): one per minibatch', async () => {
@@ -58,6 +59,7 @@ describe('readbacks of the training side', () => {
   });
 
   it("a LoRA critic: its own trunk pass is read with the scoring's; its micro-batches wait for their values", async () => {
-    expect(await run({ critic: { mode: 'lora', input: 'own', hidden: [8] } }, 1)).toEqual({ score: 1, minibatches: [4, 4, 4, 5] });
+    // 2 critic micro-batches and the policy's one per minibatch
+    expect(await run({ critic: { mode: 'lora', input: 'own', hidden: [8] } }, 1)).toEqual({ score: 1, minibatches: [3, 3, 3, 4] });
   });
 });

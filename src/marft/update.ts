@@ -1,18 +1,19 @@
 // The PPO update on the GPU. Per minibatch: the policy's forward (saved) over the minibatch's actions, the
-// model's log-prob/entropy head, then the loss on the CPU from the N log-probs and entropies read back
-// (the clipped surrogate, entropy bonus and KL penalty of losses.ts: a few floats per token), whose
-// per-token gradients go back up through the head's backward into the logits and the decoder's backward into
-// the adapters. The critic trains on the frozen trunk's hidden states gathered at scoring time, or, with a
+// model's log-prob/entropy head, the clipped surrogate with its entropy bonus and KL penalty on the GPU
+// (heads.ts policyLoss: losses.ts's formulas in f32, losses.ts stays their float64 reference), whose per-token
+// gradients go straight into the head's backward into the logits and the decoder's backward into the
+// adapters. The critic trains on the frozen trunk's hidden states gathered at scoring time, or, with a
 // critic LoRA, on its own trunk's forward and backward each minibatch (critic.ts). AdamW steps run on the
 // GPU and skip a non-finite gradient there; their stats (gradient norms, non-finite flags) and a finite watch
 // (finite-watch.ts) over the critic's layers, the logits, the gradients and the optimiser state, so a skip
 // names the tensor, are only for the metrics: nothing later in the update depends on them.
-// Syncs: the update waits only where the CPU needs a value to go on, the log-probs a micro-batch's loss is
-// computed from (and a LoRA critic's values); everything else rides along in one ReadQueue (readback.ts).
-// The frozen-head critic's forward is recorded before the policy's first micro-batch and read with it (its
+// Syncs: the update waits only where the CPU needs a value to go on: once per policy minibatch, for the loss's
+// sums (accumulated on the GPU over its micro-batches) that decide whether it steps (and a LoRA critic's
+// values); everything else rides along in one ReadQueue (readback.ts).
+// The frozen-head critic's forward is recorded before the policy's first micro-batch and read with its sums (its
 // backward and step follow the read: the two touch disjoint tensors, so the GPU computes the same numbers),
 // and each step's stats and watch are snapshotted and read at the next wait, or at the end of the update. A
-// minibatch that fits one micro-batch so costs one readback, plus one for the update's last step. Metrics
+// minibatch so costs one readback whatever its micro-batches, plus one for the update's last step. Metrics
 // and skip notes are put together in the order the steps ran, as if each had been read at once. A minibatch whose approximate KL passes the target
 // (targetKlOf) skips its policy step only, as the legacy MARFT trainers (appo_trainer.py / tppo_trainer.py
 // return before the policy step, after the critic's): the critic and the later minibatches train on. The
@@ -22,7 +23,9 @@
 
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Decoder } from '../model/decoder.ts';
-import { releaseTokenLogprobs, tokenLogprobs, tokenLogprobsBackward } from '../model/heads.ts';
+import {
+  type PolicyLossRows, namePolicySums, policyLoss, policyLossSums, releaseTokenLogprobs, tokenLogprobs, tokenLogprobsBackward,
+} from '../model/heads.ts';
 import { type Optimizer, type OptimizerStats, clearGrads, optimizerStep, snapshotSlotStats } from '../model/optimizer.ts';
 import { type Later, ReadQueue } from '../gpu/readback.ts';
 import type { Rng } from '../common/rng.ts';
@@ -32,9 +35,9 @@ import {
   watchGradients, watchOptimizerState,
 } from '../model/finite-watch.ts';
 import { normalizeAdvantages } from './advantages.ts';
-import { buildBatch, chunkActions, gatherRows } from './batch.ts';
+import { type ActionBatch, buildBatch, chunkActions } from './batch.ts';
 import { type RunConfig, actionLevelLoss, targetKlOf } from '../config/run-config.ts';
-import { actionLevelPolicyLoss, countWords, exceedsTargetKl, ppoPolicyLoss } from './losses.ts';
+import { type LogProbNorm, actionScales, countWords, exceedsTargetKl } from './losses.ts';
 import type { ActionRecord } from './rollout.ts';
 import type { ScoreResult } from './score.ts';
 import type { TrainState } from './state.ts';
@@ -206,94 +209,95 @@ interface MinibatchResult {
 }
 
 /**
+ * The policy loss's per-row inputs of one micro-batch (heads.ts PolicyLossRows), uploaded: behaviour and
+ * reference log-probs, advantages and the mask on each action row; at action level each action's span of
+ * rows, advantage and log-prob scale (ppo.logProbNorm). Known before the forward: nothing waits for it.
+ */
+function uploadLossRows(
+  gpu: Gpu, chunk: readonly ActionRecord[], batch: ActionBatch, score: ScoreResult, advOf: Map<ActionRecord, number[]>, actionLevel: boolean, norm: LogProbNorm,
+): PolicyLossRows {
+  const rows = new Float32Array(batch.B * batch.T * 4);
+  chunk.forEach((a, i) => {
+    const r = batch.rows[i];
+    const s = score.scores.get(a)!;
+    const ref = s.refLogp.length ? s.refLogp : s.oldLogp;
+    const adv = advOf.get(a)!;
+    for (let k = 0; k < r.count; k++) {
+      const at = 4 * (r.start + k);
+      rows[at] = s.oldLogp[k];
+      rows[at + 1] = ref[k];
+      if (!actionLevel) { rows[at + 2] = adv[k]; rows[at + 3] = 1; } // action level: the action's advantage and mask, in acts
+    }
+  });
+  const out: PolicyLossRows = { rows: gpu.upload(rows, [batch.B * batch.T, 4], 'f32', 'ppo.rows') };
+  if (actionLevel) {
+    const spans = chunk.map((a, i) => ({ agent: a.agent, start: batch.rows[i].start, end: batch.rows[i].start + batch.rows[i].count }));
+    const scale = actionScales(spans, norm, chunk.map((a) => countWords(a.text)));
+    out.actions = {
+      spans: gpu.upload(batch.rows.flatMap((r) => [r.start, r.count]), [chunk.length, 2], 'i32', 'ppo.spans'),
+      acts: gpu.upload(chunk.flatMap((a, i) => [advOf.get(a)![0], scale[i], 1, 0]), [chunk.length, 4], 'f32', 'ppo.acts'),
+    };
+  }
+  return out;
+}
+
+/**
  * One policy step over a minibatch, in micro-batches whose logits fit the token budget (gradients
  * accumulate across them; each loss is divided by the whole minibatch's count, so their sum is the
- * minibatch's mean). The step is taken only if every micro-batch's loss is finite and the approximate KL
- * stays under the target. With ppo.klIn 'reward' the KL is in the rewards already: the loss gets no KL
- * term (coefficient 0), the reference log-probs still give the KL metric. Each micro-batch waits once, for
- * its log-probs, entropies and watch (with whatever else is queued in `q`); `afterFirstRead` runs after the
- * first of those reads (the caller's critic step, whose values came with it).
+ * minibatch's mean). The loss runs on the GPU (heads.ts policyLoss): every micro-batch's forward, loss and
+ * backward are recorded without a wait, the loss's sums accumulating in one small tensor, which is read once,
+ * with the logits' finite watch (and whatever else is queued in `q`); `afterRead` runs after that read
+ * (the caller's critic step, whose values came with it). The step is taken only if the loss is finite, the
+ * logits were, and the approximate KL stays under the target; else the accumulated gradients are dropped.
+ * With ppo.klIn 'reward' the KL is in the rewards already: the loss gets no KL term (coefficient 0), the
+ * reference log-probs still give the KL metric.
  */
 async function policyMinibatch(
   gpu: Gpu, dec: Decoder, state: TrainState, pm: ActionRecord[], score: ScoreResult, targets: Map<ActionRecord, ActionTargets>,
-  o: UpdateOptions, epoch: number, watch: FiniteWatch, q: ReadQueue, afterFirstRead: () => void,
+  o: UpdateOptions, epoch: number, watch: FiniteWatch, q: ReadQueue, afterRead: () => void,
 ): Promise<MinibatchResult> {
   const cfg = state.config;
   const ppo = cfg.ppo;
   const actionLevel = actionLevelLoss(cfg);
   const { advOf, Z } = minibatchAdvantages(pm, targets, cfg);
-  const withKl = ppo.klCoef > 0;
   const targetKl = targetKlOf(cfg);
+  const opts = {
+    clip: ppo.clip, entropyCoef: ppo.entropyCoef, klCoef: ppo.klIn === 'loss' ? ppo.klCoef : 0, klEstimator: ppo.klEstimator,
+    withRef: ppo.klCoef > 0, normalizer: Z,
+  };
   const res: MinibatchResult = { counted: false, loss: 0, entropy: 0, approxKl: 0, kl: 0, clipFraction: 0, skipped: null, step: null };
-  let finite = true;
+  const sumsT = policyLossSums(gpu, 'ppo');
+  let sums: ReturnType<typeof namePolicySums>;
   let badLogits = 0;
-  let first = true;
-  for (const chunk of chunkActions(pm, o.maxTokens)) {
-    const batch = buildBatch(chunk, o.slotOf, o.padId);
-    const N = batch.B * batch.T;
-    const fw = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, adapters: state.policy, slots: batch.slots }, { save: o.recompute ? 'checkpoint' : true });
-    const targetsT = gpu.upload(batch.targets, [N], 'i32', 'ppo.targets');
-    watchFinite(gpu, watch, 'policy logits', fw.logits!);
-    const head = tokenLogprobs(gpu, fw.logits!, targetsT, 'ppo');
-    const [lpL, enL, badL] = [q.read(head.logp), q.read(head.entropy), snapshotFiniteWatch(gpu, watch, q)];
-    await q.flush();
-    if (first) { first = false; afterFirstRead(); }
-    const [lp, en, bad] = [lpL.get(), enL.get(), badL.get()];
-    for (const x of bad) badLogits += x.count;
-    const tok = { logp: [] as number[], old: [] as number[], ent: [] as number[], ref: [] as number[], adv: [] as number[] };
-    const spans: Array<{ agent: number; start: number; end: number }> = [];
-    chunk.forEach((a, i) => {
-      const r = batch.rows[i];
-      const s = score.scores.get(a)!;
-      const start = tok.logp.length;
-      tok.logp.push(...gatherRows(lp, r.start, r.count));
-      tok.ent.push(...gatherRows(en, r.start, r.count));
-      tok.old.push(...s.oldLogp);
-      tok.ref.push(...(s.refLogp.length ? s.refLogp : s.oldLogp));
-      tok.adv.push(...advOf.get(a)!);
-      spans.push({ agent: a.agent, start, end: tok.logp.length });
-    });
-    const common = { clip: ppo.clip, entropyCoef: ppo.entropyCoef, klCoef: ppo.klIn === 'loss' ? ppo.klCoef : 0, klEstimator: ppo.klEstimator, normalizer: Z };
-    let loss: number;
-    let dLogp: Float64Array;
-    let dEnt: Float64Array;
-    let r: { entropy: number; approxKl: number; kl: number; clipFraction: number };
-    if (actionLevel) {
-      const x = actionLevelPolicyLoss({
-        ...common, tokenLogp: tok.logp, oldTokenLogp: tok.old, spans, advantages: tok.adv, norm: ppo.logProbNorm,
-        wordCounts: chunk.map((a) => Math.max(1, countWords(a.text))), tokenEntropy: tok.ent, refTokenLogp: withKl ? tok.ref : undefined,
-      });
-      [loss, dLogp, dEnt, r] = [x.loss, x.dTokenLogp, x.dTokenEntropy, x];
-    } else {
-      const x = ppoPolicyLoss({ ...common, logp: tok.logp, oldLogp: tok.old, advantages: tok.adv, entropy: tok.ent, refLogp: withKl ? tok.ref : undefined });
-      [loss, dLogp, dEnt, r] = [x.loss, x.dLogp, x.dEntropy, x];
-    }
-    // loss, entropy and KL are divided by Z already; approx KL and clip fraction are chunk means: weight them
-    const w = (actionLevel ? chunk.length : tok.logp.length) / Z;
-    res.loss += loss;
-    res.entropy += r.entropy; // already divided by Z
-    res.kl += r.kl;
-    res.approxKl += w * r.approxKl;
-    res.clipFraction += w * r.clipFraction;
-    res.counted = true;
-    if (!Number.isFinite(loss) || badLogits) finite = false;
-    if (finite) {
-      const dl = new Float32Array(N);
-      const de = new Float32Array(N);
-      chunk.forEach((_, i) => {
-        const row = batch.rows[i];
-        for (let k = 0; k < row.count; k++) { dl[row.start + k] = dLogp[spans[i].start + k]; de[row.start + k] = dEnt[spans[i].start + k]; }
-      });
-      tokenLogprobsBackward(gpu, head, fw.logits!, dl, de);
+  try {
+    for (const chunk of chunkActions(pm, o.maxTokens)) {
+      const batch = buildBatch(chunk, o.slotOf, o.padId);
+      const N = batch.B * batch.T;
+      const rows = uploadLossRows(gpu, chunk, batch, score, advOf, actionLevel, ppo.logProbNorm);
+      const targetsT = gpu.upload(batch.targets, [N], 'i32', 'ppo.targets');
+      const fw = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, adapters: state.policy, slots: batch.slots }, { save: o.recompute ? 'checkpoint' : true });
+      watchFinite(gpu, watch, 'policy logits', fw.logits!);
+      const head = tokenLogprobs(gpu, fw.logits!, targetsT, 'ppo');
+      const d = policyLoss(gpu, sumsT, head, rows, opts);
+      tokenLogprobsBackward(gpu, head, fw.logits!, d.dlogp, d.dentropy);
       dec.backward(fw, fw.logits!, null);
+      releaseTokenLogprobs(gpu, head);
+      gpu.release(targetsT, d.dlogp, d.dentropy, rows.rows, rows.actions?.spans, rows.actions?.acts);
+      dec.release(fw);
     }
-    releaseTokenLogprobs(gpu, head);
-    gpu.release(targetsT);
-    dec.release(fw);
+    const [sumsL, badL] = [q.read(sumsT, namePolicySums), snapshotFiniteWatch(gpu, watch, q)];
+    await q.flush();
+    afterRead();
+    sums = sumsL.get();
+    for (const x of badL.get()) badLogits += x.count;
+  } finally {
+    gpu.release(sumsT);
   }
+  // loss, entropy and KL are divided by Z already; approx KL and clip fraction are sums over the Z units
+  Object.assign(res, { counted: true, loss: sums.loss, entropy: sums.entropy, kl: sums.kl, approxKl: sums.approxKl / Z, clipFraction: sums.clipped / Z });
   if (badLogits) {
     res.skipped = `epoch ${epoch}: policy step skipped (non-finite values in policy logits (${badLogits} values))`;
-  } else if (!finite) {
+  } else if (!Number.isFinite(res.loss)) {
     res.skipped = `epoch ${epoch}: policy step skipped (loss ${res.loss})`;
   } else if (exceedsTargetKl(res.approxKl, targetKl)) {
     res.skipped = `epoch ${epoch}: policy step skipped (approx KL ${res.approxKl.toExponential(2)} > target ${targetKl})`;

@@ -23,9 +23,16 @@ describe('heads', () => {
       expectClose('entropy', await gpu.read(h.entropy), ref.entropy, { atol: 1e-5, rtol: 1e-5 });
       expect([(await gpu.readF32(h.logp))[1], (await gpu.readF32(h.entropy))[4]]).toEqual([0, 0]);
       tokenLogprobsBackward(gpu, h, tl, dlogp, withEntropy ? dent : null);
-      expectClose(`dlogits (entropy ${withEntropy})`, await gpu.read(tl), logprobsBackwardRef(logits, targets, dlogp, withEntropy ? dent : null, N, V), { atol: 2e-6, rtol: 1e-4 });
+      const want = logprobsBackwardRef(logits, targets, dlogp, withEntropy ? dent : null, N, V);
+      expectClose(`dlogits (entropy ${withEntropy})`, await gpu.read(tl), want, { atol: 2e-6, rtol: 1e-4 });
+      // the same gradients given as tensors already on the GPU (the policy loss's), which stay the caller's
+      const tl2 = gpu.upload(logits, [N, V], 'f32', 'logits');
+      const [dl, de] = [gpu.upload(dlogp, [N], 'f32', 'dlogp'), gpu.upload(dent, [N], 'f32', 'dentropy')];
+      tokenLogprobsBackward(gpu, h, tl2, dl, withEntropy ? de : null);
+      expectClose(`dlogits from tensors (entropy ${withEntropy})`, await gpu.read(tl2), want, { atol: 2e-6, rtol: 1e-4 });
+      expect(Array.from(await gpu.readF32(dl))).toEqual(Array.from(dlogp));
       releaseTokenLogprobs(gpu, h);
-      gpu.release(tl, tt);
+      gpu.release(tl, tt, tl2, dl, de);
     }
   });
 

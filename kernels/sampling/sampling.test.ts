@@ -49,7 +49,7 @@ describe('sampling', () => {
     }
   });
 
-  for (const [V, wgs] of [[1, [128, 32]], [7, [128, 32]], [64, [128, 32]], [65, [128, 32]], [1000, [128, 32]], [50000, [128]]] as const) {
+  for (const [V, wgs] of [[1, [128, 32]], [7, [128, 32]], [64, [128, 32]], [65, [128, 32]], [1000, [128, 32, 256]], [50000, [128, 256]]] as const) {
     for (const wg of wgs) {
       it(`matches the reference token for token, V=${V}, workgroup ${wg}`, async () => {
         const gpu = await testGpu();

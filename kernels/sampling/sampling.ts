@@ -49,7 +49,16 @@ export function uploadSamplingSettings(gpu: Gpu, rows: readonly SamplingRow[], s
   };
 }
 
-export type SamplingWorkgroup = 32 | 64 | 128;
+export type SamplingWorkgroup = 32 | 64 | 128 | 256;
+
+/**
+ * The default threads a row: 256 on GPUs for a large vocabulary where the device allows (each thread's
+ * serial walks of its chunk, the longest part of a step at vocabulary 49 152, half as long as at 128), else 128.
+ */
+export function samplingWorkgroup(gpu: Gpu, V: number): SamplingWorkgroup {
+  const fits = gpu.limits.maxComputeInvocationsPerWorkgroup >= 256 && gpu.limits.maxComputeWorkgroupSizeX >= 256 && 18 * 256 * 4 + 64 <= gpu.limits.maxComputeWorkgroupStorageSize;
+  return !gpu.cpu && V >= 4096 && fits ? 256 : 128;
+}
 
 const samplingKey = (hasStreams: boolean, wg: SamplingWorkgroup, stepGpu: boolean): string => `sampling:${hasStreams ? 'streams' : 'rows'}:wg${wg}${stepGpu ? ':stepgpu' : ''}`;
 
@@ -65,7 +74,7 @@ const samplingProgram = programFactory(samplingKey, (hasStreams: boolean, wg: Sa
  * check off-policy corrections; the policy log-prob PPO trains on (plain softmax at the training
  * temperature) comes from kernels/logprobs on the training forward, not from here.
  * seed and step (u32) pick the random numbers: row r uses samplingUniform(seed, streams[r] ?? r, step).
- * workgroupSize (threads per row, default 128) changes speed only, not results beyond f32 rounding.
+ * workgroupSize (threads per row, default samplingWorkgroup) changes speed only, not results beyond f32 rounding.
  * stepGpu ((1) i32): the step read on the GPU instead (`step` is then unused), so the dispatch is the same
  * at every generation step (a Gpu recording replays it).
  */
@@ -91,8 +100,8 @@ export function sampleTokens(
     if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) shapeError(op, `${name} must be a u32, got ${v}`);
   }
   if (opts.stepGpu && (opts.stepGpu.dtype !== 'i32' || opts.stepGpu.shape.length !== 1 || opts.stepGpu.shape[0] !== 1)) shapeError(op, `stepGpu must be (1) i32, got ${shapeStr(opts.stepGpu)}`);
-  const wg = opts.workgroupSize ?? 128;
-  if (wg !== 32 && wg !== 64 && wg !== 128) shapeError(op, `workgroupSize must be 32, 64 or 128, got ${wg}`);
+  const wg = opts.workgroupSize ?? samplingWorkgroup(gpu, V);
+  if (wg !== 32 && wg !== 64 && wg !== 128 && wg !== 256) shapeError(op, `workgroupSize must be 32, 64, 128 or 256, got ${wg}`);
   gpu.run({
     program: samplingProgram(settings.streams !== undefined, wg, Boolean(opts.stepGpu)),
     bindings: [logits, settings.temperature, settings.topK, settings.topP, settings.streams, token, logprob, opts.stepGpu],

@@ -24,7 +24,7 @@
 //   u = (pcg(pcg(pcg(seed) + stream) + step) >> 8) / 2^24, the same function as samplingUniform() in TS.
 // Dispatch: one workgroup per row, rows split over (x, y) when N > 65535. Workgroup memory: (16 + 2) * WG
 // words (9 KiB at WG = 128). On SwiftShader the cost per row grows with WG (barriers): 32 is ~5x cheaper
-// there for small V; on a GPU with large V, 128 spreads the row over more lanes.
+// there for small V; on a GPU with large V, 256 spreads the row over more lanes (18 KiB).
 
 struct Params { N: u32, V: u32, seed: u32, step: u32 }
 @group(0) @binding(0) var<uniform> u: Params;

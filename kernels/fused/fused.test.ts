@@ -37,6 +37,10 @@ const CASES: Case[] = [
   // the gemv form's largest row bucket (16) and K past its 64 threads
   { B: 16, T: 1, K: 70, outs: [7, 7], R: 2, dtype: 'f32', bias: true, adapted: [true, true], kind: 'swiglu-save', norm: true, inline: true }, // 9 storage buffers
   { B: 4, T: 3, K: 130, outs: [9, 3, 3], R: 5, dtype: 'bf16', bias: false, adapted: [true, true, true], kind: 'store', norm: true }, // 15 h outputs: 2 prologue workgroups a row
+  // the gemv form's row blocks (16 rows a workgroup, the last one partial), with the prologue inline or its own dispatch
+  { B: 40, T: 1, K: 24, outs: [8, 4, 4], R: 2, dtype: 'f32', bias: true, adapted: [true, false, true], kind: 'store', norm: true, inline: true },
+  { B: 37, T: 1, K: 20, outs: [6, 6], R: 2, dtype: 'bf16', bias: false, adapted: [true, true], kind: 'swiglu', norm: true, inline: true },
+  { B: 33, T: 1, K: 12, outs: [10], R: 3, dtype: 'f32', bias: false, adapted: [true], kind: 'residual' },
 ];
 
 describe('fused linear', () => {
@@ -164,8 +168,8 @@ describe('fused linear', () => {
     expect(() => fusedLinear(gpu, gpu.tensor([2, 5], 'f32', 'o'), x, w, [3, 3], { epilogue: { kind: 'store' } })).toThrow(/fusedLinear: out must be \(2, 6\)/);
     expect(() => fusedLinear(gpu, gpu.tensor([2, 3], 'f32', 'o'), x, w, [4, 2], { epilogue: { kind: 'swiglu' } })).toThrow(/swiglu needs two modules of equal width/);
     expect(() => fusedLinear(gpu, gpu.tensor([2, 6], 'f32', 'o'), x, w, [5], { epilogue: { kind: 'store' } })).toThrow(/w must be \(5, 4\)/);
-    const x17 = gpu.tensor([17, 4], 'f32', 'x17');
-    expect(() => fusedLinear(gpu, gpu.tensor([17, 6], 'f32', 'o'), x17, w, [3, 3], { epilogue: { kind: 'store' }, form: 'gemv' })).toThrow(/gemv form takes at most 16 rows, got 17/);
+    const x129 = gpu.tensor([129, 4], 'f32', 'x129');
+    expect(() => fusedLinear(gpu, gpu.tensor([129, 6], 'f32', 'o'), x129, w, [3, 3], { epilogue: { kind: 'store' }, form: 'gemv' })).toThrow(/gemv form takes at most 128 rows, got 129/);
   });
 });
 

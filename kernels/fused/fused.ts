@@ -64,7 +64,7 @@ const finishLora = (inl: Inline | null, swi: boolean) => `  let j = select(0u, s
   if (hj != NONE && s >= 0) {
     let outj = u.cols[j + 1u] - u.cols[j];
     let bRow = u.bOff[j] + (u32(s) * outj + n - u.cols[j]) * u.R;
-    let hRow = ${inl ? `(${swi ? 'j' : '0u'} * MR + m) * u.R` : '(hj * u.M + m) * u.R'};
+    let hRow = ${inl ? `(${swi ? 'j' : '0u'} * MR + m % MR) * u.R` : '(hj * u.M + m) * u.R'};
     var a = 0.0;
     for (var r = 0u; r < u.R; r++) { a = fma(${inl ? 'hS' : 'h'}[hRow + r], Bl[bRow + r], a); }
     v += u.scale * a;
@@ -101,16 +101,16 @@ function gemvBody(mr: number, swi: boolean, inl: Inline | null): string {
   /** One K step at `k` (variables suffixed `v`). */
   const step = (k: string, v: string): string => [
     `    { let kk${v} = ${k};`,
-    ...rows.map((m) => `    let x${m}${v} = getX(${m}u, kk${v}, r${m});`),
+    ...rows.map((m) => `    let x${m}${v} = getX(mb + ${m}u, kk${v}, r${m});`),
     ...cols.map((c) => `    let w${c}${v} = getW(${wRow(c)}, kk${v});`),
     each((m, c) => `    a${m}_${c} = fma(x${m}${v}, w${c}${v}, a${m}_${c});`),
     ...mods.flatMap((jj) => [`    if (hasA${jj}) {`, ...rows.flatMap((m) => ranks.map((r) => `      h${jj}_${m}_${r} = fma(x${m}${v}, A[b${jj}_${m} + ${r}u * u.K + kk${v}], h${jj}_${m}_${r});`)), '    }']),
-    ...rows.filter(() => sAcc.length).map((m) => `    let s${m}${v}x = rawX(${m}u, kk${v});\n    s${m} = fma(s${m}${v}x, s${m}${v}x, s${m});`),
+    ...rows.filter(() => sAcc.length).map((m) => `    let s${m}${v}x = rawX(mb + ${m}u, kk${v});\n    s${m} = fma(s${m}${v}x, s${m}${v}x, s${m});`),
     '    }',
   ].join('\n');
   return [
-    ...rows.map((m) => `  let r${m} = rowR(${m}u);`),
-    ...mods.flatMap((jj) => [`  let hasA${jj} = u.hIdx[${modOf(jj)}] != NONE;`, ...rows.map((m) => `  let b${jj}_${m} = aBase(${modOf(jj)}, rowSlot(${m}u));`)]),
+    ...rows.map((m) => `  let r${m} = rowR(mb + ${m}u);`),
+    ...mods.flatMap((jj) => [`  let hasA${jj} = u.hIdx[${modOf(jj)}] != NONE;`, ...rows.map((m) => `  let b${jj}_${m} = aBase(${modOf(jj)}, rowSlot(mb + ${m}u));`)]),
     ...all.map((a) => `  var ${a} = 0.0;`),
     // unrolled U times: the loads of U steps go out together (one step's loads a round trip measured latency-bound)
     '  var k = t;',
@@ -140,12 +140,12 @@ function gemvBody(mr: number, swi: boolean, inl: Inline | null): string {
 
 /** The gemv form's epilogue for output (m, n), column c of the workgroup (redSum(m * CW + c) its product). */
 const gemvOut = (e: EpilogueKind, scaled: boolean): string => {
-  const sum = (o: string) => `${scaled ? 'rS[m] * ' : ''}redSum(${o})`;
-  const v = `      let v = finish(m, n, ${sum('m * CW + c')});`;
+  const sum = (o: string) => `${scaled ? 'rS[lm] * ' : ''}redSum(${o})`;
+  const v = `      let v = finish(m, n, ${sum('lm * CW + c')});`;
   if (e === 'store') return `${v}\n      out[m * u.NOUT + n] = v;`;
   if (e === 'residual') return `${v}\n      let i = m * u.NOUT + n;\n      out[i] = v + res[i];`;
-  return `      let g = finish(m, n, ${sum('m * CW + c')});
-      let up = finish(m, n + u.NOUT, ${sum('m * CW + NC + c')});
+  return `      let g = finish(m, n, ${sum('lm * CW + c')});
+      let up = finish(m, n + u.NOUT, ${sum('lm * CW + NC + c')});
       out[m * u.NOUT + n] = g * (1.0 / (1.0 + exp(-g))) * up;${e === 'swiglu-save' ? '\n      gu[m * u.NOUT + n] = g;\n      gu[(u.M + m) * u.NOUT + n] = up;' : ''}`;
 };
 
@@ -199,7 +199,7 @@ function shrinkGemvBody(norm: boolean, lora: boolean): string {
 
 /**
  * The entry points: the LoRA/norm prologue and the fused matmul, each in the 'direct' form (barrier-free,
- * CPU adapters, any M: shrink, linear) or the gemv form (GPUs, M <= GEMV.maxM: shrink_gemv, gemv).
+ * CPU adapters, any M: shrink, linear) or the gemv form (GPUs, M <= FUSED_GEMV_ROWS: shrink_gemv, gemv).
  */
 type Entry = 'shrink' | 'linear' | 'shrink_gemv' | 'gemv';
 const EXTRA: Partial<Record<Entry, string>> = { gemv: linearGemvSource, shrink_gemv: shrinkGemvSource };
@@ -341,10 +341,16 @@ const lanes = (K: number, norm?: RowNorm): number => (norm ? rowThreads(K, 4) : 
 
 /**
  * The fused kernels' thread layout: 'direct' (a thread per output, 4x4 blocks in the matmul, barrier-free: CPU
- * adapters, any M) or 'gemv' (threads along K, coalesced rows: GPUs, M <= GEMV.maxM, i.e. decode).
+ * adapters, any M) or 'gemv' (threads along K, coalesced rows: GPUs, M <= FUSED_GEMV_ROWS, i.e. decode).
  */
 export type FusedForm = 'direct' | 'gemv';
-export const fusedForm = (gpu: Gpu, M: number): FusedForm => (!gpu.cpu && M <= GEMV.maxM ? 'gemv' : 'direct');
+export const fusedForm = (gpu: Gpu, M: number): FusedForm => (!gpu.cpu && M <= FUSED_GEMV_ROWS ? 'gemv' : 'direct');
+
+/**
+ * The most rows the gemv form takes (in blocks of up to GEMV.maxM, one a workgroup): decode steps of up to 128
+ * sequences (the built-in presets' batches), where the tiled matmuls' few 64 x 64 tiles leave the GPU idle.
+ */
+export const FUSED_GEMV_ROWS = 128;
 
 /**
  * The group's prologue, one dispatch: h = for each adapted module j' of the group x' A_j'[slot]^T (0 for
@@ -357,7 +363,7 @@ export function groupPrologue(gpu: Gpu, h: Tensor, x: Tensor, p: Prologue, form:
   if (!p.lora && !p.norm) shapeError(op, 'nothing to do: the group has neither LoRA nor a folded norm');
   noAlias(op, { x, h, slots: p.lora?.slots ?? null, A: p.lora?.group.A ?? null, gamma: p.norm?.gamma ?? null });
   const g = p.lora?.group;
-  if (form === 'gemv' && M > GEMV.maxM) shapeError(op, `the gemv form takes at most ${GEMV.maxM} rows, got ${M}`);
+  if (form === 'gemv' && M > FUSED_GEMV_ROWS) shapeError(op, `the gemv form takes at most ${FUSED_GEMV_ROWS} rows, got ${M}`);
   const gemv = form === 'gemv';
   gpu.run({
     program: program('f32', false, Boolean(g), 'store', lanes(K, p.norm), gemv ? 'shrink_gemv' : 'shrink', 0),
@@ -378,13 +384,13 @@ type LinearOpts = Prologue & { bias?: Tensor; h?: Tensor; epilogue: Epilogue; fo
 /**
  * Whether the gemv form can run the group's prologue inside its matmul (fusedLinear's `inline`), and how:
  * a group with the RMSNorm folded in (its rstd is then nearly free; without one, the h walk costs more than
- * the dispatch it saves), M <= GEMV.maxM, each workgroup's 4 columns inside one module (module boundaries multiples of 4; SwiGLU reads
+ * the dispatch it saves), M <= FUSED_GEMV_ROWS, each workgroup's 4 columns inside one module (module boundaries multiples of 4; SwiGLU reads
  * gate and up, G = 2), at most INLINE_MAX_H h accumulators, and the device's workgroup memory and storage
  * buffers enough. Null: nothing to inline, or run groupPrologue first.
  */
 export function inlinePrologue(gpu: Gpu, M: number, outs: readonly number[], o: LinearOpts): Inline | null {
   if (!o.norm) return null; // a LoRA h alone costs more inline than as its own dispatch (o, down at 135M on an H200: BENCHMARKS)
-  if (M > GEMV.maxM) return null;
+  if (M > FUSED_GEMV_ROWS) return null;
   const swi = o.epilogue.kind === 'swiglu';
   const mr = gemvRows(M);
   const R = o.lora?.group.R ?? 0;
@@ -444,13 +450,13 @@ export function fusedLinear(
   const used = bindings.filter((b) => b !== undefined).length;
   if (used > gpu.limits.maxStorageBuffersPerShaderStage) shapeError(op, `${used} storage buffers, over this device's ${gpu.limits.maxStorageBuffersPerShaderStage}; run the group unfused`);
   const form = inl ? 'gemv' : opts.form ?? fusedForm(gpu, M);
-  if (form === 'gemv' && M > GEMV.maxM) shapeError(op, `the gemv form takes at most ${GEMV.maxM} rows, got ${M}`);
+  if (form === 'gemv' && M > FUSED_GEMV_ROWS) shapeError(op, `the gemv form takes at most ${FUSED_GEMV_ROWS} rows, got ${M}`);
   const gemv = form === 'gemv';
   gpu.run({
     program: program(wd as WeightDType, Boolean(bias), Boolean(lora), kind, lanes(K, norm), gemv ? 'gemv' : 'linear', gemv ? gemvRows(M) : 0, inl),
     bindings,
     uniforms: uniforms(M, K, NW, NOUT, cols, opts),
-    workgroups: gemv ? grid1d(Math.ceil(NOUT / (swi ? 2 : 4))) : [Math.ceil(NOUT / 32), Math.ceil(M / 32)],
+    workgroups: gemv ? [...grid1d(Math.ceil(NOUT / (swi ? 2 : 4))), Math.ceil(M / gemvRows(M))] : [Math.ceil(NOUT / 32), Math.ceil(M / 32)],
   });
 }
 

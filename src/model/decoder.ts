@@ -17,11 +17,11 @@ import { addInto } from '../../kernels/elementwise/elementwise.ts';
 import { attentionBackward, attentionForward } from '../../kernels/attention/attention.ts';
 import { embeddingBackward, embeddingForward } from '../../kernels/embedding/embedding.ts';
 import {
-  type Epilogue, type FusedForm, type LoraGroup, type RowNorm, catLoraGroup, fusedForm, fusedLinear, groupPrologue, inlinePrologue, prologueSize, releaseLoraGroup, ropeKv,
+  FUSED_GEMV_ROWS, type Epilogue, type FusedForm, type LoraGroup, type RowNorm, catLoraGroup, fusedForm, fusedLinear, groupPrologue, inlinePrologue, prologueSize, releaseLoraGroup, ropeKv,
 } from '../../kernels/fused/fused.ts';
 import { kvAppend } from '../../kernels/kvcache/kvcache.ts';
 import { loraBackward, loraForward } from '../../kernels/lora/lora.ts';
-import { GEMV, matmul, matmulBackward } from '../../kernels/matmul/matmul.ts';
+import { matmul, matmulBackward } from '../../kernels/matmul/matmul.ts';
 import { rmsnormBackward, rmsnormForward } from '../../kernels/rmsnorm/rmsnorm.ts';
 import { type RopeFreq, ropeBackward, ropeForward } from '../../kernels/rope/rope.ts';
 import { swigluBackward, swigluForward } from '../../kernels/swiglu/swiglu.ts';
@@ -154,8 +154,8 @@ export interface DecoderOptions {
   /**
    * The fused path (kernels/fused): about a third of the dispatches per layer, and decode steps that a Gpu
    * recording replays (generate()). Default: on for GPU adapters, off on CPU adapters (Gpu.cpu), where the
-   * unfused kernels give the same bits in less time. On a GPU it runs forwards of at most GEMV.maxM rows
-   * (decode steps, fusedForm 'gemv'); longer ones (prefill, scoring, training) go unfused, whose tiled
+   * unfused kernels give the same bits in less time. On a GPU it runs forwards of at most FUSED_GEMV_ROWS rows
+   * (decode steps of up to 128 sequences, fusedForm 'gemv'); longer ones (prefill, scoring, training) go unfused, whose tiled
    * matmuls beat the fused kernel's barrier-free blocks there. It needs frozen weights, whose q/k/v and
    * gate/up it concatenates once (a second copy of those matrices in GPU memory: fused: false saves it);
    * full-parameter training (trainable weights) always runs unfused. On an H200 it took the 135M iteration
@@ -163,7 +163,7 @@ export interface DecoderOptions {
    */
   fused?: boolean;
   /**
-   * The fused kernels' form for forwards of at most GEMV.maxM rows (default fusedForm: 'gemv' on GPUs,
+   * The fused kernels' form for forwards of at most FUSED_GEMV_ROWS rows (default fusedForm: 'gemv' on GPUs,
    * 'direct' on CPU adapters). 'gemv' on a CPU adapter lets the tests run the GPU's decode kernels, the
    * prologue inside the matmul included.
    */
@@ -201,7 +201,7 @@ export class Decoder {
 
   /** The fused kernels' form for a forward of N rows. */
   private formOf(N: number): FusedForm {
-    return this.form === 'gemv' && N <= GEMV.maxM ? 'gemv' : fusedForm(this.gpu, N);
+    return this.form === 'gemv' && N <= FUSED_GEMV_ROWS ? 'gemv' : fusedForm(this.gpu, N);
   }
 
   /** Uploads a batch's ids, positions, slots and mask. */
@@ -302,7 +302,7 @@ export class Decoder {
    * (x itself stays the caller's); without, every temporary goes back to the pool as soon as it is used.
    */
   private layer(l: number, x: Tensor, st: ForwardState, save: boolean, cache?: KvCache): { xNext: Tensor; saved: LayerSaved | null } {
-    if (this.fused && (this.gpu.cpu || st.N <= GEMV.maxM)) return this.fusedLayer(l, x, st, save, cache);
+    if (this.fused && (this.gpu.cpu || st.N <= FUSED_GEMV_ROWS)) return this.fusedLayer(l, x, st, save, cache);
     const g = this.gpu;
     const c = this.config;
     const { B, T, N } = st;

@@ -8,6 +8,7 @@ import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
 import { fillTemplate } from '../common.ts';
 import { LSE_MASKED } from './attention.ref.ts';
 import source from './attention.wgsl';
+import backwardSource from './backward.wgsl';
 import decodeSource from './decode.wgsl';
 import directSource from './direct.wgsl';
 import regsSource from './regs.wgsl';
@@ -38,6 +39,11 @@ export interface AttentionOptions {
    * named registers instead of indexed arrays). Default: 'regs' on CPU adapters (Gpu.cpu), 'tiled' elsewhere.
    */
   path?: AttentionPath;
+  /**
+   * Backward only, 'tiled' path: the variant (a BackwardVariant or its name, e.g. 'v1',
+   * 'blocked:k32x32:q32x32:s2:fused'). Default: backwardChoice(Tq, HS); one this device cannot fit runs 'v1'.
+   */
+  backward?: BackwardVariant | string;
 }
 
 export type AttentionPath = 'tiled' | 'direct' | 'regs';
@@ -132,6 +138,99 @@ const attentionPrograms = programFactory(
       dkdv: { key, code, entryPoint: 'backwardDkDv' },
       dq: { key, code, entryPoint: 'backwardDq' },
       tiles: t,
+    };
+  },
+);
+
+/**
+ * A backward of the 'tiled' path: 'v1' (attention.wgsl: a thread per key or row, LANES threads sharing its
+ * head dim) or a register-blocked one (backward.wgsl) with its tiles: dk/dv keys per workgroup x query rows
+ * per tile, dq rows per workgroup x keys per tile, `split` workgroups sharing each key block's query rows
+ * (partial dk/dv summed in a second pass), and `fusePrep`: dq computes ld itself (no prep dispatch).
+ */
+export interface BlockedBackward { kBK: number; kBQ: number; qBR: number; qBC: number; split: number; fusePrep: boolean }
+export type BackwardVariant = 'v1' | BlockedBackward;
+
+/** 'v1' or 'blocked:k<BK>x<BQ>:q<BR>x<BC>:s<split>[:fused]'. */
+export function backwardName(v: BackwardVariant): string {
+  return v === 'v1' ? 'v1' : `blocked:k${v.kBK}x${v.kBQ}:q${v.qBR}x${v.qBC}:s${v.split}${v.fusePrep ? ':fused' : ''}`;
+}
+
+export function parseBackward(name: string): BackwardVariant {
+  if (name === 'v1') return 'v1';
+  const m = /^blocked:k(\d+)x(\d+):q(\d+)x(\d+):s(\d+)(:fused)?$/.exec(name);
+  if (!m) shapeError('attentionBackward', `unknown backward variant '${name}': use 'v1' or one like 'blocked:k32x32:q32x32:s2:fused'`);
+  const [kBK, kBQ, qBR, qBC, split] = m.slice(1, 6).map(Number);
+  return { kBK, kBQ, qBR, qBC, split, fusePrep: Boolean(m[6]) };
+}
+
+/** Bytes of workgroup memory of the blocked kernels (mirrors the var<workgroup> in backward.wgsl). */
+export function blockedSharedBytes(HS: number, v: BlockedBackward): { dkdv: number; dq: number } {
+  const RS = HS / 4 + 1;
+  return {
+    dkdv: (2 * HS * (v.kBK / 4) + 2 * v.kBQ * RS + 2 * v.kBQ * (v.kBK / 4 + 1)) * VEC4 + v.kBQ * 8,
+    dq: (2 * HS * (v.qBR / 4) + 2 * v.qBC * RS + v.qBC * (v.qBR / 4 + 1)) * VEC4 + v.qBR * 8,
+  };
+}
+
+type Limits = Pick<GPUSupportedLimits, 'maxComputeWorkgroupStorageSize' | 'maxComputeInvocationsPerWorkgroup' | 'maxComputeWorkgroupSizeX' | 'maxStorageBuffersPerShaderStage'>;
+
+/** Why a blocked variant cannot run at head size HS on a device with these limits; null when it can. */
+export function blockedUnfit(HS: number, v: BlockedBackward, lim: Limits): string | null {
+  const HS4 = HS / 4;
+  const threads = Math.min(lim.maxComputeInvocationsPerWorkgroup, lim.maxComputeWorkgroupSizeX);
+  if (v.kBK % 4 || v.qBR % 4) return 'kBK and qBR must be multiples of 4';
+  if (v.kBQ % HS4 || v.qBC % HS4) return `kBQ and qBC must be multiples of HS / 4 = ${HS4}`;
+  if (!(v.split >= 1)) return 'split must be >= 1';
+  if ((v.kBK / 4) * HS4 > threads || (v.qBR / 4) * HS4 > threads) return `more than ${threads} threads a workgroup`;
+  const b = blockedSharedBytes(HS, v);
+  if (Math.max(b.dkdv, b.dq) > lim.maxComputeWorkgroupStorageSize) return `needs ${Math.max(b.dkdv, b.dq)} bytes of workgroup memory, the device has ${lim.maxComputeWorkgroupStorageSize}`;
+  if (v.fusePrep && lim.maxStorageBuffersPerShaderStage < 9) return 'the fused prep binds 9 storage buffers';
+  return null;
+}
+
+/**
+ * The backward the launcher runs at head size 64, by sequence length (Tq): the first row with T <= maxT.
+ * Measured with bench/attention-sweep.ts, which prints the rows to put here. Other head sizes, and a
+ * variant the device cannot fit, run 'v1'.
+ */
+export const BACKWARD_CHOICE: ReadonlyArray<{ maxT: number; variant: string }> = [
+  { maxT: Infinity, variant: 'v1' },
+];
+
+export function backwardChoice(T: number, HS: number): BackwardVariant {
+  if (HS !== 64) return 'v1';
+  return parseBackward((BACKWARD_CHOICE.find((r) => T <= r.maxT) ?? BACKWARD_CHOICE[BACKWARD_CHOICE.length - 1]).variant);
+}
+
+interface BlockedPrograms { dkdv: Program; reduce: Program; dq: Program }
+const blockedPrograms = programFactory(
+  (HS: number, v: BlockedBackward) => `${HS}:${backwardName({ ...v, split: 1 })}`,
+  (HS: number, v: BlockedBackward): BlockedPrograms => {
+    const prep = v.fusePrep
+      ? [
+          'let L = lse[hIndex(b, kvh, r)];',
+          'let a = qIndex(b, kvh, r);',
+          'var acc = vec4f(0.0);',
+          'for (var d = 0u; d < HS4; d++) { acc = fma(dout[a + d], out[a + d], acc); }',
+          '// A fully masked row keeps a huge lse: every p it produces is masked to 0 anyway.',
+          'let x = vec2f(select(L * LOG2E, LSE_MASKED, L <= NEG_HALF), (acc.x + acc.y) + (acc.z + acc.w));',
+          'qLD[lr] = x;',
+          'if (r0 + lr < R) { ld[hIndex(b, kvh, r)] = x; }',
+        ]
+      : ['qLD[lr] = ld[hIndex(b, kvh, r)];'];
+    const code = () =>
+      fillTemplate(backwardSource, {
+        HS4: String(HS / 4),
+        K_BK: String(v.kBK), K_BQ: String(v.kBQ),
+        Q_BR: String(v.qBR), Q_BC: String(v.qBC),
+        PREP: prep.map((l) => `    ${l}`).join('\n'),
+      });
+    const key = `attention:bwd:hs${HS}:k${v.kBK}x${v.kBQ}:q${v.qBR}x${v.qBC}${v.fusePrep ? ':fused' : ''}`;
+    return {
+      dkdv: { key, code, entryPoint: 'backwardDkDvBlocked' },
+      reduce: { key, code, entryPoint: 'backwardDkDvReduce' },
+      dq: { key, code, entryPoint: 'backwardDqBlocked' },
     };
   },
 );
@@ -333,6 +432,13 @@ export function attentionBackward(
   const p = attentionPrograms(gpu, d.HS);
   const R = d.Tq * (d.NH / d.NKV);
   const ld = gpu.tensor([d.B, d.NH, d.Tq, 2], 'f32', 'attention.ld');
+  const asked = opts.backward ?? backwardChoice(d.Tq, d.HS);
+  const variant = typeof asked === 'string' ? parseBackward(asked) : asked;
+  if (variant !== 'v1' && blockedUnfit(d.HS, variant, gpu.limits) === null) {
+    blockedBackward(gpu, p, variant, d, { dq, dk, dv, dout, q, k, v, out, lse, ld, mask: maskOf(gpu, opts) });
+    gpu.release(ld);
+    return;
+  }
   gpu.run({
     program: p.prep,
     bindings: [undefined, undefined, undefined, undefined, out, lse, dout, ld],
@@ -353,4 +459,41 @@ export function attentionBackward(
   });
   // Back to the pool once these dispatches are recorded: later writes to it are ordered after them.
   gpu.release(ld);
+}
+
+interface BackwardTensors { dq: Tensor; dk: Tensor; dv: Tensor; dout: Tensor; q: Tensor; k: Tensor; v: Tensor; out: Tensor; lse: Tensor; ld: Tensor; mask: Tensor }
+
+/** The blocked backward: [prep,] dq (which computes ld when fused), dk/dv [, the sum of its splits]. */
+function blockedBackward(gpu: Gpu, v1: AttentionPrograms, v: BlockedBackward, d: Dims, t: BackwardTensors): void {
+  const p = blockedPrograms(d.HS, v);
+  const u = uniforms(d);
+  u[11] = v.split;
+  const R = d.Tq * (d.NH / d.NKV);
+  if (!v.fusePrep) {
+    gpu.run({ program: v1.prep, bindings: [undefined, undefined, undefined, undefined, t.out, t.lse, t.dout, t.ld], uniforms: u, workgroups: grid1d(Math.ceil((d.B * d.Tq * d.NH) / 64)) });
+  }
+  gpu.run({
+    program: p.dq,
+    bindings: [t.q, t.k, t.v, t.mask, v.fusePrep ? t.out : undefined, v.fusePrep ? t.lse : undefined, t.dout, t.ld, t.dq],
+    uniforms: u,
+    workgroups: [Math.ceil(R / v.qBR), d.NKV, d.B],
+  });
+  const kShape = [v.split, d.B, d.Tcap, d.NKV, d.HS];
+  const pk = v.split > 1 ? gpu.tensor(kShape, 'f32', 'attention.pdk') : t.dk;
+  const pv = v.split > 1 ? gpu.tensor(kShape, 'f32', 'attention.pdv') : t.dv;
+  gpu.run({
+    program: p.dkdv,
+    bindings: [t.q, t.k, t.v, t.mask, undefined, undefined, t.dout, t.ld, undefined, pk, pv],
+    uniforms: u,
+    workgroups: [Math.ceil(d.Tcap / v.kBK) * v.split, d.NKV, d.B],
+  });
+  if (v.split > 1) {
+    gpu.run({
+      program: p.reduce,
+      bindings: [undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, pk, pv, t.dk, t.dv],
+      uniforms: u,
+      workgroups: grid1d(Math.ceil((d.B * d.Tcap * d.NKV * (d.HS / 4)) / 64)),
+    });
+    gpu.release(pk, pv);
+  }
 }

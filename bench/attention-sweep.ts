@@ -1,0 +1,176 @@
+// Sweep of the causal attention backward's variants (kernels/attention: 'v1' and the register-blocked tiles
+// of backward.wgsl), to fill the launcher's BACKWARD_CHOICE table. Each variant is timed as the launcher
+// runs it (prep, dq, dk/dv, and the sum of the dk/dv splits where it has them), with attention.bench.ts's
+// inputs, timer and FLOP convention (backward = 2.5x the causal forward), and checked against v1's
+// gradients on the same inputs (a variant that disagrees is marked BAD and never picked).
+//
+// The sweep is staged, as dq and dk/dv are separate kernels: (1) every dk/dv tile x split with a fixed dq,
+// (2) every dq tile with and without the fused prep with a fixed dk/dv, (3) the best of each together;
+// --full times the whole product instead. It ends with the best variant per shape, its per-kernel GPU times
+// (timestamp queries, where the device has them), and the BACKWARD_CHOICE rows those results give.
+//
+//   node scripts/bundle.mjs bench/attention-sweep.ts .devcarry/app && node .devcarry/app/attention-sweep.mjs --out F
+// Options: --quick (one tiny shape, few variants: a SwiftShader check)  --full  --budget MS (per timing, 300)
+//          --shapes BxTxNHxNKVxHS,...  --out FILE.json
+
+import { writeFileSync } from 'node:fs';
+import { type AttentionBenchCase, attentionBwdFlops, benchTensors, timeIt } from '../kernels/attention/attention.bench.ts';
+import {
+  BACKWARD_CHOICE, type BackwardVariant, type BlockedBackward, attentionBackward, attentionForward, backwardChoice, backwardName, blockedUnfit,
+} from '../kernels/attention/attention.ts';
+import { acquireNodeGpu, ensureVulkanEnv } from '../src/gpu/node.ts';
+
+await ensureVulkanEnv();
+
+const arg = (name: string): string | undefined => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : undefined;
+};
+const quick = process.argv.includes('--quick');
+const full = process.argv.includes('--full');
+const budgetMs = Number(arg('budget') ?? (quick ? 1 : 300));
+
+// B8 T512, B4 T1024 and B2 T2048 are bench:kernels' attention shapes; B8 T170 a 135M training iteration's.
+const shapes: AttentionBenchCase[] = (arg('shapes') ?? (quick ? '1x40x4x2x64' : '8x512x9x3x64,4x1024x9x3x64,2x2048x16x4x64,8x170x9x3x64'))
+  .split(',').filter(Boolean).map((s) => s.split('x').map(Number)).map(([B, T, NH, NKV, HS]) => ({ B, T, NH, NKV, HS }));
+
+// Candidates: [keys per workgroup, rows per tile] of dk/dv, [rows per workgroup, keys per tile] of dq.
+const DKDV: Array<[number, number]> = quick ? [[32, 16], [16, 32]] : [[32, 32], [32, 16], [16, 32], [16, 16], [64, 16]];
+const SPLITS = quick ? [1, 2] : [1, 2, 4, 8];
+const DQ: Array<[number, number]> = quick ? [[32, 16]] : [[32, 32], [32, 16], [16, 32], [64, 16]];
+const FUSED = [false, true];
+const BASE = { kBK: 32, kBQ: 16, qBR: 32, qBC: 16, split: 1, fusePrep: false }; // fits 32 KiB at HS = 64
+
+const gpu = await acquireNodeGpu({ log: console.log });
+const L = gpu.limits;
+console.log(
+  `limits: workgroup memory ${L.maxComputeWorkgroupStorageSize} B, ${L.maxComputeInvocationsPerWorkgroup} invocations, ` +
+    `${L.maxStorageBuffersPerShaderStage} storage buffers; subgroups ${gpu.hasSubgroups}`,
+);
+
+interface Row { shape: string; T: number; variant: string; stage: string; ms: number; gflops: number; vsV1: number; err: number; bad: boolean }
+const rows: Row[] = [];
+const skipped: Array<{ variant: string; why: string }> = [];
+const best: Record<string, Row> = {};
+const kernels: Record<string, Array<{ key: string; msPerCall: number }>> = {};
+const shapeStr = (c: AttentionBenchCase) => `${c.B}x${c.T}x${c.NH}x${c.NKV}x${c.HS}`;
+const num = (x: number) => (x >= 100 ? x.toFixed(0) : x.toPrecision(3));
+
+/** max |a - b| / max |b| over the three gradients. */
+function relErr(a: Float32Array[], b: Float32Array[]): number {
+  let num = 0;
+  let den = 0;
+  for (let t = 0; t < a.length; t++) {
+    for (let i = 0; i < a[t].length; i++) {
+      const d = Math.abs(a[t][i] - b[t][i]);
+      num = Number.isNaN(d) ? Infinity : Math.max(num, d);
+      den = Math.max(den, Math.abs(b[t][i]));
+    }
+  }
+  return num / Math.max(den, 1e-30);
+}
+
+for (const c of shapes) {
+  const shape = shapeStr(c);
+  const t = benchTensors(gpu, c);
+  // path 'tiled' also on a CPU adapter, whose default is 'regs'
+  attentionForward(gpu, t.out, t.lse, t.q, t.k, t.v, { path: 'tiled' });
+  const backward = (variant: BackwardVariant | string) => () =>
+    attentionBackward(gpu, t.dq, t.dk, t.dv, t.dout, t.q, t.k, t.v, t.out, t.lse, { path: 'tiled', backward: variant });
+  const grads = () => gpu.readMany([t.dq, t.dk, t.dv]) as Promise<Float32Array[]>;
+  const flops = attentionBwdFlops(c);
+  backward('v1')();
+  const ref = await grads();
+  let v1Ms = 0;
+  const seen = new Map<string, Row>();
+
+  const measure = async (variant: BackwardVariant, stage: string): Promise<Row | null> => {
+    const name = backwardName(variant);
+    if (seen.has(name)) return seen.get(name)!;
+    if (variant !== 'v1') {
+      const why = blockedUnfit(c.HS, variant, L);
+      if (why) {
+        if (!skipped.some((s) => s.variant === name)) skipped.push({ variant: name, why });
+        return null;
+      }
+    }
+    const ms = await timeIt(gpu, backward(variant), budgetMs);
+    const err = relErr(await grads(), ref);
+    if (variant === 'v1') v1Ms = ms;
+    const row: Row = { shape, T: c.T, variant: name, stage, ms, gflops: flops / ms / 1e6, vsV1: v1Ms / ms, err, bad: !(err < 1e-3) };
+    rows.push(row);
+    seen.set(name, row);
+    console.log(`${shape}  ${stage.padEnd(5)} ${name.padEnd(34)} ${ms.toFixed(4).padStart(9)} ms ${num(row.gflops).padStart(7)} GFLOP/s  x${row.vsV1.toFixed(2)} v1  err ${err.toExponential(1)}${row.bad ? '  BAD' : ''}`);
+    return row;
+  };
+  const better = (a: Row | null, b: Row | null) => (!b || b.bad ? a : !a || b.ms < a.ms ? b : a);
+
+  await measure('v1', 'v1');
+  await measure(backwardChoice(c.T, c.HS), 'now');
+  let top: Row | null = null;
+  if (full) {
+    for (const [kBK, kBQ] of DKDV) for (const split of SPLITS) for (const [qBR, qBC] of DQ) for (const fusePrep of FUSED) {
+      top = better(top, await measure({ kBK, kBQ, qBR, qBC, split, fusePrep }, 'full'));
+    }
+  } else {
+    let kv: Row | null = null;
+    let kvV: BlockedBackward = BASE;
+    for (const [kBK, kBQ] of DKDV) for (const split of SPLITS) {
+      const v = { ...BASE, kBK, kBQ, split };
+      const r = better(kv, await measure(v, 'dkdv'));
+      if (r !== kv) { kv = r; kvV = v; }
+    }
+    let qq: Row | null = null;
+    let qV: BlockedBackward = BASE;
+    for (const [qBR, qBC] of DQ) for (const fusePrep of FUSED) {
+      const v = { ...BASE, qBR, qBC, fusePrep };
+      const r = better(qq, await measure(v, 'dq'));
+      if (r !== qq) { qq = r; qV = v; }
+    }
+    const both = { ...kvV, qBR: qV.qBR, qBC: qV.qBC, fusePrep: qV.fusePrep };
+    top = better(better(kv, qq), await measure(both, 'both'));
+  }
+  top = better(seen.get('v1') ?? null, top);
+  if (top) best[shape] = top;
+
+  if (top && gpu.hasTimestamps) {
+    // Where the best one's time goes, kernel by kernel (profiling serialises the passes).
+    const v = top.variant;
+    const n = quick ? 1 : 20;
+    gpu.startProfile();
+    for (let i = 0; i < n; i++) backward(v)();
+    const times = await gpu.stopProfile();
+    kernels[shape] = times.map((x) => ({ key: x.key, msPerCall: x.ms / n }));
+    console.log(`${shape}  best ${v}: ${times.map((x) => `${x.key.split('/').pop()} ${(x.ms / n).toFixed(4)} ms`).join(', ')}`);
+  }
+  gpu.release(t.q, t.k, t.v, t.dout, t.out, t.lse, t.dq, t.dk, t.dv);
+}
+
+for (const s of skipped) console.log(`skipped ${s.variant}: ${s.why}`);
+console.log(`\nattention backward on ${gpu.adapter.description || gpu.adapter.vendor} (GFLOP/s = 2.5x the causal forward's FLOPs / time)`);
+console.log('| shape | v1 GFLOP/s | launcher now | best | best GFLOP/s | x v1 |\n|---|---|---|---|---|---|');
+for (const c of shapes) {
+  const shape = shapeStr(c);
+  const v1 = rows.find((r) => r.shape === shape && r.variant === 'v1');
+  const now = rows.find((r) => r.shape === shape && r.stage === 'now') ?? v1;
+  const b = best[shape];
+  if (!v1 || !b) continue;
+  console.log(`| ${shape} | ${num(v1.gflops)} | ${now ? `${now.variant} ${num(now.gflops)}` : ''} | ${b.variant} | ${num(b.gflops)} | ${(v1.ms / b.ms).toFixed(2)} |`);
+}
+// The table rows: the best variant of each measured T (HS = 64 shapes), each serving up to halfway to the next T.
+const ts = [...new Set(shapes.filter((c) => c.HS === 64 && best[shapeStr(c)]).map((c) => c.T))].sort((a, b) => a - b);
+const choice = ts.map((T, i) => {
+  const atT = shapes.filter((c) => c.T === T && best[shapeStr(c)]).map((c) => best[shapeStr(c)]);
+  const pick = atT.sort((a, b) => b.vsV1 - a.vsV1)[0];
+  return { maxT: i + 1 < ts.length ? Math.floor((T + ts[i + 1]) / 2) : Infinity, variant: pick.variant };
+});
+console.log(`\nBACKWARD_CHOICE now: ${BACKWARD_CHOICE.map((r) => `{ maxT: ${r.maxT}, variant: '${r.variant}' }`).join(', ')}`);
+console.log('BACKWARD_CHOICE from this run (kernels/attention/attention.ts):');
+for (const r of choice) console.log(`  { maxT: ${r.maxT === Infinity ? 'Infinity' : r.maxT}, variant: '${r.variant}' },`);
+if (arg('out')) {
+  writeFileSync(arg('out')!, JSON.stringify({ adapter: gpu.adapter, limits: {
+    maxComputeWorkgroupStorageSize: L.maxComputeWorkgroupStorageSize, maxComputeInvocationsPerWorkgroup: L.maxComputeInvocationsPerWorkgroup,
+    maxStorageBuffersPerShaderStage: L.maxStorageBuffersPerShaderStage,
+  }, rows, best, kernels, skipped, choice: choice.map((r) => ({ ...r, maxT: r.maxT === Infinity ? 'Infinity' : r.maxT })) }, null, 1));
+}
+process.exit(0);

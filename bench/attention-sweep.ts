@@ -34,12 +34,17 @@ const budgetMs = Number(arg('budget') ?? (quick ? 1 : 300));
 const shapes: AttentionBenchCase[] = (arg('shapes') ?? (quick ? '1x40x4x2x64' : '8x512x9x3x64,4x1024x9x3x64,2x2048x16x4x64,8x170x9x3x64'))
   .split(',').filter(Boolean).map((s) => s.split('x').map(Number)).map(([B, T, NH, NKV, HS]) => ({ B, T, NH, NKV, HS }));
 
-// Candidates: [keys per workgroup, rows per tile] of dk/dv, [rows per workgroup, keys per tile] of dq.
-const DKDV: Array<[number, number]> = quick ? [[32, 16], [16, 32]] : [[32, 32], [32, 16], [16, 32], [16, 16], [64, 16]];
+// Candidates: [keys per workgroup, rows per tile, vec4 columns per thread] of dk/dv, [rows per workgroup,
+// keys per tile, vec4 columns per thread] of dq. Those the device cannot fit are listed as skipped.
+const DKDV: Array<[number, number, number]> = quick
+  ? [[32, 16, 1], [16, 32, 2]]
+  : [[32, 32, 1], [32, 32, 2], [32, 16, 1], [32, 16, 2], [16, 32, 1], [16, 32, 2], [16, 16, 1], [64, 16, 1], [64, 32, 2]];
 const SPLITS = quick ? [1, 2] : [1, 2, 4, 8];
-const DQ: Array<[number, number]> = quick ? [[32, 16]] : [[32, 32], [32, 16], [16, 32], [64, 16]];
+const DQ: Array<[number, number, number]> = quick
+  ? [[32, 16, 1], [32, 16, 2]]
+  : [[32, 32, 1], [32, 32, 2], [32, 16, 1], [32, 16, 2], [16, 32, 1], [64, 16, 1], [64, 16, 2], [64, 32, 2]];
 const FUSED = [false, true];
-const BASE = { kBK: 32, kBQ: 16, qBR: 32, qBC: 16, split: 1, fusePrep: false }; // fits 32 KiB at HS = 64
+const BASE: BlockedBackward = { kBK: 32, kBQ: 16, kW: 1, qBR: 32, qBC: 16, qW: 1, split: 1, fusePrep: false }; // fits 32 KiB at HS = 64
 
 const gpu = await acquireNodeGpu({ log: console.log });
 const L = gpu.limits;
@@ -109,25 +114,25 @@ for (const c of shapes) {
   await measure(backwardChoice(c.T, c.HS), 'now');
   let top: Row | null = null;
   if (full) {
-    for (const [kBK, kBQ] of DKDV) for (const split of SPLITS) for (const [qBR, qBC] of DQ) for (const fusePrep of FUSED) {
-      top = better(top, await measure({ kBK, kBQ, qBR, qBC, split, fusePrep }, 'full'));
+    for (const [kBK, kBQ, kW] of DKDV) for (const split of SPLITS) for (const [qBR, qBC, qW] of DQ) for (const fusePrep of FUSED) {
+      top = better(top, await measure({ kBK, kBQ, kW, qBR, qBC, qW, split, fusePrep }, 'full'));
     }
   } else {
     let kv: Row | null = null;
     let kvV: BlockedBackward = BASE;
-    for (const [kBK, kBQ] of DKDV) for (const split of SPLITS) {
-      const v = { ...BASE, kBK, kBQ, split };
+    for (const [kBK, kBQ, kW] of DKDV) for (const split of SPLITS) {
+      const v = { ...BASE, kBK, kBQ, kW, split };
       const r = better(kv, await measure(v, 'dkdv'));
       if (r !== kv) { kv = r; kvV = v; }
     }
     let qq: Row | null = null;
     let qV: BlockedBackward = BASE;
-    for (const [qBR, qBC] of DQ) for (const fusePrep of FUSED) {
-      const v = { ...BASE, qBR, qBC, fusePrep };
+    for (const [qBR, qBC, qW] of DQ) for (const fusePrep of FUSED) {
+      const v = { ...BASE, qBR, qBC, qW, fusePrep };
       const r = better(qq, await measure(v, 'dq'));
       if (r !== qq) { qq = r; qV = v; }
     }
-    const both = { ...kvV, qBR: qV.qBR, qBC: qV.qBC, fusePrep: qV.fusePrep };
+    const both = { ...kvV, qBR: qV.qBR, qBC: qV.qBC, qW: qV.qW, fusePrep: qV.fusePrep };
     top = better(better(kv, qq), await measure(both, 'both'));
   }
   top = better(seen.get('v1') ?? null, top);

@@ -145,23 +145,30 @@ const attentionPrograms = programFactory(
 /**
  * A backward of the 'tiled' path: 'v1' (attention.wgsl: a thread per key or row, LANES threads sharing its
  * head dim) or a register-blocked one (backward.wgsl) with its tiles: dk/dv keys per workgroup x query rows
- * per tile, dq rows per workgroup x keys per tile, `split` workgroups sharing each key block's query rows
- * (partial dk/dv summed in a second pass), and `fusePrep`: dq computes ld itself (no prep dispatch).
+ * per tile, dq rows per workgroup x keys per tile, the vec4 columns of dk/dv (kW) and dq (qW) per thread,
+ * `split` workgroups sharing each key block's query rows (partial dk/dv summed in a second pass), and
+ * `fusePrep`: dq computes ld itself (no prep dispatch).
  */
-export interface BlockedBackward { kBK: number; kBQ: number; qBR: number; qBC: number; split: number; fusePrep: boolean }
+export interface BlockedBackward {
+  kBK: number; kBQ: number; kW: number;
+  qBR: number; qBC: number; qW: number;
+  split: number; fusePrep: boolean;
+}
 export type BackwardVariant = 'v1' | BlockedBackward;
 
-/** 'v1' or 'blocked:k<BK>x<BQ>:q<BR>x<BC>:s<split>[:fused]'. */
+/** 'v1' or 'blocked:k<BK>x<BQ>[w<kW>]:q<BR>x<BC>[w<qW>]:s<split>[:fused]' (w1 is left out). */
 export function backwardName(v: BackwardVariant): string {
-  return v === 'v1' ? 'v1' : `blocked:k${v.kBK}x${v.kBQ}:q${v.qBR}x${v.qBC}:s${v.split}${v.fusePrep ? ':fused' : ''}`;
+  if (v === 'v1') return 'v1';
+  const w = (n: number) => (n === 1 ? '' : `w${n}`);
+  return `blocked:k${v.kBK}x${v.kBQ}${w(v.kW)}:q${v.qBR}x${v.qBC}${w(v.qW)}:s${v.split}${v.fusePrep ? ':fused' : ''}`;
 }
 
 export function parseBackward(name: string): BackwardVariant {
   if (name === 'v1') return 'v1';
-  const m = /^blocked:k(\d+)x(\d+):q(\d+)x(\d+):s(\d+)(:fused)?$/.exec(name);
+  const m = /^blocked:k(\d+)x(\d+)(?:w(\d+))?:q(\d+)x(\d+)(?:w(\d+))?:s(\d+)(:fused)?$/.exec(name);
   if (!m) shapeError('attentionBackward', `unknown backward variant '${name}': use 'v1' or one like 'blocked:k32x32:q32x32:s2:fused'`);
-  const [kBK, kBQ, qBR, qBC, split] = m.slice(1, 6).map(Number);
-  return { kBK, kBQ, qBR, qBC, split, fusePrep: Boolean(m[6]) };
+  const [kBK, kBQ, kW, qBR, qBC, qW, split] = m.slice(1, 8).map((x) => Number(x ?? 1));
+  return { kBK, kBQ, kW, qBR, qBC, qW, split, fusePrep: Boolean(m[8]) };
 }
 
 /** Bytes of workgroup memory of the blocked kernels (mirrors the var<workgroup> in backward.wgsl). */
@@ -180,9 +187,10 @@ export function blockedUnfit(HS: number, v: BlockedBackward, lim: Limits): strin
   const HS4 = HS / 4;
   const threads = Math.min(lim.maxComputeInvocationsPerWorkgroup, lim.maxComputeWorkgroupSizeX);
   if (v.kBK % 4 || v.qBR % 4) return 'kBK and qBR must be multiples of 4';
-  if (v.kBQ % HS4 || v.qBC % HS4) return `kBQ and qBC must be multiples of HS / 4 = ${HS4}`;
+  if (HS4 % v.kW || HS4 % v.qW) return `kW and qW must divide HS / 4 = ${HS4}`;
+  if (v.kBQ % (HS4 / v.kW) || v.qBC % (HS4 / v.qW)) return `kBQ and qBC must be multiples of HS / 4 / kW = ${HS4 / v.kW} and HS / 4 / qW = ${HS4 / v.qW}`;
   if (!(v.split >= 1)) return 'split must be >= 1';
-  if ((v.kBK / 4) * HS4 > threads || (v.qBR / 4) * HS4 > threads) return `more than ${threads} threads a workgroup`;
+  if ((v.kBK / 4) * (HS4 / v.kW) > threads || (v.qBR / 4) * (HS4 / v.qW) > threads) return `more than ${threads} threads a workgroup`;
   const b = blockedSharedBytes(HS, v);
   if (Math.max(b.dkdv, b.dq) > lim.maxComputeWorkgroupStorageSize) return `needs ${Math.max(b.dkdv, b.dq)} bytes of workgroup memory, the device has ${lim.maxComputeWorkgroupStorageSize}`;
   if (v.fusePrep && lim.maxStorageBuffersPerShaderStage < 9) return 'the fused prep binds 9 storage buffers';
@@ -222,11 +230,11 @@ const blockedPrograms = programFactory(
     const code = () =>
       fillTemplate(backwardSource, {
         HS4: String(HS / 4),
-        K_BK: String(v.kBK), K_BQ: String(v.kBQ),
-        Q_BR: String(v.qBR), Q_BC: String(v.qBC),
+        K_BK: String(v.kBK), K_BQ: String(v.kBQ), K_W: String(v.kW),
+        Q_BR: String(v.qBR), Q_BC: String(v.qBC), Q_W: String(v.qW),
         PREP: prep.map((l) => `    ${l}`).join('\n'),
       });
-    const key = `attention:bwd:hs${HS}:k${v.kBK}x${v.kBQ}:q${v.qBR}x${v.qBC}${v.fusePrep ? ':fused' : ''}`;
+    const key = `attention:bwd:hs${HS}:${backwardName({ ...v, split: 1 }).slice('blocked:'.length).replace(':s1', '')}`;
     return {
       dkdv: { key, code, entryPoint: 'backwardDkDvBlocked' },
       reduce: { key, code, entryPoint: 'backwardDkDvReduce' },

@@ -2,22 +2,23 @@
 // first backward, 'v1'). Same math, layouts, GQA rows, mask and cache rules as attention.wgsl, whose header
 // defines them; this file changes how the work is laid out, so each workgroup-memory read feeds several FMAs:
 //
-//   backwardDkDvBlocked: grid (ceil(Tcap / K_BK) * NS, NKV, B), workgroup K_NT = K_BK / 4 * HS4 threads.
+//   backwardDkDvBlocked: grid (ceil(Tcap / K_BK) * NS, NKV, B), workgroup K_NT = K_BK / 4 * HS4 / K_W threads.
 //     The workgroup owns K_BK keys of one kv head and split s of the query rows that see them (NS splits of
 //     equal length, so the long key blocks near the start are shared by NS workgroups; x = kb * NS + s puts
 //     the longest first). K and V are held transposed (d-major, 4 keys a vec4); Q and dO tiles of K_BQ rows
 //     row-major; per tile:
-//       phase A (S^T, dP^T): thread = 4 keys x K_TR rows (rows rg, rg + HS4, ...); per 4 dims it reads
-//         8 K/V vec4s and K_TR Q/dO vec4s for 32 * K_TR FMAs. P^T and dS^T go to workgroup memory.
-//       phase C (dV += P^T dO, dK += dS^T Q): thread = 4 keys x 1 vec4 column; per row 4 vec4 reads for
-//         32 FMAs. dk/dv (dk scaled) go to pk/pv at split s: (NS, B, Tcap, NKV, HS); NS = 1 writes dk/dv.
+//       phase A (S^T, dP^T): thread = 4 keys x K_TR rows (rows rg, rg + HS4 / K_W, ...); per 4 dims it
+//         reads 8 K/V vec4s and K_TR Q/dO vec4s for 32 * K_TR FMAs. P^T and dS^T go to workgroup memory.
+//       phase C (dV += P^T dO, dK += dS^T Q): thread = 4 keys x K_W vec4 columns (c, c + HS4 / K_W, ...);
+//         per row 2 + 2 * K_W vec4 reads for 32 * K_W FMAs. dk/dv (dk scaled) go to pk/pv at split s:
+//         (NS, B, Tcap, NKV, HS); NS = 1 writes dk/dv.
 //   backwardDkDvReduce: grid grid1d(ceil(B * Tcap * NKV * HS4 / 64)), workgroup 64: dk = sum_s pk[s],
 //     dv = sum_s pv[s] in split order (deterministic; only when NS > 1).
-//   backwardDqBlocked: grid (ceil(R / Q_BR), NKV, B), workgroup Q_NT = Q_BR / 4 * HS4 threads, the last row
+//   backwardDqBlocked: grid (ceil(R / Q_BR), NKV, B), workgroup Q_NT = Q_BR / 4 * HS4 / Q_W threads, the last row
 //     block (most keys) first. Q and dO of Q_BR rows held transposed (d-major, 4 rows a vec4); K and V tiles
 //     of Q_BC keys row-major streamed up to the last key the block's rows see; per tile:
-//       phase A: thread = 4 rows x Q_TC keys (keys kc, kc + HS4, ...); dS^T to workgroup memory.
-//       phase C (dQ += dS K): thread = 4 rows x 1 vec4 column.
+//       phase A: thread = 4 rows x Q_TC keys (keys kc, kc + HS4 / Q_W, ...); dS^T to workgroup memory.
+//       phase C (dQ += dS K): thread = 4 rows x Q_W vec4 columns.
 //     With the fused prep (PREP) it computes ld = (lse * log2 e, D = rowsum(dout * out)) of its rows itself
 //     and writes it for backwardDkDvBlocked (which then runs after it): one dispatch less, 9 storage buffers.
 // Every dq/dk/dv element is written once by one thread (and reduced in a fixed order): deterministic.
@@ -73,8 +74,10 @@ fn hIndex(b: u32, kvh: u32, r: u32) -> u32 {   // index of row r in lse / ld (B,
 const K_BK = $K_BKu;
 const K_BK4 = K_BK / 4u;
 const K_BQ = $K_BQu;
-const K_NT = K_BK4 * HS4;
-const K_TR = K_BQ / HS4;        // phase A rows per thread
+const K_W = $K_Wu;              // phase C vec4 columns per thread
+const K_NC = HS4 / K_W;         // column groups of phase C = row groups of phase A
+const K_NT = K_BK4 * K_NC;
+const K_TR = K_BQ / K_NC;       // phase A rows per thread
 const K_PS4 = K_BK4 + 1u;
 var<workgroup> kKt: array<vec4f, HS * K_BK4>;   // [d][key / 4]
 var<workgroup> kVt: array<vec4f, HS * K_BK4>;
@@ -106,17 +109,17 @@ fn backwardDkDvBlocked(@builtin(local_invocation_index) tid: u32, @builtin(workg
     kKt[w][c] = kx.x; kKt[w + K_BK4][c] = kx.y; kKt[w + 2u * K_BK4][c] = kx.z; kKt[w + 3u * K_BK4][c] = kx.w;
     kVt[w][c] = vx.x; kVt[w + K_BK4][c] = vx.y; kVt[w + 2u * K_BK4][c] = vx.z; kVt[w + 3u * K_BK4][c] = vx.w;
   }
-  // phase A: keys jA .. jA + 3, rows rgA + HS4 * i
+  // phase A: keys jA .. jA + 3, rows rgA + K_NC * i
   let kgA = tid % K_BK4;
   let rgA = tid / K_BK4;
   let jA = k0 + kgA * 4u;
   let okA = vec4<bool>(keyReal(b, jA), keyReal(b, jA + 1u), keyReal(b, jA + 2u), keyReal(b, jA + 3u));
-  // phase C: keys jC .. jC + 3, vec4 column cC
-  let cC = tid % HS4;
-  let kgC = tid / HS4;
+  // phase C: keys jC .. jC + 3 (accumulator 4 * w + key), vec4 columns cC + K_NC * w
+  let cC = tid % K_NC;
+  let kgC = tid / K_NC;
   let jC = k0 + kgC * 4u;
-  var gk = array<vec4f, 4>();
-  var gv = array<vec4f, 4>();
+  var gk = array<vec4f, 4 * K_W>();
+  var gv = array<vec4f, 4 * K_W>();
   // Rows before (k0 - off) * G see none of these keys; split s takes its share of the rest.
   let rFirst = select(0u, min((k0 - off) * u.G, R), k0 > off);
   let per = ((R - rFirst + u.NS - 1u) / u.NS + K_BQ - 1u) / K_BQ * K_BQ;
@@ -138,7 +141,7 @@ fn backwardDkDvBlocked(@builtin(local_invocation_index) tid: u32, @builtin(workg
       let k0v = kKt[w]; let k1v = kKt[w + K_BK4]; let k2v = kKt[w + 2u * K_BK4]; let k3v = kKt[w + 3u * K_BK4];
       let v0v = kVt[w]; let v1v = kVt[w + K_BK4]; let v2v = kVt[w + 2u * K_BK4]; let v3v = kVt[w + 3u * K_BK4];
       for (var i = 0u; i < K_TR; i++) {
-        let lr = rgA + HS4 * i;
+        let lr = rgA + K_NC * i;
         let qv = kQ[lr * RS + d4];
         let ov = kDO[lr * RS + d4];
         sa[i] = fma(k3v, vec4f(qv.w), fma(k2v, vec4f(qv.z), fma(k1v, vec4f(qv.y), fma(k0v, vec4f(qv.x), sa[i]))));
@@ -146,7 +149,7 @@ fn backwardDkDvBlocked(@builtin(local_invocation_index) tid: u32, @builtin(workg
       }
     }
     for (var i = 0u; i < K_TR; i++) {
-      let lr = rgA + HS4 * i;
+      let lr = rgA + K_NC * i;
       let r = r0 + lr;
       let x = kLD[lr];
       let vis = okA & vec4<bool>(r < rB) & (vec4u(jA) + LANE4 <= vec4u(off + r / u.G));
@@ -159,20 +162,24 @@ fn backwardDkDvBlocked(@builtin(local_invocation_index) tid: u32, @builtin(workg
     for (var rr = 0u; rr < n; rr++) {
       let p = kP[rr * K_PS4 + kgC];
       let ds = kDS[rr * K_PS4 + kgC];
-      let o = kDO[rr * RS + cC];
-      let qv = kQ[rr * RS + cC];
-      gv[0] = fma(vec4f(p.x), o, gv[0]); gv[1] = fma(vec4f(p.y), o, gv[1]);
-      gv[2] = fma(vec4f(p.z), o, gv[2]); gv[3] = fma(vec4f(p.w), o, gv[3]);
-      gk[0] = fma(vec4f(ds.x), qv, gk[0]); gk[1] = fma(vec4f(ds.y), qv, gk[1]);
-      gk[2] = fma(vec4f(ds.z), qv, gk[2]); gk[3] = fma(vec4f(ds.w), qv, gk[3]);
+      for (var w = 0u; w < K_W; w++) {
+        let o = kDO[rr * RS + cC + K_NC * w];
+        let qv = kQ[rr * RS + cC + K_NC * w];
+        gv[4u * w] = fma(vec4f(p.x), o, gv[4u * w]); gv[4u * w + 1u] = fma(vec4f(p.y), o, gv[4u * w + 1u]);
+        gv[4u * w + 2u] = fma(vec4f(p.z), o, gv[4u * w + 2u]); gv[4u * w + 3u] = fma(vec4f(p.w), o, gv[4u * w + 3u]);
+        gk[4u * w] = fma(vec4f(ds.x), qv, gk[4u * w]); gk[4u * w + 1u] = fma(vec4f(ds.y), qv, gk[4u * w + 1u]);
+        gk[4u * w + 2u] = fma(vec4f(ds.z), qv, gk[4u * w + 2u]); gk[4u * w + 3u] = fma(vec4f(ds.w), qv, gk[4u * w + 3u]);
+      }
     }
   }
   let part = s * u.B * u.Tcap * u.NKV * HS4;
   for (var c = 0u; c < 4u; c++) {
     if (jC + c < u.Tcap) {
-      let a = part + kIndex(b, kvh, jC + c) + cC;
-      pk[a] = gk[c] * u.scale;
-      pv[a] = gv[c];
+      for (var w = 0u; w < K_W; w++) {
+        let a = part + kIndex(b, kvh, jC + c) + cC + K_NC * w;
+        pk[a] = gk[4u * w + c] * u.scale;
+        pv[a] = gv[4u * w + c];
+      }
     }
   }
 }
@@ -197,8 +204,10 @@ fn backwardDkDvReduce(@builtin(global_invocation_id) gid: vec3u, @builtin(num_wo
 const Q_BR = $Q_BRu;
 const Q_BR4 = Q_BR / 4u;
 const Q_BC = $Q_BCu;
-const Q_NT = Q_BR4 * HS4;
-const Q_TC = Q_BC / HS4;        // phase A keys per thread
+const Q_W = $Q_Wu;              // phase C vec4 columns per thread
+const Q_NC = HS4 / Q_W;         // column groups of phase C = key groups of phase A
+const Q_NT = Q_BR4 * Q_NC;
+const Q_TC = Q_BC / Q_NC;       // phase A keys per thread
 const Q_DS4 = Q_BR4 + 1u;
 var<workgroup> qQt: array<vec4f, HS * Q_BR4>;   // [d][row / 4]
 var<workgroup> qDOt: array<vec4f, HS * Q_BR4>;
@@ -231,7 +240,7 @@ fn backwardDqBlocked(@builtin(local_invocation_index) tid: u32, @builtin(workgro
 $PREP
   }
   workgroupBarrier();
-  // phase A: rows 4 * rgA .. + 3, keys kcA + HS4 * j of each tile
+  // phase A: rows 4 * rgA .. + 3, keys kcA + Q_NC * j of each tile
   let rgA = tid % Q_BR4;
   let kcA = tid / Q_BR4;
   let rA = r0 + rgA * 4u + LANE4;
@@ -239,10 +248,10 @@ $PREP
   let dd = vec4f(qLD[rgA * 4u].y, qLD[rgA * 4u + 1u].y, qLD[rgA * 4u + 2u].y, qLD[rgA * 4u + 3u].y);
   let lim = vec4u(off) + rA / vec4u(u.G);
   let rowOk = rA < vec4u(R);
-  // phase C: rows 4 * rgC .. + 3, vec4 column cC
-  let cC = tid % HS4;
-  let rgC = tid / HS4;
-  var g = array<vec4f, 4>();
+  // phase C: rows 4 * rgC .. + 3 (accumulator 4 * w + row), vec4 columns cC + Q_NC * w
+  let cC = tid % Q_NC;
+  let rgC = tid / Q_NC;
+  var g = array<vec4f, 4 * Q_W>();
   let kEnd = off + (min(r0 + Q_BR, R) - 1u) / u.G + 1u;
   for (var k0 = 0u; k0 < kEnd; k0 += Q_BC) {
     workgroupBarrier();
@@ -262,14 +271,14 @@ $PREP
       let q0 = qQt[w]; let q1 = qQt[w + Q_BR4]; let q2 = qQt[w + 2u * Q_BR4]; let q3 = qQt[w + 3u * Q_BR4];
       let o0 = qDOt[w]; let o1 = qDOt[w + Q_BR4]; let o2 = qDOt[w + 2u * Q_BR4]; let o3 = qDOt[w + 3u * Q_BR4];
       for (var j = 0u; j < Q_TC; j++) {
-        let kv = qK[(kcA + HS4 * j) * RS + d4];
-        let vv = qV[(kcA + HS4 * j) * RS + d4];
+        let kv = qK[(kcA + Q_NC * j) * RS + d4];
+        let vv = qV[(kcA + Q_NC * j) * RS + d4];
         sa[j] = fma(q3, vec4f(kv.w), fma(q2, vec4f(kv.z), fma(q1, vec4f(kv.y), fma(q0, vec4f(kv.x), sa[j]))));
         pa[j] = fma(o3, vec4f(vv.w), fma(o2, vec4f(vv.z), fma(o1, vec4f(vv.y), fma(o0, vec4f(vv.x), pa[j]))));
       }
     }
     for (var j = 0u; j < Q_TC; j++) {
-      let kk = kcA + HS4 * j;
+      let kk = kcA + Q_NC * j;
       let key = k0 + kk;
       let vis = vec4<bool>(keyReal(b, key)) & rowOk & (vec4u(key) <= lim);
       let p = select(vec4f(0.0), exp2(sa[j] * u.scale2 - l2), vis);
@@ -279,13 +288,17 @@ $PREP
     let n = min(Q_BC, kEnd - k0);
     for (var kk = 0u; kk < n; kk++) {
       let ds = qDS[kk * Q_DS4 + rgC];
-      let kv = qK[kk * RS + cC];
-      g[0] = fma(vec4f(ds.x), kv, g[0]); g[1] = fma(vec4f(ds.y), kv, g[1]);
-      g[2] = fma(vec4f(ds.z), kv, g[2]); g[3] = fma(vec4f(ds.w), kv, g[3]);
+      for (var w = 0u; w < Q_W; w++) {
+        let kv = qK[kk * RS + cC + Q_NC * w];
+        g[4u * w] = fma(vec4f(ds.x), kv, g[4u * w]); g[4u * w + 1u] = fma(vec4f(ds.y), kv, g[4u * w + 1u]);
+        g[4u * w + 2u] = fma(vec4f(ds.z), kv, g[4u * w + 2u]); g[4u * w + 3u] = fma(vec4f(ds.w), kv, g[4u * w + 3u]);
+      }
     }
   }
   for (var c = 0u; c < 4u; c++) {
     let r = r0 + rgC * 4u + c;
-    if (r < R) { dq[qIndex(b, kvh, r) + cC] = g[c] * u.scale; }
+    if (r < R) {
+      for (var w = 0u; w < Q_W; w++) { dq[qIndex(b, kvh, r) + cC + Q_NC * w] = g[4u * w + c] * u.scale; }
+    }
   }
 }

@@ -5,7 +5,8 @@
 // gradients on the same inputs (a variant that disagrees is marked BAD and never picked).
 //
 // The sweep is staged, as dq and dk/dv are separate kernels: (1) every dk/dv tile x split with a fixed dq,
-// (2) every dq tile with and without the fused prep with a fixed dk/dv, (3) the best of each together;
+// (2) every dq tile with and without the fused prep, and from the stored dS (ds), with a fixed dk/dv,
+// (3) the best of each together;
 // --full times the whole product instead. It ends with the best variant per shape, its per-kernel GPU times
 // (timestamp queries, where the device has them), and the BACKWARD_CHOICE rows those results give.
 //
@@ -44,6 +45,8 @@ const DQ: Array<[number, number, number]> = quick
   ? [[32, 16, 1], [32, 16, 2]]
   : [[32, 32, 1], [32, 32, 2], [32, 16, 1], [32, 16, 2], [16, 32, 1], [64, 16, 1], [64, 16, 2], [64, 32, 2]];
 const FUSED = [false, true];
+// dq from the stored dS needs little workgroup memory: larger tiles.
+const DQ_DS: Array<[number, number, number]> = quick ? [[64, 32, 1]] : [[32, 32, 1], [64, 32, 2], [64, 32, 4], [64, 64, 4], [128, 32, 4]];
 const BASE: BlockedBackward = { kBK: 32, kBQ: 16, kW: 1, qBR: 32, qBC: 16, qW: 1, split: 1, fusePrep: false }; // fits 32 KiB at HS = 64
 
 const gpu = await acquireNodeGpu({ log: console.log });
@@ -105,7 +108,7 @@ for (const c of shapes) {
     const row: Row = { shape, T: c.T, variant: name, stage, ms, gflops: flops / ms / 1e6, vsV1: v1Ms / ms, err, bad: !(err < 1e-3) };
     rows.push(row);
     seen.set(name, row);
-    console.log(`${shape}  ${stage.padEnd(5)} ${name.padEnd(34)} ${ms.toFixed(4).padStart(9)} ms ${num(row.gflops).padStart(7)} GFLOP/s  x${row.vsV1.toFixed(2)} v1  err ${err.toExponential(1)}${row.bad ? '  BAD' : ''}`);
+    console.log(`${shape}  ${stage.padEnd(5)} ${name.padEnd(40)} ${ms.toFixed(4).padStart(9)} ms ${num(row.gflops).padStart(7)} GFLOP/s  x${row.vsV1.toFixed(2)} v1  err ${err.toExponential(1)}${row.bad ? '  BAD' : ''}`);
     return row;
   };
   const better = (a: Row | null, b: Row | null) => (!b || b.bad ? a : !a || b.ms < a.ms ? b : a);
@@ -114,8 +117,9 @@ for (const c of shapes) {
   await measure(backwardChoice(c.T, c.HS), 'now');
   let top: Row | null = null;
   if (full) {
-    for (const [kBK, kBQ, kW] of DKDV) for (const split of SPLITS) for (const [qBR, qBC, qW] of DQ) for (const fusePrep of FUSED) {
-      top = better(top, await measure({ kBK, kBQ, kW, qBR, qBC, qW, split, fusePrep }, 'full'));
+    for (const [kBK, kBQ, kW] of DKDV) for (const split of SPLITS) {
+      for (const [qBR, qBC, qW] of DQ) for (const fusePrep of FUSED) top = better(top, await measure({ kBK, kBQ, kW, qBR, qBC, qW, split, fusePrep }, 'full'));
+      for (const [qBR, qBC, qW] of DQ_DS) top = better(top, await measure({ kBK, kBQ, kW, qBR, qBC, qW, split, fusePrep: false, ds: true }, 'full'));
     }
   } else {
     let kv: Row | null = null;
@@ -127,12 +131,15 @@ for (const c of shapes) {
     }
     let qq: Row | null = null;
     let qV: BlockedBackward = BASE;
-    for (const [qBR, qBC, qW] of DQ) for (const fusePrep of FUSED) {
-      const v = { ...BASE, qBR, qBC, qW, fusePrep };
+    const dqs = [
+      ...DQ.flatMap(([qBR, qBC, qW]) => FUSED.map((fusePrep) => ({ ...BASE, qBR, qBC, qW, fusePrep }))),
+      ...DQ_DS.map(([qBR, qBC, qW]) => ({ ...BASE, qBR, qBC, qW, ds: true })),
+    ];
+    for (const v of dqs) {
       const r = better(qq, await measure(v, 'dq'));
       if (r !== qq) { qq = r; qV = v; }
     }
-    const both = { ...kvV, qBR: qV.qBR, qBC: qV.qBC, qW: qV.qW, fusePrep: qV.fusePrep };
+    const both = { ...kvV, qBR: qV.qBR, qBC: qV.qBC, qW: qV.qW, fusePrep: qV.fusePrep, ds: qV.ds };
     top = better(better(kv, qq), await measure(both, 'both'));
   }
   top = better(seen.get('v1') ?? null, top);

@@ -52,8 +52,9 @@ describe('attention', () => {
   const directRuns = new Map<string, Float32Array[]>();
   const PATHS = ['tiled', 'direct', 'regs'] as const;
   // The register-blocked backwards of the tiled path (backward.wgsl), with tiles that fit SwiftShader's 32 KiB:
-  // one without splits or fused prep, one with both (3 splits: uneven shares, some empty) and 2 columns a thread.
-  const BLOCKED = ['blocked:k32x16:q32x16:s1', 'blocked:k16x32w2:q16x32w2:s3:fused'];
+  // one without splits or fused prep, one with both (3 splits: uneven shares, some empty) and 2 columns a
+  // thread, one with dq from the stored dS.
+  const BLOCKED = ['blocked:k32x16:q32x16:s1', 'blocked:k16x32w2:q16x32w2:s3:fused', 'blocked:k32x16:q64x32:s2:ds'];
   const runs: Array<[Case, (typeof PATHS)[number], string | undefined]> = [
     ...PATHS.flatMap((p) => CASES.map((c) => [c, p, undefined] as [Case, (typeof PATHS)[number], undefined])),
     ...BLOCKED.flatMap((b) => CASES.map((c) => [c, 'tiled', b] as [Case, 'tiled', string])),
@@ -167,7 +168,7 @@ describe('attention', () => {
   });
 
   it('backward variants: names round-trip, the choice table parses, blocked tiles fit a 48 KiB device', () => {
-    for (const n of ['v1', 'blocked:k32x32:q32x32:s2:fused', 'blocked:k16x32w2:q64x16:s1', 'blocked:k16x32:q64x16w4:s8']) expect(backwardName(parseBackward(n))).toBe(n);
+    for (const n of ['v1', 'blocked:k32x32:q32x32:s2:fused', 'blocked:k16x32w2:q64x16:s1', 'blocked:k16x32:q64x16w4:s8', 'blocked:k32x16:q64x32:s2:ds']) expect(backwardName(parseBackward(n))).toBe(n);
     for (const r of BACKWARD_CHOICE) expect(() => parseBackward(r.variant)).not.toThrow();
     expect(() => parseBackward('blocked:k32')).toThrow(/unknown backward variant/);
     const lim = { maxComputeWorkgroupStorageSize: 49152, maxComputeInvocationsPerWorkgroup: 1024, maxComputeWorkgroupSizeX: 1024, maxStorageBuffersPerShaderStage: 16 };
@@ -175,6 +176,7 @@ describe('attention', () => {
     expect(blockedUnfit(64, v, lim)).toBeNull();
     expect(Math.max(blockedSharedBytes(64, v).dkdv, blockedSharedBytes(64, v).dq)).toBeLessThanOrEqual(49152);
     expect(blockedUnfit(64, v, { ...lim, maxComputeWorkgroupStorageSize: 32768 })).toMatch(/workgroup memory/);
+    expect(blockedUnfit(64, parseBackward('blocked:k32x16:q32x16:s1:fused:ds') as Exclude<ReturnType<typeof parseBackward>, 'v1'>, lim)).toMatch(/cannot be fused/);
     expect(blockedUnfit(80, v, lim)).toMatch(/multiples of HS \/ 4 \/ kW/);
   });
 

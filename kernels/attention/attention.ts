@@ -146,29 +146,30 @@ const attentionPrograms = programFactory(
  * A backward of the 'tiled' path: 'v1' (attention.wgsl: a thread per key or row, LANES threads sharing its
  * head dim) or a register-blocked one (backward.wgsl) with its tiles: dk/dv keys per workgroup x query rows
  * per tile, dq rows per workgroup x keys per tile, the vec4 columns of dk/dv (kW) and dq (qW) per thread,
- * `split` workgroups sharing each key block's query rows (partial dk/dv summed in a second pass), and
- * `fusePrep`: dq computes ld itself (no prep dispatch).
+ * `split` workgroups sharing each key block's query rows (partial dk/dv summed in a second pass),
+ * `fusePrep`: dq computes ld itself (no prep dispatch), and `ds`: dk/dv store dS (B * NH * Tq * Tk floats)
+ * and dq reads it instead of recomputing S and dP (not with fusePrep; without ds where it is too large).
  */
 export interface BlockedBackward {
   kBK: number; kBQ: number; kW: number;
   qBR: number; qBC: number; qW: number;
-  split: number; fusePrep: boolean;
+  split: number; fusePrep: boolean; ds?: boolean;
 }
 export type BackwardVariant = 'v1' | BlockedBackward;
 
-/** 'v1' or 'blocked:k<BK>x<BQ>[w<kW>]:q<BR>x<BC>[w<qW>]:s<split>[:fused]' (w1 is left out). */
+/** 'v1' or 'blocked:k<BK>x<BQ>[w<kW>]:q<BR>x<BC>[w<qW>]:s<split>[:fused][:ds]' (w1 is left out). */
 export function backwardName(v: BackwardVariant): string {
   if (v === 'v1') return 'v1';
   const w = (n: number) => (n === 1 ? '' : `w${n}`);
-  return `blocked:k${v.kBK}x${v.kBQ}${w(v.kW)}:q${v.qBR}x${v.qBC}${w(v.qW)}:s${v.split}${v.fusePrep ? ':fused' : ''}`;
+  return `blocked:k${v.kBK}x${v.kBQ}${w(v.kW)}:q${v.qBR}x${v.qBC}${w(v.qW)}:s${v.split}${v.fusePrep ? ':fused' : ''}${v.ds ? ':ds' : ''}`;
 }
 
 export function parseBackward(name: string): BackwardVariant {
   if (name === 'v1') return 'v1';
-  const m = /^blocked:k(\d+)x(\d+)(?:w(\d+))?:q(\d+)x(\d+)(?:w(\d+))?:s(\d+)(:fused)?$/.exec(name);
+  const m = /^blocked:k(\d+)x(\d+)(?:w(\d+))?:q(\d+)x(\d+)(?:w(\d+))?:s(\d+)(:fused)?(:ds)?$/.exec(name);
   if (!m) shapeError('attentionBackward', `unknown backward variant '${name}': use 'v1' or one like 'blocked:k32x32:q32x32:s2:fused'`);
   const [kBK, kBQ, kW, qBR, qBC, qW, split] = m.slice(1, 8).map((x) => Number(x ?? 1));
-  return { kBK, kBQ, kW, qBR, qBC, qW, split, fusePrep: Boolean(m[8]) };
+  return { kBK, kBQ, kW, qBR, qBC, qW, split, fusePrep: Boolean(m[8]), ds: Boolean(m[9]) };
 }
 
 /** Bytes of workgroup memory of the blocked kernels (mirrors the var<workgroup> in backward.wgsl). */
@@ -176,7 +177,9 @@ export function blockedSharedBytes(HS: number, v: BlockedBackward): { dkdv: numb
   const RS = HS / 4 + 1;
   return {
     dkdv: (2 * HS * (v.kBK / 4) + 2 * v.kBQ * RS + 2 * v.kBQ * (v.kBK / 4 + 1)) * VEC4 + v.kBQ * 8,
-    dq: (2 * HS * (v.qBR / 4) + 2 * v.qBC * RS + v.qBC * (v.qBR / 4 + 1)) * VEC4 + v.qBR * 8,
+    dq: v.ds
+      ? (v.qBC * RS + v.qBC * (v.qBR / 4 + 1)) * VEC4
+      : (2 * HS * (v.qBR / 4) + 2 * v.qBC * RS + v.qBC * (v.qBR / 4 + 1)) * VEC4 + v.qBR * 8,
   };
 }
 
@@ -193,7 +196,8 @@ export function blockedUnfit(HS: number, v: BlockedBackward, lim: Limits): strin
   if ((v.kBK / 4) * (HS4 / v.kW) > threads || (v.qBR / 4) * (HS4 / v.qW) > threads) return `more than ${threads} threads a workgroup`;
   const b = blockedSharedBytes(HS, v);
   if (Math.max(b.dkdv, b.dq) > lim.maxComputeWorkgroupStorageSize) return `needs ${Math.max(b.dkdv, b.dq)} bytes of workgroup memory, the device has ${lim.maxComputeWorkgroupStorageSize}`;
-  if (v.fusePrep && lim.maxStorageBuffersPerShaderStage < 9) return 'the fused prep binds 9 storage buffers';
+  if (v.fusePrep && v.ds) return 'ds runs dq after dk/dv, so its prep cannot be fused into dq';
+  if ((v.fusePrep || v.ds) && lim.maxStorageBuffersPerShaderStage < 9) return 'the fused prep and ds bind 9 storage buffers';
   return null;
 }
 
@@ -212,6 +216,16 @@ export function backwardChoice(T: number, HS: number): BackwardVariant {
 }
 
 interface BlockedPrograms { dkdv: Program; reduce: Program; dq: Program }
+
+const DS_STORE = [
+  'if (r < rB) {',
+  '  let a = (((b * u.NKV + kvh) * R + r) * u.Tk + jA);',
+  '  if (jA < u.Tk) { dsg[a] = ds.x; }',
+  '  if (jA + 1u < u.Tk) { dsg[a + 1u] = ds.y; }',
+  '  if (jA + 2u < u.Tk) { dsg[a + 2u] = ds.z; }',
+  '  if (jA + 3u < u.Tk) { dsg[a + 3u] = ds.w; }',
+  '}',
+];
 const blockedPrograms = programFactory(
   (HS: number, v: BlockedBackward) => `${HS}:${backwardName({ ...v, split: 1 })}`,
   (HS: number, v: BlockedBackward): BlockedPrograms => {
@@ -233,12 +247,13 @@ const blockedPrograms = programFactory(
         K_BK: String(v.kBK), K_BQ: String(v.kBQ), K_W: String(v.kW),
         Q_BR: String(v.qBR), Q_BC: String(v.qBC), Q_W: String(v.qW),
         PREP: prep.map((l) => `    ${l}`).join('\n'),
+        DS_STORE: v.ds ? DS_STORE.map((l) => `      ${l}`).join('\n') : '',
       });
     const key = `attention:bwd:hs${HS}:${backwardName({ ...v, split: 1 }).slice('blocked:'.length).replace(':s1', '')}`;
     return {
       dkdv: { key, code, entryPoint: 'backwardDkDvBlocked' },
       reduce: { key, code, entryPoint: 'backwardDkDvReduce' },
-      dq: { key, code, entryPoint: 'backwardDqBlocked' },
+      dq: { key, code, entryPoint: v.ds ? 'backwardDqFromDs' : 'backwardDqBlocked' },
     };
   },
 );
@@ -441,7 +456,9 @@ export function attentionBackward(
   const R = d.Tq * (d.NH / d.NKV);
   const ld = gpu.tensor([d.B, d.NH, d.Tq, 2], 'f32', 'attention.ld');
   const asked = opts.backward ?? backwardChoice(d.Tq, d.HS);
-  const variant = typeof asked === 'string' ? parseBackward(asked) : asked;
+  let variant = typeof asked === 'string' ? parseBackward(asked) : asked;
+  const dsBytes = d.B * d.NH * d.Tq * d.Tk * 4;
+  if (variant !== 'v1' && variant.ds && dsBytes > Math.min(gpu.limits.maxStorageBufferBindingSize, gpu.limits.maxBufferSize)) variant = { ...variant, ds: false };
   if (variant !== 'v1' && blockedUnfit(d.HS, variant, gpu.limits) === null) {
     blockedBackward(gpu, p, variant, d, { dq, dk, dv, dout, q, k, v, out, lse, ld, mask: maskOf(gpu, opts) });
     gpu.release(ld);
@@ -471,7 +488,7 @@ export function attentionBackward(
 
 interface BackwardTensors { dq: Tensor; dk: Tensor; dv: Tensor; dout: Tensor; q: Tensor; k: Tensor; v: Tensor; out: Tensor; lse: Tensor; ld: Tensor; mask: Tensor }
 
-/** The blocked backward: [prep,] dq (which computes ld when fused), dk/dv [, the sum of its splits]. */
+/** The blocked backward: [prep,] dq (which computes ld when fused), dk/dv [, the sum of its splits]; with ds: prep, dk/dv (storing dS) [, sum], dq. */
 function blockedBackward(gpu: Gpu, v1: AttentionPrograms, v: BlockedBackward, d: Dims, t: BackwardTensors): void {
   const p = blockedPrograms(d.HS, v);
   const u = uniforms(d);
@@ -480,18 +497,23 @@ function blockedBackward(gpu: Gpu, v1: AttentionPrograms, v: BlockedBackward, d:
   if (!v.fusePrep) {
     gpu.run({ program: v1.prep, bindings: [undefined, undefined, undefined, undefined, t.out, t.lse, t.dout, t.ld], uniforms: u, workgroups: grid1d(Math.ceil((d.B * d.Tq * d.NH) / 64)) });
   }
-  gpu.run({
-    program: p.dq,
-    bindings: [t.q, t.k, t.v, t.mask, v.fusePrep ? t.out : undefined, v.fusePrep ? t.lse : undefined, t.dout, t.ld, t.dq],
-    uniforms: u,
-    workgroups: [Math.ceil(R / v.qBR), d.NKV, d.B],
-  });
+  const dqGrid: [number, number, number] = [Math.ceil(R / v.qBR), d.NKV, d.B];
+  if (!v.ds) {
+    gpu.run({
+      program: p.dq,
+      bindings: [t.q, t.k, t.v, t.mask, v.fusePrep ? t.out : undefined, v.fusePrep ? t.lse : undefined, t.dout, t.ld, t.dq],
+      uniforms: u,
+      workgroups: dqGrid,
+    });
+  }
   const kShape = [v.split, d.B, d.Tcap, d.NKV, d.HS];
   const pk = v.split > 1 ? gpu.tensor(kShape, 'f32', 'attention.pdk') : t.dk;
   const pv = v.split > 1 ? gpu.tensor(kShape, 'f32', 'attention.pdv') : t.dv;
+  const ds = v.ds ? gpu.tensor([d.B, d.NKV, R, d.Tk], 'f32', 'attention.ds') : undefined;
+  const none = [undefined, undefined] as const;
   gpu.run({
     program: p.dkdv,
-    bindings: [t.q, t.k, t.v, t.mask, undefined, undefined, t.dout, t.ld, undefined, pk, pv],
+    bindings: [t.q, t.k, t.v, t.mask, undefined, undefined, t.dout, t.ld, undefined, pk, pv, ...none, ds],
     uniforms: u,
     workgroups: [Math.ceil(d.Tcap / v.kBK) * v.split, d.NKV, d.B],
   });
@@ -503,5 +525,9 @@ function blockedBackward(gpu: Gpu, v1: AttentionPrograms, v: BlockedBackward, d:
       workgroups: grid1d(Math.ceil((d.B * d.Tcap * d.NKV * (d.HS / 4)) / 64)),
     });
     gpu.release(pk, pv);
+  }
+  if (ds) {
+    gpu.run({ program: p.dq, bindings: [undefined, t.k, undefined, t.mask, undefined, undefined, undefined, undefined, t.dq, undefined, undefined, ...none, ds], uniforms: u, workgroups: dqGrid });
+    gpu.release(ds);
   }
 }

@@ -21,6 +21,11 @@
 //       phase C (dQ += dS K): thread = 4 rows x Q_W vec4 columns.
 //     With the fused prep (PREP) it computes ld = (lse * log2 e, D = rowsum(dout * out)) of its rows itself
 //     and writes it for backwardDkDvBlocked (which then runs after it): one dispatch less, 9 storage buffers.
+//   backwardDqFromDs (variants with `ds`): the same grid and phase C, but dS comes from dsg, which
+//     backwardDkDvBlocked wrote (DS_STORE) for every (row, key) it saw: dq is then a plain dS K product
+//     (5 matmuls in all instead of 7), for B * NH * Tq * Tk floats of scratch; prep runs first, dq last.
+//     dsg (B, NKV, R, Tk): entries a row cannot see (after its last key) are never written, so they are
+//     masked by position here, never read.
 // Every dq/dk/dv element is written once by one thread (and reduced in a fixed order): deterministic.
 
 struct Params {
@@ -46,6 +51,7 @@ struct Params {
 @group(0) @binding(11) var<storage, read_write> pv: array<vec4f>;
 @group(0) @binding(12) var<storage, read_write> dk: array<vec4f>;
 @group(0) @binding(13) var<storage, read_write> dv: array<vec4f>;
+@group(0) @binding(14) var<storage, read_write> dsg: array<f32>;
 
 const HS4 = $HS4u;
 const HS = HS4 * 4u;
@@ -155,7 +161,9 @@ fn backwardDkDvBlocked(@builtin(local_invocation_index) tid: u32, @builtin(workg
       let vis = okA & vec4<bool>(r < rB) & (vec4u(jA) + LANE4 <= vec4u(off + r / u.G));
       let p = select(vec4f(0.0), exp2(sa[i] * u.scale2 - x.x), vis);
       kP[lr * K_PS4 + kgA] = p;
-      kDS[lr * K_PS4 + kgA] = p * (pa[i] - x.y);
+      let ds = p * (pa[i] - x.y);
+      kDS[lr * K_PS4 + kgA] = ds;
+$DS_STORE
     }
     workgroupBarrier();
     let n = min(K_BQ, rB - r0);
@@ -283,6 +291,54 @@ $PREP
       let vis = vec4<bool>(keyReal(b, key)) & rowOk & (vec4u(key) <= lim);
       let p = select(vec4f(0.0), exp2(sa[j] * u.scale2 - l2), vis);
       qDS[kk * Q_DS4 + rgA] = p * (pa[j] - dd);
+    }
+    workgroupBarrier();
+    let n = min(Q_BC, kEnd - k0);
+    for (var kk = 0u; kk < n; kk++) {
+      let ds = qDS[kk * Q_DS4 + rgC];
+      for (var w = 0u; w < Q_W; w++) {
+        let kv = qK[kk * RS + cC + Q_NC * w];
+        g[4u * w] = fma(vec4f(ds.x), kv, g[4u * w]); g[4u * w + 1u] = fma(vec4f(ds.y), kv, g[4u * w + 1u]);
+        g[4u * w + 2u] = fma(vec4f(ds.z), kv, g[4u * w + 2u]); g[4u * w + 3u] = fma(vec4f(ds.w), kv, g[4u * w + 3u]);
+      }
+    }
+  }
+  for (var c = 0u; c < 4u; c++) {
+    let r = r0 + rgC * 4u + c;
+    if (r < R) {
+      for (var w = 0u; w < Q_W; w++) { dq[qIndex(b, kvh, r) + cC + Q_NC * w] = g[4u * w + c] * u.scale; }
+    }
+  }
+}
+
+@compute @workgroup_size(Q_NT)
+fn backwardDqFromDs(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: vec3u) {
+  let b = wg.z;
+  let kvh = wg.y;
+  let R = u.Tq * u.G;
+  let nRB = (R + Q_BR - 1u) / Q_BR;
+  let r0 = (nRB - 1u - wg.x) * Q_BR;   // the last rows see the most keys: start them first
+  let off = u.Tk - u.Tq;
+  let dsRows = (b * u.NKV + kvh) * R;
+  let cC = tid % Q_NC;
+  let rgC = tid / Q_NC;
+  var g = array<vec4f, 4 * Q_W>();
+  let kEnd = off + (min(r0 + Q_BR, R) - 1u) / u.G + 1u;
+  for (var k0 = 0u; k0 < kEnd; k0 += Q_BC) {
+    workgroupBarrier();
+    for (var e = tid; e < Q_BC * HS4; e += Q_NT) {
+      let kk = e / HS4;
+      let a = kIndex(b, kvh, min(k0 + kk, u.Tk - 1u)) + e % HS4;
+      qK[kk * RS + e % HS4] = select(vec4f(0.0), k[a], keyReal(b, k0 + kk));
+    }
+    for (var e = tid; e < Q_BR * Q_BC; e += Q_NT) {
+      let lr = e / Q_BC;
+      let kk = e % Q_BC;
+      let r = r0 + lr;
+      let j = k0 + kk;
+      let ok = r < R && j < u.Tk && j <= off + r / u.G;
+      let x = dsg[(dsRows + min(r, R - 1u)) * u.Tk + min(j, u.Tk - 1u)];
+      qDS[kk * Q_DS4 + lr / 4u][lr % 4u] = select(0.0, x, ok);
     }
     workgroupBarrier();
     let n = min(Q_BC, kEnd - k0);

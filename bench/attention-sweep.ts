@@ -13,8 +13,9 @@
 //   node scripts/bundle.mjs bench/attention-sweep.ts .devcarry/app && node .devcarry/app/attention-sweep.mjs --out F
 // Options: --quick (one tiny shape, few variants: a SwiftShader check)  --full  --budget MS (per timing, 300)
 //          --shapes BxTxNHxNKVxHS,...  --out FILE.json
+//          --peer FILE.json  PyTorch's SDPA figures (bench/baselines/kernels.py --attn with the same shapes), shown as ratios
 
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { type AttentionBenchCase, attentionBwdFlops, benchTensors, timeIt } from '../kernels/attention/attention.bench.ts';
 import {
   BACKWARD_CHOICE, type BackwardVariant, type BlockedBackward, attentionBackward, attentionForward, backwardChoice, backwardName, blockedUnfit,
@@ -30,6 +31,9 @@ const arg = (name: string): string | undefined => {
 const quick = process.argv.includes('--quick');
 const full = process.argv.includes('--full');
 const budgetMs = Number(arg('budget') ?? (quick ? 1 : 300));
+const peer: { device: string; rows: Array<{ op: string; shape: string; bwd_gflops?: number }> } | null =
+  arg('peer') ? JSON.parse(readFileSync(arg('peer')!, 'utf8')) : null;
+const torchBwd = (shape: string) => peer?.rows.find((r) => r.op === 'attention' && r.shape === shape)?.bwd_gflops;
 
 // B8 T512, B4 T1024 and B2 T2048 are bench:kernels' attention shapes; B8 T170 a 135M training iteration's.
 const shapes: AttentionBenchCase[] = (arg('shapes') ?? (quick ? '1x40x4x2x64' : '8x512x9x3x64,4x1024x9x3x64,2x2048x16x4x64,8x170x9x3x64'))
@@ -53,7 +57,8 @@ const gpu = await acquireNodeGpu({ log: console.log });
 const L = gpu.limits;
 console.log(
   `limits: workgroup memory ${L.maxComputeWorkgroupStorageSize} B, ${L.maxComputeInvocationsPerWorkgroup} invocations, ` +
-    `${L.maxStorageBuffersPerShaderStage} storage buffers; subgroups ${gpu.hasSubgroups}`,
+    `${L.maxStorageBuffersPerShaderStage} storage buffers, binding size ${L.maxStorageBufferBindingSize} B (a ds variant whose dS ` +
+    `(B * NH * T * T floats) exceeds it runs without ds); subgroups ${gpu.hasSubgroups}`,
 );
 
 interface Row { shape: string; T: number; variant: string; stage: string; ms: number; gflops: number; vsV1: number; err: number; bad: boolean }
@@ -160,14 +165,16 @@ for (const c of shapes) {
 
 for (const s of skipped) console.log(`skipped ${s.variant}: ${s.why}`);
 console.log(`\nattention backward on ${gpu.adapter.description || gpu.adapter.vendor} (GFLOP/s = 2.5x the causal forward's FLOPs / time)`);
-console.log('| shape | v1 GFLOP/s | launcher now | best | best GFLOP/s | x v1 |\n|---|---|---|---|---|---|');
+console.log(`| shape | v1 GFLOP/s | launcher now | best | best GFLOP/s | x v1 | torch GFLOP/s | best / torch |\n|${'---|'.repeat(8)}`);
 for (const c of shapes) {
   const shape = shapeStr(c);
   const v1 = rows.find((r) => r.shape === shape && r.variant === 'v1');
   const now = rows.find((r) => r.shape === shape && r.stage === 'now') ?? v1;
   const b = best[shape];
   if (!v1 || !b) continue;
-  console.log(`| ${shape} | ${num(v1.gflops)} | ${now ? `${now.variant} ${num(now.gflops)}` : ''} | ${b.variant} | ${num(b.gflops)} | ${(v1.ms / b.ms).toFixed(2)} |`);
+  const torch = torchBwd(shape);
+  const vsTorch = torch ? (b.gflops / torch).toFixed(2) : '';
+  console.log(`| ${shape} | ${num(v1.gflops)} | ${now ? `${now.variant} ${num(now.gflops)}` : ''} | ${b.variant} | ${num(b.gflops)} | ${(v1.ms / b.ms).toFixed(2)} | ${torch ? num(torch) : ''} | ${vsTorch} |`);
 }
 // The table rows: the best variant of each measured T (HS = 64 shapes), each serving up to halfway to the next T.
 const ts = [...new Set(shapes.filter((c) => c.HS === 64 && best[shapeStr(c)]).map((c) => c.T))].sort((a, b) => a - b);

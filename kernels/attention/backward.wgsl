@@ -101,9 +101,10 @@ fn backwardDkDvBlocked(@builtin(local_invocation_index) tid: u32, @builtin(workg
   let k0 = (wg.x / u.NS) * K_BK;
   let R = u.Tq * u.G;
   let off = u.Tk - u.Tq;
+  // Neighbouring threads take neighbouring keys, so their transposed writes hit different banks.
   for (var e = tid; e < K_BK * HS4; e += K_NT) {
-    let kk = e / HS4;
-    let d4 = e % HS4;
+    let kk = e % K_BK;
+    let d4 = e / K_BK;
     let kj = min(k0 + kk, u.Tk - 1u);
     let ok = keyReal(b, k0 + kk);
     let a = kIndex(b, kvh, kj) + d4;
@@ -232,9 +233,9 @@ fn backwardDqBlocked(@builtin(local_invocation_index) tid: u32, @builtin(workgro
   let nRB = (R + Q_BR - 1u) / Q_BR;
   let r0 = (nRB - 1u - wg.x) * Q_BR;   // the last rows see the most keys: start them first
   let off = u.Tk - u.Tq;
-  for (var e = tid; e < Q_BR * HS4; e += Q_NT) {
-    let lr = e / HS4;
-    let d4 = e % HS4;
+  for (var e = tid; e < Q_BR * HS4; e += Q_NT) {   // neighbouring threads, neighbouring rows (as above)
+    let lr = e % Q_BR;
+    let d4 = e / Q_BR;
     let a = qIndex(b, kvh, min(r0 + lr, R - 1u)) + d4;
     let qx = q[a];
     let ox = dout[a];

@@ -1,5 +1,6 @@
 // Launchers for causal flash attention (forward saving the log-sum-exp, and its deterministic backward)
-// with grouped-query heads, a key padding mask and KV caches of larger capacity. Layouts in attention.wgsl.
+// with grouped-query heads, a key padding mask and KV caches of larger capacity. Layouts in attention.wgsl;
+// the register-blocked backward variants in backward.wgsl, picked per sequence length by BACKWARD_CHOICE.
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { GpuError, shapeError } from '../../src/gpu/errors.ts';

@@ -43,7 +43,7 @@ const shapes: AttentionBenchCase[] = (arg('shapes') ?? (quick ? '1x40x4x2x64' : 
 // keys per tile, vec4 columns per thread] of dq. Those the device cannot fit are listed as skipped.
 const DKDV: Array<[number, number, number]> = quick
   ? [[32, 16, 1], [16, 32, 2]]
-  : [[32, 32, 1], [32, 32, 2], [32, 16, 1], [32, 16, 2], [16, 32, 1], [16, 32, 2], [16, 16, 1], [64, 16, 1], [64, 32, 2]];
+  : [[32, 32, 1], [32, 32, 2], [32, 16, 1], [32, 16, 2], [16, 32, 1], [16, 32, 2], [16, 16, 1], [64, 8, 2], [64, 16, 1], [64, 16, 2], [64, 32, 2]];
 const SPLITS = quick ? [1, 2] : [1, 2, 4, 8];
 const DQ: Array<[number, number, number]> = quick
   ? [[32, 16, 1], [32, 16, 2]]

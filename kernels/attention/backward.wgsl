@@ -8,7 +8,7 @@
 //     the longest first). K and V are held transposed (d-major, 4 keys a vec4); Q and dO tiles of K_BQ rows
 //     row-major; per tile:
 //       phase A (S^T, dP^T): thread = 4 keys x K_TR rows (rows rg, rg + HS4 / K_W, ...); per 4 dims it
-//         reads 8 K/V vec4s and K_TR Q/dO vec4s for 32 * K_TR FMAs. P^T and dS^T go to workgroup memory.
+//         reads 8 K/V vec4s and 2 * K_TR Q/dO vec4s for 32 * K_TR FMAs. P^T and dS^T go to workgroup memory.
 //       phase C (dV += P^T dO, dK += dS^T Q): thread = 4 keys x K_W vec4 columns (c, c + HS4 / K_W, ...);
 //         per row 2 + 2 * K_W vec4 reads for 32 * K_W FMAs. dk/dv (dk scaled) go to pk/pv at split s:
 //         (NS, B, Tcap, NKV, HS); NS = 1 writes dk/dv.

@@ -1,5 +1,6 @@
 // Timing of causal attention forward and backward (llm.c's dev/cuda habit: a benchmark beside the kernel).
-// bench/kernels.ts calls benchAttention and prints the rows.
+// bench/kernels.ts calls benchAttention and prints the rows; bench/attention-sweep.ts times the backward's
+// variants with the same inputs, timer and FLOP convention.
 
 import { Rng } from '../../src/common/rng.ts';
 import type { Gpu } from '../../src/gpu/gpu.ts';
@@ -14,13 +15,13 @@ export const attentionFwdFlops = (c: AttentionBenchCase): number => (4 * c.B * c
 export const attentionBwdFlops = (c: AttentionBenchCase): number => 2.5 * attentionFwdFlops(c);
 
 /** n seeded values in [-1, 1) (not testing.ts's randn: that module imports vitest). */
-function randn(n: number, seed: number): Float32Array {
+export function randn(n: number, seed: number): Float32Array {
   const rng = new Rng(seed);
   return Float32Array.from({ length: n }, () => rng.next() * 2 - 1);
 }
 
 /** Mean milliseconds of `fn` over enough repetitions to last about `budgetMs`, after a warm-up. */
-async function timeIt(gpu: Gpu, fn: () => void, budgetMs: number): Promise<number> {
+export async function timeIt(gpu: Gpu, fn: () => void, budgetMs: number): Promise<number> {
   fn();
   await gpu.sync(); // warm-up: pipelines compiled, buffers touched
   let t0 = performance.now();
@@ -34,21 +35,28 @@ async function timeIt(gpu: Gpu, fn: () => void, budgetMs: number): Promise<numbe
   return (performance.now() - t0) / reps;
 }
 
+/** The benchmark's tensors for one case: seeded q, k, v, dout, and out, lse, dq, dk, dv to write. */
+export function benchTensors(gpu: Gpu, c: AttentionBenchCase) {
+  const { B, T, NH, NKV, HS } = c;
+  const qShape = [B, T, NH, HS];
+  const kShape = [B, T, NKV, HS];
+  return {
+    q: gpu.upload(randn(B * T * NH * HS, 1), qShape, 'f32', 'bench.q'),
+    k: gpu.upload(randn(B * T * NKV * HS, 2), kShape, 'f32', 'bench.k'),
+    v: gpu.upload(randn(B * T * NKV * HS, 3), kShape, 'f32', 'bench.v'),
+    dout: gpu.upload(randn(B * T * NH * HS, 4), qShape, 'f32', 'bench.dout'),
+    out: gpu.tensor(qShape, 'f32', 'bench.out'),
+    lse: gpu.tensor([B, NH, T], 'f32', 'bench.lse'),
+    dq: gpu.tensor(qShape, 'f32', 'bench.dq'),
+    dk: gpu.tensor(kShape, 'f32', 'bench.dk'),
+    dv: gpu.tensor(kShape, 'f32', 'bench.dv'),
+  };
+}
+
 export async function benchAttention(gpu: Gpu, cases: AttentionBenchCase[], budgetMs = 500): Promise<AttentionBenchRow[]> {
   const rows: AttentionBenchRow[] = [];
   for (const c of cases) {
-    const { B, T, NH, NKV, HS } = c;
-    const qShape = [B, T, NH, HS];
-    const kShape = [B, T, NKV, HS];
-    const q = gpu.upload(randn(B * T * NH * HS, 1), qShape, 'f32', 'bench.q');
-    const k = gpu.upload(randn(B * T * NKV * HS, 2), kShape, 'f32', 'bench.k');
-    const v = gpu.upload(randn(B * T * NKV * HS, 3), kShape, 'f32', 'bench.v');
-    const dout = gpu.upload(randn(B * T * NH * HS, 4), qShape, 'f32', 'bench.dout');
-    const out = gpu.tensor(qShape, 'f32', 'bench.out');
-    const lse = gpu.tensor([B, NH, T], 'f32', 'bench.lse');
-    const dq = gpu.tensor(qShape, 'f32', 'bench.dq');
-    const dk = gpu.tensor(kShape, 'f32', 'bench.dk');
-    const dv = gpu.tensor(kShape, 'f32', 'bench.dv');
+    const { q, k, v, dout, out, lse, dq, dk, dv } = benchTensors(gpu, c);
     const fwdMs = await timeIt(gpu, () => attentionForward(gpu, out, lse, q, k, v), budgetMs);
     const bwdMs = await timeIt(gpu, () => attentionBackward(gpu, dq, dk, dv, dout, q, k, v, out, lse), budgetMs);
     rows.push({

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { dot, expectClose, finiteDiff, randn, testGpu } from '../testing.ts';
-import { LSE_MASKED, attentionBackward, attentionForward, attentionSharedBytes, attentionTiles } from './attention.ts';
+import {
+  BACKWARD_CHOICE, LSE_MASKED, attentionBackward, attentionForward, attentionSharedBytes, attentionTiles, backwardName, blockedSharedBytes,
+  blockedUnfit, parseBackward,
+} from './attention.ts';
 import { type AttnDims, attentionBackwardRef, attentionForwardRef } from './attention.ref.ts';
 
 type MaskKind = 'none' | 'left' | 'right' | 'allpad';
@@ -48,9 +51,21 @@ describe('attention', () => {
   // replaced there, are checked on every case too, and 'regs' against 'direct' (run before it).
   const directRuns = new Map<string, Float32Array[]>();
   const PATHS = ['tiled', 'direct', 'regs'] as const;
-  for (const [c, path] of PATHS.flatMap((p) => CASES.map((c) => [c, p] as const))) {
-    it(`forward + backward ${path} ${name(c)}`, async () => {
+  // The register-blocked backwards of the tiled path (backward.wgsl), with tiles that fit SwiftShader's 32 KiB:
+  // one without splits or fused prep, one with both (3 splits: uneven shares, some empty) and 2 columns a
+  // thread, one with dq from the stored dS, and 64-key blocks (these fit 32 KiB only at small head sizes).
+  const BLOCKED = ['blocked:k32x16:q32x16:s1', 'blocked:k16x32w2:q16x32w2:s3:fused', 'blocked:k32x16:q64x32:s2:ds', 'blocked:k64x8w2:q64x16w2:s2'];
+  const runs: Array<[Case, (typeof PATHS)[number], string | undefined]> = [
+    ...PATHS.flatMap((p) => CASES.map((c) => [c, p, undefined] as [Case, (typeof PATHS)[number], undefined])),
+    ...BLOCKED.flatMap((b) => CASES.map((c) => [c, 'tiled', b] as [Case, 'tiled', string])),
+  ];
+  for (const [c, path, backward] of runs) {
+    it(`forward + backward ${backward ?? path} ${name(c)}`, async (ctx) => {
       const gpu = await testGpu();
+      if (backward) {
+        const unfit = blockedUnfit(c.HS, parseBackward(backward) as Exclude<ReturnType<typeof parseBackward>, 'v1'>, gpu.limits);
+        if (unfit) ctx.skip(unfit);
+      }
       const Tcap = c.Tcap ?? c.Tk;
       const d: AttnDims = { ...c, Tcap };
       const nq = c.B * c.Tq * c.NH * c.HS;
@@ -80,7 +95,7 @@ describe('attention', () => {
       const tk = gpu.upload(k, kShape, 'f32', 'k');
       const tv = gpu.upload(v, kShape, 'f32', 'v');
       const tmask = mask ? gpu.upload(mask, [c.B, Tcap], 'i32', 'mask') : undefined;
-      const opts = { mask: tmask, Tk: c.Tk, scale: c.scale, path };
+      const opts = { mask: tmask, Tk: c.Tk, scale: c.scale, path, backward: backward ?? 'v1' };
       const out = gpu.tensor(qShape, 'f32', 'out');
       const lse = gpu.tensor([c.B, c.NH, c.Tq], 'f32', 'lse');
       attentionForward(gpu, out, lse, tq, tk, tv, opts);
@@ -111,8 +126,10 @@ describe('attention', () => {
       }
       if (c.Tq === 65) {
         // deterministic: a second backward gives the same bits
+        const gk = await gpu.read(dk);
         attentionBackward(gpu, dq, dk, dv, tdout, tq, tk, tv, out, lse, opts);
         expect(Array.from(await gpu.read(dq))).toEqual(Array.from(gq));
+        expect(Array.from(await gpu.read(dk))).toEqual(Array.from(gk));
       }
       gpu.release(tq, tk, tv, tmask, out, lse, tdout, dq, dk, dv);
     });
@@ -148,6 +165,19 @@ describe('attention', () => {
         expect(Math.max(b.fwd, b.dkdv, b.dq), `HS=${HS} limit=${limit}`).toBeLessThanOrEqual(limit);
       }
     }
+  });
+
+  it('backward variants: names round-trip, the choice table parses, blocked tiles fit a 48 KiB device', () => {
+    for (const n of ['v1', 'blocked:k32x32:q32x32:s2:fused', 'blocked:k16x32w2:q64x16:s1', 'blocked:k16x32:q64x16w4:s8', 'blocked:k32x16:q64x32:s2:ds']) expect(backwardName(parseBackward(n))).toBe(n);
+    for (const r of BACKWARD_CHOICE) expect(() => parseBackward(r.variant)).not.toThrow();
+    expect(() => parseBackward('blocked:k32')).toThrow(/unknown backward variant/);
+    const lim = { maxComputeWorkgroupStorageSize: 49152, maxComputeInvocationsPerWorkgroup: 1024, maxComputeWorkgroupSizeX: 1024, maxStorageBuffersPerShaderStage: 16 };
+    const v = parseBackward('blocked:k32x32:q32x32:s1') as Exclude<ReturnType<typeof parseBackward>, 'v1'>;
+    expect(blockedUnfit(64, v, lim)).toBeNull();
+    expect(Math.max(blockedSharedBytes(64, v).dkdv, blockedSharedBytes(64, v).dq)).toBeLessThanOrEqual(49152);
+    expect(blockedUnfit(64, v, { ...lim, maxComputeWorkgroupStorageSize: 32768 })).toMatch(/workgroup memory/);
+    expect(blockedUnfit(64, parseBackward('blocked:k32x16:q32x16:s1:fused:ds') as Exclude<ReturnType<typeof parseBackward>, 'v1'>, lim)).toMatch(/cannot be fused/);
+    expect(blockedUnfit(80, v, lim)).toMatch(/multiples of HS \/ 4 \/ kW/);
   });
 
   it('rejects mismatched shapes and dtypes before dispatch', async () => {

@@ -1,5 +1,6 @@
 // Launchers for causal flash attention (forward saving the log-sum-exp, and its deterministic backward)
-// with grouped-query heads, a key padding mask and KV caches of larger capacity. Layouts in attention.wgsl.
+// with grouped-query heads, a key padding mask and KV caches of larger capacity. Layouts in attention.wgsl;
+// the register-blocked backward variants in backward.wgsl, picked per sequence length by BACKWARD_CHOICE.
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { GpuError, shapeError } from '../../src/gpu/errors.ts';
@@ -8,6 +9,7 @@ import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
 import { fillTemplate } from '../common.ts';
 import { LSE_MASKED } from './attention.ref.ts';
 import source from './attention.wgsl';
+import backwardSource from './backward.wgsl';
 import decodeSource from './decode.wgsl';
 import directSource from './direct.wgsl';
 import regsSource from './regs.wgsl';
@@ -38,6 +40,11 @@ export interface AttentionOptions {
    * named registers instead of indexed arrays). Default: 'regs' on CPU adapters (Gpu.cpu), 'tiled' elsewhere.
    */
   path?: AttentionPath;
+  /**
+   * Backward only, 'tiled' path: the variant (a BackwardVariant or its name, e.g. 'v1',
+   * 'blocked:k32x32:q32x32:s2:fused'). Default: backwardChoice(Tq, HS); one this device cannot fit runs 'v1'.
+   */
+  backward?: BackwardVariant | string;
 }
 
 export type AttentionPath = 'tiled' | 'direct' | 'regs';
@@ -132,6 +139,122 @@ const attentionPrograms = programFactory(
       dkdv: { key, code, entryPoint: 'backwardDkDv' },
       dq: { key, code, entryPoint: 'backwardDq' },
       tiles: t,
+    };
+  },
+);
+
+/**
+ * A backward of the 'tiled' path: 'v1' (attention.wgsl: a thread per key or row, LANES threads sharing its
+ * head dim) or a register-blocked one (backward.wgsl) with its tiles: dk/dv keys per workgroup x query rows
+ * per tile, dq rows per workgroup x keys per tile, the vec4 columns of dk/dv (kW) and dq (qW) per thread,
+ * `split` workgroups sharing each key block's query rows (partial dk/dv summed in a second pass),
+ * `fusePrep`: dq computes ld itself (no prep dispatch), and `ds`: dk/dv store dS (B * NH * Tq * Tk floats)
+ * and dq reads it instead of recomputing S and dP (not with fusePrep; without ds where it is too large).
+ */
+export interface BlockedBackward {
+  kBK: number; kBQ: number; kW: number;
+  qBR: number; qBC: number; qW: number;
+  split: number; fusePrep: boolean; ds?: boolean;
+}
+export type BackwardVariant = 'v1' | BlockedBackward;
+
+/** 'v1' or 'blocked:k<BK>x<BQ>[w<kW>]:q<BR>x<BC>[w<qW>]:s<split>[:fused][:ds]' (w1 is left out). */
+export function backwardName(v: BackwardVariant): string {
+  if (v === 'v1') return 'v1';
+  const w = (n: number) => (n === 1 ? '' : `w${n}`);
+  return `blocked:k${v.kBK}x${v.kBQ}${w(v.kW)}:q${v.qBR}x${v.qBC}${w(v.qW)}:s${v.split}${v.fusePrep ? ':fused' : ''}${v.ds ? ':ds' : ''}`;
+}
+
+export function parseBackward(name: string): BackwardVariant {
+  if (name === 'v1') return 'v1';
+  const m = /^blocked:k(\d+)x(\d+)(?:w(\d+))?:q(\d+)x(\d+)(?:w(\d+))?:s(\d+)(:fused)?(:ds)?$/.exec(name);
+  if (!m) shapeError('attentionBackward', `unknown backward variant '${name}': use 'v1' or one like 'blocked:k32x32:q32x32:s2:fused'`);
+  const [kBK, kBQ, kW, qBR, qBC, qW, split] = m.slice(1, 8).map((x) => Number(x ?? 1));
+  return { kBK, kBQ, kW, qBR, qBC, qW, split, fusePrep: Boolean(m[8]), ds: Boolean(m[9]) };
+}
+
+/** Bytes of workgroup memory of the blocked kernels (mirrors the var<workgroup> in backward.wgsl). */
+export function blockedSharedBytes(HS: number, v: BlockedBackward): { dkdv: number; dq: number } {
+  const RS = HS / 4 + 1;
+  return {
+    dkdv: (2 * HS * (v.kBK / 4) + 2 * v.kBQ * RS + 2 * v.kBQ * (v.kBK / 4 + 1)) * VEC4 + v.kBQ * 8,
+    dq: v.ds
+      ? (v.qBC * RS + v.qBC * (v.qBR / 4 + 1)) * VEC4
+      : (2 * HS * (v.qBR / 4) + 2 * v.qBC * RS + v.qBC * (v.qBR / 4 + 1)) * VEC4 + v.qBR * 8,
+  };
+}
+
+type Limits = Pick<GPUSupportedLimits, 'maxComputeWorkgroupStorageSize' | 'maxComputeInvocationsPerWorkgroup' | 'maxComputeWorkgroupSizeX' | 'maxStorageBuffersPerShaderStage'>;
+
+/** Why a blocked variant cannot run at head size HS on a device with these limits; null when it can. */
+export function blockedUnfit(HS: number, v: BlockedBackward, lim: Limits): string | null {
+  const HS4 = HS / 4;
+  const threads = Math.min(lim.maxComputeInvocationsPerWorkgroup, lim.maxComputeWorkgroupSizeX);
+  if (v.kBK % 4 || v.qBR % 4) return 'kBK and qBR must be multiples of 4';
+  if (HS4 % v.kW || HS4 % v.qW) return `kW and qW must divide HS / 4 = ${HS4}`;
+  if (v.kBQ % (HS4 / v.kW) || v.qBC % (HS4 / v.qW)) return `kBQ and qBC must be multiples of HS / 4 / kW = ${HS4 / v.kW} and HS / 4 / qW = ${HS4 / v.qW}`;
+  if (!(v.split >= 1)) return 'split must be >= 1';
+  if ((v.kBK / 4) * (HS4 / v.kW) > threads || (v.qBR / 4) * (HS4 / v.qW) > threads) return `more than ${threads} threads a workgroup`;
+  const b = blockedSharedBytes(HS, v);
+  if (Math.max(b.dkdv, b.dq) > lim.maxComputeWorkgroupStorageSize) return `needs ${Math.max(b.dkdv, b.dq)} bytes of workgroup memory, the device has ${lim.maxComputeWorkgroupStorageSize}`;
+  if (v.fusePrep && v.ds) return 'ds runs dq after dk/dv, so its prep cannot be fused into dq';
+  if ((v.fusePrep || v.ds) && lim.maxStorageBuffersPerShaderStage < 9) return 'the fused prep and ds bind 9 storage buffers';
+  return null;
+}
+
+/**
+ * The backward the launcher runs at head size 64, by sequence length (Tq): the first row with T <= maxT.
+ * Measured with bench/attention-sweep.ts, which prints the rows to put here. Other head sizes, and a
+ * variant the device cannot fit, run 'v1'.
+ */
+export const BACKWARD_CHOICE: ReadonlyArray<{ maxT: number; variant: string }> = [
+  { maxT: Infinity, variant: 'v1' },
+];
+
+export function backwardChoice(T: number, HS: number): BackwardVariant {
+  if (HS !== 64) return 'v1';
+  return parseBackward((BACKWARD_CHOICE.find((r) => T <= r.maxT) ?? BACKWARD_CHOICE[BACKWARD_CHOICE.length - 1]).variant);
+}
+
+interface BlockedPrograms { dkdv: Program; reduce: Program; dq: Program }
+
+const DS_STORE = [
+  'if (r < rB) {',
+  '  let a = (((b * u.NKV + kvh) * R + r) * u.Tk + jA);',
+  '  if (jA < u.Tk) { dsg[a] = ds.x; }',
+  '  if (jA + 1u < u.Tk) { dsg[a + 1u] = ds.y; }',
+  '  if (jA + 2u < u.Tk) { dsg[a + 2u] = ds.z; }',
+  '  if (jA + 3u < u.Tk) { dsg[a + 3u] = ds.w; }',
+  '}',
+];
+const blockedPrograms = programFactory(
+  (HS: number, v: BlockedBackward) => `${HS}:${backwardName({ ...v, split: 1 })}`,
+  (HS: number, v: BlockedBackward): BlockedPrograms => {
+    const prep = v.fusePrep
+      ? [
+          'let L = lse[hIndex(b, kvh, r)];',
+          'let a = qIndex(b, kvh, r);',
+          'var acc = vec4f(0.0);',
+          'for (var d = 0u; d < HS4; d++) { acc = fma(dout[a + d], out[a + d], acc); }',
+          '// A fully masked row keeps a huge lse: every p it produces is masked to 0 anyway.',
+          'let x = vec2f(select(L * LOG2E, LSE_MASKED, L <= NEG_HALF), (acc.x + acc.y) + (acc.z + acc.w));',
+          'qLD[lr] = x;',
+          'if (r0 + lr < R) { ld[hIndex(b, kvh, r)] = x; }',
+        ]
+      : ['qLD[lr] = ld[hIndex(b, kvh, r)];'];
+    const code = () =>
+      fillTemplate(backwardSource, {
+        HS4: String(HS / 4),
+        K_BK: String(v.kBK), K_BQ: String(v.kBQ), K_W: String(v.kW),
+        Q_BR: String(v.qBR), Q_BC: String(v.qBC), Q_W: String(v.qW),
+        PREP: prep.map((l) => `    ${l}`).join('\n'),
+        DS_STORE: v.ds ? DS_STORE.map((l) => `      ${l}`).join('\n') : '',
+      });
+    const key = `attention:bwd:hs${HS}:${backwardName({ ...v, split: 1 }).slice('blocked:'.length).replace(':s1', '')}`;
+    return {
+      dkdv: { key, code, entryPoint: 'backwardDkDvBlocked' },
+      reduce: { key, code, entryPoint: 'backwardDkDvReduce' },
+      dq: { key, code, entryPoint: v.ds ? 'backwardDqFromDs' : 'backwardDqBlocked' },
     };
   },
 );
@@ -333,6 +456,15 @@ export function attentionBackward(
   const p = attentionPrograms(gpu, d.HS);
   const R = d.Tq * (d.NH / d.NKV);
   const ld = gpu.tensor([d.B, d.NH, d.Tq, 2], 'f32', 'attention.ld');
+  const asked = opts.backward ?? backwardChoice(d.Tq, d.HS);
+  let variant = typeof asked === 'string' ? parseBackward(asked) : asked;
+  const dsBytes = d.B * d.NH * d.Tq * d.Tk * 4;
+  if (variant !== 'v1' && variant.ds && dsBytes > Math.min(gpu.limits.maxStorageBufferBindingSize, gpu.limits.maxBufferSize)) variant = { ...variant, ds: false };
+  if (variant !== 'v1' && blockedUnfit(d.HS, variant, gpu.limits) === null) {
+    blockedBackward(gpu, p, variant, d, { dq, dk, dv, dout, q, k, v, out, lse, ld, mask: maskOf(gpu, opts) });
+    gpu.release(ld);
+    return;
+  }
   gpu.run({
     program: p.prep,
     bindings: [undefined, undefined, undefined, undefined, out, lse, dout, ld],
@@ -353,4 +485,50 @@ export function attentionBackward(
   });
   // Back to the pool once these dispatches are recorded: later writes to it are ordered after them.
   gpu.release(ld);
+}
+
+interface BackwardTensors { dq: Tensor; dk: Tensor; dv: Tensor; dout: Tensor; q: Tensor; k: Tensor; v: Tensor; out: Tensor; lse: Tensor; ld: Tensor; mask: Tensor }
+
+/** The blocked backward: [prep,] dq (which computes ld when fused), dk/dv [, the sum of its splits]; with ds: prep, dk/dv (storing dS) [, sum], dq. */
+function blockedBackward(gpu: Gpu, v1: AttentionPrograms, v: BlockedBackward, d: Dims, t: BackwardTensors): void {
+  const p = blockedPrograms(d.HS, v);
+  const u = uniforms(d);
+  u[11] = v.split;
+  const R = d.Tq * (d.NH / d.NKV);
+  if (!v.fusePrep) {
+    gpu.run({ program: v1.prep, bindings: [undefined, undefined, undefined, undefined, t.out, t.lse, t.dout, t.ld], uniforms: u, workgroups: grid1d(Math.ceil((d.B * d.Tq * d.NH) / 64)) });
+  }
+  const dqGrid: [number, number, number] = [Math.ceil(R / v.qBR), d.NKV, d.B];
+  if (!v.ds) {
+    gpu.run({
+      program: p.dq,
+      bindings: [t.q, t.k, t.v, t.mask, v.fusePrep ? t.out : undefined, v.fusePrep ? t.lse : undefined, t.dout, t.ld, t.dq],
+      uniforms: u,
+      workgroups: dqGrid,
+    });
+  }
+  const kShape = [v.split, d.B, d.Tcap, d.NKV, d.HS];
+  const pk = v.split > 1 ? gpu.tensor(kShape, 'f32', 'attention.pdk') : t.dk;
+  const pv = v.split > 1 ? gpu.tensor(kShape, 'f32', 'attention.pdv') : t.dv;
+  const ds = v.ds ? gpu.tensor([d.B, d.NKV, R, d.Tk], 'f32', 'attention.ds') : undefined;
+  const none = [undefined, undefined] as const;
+  gpu.run({
+    program: p.dkdv,
+    bindings: [t.q, t.k, t.v, t.mask, undefined, undefined, t.dout, t.ld, undefined, pk, pv, ...none, ds],
+    uniforms: u,
+    workgroups: [Math.ceil(d.Tcap / v.kBK) * v.split, d.NKV, d.B],
+  });
+  if (v.split > 1) {
+    gpu.run({
+      program: p.reduce,
+      bindings: [undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, pk, pv, t.dk, t.dv],
+      uniforms: u,
+      workgroups: grid1d(Math.ceil((d.B * d.Tcap * d.NKV * (d.HS / 4)) / 64)),
+    });
+    gpu.release(pk, pv);
+  }
+  if (ds) {
+    gpu.run({ program: p.dq, bindings: [undefined, t.k, undefined, t.mask, undefined, undefined, undefined, undefined, t.dq, undefined, undefined, ...none, ds], uniforms: u, workgroups: dqGrid });
+    gpu.release(ds);
+  }
 }

@@ -204,11 +204,14 @@ export function blockedUnfit(HS: number, v: BlockedBackward, lim: Limits): strin
 
 /**
  * The backward the launcher runs at head size 64, by sequence length (Tq): the first row with T <= maxT.
- * Measured with bench/attention-sweep.ts, which prints the rows to put here. Other head sizes, and a
- * variant the device cannot fit, run 'v1'.
+ * Measured with bench/attention-sweep.ts, which prints the rows to put here (H200, 2026-11-27: 1.5-1.7x v1 at
+ * T 170-2048; BENCHMARKS.md). Other head sizes, and a variant the device cannot fit, run 'v1'.
  */
 export const BACKWARD_CHOICE: ReadonlyArray<{ maxT: number; variant: string }> = [
-  { maxT: Infinity, variant: 'v1' },
+  { maxT: 341, variant: 'blocked:k32x32:q32x32:s1:fused' },
+  { maxT: 768, variant: 'blocked:k32x32:q32x32:s2:ds' },
+  { maxT: 1536, variant: 'blocked:k32x32:q32x32:s8:ds' },
+  { maxT: Infinity, variant: 'blocked:k32x32:q64x16w2:s2:fused' },
 ];
 
 export function backwardChoice(T: number, HS: number): BackwardVariant {

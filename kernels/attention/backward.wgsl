@@ -225,6 +225,28 @@ var<workgroup> qV: array<vec4f, Q_BC * RS>;
 var<workgroup> qDS: array<vec4f, Q_BC * Q_DS4>; // dS^T: [key][row / 4]
 var<workgroup> qLD: array<vec2f, Q_BR>;
 
+/** g += dS (the tile in qDS, rows rgC*4..+3) . K (the tile in qK, columns cC + Q_NC w) over the tile's n keys. */
+fn dsTimesK(g: ptr<function, array<vec4f, 4 * Q_W>>, n: u32, rgC: u32, cC: u32) {
+  for (var kk = 0u; kk < n; kk++) {
+    let ds = qDS[kk * Q_DS4 + rgC];
+    for (var w = 0u; w < Q_W; w++) {
+      let kv = qK[kk * RS + cC + Q_NC * w];
+      (*g)[4u * w] = fma(vec4f(ds.x), kv, (*g)[4u * w]); (*g)[4u * w + 1u] = fma(vec4f(ds.y), kv, (*g)[4u * w + 1u]);
+      (*g)[4u * w + 2u] = fma(vec4f(ds.z), kv, (*g)[4u * w + 2u]); (*g)[4u * w + 3u] = fma(vec4f(ds.w), kv, (*g)[4u * w + 3u]);
+    }
+  }
+}
+
+/** dq of the thread's 4 rows (r0 + rgC*4 ..) and columns, scaled. */
+fn storeDq(g: ptr<function, array<vec4f, 4 * Q_W>>, b: u32, kvh: u32, r0: u32, R: u32, rgC: u32, cC: u32) {
+  for (var c = 0u; c < 4u; c++) {
+    let r = r0 + rgC * 4u + c;
+    if (r < R) {
+      for (var w = 0u; w < Q_W; w++) { dq[qIndex(b, kvh, r) + cC + Q_NC * w] = (*g)[4u * w + c] * u.scale; }
+    }
+  }
+}
+
 @compute @workgroup_size(Q_NT)
 fn backwardDqBlocked(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: vec3u) {
   let b = wg.z;
@@ -294,22 +316,9 @@ $PREP
       qDS[kk * Q_DS4 + rgA] = p * (pa[j] - dd);
     }
     workgroupBarrier();
-    let n = min(Q_BC, kEnd - k0);
-    for (var kk = 0u; kk < n; kk++) {
-      let ds = qDS[kk * Q_DS4 + rgC];
-      for (var w = 0u; w < Q_W; w++) {
-        let kv = qK[kk * RS + cC + Q_NC * w];
-        g[4u * w] = fma(vec4f(ds.x), kv, g[4u * w]); g[4u * w + 1u] = fma(vec4f(ds.y), kv, g[4u * w + 1u]);
-        g[4u * w + 2u] = fma(vec4f(ds.z), kv, g[4u * w + 2u]); g[4u * w + 3u] = fma(vec4f(ds.w), kv, g[4u * w + 3u]);
-      }
-    }
+    dsTimesK(&g, min(Q_BC, kEnd - k0), rgC, cC);
   }
-  for (var c = 0u; c < 4u; c++) {
-    let r = r0 + rgC * 4u + c;
-    if (r < R) {
-      for (var w = 0u; w < Q_W; w++) { dq[qIndex(b, kvh, r) + cC + Q_NC * w] = g[4u * w + c] * u.scale; }
-    }
-  }
+  storeDq(&g, b, kvh, r0, R, rgC, cC);
 }
 
 @compute @workgroup_size(Q_NT)
@@ -342,20 +351,7 @@ fn backwardDqFromDs(@builtin(local_invocation_index) tid: u32, @builtin(workgrou
       qDS[kk * Q_DS4 + lr / 4u][lr % 4u] = select(0.0, x, ok);
     }
     workgroupBarrier();
-    let n = min(Q_BC, kEnd - k0);
-    for (var kk = 0u; kk < n; kk++) {
-      let ds = qDS[kk * Q_DS4 + rgC];
-      for (var w = 0u; w < Q_W; w++) {
-        let kv = qK[kk * RS + cC + Q_NC * w];
-        g[4u * w] = fma(vec4f(ds.x), kv, g[4u * w]); g[4u * w + 1u] = fma(vec4f(ds.y), kv, g[4u * w + 1u]);
-        g[4u * w + 2u] = fma(vec4f(ds.z), kv, g[4u * w + 2u]); g[4u * w + 3u] = fma(vec4f(ds.w), kv, g[4u * w + 3u]);
-      }
-    }
+    dsTimesK(&g, min(Q_BC, kEnd - k0), rgC, cC);
   }
-  for (var c = 0u; c < 4u; c++) {
-    let r = r0 + rgC * 4u + c;
-    if (r < R) {
-      for (var w = 0u; w < Q_W; w++) { dq[qIndex(b, kvh, r) + cC + Q_NC * w] = g[4u * w + c] * u.scale; }
-    }
-  }
+  storeDq(&g, b, kvh, r0, R, rgC, cC);
 }

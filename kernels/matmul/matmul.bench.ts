@@ -1,5 +1,8 @@
 // A small benchmark of the matmul kernel (llm.c's dev/cuda habit): time per call and GFLOP/s for a list of
-// shapes, measured with gpu.sync() around a batch of repetitions after a warm-up.
+// shapes (and of variants per shape, on the same inputs), measured with gpu.sync() around a batch of
+// repetitions after a warm-up; with `rounds` > 1 the median of that many batches, and with `timestamps`
+// also the GPU time per call from timestamp queries (Gpu.startProfile: each dispatch in a pass of its own,
+// summed over the call's dispatches, e.g. a split-K product and its reduction).
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import type { Tensor } from '../../src/gpu/tensor.ts';
@@ -13,18 +16,34 @@ export interface MatmulBenchOpts {
   bDtype?: WeightDType;
   batch?: number;
   variant?: MatmulVariant | TileConfig;
-  /** Repetitions per shape; default: enough for about 0.3 s of GPU time (3 to 200). */
+  /** Several variants timed on the same inputs (a row each, in this order); overrides `variant`. */
+  variants?: Array<MatmulVariant | TileConfig | undefined>;
+  /** Repetitions per round; default: enough for about `roundMs` of GPU time (3 to 200). */
   reps?: number;
   warmup?: number;
+  /** Timed rounds of `reps` calls; a row reports the median (default 1). */
+  rounds?: number;
+  /** Target length of a round in ms for the default reps (default 300). */
+  roundMs?: number;
+  /** Also time the rounds with GPU timestamps (gpuMs), where the device has them. */
+  timestamps?: boolean;
 }
 
 export interface MatmulBenchRow {
   shape: [M: number, N: number, K: number];
   /** The program key that ran, e.g. 'matmul:nn:f32:128x128x16_8x8'. */
   variant: string;
+  /** Wall time per call: the median over rounds of (submit + wait around `reps` calls) / reps. */
   ms: number;
   gflops: number;
+  /** GPU time per call from timestamp queries (median over rounds), when asked for and available. */
+  gpuMs?: number;
 }
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
 
 /** Deterministic values in [-1, 1) without a float64 detour (4096^2 elements upload quickly). */
 function fillValues(n: number, seed: number): Float32Array {
@@ -45,19 +64,33 @@ export async function benchMatmul(gpu: Gpu, shapes: Array<[number, number, numbe
     const a = gpu.upload(fillValues(batch * M * K, 1), [...lead, ...(opts.transA ? [K, M] : [M, K])], 'f32', 'bench.a');
     const b = gpu.upload(fillValues(batch * K * N, 2), [...lead, ...(opts.transB ? [N, K] : [K, N])], opts.bDtype ?? 'f32', 'bench.b');
     const c: Tensor = gpu.tensor([...lead, M, N], 'f32', 'bench.c');
-    const call = () => matmul(gpu, c, a, b, { transA: opts.transA, transB: opts.transB, variant: opts.variant });
-    for (let i = 0; i < (opts.warmup ?? 2); i++) call();
-    await gpu.sync();
-    let t0 = performance.now();
-    const key = call();
-    await gpu.sync();
-    const once = performance.now() - t0;
-    const reps = opts.reps ?? Math.min(200, Math.max(3, Math.ceil(300 / Math.max(once, 1e-3))));
-    t0 = performance.now();
-    for (let i = 0; i < reps; i++) call();
-    await gpu.sync();
-    const ms = (performance.now() - t0) / reps;
-    rows.push({ shape: [M, N, K], variant: key, ms, gflops: (2 * batch * M * N * K) / (ms * 1e6) });
+    const flops = 2 * batch * M * N * K;
+    for (const variant of opts.variants ?? [opts.variant]) {
+      const call = () => matmul(gpu, c, a, b, { transA: opts.transA, transB: opts.transB, variant });
+      for (let i = 0; i < (opts.warmup ?? 2); i++) call();
+      await gpu.sync();
+      let t0 = performance.now();
+      const key = call();
+      await gpu.sync();
+      const once = performance.now() - t0;
+      const reps = opts.reps ?? Math.min(200, Math.max(3, Math.ceil((opts.roundMs ?? 300) / Math.max(once, 1e-3))));
+      const wall: number[] = [];
+      const gpuTimes: number[] = [];
+      for (let r = 0; r < (opts.rounds ?? 1); r++) {
+        t0 = performance.now();
+        for (let i = 0; i < reps; i++) call();
+        await gpu.sync();
+        wall.push((performance.now() - t0) / reps);
+        if (opts.timestamps && gpu.hasTimestamps) {
+          gpu.startProfile();
+          for (let i = 0; i < reps; i++) call();
+          gpuTimes.push((await gpu.stopProfile()).reduce((s, k) => s + k.ms, 0) / reps);
+        }
+      }
+      const ms = median(wall);
+      const gpuMs = gpuTimes.length ? median(gpuTimes) : undefined;
+      rows.push({ shape: [M, N, K], variant: key, ms, gflops: flops / (ms * 1e6), ...(gpuMs === undefined ? {} : { gpuMs }) });
+    }
     gpu.release(a, b, c);
   }
   return rows;

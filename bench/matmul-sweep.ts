@@ -1,0 +1,252 @@
+// `npm run bench:matmul-sweep`: every candidate matmul variant on the products of a SmolLM2-135M training
+// step, to fill chooseVariant's PICKS table (kernels/matmul/matmul.ts) from measurements.
+//   Shapes: for each Linear (out, in) and token count T, the forward out (T, out) = x (T, in) . W^T ('nt',
+//   M = T, N = out, K = in), the input gradient dX (T, in) = dY (T, out) . W ('nn', M = T, N = in, K = out) and
+//   the weight gradient dW (out, in) = dY^T . X ('tn', M = out, N = in, K = T: few output tiles, long K, where
+//   split-K variants '<tile>:k<S>' compete); plus 4096^3 and 2048^3 ('nn', PyTorch's usual yardstick).
+//   Variants: the current default (chooseVariant with an empty PICKS table), every tile of TILES that fits
+//   the device's workgroup memory, and split-K variants where the product has few output tiles.
+// First every variant is checked against the float64 reference on small edge shapes, for every transpose;
+// a variant that fails is reported and left out of the timing. Then each (shape, variant) is timed on the
+// same inputs after a warm-up: the median of `--rounds` rounds of wall time (submit + wait around many calls)
+// and, where the device has timestamp queries, of GPU time (kernelMatmul's conventions). TFLOP/s come from
+// the GPU time when present (else wall). It prints one table per shape, a summary (default vs best), and
+// the PICKS rows to paste where a variant beats the default by --min-gain (default 5 %).
+// Options:
+//   --out FILE          writes every row, the summary and the picks as JSON
+//   --quick             one tiny shape and a few variants (a smoke test, e.g. on SwiftShader)
+//   --tokens 1365,4096  token counts T        --only q,lm_head,cube   linears (and 'cube') to sweep
+//   --variants a,b      only these variants (plus the default)      --rounds 5   --round-ms 40
+//   --dtype f32|bf16    storage of the weight operand of the forward and dX products (default f32)
+//   --peer FILE         PyTorch figures (bench/baselines/kernels.py --out, nn at the same MxNxK), as ratios
+
+import { readFileSync, writeFileSync } from 'node:fs';
+import { type MatmulBenchRow, benchMatmul } from '../kernels/matmul/matmul.bench.ts';
+import {
+  type MatmulVariant, PICKS, type Pick, TILES, type TileName, chooseVariant, matmul, tileSharedBytes, tiledVariant,
+} from '../kernels/matmul/matmul.ts';
+import { matmulRef } from '../kernels/matmul/matmul.ref.ts';
+import type { WeightDType } from '../kernels/common.ts';
+import { acquireNodeGpu, ensureVulkanEnv } from '../src/gpu/node.ts';
+import { counts, countsLine } from './counters.ts';
+
+await ensureVulkanEnv();
+
+const arg = (name: string): string | undefined => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : undefined;
+};
+const list = (s: string | undefined): string[] | undefined => s?.split(',').filter(Boolean);
+const quick = process.argv.includes('--quick');
+const dtype = (arg('dtype') ?? 'f32') as WeightDType;
+const rounds = Number(arg('rounds') ?? (quick ? 2 : 5));
+const roundMs = Number(arg('round-ms') ?? (quick ? 5 : 40));
+const minGain = Number(arg('min-gain') ?? 0.05);
+
+const gpu = await acquireNodeGpu({ log: console.log });
+const shared = gpu.limits.maxComputeWorkgroupStorageSize;
+console.log(`device: ${gpu.adapter.description || gpu.adapter.vendor}; workgroup memory ${shared} bytes; timestamps ${gpu.hasTimestamps ? 'yes (TFLOP/s from GPU time)' : 'no (TFLOP/s from wall time)'}; subgroups ${gpu.hasSubgroups ? 'yes' : 'no'}`);
+if (PICKS.length) console.log(`note: PICKS already holds ${PICKS.length} row(s); 'default' below is the rule without them`);
+
+// ---- the products ------------------------------------------------------------------------------------
+
+type Trans = 'nn' | 'nt' | 'tn' | 'tt';
+interface Product {
+  /** e.g. 'q,o fwd T=1365'. */
+  name: string;
+  trans: Trans;
+  M: number; N: number; K: number;
+  /** Which dim is the token count (its PICKS range is widened to a bucket of token counts); none for cubes. */
+  tokenDim?: 'M' | 'K';
+  /** Storage of B (the weight, for fwd and dX). */
+  bDtype: WeightDType;
+}
+
+/** SmolLM2-135M's Linears: (out, in) of W (hidden 576, intermediate 1536, 9 q heads and 3 kv heads of 64, vocab 49152). */
+const LINEARS: Array<[name: string, out: number, inp: number]> = [
+  ['q,o', 576, 576], ['k,v', 192, 576], ['gate,up', 1536, 576], ['gate+up', 3072, 576], ['down', 576, 1536], ['lm_head', 49152, 576],
+];
+const tokens = (list(arg('tokens')) ?? (quick ? ['300'] : ['1365', '4096'])).map(Number);
+const only = list(arg('only'));
+const products: Product[] = [];
+if (quick) {
+  products.push({ name: `quick fwd T=${tokens[0]}`, trans: 'nt', M: tokens[0], N: 40, K: 72, tokenDim: 'M', bDtype: dtype });
+  products.push({ name: `quick dW T=${tokens[0]}`, trans: 'tn', M: 40, N: 72, K: tokens[0], tokenDim: 'K', bDtype: 'f32' });
+} else {
+  for (const [name, out, inp] of LINEARS) {
+    if (only && !only.includes(name)) continue;
+    for (const T of tokens) {
+      products.push({ name: `${name} fwd T=${T}`, trans: 'nt', M: T, N: out, K: inp, tokenDim: 'M', bDtype: dtype });
+      products.push({ name: `${name} dX T=${T}`, trans: 'nn', M: T, N: inp, K: out, tokenDim: 'M', bDtype: dtype });
+      products.push({ name: `${name} dW T=${T}`, trans: 'tn', M: out, N: inp, K: T, tokenDim: 'K', bDtype: 'f32' });
+    }
+  }
+  if (!only || only.includes('cube')) {
+    for (const n of [4096, 2048]) products.push({ name: `cube ${n}`, trans: 'nn', M: n, N: n, K: n, bDtype: 'f32' });
+  }
+}
+
+// ---- the variants ------------------------------------------------------------------------------------
+
+const fits = (v: MatmulVariant) => { const t = tiledVariant(v); return !t || tileSharedBytes(t.tile) <= shared; };
+const TILED: TileName[] = quick ? ['mid'] : ['big', 'big8', 'mid', 'big16', 'huge', 'tall', 'wide', 'mid8', 'n96', 'n96s'];
+const SPLIT_TILES: TileName[] = quick ? ['mid'] : ['mid', 'mid8', 'tall', 'n96s'];
+const chosenVariants = list(arg('variants')) as MatmulVariant[] | undefined;
+const defaultOf = (p: Product): MatmulVariant =>
+  chooseVariant({ M: p.M, N: p.N, K: p.K, transA: p.trans[0] === 't', transB: p.trans[1] === 't' }, shared, []);
+
+/** The candidates for one product: the default first, then tiles, then splits where output tiles are few. */
+function candidates(p: Product): MatmulVariant[] {
+  const out = new Set<MatmulVariant>([defaultOf(p)]);
+  const add = (v: MatmulVariant) => { if (fits(v) && (!chosenVariants || chosenVariants.includes(v))) out.add(v); };
+  for (const t of TILED) add(t);
+  // 64x64 output tiles: at most 1024 of them (8 per SM of a 132-SM H200), and K long enough to share.
+  if (Math.ceil(p.M / 64) * Math.ceil(p.N / 64) <= 1024 && p.K >= 256) {
+    for (const t of SPLIT_TILES) for (const s of quick ? [2] : [2, 4, 8, 16]) if (p.K / s >= 64) add(`${t}:k${s}`);
+  }
+  return [...out];
+}
+
+// ---- correctness first: every variant against the float64 reference ------------------------------------
+
+/** Seeded values in [-1, 1). */
+function values(n: number, seed: number): Float32Array {
+  const out = new Float32Array(n);
+  let s = seed >>> 0;
+  for (let i = 0; i < n; i++) { s = (Math.imul(s, 1664525) + 1013904223) >>> 0; out[i] = s / 2147483648 - 1; }
+  return out;
+}
+
+/** Max |error| / tolerance of one variant on one edge shape (<= 1 passes); f32 operands. */
+async function checkVariant(v: MatmulVariant, trans: Trans, [M, N, K]: [number, number, number]): Promise<number> {
+  const [ta, tb] = [trans[0] === 't', trans[1] === 't'];
+  const a = values(M * K, 1 + M);
+  const b = values(K * N, 2 + N);
+  const tA = gpu.upload(a, ta ? [K, M] : [M, K], 'f32', 'sweep.a');
+  const tB = gpu.upload(b, tb ? [N, K] : [K, N], 'f32', 'sweep.b');
+  const tC = gpu.tensor([M, N], 'f32', 'sweep.c');
+  matmul(gpu, tC, tA, tB, { transA: ta, transB: tb, variant: v });
+  const got = await gpu.read(tC) as Float32Array;
+  gpu.release(tA, tB, tC);
+  const ref = matmulRef(a, b, { M, N, K, transA: ta, transB: tb });
+  let worst = 0;
+  for (let i = 0; i < ref.length; i++) {
+    const tol = 1e-4 * Math.max(1, Math.sqrt(K) / 4) + 1e-4 * Math.abs(ref[i]);
+    const e = Math.abs(got[i] - ref[i]) / tol;
+    worst = Math.max(worst, Number.isNaN(e) ? Infinity : e);
+  }
+  return worst;
+}
+
+const allVariants = [...new Set(products.flatMap(candidates))];
+const failed = new Map<MatmulVariant, string>();
+console.log(`\nchecking ${allVariants.length} variants x ${quick ? 'the timed' : '4'} transposes against the float64 reference (edge shapes, f32)`);
+for (const v of allVariants) {
+  const t = tiledVariant(v)?.tile ?? TILES.mid;
+  // partial tiles in M and N, K not a multiple of BK (nor of the split's slices)
+  const shape: [number, number, number] = [t.bm + 37, t.bn + 13, 8 * t.bk + 5];
+  // --quick: only the transposes it times (SwiftShader compiles slowly)
+  for (const trans of quick ? [...new Set(products.map((p) => p.trans))] : (['nn', 'nt', 'tn', 'tt'] as const)) {
+    const worst = await checkVariant(v, trans, shape);
+    if (!(worst <= 1)) failed.set(v, `${trans} ${shape.join('x')}: error ${worst.toFixed(1)}x the tolerance`);
+  }
+}
+console.log(failed.size ? [...failed].map(([v, why]) => `  FAILED ${v}: ${why} (left out)`).join('\n') : '  all passed');
+
+// ---- timing ----------------------------------------------------------------------------------------------
+
+const peer: { device: string; rows: Array<{ op: string; shape: string; gflops: number }> } | null =
+  arg('peer') ? JSON.parse(readFileSync(arg('peer')!, 'utf8')) : null;
+const peerTflops = (p: Product) => (peer?.rows.find((r) => r.op === 'matmul' && r.shape === `${p.M}x${p.N}x${p.K}`)?.gflops ?? NaN) / 1000;
+
+interface Timed { variant: MatmulVariant; key: string; ms: number; gpuMs?: number; tflops: number }
+interface Result { product: Product; default: MatmulVariant; rows: Timed[]; best: Timed; defaultRow: Timed; torchTflops: number }
+const results: Result[] = [];
+const fmt = (x: number, d = 1) => (!Number.isFinite(x) ? '' : x >= 1 || x === 0 ? x.toFixed(d) : x.toPrecision(2));
+const t0 = performance.now();
+for (const p of products) {
+  const variants = candidates(p).filter((v) => !failed.has(v));
+  const bench: MatmulBenchRow[] = await benchMatmul(gpu, [[p.M, p.N, p.K]], {
+    transA: p.trans[0] === 't', transB: p.trans[1] === 't', bDtype: p.bDtype, variants, rounds, roundMs, timestamps: true,
+  });
+  const flops = 2 * p.M * p.N * p.K;
+  const rows: Timed[] = bench.map((r, i) => ({
+    variant: variants[i], key: r.variant, ms: r.ms, ...(r.gpuMs === undefined ? {} : { gpuMs: r.gpuMs }), tflops: flops / ((r.gpuMs ?? r.ms) * 1e9),
+  }));
+  const best = rows.reduce((x, y) => (y.tflops > x.tflops ? y : x));
+  const res: Result = { product: p, default: variants[0], rows, best, defaultRow: rows[0], torchTflops: peerTflops(p) };
+  results.push(res);
+  console.log(`\n${p.name}: ${p.trans} M=${p.M} N=${p.N} K=${p.K}${p.bDtype === 'f32' ? '' : ` (B ${p.bDtype})`}${Number.isFinite(res.torchTflops) ? `, PyTorch fp32 ${fmt(res.torchTflops)} TFLOP/s` : ''}`);
+  console.log('| variant | program | TFLOP/s | GPU ms | wall ms | vs default |\n|---|---|---|---|---|---|');
+  for (const r of [...rows].sort((x, y) => y.tflops - x.tflops)) {
+    const tag = r === rows[0] ? ' (default)' : '';
+    console.log(`| ${r.variant}${tag}${r === best ? ' **best**' : ''} | ${r.key} | ${fmt(r.tflops)} | ${fmt(r.gpuMs ?? NaN, 4)} | ${fmt(r.ms, 4)} | ${fmt(r.tflops / rows[0].tflops, 2)} |`);
+  }
+}
+console.log(`\ntimed ${results.reduce((s, r) => s + r.rows.length, 0)} (shape, variant) pairs in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+
+// ---- summary and the PICKS rows ----------------------------------------------------------------------------
+
+console.log('\nsummary (TFLOP/s; vs torch: PyTorch fp32 at the same MxNxK, measured nn)');
+console.log('| product | trans | MxNxK | default | TFLOP/s | best | TFLOP/s | gain | vs torch before | after |\n|---|---|---|---|---|---|---|---|---|---|');
+for (const r of results) {
+  const p = r.product;
+  console.log(`| ${p.name} | ${p.trans} | ${p.M}x${p.N}x${p.K} | ${r.default} | ${fmt(r.defaultRow.tflops)} | ${r.best.variant} | ${fmt(r.best.tflops)} | ${fmt(r.best.tflops / r.defaultRow.tflops, 2)}x | ${fmt(r.defaultRow.tflops / r.torchTflops, 2)} | ${fmt(r.best.tflops / r.torchTflops, 2)} |`);
+}
+
+/**
+ * The PICKS rows: for each product whose best variant beats the default by minGain, exact dims except the
+ * token dim, which covers a bucket of token counts (from half the smallest T to the geometric means between
+ * the measured T, the largest open-ended); neighbouring buckets with the same pick merge into one row.
+ */
+function picks(): Array<{ pick: Pick; why: string }> {
+  const sorted = [...tokens].sort((a, b) => a - b);
+  const bucket = (T: number): [number, number] => {
+    const i = sorted.indexOf(T);
+    if (i < 0) return [T, T];
+    const lo = i === 0 ? Math.ceil(T / 2) : Math.floor(Math.sqrt(sorted[i - 1] * T)) + 1;
+    const hi = i === sorted.length - 1 ? Infinity : Math.floor(Math.sqrt(T * sorted[i + 1]));
+    return [lo, hi];
+  };
+  const out: Array<{ pick: Pick; why: string }> = [];
+  for (const r of results) {
+    if (r.best === r.defaultRow || r.best.tflops < (1 + minGain) * r.defaultRow.tflops) continue;
+    const p = r.product;
+    const range = (dim: 'M' | 'N' | 'K'): [number, number] => (p.tokenDim === dim ? bucket(p[dim]) : [p[dim], p[dim]]);
+    const pick: Pick = { trans: p.trans, M: range('M'), N: range('N'), K: range('K'), variant: r.best.variant };
+    const why = `${p.name}: ${fmt(r.defaultRow.tflops)} -> ${fmt(r.best.tflops)} TFLOP/s`;
+    const prev = out[out.length - 1];
+    const d = p.tokenDim;
+    if (d && prev && prev.pick.variant === pick.variant && prev.pick.trans === pick.trans && (['M', 'N', 'K'] as const).every((k) => k === d || prev.pick[k]![0] === pick[k]![0])
+      && prev.pick[d]![1] + 1 === pick[d]![0]) {
+      prev.pick = { ...prev.pick, [d]: [prev.pick[d]![0], pick[d]![1]] };
+      prev.why += `; ${why}`;
+    } else {
+      out.push({ pick, why });
+    }
+  }
+  return out;
+}
+// Merging needs a product's token buckets side by side: order the results by (trans, dims other than T, T).
+results.sort((x, y) => {
+  const k = (r: Result) => { const p = r.product; return [p.trans, p.tokenDim ?? '', p.tokenDim === 'M' ? p.N : p.M, p.tokenDim === 'M' ? p.K : p.N, p.tokenDim === 'M' ? p.M : p.K]; };
+  const [a, b] = [k(x), k(y)];
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
+  return 0;
+});
+const rowsToPaste = picks();
+const lit = (r: [number, number]) => `[${r[0]}, ${r[1] === Infinity ? 'Infinity' : r[1]}]`;
+console.log(`\nPICKS for kernels/matmul/matmul.ts (products where the best beats the default by >= ${minGain * 100} %; paste inside \`export const PICKS: readonly Pick[] = [...]\`):`);
+if (!rowsToPaste.length) console.log('  (none: the default rule stands)');
+for (const { pick: k, why } of rowsToPaste) {
+  console.log(`  { trans: '${k.trans}', M: ${lit(k.M as [number, number])}, N: ${lit(k.N as [number, number])}, K: ${lit(k.K as [number, number])}, variant: '${k.variant}' }, // ${why}`);
+}
+console.log(`this run: ${countsLine(counts(gpu))}`);
+if (arg('out')) {
+  writeFileSync(arg('out')!, JSON.stringify({
+    adapter: gpu.adapter, sharedBytes: shared, timestamps: gpu.hasTimestamps, dtype, rounds, roundMs, failed: Object.fromEntries(failed),
+    results: results.map((r) => ({ ...r.product, default: r.default, best: r.best.variant, torchTflops: r.torchTflops, rows: r.rows })),
+    picks: rowsToPaste,
+  }, (_k, v) => (v === Infinity ? 'Infinity' : v), 1));
+}
+process.exit(0);

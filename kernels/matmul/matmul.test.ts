@@ -174,6 +174,28 @@ describe('matmul tiles for the SmolLM2 shapes, and split-K', () => {
     gpu.release(a, b, out);
   });
 
+  // ':v4': A read as vec4 along M when transA, B along N when not transB (f32, 4-aligned); else scalar loads.
+  it('vec4 loads: every transpose, partial tiles, with a split, and the scalar fallback', async () => {
+    const gpu = await testGpu();
+    for (const [i, [ta, tb]] of TRANS.entries()) {
+      await check(gpu, { shape: [68, 100, 70], ta, tb, dtype: 'f32', seed: 850 + i, variant: 'mid:v4' });
+      await check(gpu, { shape: [132, 92, 300], ta, tb, dtype: 'f32', seed: 860 + i, variant: 'n96:v4:k3', batch: 2, bias: true });
+    }
+    await check(gpu, { shape: [20, 36, 9], ta: true, tb: false, dtype: 'f32', seed: 870, batch: 3, broadcastA: true, accumulate: true, variant: 'small:v4' });
+    await check(gpu, { shape: [65, 70, 33], ta: true, tb: false, dtype: 'f32', seed: 871, variant: 'mid:v4' }); // M, N odd: scalar
+    await check(gpu, { shape: [64, 68, 33], ta: false, tb: false, dtype: 'bf16', seed: 872, variant: 'mid:v4' }); // 16-bit B: scalar
+    const key = (ta: boolean, tb: boolean, [M, N, K]: Shape, v: MatmulVariant) => {
+      const [a, b, out] = [gpu.zeros(ta ? [K, M] : [M, K], 'f32', 'a'), gpu.zeros(tb ? [N, K] : [K, N], 'f32', 'b'), gpu.tensor([M, N], 'f32', 'c')];
+      const k = matmul(gpu, out, a, b, { transA: ta, transB: tb, variant: v });
+      gpu.release(a, b, out);
+      return k;
+    };
+    expect(key(true, false, [68, 100, 70], 'mid:v4')).toBe('matmul:tn:f32:64x64x16_4x4:va:vb');
+    expect(key(false, false, [68, 100, 70], 'mid:v4')).toBe('matmul:nn:f32:64x64x16_4x4:vb');
+    expect(key(false, true, [68, 100, 70], 'mid:v4')).toBe('matmul:nt:f32:64x64x16_4x4');
+    expect(key(true, false, [66, 100, 70], 'mid:v4:k2')).toBe('matmul:tn:f32:64x64x16_4x4:vb:k');
+  });
+
   it('split-K: explicit strides and offsets', async () => {
     const gpu = await testGpu();
     const [M, N, K, batch] = [5, 4, 40, 2];
@@ -200,9 +222,10 @@ describe('matmul tiles for the SmolLM2 shapes, and split-K', () => {
     expect(chooseVariant({ M: 4096, N: 576, K: 576, transB: true }, 32768, picks)).toBe('n96'); // big16 needs 33 KiB
     expect(chooseVariant({ M: 4096, N: 576, K: 576 }, 49152, picks)).toBe('big');
     expect(chooseVariant({ M: 8, N: 576, K: 576, transB: true }, 49152, picks)).toBe('gemv');
-    expect(tiledVariant('mid:k4')).toEqual({ tile: TILES.mid, splits: 4 });
+    expect(tiledVariant('mid:k4')).toEqual({ tile: TILES.mid, splits: 4, vec4: false });
+    expect(tiledVariant('n96:v4:k2')).toEqual({ tile: TILES.n96, splits: 2, vec4: true });
     expect(tiledVariant('gemv')).toBeNull();
-    expect(() => tiledVariant('mid:k0' as MatmulVariant)).toThrow(/bad split/);
+    expect(() => tiledVariant('mid:k0' as MatmulVariant)).toThrow(/bad variant/);
   });
 });
 

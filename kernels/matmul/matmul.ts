@@ -52,19 +52,30 @@ export type TileName = keyof typeof TILES;
  * 'block': block.wgsl, the same idea with a TM x TN block sized by M (1 row for decode) and a 16-bit B
  * read a word (two elements) at a time: fewer loads per multiply-add. The default on CPU adapters.
  */
-export type MatmulVariant = TileName | `${TileName}:k${number}` | 'gemv' | 'direct' | 'block';
+export type MatmulVariant =
+  | TileName | `${TileName}:k${number}` | `${TileName}:v4` | `${TileName}:v4:k${number}` | 'gemv' | 'direct' | 'block';
 
-/** A tiled variant resolved: its tile and its K split (1: none). */
-export interface TiledVariant { tile: TileConfig; splits: number }
+/**
+ * A tiled variant resolved: its tile, its K split (1: none) and whether f32 operands contiguous along the
+ * load axis are read as vec4 (where the call's layout allows: see vec4A, vec4B).
+ */
+export interface TiledVariant { tile: TileConfig; splits: number; vec4: boolean }
 
-/** The tile and split of a tiled variant ('mid', 'mid:k4' or an explicit config); null for gemv, direct, block. */
+/**
+ * The tile, split and vec4 choice of a tiled variant: '<tile>[:v4][:k<S>]' ('mid', 'mid:v4', 'mid:k4') or an
+ * explicit config; null for gemv, direct and block.
+ */
 export function tiledVariant(v: MatmulVariant | TileConfig): TiledVariant | null {
-  if (typeof v !== 'string') return { tile: v, splits: 1 };
-  const [name, k] = v.split(':k');
+  if (typeof v !== 'string') return { tile: v, splits: 1, vec4: false };
+  const [name, ...opts] = v.split(':');
   if (!(name in TILES)) return null;
-  const splits = k === undefined ? 1 : Number(k);
-  if (!Number.isInteger(splits) || splits < 1) throw new Error(`matmul: bad split in variant '${v}' (want <tile>:k<S>, S >= 1)`);
-  return { tile: TILES[name as TileName], splits };
+  const out: TiledVariant = { tile: TILES[name as TileName], splits: 1, vec4: false };
+  for (const o of opts) {
+    if (o === 'v4') out.vec4 = true;
+    else if (/^k\d+$/.test(o) && Number(o.slice(1)) >= 1) out.splits = Number(o.slice(1));
+    else throw new Error(`matmul: bad variant '${v}' (want <tile>[:v4][:k<S>], S >= 1)`);
+  }
+  return out;
 }
 
 /** The 'block' variant's outputs per thread: TM rows x TN columns (TN a multiple of 4). */
@@ -180,8 +191,18 @@ function checkTile(t: TileConfig, sharedBytes: number): void {
   if (tileSharedBytes(t) > sharedBytes) bad(`needs ${tileSharedBytes(t)} bytes of workgroup memory, the device has ${sharedBytes}`);
 }
 
-const matmulKey = (t: TileConfig, transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, pairB: boolean, split: boolean): string =>
-  `matmul:${transA ? 't' : 'n'}${transB ? 't' : 'n'}:${bDtype}${pairB ? 'x2' : ''}:${tileName(t)}${split ? ':k' : ''}${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
+const matmulKey = (
+  t: TileConfig, transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, pairB: boolean, split: boolean,
+  vecA: boolean, vecB: boolean,
+): string =>
+  `matmul:${transA ? 't' : 'n'}${transB ? 't' : 'n'}:${bDtype}${pairB ? 'x2' : ''}:${tileName(t)}${vecA ? ':va' : ''}${vecB ? ':vb' : ''}${split ? ':k' : ''}${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
+
+/** Whether A can be read a vec4 at a time: its loads run along M (transA), 4-aligned, in a whole number of vec4s. */
+const vec4A = (d: MatmulDims, a: Tensor): boolean =>
+  d.transA && d.M % 4 === 0 && d.offsetA % 4 === 0 && d.strideA % 4 === 0 && a.buffer.size % 16 === 0;
+/** Whether B can be read a vec4 at a time: f32, its loads run along N (not transB), 4-aligned. */
+const vec4B = (d: MatmulDims, b: Tensor): boolean =>
+  b.dtype === 'f32' && !d.transB && d.N % 4 === 0 && d.offsetB % 4 === 0 && d.strideB % 4 === 0 && b.buffer.size % 16 === 0;
 
 const matmulProgram = programFactory(
   (_gpu: Gpu, ...choices: Parameters<typeof matmulKey>) => matmulKey(...choices),
@@ -205,8 +226,10 @@ function canPairB(t: TileConfig, d: MatmulDims, bDtype: string): boolean {
 /** Generates the WGSL of one variant: the unrolled load, multiply and store code around matmul.wgsl's skeleton. */
 export function matmulSource(
   t: TileConfig, transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, pairB = false, split = false,
+  vecA = false, vecB = false,
 ): string {
   if (split && (accumulate || bias)) throw new Error('matmul: a split-K partial pass has no epilogue (the reduction applies it)');
+  if ((vecA && !transA) || (vecB && (transB || bDtype !== 'f32' || pairB))) throw new Error('matmul: vec4 loads need an f32 operand loaded along its contiguous dim');
   const { bm, bn, bk, tm, tn } = t;
   const NTX = bn / tn;
   const NTY = bm / tm;
@@ -244,7 +267,9 @@ export function matmulSource(
         : `bN${l} = ((${g}) % ${bn / 4}u) * 4u; bK${l} = (${g}) / ${bn / 4}u;`);
   }
   const four = (f: (j: number) => string) => `vec4f(${range(4).map(f).join(', ')})`;
-  const loadAFull = range(GA).map((l) => `ra${l} = ${four((j) => `ldA(${idxA(`m0 + aM${l} + ${j}u`, `k0 + aK${l}`)})`)};`);
+  const loadAFull = range(GA).map((l) => (vecA
+    ? `ra${l} = a[(${idxA(`m0 + aM${l}`, `k0 + aK${l}`)}) >> 2u];`
+    : `ra${l} = ${four((j) => `ldA(${idxA(`m0 + aM${l} + ${j}u`, `k0 + aK${l}`)})`)};`));
   const loadAEdge = range(GA).map((l) => `ra${l} = ${four((j) => `getA(m0 + aM${l} + ${j}u, k0 + aK${l})`)};`);
   const loadB = (full: boolean) => range(GBL).flatMap((l) => {
     const get = (k: string, n: string) => (full ? `ldB2(${idxB(k, n)})` : `getB2(${k}, ${n})`);
@@ -258,6 +283,7 @@ export function matmulSource(
     if (pairB) {
       return [`rb${l} = vec4f(${get(`k0 + bK${l}`, `n0 + bN${l}`)}, ${get(`k0 + bK${l}`, `n0 + bN${l} + 2u`)});`];
     }
+    if (vecB && full) return [`rb${l} = b[(${idxB(`k0 + bK${l}`, `n0 + bN${l}`)}) >> 2u];`];
     return [`rb${l} = ${four((j) => (full ? `ldB(${idxB(`k0 + bK${l}`, `n0 + bN${l} + ${j}u`)})` : `getB(k0 + bK${l}, n0 + bN${l} + ${j}u)`))};`];
   });
   const loadBFull = loadB(true);
@@ -297,14 +323,16 @@ export function matmulSource(
   ];
 
   return fillTemplate(source, {
-    B_ELEM: bDtype === 'f32' ? 'f32' : 'u32',
+    A_ELEM: vecA ? 'vec4f' : 'f32',
+    B_ELEM: vecB ? 'vec4f' : bDtype === 'f32' ? 'f32' : 'u32',
     BIAS_DECL: bias ? '@group(0) @binding(4) var<storage, read> bias: array<f32>;' : '',
+    LOAD_A: vecA ? 'fn ldA(i: u32) -> f32 { return a[i >> 2u][i & 3u]; }' : 'fn ldA(i: u32) -> f32 { return a[i]; }',
     CONSTS: [
       `const BM = ${bm}u;`, `const BN = ${bn}u;`, `const BK = ${bk}u;`, `const NTX = ${NTX}u;`, `const NTY = ${NTY}u;`,
       `const WG = ${WG}u;`, `const SA4 = ${bm / 4 + 1}u;`, `const SB4 = ${bn / 4 + 1}u;`,
     ].join('\n'),
     REGS: regs.join('\n'),
-    LOAD_B: [loadFn('ldB', 'b', bDtype), ...(pairB ? [loadPairFn(bDtype, idxB('k', 'n'), kEnd)] : [])].join('\n'),
+    LOAD_B: [vecB ? 'fn ldB(i: u32) -> f32 { return b[i >> 2u][i & 3u]; }' : loadFn('ldB', 'b', bDtype), ...(pairB ? [loadPairFn(bDtype, idxB('k', 'n'), kEnd)] : [])].join('\n'),
     K_BEGIN: split ? 'kb' : '0u',
     K_END: kEnd,
     K_LEN: split ? 'ke - kb' : 'u.K',
@@ -397,11 +425,12 @@ function launch(
   if (v === 'block') return launchBlock(gpu, out, a, b, bias, d, block ?? blockShape(d.M));
   if (v === 'direct') return launchDirect(gpu, out, a, b, bias, d);
   if (v === 'gemv' && d.M <= GEMV.maxM) return launchGemv(gpu, out, a, b, bias, d);
-  const { tile, splits } = v === 'gemv' ? { tile: TILES.rows, splits: 1 } : tiledVariant(v)!;
+  const { tile, splits, vec4 } = v === 'gemv' ? { tile: TILES.rows, splits: 1, vec4: false } : tiledVariant(v)!;
   const pair = pairB && canPairB(tile, d, b.dtype);
+  const vecs: [boolean, boolean] = [vec4 && vec4A(d, a), vec4 && !pair && vec4B(d, b)];
   const split = splitK(gpu, tile, d, splits);
-  if (split) return launchSplit(gpu, out, a, b, bias, d, tile, pair, split);
-  const program = matmulProgram(gpu, tile, d.transA, d.transB, b.dtype as WeightDType, d.accumulate, Boolean(bias), pair, false);
+  if (split) return launchSplit(gpu, out, a, b, bias, d, tile, pair, vecs, split);
+  const program = matmulProgram(gpu, tile, d.transA, d.transB, b.dtype as WeightDType, d.accumulate, Boolean(bias), pair, false, ...vecs);
   if (d.M === 0 || d.N === 0 || d.batch === 0) return program.key;
   gpu.run({
     program,
@@ -463,9 +492,10 @@ const splitkProgram = programFactory(splitkKey, (accumulate: boolean, bias: bool
  * partial pass's key (it ends in ':k').
  */
 function launchSplit(
-  gpu: Gpu, out: Tensor, a: Tensor, b: Tensor, bias: Tensor | undefined, d: MatmulDims, tile: TileConfig, pairB: boolean, sp: Split,
+  gpu: Gpu, out: Tensor, a: Tensor, b: Tensor, bias: Tensor | undefined, d: MatmulDims, tile: TileConfig, pairB: boolean,
+  vecs: [boolean, boolean], sp: Split,
 ): string {
-  const program = matmulProgram(gpu, tile, d.transA, d.transB, b.dtype as WeightDType, false, false, pairB, true);
+  const program = matmulProgram(gpu, tile, d.transA, d.transB, b.dtype as WeightDType, false, false, pairB, true, ...vecs);
   const MN = d.M * d.N;
   const w = workspace(gpu, d.batch * sp.splits * MN);
   gpu.run({

@@ -15,6 +15,9 @@
 // one barrier per step. Shared A is stored transposed (As[k][m]) so both operands are read as vec4 along
 // the output dimension; rows are padded by one vec4 so the transposing stores do not collide in banks.
 // Edge tiles (M, N, K not multiples of the tile) load zeros and store only in-range elements.
+// vec4 loads (compile-time, ':va' / ':vb' in the key): an f32 operand whose 4 elements per load run along
+// its contiguous dim (A with TRANS_A, B without TRANS_B), 4-aligned, is bound as array<vec4f> and a full
+// tile loads one vec4 instead of 4 scalars; edge tiles read single elements of it.
 // Dispatch: (ceil(N/BN), ceil(M/BM), batch), workgroup WG.
 // Split-K (compile-time, ':k' in the key): workgroup z = b * splits + s (batch b, slice s) multiplies only
 // the K slice [s*kLen, min(K, (s+1)*kLen)) and writes its raw partial product (no alpha, bias or accumulate)
@@ -33,7 +36,7 @@ struct Params {
   splits: u32, pad0: u32, pad1: u32, pad2: u32,
 }
 @group(0) @binding(0) var<uniform> u: Params;
-@group(0) @binding(1) var<storage, read> a: array<f32>;
+@group(0) @binding(1) var<storage, read> a: array<$A_ELEM>;
 @group(0) @binding(2) var<storage, read> b: array<$B_ELEM>;
 @group(0) @binding(3) var<storage, read_write> c: array<f32>;
 $BIAS_DECL
@@ -52,7 +55,7 @@ var<private> kBegin: u32;
 var<private> kEnd: u32;
 $REGS
 
-fn ldA(i: u32) -> f32 { return a[i]; }
+$LOAD_A
 $LOAD_B
 
 // Element (m, k) of op(A) and (k, n) of op(B), zero outside the matrix.

@@ -5,8 +5,10 @@
 //   the weight gradient dW (out, in) = dY^T . X ('tn', M = out, N = in, K = T: few output tiles, long K, where
 //   split-K variants '<tile>:k<S>' compete); plus 4096^3 and 2048^3 ('nn', PyTorch's usual yardstick).
 //   Variants: the current default (chooseVariant with an empty PICKS table), every tile of TILES that fits
-//   the device's workgroup memory, and split-K variants where the product has few output tiles.
-// First every variant is checked against the float64 reference on small edge shapes, for every transpose;
+//   the device's workgroup memory, split-K variants '<tile>:k<S>' where the product has few output tiles,
+//   and each of these with vec4 loads '<tile>:v4[:k<S>]' where they apply (not for 'nt').
+// First every variant is checked against the float64 reference on edge shapes (4-aligned M and N for
+// ':v4', so the vec4 loads run), for every transpose;
 // a variant that fails is reported and left out of the timing. Then each (shape, variant) is timed on the
 // same inputs after a warm-up: the median of `--rounds` rounds of wall time (submit + wait around many calls)
 // and, where the device has timestamp queries, of GPU time (kernelMatmul's conventions). TFLOP/s come from
@@ -15,15 +17,15 @@
 // Options:
 //   --out FILE          writes every row, the summary and the picks as JSON
 //   --quick             one tiny shape and a few variants (a smoke test, e.g. on SwiftShader)
-//   --tokens 1365,4096  token counts T        --only q,lm_head,cube   linears (and 'cube') to sweep
+//   --tokens 1365,4096  token counts T        --only q/o,k/v,gate/up,gate+up,down,lm_head,cube   what to sweep
 //   --variants a,b      only these variants (plus the default)      --rounds 5   --round-ms 40
 //   --dtype f32|bf16    storage of the weight operand of the forward and dX products (default f32)
 //   --peer FILE         PyTorch figures (bench/baselines/kernels.py --out, nn at the same MxNxK), as ratios
 
 import { readFileSync, writeFileSync } from 'node:fs';
-import { type MatmulBenchRow, benchMatmul } from '../kernels/matmul/matmul.bench.ts';
+import { type MatmulBenchRow, type SweepResult, benchMatmul, pickLine, sweepPicks } from '../kernels/matmul/matmul.bench.ts';
 import {
-  type MatmulVariant, PICKS, type Pick, TILES, type TileName, chooseVariant, matmul, tileSharedBytes, tiledVariant,
+  type MatmulVariant, PICKS, TILES, type TileName, chooseVariant, matmul, tileSharedBytes, tiledVariant,
 } from '../kernels/matmul/matmul.ts';
 import { matmulRef } from '../kernels/matmul/matmul.ref.ts';
 import type { WeightDType } from '../kernels/common.ts';
@@ -52,7 +54,7 @@ if (PICKS.length) console.log(`note: PICKS already holds ${PICKS.length} row(s);
 
 type Trans = 'nn' | 'nt' | 'tn' | 'tt';
 interface Product {
-  /** e.g. 'q,o fwd T=1365'. */
+  /** e.g. 'q/o fwd T=1365'. */
   name: string;
   trans: Trans;
   M: number; N: number; K: number;
@@ -64,7 +66,7 @@ interface Product {
 
 /** SmolLM2-135M's Linears: (out, in) of W (hidden 576, intermediate 1536, 9 q heads and 3 kv heads of 64, vocab 49152). */
 const LINEARS: Array<[name: string, out: number, inp: number]> = [
-  ['q,o', 576, 576], ['k,v', 192, 576], ['gate,up', 1536, 576], ['gate+up', 3072, 576], ['down', 576, 1536], ['lm_head', 49152, 576],
+  ['q/o', 576, 576], ['k/v', 192, 576], ['gate/up', 1536, 576], ['gate+up', 3072, 576], ['down', 576, 1536], ['lm_head', 49152, 576],
 ];
 const tokens = (list(arg('tokens')) ?? (quick ? ['300'] : ['1365', '4096'])).map(Number);
 const only = list(arg('only'));
@@ -99,10 +101,18 @@ const defaultOf = (p: Product): MatmulVariant =>
 function candidates(p: Product): MatmulVariant[] {
   const out = new Set<MatmulVariant>([defaultOf(p)]);
   const add = (v: MatmulVariant) => { if (fits(v) && (!chosenVariants || chosenVariants.includes(v))) out.add(v); };
-  for (const t of TILED) add(t);
+  // ':v4' reads A as vec4 with transA and an f32 B without transB: nothing for 'nt' (the forward)
+  const v4 = (p.trans[0] === 't' || (p.trans[1] === 'n' && p.bDtype === 'f32')) && p.M % 4 === 0 && p.N % 4 === 0;
+  for (const t of TILED) { add(t); if (v4) add(`${t}:v4`); }
   // 64x64 output tiles: at most 1024 of them (8 per SM of a 132-SM H200), and K long enough to share.
   if (Math.ceil(p.M / 64) * Math.ceil(p.N / 64) <= 1024 && p.K >= 256) {
-    for (const t of SPLIT_TILES) for (const s of quick ? [2] : [2, 4, 8, 16]) if (p.K / s >= 64) add(`${t}:k${s}`);
+    for (const t of SPLIT_TILES) {
+      for (const s of quick ? [2] : [2, 4, 8, 16]) {
+        if (p.K / s < 64) continue;
+        add(`${t}:k${s}`);
+        if (v4) add(`${t}:v4:k${s}`);
+      }
+    }
   }
   return [...out];
 }
@@ -144,7 +154,7 @@ console.log(`\nchecking ${allVariants.length} variants x ${quick ? 'the timed' :
 for (const v of allVariants) {
   const t = tiledVariant(v)?.tile ?? TILES.mid;
   // partial tiles in M and N, K not a multiple of BK (nor of the split's slices)
-  const shape: [number, number, number] = [t.bm + 37, t.bn + 13, 8 * t.bk + 5];
+  const shape: [number, number, number] = tiledVariant(v)?.vec4 ? [t.bm + 36, t.bn + 12, 8 * t.bk + 5] : [t.bm + 37, t.bn + 13, 8 * t.bk + 5];
   // --quick: only the transposes it times (SwiftShader compiles slowly)
   for (const trans of quick ? [...new Set(products.map((p) => p.trans))] : (['nn', 'nt', 'tn', 'tt'] as const)) {
     const worst = await checkVariant(v, trans, shape);
@@ -162,6 +172,18 @@ const peerTflops = (p: Product) => (peer?.rows.find((r) => r.op === 'matmul' && 
 interface Timed { variant: MatmulVariant; key: string; ms: number; gpuMs?: number; tflops: number }
 interface Result { product: Product; default: MatmulVariant; rows: Timed[]; best: Timed; defaultRow: Timed; torchTflops: number }
 const results: Result[] = [];
+const sweepResult = (r: Result): SweepResult => ({
+  ...r.product, default: { variant: r.default, tflops: r.defaultRow.tflops }, best: { variant: r.best.variant, tflops: r.best.tflops },
+});
+/** Writes --out (after every product too, so a run cut short keeps what it measured: partial true). */
+function writeOut(partial: boolean, picks?: ReturnType<typeof sweepPicks>): void {
+  if (!arg('out')) return;
+  writeFileSync(arg('out')!, JSON.stringify({
+    adapter: gpu.adapter, sharedBytes: shared, timestamps: gpu.hasTimestamps, dtype, rounds, roundMs, partial, failed: Object.fromEntries(failed),
+    results: results.map((r) => ({ ...r.product, default: r.default, best: r.best.variant, torchTflops: r.torchTflops, rows: r.rows })),
+    picks: picks ?? sweepPicks(results.map(sweepResult), tokens, minGain),
+  }, (_k, v) => (v === Infinity ? 'Infinity' : v), 1));
+}
 const fmt = (x: number, d = 1) => (!Number.isFinite(x) ? '' : x >= 1 || x === 0 ? x.toFixed(d) : x.toPrecision(2));
 const t0 = performance.now();
 for (const p of products) {
@@ -176,12 +198,13 @@ for (const p of products) {
   const best = rows.reduce((x, y) => (y.tflops > x.tflops ? y : x));
   const res: Result = { product: p, default: variants[0], rows, best, defaultRow: rows[0], torchTflops: peerTflops(p) };
   results.push(res);
-  console.log(`\n${p.name}: ${p.trans} M=${p.M} N=${p.N} K=${p.K}${p.bDtype === 'f32' ? '' : ` (B ${p.bDtype})`}${Number.isFinite(res.torchTflops) ? `, PyTorch fp32 ${fmt(res.torchTflops)} TFLOP/s` : ''}`);
+  console.log(`\n[${results.length}/${products.length}, ${((performance.now() - t0) / 1000).toFixed(0)} s] ${p.name}: ${p.trans} M=${p.M} N=${p.N} K=${p.K}${p.bDtype === 'f32' ? '' : ` (B ${p.bDtype})`}${Number.isFinite(res.torchTflops) ? `, PyTorch fp32 ${fmt(res.torchTflops)} TFLOP/s` : ''}`);
   console.log('| variant | program | TFLOP/s | GPU ms | wall ms | vs default |\n|---|---|---|---|---|---|');
   for (const r of [...rows].sort((x, y) => y.tflops - x.tflops)) {
     const tag = r === rows[0] ? ' (default)' : '';
     console.log(`| ${r.variant}${tag}${r === best ? ' **best**' : ''} | ${r.key} | ${fmt(r.tflops)} | ${fmt(r.gpuMs ?? NaN, 4)} | ${fmt(r.ms, 4)} | ${fmt(r.tflops / rows[0].tflops, 2)} |`);
   }
+  writeOut(true);
 }
 console.log(`\ntimed ${results.reduce((s, r) => s + r.rows.length, 0)} (shape, variant) pairs in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
 
@@ -194,59 +217,25 @@ for (const r of results) {
   console.log(`| ${p.name} | ${p.trans} | ${p.M}x${p.N}x${p.K} | ${r.default} | ${fmt(r.defaultRow.tflops)} | ${r.best.variant} | ${fmt(r.best.tflops)} | ${fmt(r.best.tflops / r.defaultRow.tflops, 2)}x | ${fmt(r.defaultRow.tflops / r.torchTflops, 2)} | ${fmt(r.best.tflops / r.torchTflops, 2)} |`);
 }
 
-/**
- * The PICKS rows: for each product whose best variant beats the default by minGain, exact dims except the
- * token dim, which covers a bucket of token counts (from half the smallest T to the geometric means between
- * the measured T, the largest open-ended); neighbouring buckets with the same pick merge into one row.
- */
-function picks(): Array<{ pick: Pick; why: string }> {
-  const sorted = [...tokens].sort((a, b) => a - b);
-  const bucket = (T: number): [number, number] => {
-    const i = sorted.indexOf(T);
-    if (i < 0) return [T, T];
-    const lo = i === 0 ? Math.ceil(T / 2) : Math.floor(Math.sqrt(sorted[i - 1] * T)) + 1;
-    const hi = i === sorted.length - 1 ? Infinity : Math.floor(Math.sqrt(T * sorted[i + 1]));
-    return [lo, hi];
-  };
-  const out: Array<{ pick: Pick; why: string }> = [];
+// A training step's matmul time per token count: 30 layers of 2 q/o, 2 k/v, 2 gate/up and 1 down (each fwd,
+// dX and dW), plus lm_head once ('gate+up', the fused alternative to 2 gate/up, is left out).
+const perStep: Record<string, number> = { 'q/o': 60, 'k/v': 60, 'gate/up': 60, down: 30, lm_head: 1 };
+for (const T of quick ? [] : tokens) {
+  let [before, after] = [0, 0];
   for (const r of results) {
-    if (r.best === r.defaultRow || r.best.tflops < (1 + minGain) * r.defaultRow.tflops) continue;
-    const p = r.product;
-    const range = (dim: 'M' | 'N' | 'K'): [number, number] => (p.tokenDim === dim ? bucket(p[dim]) : [p[dim], p[dim]]);
-    const pick: Pick = { trans: p.trans, M: range('M'), N: range('N'), K: range('K'), variant: r.best.variant };
-    const why = `${p.name}: ${fmt(r.defaultRow.tflops)} -> ${fmt(r.best.tflops)} TFLOP/s`;
-    const prev = out[out.length - 1];
-    const d = p.tokenDim;
-    if (d && prev && prev.pick.variant === pick.variant && prev.pick.trans === pick.trans && (['M', 'N', 'K'] as const).every((k) => k === d || prev.pick[k]![0] === pick[k]![0])
-      && prev.pick[d]![1] + 1 === pick[d]![0]) {
-      prev.pick = { ...prev.pick, [d]: [prev.pick[d]![0], pick[d]![1]] };
-      prev.why += `; ${why}`;
-    } else {
-      out.push({ pick, why });
-    }
+    const [lin, , t] = r.product.name.split(' ');
+    if (t !== `T=${T}` || !(lin in perStep)) continue;
+    const ms = (x: Timed) => x.gpuMs ?? x.ms;
+    before += perStep[lin] * ms(r.defaultRow);
+    after += perStep[lin] * ms(r.best);
   }
-  return out;
+  if (before) console.log(`one training step's matmuls at T=${T} (30 layers + lm_head, fwd + dX + dW): ${before.toFixed(1)} ms with the defaults, ${after.toFixed(1)} ms with the best variants`);
 }
-// Merging needs a product's token buckets side by side: order the results by (trans, dims other than T, T).
-results.sort((x, y) => {
-  const k = (r: Result) => { const p = r.product; return [p.trans, p.tokenDim ?? '', p.tokenDim === 'M' ? p.N : p.M, p.tokenDim === 'M' ? p.K : p.N, p.tokenDim === 'M' ? p.M : p.K]; };
-  const [a, b] = [k(x), k(y)];
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
-  return 0;
-});
-const rowsToPaste = picks();
-const lit = (r: [number, number]) => `[${r[0]}, ${r[1] === Infinity ? 'Infinity' : r[1]}]`;
+
+const rowsToPaste = sweepPicks(results.map(sweepResult), tokens, minGain);
 console.log(`\nPICKS for kernels/matmul/matmul.ts (products where the best beats the default by >= ${minGain * 100} %; paste inside \`export const PICKS: readonly Pick[] = [...]\`):`);
 if (!rowsToPaste.length) console.log('  (none: the default rule stands)');
-for (const { pick: k, why } of rowsToPaste) {
-  console.log(`  { trans: '${k.trans}', M: ${lit(k.M as [number, number])}, N: ${lit(k.N as [number, number])}, K: ${lit(k.K as [number, number])}, variant: '${k.variant}' }, // ${why}`);
-}
+for (const row of rowsToPaste) console.log(`  ${pickLine(row)}`);
 console.log(`this run: ${countsLine(counts(gpu))}`);
-if (arg('out')) {
-  writeFileSync(arg('out')!, JSON.stringify({
-    adapter: gpu.adapter, sharedBytes: shared, timestamps: gpu.hasTimestamps, dtype, rounds, roundMs, failed: Object.fromEntries(failed),
-    results: results.map((r) => ({ ...r.product, default: r.default, best: r.best.variant, torchTflops: r.torchTflops, rows: r.rows })),
-    picks: rowsToPaste,
-  }, (_k, v) => (v === Infinity ? 'Infinity' : v), 1));
-}
+writeOut(false, rowsToPaste);
 process.exit(0);

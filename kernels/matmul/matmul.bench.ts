@@ -7,7 +7,7 @@
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import type { Tensor } from '../../src/gpu/tensor.ts';
 import type { WeightDType } from '../common.ts';
-import { type MatmulVariant, type TileConfig, matmul } from './matmul.ts';
+import { type MatmulVariant, type Pick, type TileConfig, matmul } from './matmul.ts';
 
 export interface MatmulBenchOpts {
   transA?: boolean;
@@ -94,4 +94,63 @@ export async function benchMatmul(gpu: Gpu, shapes: Array<[number, number, numbe
     gpu.release(a, b, c);
   }
   return rows;
+}
+
+/** One product of a sweep (bench/matmul-sweep.ts): its default variant and its fastest, in TFLOP/s. */
+export interface SweepResult {
+  name: string;
+  trans: 'nn' | 'nt' | 'tn' | 'tt';
+  M: number; N: number; K: number;
+  /** The dim that is the token count (M for forward and dX, K for dW); its pick covers a bucket of counts. */
+  tokenDim?: 'M' | 'K';
+  default: { variant: MatmulVariant; tflops: number };
+  best: { variant: MatmulVariant; tflops: number };
+}
+
+/**
+ * The PICKS rows a sweep supports: for each product whose best variant beats the default by `minGain`
+ * (0.05: 5 %), exact dims except the token dim, which covers its bucket of token counts (from half the
+ * smallest measured count, split at the geometric means between counts, the largest open-ended); a
+ * product's neighbouring buckets with the same pick merge into one row.
+ */
+export function sweepPicks(results: SweepResult[], tokens: number[], minGain = 0.05): Array<{ pick: Pick; why: string }> {
+  const sorted = [...new Set(tokens)].sort((a, b) => a - b);
+  const bucket = (T: number): [number, number] => {
+    const i = sorted.indexOf(T);
+    if (i < 0) return [T, T];
+    const lo = i === 0 ? Math.ceil(T / 2) : Math.floor(Math.sqrt(sorted[i - 1] * T)) + 1;
+    const hi = i === sorted.length - 1 ? Infinity : Math.floor(Math.sqrt(T * sorted[i + 1]));
+    return [lo, hi];
+  };
+  // a product's token buckets side by side: order by (trans, token dim, the other dims, the token count)
+  const order = (r: SweepResult) => [r.trans, r.tokenDim ?? '', r.tokenDim === 'M' ? r.N : r.M, r.tokenDim === 'M' ? r.K : r.N, r.tokenDim === 'M' ? r.M : r.K];
+  const byProduct = [...results].sort((x, y) => {
+    const [a, b] = [order(x), order(y)];
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
+    return 0;
+  });
+  const out: Array<{ pick: Pick; why: string }> = [];
+  const dims = ['M', 'N', 'K'] as const;
+  for (const r of byProduct) {
+    if (r.best.variant === r.default.variant || r.best.tflops < (1 + minGain) * r.default.tflops) continue;
+    const range = (d: 'M' | 'N' | 'K'): [number, number] => (r.tokenDim === d ? bucket(r[d]) : [r[d], r[d]]);
+    const pick: Pick = { trans: r.trans, M: range('M'), N: range('N'), K: range('K'), variant: r.best.variant };
+    const why = `${r.name}: ${r.default.tflops.toFixed(1)} -> ${r.best.tflops.toFixed(1)} TFLOP/s`;
+    const prev = out[out.length - 1];
+    const td = r.tokenDim;
+    if (td && prev && prev.pick.variant === pick.variant && prev.pick.trans === pick.trans
+      && dims.every((k) => k === td || prev.pick[k]![0] === pick[k]![0]) && prev.pick[td]![1] + 1 === pick[td]![0]) {
+      prev.pick = { ...prev.pick, [td]: [prev.pick[td]![0], pick[td]![1]] };
+      prev.why += `; ${why}`;
+    } else {
+      out.push({ pick, why });
+    }
+  }
+  return out;
+}
+
+/** A PICKS row as TypeScript source, with its reason as a comment. */
+export function pickLine({ pick, why }: { pick: Pick; why: string }): string {
+  const r = (x?: readonly [number, number]) => (x ? `[${x[0]}, ${x[1] === Infinity ? 'Infinity' : x[1]}]` : 'undefined');
+  return `{ trans: '${pick.trans}', M: ${r(pick.M)}, N: ${r(pick.N)}, K: ${r(pick.K)}, variant: '${pick.variant}' }, // ${why}`;
 }

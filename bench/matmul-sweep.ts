@@ -88,6 +88,10 @@ if (quick) {
   }
 }
 
+if (!arg('peer') && !quick) {
+  console.log(`PyTorch figures for --peer: python3 bench/baselines/kernels.py --matmul ${[...new Set(products.map((p) => `${p.M}x${p.N}x${p.K}`))].join(',')} --out torch.json`);
+}
+
 // ---- the variants ------------------------------------------------------------------------------------
 
 const fits = (v: MatmulVariant) => { const t = tiledVariant(v); return !t || tileSharedBytes(t.tile) <= shared; };

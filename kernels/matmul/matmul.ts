@@ -4,9 +4,10 @@
 // bench/matmul-sweep.ts), else 'big' 128x128 blocks for large products, 'mid' 64x64, and small blocks for
 // skinny shapes (decode M=8, value heads N=1); on CPU adapters (Gpu.cpu) the barrier-free register blocks of
 // block.wgsl, sized by M (blockShape). A variant '<tile>:k<S>' splits K into S slices (splitk.wgsl sums
-// them), for products with few output tiles and a long K (weight gradients, K = tokens). Compile-time
-// choices (transposes, B dtype, accumulate, bias, tile, split) form the program key; shapes, strides, alpha
-// and the split are uniforms.
+// them in a fixed order), for products with few output tiles and a long K (weight gradients, K = tokens);
+// '<tile>:v4' reads an f32 operand contiguous along its load axis as vec4. Compile-time choices (transposes,
+// B dtype, accumulate, bias, tile, split, vec4) form the program key; shapes, strides, alpha and the split's
+// slice length and count are uniforms.
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';

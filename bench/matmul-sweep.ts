@@ -17,8 +17,9 @@
 // Options:
 //   --out FILE          writes every row, the summary and the picks as JSON
 //   --quick             one tiny shape and a few variants (a smoke test, e.g. on SwiftShader)
+//   --list              prints the products and their candidate variants, and stops
 //   --tokens 1365,4096  token counts T        --only q/o,k/v,gate/up,gate+up,down,lm_head,cube   what to sweep
-//   --variants a,b      only these variants (plus the default)      --rounds 5   --round-ms 40
+//   --variants a,b      only these variants (plus the default)      --rounds 5   --round-ms 30
 //   --dtype f32|bf16    storage of the weight operand of the forward and dX products (default f32)
 //   --peer FILE         PyTorch figures (bench/baselines/kernels.py --out, nn at the same MxNxK), as ratios
 
@@ -42,7 +43,7 @@ const list = (s: string | undefined): string[] | undefined => s?.split(',').filt
 const quick = process.argv.includes('--quick');
 const dtype = (arg('dtype') ?? 'f32') as WeightDType;
 const rounds = Number(arg('rounds') ?? (quick ? 2 : 5));
-const roundMs = Number(arg('round-ms') ?? (quick ? 5 : 40));
+const roundMs = Number(arg('round-ms') ?? (quick ? 5 : 30));
 const minGain = Number(arg('min-gain') ?? 0.05);
 
 const gpu = await acquireNodeGpu({ log: console.log });
@@ -96,7 +97,7 @@ if (!arg('peer') && !quick) {
 
 const fits = (v: MatmulVariant) => { const t = tiledVariant(v); return !t || tileSharedBytes(t.tile) <= shared; };
 const TILED: TileName[] = quick ? ['mid'] : ['big', 'big8', 'mid', 'big16', 'huge', 'tall', 'wide', 'mid8', 'n96', 'n96s'];
-const SPLIT_TILES: TileName[] = quick ? ['mid'] : ['mid', 'mid8', 'tall', 'n96s'];
+const SPLIT_TILES: TileName[] = quick ? ['mid'] : ['mid', 'mid8', 'n96s'];
 const chosenVariants = list(arg('variants')) as MatmulVariant[] | undefined;
 const defaultOf = (p: Product): MatmulVariant =>
   chooseVariant({ M: p.M, N: p.N, K: p.K, transA: p.trans[0] === 't', transB: p.trans[1] === 't' }, shared, []);
@@ -105,16 +106,17 @@ const defaultOf = (p: Product): MatmulVariant =>
 function candidates(p: Product): MatmulVariant[] {
   const out = new Set<MatmulVariant>([defaultOf(p)]);
   const add = (v: MatmulVariant) => { if (fits(v) && (!chosenVariants || chosenVariants.includes(v))) out.add(v); };
-  // ':v4' reads A as vec4 with transA and an f32 B without transB: nothing for 'nt' (the forward)
-  const v4 = (p.trans[0] === 't' || (p.trans[1] === 'n' && p.bDtype === 'f32')) && p.M % 4 === 0 && p.N % 4 === 0;
+  // ':v4' reads A as vec4 with transA (M % 4 == 0) and an f32 B without transB (N % 4 == 0): not for 'nt'
+  const v4 = (p.trans[0] === 't' && p.M % 4 === 0) || (p.trans[1] === 'n' && p.bDtype === 'f32' && p.N % 4 === 0);
   for (const t of TILED) { add(t); if (v4) add(`${t}:v4`); }
-  // 64x64 output tiles: at most 1024 of them (8 per SM of a 132-SM H200), and K long enough to share.
-  if (Math.ceil(p.M / 64) * Math.ceil(p.N / 64) <= 1024 && p.K >= 256) {
+  // Split K where 64x64 output tiles are few (at most 2 per SM of a 132-SM H200) and K is long: the weight
+  // gradients (K = tokens), lm_head's dX (K = 49152), the K = 1536 products at T = 1365.
+  if (Math.ceil(p.M / 64) * Math.ceil(p.N / 64) <= 264 && p.K >= 1024) {
     for (const t of SPLIT_TILES) {
       for (const s of quick ? [2] : [2, 4, 8, 16]) {
-        if (p.K / s < 64) continue;
+        if (p.K / s < 128 || (s === 16 && t !== 'mid')) continue;
         add(`${t}:k${s}`);
-        if (v4) add(`${t}:v4:k${s}`);
+        if (v4 && t !== 'n96s') add(`${t}:v4:k${s}`);
       }
     }
   }
@@ -153,6 +155,11 @@ async function checkVariant(v: MatmulVariant, trans: Trans, [M, N, K]: [number, 
 }
 
 const allVariants = [...new Set(products.flatMap(candidates))];
+if (process.argv.includes('--list')) {
+  for (const p of products) console.log(`${p.name} (${p.trans} ${p.M}x${p.N}x${p.K}): ${candidates(p).join(' ')}`);
+  console.log(`${products.length} products, ${products.reduce((s, p) => s + candidates(p).length, 0)} (product, variant) pairs, ${allVariants.length} variants`);
+  process.exit(0);
+}
 const failed = new Map<MatmulVariant, string>();
 console.log(`\nchecking ${allVariants.length} variants x ${quick ? 'the timed' : '4'} transposes against the float64 reference (edge shapes, f32)`);
 for (const v of allVariants) {

@@ -69,7 +69,7 @@ interface Product {
 const LINEARS: Array<[name: string, out: number, inp: number]> = [
   ['q/o', 576, 576], ['k/v', 192, 576], ['gate/up', 1536, 576], ['gate+up', 3072, 576], ['down', 576, 1536], ['lm_head', 49152, 576],
 ];
-const tokens = (list(arg('tokens')) ?? (quick ? ['300'] : ['1365', '4096'])).map(Number);
+const tokens = (list(arg('tokens')) ?? (quick ? ['1100'] : ['1365', '4096'])).map(Number);
 const only = list(arg('only'));
 const products: Product[] = [];
 if (quick) {

@@ -5,8 +5,10 @@ import type { Tensor } from '../../src/gpu/tensor.ts';
 import type { WeightDType } from '../common.ts';
 import { dot, expectClose, finiteDiff, randn, testGpu } from '../testing.ts';
 import {
-  type BlockShape, type MatmulDims, type MatmulOpts, type MatmulVariant, TILES, blockMode, chooseVariant, matmul, matmulBackward, tileSharedBytes,
+  type BlockShape, type MatmulDims, type MatmulOpts, type MatmulVariant, type Pick, TILES, type TileConfig, type TileName, blockMode, chooseVariant,
+  matmul, matmulBackward, tileSharedBytes, tiledVariant,
 } from './matmul.ts';
+import { type SweepResult, pickLine, sweepPicks } from './matmul.bench.ts';
 import { type MatmulRefDims, matmulBackwardRef, matmulRef } from './matmul.ref.ts';
 
 type Shape = [M: number, N: number, K: number];
@@ -24,7 +26,7 @@ const stored = (x: Float64Array, dtype: WeightDType): Float64Array =>
 interface Case {
   shape: Shape; ta: boolean; tb: boolean; dtype: WeightDType; seed: number;
   batch?: number; broadcastA?: boolean; broadcastB?: boolean;
-  alpha?: number; accumulate?: boolean; bias?: boolean; variant?: MatmulVariant; pairB?: boolean; block?: BlockShape;
+  alpha?: number; accumulate?: boolean; bias?: boolean; variant?: MatmulVariant | TileConfig; pairB?: boolean; block?: BlockShape;
 }
 
 /**
@@ -47,14 +49,14 @@ async function check(gpu: Gpu, c: Case): Promise<Float32Array> {
   const tBias = bias ? gpu.upload(bias, [N], 'f32', 'bias') : undefined;
   const tC = c.accumulate ? gpu.upload(c0, batch > 1 ? [batch, M, N] : [M, N], 'f32', 'c') : gpu.tensor(batch > 1 ? [batch, M, N] : [M, N], 'f32', 'c');
   const opts: MatmulOpts = { transA: c.ta, transB: c.tb, alpha: c.alpha, accumulate: c.accumulate, bias: tBias, variant: c.variant, pairB: c.pairB, block: c.block };
-  matmul(gpu, tC, tA, tB, opts);
+  const key = matmul(gpu, tC, tA, tB, opts);
   const dims: MatmulRefDims = {
     M, N, K, batch, transA: c.ta, transB: c.tb, alpha: c.alpha ?? 1,
     strideA: bA > 1 ? M * K : 0, strideB: bB > 1 ? K * N : 0, strideC: M * N,
   };
   const ref = matmulRef(a, b, dims, { bias, c0: c.accumulate ? c0 : undefined, accumulate: c.accumulate });
   const got = await gpu.read(tC) as Float32Array;
-  expectClose(`c ${tname(c.ta, c.tb)} ${c.dtype} ${c.shape.join('x')}${c.variant ? ` ${c.variant}` : ''}`, got, ref, tolFor(K));
+  expectClose(`c ${tname(c.ta, c.tb)} ${c.dtype} ${c.shape.join('x')} ${key}`, got, ref, tolFor(K));
   gpu.release(tA, tB, tBias, tC);
   return got;
 }
@@ -114,14 +116,149 @@ describe('matmul forward', () => {
   });
 
   it('picks small tiles for skinny shapes', () => {
-    expect(chooseVariant(4096, 4096)).toBe('big');
-    expect(chooseVariant(8, 4096)).toBe('rows');
-    expect(chooseVariant(4096, 1)).toBe('cols');
-    expect(chooseVariant(7, 7)).toBe('small');
+    // the default rule (no PICKS rows)
+    const choose = (s: Parameters<typeof chooseVariant>[0]) => chooseVariant(s, 49152, []);
+    expect(choose({ M: 4096, N: 4096, K: 4096 })).toBe('big');
+    expect(choose({ M: 8, N: 4096, K: 64 })).toBe('rows');
+    expect(choose({ M: 4096, N: 1, K: 64 })).toBe('cols');
+    expect(choose({ M: 7, N: 7, K: 7 })).toBe('small');
     // decode projections: a few rows times a Linear weight (N, K)
-    expect(chooseVariant(8, 49152, 1, 49152, true)).toBe('gemv');
-    expect(chooseVariant(16, 576, 1, 49152, true)).toBe('gemv');
-    expect(chooseVariant(17, 576, 1, 49152, true)).toBe('small');
+    expect(choose({ M: 8, N: 49152, K: 576, transB: true })).toBe('gemv');
+    expect(choose({ M: 16, N: 576, K: 576, transB: true })).toBe('gemv');
+    expect(choose({ M: 17, N: 576, K: 576, transB: true })).toBe('small');
+  });
+});
+
+describe('matmul tiles for the SmolLM2 shapes, and split-K', () => {
+  // Each tile on four edge shapes, one per transpose: partial tiles in M and N, and K ending mid-step;
+  // the last is a whole number of tiles. A tile needing more workgroup memory than the test device has is
+  // run with half its BK (the same generated code otherwise), as is n96s on a CPU adapter (SwiftShader
+  // takes about a minute to compile each of its pipelines at BK 16, 2 s at BK 8); bench/matmul-sweep.ts
+  // checks the full tiles against float64 on the GPU before timing them.
+  const NEW_TILES: TileName[] = ['big16', 'huge', 'tall', 'wide', 'mid8', 'n96', 'n96s'];
+  const edgeShapes = (t: TileConfig): Shape[] => [
+    [t.bm + 5, t.bn + 3, 2 * t.bk + 5], [t.bm - 3, 2 * t.bn + 1, 3 * t.bk], [2 * t.bm + 1, t.bn - 5, t.bk + 3], [t.bm, t.bn, 4 * t.bk],
+  ];
+  for (const name of NEW_TILES) {
+    it(`${name}: every transpose against the reference`, async () => {
+      const gpu = await testGpu();
+      const full = tileSharedBytes(TILES[name]) <= gpu.limits.maxComputeWorkgroupStorageSize && !(gpu.cpu && name === 'n96s');
+      const t: TileConfig = full ? TILES[name] : { ...TILES[name], bk: TILES[name].bk / 2 };
+      for (const [i, [ta, tb]] of TRANS.entries()) await check(gpu, { shape: edgeShapes(t)[i], ta, tb, dtype: 'f32', seed: 700 + i, variant: t });
+      // a packed weight read a word at a time (the forward of a frozen Linear), on two tiles (SwiftShader is slow)
+      if (name === 'n96' || name === 'tall') await check(gpu, { shape: [t.bm + 1, t.bn + 2, 2 * t.bk + 2], ta: false, tb: true, dtype: 'bf16', seed: 705, variant: t, pairB: true, bias: true });
+    });
+  }
+
+  // K = 300 in 4 slices of 80 (the last 60, not a whole BK step); K = 50 in 3 slices of 24, 24 and 2.
+  it('split-K: every transpose, slices that end mid-step', async () => {
+    const gpu = await testGpu();
+    for (const [i, [ta, tb]] of TRANS.entries()) {
+      await check(gpu, { shape: [70, 67, 300], ta, tb, dtype: 'f32', seed: 800 + i, variant: 'mid:k4' });
+      await check(gpu, { shape: [33, 9, 50], ta, tb, dtype: 'f32', seed: 810 + i, variant: 'small:k3' });
+    }
+  });
+
+  it('split-K: alpha, bias, accumulate, batches, broadcast operands, packed B', async () => {
+    const gpu = await testGpu();
+    await check(gpu, { shape: [65, 70, 130], ta: false, tb: true, dtype: 'f32', seed: 820, bias: true, accumulate: true, alpha: -0.5, variant: 'mid:k3' });
+    await check(gpu, { shape: [20, 65, 90], ta: true, tb: false, dtype: 'f32', seed: 821, batch: 3, broadcastA: true, accumulate: true, variant: 'small:k4' });
+    await check(gpu, { shape: [33, 40, 64], ta: true, tb: true, dtype: 'f32', seed: 822, batch: 2, variant: 'small:k2' });
+    await check(gpu, { shape: [65, 70, 98], ta: false, tb: true, dtype: 'bf16', seed: 823, batch: 2, broadcastB: true, bias: true, variant: 'mid:k3', pairB: true });
+    await check(gpu, { shape: [40, 33, 70], ta: false, tb: false, dtype: 'f16', seed: 824, variant: 'tall:k2', pairB: true });
+  });
+
+  it('split-K: deterministic, and unsplit when K is one slice', async () => {
+    const gpu = await testGpu();
+    const c: Case = { shape: [70, 67, 300], ta: true, tb: false, dtype: 'f32', seed: 830, variant: 'mid:k4' };
+    const first = await check(gpu, c);
+    const again = await check(gpu, c);
+    expect(Array.from(again)).toEqual(Array.from(first));
+    const [a, b, out] = [gpu.zeros([10, 9], 'f32', 'a'), gpu.zeros([10, 7], 'f32', 'b'), gpu.tensor([9, 7], 'f32', 'c')];
+    expect(matmul(gpu, out, a, b, { transA: true, variant: 'mid:k4' })).toBe('matmul:tn:f32:64x64x16_4x4');
+    expect(matmul(gpu, out, a, b, { transA: true, variant: 'small:k2' })).toBe('matmul:tn:f32:32x32x8_4x4:k');
+    gpu.release(a, b, out);
+  });
+
+  // ':v4': A read as vec4 along M when transA, B along N when not transB (f32, 4-aligned); else scalar loads.
+  it('vec4 loads: every transpose, partial tiles, with a split, and the scalar fallback', async () => {
+    const gpu = await testGpu();
+    for (const [i, [ta, tb]] of TRANS.entries()) {
+      await check(gpu, { shape: [68, 100, 70], ta, tb, dtype: 'f32', seed: 850 + i, variant: 'mid:v4' });
+      await check(gpu, { shape: [132, 92, 300], ta, tb, dtype: 'f32', seed: 860 + i, variant: 'n96:v4:k3', batch: 2, bias: true });
+    }
+    await check(gpu, { shape: [20, 36, 9], ta: true, tb: false, dtype: 'f32', seed: 870, batch: 3, broadcastA: true, accumulate: true, variant: 'small:v4' });
+    await check(gpu, { shape: [65, 70, 33], ta: true, tb: false, dtype: 'f32', seed: 871, variant: 'mid:v4' }); // M, N odd: scalar
+    await check(gpu, { shape: [64, 68, 33], ta: false, tb: false, dtype: 'bf16', seed: 872, variant: 'mid:v4' }); // 16-bit B: scalar
+    const key = (ta: boolean, tb: boolean, [M, N, K]: Shape, v: MatmulVariant) => {
+      const [a, b, out] = [gpu.zeros(ta ? [K, M] : [M, K], 'f32', 'a'), gpu.zeros(tb ? [N, K] : [K, N], 'f32', 'b'), gpu.tensor([M, N], 'f32', 'c')];
+      const k = matmul(gpu, out, a, b, { transA: ta, transB: tb, variant: v });
+      gpu.release(a, b, out);
+      return k;
+    };
+    expect(key(true, false, [68, 100, 70], 'mid:v4')).toBe('matmul:tn:f32:64x64x16_4x4:va:vb');
+    expect(key(false, false, [68, 100, 70], 'mid:v4')).toBe('matmul:nn:f32:64x64x16_4x4:vb');
+    expect(key(false, true, [68, 100, 70], 'mid:v4')).toBe('matmul:nt:f32:64x64x16_4x4');
+    expect(key(true, false, [66, 100, 70], 'mid:v4:k2')).toBe('matmul:tn:f32:64x64x16_4x4:vb:k');
+  });
+
+  it('split-K: explicit strides and offsets', async () => {
+    const gpu = await testGpu();
+    const [M, N, K, batch] = [5, 4, 40, 2];
+    const a = stored(randn(3 + 250 + M * K, 840), 'f32');
+    const b = stored(randn(K * N, 841), 'f32');
+    const tA = gpu.upload(a, [a.length, 1], 'f32', 'a');
+    const tB = gpu.upload(b, [K, N], 'f32', 'b');
+    const tC = gpu.zeros([2 + 24 + M * N, 1], 'f32', 'c');
+    const dims = { M, N, K, batch, strideA: 250, strideB: 0, strideC: 24, offsetA: 3, offsetB: 0, offsetC: 2 };
+    matmul(gpu, { ...tC, shape: [M, N] }, { ...tA, shape: [M, K] }, tB, { ...dims, variant: 'small:k3' });
+    expectClose('c split strided', await gpu.read(tC), matmulRef(a, b, dims, { cSize: 2 + 24 + M * N }), tolFor(K));
+    gpu.release(tA, tB, tC);
+  });
+
+  it('chooseVariant: the first matching pick that fits the device, else the default rule', () => {
+    const picks: Pick[] = [
+      { trans: 'tn', M: [1, 1024], N: [1, 1024], K: [1024, 1e9], variant: 'mid:k4' },
+      { trans: 'nt', N: [576, 576], variant: 'big16' },
+      { trans: 'nt', N: [576, 576], variant: 'n96' },
+    ];
+    expect(chooseVariant({ M: 576, N: 576, K: 4096, transA: true }, 49152, picks)).toBe('mid:k4');
+    expect(chooseVariant({ M: 576, N: 576, K: 512, transA: true }, 49152, picks)).toBe('mid');
+    expect(chooseVariant({ M: 4096, N: 576, K: 576, transB: true }, 49152, picks)).toBe('big16');
+    expect(chooseVariant({ M: 4096, N: 576, K: 576, transB: true }, 32768, picks)).toBe('n96'); // big16 needs 33 KiB
+    expect(chooseVariant({ M: 4096, N: 576, K: 576 }, 49152, picks)).toBe('big');
+    expect(chooseVariant({ M: 8, N: 576, K: 576, transB: true }, 49152, picks)).toBe('gemv');
+    expect(tiledVariant('mid:k4')).toEqual({ tile: TILES.mid, splits: 4, vec4: false });
+    expect(tiledVariant('n96:v4:k2')).toEqual({ tile: TILES.n96, splits: 2, vec4: true });
+    expect(tiledVariant('gemv')).toBeNull();
+    expect(() => tiledVariant('mid:k0' as MatmulVariant)).toThrow(/bad variant/);
+  });
+});
+
+describe('matmul sweep -> PICKS (bench/matmul-sweep.ts)', () => {
+  const r = (name: string, trans: SweepResult['trans'], M: number, N: number, K: number, tokenDim: 'M' | 'K', def: [MatmulVariant, number], best: [MatmulVariant, number]): SweepResult =>
+    ({ name, trans, M, N, K, tokenDim, default: { variant: def[0], tflops: def[1] }, best: { variant: best[0], tflops: best[1] } });
+  const results = [
+    r('q/o fwd T=4096', 'nt', 4096, 576, 576, 'M', ['big', 20], ['n96', 30]),
+    r('q/o fwd T=1365', 'nt', 1365, 576, 576, 'M', ['mid', 15], ['n96', 25]),
+    r('q/o dW T=1365', 'tn', 576, 576, 1365, 'K', ['mid', 10], ['mid:k4', 20]),
+    r('q/o dW T=4096', 'tn', 576, 576, 4096, 'K', ['mid', 12], ['mid:v4:k8', 24]),
+    r('q/o dX T=1365', 'nn', 1365, 576, 576, 'M', ['mid', 15], ['tall', 15.3]), // under 5 %: no row
+  ];
+
+  it('one row per product and pick, token buckets merged, and chooseVariant then returns the best', () => {
+    const rows = sweepPicks(results, [1365, 4096]);
+    expect(rows.map((x) => x.pick)).toEqual([
+      { trans: 'nt', M: [683, Infinity], N: [576, 576], K: [576, 576], variant: 'n96' },
+      { trans: 'tn', M: [576, 576], N: [576, 576], K: [683, 2364], variant: 'mid:k4' },
+      { trans: 'tn', M: [576, 576], N: [576, 576], K: [2365, Infinity], variant: 'mid:v4:k8' },
+    ]);
+    expect(pickLine(rows[0])).toBe("{ trans: 'nt', M: [683, Infinity], N: [576, 576], K: [576, 576], variant: 'n96' }, // q/o fwd T=1365: 15.0 -> 25.0 TFLOP/s; q/o fwd T=4096: 20.0 -> 30.0 TFLOP/s");
+    const picks = rows.map((x) => x.pick);
+    for (const x of results) {
+      const want = x.best.tflops >= 1.05 * x.default.tflops ? x.best.variant : (chooseVariant({ ...x, transA: x.trans[0] === 't', transB: x.trans[1] === 't' }, 49152, []));
+      expect(chooseVariant({ ...x, transA: x.trans[0] === 't', transB: x.trans[1] === 't' }, 49152, picks)).toBe(want);
+    }
   });
 });
 
@@ -304,6 +441,11 @@ describe('matmul backward', () => {
     const gpu = await testGpu();
     for (const [ta, tb] of TRANS) await checkBackward(gpu, [9, 17, 65], ta, tb, 3, true, 'f32', 60, 0.5, 'direct');
     await checkBackward(gpu, [7, 65, 64], false, true, 2, true, 'bf16', 61, 1, 'direct');
+  });
+
+  it('split-K (the weight gradient, K = rows): every transpose, batched, a shared b', async () => {
+    const gpu = await testGpu();
+    for (const [ta, tb] of TRANS) await checkBackward(gpu, [40, 17, 65], ta, tb, 3, true, 'f32', 70, 0.5, 'small:k3');
   });
 
   it('packed 16-bit b: da only', async () => {

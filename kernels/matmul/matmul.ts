@@ -1,9 +1,13 @@
 // Launchers for the tiled f32 matmul (matmul.wgsl) and its backward (the same kernel with other transposes).
 //   C (M, N) = alpha * op(A) (M, K) . op(B) (K, N) [+ bias (N)] [+ C], batched with per-operand strides.
-// The tile configuration (variant) is picked from the shape: 'big' 128x128 blocks for large products,
-// 'mid' 64x64, and small blocks for skinny shapes (decode M=8, value heads N=1); on CPU adapters (Gpu.cpu)
-// the barrier-free register blocks of block.wgsl, sized by M (blockShape). Compile-time choices
-// (transposes, B dtype, accumulate, bias, tile) form the program key; shapes, strides and alpha are uniforms.
+// The tile configuration (variant) is picked from the shape: first the measured PICKS table (filled from
+// bench/matmul-sweep.ts), else 'big' 128x128 blocks for large products, 'mid' 64x64, and small blocks for
+// skinny shapes (decode M=8, value heads N=1); on CPU adapters (Gpu.cpu) the barrier-free register blocks of
+// block.wgsl, sized by M (blockShape). A variant '<tile>:k<S>' splits K into S slices (splitk.wgsl sums
+// them in a fixed order), for products with few output tiles and a long K (weight gradients, K = tokens);
+// '<tile>:v4' reads an f32 operand contiguous along its load axis as vec4. Compile-time choices (transposes,
+// B dtype, accumulate, bias, tile, split, vec4) form the program key; shapes, strides, alpha and the split's
+// slice length and count are uniforms.
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
@@ -14,8 +18,12 @@ import blockSource from './block.wgsl';
 import directSource from './direct.wgsl';
 import gemvSource from './gemv.wgsl';
 import source from './matmul.wgsl';
+import splitkSource from './splitk.wgsl';
 
-/** A block tile: BM x BN outputs per workgroup, BK deep K steps, TM x TN outputs per thread (multiples of 4). */
+/**
+ * A block tile: BM x BN outputs per workgroup, BK deep K steps, TM x TN outputs per thread (multiples of 4,
+ * not necessarily powers of two: 8 x 12 gives 96-wide tiles, and 576 = 6 x 96).
+ */
 export interface TileConfig { bm: number; bn: number; bk: number; tm: number; tn: number }
 
 export const TILES = {
@@ -25,7 +33,17 @@ export const TILES = {
   small: { bm: 32, bn: 32, bk: 8, tm: 4, tn: 4 },
   rows: { bm: 16, bn: 64, bk: 16, tm: 4, tn: 4 }, // few rows (decode: M = batch of tokens)
   cols: { bm: 64, bn: 16, bk: 16, tm: 4, tn: 4 }, // few columns (value heads)
+  // Candidates for the SmolLM2 shapes (N, K in 192, 576, 1536; M = tokens), ranked by bench/matmul-sweep.ts:
+  big16: { bm: 128, bn: 128, bk: 16, tm: 8, tn: 16 }, // 128 threads of 8 x 16: more work per thread
+  huge: { bm: 128, bn: 256, bk: 8, tm: 8, tn: 16 }, // 256 threads of 8 x 16, 25 KiB
+  tall: { bm: 128, bn: 64, bk: 16, tm: 8, tn: 8 }, // 128 threads; N = 576 = 9 x 64, 192 = 3 x 64
+  wide: { bm: 64, bn: 128, bk: 16, tm: 8, tn: 8 }, // 128 threads
+  mid8: { bm: 64, bn: 64, bk: 16, tm: 8, tn: 8 }, // 64 threads of 8 x 8 (mid's tile, 4x the work per thread)
+  n96: { bm: 128, bn: 96, bk: 16, tm: 8, tn: 12 }, // 128 threads; 576 = 6 x 96, 192 = 2 x 96, 1536 = 16 x 96
+  n96s: { bm: 64, bn: 96, bk: 16, tm: 8, tn: 12 }, // 64 threads
 } as const satisfies Record<string, TileConfig>;
+
+export type TileName = keyof typeof TILES;
 
 /**
  * 'gemv': the skinny-M kernel of gemv.wgsl (no tiles: a workgroup of GEMV.kt threads splits K for
@@ -35,7 +53,31 @@ export const TILES = {
  * 'block': block.wgsl, the same idea with a TM x TN block sized by M (1 row for decode) and a 16-bit B
  * read a word (two elements) at a time: fewer loads per multiply-add. The default on CPU adapters.
  */
-export type MatmulVariant = keyof typeof TILES | 'gemv' | 'direct' | 'block';
+export type MatmulVariant =
+  | TileName | `${TileName}:k${number}` | `${TileName}:v4` | `${TileName}:v4:k${number}` | 'gemv' | 'direct' | 'block';
+
+/**
+ * A tiled variant resolved: its tile, its K split (1: none) and whether f32 operands contiguous along the
+ * load axis are read as vec4 (where the call's layout allows: see vec4A, vec4B).
+ */
+export interface TiledVariant { tile: TileConfig; splits: number; vec4: boolean }
+
+/**
+ * The tile, split and vec4 choice of a tiled variant: '<tile>[:v4][:k<S>]' ('mid', 'mid:v4', 'mid:k4') or an
+ * explicit config; null for gemv, direct and block.
+ */
+export function tiledVariant(v: MatmulVariant | TileConfig): TiledVariant | null {
+  if (typeof v !== 'string') return { tile: v, splits: 1, vec4: false };
+  const [name, ...opts] = v.split(':');
+  if (!(name in TILES)) return null;
+  const out: TiledVariant = { tile: TILES[name as TileName], splits: 1, vec4: false };
+  for (const o of opts) {
+    if (o === 'v4') out.vec4 = true;
+    else if (/^k\d+$/.test(o) && Number(o.slice(1)) >= 1) out.splits = Number(o.slice(1));
+    else throw new Error(`matmul: bad variant '${v}' (want <tile>[:v4][:k<S>], S >= 1)`);
+  }
+  return out;
+}
 
 /** The 'block' variant's outputs per thread: TM rows x TN columns (TN a multiple of 4). */
 export interface BlockShape { tm: number; tn: number }
@@ -93,11 +135,42 @@ export interface MatmulDims {
 /** Bytes of workgroup memory a tile needs (two buffers of BK rows of A and B, each row padded by a vec4). */
 export const tileSharedBytes = (t: TileConfig): number => 2 * t.bk * (t.bm + t.bn + 8) * 4;
 
+/** A product's shape and transposes, as chooseVariant sees it. */
+export interface MatmulShape { M: number; N: number; K: number; batch?: number; transA?: boolean; transB?: boolean }
+
+/**
+ * A measured choice: products whose transposes and dims fall in these ranges (inclusive; omitted: any)
+ * use `variant`. The first matching row wins; rows whose tile does not fit the device are skipped.
+ */
+export interface Pick {
+  trans?: 'nn' | 'nt' | 'tn' | 'tt';
+  M?: readonly [number, number];
+  N?: readonly [number, number];
+  K?: readonly [number, number];
+  variant: MatmulVariant;
+}
+
+/**
+ * Picks measured by bench/matmul-sweep.ts (it prints rows in this form for the shapes where a variant beats
+ * the default below). Empty until measured on the target GPU: the default rule decides.
+ */
+export const PICKS: readonly Pick[] = [];
+
+const inRange = (x: number, r?: readonly [number, number]) => !r || (x >= r[0] && x <= r[1]);
+
 /** The tile variant the launcher uses for this shape, given the device's workgroup memory. */
-export function chooseVariant(M: number, N: number, batch = 1, sharedBytes = 49152, transB = false): MatmulVariant {
+export function chooseVariant(s: MatmulShape, sharedBytes = 49152, picks: readonly Pick[] = PICKS): MatmulVariant {
+  const { M, N, K, batch = 1, transA = false, transB = false } = s;
   // Decode projections (a few rows times a Linear weight (N, K)): read each weight row once, coalesced,
   // with ceil(N / 4) workgroups; the 16x64 'rows' tile would re-read B per 16 rows with few workgroups.
   if (M <= GEMV.maxM && transB) return 'gemv';
+  const trans = `${transA ? 't' : 'n'}${transB ? 't' : 'n'}`;
+  for (const p of picks) {
+    const tv = tiledVariant(p.variant);
+    if ((p.trans && p.trans !== trans) || !inRange(M, p.M) || !inRange(N, p.N) || !inRange(K, p.K)) continue;
+    if (tv && tileSharedBytes(tv.tile) > sharedBytes) continue;
+    return p.variant;
+  }
   const tiles = (t: TileConfig) => Math.ceil(M / t.bm) * Math.ceil(N / t.bn) * batch;
   if (M >= 128 && N >= 128 && tiles(TILES.big) >= 96) {
     return tileSharedBytes(TILES.big) <= sharedBytes ? 'big' : 'big8';
@@ -119,14 +192,24 @@ function checkTile(t: TileConfig, sharedBytes: number): void {
   if (tileSharedBytes(t) > sharedBytes) bad(`needs ${tileSharedBytes(t)} bytes of workgroup memory, the device has ${sharedBytes}`);
 }
 
-const matmulKey = (t: TileConfig, transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, pairB: boolean): string =>
-  `matmul:${transA ? 't' : 'n'}${transB ? 't' : 'n'}:${bDtype}${pairB ? 'x2' : ''}:${tileName(t)}${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
+const matmulKey = (
+  t: TileConfig, transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, pairB: boolean, split: boolean,
+  vecA: boolean, vecB: boolean,
+): string =>
+  `matmul:${transA ? 't' : 'n'}${transB ? 't' : 'n'}:${bDtype}${pairB ? 'x2' : ''}:${tileName(t)}${vecA ? ':va' : ''}${vecB ? ':vb' : ''}${split ? ':k' : ''}${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
+
+/** Whether A can be read a vec4 at a time: its loads run along M (transA), 4-aligned, in a whole number of vec4s. */
+const vec4A = (d: MatmulDims, a: Tensor): boolean =>
+  d.transA && d.M % 4 === 0 && d.offsetA % 4 === 0 && d.strideA % 4 === 0 && a.buffer.size % 16 === 0;
+/** Whether B can be read a vec4 at a time: f32, its loads run along N (not transB), 4-aligned. */
+const vec4B = (d: MatmulDims, b: Tensor): boolean =>
+  b.dtype === 'f32' && !d.transB && d.N % 4 === 0 && d.offsetB % 4 === 0 && d.strideB % 4 === 0 && b.buffer.size % 16 === 0;
 
 const matmulProgram = programFactory(
   (_gpu: Gpu, ...choices: Parameters<typeof matmulKey>) => matmulKey(...choices),
-  (gpu: Gpu, t: TileConfig, transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, pairB: boolean): Program => {
-    checkTile(t, gpu.limits.maxComputeWorkgroupStorageSize);
-    return { key: matmulKey(t, transA, transB, bDtype, accumulate, bias, pairB), code: () => matmulSource(t, transA, transB, bDtype, accumulate, bias, pairB), entryPoint: 'forward' };
+  (gpu: Gpu, ...choices: Parameters<typeof matmulKey>): Program => {
+    checkTile(choices[0], gpu.limits.maxComputeWorkgroupStorageSize);
+    return { key: matmulKey(...choices), code: () => matmulSource(...choices), entryPoint: 'forward' };
   },
 );
 
@@ -143,8 +226,11 @@ function canPairB(t: TileConfig, d: MatmulDims, bDtype: string): boolean {
 
 /** Generates the WGSL of one variant: the unrolled load, multiply and store code around matmul.wgsl's skeleton. */
 export function matmulSource(
-  t: TileConfig, transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, pairB = false,
+  t: TileConfig, transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, pairB = false, split = false,
+  vecA = false, vecB = false,
 ): string {
+  if (split && (accumulate || bias)) throw new Error('matmul: a split-K partial pass has no epilogue (the reduction applies it)');
+  if ((vecA && !transA) || (vecB && (transB || bDtype !== 'f32' || pairB))) throw new Error('matmul: vec4 loads need an f32 operand loaded along its contiguous dim');
   const { bm, bn, bk, tm, tn } = t;
   const NTX = bn / tn;
   const NTY = bm / tm;
@@ -155,6 +241,7 @@ export function matmulSource(
   const GB = ((bn / 4) * bk) / WG;
   const range = (n: number) => Array.from({ length: n }, (_, i) => i);
   const ind = (n: number, lines: string[]) => lines.map((l) => ' '.repeat(n) + l).join('\n');
+  const kEnd = split ? 'kEnd' : 'u.K';
   const idxA = (m: string, k: string) => (transA ? `aBase + (${k}) * u.M + ${m}` : `aBase + (${m}) * u.K + ${k}`);
   const idxB = (k: string, n: string) => (transB ? `bBase + (${n}) * u.K + ${k}` : `bBase + (${k}) * u.N + ${n}`);
 
@@ -181,7 +268,9 @@ export function matmulSource(
         : `bN${l} = ((${g}) % ${bn / 4}u) * 4u; bK${l} = (${g}) / ${bn / 4}u;`);
   }
   const four = (f: (j: number) => string) => `vec4f(${range(4).map(f).join(', ')})`;
-  const loadAFull = range(GA).map((l) => `ra${l} = ${four((j) => `ldA(${idxA(`m0 + aM${l} + ${j}u`, `k0 + aK${l}`)})`)};`);
+  const loadAFull = range(GA).map((l) => (vecA
+    ? `ra${l} = a[(${idxA(`m0 + aM${l}`, `k0 + aK${l}`)}) >> 2u];`
+    : `ra${l} = ${four((j) => `ldA(${idxA(`m0 + aM${l} + ${j}u`, `k0 + aK${l}`)})`)};`));
   const loadAEdge = range(GA).map((l) => `ra${l} = ${four((j) => `getA(m0 + aM${l} + ${j}u, k0 + aK${l})`)};`);
   const loadB = (full: boolean) => range(GBL).flatMap((l) => {
     const get = (k: string, n: string) => (full ? `ldB2(${idxB(k, n)})` : `getB2(${k}, ${n})`);
@@ -195,6 +284,7 @@ export function matmulSource(
     if (pairB) {
       return [`rb${l} = vec4f(${get(`k0 + bK${l}`, `n0 + bN${l}`)}, ${get(`k0 + bK${l}`, `n0 + bN${l} + 2u`)});`];
     }
+    if (vecB && full) return [`rb${l} = b[(${idxB(`k0 + bK${l}`, `n0 + bN${l}`)}) >> 2u];`];
     return [`rb${l} = ${four((j) => (full ? `ldB(${idxB(`k0 + bK${l}`, `n0 + bN${l} + ${j}u`)})` : `getB(k0 + bK${l}, n0 + bN${l} + ${j}u)`))};`];
   });
   const loadBFull = loadB(true);
@@ -234,14 +324,32 @@ export function matmulSource(
   ];
 
   return fillTemplate(source, {
-    B_ELEM: bDtype === 'f32' ? 'f32' : 'u32',
+    A_ELEM: vecA ? 'vec4f' : 'f32',
+    B_ELEM: vecB ? 'vec4f' : bDtype === 'f32' ? 'f32' : 'u32',
     BIAS_DECL: bias ? '@group(0) @binding(4) var<storage, read> bias: array<f32>;' : '',
+    LOAD_A: vecA ? 'fn ldA(i: u32) -> f32 { return a[i >> 2u][i & 3u]; }' : 'fn ldA(i: u32) -> f32 { return a[i]; }',
     CONSTS: [
       `const BM = ${bm}u;`, `const BN = ${bn}u;`, `const BK = ${bk}u;`, `const NTX = ${NTX}u;`, `const NTY = ${NTY}u;`,
       `const WG = ${WG}u;`, `const SA4 = ${bm / 4 + 1}u;`, `const SB4 = ${bn / 4 + 1}u;`,
     ].join('\n'),
     REGS: regs.join('\n'),
-    LOAD_B: [loadFn('ldB', 'b', bDtype), ...(pairB ? [loadPairFn(bDtype, idxB('k', 'n'))] : [])].join('\n'),
+    LOAD_B: [vecB ? 'fn ldB(i: u32) -> f32 { return b[i >> 2u][i & 3u]; }' : loadFn('ldB', 'b', bDtype), ...(pairB ? [loadPairFn(bDtype, idxB('k', 'n'), kEnd)] : [])].join('\n'),
+    K_BEGIN: split ? 'kb' : '0u',
+    K_END: kEnd,
+    K_LEN: split ? 'ke - kb' : 'u.K',
+    SETUP_Z: ind(2, split
+      ? [
+        // kb and ke as lets of uniform values (the loop count feeds barriers); kBegin, kEnd for the loads
+        'let zb = wg.z / u.splits;',
+        'let kb = (wg.z - zb * u.splits) * u.kLen;',
+        'let ke = min(u.K, kb + u.kLen);',
+        'kBegin = kb;',
+        'kEnd = ke;',
+        'aBase = u.offA + zb * u.strideA;',
+        'bBase = u.offB + zb * u.strideB;',
+        'cBase = wg.z * u.M * u.N;',
+      ]
+      : ['aBase = u.offA + wg.z * u.strideA;', 'bBase = u.offB + wg.z * u.strideB;', 'cBase = u.offC + wg.z * u.strideC;']),
     A_INDEX: idxA('m', 'k'),
     B_INDEX: idxB('k', 'n'),
     LOAD_A_FULL: ind(4, loadAFull),
@@ -262,11 +370,11 @@ export function matmulSource(
  * `ldB2(i)`: elements i and i+1 (i even) of a packed 16-bit B from one u32 word, and `getB2(k, n)`: the pair
  * along B's contiguous dim at (k, n), zero outside the matrix (the dim is even, so a pair is all in or all out).
  */
-function loadPairFn(dtype: WeightDType, index: string): string {
+function loadPairFn(dtype: WeightDType, index: string, kEnd: string): string {
   const unpack = dtype === 'bf16' ? 'vec2f(bitcast<f32>(w << 16u), bitcast<f32>(w & 0xffff0000u))' : 'unpack2x16float(w)';
   return [
     `fn ldB2(i: u32) -> vec2f { let w = b[i >> 1u]; return ${unpack}; }`,
-    `fn getB2(k: u32, n: u32) -> vec2f { if (k < u.K && n < u.N) { return ldB2(${index}); } return vec2f(0.0); }`,
+    `fn getB2(k: u32, n: u32) -> vec2f { if (k < ${kEnd} && n < u.N) { return ldB2(${index}); } return vec2f(0.0); }`,
   ].join('\n');
 }
 
@@ -314,18 +422,94 @@ function launch(
   gpu: Gpu, out: Tensor, a: Tensor, b: Tensor, bias: Tensor | undefined, d: MatmulDims, variant?: MatmulVariant | TileConfig, pairB = false,
   block?: BlockShape,
 ): string {
-  const v = variant ?? (gpu.cpu ? 'block' : chooseVariant(d.M, d.N, d.batch, gpu.limits.maxComputeWorkgroupStorageSize, d.transB));
+  const v = variant ?? (gpu.cpu ? 'block' : chooseVariant(d, gpu.limits.maxComputeWorkgroupStorageSize));
   if (v === 'block') return launchBlock(gpu, out, a, b, bias, d, block ?? blockShape(d.M));
   if (v === 'direct') return launchDirect(gpu, out, a, b, bias, d);
   if (v === 'gemv' && d.M <= GEMV.maxM) return launchGemv(gpu, out, a, b, bias, d);
-  const tile = v === 'gemv' ? TILES.rows : typeof v === 'string' ? TILES[v] : v;
-  const program = matmulProgram(gpu, tile, d.transA, d.transB, b.dtype as WeightDType, d.accumulate, Boolean(bias), pairB && canPairB(tile, d, b.dtype));
+  const { tile, splits, vec4 } = v === 'gemv' ? { tile: TILES.rows, splits: 1, vec4: false } : tiledVariant(v)!;
+  const pair = pairB && canPairB(tile, d, b.dtype);
+  const vecs: [boolean, boolean] = [vec4 && vec4A(d, a), vec4 && !pair && vec4B(d, b)];
+  const split = splitK(gpu, tile, d, splits);
+  if (split) return launchSplit(gpu, out, a, b, bias, d, tile, pair, vecs, split);
+  const program = matmulProgram(gpu, tile, d.transA, d.transB, b.dtype as WeightDType, d.accumulate, Boolean(bias), pair, false, ...vecs);
   if (d.M === 0 || d.N === 0 || d.batch === 0) return program.key;
   gpu.run({
     program,
     bindings: bias ? [a, b, out, bias] : [a, b, out],
-    uniforms: [d.M, d.N, d.K, d.batch, d.strideA, d.strideB, d.strideC, { f32: d.alpha }, d.offsetA, d.offsetB, d.offsetC, 0],
+    uniforms: [d.M, d.N, d.K, d.batch, d.strideA, d.strideB, d.strideC, { f32: d.alpha }, d.offsetA, d.offsetB, d.offsetC, d.K, 1, 0, 0, 0],
     workgroups: [Math.ceil(d.N / tile.bn), Math.ceil(d.M / tile.bm), d.batch],
+  });
+  return program.key;
+}
+
+/** A K split as launched: `splits` slices of `kLen` (a multiple of BK; the last slice may be shorter). */
+interface Split { splits: number; kLen: number }
+
+/**
+ * The split of K into (at most) `want` slices, or null to run unsplit: one slice, an empty product, or a
+ * workspace (batch * splits partial (M, N) products) or z grid (batch * splits) beyond the device's limits.
+ */
+function splitK(gpu: Gpu, t: TileConfig, d: MatmulDims, want: number): Split | null {
+  if (want <= 1 || d.M === 0 || d.N === 0 || d.batch === 0) return null;
+  const kLen = Math.ceil(Math.ceil(d.K / want) / t.bk) * t.bk;
+  const splits = Math.ceil(d.K / kLen);
+  if (splits <= 1) return null;
+  const words = d.batch * splits * d.M * d.N;
+  if (d.batch * splits > 65535 || words * 4 > gpu.limits.maxStorageBufferBindingSize || words > 0xffffffff) return null;
+  return { splits, kLen };
+}
+
+const workspaces = new WeakMap<Gpu, Tensor>();
+
+/**
+ * The split-K workspace of at least `words` f32, grown by doubling; kept per device and never returned to
+ * the pool (as reduce's scratch), so a later upload cannot overwrite it before the passes run. Split
+ * products recorded one after the other share it: dispatches run in order.
+ */
+function workspace(gpu: Gpu, words: number): Tensor {
+  const t = workspaces.get(gpu);
+  if (t && numel(t.shape) >= words) return t;
+  const cap = Math.floor(gpu.limits.maxStorageBufferBindingSize / 4);
+  const fresh = gpu.tensor([Math.max(words, Math.min(cap, 2 * (t ? numel(t.shape) : 0)))], 'f32', 'matmul.splitk');
+  const w = { ...fresh, pooled: false };
+  workspaces.set(gpu, w);
+  return w;
+}
+
+const splitkKey = (accumulate: boolean, bias: boolean): string => `matmul:splitk${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
+
+const splitkProgram = programFactory(splitkKey, (accumulate: boolean, bias: boolean): Program => ({
+  key: splitkKey(accumulate, bias),
+  code: () => fillTemplate(splitkSource, {
+    BIAS_DECL: bias ? '@group(0) @binding(3) var<storage, read> bias: array<f32>;' : '',
+    EPILOGUE: [...(bias ? ['x += bias[e % u.N];'] : []), ...(accumulate ? ['x += c[ci];'] : [])].map((l) => `  ${l}`).join('\n'),
+  }),
+  entryPoint: 'reduce',
+}));
+
+/**
+ * Records a split-K product: the partial products of the K slices into the workspace (batch * splits
+ * workgroup layers), then their sum in slice order with alpha, bias and accumulate into out. Returns the
+ * partial pass's key (it ends in ':k').
+ */
+function launchSplit(
+  gpu: Gpu, out: Tensor, a: Tensor, b: Tensor, bias: Tensor | undefined, d: MatmulDims, tile: TileConfig, pairB: boolean,
+  vecs: [boolean, boolean], sp: Split,
+): string {
+  const program = matmulProgram(gpu, tile, d.transA, d.transB, b.dtype as WeightDType, false, false, pairB, true, ...vecs);
+  const MN = d.M * d.N;
+  const w = workspace(gpu, d.batch * sp.splits * MN);
+  gpu.run({
+    program,
+    bindings: [a, b, w],
+    uniforms: [d.M, d.N, d.K, d.batch, d.strideA, d.strideB, MN, { f32: 1 }, d.offsetA, d.offsetB, 0, sp.kLen, sp.splits, 0, 0, 0],
+    workgroups: [Math.ceil(d.N / tile.bn), Math.ceil(d.M / tile.bm), d.batch * sp.splits],
+  });
+  gpu.run({
+    program: splitkProgram(d.accumulate, Boolean(bias)),
+    bindings: bias ? [w, out, bias] : [w, out],
+    uniforms: [MN, d.N, sp.splits, d.batch, d.strideC, d.offsetC, { f32: d.alpha }, 0],
+    workgroups: grid1d(Math.ceil((d.batch * MN) / 256)),
   });
   return program.key;
 }

@@ -15,7 +15,15 @@
 // one barrier per step. Shared A is stored transposed (As[k][m]) so both operands are read as vec4 along
 // the output dimension; rows are padded by one vec4 so the transposing stores do not collide in banks.
 // Edge tiles (M, N, K not multiples of the tile) load zeros and store only in-range elements.
+// vec4 loads (compile-time, ':va' / ':vb' in the key): an f32 operand whose 4 elements per load run along
+// its contiguous dim (A with TRANS_A, B without TRANS_B), 4-aligned, is bound as array<vec4f> and a full
+// tile loads one vec4 instead of 4 scalars; edge tiles read single elements of it.
 // Dispatch: (ceil(N/BN), ceil(M/BM), batch), workgroup WG.
+// Split-K (compile-time, ':k' in the key): workgroup z = b * splits + s (batch b, slice s) multiplies only
+// the K slice [s*kLen, min(K, (s+1)*kLen)) and writes its raw partial product (no alpha, bias or accumulate)
+// to c = a workspace at z*M*N; splitk.wgsl then sums the slices in a fixed order (deterministic: no float
+// atomics). The K_BEGIN / K_END placeholders are the slice bounds (0 and u.K without a split), K_LEN its
+// length from values the uniformity analysis accepts (a barrier follows the loop on nt).
 //
 // Backward: for C = alpha*op(A).op(B), dop(A) = alpha*dC.op(B)^T and dop(B) = alpha*op(A)^T.dC, which are
 // this same kernel with other transposes (matmulBackward in matmul.ts picks them); a gradient of an operand
@@ -24,10 +32,11 @@
 struct Params {
   M: u32, N: u32, K: u32, batch: u32,
   strideA: u32, strideB: u32, strideC: u32, alpha: f32,
-  offA: u32, offB: u32, offC: u32, pad: u32,
+  offA: u32, offB: u32, offC: u32, kLen: u32,
+  splits: u32, pad0: u32, pad1: u32, pad2: u32,
 }
 @group(0) @binding(0) var<uniform> u: Params;
-@group(0) @binding(1) var<storage, read> a: array<f32>;
+@group(0) @binding(1) var<storage, read> a: array<$A_ELEM>;
 @group(0) @binding(2) var<storage, read> b: array<$B_ELEM>;
 @group(0) @binding(3) var<storage, read_write> c: array<f32>;
 $BIAS_DECL
@@ -42,23 +51,25 @@ var<private> n0: u32;
 var<private> aBase: u32;
 var<private> bBase: u32;
 var<private> cBase: u32;
+var<private> kBegin: u32;
+var<private> kEnd: u32;
 $REGS
 
-fn ldA(i: u32) -> f32 { return a[i]; }
+$LOAD_A
 $LOAD_B
 
 // Element (m, k) of op(A) and (k, n) of op(B), zero outside the matrix.
-fn getA(m: u32, k: u32) -> f32 { if (m < u.M && k < u.K) { return ldA($A_INDEX); } return 0.0; }
-fn getB(k: u32, n: u32) -> f32 { if (k < u.K && n < u.N) { return ldB($B_INDEX); } return 0.0; }
+fn getA(m: u32, k: u32) -> f32 { if (m < u.M && k < $K_END) { return ldA($A_INDEX); } return 0.0; }
+fn getB(k: u32, n: u32) -> f32 { if (k < $K_END && n < u.N) { return ldB($B_INDEX); } return 0.0; }
 
 // Global -> registers for the K step starting at k0 (unchecked when the whole tile is inside).
 fn loadTiles(k0: u32) {
-  if (m0 + BM <= u.M && k0 + BK <= u.K) {
+  if (m0 + BM <= u.M && k0 + BK <= $K_END) {
 $LOAD_A_FULL
   } else {
 $LOAD_A_EDGE
   }
-  if (n0 + BN <= u.N && k0 + BK <= u.K) {
+  if (n0 + BN <= u.N && k0 + BK <= $K_END) {
 $LOAD_B_FULL
   } else {
 $LOAD_B_EDGE
@@ -86,27 +97,25 @@ $EPILOGUE
 fn forward(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3u) {
   m0 = wg.y * BM;
   n0 = wg.x * BN;
-  aBase = u.offA + wg.z * u.strideA;
-  bBase = u.offB + wg.z * u.strideB;
-  cBase = u.offC + wg.z * u.strideC;
+$SETUP_Z
 $LOAD_COORDS
   let tx = li % NTX;
   let ty = li / NTX;
 $ACC_DECL
-  let nt = (u.K + BK - 1u) / BK;
-  loadTiles(0u);
+  let nt = ($K_LEN + BK - 1u) / BK;
+  loadTiles($K_BEGIN);
   storeTiles(0u);
   workgroupBarrier();
   var t = 0u;
   loop {
     if (t >= nt) { break; }
-    if (t + 1u < nt) { loadTiles((t + 1u) * BK); }
+    if (t + 1u < nt) { loadTiles($K_BEGIN + (t + 1u) * BK); }
 $COMPUTE_0
     if (t + 1u < nt) { storeTiles(1u); }
     workgroupBarrier();
     t++;
     if (t >= nt) { break; }
-    if (t + 1u < nt) { loadTiles((t + 1u) * BK); }
+    if (t + 1u < nt) { loadTiles($K_BEGIN + (t + 1u) * BK); }
 $COMPUTE_1
     if (t + 1u < nt) { storeTiles(0u); }
     workgroupBarrier();

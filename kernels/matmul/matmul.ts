@@ -152,9 +152,32 @@ export interface Pick {
 
 /**
  * Picks measured by bench/matmul-sweep.ts (it prints rows in this form for the shapes where a variant beats
- * the default below). Empty until measured on the target GPU: the default rule decides.
+ * the default below by 5 % or more): the SmolLM2-135M training products on an H200, 2026-11-27
+ * (bench/results/s18/6-matmul/). Other shapes take the default rule. Left out: 'tall' for q/o fwd at T=1365,
+ * the sweep's first product, whose default was timed while the GPU warmed up (3.3 TFLOP/s; nn at the same
+ * shape, timed next, 17.4).
  */
-export const PICKS: readonly Pick[] = [];
+export const PICKS: readonly Pick[] = [
+  { trans: 'nn', M: [2365, Infinity], N: [576, 576], K: [192, 192], variant: 'mid' }, // k/v dX T=4096: 13.2 -> 16.6 TFLOP/s
+  { trans: 'nn', M: [2365, Infinity], N: [576, 576], K: [576, 576], variant: 'mid:v4' }, // q/o dX T=4096: 17.6 -> 23.2 TFLOP/s
+  { trans: 'nn', M: [683, 2364], N: [576, 576], K: [1536, 1536], variant: 'mid:v4:k4' }, // gate/up dX T=1365: 18.4 -> 22.3 TFLOP/s
+  { trans: 'nn', M: [2365, Infinity], N: [576, 576], K: [1536, 1536], variant: 'mid:v4' }, // gate/up dX T=4096: 19.2 -> 24.7 TFLOP/s
+  { trans: 'nn', M: [683, 2364], N: [576, 576], K: [3072, 3072], variant: 'mid:v4:k4' }, // gate+up dX T=1365: 19.4 -> 25.4 TFLOP/s
+  { trans: 'nn', M: [2365, Infinity], N: [576, 576], K: [3072, 3072], variant: 'mid:v4' }, // gate+up dX T=4096: 20.2 -> 25.4 TFLOP/s
+  { trans: 'nn', M: [683, 2364], N: [576, 576], K: [49152, 49152], variant: 'mid:v4:k4' }, // lm_head dX T=1365: 20.2 -> 30.2 TFLOP/s
+  { trans: 'nn', M: [2365, Infinity], N: [576, 576], K: [49152, 49152], variant: 'mid:v4' }, // lm_head dX T=4096: 21.1 -> 26.1 TFLOP/s
+  { trans: 'nt', M: [2365, Infinity], N: [576, 576], K: [576, 576], variant: 'mid' }, // q/o fwd T=4096: 17.7 -> 22.6 TFLOP/s
+  { trans: 'nt', M: [683, 2364], N: [576, 576], K: [1536, 1536], variant: 'mid:k4' }, // down fwd T=1365: 19.3 -> 21.9 TFLOP/s
+  { trans: 'nt', M: [2365, Infinity], N: [576, 576], K: [1536, 1536], variant: 'mid' }, // down fwd T=4096: 19.2 -> 24.2 TFLOP/s
+  { trans: 'tn', M: [192, 192], N: [576, 576], K: [683, Infinity], variant: 'mid:v4:k8' }, // k/v dW T=1365: 4.2 -> 9.2 TFLOP/s; k/v dW T=4096: 4.6 -> 16.1 TFLOP/s
+  { trans: 'tn', M: [576, 576], N: [576, 576], K: [683, 2364], variant: 'mid:v4:k8' }, // q/o dW T=1365: 12.2 -> 14.0 TFLOP/s
+  { trans: 'tn', M: [576, 576], N: [576, 576], K: [2365, Infinity], variant: 'mid:v4:k16' }, // q/o dW T=4096: 13.8 -> 20.5 TFLOP/s
+  { trans: 'tn', M: [576, 576], N: [1536, 1536], K: [683, 2364], variant: 'mid:v4' }, // down dW T=1365: 20.1 -> 22.6 TFLOP/s
+  { trans: 'tn', M: [576, 576], N: [1536, 1536], K: [2365, Infinity], variant: 'mid:v4:k4' }, // down dW T=4096: 21.5 -> 25.7 TFLOP/s
+  { trans: 'tn', M: [1536, 1536], N: [576, 576], K: [683, 2364], variant: 'mid:v4' }, // gate/up dW T=1365: 20.1 -> 23.5 TFLOP/s
+  { trans: 'tn', M: [1536, 1536], N: [576, 576], K: [2365, Infinity], variant: 'mid:v4:k4' }, // gate/up dW T=4096: 21.7 -> 25.5 TFLOP/s
+  { trans: 'tn', M: [49152, 49152], N: [576, 576], K: [683, Infinity], variant: 'big:v4' }, // lm_head dW T=1365: 31.5 -> 33.2 TFLOP/s; lm_head dW T=4096: 32.7 -> 34.6 TFLOP/s
+];
 
 const inRange = (x: number, r?: readonly [number, number]) => !r || (x >= r[0] && x <= r[1]);
 

@@ -197,6 +197,9 @@ function writeOut(partial: boolean, picks?: ReturnType<typeof sweepPicks>): void
 }
 const fmt = (x: number, d = 1) => (!Number.isFinite(x) ? '' : x >= 1 || x === 0 ? x.toFixed(d) : x.toPrecision(2));
 const t0 = performance.now();
+// The GPU's clocks ramp up over the first second of work: warm up on the first product, else its defaults
+// (timed first) read low (3.3 against 17 TFLOP/s on an H200).
+if (products.length) await benchMatmul(gpu, [[products[0].M, products[0].N, products[0].K]], { transA: products[0].trans[0] === 't', transB: products[0].trans[1] === 't', rounds, roundMs });
 for (const p of products) {
   const variants = candidates(p).filter((v) => !failed.has(v));
   const bench: MatmulBenchRow[] = await benchMatmul(gpu, [[p.M, p.N, p.K]], {

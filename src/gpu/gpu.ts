@@ -7,7 +7,8 @@ import { pack16, unpack16 } from './half.ts';
 import { BufferPool } from './pool.ts';
 import type { KernelTime } from '../common/profile-table.ts';
 import { Profiler } from './profiler.ts';
-import { type Dispatch, type Program, encodeUniforms } from './program.ts';
+import { IntKeyCache, intKeyHash } from './int-key-cache.ts';
+import { type Dispatch, type Program, encodeUniformsInto } from './program.ts';
 import { type DType, type Tensor, byteSize, is16, numel, shapeStr } from './tensor.ts';
 
 const STORAGE = 0x80 | 0x04 | 0x08; // STORAGE | COPY_SRC | COPY_DST (GPUBufferUsage is absent before init in Node)
@@ -35,28 +36,21 @@ export function summarizeAdapter(adapter: GPUAdapter): AdapterSummary {
   };
 }
 
-/**
- * A bounded cache that starts over when full. Cheaper per hit than an LRU (no reordering), which matters at
- * hundreds of thousands of dispatches per iteration; dropped GPU objects are left to the GC (a pending pass
- * may still use them).
- */
-class BoundedMap<K, V> {
-  private map = new Map<K, V>();
-  constructor(private readonly cap: number) {}
-  get(k: K): V | undefined { return this.map.get(k); }
-  set(k: K, v: V): void {
-    if (this.map.size >= this.cap) this.map = new Map();
-    this.map.set(k, v);
-  }
-  get size(): number { return this.map.size; }
+/** A pipeline with what a dispatch needs of it, kept per Program object (launchers keep one object per key). */
+interface ProgramInfo {
+  pipeline: GPUComputePipeline;
+  /** Read once: in Node each getBindGroupLayout() call crosses into the binding and makes a new wrapper. */
+  layout: GPUBindGroupLayout;
+  /** The program's number in bind-group keys. */
+  id: number;
 }
 
-/** A cache key for uniform fields that tells u32, f32 and i32 apart (built without encoding the bytes). */
-function uniformKey(fields: Dispatch['uniforms'] & object): string {
-  let key = '';
-  for (const v of fields) key += typeof v === 'number' ? `${v >>> 0},` : 'f32' in v ? `f${Object.is(v.f32, -0) ? '-0' : v.f32},` : `i${v.i32},`;
-  return key;
-}
+/** A buffer's number in bind-group keys, kept on the buffer object: a property read, not a WeakMap lookup. */
+const BUFFER_ID = Symbol('marft.bufferId');
+type NumberedBuffer = GPUBuffer & { [BUFFER_ID]?: number };
+
+/** Words of the scratch keys: a uniform block's words, or a bind group's program, uniform and binding ids. */
+const KEY_WORDS = 64;
 
 /**
  * Dispatches recorded once (Gpu.startRecording .. stopRecording) and replayed as they are: the pipelines and
@@ -99,15 +93,19 @@ export class Gpu {
   debugShaders = false;
 
   private readonly pipelines = new Map<string, GPUComputePipeline>();
-  private readonly uniformBuffers = new BoundedMap<string, GPUBuffer>(4096);
-  private readonly bindGroups = new BoundedMap<string, GPUBindGroup>(8192);
-  /** Pipelines and small ids by Program object (launchers keep one object per key): no key strings per dispatch. */
-  private readonly programPipelines = new WeakMap<Program, GPUComputePipeline>();
-  private readonly programIds = new WeakMap<Program, number>();
+  /** Uniform buffers by their words, bind groups by their program, uniform and buffer ids (no key strings per dispatch). */
+  private readonly uniformBuffers = new IntKeyCache<GPUBuffer>(4096);
+  private readonly bindGroups = new IntKeyCache<GPUBindGroup>(8192);
+  /** Each dispatch's uniform words (views of one block) and bind-group key are built here. */
+  private readonly uniformScratch = new Uint32Array(KEY_WORDS);
+  private readonly uniformScratchI = new Int32Array(this.uniformScratch.buffer);
+  private readonly uniformScratchF = new Float32Array(this.uniformScratch.buffer);
+  private readonly keyScratch = new Uint32Array(KEY_WORDS);
+  /** Pipelines, their layouts and small ids by Program object (launchers keep one object per key). */
+  private readonly programs = new WeakMap<Program, ProgramInfo>();
   /** The device's limits, read once: each read of device.limits crosses into the native binding in Node. */
   private readonly deviceLimits: GPUSupportedLimits;
   private readonly maxWorkgroups: number;
-  private readonly ids = new WeakMap<GPUBuffer, number>();
   private nextId = 1;
   private encoder: GPUCommandEncoder | null = null;
   private pass: GPUComputePassEncoder | null = null;
@@ -261,22 +259,28 @@ export class Gpu {
   // ---- programs -----------------------------------------------------------------------------------
 
   pipeline(program: Program): GPUComputePipeline {
-    const cached = this.programPipelines.get(program);
+    return this.program(program).pipeline;
+  }
+
+  private program(program: Program): ProgramInfo {
+    const cached = this.programs.get(program);
     if (cached) return cached;
     const key = `${program.key}#${program.entryPoint}`;
     let p = this.pipelines.get(key);
-    if (p) { this.programPipelines.set(program, p); return p; }
-    const code = program.code();
-    if (this.debugShaders) console.log(`// ---- ${key}\n${code}`);
-    this.device.pushErrorScope('validation');
-    const module = this.device.createShaderModule({ code, label: program.key });
-    p = this.device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: program.entryPoint }, label: key });
-    void this.device.popErrorScope().then((err) => {
-      if (err) this.errors.push(`pipeline ${key}: ${err.message}`);
-    });
-    this.pipelines.set(key, p);
-    this.programPipelines.set(program, p);
-    return p;
+    if (!p) {
+      const code = program.code();
+      if (this.debugShaders) console.log(`// ---- ${key}\n${code}`);
+      this.device.pushErrorScope('validation');
+      const module = this.device.createShaderModule({ code, label: program.key });
+      p = this.device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: program.entryPoint }, label: key });
+      void this.device.popErrorScope().then((err) => {
+        if (err) this.errors.push(`pipeline ${key}: ${err.message}`);
+      });
+      this.pipelines.set(key, p);
+    }
+    const info = { pipeline: p, layout: p.getBindGroupLayout(0), id: this.nextId++ };
+    this.programs.set(program, info);
+    return info;
   }
 
   /** Entries in the device-side caches (pipelines, uniform buffers, bind groups): a soak checks they stay bounded. */
@@ -293,8 +297,9 @@ export class Gpu {
     if (x > max || y > max || z > max) {
       throw new GpuError('LIMIT', `${d.program.key}: dispatch of [${x}, ${y}, ${z}] workgroups exceeds ${max} per dimension`);
     }
-    const pipeline = this.pipeline(d.program);
-    const bindGroup = this.bindGroup(d, pipeline);
+    const program = this.program(d.program);
+    const pipeline = program.pipeline;
+    const bindGroup = this.bindGroup(d, program);
     let pass: GPUComputePassEncoder;
     if (this.profiler) {
       pass = this.profiledPass(`${d.program.key}/${d.program.entryPoint}`);
@@ -401,40 +406,48 @@ export class Gpu {
   // ---- internals ----------------------------------------------------------------------------------
 
   private bufferId(b: GPUBuffer): number {
-    let id = this.ids.get(b);
-    if (id === undefined) { id = this.nextId++; this.ids.set(b, id); }
-    return id;
+    return ((b as NumberedBuffer)[BUFFER_ID] ??= this.nextId++);
   }
 
+  /** The uniform buffer holding these fields' words, one per distinct words (written once, never changed). */
   private uniformBuffer(fields: NonNullable<Dispatch['uniforms']>): GPUBuffer {
-    const key = uniformKey(fields);
-    let buf = this.uniformBuffers.get(key);
+    const u = this.uniformScratch;
+    const n = encodeUniformsInto(fields, u, this.uniformScratchI, this.uniformScratchF);
+    const h = intKeyHash(u, n);
+    let buf = this.uniformBuffers.get(u, n, h);
     if (!buf) {
-      const bytes = encodeUniforms(fields);
-      buf = this.device.createBuffer({ size: bytes.byteLength, usage: UNIFORM, label: 'uniforms' });
-      this.device.queue.writeBuffer(buf, 0, bytes);
-      this.uniformBuffers.set(key, buf); // evicted buffers are left to the GC: a pending pass may still use them
+      buf = this.device.createBuffer({ size: n * 4, usage: UNIFORM, label: 'uniforms' });
+      this.device.queue.writeBuffer(buf, 0, u, 0, n);
+      this.uniformBuffers.set(u, n, h, buf); // evicted buffers are left to the GC: a pending pass may still use them
     }
     return buf;
   }
 
-  private bindGroup(d: Dispatch, pipeline: GPUComputePipeline): GPUBindGroup {
-    let id = this.programIds.get(d.program);
-    if (id === undefined) { id = this.nextId++; this.programIds.set(d.program, id); }
+  /**
+   * The bind group of a dispatch, cached by its program, uniform buffer and storage buffers (ids). A buffer
+   * keeps its id while the pool hands it out again, so its bind groups stay valid (they name the buffer, not
+   * the tensor); a destroyed buffer's are never asked for again (a new buffer gets a new id).
+   */
+  private bindGroup(d: Dispatch, program: ProgramInfo): GPUBindGroup {
     const ub = d.uniforms ? this.uniformBuffer(d.uniforms) : null;
-    let key = ub ? `${id}|u${this.bufferId(ub)}` : `${id}`;
     const bs = d.bindings;
+    const key = this.keyScratch;
+    const n = bs.length + 2;
+    if (n > key.length) throw new GpuError('LIMIT', `${d.program.key}: ${bs.length} bindings, more than the ${key.length - 2} a dispatch may have here`);
+    key[0] = program.id;
+    key[1] = ub ? this.bufferId(ub) : 0;
     for (let i = 0; i < bs.length; i++) {
       const b = bs[i];
-      if (b) key += `|${i + 1}:${this.bufferId('buffer' in b ? b.buffer : b)}`;
+      key[i + 2] = b ? this.bufferId('buffer' in b ? b.buffer : b) : 0;
     }
-    let bg = this.bindGroups.get(key);
+    const h = intKeyHash(key, n);
+    let bg = this.bindGroups.get(key, n, h);
     if (!bg) {
       const entries: GPUBindGroupEntry[] = [];
       if (ub) entries.push({ binding: 0, resource: { buffer: ub } });
       bs.forEach((b, i) => { if (b) entries.push({ binding: i + 1, resource: { buffer: 'buffer' in b ? b.buffer : b } }); });
-      bg = this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries, label: d.program.key });
-      this.bindGroups.set(key, bg);
+      bg = this.device.createBindGroup({ layout: program.layout, entries, label: d.program.key });
+      this.bindGroups.set(key, n, h, bg);
     }
     return bg;
   }

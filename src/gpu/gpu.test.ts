@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { addInto, reluForward } from '../../kernels/elementwise/elementwise.ts';
 import { randn, testGpu } from '../../kernels/testing.ts';
+import { layoutEntries } from './gpu.ts';
 
 describe('gpu counters', () => {
   it('counts dispatches, readbacks and submits: dispatches batch into one submit until a read', async () => {
@@ -53,7 +54,7 @@ describe('gpu counters', () => {
     gpu.release(a, b, again);
   });
 
-  it('caches bind groups and uniform buffers by buffer and value: a buffer handed out again keeps its bind groups, a new one gets its own', async () => {
+  it('caches bind groups by buffers and uniform blocks by value: a buffer handed out again keeps its bind groups, a new one gets its own', async () => {
     const gpu = await testGpu();
     const x = gpu.upload([1, -2, 3, -4], [4], 'f32', 'x');
     const y = gpu.zeros([4], 'f32', 'y');
@@ -61,9 +62,9 @@ describe('gpu counters', () => {
     const c0 = gpu.cacheSizes;
     addInto(gpu, y, x); // same buffers, same uniforms: hits
     expect(gpu.cacheSizes).toEqual(c0);
-    addInto(gpu, y, x, -0.5); // another alpha: a uniform buffer and a bind group more
+    addInto(gpu, y, x, -0.5); // another alpha: a uniform block more, bound at its offset by the same bind group
     expect(gpu.cacheSizes.uniformBuffers).toBe(c0.uniformBuffers + 1);
-    expect(gpu.cacheSizes.bindGroups).toBe(c0.bindGroups + 1);
+    expect(gpu.cacheSizes.bindGroups).toBe(c0.bindGroups);
     expect(Array.from(await gpu.readF32(y))).toEqual([1.5, -3, 4.5, -6]);
     const z = gpu.tensor([4], 'f32', 'z');
     reluForward(gpu, z, x);
@@ -101,5 +102,23 @@ describe('gpu counters', () => {
     addInto(gpu, y, x, 1);
     expect(Array.from(await gpu.readF32(y))).toEqual([1, 2]);
     gpu.release(x, y);
+  });
+
+  it('lays out a dispatch as its WGSL declares the bindings it passes: the uniforms with a dynamic offset', () => {
+    const code = `struct P { n: u32 }
+      @group(0) @binding(0) var<uniform> u: P;
+      @group(0) @binding(1) var<storage, read> x: array<f32>;
+      @group(0)
+      @binding(2) var<storage, read_write> y: array<f32>;
+      @group(0) @binding(3) var<storage> z: array<f32>;`;
+    const buf = {} as GPUBuffer;
+    expect(layoutEntries(code, { bindings: [buf, undefined, buf], uniforms: [1] }, 'k')).toEqual([
+      { binding: 0, visibility: 4, buffer: { type: 'uniform', hasDynamicOffset: true } },
+      { binding: 1, visibility: 4, buffer: { type: 'read-only-storage' } },
+      { binding: 3, visibility: 4, buffer: { type: 'read-only-storage' } },
+    ]);
+    expect(layoutEntries(code, { bindings: [undefined, buf] }, 'k')).toEqual([{ binding: 2, visibility: 4, buffer: { type: 'storage' } }]);
+    expect(() => layoutEntries(code, { bindings: [buf, buf, buf, buf] }, 'k')).toThrow(/k: binding 4 is passed but not declared/);
+    expect(() => layoutEntries(code.replace('var<uniform>', 'var<storage, read>'), { bindings: [], uniforms: [1] }, 'k')).toThrow(/binding 0 is not declared var<uniform>/);
   });
 });

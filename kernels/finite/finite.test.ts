@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../../src/common/rng.ts';
 import { randn, testGpu } from '../testing.ts';
-import { type FinitePath, countNonFinite } from './finite.ts';
+import { type FinitePath, MANY, countNonFinite, countNonFiniteMany } from './finite.ts';
 import { countNonFiniteRef } from './finite.ref.ts';
 
 // raw bit patterns, written through a u32 view (a JS NaN stored as f32 may be canonicalised)
@@ -40,6 +40,35 @@ describe('finite', () => {
     });
   }
 
+  for (const path of ['grid', 'few'] as FinitePath[]) {
+    it(`counts many tensors in dispatches of ${MANY}, as one call each would, ${path}`, async () => {
+      const gpu = await testGpu();
+      const sizes = [1, 3, 255, 257, 70_003, 4, 0, 1_050_001, 9, 256, 5, 70_000, 2]; // 13 tensors: three dispatches, one of 1
+      const slots = [0, 1, 2, 3, 4, 5, 6, 7, 8, 1, 9, 10, 11]; // slot 1 twice: the counts add
+      const r = new Rng(7);
+      const xs = sizes.map((n, k) => {
+        const x = Float32Array.from(randn(n, 100 + k, 10));
+        const u = new Uint32Array(x.buffer);
+        if (n && k % 3 !== 2) for (let b = 0; b < 1 + r.int(Math.min(n, 9)); b++) u[r.int(n)] = BAD[(b + k) % BAD.length];
+        if (n > 4 && k % 2) u[n - 1] = BAD[1]; // in the n % 4 tail
+        return x;
+      });
+      const ts = xs.map((x, k) => gpu.upload(x, [sizes[k]], 'f32', `x${k}`));
+      const many = gpu.zeros([12], 'u32', 'many');
+      const one = gpu.zeros([12], 'u32', 'one');
+      const d0 = gpu.dispatchCount;
+      countNonFiniteMany(gpu, many, ts.map((x, k) => ({ slot: slots[k], x })), path);
+      expect(gpu.dispatchCount - d0).toBe(Math.ceil(12 / MANY)); // the empty tensor takes no place
+      ts.forEach((x, k) => countNonFinite(gpu, one, slots[k], x, path));
+      const want = new Array(12).fill(0);
+      xs.forEach((x, k) => { want[slots[k]] += countNonFiniteRef(x); });
+      expect(want.filter((c) => c > 0).length).toBeGreaterThan(5);
+      expect(Array.from(await gpu.read(many))).toEqual(want);
+      expect(Array.from(await gpu.read(one))).toEqual(want);
+      gpu.release(many, one, ...ts);
+    });
+  }
+
   it('refuses a slot outside the flags and a tensor that is not f32', async () => {
     const gpu = await testGpu();
     const flags = gpu.zeros([2], 'u32', 'flags');
@@ -47,6 +76,7 @@ describe('finite', () => {
     const i = gpu.zeros([4], 'i32', 'i');
     expect(() => countNonFinite(gpu, flags, 2, x)).toThrow(/slot 2 is outside flags \(2\)/);
     expect(() => countNonFinite(gpu, flags, 0, i)).toThrow(/x must be f32/);
+    expect(() => countNonFiniteMany(gpu, flags, [{ slot: 0, x }, { slot: 0, x: i }])).toThrow(/countNonFiniteMany: x must be f32/);
     gpu.release(flags, x, i);
   });
 });

@@ -10,6 +10,54 @@ import source from './finite.wgsl';
 
 const COUNT: Program = { key: 'finite', code: () => source, entryPoint: 'count' };
 const COUNT_FEW: Program = { key: 'finite:few', code: () => source, entryPoint: 'countFew' };
+/** Tensors one countMany dispatch counts (x, x1..x5: with the flags, 7 storage bindings of WebGPU's 8). */
+export const MANY = 6;
+
+/** finite.wgsl with the countMany entry points: the two loops once per tensor binding, then the entries. */
+function manySource(): string {
+  const name = (j: number) => (j === 0 ? 'x' : `x${j}`);
+  const decls = Array.from({ length: MANY - 1 }, (_, j) => `@group(0) @binding(${j + 3}) var<storage, read> x${j + 1}: array<f32>;`);
+  const loops = Array.from({ length: MANY }, (_, j) => `
+fn grid${j}(first: u32, n: u32) -> u32 {
+  var c = 0u;
+  for (var i = first; i < n; i += u.stride) { if (nonFinite(${name(j)}[i])) { c += 1u; } }
+  return c;
+}
+fn few${j}(first: u32, n: u32) -> u32 {
+  var c = 0u;
+  let n4 = n / 4u;
+  for (var q = first; q < n4; q += u.stride) {
+    let i = 4u * q;
+    c += bad4(vec4f(${name(j)}[i], ${name(j)}[i + 1u], ${name(j)}[i + 2u], ${name(j)}[i + 3u]));
+  }
+  let i = 4u * n4 + first;
+  if (i < n && nonFinite(${name(j)}[i])) { c += 1u; }
+  return c;
+}`);
+  // tensor j's (n, slot): j = 0 in u.n / u.slot, j >= 1 in u.more[(j - 1) / 2], x/y for odd j, z/w for even
+  const nSlot = (j: number): [string, string] => {
+    if (j === 0) return ['u.n', 'u.slot'];
+    const v = `u.more[${(j - 1) >> 1}]`;
+    return (j - 1) % 2 === 0 ? [`${v}.x`, `${v}.y`] : [`${v}.z`, `${v}.w`];
+  };
+  const body = (kind: string) => Array.from({ length: MANY }, (_, j) => `  addCount(${nSlot(j)[1]}, ${kind}${j}(g.x, ${nSlot(j)[0]}));`).join('\n');
+  return `${source}\n${decls.join('\n')}\n${loops.join('\n')}
+
+@compute @workgroup_size(256)
+fn countMany(@builtin(global_invocation_id) g: vec3u) {
+${body('grid')}
+}
+
+@compute @workgroup_size(64)
+fn countManyFew(@builtin(global_invocation_id) g: vec3u) {
+${body('few')}
+}
+`;
+}
+let manyCode: string | null = null;
+const manyCodeOnce = (): string => (manyCode ??= manySource());
+const COUNT_MANY: Program = { key: 'finite:many', code: manyCodeOnce, entryPoint: 'countMany' };
+const COUNT_MANY_FEW: Program = { key: 'finite:many', code: manyCodeOnce, entryPoint: 'countManyFew' };
 /** Workgroups of one dispatch at most: each thread strides, so a large tensor stays one dispatch. */
 const MAX_GROUPS = 256;
 /** The CPU form (countFew): workgroups of 64 threads, at most 16, each thread walking >= 256 values. */
@@ -21,11 +69,39 @@ const FEW = { threads: 64, maxGroups: 16, perThread: 256 } as const;
  */
 export type FinitePath = 'grid' | 'few';
 
+function check(op: string, flags: Tensor, slot: number, x: Tensor): void {
+  if (x.dtype !== 'f32') shapeError(op, `x must be f32, got ${shapeStr(x)}`);
+  if (flags.dtype !== 'u32' || flags.shape.length !== 1) shapeError(op, `flags must be (K) u32, got ${shapeStr(flags)}`);
+  if (!Number.isInteger(slot) || slot < 0 || slot >= flags.shape[0]) shapeError(op, `slot ${slot} is outside flags (${flags.shape[0]})`);
+}
+
+/**
+ * flags[slot] += the number of non-finite values in x, for every (slot, x) of `items`, in one dispatch per
+ * MANY tensors (a watch of an optimiser's state is three tensors a parameter: one dispatch each made the
+ * watch the update's most frequent kernel). The counts equal countNonFinite's, one call per item.
+ */
+export function countNonFiniteMany(gpu: Gpu, flags: Tensor, items: ReadonlyArray<{ slot: number; x: Tensor }>, path: FinitePath = gpu.cpu ? 'few' : 'grid'): void {
+  for (const it of items) check('countNonFiniteMany', flags, it.slot, it.x);
+  const todo = items.filter((it) => numel(it.x.shape) > 0);
+  for (let at = 0; at < todo.length; at += MANY) {
+    const part = todo.slice(at, at + MANY);
+    const ns = part.map((it) => numel(it.x.shape));
+    const most = Math.max(...ns);
+    const ps = Array.from({ length: MANY }, (_, j) => (j < part.length ? [ns[j], part[j].slot] : [0, 0]));
+    const threads = path === 'few' ? Math.min(FEW.maxGroups, Math.ceil(most / (FEW.threads * FEW.perThread))) * FEW.threads : Math.min(MAX_GROUPS, Math.ceil(most / 256)) * 256;
+    const xs = Array.from({ length: MANY }, (_, j) => (j < part.length ? part[j].x : part[0].x)); // read-only: a repeat is allowed
+    gpu.run({
+      program: path === 'few' ? COUNT_MANY_FEW : COUNT_MANY,
+      bindings: [xs[0], flags, ...xs.slice(1)],
+      uniforms: [ps[0][0], ps[0][1], threads, 0, ...ps.slice(1).flat(), 0, 0],
+      workgroups: [threads / (path === 'few' ? FEW.threads : 256), 1],
+    });
+  }
+}
+
 /** flags[slot] += the number of non-finite values in x (f32). */
 export function countNonFinite(gpu: Gpu, flags: Tensor, slot: number, x: Tensor, path: FinitePath = gpu.cpu ? 'few' : 'grid'): void {
-  if (x.dtype !== 'f32') shapeError('countNonFinite', `x must be f32, got ${shapeStr(x)}`);
-  if (flags.dtype !== 'u32' || flags.shape.length !== 1) shapeError('countNonFinite', `flags must be (K) u32, got ${shapeStr(flags)}`);
-  if (!Number.isInteger(slot) || slot < 0 || slot >= flags.shape[0]) shapeError('countNonFinite', `slot ${slot} is outside flags (${flags.shape[0]})`);
+  check('countNonFinite', flags, slot, x);
   const n = numel(x.shape);
   if (n === 0) return;
   if (path === 'few') {

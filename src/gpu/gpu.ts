@@ -7,7 +7,8 @@ import { pack16, unpack16 } from './half.ts';
 import { BufferPool } from './pool.ts';
 import type { KernelTime } from '../common/profile-table.ts';
 import { Profiler } from './profiler.ts';
-import { type Dispatch, type Program, encodeUniforms } from './program.ts';
+import { IntKeyCache, intKeyHash } from './int-key-cache.ts';
+import { type Dispatch, type Program, encodeUniformsInto } from './program.ts';
 import { type DType, type Tensor, byteSize, is16, numel, shapeStr } from './tensor.ts';
 
 const STORAGE = 0x80 | 0x04 | 0x08; // STORAGE | COPY_SRC | COPY_DST (GPUBufferUsage is absent before init in Node)
@@ -35,28 +36,56 @@ export function summarizeAdapter(adapter: GPUAdapter): AdapterSummary {
   };
 }
 
-/**
- * A bounded cache that starts over when full. Cheaper per hit than an LRU (no reordering), which matters at
- * hundreds of thousands of dispatches per iteration; dropped GPU objects are left to the GC (a pending pass
- * may still use them).
- */
-class BoundedMap<K, V> {
-  private map = new Map<K, V>();
-  constructor(private readonly cap: number) {}
-  get(k: K): V | undefined { return this.map.get(k); }
-  set(k: K, v: V): void {
-    if (this.map.size >= this.cap) this.map = new Map();
-    this.map.set(k, v);
-  }
-  get size(): number { return this.map.size; }
+/** A pipeline with what a dispatch needs of it, kept per Program object (launchers keep one object per key). */
+interface ProgramInfo {
+  pipeline: GPUComputePipeline;
+  layout: GPUBindGroupLayout;
+  /** The program's number in bind-group keys. */
+  id: number;
 }
 
-/** A cache key for uniform fields that tells u32, f32 and i32 apart (built without encoding the bytes). */
-function uniformKey(fields: Dispatch['uniforms'] & object): string {
-  let key = '';
-  for (const v of fields) key += typeof v === 'number' ? `${v >>> 0},` : 'f32' in v ? `f${Object.is(v.f32, -0) ? '-0' : v.f32},` : `i${v.i32},`;
-  return key;
+/**
+ * Uniform blocks live in arenas of UNIFORM_BLOCKS blocks of UNIFORM_BLOCK bytes (WebGPU's largest allowed
+ * minUniformBufferOffsetAlignment, so any device takes the offsets), one block per distinct value, written once,
+ * and a dispatch binds its block with a dynamic offset: a bind group then depends on the dispatch's storage
+ * buffers only. With a uniform buffer per value every new shape (each micro-batch of the update has its own)
+ * made new bind groups for all its dispatches, and creating bind groups was the update's largest CPU cost.
+ */
+const UNIFORM_BLOCK = 256;
+const UNIFORM_BLOCKS = 4096;
+
+/**
+ * The bind group layout of a dispatch: its uniform block (binding 0, dynamic offset) if it has uniforms and
+ * the storage bindings it passes, typed as `code` declares them (var<storage, read> or var<storage, read_write>).
+ * 'auto' layouts cannot have dynamic offsets; like them, this one holds the bindings the entry point uses,
+ * which are the ones its launcher passes (an 'auto' layout refuses any other).
+ */
+export function layoutEntries(code: string, d: Pick<Dispatch, 'bindings' | 'uniforms'>, what: string): GPUBindGroupLayoutEntry[] {
+  const declared = new Map<number, string>();
+  for (const m of code.matchAll(/@group\(0\)\s*@binding\((\d+)\)\s*var\s*<\s*(\w+)\s*(?:,\s*(\w+)\s*)?>/g)) {
+    declared.set(Number(m[1]), m[2] === 'uniform' ? 'uniform' : m[3] === 'read_write' ? 'storage' : 'read-only-storage');
+  }
+  const COMPUTE = 0x4; // GPUShaderStage.COMPUTE (absent before init in Node)
+  const entries: GPUBindGroupLayoutEntry[] = [];
+  if (d.uniforms) {
+    if (declared.get(0) !== 'uniform') throw new GpuError('VALIDATION', `${what}: uniforms passed, but binding 0 is not declared var<uniform>`);
+    entries.push({ binding: 0, visibility: COMPUTE, buffer: { type: 'uniform', hasDynamicOffset: true } });
+  }
+  d.bindings.forEach((b, i) => {
+    if (!b) return;
+    const type = declared.get(i + 1);
+    if (type !== 'storage' && type !== 'read-only-storage') throw new GpuError('VALIDATION', `${what}: binding ${i + 1} is passed but not declared as var<storage>`);
+    entries.push({ binding: i + 1, visibility: COMPUTE, buffer: { type } });
+  });
+  return entries;
 }
+
+/** A buffer's number in bind-group keys, kept on the buffer object: a property read, not a WeakMap lookup. */
+const BUFFER_ID = Symbol('marft.bufferId');
+type NumberedBuffer = GPUBuffer & { [BUFFER_ID]?: number };
+
+/** Words of the scratch keys: a uniform block's words, or a bind group's program, uniform and binding ids. */
+const KEY_WORDS = 64;
 
 /**
  * Dispatches recorded once (Gpu.startRecording .. stopRecording) and replayed as they are: the pipelines and
@@ -68,7 +97,8 @@ function uniformKey(fields: Dispatch['uniforms'] & object): string {
 export class Recording {
   disposed = false;
   constructor(
-    readonly steps: ReadonlyArray<{ pipeline: GPUComputePipeline; bindGroup: GPUBindGroup; x: number; y: number; z: number; label: string }>,
+    /** offset: the uniform block's dynamic offset, -1 for a dispatch without uniforms. */
+    readonly steps: ReadonlyArray<{ pipeline: GPUComputePipeline; bindGroup: GPUBindGroup; offset: number; x: number; y: number; z: number; label: string }>,
     readonly held: GPUBuffer[],
     private readonly gpu: Gpu,
   ) {}
@@ -98,16 +128,29 @@ export class Gpu {
   /** Prints generated WGSL when a pipeline is built (STYLE: a debug flag). */
   debugShaders = false;
 
-  private readonly pipelines = new Map<string, GPUComputePipeline>();
-  private readonly uniformBuffers = new BoundedMap<string, GPUBuffer>(4096);
-  private readonly bindGroups = new BoundedMap<string, GPUBindGroup>(8192);
-  /** Pipelines and small ids by Program object (launchers keep one object per key): no key strings per dispatch. */
-  private readonly programPipelines = new WeakMap<Program, GPUComputePipeline>();
-  private readonly programIds = new WeakMap<Program, number>();
+  /** Pipelines and their bind group layouts by `<program key>#<entry point>`. */
+  private readonly pipelines = new Map<string, { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }>();
+  /**
+   * Uniform blocks (arena, offset) by their words; bind groups by their program, uniform arena and storage
+   * buffer ids (no key strings per dispatch).
+   */
+  private readonly uniformBlocks = new IntKeyCache<{ arena: GPUBuffer; offset: number }>(UNIFORM_BLOCKS);
+  private readonly bindGroups = new IntKeyCache<GPUBindGroup>(8192);
+  /** The arena new uniform blocks go to, and its next free offset. */
+  private uniformArena: GPUBuffer | null = null;
+  private uniformArenaUsed = 0;
+  /** The dynamic offset of the dispatch being recorded (setBindGroup's offsets, without an array per dispatch). */
+  private readonly offsetScratch = new Uint32Array(1);
+  /** Each dispatch's uniform words (views of one block) and bind-group key are built here. */
+  private readonly uniformScratch = new Uint32Array(KEY_WORDS);
+  private readonly uniformScratchI = new Int32Array(this.uniformScratch.buffer);
+  private readonly uniformScratchF = new Float32Array(this.uniformScratch.buffer);
+  private readonly keyScratch = new Uint32Array(KEY_WORDS);
+  /** Pipelines, their layouts and small ids by Program object (launchers keep one object per key). */
+  private readonly programs = new WeakMap<Program, ProgramInfo>();
   /** The device's limits, read once: each read of device.limits crosses into the native binding in Node. */
   private readonly deviceLimits: GPUSupportedLimits;
   private readonly maxWorkgroups: number;
-  private readonly ids = new WeakMap<GPUBuffer, number>();
   private nextId = 1;
   private encoder: GPUCommandEncoder | null = null;
   private pass: GPUComputePassEncoder | null = null;
@@ -260,28 +303,35 @@ export class Gpu {
 
   // ---- programs -----------------------------------------------------------------------------------
 
-  pipeline(program: Program): GPUComputePipeline {
-    const cached = this.programPipelines.get(program);
+  /** The program's pipeline and layout, made at its first dispatch (the layout holds the bindings it passes). */
+  private program(program: Program, d: Dispatch): ProgramInfo {
+    const cached = this.programs.get(program);
     if (cached) return cached;
     const key = `${program.key}#${program.entryPoint}`;
     let p = this.pipelines.get(key);
-    if (p) { this.programPipelines.set(program, p); return p; }
-    const code = program.code();
-    if (this.debugShaders) console.log(`// ---- ${key}\n${code}`);
-    this.device.pushErrorScope('validation');
-    const module = this.device.createShaderModule({ code, label: program.key });
-    p = this.device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: program.entryPoint }, label: key });
-    void this.device.popErrorScope().then((err) => {
-      if (err) this.errors.push(`pipeline ${key}: ${err.message}`);
-    });
-    this.pipelines.set(key, p);
-    this.programPipelines.set(program, p);
-    return p;
+    if (!p) {
+      const code = program.code();
+      if (this.debugShaders) console.log(`// ---- ${key}\n${code}`);
+      const layout = this.device.createBindGroupLayout({ entries: layoutEntries(code, d, key), label: key });
+      this.device.pushErrorScope('validation');
+      const module = this.device.createShaderModule({ code, label: program.key });
+      const pipeline = this.device.createComputePipeline({
+        layout: this.device.createPipelineLayout({ bindGroupLayouts: [layout], label: key }), compute: { module, entryPoint: program.entryPoint }, label: key,
+      });
+      void this.device.popErrorScope().then((err) => {
+        if (err) this.errors.push(`pipeline ${key}: ${err.message}`);
+      });
+      p = { pipeline, layout };
+      this.pipelines.set(key, p);
+    }
+    const info = { pipeline: p.pipeline, layout: p.layout, id: this.nextId++ };
+    this.programs.set(program, info);
+    return info;
   }
 
   /** Entries in the device-side caches (pipelines, uniform buffers, bind groups): a soak checks they stay bounded. */
   get cacheSizes(): { pipelines: number; uniformBuffers: number; bindGroups: number } {
-    return { pipelines: this.pipelines.size, uniformBuffers: this.uniformBuffers.size, bindGroups: this.bindGroups.size };
+    return { pipelines: this.pipelines.size, uniformBuffers: this.uniformBlocks.size, bindGroups: this.bindGroups.size };
   }
 
   /** Records one dispatch into the open compute pass. */
@@ -293,8 +343,10 @@ export class Gpu {
     if (x > max || y > max || z > max) {
       throw new GpuError('LIMIT', `${d.program.key}: dispatch of [${x}, ${y}, ${z}] workgroups exceeds ${max} per dimension`);
     }
-    const pipeline = this.pipeline(d.program);
-    const bindGroup = this.bindGroup(d, pipeline);
+    const program = this.program(d.program, d);
+    const pipeline = program.pipeline;
+    const block = d.uniforms ? this.uniformBlock(d.uniforms) : null;
+    const bindGroup = this.bindGroup(d, program, block?.arena ?? null);
     let pass: GPUComputePassEncoder;
     if (this.profiler) {
       pass = this.profiledPass(`${d.program.key}/${d.program.entryPoint}`);
@@ -302,11 +354,16 @@ export class Gpu {
       pass = this.getPass();
     }
     pass.setPipeline(pipeline);
-    pass.setBindGroup(0, bindGroup);
+    if (block) {
+      this.offsetScratch[0] = block.offset;
+      pass.setBindGroup(0, bindGroup, this.offsetScratch, 0, 1);
+    } else {
+      pass.setBindGroup(0, bindGroup);
+    }
     pass.dispatchWorkgroups(x, y, z);
     if (this.profiler) this.endPass();
     this.dispatchCount++;
-    this.recording?.steps.push({ pipeline, bindGroup, x, y, z, label: `${d.program.key}/${d.program.entryPoint}` });
+    this.recording?.steps.push({ pipeline, bindGroup, offset: block ? block.offset : -1, x, y, z, label: `${d.program.key}/${d.program.entryPoint}` });
   }
 
   /**
@@ -339,7 +396,12 @@ export class Gpu {
         pass = this.getPass();
       }
       if (s.pipeline !== last) { pass.setPipeline(s.pipeline); last = s.pipeline; }
-      pass.setBindGroup(0, s.bindGroup);
+      if (s.offset >= 0) {
+        this.offsetScratch[0] = s.offset;
+        pass.setBindGroup(0, s.bindGroup, this.offsetScratch, 0, 1);
+      } else {
+        pass.setBindGroup(0, s.bindGroup);
+      }
       pass.dispatchWorkgroups(s.x, s.y, s.z);
       if (this.profiler) this.endPass();
     }
@@ -401,40 +463,56 @@ export class Gpu {
   // ---- internals ----------------------------------------------------------------------------------
 
   private bufferId(b: GPUBuffer): number {
-    let id = this.ids.get(b);
-    if (id === undefined) { id = this.nextId++; this.ids.set(b, id); }
-    return id;
+    return ((b as NumberedBuffer)[BUFFER_ID] ??= this.nextId++);
   }
 
-  private uniformBuffer(fields: NonNullable<Dispatch['uniforms']>): GPUBuffer {
-    const key = uniformKey(fields);
-    let buf = this.uniformBuffers.get(key);
-    if (!buf) {
-      const bytes = encodeUniforms(fields);
-      buf = this.device.createBuffer({ size: bytes.byteLength, usage: UNIFORM, label: 'uniforms' });
-      this.device.queue.writeBuffer(buf, 0, bytes);
-      this.uniformBuffers.set(key, buf); // evicted buffers are left to the GC: a pending pass may still use them
+  /**
+   * The uniform block holding these fields' words: one per distinct words, written once and never changed
+   * (commands recorded earlier never use a new block, so writing it before they are submitted is safe).
+   */
+  private uniformBlock(fields: NonNullable<Dispatch['uniforms']>): { arena: GPUBuffer; offset: number } {
+    const u = this.uniformScratch;
+    const n = encodeUniformsInto(fields, u, this.uniformScratchI, this.uniformScratchF);
+    const h = intKeyHash(u, n);
+    let block = this.uniformBlocks.get(u, n, h);
+    if (!block) {
+      if (!this.uniformArena || this.uniformArenaUsed + UNIFORM_BLOCK > this.uniformArena.size) {
+        // a full arena is left to the GC, not destroyed: cached bind groups, recordings and pending passes may use it
+        this.uniformArena = this.device.createBuffer({ size: UNIFORM_BLOCK * UNIFORM_BLOCKS, usage: UNIFORM, label: 'uniforms' });
+        this.uniformArenaUsed = 0;
+      }
+      block = { arena: this.uniformArena, offset: this.uniformArenaUsed };
+      this.uniformArenaUsed += UNIFORM_BLOCK;
+      this.device.queue.writeBuffer(block.arena, block.offset, u, 0, n);
+      this.uniformBlocks.set(u, n, h, block);
     }
-    return buf;
+    return block;
   }
 
-  private bindGroup(d: Dispatch, pipeline: GPUComputePipeline): GPUBindGroup {
-    let id = this.programIds.get(d.program);
-    if (id === undefined) { id = this.nextId++; this.programIds.set(d.program, id); }
-    const ub = d.uniforms ? this.uniformBuffer(d.uniforms) : null;
-    let key = ub ? `${id}|u${this.bufferId(ub)}` : `${id}`;
+  /**
+   * The bind group of a dispatch, cached by its program, uniform arena and storage buffers (ids). A buffer
+   * keeps its id while the pool hands it out again, so its bind groups stay valid (they name the buffer, not
+   * the tensor); a destroyed buffer's are never asked for again (a new buffer gets a new id).
+   */
+  private bindGroup(d: Dispatch, program: ProgramInfo, arena: GPUBuffer | null): GPUBindGroup {
     const bs = d.bindings;
+    const key = this.keyScratch;
+    const n = bs.length + 2;
+    if (n > key.length) throw new GpuError('LIMIT', `${d.program.key}: ${bs.length} bindings, more than the ${key.length - 2} a dispatch may have here`);
+    key[0] = program.id;
+    key[1] = arena ? this.bufferId(arena) : 0;
     for (let i = 0; i < bs.length; i++) {
       const b = bs[i];
-      if (b) key += `|${i + 1}:${this.bufferId('buffer' in b ? b.buffer : b)}`;
+      key[i + 2] = b ? this.bufferId('buffer' in b ? b.buffer : b) : 0;
     }
-    let bg = this.bindGroups.get(key);
+    const h = intKeyHash(key, n);
+    let bg = this.bindGroups.get(key, n, h);
     if (!bg) {
       const entries: GPUBindGroupEntry[] = [];
-      if (ub) entries.push({ binding: 0, resource: { buffer: ub } });
+      if (arena) entries.push({ binding: 0, resource: { buffer: arena, offset: 0, size: UNIFORM_BLOCK } });
       bs.forEach((b, i) => { if (b) entries.push({ binding: i + 1, resource: { buffer: 'buffer' in b ? b.buffer : b } }); });
-      bg = this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries, label: d.program.key });
-      this.bindGroups.set(key, bg);
+      bg = this.device.createBindGroup({ layout: program.layout, entries, label: d.program.key });
+      this.bindGroups.set(key, n, h, bg);
     }
     return bg;
   }

@@ -28,17 +28,30 @@ export interface Dispatch {
 
 /** Encodes uniform fields as 32-bit words, padded to 16 bytes (WGSL's uniform struct alignment). */
 export function encodeUniforms(fields: readonly UniformField[]): Uint8Array<ArrayBuffer> {
-  const words = Math.max(4, Math.ceil(fields.length / 4) * 4);
+  const words = uniformWords(fields.length);
   const buf = new ArrayBuffer(words * 4);
-  const u = new Uint32Array(buf);
-  const i = new Int32Array(buf);
-  const f = new Float32Array(buf);
-  fields.forEach((v, k) => {
+  encodeUniformsInto(fields, new Uint32Array(buf), new Int32Array(buf), new Float32Array(buf));
+  return new Uint8Array(buf);
+}
+
+/** The 32-bit words a uniform block of `n` fields takes (padded to 16 bytes). */
+export const uniformWords = (n: number): number => Math.max(4, Math.ceil(n / 4) * 4);
+
+/**
+ * Encodes uniform fields into u (i and f: views of u's bytes), padding words zeroed; returns the word count.
+ * The Gpu encodes every dispatch's uniforms into one scratch block this way and looks the words up.
+ */
+export function encodeUniformsInto(fields: readonly UniformField[], u: Uint32Array, i: Int32Array, f: Float32Array): number {
+  const words = uniformWords(fields.length);
+  if (words > u.length) throw new Error(`${fields.length} uniform fields: more than the ${u.length} words a uniform block may have here`);
+  for (let k = 0; k < fields.length; k++) {
+    const v = fields[k];
     if (typeof v === 'number') u[k] = v >>> 0;
     else if ('f32' in v) f[k] = v.f32;
     else i[k] = v.i32;
-  });
-  return new Uint8Array(buf);
+  }
+  for (let k = fields.length; k < words; k++) u[k] = 0;
+  return words;
 }
 
 /** Splits a large 1-D workgroup count over x and y (x at most 65535), for kernels that flatten the grid. */

@@ -53,7 +53,13 @@ export function chunkActions(actions: readonly ActionRecord[], maxTokens: number
   return chunks;
 }
 
-/** Gathers the values at the given flat rows of a batch tensor read back from the GPU. */
+/**
+ * Gathers the values at the given flat rows of a batch tensor read back from the GPU. A plain loop: the
+ * update gathers every trained token's log-prob and entropy this way, and `Array.from({ length }, fn)` cost
+ * about 1 µs a value there (70 ms of the duo preset's update).
+ */
 export function gatherRows(all: ArrayLike<number>, start: number, count: number): number[] {
-  return Array.from({ length: count }, (_, k) => all[start + k]);
+  const out: number[] = [];
+  for (let k = 0; k < count; k++) out.push(all[start + k]);
+  return out;
 }

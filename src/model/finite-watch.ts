@@ -1,12 +1,12 @@
 // Non-finite detection where values appear, without a sync per tensor: a watch is one small u32 tensor
 // with a slot per watched place (a layer's output, a parameter's gradient, an optimiser moment); each
-// watched tensor costs one dispatch (kernels/finite) that adds its NaN / ±Inf count to its slot, and the
+// watched tensor adds its NaN / ±Inf count to its slot (kernels/finite: up to six tensors a dispatch), and the
 // caller reads every slot back beside a readback it makes anyway (Promise.all with it: the two maps
 // resolve together), or snapshots them into a ReadQueue (src/gpu/readback.ts) to read at a later sync
 // point, so a watch costs no wait of its own. The count is taken on the bit pattern, so a NaN that a later op would hide (WGSL's
 // max(NaN, 0) may return 0 on SwiftShader, zeroing a NaN pre-activation in ReLU) is still seen.
 
-import { countNonFinite } from '../../kernels/finite/finite.ts';
+import { countNonFiniteMany } from '../../kernels/finite/finite.ts';
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Later, ReadQueue } from '../gpu/readback.ts';
 import type { Tensor } from '../gpu/tensor.ts';
@@ -30,21 +30,32 @@ export function createFiniteWatch(gpu: Gpu, slots: number): FiniteWatch {
   return { flags: gpu.zeros([Math.max(1, slots)], 'u32', 'finite.flags'), names: [] };
 }
 
-/** Records the count of each tensor's non-finite values into the slot of `where`. */
-export function watchFinite(gpu: Gpu, w: FiniteWatch, where: string, ...ts: Tensor[]): void {
+/** The slot of `where` (a new one for a place not watched since the last read). */
+function slotOf(w: FiniteWatch, where: string): number {
   let slot = w.names.indexOf(where);
   if (slot < 0) { slot = w.names.length; w.names.push(where); }
-  for (const t of ts) countNonFinite(gpu, w.flags, slot, t);
+  return slot;
+}
+
+/** Records the count of each tensor's non-finite values into the slot of `where`. */
+export function watchFinite(gpu: Gpu, w: FiniteWatch, where: string, ...ts: Tensor[]): void {
+  const slot = slotOf(w, where);
+  countNonFiniteMany(gpu, w.flags, ts.map((x) => ({ slot, x })));
+}
+
+/** Watches each tensor under its own label, several tensors a dispatch (countNonFiniteMany). */
+function watchEach(gpu: Gpu, w: FiniteWatch, ts: readonly Tensor[]): void {
+  countNonFiniteMany(gpu, w.flags, ts.map((x) => ({ slot: slotOf(w, x.label), x })));
 }
 
 /** Watches every group's gradient (before a step reads them). */
 export function watchGradients(gpu: Gpu, w: FiniteWatch, o: Optimizer): void {
-  for (const g of o.groups) watchFinite(gpu, w, g.grads.label, g.grads);
+  watchEach(gpu, w, o.groups.map((g) => g.grads));
 }
 
 /** Watches every group's parameters and Adam moments (after a step wrote them). */
 export function watchOptimizerState(gpu: Gpu, w: FiniteWatch, o: Optimizer): void {
-  for (const g of o.groups) for (const t of [g.params, g.m, g.v]) watchFinite(gpu, w, t.label, t);
+  watchEach(gpu, w, o.groups.flatMap((g) => [g.params, g.m, g.v]));
 }
 
 /** Slots that watchGradients and watchOptimizerState take for `o`. */

@@ -112,7 +112,7 @@ function gemvBody(mr: number, swi: boolean, inl: Inline | null): string {
     ...rows.map((m) => `  let r${m} = rowR(mb + ${m}u);`),
     ...mods.flatMap((jj) => [`  let hasA${jj} = u.hIdx[${modOf(jj)}] != NONE;`, ...rows.map((m) => `  let b${jj}_${m} = aBase(${modOf(jj)}, rowSlot(mb + ${m}u));`)]),
     ...all.map((a) => `  var ${a} = 0.0;`),
-    // unrolled U times: the loads of U steps go out together (one step's loads a round trip measured latency-bound)
+    // unrolled U times, so U steps' loads are in flight together (one step at a time waits a memory round trip per step)
     '  var k = t;',
     `  for (; k + ${U - 1}u * KT < u.K; k += ${U}u * KT) {`,
     ...[...Array(U).keys()].map((i) => step(`k + ${i}u * KT`, `_${i}`)),

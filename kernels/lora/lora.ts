@@ -10,8 +10,7 @@ import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
 import source from './lora.wgsl';
 import { noAlias } from '../common.ts';
 
-type Entry = 'forward_h' | 'forward_y' | 'forward_h_rows' | 'forward_y_rows' | 'backward_dh' | 'backward_dx' | 'backward_dB' | 'backward_dA'
-  | 'reduce_dA' | 'reduce_dB'
+type Entry = 'forward_h' | 'forward_y' | 'forward_h_rows' | 'forward_y_rows' | 'backward_dh' | 'backward_dx' | 'backward_dAdB' | 'reduce_dAdB'
   | 'forward_h_direct' | 'backward_dh_direct' | 'backward_dx_direct' | 'backward_dB_direct' | 'backward_dA_direct'
   | 'forward_h_wide' | 'forward_y_wide' | 'backward_dh_wide' | 'backward_dx_wide' | 'backward_dB_wide' | 'backward_dA_wide';
 const code = () => source;
@@ -144,11 +143,11 @@ export function loraBackward(
   // the weight gradients, split over P parts of the sequences (gradParts) and their sums added in order
   const P = gradParts(d.B);
   const up = uniforms(d, scale, P);
-  const part = gpu.tensor([P * d.S * Math.max(d.OUT, d.IN) * d.R], 'f32', 'lora.part'); // P = 1: bound, unused
-  gpu.run({ program: program('backward_dB'), bindings: [slots, _, _, _, h, _, dy, _, _, _, dB, part], uniforms: up, workgroups: [tiles(d.R), tiles(d.OUT), d.S * P] });
-  if (P > 1) gpu.run({ program: program('reduce_dB'), bindings: [slots, _, _, _, _, _, _, _, _, _, dB, part], uniforms: up, workgroups: grid1d(Math.ceil((d.S * d.OUT * d.R) / 64)) });
-  gpu.run({ program: program('backward_dA'), bindings: [slots, x, _, _, _, _, _, dh, _, dA, _, part], uniforms: up, workgroups: [tiles(d.IN), tiles(d.R), d.S * P] });
-  if (P > 1) gpu.run({ program: program('reduce_dA'), bindings: [slots, _, _, _, _, _, _, _, _, dA, _, part], uniforms: up, workgroups: grid1d(Math.ceil((d.S * d.R * d.IN) / 64)) });
+  // dB and dA in one dispatch (and their parts' sums in one): two dispatches fewer a module per backward
+  const part = gpu.tensor([P * d.S * (d.OUT + d.IN) * d.R], 'f32', 'lora.part'); // P = 1: bound, unused
+  const grid: [number, number, number] = [Math.max(tiles(d.R), tiles(d.IN)), Math.max(tiles(d.OUT), tiles(d.R)), 2 * d.S * P];
+  gpu.run({ program: program('backward_dAdB'), bindings: [slots, x, _, _, h, _, dy, dh, _, dA, dB, part], uniforms: up, workgroups: grid });
+  if (P > 1) gpu.run({ program: program('reduce_dAdB'), bindings: [slots, _, _, _, _, _, _, _, _, dA, dB, part], uniforms: up, workgroups: grid1d(Math.ceil((d.S * (d.OUT + d.IN) * d.R) / 64)) });
   gpu.release(part);
   if (dx) {
     gpu.run({ program: program('backward_dx'), bindings: [slots, _, A, _, _, _, _, dh, dx], uniforms: u, workgroups: [tiles(d.IN), tiles(T), d.B] });

@@ -16,12 +16,13 @@
 //   forward_h, backward_dh: dispatch (ceil(R/16),   ceil(T/16), B), tile of (rows of b) x (ranks)
 //   forward_y:              dispatch (ceil(OUT/16), ceil(T/16), B), tile of (rows of b) x (outputs)
 //   backward_dx:            dispatch (ceil(IN/16),  ceil(T/16), B), tile of (rows of b) x (inputs)
-//   backward_dB:            dispatch (ceil(R/16),   ceil(OUT/16), S * P), tile of (outputs) x (ranks) of slot s
-//   backward_dA:            dispatch (ceil(IN/16),  ceil(R/16), S * P),   tile of (ranks) x (inputs) of slot s
+//   backward_dAdB:          dispatch (max(ceil(R/16), ceil(IN/16)), max(ceil(OUT/16), ceil(R/16)), 2 S P):
+//                           dB's tiles of (outputs) x (ranks) of slot s for wg.z < S P, then dA's of
+//                           (ranks) x (inputs): the two gradients are independent, one dispatch serves both
 //   With P > 1 parts (many sequences), part p of slot s (wg.z = p * S + s) walks the sequences b = p,
-//   p + P, ... and writes its sum to part (P, S, ...); reduce_dA / reduce_dB (grid1d over S*R*IN or S*OUT*R)
-//   then add the P sums in order: one workgroup walking every sequence left the GPU idle (0.12 ms a call
-//   at 128 sequences on an H200).
+//   p + P, ... and writes its sum to part (P, S, OUT, R) for dB, then (P, S, R, IN) for dA; reduce_dAdB
+//   (grid1d over S*OUT*R + S*R*IN) then adds the P sums in order: one workgroup walking every sequence
+//   left the GPU idle (0.12 ms a call at 128 sequences on an H200).
 // Deterministic without atomics: each output element is summed by one thread in a fixed order (the
 // weight gradients walk the sequences b = 0..B-1 whose slot is s, and their rows in order); slots that
 // no sequence uses are not written at all.
@@ -151,8 +152,8 @@ fn backward_dx(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) l
 }
 
 // dB[s] += scale dy^T h over the rows of slot s; tile (outputs) x (ranks), lid.x = rank, lid.y = output.
-@compute @workgroup_size(16, 16)
-fn backward_dB(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
+fn gradB(wg: vec3u, lid: vec3u) {
+  if (wg.x * TS >= u.R || wg.y * TS >= u.OUT) { return; } // the merged grid's tiles past dB's (whole workgroups)
   let s = wg.z % u.S;
   let p = wg.z / u.S;
   let r = wg.x * TS + lid.x;
@@ -182,8 +183,8 @@ fn backward_dB(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) l
 }
 
 // dA[s] += dh^T x over the rows of slot s; tile (ranks) x (inputs), lid.x = input, lid.y = rank.
-@compute @workgroup_size(16, 16)
-fn backward_dA(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
+fn gradA(wg: vec3u, lid: vec3u) {
+  if (wg.x * TS >= u.IN || wg.y * TS >= u.R) { return; }
   let s = wg.z % u.S;
   let p = wg.z / u.S;
   let k = wg.x * TS + lid.x;
@@ -206,7 +207,7 @@ fn backward_dA(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) l
   }
   let i = (s * u.R + r) * u.IN + k;
   if (u.P > 1u) {
-    if (r < u.R && k < u.IN) { part[p * u.S * u.R * u.IN + i] = acc; }
+    if (r < u.R && k < u.IN) { part[u.P * u.S * u.OUT * u.R + p * u.S * u.R * u.IN + i] = acc; } // after dB's parts
   } else if (used && r < u.R && k < u.IN) {
     dA[i] += acc;
   }
@@ -218,24 +219,32 @@ fn slotUsed(s: u32) -> bool {
   return false;
 }
 
-@compute @workgroup_size(64)
-fn reduce_dA(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let i = gid.x + gid.y * nwg.x * 64u;
-  let n = u.S * u.R * u.IN;
-  if (i >= n || !slotUsed(i / (u.R * u.IN))) { return; }
-  var acc = 0.0;
-  for (var p = 0u; p < u.P; p++) { acc += part[p * n + i]; }
-  dA[i] += acc;
+// Both weight gradients in one dispatch: wg.z < S * P are dB's workgroups, the rest dA's (x, y cover the larger
+// of their tile grids; the tiles past one's grid leave at once).
+@compute @workgroup_size(16, 16)
+fn backward_dAdB(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
+  let nb = u.S * u.P;
+  if (wg.z < nb) { gradB(wg, lid); } else { gradA(vec3u(wg.xy, wg.z - nb), lid); }
 }
 
+// The P parts of dB (elements 0 .. S*OUT*R of each part) and then of dA, added in order.
 @compute @workgroup_size(64)
-fn reduce_dB(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+fn reduce_dAdB(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let i = gid.x + gid.y * nwg.x * 64u;
-  let n = u.S * u.OUT * u.R;
-  if (i >= n || !slotUsed(i / (u.OUT * u.R))) { return; }
-  var acc = 0.0;
-  for (var p = 0u; p < u.P; p++) { acc += part[p * n + i]; }
-  dB[i] += u.scale * acc;
+  let nB = u.S * u.OUT * u.R;
+  let nA = u.S * u.R * u.IN;
+  if (i < nB) {
+    if (!slotUsed(i / (u.OUT * u.R))) { return; }
+    var acc = 0.0;
+    for (var p = 0u; p < u.P; p++) { acc += part[p * nB + i]; }
+    dB[i] += u.scale * acc;
+  } else if (i < nB + nA) {
+    let j = i - nB;
+    if (!slotUsed(j / (u.R * u.IN))) { return; }
+    var acc = 0.0;
+    for (var p = 0u; p < u.P; p++) { acc += part[u.P * nB + p * nA + j]; }
+    dA[j] += acc;
+  }
 }
 
 // ---- decode: few rows per sequence (T <= ROWS_T in lora.ts), one row per workgroup ------------------

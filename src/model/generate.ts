@@ -157,18 +157,19 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
     for (let b = 0; b < B; b++) {
       const end = kept[b] < 0 ? to : Math.min(to, kept[b]);
       for (let i = from; i < end && !done[b]; i++) {
-        out.tokens[b].push(toks[b * maxNew + i]);
+        const t = toks[b * maxNew + i];
+        out.tokens[b].push(t);
         out.logprobs[b].push(lps[b * maxNew + i]);
+        // the GPU's end at a stop token comes before a stop string the same token completes; at the limit, after
+        const last = i === kept[b] - 1;
+        if (last && stopIds.includes(t)) { done[b] = true; out.finish[b] = 'stop_token'; break; }
         if (opts.stopStrings?.length) {
           const text = opts.decode!(out.tokens[b]);
           if (opts.stopStrings.some((x) => text.includes(x))) { done[b] = true; out.finish[b] = 'stop_string'; }
         }
+        if (last) done[b] = true;
       }
-      if (!done[b] && kept[b] >= 0 && out.tokens[b].length >= kept[b]) {
-        done[b] = true;
-        const t = out.tokens[b];
-        if (t.length && stopIds.includes(t[t.length - 1])) out.finish[b] = 'stop_token';
-      }
+      if (kept[b] === 0) done[b] = true; // a limit of 0
     }
     opts.onTokens?.(out.tokens.map((t, b) => t.slice(before[b])));
     opts.onProgress?.(to, maxNew);

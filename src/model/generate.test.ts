@@ -156,6 +156,17 @@ describe('generate', () => {
     expect(steps[steps.length - 1][0]).toBe(steps[0][1]);
     const greedy = { ...opts, sampling: { temperature: 0 }, streams: undefined };
     expect(await generate(dec, prompts, { ...greedy, maxPrefillTokens: 3 })).toEqual(await generate(dec, prompts, greedy));
+    // stop strings (checked on the CPU): the text is cut before the string; a stop token that completes one ends as a stop token
+    const decode = (ids: number[]) => ids.map((i) => String.fromCharCode(97 + (i % 26))).join('');
+    const word = decode(a.tokens[0].slice(3, 5));
+    const at = decode(a.tokens[0]).indexOf(word);
+    const d = await generate(dec, prompts, { ...opts, stopStrings: [word], decode });
+    expect(d.finish[0]).toBe('stop_string');
+    expect(d.tokens[0]).toEqual(a.tokens[0].slice(0, at + 2));
+    expect(d.text![0]).toBe(decode(a.tokens[0]).slice(0, at));
+    const e = await generate(dec, prompts, { ...opts, stopStrings: [word], stopTokens: [a.tokens[0][at + 1]], decode });
+    expect(e.finish[0]).toBe('stop_token');
+    expect(e.tokens[0]).toEqual(a.tokens[0].slice(0, a.tokens[0].indexOf(a.tokens[0][at + 1]) + 1));
     releaseWeights(gpu, dec.weights);
   });
 

@@ -14,7 +14,7 @@ import { type Tensor, is16, shapeStr } from '../../src/gpu/tensor.ts';
 import { type WeightDType, fillTemplate, loadFn, noAlias, rowThreads } from '../common.ts';
 import { type RopeFreq, invFreqOf } from '../rope/rope.ts';
 import ropeSource from '../rope/rope.wgsl';
-import { GEMV, gemvRows } from '../matmul/matmul.ts';
+import { GEMV, gemvRows } from '../matmul/gemv.ts';
 import linearGemvSource from './linear-gemv.wgsl';
 import shrinkGemvSource from './shrink-gemv.wgsl';
 import linearSource from './linear.wgsl';
@@ -223,7 +223,7 @@ const program = programFactory(
       SAVED_RSTD: wg && !inl ? 'h[u.rOff + m]' : '1.0',
       ...(entryPoint === 'shrink_gemv' ? { BODY: shrinkGemvBody(wg > 0, lora) } : {}),
       ...(entryPoint === 'gemv' ? {
-        MR: String(mr), NC: e.startsWith('swiglu') ? '2' : '4', GEMV_BODY: gemvBody(mr, e.startsWith('swiglu'), inl), GEMV_OUT: gemvOut(e, Boolean(inl?.norm)),
+        MR: String(mr), KT: String(GEMV_KT), NC: e.startsWith('swiglu') ? '2' : '4', GEMV_BODY: gemvBody(mr, e.startsWith('swiglu'), inl), GEMV_OUT: gemvOut(e, Boolean(inl?.norm)),
         NACC: String(mr * 4 + (inl ? (inl.lora ? inl.G * mr * inl.R : 0) + (inl.norm ? mr : 0) : 0)), INLINE_DECL: inl ? inlineDecl(mr, inl) : '',
       } : {}),
     }),
@@ -374,7 +374,7 @@ export function groupPrologue(gpu: Gpu, h: Tensor, x: Tensor, p: Prologue, form:
   });
 }
 
-/** linear-gemv.wgsl's threads a workgroup (KT). */
+/** linear-gemv.wgsl's threads a workgroup (its KT). */
 const GEMV_KT = 64;
 /** The inline prologue's LoRA h accumulators a thread may keep (G * MR * R) before a separate dispatch is chosen. */
 export const INLINE_MAX_H = 64;

@@ -11,7 +11,7 @@
 // module(s), met in `red` with the product; the epilogue then reads h and the rows' rstd from hS and rS.
 // dispatch: (grid1d(ceil(NOUT / NC)), ceil(M / MR)), workgroup KT.
 
-const KT = 64u;
+const KT = $KTu; // fused.ts's GEMV_KT
 const NC = $NCu;
 const CW = 4u;
 const MR = $MRu;

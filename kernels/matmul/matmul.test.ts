@@ -5,9 +5,10 @@ import type { Tensor } from '../../src/gpu/tensor.ts';
 import type { WeightDType } from '../common.ts';
 import { dot, expectClose, finiteDiff, randn, testGpu } from '../testing.ts';
 import {
-  type BlockShape, type MatmulDims, type MatmulOpts, type MatmulVariant, type Pick, TILES, type TileConfig, type TileName, blockMode, chooseVariant,
+  type MatmulDims, type MatmulOpts, type MatmulVariant, type Pick, TILES, type TileConfig, type TileName, chooseVariant,
   matmul, matmulBackward, tileSharedBytes, tiledVariant,
 } from './matmul.ts';
+import { type BlockShape, blockMode } from './block.ts';
 import { type SweepResult, pickLine, sweepPicks } from './matmul.bench.ts';
 import { type MatmulRefDims, matmulBackwardRef, matmulRef } from './matmul.ref.ts';
 

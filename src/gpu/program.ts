@@ -26,15 +26,7 @@ export interface Dispatch {
   readonly workgroups: readonly [number, number?, number?];
 }
 
-/** Encodes uniform fields as 32-bit words, padded to 16 bytes (WGSL's uniform struct alignment). */
-export function encodeUniforms(fields: readonly UniformField[]): Uint8Array<ArrayBuffer> {
-  const words = uniformWords(fields.length);
-  const buf = new ArrayBuffer(words * 4);
-  encodeUniformsInto(fields, new Uint32Array(buf), new Int32Array(buf), new Float32Array(buf));
-  return new Uint8Array(buf);
-}
-
-/** The 32-bit words a uniform block of `n` fields takes (padded to 16 bytes). */
+/** The 32-bit words a uniform block of `n` fields takes (padded to 16 bytes, WGSL's uniform struct alignment). */
 export const uniformWords = (n: number): number => Math.max(4, Math.ceil(n / 4) * 4);
 
 /**

@@ -2,6 +2,7 @@
 // benches: a snapshot, the difference between two, and a per-phase split of a trainer iteration taken at
 // the trainer's onProgress phase changes (each phase announces itself before its first dispatch).
 
+import type { KernelTime } from '../src/common/profile-table.ts';
 import type { Gpu } from '../src/gpu/gpu.ts';
 import type { Phase } from '../src/marft/trainer.ts';
 
@@ -52,3 +53,33 @@ export class PhaseCounter {
 
 /** One line: "N dispatches, R readbacks, S submits, C copies, P passes". */
 export const countsLine = (c: Counts): string => `${c.dispatches} dispatches, ${c.reads} readbacks, ${c.submits} submits, ${c.copies} copies, ${c.passes} passes`;
+
+/**
+ * Per-kernel GPU time per phase of a trainer iteration: between begin() and end() the Gpu profiles, and each
+ * phase change (onProgress) closes the running profile and starts the next phase's.
+ */
+export class PhaseProfile {
+  private phase: Phase | null = null;
+  private parts: Array<[Phase | 'start', Promise<KernelTime[]>]> | null = null;
+  constructor(private readonly gpu: Gpu) {}
+
+  readonly onProgress = (phase: Phase): void => {
+    if (!this.parts || phase === this.phase) return;
+    this.parts.push([this.phase ?? 'start', this.gpu.stopProfile()]);
+    this.gpu.startProfile();
+    this.phase = phase;
+  };
+
+  begin(): void {
+    this.parts = [];
+    this.phase = null;
+    this.gpu.startProfile();
+  }
+
+  async end(): Promise<Array<[Phase | 'start', KernelTime[]]>> {
+    const parts = this.parts!;
+    parts.push([this.phase ?? 'start', this.gpu.stopProfile()]);
+    this.parts = null;
+    return Promise.all(parts.map(async ([p, t]) => [p, await t] as [Phase | 'start', KernelTime[]]));
+  }
+}

@@ -31,7 +31,8 @@ import { createTrainState, releaseTrainState } from '../src/marft/state.ts';
 import { Trainer } from '../src/marft/trainer.ts';
 import { benchModelConfigJson, randomWeights } from './random-model.ts';
 import { presetBenchConfig, presetEpisodes, randomModelBenchConfig } from './bench-configs.ts';
-import { PhaseCounter, countsLine } from './counters.ts';
+import { PhaseCounter, PhaseProfile, countsLine } from './counters.ts';
+import type { Phase } from '../src/marft/trainer.ts';
 
 await ensureVulkanEnv();
 const arg = (n: string, d: string): string => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
@@ -80,7 +81,9 @@ for (const name of names) {
   const state = createTrainState(gpu, decoder.config, config);
   const weightsMiB = gpu.pool.stats.bytesAllocated / 2 ** 20; // base weights, adapters, critic, optimizer state
   const counter = new PhaseCounter(gpu);
-  const trainer = new Trainer({ gpu, decoder, tokenizer, state, maxTokens: preset ? undefined : 8192, recompute: recompute === 'auto' ? 'auto' : recompute === 'on', onProgress: counter.onProgress });
+  const split = new PhaseProfile(gpu);
+  const onProgress = (phase: Phase): void => { counter.onProgress(phase); split.onProgress(phase); };
+  const trainer = new Trainer({ gpu, decoder, tokenizer, state, maxTokens: preset ? undefined : 8192, recompute: recompute === 'auto' ? 'auto' : recompute === 'on', onProgress });
   await trainer.iteration(); // warm-up: pipelines compile
   counter.begin();
   const cpu0 = process.cpuUsage();
@@ -108,9 +111,11 @@ for (const name of names) {
   console.log(JSON.stringify(row));
   for (const [phase, c] of Object.entries(phases)) console.log(`  ${phase}: ${countsLine(c)}`);
   if (process.argv.includes('--profile')) {
-    gpu.startProfile();
+    split.begin();
     await trainer.iteration();
-    console.log(`  per-kernel GPU time of one iteration (${name}):\n${formatKernelTable(kernelRows(await gpu.stopProfile()), 15)}`);
+    const byPhase = await split.end();
+    console.log(`  per-kernel GPU time of one iteration (${name}):\n${formatKernelTable(kernelRows(byPhase.flatMap(([, t]) => t)), 15)}`);
+    for (const [phase, t] of byPhase) if (phase !== 'rollout' && t.length) console.log(`  ${phase}:\n${formatKernelTable(kernelRows(t), 12)}`);
   }
   releaseTrainState(gpu, state);
   gpu.trim();

@@ -55,6 +55,8 @@ export interface ScoreOptions {
   padId: number;
   /** Upper bound on B*T per forward (memory). */
   maxTokens: number;
+  /** Upper bound on the action rows whose logits one forward takes (the logits' memory); default maxTokens. */
+  maxLogitRows?: number;
   needRef: boolean;
   /** Called before each chunk; what it throws abandons the scoring (a training run paused or stopped). */
   interrupt?: () => void;
@@ -97,18 +99,27 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
       throw e;
     }
   };
-  for (const chunk of chunkActions(actions, o.maxTokens)) {
+  for (const chunk of chunkActions(actions, o.maxTokens, undefined, o.maxLogitRows)) {
     interrupt();
     const batch = buildBatch(chunk, o.slotOf, o.padId);
-    const N = batch.B * batch.T;
-    const targets = gpu.upload(batch.targets, [N], 'i32', 'score.targets');
-    const pol = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, adapters: o.adapters, slots: batch.slots });
-    watchFinite(gpu, watch, 'policy logits', pol.logits!);
-    const policy = logprobsOf(gpu, q, pol.logits!, targets, true);
-    dec.release(pol);
-    const ref = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, adapters: o.adapters, slots: new Int32Array(batch.B).fill(-1) }, { logits: o.needRef ? 'all' : 'none' });
-    if (o.needRef) watchFinite(gpu, watch, 'reference logits', ref.logits!);
-    const refLp = o.needRef ? logprobsOf(gpu, q, ref.logits!, targets, false) : null;
+    const M = batch.logitRows.length;
+    // logits at the action rows only; a chunk of empty actions has none, and no log-probs to take
+    const logitRows = M ? batch.logitRows : undefined;
+    const targets = M ? gpu.upload(batch.logitTargets, [M], 'i32', 'score.targets') : null;
+    let policy: ReturnType<typeof logprobsOf> | null = null;
+    if (targets) {
+      const pol = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, adapters: o.adapters, slots: batch.slots }, { logitRows });
+      watchFinite(gpu, watch, 'policy logits', pol.logits!);
+      policy = logprobsOf(gpu, q, pol.logits!, targets, true);
+      dec.release(pol);
+    }
+    const withRef = o.needRef && targets !== null;
+    // the reference forward: for its log-probs, and for the frozen trunk's hidden states unless the critic has its own trunk
+    const ref = withRef || !o.critic
+      ? dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, adapters: o.adapters, slots: new Int32Array(batch.B).fill(-1) }, withRef ? { logitRows } : { logits: 'none' })
+      : null;
+    if (withRef) watchFinite(gpu, watch, 'reference logits', ref!.logits!);
+    const refLp = withRef ? logprobsOf(gpu, q, ref!.logits!, targets!, false) : null;
     // gather the critic's rows from the trunk's hidden states (its own trunk's: after this loop)
     const rowIds: number[] = [];
     chunk.forEach((a, i) => {
@@ -117,7 +128,7 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
     });
     let vals: Later<Float32Array> | null = null;
     if (!o.critic) {
-      const hRows = selectRows(gpu, ref.hN, rowIds, 'score.hrows');
+      const hRows = selectRows(gpu, ref!.hN, rowIds, 'score.hrows');
       gpu.copy(hRows, criticInput, rowIds.length * C * 4, 0, next * C * 4);
       watchFinite(gpu, watch, "critic input (the frozen trunk's final hidden state)", hRows);
       const hs = valueHeadForward(gpu, head, hRows, watch);
@@ -126,14 +137,14 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
       gpu.release(hRows);
     }
     const found = snapshotFiniteWatch(gpu, watch, q);
-    gpu.release(targets);
-    dec.release(ref);
+    gpu.release(targets ?? undefined);
+    if (ref) dec.release(ref);
     const first = next;
     for (const a of chunk) { rowOf.set(a, next); next += rowsOf(a); }
     chunks.push({
       found,
       fill: () => {
-        const [lp, en, rlp, v] = [policy.logp.get(), policy.entropy!.get(), refLp?.logp.get(), vals?.get()];
+        const [lp, en, rlp, v] = [policy?.logp.get() ?? [], policy?.entropy!.get() ?? [], refLp?.logp.get(), vals?.get()];
         let local = 0;
         chunk.forEach((a, i) => {
           const r = batch.rows[i];
@@ -141,9 +152,9 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
           const h = o.headOf(a.agent);
           for (let k = 0; k < n; k++) criticHead[first + local + k] = h;
           scores.set(a, {
-            oldLogp: gatherRows(lp, r.start, r.count),
-            entropy: gatherRows(en, r.start, r.count),
-            refLogp: rlp ? gatherRows(rlp, r.start, r.count) : [],
+            oldLogp: gatherRows(lp, r.at, r.count),
+            entropy: gatherRows(en, r.at, r.count),
+            refLogp: rlp ? gatherRows(rlp, r.at, r.count) : [],
             values: v ? Array.from({ length: n }, (_, k) => v[h * rowIds.length + local + k]) : [], // o.critic: trunkValues
             criticRow: first + local,
           });

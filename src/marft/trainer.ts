@@ -68,9 +68,19 @@ export class Trainer {
   slotOf = (agent: number): number => (this.d.state.config.lora.mode === 'per_agent' ? agent : 0);
   headOf = (agent: number): number => (this.d.state.config.critic.mode === 'shared' ? 0 : agent);
 
-  /** Tokens per forward pass: the caller's bound, and at most 256 MiB of f32 logits. */
+  /** Tokens per forward pass: the caller's bound (default 4096), at most what one storage binding holds of the widest activation. */
   get maxTokens(): number {
-    return Math.max(64, Math.min(this.d.maxTokens ?? 4096, Math.floor(2 ** 28 / (4 * this.d.decoder.config.vocabSize))));
+    const c = this.d.decoder.config;
+    const widest = 4 * Math.max(c.intermediateSize, c.numHeads * c.headDim, c.hiddenSize);
+    return Math.max(64, Math.min(this.d.maxTokens ?? 4096, Math.floor(this.d.gpu.limits.maxStorageBufferBindingSize / widest)));
+  }
+
+  /**
+   * Rows of logits per forward pass (scoring and the update take them at the action rows only): at most
+   * 256 MiB of f32 logits, and no more than the tokens.
+   */
+  get maxLogitRows(): number {
+    return Math.max(64, Math.min(this.maxTokens, Math.floor(2 ** 28 / (4 * this.d.decoder.config.vocabSize))));
   }
 
   get recompute(): boolean {
@@ -108,7 +118,7 @@ export class Trainer {
     this.d.onProgress?.('score', `${actions.length} actions`);
     const score = await scoreActions(gpu, decoder, state.critic, actions, {
       level: cfg.algo === 'grpo' ? 'token' : cfg.level, adapters: state.policy, slotOf: this.slotOf, headOf: this.headOf, padId: this.padId,
-      maxTokens: this.maxTokens, needRef: cfg.ppo.klCoef > 0, interrupt: this.d.interrupt,
+      maxTokens: this.maxTokens, maxLogitRows: this.maxLogitRows, needRef: cfg.ppo.klCoef > 0, interrupt: this.d.interrupt,
       critic: cfg.algo === 'ppo' && needsCriticTrunk(cfg) ? criticTrunk(state, actions, decoder.config.maxPositionEmbeddings) : undefined,
     });
     gpu.trim(); // scoring's logits: the update's micro-batches have other shapes (rollout trims after each generate)
@@ -123,7 +133,7 @@ export class Trainer {
     try {
       upd = bad.length ? { ...NO_UPDATE, skipped: bad } : await ppoUpdate(gpu, decoder, state, actions, score, targets, {
         trainPolicy: trainAgents.length > 0, trainAgents, slotOf: this.slotOf, padId: this.padId, rng: state.rng, maxTokens: this.maxTokens,
-        recompute: this.recompute, interrupt: this.d.interrupt,
+        maxLogitRows: this.maxLogitRows, recompute: this.recompute, interrupt: this.d.interrupt,
       });
     } finally {
       gpu.release(score.criticInput);

@@ -59,6 +59,8 @@ export interface UpdateOptions {
   rng: Rng;
   /** Upper bound on B*T of one forward (micro-batches of a minibatch). */
   maxTokens: number;
+  /** Upper bound on the action rows whose logits one forward takes (the logits' memory); default maxTokens. */
+  maxLogitRows?: number;
   /** Called before each minibatch; what it throws abandons the update (a training run paused or stopped). */
   interrupt?: () => void;
   /** Recompute each layer's activations in backward instead of keeping them (activation checkpointing). */
@@ -216,25 +218,26 @@ interface MinibatchResult {
 function uploadLossRows(
   gpu: Gpu, chunk: readonly ActionRecord[], batch: ActionBatch, score: ScoreResult, advOf: Map<ActionRecord, number[]>, actionLevel: boolean, norm: LogProbNorm,
 ): PolicyLossRows {
-  const rows = new Float32Array(batch.B * batch.T * 4);
+  const M = batch.logitRows.length;
+  const rows = new Float32Array(M * 4);
   chunk.forEach((a, i) => {
     const r = batch.rows[i];
     const s = score.scores.get(a)!;
     const ref = s.refLogp.length ? s.refLogp : s.oldLogp;
     const adv = advOf.get(a)!;
     for (let k = 0; k < r.count; k++) {
-      const at = 4 * (r.start + k);
+      const at = 4 * (r.at + k);
       rows[at] = s.oldLogp[k];
       rows[at + 1] = ref[k];
       if (!actionLevel) { rows[at + 2] = adv[k]; rows[at + 3] = 1; } // action level: the action's advantage and mask, in acts
     }
   });
-  const out: PolicyLossRows = { rows: gpu.upload(rows, [batch.B * batch.T, 4], 'f32', 'ppo.rows') };
+  const out: PolicyLossRows = { rows: gpu.upload(rows, [M, 4], 'f32', 'ppo.rows') };
   if (actionLevel) {
-    const spans = chunk.map((a, i) => ({ agent: a.agent, start: batch.rows[i].start, end: batch.rows[i].start + batch.rows[i].count }));
+    const spans = chunk.map((a, i) => ({ agent: a.agent, start: batch.rows[i].at, end: batch.rows[i].at + batch.rows[i].count }));
     const scale = actionScales(spans, norm, chunk.map((a) => countWords(a.text)));
     out.actions = {
-      spans: gpu.upload(batch.rows.flatMap((r) => [r.start, r.count]), [chunk.length, 2], 'i32', 'ppo.spans'),
+      spans: gpu.upload(batch.rows.flatMap((r) => [r.at, r.count]), [chunk.length, 2], 'i32', 'ppo.spans'),
       acts: gpu.upload(chunk.flatMap((a, i) => [advOf.get(a)![0], scale[i], 1, 0]), [chunk.length, 4], 'f32', 'ppo.acts'),
     };
   }
@@ -270,12 +273,14 @@ async function policyMinibatch(
   let sums: ReturnType<typeof namePolicySums>;
   let badLogits = 0;
   try {
-    for (const chunk of chunkActions(pm, o.maxTokens)) {
-      const batch = buildBatch(chunk, o.slotOf, o.padId);
-      const N = batch.B * batch.T;
+    for (const chunk of chunkActions(pm, o.maxTokens, undefined, o.maxLogitRows)) {
+      const batch = buildBatch(chunk, o.slotOf, o.padId); // pm's actions all have tokens: M > 0
       const rows = uploadLossRows(gpu, chunk, batch, score, advOf, actionLevel, ppo.logProbNorm);
-      const targetsT = gpu.upload(batch.targets, [N], 'i32', 'ppo.targets');
-      const fw = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, adapters: state.policy, slots: batch.slots }, { save: o.recompute ? 'checkpoint' : true });
+      const targetsT = gpu.upload(batch.logitTargets, [batch.logitRows.length], 'i32', 'ppo.targets');
+      const fw = dec.forward(
+        { B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, adapters: state.policy, slots: batch.slots },
+        { save: o.recompute ? 'checkpoint' : true, logitRows: batch.logitRows },
+      );
       watchFinite(gpu, watch, 'policy logits', fw.logits!);
       const head = tokenLogprobs(gpu, fw.logits!, targetsT, 'ppo');
       const d = policyLoss(gpu, sumsT, head, rows, opts);

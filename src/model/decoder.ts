@@ -29,7 +29,7 @@ import type { Gpu } from '../gpu/gpu.ts';
 import { shapeError } from '../gpu/errors.ts';
 import { type Tensor, view } from '../gpu/tensor.ts';
 import { type LinearModule, type ModelConfig, linearDims, ropeInvFreq } from './config.ts';
-import { selectRows } from './heads.ts';
+import { selectRows, selectRowsBackward } from './heads.ts';
 import type { LoraSet } from './lora-set.ts';
 import { type DecoderWeights, fuseWeights } from './weights.ts';
 
@@ -113,8 +113,11 @@ export interface ForwardState {
   rstdF: Tensor;
   /** Final normed hidden state (N, C): the value head's input. */
   hN: Tensor;
-  /** (N, V), (B, V) when only the last position's logits were asked for, or null. */
+  /** (N, V), (M, V) at logitRows, (B, V) when only the last position's logits were asked for, or null. */
   logits: Tensor | null;
+  /** ForwardOptions.logitRows, and hN's rows there (M, C), the LM head's input: kept for backward. */
+  logitRows: Int32Array | null;
+  hRows: Tensor | null;
   /** Run with save (layers kept, or recomputed from xs by backward when save was 'checkpoint'). */
   saved: boolean;
 }
@@ -129,6 +132,11 @@ export interface ForwardOptions {
   save?: boolean | 'checkpoint';
   /** 'all' positions (training), 'last' position of each sequence (sampling), or 'none' (value head only). */
   logits?: 'all' | 'last' | 'none';
+  /**
+   * With logits 'all': only these rows of the B*T (e.g. a batch's action rows), in this order, so logits
+   * are (M, V). The LM head's work and the logits' memory then scale with the rows scored, not the tokens.
+   */
+  logitRows?: Int32Array;
   /** Generation: append this batch's keys and values to the cache and attend over all cached positions. */
   cache?: KvCache;
 }
@@ -262,9 +270,14 @@ export class Decoder {
     if (cache && (cache.B !== B || cache.length + T > cache.capacity)) {
       shapeError('Decoder.forward', `the KV cache holds ${cache.B} sequences with ${cache.capacity - cache.length} free positions; the batch has ${B} x ${T}`);
     }
+    const rows = opts.logitRows;
+    if (rows && (opts.logits ?? 'all') !== 'all') shapeError('Decoder.forward', `logitRows needs logits 'all', got '${opts.logits}'`);
+    if (rows && (!rows.length || rows.some((r) => !Number.isInteger(r) || r < 0 || r >= N))) {
+      shapeError('Decoder.forward', `logitRows must be a non-empty list of rows in 0..${N - 1}`);
+    }
     const st: ForwardState = {
       B, T, N, idsHost: inp.ids, ...this.inputs(inp), adapters: inp.adapters ?? null, xs: [], layers: [],
-      rstdF: null as unknown as Tensor, hN: null as unknown as Tensor, logits: null, saved: save !== false,
+      rstdF: null as unknown as Tensor, hN: null as unknown as Tensor, logits: null, logitRows: null, hRows: null, saved: save !== false,
     };
     let x = g.tensor([N, C], 'f32', 'x0');
     embeddingForward(g, x, st.ids, this.weights.embed);
@@ -284,8 +297,10 @@ export class Decoder {
     rmsnormForward(g, st.hN, st.rstdF, x, this.weights.norm, c.rmsNormEps);
     const mode = opts.logits ?? 'all';
     if (mode === 'all') {
-      st.logits = g.tensor([N, c.vocabSize], 'f32', 'logits');
-      matmul(g, st.logits, st.hN, this.weights.lmHead, { transB: true });
+      if (rows) { st.logitRows = rows; st.hRows = selectRows(g, st.hN, rows, 'hN.rows'); }
+      const h = st.hRows ?? st.hN;
+      st.logits = g.tensor([h.shape[0], c.vocabSize], 'f32', 'logits');
+      matmul(g, st.logits, h, this.weights.lmHead, { transB: true });
     } else if (mode === 'last') {
       // the last position of each sequence: (B, C); with T = 1 (a decode step) that is every row, and
       // skipping the row selection keeps the step free of uploads
@@ -496,8 +511,8 @@ export class Decoder {
   }
 
   /**
-   * Backpropagates dlogits (N, V) and/or dhidden (N, C) (the value head's gradient on hN) through a saved
-   * forward. LoRA gradients accumulate into the forward's adapters; weight gradients into `grads` (full-parameter mode).
+   * Backpropagates dlogits (N, V) ((M, V) at the forward's logitRows) and/or dhidden (N, C) (the value head's
+   * gradient on hN) through a saved forward. LoRA gradients accumulate into the forward's adapters; weight gradients into `grads` (full-parameter mode).
    */
   backward(st: ForwardState, dlogits: Tensor | null, dhidden: Tensor | null, grads: DecoderWeights | null = null): void {
     if (!st.saved) shapeError('Decoder.backward', 'the forward was run without save');
@@ -508,7 +523,14 @@ export class Decoder {
     const { hiddenSize: C, intermediateSize: I, numHeads: NH, numKvHeads: NKV, headDim: HS } = c;
     const L = c.numLayers;
     const dhN = g.tensor([N, C], 'f32', 'dhN');
-    if (dlogits) {
+    if (dlogits && st.hRows) {
+      // the head ran on hN's rows at logitRows: its gradient lands there, zero elsewhere
+      const dRows = g.tensor(st.hRows.shape, 'f32', 'dhN.rows');
+      matmulBackward(g, dRows, grads ? grads.lmHead : null, dlogits, st.hRows, W.lmHead, { transB: true, accumulateDB: true });
+      g.fill(dhN, 0);
+      selectRowsBackward(g, dhN, dRows, st.logitRows!);
+      g.release(dRows);
+    } else if (dlogits) {
       matmulBackward(g, dhN, grads ? grads.lmHead : null, dlogits, st.hN, W.lmHead, { transB: true, accumulateDB: true });
     } else {
       g.fill(dhN, 0);
@@ -590,7 +612,7 @@ export class Decoder {
   /** Returns every tensor a forward made to the pool. */
   release(st: ForwardState): void {
     const g = this.gpu;
-    g.release(st.ids, st.pos, st.slots, st.mask ?? undefined, st.rstdF, st.hN, st.logits ?? undefined, ...st.xs);
+    g.release(st.ids, st.pos, st.slots, st.mask ?? undefined, st.rstdF, st.hN, st.logits ?? undefined, st.hRows ?? undefined, ...st.xs);
     for (const s of st.layers) this.releaseLayer(s);
     st.layers = [];
     st.xs = [];

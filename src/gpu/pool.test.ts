@@ -59,6 +59,25 @@ describe('BufferPool', () => {
     expect(pool.stats.peakBytes).toBe(18 * MiB);
   });
 
+  it('hands out the oldest free buffer of a size, so a repeated step gets the same buffers whatever order it released them in', () => {
+    const { device, made } = fakeDevice();
+    const pool = new BufferPool(device);
+    const step = (releaseOrder: (bufs: GPUBuffer[]) => GPUBuffer[]): GPUBuffer[] => {
+      const bufs = ['x', 'h', 'q', 'att'].map((l) => pool.acquire(4096, 128, l));
+      for (const b of releaseOrder(bufs)) pool.release(b);
+      return bufs;
+    };
+    const first = step((b) => b);
+    expect(step((b) => [...b].reverse())).toEqual(first);
+    expect(step((b) => [b[2], b[0], b[3], b[1]])).toEqual(first);
+    expect(step((b) => b)).toEqual(first);
+    expect(made.length).toBe(4);
+    // a buffer in use is skipped; the oldest of the rest comes next
+    const held = pool.acquire(4096, 128, 'held');
+    expect(held).toBe(first[0]);
+    expect(pool.acquire(4096, 128, 'next')).toBe(first[1]);
+  });
+
   it('refuses a buffer it did not make', () => {
     const { device } = fakeDevice();
     const pool = new BufferPool(device);

@@ -2,6 +2,10 @@
 // next request of the same bucket instead of being destroyed and recreated every step. Micro-batches of
 // varying length ask for slightly different sizes, so a request also takes the smallest free buffer of up
 // to REUSE_SLACK times its bucket before a new one is made: without that, every new length added buffers.
+// Of the free buffers of a size, a request gets the oldest (first made), not the last released: the same
+// sequence of requests and releases from the same free buffers then gets the same buffers, whatever order
+// the previous step released them in, so a step's bind groups (cached by buffer) are found again at the
+// next micro-batch or iteration of the same shapes instead of made anew. LIFO permuted them every step.
 
 export interface PoolStats {
   /** Bytes in buffers handed out and not yet released. */
@@ -27,6 +31,9 @@ export class BufferPool {
   /** Free buffers by usage, then by size. */
   private readonly free = new Map<number, Map<number, GPUBuffer[]>>();
   private readonly sizes = new WeakMap<GPUBuffer, number>();
+  /** Each buffer's creation number: free lists are kept sorted by it, newest first, so pop() takes the oldest. */
+  private readonly serial = new WeakMap<GPUBuffer, number>();
+  private made = 0;
   readonly stats: PoolStats = { bytesInUse: 0, bytesAllocated: 0, peakBytes: 0, buffers: 0 };
 
   constructor(private readonly device: GPUDevice) {}
@@ -49,6 +56,7 @@ export class BufferPool {
     if (!buf) {
       buf = this.device.createBuffer({ size, usage, label });
       this.sizes.set(buf, size);
+      this.serial.set(buf, this.made++);
       this.stats.bytesAllocated += size;
       this.stats.buffers++;
       this.stats.peakBytes = Math.max(this.stats.peakBytes, this.stats.bytesAllocated);
@@ -64,8 +72,15 @@ export class BufferPool {
     let bySize = this.free.get(buf.usage);
     if (!bySize) this.free.set(buf.usage, (bySize = new Map()));
     const list = bySize.get(size);
-    if (list) list.push(buf);
-    else bySize.set(size, [buf]);
+    if (!list) {
+      bySize.set(size, [buf]);
+      return;
+    }
+    // insert by creation number, newest first (free lists hold a few buffers: a linear scan from the end)
+    const n = this.serial.get(buf)!;
+    let i = list.length;
+    while (i > 0 && this.serial.get(list[i - 1])! < n) i--;
+    list.splice(i, 0, buf);
   }
 
   /** Starts a new peak measurement from what is allocated now. */

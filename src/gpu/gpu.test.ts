@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { addInto, reluForward } from '../../kernels/elementwise/elementwise.ts';
 import { randn, testGpu } from '../../kernels/testing.ts';
-import { layoutEntries } from './gpu.ts';
+import { SUBMIT_EVERY, layoutEntries } from './gpu.ts';
 
 describe('gpu counters', () => {
   it('counts dispatches, readbacks and submits: dispatches batch into one submit until a read', async () => {
@@ -23,6 +23,24 @@ describe('gpu counters', () => {
     expect(gpu.submitCount - s0).toBe(2);
     expect(gpu.dispatchCount - d0).toBe(3);
     gpu.release(a, z);
+  });
+
+  it(`submits unasked every ${SUBMIT_EVERY} dispatches (the GPU starts while the rest is encoded), not while recording`, async () => {
+    const gpu = await testGpu();
+    const a = gpu.upload([0, 0], [2], 'f32', 'a');
+    const one = gpu.upload([1, 2], [2], 'f32', 'one');
+    const s0 = gpu.submitCount;
+    for (let i = 0; i < SUBMIT_EVERY - 1; i++) addInto(gpu, a, one);
+    expect(gpu.submitCount - s0).toBe(0);
+    addInto(gpu, a, one);
+    expect(gpu.submitCount - s0).toBe(1);
+    gpu.startRecording();
+    for (let i = 0; i < SUBMIT_EVERY; i++) addInto(gpu, a, one);
+    const rec = gpu.stopRecording();
+    expect(gpu.submitCount - s0).toBe(1); // a recording's dispatches stay in the open encoder
+    expect(Array.from(await gpu.readF32(a))).toEqual([2 * SUBMIT_EVERY, 4 * SUBMIT_EVERY]);
+    rec.dispose();
+    gpu.release(a, one);
   });
 
   it('a recording replays its dispatches on the buffers they used, holds what was released meanwhile, and refuses copies, reads and late replays', async () => {

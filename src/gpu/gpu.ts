@@ -51,6 +51,12 @@ interface ProgramInfo {
  * buffers only. With a uniform buffer per value every new shape (each micro-batch of the update has its own)
  * made new bind groups for all its dispatches, and creating bind groups was the update's largest CPU cost.
  */
+/**
+ * Dispatches recorded before the Gpu submits them unasked: a long stretch between two reads (a forward and
+ * backward of thousands of dispatches) then runs on the GPU while the rest is still being encoded, instead of
+ * after all of it. On an H200 the 135M update's GPU time was 290 ms of its 480.
+ */
+export const SUBMIT_EVERY = 256;
 const UNIFORM_BLOCK = 256;
 const UNIFORM_BLOCKS = 4096;
 
@@ -156,6 +162,8 @@ export class Gpu {
   private pass: GPUComputePassEncoder | null = null;
   private readonly errors: string[] = [];
   private profiler: Profiler | null = null;
+  /** Dispatches since the last submit (SUBMIT_EVERY). */
+  private unsubmitted = 0;
   private afterSubmit: Array<() => void> = [];
   private recording: { steps: Recording['steps'][number][]; held: GPUBuffer[] } | null = null;
   /** Running totals for the benches (bench:dispatch and the per-step figures): dispatches recorded, read()s, queue submits. */
@@ -363,7 +371,11 @@ export class Gpu {
     pass.dispatchWorkgroups(x, y, z);
     if (this.profiler) this.endPass();
     this.dispatchCount++;
-    this.recording?.steps.push({ pipeline, bindGroup, offset: block ? block.offset : -1, x, y, z, label: `${d.program.key}/${d.program.entryPoint}` });
+    if (this.recording) {
+      this.recording.steps.push({ pipeline, bindGroup, offset: block ? block.offset : -1, x, y, z, label: `${d.program.key}/${d.program.entryPoint}` });
+    } else if (++this.unsubmitted >= SUBMIT_EVERY) {
+      this.submit();
+    }
   }
 
   /**
@@ -432,6 +444,7 @@ export class Gpu {
 
   /** Ends the open pass and submits everything recorded so far. */
   submit(): void {
+    this.unsubmitted = 0;
     this.endPass();
     if (this.encoder) {
       this.device.queue.submit([this.encoder.finish()]);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { dot, expectClose, finiteDiff, randn, testGpu } from '../testing.ts';
 import { loraBackward, loraForward } from './lora.ts';
+import { type GroupTuning, loraBackwardGroups, loraForwardGroups } from './groups.ts';
 import { type LoraDims, loraBackwardRef, loraForwardRef } from './lora.ref.ts';
 
 // [B, T, S, R, IN, OUT]: rows, ranks, inputs and outputs at and off the 16x16 tile.
@@ -9,6 +10,8 @@ const SHAPES: Array<[number, number, number, number, number, number]> = [
   [2, 130, 3, 17, 130, 7], [5, 3, 3, 64, 33, 65],
   // decode (T = 1): the 'rows' forward by default on a GPU
   [7, 1, 3, 8, 65, 130], [130, 1, 3, 4, 64, 7], [64, 1, 3, 16, 130, 65],
+  // 'groups': R = 1 and 9 (rank bounds 8 and 16), T off its row groups (4 or 2 rows) and 32-row chunks
+  [3, 37, 2, 9, 67, 70], [6, 33, 2, 1, 66, 129],
 ];
 const f32 = (a: Float64Array) => Float64Array.from(Float32Array.from(a));
 /** Sequence b's slot: a mix of slots 0 and 2 and no adapter (-1); slot 1 is never used. */
@@ -50,7 +53,7 @@ describe('lora', () => {
       const fwd = loraForwardRef(x, slots, A, Bw, d, scale);
       const bwd = loraBackwardRef(dy, x, slots, A, Bw, d, scale);
       const forwards: Record<string, { h: Float32Array; y: Float32Array }> = {};
-      for (const path of ['tiles', 'rows', 'direct', 'wide'] as const) {
+      for (const path of ['tiles', 'rows', 'direct', 'wide', 'groups'] as const) {
         const [tY2, tH2] = [gpu.upload(y0, [M, OUT], 'f32', 'y2'), gpu.upload(new Float32Array(M * R).fill(7), [M, R], 'f32', 'h2')];
         loraForward(gpu, tY2, tH2, tX, tSlots, tA, tBw, T, scale, path);
         expectClose(`h (${path})`, await gpu.read(tH2), fwd.h, tol);
@@ -60,9 +63,11 @@ describe('lora', () => {
       }
       expectClose('h wide vs direct', forwards.wide.h, forwards.direct.h, tol);
       expectClose('y wide vs direct', forwards.wide.y, forwards.direct.y, tol);
+      expectClose('h groups vs tiles', forwards.groups.h, forwards.tiles.h, tol); // the GPU path it replaced
+      expectClose('y groups vs tiles', forwards.groups.y, forwards.tiles.y, tol);
       loraForward(gpu, tY, tH, tX, tSlots, tA, tBw, T, scale);
       const copies = () => [gpu.upload(dx0, [M, IN], 'f32', 'dx'), gpu.upload(dA0, [S, R, IN], 'f32', 'dA'), gpu.upload(dB0, [S, OUT, R], 'f32', 'dB')];
-      const others = (['tiles', 'direct', 'wide'] as const).map((path) => ({ path, ts: copies() }));
+      const others = (['tiles', 'direct', 'wide', 'groups'] as const).map((path) => ({ path, ts: copies() }));
       for (const { path, ts: [tDx2, tDA2, tDB2] } of others) loraBackward(gpu, tDx2, tDA2, tDB2, tDy, tX, tH, tSlots, tA, tBw, T, scale, path);
       loraBackward(gpu, tDx, tDA, tDB, tDy, tX, tH, tSlots, tA, tBw, T, scale);
       const y = await gpu.read(tY);
@@ -81,7 +86,10 @@ describe('lora', () => {
         }
         gpu.release(tDx2, tDA2, tDB2);
       }
-      for (const [i, name] of ['dx', 'dA', 'dB'].entries()) expectClose(`${name} wide vs direct`, grads.wide[i], grads.direct[i], tol);
+      for (const [i, name] of ['dx', 'dA', 'dB'].entries()) {
+        expectClose(`${name} wide vs direct`, grads.wide[i], grads.direct[i], tol);
+        expectClose(`${name} groups vs tiles`, grads.groups[i], grads.tiles[i], tol);
+      }
       expectClose('dx', dx, bwd.dx.map((v, i) => v + dx0[i]), tol);
       expectClose('dA', dA, bwd.dA.map((v, i) => v + dA0[i]), tol);
       expectClose('dB', dB, bwd.dB.map((v, i) => v + dB0[i]), tol);
@@ -124,6 +132,57 @@ describe('lora', () => {
     }
     expect(Buffer.from(runs[0].buffer).equals(Buffer.from(runs[1].buffer))).toBe(true);
     gpu.release(tSlots, tX, tA, tBw, tDy, tH, tY);
+  });
+
+  it('groups: every tuning matches the reference; deterministic; dx = null skips dx only', async () => {
+    const gpu = await testGpu();
+    // B = 1 and a mix of slots; T = 71 spans two 64-row staging blocks with chunk 70, and is off every row group
+    for (const [B, T, S, R, IN, OUT, slotList] of [[1, 71, 2, 3, 20, 9, [1]], [4, 71, 3, 16, 9, 20, [2, -1, 0, 2]]] as const) {
+      const d: LoraDims = { B, T, S, R, IN, OUT };
+      const M = B * T;
+      const scale = 0.75;
+      const slots = Int32Array.from(slotList);
+      const x = f32(randn(M * IN, 11));
+      const A = f32(randn(S * R * IN, 12, 0.3));
+      const Bw = f32(randn(S * OUT * R, 13, 0.3));
+      const dy = f32(randn(M * OUT, 14));
+      const fwd = loraForwardRef(x, slots, A, Bw, d, scale);
+      const bwd = loraBackwardRef(dy, x, slots, A, Bw, d, scale);
+      const tSlots = gpu.upload(slots, [B], 'i32', 'slots');
+      const tX = gpu.upload(x, [M, IN], 'f32', 'x');
+      const tA = gpu.upload(A, [S, R, IN], 'f32', 'A');
+      const tBw = gpu.upload(Bw, [S, OUT, R], 'f32', 'Bw');
+      const tDy = gpu.upload(dy, [M, OUT], 'f32', 'dy');
+      const tol = { atol: 1e-5, rtol: 1e-4 };
+      // every row count and workgroup size (128 and 256 threads fold 64-lane slices), chunks past the 64 staged rows
+      const tunings: GroupTuning[] = R <= 8
+        ? [{ rows: 1, threads: 256, chunk: 70 }, { rows: 2, threads: 64, chunk: 1 }, { rows: 4, threads: 128, chunk: 200 }]
+        : [{ rows: 1, threads: 64, chunk: 70 }, { rows: 2, threads: 256, chunk: 5 }];
+      for (const t of tunings) {
+        const tY = gpu.zeros([M, OUT], 'f32', 'y');
+        const tH = gpu.upload(new Float32Array(M * R).fill(7), [M, R], 'f32', 'h');
+        loraForwardGroups(gpu, tY, tH, tX, tSlots, tA, tBw, d, scale, t);
+        expectClose(`h rows=${t.rows} threads=${t.threads}`, await gpu.read(tH), fwd.h, tol);
+        expectClose(`y rows=${t.rows} threads=${t.threads}`, await gpu.read(tY), fwd.y, tol);
+        const runs: Float32Array[] = [];
+        for (const withDx of [true, false]) {
+          const tDx = gpu.zeros([M, IN], 'f32', 'dx');
+          const tDA = gpu.zeros([S, R, IN], 'f32', 'dA');
+          const tDB = gpu.zeros([S, OUT, R], 'f32', 'dB');
+          const before = gpu.dispatchCount;
+          loraBackwardGroups(gpu, withDx ? tDx : null, tDA, tDB, tDy, tX, tH, tSlots, tA, tBw, d, scale, t);
+          expect(gpu.dispatchCount - before).toBe(3);
+          expectClose(`dx chunk=${t.chunk}${withDx ? '' : ' (not asked: left zero)'}`, await gpu.read(tDx), withDx ? bwd.dx : new Float64Array(M * IN), withDx ? tol : { atol: 0, rtol: 0 });
+          expectClose(`dA chunk=${t.chunk}`, await gpu.read(tDA), bwd.dA, tol);
+          expectClose(`dB chunk=${t.chunk}`, await gpu.read(tDB), bwd.dB, tol);
+          runs.push(Float32Array.from([...(await gpu.read(tDA)), ...(await gpu.read(tDB))]));
+          gpu.release(tDx, tDA, tDB);
+        }
+        expect(Buffer.from(runs[0].buffer).equals(Buffer.from(runs[1].buffer))).toBe(true); // same sums, same order
+        gpu.release(tY, tH);
+      }
+      gpu.release(tSlots, tX, tA, tBw, tDy);
+    }
   });
 
   it('backward reference matches finite differences of the forward', () => {

@@ -9,6 +9,7 @@ import { type Program, grid1d, programFactory } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
 import source from './lora.wgsl';
 import { noAlias } from '../common.ts';
+import { GROUPS_MAX_R, loraBackwardGroups, loraForwardGroups } from './groups.ts';
 
 type Entry = 'forward_h' | 'forward_y' | 'forward_h_rows' | 'forward_y_rows' | 'backward_dh' | 'backward_dx' | 'backward_dAdB' | 'reduce_dAdB'
   | 'forward_h_direct' | 'backward_dh_direct' | 'backward_dx_direct' | 'backward_dB_direct' | 'backward_dA_direct'
@@ -52,9 +53,11 @@ export const gradParts = (B: number): number => Math.max(1, Math.min(16, Math.fl
  * The kernels' layout: 16x16 tiles of (rows of a sequence) x (ranks or outputs); one row per workgroup
  * (forward only); 'direct', one thread per output element with no workgroup memory and no barriers; or
  * 'wide', the same with four neighbouring outputs per thread (one load of the shared operand feeds four
- * multiply-adds: fewer loads, which SwiftShader turns into gathers), the default on CPU adapters (Gpu.cpu).
+ * multiply-adds: fewer loads, which SwiftShader turns into gathers), the default on CPU adapters (Gpu.cpu);
+ * or 'groups' (groups.ts): row groups and chunks of rows over many small workgroups, the GPU default for
+ * T > ROWS_T up to R = GROUPS_MAX_R (the tiles past it).
  */
-export type LoraPath = 'tiles' | 'rows' | 'direct' | 'wide';
+export type LoraPath = 'tiles' | 'rows' | 'direct' | 'wide' | 'groups';
 /** Workgroups of 64 threads, one per element of `count`. */
 const direct = (count: number) => grid1d(Math.ceil(count / 64));
 /** Workgroups of 16 threads, one per quad (four neighbouring outputs along the last dim) of rows x n. */
@@ -64,7 +67,8 @@ const wide = (rows: number, n: number) => grid1d(Math.ceil((rows * Math.ceil(n /
  * y (B*T, OUT) += scale * (x A[slot]^T) Bw[slot]^T, saving h (B*T, R) = x A[slot]^T for the backward.
  * x (B*T, IN) f32; slots (B) i32, one per sequence of T rows, -1 (any value outside [0, S)) = no adapter;
  * A (S, R, IN), Bw (S, OUT, R) f32 stacked PEFT lora_A / lora_B weights; scale = lora_alpha / r.
- * path: default 'wide' on CPU adapters; else 'rows' when T <= ROWS_T (decode), else 'tiles'.
+ * path: default 'wide' on CPU adapters; else 'rows' when T <= ROWS_T (decode), else 'groups' (one dispatch;
+ * 'tiles' when R > GROUPS_MAX_R).
  */
 export function loraForward(
   gpu: Gpu, y: Tensor, h: Tensor, x: Tensor, slots: Tensor, A: Tensor, Bw: Tensor, T: number, scale: number, path?: LoraPath,
@@ -76,7 +80,11 @@ export function loraForward(
   noAlias(op, { y, h, x, slots, A, Bw });
   const u = uniforms(d, scale);
   const M = d.B * T;
-  const p = path ?? (gpu.cpu ? 'wide' : T <= ROWS_T ? 'rows' : 'tiles');
+  const p = path ?? (gpu.cpu ? 'wide' : T <= ROWS_T ? 'rows' : 'groups');
+  if (p === 'groups' && d.R <= GROUPS_MAX_R) {
+    loraForwardGroups(gpu, y, h, x, slots, A, Bw, d, scale);
+    return;
+  }
   if (p === 'wide') {
     gpu.run({ program: program('forward_h_wide'), bindings: [slots, x, A, undefined, h], uniforms: u, workgroups: wide(M, d.R) });
     gpu.run({ program: program('forward_y_wide'), bindings: [slots, undefined, undefined, Bw, h, y], uniforms: u, workgroups: wide(M, d.OUT) });
@@ -105,11 +113,11 @@ export function loraForward(
  * Given dy (B*T, OUT): dA (S, R, IN) and dB (S, OUT, R) += the adapter gradients of the slots in use
  * (slots no sequence names are left untouched), and dx (B*T, IN) += the gradient through the adapter
  * (pass null when the input needs no gradient). x, h are the forward's input and saved h. path: 'wide'
- * (default on CPU adapters), 'direct' or the 16x16 'tiles'.
+ * (default on CPU adapters), 'direct', 'groups' (default on GPUs up to R = GROUPS_MAX_R) or the 16x16 'tiles'.
  */
 export function loraBackward(
   gpu: Gpu, dx: Tensor | null, dA: Tensor, dB: Tensor, dy: Tensor, x: Tensor, h: Tensor,
-  slots: Tensor, A: Tensor, Bw: Tensor, T: number, scale: number, path: 'tiles' | 'direct' | 'wide' = gpu.cpu ? 'wide' : 'tiles',
+  slots: Tensor, A: Tensor, Bw: Tensor, T: number, scale: number, path?: 'tiles' | 'direct' | 'wide' | 'groups',
 ): void {
   const op = 'loraBackward';
   const d = dims(op, x, slots, A, Bw, T);
@@ -120,10 +128,15 @@ export function loraBackward(
   expectShape(op, 'dB', dB, [d.S, d.OUT, d.R]);
   if (dx) expectShape(op, 'dx', dx, [M, d.IN]);
   noAlias(op, { dx, dA, dB, dy, x, h, slots, A, Bw });
+  const p = path ?? (gpu.cpu ? 'wide' : 'groups');
+  if (p === 'groups' && d.R <= GROUPS_MAX_R) {
+    loraBackwardGroups(gpu, dx, dA, dB, dy, x, h, slots, A, Bw, d, scale);
+    return;
+  }
   const u = uniforms(d, scale);
   const dh = gpu.tensor([M, d.R], 'f32', 'lora.dh');
   const _ = undefined;
-  if (path === 'wide') {
+  if (p === 'wide') {
     gpu.run({ program: program('backward_dh_wide'), bindings: [slots, _, _, Bw, _, _, dy, dh], uniforms: u, workgroups: wide(M, d.R) });
     gpu.run({ program: program('backward_dB_wide'), bindings: [slots, _, _, _, h, _, dy, _, _, _, dB], uniforms: u, workgroups: wide(d.S * d.OUT, d.R) });
     gpu.run({ program: program('backward_dA_wide'), bindings: [slots, x, _, _, _, _, _, dh, _, dA], uniforms: u, workgroups: wide(d.S * d.R, d.IN) });
@@ -131,7 +144,7 @@ export function loraBackward(
     gpu.release(dh);
     return;
   }
-  if (path === 'direct') {
+  if (p === 'direct') {
     gpu.run({ program: program('backward_dh_direct'), bindings: [slots, _, _, Bw, _, _, dy, dh], uniforms: u, workgroups: direct(M * d.R) });
     gpu.run({ program: program('backward_dB_direct'), bindings: [slots, _, _, _, h, _, dy, _, _, _, dB], uniforms: u, workgroups: direct(d.S * d.OUT * d.R) });
     gpu.run({ program: program('backward_dA_direct'), bindings: [slots, x, _, _, _, _, _, dh, _, dA], uniforms: u, workgroups: direct(d.S * d.R * d.IN) });

@@ -12,7 +12,8 @@
 //   dy (B*T, OUT), dx (B*T, IN), dA like A, dB like Bw, all f32.
 // Tiles: every entry point is a 16x16-thread workgroup owning a 16x16 output tile, looping over the
 // contraction in chunks of 16 staged in workgroup memory (ta, tb). Row tiles never cross a sequence,
-// so the slot is uniform over a workgroup.
+// so the slot is uniform over a workgroup. On GPUs the 'groups' kernels (groups.wgsl) replaced them for
+// R <= 16 (2-3x faster at training shapes); they remain for larger ranks and as the path tests compare to.
 //   forward_h, backward_dh: dispatch (ceil(R/16),   ceil(T/16), B), tile of (rows of b) x (ranks)
 //   forward_y:              dispatch (ceil(OUT/16), ceil(T/16), B), tile of (rows of b) x (outputs)
 //   backward_dx:            dispatch (ceil(IN/16),  ceil(T/16), B), tile of (rows of b) x (inputs)

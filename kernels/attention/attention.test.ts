@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { dot, expectClose, finiteDiff, randn, testGpu } from '../testing.ts';
 import {
-  BACKWARD_CHOICE, LSE_MASKED, attentionBackward, attentionForward, attentionSharedBytes, attentionTiles, backwardName, blockedSharedBytes,
-  blockedUnfit, parseBackward,
+  BACKWARD_CHOICE, FORWARD_CHOICE, LSE_MASKED, attentionBackward, attentionForward, attentionSharedBytes, attentionTiles, backwardName,
+  blockedSharedBytes, blockedUnfit, forwardName, forwardUnfit, parseBackward, parseForward,
 } from './attention.ts';
 import { type AttnDims, attentionBackwardRef, attentionForwardRef } from './attention.ref.ts';
 
@@ -33,6 +33,8 @@ const CASES: Case[] = [
   { B: 1, Tq: 130, Tk: 130, NH: 4, NKV: 2, HS: 8, mask: 'none', scale: 0.7 },
   { B: 2, Tq: 20, Tk: 20, NH: 4, NKV: 2, HS: 8, mask: 'left' },
   { B: 2, Tq: 65, Tk: 65, NH: 6, NKV: 3, HS: 64, mask: 'right' },
+  // right padding of 14, 28 and 42 keys: whole key tiles and blocks of padding, skipped by the tiled kernels
+  { B: 3, Tq: 100, Tk: 100, NH: 6, NKV: 3, HS: 8, mask: 'right' },
   { B: 2, Tq: 9, Tk: 9, NH: 6, NKV: 3, HS: 8, mask: 'allpad' },
   { B: 2, Tq: 1, Tk: 37, Tcap: 48, NH: 6, NKV: 3, HS: 64, mask: 'none' }, // decode, cache of capacity 48
   { B: 2, Tq: 1, Tk: 37, Tcap: 48, NH: 6, NKV: 3, HS: 64, mask: 'left', poison: true },
@@ -54,7 +56,14 @@ describe('attention', () => {
   // The register-blocked backwards of the tiled path (backward.wgsl), with tiles that fit SwiftShader's 32 KiB:
   // one without splits or fused prep, one with both (3 splits: uneven shares, some empty) and 2 columns a
   // thread, one with dq from the stored dS, and 64-key blocks (these fit 32 KiB only at small head sizes).
-  const BLOCKED = ['blocked:k32x16:q32x16:s1', 'blocked:k16x32w2:q16x32w2:s3:fused', 'blocked:k32x16:q64x32:s2:ds', 'blocked:k64x8w2:q64x16w2:s2'];
+  // The ':pf' twins (next tile prefetched into registers) must give the same bits as the variant without.
+  const BLOCKED = [
+    'blocked:k32x16:q32x16:s1', 'blocked:k16x32w2:q16x32w2:s3:fused', 'blocked:k32x16:q64x32:s2:ds', 'blocked:k64x8w2:q64x16w2:s2',
+    'blocked:k32x16:q32x16:s1:pf', 'blocked:k32x16:q64x32:s2:ds:pf',
+    // BACKWARD_CHOICE's tiles (which fit 32 KiB at small head sizes only)
+    'blocked:k32x32:q32x32:s4:ds', 'blocked:k32x32:q32x32:s4:ds:pf', 'blocked:k32x32:q32x32:s1:fused:pf',
+  ];
+  const twinRuns = new Map<string, Float32Array[]>();
   // Each on the cases whose head size it fits within the smallest device here (SwiftShader: 32 KiB of
   // workgroup memory, 256 threads, 12 storage buffers); the others are the fallback test's.
   const SMALL = { maxComputeWorkgroupStorageSize: 32768, maxComputeInvocationsPerWorkgroup: 256, maxComputeWorkgroupSizeX: 256, maxStorageBuffersPerShaderStage: 12 } as GPUSupportedLimits;
@@ -129,6 +138,12 @@ describe('attention', () => {
         if (path === 'direct') directRuns.set(name(c), runs);
         else if (other) for (const [i, n] of ['out', 'lse', 'dq', 'dk', 'dv'].entries()) expectClose(`${n} regs vs direct`, runs[i], other[i], { atol: 1e-6, rtol: 1e-5 });
       }
+      if (backward) {
+        const got = await Promise.all([dq, dk, dv].map((t) => gpu.read(t) as Promise<Float32Array>));
+        const twin = twinRuns.get(`${name(c)} ${backward.replace(/:pf$/, '')}`);
+        if (!backward.endsWith(':pf')) twinRuns.set(`${name(c)} ${backward}`, got);
+        else if (twin) for (const [i, n] of ['dq', 'dk', 'dv'].entries()) expect(Array.from(got[i]), `${n} ${backward} vs without pf`).toEqual(Array.from(twin[i]));
+      }
       if (c.Tq === 65) {
         // deterministic: a second backward gives the same bits
         const gk = await gpu.read(dk);
@@ -137,6 +152,50 @@ describe('attention', () => {
         expect(Array.from(await gpu.read(dk))).toEqual(Array.from(gk));
       }
       gpu.release(tq, tk, tv, tmask, out, lse, tdout, dq, dk, dv);
+    });
+  }
+
+  // Forward variants of the tiled path (query rows per workgroup x keys per tile, prefetch) against the
+  // reference and against f32x32 (the one FORWARD_CHOICE replaced) on the cases with padding, GQA and ragged
+  // edges; each ':pf' twin bit for bit against its plain one.
+  const FORWARDS = ['f32x32', 'f32x16', 'f32x16:pf', 'f16x16', 'f16x16:pf', 'f8x32', 'f64x8:pf', 'f32x32:pf'];
+  for (const c of CASES.filter((x) => x.Tq > 4 && x.HS <= 64)) {
+    it(`forward variants ${FORWARDS.join(' ')} ${name(c)}`, async () => {
+      const gpu = await testGpu();
+      const Tcap = c.Tcap ?? c.Tk;
+      const d: AttnDims = { ...c, Tcap };
+      const seed = c.Tq * 13 + c.Tk + c.HS;
+      const q = f32(randn(c.B * c.Tq * c.NH * c.HS, seed));
+      const k = f32(randn(c.B * Tcap * c.NKV * c.HS, seed + 1));
+      const v = f32(randn(c.B * Tcap * c.NKV * c.HS, seed + 2));
+      const mask = makeMask(c.mask, c.B, Tcap, c.Tk);
+      const ref = attentionForwardRef(q, k, v, mask, d);
+      const qShape = [c.B, c.Tq, c.NH, c.HS];
+      const kShape = [c.B, Tcap, c.NKV, c.HS];
+      const tq = gpu.upload(q, qShape, 'f32', 'q');
+      const tk = gpu.upload(k, kShape, 'f32', 'k');
+      const tv = gpu.upload(v, kShape, 'f32', 'v');
+      const tmask = mask ? gpu.upload(mask, [c.B, Tcap], 'i32', 'mask') : undefined;
+      const out = gpu.tensor(qShape, 'f32', 'out');
+      const lse = gpu.tensor([c.B, c.NH, c.Tq], 'f32', 'lse');
+      const plain = new Map<string, Float32Array[]>();
+      let ran = 0;
+      for (const f of FORWARDS) {
+        const lanes = attentionTiles(c.HS, gpu.limits.maxComputeWorkgroupStorageSize)!.lanes;
+        if (forwardUnfit(c.HS, lanes, parseForward(f), gpu.limits)) continue;
+        attentionForward(gpu, out, lse, tq, tk, tv, { mask: tmask, Tk: c.Tk, scale: c.scale, path: 'tiled', split: false, forward: f });
+        const got = [await gpu.read(out), await gpu.read(lse)] as Float32Array[];
+        expectClose(`out ${f}`, got[0], ref.out, { atol: 2e-6, rtol: 1e-4 });
+        expectClose(`lse ${f}`, got[1], ref.lse, { atol: 2e-6, rtol: 1e-5 });
+        const first = plain.get('f32x32');
+        if (first) for (const [i, n] of ['out', 'lse'].entries()) expectClose(`${n} ${f} vs f32x32`, got[i], first[i], { atol: 1e-6, rtol: 1e-5 });
+        if (!f.endsWith(':pf')) plain.set(f, got);
+        const twin = plain.get(f.replace(/:pf$/, ''));
+        if (f.endsWith(':pf') && twin) for (const i of [0, 1]) expect(Array.from(got[i]), `${f} vs without pf`).toEqual(Array.from(twin[i]));
+        ran++;
+      }
+      expect(ran).toBeGreaterThanOrEqual(3);
+      gpu.release(tq, tk, tv, tmask, out, lse);
     });
   }
 
@@ -173,10 +232,16 @@ describe('attention', () => {
   });
 
   it('backward variants: names round-trip, the choice table parses, blocked tiles fit a 48 KiB device', () => {
-    for (const n of ['v1', 'blocked:k32x32:q32x32:s2:fused', 'blocked:k16x32w2:q64x16:s1', 'blocked:k16x32:q64x16w4:s8', 'blocked:k32x16:q64x32:s2:ds']) expect(backwardName(parseBackward(n))).toBe(n);
+    for (const n of ['v1', 'blocked:k32x32:q32x32:s2:fused', 'blocked:k16x32w2:q64x16:s1', 'blocked:k16x32:q64x16w4:s8', 'blocked:k32x16:q64x32:s2:ds', 'blocked:k32x32:q32x32:s2:ds:pf']) expect(backwardName(parseBackward(n))).toBe(n);
     for (const r of BACKWARD_CHOICE) expect(() => parseBackward(r.variant)).not.toThrow();
+    for (const n of ['f32x32', 'f16x64:pf']) expect(forwardName(parseForward(n))).toBe(n);
+    for (const r of FORWARD_CHOICE) expect(() => parseForward(r.variant)).not.toThrow();
+    expect(() => parseForward('f32')).toThrow(/unknown forward variant/);
     expect(() => parseBackward('blocked:k32')).toThrow(/unknown backward variant/);
     const lim = { maxComputeWorkgroupStorageSize: 49152, maxComputeInvocationsPerWorkgroup: 1024, maxComputeWorkgroupSizeX: 1024, maxStorageBuffersPerShaderStage: 16 };
+    expect(forwardUnfit(64, 4, parseForward('f16x32'), lim)).toBeNull();
+    expect(forwardUnfit(64, 4, parseForward('f64x64'), lim)).toMatch(/workgroup memory/);
+    expect(forwardUnfit(64, 4, parseForward('f16x6'), lim)).toMatch(/multiple of the 4 threads/);
     const v = parseBackward('blocked:k32x32:q32x32:s1') as Exclude<ReturnType<typeof parseBackward>, 'v1'>;
     expect(blockedUnfit(64, v, lim)).toBeNull();
     expect(Math.max(blockedSharedBytes(64, v).dkdv, blockedSharedBytes(64, v).dq)).toBeLessThanOrEqual(49152);

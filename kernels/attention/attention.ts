@@ -1,6 +1,7 @@
 // Launchers for causal flash attention (forward saving the log-sum-exp, and its deterministic backward)
 // with grouped-query heads, a key padding mask and KV caches of larger capacity. Layouts in attention.wgsl;
-// the register-blocked backward variants in backward.wgsl, picked per sequence length by BACKWARD_CHOICE.
+// the register-blocked backward variants in backward.wgsl; the tiled path's forward and backward variants
+// are picked per sequence length by FORWARD_CHOICE and BACKWARD_CHOICE (variants.ts).
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { GpuError, shapeError } from '../../src/gpu/errors.ts';
@@ -13,8 +14,13 @@ import backwardSource from './backward.wgsl';
 import decodeSource from './decode.wgsl';
 import directSource from './direct.wgsl';
 import regsSource from './regs.wgsl';
+import {
+  type BackwardVariant, type BlockedBackward, type ForwardVariant, backwardChoice, backwardName, blockedUnfit, forwardChoice, forwardName,
+  forwardSharedBytes, forwardUnfit, parseBackward, parseForward,
+} from './variants.ts';
 
 export { LSE_MASKED };
+export * from './variants.ts';
 
 export interface AttentionOptions {
   /** Key padding mask (B, Tm) i32 with Tm >= Tk: 1 = real token, 0 = padding. Default: every key is real. */
@@ -45,6 +51,8 @@ export interface AttentionOptions {
    * 'blocked:k32x32:q32x32:s2:fused'). Default: backwardChoice(Tq, HS); one this device cannot fit runs 'v1'.
    */
   backward?: BackwardVariant | string;
+  /** Forward only, 'tiled' path: the variant (a ForwardVariant or its name, e.g. 'f16x32:pf'). Default: forwardChoice(Tq, HS). */
+  forward?: ForwardVariant | string;
 }
 
 export type AttentionPath = 'tiled' | 'direct' | 'regs';
@@ -93,7 +101,7 @@ const VEC4 = 16;
 export function attentionSharedBytes(HS: number, t: AttentionTiles): { fwd: number; dkdv: number; dq: number } {
   const RS = HS / 4 + 1;
   return {
-    fwd: (t.fBR + 2 * t.fBC) * RS * VEC4 + t.fBR * (t.fBC + 1) * 4 + t.fBC * 4,
+    fwd: forwardSharedBytes(HS, t.fBR, t.fBC),
     dkdv: 2 * (t.kBK + t.kBQ) * RS * VEC4 + 2 * t.kBK * (t.kBQ + 1) * 4 + t.kBQ * 8 + t.kBK * 4,
     dq: 2 * (t.qBR + t.qBC) * RS * VEC4 + t.qBR * (t.qBC + 1) * 4 + t.qBC * 4,
   };
@@ -128,7 +136,7 @@ const attentionPrograms = programFactory(
       fillTemplate(source, {
         HS4: String(HS / 4),
         LANES: String(t.lanes),
-        F_BR: String(t.fBR), F_BC: String(t.fBC),
+        F_BR: String(t.fBR), F_BC: String(t.fBC), F_PF: 'false',
         K_BK: String(t.kBK), K_BQ: String(t.kBQ),
         Q_BR: String(t.qBR), Q_BC: String(t.qBC),
       });
@@ -143,81 +151,20 @@ const attentionPrograms = programFactory(
   },
 );
 
-/**
- * A backward of the 'tiled' path: 'v1' (attention.wgsl: a thread per key or row, LANES threads sharing its
- * head dim) or a register-blocked one (backward.wgsl) with its tiles: dk/dv keys per workgroup x query rows
- * per tile, dq rows per workgroup x keys per tile, the vec4 columns of dk/dv (kW) and dq (qW) per thread,
- * `split` workgroups sharing each key block's query rows (partial dk/dv summed in a second pass),
- * `fusePrep`: dq computes ld itself (no prep dispatch), and `ds`: dk/dv store dS (B * NH * Tq * Tk floats)
- * and dq reads it instead of recomputing S and dP (not with fusePrep; without ds where it is too large).
- */
-export interface BlockedBackward {
-  kBK: number; kBQ: number; kW: number;
-  qBR: number; qBC: number; qW: number;
-  split: number; fusePrep: boolean; ds?: boolean;
-}
-export type BackwardVariant = 'v1' | BlockedBackward;
-
-/** 'v1' or 'blocked:k<BK>x<BQ>[w<kW>]:q<BR>x<BC>[w<qW>]:s<split>[:fused][:ds]' (w1 is left out). */
-export function backwardName(v: BackwardVariant): string {
-  if (v === 'v1') return 'v1';
-  const w = (n: number) => (n === 1 ? '' : `w${n}`);
-  return `blocked:k${v.kBK}x${v.kBQ}${w(v.kW)}:q${v.qBR}x${v.qBC}${w(v.qW)}:s${v.split}${v.fusePrep ? ':fused' : ''}${v.ds ? ':ds' : ''}`;
-}
-
-export function parseBackward(name: string): BackwardVariant {
-  if (name === 'v1') return 'v1';
-  const m = /^blocked:k(\d+)x(\d+)(?:w(\d+))?:q(\d+)x(\d+)(?:w(\d+))?:s(\d+)(:fused)?(:ds)?$/.exec(name);
-  if (!m) shapeError('attentionBackward', `unknown backward variant '${name}': use 'v1' or one like 'blocked:k32x32:q32x32:s2:fused'`);
-  const [kBK, kBQ, kW, qBR, qBC, qW, split] = m.slice(1, 8).map((x) => Number(x ?? 1));
-  return { kBK, kBQ, kW, qBR, qBC, qW, split, fusePrep: Boolean(m[8]), ds: Boolean(m[9]) };
-}
-
-/** Bytes of workgroup memory of the blocked kernels (mirrors the var<workgroup> in backward.wgsl). */
-export function blockedSharedBytes(HS: number, v: BlockedBackward): { dkdv: number; dq: number } {
-  const RS = HS / 4 + 1;
-  return {
-    dkdv: (2 * HS * (v.kBK / 4) + 2 * v.kBQ * RS + 2 * v.kBQ * (v.kBK / 4 + 1)) * VEC4 + v.kBQ * 8,
-    dq: v.ds
-      ? (v.qBC * RS + v.qBC * (v.qBR / 4 + 1)) * VEC4
-      : (2 * HS * (v.qBR / 4) + 2 * v.qBC * RS + v.qBC * (v.qBR / 4 + 1)) * VEC4 + v.qBR * 8,
-  };
-}
-
-type Limits = Pick<GPUSupportedLimits, 'maxComputeWorkgroupStorageSize' | 'maxComputeInvocationsPerWorkgroup' | 'maxComputeWorkgroupSizeX' | 'maxStorageBuffersPerShaderStage'>;
-
-/** Why a blocked variant cannot run at head size HS on a device with these limits; null when it can. */
-export function blockedUnfit(HS: number, v: BlockedBackward, lim: Limits): string | null {
-  const HS4 = HS / 4;
-  const threads = Math.min(lim.maxComputeInvocationsPerWorkgroup, lim.maxComputeWorkgroupSizeX);
-  if (v.kBK % 4 || v.qBR % 4) return 'kBK and qBR must be multiples of 4';
-  if (HS4 % v.kW || HS4 % v.qW) return `kW and qW must divide HS / 4 = ${HS4}`;
-  if (v.kBQ % (HS4 / v.kW) || v.qBC % (HS4 / v.qW)) return `kBQ and qBC must be multiples of HS / 4 / kW = ${HS4 / v.kW} and HS / 4 / qW = ${HS4 / v.qW}`;
-  if (!(v.split >= 1)) return 'split must be >= 1';
-  if ((v.kBK / 4) * (HS4 / v.kW) > threads || (v.qBR / 4) * (HS4 / v.qW) > threads) return `more than ${threads} threads a workgroup`;
-  const b = blockedSharedBytes(HS, v);
-  if (Math.max(b.dkdv, b.dq) > lim.maxComputeWorkgroupStorageSize) return `needs ${Math.max(b.dkdv, b.dq)} bytes of workgroup memory, the device has ${lim.maxComputeWorkgroupStorageSize}`;
-  if (v.fusePrep && v.ds) return 'ds runs dq after dk/dv, so its prep cannot be fused into dq';
-  if ((v.fusePrep || v.ds) && lim.maxStorageBuffersPerShaderStage < 9) return 'the fused prep and ds bind 9 storage buffers';
-  return null;
-}
-
-/**
- * The backward the launcher runs at head size 64, by sequence length (Tq): the first row with T <= maxT.
- * Measured with bench/attention-sweep.ts, which prints the rows to put here (H200, 2026-11-27: 1.5-1.7x v1 at
- * T 170-2048; BENCHMARKS.md). Other head sizes, and a variant the device cannot fit, run 'v1'.
- */
-export const BACKWARD_CHOICE: ReadonlyArray<{ maxT: number; variant: string }> = [
-  { maxT: 341, variant: 'blocked:k32x32:q32x32:s1:fused' },
-  { maxT: 768, variant: 'blocked:k32x32:q32x32:s2:ds' },
-  { maxT: 1536, variant: 'blocked:k32x32:q32x32:s8:ds' },
-  { maxT: Infinity, variant: 'blocked:k32x32:q64x16w2:s2:fused' },
-];
-
-export function backwardChoice(T: number, HS: number): BackwardVariant {
-  if (HS !== 64) return 'v1';
-  return parseBackward((BACKWARD_CHOICE.find((r) => T <= r.maxT) ?? BACKWARD_CHOICE[BACKWARD_CHOICE.length - 1]).variant);
-}
+/** The forward of a ForwardVariant (attention.wgsl with its tiles; the other entry points' tiles as attentionTiles). */
+const forwardPrograms = programFactory(
+  (gpu: Gpu, HS: number, v: ForwardVariant) => `${HS}:${forwardName(v)}:${gpu.limits.maxComputeWorkgroupStorageSize}:${gpu.limits.maxComputeInvocationsPerWorkgroup}`,
+  (gpu: Gpu, HS: number, v: ForwardVariant): Program => {
+    const t = attentionPrograms(gpu, HS).tiles;
+    const code = () =>
+      fillTemplate(source, {
+        HS4: String(HS / 4), LANES: String(t.lanes),
+        F_BR: String(v.fBR), F_BC: String(v.fBC), F_PF: String(v.pf),
+        K_BK: String(t.kBK), K_BQ: String(t.kBQ), Q_BR: String(t.qBR), Q_BC: String(t.qBC),
+      });
+    return { key: `attention:hs${HS}:${forwardName(v)}`, code, entryPoint: 'forward' };
+  },
+);
 
 interface BlockedPrograms { dkdv: Program; reduce: Program; dq: Program }
 
@@ -252,6 +199,7 @@ const blockedPrograms = programFactory(
         Q_BR: String(v.qBR), Q_BC: String(v.qBC), Q_W: String(v.qW),
         PREP: prep.map((l) => `    ${l}`).join('\n'),
         DS_STORE: v.ds ? DS_STORE.map((l) => `      ${l}`).join('\n') : '',
+        PF: String(Boolean(v.pf)),
       });
     const key = `attention:bwd:hs${HS}:${backwardName({ ...v, split: 1 }).slice('blocked:'.length).replace(':s1', '')}`;
     return {
@@ -401,11 +349,14 @@ export function attentionForward(gpu: Gpu, out: Tensor, lse: Tensor, q: Tensor, 
     return;
   }
   const p = attentionPrograms(gpu, d.HS);
+  const asked = opts.forward ?? forwardChoice(d.Tq, d.HS);
+  const fv = typeof asked === 'string' ? parseForward(asked) : asked;
+  const own = fv !== null && forwardUnfit(d.HS, p.tiles.lanes, fv, gpu.limits) === null ? fv : null;
   gpu.run({
-    program: p.fwd,
+    program: own ? forwardPrograms(gpu, d.HS, own) : p.fwd,
     bindings: [q, k, v, maskOf(gpu, opts), out, lse],
     uniforms: uniforms(d),
-    workgroups: [Math.ceil(R / p.tiles.fBR), d.NKV, d.B],
+    workgroups: [Math.ceil(R / (own ? own.fBR : p.tiles.fBR)), d.NKV, d.B],
   });
 }
 
@@ -531,7 +482,7 @@ function blockedBackward(gpu: Gpu, v1: AttentionPrograms, v: BlockedBackward, d:
     gpu.release(pk, pv);
   }
   if (ds) {
-    gpu.run({ program: p.dq, bindings: [undefined, t.k, undefined, t.mask, undefined, undefined, undefined, undefined, t.dq, undefined, undefined, ...none, ds], uniforms: u, workgroups: dqGrid });
+    gpu.run({ program: p.dq, bindings: [undefined, t.k, t.v, t.mask, undefined, undefined, undefined, undefined, t.dq, undefined, undefined, ...none, ds], uniforms: u, workgroups: dqGrid });
     gpu.release(ds);
   }
 }

@@ -25,8 +25,10 @@
 //
 // Entry points (tile sizes are compile-time, chosen by the launcher to fit the workgroup memory limit;
 // HS = 64 on a 32 KiB device: forward 32 rows x 32 keys, dkdv 32 keys x 16 rows, dq 32 rows x 16 keys):
-//   forward:   grid (ceil(R / F_BR), NKV, B), workgroup F_BR * LANES. Q tile in workgroup memory, K/V tiles
-//              of F_BC keys streamed; running max m, sum l and the output accumulator in registers.
+//   forward:   grid (ceil(R / F_BR), NKV, B), workgroup F_BR * LANES, the last row block (most keys) first.
+//              Q tile in workgroup memory, K/V tiles of F_BC keys streamed from the batch's first real key to
+//              the last key its rows see (or its last real key); running max m, sum l and the output
+//              accumulator in registers. F_BR, F_BC and F_PF (prefetch) are the launcher's forward variant.
 //   backwardPrep: grid grid1d(ceil(B * Tq * NH / 64)), workgroup 64: one row each; ld = (lse * log2 e, D).
 //   backwardDkDv: grid (ceil(Tcap / K_BK), NKV, B), workgroup K_BK * LANES: K/V tile of K_BK keys fixed,
 //              loops over all query rows (every head of the group, every query block that sees the tile)
@@ -93,13 +95,57 @@ var<workgroup> fK: array<vec4f, F_BC * RS>;
 var<workgroup> fV: array<vec4f, F_BC * RS>;
 var<workgroup> fS: array<f32, F_BR * F_SS>;
 var<workgroup> fOk: array<u32, F_BC>;
+const F_PF = $F_PF;   // load the next K/V tile into registers before this tile's math (see forward)
+const F_LK = (F_BC * HS4 + F_WG - 1u) / F_WG;   // K/V vec4s a thread loads per tile
+const F_LO = (F_BC + F_WG - 1u) / F_WG;
+struct FTile { k: array<vec4f, F_LK>, v: array<vec4f, F_LK>, ok: array<u32, F_LO> }
+
+fn fFetch(tid: u32, b: u32, kvh: u32, k0: u32) -> FTile {
+  var t: FTile;
+  for (var i = 0u; i < F_LK; i++) {
+    let e = tid + i * F_WG;
+    if (e < F_BC * HS4) {
+      // Keys past Tk or masked get zero rows, so garbage there (even NaN) cannot reach the output via 0 * x.
+      let kj = min(k0 + e / HS4, u.Tk - 1u);
+      let ok = k0 + e / HS4 < u.Tk && keyOk(b, kj);
+      let a = kIndex(b, kvh, kj) + e % HS4;
+      t.k[i] = select(vec4f(0.0), k[a], ok);
+      t.v[i] = select(vec4f(0.0), v[a], ok);
+    }
+  }
+  for (var i = 0u; i < F_LO; i++) {
+    let j = tid + i * F_WG;
+    if (j < F_BC) { t.ok[i] = select(0u, 1u, k0 + j < u.Tk && keyOk(b, min(k0 + j, u.Tk - 1u))); }
+  }
+  return t;
+}
+
+var<workgroup> fLo: atomic<u32>;
+var<workgroup> fHi: atomic<u32>;
+var<workgroup> fRange: vec2u;
+/** [first real key, last real key + 1) of batch b ((Tk, 0) if none; (0, Tk) without a mask), uniformly. */
+fn realRange(b: u32, tid: u32) -> vec2u {
+  if (u.hasMask == 0u) { return vec2u(0u, u.Tk); }
+  if (tid == 0u) { atomicStore(&fLo, u.Tk); atomicStore(&fHi, 0u); }
+  workgroupBarrier();
+  var lo = u.Tk;
+  var hi = 0u;
+  for (var j = tid; j < u.Tk; j += F_WG) {
+    if (mask[b * u.Tm + j] != 0) { lo = min(lo, j); hi = j + 1u; }
+  }
+  atomicMin(&fLo, lo);
+  atomicMax(&fHi, hi);
+  workgroupBarrier();
+  if (tid == 0u) { fRange = vec2u(atomicLoad(&fLo), atomicLoad(&fHi)); }
+  return workgroupUniformLoad(&fRange);
+}
 
 @compute @workgroup_size(F_WG)
 fn forward(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: vec3u) {
   let b = wg.z;
   let kvh = wg.y;
-  let r0 = wg.x * F_BR;
   let R = u.Tq * u.G;
+  let r0 = ((R + F_BR - 1u) / F_BR - 1u - wg.x) * F_BR;   // the last rows see the most keys: start them first
   let lr = tid / LANES;
   let t = tid % LANES;
   let r = min(r0 + lr, R - 1u);
@@ -111,21 +157,26 @@ fn forward(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg:
   var o: array<vec4f, DPT4>;
   var m = NEG;
   var l = 0.0;
-  let kEnd = u.Tk - u.Tq + (min(r0 + F_BR, R) - 1u) / u.G + 1u;
-  for (var k0 = 0u; k0 < kEnd; k0 += F_BC) {
+  // Key tiles from the first real key's to the last key the block's rows see, or the last real key: tiles
+  // of padding only leave m, l and o as they are (right-padded batches of short sequences skip their tails).
+  let real = realRange(b, tid);
+  let kEnd = min(u.Tk - u.Tq + (min(r0 + F_BR, R) - 1u) / u.G + 1u, real.y);
+  let kStart = real.x / F_BC * F_BC;
+  var tile = fFetch(tid, b, kvh, kStart);
+  for (var k0 = kStart; k0 < kEnd; k0 += F_BC) {
     workgroupBarrier();
-    for (var e = tid; e < F_BC * HS4; e += F_WG) {
-      // Keys past Tk or masked get zero rows, so garbage there (even NaN) cannot reach the output via 0 * x.
-      let kj = min(k0 + e / HS4, u.Tk - 1u);
-      let ok = k0 + e / HS4 < u.Tk && keyOk(b, kj);
-      let a = kIndex(b, kvh, kj) + e % HS4;
-      fK[(e / HS4) * RS + e % HS4] = select(vec4f(0.0), k[a], ok);
-      fV[(e / HS4) * RS + e % HS4] = select(vec4f(0.0), v[a], ok);
+    for (var i = 0u; i < F_LK; i++) {
+      let e = tid + i * F_WG;
+      if (e < F_BC * HS4) {
+        fK[(e / HS4) * RS + e % HS4] = tile.k[i];
+        fV[(e / HS4) * RS + e % HS4] = tile.v[i];
+      }
     }
-    for (var j = tid; j < F_BC; j += F_WG) {
-      fOk[j] = select(0u, 1u, k0 + j < u.Tk && keyOk(b, min(k0 + j, u.Tk - 1u)));
+    for (var i = 0u; i < F_LO; i++) {
+      if (tid + i * F_WG < F_BC) { fOk[tid + i * F_WG] = tile.ok[i]; }
     }
     workgroupBarrier();
+    if (F_PF) { tile = fFetch(tid, b, kvh, k0 + F_BC); }
     // d outer: each Q word read from workgroup memory serves F_BC / LANES keys (invisible keys have zero
     // rows, so computing them is harmless; they are masked when stored).
     var sa = array<vec4f, F_BC / LANES>();
@@ -151,6 +202,7 @@ fn forward(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg:
       for (var c = 0u; c < DPT4; c++) { o[c] = fma(vec4f(p), fV[j * RS + c * LANES + t], o[c]); }
     }
     m = mt;
+    if (!F_PF) { tile = fFetch(tid, b, kvh, k0 + F_BC); }
   }
   if (r0 + lr < R) {
     let inv = select(0.0, 1.0 / l, l > 0.0);

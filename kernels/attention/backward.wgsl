@@ -26,6 +26,11 @@
 //     (5 matmuls in all instead of 7), for B * NH * Tq * Tk floats of scratch; prep runs first, dq last.
 //     dsg (B, NKV, R, Tk): entries a row cannot see (after its last key) are never written, so they are
 //     masked by position here, never read.
+// Padding: with a mask, each workgroup first finds its batch's range of real keys (realRange); dq streams only
+// the key tiles that meet it, and a dk/dv key block of padding only takes no rows (its dk, dv are 0, its dS is
+// never stored, and backwardDqFromDs masks those keys). PF ('pf' variants): the next streamed tile (Q/dO/ld,
+// K/V, or K/dS) is loaded into registers before the current tile's math instead of after it, so its global
+// latency hides behind that math; the arithmetic and its order are the same, so the bits are too.
 // Every dq/dk/dv element is written once by one thread (and reduced in a fixed order): deterministic.
 
 struct Params {
@@ -60,6 +65,9 @@ const NEG_HALF = -5.0e29;
 const LSE_MASKED = -1.0e30;
 const LOG2E = 1.4426950408889634;
 const LANE4 = vec4u(0u, 1u, 2u, 3u);
+// PF: the streamed tile of the next step is loaded into registers before this step's math (its global
+// latency hidden behind it), not after; the arithmetic is the same either way.
+const PF = $PF;
 
 fn keyOk(b: u32, j: u32) -> bool { return u.hasMask == 0u || mask[b * u.Tm + j] != 0; }
 // Whether key j is real (< Tk, not padding); j may be past Tcap.
@@ -73,6 +81,29 @@ fn kIndex(b: u32, kvh: u32, j: u32) -> u32 {   // first vec4 of key j of (b, kvh
 }
 fn hIndex(b: u32, kvh: u32, r: u32) -> u32 {   // index of row r in lse / ld (B, NH, Tq)
   return (b * u.NH + kvh * u.G + r % u.G) * u.Tq + r / u.G;
+}
+
+var<workgroup> wLo: atomic<u32>;
+var<workgroup> wHi: atomic<u32>;
+var<workgroup> wRange: vec2u;
+/**
+ * [first real key, last real key + 1) of batch b (empty: (Tk, 0)); (0, Tk) without a mask. Keys outside it
+ * are padding, whose tiles are skipped (they add only zeros). Called by every thread of nt, uniformly.
+ */
+fn realRange(b: u32, tid: u32, nt: u32) -> vec2u {
+  if (u.hasMask == 0u) { return vec2u(0u, u.Tk); }
+  if (tid == 0u) { atomicStore(&wLo, u.Tk); atomicStore(&wHi, 0u); }
+  workgroupBarrier();
+  var lo = u.Tk;
+  var hi = 0u;
+  for (var j = tid; j < u.Tk; j += nt) {
+    if (mask[b * u.Tm + j] != 0) { lo = min(lo, j); hi = j + 1u; }
+  }
+  atomicMin(&wLo, lo);
+  atomicMax(&wHi, hi);
+  workgroupBarrier();
+  if (tid == 0u) { wRange = vec2u(atomicLoad(&wLo), atomicLoad(&wHi)); }
+  return workgroupUniformLoad(&wRange);
 }
 
 // ---- dk, dv ---------------------------------------------------------------------------------------------
@@ -92,6 +123,40 @@ var<workgroup> kDO: array<vec4f, K_BQ * RS>;
 var<workgroup> kP: array<vec4f, K_BQ * K_PS4>;  // P^T: [row][key / 4]
 var<workgroup> kDS: array<vec4f, K_BQ * K_PS4>;
 var<workgroup> kLD: array<vec2f, K_BQ>;
+const K_LQ = (K_BQ * HS4 + K_NT - 1u) / K_NT;   // Q/dO vec4s a thread loads per tile
+const K_LL = (K_BQ + K_NT - 1u) / K_NT;
+struct KTile { q: array<vec4f, K_LQ>, o: array<vec4f, K_LQ>, l: array<vec2f, K_LL> }
+
+fn kFetch(tid: u32, b: u32, kvh: u32, r0: u32, R: u32) -> KTile {
+  var t: KTile;
+  for (var i = 0u; i < K_LQ; i++) {
+    let e = tid + i * K_NT;
+    if (e < K_BQ * HS4) {
+      let a = qIndex(b, kvh, min(r0 + e / HS4, R - 1u)) + e % HS4;
+      t.q[i] = q[a];
+      t.o[i] = dout[a];
+    }
+  }
+  for (var i = 0u; i < K_LL; i++) {
+    let e = tid + i * K_NT;
+    if (e < K_BQ) { t.l[i] = ld[hIndex(b, kvh, min(r0 + e, R - 1u))]; }
+  }
+  return t;
+}
+
+fn kStore(tid: u32, t: KTile) {
+  for (var i = 0u; i < K_LQ; i++) {
+    let e = tid + i * K_NT;
+    if (e < K_BQ * HS4) {
+      kQ[(e / HS4) * RS + e % HS4] = t.q[i];
+      kDO[(e / HS4) * RS + e % HS4] = t.o[i];
+    }
+  }
+  for (var i = 0u; i < K_LL; i++) {
+    let e = tid + i * K_NT;
+    if (e < K_BQ) { kLD[e] = t.l[i]; }
+  }
+}
 
 @compute @workgroup_size(K_NT)
 fn backwardDkDvBlocked(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: vec3u) {
@@ -127,20 +192,19 @@ fn backwardDkDvBlocked(@builtin(local_invocation_index) tid: u32, @builtin(workg
   let jC = k0 + kgC * 4u;
   var gk = array<vec4f, 4 * K_W>();
   var gv = array<vec4f, 4 * K_W>();
-  // Rows before (k0 - off) * G see none of these keys; split s takes its share of the rest.
+  // Rows before (k0 - off) * G see none of these keys; split s takes its share of the rest. A block of
+  // padding only (no real key) takes no rows: its dk, dv are 0 (and it stores no dS).
+  let real = realRange(b, tid, K_NT);
   let rFirst = select(0u, min((k0 - off) * u.G, R), k0 > off);
   let per = ((R - rFirst + u.NS - 1u) / u.NS + K_BQ - 1u) / K_BQ * K_BQ;
   let rA = min(rFirst + s * per, R);
-  let rB = min(rA + per, R);
+  let rB = select(rA, min(rA + per, R), k0 < real.y && k0 + K_BK > real.x);
+  var tile = kFetch(tid, b, kvh, rA, R);
   for (var r0 = rA; r0 < rB; r0 += K_BQ) {
     workgroupBarrier();
-    for (var e = tid; e < K_BQ * HS4; e += K_NT) {
-      let a = qIndex(b, kvh, min(r0 + e / HS4, R - 1u)) + e % HS4;
-      kQ[(e / HS4) * RS + e % HS4] = q[a];
-      kDO[(e / HS4) * RS + e % HS4] = dout[a];
-    }
-    for (var e = tid; e < K_BQ; e += K_NT) { kLD[e] = ld[hIndex(b, kvh, min(r0 + e, R - 1u))]; }
+    kStore(tid, tile);
     workgroupBarrier();
+    if (PF) { tile = kFetch(tid, b, kvh, r0 + K_BQ, R); }
     var sa = array<vec4f, K_TR>();   // S^T, dP^T of keys jA.. and row i
     var pa = array<vec4f, K_TR>();
     for (var d4 = 0u; d4 < HS4; d4++) {
@@ -167,8 +231,8 @@ fn backwardDkDvBlocked(@builtin(local_invocation_index) tid: u32, @builtin(workg
 $DS_STORE
     }
     workgroupBarrier();
-    let n = min(K_BQ, rB - r0);
-    for (var rr = 0u; rr < n; rr++) {
+    // All K_BQ rows (a fixed count the compiler can unroll): rows past rB have P = dS = 0.
+    for (var rr = 0u; rr < K_BQ; rr++) {
       let p = kP[rr * K_PS4 + kgC];
       let ds = kDS[rr * K_PS4 + kgC];
       for (var w = 0u; w < K_W; w++) {
@@ -180,6 +244,7 @@ $DS_STORE
         gk[4u * w + 2u] = fma(vec4f(ds.z), qv, gk[4u * w + 2u]); gk[4u * w + 3u] = fma(vec4f(ds.w), qv, gk[4u * w + 3u]);
       }
     }
+    if (!PF) { tile = kFetch(tid, b, kvh, r0 + K_BQ, R); }
   }
   let part = s * u.B * u.Tcap * u.NKV * HS4;
   for (var c = 0u; c < 4u; c++) {
@@ -224,10 +289,43 @@ var<workgroup> qK: array<vec4f, Q_BC * RS>;     // [key][d / 4]
 var<workgroup> qV: array<vec4f, Q_BC * RS>;
 var<workgroup> qDS: array<vec4f, Q_BC * Q_DS4>; // dS^T: [key][row / 4]
 var<workgroup> qLD: array<vec2f, Q_BR>;
+const Q_LK = (Q_BC * HS4 + Q_NT - 1u) / Q_NT;   // K/V vec4s a thread loads per tile
+const Q_LS = (Q_BR * Q_BC + Q_NT - 1u) / Q_NT;  // dS values a thread loads per tile (backwardDqFromDs)
+struct QTile { k: array<vec4f, Q_LK>, v: array<vec4f, Q_LK> }
+struct DsTile { k: array<vec4f, Q_LK>, s: array<f32, Q_LS> }
 
-/** g += dS (the tile in qDS, rows rgC*4..+3) . K (the tile in qK, columns cC + Q_NC w) over the tile's n keys. */
-fn dsTimesK(g: ptr<function, array<vec4f, 4 * Q_W>>, n: u32, rgC: u32, cC: u32) {
-  for (var kk = 0u; kk < n; kk++) {
+/** Keys k0 .. k0 + Q_BC - 1 of K (and V when withV), zero rows where not real. */
+fn qFetch(tid: u32, b: u32, kvh: u32, k0: u32, withV: bool) -> QTile {
+  var t: QTile;
+  for (var i = 0u; i < Q_LK; i++) {
+    let e = tid + i * Q_NT;
+    if (e < Q_BC * HS4) {
+      let kk = e / HS4;
+      let a = kIndex(b, kvh, min(k0 + kk, u.Tk - 1u)) + e % HS4;
+      let ok = keyReal(b, k0 + kk);
+      t.k[i] = select(vec4f(0.0), k[a], ok);
+      if (withV) { t.v[i] = select(vec4f(0.0), v[a], ok); }
+    }
+  }
+  return t;
+}
+
+fn qStore(tid: u32, t: QTile, withV: bool) {
+  for (var i = 0u; i < Q_LK; i++) {
+    let e = tid + i * Q_NT;
+    if (e < Q_BC * HS4) {
+      qK[(e / HS4) * RS + e % HS4] = t.k[i];
+      if (withV) { qV[(e / HS4) * RS + e % HS4] = t.v[i]; }
+    }
+  }
+}
+
+/**
+ * g += dS (the tile in qDS, rows rgC*4..+3) . K (the tile in qK, columns cC + Q_NC w) over all Q_BC keys of
+ * the tile (a fixed count the compiler can unroll): keys a row does not see have dS = 0 and finite K rows.
+ */
+fn dsTimesK(g: ptr<function, array<vec4f, 4 * Q_W>>, rgC: u32, cC: u32) {
+  for (var kk = 0u; kk < Q_BC; kk++) {
     let ds = qDS[kk * Q_DS4 + rgC];
     for (var w = 0u; w < Q_W; w++) {
       let kv = qK[kk * RS + cC + Q_NC * w];
@@ -283,18 +381,15 @@ $PREP
   let cC = tid % Q_NC;
   let rgC = tid / Q_NC;
   var g = array<vec4f, 4 * Q_W>();
-  let kEnd = off + (min(r0 + Q_BR, R) - 1u) / u.G + 1u;
-  for (var k0 = 0u; k0 < kEnd; k0 += Q_BC) {
+  // Key tiles from the first real key's to the last key the block's rows see (or the last real key).
+  let real = realRange(b, tid, Q_NT);
+  let kEnd = min(off + (min(r0 + Q_BR, R) - 1u) / u.G + 1u, real.y);
+  var tile = qFetch(tid, b, kvh, real.x / Q_BC * Q_BC, true);
+  for (var k0 = real.x / Q_BC * Q_BC; k0 < kEnd; k0 += Q_BC) {
     workgroupBarrier();
-    for (var e = tid; e < Q_BC * HS4; e += Q_NT) {
-      let kk = e / HS4;
-      let kj = min(k0 + kk, u.Tk - 1u);
-      let ok = keyReal(b, k0 + kk);
-      let a = kIndex(b, kvh, kj) + e % HS4;
-      qK[kk * RS + e % HS4] = select(vec4f(0.0), k[a], ok);
-      qV[kk * RS + e % HS4] = select(vec4f(0.0), v[a], ok);
-    }
+    qStore(tid, tile, true);
     workgroupBarrier();
+    if (PF) { tile = qFetch(tid, b, kvh, k0 + Q_BC, true); }
     var sa = array<vec4f, Q_TC>();   // S, dP of rows rA and key j
     var pa = array<vec4f, Q_TC>();
     for (var d4 = 0u; d4 < HS4; d4++) {
@@ -316,9 +411,32 @@ $PREP
       qDS[kk * Q_DS4 + rgA] = p * (pa[j] - dd);
     }
     workgroupBarrier();
-    dsTimesK(&g, min(Q_BC, kEnd - k0), rgC, cC);
+    dsTimesK(&g, rgC, cC);
+    if (!PF) { tile = qFetch(tid, b, kvh, k0 + Q_BC, true); }
   }
   storeDq(&g, b, kvh, r0, R, rgC, cC);
+}
+
+/**
+ * K keys k0.. and dS of rows r0.., keys k0.. (0 where a row does not see the key, padding included: the
+ * dS of a key block that was all padding was never written).
+ */
+fn dsFetch(tid: u32, b: u32, kvh: u32, r0: u32, k0: u32, R: u32, dsRows: u32) -> DsTile {
+  let kt = qFetch(tid, b, kvh, k0, false);
+  var t: DsTile;
+  t.k = kt.k;
+  let off = u.Tk - u.Tq;
+  for (var i = 0u; i < Q_LS; i++) {
+    let e = tid + i * Q_NT;
+    if (e < Q_BR * Q_BC) {
+      let r = r0 + e / Q_BC;
+      let j = k0 + e % Q_BC;
+      let ok = r < R && keyReal(b, j) && j <= off + r / u.G;
+      let x = dsg[(dsRows + min(r, R - 1u)) * u.Tk + min(j, u.Tk - 1u)];
+      t.s[i] = select(0.0, x, ok);
+    }
+  }
+  return t;
 }
 
 @compute @workgroup_size(Q_NT)
@@ -333,25 +451,24 @@ fn backwardDqFromDs(@builtin(local_invocation_index) tid: u32, @builtin(workgrou
   let cC = tid % Q_NC;
   let rgC = tid / Q_NC;
   var g = array<vec4f, 4 * Q_W>();
-  let kEnd = off + (min(r0 + Q_BR, R) - 1u) / u.G + 1u;
-  for (var k0 = 0u; k0 < kEnd; k0 += Q_BC) {
+  let real = realRange(b, tid, Q_NT);
+  let kEnd = min(off + (min(r0 + Q_BR, R) - 1u) / u.G + 1u, real.y);
+  let kStart = real.x / Q_BC * Q_BC;
+  var tile = dsFetch(tid, b, kvh, r0, kStart, R, dsRows);
+  for (var k0 = kStart; k0 < kEnd; k0 += Q_BC) {
     workgroupBarrier();
-    for (var e = tid; e < Q_BC * HS4; e += Q_NT) {
-      let kk = e / HS4;
-      let a = kIndex(b, kvh, min(k0 + kk, u.Tk - 1u)) + e % HS4;
-      qK[kk * RS + e % HS4] = select(vec4f(0.0), k[a], keyReal(b, k0 + kk));
-    }
-    for (var e = tid; e < Q_BR * Q_BC; e += Q_NT) {
-      let lr = e / Q_BC;
-      let kk = e % Q_BC;
-      let r = r0 + lr;
-      let j = k0 + kk;
-      let ok = r < R && j < u.Tk && j <= off + r / u.G;
-      let x = dsg[(dsRows + min(r, R - 1u)) * u.Tk + min(j, u.Tk - 1u)];
-      qDS[kk * Q_DS4 + lr / 4u][lr % 4u] = select(0.0, x, ok);
+    qStore(tid, QTile(tile.k, tile.k), false);
+    for (var i = 0u; i < Q_LS; i++) {
+      let e = tid + i * Q_NT;
+      if (e < Q_BR * Q_BC) {
+        let lr = e / Q_BC;
+        qDS[(e % Q_BC) * Q_DS4 + lr / 4u][lr % 4u] = tile.s[i];
+      }
     }
     workgroupBarrier();
-    dsTimesK(&g, min(Q_BC, kEnd - k0), rgC, cC);
+    if (PF) { tile = dsFetch(tid, b, kvh, r0, k0 + Q_BC, R, dsRows); }
+    dsTimesK(&g, rgC, cC);
+    if (!PF) { tile = dsFetch(tid, b, kvh, r0, k0 + Q_BC, R, dsRows); }
   }
   storeDq(&g, b, kvh, r0, R, rgC, cC);
 }

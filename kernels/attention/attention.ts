@@ -380,6 +380,9 @@ function decodeForward(
   gpu.release(pml, pacc); // later users of these pooled buffers are ordered after the dispatches
 }
 
+/** The most scratch (B*NH*T*T floats) a backward's 'ds' variant may take; past it the no-scratch kernel runs. */
+export const DS_SCRATCH_MAX = 512 * 2 ** 20;
+
 /**
  * dq (B, Tq, NH, HS), dk and dv (B, Tcap, NKV, HS) = gradients of sum(out * dout), written (=), not
  * accumulated; dk/dv rows >= Tk are 0. Uses the forward's out and lse; deterministic (no atomics).
@@ -413,7 +416,8 @@ export function attentionBackward(
   const asked = opts.backward ?? backwardChoice(d.Tq, d.HS);
   let variant = typeof asked === 'string' ? parseBackward(asked) : asked;
   const dsBytes = d.B * d.NH * d.Tq * d.Tk * 4;
-  if (variant !== 'v1' && variant.ds && dsBytes > Math.min(gpu.limits.maxStorageBufferBindingSize, gpu.limits.maxBufferSize)) variant = { ...variant, ds: false };
+  // dS scratch only up to DS_SCRATCH_MAX (a browser's GPU memory), and within the binding limits
+  if (variant !== 'v1' && variant.ds && dsBytes > Math.min(DS_SCRATCH_MAX, gpu.limits.maxStorageBufferBindingSize, gpu.limits.maxBufferSize)) variant = { ...variant, ds: false };
   if (variant !== 'v1' && blockedUnfit(d.HS, variant, gpu.limits) === null) {
     blockedBackward(gpu, p, variant, d, { dq, dk, dv, dout, q, k, v, out, lse, ld, mask: maskOf(gpu, opts) });
     gpu.release(ld);

@@ -6,7 +6,8 @@
 //   split-K variants '<tile>:k<S>' compete); plus 4096^3 and 2048^3 ('nn', PyTorch's usual yardstick).
 //   Variants: the current default (chooseVariant with an empty PICKS table), every tile of TILES that fits
 //   the device's workgroup memory, split-K variants '<tile>:k<S>' where the product has few output tiles,
-//   and each of these with vec4 loads '<tile>:v4[:k<S>]' where they apply (not for 'nt').
+//   and each of these with vec4 loads '<tile>:v4[:k<S>]' where they apply (not for 'nt'), and with 8 x 4
+//   threads a warp '<tile>[:v4]:w[:k<S>]' where that changes the tile's layout.
 // First every variant is checked against the float64 reference on edge shapes (4-aligned M and N for
 // ':v4', so the vec4 loads run), for every transpose;
 // a variant that fails is reported and left out of the timing. Then each (shape, variant) is timed on the
@@ -19,6 +20,7 @@
 //   --quick             one tiny shape and a few variants (a smoke test, e.g. on SwiftShader)
 //   --list              prints the products and their candidate variants, and stops
 //   --tokens 1365,4096  token counts T        --only q/o,k/v,gate/up,gate+up,down,lm_head,cube   what to sweep
+//                       (cube: 4096^3 and 2048^3; cube4096 or cube2048: one of them)
 //   --variants a,b      only these variants (plus the default)      --rounds 5   --round-ms 30
 //   --dtype f32|bf16    storage of the weight operand of the forward and dX products (default f32)
 //   --peer FILE         PyTorch figures (bench/baselines/kernels.py --out, nn at the same MxNxK), as ratios
@@ -26,7 +28,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { type MatmulBenchRow, type SweepResult, benchMatmul, pickLine, sweepPicks } from '../kernels/matmul/matmul.bench.ts';
 import {
-  type MatmulVariant, PICKS, TILES, type TileName, chooseVariant, matmul, tileSharedBytes, tiledVariant,
+  type MatmulVariant, PICKS, TILES, type TileName, chooseVariant, matmul, tileSharedBytes, tiledVariant, warpLayout,
 } from '../kernels/matmul/matmul.ts';
 import { matmulRef } from '../kernels/matmul/matmul.ref.ts';
 import type { WeightDType } from '../kernels/common.ts';
@@ -76,6 +78,11 @@ if (quick) {
   products.push({ name: `quick fwd T=${tokens[0]}`, trans: 'nt', M: tokens[0], N: 40, K: 72, tokenDim: 'M', bDtype: dtype });
   products.push({ name: `quick dW T=${tokens[0]}`, trans: 'tn', M: 40, N: 72, K: tokens[0], tokenDim: 'K', bDtype: 'f32' });
 } else {
+  // the cubes first: they are the yardstick, and a run cut short keeps them
+  for (const n of [4096, 2048]) {
+    if (only && !only.includes('cube') && !only.includes(`cube${n}`)) continue;
+    products.push({ name: `cube ${n}`, trans: 'nn', M: n, N: n, K: n, bDtype: 'f32' });
+  }
   for (const [name, out, inp] of LINEARS) {
     if (only && !only.includes(name)) continue;
     for (const T of tokens) {
@@ -83,9 +90,6 @@ if (quick) {
       products.push({ name: `${name} dX T=${T}`, trans: 'nn', M: T, N: inp, K: out, tokenDim: 'M', bDtype: dtype });
       products.push({ name: `${name} dW T=${T}`, trans: 'tn', M: out, N: inp, K: T, tokenDim: 'K', bDtype: 'f32' });
     }
-  }
-  if (!only || only.includes('cube')) {
-    for (const n of [4096, 2048]) products.push({ name: `cube ${n}`, trans: 'nn', M: n, N: n, K: n, bDtype: 'f32' });
   }
 }
 
@@ -96,7 +100,9 @@ if (!arg('peer') && !quick) {
 // ---- the variants ------------------------------------------------------------------------------------
 
 const fits = (v: MatmulVariant) => { const t = tiledVariant(v); return !t || tileSharedBytes(t.tile) <= shared; };
-const TILED: TileName[] = quick ? ['mid'] : ['big', 'big8', 'mid', 'big16', 'huge', 'tall', 'wide', 'mid8', 'n96', 'n96s'];
+const TILED: TileName[] = quick
+  ? ['mid']
+  : ['big', 'big8', 'mid', 'big16', 'huge', 'tall', 'wide', 'mid8', 'n96', 'n96s', 'tall4', 'mid32', 'n96q'];
 const SPLIT_TILES: TileName[] = quick ? ['mid'] : ['mid', 'mid8', 'n96s'];
 const chosenVariants = list(arg('variants')) as MatmulVariant[] | undefined;
 const defaultOf = (p: Product): MatmulVariant =>
@@ -108,15 +114,17 @@ function candidates(p: Product): MatmulVariant[] {
   const add = (v: MatmulVariant) => { if (fits(v) && (!chosenVariants || chosenVariants.includes(v))) out.add(v); };
   // ':v4' reads A as vec4 with transA (M % 4 == 0) and an f32 B without transB (N % 4 == 0): not for 'nt'
   const v4 = (p.trans[0] === 't' && p.M % 4 === 0) || (p.trans[1] === 'n' && p.bDtype === 'f32' && p.N % 4 === 0);
-  for (const t of TILED) { add(t); if (v4) add(`${t}:v4`); }
+  type Unsplit = `${TileName}${'' | ':v4'}${'' | ':w'}`;
+  const forms = (t: TileName): Unsplit[] => (v4 ? [t, `${t}:v4`] as const : [t] as const)
+    .flatMap((v): Unsplit[] => (warpLayout(TILES[t]) ? [v, `${v}:w`] : [v]));
+  for (const t of TILED) forms(t).forEach(add);
   // Split K where 64x64 output tiles are few (at most 2 per SM of a 132-SM H200) and K is long: the weight
   // gradients (K = tokens), lm_head's dX (K = 49152), the K = 1536 products at T = 1365.
   if (Math.ceil(p.M / 64) * Math.ceil(p.N / 64) <= 264 && p.K >= 1024) {
     for (const t of SPLIT_TILES) {
       for (const s of quick ? [2] : [2, 4, 8, 16]) {
         if (p.K / s < 128 || (s === 16 && t !== 'mid')) continue;
-        add(`${t}:k${s}`);
-        if (v4 && t !== 'n96s') add(`${t}:v4:k${s}`);
+        for (const v of forms(t)) if (v === t || t !== 'n96s') add(`${v}:k${s}`);
       }
     }
   }

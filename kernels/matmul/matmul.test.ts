@@ -5,8 +5,8 @@ import type { Tensor } from '../../src/gpu/tensor.ts';
 import type { WeightDType } from '../common.ts';
 import { dot, expectClose, finiteDiff, randn, testGpu } from '../testing.ts';
 import {
-  type MatmulDims, type MatmulOpts, type MatmulVariant, type Pick, TILES, type TileConfig, type TileName, chooseVariant,
-  matmul, matmulBackward, tileSharedBytes, tiledVariant,
+  type MatmulDims, type MatmulOpts, type MatmulVariant, PICKS, type Pick, TILES, type TileConfig, type TileName, chooseVariant,
+  matmul, matmulBackward, tileSharedBytes, tiledVariant, warpLayout,
 } from './matmul.ts';
 import { type BlockShape, blockMode } from './block.ts';
 import { type SweepResult, pickLine, sweepPicks } from './matmul.bench.ts';
@@ -119,7 +119,9 @@ describe('matmul forward', () => {
   it('picks small tiles for skinny shapes', () => {
     // the default rule (no PICKS rows)
     const choose = (s: Parameters<typeof chooseVariant>[0]) => chooseVariant(s, 49152, []);
-    expect(choose({ M: 4096, N: 4096, K: 4096 })).toBe('big');
+    expect(choose({ M: 4096, N: 4096, K: 4096 })).toBe('big:v4:w');
+    expect(chooseVariant({ M: 4096, N: 4096, K: 4096 }, 32768, [])).toBe('big8:v4:w');
+    expect(choose({ M: 64, N: 4096, K: 64 })).toBe('mid:v4:w');
     expect(choose({ M: 8, N: 4096, K: 64 })).toBe('rows');
     expect(choose({ M: 4096, N: 1, K: 64 })).toBe('cols');
     expect(choose({ M: 7, N: 7, K: 7 })).toBe('small');
@@ -136,7 +138,8 @@ describe('matmul tiles for the SmolLM2 shapes, and split-K', () => {
   // run with half its BK (the same generated code otherwise), as is n96s on a CPU adapter (SwiftShader
   // takes about a minute to compile each of its pipelines at BK 16, 2 s at BK 8); bench/matmul-sweep.ts
   // checks the full tiles against float64 on the GPU before timing them.
-  const NEW_TILES: TileName[] = ['big16', 'huge', 'tall', 'wide', 'mid8', 'n96', 'n96s'];
+  const NEW_TILES: TileName[] = ['big16', 'huge', 'tall', 'wide', 'mid8', 'n96', 'n96s', 'tall4', 'mid32', 'n96q'];
+  const REPLACE_MID: TileName[] = ['tall4', 'mid32', 'n96q'];
   const edgeShapes = (t: TileConfig): Shape[] => [
     [t.bm + 5, t.bn + 3, 2 * t.bk + 5], [t.bm - 3, 2 * t.bn + 1, 3 * t.bk], [2 * t.bm + 1, t.bn - 5, t.bk + 3], [t.bm, t.bn, 4 * t.bk],
   ];
@@ -145,7 +148,12 @@ describe('matmul tiles for the SmolLM2 shapes, and split-K', () => {
       const gpu = await testGpu();
       const full = tileSharedBytes(TILES[name]) <= gpu.limits.maxComputeWorkgroupStorageSize && !(gpu.cpu && name === 'n96s');
       const t: TileConfig = full ? TILES[name] : { ...TILES[name], bk: TILES[name].bk / 2 };
-      for (const [i, [ta, tb]] of TRANS.entries()) await check(gpu, { shape: edgeShapes(t)[i], ta, tb, dtype: 'f32', seed: 700 + i, variant: t });
+      for (const [i, [ta, tb]] of TRANS.entries()) {
+        const c: Case = { shape: edgeShapes(t)[i], ta, tb, dtype: 'f32', seed: 700 + i };
+        const got = await check(gpu, { ...c, variant: t });
+        // the tiles added with ':w' replace 'mid' in PICKS: each output is the same k-ordered sum, so equal
+        if (REPLACE_MID.includes(name)) expect(Array.from(got), `${name} vs mid`).toEqual(Array.from(await check(gpu, { ...c, variant: 'mid' })));
+      }
       // a packed weight read a word at a time (the forward of a frozen Linear), on two tiles (SwiftShader is slow)
       if (name === 'n96' || name === 'tall') await check(gpu, { shape: [t.bm + 1, t.bn + 2, 2 * t.bk + 2], ta: false, tb: true, dtype: 'bf16', seed: 705, variant: t, pairB: true, bias: true });
     });
@@ -203,6 +211,33 @@ describe('matmul tiles for the SmolLM2 shapes, and split-K', () => {
     expect(key(true, false, [66, 100, 70], 'mid:v4:k2')).toBe('matmul:tn:f32:64x64x16_4x4:vb:k');
   });
 
+  // ':w': 8 x 4 threads a warp. Each output is still summed by one thread in the same order, so the outputs
+  // must equal those of the row-major layout bit for bit.
+  it('warp layout: every transpose, partial tiles, a split, bias and accumulate, against the row-major layout', async () => {
+    const gpu = await testGpu();
+    const cases: Array<[Shape, MatmulVariant, MatmulVariant, Partial<Case>]> = [
+      [[70, 67, 40], 'mid:w', 'mid', {}],
+      // the default for large products ('big:v4:w' where the device has the workgroup memory)
+      [[132, 136, 40], 'big8:v4:w', 'big8', {}],
+      [[20, 132, 100], 'rows:v4:w:k2', 'rows:v4:k2', { batch: 2, bias: true, accumulate: true, alpha: -0.5 }],
+    ];
+    for (const [shape, v, base, extra] of cases) {
+      for (const [i, [ta, tb]] of TRANS.entries()) {
+        const c: Case = { shape, ta, tb, dtype: 'f32', seed: 900 + i, ...extra };
+        const got = await check(gpu, { ...c, variant: v });
+        expect(Array.from(got), `${v} vs ${base} ${tname(ta, tb)}`).toEqual(Array.from(await check(gpu, { ...c, variant: base })));
+      }
+    }
+    // a packed weight read a word at a time
+    await check(gpu, { shape: [65, 70, 34], ta: false, tb: true, dtype: 'bf16', seed: 905, variant: 'mid:w', pairB: true, bias: true });
+    const [a, b, out] = [gpu.zeros([40, 40], 'f32', 'a'), gpu.zeros([40, 40], 'f32', 'b'), gpu.tensor([40, 40], 'f32', 'c')];
+    expect(matmul(gpu, out, a, b, { variant: 'mid:v4:w' })).toBe('matmul:nn:f32:64x64x16_4x4:vb:w');
+    expect(matmul(gpu, out, a, b, { variant: 'small:w' })).toBe('matmul:nn:f32:32x32x8_4x4'); // 8 wide: already 8 x 4 a warp
+    gpu.release(a, b, out);
+    expect([TILES.big, TILES.mid, TILES.huge, TILES.tall4, TILES.small, TILES.tall, TILES.n96q].map(warpLayout))
+      .toEqual([true, true, true, true, false, false, false]);
+  });
+
   it('split-K: explicit strides and offsets', async () => {
     const gpu = await testGpu();
     const [M, N, K, batch] = [5, 4, 40, 2];
@@ -224,13 +259,20 @@ describe('matmul tiles for the SmolLM2 shapes, and split-K', () => {
       { trans: 'nt', N: [576, 576], variant: 'n96' },
     ];
     expect(chooseVariant({ M: 576, N: 576, K: 4096, transA: true }, 49152, picks)).toBe('mid:k4');
-    expect(chooseVariant({ M: 576, N: 576, K: 512, transA: true }, 49152, picks)).toBe('mid');
+    expect(chooseVariant({ M: 576, N: 576, K: 512, transA: true }, 49152, picks)).toBe('mid:v4:w');
     expect(chooseVariant({ M: 4096, N: 576, K: 576, transB: true }, 49152, picks)).toBe('big16');
     expect(chooseVariant({ M: 4096, N: 576, K: 576, transB: true }, 32768, picks)).toBe('n96'); // big16 needs 33 KiB
-    expect(chooseVariant({ M: 4096, N: 576, K: 576 }, 49152, picks)).toBe('big');
+    expect(chooseVariant({ M: 4096, N: 576, K: 576 }, 49152, picks)).toBe('big:v4:w');
     expect(chooseVariant({ M: 8, N: 576, K: 576, transB: true }, 49152, picks)).toBe('gemv');
-    expect(tiledVariant('mid:k4')).toEqual({ tile: TILES.mid, splits: 4, vec4: false });
-    expect(tiledVariant('n96:v4:k2')).toEqual({ tile: TILES.n96, splits: 2, vec4: true });
+    // every measured pick names a tile variant, and ':w' only where it changes the layout
+    for (const p of PICKS) {
+      const tv = tiledVariant(p.variant);
+      expect(tv, p.variant).not.toBeNull();
+      if (tv!.warp) expect(warpLayout(tv!.tile), p.variant).toBe(true);
+    }
+    expect(tiledVariant('mid:k4')).toEqual({ tile: TILES.mid, splits: 4, vec4: false, warp: false });
+    expect(tiledVariant('n96:v4:k2')).toEqual({ tile: TILES.n96, splits: 2, vec4: true, warp: false });
+    expect(tiledVariant('big:v4:w:k2')).toEqual({ tile: TILES.big, splits: 2, vec4: true, warp: true });
     expect(tiledVariant('gemv')).toBeNull();
     expect(() => tiledVariant('mid:k0' as MatmulVariant)).toThrow(/bad variant/);
   });

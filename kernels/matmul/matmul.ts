@@ -1,13 +1,14 @@
 // Launchers for the tiled f32 matmul (matmul.wgsl) and its backward (the same kernel with other transposes).
 //   C (M, N) = alpha * op(A) (M, K) . op(B) (K, N) [+ bias (N)] [+ C], batched with per-operand strides.
 // The tile configuration (variant) is picked from the shape: first the measured PICKS table (filled from
-// bench/matmul-sweep.ts), else 'big' 128x128 blocks for large products, 'mid' 64x64, and small blocks for
-// skinny shapes (decode M=8, value heads N=1); on CPU adapters (Gpu.cpu) the barrier-free register blocks of
-// block.wgsl, sized by M (blockShape). A variant '<tile>:k<S>' splits K into S slices (splitk.wgsl sums
-// them in a fixed order), for products with few output tiles and a long K (weight gradients, K = tokens);
-// '<tile>:v4' reads an f32 operand contiguous along its load axis as vec4. Compile-time choices (transposes,
-// B dtype, accumulate, bias, tile, split, vec4) form the program key; shapes, strides, alpha and the split's
-// slice length and count are uniforms.
+// bench/matmul-sweep.ts), else 'big:v4:w' 128x128 blocks for large products, 'mid:v4:w' 64x64, and small
+// blocks for skinny shapes (decode M=8, value heads N=1); on CPU adapters (Gpu.cpu) the barrier-free register
+// blocks of block.wgsl, sized by M (blockShape). A variant '<tile>:k<S>' splits K into S slices (splitk.wgsl
+// sums them in a fixed order), for products with few output tiles and a long K (weight gradients, K = tokens);
+// '<tile>:v4' reads an f32 operand contiguous along its load axis as vec4; '<tile>:w' lays the threads out
+// 8 x 4 a warp (see warpLayout). Compile-time choices (transposes, B dtype, accumulate, bias, tile, split,
+// vec4, warp layout) form the program key; shapes, strides, alpha and the split's slice length and count
+// are uniforms.
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
@@ -41,6 +42,9 @@ export const TILES = {
   mid8: { bm: 64, bn: 64, bk: 16, tm: 8, tn: 8 }, // 64 threads of 8 x 8 (mid's tile, 4x the work per thread)
   n96: { bm: 128, bn: 96, bk: 16, tm: 8, tn: 12 }, // 128 threads; 576 = 6 x 96, 192 = 2 x 96, 1536 = 16 x 96
   n96s: { bm: 64, bn: 96, bk: 16, tm: 8, tn: 12 }, // 64 threads
+  tall4: { bm: 128, bn: 64, bk: 16, tm: 8, tn: 4 }, // 256 threads of 8 x 4: 288 tiles at M = 4096, N = 576
+  mid32: { bm: 64, bn: 64, bk: 32, tm: 4, tn: 4 }, // mid with half the barriers per multiply-add
+  n96q: { bm: 64, bn: 96, bk: 16, tm: 4, tn: 12 }, // 128 threads of 4 x 12: 384 tiles at M = 4096, N = 576
 } as const satisfies Record<string, TileConfig>;
 
 export type TileName = keyof typeof TILES;
@@ -53,31 +57,43 @@ export type TileName = keyof typeof TILES;
  * 'block': block.wgsl, the same idea with a TM x TN block sized by M (1 row for decode) and a 16-bit B
  * read a word (two elements) at a time: fewer loads per multiply-add. The default on CPU adapters.
  */
-export type MatmulVariant =
-  | TileName | `${TileName}:k${number}` | `${TileName}:v4` | `${TileName}:v4:k${number}` | 'gemv' | 'direct' | 'block';
+export type MatmulVariant = `${TileName}${'' | ':v4'}${'' | ':w'}${'' | `:k${number}`}` | 'gemv' | 'direct' | 'block';
 
 /**
- * A tiled variant resolved: its tile, its K split (1: none) and whether f32 operands contiguous along the
- * load axis are read as vec4 (where the call's layout allows: see vec4A, vec4B).
+ * A tiled variant resolved: its tile, its K split (1: none), whether f32 operands contiguous along the
+ * load axis are read as vec4 (where the call's layout allows: see vec4A, vec4B), and whether the threads
+ * are laid out 8 x 4 a warp (where that differs: see warpLayout).
  */
-export interface TiledVariant { tile: TileConfig; splits: number; vec4: boolean }
+export interface TiledVariant { tile: TileConfig; splits: number; vec4: boolean; warp: boolean }
 
 /**
- * The tile, split and vec4 choice of a tiled variant: '<tile>[:v4][:k<S>]' ('mid', 'mid:v4', 'mid:k4') or an
- * explicit config; null for gemv, direct and block.
+ * The tile, split, vec4 and warp choices of a tiled variant: '<tile>[:v4][:w][:k<S>]' ('mid', 'mid:v4',
+ * 'big:v4:w', 'mid:k4') or an explicit config; null for gemv, direct and block.
  */
 export function tiledVariant(v: MatmulVariant | TileConfig): TiledVariant | null {
-  if (typeof v !== 'string') return { tile: v, splits: 1, vec4: false };
+  if (typeof v !== 'string') return { tile: v, splits: 1, vec4: false, warp: false };
   const [name, ...opts] = v.split(':');
   if (!(name in TILES)) return null;
-  const out: TiledVariant = { tile: TILES[name as TileName], splits: 1, vec4: false };
+  const out: TiledVariant = { tile: TILES[name as TileName], splits: 1, vec4: false, warp: false };
   for (const o of opts) {
     if (o === 'v4') out.vec4 = true;
+    else if (o === 'w') out.warp = true;
     else if (/^k\d+$/.test(o) && Number(o.slice(1)) >= 1) out.splits = Number(o.slice(1));
-    else throw new Error(`matmul: bad variant '${v}' (want <tile>[:v4][:k<S>], S >= 1)`);
+    else throw new Error(`matmul: bad variant '${v}' (want <tile>[:v4][:w][:k<S>], S >= 1)`);
   }
   return out;
 }
+
+/**
+ * Whether ':w' changes a tile's thread layout. Threads numbered row-major over the (BM/TM) x (BN/TN) grid
+ * put a warp of 32 on 2 rows of a 16-wide grid: per k it reads 16 distinct B vec4s (256 bytes, two
+ * workgroup-memory wavefronts) and 2 A vec4s. ':w' gives each warp 8 x 4 threads (8 B and 4 A vec4s, one
+ * wavefront each). Grids 8 wide or narrower already have that layout.
+ */
+export const warpLayout = (t: TileConfig): boolean => {
+  const [ntx, nty] = [t.bn / t.tn, t.bm / t.tm];
+  return ntx > 8 && ntx % 8 === 0 && nty % 4 === 0;
+};
 
 export interface MatmulOpts {
   /** A is stored (K, M) instead of (M, K). */
@@ -138,30 +154,28 @@ export interface Pick {
 
 /**
  * Picks measured by bench/matmul-sweep.ts (it prints rows in this form for the shapes where a variant beats
- * the default below by 5 % or more): the SmolLM2-135M training products on an H200, 2026-11-27
- * (bench/results/s18/6-matmul/). Other shapes take the default rule. Left out: 'tall' for q/o fwd at T=1365,
- * the sweep's first product, whose default was timed while the GPU warmed up (3.3 TFLOP/s; nn at the same
- * shape, timed next, 17.4).
+ * the default below by 5 % or more): the SmolLM2-135M training products on an H200, 2026-11-27, after the
+ * ':w' thread layout (q/o, k/v, gate/up, down at T = 1365 and 4096, against the default rule's 'big:v4:w'
+ * and 'mid:v4:w'). The gate+up and lm_head rows are from the sweep before ':w' (bench/results/s18/6-matmul/),
+ * measured against 'big' and 'mid'. Other shapes take the default rule.
  */
 export const PICKS: readonly Pick[] = [
-  { trans: 'nn', M: [2365, Infinity], N: [576, 576], K: [192, 192], variant: 'mid' }, // k/v dX T=4096: 13.2 -> 16.6 TFLOP/s
-  { trans: 'nn', M: [2365, Infinity], N: [576, 576], K: [576, 576], variant: 'mid:v4' }, // q/o dX T=4096: 17.6 -> 23.2 TFLOP/s
-  { trans: 'nn', M: [683, 2364], N: [576, 576], K: [1536, 1536], variant: 'mid:v4:k4' }, // gate/up dX T=1365: 18.4 -> 22.3 TFLOP/s
-  { trans: 'nn', M: [2365, Infinity], N: [576, 576], K: [1536, 1536], variant: 'mid:v4' }, // gate/up dX T=4096: 19.2 -> 24.7 TFLOP/s
+  { trans: 'nn', M: [2365, Infinity], N: [576, 576], K: [192, 192], variant: 'mid32:v4:w' }, // k/v dX T=4096: 13.9 -> 16.2 TFLOP/s
+  { trans: 'nn', M: [683, 2364], N: [576, 576], K: [576, 576], variant: 'tall4:w' }, // q/o dX T=1365: 16.6 -> 17.9 TFLOP/s
+  { trans: 'nn', M: [2365, Infinity], N: [576, 576], K: [576, 576], variant: 'mid:w' }, // q/o dX T=4096: 18.5 -> 22.5 TFLOP/s
+  { trans: 'nn', M: [2365, Infinity], N: [576, 576], K: [1536, 1536], variant: 'mid:v4:w' }, // gate/up dX T=4096: 20.1 -> 25.6 TFLOP/s
   { trans: 'nn', M: [683, 2364], N: [576, 576], K: [3072, 3072], variant: 'mid:v4:k4' }, // gate+up dX T=1365: 19.4 -> 25.4 TFLOP/s
   { trans: 'nn', M: [2365, Infinity], N: [576, 576], K: [3072, 3072], variant: 'mid:v4' }, // gate+up dX T=4096: 20.2 -> 25.4 TFLOP/s
   { trans: 'nn', M: [683, 2364], N: [576, 576], K: [49152, 49152], variant: 'mid:v4:k4' }, // lm_head dX T=1365: 20.2 -> 30.2 TFLOP/s
   { trans: 'nn', M: [2365, Infinity], N: [576, 576], K: [49152, 49152], variant: 'mid:v4' }, // lm_head dX T=4096: 21.1 -> 26.1 TFLOP/s
-  { trans: 'nt', M: [2365, Infinity], N: [576, 576], K: [576, 576], variant: 'mid' }, // q/o fwd T=4096: 17.7 -> 22.6 TFLOP/s
-  { trans: 'nt', M: [683, 2364], N: [576, 576], K: [1536, 1536], variant: 'mid:k4' }, // down fwd T=1365: 19.3 -> 21.9 TFLOP/s
-  { trans: 'nt', M: [2365, Infinity], N: [576, 576], K: [1536, 1536], variant: 'mid' }, // down fwd T=4096: 19.2 -> 24.2 TFLOP/s
-  { trans: 'tn', M: [192, 192], N: [576, 576], K: [683, Infinity], variant: 'mid:v4:k8' }, // k/v dW T=1365: 4.2 -> 9.2 TFLOP/s; k/v dW T=4096: 4.6 -> 16.1 TFLOP/s
-  { trans: 'tn', M: [576, 576], N: [576, 576], K: [683, 2364], variant: 'mid:v4:k8' }, // q/o dW T=1365: 12.2 -> 14.0 TFLOP/s
-  { trans: 'tn', M: [576, 576], N: [576, 576], K: [2365, Infinity], variant: 'mid:v4:k16' }, // q/o dW T=4096: 13.8 -> 20.5 TFLOP/s
-  { trans: 'tn', M: [576, 576], N: [1536, 1536], K: [683, 2364], variant: 'mid:v4' }, // down dW T=1365: 20.1 -> 22.6 TFLOP/s
-  { trans: 'tn', M: [576, 576], N: [1536, 1536], K: [2365, Infinity], variant: 'mid:v4:k4' }, // down dW T=4096: 21.5 -> 25.7 TFLOP/s
-  { trans: 'tn', M: [1536, 1536], N: [576, 576], K: [683, 2364], variant: 'mid:v4' }, // gate/up dW T=1365: 20.1 -> 23.5 TFLOP/s
-  { trans: 'tn', M: [1536, 1536], N: [576, 576], K: [2365, Infinity], variant: 'mid:v4:k4' }, // gate/up dW T=4096: 21.7 -> 25.5 TFLOP/s
+  { trans: 'nt', M: [2365, Infinity], N: [576, 576], K: [576, 576], variant: 'mid:w' }, // q/o fwd T=4096: 18.4 -> 23.5 TFLOP/s
+  { trans: 'nt', M: [683, 2364], N: [576, 576], K: [1536, 1536], variant: 'mid:k4' }, // down fwd T=1365: 21.0 -> 22.2 TFLOP/s
+  { trans: 'nt', M: [2365, Infinity], N: [576, 576], K: [1536, 1536], variant: 'mid:w' }, // down fwd T=4096: 20.6 -> 25.2 TFLOP/s
+  { trans: 'tn', M: [192, 192], N: [576, 576], K: [683, 2364], variant: 'mid:v4:w:k8' }, // k/v dW T=1365: 4.6 -> 9.4 TFLOP/s
+  { trans: 'tn', M: [192, 192], N: [576, 576], K: [2365, Infinity], variant: 'mid:v4:k8' }, // k/v dW T=4096: 5.4 -> 16.3 TFLOP/s
+  { trans: 'tn', M: [576, 576], N: [576, 576], K: [683, 2364], variant: 'mid32:v4:w' }, // q/o dW T=1365: 13.8 -> 15.1 TFLOP/s
+  { trans: 'tn', M: [576, 576], N: [576, 576], K: [2365, Infinity], variant: 'mid:v4:k8' }, // q/o dW T=4096: 16.0 -> 23.1 TFLOP/s
+  { trans: 'tn', M: [1536, 1536], N: [576, 576], K: [683, Infinity], variant: 'tall4:v4:w' }, // gate/up dW T=1365: 23.8 -> 25.4 TFLOP/s; gate/up dW T=4096: 26.2 -> 28.3 TFLOP/s
   { trans: 'tn', M: [49152, 49152], N: [576, 576], K: [683, Infinity], variant: 'big:v4' }, // lm_head dW T=1365: 31.5 -> 33.2 TFLOP/s; lm_head dW T=4096: 32.7 -> 34.6 TFLOP/s
 ];
 
@@ -181,10 +195,13 @@ export function chooseVariant(s: MatmulShape, sharedBytes = 49152, picks: readon
     return p.variant;
   }
   const tiles = (t: TileConfig) => Math.ceil(M / t.bm) * Math.ceil(N / t.bn) * batch;
+  // vec4 loads where the layout allows, and 8 x 4 threads a warp: on an H200 at 4096^3 'big' ran 36.2,
+  // 'big:v4' 37.4 and 'big:v4:w' 39.8 TFLOP/s; 'mid:v4:w' beat 'mid' and 'mid:v4' there and on the
+  // q/o weight gradient (576x576x4096 tn: 13.8, 15.3, 16.1)
   if (M >= 128 && N >= 128 && tiles(TILES.big) >= 96) {
-    return tileSharedBytes(TILES.big) <= sharedBytes ? 'big' : 'big8';
+    return tileSharedBytes(TILES.big) <= sharedBytes ? 'big:v4:w' : 'big8:v4:w';
   }
-  if (M >= 48 && N >= 48) return 'mid';
+  if (M >= 48 && N >= 48) return 'mid:v4:w';
   if (M <= 16 && N >= 32) return 'rows';
   if (N <= 16 && M >= 32) return 'cols';
   return 'small';
@@ -203,9 +220,9 @@ function checkTile(t: TileConfig, sharedBytes: number): void {
 
 const matmulKey = (
   t: TileConfig, transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, pairB: boolean, split: boolean,
-  vecA: boolean, vecB: boolean,
+  vecA: boolean, vecB: boolean, warp: boolean,
 ): string =>
-  `matmul:${transA ? 't' : 'n'}${transB ? 't' : 'n'}:${bDtype}${pairB ? 'x2' : ''}:${tileName(t)}${vecA ? ':va' : ''}${vecB ? ':vb' : ''}${split ? ':k' : ''}${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
+  `matmul:${transA ? 't' : 'n'}${transB ? 't' : 'n'}:${bDtype}${pairB ? 'x2' : ''}:${tileName(t)}${vecA ? ':va' : ''}${vecB ? ':vb' : ''}${warp ? ':w' : ''}${split ? ':k' : ''}${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
 
 /** Whether A can be read a vec4 at a time: its loads run along M (transA), 4-aligned, in a whole number of vec4s. */
 const vec4A = (d: MatmulDims, a: Tensor): boolean =>
@@ -236,10 +253,11 @@ function canPairB(t: TileConfig, d: MatmulDims, bDtype: string): boolean {
 /** Generates the WGSL of one variant: the unrolled load, multiply and store code around matmul.wgsl's skeleton. */
 export function matmulSource(
   t: TileConfig, transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, pairB = false, split = false,
-  vecA = false, vecB = false,
+  vecA = false, vecB = false, warp = false,
 ): string {
   if (split && (accumulate || bias)) throw new Error('matmul: a split-K partial pass has no epilogue (the reduction applies it)');
   if ((vecA && !transA) || (vecB && (transB || bDtype !== 'f32' || pairB))) throw new Error('matmul: vec4 loads need an f32 operand loaded along its contiguous dim');
+  if (warp && !warpLayout(t)) throw new Error(`matmul: ':w' does not apply to tile ${tileName(t)}`);
   const { bm, bn, bk, tm, tn } = t;
   const NTX = bn / tn;
   const NTY = bm / tm;
@@ -372,6 +390,10 @@ export function matmulSource(
     COMPUTE_0: ind(4, compute(0)),
     COMPUTE_1: ind(4, compute(1)),
     STORE_C: ind(2, storeC),
+    // ':w': warp w covers columns (w % (NTX/8)) * 8 + [0, 8) and rows (w / (NTX/8)) * 4 + [0, 4) of the grid
+    THREAD_XY: ind(2, warp
+      ? [`let tx = ((li / 32u) % ${NTX / 8}u) * 8u + li % 8u;`, `let ty = (li / ${4 * NTX}u) * 4u + (li % 32u) / 8u;`]
+      : ['let tx = li % NTX;', 'let ty = li / NTX;']),
   });
 }
 
@@ -426,6 +448,9 @@ function checkDims(op: string, out: Tensor, a: Tensor, b: Tensor, bias: Tensor |
   if (is16(b.dtype) && (d.offsetB + (batch - 1) * d.strideB + K * N) > 0x7fffffff) shapeError(op, 'b is too large to index');
 }
 
+/** The last compile-time choices of a tiled program: vec4 loads of A, of B, and the ':w' warp layout. */
+type Layout = [vecA: boolean, vecB: boolean, warp: boolean];
+
 /** Records the dispatch of a validated problem. */
 function launch(
   gpu: Gpu, out: Tensor, a: Tensor, b: Tensor, bias: Tensor | undefined, d: MatmulDims, variant?: MatmulVariant | TileConfig, pairB = false,
@@ -438,12 +463,13 @@ function launch(
   }
   if (v === 'direct') return launchDirect(gpu, out, a, b, bias, d);
   if (v === 'gemv' && d.M <= GEMV.maxM) return launchGemv(gpu, out, a, b, bias, d);
-  const { tile, splits, vec4 } = v === 'gemv' ? { tile: TILES.rows, splits: 1, vec4: false } : tiledVariant(v)!;
+  const { tile, splits, vec4, warp } = v === 'gemv' ? { tile: TILES.rows, splits: 1, vec4: false, warp: false } : tiledVariant(v)!;
   const pair = pairB && canPairB(tile, d, b.dtype);
-  const vecs: [boolean, boolean] = [vec4 && vec4A(d, a), vec4 && !pair && vec4B(d, b)];
+  // vec4 loads of A and B, and the warp layout, where they apply
+  const layout: Layout = [vec4 && vec4A(d, a), vec4 && !pair && vec4B(d, b), warp && warpLayout(tile)];
   const split = splitK(gpu, tile, d, splits);
-  if (split) return launchSplit(gpu, out, a, b, bias, d, tile, pair, vecs, split);
-  const program = matmulProgram(gpu, tile, d.transA, d.transB, b.dtype as WeightDType, d.accumulate, Boolean(bias), pair, false, ...vecs);
+  if (split) return launchSplit(gpu, out, a, b, bias, d, tile, pair, layout, split);
+  const program = matmulProgram(gpu, tile, d.transA, d.transB, b.dtype as WeightDType, d.accumulate, Boolean(bias), pair, false, ...layout);
   if (d.M === 0 || d.N === 0 || d.batch === 0) return program.key;
   gpu.run({
     program,
@@ -506,9 +532,9 @@ const splitkProgram = programFactory(splitkKey, (accumulate: boolean, bias: bool
  */
 function launchSplit(
   gpu: Gpu, out: Tensor, a: Tensor, b: Tensor, bias: Tensor | undefined, d: MatmulDims, tile: TileConfig, pairB: boolean,
-  vecs: [boolean, boolean], sp: Split,
+  layout: Layout, sp: Split,
 ): string {
-  const program = matmulProgram(gpu, tile, d.transA, d.transB, b.dtype as WeightDType, false, false, pairB, true, ...vecs);
+  const program = matmulProgram(gpu, tile, d.transA, d.transB, b.dtype as WeightDType, false, false, pairB, true, ...layout);
   const MN = d.M * d.N;
   const w = workspace(gpu, d.batch * sp.splits * MN);
   gpu.run({

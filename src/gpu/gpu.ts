@@ -462,10 +462,13 @@ export class Gpu {
     this.throwErrors();
   }
 
-  /** Destroys the pool's free buffers, after submitting recorded work that may still use them. */
-  trim(): void {
+  /**
+   * Destroys the pool's free buffers (with `since`, a pool mark(), all but those used since, up to keepBytes:
+   * BufferPool.trim), after submitting recorded work that may still use them.
+   */
+  trim(since?: number, keepBytes?: number): void {
     this.submit();
-    this.pool.trim();
+    this.pool.trim(since, keepBytes);
   }
 
   destroy(): void {

@@ -78,6 +78,42 @@ describe('BufferPool', () => {
     expect(pool.acquire(4096, 128, 'next')).toBe(first[1]);
   });
 
+  it('trim(since) destroys only the free buffers no request took after the mark', () => {
+    const { device, made } = fakeDevice();
+    const pool = new BufferPool(device);
+    const old = pool.acquire(1000, 128, 'old');
+    const mid = pool.acquire(5000, 128, 'mid');
+    pool.release(old);
+    pool.release(mid);
+    const m = pool.mark();
+    const again = pool.acquire(5000, 128, 'again'); // takes mid back: recent
+    const fresh = pool.acquire(300, 128, 'fresh');
+    pool.release(again);
+    pool.release(fresh);
+    pool.trim(m);
+    expect(made.filter((b) => b.destroyed)).toEqual([old]);
+    expect(again).toBe(mid);
+    expect(pool.acquire(5000, 128, 'x')).toBe(mid); // kept, still served
+    expect(pool.stats.buffers).toBe(2);
+    pool.trim();
+    expect(made.filter((b) => !b.destroyed)).toEqual([mid]); // in use: never destroyed
+  });
+
+  it('trim(since, keepBytes) keeps the most recently taken of those, up to keepBytes', () => {
+    const { device, made } = fakeDevice();
+    const pool = new BufferPool(device);
+    const m = pool.mark();
+    const [a, b, c] = [pool.acquire(1024, 128, 'a'), pool.acquire(2048, 128, 'b'), pool.acquire(1024, 128, 'c')]; // c taken last
+    pool.release(a);
+    pool.release(b);
+    pool.release(c);
+    pool.trim(m, 3072); // c (1 KiB) and b (2 KiB) fit; a, the earliest taken, does not
+    expect(made.filter((x) => x.destroyed)).toEqual([a]);
+    pool.trim(m, 1024);
+    expect(made.filter((x) => x.destroyed)).toEqual([a, b]);
+    expect(pool.stats.bytesAllocated).toBe(1024);
+  });
+
   it('refuses a buffer it did not make', () => {
     const { device } = fakeDevice();
     const pool = new BufferPool(device);

@@ -34,6 +34,9 @@ export class BufferPool {
   /** Each buffer's creation number: free lists are kept sorted by it, newest first, so pop() takes the oldest. */
   private readonly serial = new WeakMap<GPUBuffer, number>();
   private made = 0;
+  /** Each buffer's last request number (mark()). */
+  private readonly lastRequest = new WeakMap<GPUBuffer, number>();
+  private requests = 0;
   readonly stats: PoolStats = { bytesInUse: 0, bytesAllocated: 0, peakBytes: 0, buffers: 0 };
 
   constructor(private readonly device: GPUDevice) {}
@@ -62,6 +65,7 @@ export class BufferPool {
       this.stats.peakBytes = Math.max(this.stats.peakBytes, this.stats.bytesAllocated);
     } // a reused buffer keeps its first label: relabelling crosses into the native binding on every acquire
     this.stats.bytesInUse += size;
+    this.lastRequest.set(buf, ++this.requests);
     return buf;
   }
 
@@ -88,15 +92,41 @@ export class BufferPool {
     this.stats.peakBytes = this.stats.bytesAllocated;
   }
 
-  /** Destroys the free buffers (e.g. after a phase with large temporaries). */
-  trim(): void {
-    for (const list of [...this.free.values()].flatMap((m) => [...m.values()])) {
-      for (const b of list) {
-        this.stats.bytesAllocated -= this.sizes.get(b) ?? 0;
-        this.stats.buffers--;
-        b.destroy();
+  /** The count of requests served so far: trim(since) keeps the free buffers a later request took. */
+  mark(): number {
+    return this.requests;
+  }
+
+  /**
+   * Destroys the free buffers (e.g. after a phase with large temporaries); with `since` (a mark()), keeps
+   * those a request took after it, the most recently taken first, up to `keepBytes`. A training loop keeps
+   * last iteration's buffers this way: the next iteration's same-sized micro-batches get them back, and the
+   * bind groups cached on them, instead of making both anew; keepBytes bounds what that holds back.
+   */
+  trim(since = Infinity, keepBytes = Infinity): void {
+    // the free buffers taken after `since`, most recently taken first, up to keepBytes in all
+    const recent = [...this.free.values()].flatMap((m) => [...m.values()]).flat()
+      .filter((b) => this.lastRequest.get(b)! > since)
+      .sort((a, b) => this.lastRequest.get(b)! - this.lastRequest.get(a)!);
+    const kept = new Set<GPUBuffer>();
+    let bytes = 0;
+    for (const b of recent) {
+      bytes += this.sizes.get(b)!;
+      if (bytes > keepBytes) break;
+      kept.add(b);
+    }
+    for (const bySize of this.free.values()) {
+      for (const [size, list] of bySize) {
+        const keep = list.filter((b) => kept.has(b));
+        for (const b of list) {
+          if (kept.has(b)) continue;
+          this.stats.bytesAllocated -= this.sizes.get(b) ?? 0;
+          this.stats.buffers--;
+          b.destroy();
+        }
+        if (keep.length) bySize.set(size, keep);
+        else bySize.delete(size);
       }
     }
-    this.free.clear();
   }
 }

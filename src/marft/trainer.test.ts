@@ -7,6 +7,7 @@ import { expectClose, testGpu } from '../../kernels/testing.ts';
 import { readSlotStats } from '../model/optimizer.ts';
 import type { Gpu } from '../gpu/gpu.ts';
 import { tinySetup } from './testing.ts';
+import { KEEP_BYTES } from './trainer.ts';
 
 const sum = async (gpu: Gpu, t: Parameters<Gpu['readF32']>[0]) => (await gpu.readF32(t)).reduce((a, b) => a + Math.abs(b), 0);
 
@@ -44,6 +45,28 @@ describe('trainer', () => {
       expect(await sum(gpu, B0)).toBeGreaterThan(0); // the adapters moved
     });
   }
+
+  it('keeps the buffers an iteration used for the next (with their bind groups), within KEEP_BYTES', async () => {
+    const gpu = await testGpu();
+    const { trainer } = tinySetup(gpu, { level: 'token', rollout: { episodes: 2, horizon: 1 } });
+    const dev = gpu.device as GPUDevice & { createBuffer: GPUDevice['createBuffer'] };
+    const create = dev.createBuffer.bind(dev);
+    let made = 0;
+    dev.createBuffer = (d) => { made++; return create(d); };
+    try {
+      const perIteration: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        made = 0;
+        await trainer.iteration();
+        perIteration.push(made);
+      }
+      // the first iteration makes its buffers; the later ones take them back (sampled lengths may differ a little)
+      expect(perIteration[2]).toBeLessThan(perIteration[0] / 4);
+      expect(gpu.pool.stats.bytesAllocated - gpu.pool.stats.bytesInUse).toBeLessThanOrEqual(KEEP_BYTES);
+    } finally {
+      dev.createBuffer = create;
+    }
+  });
 
   it('klIn "reward": the KL penalty reaches the token rewards once the adapters moved; the KL metric stays', async () => {
     const gpu = await testGpu();

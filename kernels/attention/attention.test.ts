@@ -5,6 +5,7 @@ import {
   blockedSharedBytes, blockedUnfit, forwardName, forwardUnfit, parseBackward, parseForward,
 } from './attention.ts';
 import { type AttnDims, attentionBackwardRef, attentionForwardRef } from './attention.ref.ts';
+import type { Gpu } from '../../src/gpu/gpu.ts';
 
 type MaskKind = 'none' | 'left' | 'right' | 'allpad';
 
@@ -47,6 +48,17 @@ const name = (c: Case) =>
   `B=${c.B} Tq=${c.Tq} Tk=${c.Tk}${c.Tcap ? ` Tcap=${c.Tcap}` : ''} NH/NKV=${c.NH}/${c.NKV} HS=${c.HS} mask=${c.mask}${c.poison ? ' NaN-padding' : ''}`;
 
 const f32 = (a: Float64Array) => Float64Array.from(Float32Array.from(a));
+
+/** A case's q, k, v and mask on the GPU, with their shapes. */
+function uploadCase(gpu: Gpu, c: Case, Tcap: number, q: ArrayLike<number>, k: ArrayLike<number>, v: ArrayLike<number>, mask: Int32Array | null) {
+  const qShape = [c.B, c.Tq, c.NH, c.HS];
+  const kShape = [c.B, Tcap, c.NKV, c.HS];
+  return {
+    qShape, kShape,
+    tq: gpu.upload(q, qShape, 'f32', 'q'), tk: gpu.upload(k, kShape, 'f32', 'k'), tv: gpu.upload(v, kShape, 'f32', 'v'),
+    tmask: mask ? gpu.upload(mask, [c.B, Tcap], 'i32', 'mask') : undefined,
+  };
+}
 
 describe('attention', () => {
   // 'tiled' is the GPU path; 'regs' the default on CPU adapters (SwiftShader), and 'direct', which it
@@ -103,12 +115,7 @@ describe('attention', () => {
       const ref = attentionForwardRef(q, k, v, mask, d);
       const gref = attentionBackwardRef(dout, q, k, v, mask, d);
 
-      const qShape = [c.B, c.Tq, c.NH, c.HS];
-      const kShape = [c.B, Tcap, c.NKV, c.HS];
-      const tq = gpu.upload(q, qShape, 'f32', 'q');
-      const tk = gpu.upload(k, kShape, 'f32', 'k');
-      const tv = gpu.upload(v, kShape, 'f32', 'v');
-      const tmask = mask ? gpu.upload(mask, [c.B, Tcap], 'i32', 'mask') : undefined;
+      const { qShape, kShape, tq, tk, tv, tmask } = uploadCase(gpu, c, Tcap, q, k, v, mask);
       const opts = { mask: tmask, Tk: c.Tk, scale: c.scale, path, backward: backward ?? 'v1' };
       const out = gpu.tensor(qShape, 'f32', 'out');
       const lse = gpu.tensor([c.B, c.NH, c.Tq], 'f32', 'lse');
@@ -170,12 +177,7 @@ describe('attention', () => {
       const v = f32(randn(c.B * Tcap * c.NKV * c.HS, seed + 2));
       const mask = makeMask(c.mask, c.B, Tcap, c.Tk);
       const ref = attentionForwardRef(q, k, v, mask, d);
-      const qShape = [c.B, c.Tq, c.NH, c.HS];
-      const kShape = [c.B, Tcap, c.NKV, c.HS];
-      const tq = gpu.upload(q, qShape, 'f32', 'q');
-      const tk = gpu.upload(k, kShape, 'f32', 'k');
-      const tv = gpu.upload(v, kShape, 'f32', 'v');
-      const tmask = mask ? gpu.upload(mask, [c.B, Tcap], 'i32', 'mask') : undefined;
+      const { qShape, tq, tk, tv, tmask } = uploadCase(gpu, c, Tcap, q, k, v, mask);
       const out = gpu.tensor(qShape, 'f32', 'out');
       const lse = gpu.tensor([c.B, c.NH, c.Tq], 'f32', 'lse');
       const plain = new Map<string, Float32Array[]>();

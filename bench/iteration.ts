@@ -94,7 +94,7 @@ for (const name of names) {
   const row: Record<string, number | string> = {
     model: preset ? `${name} (${preset} preset)` : name, agents: config.graph.agents.length, episodes, maxNew: Math.max(...config.graph.agents.map((a) => a.maxNewTokens)), rolloutS: m.seconds.rollout, scoreS: m.seconds.score, advantagesS: m.seconds.advantages,
     updateS: m.seconds.update, totalS: m.seconds.total, genTokS: m.tokensPerSecond, generated: gen, peakMiB: gpu.pool.stats.peakBytes / 2 ** 20,
-    weightsMiB, recompute: String(trainer.recompute), microTokens: trainer.maxTokens, microLogitRows: trainer.maxLogitRows,
+    weightsMiB, recompute: String(trainer.recompute), microTokens: trainer.maxTokens, microLogitRows: trainer.maxLogitRows, trainTokens: trainer.trainTokens,
     cpuS: (cpu.user + cpu.system) / 1e6, dispatches: perIteration.dispatches, readbacks: perIteration.reads, submits: perIteration.submits,
     rolloutDispatches: phases.rollout?.dispatches ?? 0, scoreDispatches: phases.score?.dispatches ?? 0, updateDispatches: phases.update?.dispatches ?? 0,
     dispatchesPerDecodeStep: (phases.rollout?.dispatches ?? 0) / (gen / episodes),

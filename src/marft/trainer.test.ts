@@ -7,7 +7,8 @@ import { expectClose, testGpu } from '../../kernels/testing.ts';
 import { readSlotStats } from '../model/optimizer.ts';
 import type { Gpu } from '../gpu/gpu.ts';
 import { tinySetup } from './testing.ts';
-import { KEEP_BYTES } from './trainer.ts';
+import { KEEP_BYTES, KEEP_MAX_PARAMS, decoderParams } from './trainer.ts';
+import { parseModelConfig } from '../model/config.ts';
 
 const sum = async (gpu: Gpu, t: Parameters<Gpu['readF32']>[0]) => (await gpu.readF32(t)).reduce((a, b) => a + Math.abs(b), 0);
 
@@ -66,6 +67,21 @@ describe('trainer', () => {
     } finally {
       dev.createBuffer = create;
     }
+  });
+
+  it('counts a decoder\'s parameters: the built-in model keeps buffers between iterations, SmolLM2-135M does not', () => {
+    const smol = parseModelConfig(JSON.stringify({
+      architectures: ['LlamaForCausalLM'], model_type: 'llama', vocab_size: 49152, hidden_size: 576, intermediate_size: 1536, num_hidden_layers: 30,
+      num_attention_heads: 9, num_key_value_heads: 3, max_position_embeddings: 2048, rms_norm_eps: 1e-5, rope_theta: 10000, tie_word_embeddings: true,
+    }));
+    expect(decoderParams(smol)).toBe(134515008); // SmolLM2-135M: 134.5M
+    const tiny = parseModelConfig(JSON.stringify({
+      architectures: ['LlamaForCausalLM'], model_type: 'llama', vocab_size: 512, hidden_size: 256, intermediate_size: 688, num_hidden_layers: 6,
+      num_attention_heads: 4, num_key_value_heads: 2, head_dim: 64, max_position_embeddings: 512, rms_norm_eps: 1e-5, tie_word_embeddings: true,
+    }));
+    expect(decoderParams(tiny)).toBe(512 * 256 + 6 * (256 * (2 * 256 + 2 * 128) + 3 * 256 * 688 + 2 * 256) + 256);
+    expect(decoderParams(tiny)).toBeLessThanOrEqual(KEEP_MAX_PARAMS);
+    expect(decoderParams(smol)).toBeGreaterThan(KEEP_MAX_PARAMS);
   });
 
   it('klIn "reward": the KL penalty reaches the token rewards once the adapters moved; the KL metric stays', async () => {

@@ -56,11 +56,22 @@ export function savedBytesPerToken(c: Decoder['config']): number {
 }
 
 /**
- * Free GPU memory the trainer's trims may hold back for the next iteration (BufferPool.trim): the built-in
- * model's presets keep all they reuse (the duo preset: ~650 MiB); a 135M model's micro-batches, which are GPU
- * bound anyway, go back to the driver as before.
+ * Free GPU memory the trainer's trims may hold back for the next iteration (BufferPool.trim), for models of
+ * at most KEEP_MAX_PARAMS parameters: there the dispatches' CPU cost bounds an iteration, and reusing buffers
+ * with their bind groups pays (the built-in model's duo preset keeps ~650 MiB). A larger model's phases are
+ * GPU-bound: its free buffers go back to the driver as before (135M, 4 agents, bf16: 1.35 GiB peak, 2.0 with
+ * them kept; bench/results/s19/24-memory).
  */
 export const KEEP_BYTES = 1024 * 2 ** 20;
+export const KEEP_MAX_PARAMS = 50e6;
+
+/** The decoder's parameters (embedding, layers, final norm and an untied LM head), from its config. */
+export function decoderParams(c: Decoder['config']): number {
+  const q = c.numHeads * c.headDim;
+  const kv = c.numKvHeads * c.headDim;
+  const layer = c.hiddenSize * (2 * q + 2 * kv) + 3 * c.hiddenSize * c.intermediateSize + 2 * c.hiddenSize;
+  return c.vocabSize * c.hiddenSize * (c.tieWordEmbeddings ? 1 : 2) + c.numLayers * layer + c.hiddenSize;
+}
 
 /** The stats of an update that did not run. */
 const NO_UPDATE: UpdateStats = { policyLoss: 0, valueLoss: 0, entropy: 0, approxKl: 0, klToRef: 0, clipFraction: 0, skipped: [], policySteps: 0, criticSteps: 0 };
@@ -75,7 +86,7 @@ export class Trainer {
   slotOf = (agent: number): number => (this.d.state.config.lora.mode === 'per_agent' ? agent : 0);
   headOf = (agent: number): number => (this.d.state.config.critic.mode === 'shared' ? 0 : agent);
 
-  /** Tokens per forward pass: the caller's bound (default 4096), at most what one storage binding holds of the widest activation. */
+  /** Tokens per scoring forward: the caller's bound (default 4096), at most what one storage binding holds of the widest activation. */
   get maxTokens(): number {
     const c = this.d.decoder.config;
     const widest = 4 * Math.max(c.intermediateSize, c.numHeads * c.headDim, c.hiddenSize);
@@ -90,9 +101,19 @@ export class Trainer {
     return Math.max(64, Math.min(this.maxTokens, Math.floor(2 ** 28 / (4 * this.d.decoder.config.vocabSize))));
   }
 
+  /**
+   * Tokens per forward of the update, whose activations (or their checkpoints) live until its backward. With
+   * recompute off (all activations kept) the scoring bound; when memory made recompute necessary, the logits
+   * rows' bound, as all forwards had before scoring's were freed of it: 8 192-token micro-batches took the
+   * 135M model with 4 agents (bf16, recompute on) from 1.3 to 3.9 GB (bench/results/s19/22-memory).
+   */
+  get trainTokens(): number {
+    return this.recompute ? this.maxLogitRows : this.maxTokens;
+  }
+
   get recompute(): boolean {
     const r = this.d.recompute ?? 'auto';
-    return r === 'auto' ? savedBytesPerToken(this.d.decoder.config) * this.maxTokens > 512 * 2 ** 20 : r;
+    return r === 'auto' ? savedBytesPerToken(this.d.decoder.config) * this.maxLogitRows > 512 * 2 ** 20 : r;
   }
 
   private get padId(): number {
@@ -112,7 +133,7 @@ export class Trainer {
     const cfg = state.config;
     // trims keep the buffers of this iteration and the last: the next micro-batches of the same sizes get
     // them back with their cached bind groups (on the duo preset, ~2 700 bind groups and ~550 buffers an update)
-    const keep = { since: this.lastStart ?? gpu.pool.mark(), keepBytes: KEEP_BYTES };
+    const keep = { since: this.lastStart ?? gpu.pool.mark(), keepBytes: decoderParams(decoder.config) <= KEEP_MAX_PARAMS ? KEEP_BYTES : 0 };
     this.lastStart = gpu.pool.mark();
     const it = state.iteration;
     const t0 = performance.now();
@@ -146,8 +167,8 @@ export class Trainer {
     let upd: UpdateStats;
     try {
       upd = bad.length ? { ...NO_UPDATE, skipped: bad } : await ppoUpdate(gpu, decoder, state, actions, score, targets, {
-        trainPolicy: trainAgents.length > 0, trainAgents, slotOf: this.slotOf, padId: this.padId, rng: state.rng, maxTokens: this.maxTokens,
-        maxLogitRows: this.maxLogitRows, recompute: this.recompute, interrupt: this.d.interrupt,
+        trainPolicy: trainAgents.length > 0, trainAgents, slotOf: this.slotOf, padId: this.padId, rng: state.rng, maxTokens: this.trainTokens,
+        recompute: this.recompute, interrupt: this.d.interrupt,
       });
     } finally {
       gpu.release(score.criticInput);

@@ -131,8 +131,8 @@ export class Trainer {
   async iteration(): Promise<IterationResult> {
     const { gpu, decoder, state } = this.d;
     const cfg = state.config;
-    // trims keep the buffers of this iteration and the last: the next micro-batches of the same sizes get
-    // them back with their cached bind groups (on the duo preset, ~2 700 bind groups and ~550 buffers an update)
+    // small models' trims keep the buffers of this iteration and the last: the next micro-batches of the same
+    // sizes get them back with their cached bind groups (the duo preset: ~1 500 bind groups and ~470 buffers an update)
     const keep = { since: this.lastStart ?? gpu.pool.mark(), keepBytes: decoderParams(decoder.config) <= KEEP_MAX_PARAMS ? KEEP_BYTES : 0 };
     this.lastStart = gpu.pool.mark();
     const it = state.iteration;
@@ -156,7 +156,7 @@ export class Trainer {
       maxTokens: this.maxTokens, maxLogitRows: this.maxLogitRows, needRef: cfg.ppo.klCoef > 0, interrupt: this.d.interrupt,
       critic: cfg.algo === 'ppo' && needsCriticTrunk(cfg) ? criticTrunk(state, actions, decoder.config.maxPositionEmbeddings) : undefined,
     });
-    gpu.trim(keep.since, keep.keepBytes); // what neither this iteration nor the last used (rollout trims so after each generate)
+    gpu.trim(keep.since, keep.keepBytes); // all but what is kept (rollout trims so after each generate)
     const t2 = performance.now();
     this.d.onProgress?.('advantages', `${actions.length} actions`); // CPU only; a seam for fault injection and the lab's progress
     const targets = computeTargets(ro.episodes, score.scores, cfg);

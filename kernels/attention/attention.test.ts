@@ -36,6 +36,7 @@ const CASES: Case[] = [
   { B: 2, Tq: 65, Tk: 65, NH: 6, NKV: 3, HS: 64, mask: 'right' },
   // right padding of 14, 28 and 42 keys: whole key tiles and blocks of padding, skipped by the tiled kernels
   { B: 3, Tq: 100, Tk: 100, NH: 6, NKV: 3, HS: 8, mask: 'right' },
+  { B: 3, Tq: 100, Tk: 100, NH: 6, NKV: 3, HS: 8, mask: 'left' }, // the same at the start: prompts of a batch
   { B: 2, Tq: 9, Tk: 9, NH: 6, NKV: 3, HS: 8, mask: 'allpad' },
   { B: 2, Tq: 1, Tk: 37, Tcap: 48, NH: 6, NKV: 3, HS: 64, mask: 'none' }, // decode, cache of capacity 48
   { B: 2, Tq: 1, Tk: 37, Tcap: 48, NH: 6, NKV: 3, HS: 64, mask: 'left', poison: true },

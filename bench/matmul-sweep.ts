@@ -1,5 +1,5 @@
 // `npm run bench:matmul-sweep`: every candidate matmul variant on the products of a SmolLM2-135M training
-// step, to fill chooseVariant's PICKS table (kernels/matmul/matmul.ts) from measurements.
+// step, to fill chooseVariant's PICKS table (kernels/matmul/variants.ts) from measurements.
 //   Shapes: for each Linear (out, in) and token count T, the forward out (T, out) = x (T, in) . W^T ('nt',
 //   M = T, N = out, K = in), the input gradient dX (T, in) = dY (T, out) . W ('nn', M = T, N = in, K = out) and
 //   the weight gradient dW (out, in) = dY^T . X ('tn', M = out, N = in, K = T: few output tiles, long K, where
@@ -27,9 +27,10 @@
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { type MatmulBenchRow, type SweepResult, benchMatmul, pickLine, sweepPicks } from '../kernels/matmul/matmul.bench.ts';
+import { matmul } from '../kernels/matmul/matmul.ts';
 import {
-  type MatmulVariant, PICKS, TILES, type TileName, chooseVariant, matmul, tileSharedBytes, tiledVariant, warpLayout,
-} from '../kernels/matmul/matmul.ts';
+  type MatmulVariant, PICKS, TILES, type TileName, chooseVariant, tileSharedBytes, tiledVariant, warpLayout,
+} from '../kernels/matmul/variants.ts';
 import { matmulRef } from '../kernels/matmul/matmul.ref.ts';
 import type { WeightDType } from '../kernels/common.ts';
 import { acquireNodeGpu, ensureVulkanEnv } from '../src/gpu/node.ts';
@@ -255,7 +256,7 @@ for (const T of quick ? [] : tokens) {
 }
 
 const rowsToPaste = sweepPicks(results.map(sweepResult), tokens, minGain);
-console.log(`\nPICKS for kernels/matmul/matmul.ts (products where the best beats the default by >= ${minGain * 100} %; paste inside \`export const PICKS: readonly Pick[] = [...]\`):`);
+console.log(`\nPICKS for kernels/matmul/variants.ts (products where the best beats the default by >= ${minGain * 100} %; paste inside \`export const PICKS: readonly Pick[] = [...]\`):`);
 if (!rowsToPaste.length) console.log('  (none: the default rule stands)');
 for (const row of rowsToPaste) console.log(`  ${pickLine(row)}`);
 console.log(`this run: ${countsLine(counts(gpu))}`);

@@ -7,7 +7,8 @@
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import type { Tensor } from '../../src/gpu/tensor.ts';
 import type { WeightDType } from '../common.ts';
-import { type MatmulVariant, type Pick, type TileConfig, matmul } from './matmul.ts';
+import { matmul } from './matmul.ts';
+import type { MatmulVariant, Pick, TileConfig } from './variants.ts';
 
 export interface MatmulBenchOpts {
   transA?: boolean;

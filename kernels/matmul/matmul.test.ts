@@ -4,10 +4,10 @@ import { round16 } from '../../src/gpu/half.ts';
 import type { Tensor } from '../../src/gpu/tensor.ts';
 import type { WeightDType } from '../common.ts';
 import { dot, expectClose, finiteDiff, randn, testGpu } from '../testing.ts';
+import { type MatmulDims, type MatmulOpts, matmul, matmulBackward } from './matmul.ts';
 import {
-  type MatmulDims, type MatmulOpts, type MatmulVariant, PICKS, type Pick, TILES, type TileConfig, type TileName, chooseVariant,
-  matmul, matmulBackward, tileSharedBytes, tiledVariant, warpLayout,
-} from './matmul.ts';
+  type MatmulVariant, PICKS, type Pick, TILES, type TileConfig, type TileName, chooseVariant, tileSharedBytes, tiledVariant, warpLayout,
+} from './variants.ts';
 import { type BlockShape, blockMode } from './block.ts';
 import { type SweepResult, pickLine, sweepPicks } from './matmul.bench.ts';
 import { type MatmulRefDims, matmulBackwardRef, matmulRef } from './matmul.ref.ts';
@@ -62,6 +62,24 @@ async function check(gpu: Gpu, c: Case): Promise<Float32Array> {
   return got;
 }
 
+
+/**
+ * A batch of 2 (5, K) A matrices strideA apart after an offset of 3, one shared (K, 4) B, C rows 24 apart after
+ * an offset of 2, all inside larger buffers: against the float64 reference over the whole C buffer.
+ */
+async function checkStrided(gpu: Gpu, K: number, strideA: number, seed: number, variant?: MatmulVariant): Promise<void> {
+  const [M, N, batch] = [5, 4, 2];
+  const a = stored(randn(3 + strideA + M * K, seed), 'f32');
+  const b = stored(randn(K * N, seed + 1), 'f32');
+  const tA = gpu.upload(a, [a.length, 1], 'f32', 'a');
+  const tB = gpu.upload(b, [K, N], 'f32', 'b');
+  const tC = gpu.zeros([2 + 24 + M * N, 1], 'f32', 'c');
+  const dims = { M, N, K, batch, strideA, strideB: 0, strideC: 24, offsetA: 3, offsetB: 0, offsetC: 2 };
+  matmul(gpu, { ...tC, shape: [M, N] }, { ...tA, shape: [M, K] }, tB, { ...dims, ...(variant ? { variant } : {}) });
+  expectClose(`c strided${variant ? ` ${variant}` : ''}`, await gpu.read(tC), matmulRef(a, b, dims, { cSize: 2 + 24 + M * N }), tolFor(K));
+  gpu.release(tA, tB, tC);
+}
+
 describe('matmul forward', () => {
   for (const [ta, tb] of TRANS) {
     for (const dtype of ['f32', 'bf16', 'f16'] as const) {
@@ -102,18 +120,8 @@ describe('matmul forward', () => {
   });
 
   it('explicit strides and offsets (views into a larger buffer)', async () => {
-    const gpu = await testGpu();
     // A: two (5, 6) matrices 40 elements apart after an offset of 3; B: one (6, 4) shared; C: stride 24, offset 2.
-    const [M, N, K, batch] = [5, 4, 6, 2];
-    const a = stored(randn(3 + 40 + M * K, 21), 'f32');
-    const b = stored(randn(K * N, 22), 'f32');
-    const tA = gpu.upload(a, [a.length, 1], 'f32', 'a');
-    const tB = gpu.upload(b, [K, N], 'f32', 'b');
-    const tC = gpu.zeros([2 + 24 + M * N, 1], 'f32', 'c');
-    const dims = { M, N, K, batch, strideA: 40, strideB: 0, strideC: 24, offsetA: 3, offsetB: 0, offsetC: 2 };
-    matmul(gpu, { ...tC, shape: [M, N] }, { ...tA, shape: [M, K] }, tB, { ...dims, batch });
-    expectClose('c', await gpu.read(tC), matmulRef(a, b, dims, { cSize: 2 + 24 + M * N }), tolFor(K));
-    gpu.release(tA, tB, tC);
+    await checkStrided(await testGpu(), 6, 40, 21);
   });
 
   it('picks small tiles for skinny shapes', () => {
@@ -239,17 +247,7 @@ describe('matmul tiles for the SmolLM2 shapes, and split-K', () => {
   });
 
   it('split-K: explicit strides and offsets', async () => {
-    const gpu = await testGpu();
-    const [M, N, K, batch] = [5, 4, 40, 2];
-    const a = stored(randn(3 + 250 + M * K, 840), 'f32');
-    const b = stored(randn(K * N, 841), 'f32');
-    const tA = gpu.upload(a, [a.length, 1], 'f32', 'a');
-    const tB = gpu.upload(b, [K, N], 'f32', 'b');
-    const tC = gpu.zeros([2 + 24 + M * N, 1], 'f32', 'c');
-    const dims = { M, N, K, batch, strideA: 250, strideB: 0, strideC: 24, offsetA: 3, offsetB: 0, offsetC: 2 };
-    matmul(gpu, { ...tC, shape: [M, N] }, { ...tA, shape: [M, K] }, tB, { ...dims, variant: 'small:k3' });
-    expectClose('c split strided', await gpu.read(tC), matmulRef(a, b, dims, { cSize: 2 + 24 + M * N }), tolFor(K));
-    gpu.release(tA, tB, tC);
+    await checkStrided(await testGpu(), 40, 250, 840, 'small:k3');
   });
 
   it('chooseVariant: the first matching pick that fits the device, else the default rule', () => {

@@ -14,6 +14,7 @@ import backwardSource from './backward.wgsl';
 import decodeSource from './decode.wgsl';
 import directSource from './direct.wgsl';
 import regsSource from './regs.wgsl';
+import realRangeSource from './real-range.wgsl';
 import {
   type BackwardVariant, type BlockedBackward, type ForwardVariant, backwardChoice, backwardName, blockedUnfit, forwardChoice, forwardName,
   forwardSharedBytes, forwardUnfit, parseBackward, parseForward,
@@ -125,6 +126,9 @@ export function attentionTiles(HS: number, limit: number, maxThreads = 256): Att
   return { lanes, fBR: f[0], fBC: f[1], kBK: k[0], kBQ: k[1], qBR: q[0], qBC: q[1] };
 }
 
+/** A module's source with realRange (real-range.wgsl: the batch's span of real keys) appended. */
+const withRealRange = (code: string): string => `${code}\n${realRangeSource}`;
+
 interface AttentionPrograms { fwd: Program; prep: Program; dkdv: Program; dq: Program; tiles: AttentionTiles }
 const attentionPrograms = programFactory(
   (gpu: Gpu, HS: number) => `${HS}:${gpu.limits.maxComputeWorkgroupStorageSize}:${gpu.limits.maxComputeInvocationsPerWorkgroup}`,
@@ -133,7 +137,7 @@ const attentionPrograms = programFactory(
     const t = attentionTiles(HS, limit, gpu.limits.maxComputeInvocationsPerWorkgroup);
     if (!t) throw new GpuError('LIMIT', `attention: head size ${HS} needs more than this device's ${limit} bytes of workgroup memory`);
     const code = () =>
-      fillTemplate(source, {
+      fillTemplate(withRealRange(source), {
         HS4: String(HS / 4),
         LANES: String(t.lanes),
         F_BR: String(t.fBR), F_BC: String(t.fBC), F_PF: 'false',
@@ -157,7 +161,7 @@ const forwardPrograms = programFactory(
   (gpu: Gpu, HS: number, v: ForwardVariant): Program => {
     const t = attentionPrograms(gpu, HS).tiles;
     const code = () =>
-      fillTemplate(source, {
+      fillTemplate(withRealRange(source), {
         HS4: String(HS / 4), LANES: String(t.lanes),
         F_BR: String(v.fBR), F_BC: String(v.fBC), F_PF: String(v.pf),
         K_BK: String(t.kBK), K_BQ: String(t.kBQ), Q_BR: String(t.qBR), Q_BC: String(t.qBC),
@@ -193,7 +197,7 @@ const blockedPrograms = programFactory(
         ]
       : ['qLD[lr] = ld[hIndex(b, kvh, r)];'];
     const code = () =>
-      fillTemplate(backwardSource, {
+      fillTemplate(withRealRange(backwardSource), {
         HS4: String(HS / 4),
         K_BK: String(v.kBK), K_BQ: String(v.kBQ), K_W: String(v.kW),
         Q_BR: String(v.qBR), Q_BC: String(v.qBC), Q_W: String(v.qW),

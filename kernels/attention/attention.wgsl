@@ -120,25 +120,7 @@ fn fFetch(tid: u32, b: u32, kvh: u32, k0: u32) -> FTile {
   return t;
 }
 
-var<workgroup> fLo: atomic<u32>;
-var<workgroup> fHi: atomic<u32>;
-var<workgroup> fRange: vec2u;
-/** [first real key, last real key + 1) of batch b ((Tk, 0) if none; (0, Tk) without a mask), uniformly. */
-fn realRange(b: u32, tid: u32) -> vec2u {
-  if (u.hasMask == 0u) { return vec2u(0u, u.Tk); }
-  if (tid == 0u) { atomicStore(&fLo, u.Tk); atomicStore(&fHi, 0u); }
-  workgroupBarrier();
-  var lo = u.Tk;
-  var hi = 0u;
-  for (var j = tid; j < u.Tk; j += F_WG) {
-    if (mask[b * u.Tm + j] != 0) { lo = min(lo, j); hi = j + 1u; }
-  }
-  atomicMin(&fLo, lo);
-  atomicMax(&fHi, hi);
-  workgroupBarrier();
-  if (tid == 0u) { fRange = vec2u(atomicLoad(&fLo), atomicLoad(&fHi)); }
-  return workgroupUniformLoad(&fRange);
-}
+// realRange: real-range.wgsl
 
 @compute @workgroup_size(F_WG)
 fn forward(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: vec3u) {
@@ -159,7 +141,7 @@ fn forward(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg:
   var l = 0.0;
   // Key tiles from the first real key's to the last key the block's rows see, or the last real key: tiles
   // of padding only leave m, l and o as they are (right-padded batches of short sequences skip their tails).
-  let real = realRange(b, tid);
+  let real = realRange(b, tid, F_WG);
   let kEnd = min(u.Tk - u.Tq + (min(r0 + F_BR, R) - 1u) / u.G + 1u, real.y);
   let kStart = real.x / F_BC * F_BC;
   var tile = fFetch(tid, b, kvh, kStart);

@@ -83,28 +83,7 @@ fn hIndex(b: u32, kvh: u32, r: u32) -> u32 {   // index of row r in lse / ld (B,
   return (b * u.NH + kvh * u.G + r % u.G) * u.Tq + r / u.G;
 }
 
-var<workgroup> wLo: atomic<u32>;
-var<workgroup> wHi: atomic<u32>;
-var<workgroup> wRange: vec2u;
-/**
- * [first real key, last real key + 1) of batch b (empty: (Tk, 0)); (0, Tk) without a mask. Keys outside it
- * are padding, whose tiles are skipped (they add only zeros). Called by every thread of nt, uniformly.
- */
-fn realRange(b: u32, tid: u32, nt: u32) -> vec2u {
-  if (u.hasMask == 0u) { return vec2u(0u, u.Tk); }
-  if (tid == 0u) { atomicStore(&wLo, u.Tk); atomicStore(&wHi, 0u); }
-  workgroupBarrier();
-  var lo = u.Tk;
-  var hi = 0u;
-  for (var j = tid; j < u.Tk; j += nt) {
-    if (mask[b * u.Tm + j] != 0) { lo = min(lo, j); hi = j + 1u; }
-  }
-  atomicMin(&wLo, lo);
-  atomicMax(&wHi, hi);
-  workgroupBarrier();
-  if (tid == 0u) { wRange = vec2u(atomicLoad(&wLo), atomicLoad(&wHi)); }
-  return workgroupUniformLoad(&wRange);
-}
+// realRange: real-range.wgsl
 
 // ---- dk, dv ---------------------------------------------------------------------------------------------
 

@@ -13,13 +13,13 @@
 
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';
-import type { Decoder } from '../model/decoder.ts';
+import type { BatchInput, Decoder } from '../model/decoder.ts';
 import { releaseTokenLogprobs, selectRows, tokenLogprobs } from '../model/heads.ts';
 import type { LoraSet } from '../model/lora-set.ts';
 import { type ValueHead, releaseValueHeadState, valueHeadForward, valueHeadWatchSlots } from '../model/value-head.ts';
 import { type FiniteWatch, type NonFinite, createFiniteWatch, releaseFiniteWatch, snapshotFiniteWatch, watchFinite } from '../model/finite-watch.ts';
 import { type Later, ReadQueue } from '../gpu/readback.ts';
-import { buildBatch, chunkActions, gatherRows } from './batch.ts';
+import { type ActionBatch, buildBatch, chunkActions, gatherRows } from './batch.ts';
 import { type CriticTrunk, criticPass, criticRowCount } from './critic.ts';
 import type { ActionRecord } from './rollout.ts';
 
@@ -64,6 +64,22 @@ export interface ScoreOptions {
   critic?: CriticTrunk;
 }
 
+/**
+ * The forward's input for one chunk: its policy half (the batch with the agents' slots) and/or its reference
+ * half (the same sequences with slot -1), in that order; null when neither is needed.
+ */
+function stackHalves(b: ActionBatch, policy: boolean, ref: boolean): Omit<BatchInput, 'adapters'> | null {
+  const n = (policy ? 1 : 0) + (ref ? 1 : 0);
+  if (!n) return null;
+  const N = b.B * b.T;
+  const ids = new Int32Array(n * N);
+  const mask = new Int32Array(n * N);
+  const slots = new Int32Array(n * b.B).fill(-1);
+  for (let h = 0; h < n; h++) { ids.set(b.ids, h * N); mask.set(b.mask, h * N); }
+  if (policy) slots.set(b.slots);
+  return { B: n * b.B, T: b.T, ids, mask, slots };
+}
+
 /** The head's log-probs (and entropies) of `logits`, snapshotted into `q`; the head's tensors are released. */
 function logprobsOf(gpu: Gpu, q: ReadQueue, logits: Tensor, targets: Tensor, entropy: boolean): { logp: Later<Float32Array>; entropy: Later<Float32Array> | null } {
   const h = tokenLogprobs(gpu, logits, targets, 'score');
@@ -99,27 +115,34 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
       throw e;
     }
   };
-  for (const chunk of chunkActions(actions, o.maxTokens, undefined, o.maxLogitRows)) {
+  // The reference policy is the base model (slot -1) on the same sequences: policy and reference run as one
+  // forward over both halves, twice the rows a matmul (the 135M iteration's products fill the GPU better,
+  // and each layer is one set of dispatches); each chunk then holds half the tokens and sequences.
+  const halves = o.needRef || !o.critic ? 2 : 1;
+  for (const chunk of chunkActions(actions, Math.max(1, Math.floor(o.maxTokens / halves)), 64 / halves, o.maxLogitRows)) {
     interrupt();
     const batch = buildBatch(chunk, o.slotOf, o.padId);
     const M = batch.logitRows.length;
+    const N = batch.B * batch.T;
     // logits at the action rows only; a chunk of empty actions has none, and no log-probs to take
-    const logitRows = M ? batch.logitRows : undefined;
-    const targets = M ? gpu.upload(batch.logitTargets, [M], 'i32', 'score.targets') : null;
-    let policy: ReturnType<typeof logprobsOf> | null = null;
-    if (targets) {
-      const pol = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, adapters: o.adapters, slots: batch.slots }, { logitRows });
-      watchFinite(gpu, watch, 'policy logits', pol.logits!);
-      policy = logprobsOf(gpu, q, pol.logits!, targets, true);
-      dec.release(pol);
-    }
-    const withRef = o.needRef && targets !== null;
-    // the reference forward: for its log-probs, and for the frozen trunk's hidden states unless the critic has its own trunk
-    const ref = withRef || !o.critic
-      ? dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, adapters: o.adapters, slots: new Int32Array(batch.B).fill(-1) }, withRef ? { logitRows } : { logits: 'none' })
-      : null;
-    if (withRef) watchFinite(gpu, watch, 'reference logits', ref!.logits!);
-    const refLp = withRef ? logprobsOf(gpu, q, ref!.logits!, targets!, false) : null;
+    const withPolicy = M > 0;
+    const withRef = o.needRef && withPolicy;
+    // the reference half: for its log-probs, and for the frozen trunk's hidden states unless the critic has its own trunk
+    const withTrunk = !o.critic;
+    const stack = stackHalves(batch, withPolicy, withRef || withTrunk);
+    const st = stack ? dec.forward({ ...stack, adapters: o.adapters }, { logits: 'none' }) : null;
+    const refAt = withPolicy ? N : 0; // the reference half's first row
+    const targets = withPolicy ? gpu.upload(batch.logitTargets, [M], 'i32', 'score.targets') : null;
+    const headLogprobs = (rows: Int32Array, where: string, entropy: boolean): ReturnType<typeof logprobsOf> => {
+      const h = dec.logitsAt(st!, rows);
+      gpu.release(h.hRows);
+      watchFinite(gpu, watch, where, h.logits);
+      const lp = logprobsOf(gpu, q, h.logits, targets!, entropy);
+      gpu.release(h.logits);
+      return lp;
+    };
+    const policy = withPolicy ? headLogprobs(batch.logitRows, 'policy logits', true) : null;
+    const refLp = withRef ? headLogprobs(batch.logitRows.map((r) => r + refAt), 'reference logits', false) : null;
     // gather the critic's rows from the trunk's hidden states (its own trunk's: after this loop)
     const rowIds: number[] = [];
     chunk.forEach((a, i) => {
@@ -127,8 +150,8 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
       for (let k = 0; k < rowsOf(a); k++) rowIds.push(r.start + k);
     });
     let vals: Later<Float32Array> | null = null;
-    if (!o.critic) {
-      const hRows = selectRows(gpu, ref!.hN, rowIds, 'score.hrows');
+    if (withTrunk && rowIds.length) {
+      const hRows = selectRows(gpu, st!.hN, rowIds.map((r) => r + refAt), 'score.hrows');
       gpu.copy(hRows, criticInput, rowIds.length * C * 4, 0, next * C * 4);
       watchFinite(gpu, watch, "critic input (the frozen trunk's final hidden state)", hRows);
       const hs = valueHeadForward(gpu, head, hRows, watch);
@@ -138,7 +161,7 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
     }
     const found = snapshotFiniteWatch(gpu, watch, q);
     gpu.release(targets ?? undefined);
-    if (ref) dec.release(ref);
+    if (st) dec.release(st);
     const first = next;
     for (const a of chunk) { rowOf.set(a, next); next += rowsOf(a); }
     chunks.push({

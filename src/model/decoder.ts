@@ -154,6 +154,11 @@ export function defaultPositions(B: number, T: number, mask: Int32Array): Int32A
   return pos;
 }
 
+/** Checks a list of rows of a forward's N = B*T: non-empty, each an integer in 0..N-1. */
+function checkRows(op: string, name: string, rows: Int32Array, N: number): void {
+  if (!rows.length || rows.some((r) => !Number.isInteger(r) || r < 0 || r >= N)) shapeError(op, `${name} must be a non-empty list of rows in 0..${N - 1}`);
+}
+
 /** The fused path's groups of projections: q/k/v and gate/up as one matmul each, o and down alone. */
 const FUSED_GROUPS: ReadonlyArray<readonly LinearModule[]> = [['q_proj', 'k_proj', 'v_proj'], ['o_proj'], ['gate_proj', 'up_proj'], ['down_proj']];
 const [QKV, O, GATE_UP, DOWN] = FUSED_GROUPS;
@@ -272,9 +277,7 @@ export class Decoder {
     }
     const rows = opts.logitRows;
     if (rows && (opts.logits ?? 'all') !== 'all') shapeError('Decoder.forward', `logitRows needs logits 'all', got '${opts.logits}'`);
-    if (rows && (!rows.length || rows.some((r) => !Number.isInteger(r) || r < 0 || r >= N))) {
-      shapeError('Decoder.forward', `logitRows must be a non-empty list of rows in 0..${N - 1}`);
-    }
+    if (rows) checkRows('Decoder.forward', 'logitRows', rows, N);
     const st: ForwardState = {
       B, T, N, idsHost: inp.ids, ...this.inputs(inp), adapters: inp.adapters ?? null, xs: [], layers: [],
       rstdF: null as unknown as Tensor, hN: null as unknown as Tensor, logits: null, logitRows: null, hRows: null, saved: save !== false,
@@ -296,11 +299,14 @@ export class Decoder {
     st.hN = g.tensor([N, C], 'f32', 'hN');
     rmsnormForward(g, st.hN, st.rstdF, x, this.weights.norm, c.rmsNormEps);
     const mode = opts.logits ?? 'all';
-    if (mode === 'all') {
-      if (rows) { st.logitRows = rows; st.hRows = selectRows(g, st.hN, rows, 'hN.rows'); }
-      const h = st.hRows ?? st.hN;
-      st.logits = g.tensor([h.shape[0], c.vocabSize], 'f32', 'logits');
-      matmul(g, st.logits, h, this.weights.lmHead, { transB: true });
+    if (mode === 'all' && rows) {
+      const r = this.logitsAt(st, rows);
+      st.logitRows = rows;
+      st.hRows = r.hRows;
+      st.logits = r.logits;
+    } else if (mode === 'all') {
+      st.logits = g.tensor([N, c.vocabSize], 'f32', 'logits');
+      matmul(g, st.logits, st.hN, this.weights.lmHead, { transB: true });
     } else if (mode === 'last') {
       // the last position of each sequence: (B, C); with T = 1 (a decode step) that is every row, and
       // skipping the row selection keeps the step free of uploads
@@ -310,6 +316,19 @@ export class Decoder {
       if (hLast !== st.hN) g.release(hLast);
     }
     return st;
+  }
+
+  /**
+   * The LM head on hN's rows `rows` of a forward (any forward, e.g. one run with logits 'none'): new (M, V)
+   * logits and their (M, C) input rows, the caller's to release. Scoring takes the policy's and the
+   * reference's logits this way from one forward over both (marft/score.ts).
+   */
+  logitsAt(st: ForwardState, rows: Int32Array): { logits: Tensor; hRows: Tensor } {
+    checkRows('Decoder.logitsAt', 'rows', rows, st.N);
+    const hRows = selectRows(this.gpu, st.hN, rows, 'hN.rows');
+    const logits = this.gpu.tensor([rows.length, this.config.vocabSize], 'f32', 'logits');
+    matmul(this.gpu, logits, hRows, this.weights.lmHead, { transB: true });
+    return { logits, hRows };
   }
 
   /**

@@ -452,6 +452,7 @@ export class Gpu {
       this.submitCount++;
     }
     for (const fn of this.afterSubmit.splice(0)) fn();
+    this.pool.destroyRetired();
   }
 
   /** Waits until the GPU has finished all submitted work, then surfaces any validation error. */
@@ -462,13 +463,10 @@ export class Gpu {
     this.throwErrors();
   }
 
-  /**
-   * Destroys the pool's free buffers (with `since`, a pool mark(), all but those used since, up to keepBytes:
-   * BufferPool.trim), after submitting recorded work that may still use them.
-   */
-  trim(since?: number, keepBytes?: number): void {
+  /** Destroys the pool's free buffers (BufferPool.trim), after submitting recorded work that may still use them. */
+  trim(): void {
     this.submit();
-    this.pool.trim(since, keepBytes);
+    this.pool.trim();
   }
 
   destroy(): void {

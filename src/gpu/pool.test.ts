@@ -56,7 +56,8 @@ describe('BufferPool', () => {
     pool.trim();
     expect(made.every((b) => b.destroyed)).toBe(true);
     expect(pool.stats.bytesAllocated).toBe(0);
-    expect(pool.stats.peakBytes).toBe(18 * MiB);
+    // s retired big: 6 + 4 MiB in use and 8 free would pass the 14 MiB in-use peak
+    expect(pool.stats.peakBytes).toBe(14 * MiB);
   });
 
   it('hands out the oldest free buffer of a size, so a repeated step gets the same buffers whatever order it released them in', () => {
@@ -78,40 +79,66 @@ describe('BufferPool', () => {
     expect(pool.acquire(4096, 128, 'next')).toBe(first[1]);
   });
 
-  it('trim(since) destroys only the free buffers no request took after the mark', () => {
+  it('keeps free buffers within its in-use peak: a new buffer past it first retires the least recently taken', () => {
     const { device, made } = fakeDevice();
     const pool = new BufferPool(device);
-    const old = pool.acquire(1000, 128, 'old');
-    const mid = pool.acquire(5000, 128, 'mid');
-    pool.release(old);
-    pool.release(mid);
-    const m = pool.mark();
-    const again = pool.acquire(5000, 128, 'again'); // takes mid back: recent
-    const fresh = pool.acquire(300, 128, 'fresh');
-    pool.release(again);
-    pool.release(fresh);
-    pool.trim(m);
-    expect(made.filter((b) => b.destroyed)).toEqual([old]);
-    expect(again).toBe(mid);
-    expect(pool.acquire(5000, 128, 'x')).toBe(mid); // kept, still served
-    expect(pool.stats.buffers).toBe(2);
-    pool.trim();
-    expect(made.filter((b) => !b.destroyed)).toEqual([mid]); // in use: never destroyed
-  });
-
-  it('trim(since, keepBytes) keeps the most recently taken of those, up to keepBytes', () => {
-    const { device, made } = fakeDevice();
-    const pool = new BufferPool(device);
-    const m = pool.mark();
-    const [a, b, c] = [pool.acquire(1024, 128, 'a'), pool.acquire(2048, 128, 'b'), pool.acquire(1024, 128, 'c')]; // c taken last
+    const [a, b, c] = [pool.acquire(1024, 128, 'a'), pool.acquire(2048, 128, 'b'), pool.acquire(1024, 128, 'c')];
+    expect(pool.stats.peakInUse).toBe(4096);
     pool.release(a);
     pool.release(b);
     pool.release(c);
-    pool.trim(m, 3072); // c (1 KiB) and b (2 KiB) fit; a, the earliest taken, does not
-    expect(made.filter((x) => x.destroyed)).toEqual([a]);
-    pool.trim(m, 1024);
-    expect(made.filter((x) => x.destroyed)).toEqual([a, b]);
+    pool.acquire(2048, 128, 'b again'); // b taken again: now the most recently taken
+    // 3 KiB more would hold 4 KiB free and used + 3 KiB > the 4 KiB peak: a (taken first), then c, retire
+    const d = pool.acquire(3072, 128, 'd');
+    expect(pool.stats.bytesAllocated).toBe(5120);
+    expect(pool.stats.peakInUse).toBe(5120); // b and d in use: the peak grew with the work
+    expect(made.filter((x) => x.destroyed)).toEqual([]); // retired, destroyed only after the next submit
+    pool.destroyRetired();
+    expect(made.filter((x) => x.destroyed)).toEqual([a, c]);
+    expect(pool.stats.buffers).toBe(2);
+    pool.release(d);
+    const e = pool.acquire(1000, 128, 'e'); // 1 KiB bucket: 5 KiB + 1 KiB > peak 5 KiB, with 3 KiB free to retire
+    pool.destroyRetired();
+    expect(made.filter((x) => x.destroyed)).toEqual([a, c, d]);
+    expect(pool.stats.bytesAllocated).toBe(3072); // b (in use) and e
+    expect(pool.stats.bytesAllocated).toBeLessThanOrEqual(pool.stats.peakInUse);
+    void e;
+  });
+
+  it('never retires a buffer in use, and grows past the peak when the work needs it', () => {
+    const { device, made } = fakeDevice();
+    const pool = new BufferPool(device);
+    const held = [pool.acquire(1024, 128, 'x'), pool.acquire(1024, 128, 'y')];
+    pool.acquire(4096, 128, 'z');
+    pool.destroyRetired();
+    expect(made.filter((x) => x.destroyed)).toEqual([]);
+    expect(pool.stats.bytesAllocated).toBe(6144);
+    expect(pool.stats.peakInUse).toBe(6144);
+    void held;
+  });
+
+  it('holds up to its headroom of free buffers beyond the in-use peak', () => {
+    const { device, made } = fakeDevice();
+    const pool = new BufferPool(device);
+    pool.headroom = 4096;
+    pool.release(pool.acquire(4096, 128, 'a'));
+    pool.release(pool.acquire(8192, 128, 'b')); // 4 KiB free + 8 KiB: within the 8 KiB peak + 4 KiB headroom
+    pool.release(pool.acquire(2048, 128, 'c')); // 14 KiB > 12 KiB: a, the least recently taken, retires
+    pool.destroyRetired();
+    expect(made.filter((x) => x.destroyed).map((x) => x.size)).toEqual([4096]);
+    expect(pool.stats.bytesAllocated).toBe(10240);
+  });
+
+  it('trim() destroys every free buffer and starts the in-use peak again', () => {
+    const { device, made } = fakeDevice();
+    const pool = new BufferPool(device);
+    const [a, b] = [pool.acquire(1024, 128, 'a'), pool.acquire(4096, 128, 'b')];
+    pool.release(b);
+    pool.trim();
+    expect(made.filter((x) => x.destroyed)).toEqual([b]);
+    expect(pool.stats.peakInUse).toBe(1024);
     expect(pool.stats.bytesAllocated).toBe(1024);
+    void a;
   });
 
   it('refuses a buffer it did not make', () => {

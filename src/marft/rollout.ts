@@ -72,8 +72,6 @@ export interface RolloutOptions {
   syncEvery?: number;
   /** The generator (default: batched GPU generation); tests script the agents' outputs with it. */
   generateFn?: typeof generate;
-  /** The buffer pool's trims after each generation keep up to `keepBytes` of the buffers taken since this pool mark (BufferPool.trim); default: none. */
-  trimKeep?: { since: number; keepBytes: number };
 }
 
 export interface Rollout {
@@ -150,8 +148,6 @@ async function rolloutWith(envs: AsyncEnv[], o: RolloutOptions): Promise<Rollout
       onTokens: o.onTokens && ((fresh) => o.onTokens!(reqs.map((r) => ({ call: calls, episode: r.episode, turn, agent: r.agent })), fresh)),
     });
     calls++;
-    // this batch's KV caches: the next call's prompts are longer, so they would not be reused
-    if (!o.generateFn) decoder.gpu.trim(o.trimKeep?.since, o.trimKeep?.keepBytes);
     o.onProgress?.(calls, 0, `turn ${turn + 1}`);
     return reqs.map((r, i) => {
       generatedTokens += gen.tokens[i].length;

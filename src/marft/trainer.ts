@@ -56,11 +56,11 @@ export function savedBytesPerToken(c: Decoder['config']): number {
 }
 
 /**
- * Free GPU memory the trainer's trims may hold back for the next iteration (BufferPool.trim), for models of
- * at most KEEP_MAX_PARAMS parameters: there the dispatches' CPU cost bounds an iteration, and reusing buffers
- * with their bind groups pays (the built-in model's duo preset keeps ~650 MiB). A larger model's phases are
- * GPU-bound: its free buffers go back to the driver as before (135M, 4 agents, bf16: 1.35 GiB peak, 2.0 with
- * them kept; bench/results/s19/24-memory).
+ * Free GPU memory the buffer pool may hold beyond its in-use peak (BufferPool.headroom) while the trainer
+ * runs a model of at most KEEP_MAX_PARAMS parameters: there the dispatches' CPU cost bounds an iteration,
+ * and episodes of other lengths than the last iteration's still find their buffers, with their bind groups
+ * (the built-in model's duo preset keeps ~650 MiB). A larger model's free buffers stay within the in-use peak:
+ * 135M, 4 agents, bf16 peaked at 1.35 GiB without headroom, 2.0 with 1 GiB (bench/results/s19/24-memory).
  */
 export const KEEP_BYTES = 1024 * 2 ** 20;
 export const KEEP_MAX_PARAMS = 50e6;
@@ -125,16 +125,10 @@ export class Trainer {
     return envFromConfig(c.env, { horizon: c.rollout.horizon });
   };
 
-  /** The buffer pool's mark at the start of the last iteration (trims keep what was used since). */
-  private lastStart: number | null = null;
-
   async iteration(): Promise<IterationResult> {
     const { gpu, decoder, state } = this.d;
     const cfg = state.config;
-    // small models' trims keep the buffers of this iteration and the last: the next micro-batches of the same
-    // sizes get them back with their cached bind groups (the duo preset: ~1 500 bind groups and ~470 buffers an update)
-    const keep = { since: this.lastStart ?? gpu.pool.mark(), keepBytes: decoderParams(decoder.config) <= KEEP_MAX_PARAMS ? KEEP_BYTES : 0 };
-    this.lastStart = gpu.pool.mark();
+    gpu.pool.headroom = decoderParams(decoder.config) <= KEEP_MAX_PARAMS ? KEEP_BYTES : 0;
     const it = state.iteration;
     const t0 = performance.now();
     const G = cfg.algo === 'grpo' ? cfg.rollout.groupSize : 1;
@@ -145,7 +139,7 @@ export class Trainer {
     }
     this.d.onProgress?.('rollout', `${seeds.length} episodes`);
     const ro = await rollout({
-      decoder, tokenizer: this.d.tokenizer, config: cfg, graph: this.graph, makeEnv: this.makeEnv, seeds, rng: state.rng, adapters: state.policy, slotOf: this.slotOf, interrupt: this.d.interrupt, trimKeep: keep,
+      decoder, tokenizer: this.d.tokenizer, config: cfg, graph: this.graph, makeEnv: this.makeEnv, seeds, rng: state.rng, adapters: state.policy, slotOf: this.slotOf, interrupt: this.d.interrupt,
       onProgress: (n, _t, phase) => this.d.onProgress?.('rollout', `${phase}, batch ${n}`),
     });
     const t1 = performance.now();
@@ -156,7 +150,6 @@ export class Trainer {
       maxTokens: this.maxTokens, maxLogitRows: this.maxLogitRows, needRef: cfg.ppo.klCoef > 0, interrupt: this.d.interrupt,
       critic: cfg.algo === 'ppo' && needsCriticTrunk(cfg) ? criticTrunk(state, actions, decoder.config.maxPositionEmbeddings) : undefined,
     });
-    gpu.trim(keep.since, keep.keepBytes); // all but what is kept (rollout trims so after each generate)
     const t2 = performance.now();
     this.d.onProgress?.('advantages', `${actions.length} actions`); // CPU only; a seam for fault injection and the lab's progress
     const targets = computeTargets(ro.episodes, score.scores, cfg);
@@ -173,7 +166,6 @@ export class Trainer {
     } finally {
       gpu.release(score.criticInput);
     }
-    gpu.trim(keep.since, keep.keepBytes); // batches vary in length: drop the odd-sized buffers no recent micro-batch took
     const t4 = performance.now();
 
     const agents: Record<string, AgentMetrics> = {};

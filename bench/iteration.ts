@@ -15,6 +15,8 @@
 // --preset NAME (e.g. classroom) runs a preset run's own config on the built-in model instead, as the lab
 // does (the trainer's default micro-batch), with --episodes episodes (default: the preset's; 1 on a CPU
 // adapter) and critic warm-up 0 so the timed iteration has a policy update, as bench:browser sets it.
+// The PyTorch peer's prompts should be as long as these (the row's promptTokens, e.g. 275,394 for the 135M
+// bench: the arithmetic task's text, one token a character): bench/baselines/iteration.py --prompts 275,394.
 // Options: --preset NAME --models smollm2-135m,builtin --episodes 8 --new 128 --agents 2 --dtype bf16|f32 --recompute auto|on|off
 //   --fused auto|on|off (the decoder's fused decode path: DecoderOptions.fused; auto = its default: on for GPUs, off on CPU adapters) --peer FILE --out FILE --profile
 
@@ -36,6 +38,14 @@ import type { Phase } from '../src/marft/trainer.ts';
 
 await ensureVulkanEnv();
 const arg = (n: string, d: string): string => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
+
+/** Each agent's mean prompt tokens, "P0,P1,...": the peer (bench/baselines/iteration.py --prompts) takes the same. */
+function promptTokens(actions: ReadonlyArray<{ agent: number; promptIds: readonly number[] }>, agents: number): string {
+  return Array.from({ length: agents }, (_, i) => {
+    const ps = actions.filter((a) => a.agent === i).map((a) => a.promptIds.length);
+    return Math.round(ps.reduce((x, y) => x + y, 0) / Math.max(1, ps.length));
+  }).join(',');
+}
 
 /** Printable-character tokenizer for random models: no chat template, no end token. */
 function syntheticTokenizer(vocab: number): LoadedTokenizer {
@@ -87,7 +97,8 @@ for (const name of names) {
   await trainer.iteration(); // warm-up: pipelines compile
   counter.begin();
   const cpu0 = process.cpuUsage();
-  const { metrics: m } = await trainer.iteration();
+  const timed = await trainer.iteration();
+  const m = timed.metrics;
   const cpu = process.cpuUsage(cpu0);
   const { phases, iteration: perIteration } = counter.end();
   const gen = Object.values(m.agents).reduce((s, a) => s + a.tokens, 0);
@@ -99,8 +110,12 @@ for (const name of names) {
     rolloutDispatches: phases.rollout?.dispatches ?? 0, scoreDispatches: phases.score?.dispatches ?? 0, updateDispatches: phases.update?.dispatches ?? 0,
     dispatchesPerDecodeStep: (phases.rollout?.dispatches ?? 0) / (gen / episodes),
     dispatchesPerTrainedToken: (phases.update?.dispatches ?? 0) / gen,
+    promptTokens: promptTokens(timed.episodes.flatMap((e) => e.actions), config.graph.agents.length),
   };
   const p = peer?.rows.find((r) => r.model === name);
+  if (p && (p.prompts ?? '64,208') !== row.promptTokens) {
+    console.log(`  note: the peer's prompts (${p.prompts ?? '64,208'} tokens) differ from these (${row.promptTokens}): run it with --prompts ${row.promptTokens} to compare the same work`);
+  }
   if (p) {
     row.torchTotalS = p.total_s; row.torchRolloutS = p.rollout_s;
     row.speedupTotal = (p.total_s as number) / m.seconds.total;

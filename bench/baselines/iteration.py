@@ -26,19 +26,22 @@ def token_logp(logits, targets):
 
 
 def iteration(model, critic, opt, B, P, NEW, V, dev):
+    """P: each agent's prompt length; the solver's prompt is the end of the planner's sequence and 16 new tokens."""
     sync = torch.cuda.synchronize
     t0 = time.perf_counter()
-    prompt = torch.randint(1, V, (B, P), device=dev)
     seqs, plens = [], []
-    ctx = prompt
-    for agent in ('planner', 'solver'):
+    ctx = torch.randint(1, V, (B, P[0]), device=dev)
+    for i, agent in enumerate(('planner', 'solver')):
         model.set_adapter(agent)
         with torch.no_grad():
             out = model.generate(input_ids=ctx, attention_mask=torch.ones_like(ctx), max_new_tokens=NEW, min_new_tokens=NEW,
                                  do_sample=True, top_k=0, top_p=1.0, pad_token_id=0)
         seqs.append(out)
         plens.append(ctx.shape[1])
-        ctx = torch.cat([out, torch.randint(1, V, (B, 16), device=dev)], 1)  # the next agent's prompt adds a transition
+        if i + 1 < len(P):  # the next agent's prompt: the end of this sequence and a transition of 16 tokens
+            keep = out[:, -min(P[i + 1] - 16, out.shape[1]):]
+            fill = P[i + 1] - keep.shape[1]
+            ctx = torch.cat([torch.randint(1, V, (B, fill - 16), device=dev), keep, torch.randint(1, V, (B, 16), device=dev)], 1) if fill > 16 else torch.cat([keep, torch.randint(1, V, (B, 16), device=dev)], 1)
     sync(); t1 = time.perf_counter()
     old, ref, vals, hid = [], [], [], []
     with torch.no_grad():
@@ -86,7 +89,9 @@ def main():
     ap.add_argument('--models', default='smollm2-135m')
     ap.add_argument('--episodes', type=int, default=8)
     ap.add_argument('--new', type=int, default=128)
-    ap.add_argument('--prompt', type=int, default=64)
+    # each agent's prompt tokens: bench:iteration prints its own (promptTokens) for the peer to match;
+    # 64,208 is a 64-token task and the planner's whole sequence plus a 16-token transition for the solver
+    ap.add_argument('--prompts', default='64,208')
     ap.add_argument('--out', default='')
     a = ap.parse_args()
     dev = 'cuda'
@@ -104,10 +109,11 @@ def main():
         for p in params:
             p.requires_grad_(True)
         opt = torch.optim.AdamW(params, lr=1e-6, eps=1e-5)
-        iteration(model, critic, opt, a.episodes, a.prompt, a.new, cfg.vocab_size, dev)  # warm-up
+        P = [int(x) for x in a.prompts.split(',')]
+        iteration(model, critic, opt, a.episodes, P, a.new, cfg.vocab_size, dev)  # warm-up
         torch.cuda.reset_peak_memory_stats()
-        t = iteration(model, critic, opt, a.episodes, a.prompt, a.new, cfg.vocab_size, dev)
-        row = dict(model=name, **t, peak_mib=torch.cuda.max_memory_allocated() / 2**20)
+        t = iteration(model, critic, opt, a.episodes, P, a.new, cfg.vocab_size, dev)
+        row = dict(model=name, prompts=a.prompts, **t, peak_mib=torch.cuda.max_memory_allocated() / 2**20)
         print(json.dumps(row), flush=True)
         rows.append(row)
     out = {'device': torch.cuda.get_device_name(0), 'torch': torch.__version__, 'rows': rows}

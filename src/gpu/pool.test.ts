@@ -56,7 +56,7 @@ describe('BufferPool', () => {
     pool.trim();
     expect(made.every((b) => b.destroyed)).toBe(true);
     expect(pool.stats.bytesAllocated).toBe(0);
-    expect(pool.stats.peakBytes).toBe(18 * MiB); // without mark(), nothing retires
+    expect(pool.stats.peakBytes).toBe(18 * MiB); // big was taken lately (RECENT_REQUESTS): it did not retire
 
   });
 
@@ -82,12 +82,12 @@ describe('BufferPool', () => {
   it('keeps free buffers within its in-use peak: a new buffer past it first retires the least recently taken', () => {
     const { device, made } = fakeDevice();
     const pool = new BufferPool(device);
+    pool.protectRecent = 0; // any free buffer may retire
     const [a, b, c] = [pool.acquire(1024, 128, 'a'), pool.acquire(2048, 128, 'b'), pool.acquire(1024, 128, 'c')];
     expect(pool.stats.peakInUse).toBe(4096);
     pool.release(a);
     pool.release(b);
     pool.release(c);
-    pool.mark(); // a new phase: the free buffers above may retire
     pool.acquire(2048, 128, 'b again'); // b taken again: now the most recently taken
     // 3 KiB more would hold 4 KiB free and used + 3 KiB > the 4 KiB peak: a (taken first), then c, retire
     const d = pool.acquire(3072, 128, 'd');
@@ -98,7 +98,6 @@ describe('BufferPool', () => {
     expect(made.filter((x) => x.destroyed)).toEqual([a, c]);
     expect(pool.stats.buffers).toBe(2);
     pool.release(d);
-    pool.mark();
     const e = pool.acquire(1000, 128, 'e'); // 1 KiB bucket: 5 KiB + 1 KiB > peak 5 KiB, with 3 KiB free to retire
     pool.destroyRetired();
     expect(made.filter((x) => x.destroyed)).toEqual([a, c, d]);
@@ -123,30 +122,31 @@ describe('BufferPool', () => {
     const { device, made } = fakeDevice();
     const pool = new BufferPool(device);
     pool.headroom = 4096;
+    pool.protectRecent = 0;
     pool.release(pool.acquire(4096, 128, 'a'));
-    pool.mark();
     pool.release(pool.acquire(8192, 128, 'b')); // 4 KiB free + 8 KiB: within the 8 KiB peak + 4 KiB headroom
-    pool.mark();
     pool.release(pool.acquire(2048, 128, 'c')); // 14 KiB > 12 KiB: a, the least recently taken, retires
     pool.destroyRetired();
     expect(made.filter((x) => x.destroyed).map((x) => x.size)).toEqual([4096]);
     expect(pool.stats.bytesAllocated).toBe(10240);
   });
 
-  it('never retires a free buffer the current phase took: a phase past the bound grows instead', () => {
+  it('never retires a free buffer taken within protectRecent requests: past the bound, it grows instead', () => {
     const { device, made } = fakeDevice();
     const pool = new BufferPool(device);
+    pool.protectRecent = 2;
+    const old = pool.acquire(1024, 128, 'long ago');
+    pool.release(old);
     const saved = pool.acquire(8192, 128, 'saved activations');
-    pool.mark(); // a backward at the peak: a layer's temporary, released for the next layer
+    // a backward at the peak: a layer's temporary, released for the next layer
     const dx = pool.acquire(2048, 128, 'dx');
     pool.release(dx);
-    // 10 KiB held + 4 KiB > the bound (8 + 4 KiB in use): dx, free but this phase's, stays
+    // 11 KiB held + 4 KiB > the bound (8 + 4 KiB in use): the old buffer retires, dx (taken 1 request ago) stays
     pool.acquire(4096, 128, 'other');
     expect(pool.acquire(2048, 128, 'dx again')).toBe(dx);
     pool.destroyRetired();
-    expect(made.filter((x) => x.destroyed)).toEqual([]);
-    expect(pool.stats.bytesAllocated).toBe(8192 + 2048 + 4096);
-    expect(pool.stats.bytesAllocated).toBeGreaterThan(12288);
+    expect(made.filter((x) => x.destroyed)).toEqual([old]);
+    expect(made.length).toBe(4);
     void saved;
   });
 

@@ -8,11 +8,18 @@
 // next micro-batch or iteration of the same shapes instead of made anew. LIFO permuted them every step.
 // Free buffers stay in the pool as long as it holds no more than its in-use peak (the most its users ever
 // held at once) plus a headroom: a new buffer that would take it past that first retires the least recently
-// taken free buffers of earlier phases (mark()), never one the current phase took, which its next layer or
-// micro-batch asks for again (PyTorch's caching allocator keeps everything; this one keeps what the work has
-// needed at once, and what one phase makes). A training loop's phases and iterations so reuse each other's
-// buffers and bind groups: a new GPU buffer costs a driver allocation and a clear (a 135M scoring with every
-// buffer new took 140 ms, with them reused 115 ms, on an H200: bench/results/s20/1-score).
+// taken free buffers, but none taken in the last RECENT_REQUESTS requests, which a loop over layers or
+// micro-batches asks for again (PyTorch's caching allocator keeps everything; this one keeps what the work
+// has needed at once, and what it took lately). A training loop's phases and iterations so reuse each
+// other's buffers and bind groups: a new GPU buffer costs a driver allocation and a clear (a 135M scoring
+// with every buffer new took 140 ms, with them reused 115 ms, on an H200: bench/results/s20/1-score).
+
+/**
+ * Free buffers taken within this many requests do not retire. Retiring whatever was least recently taken
+ * made a 135M update's backward, at its memory peak, retire the temporaries its previous layer had just
+ * released and create 367 buffers (141 ms of its 475; bench/results/s20/4-marks); a layer takes ~20. With this rule: 19 (s20/6-recent).
+ */
+export const RECENT_REQUESTS = 256;
 
 export interface PoolStats {
   /** Bytes in buffers handed out and not yet released. */
@@ -46,14 +53,14 @@ export class BufferPool {
   /** Each buffer's last request number: the least recently taken free buffers retire first. */
   private readonly lastRequest = new WeakMap<GPUBuffer, number>();
   private requests = 0;
-  /** The request count at the current phase's start (mark()): free buffers taken since may not retire. */
-  private phaseStart = 0;
   readonly stats: PoolStats = { bytesInUse: 0, bytesAllocated: 0, peakBytes: 0, peakInUse: 0, buffers: 0 };
   /**
    * Bytes of free buffers the pool may hold beyond its in-use peak (default 0). Work whose shapes vary from
    * step to step (sampled lengths) otherwise retires buffers that a later step of another length asks for again.
    */
   headroom = 0;
+  /** Free buffers taken within this many requests do not retire (RECENT_REQUESTS; the tests set fewer). */
+  protectRecent = RECENT_REQUESTS;
   /** Free buffers retired to stay within the in-use peak, to destroy once the work encoded so far is submitted. */
   private retired: GPUBuffer[] = [];
 
@@ -113,25 +120,14 @@ export class BufferPool {
   }
 
   /**
-   * Starts a phase (e.g. a training iteration's rollout, scoring or update): the free buffers taken before
-   * now may retire to make room for its new buffers. Those a phase takes stay until a later phase: retiring
-   * them as soon as the pool reached its bound made a 135M update's backward, at its memory peak, create 367
-   * buffers (141 ms of its 475) that its previous layer had just released (bench/results/s20/4-marks).
-   * Without marks nothing retires: the pool keeps every buffer until trim().
-   */
-  mark(): void {
-    this.phaseStart = this.requests;
-  }
-
-  /**
-   * Before a new buffer of `size` bytes: retires free buffers of earlier phases, least recently taken first,
-   * while the pool would hold more than its in-use peak (this request counted in use) plus the headroom.
+   * Before a new buffer of `size` bytes: retires free buffers not taken lately (protectRecent), least recently
+   * taken first, while the pool would hold more than its in-use peak (this request counted in use) plus the headroom.
    */
   private makeRoom(size: number): void {
     const bound = Math.max(this.stats.peakInUse, this.stats.bytesInUse + size) + this.headroom;
     if (this.stats.bytesAllocated + size <= bound) return;
     const free = [...this.free.values()].flatMap((m) => [...m.values()]).flat()
-      .filter((b) => this.lastRequest.get(b)! <= this.phaseStart)
+      .filter((b) => this.lastRequest.get(b)! <= this.requests - this.protectRecent)
       .sort((a, b) => this.lastRequest.get(a)! - this.lastRequest.get(b)!);
     const gone = new Set<GPUBuffer>();
     for (const b of free) {

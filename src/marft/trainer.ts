@@ -137,7 +137,6 @@ export class Trainer {
       const s = state.rng.int(0x7fffffff);
       for (let g = 0; g < G; g++) seeds.push(s);
     }
-    gpu.pool.mark(); // a new phase: the last ones' free buffers may retire to make room for its sizes
     this.d.onProgress?.('rollout', `${seeds.length} episodes`);
     const ro = await rollout({
       decoder, tokenizer: this.d.tokenizer, config: cfg, graph: this.graph, makeEnv: this.makeEnv, seeds, rng: state.rng, adapters: state.policy, slotOf: this.slotOf, interrupt: this.d.interrupt,
@@ -145,7 +144,6 @@ export class Trainer {
     });
     const t1 = performance.now();
     const actions = ro.episodes.flatMap((e) => e.actions);
-    gpu.pool.mark();
     this.d.onProgress?.('score', `${actions.length} actions`);
     const score = await scoreActions(gpu, decoder, state.critic, actions, {
       level: cfg.algo === 'grpo' ? 'token' : cfg.level, adapters: state.policy, slotOf: this.slotOf, headOf: this.headOf, padId: this.padId,
@@ -157,7 +155,6 @@ export class Trainer {
     const targets = computeTargets(ro.episodes, score.scores, cfg);
     const t3 = performance.now();
     const trainAgents = trainingAgents(it, cfg.graph.agents.length, cfg.schedule);
-    gpu.pool.mark();
     this.d.onProgress?.('update', trainAgents.length ? `training ${trainAgents.map((a) => cfg.graph.agents[a].role).join(', ')}` : 'critic warm-up');
     const bad = nonFiniteInputs(score, targets, cfg.graph.agents.map((a) => a.role));
     let upd: UpdateStats;

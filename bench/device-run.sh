@@ -23,7 +23,8 @@ if [[ -z "$*" || "$steps" == *" model "* ]]; then
 fi
 if [[ -z "$*" || "$steps" == *" iteration "* ]]; then
   # bundle bench/iteration.ts too. Speed: 2 agents, f32, against transformers + peft; memory: 4 agents, bf16 base.
-  python3 bench/baselines/iteration.py --out "$OUT/torch-iteration.json" 2>&1 | grep -v -i warn | tail -3
+  # the peer's prompts as long as the bench's (its promptTokens; it prints a note when they differ)
+  python3 bench/baselines/iteration.py --prompts 275,394 --out "$OUT/torch-iteration.json" 2>&1 | grep -v -i warn | tail -3
   bash .devcarry/enter.sh node .devcarry/app/iteration.mjs --models smollm2-135m,builtin --dtype f32 --recompute off --peer "$OUT/torch-iteration.json" \
     --out "$OUT/iteration-f32.json" --profile 2>&1 | grep -v "^Warning\|^    at \|XDG" | tee "$OUT/iteration.txt"
   bash .devcarry/enter.sh node .devcarry/app/iteration.mjs --models smollm2-135m --dtype bf16 --agents 4 --out "$OUT/iteration-bf16-4.json" 2>&1 \

@@ -120,7 +120,8 @@ measure() {
       | grep -v '^Warning\|^    at \|XDG' | tee -a "$OUT/browser.txt"
     echo "== $r (Node/Dawn) at $((SECONDS - t0)) s" | tee -a "$OUT/iteration.txt"
     local what=(--preset "$r")
-    case $r in smollm2-135m|tiny) what=(--models "$r" --dtype bf16) ;; esac
+    # random models as the lab loads them (its tokenizer, hence its sequences): bench:iteration --tokenizer lab
+    case $r in smollm2-135m|tiny) what=(--models "$r" --tokenizer lab --max-tokens 4096) ;; esac
     timeout "$(left)" $NODE_RUN node .devcarry/app/iteration.mjs "${what[@]}" --out "$W/json/iteration-$r.json" "${ep[@]}" "${new[@]}" 2>&1 \
       | grep -v '^Warning\|^    at \|XDG' | tee -a "$OUT/iteration.txt"
     $NODE_RUN node .devcarry/app/device-chrome-summary.mjs "$W/json" "$OUT" $RUNS > "$OUT/summary.txt" 2>&1

@@ -17,7 +17,7 @@
 // adapter) and critic warm-up 0 so the timed iteration has a policy update, as bench:browser sets it.
 // The PyTorch peer's prompts should be as long as these (the row's promptTokens, e.g. 275,394 for the 135M
 // bench: the arithmetic task's text, one token a character): bench/baselines/iteration.py --prompts 275,394.
-// Options: --preset NAME --models smollm2-135m,builtin --episodes 8 --new 128 --agents 2 --dtype bf16|f32 --recompute auto|on|off
+// Options: --preset NAME --models smollm2-135m,builtin --episodes 8 --new 128 --agents 2 --dtype bf16|f32 --recompute auto|on|off --max-tokens N --tokenizer synthetic|lab
 //   --fused auto|on|off (the decoder's fused decode path: DecoderOptions.fused; auto = its default: on for GPUs, off on CPU adapters) --peer FILE --out FILE --profile
 
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -32,6 +32,8 @@ import { uploadWeights } from '../src/model/weights.ts';
 import { createTrainState, releaseTrainState } from '../src/marft/state.ts';
 import { Trainer } from '../src/marft/trainer.ts';
 import { benchModelConfigJson, randomWeights } from './random-model.ts';
+import { benchModelFolder } from './lab-server.ts';
+import { memoryFiles } from '../src/model/folder.ts';
 import { presetBenchConfig, presetEpisodes, randomModelBenchConfig } from './bench-configs.ts';
 import { PhaseCounter, PhaseProfile, countsLine } from './counters.ts';
 import type { Phase } from '../src/marft/trainer.ts';
@@ -74,12 +76,26 @@ const peer = process.argv.includes('--peer') ? JSON.parse(readFileSync(arg('peer
 const rows: Array<Record<string, number | string>> = [];
 
 const recompute = arg('recompute', 'auto');
+/**
+ * --tokenizer lab: a random model as bench:browser's lab loads it (bench/lab-server.ts benchModelFolder: BF16
+ * weights, the built-in tokenizer padded to the vocab), not the synthetic one-token-a-character tokenizer.
+ * The padded tokenizer's inert ids decode to "<|pad_N|>", which the next agent's prompt re-encodes as many
+ * tokens, so its sequences differ from the synthetic ones: a Node figure beside a browser one needs this.
+ */
+const labTokenizer = arg('tokenizer', 'synthetic') === 'lab';
+/** The trainer's maxTokens (default 8192 for random models; the preset runs and the lab take the trainer's default, 4096). */
+const maxTokensArg = process.argv.includes('--max-tokens') ? arg('max-tokens', '') : null;
 for (const name of names) {
   gpu.pool.resetPeak();
   let decoder: Decoder;
   let tokenizer: LoadedTokenizer;
   if (name === 'builtin') {
     const l = await loadDecoder(gpu, await nodeModelFiles(arg('builtin', 'public/models/marft-tiny')), { fused });
+    decoder = l.decoder;
+    tokenizer = l.model.tokenizer!;
+  } else if (labTokenizer) {
+    // as bench:browser's lab gets a random model: BF16 weights with the built-in tokenizer padded to the vocab
+    const l = await loadDecoder(gpu, memoryFiles(name, benchModelFolder(name, arg('builtin', 'public/models/marft-tiny'))), { fused });
     decoder = l.decoder;
     tokenizer = l.model.tokenizer!;
   } else {
@@ -93,7 +109,7 @@ for (const name of names) {
   const counter = new PhaseCounter(gpu);
   const split = new PhaseProfile(gpu);
   const onProgress = (phase: Phase): void => { counter.onProgress(phase); split.onProgress(phase); };
-  const trainer = new Trainer({ gpu, decoder, tokenizer, state, maxTokens: preset ? undefined : 8192, recompute: recompute === 'auto' ? 'auto' : recompute === 'on', onProgress });
+  const trainer = new Trainer({ gpu, decoder, tokenizer, state, maxTokens: maxTokensArg ? Number(maxTokensArg) : preset ? undefined : 8192, recompute: recompute === 'auto' ? 'auto' : recompute === 'on', onProgress });
   await trainer.iteration(); // warm-up: pipelines compile
   counter.begin();
   const cpu0 = process.cpuUsage();

@@ -57,7 +57,6 @@ describe('BufferPool', () => {
     expect(made.every((b) => b.destroyed)).toBe(true);
     expect(pool.stats.bytesAllocated).toBe(0);
     expect(pool.stats.peakBytes).toBe(18 * MiB); // big was taken lately (RECENT_REQUESTS): it did not retire
-
   });
 
   it('hands out the oldest free buffer of a size, so a repeated step gets the same buffers whatever order it released them in', () => {

@@ -17,7 +17,8 @@
 /**
  * Free buffers taken within this many requests do not retire. Retiring whatever was least recently taken
  * made a 135M update's backward, at its memory peak, retire the temporaries its previous layer had just
- * released and create 367 buffers (141 ms of its 475; bench/results/s20/4-marks); a layer takes ~20. With this rule: 19 (s20/6-recent).
+ * released and create 367 buffers (141 ms of its 475; bench/results/s20/4-marks); a layer takes ~20 buffers.
+ * With this rule that backward creates 19 (bench/results/s20/6-recent).
  */
 export const RECENT_REQUESTS = 256;
 

@@ -55,6 +55,9 @@ const actionRowCount = (actions: readonly ActionRecord[]): number => actions.red
  */
 export const CHUNK_COST_TOKENS = 512;
 
+/** The most sequences a chunk holds by default (chunkActions' maxRows). */
+export const CHUNK_MAX_ROWS = 64;
+
 /**
  * Splits actions into chunks whose padded batch stays under `maxTokens` (B * T), `maxRows` sequences and
  * `maxLogitRows` action rows (the logits' memory; default maxTokens, which bounds them already); an action
@@ -62,7 +65,7 @@ export const CHUNK_COST_TOKENS = 512;
  * the one of least padded tokens plus CHUNK_COST_TOKENS a chunk (a dynamic programme over the runs' ends):
  * the first fit would pad a planner's short sequences to the solver's long ones where a batch holds both.
  */
-export function chunkActions(actions: readonly ActionRecord[], maxTokens: number, maxRows = 64, maxLogitRows = maxTokens): ActionRecord[][] {
+export function chunkActions(actions: readonly ActionRecord[], maxTokens: number, maxRows = CHUNK_MAX_ROWS, maxLogitRows = maxTokens): ActionRecord[][] {
   const sorted = [...actions].sort((x, y) => (x.promptIds.length + x.actionIds.length) - (y.promptIds.length + y.actionIds.length));
   const n = sorted.length;
   const len = sorted.map((a) => a.promptIds.length + a.actionIds.length);

@@ -19,7 +19,7 @@ import type { LoraSet } from '../model/lora-set.ts';
 import { type ValueHead, releaseValueHeadState, valueHeadForward, valueHeadWatchSlots } from '../model/value-head.ts';
 import { type FiniteWatch, type NonFinite, createFiniteWatch, releaseFiniteWatch, snapshotFiniteWatch, watchFinite } from '../model/finite-watch.ts';
 import { type Later, ReadQueue } from '../gpu/readback.ts';
-import { type ActionBatch, buildBatch, chunkActions, gatherRows } from './batch.ts';
+import { type ActionBatch, CHUNK_MAX_ROWS, buildBatch, chunkActions, gatherRows } from './batch.ts';
 import { type CriticTrunk, criticPass, criticRowCount } from './critic.ts';
 import type { ActionRecord } from './rollout.ts';
 
@@ -119,7 +119,7 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
   // forward over both halves, twice the rows a matmul (the 135M iteration's products fill the GPU better,
   // and each layer is one set of dispatches); each chunk then holds half the tokens and sequences.
   const halves = o.needRef || !o.critic ? 2 : 1;
-  for (const chunk of chunkActions(actions, Math.max(1, Math.floor(o.maxTokens / halves)), 64 / halves, o.maxLogitRows)) {
+  for (const chunk of chunkActions(actions, Math.max(1, Math.floor(o.maxTokens / halves)), CHUNK_MAX_ROWS / halves, o.maxLogitRows)) {
     interrupt();
     const batch = buildBatch(chunk, o.slotOf, o.padId);
     const M = batch.logitRows.length;

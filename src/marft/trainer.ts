@@ -60,7 +60,8 @@ export function savedBytesPerToken(c: Decoder['config']): number {
  * runs a model of at most KEEP_MAX_PARAMS parameters: there the dispatches' CPU cost bounds an iteration,
  * and episodes of other lengths than the last iteration's still find their buffers, with their bind groups
  * (the built-in model's duo preset keeps ~650 MiB). A larger model's free buffers stay within the in-use peak:
- * 135M, 4 agents, bf16 peaked at 1.35 GiB without headroom, 2.0 with 1 GiB (bench/results/s19/24-memory).
+ * 135M, 4 agents, bf16 peaks at 1.09 GiB so (bench/results/s20/6-recent); keeping 1 GiB more took it from
+ * 1.35 to 2.0 GiB at stop 19 (bench/results/s19/24-memory).
  */
 export const KEEP_BYTES = 1024 * 2 ** 20;
 export const KEEP_MAX_PARAMS = 50e6;

@@ -10,6 +10,7 @@ import { valueHeadForward, releaseValueHeadState } from '../model/value-head.ts'
 import type { LoraSet } from '../model/lora-set.ts';
 import type { ActionRecord } from './rollout.ts';
 import { scoreActions } from './score.ts';
+import { criticTrunk } from './critic.ts';
 import { handAction, twoEpisodes } from './testing-episodes.ts';
 import { tinySetup } from './testing.ts';
 
@@ -34,10 +35,12 @@ async function separate(gpu: Gpu, dec: Decoder, adapters: LoraSet, a: ActionReco
 }
 
 describe('scoreActions', () => {
-  for (const [needRef, maxTokens] of [[true, 512], [true, 16], [false, 512]] as const) {
-    it(`one forward of policy and reference gives each one's log-probs, the trunk's rows and the values (needRef ${needRef}, maxTokens ${maxTokens})`, async () => {
+  // loraCritic: the critic runs its own trunk (critic.ts), so the stacked batch's reference half is there for
+  // the reference log-probs only (needRef), or absent (the policy half alone)
+  for (const [needRef, maxTokens, loraCritic] of [[true, 512, false], [true, 16, false], [false, 512, false], [true, 512, true], [false, 512, true]] as const) {
+    it(`one forward of policy and reference gives each one's log-probs, the trunk's rows and the values (needRef ${needRef}, maxTokens ${maxTokens}${loraCritic ? ', LoRA critic' : ''})`, async () => {
       const gpu = await testGpu();
-      const s = tinySetup(gpu, { level: 'token' });
+      const s = tinySetup(gpu, { level: 'token', ...(loraCritic ? { critic: { mode: 'lora', hidden: [8] } } : {}) });
       const adapters = s.state.policy;
       // adapters that move the policy away from the base (a fresh LoRA's B is 0)
       for (const p of adapters.layers.flatMap((l) => Object.values(l))) {
@@ -46,7 +49,8 @@ describe('scoreActions', () => {
       // an action of no tokens (no logits rows) among them
       const actions = [...twoEpisodes(), handAction(2, 0, [5, 9, 6], [])];
       const slotOf = (agent: number) => agent;
-      const res = await scoreActions(gpu, s.decoder, s.state.critic, actions, { level: 'token', adapters, slotOf, headOf: () => 0, padId: 0, maxTokens, needRef });
+      const critic = loraCritic ? criticTrunk(s.state, actions, 256) : undefined;
+      const res = await scoreActions(gpu, s.decoder, s.state.critic, actions, { level: 'token', adapters, slotOf, headOf: () => 0, padId: 0, maxTokens, needRef, critic });
       const input = await gpu.readF32(res.criticInput);
       gpu.release(res.criticInput);
       const C = s.decoder.config.hiddenSize;
@@ -58,6 +62,7 @@ describe('scoreActions', () => {
         expectClose('entropies', got.entropy, pol.entropy, { atol: 2e-5, rtol: 1e-5 });
         if (needRef) expectClose('reference log-probs', got.refLogp, ref.logp, { atol: 2e-5, rtol: 1e-5 });
         else expect(got.refLogp).toEqual([]);
+        if (loraCritic) continue; // its critic inputs and values come from its own trunk (critic.test.ts)
         // the critic reads the frozen trunk (the reference half), not the policy's hidden states
         const rows = input.subarray(got.criticRow * C, (got.criticRow + a.actionIds.length) * C);
         expectClose('critic input', rows, ref.h, { atol: 1e-5, rtol: 1e-5 });

@@ -97,7 +97,6 @@ export function blockedSharedBytes(HS: number, v: BlockedBackward): { dkdv: numb
   };
 }
 
-
 /** Why a blocked variant cannot run at head size HS on a device with these limits; null when it can. */
 export function blockedUnfit(HS: number, v: BlockedBackward, lim: Limits): string | null {
   const HS4 = HS / 4;

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { expectClose, testGpu } from '../../kernels/testing.ts';
 import { readSlotStats } from '../model/optimizer.ts';
 import type { Gpu } from '../gpu/gpu.ts';
-import { KEEP_BYTES, KEEP_MAX_PARAMS, decoderParams } from './trainer.ts';
+import { KEEP_BYTES, KEEP_MAX_PARAMS, Trainer, decoderParams } from './trainer.ts';
 import { tinySetup } from './testing.ts';
 import { parseModelConfig } from '../model/config.ts';
 
@@ -46,6 +46,21 @@ describe('trainer', () => {
       expect(await sum(gpu, B0)).toBeGreaterThan(0); // the adapters moved
     });
   }
+
+  it('bounds the logits rows of every forward, the update\'s too, by maxLogitRows (recompute off)', async () => {
+    const gpu = await testGpu();
+    const s = tinySetup(gpu, { level: 'token', rollout: { episodes: 2, horizon: 1 } });
+    const trainer = new Trainer({ gpu, decoder: s.decoder, tokenizer: s.tokenizer, state: s.state, maxTokens: 512, recompute: false });
+    // a vocabulary this small never reaches the 256 MiB bound: stand in a small one
+    Object.defineProperty(trainer, 'maxLogitRows', { get: () => 3 });
+    const forwards: Array<{ B: number; rows: number }> = [];
+    const forward = s.decoder.forward.bind(s.decoder);
+    s.decoder.forward = (inp, opts = {}) => { if (opts.logitRows) forwards.push({ B: inp.B, rows: opts.logitRows.length }); return forward(inp, opts); };
+    await trainer.iteration();
+    expect(forwards.length).toBeGreaterThan(0);
+    // an action longer than the bound is a batch of its own
+    for (const f of forwards) expect(f.rows <= 3 || f.B === 1).toBe(true);
+  });
 
   it('reuses the buffers an iteration used in the next (with their bind groups), holding no more than its in-use peak', async () => {
     const gpu = await testGpu();

@@ -161,7 +161,7 @@ export class Trainer {
     let upd: UpdateStats;
     try {
       upd = bad.length ? { ...NO_UPDATE, skipped: bad } : await ppoUpdate(gpu, decoder, state, actions, score, targets, {
-        trainPolicy: trainAgents.length > 0, trainAgents, slotOf: this.slotOf, padId: this.padId, rng: state.rng, maxTokens: this.trainTokens,
+        trainPolicy: trainAgents.length > 0, trainAgents, slotOf: this.slotOf, padId: this.padId, rng: state.rng, maxTokens: this.trainTokens, maxLogitRows: this.maxLogitRows,
         recompute: this.recompute, interrupt: this.d.interrupt,
       });
     } finally {

@@ -16,6 +16,9 @@ export default defineConfig({
     baseURL: `http://127.0.0.1:${PORT}`,
     // Chromium's headless shell (the GPU machine's) under LANG=C.UTF-8 says "en-US@posix", which Intl refuses
     locale: 'en-US',
+    // no click or navigation waits unbounded: one that never completes fails by name, not at the test's timeout
+    actionTimeout: 120_000,
+    navigationTimeout: 120_000,
     launchOptions: { executablePath, args },
   },
   webServer: {

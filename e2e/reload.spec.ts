@@ -39,9 +39,47 @@ async function runFolder(page: Page, runId: string): Promise<{ entries: string[]
   }, runId);
 }
 
+/**
+ * Arms the worker's hold at `phase` (of the progress event naming `iteration`) and sets it going with
+ * `start`; then polls the page until the worker holds there. It fails with what the page shows if the run
+ * errs or loses its worker first, or after `timeout` ms: each poll is a short page call, so nothing here
+ * waits unbounded on a promise that may never settle.
+ */
+async function holdAt(page: Page, phase: string, iteration: number, start: () => Promise<void>, errors: string[], timeout = 180_000): Promise<void> {
+  await page.evaluate(([p, it]) => {
+    const body = document.body.dataset;
+    delete body.held;
+    delete body.holdError;
+    (globalThis as unknown as { marftLab: Lab }).marftLab.holdWorker(p, it)
+      .then(() => { body.held = p; }, (e: unknown) => { body.holdError = String(e); });
+  }, [phase, iteration] as const);
+  await start();
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const s = await page.evaluate(() => ({
+      held: document.body.dataset.held ?? null,
+      holdError: document.body.dataset.holdError ?? null,
+      state: document.querySelector('[data-testid="run-status"]')?.getAttribute('data-state') ?? null,
+      status: document.querySelector('[data-testid="run-status"]')?.textContent ?? '',
+      gone: document.querySelector('[data-testid="engine-gone"]')?.textContent ?? null,
+      alerts: [...document.querySelectorAll('[role="alert"]')].map((e) => e.textContent ?? ''),
+    }));
+    if (s.held === phase) return;
+    const why = s.holdError !== null ? `holdWorker failed: ${s.holdError}`
+      : s.gone !== null ? `the engine worker is gone: ${s.gone}`
+      : s.state === 'error' ? 'the run failed'
+      : Date.now() > deadline ? `no hold within ${timeout / 1000} s`
+      : null;
+    if (why !== null) {
+      throw new Error(`waiting for the worker to hold in the ${phase} phase: ${why}; run status '${s.status}'; alerts: ${JSON.stringify(s.alerts)}; page errors: ${JSON.stringify(errors)}`);
+    }
+    await page.waitForTimeout(250);
+  }
+}
+
 /** The tab reloaded; the run is listed at iteration `kept` and, resumed, paused there with `kept` points. */
 async function reloadAndResume(page: Page, kept: number): Promise<void> {
-  await page.reload();
+  await page.reload({ timeout: 120_000 });
   await expect(page.getByTestId('gpu-status')).toHaveAttribute('data-state', 'ready', { timeout: 60_000 });
   await page.getByTestId('tab-runs').click();
   const row = page.getByTestId('runs-table').locator('tr').first();
@@ -53,7 +91,7 @@ async function reloadAndResume(page: Page, kept: number): Promise<void> {
 }
 
 test('a tab reloaded in each phase of an iteration: the run is kept at its last checkpoint each time, and its history equals an uninterrupted run\'s', async ({ page }) => {
-  test.setTimeout(600_000);
+  test.setTimeout(420_000);
   const errors: string[] = [];
   await openLab(page, errors);
   await page.getByTestId('preset-select').selectOption('duo');
@@ -74,18 +112,18 @@ test('a tab reloaded in each phase of an iteration: the run is kept at its last 
   // (iteration 2's state) is cut mid-write, after its first file went into the checkpoint's temporary folder
   const holds: Array<[string, number, number]> = [['rollout', 0, 0], ['score', 0, 0], ['advantages', 0, 0], ['update', 0, 0], ['checkpoint', 2, 1]];
   for (const [phase, iteration, kept] of holds) {
-    const held = page.evaluate(([p, it]) => (globalThis as unknown as { marftLab: Lab }).marftLab.holdWorker(p, it), [phase, iteration] as const);
-    await train.click();
-    await held;
-    await expect(page.getByTestId('run-status')).toHaveAttribute('data-state', 'running');
-    if (phase === 'checkpoint') {
-      // cut mid-write: the new checkpoint is only a temporary folder, and `latest` still names the last complete one
-      await page.getByTestId('tab-runs').click();
-      const f = await runFolder(page, await runIdOfRow());
-      expect(f.entries.filter((e) => e.startsWith('.tmp-'))).toHaveLength(1);
-      expect(f.latest).toMatch(/^ckpt-0+1$/);
-    }
-    await reloadAndResume(page, kept);
+    await test.step(`the tab reloaded in the ${phase} phase`, async () => {
+      await holdAt(page, phase, iteration, () => train.click(), errors);
+      await expect(page.getByTestId('run-status')).toHaveAttribute('data-state', 'running');
+      if (phase === 'checkpoint') {
+        // cut mid-write: the new checkpoint is only a temporary folder, and `latest` still names the last complete one
+        await page.getByTestId('tab-runs').click();
+        const f = await runFolder(page, await runIdOfRow());
+        expect(f.entries.filter((e) => e.startsWith('.tmp-'))).toHaveLength(1);
+        expect(f.latest).toMatch(/^ckpt-0+1$/);
+      }
+      await reloadAndResume(page, kept);
+    });
   }
   await train.click();
   await waitForStatus(page, 'done', 300_000);

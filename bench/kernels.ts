@@ -30,11 +30,13 @@ const peer: { device: string; rows: Array<{ op: string; shape: string; gflops: n
 const peerOf = (op: string, shape: string) => peer?.rows.find((r) => r.op === op && r.shape === shape);
 
 const rows: Array<Record<string, string | number>> = [];
-const mm = await benchMatmul(gpu, mmShapes as Array<[number, number, number]>);
+// the median of 5 rounds, each a stream of calls (as the PyTorch peer's loop), with GPU time where the device has it
+const mm = await benchMatmul(gpu, mmShapes as Array<[number, number, number]>, { rounds: soft ? 1 : 5, timestamps: true });
 for (const r of mm) {
   const [M, N, K] = r.shape;
   const shape = `${M}x${N}x${K}`;
   const row: Record<string, string | number> = { op: 'matmul', shape, variant: r.variant, ms: r.ms, gflops: r.gflops };
+  if (r.gpuMs !== undefined) row.gpuGflops = (2 * M * N * K) / r.gpuMs / 1e6;
   if (!process.argv.includes('--no-tfjs')) {
     const reps = Math.max(3, Math.min(50, Math.round(2e11 / (2 * M * N * K))));
     const ms = await tfjsMatmulMs(M, N, K, soft ? 2 : reps);
@@ -58,7 +60,7 @@ for (const r of await benchAttention(gpu, attnCases)) {
 }
 
 const fmt = (v: string | number | undefined): string => (v === undefined ? '' : typeof v === 'number' ? (v >= 100 ? v.toFixed(0) : v.toPrecision(3)) : v);
-const cols = ['op', 'shape', 'variant', 'ms', 'gflops', 'tfjsGflops', 'vsTfjs', 'torchGflops', 'vsTorch'];
+const cols = ['op', 'shape', 'variant', 'ms', 'gflops', 'gpuGflops', 'tfjsGflops', 'vsTfjs', 'torchGflops', 'vsTorch'];
 console.log(`\nkernels on ${gpu.adapter.description || gpu.adapter.vendor}${peer ? ` (PyTorch peer: ${peer.device})` : ''}`);
 console.log(`| ${cols.join(' | ')} |\n|${cols.map(() => '---').join('|')}|`);
 for (const r of rows) console.log(`| ${cols.map((c) => fmt(r[c])).join(' | ')} |`);

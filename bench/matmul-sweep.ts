@@ -101,9 +101,10 @@ if (!arg('peer') && !quick) {
 // ---- the variants ------------------------------------------------------------------------------------
 
 const fits = (v: MatmulVariant) => { const t = tiledVariant(v); return !t || tileSharedBytes(t.tile) <= shared; };
+// every tile of TILES but those for few rows or columns (decode, value heads) and the smallest
 const TILED: TileName[] = quick
   ? ['mid']
-  : ['big', 'big8', 'mid', 'big16', 'huge', 'tall', 'wide', 'mid8', 'n96', 'n96s', 'tall4', 'mid32', 'n96q'];
+  : (Object.keys(TILES) as TileName[]).filter((t) => !['small', 'rows', 'cols'].includes(t));
 const SPLIT_TILES: TileName[] = quick ? ['mid'] : ['mid', 'mid8', 'n96s'];
 const chosenVariants = list(arg('variants')) as MatmulVariant[] | undefined;
 const defaultOf = (p: Product): MatmulVariant =>

@@ -10,15 +10,26 @@ torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
 
 
-def timed(fn, reps):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
+def timed(fn, reps, rounds=5):
+    """Milliseconds a call: the median over `rounds` of a loop of `reps` calls (launched asynchronously, as
+    bench:kernels streams its dispatches), after a warm-up of a tenth of a second."""
     t0 = time.perf_counter()
-    for _ in range(reps):
+    while time.perf_counter() - t0 < 0.1:
         fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - t0) * 1000 / reps
+        torch.cuda.synchronize()
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) * 1000 / reps)
+    return sorted(times)[len(times) // 2]
+
+
+def reps_for(flops):
+    """About 0.1 s of work a round at 50 TFLOP/s, 20 to 500 calls."""
+    return max(20, min(500, round(5e12 / flops)))
 
 
 def main():
@@ -33,7 +44,7 @@ def main():
         M, N, K = map(int, s.split('x'))
         a = torch.randn(M, K, device=dev)
         b = torch.randn(K, N, device=dev)
-        ms = timed(lambda: a @ b, 20)
+        ms = timed(lambda: a @ b, reps_for(2 * M * N * K))
         rows.append({'op': 'matmul', 'shape': s, 'ms': ms, 'gflops': 2 * M * N * K / ms / 1e6})
     for s in filter(None, args.attn.split(',')):
         B, T, NH, NKV, HS = map(int, s.split('x'))

@@ -1,6 +1,6 @@
 // A small benchmark of the matmul kernel (llm.c's dev/cuda habit): time per call and GFLOP/s for a list of
-// shapes (and of variants per shape, on the same inputs), measured with gpu.sync() around a batch of
-// repetitions after a warm-up; with `rounds` > 1 the median of that many batches, and with `timestamps`
+// shapes (and of variants per shape, on the same inputs), measured with gpu.sync() around a stream of
+// repetitions (submitted STREAM_SUBMIT at a time) after a warm-up; with `rounds` > 1 the median of that many batches, and with `timestamps`
 // also the GPU time per call from timestamp queries (Gpu.startProfile: each dispatch in a pass of its own,
 // summed over the call's dispatches, e.g. a split-K product and its reduction).
 
@@ -34,12 +34,19 @@ export interface MatmulBenchRow {
   shape: [M: number, N: number, K: number];
   /** The program key that ran, e.g. 'matmul:nn:f32:128x128x16_8x8'. */
   variant: string;
-  /** Wall time per call: the median over rounds of (submit + wait around `reps` calls) / reps. */
+  /** Wall time per call: the median over rounds of (record, submit and wait around `reps` calls) / reps. */
   ms: number;
   gflops: number;
   /** GPU time per call from timestamp queries (median over rounds), when asked for and available. */
   gpuMs?: number;
 }
+
+/**
+ * Calls per submit in a timed round: the GPU runs the first calls while the CPU records the next, as
+ * PyTorch's asynchronous launches do in its peer's loop. In one submit (the Gpu's default, SUBMIT_EVERY)
+ * the wall time of a short kernel would be the recording time plus the GPU time.
+ */
+const STREAM_SUBMIT = 8;
 
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -79,7 +86,10 @@ export async function benchMatmul(gpu: Gpu, shapes: Array<[number, number, numbe
       const gpuTimes: number[] = [];
       for (let r = 0; r < (opts.rounds ?? 1); r++) {
         t0 = performance.now();
-        for (let i = 0; i < reps; i++) call();
+        for (let i = 0; i < reps; i++) {
+          call();
+          if (i % STREAM_SUBMIT === STREAM_SUBMIT - 1) gpu.submit();
+        }
         await gpu.sync();
         wall.push((performance.now() - t0) / reps);
         if (opts.timestamps && gpu.hasTimestamps) {

@@ -28,6 +28,9 @@ export const TILES = {
   tall4: { bm: 128, bn: 64, bk: 16, tm: 8, tn: 4 }, // 256 threads of 8 x 4: 288 tiles at M = 4096, N = 576
   mid32: { bm: 64, bn: 64, bk: 32, tm: 4, tn: 4 }, // mid with half the barriers per multiply-add
   n96q: { bm: 64, bn: 96, bk: 16, tm: 4, tn: 12 }, // 128 threads of 4 x 12: 384 tiles at M = 4096, N = 576
+  // mid's 576 tiles at M = 4096, N = 576 with 128 threads of twice mid's work: 3 shared reads per 32 FMAs, not 2 per 16
+  mid84: { bm: 64, bn: 64, bk: 16, tm: 8, tn: 4 },
+  mid48: { bm: 64, bn: 64, bk: 16, tm: 4, tn: 8 },
 } as const satisfies Record<string, TileConfig>;
 
 export type TileName = keyof typeof TILES;

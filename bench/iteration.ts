@@ -79,8 +79,8 @@ const recompute = arg('recompute', 'auto');
 /**
  * --tokenizer lab: a random model as bench:browser's lab loads it (bench/lab-server.ts benchModelFolder: BF16
  * weights, the built-in tokenizer padded to the vocab), not the synthetic one-token-a-character tokenizer.
- * The padded tokenizer's inert ids decode to "<|pad_N|>", which the next agent's prompt re-encodes as many
- * tokens, so its sequences differ from the synthetic ones: a Node figure beside a browser one needs this.
+ * Its inert ids decode to one character each, as the synthetic ones do, but its prompts are the built-in
+ * tokenizer's (fewer tokens: its merges), so a Node figure beside a browser one needs this.
  */
 const labTokenizer = arg('tokenizer', 'synthetic') === 'lab';
 /** The trainer's maxTokens (default 8192 for random models; the preset runs and the lab take the trainer's default, 4096). */

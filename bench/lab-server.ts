@@ -6,7 +6,7 @@
 // loopback origin (src/worker/hub.ts hubOrigin), and one origin keeps the page's connect-src 'self' enough.
 // benchModelFolder makes such a model: a random model of a bench/random-model.ts shape (BF16 weights, as
 // the built-in model is stored), with the built-in model's tokenizer, its vocabulary padded with inert
-// tokens up to the shape's vocab_size so that every sampled id decodes.
+// tokens up to the shape's vocab_size so that every sampled id decodes (to one character: paddedTokenizer).
 
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -96,10 +96,24 @@ export function benchModelFolder(shape: string, tokenizerDir: string): Record<st
   return files;
 }
 
-/** The tokenizer with inert tokens "<|pad_N|>" for the ids from its vocabulary's end up to `vocab`. */
+/**
+ * The tokenizer with an inert token for each id from its vocabulary's end up to `vocab`: one character each
+ * (code points from U+0100 up, skipping whitespace, surrogates, noncharacters and the vocabulary's own), which
+ * no merge touches. So a sampled id decodes to one character and the next agent's prompt re-encodes it as
+ * that one id, as bench:iteration's synthetic tokenizer does. (Inert tokens spelt "<|pad_N|>" re-encoded as
+ * some ten tokens each: a solver's prompt of 1 713 tokens against 394.)
+ */
 export function paddedTokenizer(tok: { model: { vocab: Record<string, number> }; added_tokens?: Array<{ id: number }> }, vocab: number): unknown {
   const used = new Set([...Object.values(tok.model.vocab), ...(tok.added_tokens ?? []).map((t) => t.id)]);
+  const spelt = new Set(Object.keys(tok.model.vocab));
+  const unusable = (cp: number, ch: string) => (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0xfdd0 && cp <= 0xfdef) || cp >= 0xfffe || /\s/u.test(ch) || spelt.has(ch);
   const extra: Record<string, number> = {};
-  for (let id = 0; id < vocab; id++) if (!used.has(id)) extra[`<|pad_${id}|>`] = id;
+  let cp = 0x100;
+  for (let id = 0; id < vocab; id++) {
+    if (used.has(id)) continue;
+    while (cp <= 0xffff && unusable(cp, String.fromCharCode(cp))) cp++;
+    if (cp > 0xffff) throw new Error(`paddedTokenizer: too few single characters for a vocabulary of ${vocab}`);
+    extra[String.fromCharCode(cp++)] = id;
+  }
   return { ...tok, model: { ...tok.model, vocab: { ...tok.model.vocab, ...extra } } };
 }

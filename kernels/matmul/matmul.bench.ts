@@ -1,8 +1,9 @@
 // A small benchmark of the matmul kernel (llm.c's dev/cuda habit): time per call and GFLOP/s for a list of
 // shapes (and of variants per shape, on the same inputs), measured with gpu.sync() around a stream of
-// repetitions (submitted STREAM_SUBMIT at a time) after a warm-up; with `rounds` > 1 the median of that many batches, and with `timestamps`
-// also the GPU time per call from timestamp queries (Gpu.startProfile: each dispatch in a pass of its own,
-// summed over the call's dispatches, e.g. a split-K product and its reduction).
+// repetitions (submitted STREAM_SUBMIT at a time) after a warm-up; with `rounds` > 1 the median of that
+// many rounds, and with `timestamps` also the GPU time per call from timestamp queries (Gpu.startProfile:
+// each dispatch in a pass of its own, summed over the call's dispatches, e.g. a split-K product and its
+// reduction).
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import type { Tensor } from '../../src/gpu/tensor.ts';

@@ -43,8 +43,8 @@ async function probe(): Promise<void> {
 
 // Hooks for tests and demos: loseDevice destroys the worker's GPU device as a driver reset would;
 // crashWorker closes the engine's worker as the browser would kill it (at a phase or an export, when named);
-// holdWorker resolves once the worker waits at that point (src/worker/test-hooks.ts) and rejects if the worker is
-// found gone first, releaseWorker ends a wait;
+// holdWorker resolves once the worker waits at that point (src/worker/test-hooks.ts) and rejects if arming the
+// hold fails (the worker already gone), releaseWorker ends a wait;
 // runHistory gives a stored run's metric history; agentLogits gives the lab's logits for an agent of a checkpoint, and runOnnx runs an ONNX export zip in
 // onnxruntime-web on this page (loaded on first use), so an export can be checked against the lab.
 (globalThis as { marftLab?: unknown }).marftLab = {

@@ -89,13 +89,12 @@ for (const name of names) {
   gpu.pool.resetPeak();
   let decoder: Decoder;
   let tokenizer: LoadedTokenizer;
-  if (name === 'builtin') {
-    const l = await loadDecoder(gpu, await nodeModelFiles(arg('builtin', 'public/models/marft-tiny')), { fused });
-    decoder = l.decoder;
-    tokenizer = l.model.tokenizer!;
-  } else if (labTokenizer) {
-    // as bench:browser's lab gets a random model: BF16 weights with the built-in tokenizer padded to the vocab
-    const l = await loadDecoder(gpu, memoryFiles(name, benchModelFolder(name, arg('builtin', 'public/models/marft-tiny'))), { fused });
+  if (name === 'builtin' || labTokenizer) {
+    // a model folder: the built-in model's, or a random model's as bench:browser's lab gets it (BF16 weights
+    // with the built-in tokenizer padded to the vocab)
+    const builtin = arg('builtin', 'public/models/marft-tiny');
+    const files = name === 'builtin' ? await nodeModelFiles(builtin) : memoryFiles(name, benchModelFolder(name, builtin));
+    const l = await loadDecoder(gpu, files, { fused });
     decoder = l.decoder;
     tokenizer = l.model.tokenizer!;
   } else {

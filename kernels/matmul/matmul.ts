@@ -5,7 +5,8 @@
 // blocks for skinny shapes (decode M=8, value heads N=1); on CPU adapters (Gpu.cpu) the barrier-free register
 // blocks of block.wgsl, sized by M (blockShape). A variant '<tile>:k<S>' splits K into S slices (splitk.wgsl
 // sums them in a fixed order), for products with few output tiles and a long K (weight gradients, K = tokens);
-// '<tile>:v4' reads an f32 operand contiguous along its load axis as vec4; '<tile>:w' lays the threads out
+// '<tile>:v4' reads an f32 operand contiguous along M or N as vec4, '<tile>:vk' one contiguous along K (A
+// not transA, B transB: stored transposed into the shared tile); '<tile>:w' lays the threads out
 // 8 x 4 a warp (see warpLayout). Compile-time choices (transposes, B dtype, accumulate, bias, tile, split,
 // vec4, warp layout) form the program key; shapes, strides, alpha and the split's slice length and count
 // are uniforms.
@@ -80,12 +81,12 @@ const matmulKey = (
 ): string =>
   `matmul:${transA ? 't' : 'n'}${transB ? 't' : 'n'}:${bDtype}${pairB ? 'x2' : ''}:${tileName(t)}${vecA ? ':va' : ''}${vecB ? ':vb' : ''}${warp ? ':w' : ''}${split ? ':k' : ''}${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
 
-/** Whether A can be read a vec4 at a time: its loads run along M (transA), 4-aligned, in a whole number of vec4s. */
+/** Whether A can be read a vec4 at a time along its contiguous dim (M with transA, else K): 4-aligned, whole vec4s. */
 const vec4A = (d: MatmulDims, a: Tensor): boolean =>
-  d.transA && d.M % 4 === 0 && d.offsetA % 4 === 0 && d.strideA % 4 === 0 && a.buffer.size % 16 === 0;
-/** Whether B can be read a vec4 at a time: f32, its loads run along N (not transB), 4-aligned. */
+  (d.transA ? d.M : d.K) % 4 === 0 && d.offsetA % 4 === 0 && d.strideA % 4 === 0 && a.buffer.size % 16 === 0;
+/** Whether B can be read a vec4 at a time along its contiguous dim (K with transB, else N): f32, 4-aligned. */
 const vec4B = (d: MatmulDims, b: Tensor): boolean =>
-  b.dtype === 'f32' && !d.transB && d.N % 4 === 0 && d.offsetB % 4 === 0 && d.strideB % 4 === 0 && b.buffer.size % 16 === 0;
+  b.dtype === 'f32' && (d.transB ? d.K : d.N) % 4 === 0 && d.offsetB % 4 === 0 && d.strideB % 4 === 0 && b.buffer.size % 16 === 0;
 
 const matmulProgram = programFactory(
   (_gpu: Gpu, ...choices: Parameters<typeof matmulKey>) => matmulKey(...choices),
@@ -112,7 +113,7 @@ export function matmulSource(
   vecA = false, vecB = false, warp = false,
 ): string {
   if (split && (accumulate || bias)) throw new Error('matmul: a split-K partial pass has no epilogue (the reduction applies it)');
-  if ((vecA && !transA) || (vecB && (transB || bDtype !== 'f32' || pairB))) throw new Error('matmul: vec4 loads need an f32 operand loaded along its contiguous dim');
+  if (vecB && (bDtype !== 'f32' || pairB)) throw new Error('matmul: vec4 loads of B need an f32 B read element by element');
   if (warp && !warpLayout(t)) throw new Error(`matmul: ':w' does not apply to tile ${tileName(t)}`);
   const { bm, bn, bk, tm, tn } = t;
   const NTX = bn / tn;
@@ -135,7 +136,9 @@ export function matmulSource(
     const g = `li + ${l * WG}u`;
     coords.push(transA
       ? `aM${l} = ((${g}) % ${bm / 4}u) * 4u; aK${l} = (${g}) / ${bm / 4}u;`
-      : `aK${l} = (${g}) % ${bk}u; aM${l} = ((${g}) / ${bk}u) * 4u;`);
+      : vecA
+        ? `aK${l} = ((${g}) % ${bk / 4}u) * 4u; aM${l} = (${g}) / ${bk / 4}u;`
+        : `aK${l} = (${g}) % ${bk}u; aM${l} = ((${g}) / ${bk}u) * 4u;`);
   }
   // Paired transB loads: a thread reads 4 columns n of 2 neighbouring k (4 words) into two vec4 rows.
   const pairK = pairB && transB;
@@ -146,15 +149,20 @@ export function matmulSource(
     const g = `li + ${l * WG}u`;
     coords.push(pairK
       ? `bK${l} = ((${g}) % ${bk / 2}u) * 2u; bN${l} = ((${g}) / ${bk / 2}u) * 4u;`
-      : transB
-        ? `bK${l} = (${g}) % ${bk}u; bN${l} = ((${g}) / ${bk}u) * 4u;`
-        : `bN${l} = ((${g}) % ${bn / 4}u) * 4u; bK${l} = (${g}) / ${bn / 4}u;`);
+      : transB && vecB
+        ? `bK${l} = ((${g}) % ${bk / 4}u) * 4u; bN${l} = (${g}) / ${bk / 4}u;`
+        : transB
+          ? `bK${l} = (${g}) % ${bk}u; bN${l} = ((${g}) / ${bk}u) * 4u;`
+          : `bN${l} = ((${g}) % ${bn / 4}u) * 4u; bK${l} = (${g}) / ${bn / 4}u;`);
   }
   const four = (f: (j: number) => string) => `vec4f(${range(4).map(f).join(', ')})`;
   const loadAFull = range(GA).map((l) => (vecA
     ? `ra${l} = a[(${idxA(`m0 + aM${l}`, `k0 + aK${l}`)}) >> 2u];`
     : `ra${l} = ${four((j) => `ldA(${idxA(`m0 + aM${l} + ${j}u`, `k0 + aK${l}`)})`)};`));
-  const loadAEdge = range(GA).map((l) => `ra${l} = ${four((j) => `getA(m0 + aM${l} + ${j}u, k0 + aK${l})`)};`);
+  // ':vk' (vec4 along K: A not transA, B transB): a register holds 4 k of one row, stored transposed below
+  const alongKA = vecA && !transA;
+  const alongKB = vecB && transB;
+  const loadAEdge = range(GA).map((l) => `ra${l} = ${four((j) => (alongKA ? `getA(m0 + aM${l}, k0 + aK${l} + ${j}u)` : `getA(m0 + aM${l} + ${j}u, k0 + aK${l})`))};`);
   const loadB = (full: boolean) => range(GBL).flatMap((l) => {
     const get = (k: string, n: string) => (full ? `ldB2(${idxB(k, n)})` : `getB2(${k}, ${n})`);
     if (pairK) {
@@ -168,14 +176,17 @@ export function matmulSource(
       return [`rb${l} = vec4f(${get(`k0 + bK${l}`, `n0 + bN${l}`)}, ${get(`k0 + bK${l}`, `n0 + bN${l} + 2u`)});`];
     }
     if (vecB && full) return [`rb${l} = b[(${idxB(`k0 + bK${l}`, `n0 + bN${l}`)}) >> 2u];`];
+    if (alongKB && !full) return [`rb${l} = ${four((j) => `getB(k0 + bK${l} + ${j}u, n0 + bN${l})`)};`];
     return [`rb${l} = ${four((j) => (full ? `ldB(${idxB(`k0 + bK${l}`, `n0 + bN${l} + ${j}u`)})` : `getB(k0 + bK${l}, n0 + bN${l} + ${j}u)`))};`];
   });
   const loadBFull = loadB(true);
   const loadBEdge = loadB(false);
+  // a register along K goes to 4 rows of the shared tile, one element each
+  const transposed = (t: string, k: string, x: string, r: string) => range(4).map((q) => `${t}[p * BK + ${k} + ${q}u][${x} / 4u][${x} & 3u] = ${r}.${'xyzw'[q]};`);
   const storeTiles = [
-    ...range(GA).map((l) => `As[p * BK + aK${l}][aM${l} / 4u] = ra${l};`),
+    ...range(GA).flatMap((l) => (alongKA ? transposed('As', `aK${l}`, `aM${l}`, `ra${l}`) : [`As[p * BK + aK${l}][aM${l} / 4u] = ra${l};`])),
     ...range(GBL).flatMap((l) => [
-      `Bs[p * BK + bK${l}][bN${l} / 4u] = rb${l};`,
+      ...(alongKB ? transposed('Bs', `bK${l}`, `bN${l}`, `rb${l}`) : [`Bs[p * BK + bK${l}][bN${l} / 4u] = rb${l};`]),
       ...(pairK ? [`Bs[p * BK + bK${l} + 1u][bN${l} / 4u] = rb${l}_1;`] : []),
     ]),
   ];
@@ -319,10 +330,14 @@ function launch(
   }
   if (v === 'direct') return launchDirect(gpu, out, a, b, bias, d);
   if (v === 'gemv' && d.M <= GEMV.maxM) return launchGemv(gpu, out, a, b, bias, d);
-  const { tile, splits, vec4, warp } = v === 'gemv' ? { tile: TILES.rows, splits: 1, vec4: false, warp: false } : tiledVariant(v)!;
+  const { tile, splits, vec4, vecK, warp } = v === 'gemv' ? { tile: TILES.rows, splits: 1, vec4: false, vecK: false, warp: false } : tiledVariant(v)!;
   const pair = pairB && canPairB(tile, d, b.dtype);
-  // vec4 loads of A and B, and the warp layout, where they apply
-  const layout: Layout = [vec4 && vec4A(d, a), vec4 && !pair && vec4B(d, b), warp && warpLayout(tile)];
+  // vec4 loads of A and B (along M or N with ':v4', along K with ':vk'), and the warp layout, where they apply
+  const layout: Layout = [
+    (vec4 && d.transA && vec4A(d, a)) || (vecK && !d.transA && vec4A(d, a)),
+    !pair && ((vec4 && !d.transB && vec4B(d, b)) || (vecK && d.transB && vec4B(d, b))),
+    warp && warpLayout(tile),
+  ];
   const split = splitK(gpu, tile, d, splits);
   if (split) return launchSplit(gpu, out, a, b, bias, d, tile, pair, layout, split);
   const program = matmulProgram(gpu, tile, d.transA, d.transB, b.dtype as WeightDType, d.accumulate, Boolean(bias), pair, false, ...layout);

@@ -20,7 +20,7 @@ export interface MatmulBenchOpts {
   variant?: MatmulVariant | TileConfig;
   /** Several variants timed on the same inputs (a row each, in this order); overrides `variant`. */
   variants?: Array<MatmulVariant | TileConfig | undefined>;
-  /** Repetitions per round; default: enough for about `roundMs` of GPU time (3 to 200). */
+  /** Repetitions per round; default: enough for about `roundMs` of wall time (3 to MAX_REPS, see calibrate). */
   reps?: number;
   warmup?: number;
   /** Timed rounds of `reps` calls; a row reports the median (default 1). */
@@ -48,6 +48,27 @@ export interface MatmulBenchRow {
  * the wall time of a short kernel would be the recording time plus the GPU time.
  */
 const STREAM_SUBMIT = 8;
+
+/** The most calls in a timed round (the PyTorch peer's cap). */
+const MAX_REPS = 500;
+
+/**
+ * Calls per round for about `roundMs` of wall time: batches of 1, 2, 4, ... calls until one takes a quarter
+ * of that, then scaled. One call's time would be its latency (submit and wait, which can take milliseconds
+ * more than the kernel): a short kernel would then get a few calls a round, each round paying that latency.
+ */
+async function calibrate(gpu: Gpu, call: () => void, roundMs: number): Promise<number> {
+  for (let n = 1; ; n *= 2) {
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) {
+      call();
+      if (i % STREAM_SUBMIT === STREAM_SUBMIT - 1) gpu.submit();
+    }
+    await gpu.sync();
+    const ms = performance.now() - t0;
+    if (ms >= roundMs / 4 || n >= MAX_REPS) return Math.min(MAX_REPS, Math.max(3, Math.ceil((n * roundMs) / Math.max(ms, 1e-3))));
+  }
+}
 
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -78,15 +99,12 @@ export async function benchMatmul(gpu: Gpu, shapes: Array<[number, number, numbe
       const call = () => matmul(gpu, c, a, b, { transA: opts.transA, transB: opts.transB, variant });
       for (let i = 0; i < (opts.warmup ?? 2); i++) call();
       await gpu.sync();
-      let t0 = performance.now();
       const key = call();
-      await gpu.sync();
-      const once = performance.now() - t0;
-      const reps = opts.reps ?? Math.min(200, Math.max(3, Math.ceil((opts.roundMs ?? 300) / Math.max(once, 1e-3))));
+      const reps = opts.reps ?? await calibrate(gpu, call, opts.roundMs ?? 300);
       const wall: number[] = [];
       const gpuTimes: number[] = [];
       for (let r = 0; r < (opts.rounds ?? 1); r++) {
-        t0 = performance.now();
+        const t0 = performance.now();
         for (let i = 0; i < reps; i++) {
           call();
           if (i % STREAM_SUBMIT === STREAM_SUBMIT - 1) gpu.submit();

@@ -219,21 +219,23 @@ describe('matmul tiles for the SmolLM2 shapes, and split-K', () => {
     expect(key(true, false, [66, 100, 70], 'mid:v4:k2')).toBe('matmul:tn:f32:64x64x16_4x4:vb:k');
   });
 
-  // ':vk': A read as vec4 along K when not transA, B along K when transB, each stored transposed into the
+  // ':vk': A read as vec4 along K when not transA, B along K when transB, in 4 x 4 blocks transposed into the
   // shared tile. Every output is summed by the same thread in the same order, so it equals the scalar loads'
   // result bit for bit; K not a multiple of 4 (or of BK) falls back to scalar loads (or edge steps).
-  it('vec4 loads along K: every transpose, partial tiles, a split, bias and accumulate, against scalar loads', async () => {
+  it('vec4 loads along K: the transposes it applies to, partial tiles, a split, bias and accumulate, against scalar loads', async () => {
     const gpu = await testGpu();
-    const cases: Array<[Shape, MatmulVariant, MatmulVariant, Partial<Case>]> = [
-      [[68, 100, 72], 'mid:vk', 'mid', {}], // K = 72: a partial last step
-      [[70, 67, 36], 'mid84:vk:w', 'mid84:w', {}], // M, N partial, 128 threads
-      [[132, 136, 40], 'big8:v4:vk:w', 'big8:w', {}], // with ':v4' on the other axis
-      [[132, 92, 300], 'n96:vk:k3', 'n96:k3', { batch: 2, bias: true }], // slices of 112 (7 steps)
-      [[20, 36, 12], 'small:vk', 'small', { batch: 3, broadcastA: true, accumulate: true, alpha: -0.5 }],
-      [[65, 70, 33], 'mid:vk', 'mid', {}], // K odd: scalar loads
+    const [nn, nt, tt] = [[false, false], [false, true], [true, true]] as const;
+    const cases: Array<[Shape, MatmulVariant, MatmulVariant, ReadonlyArray<readonly [boolean, boolean]>, Partial<Case>]> = [
+      [[68, 100, 72], 'mid:vk', 'mid', [nn, nt, tt], {}], // K = 72: a partial last step; 64 blocks for 256 threads
+      [[70, 67, 36], 'mid84:vk:w', 'mid84:w', [nt], {}], // M, N partial, 128 threads
+      [[70, 130, 40], 'wide:vk', 'wide', [nt], {}], // B: 128 blocks for 128 threads (no thread skips)
+      [[132, 136, 40], 'big8:v4:vk:w', 'big8:w', [nn], {}], // with ':v4' on the other axis
+      [[132, 92, 300], 'n96:vk:k3', 'n96:k3', [nt], { batch: 2, bias: true }], // slices of 112 (7 steps)
+      [[20, 36, 12], 'small:vk', 'small', [nn], { batch: 3, broadcastA: true, accumulate: true, alpha: -0.5 }],
+      [[65, 70, 33], 'mid:vk', 'mid', [nt], {}], // K odd: scalar loads
     ];
-    for (const [shape, v, base, extra] of cases) {
-      for (const [i, [ta, tb]] of TRANS.entries()) {
+    for (const [shape, v, base, trans, extra] of cases) {
+      for (const [i, [ta, tb]] of trans.entries()) {
         const c: Case = { shape, ta, tb, dtype: 'f32', seed: 880 + i, ...extra };
         const got = await check(gpu, { ...c, variant: v });
         expect(Array.from(got), `${v} vs ${base} ${tname(ta, tb)}`).toEqual(Array.from(await check(gpu, { ...c, variant: base })));

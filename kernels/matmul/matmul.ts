@@ -131,38 +131,59 @@ export function matmulSource(
 
   const regs: string[] = [];
   const coords: string[] = [];
-  for (const l of range(GA)) {
+  const four = (f: (j: number) => string) => `vec4f(${range(4).map(f).join(', ')})`;
+  // ':vk' (A not transA, B transB, read as vec4 along K): a unit is a 4 x 4 block, 4 rows of the operand
+  // read a vec4 each, transposed in registers into 4 vec4 rows of the shared tile. (BM/4)*(BK/4) units may
+  // be fewer than the threads: the threads past them skip the operand (whole warps where the count is a
+  // multiple of 32).
+  const alongKA = vecA && !transA;
+  const alongKB = vecB && transB;
+  const blocks = (r: string, x: 'M' | 'N', units: number, idx: (x: string, k: string) => string, get: string, shared: string) => {
+    const lo = r === 'ra' ? 'a' : 'b';
+    const X = `${lo}${x}`;
+    const K = `${lo}K`;
+    const X0 = lo === 'a' ? 'm0' : 'n0';
+    const L = Math.ceil(units / WG);
+    const guard = (l: number, lines: string[]) => (units % WG ? [`if (${lo}G${l} < ${units}u) {`, ...lines.map((x) => `  ${x}`), '}'] : lines);
+    const each = (f: (l: number) => string[]) => range(L).flatMap((l) => guard(l, f(l)));
+    for (const l of range(L)) {
+      regs.push(...range(4).map((q) => `var<private> ${r}${l}_${q}: vec4f;`), `var<private> ${X}${l}: u32;`, `var<private> ${K}${l}: u32;`);
+      if (units % WG) regs.push(`var<private> ${lo}G${l}: u32;`);
+      const g = `li + ${l * WG}u`;
+      coords.push(`${K}${l} = ((${g}) % ${bk / 4}u) * 4u; ${X}${l} = ((${g}) / ${bk / 4}u) * 4u;${units % WG ? ` ${lo}G${l} = ${g};` : ''}`);
+    }
+    return {
+      full: each((l) => range(4).map((q) => `${r}${l}_${q} = ${lo}[(${idx(`${X0} + ${X}${l} + ${q}u`, `k0 + ${K}${l}`)}) >> 2u];`)),
+      edge: each((l) => range(4).map((q) => `${r}${l}_${q} = ${four((j) => `${get}(${lo === 'a' ? `${X0} + ${X}${l} + ${q}u, k0 + ${K}${l} + ${j}u` : `k0 + ${K}${l} + ${j}u, ${X0} + ${X}${l} + ${q}u`})`)};`)),
+      store: each((l) => range(4).map((q) => `${shared}[p * BK + ${K}${l} + ${q}u][${X}${l} / 4u] = ${four((i) => `${r}${l}_${i}.${'xyzw'[q]}`)};`)),
+    };
+  };
+  const bA = alongKA ? blocks('ra', 'M', (bm / 4) * (bk / 4), (m, k) => idxA(m, k), 'getA', 'As') : null;
+  const bB = alongKB ? blocks('rb', 'N', (bn / 4) * (bk / 4), (n, k) => idxB(k, n), 'getB', 'Bs') : null;
+  for (const l of range(bA ? 0 : GA)) {
     regs.push(`var<private> ra${l}: vec4f;`, `var<private> aM${l}: u32;`, `var<private> aK${l}: u32;`);
     const g = `li + ${l * WG}u`;
     coords.push(transA
       ? `aM${l} = ((${g}) % ${bm / 4}u) * 4u; aK${l} = (${g}) / ${bm / 4}u;`
-      : vecA
-        ? `aK${l} = ((${g}) % ${bk / 4}u) * 4u; aM${l} = (${g}) / ${bk / 4}u;`
-        : `aK${l} = (${g}) % ${bk}u; aM${l} = ((${g}) / ${bk}u) * 4u;`);
+      : `aK${l} = (${g}) % ${bk}u; aM${l} = ((${g}) / ${bk}u) * 4u;`);
   }
   // Paired transB loads: a thread reads 4 columns n of 2 neighbouring k (4 words) into two vec4 rows.
   const pairK = pairB && transB;
-  const GBL = pairK ? GB / 2 : GB;
+  const GBL = bB ? 0 : pairK ? GB / 2 : GB;
   for (const l of range(GBL)) {
     regs.push(`var<private> rb${l}: vec4f;`, `var<private> bN${l}: u32;`, `var<private> bK${l}: u32;`);
     if (pairK) regs.push(`var<private> rb${l}_1: vec4f;`);
     const g = `li + ${l * WG}u`;
     coords.push(pairK
       ? `bK${l} = ((${g}) % ${bk / 2}u) * 2u; bN${l} = ((${g}) / ${bk / 2}u) * 4u;`
-      : transB && vecB
-        ? `bK${l} = ((${g}) % ${bk / 4}u) * 4u; bN${l} = (${g}) / ${bk / 4}u;`
-        : transB
-          ? `bK${l} = (${g}) % ${bk}u; bN${l} = ((${g}) / ${bk}u) * 4u;`
-          : `bN${l} = ((${g}) % ${bn / 4}u) * 4u; bK${l} = (${g}) / ${bn / 4}u;`);
+      : transB
+        ? `bK${l} = (${g}) % ${bk}u; bN${l} = ((${g}) / ${bk}u) * 4u;`
+        : `bN${l} = ((${g}) % ${bn / 4}u) * 4u; bK${l} = (${g}) / ${bn / 4}u;`);
   }
-  const four = (f: (j: number) => string) => `vec4f(${range(4).map(f).join(', ')})`;
-  const loadAFull = range(GA).map((l) => (vecA
+  const loadAFull = bA ? bA.full : range(GA).map((l) => (vecA
     ? `ra${l} = a[(${idxA(`m0 + aM${l}`, `k0 + aK${l}`)}) >> 2u];`
     : `ra${l} = ${four((j) => `ldA(${idxA(`m0 + aM${l} + ${j}u`, `k0 + aK${l}`)})`)};`));
-  // ':vk' (vec4 along K: A not transA, B transB): a register holds 4 k of one row, stored transposed below
-  const alongKA = vecA && !transA;
-  const alongKB = vecB && transB;
-  const loadAEdge = range(GA).map((l) => `ra${l} = ${four((j) => (alongKA ? `getA(m0 + aM${l}, k0 + aK${l} + ${j}u)` : `getA(m0 + aM${l} + ${j}u, k0 + aK${l})`))};`);
+  const loadAEdge = bA ? bA.edge : range(GA).map((l) => `ra${l} = ${four((j) => `getA(m0 + aM${l} + ${j}u, k0 + aK${l})`)};`);
   const loadB = (full: boolean) => range(GBL).flatMap((l) => {
     const get = (k: string, n: string) => (full ? `ldB2(${idxB(k, n)})` : `getB2(${k}, ${n})`);
     if (pairK) {
@@ -176,19 +197,16 @@ export function matmulSource(
       return [`rb${l} = vec4f(${get(`k0 + bK${l}`, `n0 + bN${l}`)}, ${get(`k0 + bK${l}`, `n0 + bN${l} + 2u`)});`];
     }
     if (vecB && full) return [`rb${l} = b[(${idxB(`k0 + bK${l}`, `n0 + bN${l}`)}) >> 2u];`];
-    if (alongKB && !full) return [`rb${l} = ${four((j) => `getB(k0 + bK${l} + ${j}u, n0 + bN${l})`)};`];
     return [`rb${l} = ${four((j) => (full ? `ldB(${idxB(`k0 + bK${l}`, `n0 + bN${l} + ${j}u`)})` : `getB(k0 + bK${l}, n0 + bN${l} + ${j}u)`))};`];
   });
-  const loadBFull = loadB(true);
-  const loadBEdge = loadB(false);
-  // a register along K goes to 4 rows of the shared tile, one element each
-  const transposed = (t: string, k: string, x: string, r: string) => range(4).map((q) => `${t}[p * BK + ${k} + ${q}u][${x} / 4u][${x} & 3u] = ${r}.${'xyzw'[q]};`);
+  const loadBFull = bB ? bB.full : loadB(true);
+  const loadBEdge = bB ? bB.edge : loadB(false);
   const storeTiles = [
-    ...range(GA).flatMap((l) => (alongKA ? transposed('As', `aK${l}`, `aM${l}`, `ra${l}`) : [`As[p * BK + aK${l}][aM${l} / 4u] = ra${l};`])),
-    ...range(GBL).flatMap((l) => [
-      ...(alongKB ? transposed('Bs', `bK${l}`, `bN${l}`, `rb${l}`) : [`Bs[p * BK + bK${l}][bN${l} / 4u] = rb${l};`]),
+    ...(bA ? bA.store : range(GA).map((l) => `As[p * BK + aK${l}][aM${l} / 4u] = ra${l};`)),
+    ...(bB ? bB.store : range(GBL).flatMap((l) => [
+      `Bs[p * BK + bK${l}][bN${l} / 4u] = rb${l};`,
       ...(pairK ? [`Bs[p * BK + bK${l} + 1u][bN${l} / 4u] = rb${l}_1;`] : []),
-    ]),
+    ])),
   ];
 
   const acc = (row: number, j: number) => `acc${row}_${j}`;

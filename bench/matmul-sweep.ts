@@ -6,11 +6,10 @@
 //   split-K variants '<tile>:k<S>' compete); plus 4096^3 and 2048^3 ('nn', PyTorch's usual yardstick).
 //   Variants: the current default (chooseVariant with an empty PICKS table), every tile of TILES that fits
 //   the device's workgroup memory, split-K variants '<tile>:k<S>' where the product has few output tiles,
-//   and each of these with vec4 loads along M or N '<tile>:v4[:k<S>]' where they apply (not for 'nt'), along K
-//   '<tile>[:v4]:vk[:k<S>]' (not for 'tn'), and with 8 x 4 threads a warp '<tile>[:v4][:vk]:w[:k<S>]' where
-//   that changes the tile's layout.
+//   and each of these with vec4 loads '<tile>:v4[:k<S>]' where they apply (not for 'nt'), and with 8 x 4
+//   threads a warp '<tile>[:v4]:w[:k<S>]' where that changes the tile's layout.
 // First every variant is checked against the float64 reference on edge shapes (4-aligned M and N for
-// ':v4', 4-aligned K for ':vk', so the vec4 loads run), for every transpose;
+// ':v4', so the vec4 loads run), for every transpose;
 // a variant that fails is reported and left out of the timing. Then each (shape, variant) is timed on the
 // same inputs after a warm-up: the median of `--rounds` rounds of wall time (submit + wait around many calls)
 // and, where the device has timestamp queries, of GPU time (kernelMatmul's conventions). TFLOP/s come from
@@ -115,14 +114,10 @@ const defaultOf = (p: Product): MatmulVariant =>
 function candidates(p: Product): MatmulVariant[] {
   const out = new Set<MatmulVariant>([defaultOf(p)]);
   const add = (v: MatmulVariant) => { if (fits(v) && (!chosenVariants || chosenVariants.includes(v))) out.add(v); };
-  // ':v4' reads A as vec4 with transA (M % 4 == 0) and an f32 B without transB (N % 4 == 0): not for 'nt';
-  // ':vk' reads A as vec4 along K without transA and an f32 B along K with transB (K % 4 == 0): not for 'tn'
+  // ':v4' reads A as vec4 with transA (M % 4 == 0) and an f32 B without transB (N % 4 == 0): not for 'nt'
   const v4 = (p.trans[0] === 't' && p.M % 4 === 0) || (p.trans[1] === 'n' && p.bDtype === 'f32' && p.N % 4 === 0);
-  const vk = p.K % 4 === 0 && (p.trans[0] === 'n' || (p.trans[1] === 't' && p.bDtype === 'f32'));
-  type Vec = `${TileName}${'' | ':v4'}${'' | ':vk'}`;
-  type Unsplit = `${Vec}${'' | ':w'}`;
+  type Unsplit = `${TileName}${'' | ':v4'}${'' | ':w'}`;
   const forms = (t: TileName): Unsplit[] => (v4 ? [t, `${t}:v4`] as const : [t] as const)
-    .flatMap((v): Vec[] => (vk ? [v, `${v}:vk`] : [v]))
     .flatMap((v): Unsplit[] => (warpLayout(TILES[t]) ? [v, `${v}:w`] : [v]));
   for (const t of TILED) forms(t).forEach(add);
   // Split K where 64x64 output tiles are few (at most 2 per SM of a 132-SM H200) and K is long: the weight
@@ -180,9 +175,7 @@ console.log(`\nchecking ${allVariants.length} variants x ${quick ? 'the timed' :
 for (const v of allVariants) {
   const t = tiledVariant(v)?.tile ?? TILES.mid;
   // partial tiles in M and N, K not a multiple of BK (nor of the split's slices)
-  // (4-aligned M, N for ':v4' and K for ':vk', so their vec4 loads run)
-  const tv = tiledVariant(v);
-  const shape: [number, number, number] = [t.bm + (tv?.vec4 ? 36 : 37), t.bn + (tv?.vec4 ? 12 : 13), 8 * t.bk + (tv?.vecK ? 4 : 5)];
+  const shape: [number, number, number] = tiledVariant(v)?.vec4 ? [t.bm + 36, t.bn + 12, 8 * t.bk + 5] : [t.bm + 37, t.bn + 13, 8 * t.bk + 5];
   // --quick: only the transposes it times (SwiftShader compiles slowly)
   for (const trans of quick ? [...new Set(products.map((p) => p.trans))] : (['nn', 'nt', 'tn', 'tt'] as const)) {
     const worst = await checkVariant(v, trans, shape);

@@ -5,8 +5,7 @@
 // blocks for skinny shapes (decode M=8, value heads N=1); on CPU adapters (Gpu.cpu) the barrier-free register
 // blocks of block.wgsl, sized by M (blockShape). A variant '<tile>:k<S>' splits K into S slices (splitk.wgsl
 // sums them in a fixed order), for products with few output tiles and a long K (weight gradients, K = tokens);
-// '<tile>:v4' reads an f32 operand contiguous along M or N as vec4, '<tile>:vk' one contiguous along K (A
-// not transA, B transB: stored transposed into the shared tile); '<tile>:w' lays the threads out
+// '<tile>:v4' reads an f32 operand contiguous along its load axis as vec4; '<tile>:w' lays the threads out
 // 8 x 4 a warp (see warpLayout). Compile-time choices (transposes, B dtype, accumulate, bias, tile, split,
 // vec4, warp layout) form the program key; shapes, strides, alpha and the split's slice length and count
 // are uniforms.
@@ -81,12 +80,12 @@ const matmulKey = (
 ): string =>
   `matmul:${transA ? 't' : 'n'}${transB ? 't' : 'n'}:${bDtype}${pairB ? 'x2' : ''}:${tileName(t)}${vecA ? ':va' : ''}${vecB ? ':vb' : ''}${warp ? ':w' : ''}${split ? ':k' : ''}${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
 
-/** Whether A can be read a vec4 at a time along its contiguous dim (M with transA, else K): 4-aligned, whole vec4s. */
+/** Whether A can be read a vec4 at a time: its loads run along M (transA), 4-aligned, in a whole number of vec4s. */
 const vec4A = (d: MatmulDims, a: Tensor): boolean =>
-  (d.transA ? d.M : d.K) % 4 === 0 && d.offsetA % 4 === 0 && d.strideA % 4 === 0 && a.buffer.size % 16 === 0;
-/** Whether B can be read a vec4 at a time along its contiguous dim (K with transB, else N): f32, 4-aligned. */
+  d.transA && d.M % 4 === 0 && d.offsetA % 4 === 0 && d.strideA % 4 === 0 && a.buffer.size % 16 === 0;
+/** Whether B can be read a vec4 at a time: f32, its loads run along N (not transB), 4-aligned. */
 const vec4B = (d: MatmulDims, b: Tensor): boolean =>
-  b.dtype === 'f32' && (d.transB ? d.K : d.N) % 4 === 0 && d.offsetB % 4 === 0 && d.strideB % 4 === 0 && b.buffer.size % 16 === 0;
+  b.dtype === 'f32' && !d.transB && d.N % 4 === 0 && d.offsetB % 4 === 0 && d.strideB % 4 === 0 && b.buffer.size % 16 === 0;
 
 const matmulProgram = programFactory(
   (_gpu: Gpu, ...choices: Parameters<typeof matmulKey>) => matmulKey(...choices),
@@ -113,7 +112,7 @@ export function matmulSource(
   vecA = false, vecB = false, warp = false,
 ): string {
   if (split && (accumulate || bias)) throw new Error('matmul: a split-K partial pass has no epilogue (the reduction applies it)');
-  if (vecB && (bDtype !== 'f32' || pairB)) throw new Error('matmul: vec4 loads of B need an f32 B read element by element');
+  if ((vecA && !transA) || (vecB && (transB || bDtype !== 'f32' || pairB))) throw new Error('matmul: vec4 loads need an f32 operand loaded along its contiguous dim');
   if (warp && !warpLayout(t)) throw new Error(`matmul: ':w' does not apply to tile ${tileName(t)}`);
   const { bm, bn, bk, tm, tn } = t;
   const NTX = bn / tn;
@@ -131,36 +130,7 @@ export function matmulSource(
 
   const regs: string[] = [];
   const coords: string[] = [];
-  const four = (f: (j: number) => string) => `vec4f(${range(4).map(f).join(', ')})`;
-  // ':vk' (A not transA, B transB, read as vec4 along K): a unit is a 4 x 4 block, 4 rows of the operand
-  // read a vec4 each, transposed in registers into 4 vec4 rows of the shared tile. (BM/4)*(BK/4) units may
-  // be fewer than the threads: the threads past them skip the operand (whole warps where the count is a
-  // multiple of 32).
-  const alongKA = vecA && !transA;
-  const alongKB = vecB && transB;
-  const blocks = (r: string, x: 'M' | 'N', units: number, idx: (x: string, k: string) => string, get: string, shared: string) => {
-    const lo = r === 'ra' ? 'a' : 'b';
-    const X = `${lo}${x}`;
-    const K = `${lo}K`;
-    const X0 = lo === 'a' ? 'm0' : 'n0';
-    const L = Math.ceil(units / WG);
-    const guard = (l: number, lines: string[]) => (units % WG ? [`if (${lo}G${l} < ${units}u) {`, ...lines.map((x) => `  ${x}`), '}'] : lines);
-    const each = (f: (l: number) => string[]) => range(L).flatMap((l) => guard(l, f(l)));
-    for (const l of range(L)) {
-      regs.push(...range(4).map((q) => `var<private> ${r}${l}_${q}: vec4f;`), `var<private> ${X}${l}: u32;`, `var<private> ${K}${l}: u32;`);
-      if (units % WG) regs.push(`var<private> ${lo}G${l}: u32;`);
-      const g = `li + ${l * WG}u`;
-      coords.push(`${K}${l} = ((${g}) % ${bk / 4}u) * 4u; ${X}${l} = ((${g}) / ${bk / 4}u) * 4u;${units % WG ? ` ${lo}G${l} = ${g};` : ''}`);
-    }
-    return {
-      full: each((l) => range(4).map((q) => `${r}${l}_${q} = ${lo}[(${idx(`${X0} + ${X}${l} + ${q}u`, `k0 + ${K}${l}`)}) >> 2u];`)),
-      edge: each((l) => range(4).map((q) => `${r}${l}_${q} = ${four((j) => `${get}(${lo === 'a' ? `${X0} + ${X}${l} + ${q}u, k0 + ${K}${l} + ${j}u` : `k0 + ${K}${l} + ${j}u, ${X0} + ${X}${l} + ${q}u`})`)};`)),
-      store: each((l) => range(4).map((q) => `${shared}[p * BK + ${K}${l} + ${q}u][${X}${l} / 4u] = ${four((i) => `${r}${l}_${i}.${'xyzw'[q]}`)};`)),
-    };
-  };
-  const bA = alongKA ? blocks('ra', 'M', (bm / 4) * (bk / 4), (m, k) => idxA(m, k), 'getA', 'As') : null;
-  const bB = alongKB ? blocks('rb', 'N', (bn / 4) * (bk / 4), (n, k) => idxB(k, n), 'getB', 'Bs') : null;
-  for (const l of range(bA ? 0 : GA)) {
+  for (const l of range(GA)) {
     regs.push(`var<private> ra${l}: vec4f;`, `var<private> aM${l}: u32;`, `var<private> aK${l}: u32;`);
     const g = `li + ${l * WG}u`;
     coords.push(transA
@@ -169,7 +139,7 @@ export function matmulSource(
   }
   // Paired transB loads: a thread reads 4 columns n of 2 neighbouring k (4 words) into two vec4 rows.
   const pairK = pairB && transB;
-  const GBL = bB ? 0 : pairK ? GB / 2 : GB;
+  const GBL = pairK ? GB / 2 : GB;
   for (const l of range(GBL)) {
     regs.push(`var<private> rb${l}: vec4f;`, `var<private> bN${l}: u32;`, `var<private> bK${l}: u32;`);
     if (pairK) regs.push(`var<private> rb${l}_1: vec4f;`);
@@ -180,10 +150,11 @@ export function matmulSource(
         ? `bK${l} = (${g}) % ${bk}u; bN${l} = ((${g}) / ${bk}u) * 4u;`
         : `bN${l} = ((${g}) % ${bn / 4}u) * 4u; bK${l} = (${g}) / ${bn / 4}u;`);
   }
-  const loadAFull = bA ? bA.full : range(GA).map((l) => (vecA
+  const four = (f: (j: number) => string) => `vec4f(${range(4).map(f).join(', ')})`;
+  const loadAFull = range(GA).map((l) => (vecA
     ? `ra${l} = a[(${idxA(`m0 + aM${l}`, `k0 + aK${l}`)}) >> 2u];`
     : `ra${l} = ${four((j) => `ldA(${idxA(`m0 + aM${l} + ${j}u`, `k0 + aK${l}`)})`)};`));
-  const loadAEdge = bA ? bA.edge : range(GA).map((l) => `ra${l} = ${four((j) => `getA(m0 + aM${l} + ${j}u, k0 + aK${l})`)};`);
+  const loadAEdge = range(GA).map((l) => `ra${l} = ${four((j) => `getA(m0 + aM${l} + ${j}u, k0 + aK${l})`)};`);
   const loadB = (full: boolean) => range(GBL).flatMap((l) => {
     const get = (k: string, n: string) => (full ? `ldB2(${idxB(k, n)})` : `getB2(${k}, ${n})`);
     if (pairK) {
@@ -199,14 +170,14 @@ export function matmulSource(
     if (vecB && full) return [`rb${l} = b[(${idxB(`k0 + bK${l}`, `n0 + bN${l}`)}) >> 2u];`];
     return [`rb${l} = ${four((j) => (full ? `ldB(${idxB(`k0 + bK${l}`, `n0 + bN${l} + ${j}u`)})` : `getB(k0 + bK${l}, n0 + bN${l} + ${j}u)`))};`];
   });
-  const loadBFull = bB ? bB.full : loadB(true);
-  const loadBEdge = bB ? bB.edge : loadB(false);
+  const loadBFull = loadB(true);
+  const loadBEdge = loadB(false);
   const storeTiles = [
-    ...(bA ? bA.store : range(GA).map((l) => `As[p * BK + aK${l}][aM${l} / 4u] = ra${l};`)),
-    ...(bB ? bB.store : range(GBL).flatMap((l) => [
+    ...range(GA).map((l) => `As[p * BK + aK${l}][aM${l} / 4u] = ra${l};`),
+    ...range(GBL).flatMap((l) => [
       `Bs[p * BK + bK${l}][bN${l} / 4u] = rb${l};`,
       ...(pairK ? [`Bs[p * BK + bK${l} + 1u][bN${l} / 4u] = rb${l}_1;`] : []),
-    ])),
+    ]),
   ];
 
   const acc = (row: number, j: number) => `acc${row}_${j}`;
@@ -348,14 +319,10 @@ function launch(
   }
   if (v === 'direct') return launchDirect(gpu, out, a, b, bias, d);
   if (v === 'gemv' && d.M <= GEMV.maxM) return launchGemv(gpu, out, a, b, bias, d);
-  const { tile, splits, vec4, vecK, warp } = v === 'gemv' ? { tile: TILES.rows, splits: 1, vec4: false, vecK: false, warp: false } : tiledVariant(v)!;
+  const { tile, splits, vec4, warp } = v === 'gemv' ? { tile: TILES.rows, splits: 1, vec4: false, warp: false } : tiledVariant(v)!;
   const pair = pairB && canPairB(tile, d, b.dtype);
-  // vec4 loads of A and B (along M or N with ':v4', along K with ':vk'), and the warp layout, where they apply
-  const layout: Layout = [
-    (vec4 && d.transA && vec4A(d, a)) || (vecK && !d.transA && vec4A(d, a)),
-    !pair && ((vec4 && !d.transB && vec4B(d, b)) || (vecK && d.transB && vec4B(d, b))),
-    warp && warpLayout(tile),
-  ];
+  // vec4 loads of A and B, and the warp layout, where they apply
+  const layout: Layout = [vec4 && vec4A(d, a), vec4 && !pair && vec4B(d, b), warp && warpLayout(tile)];
   const split = splitK(gpu, tile, d, splits);
   if (split) return launchSplit(gpu, out, a, b, bias, d, tile, pair, layout, split);
   const program = matmulProgram(gpu, tile, d.transA, d.transB, b.dtype as WeightDType, d.accumulate, Boolean(bias), pair, false, ...layout);

@@ -15,10 +15,9 @@
 // one barrier per step. Shared A is stored transposed (As[k][m]) so both operands are read as vec4 along
 // the output dimension; rows are padded by one vec4 so the transposing stores do not collide in banks.
 // Edge tiles (M, N, K not multiples of the tile) load zeros and store only in-range elements.
-// vec4 loads (compile-time, ':va' / ':vb' in the key): an f32 operand read along its contiguous dim,
-// 4-aligned, is bound as array<vec4f> and a full tile loads one vec4 instead of 4 scalars; edge tiles read
-// single elements of it. Along M or N (A with TRANS_A, B without TRANS_B) the vec4 is a row of the shared
-// tile; along K (A without TRANS_A, B with TRANS_B) it is 4 rows of one column, stored an element each.
+// vec4 loads (compile-time, ':va' / ':vb' in the key): an f32 operand whose 4 elements per load run along
+// its contiguous dim (A with TRANS_A, B without TRANS_B), 4-aligned, is bound as array<vec4f> and a full
+// tile loads one vec4 instead of 4 scalars; edge tiles read single elements of it.
 // Thread (tx, ty) of the (BM/TM) x (BN/TN) grid: li % NTX, li / NTX; with ':w' in the key, 8 x 4 threads a
 // warp, so each warp reads fewer distinct shared vec4s per k (see warpLayout in matmul.ts).
 // Dispatch: (ceil(N/BN), ceil(M/BM), batch), workgroup WG.

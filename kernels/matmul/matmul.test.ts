@@ -146,7 +146,7 @@ describe('matmul tiles for the SmolLM2 shapes, and split-K', () => {
   // run with half its BK (the same generated code otherwise), as is n96s on a CPU adapter (SwiftShader
   // takes about a minute to compile each of its pipelines at BK 16, 2 s at BK 8); bench/matmul-sweep.ts
   // checks the full tiles against float64 on the GPU before timing them.
-  const NEW_TILES: TileName[] = ['big16', 'huge', 'tall', 'wide', 'mid8', 'n96', 'n96s', 'tall4', 'mid32', 'n96q', 'mid84', 'mid48'];
+  const NEW_TILES: TileName[] = ['big16', 'huge', 'tall', 'wide', 'mid8', 'n96', 'n96s', 'tall4', 'mid32', 'n96q', 'mid84', 'mid48', 'half', 'halfn'];
   const REPLACE_MID: TileName[] = ['tall4', 'mid32', 'n96q'];
   const edgeShapes = (t: TileConfig): Shape[] => [
     [t.bm + 5, t.bn + 3, 2 * t.bk + 5], [t.bm - 3, 2 * t.bn + 1, 3 * t.bk], [2 * t.bm + 1, t.bn - 5, t.bk + 3], [t.bm, t.bn, 4 * t.bk],

@@ -31,6 +31,10 @@ export const TILES = {
   // mid's 576 tiles at M = 4096, N = 576 with 128 threads of twice mid's work: 3 shared reads per 32 FMAs, not 2 per 16
   mid84: { bm: 64, bn: 64, bk: 16, tm: 8, tn: 4 },
   mid48: { bm: 64, bn: 64, bk: 16, tm: 4, tn: 8 },
+  // half mid's tile, 128 threads: 1 152 tiles at M = 4096, N = 576, 8.7 a SM of an H200 where mid's 576 give
+  // 4.4 (some SMs run 5 tiles, others 4)
+  half: { bm: 32, bn: 64, bk: 16, tm: 4, tn: 4 },
+  halfn: { bm: 64, bn: 32, bk: 16, tm: 4, tn: 4 },
 } as const satisfies Record<string, TileConfig>;
 
 export type TileName = keyof typeof TILES;

@@ -138,6 +138,15 @@ describe('matmul forward', () => {
     expect(choose({ M: 16, N: 576, K: 576, transB: true })).toBe('gemv');
     expect(choose({ M: 17, N: 576, K: 576, transB: true })).toBe('small');
   });
+
+  it("PICKS: the 'half' tiles from T = 3393 up, the 135M iteration's batches (T 1536, 2688) as before", () => {
+    expect(chooseVariant({ M: 4096, N: 576, K: 576 })).toBe('half:v4:w');
+    expect(chooseVariant({ M: 4096, N: 576, K: 576, transB: true })).toBe('half:w');
+    expect(chooseVariant({ M: 3393, N: 192, K: 576, transB: true })).toBe('halfn');
+    expect(chooseVariant({ M: 2688, N: 576, K: 576 })).toBe('n96q:v4');
+    expect(chooseVariant({ M: 3392, N: 576, K: 576, transB: true })).toBe('mid:w');
+    expect(chooseVariant({ M: 1536, N: 576, K: 576, transB: true })).toBe('mid:v4:w');
+  });
 });
 
 describe('matmul tiles for the SmolLM2 shapes, and split-K', () => {

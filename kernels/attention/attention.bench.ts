@@ -4,6 +4,7 @@
 
 import { Rng } from '../../src/common/rng.ts';
 import type { Gpu } from '../../src/gpu/gpu.ts';
+import { timeCalls } from '../timing.ts';
 import { attentionBackward, attentionForward } from './attention.ts';
 
 export interface AttentionBenchCase { B: number; T: number; NH: number; NKV: number; HS: number }
@@ -20,20 +21,8 @@ export function randn(n: number, seed: number): Float32Array {
   return Float32Array.from({ length: n }, () => rng.next() * 2 - 1);
 }
 
-/** Mean milliseconds of `fn` over enough repetitions to last about `budgetMs`, after a warm-up. */
-export async function timeIt(gpu: Gpu, fn: () => void, budgetMs: number): Promise<number> {
-  fn();
-  await gpu.sync(); // warm-up: pipelines compiled, buffers touched
-  let t0 = performance.now();
-  fn();
-  await gpu.sync();
-  const once = Math.max(performance.now() - t0, 1e-3);
-  const reps = Math.max(1, Math.min(100, Math.floor(budgetMs / once)));
-  t0 = performance.now();
-  for (let i = 0; i < reps; i++) fn();
-  await gpu.sync();
-  return (performance.now() - t0) / reps;
-}
+/** Milliseconds a call of `fn`: the median of 5 streamed rounds lasting about `budgetMs` in all (timing.ts). */
+export const timeIt = (gpu: Gpu, fn: () => void, budgetMs: number): Promise<number> => timeCalls(gpu, fn, budgetMs / 5);
 
 /** The benchmark's tensors for one case: seeded q, k, v, dout, and out, lse, dq, dk, dv to write. */
 export function benchTensors(gpu: Gpu, c: AttentionBenchCase) {

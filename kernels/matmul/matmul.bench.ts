@@ -1,13 +1,14 @@
 // A small benchmark of the matmul kernel (llm.c's dev/cuda habit): time per call and GFLOP/s for a list of
 // shapes (and of variants per shape, on the same inputs), measured with gpu.sync() around a stream of
-// repetitions (submitted STREAM_SUBMIT at a time) after a warm-up; with `rounds` > 1 the median of that
-// many rounds, and with `timestamps` also the GPU time per call from timestamp queries (Gpu.startProfile:
+// repetitions (timing.ts: submitted STREAM_SUBMIT at a time, as many as calibrate finds for `roundMs`) after
+// a warm-up; with `rounds` > 1 the median of that many rounds, and with `timestamps` also the GPU time per call from timestamp queries (Gpu.startProfile:
 // each dispatch in a pass of its own, summed over the call's dispatches, e.g. a split-K product and its
 // reduction).
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import type { Tensor } from '../../src/gpu/tensor.ts';
 import type { WeightDType } from '../common.ts';
+import { calibrate, median, streamed } from '../timing.ts';
 import { matmul } from './matmul.ts';
 import type { MatmulVariant, Pick, TileConfig } from './variants.ts';
 
@@ -20,7 +21,7 @@ export interface MatmulBenchOpts {
   variant?: MatmulVariant | TileConfig;
   /** Several variants timed on the same inputs (a row each, in this order); overrides `variant`. */
   variants?: Array<MatmulVariant | TileConfig | undefined>;
-  /** Repetitions per round; default: enough for about `roundMs` of wall time (3 to MAX_REPS, see calibrate). */
+  /** Repetitions per round; default: enough for about `roundMs` of wall time (timing.ts: calibrate). */
   reps?: number;
   warmup?: number;
   /** Timed rounds of `reps` calls; a row reports the median (default 1). */
@@ -41,39 +42,6 @@ export interface MatmulBenchRow {
   /** GPU time per call from timestamp queries (median over rounds), when asked for and available. */
   gpuMs?: number;
 }
-
-/**
- * Calls per submit in a timed round: the GPU runs the first calls while the CPU records the next, as
- * PyTorch's asynchronous launches do in its peer's loop. In one submit (the Gpu's default, SUBMIT_EVERY)
- * the wall time of a short kernel would be the recording time plus the GPU time.
- */
-const STREAM_SUBMIT = 8;
-
-/** The most calls in a timed round (the PyTorch peer's cap). */
-const MAX_REPS = 500;
-
-/**
- * Calls per round for about `roundMs` of wall time: batches of 1, 2, 4, ... calls until one takes a quarter
- * of that, then scaled. One call's time would be its latency (submit and wait, which can take milliseconds
- * more than the kernel): a short kernel would then get a few calls a round, each round paying that latency.
- */
-async function calibrate(gpu: Gpu, call: () => void, roundMs: number): Promise<number> {
-  for (let n = 1; ; n *= 2) {
-    const t0 = performance.now();
-    for (let i = 0; i < n; i++) {
-      call();
-      if (i % STREAM_SUBMIT === STREAM_SUBMIT - 1) gpu.submit();
-    }
-    await gpu.sync();
-    const ms = performance.now() - t0;
-    if (ms >= roundMs / 4 || n >= MAX_REPS) return Math.min(MAX_REPS, Math.max(3, Math.ceil((n * roundMs) / Math.max(ms, 1e-3))));
-  }
-}
-
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 /** Deterministic values in [-1, 1) without a float64 detour (4096^2 elements upload quickly). */
 function fillValues(n: number, seed: number): Float32Array {
@@ -104,13 +72,7 @@ export async function benchMatmul(gpu: Gpu, shapes: Array<[number, number, numbe
       const wall: number[] = [];
       const gpuTimes: number[] = [];
       for (let r = 0; r < (opts.rounds ?? 1); r++) {
-        const t0 = performance.now();
-        for (let i = 0; i < reps; i++) {
-          call();
-          if (i % STREAM_SUBMIT === STREAM_SUBMIT - 1) gpu.submit();
-        }
-        await gpu.sync();
-        wall.push((performance.now() - t0) / reps);
+        wall.push(await streamed(gpu, call, reps));
         if (opts.timestamps && gpu.hasTimestamps) {
           gpu.startProfile();
           for (let i = 0; i < reps; i++) call();

@@ -11,6 +11,7 @@
 
 import type { AdapterSummary, Gpu } from '../src/gpu/gpu.ts';
 import type { Program } from '../src/gpu/program.ts';
+import { median } from '../kernels/timing.ts';
 
 const COUNT: Program = {
   key: 'bench/dispatch',
@@ -36,8 +37,6 @@ export interface DispatchCost {
   /** Each rep's figures, for the spread. */
   samples: { encode: number[]; endToEnd: number[]; roundTrip: number[] };
 }
-
-const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
 
 export async function dispatchCost(gpu: Gpu, n = 2000, reps = 5, roundTrips = 20): Promise<DispatchCost> {
   if (![n, reps, roundTrips].every((k) => Number.isInteger(k) && k >= 1)) throw new Error(`dispatchCost needs positive integer counts, got n=${n} reps=${reps} roundTrips=${roundTrips}`);

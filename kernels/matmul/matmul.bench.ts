@@ -1,9 +1,9 @@
 // A small benchmark of the matmul kernel (llm.c's dev/cuda habit): time per call and GFLOP/s for a list of
 // shapes (and of variants per shape, on the same inputs), measured with gpu.sync() around a stream of
-// repetitions (timing.ts: submitted STREAM_SUBMIT at a time, as many as calibrate finds for `roundMs`) after
-// a warm-up; with `rounds` > 1 the median of that many rounds, and with `timestamps` also the GPU time per call from timestamp queries (Gpu.startProfile:
-// each dispatch in a pass of its own, summed over the call's dispatches, e.g. a split-K product and its
-// reduction).
+// repetitions (timing.ts: submitted STREAM_SUBMIT at a time, as many as calibrate finds for `roundMs`)
+// after a warm-up; with `rounds` > 1 the median of that many rounds, and with `timestamps` also the GPU
+// time per call from timestamp queries (Gpu.startProfile: each dispatch in a pass of its own, summed over
+// the call's dispatches, e.g. a split-K product and its reduction).
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import type { Tensor } from '../../src/gpu/tensor.ts';

@@ -116,15 +116,8 @@ function candidates(p: Product): MatmulVariant[] {
   const add = (v: MatmulVariant) => { if (fits(v) && (!chosenVariants || chosenVariants.includes(v))) out.add(v); };
   // ':v4' reads A as vec4 with transA (M % 4 == 0) and an f32 B without transB (N % 4 == 0): not for 'nt'
   const v4 = (p.trans[0] === 't' && p.M % 4 === 0) || (p.trans[1] === 'n' && p.bDtype === 'f32' && p.N % 4 === 0);
-  // ':a2' reads A without transA two k at a time (K even), where the tile splits into those loads
-  const a2 = (t: TileName) => {
-    const { bm, bn, bk, tm, tn } = TILES[t];
-    return p.trans[0] === 'n' && p.K % 2 === 0 && ((bm / 4) * (bk / 2)) % ((bm / tm) * (bn / tn)) === 0;
-  };
-  type Vec = `${TileName}${'' | ':v4'}${'' | ':a2'}`;
-  type Unsplit = `${Vec}${'' | ':w'}`;
+  type Unsplit = `${TileName}${'' | ':v4'}${'' | ':w'}`;
   const forms = (t: TileName): Unsplit[] => (v4 ? [t, `${t}:v4`] as const : [t] as const)
-    .flatMap((v): Vec[] => (a2(t) ? [v, `${v}:a2`] : [v]))
     .flatMap((v): Unsplit[] => (warpLayout(TILES[t]) ? [v, `${v}:w`] : [v]));
   for (const t of TILED) forms(t).forEach(add);
   // Split K where 64x64 output tiles are few (at most 2 per SM of a 132-SM H200) and K is long: the weight
@@ -182,9 +175,7 @@ console.log(`\nchecking ${allVariants.length} variants x ${quick ? 'the timed' :
 for (const v of allVariants) {
   const t = tiledVariant(v)?.tile ?? TILES.mid;
   // partial tiles in M and N, K not a multiple of BK (nor of the split's slices)
-  // (4-aligned M and N for ':v4', an even K for ':a2', so their vector loads run)
-  const tv = tiledVariant(v);
-  const shape: [number, number, number] = [t.bm + (tv?.vec4 ? 36 : 37), t.bn + (tv?.vec4 ? 12 : 13), 8 * t.bk + (tv?.pairA ? 4 : 5)];
+  const shape: [number, number, number] = tiledVariant(v)?.vec4 ? [t.bm + 36, t.bn + 12, 8 * t.bk + 5] : [t.bm + 37, t.bn + 13, 8 * t.bk + 5];
   // --quick: only the transposes it times (SwiftShader compiles slowly)
   for (const trans of quick ? [...new Set(products.map((p) => p.trans))] : (['nn', 'nt', 'tn', 'tt'] as const)) {
     const worst = await checkVariant(v, trans, shape);

@@ -228,32 +228,6 @@ describe('matmul tiles for the SmolLM2 shapes, and split-K', () => {
     expect(key(true, false, [66, 100, 70], 'mid:v4:k2')).toBe('matmul:tn:f32:64x64x16_4x4:vb:k');
   });
 
-  // ':a2': A without transA read two k at a time (a vec2), 4 rows a thread, stored as 2 rows of the shared
-  // tile. Every output is summed by the same thread in the same order as with scalar loads, so bit for bit
-  // the same; an odd K (or offset) or a tile that does not split into pair loads keeps the scalar loads.
-  it('pair loads of A: nn and nt, partial tiles, a split, bias and accumulate, against scalar loads', async () => {
-    const gpu = await testGpu();
-    const cases: Array<[Shape, MatmulVariant, MatmulVariant, Partial<Case>]> = [
-      [[70, 100, 38], 'mid84:a2', 'mid84', {}], // A tile 64 x 16: 128 units for 128 threads; K = 38: a partial last step
-      [[132, 70, 40], 'tall4:v4:a2:w', 'tall4:v4:w', {}], // 128 x 16: 256 units for 256 threads
-      [[132, 92, 300], 'n96:a2:k3', 'n96:k3', { batch: 2, bias: true, accumulate: true, alpha: -0.5 }], // 2 units a thread
-      [[20, 36, 12], 'small:a2', 'small', { batch: 3, broadcastA: true }], // 32 x 8: 32 units for 64 threads: scalar
-    ];
-    for (const [shape, v, base, extra] of cases) {
-      for (const [i, [ta, tb]] of ([[false, false], [false, true]] as const).entries()) {
-        const c: Case = { shape, ta, tb, dtype: 'f32', seed: 880 + i, ...extra };
-        const got = await check(gpu, { ...c, variant: v });
-        expect(Array.from(got), `${v} vs ${base} ${tname(ta, tb)}`).toEqual(Array.from(await check(gpu, { ...c, variant: base })));
-      }
-    }
-    await check(gpu, { shape: [64, 68, 33], ta: false, tb: true, dtype: 'bf16', seed: 889, variant: 'mid:a2' }); // K odd: scalar
-    const [a, b, out] = [gpu.zeros([70, 38], 'f32', 'a'), gpu.zeros([100, 38], 'f32', 'b'), gpu.tensor([70, 100], 'f32', 'c')];
-    expect(matmul(gpu, out, a, b, { transB: true, variant: 'mid84:a2' })).toBe('matmul:nt:f32:64x64x16_8x4:va');
-    expect(matmul(gpu, out, a, b, { transB: true, variant: 'mid:a2:w' })).toBe('matmul:nt:f32:64x64x16_4x4:w'); // 128 units, 256 threads
-    gpu.release(a, b, out);
-    expect(tiledVariant('big:v4:a2:w')).toEqual({ tile: TILES.big, splits: 1, vec4: true, pairA: true, warp: true });
-  });
-
   // ':w': 8 x 4 threads a warp. Each output is still summed by one thread in the same order, so the outputs
   // must equal those of the row-major layout bit for bit.
   it('warp layout: every transpose, partial tiles, a split, bias and accumulate, against the row-major layout', async () => {
@@ -303,9 +277,9 @@ describe('matmul tiles for the SmolLM2 shapes, and split-K', () => {
       expect(tv, p.variant).not.toBeNull();
       if (tv!.warp) expect(warpLayout(tv!.tile), p.variant).toBe(true);
     }
-    expect(tiledVariant('mid:k4')).toEqual({ tile: TILES.mid, splits: 4, vec4: false, pairA: false, warp: false });
-    expect(tiledVariant('n96:v4:k2')).toEqual({ tile: TILES.n96, splits: 2, vec4: true, pairA: false, warp: false });
-    expect(tiledVariant('big:v4:w:k2')).toEqual({ tile: TILES.big, splits: 2, vec4: true, pairA: false, warp: true });
+    expect(tiledVariant('mid:k4')).toEqual({ tile: TILES.mid, splits: 4, vec4: false, warp: false });
+    expect(tiledVariant('n96:v4:k2')).toEqual({ tile: TILES.n96, splits: 2, vec4: true, warp: false });
+    expect(tiledVariant('big:v4:w:k2')).toEqual({ tile: TILES.big, splits: 2, vec4: true, warp: true });
     expect(tiledVariant('gemv')).toBeNull();
     expect(() => tiledVariant('mid:k0' as MatmulVariant)).toThrow(/bad variant/);
   });

@@ -83,10 +83,6 @@ const matmulKey = (
 /** Whether A can be read a vec4 at a time: its loads run along M (transA), 4-aligned, in a whole number of vec4s. */
 const vec4A = (d: MatmulDims, a: Tensor): boolean =>
   d.transA && d.M % 4 === 0 && d.offsetA % 4 === 0 && d.strideA % 4 === 0 && a.buffer.size % 16 === 0;
-/** Whether an A without transA can be read a vec2 (two k) at a time: K, offset and stride even, the tile in whole units. */
-const canPairA = (t: TileConfig, d: MatmulDims, a: Tensor): boolean =>
-  !d.transA && d.K % 2 === 0 && d.offsetA % 2 === 0 && d.strideA % 2 === 0 && a.buffer.size % 8 === 0
-  && ((t.bm / 4) * (t.bk / 2)) % ((t.bm / t.tm) * (t.bn / t.tn)) === 0;
 /** Whether B can be read a vec4 at a time: f32, its loads run along N (not transB), 4-aligned. */
 const vec4B = (d: MatmulDims, b: Tensor): boolean =>
   b.dtype === 'f32' && !d.transB && d.N % 4 === 0 && d.offsetB % 4 === 0 && d.strideB % 4 === 0 && b.buffer.size % 16 === 0;
@@ -116,8 +112,7 @@ export function matmulSource(
   vecA = false, vecB = false, warp = false,
 ): string {
   if (split && (accumulate || bias)) throw new Error('matmul: a split-K partial pass has no epilogue (the reduction applies it)');
-  if (vecB && (transB || bDtype !== 'f32' || pairB)) throw new Error('matmul: vec4 loads need an f32 operand loaded along its contiguous dim');
-  if (vecA && !transA && ((t.bm / 4) * (t.bk / 2)) % ((t.bm / t.tm) * (t.bn / t.tn))) throw new Error(`matmul: tile ${tileName(t)} does not split into pair loads of A`);
+  if ((vecA && !transA) || (vecB && (transB || bDtype !== 'f32' || pairB))) throw new Error('matmul: vec4 loads need an f32 operand loaded along its contiguous dim');
   if (warp && !warpLayout(t)) throw new Error(`matmul: ':w' does not apply to tile ${tileName(t)}`);
   const { bm, bn, bk, tm, tn } = t;
   const NTX = bn / tn;
@@ -135,15 +130,7 @@ export function matmulSource(
 
   const regs: string[] = [];
   const coords: string[] = [];
-  // A without transA read a vec2 (2 k) at a time: a unit is 4 rows of one pair, stored as 2 rows of As
-  const pairA = vecA && !transA;
-  const GA2 = ((bm / 4) * (bk / 2)) / WG;
-  for (const l of range(pairA ? GA2 : 0)) {
-    regs.push(...range(4).map((q) => `var<private> ra${l}_${q}: vec2f;`), `var<private> aM${l}: u32;`, `var<private> aK${l}: u32;`);
-    const g = `li + ${l * WG}u`;
-    coords.push(`aK${l} = ((${g}) % ${bk / 2}u) * 2u; aM${l} = ((${g}) / ${bk / 2}u) * 4u;`);
-  }
-  for (const l of range(pairA ? 0 : GA)) {
+  for (const l of range(GA)) {
     regs.push(`var<private> ra${l}: vec4f;`, `var<private> aM${l}: u32;`, `var<private> aK${l}: u32;`);
     const g = `li + ${l * WG}u`;
     coords.push(transA
@@ -164,14 +151,10 @@ export function matmulSource(
         : `bN${l} = ((${g}) % ${bn / 4}u) * 4u; bK${l} = (${g}) / ${bn / 4}u;`);
   }
   const four = (f: (j: number) => string) => `vec4f(${range(4).map(f).join(', ')})`;
-  const loadAFull = pairA
-    ? range(GA2).flatMap((l) => range(4).map((q) => `ra${l}_${q} = a[(${idxA(`m0 + aM${l} + ${q}u`, `k0 + aK${l}`)}) >> 1u];`))
-    : range(GA).map((l) => (vecA
-      ? `ra${l} = a[(${idxA(`m0 + aM${l}`, `k0 + aK${l}`)}) >> 2u];`
-      : `ra${l} = ${four((j) => `ldA(${idxA(`m0 + aM${l} + ${j}u`, `k0 + aK${l}`)})`)};`));
-  const loadAEdge = pairA
-    ? range(GA2).flatMap((l) => range(4).map((q) => `ra${l}_${q} = vec2f(getA(m0 + aM${l} + ${q}u, k0 + aK${l}), getA(m0 + aM${l} + ${q}u, k0 + aK${l} + 1u));`))
-    : range(GA).map((l) => `ra${l} = ${four((j) => `getA(m0 + aM${l} + ${j}u, k0 + aK${l})`)};`);
+  const loadAFull = range(GA).map((l) => (vecA
+    ? `ra${l} = a[(${idxA(`m0 + aM${l}`, `k0 + aK${l}`)}) >> 2u];`
+    : `ra${l} = ${four((j) => `ldA(${idxA(`m0 + aM${l} + ${j}u`, `k0 + aK${l}`)})`)};`));
+  const loadAEdge = range(GA).map((l) => `ra${l} = ${four((j) => `getA(m0 + aM${l} + ${j}u, k0 + aK${l})`)};`);
   const loadB = (full: boolean) => range(GBL).flatMap((l) => {
     const get = (k: string, n: string) => (full ? `ldB2(${idxB(k, n)})` : `getB2(${k}, ${n})`);
     if (pairK) {
@@ -190,9 +173,7 @@ export function matmulSource(
   const loadBFull = loadB(true);
   const loadBEdge = loadB(false);
   const storeTiles = [
-    ...(pairA
-      ? range(GA2).flatMap((l) => [0, 1].map((h) => `As[p * BK + aK${l} + ${h}u][aM${l} / 4u] = vec4f(${range(4).map((q) => `ra${l}_${q}.${'xy'[h]}`).join(', ')});`))
-      : range(GA).map((l) => `As[p * BK + aK${l}][aM${l} / 4u] = ra${l};`)),
+    ...range(GA).map((l) => `As[p * BK + aK${l}][aM${l} / 4u] = ra${l};`),
     ...range(GBL).flatMap((l) => [
       `Bs[p * BK + bK${l}][bN${l} / 4u] = rb${l};`,
       ...(pairK ? [`Bs[p * BK + bK${l} + 1u][bN${l} / 4u] = rb${l}_1;`] : []),
@@ -226,10 +207,10 @@ export function matmulSource(
   ];
 
   return fillTemplate(source, {
-    A_ELEM: pairA ? 'vec2f' : vecA ? 'vec4f' : 'f32',
+    A_ELEM: vecA ? 'vec4f' : 'f32',
     B_ELEM: vecB ? 'vec4f' : bDtype === 'f32' ? 'f32' : 'u32',
     BIAS_DECL: bias ? '@group(0) @binding(4) var<storage, read> bias: array<f32>;' : '',
-    LOAD_A: pairA ? 'fn ldA(i: u32) -> f32 { return a[i >> 1u][i & 1u]; }' : vecA ? 'fn ldA(i: u32) -> f32 { return a[i >> 2u][i & 3u]; }' : 'fn ldA(i: u32) -> f32 { return a[i]; }',
+    LOAD_A: vecA ? 'fn ldA(i: u32) -> f32 { return a[i >> 2u][i & 3u]; }' : 'fn ldA(i: u32) -> f32 { return a[i]; }',
     CONSTS: [
       `const BM = ${bm}u;`, `const BN = ${bn}u;`, `const BK = ${bk}u;`, `const NTX = ${NTX}u;`, `const NTY = ${NTY}u;`,
       `const WG = ${WG}u;`, `const SA4 = ${bm / 4 + 1}u;`, `const SB4 = ${bn / 4 + 1}u;`,
@@ -338,10 +319,10 @@ function launch(
   }
   if (v === 'direct') return launchDirect(gpu, out, a, b, bias, d);
   if (v === 'gemv' && d.M <= GEMV.maxM) return launchGemv(gpu, out, a, b, bias, d);
-  const { tile, splits, vec4, pairA, warp } = v === 'gemv' ? { tile: TILES.rows, splits: 1, vec4: false, pairA: false, warp: false } : tiledVariant(v)!;
+  const { tile, splits, vec4, warp } = v === 'gemv' ? { tile: TILES.rows, splits: 1, vec4: false, warp: false } : tiledVariant(v)!;
   const pair = pairB && canPairB(tile, d, b.dtype);
-  // vector loads of A (vec4 along M, or a pair along K) and B, and the warp layout, where they apply
-  const layout: Layout = [(vec4 && vec4A(d, a)) || (pairA && canPairA(tile, d, a)), vec4 && !pair && vec4B(d, b), warp && warpLayout(tile)];
+  // vec4 loads of A and B, and the warp layout, where they apply
+  const layout: Layout = [vec4 && vec4A(d, a), vec4 && !pair && vec4B(d, b), warp && warpLayout(tile)];
   const split = splitK(gpu, tile, d, splits);
   if (split) return launchSplit(gpu, out, a, b, bias, d, tile, pair, layout, split);
   const program = matmulProgram(gpu, tile, d.transA, d.transB, b.dtype as WeightDType, d.accumulate, Boolean(bias), pair, false, ...layout);

@@ -47,30 +47,29 @@ export type TileName = keyof typeof TILES;
  * 'block': block.wgsl, the same idea with a TM x TN block sized by M (1 row for decode) and a 16-bit B
  * read a word (two elements) at a time: fewer loads per multiply-add. The default on CPU adapters.
  */
-export type MatmulVariant = `${TileName}${'' | ':v4'}${'' | ':a2'}${'' | ':w'}${'' | `:k${number}`}` | 'gemv' | 'direct' | 'block';
+export type MatmulVariant = `${TileName}${'' | ':v4'}${'' | ':w'}${'' | `:k${number}`}` | 'gemv' | 'direct' | 'block';
 
 /**
  * A tiled variant resolved: its tile, its K split (1: none), whether f32 operands contiguous along the
  * load axis are read as vec4 (where the call's layout allows: see vec4A, vec4B), and whether the threads
  * are laid out 8 x 4 a warp (where that differs: see warpLayout).
  */
-export interface TiledVariant { tile: TileConfig; splits: number; vec4: boolean; pairA: boolean; warp: boolean }
+export interface TiledVariant { tile: TileConfig; splits: number; vec4: boolean; warp: boolean }
 
 /**
  * The tile, split, vec4 and warp choices of a tiled variant: '<tile>[:v4][:w][:k<S>]' ('mid', 'mid:v4',
  * 'big:v4:w', 'mid:k4') or an explicit config; null for gemv, direct and block.
  */
 export function tiledVariant(v: MatmulVariant | TileConfig): TiledVariant | null {
-  if (typeof v !== 'string') return { tile: v, splits: 1, vec4: false, pairA: false, warp: false };
+  if (typeof v !== 'string') return { tile: v, splits: 1, vec4: false, warp: false };
   const [name, ...opts] = v.split(':');
   if (!(name in TILES)) return null;
-  const out: TiledVariant = { tile: TILES[name as TileName], splits: 1, vec4: false, pairA: false, warp: false };
+  const out: TiledVariant = { tile: TILES[name as TileName], splits: 1, vec4: false, warp: false };
   for (const o of opts) {
     if (o === 'v4') out.vec4 = true;
-    else if (o === 'a2') out.pairA = true;
     else if (o === 'w') out.warp = true;
     else if (/^k\d+$/.test(o) && Number(o.slice(1)) >= 1) out.splits = Number(o.slice(1));
-    else throw new Error(`matmul: bad variant '${v}' (want <tile>[:v4][:a2][:w][:k<S>], S >= 1)`);
+    else throw new Error(`matmul: bad variant '${v}' (want <tile>[:v4][:w][:k<S>], S >= 1)`);
   }
   return out;
 }

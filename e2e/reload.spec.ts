@@ -79,7 +79,7 @@ async function holdAt(page: Page, phase: string, iteration: number, start: () =>
 
 /** The tab reloaded; the run is listed at iteration `kept` and, resumed, paused there with `kept` points. */
 async function reloadAndResume(page: Page, kept: number): Promise<void> {
-  await page.reload({ timeout: 120_000 });
+  await page.reload();
   await expect(page.getByTestId('gpu-status')).toHaveAttribute('data-state', 'ready', { timeout: 60_000 });
   await page.getByTestId('tab-runs').click();
   const row = page.getByTestId('runs-table').locator('tr').first();

@@ -3,7 +3,8 @@ import { GPU_FLAGS, adapterLabel, chromiumLaunch, findChromium } from './chromiu
 import type { AdapterSummary } from '../src/gpu/gpu.ts';
 
 const NVIDIA_ICD = '/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json';
-const probe = (icds: string[], files: string[] = ['/usr/bin/chromium']) => ({ hardwareIcds: () => icds, exists: (p: string) => files.includes(p) });
+const probe = (icds: string[], files: string[] = ['/usr/bin/chromium'], devices: string[] = ['/dev/nvidia0']) =>
+  ({ hardwareIcds: () => icds, gpuDevices: () => devices, exists: (p: string) => files.includes(p) });
 const ENV_SH_FLAGS = '--no-sandbox --disable-dev-shm-usage --enable-unsafe-webgpu --enable-features=Vulkan --use-angle=vulkan --disable-vulkan-surface --enable-webgpu-developer-features';
 
 describe('chromiumLaunch: the flags', () => {
@@ -20,6 +21,15 @@ describe('chromiumLaunch: the flags', () => {
     expect(l.gpuFlags).toBe(true);
     expect(l.reason).toContain(NVIDIA_ICD);
     for (const f of GPU_FLAGS) expect(l.args).toContain(f);
+  });
+
+  it("SwiftShader flags where driver manifests are installed but no GPU device exists (apt's Mesa on a CPU machine)", () => {
+    const mesa = ['/usr/share/vulkan/icd.d/intel_icd.x86_64.json', '/usr/share/vulkan/icd.d/radeon_icd.x86_64.json'];
+    const l = chromiumLaunch({}, probe(mesa, ['/usr/bin/chromium'], []));
+    expect(l.gpuFlags).toBe(false);
+    expect(l.reason).toContain('no GPU device node');
+    expect(l.args).not.toContain('--use-angle=vulkan');
+    expect(chromiumLaunch({}, probe(mesa, ['/usr/bin/chromium'], ['/dev/dri/renderD128'])).gpuFlags).toBe(true);
   });
 
   it("the device pack's CHROME_GPU_FLAGS, as they are, even before the driver is seen", () => {

@@ -7,12 +7,14 @@
 //   1. E2E_GPU=1 / E2E_GPU=0 (or MARFT_GPU=swiftshader) forces them on / off;
 //   2. CHROME_GPU_FLAGS is set (the device pack's env.sh exports it): those flags, as they are;
 //   3. a hardware Vulkan driver manifest is installed (src/gpu/node.ts hardwareIcds: e.g. the NVIDIA one at
-//      /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json on the GPU machine).
+//      /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json on the GPU machine) and a GPU device node exists
+//      (/dev/nvidia*, /dev/dri/renderD*): apt's chromium brings Mesa's Intel and Radeon manifests to machines
+//      without either GPU, where the GPU flags left the page hanging at start now and then.
 // Otherwise the SwiftShader flags. The flags only ask for the GPU: which adapter came is what the page's
 // requestAdapter() says, and a benchmark labels its figures by that (adapterLabel), never by the flags.
 // The binary: $CHROME (the device pack's env.sh), else $CHROMIUM_PATH, else Debian's /usr/bin/chromium.
 
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import type { AdapterSummary } from '../src/gpu/gpu.ts';
 import { hardwareIcds } from '../src/gpu/node.ts';
 import { isSoftwareAdapter } from '../src/ui/gpu-estimate.ts';
@@ -37,8 +39,14 @@ export interface ChromiumLaunch {
   reason: string;
 }
 
-export interface LaunchProbe { hardwareIcds: () => string[]; exists: (path: string) => boolean }
-const SYSTEM: LaunchProbe = { hardwareIcds, exists: existsSync };
+export interface LaunchProbe { hardwareIcds: () => string[]; gpuDevices: () => string[]; exists: (path: string) => boolean }
+
+/** GPU device nodes: NVIDIA's, and the DRM render nodes Mesa's drivers open. */
+function gpuDevices(): string[] {
+  const list = (dir: string, re: RegExp) => (existsSync(dir) ? readdirSync(dir).filter((f) => re.test(f)).map((f) => `${dir}/${f}`) : []);
+  return [...list('/dev', /^nvidia\d+$/), ...list('/dev/dri', /^renderD\d+$/)];
+}
+const SYSTEM: LaunchProbe = { hardwareIcds, gpuDevices, exists: existsSync };
 
 export function findChromium(env: NodeJS.ProcessEnv = process.env, probe: LaunchProbe = SYSTEM): string | null {
   for (const p of [env.CHROME, env.CHROMIUM_PATH]) if (p && probe.exists(p)) return p;
@@ -51,8 +59,10 @@ function chooseGpu(env: NodeJS.ProcessEnv, probe: LaunchProbe): { gpu: boolean; 
   if (env.MARFT_GPU === 'swiftshader') return { gpu: false, reason: 'MARFT_GPU=swiftshader' };
   if (env.CHROME_GPU_FLAGS?.trim()) return { gpu: true, reason: 'CHROME_GPU_FLAGS is set (the device pack\'s env.sh)' };
   const icds = probe.hardwareIcds();
-  if (icds.length) return { gpu: true, reason: `hardware Vulkan driver: ${icds.join(', ')}` };
-  return { gpu: false, reason: 'no hardware Vulkan driver: SwiftShader' };
+  if (!icds.length) return { gpu: false, reason: 'no hardware Vulkan driver: SwiftShader' };
+  const devices = probe.gpuDevices();
+  if (!devices.length) return { gpu: false, reason: `Vulkan driver manifests (${icds.join(', ')}) but no GPU device node: SwiftShader` };
+  return { gpu: true, reason: `hardware Vulkan driver: ${icds.join(', ')}; GPU ${devices.join(', ')}` };
 }
 
 /**

@@ -4,7 +4,7 @@ import { round16 } from '../../src/gpu/half.ts';
 import type { Tensor } from '../../src/gpu/tensor.ts';
 import type { WeightDType } from '../common.ts';
 import { dot, expectClose, finiteDiff, randn, testGpu } from '../testing.ts';
-import { type MatmulDims, type MatmulOpts, matmul, matmulBackward } from './matmul.ts';
+import { type MatmulDims, type MatmulOpts, matmul, matmulBackward, matmulSource } from './matmul.ts';
 import {
   type MatmulVariant, PICKS, type Pick, TILES, type TileConfig, type TileName, chooseVariant, tileSharedBytes, tiledVariant, warpLayout,
 } from './variants.ts';
@@ -175,6 +175,20 @@ describe('matmul tiles for the SmolLM2 shapes, and split-K', () => {
       if (name === 'n96' || name === 'tall') await check(gpu, { shape: [t.bm + 1, t.bn + 2, 2 * t.bk + 2], ta: false, tb: true, dtype: 'bf16', seed: 705, variant: t, pairB: true, bias: true });
     });
   }
+
+  // (the forms give the same bits: tall4 and n96q, one copy, against mid, two, above)
+  it('a K step of over 256 multiply-adds a thread is unrolled once, with its buffer a run-time value; smaller ones once per buffer', () => {
+    const src = (t: TileConfig) => matmulSource(t, false, false, 'f32', false, false);
+    for (const t of [TILES.big, TILES.huge, TILES.tall4]) {
+      expect(src(t)).toContain('let p = t & 1u;');
+      expect(src(t)).not.toContain('As[1u]');
+    }
+    for (const t of [TILES.mid, TILES.half]) {
+      expect(src(t)).toContain('As[0u][15]');
+      expect(src(t)).toContain('As[1u][15]');
+      expect(src(t)).not.toContain('let p = t & 1u;');
+    }
+  });
 
   // K = 300 in 4 slices of 80 (the last 60, not a whole BK step); K = 50 in 3 slices of 24, 24 and 2.
   it('split-K: every transpose, slices that end mid-step', async () => {

@@ -124,6 +124,7 @@ export function matmulSource(
   const GB = ((bn / 4) * bk) / WG;
   const range = (n: number) => Array.from({ length: n }, (_, i) => i);
   const ind = (n: number, lines: string[]) => lines.map((l) => ' '.repeat(n) + l).join('\n');
+  const kBegin = split ? 'kb' : '0u';
   const kEnd = split ? 'kEnd' : 'u.K';
   const idxA = (m: string, k: string) => (transA ? `aBase + (${k}) * u.M + ${m}` : `aBase + (${m}) * u.K + ${k}`);
   const idxB = (k: string, n: string) => (transB ? `bBase + (${n}) * u.K + ${k}` : `bBase + (${k}) * u.N + ${n}`);
@@ -173,22 +174,22 @@ export function matmulSource(
   const loadBFull = loadB(true);
   const loadBEdge = loadB(false);
   const storeTiles = [
-    ...range(GA).map((l) => `As[p * BK + aK${l}][aM${l} / 4u] = ra${l};`),
+    ...range(GA).map((l) => `As[p][aK${l}][aM${l} / 4u] = ra${l};`),
     ...range(GBL).flatMap((l) => [
-      `Bs[p * BK + bK${l}][bN${l} / 4u] = rb${l};`,
-      ...(pairK ? [`Bs[p * BK + bK${l} + 1u][bN${l} / 4u] = rb${l}_1;`] : []),
+      `Bs[p][bK${l}][bN${l} / 4u] = rb${l};`,
+      ...(pairK ? [`Bs[p][bK${l} + 1u][bN${l} / 4u] = rb${l}_1;`] : []),
     ]),
   ];
 
   const acc = (row: number, j: number) => `acc${row}_${j}`;
   const accDecl = range(tm).flatMap((row) => range(RN).map((j) => `var ${acc(row, j)} = vec4f(0.0);`));
-  const compute = (p: number) => {
+  // the multiply of one step from shared buffer p (a constant or a run-time value)
+  const compute = (p: string) => {
     const out: string[] = [];
     for (const k of range(bk)) {
-      const s = p * bk + k;
       const lines = [
-        ...range(RM).map((i) => `let a${i} = As[${s}][ty + ${i * NTY}u];`),
-        ...range(RN).map((j) => `let b${j} = Bs[${s}][tx + ${j * NTX}u];`),
+        ...range(RM).map((i) => `let a${i} = As[${p}][${k}][ty + ${i * NTY}u];`),
+        ...range(RN).map((j) => `let b${j} = Bs[${p}][${k}][tx + ${j * NTX}u];`),
       ];
       for (const i of range(RM)) {
         for (const r of range(4)) {
@@ -199,6 +200,21 @@ export function matmulSource(
     }
     return out;
   };
+  // One K step: the next step's tiles are fetched from global memory during the multiply, then stored to the
+  // other buffer. Steps of up to 256 multiply-adds a thread get a copy per buffer (constant buffer indices);
+  // larger ones get one copy, with the buffer a run-time value: on an H200, two copies of 'big' (8 x 8 x 16)
+  // ran 4096^3 at 39.8 TFLOP/s and one at 43.6 (two outgrow the instruction cache), while the 4 x 4 x 16 'half'
+  // tiles lost 3-5 % with one (bench/results/s22/).
+  const step = (p: string) => [
+    'if (t >= nt) { break; }',
+    ...(p === 'p' ? ['let p = t & 1u;'] : []),
+    `if (t + 1u < nt) { loadTiles(${kBegin} + (t + 1u) * BK); }`,
+    ...compute(p),
+    `if (t + 1u < nt) { storeTiles(1u - ${p}); }`,
+    'workgroupBarrier();',
+    't++;',
+  ];
+  const steps = tm * tn * bk <= 256 ? [...step('0u'), ...step('1u')] : step('p');
   const storeC = range(RM).flatMap((i) => range(4).flatMap((r) =>
     range(RN).map((j) => `storeC(m0 + ${i * 4 * NTY + r}u + ty * 4u, n0 + ${j * 4 * NTX}u + tx * 4u, ${acc(i * 4 + r, j)});`)));
   const epilogue = [
@@ -217,7 +233,7 @@ export function matmulSource(
     ].join('\n'),
     REGS: regs.join('\n'),
     LOAD_B: [vecB ? 'fn ldB(i: u32) -> f32 { return b[i >> 2u][i & 3u]; }' : loadFn('ldB', 'b', bDtype), ...(pairB ? [loadPairFn(bDtype, idxB('k', 'n'), kEnd)] : [])].join('\n'),
-    K_BEGIN: split ? 'kb' : '0u',
+    K_BEGIN: kBegin,
     K_END: kEnd,
     K_LEN: split ? 'ke - kb' : 'u.K',
     SETUP_Z: ind(2, split
@@ -243,8 +259,7 @@ export function matmulSource(
     EPILOGUE: ind(6, epilogue),
     LOAD_COORDS: ind(2, coords),
     ACC_DECL: ind(2, accDecl),
-    COMPUTE_0: ind(4, compute(0)),
-    COMPUTE_1: ind(4, compute(1)),
+    STEPS: ind(4, steps),
     STORE_C: ind(2, storeC),
     // ':w': warp w covers columns (w % (NTX/8)) * 8 + [0, 8) and rows (w / (NTX/8)) * 4 + [0, 4) of the grid
     THREAD_XY: ind(2, warp

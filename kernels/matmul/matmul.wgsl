@@ -12,8 +12,10 @@
 // and 4*BN/TN columns, so neighbouring threads read neighbouring vec4s of the shared tiles (no bank conflicts).
 // K advances in steps of BK through two shared buffers (double buffering): the next tile is fetched from
 // global memory into registers while the current one is multiplied, then stored to the other buffer;
-// one barrier per step. Shared A is stored transposed (As[k][m]) so both operands are read as vec4 along
-// the output dimension; rows are padded by one vec4 so the transposing stores do not collide in banks.
+// one barrier per step. A step is unrolled; the loop holds two steps, one per buffer (constant indices) when a
+// step is small, and one step with the buffer chosen at run time when it is large (see matmulSource).
+// Shared A is stored transposed (As[k][m]) so both operands are read as vec4 along the output dimension;
+// rows are padded by one vec4 so the transposing stores do not collide in banks.
 // Edge tiles (M, N, K not multiples of the tile) load zeros and store only in-range elements.
 // vec4 loads (compile-time, ':va' / ':vb' in the key): an f32 operand whose 4 elements per load run along
 // its contiguous dim (A with TRANS_A, B without TRANS_B), 4-aligned, is bound as array<vec4f> and a full
@@ -45,8 +47,10 @@ $BIAS_DECL
 
 $CONSTS
 
-var<workgroup> As: array<array<vec4f, SA4>, 2 * BK>;
-var<workgroup> Bs: array<array<vec4f, SB4>, 2 * BK>;
+// [buffer][k][m or n / 4]: the buffer index is the only one not known at compile time or bounded by the
+// invocation index, so robustness clamps it once per step rather than every read
+var<workgroup> As: array<array<array<vec4f, SA4>, BK>, 2>;
+var<workgroup> Bs: array<array<array<vec4f, SB4>, BK>, 2>;
 
 var<private> m0: u32;
 var<private> n0: u32;
@@ -109,18 +113,7 @@ $ACC_DECL
   workgroupBarrier();
   var t = 0u;
   loop {
-    if (t >= nt) { break; }
-    if (t + 1u < nt) { loadTiles($K_BEGIN + (t + 1u) * BK); }
-$COMPUTE_0
-    if (t + 1u < nt) { storeTiles(1u); }
-    workgroupBarrier();
-    t++;
-    if (t >= nt) { break; }
-    if (t + 1u < nt) { loadTiles($K_BEGIN + (t + 1u) * BK); }
-$COMPUTE_1
-    if (t + 1u < nt) { storeTiles(0u); }
-    workgroupBarrier();
-    t++;
+$STEPS
   }
 $STORE_C
 }

@@ -19,7 +19,7 @@
 //   --out FILE          writes every row, the summary and the picks as JSON
 //   --quick             one tiny shape and a few variants (a smoke test, e.g. on SwiftShader)
 //   --list              prints the products and their candidate variants, and stops
-//   --tokens 1365,4096  token counts T        --only q/o,k/v,gate/up,gate+up,down,lm_head,cube   what to sweep
+//   --tokens 1365,4096  token counts T        --only q/o,k/v,qkv,gate/up,gate+up,down,lm_head,cube   what to sweep
 //                       (cube: 4096^3 and 2048^3; cube4096 or cube2048: one of them)
 //   --variants a,b      only these variants (plus the default)      --rounds 5   --round-ms 30
 //   --dtype f32|bf16    storage of the weight operand of the forward and dX products (default f32)
@@ -68,9 +68,12 @@ interface Product {
   bDtype: WeightDType;
 }
 
-/** SmolLM2-135M's Linears: (out, in) of W (hidden 576, intermediate 1536, 9 q heads and 3 kv heads of 64, vocab 49152). */
+/**
+ * SmolLM2-135M's Linears: (out, in) of W (hidden 576, intermediate 1536, 9 q heads and 3 kv heads of 64, vocab 49152),
+ * and the fused q/k/v and gate+up weights the decoder concatenates at load.
+ */
 const LINEARS: Array<[name: string, out: number, inp: number]> = [
-  ['q/o', 576, 576], ['k/v', 192, 576], ['gate/up', 1536, 576], ['gate+up', 3072, 576], ['down', 576, 1536], ['lm_head', 49152, 576],
+  ['q/o', 576, 576], ['k/v', 192, 576], ['qkv', 960, 576], ['gate/up', 1536, 576], ['gate+up', 3072, 576], ['down', 576, 1536], ['lm_head', 49152, 576],
 ];
 const tokens = (list(arg('tokens')) ?? (quick ? ['1100'] : ['1365', '4096'])).map(Number);
 const only = list(arg('only'));

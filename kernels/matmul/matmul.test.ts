@@ -139,12 +139,21 @@ describe('matmul forward', () => {
     expect(choose({ M: 17, N: 576, K: 576, transB: true })).toBe('small');
   });
 
-  it("PICKS: the 'half' tiles from T = 3393 up, the 135M iteration's batches (T 1536, 2688) as before", () => {
-    expect(chooseVariant({ M: 4096, N: 576, K: 576 })).toBe('half:v4:w');
-    expect(chooseVariant({ M: 4096, N: 576, K: 576, transB: true })).toBe('half:w');
-    expect(chooseVariant({ M: 3393, N: 192, K: 576, transB: true })).toBe('halfn');
+  it("PICKS by token count: 'big' at T 3 073-3 328 (one wave), 'half' to 5 211, the default above; T 1 536-3 072 as before", () => {
+    for (const M of [3073, 3240, 3328]) {
+      expect(chooseVariant({ M, N: 576, K: 576 })).toBe('big:v4:w');
+      expect(chooseVariant({ M, N: 576, K: 1536, transB: true })).toBe('big:v4:w');
+      expect(chooseVariant({ M, N: 192, K: 576, transB: true })).toBe('halfn');
+    }
+    for (const M of [3329, 4096, 5211]) {
+      expect(chooseVariant({ M, N: 576, K: 576 })).toBe('half:v4:w');
+      expect(chooseVariant({ M, N: 576, K: 576, transB: true })).toBe('half:w');
+    }
+    expect(chooseVariant({ M: 6480, N: 576, K: 576 })).toBe('big:v4:w');
+    expect(chooseVariant({ M: 6480, N: 576, K: 1536, transB: true })).toBe('big:v4:w');
+    expect(chooseVariant({ M: 6480, N: 192, K: 576, transB: true })).toBe('halfn');
     expect(chooseVariant({ M: 2688, N: 576, K: 576 })).toBe('n96q:v4');
-    expect(chooseVariant({ M: 3392, N: 576, K: 576, transB: true })).toBe('mid:w');
+    expect(chooseVariant({ M: 2688, N: 576, K: 576, transB: true })).toBe('mid:w');
     expect(chooseVariant({ M: 1536, N: 576, K: 576, transB: true })).toBe('mid:v4:w');
   });
 });

@@ -152,6 +152,8 @@ describe('matmul forward', () => {
     expect(chooseVariant({ M: 6480, N: 576, K: 576 })).toBe('big:v4:w');
     expect(chooseVariant({ M: 6480, N: 576, K: 1536, transB: true })).toBe('big:v4:w');
     expect(chooseVariant({ M: 6480, N: 192, K: 576, transB: true })).toBe('halfn');
+    expect(chooseVariant({ M: 4192, N: 576, K: 3072 })).toBe('mid:v4');
+    expect(chooseVariant({ M: 6480, N: 576, K: 3072 })).toBe('big:v4:w');
     expect(chooseVariant({ M: 2688, N: 576, K: 576 })).toBe('n96q:v4');
     expect(chooseVariant({ M: 2688, N: 576, K: 576, transB: true })).toBe('mid:w');
     expect(chooseVariant({ M: 1536, N: 576, K: 576, transB: true })).toBe('mid:v4:w');

@@ -19,6 +19,8 @@
 // bench: the arithmetic task's text, one token a character): bench/baselines/iteration.py --prompts 275,394.
 // Options: --preset NAME --models smollm2-135m,builtin --episodes 8 --new 128 --agents 2 --dtype bf16|f32 --recompute auto|on|off --max-tokens N --tokenizer synthetic|lab
 //   --fused auto|on|off (the decoder's fused decode path: DecoderOptions.fused; auto = its default: on for GPUs, off on CPU adapters) --peer FILE --out FILE --profile
+//   --iterations N: N timed iterations after the warm-up, each phase's time their median (one host's update
+//   time spread over 0.23-0.41 s from one iteration to the next; the peer takes the same flag); counts are the first's
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { acquireNodeGpu, ensureVulkanEnv } from '../src/gpu/node.ts';
@@ -36,6 +38,7 @@ import { benchModelFolder } from './lab-server.ts';
 import { memoryFiles } from '../src/model/folder.ts';
 import { presetBenchConfig, presetEpisodes, randomModelBenchConfig } from './bench-configs.ts';
 import { PhaseCounter, PhaseProfile, countsLine } from './counters.ts';
+import { median } from '../kernels/timing.ts';
 import type { Phase } from '../src/marft/trainer.ts';
 
 await ensureVulkanEnv();
@@ -70,6 +73,7 @@ const presetEpisodeCount = preset === null ? null : presetEpisodes(preset);
 const episodes = Number(arg('episodes', presetEpisodeCount !== null ? (soft ? '1' : String(presetEpisodeCount)) : soft ? '2' : '8'));
 const maxNew = Number(arg('new', soft ? '4' : '128'));
 const agentsN = Number(arg('agents', '2')) as 1 | 2 | 3 | 4;
+const iterations = Math.max(1, Number(arg('iterations', '1')));
 const dtype = arg('dtype', 'bf16') as 'bf16' | 'f32';
 const names = preset ? ['builtin'] : arg('models', soft ? 'tiny' : 'smollm2-135m,builtin').split(',');
 const peer = process.argv.includes('--peer') ? JSON.parse(readFileSync(arg('peer', ''), 'utf8')) as { device: string; rows: Array<Record<string, number | string>> } : null;
@@ -116,10 +120,14 @@ for (const name of names) {
   const m = timed.metrics;
   const cpu = process.cpuUsage(cpu0);
   const { phases, iteration: perIteration } = counter.end();
+  const more = [];
+  for (let i = 1; i < iterations; i++) more.push((await trainer.iteration()).metrics);
+  const all = [m, ...more];
+  const sec = (k: keyof typeof m.seconds): number => median(all.map((x) => x.seconds[k]));
   const gen = Object.values(m.agents).reduce((s, a) => s + a.tokens, 0);
   const row: Record<string, number | string> = {
-    model: preset ? `${name} (${preset} preset)` : name, agents: config.graph.agents.length, episodes, maxNew: Math.max(...config.graph.agents.map((a) => a.maxNewTokens)), rolloutS: m.seconds.rollout, scoreS: m.seconds.score, advantagesS: m.seconds.advantages,
-    updateS: m.seconds.update, totalS: m.seconds.total, genTokS: m.tokensPerSecond, generated: gen, peakMiB: gpu.pool.stats.peakBytes / 2 ** 20,
+    model: preset ? `${name} (${preset} preset)` : name, agents: config.graph.agents.length, episodes, maxNew: Math.max(...config.graph.agents.map((a) => a.maxNewTokens)), rolloutS: sec('rollout'), scoreS: sec('score'), advantagesS: sec('advantages'),
+    updateS: sec('update'), totalS: sec('total'), genTokS: median(all.map((x) => x.tokensPerSecond)), iterations, generated: gen, peakMiB: gpu.pool.stats.peakBytes / 2 ** 20,
     weightsMiB, recompute: String(trainer.recompute), microTokens: trainer.maxTokens, microLogitRows: trainer.maxLogitRows, trainTokens: trainer.trainTokens,
     cpuS: (cpu.user + cpu.system) / 1e6, dispatches: perIteration.dispatches, readbacks: perIteration.reads, submits: perIteration.submits,
     rolloutDispatches: phases.rollout?.dispatches ?? 0, scoreDispatches: phases.score?.dispatches ?? 0, updateDispatches: phases.update?.dispatches ?? 0,
@@ -133,8 +141,8 @@ for (const name of names) {
   }
   if (p) {
     row.torchTotalS = p.total_s; row.torchRolloutS = p.rollout_s;
-    row.speedupTotal = (p.total_s as number) / m.seconds.total;
-    row.speedupRollout = (p.rollout_s as number) / m.seconds.rollout;
+    row.speedupTotal = (p.total_s as number) / sec('total');
+    row.speedupRollout = (p.rollout_s as number) / sec('rollout');
     row.torchPeakMiB = p.peak_mib;
   }
   rows.push(row);

@@ -3,9 +3,10 @@ reference MARFT code runs it: 2 agents (planner -> solver, one LoRA adapter each
 v_proj), 8 episodes, `generate` with the KV cache (sampling, exactly NEW tokens per agent), then scoring
 (policy log-probs; reference log-probs and critic values with adapters disabled), token-level GAE, and one
 PPO epoch (clipped surrogate + entropy, critic MLP 576 -> 1024 -> 512 -> 1 on the frozen trunk's hidden
-states, AdamW). fp32 with TF32 off. Usage: python3 bench/baselines/iteration.py --out FILE.json
+states, AdamW). fp32 with TF32 off. Usage: python3 bench/baselines/iteration.py [--iterations 5] --out FILE.json
+(--iterations N: N timed iterations after the warm-up, each phase their median, as bench:iteration does).
 """
-import argparse, json, time
+import argparse, json, statistics, time
 import torch
 import torch.nn.functional as F
 from transformers import LlamaConfig, LlamaForCausalLM
@@ -92,6 +93,7 @@ def main():
     # each agent's prompt tokens: bench:iteration prints its own (promptTokens) for the peer to match;
     # 64,208 is a 64-token task and the planner's whole sequence plus a 16-token transition for the solver
     ap.add_argument('--prompts', default='64,208')
+    ap.add_argument('--iterations', type=int, default=1, help='timed iterations; each phase reports its median')
     ap.add_argument('--out', default='')
     a = ap.parse_args()
     dev = 'cuda'
@@ -112,8 +114,9 @@ def main():
         P = [int(x) for x in a.prompts.split(',')]
         iteration(model, critic, opt, a.episodes, P, a.new, cfg.vocab_size, dev)  # warm-up
         torch.cuda.reset_peak_memory_stats()
-        t = iteration(model, critic, opt, a.episodes, P, a.new, cfg.vocab_size, dev)
-        row = dict(model=name, prompts=a.prompts, **t, peak_mib=torch.cuda.max_memory_allocated() / 2**20)
+        runs = [iteration(model, critic, opt, a.episodes, P, a.new, cfg.vocab_size, dev) for _ in range(max(1, a.iterations))]
+        t = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+        row = dict(model=name, prompts=a.prompts, iterations=len(runs), **t, peak_mib=torch.cuda.max_memory_allocated() / 2**20)
         print(json.dumps(row), flush=True)
         rows.append(row)
     out = {'device': torch.cuda.get_device_name(0), 'torch': torch.__version__, 'rows': rows}

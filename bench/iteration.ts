@@ -120,9 +120,8 @@ for (const name of names) {
   const m = timed.metrics;
   const cpu = process.cpuUsage(cpu0);
   const { phases, iteration: perIteration } = counter.end();
-  const more = [];
-  for (let i = 1; i < iterations; i++) more.push((await trainer.iteration()).metrics);
-  const all = [m, ...more];
+  const all = [m];
+  for (let i = 1; i < iterations; i++) all.push((await trainer.iteration()).metrics);
   const sec = (k: keyof typeof m.seconds): number => median(all.map((x) => x.seconds[k]));
   const gen = Object.values(m.agents).reduce((s, a) => s + a.tokens, 0);
   const row: Record<string, number | string> = {

@@ -248,7 +248,7 @@ for (const r of results) {
 }
 
 // A training step's matmul time per token count: 30 layers of 2 q/o, 2 k/v, 2 gate/up and 1 down (each fwd,
-// dX and dW), plus lm_head once ('gate+up', the fused alternative to 2 gate/up, is left out).
+// dX and dW), plus lm_head once ('qkv' and 'gate+up', the fused alternatives to q, k, v and to gate, up, are left out).
 const perStep: Record<string, number> = { 'q/o': 60, 'k/v': 60, 'gate/up': 60, down: 30, lm_head: 1 };
 for (const T of quick ? [] : tokens) {
   let [before, after] = [0, 0];

@@ -174,7 +174,8 @@ export function chooseVariant(s: MatmulShape, sharedBytes = 49152, picks: readon
   }
   const tiles = (t: TileConfig) => Math.ceil(M / t.bm) * Math.ceil(N / t.bn) * batch;
   // vec4 loads where the layout allows, and 8 x 4 threads a warp: on an H200 at 4096^3 'big' ran 36.2,
-  // 'big:v4' 37.4 and 'big:v4:w' 39.8 TFLOP/s; 'mid:v4:w' beat 'mid' and 'mid:v4' there and on the
+  // 'big:v4' 37.4 and 'big:v4:w' 39.8 TFLOP/s with two unrolled steps a loop (with one since stop 22, 'big:v4'
+  // and 'big:v4:w' both 43.6); 'mid:v4:w' beat 'mid' and 'mid:v4' there and on the
   // q/o weight gradient (576x576x4096 tn: 13.8, 15.3, 16.1)
   if (M >= 128 && N >= 128 && tiles(TILES.big) >= 96) {
     return tileSharedBytes(TILES.big) <= sharedBytes ? 'big:v4:w' : 'big8:v4:w';

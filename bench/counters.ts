@@ -83,3 +83,98 @@ export class PhaseProfile {
     return Promise.all(parts.map(async ([p, t]) => [p, await t] as [Phase | 'start', KernelTime[]]));
   }
 }
+
+/** Where one phase's JS-thread time went (PhaseCpu): ms and calls. */
+export interface CpuSplit {
+  wallMs: number;
+  /** Gpu.run: recording dispatches (bind groups and submits it triggers included). */
+  runMs: number; runs: number;
+  bindGroupMs: number; bindGroups: number;
+  submitMs: number; submits: number;
+  /** Awaiting the GPU: readMany (readbacks) and sync. */
+  waitMs: number; waits: number;
+  /** New uniform arenas: each makes every cached bind group of the uniform-taking kernels miss once. */
+  arenas: number;
+  /** Other new buffers (the pool's, staging): a bind group naming one is new too. */
+  buffers: number;
+}
+
+/**
+ * The JS thread's time per phase of trainer iterations: wall, and within it recording dispatches (Gpu.run),
+ * creating bind groups, queue submits and awaiting readbacks. Wraps those methods of this Gpu and its device
+ * between begin() and end(). The GPU idles wherever the thread records less than a submit's worth of work
+ * after a wait: wall - wait is the thread's own time.
+ */
+export class PhaseCpu {
+  private phase: Phase | null = null;
+  private t0 = 0;
+  private cur: CpuSplit | null = null;
+  private split: Partial<Record<Phase, CpuSplit>> = {};
+  private undo: Array<() => void> = [];
+  constructor(private readonly gpu: Gpu) {}
+
+  readonly onProgress = (phase: Phase): void => {
+    if (!this.cur || phase === this.phase) return;
+    this.close();
+    this.phase = phase;
+    this.open();
+  };
+
+  begin(): void {
+    this.split = {};
+    this.phase = null;
+    const timeSync = <K extends string>(obj: Record<K, unknown>, k: K, ms: 'runMs' | 'bindGroupMs' | 'submitMs', n: 'runs' | 'bindGroups' | 'submits'): void => {
+      const f = obj[k] as (...a: unknown[]) => unknown;
+      obj[k] = ((...a: unknown[]) => {
+        const t = performance.now();
+        try { return f.apply(obj, a); } finally { if (this.cur) { this.cur[ms] += performance.now() - t; this.cur[n]++; } }
+      }) as never;
+      this.undo.push(() => { obj[k] = f as never; });
+    };
+    const timeWait = <K extends string>(obj: Record<K, unknown>, k: K): void => {
+      const f = obj[k] as (...a: unknown[]) => Promise<unknown>;
+      obj[k] = (async (...a: unknown[]) => {
+        const t = performance.now();
+        try { return await f.apply(obj, a); } finally { if (this.cur) { this.cur.waitMs += performance.now() - t; this.cur.waits++; } }
+      }) as never;
+      this.undo.push(() => { obj[k] = f as never; });
+    };
+    const g = this.gpu as unknown as Record<string, unknown>;
+    timeSync(g, 'run', 'runMs', 'runs');
+    timeSync(this.gpu.device as unknown as Record<string, unknown>, 'createBindGroup', 'bindGroupMs', 'bindGroups');
+    timeSync(this.gpu.device.queue as unknown as Record<string, unknown>, 'submit', 'submitMs', 'submits');
+    const dev = this.gpu.device as unknown as Record<string, unknown>;
+    const createBuffer = dev.createBuffer as (d: GPUBufferDescriptor) => GPUBuffer;
+    dev.createBuffer = (d: GPUBufferDescriptor) => {
+      if (this.cur) this.cur[d.label === 'uniforms' ? 'arenas' : 'buffers']++;
+      return createBuffer.call(dev, d);
+    };
+    this.undo.push(() => { dev.createBuffer = createBuffer; });
+    timeWait(g, 'readMany');
+    timeWait(g, 'sync');
+    this.open();
+  }
+
+  end(): Partial<Record<Phase, CpuSplit>> {
+    this.close();
+    this.cur = null;
+    for (const u of this.undo.splice(0).reverse()) u();
+    return this.split;
+  }
+
+  private open(): void {
+    this.t0 = performance.now();
+    this.cur = { wallMs: 0, runMs: 0, runs: 0, bindGroupMs: 0, bindGroups: 0, submitMs: 0, submits: 0, waitMs: 0, waits: 0, arenas: 0, buffers: 0 };
+  }
+
+  private close(): void {
+    if (!this.cur) return;
+    this.cur.wallMs = performance.now() - this.t0;
+    if (this.phase) this.split[this.phase] = this.cur;
+  }
+}
+
+/** One line: "wall W ms: run() R ms (n), bind groups B ms (n), submits S ms (n), waiting X ms (n), new buffers N, new uniform arenas A". */
+export const cpuLine = (c: CpuSplit): string =>
+  `wall ${c.wallMs.toFixed(1)} ms: run() ${c.runMs.toFixed(1)} ms (${c.runs}), bind groups ${c.bindGroupMs.toFixed(1)} ms (${c.bindGroups}), ` +
+  `submits ${c.submitMs.toFixed(1)} ms (${c.submits}), waiting ${c.waitMs.toFixed(1)} ms (${c.waits}), new buffers ${c.buffers}, new uniform arenas ${c.arenas}`;

@@ -19,6 +19,7 @@
 // bench: the arithmetic task's text, one token a character): bench/baselines/iteration.py --prompts 275,394.
 // Options: --preset NAME --models smollm2-135m,builtin --episodes 8 --new 128 --agents 2 --dtype bf16|f32 --recompute auto|on|off --max-tokens N --tokenizer synthetic|lab
 //   --fused auto|on|off (the decoder's fused decode path: DecoderOptions.fused; auto = its default: on for GPUs, off on CPU adapters) --peer FILE --out FILE --profile
+//   --cpu: one more iteration, printing per phase where the JS thread's time went (counters.ts PhaseCpu)
 //   --iterations N: N timed iterations after the warm-up, each phase's time their median (one host's update
 //   time spread over 0.23-0.41 s from one iteration to the next; the peer takes the same flag); counts are the first's
 
@@ -37,7 +38,7 @@ import { benchModelConfigJson, randomWeights } from './random-model.ts';
 import { benchModelFolder } from './lab-server.ts';
 import { memoryFiles } from '../src/model/folder.ts';
 import { presetBenchConfig, presetEpisodes, randomModelBenchConfig } from './bench-configs.ts';
-import { PhaseCounter, PhaseProfile, countsLine } from './counters.ts';
+import { PhaseCounter, PhaseCpu, PhaseProfile, countsLine, cpuLine } from './counters.ts';
 import { median } from '../kernels/timing.ts';
 import type { Phase } from '../src/marft/trainer.ts';
 
@@ -111,7 +112,8 @@ for (const name of names) {
   const weightsMiB = gpu.pool.stats.bytesAllocated / 2 ** 20; // base weights, adapters, critic, optimizer state
   const counter = new PhaseCounter(gpu);
   const split = new PhaseProfile(gpu);
-  const onProgress = (phase: Phase): void => { counter.onProgress(phase); split.onProgress(phase); };
+  let onPhase: ((phase: Phase) => void) | null = null; // --cpu's split, for its own iteration
+  const onProgress = (phase: Phase): void => { counter.onProgress(phase); split.onProgress(phase); onPhase?.(phase); };
   const trainer = new Trainer({ gpu, decoder, tokenizer, state, maxTokens: maxTokensArg ? Number(maxTokensArg) : preset ? undefined : 8192, recompute: recompute === 'auto' ? 'auto' : recompute === 'on', onProgress });
   await trainer.iteration(); // warm-up: pipelines compile
   counter.begin();
@@ -147,12 +149,22 @@ for (const name of names) {
   rows.push(row);
   console.log(JSON.stringify(row));
   for (const [phase, c] of Object.entries(phases)) console.log(`  ${phase}: ${countsLine(c)}`);
+  if (process.argv.includes('--cpu')) {
+    const cpuSplit = new PhaseCpu(gpu);
+    onPhase = cpuSplit.onProgress;
+    cpuSplit.begin();
+    await trainer.iteration();
+    const byPhase = cpuSplit.end();
+    onPhase = null;
+    console.log(`  the JS thread in one more iteration (${name}):`);
+    for (const [phase, c] of Object.entries(byPhase)) console.log(`    ${phase}: ${cpuLine(c)}`);
+  }
   if (process.argv.includes('--profile')) {
     split.begin();
     await trainer.iteration();
     const byPhase = await split.end();
     console.log(`  per-kernel GPU time of one iteration (${name}):\n${formatKernelTable(kernelRows(byPhase.flatMap(([, t]) => t)), 15)}`);
-    for (const [phase, t] of byPhase) if (phase !== 'rollout' && t.length) console.log(`  ${phase}:\n${formatKernelTable(kernelRows(t), 12)}`);
+    for (const [phase, t] of byPhase) if (phase !== 'rollout' && t.length) console.log(`  ${phase}:\n${formatKernelTable(kernelRows(t), 40)}`);
   }
   releaseTrainState(gpu, state);
   gpu.trim();

@@ -4,9 +4,10 @@ v_proj), 8 episodes, `generate` with the KV cache (sampling, exactly NEW tokens 
 (policy log-probs; reference log-probs and critic values with adapters disabled), token-level GAE, and one
 PPO epoch (clipped surrogate + entropy, critic MLP 576 -> 1024 -> 512 -> 1 on the frozen trunk's hidden
 states, AdamW). fp32 with TF32 off. Usage: python3 bench/baselines/iteration.py [--iterations 5] --out FILE.json
-(--iterations N: N timed iterations after the warm-up, each phase their median, as bench:iteration does).
+(--iterations N: N timed iterations after the warm-up, each phase their median, as bench:iteration does;
+--profile: then one more iteration whose update runs under torch.profiler, printing its CUDA kernels by GPU time).
 """
-import argparse, json, statistics, time
+import argparse, contextlib, json, statistics, time
 import torch
 import torch.nn.functional as F
 from transformers import LlamaConfig, LlamaForCausalLM
@@ -26,7 +27,7 @@ def token_logp(logits, targets):
     return lp.gather(-1, targets.unsqueeze(-1)).squeeze(-1), -(lp.exp() * lp).sum(-1)
 
 
-def iteration(model, critic, opt, B, P, NEW, V, dev):
+def iteration(model, critic, opt, B, P, NEW, V, dev, update_ctx=contextlib.nullcontext):
     """P: each agent's prompt length; the solver's prompt is the end of the planner's sequence and 16 new tokens."""
     sync = torch.cuda.synchronize
     t0 = time.perf_counter()
@@ -68,6 +69,14 @@ def iteration(model, critic, opt, B, P, NEW, V, dev):
     ret = adv + v
     adv = (adv - adv.mean()) / (adv.std() + 1e-5)
     sync(); t3 = time.perf_counter()
+    with update_ctx():
+        update(model, critic, opt, seqs, plens, old, adv, hid, ret, NEW)
+        sync()
+    t4 = time.perf_counter()
+    return dict(rollout_s=t1 - t0, score_s=t2 - t1, advantages_s=t3 - t2, update_s=t4 - t3, total_s=t4 - t0)
+
+
+def update(model, critic, opt, seqs, plens, old, adv, hid, ret, NEW):
     opt.zero_grad()
     for i, (agent, seq, p) in enumerate(zip(('planner', 'solver'), seqs, plens)):
         model.set_adapter(agent)
@@ -81,8 +90,6 @@ def iteration(model, critic, opt, B, P, NEW, V, dev):
     vloss.backward()
     torch.nn.utils.clip_grad_norm_([p for g in opt.param_groups for p in g['params']], 0.5)
     opt.step()
-    sync(); t4 = time.perf_counter()
-    return dict(rollout_s=t1 - t0, score_s=t2 - t1, advantages_s=t3 - t2, update_s=t4 - t3, total_s=t4 - t0)
 
 
 def main():
@@ -94,6 +101,7 @@ def main():
     # 64,208 is a 64-token task and the planner's whole sequence plus a 16-token transition for the solver
     ap.add_argument('--prompts', default='64,208')
     ap.add_argument('--iterations', type=int, default=1, help='timed iterations; each phase reports its median')
+    ap.add_argument('--profile', action='store_true', help="one more iteration, its update's CUDA kernels by GPU time")
     ap.add_argument('--out', default='')
     a = ap.parse_args()
     dev = 'cuda'
@@ -118,6 +126,12 @@ def main():
         t = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
         row = dict(model=name, prompts=a.prompts, iterations=len(runs), **t, peak_mib=torch.cuda.max_memory_allocated() / 2**20)
         print(json.dumps(row), flush=True)
+        if a.profile:
+            from torch.profiler import ProfilerActivity, profile
+            prof = profile(activities=[ProfilerActivity.CUDA])
+            iteration(model, critic, opt, a.episodes, P, a.new, cfg.vocab_size, dev, update_ctx=lambda: prof)
+            print(f'update kernels of one iteration ({name}):')
+            print(prof.key_averages().table(sort_by='cuda_time_total', row_limit=30, max_name_column_width=70))
         rows.append(row)
     out = {'device': torch.cuda.get_device_name(0), 'torch': torch.__version__, 'rows': rows}
     if a.out:

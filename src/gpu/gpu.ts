@@ -57,6 +57,12 @@ interface ProgramInfo {
  * after all of it. On an H200 the 135M update's GPU time was 290 ms of its 480.
  */
 export const SUBMIT_EVERY = 256;
+/**
+ * After a wait (a readback, sync) the GPU idles until the first submit, so the first unasked one comes after
+ * SUBMIT_FIRST dispatches and each next after twice as many, up to SUBMIT_EVERY: the GPU starts after a few
+ * dispatches' encoding, not 256 (at 60-100 µs a dispatch in Node, 15-25 ms of a 135M update's start).
+ */
+export const SUBMIT_FIRST = 16;
 const UNIFORM_BLOCK = 256;
 const UNIFORM_BLOCKS = 4096;
 
@@ -162,8 +168,9 @@ export class Gpu {
   private pass: GPUComputePassEncoder | null = null;
   private readonly errors: string[] = [];
   private profiler: Profiler | null = null;
-  /** Dispatches since the last submit (SUBMIT_EVERY). */
+  /** Dispatches since the last submit, and how many make the next unasked one (SUBMIT_FIRST .. SUBMIT_EVERY). */
   private unsubmitted = 0;
+  private submitAt = SUBMIT_FIRST;
   private afterSubmit: Array<() => void> = [];
   private recording: { steps: Recording['steps'][number][]; held: GPUBuffer[] } | null = null;
   /** Running totals for the benches (bench:dispatch and the per-step figures): dispatches recorded, read()s, queue submits. */
@@ -287,6 +294,7 @@ export class Gpu {
     this.submit();
     try {
       await staging.mapAsync(1 /* GPUMapMode.READ */);
+      this.submitAt = SUBMIT_FIRST; // the GPU is idle now
     } catch (e) {
       this.checkAlive();
       throw e;
@@ -373,8 +381,9 @@ export class Gpu {
     this.dispatchCount++;
     if (this.recording) {
       this.recording.steps.push({ pipeline, bindGroup, offset: block ? block.offset : -1, x, y, z, label: `${d.program.key}/${d.program.entryPoint}` });
-    } else if (++this.unsubmitted >= SUBMIT_EVERY) {
+    } else if (++this.unsubmitted >= this.submitAt) {
       this.submit();
+      this.submitAt = Math.min(SUBMIT_EVERY, 2 * this.submitAt);
     }
   }
 
@@ -459,6 +468,7 @@ export class Gpu {
   async sync(): Promise<void> {
     this.submit();
     await this.device.queue.onSubmittedWorkDone();
+    this.submitAt = SUBMIT_FIRST;
     this.checkAlive();
     this.throwErrors();
   }

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { expectClose, testGpu } from '../../kernels/testing.ts';
 import { readSlotStats } from '../model/optimizer.ts';
 import type { Gpu } from '../gpu/gpu.ts';
-import { KEEP_BYTES, KEEP_MAX_PARAMS, Trainer, decoderParams } from './trainer.ts';
+import { KEEP_BYTES, KEEP_FRACTION, KEEP_MAX_PARAMS, Trainer, decoderParams, poolHeadroom } from './trainer.ts';
 import { tinySetup } from './testing.ts';
 import { parseModelConfig } from '../model/config.ts';
 
@@ -84,7 +84,7 @@ describe('trainer', () => {
     }
   });
 
-  it('counts a decoder\'s parameters: the built-in model\'s pool gets headroom, SmolLM2-135M\'s does not', () => {
+  it('counts a decoder\'s parameters: the built-in model\'s pool keeps 1 GiB, SmolLM2-135M\'s a quarter of its in-use peak up to 1 GiB', () => {
     const smol = parseModelConfig(JSON.stringify({
       architectures: ['LlamaForCausalLM'], model_type: 'llama', vocab_size: 49152, hidden_size: 576, intermediate_size: 1536, num_hidden_layers: 30,
       num_attention_heads: 9, num_key_value_heads: 3, max_position_embeddings: 2048, rms_norm_eps: 1e-5, rope_theta: 10000, tie_word_embeddings: true,
@@ -97,6 +97,12 @@ describe('trainer', () => {
     expect(decoderParams(tiny)).toBe(512 * 256 + 6 * (256 * (2 * 256 + 2 * 128) + 3 * 256 * 688 + 2 * 256) + 256);
     expect(decoderParams(tiny)).toBeLessThanOrEqual(KEEP_MAX_PARAMS);
     expect(decoderParams(smol)).toBeGreaterThan(KEEP_MAX_PARAMS);
+    const GiB = 2 ** 30;
+    expect(poolHeadroom(tiny, 0)).toBe(KEEP_BYTES);
+    expect(poolHeadroom(tiny, 8 * GiB)).toBe(KEEP_BYTES);
+    expect(poolHeadroom(smol, 0)).toBe(0);
+    expect(poolHeadroom(smol, 1.09 * GiB)).toBe(Math.floor(1.09 * GiB * KEEP_FRACTION));
+    expect(poolHeadroom(smol, 5.6 * GiB)).toBe(KEEP_BYTES);
   });
 
   it('klIn "reward": the KL penalty reaches the token rewards once the adapters moved; the KL metric stays', async () => {

@@ -57,14 +57,22 @@ export function savedBytesPerToken(c: Decoder['config']): number {
 
 /**
  * Free GPU memory the buffer pool may hold beyond its in-use peak (BufferPool.headroom) while the trainer
- * runs a model of at most KEEP_MAX_PARAMS parameters: there the dispatches' CPU cost bounds an iteration,
- * and episodes of other lengths than the last iteration's still find their buffers, with their bind groups
- * (the built-in model's duo preset keeps ~650 MiB). A larger model's free buffers stay within the in-use peak:
- * 135M, 4 agents, bf16 peaks at 1.09 GiB so (bench/results/s20/6-recent); keeping 1 GiB more took it from
- * 1.35 to 2.0 GiB at stop 19 (bench/results/s19/24-memory).
+ * runs (poolHeadroom): the phases ask for buffers of different sizes, and a pool held to the in-use peak
+ * retires one phase's buffers to make the next one's, every iteration, and their bind groups with them.
+ * A model of at most KEEP_MAX_PARAMS parameters keeps KEEP_BYTES: there the dispatches' CPU cost bounds an
+ * iteration (the built-in model's duo preset keeps ~650 MiB). A larger one keeps at most KEEP_FRACTION of its
+ * in-use peak, and no more than KEEP_BYTES: 135M f32's update, peak 5.6 GiB, made 137 buffers and 1 968 bind
+ * groups each iteration with none (0.215-0.229 s on an H200), 2 and 0 with 1 GiB (0.199-0.204 s), for 0.94 GiB
+ * more at the peak (bench/results/s23/4-headroom); 135M bf16 with 4 agents, peak 1.09 GiB, keeps 0.27 GiB.
  */
 export const KEEP_BYTES = 1024 * 2 ** 20;
 export const KEEP_MAX_PARAMS = 50e6;
+export const KEEP_FRACTION = 0.25;
+
+/** The pool's headroom for this decoder, given the pool's in-use peak so far (see KEEP_BYTES). */
+export function poolHeadroom(c: Decoder['config'], peakInUse: number): number {
+  return decoderParams(c) <= KEEP_MAX_PARAMS ? KEEP_BYTES : Math.min(KEEP_BYTES, Math.floor(peakInUse * KEEP_FRACTION));
+}
 
 /** The decoder's parameters (embedding, layers, final norm and an untied LM head), from its config. */
 export function decoderParams(c: Decoder['config']): number {
@@ -129,7 +137,7 @@ export class Trainer {
   async iteration(): Promise<IterationResult> {
     const { gpu, decoder, state } = this.d;
     const cfg = state.config;
-    gpu.pool.headroom = decoderParams(decoder.config) <= KEEP_MAX_PARAMS ? KEEP_BYTES : 0;
+    gpu.pool.headroom = poolHeadroom(decoder.config, gpu.pool.stats.peakInUse);
     const it = state.iteration;
     const t0 = performance.now();
     const G = cfg.algo === 'grpo' ? cfg.rollout.groupSize : 1;

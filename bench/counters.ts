@@ -140,10 +140,10 @@ export class PhaseCpu {
       this.undo.push(() => { obj[k] = f as never; });
     };
     const g = this.gpu as unknown as Record<string, unknown>;
-    timeSync(g, 'run', 'runMs', 'runs');
-    timeSync(this.gpu.device as unknown as Record<string, unknown>, 'createBindGroup', 'bindGroupMs', 'bindGroups');
-    timeSync(this.gpu.device.queue as unknown as Record<string, unknown>, 'submit', 'submitMs', 'submits');
     const dev = this.gpu.device as unknown as Record<string, unknown>;
+    timeSync(g, 'run', 'runMs', 'runs');
+    timeSync(dev, 'createBindGroup', 'bindGroupMs', 'bindGroups');
+    timeSync(this.gpu.device.queue as unknown as Record<string, unknown>, 'submit', 'submitMs', 'submits');
     const createBuffer = dev.createBuffer as (d: GPUBufferDescriptor) => GPUBuffer;
     dev.createBuffer = (d: GPUBufferDescriptor) => {
       if (this.cur) this.cur[d.label === 'uniforms' ? 'arenas' : 'buffers']++;

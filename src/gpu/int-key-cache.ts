@@ -4,9 +4,10 @@
 // dispatch was the largest JS cost of the duo preset's update, where most bind groups are new (every
 // micro-batch has its own shapes, hence uniforms). It holds two generations: when the current one is full it
 // becomes the previous one (the one before is dropped, its GPU objects left to the GC: a pending pass may
-// still use them), and a hit there moves back into the current one. So what every iteration uses stays
-// cached however many one-off entries pass through; starting over when full, as before, dropped all of it,
-// and a 135M iteration (~5 000 bind groups) then made every one anew (bench/results/s23/2-ramp).
+// still use them), and a hit there moves back into the current one. So what every step uses (the bind groups
+// of weights, adapters and optimizer state) stays cached however many one-off entries pass through, where
+// starting over when full dropped it with them. (A 135M iteration's misses came mostly from new buffers,
+// not from this: bench/results/s23/3-cache, and src/marft/trainer.ts poolHeadroom.)
 
 interface Entry<V> {
   key: Uint32Array;

@@ -9,7 +9,8 @@
 // and lora r 32 / alpha 16 on all linear layers.
 // validateConfig() fills defaults and reports every problem with its field path; parseRunConfig() throws
 // a ConfigError listing them; configJsonSchema() exports JSON Schema.
-// runLoop is the run loop's policy (src/marft/run-loop.ts), the same in the lab and the CLI: checkpoints
+// runLoop is the run loop's policy (src/marft/run-loop.ts), the same in the lab and the CLI: how often a
+// checkpoint is written (every 10 iterations or 60 s, and always at pause, stop and the end), checkpoints
 // kept per run folder (20 by default: the lab's Runs tab offers each one for resume and export, and a run
 // resumed from before this section existed keeps the checkpoints the lab kept; `marft train --keep K`
 // overrides it), non-finite iterations in a row before a rollback, device losses in a row recovered.
@@ -84,7 +85,7 @@ export interface RunConfig {
     groupStd: 'sample' | 'population' | 'none';
   };
   rollout: { episodes: number; groupSize: number; horizon: number };
-  runLoop: { keepCheckpoints: number; rollbackAfter: number; maxRecoveries: number };
+  runLoop: { keepCheckpoints: number; checkpointEvery: number; checkpointSeconds: number; rollbackAfter: number; maxRecoveries: number };
 }
 
 /** The legacy MARFT thresholds: appo_trainer.py 1e-3 (per action), tppo_trainer.py 1.7e-6 (a per-token mean). */
@@ -229,6 +230,8 @@ export const CONFIG_SCHEMA: Schema = {
       type: 'object',
       fields: {
         keepCheckpoints: int(20, 0, 'Checkpoints kept per run folder, newest first (0 = all).'),
+        checkpointEvery: int(10, 0, 'A checkpoint is written after this many iterations since the last one (0 = never by count). Pause, stop, the end of the run and a rollback or device recovery always write one; a crash loses at most the iterations since the last.'),
+        checkpointSeconds: num(60, { min: 0, description: 'A checkpoint is also written when this many seconds have passed since the last one (0 = never by time).' }),
         rollbackAfter: int(3, 1, 'Iterations in a row with non-finite steps before the run goes back to its last checkpoint.'),
         maxRecoveries: int(3, 0, 'GPU device losses in a row recovered (new device, last checkpoint) before the run stops.'),
       },

@@ -136,20 +136,20 @@ describe('non-finite values at every phase', () => {
     const gpu = await testGpu();
     const s = tinySetup(gpu, { ...OVER, runLoop: { rollbackAfter: 1 } });
     const events: RunLoopEvent[] = [];
-    const seen: Array<{ iteration: number; checkpoint: string | null }> = [];
+    const seen: Array<{ iteration: number; kept: boolean }> = [];
     let injected = false;
     const r = await runLoop({ gpu, decoder: s.decoder, tokenizer: s.tokenizer, model: s.model }, s.state, {
       store: memoryStore(), dir: 'run', baseModel: 'tiny', until: 2, maxTokens: 512,
       onEvent: (e) => events.push(e),
-      onIteration: (res, checkpoint) => seen.push({ iteration: res.metrics.iteration, checkpoint }),
+      onIteration: (res, kept) => seen.push({ iteration: res.metrics.iteration, kept }),
       onProgress: (phase, _d, { state }) => { if (phase === 'score' && state.iteration === 1 && !injected) { injected = true; poison(gpu, hiddenW(state), 1); } },
     });
-    expect(seen).toEqual([{ iteration: 0, checkpoint: 'ckpt-000001' }, { iteration: 1, checkpoint: null }, { iteration: 1, checkpoint: 'ckpt-000002' }]);
+    expect(seen).toEqual([{ iteration: 0, kept: true }, { iteration: 1, kept: false }, { iteration: 1, kept: true }]);
     expect(events.filter((e) => e.kind === 'skipped' || e.kind === 'rollback').map((e) => e.kind)).toEqual(['skipped', 'rollback']);
     expect(events.find((e) => e.kind === 'rollback')).toEqual({ kind: 'rollback', from: 2, to: 1 });
     expect(r.state.metrics.map((m) => m.iteration)).toEqual([0, 1]);
     expect((await gpu.readF32(hiddenW(r.state))).every(Number.isFinite)).toBe(true);
     releaseTrainState(gpu, r.state);
-    rows.push({ area: 'run loop', fault: "NaN in the critic's hidden layer at iteration 1 (runLoop.rollbackAfter 1)", cases: 1, outcome: 'iteration skipped and reported, not checkpointed, rolled back to ckpt-000001; weights finite again, iteration 1 re-run clean, history [0, 1]', verdict: 'pass', test: TEST });
+    rows.push({ area: 'run loop', fault: "NaN in the critic's hidden layer at iteration 1 (runLoop.rollbackAfter 1)", cases: 1, outcome: 'iteration skipped and reported, not kept, rolled back to the snapshot of iteration 1 (in memory); weights finite again, iteration 1 re-run clean, history [0, 1]', verdict: 'pass', test: TEST });
   });
 });

@@ -37,13 +37,13 @@ describe('run loop faults', () => {
     const s = tinySetup(gpu, OVER);
     const store = memoryStore();
     const events: RunLoopEvent[] = [];
-    const seen: Array<{ iteration: number; skipped: string[]; checkpoint: string | null }> = [];
+    const seen: Array<{ iteration: number; skipped: string[]; kept: boolean }> = [];
     const nan = (t: { shape: readonly number[] }) => new Float32Array(t.shape.reduce((a, b) => a * b, 1)).fill(Number.NaN);
     let poisoned = false;
     const r = await runLoop(session(gpu, s), s.state, {
-      store, dir: 'run', baseModel: 'tiny', until: 3, maxTokens: 512,
+      store, dir: 'run', baseModel: 'tiny', until: 3, maxTokens: 512, checkpointEvery: 1,
       onEvent: (e) => events.push(e),
-      onIteration: (res, checkpoint) => seen.push({ iteration: res.metrics.iteration, skipped: res.metrics.skipped, checkpoint }),
+      onIteration: (res, kept) => seen.push({ iteration: res.metrics.iteration, skipped: res.metrics.skipped, kept }),
       onProgress: (phase, _d, { state, session: ss }) => {
         if (phase !== 'update' || poisoned) return;
         // iteration 0: a NaN in the policy's gradient (the backward accumulates into it)
@@ -59,11 +59,12 @@ describe('run loop faults', () => {
     // the finite watch names the critic's output layer, where the NaN bias shows first
     expect(seen[1].skipped.join('\n')).toMatch(/critic step skipped \((value loss NaN|non-finite gradient|non-finite values in critic head 0 output value\.0\.1 \(\d+ values?\))\)/);
     expect(seen[2].skipped.join('\n')).toMatch(/NaN|non-finite/);
-    for (const x of seen.slice(0, 3)) expect(x.checkpoint).toBeNull(); // a skipped iteration is not checkpointed
+    for (const x of seen.slice(0, 3)) expect(x.kept).toBe(false); // a skipped iteration is not checkpointed
     expect(r.rollbacks).toBe(1);
     expect(events.filter((e) => e.kind === 'skipped')).toHaveLength(3);
     expect(events.find((e) => e.kind === 'rollback')).toEqual({ kind: 'rollback', from: 3, to: 0 });
-    expect(seen.slice(3).map((x) => [x.skipped.length, x.checkpoint])).toEqual([[0, 'ckpt-000001'], [0, 'ckpt-000002'], [0, 'ckpt-000003']]);
+    expect(seen.slice(3).map((x) => [x.skipped.length, x.kept])).toEqual([[0, true], [0, true], [0, true]]);
+    expect(events.filter((e) => e.kind === 'saved').map((e) => (e as { checkpoint: string }).checkpoint)).toEqual(['ckpt-000000', 'ckpt-000001', 'ckpt-000002', 'ckpt-000003']);
     expect(r.state.iteration).toBe(3);
     expect(r.state.metrics.map((m) => m.iteration)).toEqual([0, 1, 2]);
     for (const g of r.state.criticOptim.groups) expect((await gpu.readF32(g.params)).every(Number.isFinite)).toBe(true);
@@ -113,13 +114,14 @@ describe('run loop faults', () => {
     // like nodeStore, the store reports the OS error as a CheckpointError STORAGE naming the file
     const store = faultyStore(inner, (op) => (full && op === 'write' ? new CheckpointError('STORAGE', 'run/x', `cannot write (${enospc().message})`) : null));
     const err = await runLoop(session(gpu, s), s.state, {
-      store, dir: 'run', baseModel: 'tiny', until: 3, maxTokens: 512,
+      store, dir: 'run', baseModel: 'tiny', until: 3, maxTokens: 512, checkpointEvery: 1,
       onEvent: (e) => { if (e.kind === 'saved' && e.iteration === 1) full = true; },
     }).then(() => null, (e: unknown) => e);
     expect(err).toBeInstanceOf(RunPaused);
     const p = err as RunPaused;
     expect(p.code).toBe('RUN_PAUSED');
-    expect(p.message).toMatch(/training paused at iteration 2: its checkpoint could not be written .*ENOSPC/);
+    // the write runs beside the next iteration, so the pause comes at the boundary after it failed
+    expect(p.message).toMatch(/training paused at iteration [23]: the checkpoint of iteration 2 could not be written .*ENOSPC/);
     expect(p.message).toMatch(/last good checkpoint is ckpt-000001 \(iteration 1\)/);
     expect(p.cause).toBeInstanceOf(CheckpointError);
     expect((p.cause as CheckpointError).code).toBe('STORAGE');
@@ -194,8 +196,9 @@ describe('run loop faults', () => {
     });
     expect(second.state.iteration).toBe(3);
     expect(seen).toEqual([0, 1, 2]);
-    // the starting state was saved once (iteration 0), not again on resuming at iteration 1
-    expect(events.filter((e) => e.kind === 'saved').map((e) => (e as { iteration: number }).iteration)).toEqual([0, 1, 2, 3]);
+    // the starting state was saved once (iteration 0), not again on resuming at iteration 1; then the pause
+    // and the end: the cadence (every 10 iterations or 60 s) asked for none between
+    expect(events.filter((e) => e.kind === 'saved').map((e) => (e as { iteration: number }).iteration)).toEqual([0, 1, 3]);
     expect(profiled).toHaveLength(1);
     expect(profiled[0].iteration).toBe(2);
     if (gpu.hasTimestamps) expect(profiled[0].kernels).toBeGreaterThan(5);

@@ -32,7 +32,8 @@ import type { KernelTime } from '../common/profile-table.ts';
 import type { ModelConfig } from '../model/config.ts';
 import type { Decoder } from '../model/decoder.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
-import { listCheckpoints, loadCheckpoint, saveCheckpoint } from './checkpoint/checkpoint.ts';
+import { listCheckpoints, loadCheckpoint } from './checkpoint/checkpoint.ts';
+import { CheckpointWriter } from './checkpoint/writer.ts';
 import { MarftError } from './errors.ts';
 import { type TrainState, releaseTrainState } from './state.ts';
 import { errorMessage } from '../common/errors.ts';
@@ -62,6 +63,9 @@ export interface RunLoopOptions {
   baseModel: string;
   /** Checkpoints kept (saveCheckpoint's keep); default config.runLoop.keepCheckpoints (`marft train --keep` overrides it). */
   keep?: number;
+  /** The write cadence; default config.runLoop.checkpointEvery and checkpointSeconds (`marft train --checkpoint-every` overrides). */
+  checkpointEvery?: number;
+  checkpointSeconds?: number;
   /** Train until state.iteration reaches this. */
   until: number;
   /** Asked before every iteration: true ends the loop there (a pause or stop asked for meanwhile). */
@@ -70,8 +74,11 @@ export interface RunLoopOptions {
   interrupt?: () => boolean;
   /** A new device with the model loaded, after a device loss; without it a loss ends the loop. */
   reopen?: (reason: string) => Promise<RunSession>;
-  /** After every iteration, before a rollback it caused; checkpoint null when none was saved for it. */
-  onIteration?: (result: IterationResult, checkpoint: string | null) => void;
+  /**
+   * After every iteration, before a rollback it caused; `kept`: the iteration was good, so it is the state
+   * a reload goes back to (written to the store on the cadence; the 'saved' event says when).
+   */
+  onIteration?: (result: IterationResult, kept: boolean) => void;
   /** With the state and session in use after the event (a new one after a rollback or a recovery). */
   onEvent?: (event: RunLoopEvent, ctx: { state: TrainState; session: RunSession }) => void;
   /** The trainer's progress, with the current state and session (fault-injection tests hook in here). */
@@ -132,8 +139,7 @@ export async function lostReason(gpu: Gpu, e: unknown): Promise<string | null> {
 }
 
 export async function runLoop(session: RunSession, state: TrainState, o: RunLoopOptions): Promise<RunLoopResult> {
-  const { rollbackAfter, maxRecoveries, keepCheckpoints } = state.config.runLoop;
-  const keep = o.keep ?? keepCheckpoints;
+  const { rollbackAfter, maxRecoveries, keepCheckpoints, checkpointEvery, checkpointSeconds } = state.config.runLoop;
   let rollbacks = 0;
   let recoveries = 0;
   let lostInRow = 0;
@@ -145,30 +151,40 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
     interrupt: () => { if (o.interrupt?.()) throw new IterationAbandoned(state.iteration); },
   });
   const event = (e: RunLoopEvent): void => o.onEvent?.(e, { state, session });
-  const save = async (): Promise<string> => {
-    try {
-      event({ kind: 'saving', iteration: state.iteration });
-      const saved = await saveCheckpoint(session.gpu, state, o.store, o.dir, { baseModel: o.baseModel, keep });
-      event({ kind: 'saved', iteration: state.iteration, checkpoint: saved.name });
-      return saved.name;
-    } catch (e) {
-      if (e instanceof GpuError) throw e; // the device, not the storage: handled as a loss by the caller
-      const latest = (await listCheckpoints(o.store, o.dir).catch(() => [])).find((c) => c.latest);
-      throw new RunPaused(
-        `training paused at iteration ${state.iteration}: its checkpoint could not be written to ${o.store.name} (${errorMessage(e).split('\n')[0]}). ` +
-          `The last good checkpoint is ${latest ? `${latest.name} (iteration ${latest.iteration})` : 'none'}; nothing saved was changed.`,
-        state, session, e,
-      );
-    }
+  const writer = new CheckpointWriter({
+    store: o.store, dir: o.dir, baseModel: o.baseModel, keep: o.keep ?? keepCheckpoints,
+    cadence: { every: o.checkpointEvery ?? checkpointEvery, seconds: o.checkpointSeconds ?? checkpointSeconds },
+    onSaving: (iteration) => event({ kind: 'saving', iteration }),
+    onSaved: (saved) => event({ kind: 'saved', iteration: saved.manifest.iteration, checkpoint: saved.name }),
+  });
+  /** Waits for the writes asked for; a failed one pauses the run (a lost device is the caller's to handle). */
+  const settle = async (): Promise<void> => {
+    const failed = await writer.settle();
+    if (!failed) return;
+    const e = failed.error;
+    if (e instanceof GpuError) throw e; // the device, not the storage: handled as a loss by the caller
+    const latest = (await listCheckpoints(o.store, o.dir).catch(() => [])).find((c) => c.latest);
+    throw new RunPaused(
+      `training paused at iteration ${state.iteration}: the checkpoint of iteration ${failed.iteration} could not be written to ${o.store.name} (${errorMessage(e).split('\n')[0]}). ` +
+        `The last good checkpoint is ${latest ? `${latest.name} (iteration ${latest.iteration})` : 'none'}; nothing saved was changed.`,
+      state, session, e,
+    );
   };
+  /** Writes the newest snapshot now (unless written) and waits for it. */
+  const flush = async (): Promise<void> => {
+    writer.persist();
+    await settle();
+  };
+  /** Back to the newest snapshot (in memory; the store's latest when the snapshot died with the device). */
   const reload = async (): Promise<void> => {
-    state = await loadCheckpoint(session.gpu, o.store, o.dir, session.model);
+    state = await writer.restore(session.gpu, session.model);
   };
 
-  /** The environment failed: back to the last checkpoint, paused (nothing of the iteration was kept). */
+  /** The environment failed: back to the last snapshot, paused (nothing of the iteration was kept). */
   const envPaused = async (e: EnvError): Promise<RunPaused> => {
     releaseTrainState(session.gpu, state);
     await reload();
+    await flush();
     return new RunPaused(
       `training paused at iteration ${state.iteration}: ${e.message.split('\n')[0]}. The run is back at its last checkpoint (iteration ${state.iteration}); nothing saved was lost.`,
       state, session, e, 'environment', e.hint,
@@ -176,30 +192,38 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
   };
 
   let t = trainer();
-  /** After a lost device: a new session, the last checkpoint (or `from`), a new trainer. False when not recoverable. */
-  const recoverFrom = async (reason: string | null, from = { store: o.store, dir: o.dir }): Promise<boolean> => {
+  /** After a lost device: a new session, the last snapshot (or `from`), a new trainer. False when not recoverable. */
+  const recoverFrom = async (reason: string | null, from?: { store: CheckpointStore; dir: string }): Promise<boolean> => {
     if (reason === null || !o.reopen || ++lostInRow > maxRecoveries) return false;
     session = await o.reopen(reason);
-    state = await loadCheckpoint(session.gpu, from.store, from.dir, session.model);
+    state = from ? await loadCheckpoint(session.gpu, from.store, from.dir, session.model) : await writer.restore(session.gpu, session.model);
     recoveries++;
     event({ kind: 'recovered', reason, iteration: state.iteration });
     t = trainer();
+    writer.snapshot(session.gpu, state);
+    writer.persist(); // the run's state came back from elsewhere: on disk before the next iteration risks it
     return true;
   };
   const latest = (await listCheckpoints(o.store, o.dir)).find((c) => c.latest);
   if (!latest || latest.iteration !== state.iteration) {
     for (;;) {
       try {
-        await save();
+        writer.snapshot(session.gpu, state);
+        await flush();
         break;
       } catch (e) {
         if (!(e instanceof GpuError) || !o.origin || !(await recoverFrom(await lostReason(session.gpu, e), o.origin))) throw e;
+        await settle();
+        break;
       }
     }
+  } else {
+    writer.snapshot(session.gpu, state, true);
   }
 
   let retryProfile = false;
   while (state.iteration < o.until && !(o.halt?.() ?? false)) {
+    if (writer.failure) await settle(); // a background write failed: pause before training on without a checkpoint
     let res: IterationResult;
     const profiled: boolean = retryProfile || (o.profile?.(state.iteration) ?? false);
     const timed = profiled && session.gpu.hasTimestamps;
@@ -217,6 +241,7 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
           releaseTrainState(session.gpu, state);
           await reload();
         }
+        await flush();
         return { state, session, rollbacks, recoveries, abandoned: new IterationAbandoned(state.iteration, phase === 'update') };
       }
       retryProfile = profiled;
@@ -230,7 +255,7 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
     badRun = bad ? badRun + 1 : 0;
     if (bad) event({ kind: 'skipped', iteration: res.metrics.iteration, steps: res.metrics.skipped });
     if (badRun >= rollbackAfter) {
-      o.onIteration?.(res, null);
+      o.onIteration?.(res, false);
       const from = state.iteration;
       releaseTrainState(session.gpu, state);
       await reload();
@@ -239,20 +264,16 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
       badRun = 0;
       event({ kind: 'rollback', from, to: state.iteration });
       t = trainer();
+      writer.snapshot(session.gpu, state); // the new draw is part of the state to go back to
+      writer.persist();
       continue;
     }
-    let checkpoint: string | null = null;
     if (!bad) {
-      try {
-        checkpoint = await save();
-      } catch (e) {
-        if (e instanceof RunPaused) { o.onIteration?.(res, null); throw e; }
-        // lost while reading the tensors back: redo the iteration from the last checkpoint
-        if (!(await recoverFrom(e instanceof GpuError ? await lostReason(session.gpu, e) : null))) throw e;
-        continue;
-      }
+      writer.snapshot(session.gpu, state);
+      if (writer.due) writer.persist();
     }
-    o.onIteration?.(res, checkpoint);
+    o.onIteration?.(res, !bad);
   }
+  await flush();
   return { state, session, rollbacks, recoveries, abandoned: null };
 }

@@ -81,9 +81,16 @@ export interface IterationEvent {
   /** Present when this iteration was profiled. */
   profile?: IterationProfile;
   episodes: EpisodeSummary[];
-  /** The checkpoint saved after it (null when none was: a skipped step, or a failed save; see notice). */
-  checkpoint: string | null;
   notice?: string;
+}
+
+/** A checkpoint written to the run folder (on the cadence, at a pause, a stop or the end). */
+export interface CheckpointEvent {
+  runId: string;
+  checkpoint: string;
+  iteration: number;
+  /** When the write finished (ms since the epoch). */
+  savedAt: number;
 }
 
 export interface LoadedEvent {
@@ -109,6 +116,7 @@ export interface RunEvents {
   onStatus(e: StatusEvent): void;
   onProgress(e: ProgressEvent): void;
   onIteration(e: IterationEvent): void;
+  onCheckpoint(e: CheckpointEvent): void;
   /** A run was (re)loaded: its config and its whole metric history. */
   onLoaded(e: LoadedEvent): void;
   /** Something the user should know that did not stop the run (a rollback, a recovery, a failed save). */
@@ -477,7 +485,11 @@ export class Run {
   /** What a loop event means for the run and its listeners; `state` is the one the loop now uses. */
   private onLoopEvent(a: Loaded, e: RunLoopEvent, state: TrainState): void {
     if (e.kind === 'saving') this.progress('checkpoint', `saving iteration ${e.iteration}`);
-    else if (e.kind === 'saved') { a.lastCheckpoint = e.checkpoint; a.origin = undefined; }
+    else if (e.kind === 'saved') {
+      a.lastCheckpoint = e.checkpoint;
+      a.origin = undefined;
+      this.emit('onCheckpoint', { runId: a.id, checkpoint: e.checkpoint, iteration: e.iteration, savedAt: Date.now() });
+    }
     else if (e.kind === 'rollback' || e.kind === 'recovered') {
       a.state = state;
       this.recent = [];
@@ -520,14 +532,14 @@ export class Run {
       onProfile: (iteration, k) => { kernels.set(iteration, k); },
       onProgress: (phase, detail) => this.progress(phase, detail),
       onEvent: (e, ctx) => this.onLoopEvent(a, e, ctx.state),
-      onIteration: (res, checkpoint) => {
+      onIteration: (res) => {
         const it = res.metrics.iteration;
         const profile = kernels.has(it) ? iterationProfile(a.model, res, kernels.get(it)!) : undefined;
         kernels.clear();
         this.recent = [...this.recent, { iteration: it, config: a.state.config, episodes: res.episodes, scores: res.scores ?? new Map(), targets: res.targets ?? new Map() }].slice(-KEPT_ITERATIONS);
         const first = res.metrics.skipped.find((x) => hadNonFiniteSkip([x]));
-        const notice = first ? `iteration ${it} had non-finite values (${first}); no checkpoint saved for it` : undefined;
-        this.emit('onIteration', { metrics: res.metrics, episodes: res.episodes.map(summarize), checkpoint, notice, profile });
+        const notice = first ? `iteration ${it} had non-finite values (${first}); it is not kept (a rollback or reload goes back to the iteration before it)` : undefined;
+        this.emit('onIteration', { metrics: res.metrics, episodes: res.episodes.map(summarize), notice, profile });
       },
     });
     a.state = done.state;

@@ -5,6 +5,7 @@
 // U(-1/sqrt(in), 1/sqrt(in)), and B = 0, so a fresh adapter leaves the model unchanged.
 
 import type { Gpu } from '../gpu/gpu.ts';
+import type { TensorReader } from '../gpu/prefetch.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import { LINEAR_MODULES, type LinearModule, type ModelConfig, linearDims } from './config.ts';
 import { fail } from './errors.ts';
@@ -107,7 +108,7 @@ export function setLoraSlot(gpu: Gpu, set: LoraSet, slot: number, adapter: PeftA
 }
 
 /** Reads one slot back as a PEFT adapter (for export and checkpoints). */
-export async function getLoraSlot(gpu: Gpu, set: LoraSet, slot: number, base: string | null = null): Promise<PeftAdapter> {
+export async function getLoraSlot(gpu: TensorReader, set: LoraSet, slot: number, base: string | null = null): Promise<PeftAdapter> {
   const { spec } = set;
   const config: LoraConfig = {
     r: spec.r, loraAlpha: spec.alpha, targetModules: [...spec.targets], loraDropout: 0,

@@ -17,8 +17,13 @@ export function ControlBar() {
   return (
     <section className="controls" data-testid="control-bar">
       <span className={`status status-${run.status}`} data-testid="run-status" data-state={run.status} data-iteration={run.iteration} role="status" aria-live="polite">
-        {run.status === 'pausing' || run.status === 'stopping' ? `${run.status}…` : run.status}{run.runId ? ` · ${run.runId}` : ''}{run.checkpoint ? ` · ${run.checkpoint}` : ''}
+        {run.status === 'pausing' || run.status === 'stopping' ? `${run.status}…` : run.status}{run.runId ? ` · ${run.runId}` : ''}
       </span>
+      {run.checkpoint && (
+        <span className="last-checkpoint" data-testid="last-checkpoint" data-iteration={run.checkpointIteration ?? ''} title="the newest checkpoint in the run folder: a reload or a crash resumes from it">
+          checkpoint {run.checkpoint}{run.checkpointAt !== null ? ` saved ${new Date(run.checkpointAt).toLocaleTimeString()}` : ''}
+        </span>
+      )}
       <button type="button" className="primary" data-testid="start-training" disabled={busy || noGpu}
         onClick={() => void (paused ? resumeTraining(target) : startTraining())}>
         {paused ? 'Continue ▶' : 'Train ▶'}

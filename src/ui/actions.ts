@@ -69,7 +69,7 @@ const events: RunEvents = {
   },
   onIteration(e) {
     appendMetrics(e.metrics);
-    patchRun({ iteration: e.metrics.iteration + 1, checkpoint: e.checkpoint ?? get().run.checkpoint, startedAt: Date.now() });
+    patchRun({ iteration: e.metrics.iteration + 1, startedAt: Date.now() });
     // the episode in view (or an older iteration picked) stays until the user moves on; otherwise the tab follows the newest iteration
     const ins = get().inspector;
     if (ins.iteration === null || (ins.selected === null && ins.iteration === ins.newest)) patchInspector({ iteration: e.metrics.iteration, episodes: e.episodes, primary: null, secondary: null, token: null });
@@ -78,10 +78,13 @@ const events: RunEvents = {
     if (e.notice) addNotice({ code: 'CHECKPOINT', message: e.notice }, `iteration ${e.metrics.iteration}`, 'info');
     if (e.profile) set({ profile: { armed: false, last: e.profile } });
   },
+  onCheckpoint(e) {
+    if (e.runId === get().run.runId) patchRun({ checkpoint: e.checkpoint, checkpointIteration: e.iteration, checkpointAt: e.savedAt });
+  },
   onLoaded(e) {
     resetMetrics(e.history);
     setDraft(e.config, { runConfig: e.config, copyOf: null }); // the builder shows the loaded run's settings, read-only
-    patchRun({ runId: e.runId, roles: e.config.graph.agents.map((a) => a.role), checkpoint: e.checkpoint, iteration: e.history.length ? e.history[e.history.length - 1].iteration + 1 : 0 });
+    patchRun({ runId: e.runId, roles: e.config.graph.agents.map((a) => a.role), checkpoint: e.checkpoint, checkpointIteration: null, checkpointAt: null, iteration: e.history.length ? e.history[e.history.length - 1].iteration + 1 : 0 });
     patchInspector({ iteration: null, newest: null, kept: [], episodes: [], selected: null, primary: null, secondary: null, token: null });
   },
   onNotice(e) {

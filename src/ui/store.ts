@@ -65,7 +65,10 @@ export interface RunState {
   phase: string;
   detail: string;
   roles: string[];
+  /** The run's newest checkpoint in the store, and (once this page saw it written) its iteration and when. */
   checkpoint: string | null;
+  checkpointIteration: number | null;
+  checkpointAt: number | null;
   /** Date.now() when the iteration in flight began (the time-left countdown), null when none runs. */
   startedAt: number | null;
 }
@@ -185,7 +188,7 @@ export const useLab = create<LabState>(() => ({
   localModels: [],
   hub: { status: 'idle', listing: null, progress: null, error: null },
   dataset: null,
-  run: { status: 'idle', runId: null, iteration: 0, total: 0, message: '', phase: '', detail: '', roles: [], checkpoint: null, startedAt: null },
+  run: { status: 'idle', runId: null, iteration: 0, total: 0, message: '', phase: '', detail: '', roles: [], checkpoint: null, checkpointIteration: null, checkpointAt: null, startedAt: null },
   history: [],
   series: new Map(),
   metricsVersion: 0,

@@ -56,6 +56,7 @@ const forward: RunEvents = {
     hooks.onProgress(e);
   },
   onIteration: (e) => ui?.onIteration(e),
+  onCheckpoint: (e) => ui?.onCheckpoint(e),
   onLoaded: (e) => ui?.onLoaded(e),
   // a paused run continues from the Train button: once space is freed, or to retry a failed environment module
   onNotice: (e) => ui?.onNotice(e.code !== 'RUN_PAUSED' ? e : {

@@ -12,7 +12,10 @@
 //                                      model's dims, and every other file's size and SHA-256; its own
 //                                      SHA-256 (over its compact JSON without that field) is its last key.
 //
-// Saving is crash-safe: every tensor is read back from the GPU first, then the files go into a fresh
+// Saving is two steps, so the run loop can overlap the second with the next iteration: captureCheckpoint
+// snapshots the state (one readback of every tensor, issued between iterations) and makes the files in
+// memory; writeCheckpoint writes them.
+// Writing is crash-safe: every tensor is read back from the GPU first, then the files go into a fresh
 // hidden folder <run>/.tmp-*, which is renamed to ckpt-NNNNNN (a new name, never over an existing one),
 // and only then is `latest` replaced (one atomic file write). A crash at any point leaves `latest`
 // naming the previous, complete checkpoint; leftover .tmp-* folders are removed by the next save.
@@ -22,7 +25,8 @@ import type { Gpu } from '../../gpu/gpu.ts';
 import { LINEAR_MODULES, type LinearModule, type ModelConfig, linearDims } from '../../model/config.ts';
 import { type LoraSet, setLoraSlot } from '../../model/lora-set.ts';
 import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, loraScale, readPeftAdapter } from '../../model/peft.ts';
-import { OPTIMIZER_FILE, VALUE_HEAD_FILE, decodeOptimizer, decodeValueHead, encodeOptimizer, encodeValueHead, parseExact, sha256Hex, stringifyExact } from './format.ts';
+import { OPTIMIZER_FILE, VALUE_HEAD_FILE, checkpointTensors, decodeOptimizer, decodeValueHead, encodeOptimizer, encodeValueHead, parseExact, sha256Hex, stringifyExact } from './format.ts';
+import { type TensorReader, prefetch } from '../../gpu/prefetch.ts';
 import { type RunConfig, parseRunConfig } from '../../config/run-config.ts';
 import { agentAdapterFiles, agentDir, agentSlotMap, criticAdapterFiles, criticDir } from '../export/peft.ts';
 import type { IterationMetrics } from '../../config/metrics.ts';
@@ -134,37 +138,38 @@ export async function listCheckpoints(store: CheckpointStore, dir: string): Prom
 
 // ---- save -------------------------------------------------------------------------------------------
 
-/** Every file of the checkpoint but state.json, read back from the GPU. */
-async function checkpointFiles(gpu: Gpu, state: TrainState, baseModel: string): Promise<Record<string, Uint8Array>> {
+/** What a checkpoint records of the state besides its tensors, taken at capture (the live state moves on). */
+interface StateRecord { config: RunConfig; iteration: number; rng: number; metrics: IterationMetrics[] }
+
+/** Every file of the checkpoint but state.json, from tensors the reader holds. */
+async function checkpointFiles(reader: TensorReader, state: TrainState, baseModel: string): Promise<Record<string, Uint8Array>> {
   const files: Record<string, Uint8Array | string> = {
-    [CONFIG_FILE]: JSON.stringify(state.config, null, 2) + '\n',
-    ...(await agentAdapterFiles(gpu, state, baseModel)),
-    [VALUE_HEAD_FILE]: await encodeValueHead(gpu, state.critic),
-    ...(await criticAdapterFiles(gpu, state, baseModel)),
-    [OPTIMIZER_FILE]: await encodeOptimizer(gpu, state),
+    ...(await agentAdapterFiles(reader, state, baseModel)),
+    [VALUE_HEAD_FILE]: await encodeValueHead(reader, state.critic),
+    ...(await criticAdapterFiles(reader, state, baseModel)),
+    [OPTIMIZER_FILE]: await encodeOptimizer(reader, state),
   };
   return Object.fromEntries(Object.entries(files).map(([p, d]) => [p, toBytes(d)]));
 }
 
-async function manifestFor(state: TrainState, model: ModelDims, files: Record<string, Uint8Array>, baseModel: string): Promise<CheckpointManifest> {
+async function manifestFor(rec: StateRecord, slots: Record<string, number>, model: ModelDims, files: Record<string, Uint8Array>, baseModel: string): Promise<CheckpointManifest> {
   const records: FileRecord[] = [];
   for (const path of Object.keys(files).sort()) records.push({ path, bytes: files[path].length, sha256: await sha256Hex(files[path]) });
-  const slots = agentSlotMap(state);
-  const shared = state.config.lora.mode === 'shared';
+  const shared = rec.config.lora.mode === 'shared';
   const body: Omit<CheckpointManifest, 'sha256'> = {
     format: CHECKPOINT_FORMAT,
     version: CHECKPOINT_VERSION,
-    iteration: state.iteration,
-    rng: state.rng.state >>> 0,
+    iteration: rec.iteration,
+    rng: rec.rng,
     baseModel,
     savedAt: new Date().toISOString(),
     model,
     adapters: {
-      mode: state.config.lora.mode,
+      mode: rec.config.lora.mode,
       note: shared ? 'shared LoRA: every role folder holds the same adapter (slot 0)' : 'per-agent LoRA: one adapter per role',
       roles: Object.fromEntries(Object.entries(slots).map(([role, slot]) => [role, { slot, dir: agentDir(role) }])),
     },
-    metrics: state.metrics,
+    metrics: rec.metrics,
     files: records,
   };
   return { ...body, sha256: await sha256Hex(toBytes(stringifyExact(body))) };
@@ -181,16 +186,50 @@ function dimsFromState(state: TrainState): ModelDims {
   return { numLayers: state.policy.layers.length, hiddenSize: state.critic.C, linear };
 }
 
+/** A checkpoint in memory: every file, state.json included, ready to write or to load from (memoryStore). */
+export interface CheckpointFiles { iteration: number; manifest: CheckpointManifest; files: Record<string, Uint8Array> }
+
+/** A snapshot of the state taken between iterations; its files are made while the GPU goes on. */
+export interface CapturedCheckpoint { iteration: number; ready: Promise<CheckpointFiles> }
+
+/**
+ * Snapshots `state` for a checkpoint: every tensor's copy is recorded and submitted before this returns
+ * (one readback, see gpu/prefetch.ts), and the iteration, RNG, metrics and config are taken now, so the
+ * state may change right after. `ready` resolves with the files once the readback arrives; nothing is
+ * written anywhere (writeCheckpoint does that).
+ */
+export function captureCheckpoint(gpu: Gpu, state: TrainState, baseModel: string): CapturedCheckpoint {
+  const reader = prefetch(gpu, checkpointTensors(state));
+  const rec: StateRecord = { config: state.config, iteration: state.iteration, rng: state.rng.state >>> 0, metrics: state.metrics.slice() };
+  const view: TrainState = { ...state, config: rec.config }; // the tensors of now, through the reader
+  const slots = agentSlotMap(view);
+  const dims = dimsFromState(view);
+  const ready = (async (): Promise<CheckpointFiles> => {
+    const files = { [CONFIG_FILE]: toBytes(JSON.stringify(rec.config, null, 2) + '\n'), ...(await checkpointFiles(reader, view, baseModel)) };
+    const manifest = await manifestFor(rec, slots, dims, files, baseModel);
+    return { iteration: rec.iteration, manifest, files: { ...files, [STATE_FILE]: toBytes(stringifyExact(manifest, 2) + '\n') } };
+  })();
+  ready.catch(() => {}); // awaited by whoever writes or loads it; a capture nobody uses must not be an unhandled rejection
+  return { iteration: rec.iteration, ready };
+}
+
 /**
  * Saves `state` as a new checkpoint folder of the run folder `dir` and points `latest` at it; keeps the
  * newest `keep` checkpoints. Every tensor is read from the GPU before the first write.
  */
 export async function saveCheckpoint(gpu: Gpu, state: TrainState, store: CheckpointStore, dir: string, opts: SaveOptions): Promise<SavedCheckpoint> {
+  const captured = captureCheckpoint(gpu, state, opts.baseModel);
+  return writeCheckpoint(await captured.ready, store, dir, opts.keep);
+}
+
+/**
+ * Writes a captured checkpoint into the run folder `dir` as a new checkpoint folder, then points `latest`
+ * at it (the commit, last); keeps the newest `keep` checkpoints (default 3, 0 = all).
+ */
+export async function writeCheckpoint(ckpt: CheckpointFiles, store: CheckpointStore, dir: string, keep = 3): Promise<SavedCheckpoint> {
   const runDir = normalizePath(dir);
-  const keep = opts.keep ?? 3;
-  if (!(Number.isInteger(keep) && keep >= 0)) throw new RangeError(`saveCheckpoint: keep must be an integer >= 0, got ${keep}`);
-  const files = await checkpointFiles(gpu, state, opts.baseModel);
-  const manifest = await manifestFor(state, dimsFromState(state), files, opts.baseModel);
+  if (!(Number.isInteger(keep) && keep >= 0)) throw new RangeError(`writeCheckpoint: keep must be an integer >= 0, got ${keep}`);
+  const { manifest, files } = ckpt;
   const warnings: string[] = [];
 
   // Leftovers of an interrupted save.
@@ -198,10 +237,10 @@ export async function saveCheckpoint(gpu: Gpu, state: TrainState, store: Checkpo
     if (e.name.startsWith(TMP_PREFIX)) await store.remove(joinPath(runDir, e.name)).catch((err) => warnings.push(`could not remove ${e.name}: ${errorMessage(err)}`));
   }
 
-  const base = checkpointName(state.iteration);
+  const base = checkpointName(ckpt.iteration);
   const tmp = joinPath(runDir, `${TMP_PREFIX}${base}-${nonce()}`);
   for (const rec of manifest.files) await store.write(joinPath(tmp, rec.path), files[rec.path]);
-  await store.write(joinPath(tmp, STATE_FILE), stringifyExact(manifest, 2) + '\n');
+  await store.write(joinPath(tmp, STATE_FILE), files[STATE_FILE]);
 
   // A fresh name: saving the same iteration twice (a retry after a crash) never replaces a folder.
   let name = base;

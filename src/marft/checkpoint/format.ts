@@ -14,6 +14,7 @@
 // All tensors are F32 and stored bit for bit (NaN payloads included), so a load is exact.
 
 import type { Gpu } from '../../gpu/gpu.ts';
+import type { TensorReader } from '../../gpu/prefetch.ts';
 import { type Tensor, numel } from '../../gpu/tensor.ts';
 import type { LoraSet } from '../../model/lora-set.ts';
 import { OPTIMIZER_STATS_LAYOUT, type Optimizer } from '../../model/optimizer.ts';
@@ -112,7 +113,7 @@ export function valueHeadNames(head: ValueHead): NamedParam[] {
   ]));
 }
 
-export async function encodeValueHead(gpu: Gpu, head: ValueHead): Promise<Uint8Array> {
+export async function encodeValueHead(gpu: TensorReader, head: ValueHead): Promise<Uint8Array> {
   const tensors: TensorToWrite[] = [];
   for (const { name, param } of valueHeadNames(head)) tensors.push(f32(name, param.shape, await gpu.readF32(param)));
   return writeSafetensors(tensors, {
@@ -173,7 +174,7 @@ function allOptimTensors(state: TrainState): OptimTensor[] {
   ];
 }
 
-export async function encodeOptimizer(gpu: Gpu, state: TrainState): Promise<Uint8Array> {
+export async function encodeOptimizer(gpu: TensorReader, state: TrainState): Promise<Uint8Array> {
   const tensors: TensorToWrite[] = [];
   for (const { name, t } of allOptimTensors(state)) tensors.push(f32(name, t.shape, await gpu.readF32(t)));
   return writeSafetensors(tensors, {
@@ -191,4 +192,14 @@ export function decodeOptimizer(gpu: Gpu, state: TrainState, bytes: Uint8Array, 
     // legacy (8) stats of a slotted optimiser: every slot starts from the one state (its step count too)
     gpu.write(t, v.length === n ? v : Float32Array.from({ length: n }, (_, i) => v[i % v.length]));
   }
+}
+
+/** Every tensor a checkpoint reads from the GPU (adapters, value heads, optimiser state): one prefetch covers them. */
+export function checkpointTensors(state: TrainState): Tensor[] {
+  return [
+    ...loraNames(state.policy).map((x) => x.param),
+    ...valueHeadNames(state.critic).map((x) => x.param),
+    ...(state.criticLora ? loraNames(state.criticLora).map((x) => x.param) : []),
+    ...allOptimTensors(state).map((x) => x.t),
+  ];
 }

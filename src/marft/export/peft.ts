@@ -6,6 +6,7 @@
 // as a PEFT folder critic/<role>/. Checkpoints reuse agentAdapterFiles and criticAdapterFiles.
 
 import type { Gpu } from '../../gpu/gpu.ts';
+import type { TensorReader } from '../../gpu/prefetch.ts';
 import { getLoraSlot } from '../../model/lora-set.ts';
 import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, writePeftAdapter } from '../../model/peft.ts';
 import { agentSlots, type TrainState } from '../state.ts';
@@ -25,7 +26,7 @@ export function agentSlotMap(state: TrainState): Record<string, number> {
 }
 
 /** The PEFT files of every agent, keyed agents/<role>/<file>. */
-export async function agentAdapterFiles(gpu: Gpu, state: TrainState, baseModel: string): Promise<Record<string, Uint8Array | string>> {
+export async function agentAdapterFiles(gpu: TensorReader, state: TrainState, baseModel: string): Promise<Record<string, Uint8Array | string>> {
   const slots = agentSlots(state.config);
   if (slots !== state.policy.spec.slots) throw new Error(`the policy has ${state.policy.spec.slots} adapter slots, config.json lora.mode "${state.config.lora.mode}" needs ${slots}`);
   const bySlot = new Map<number, ReturnType<typeof writePeftAdapter>>();
@@ -45,7 +46,7 @@ export async function agentAdapterFiles(gpu: Gpu, state: TrainState, baseModel: 
 export const criticDir = (role: string): string => `critic/${role}`;
 
 /** critic.mode lora: each agent's critic LoRA (slot = agent) as PEFT files keyed critic/<role>/<file>; else none. */
-export async function criticAdapterFiles(gpu: Gpu, state: TrainState, baseModel: string): Promise<Record<string, Uint8Array | string>> {
+export async function criticAdapterFiles(gpu: TensorReader, state: TrainState, baseModel: string): Promise<Record<string, Uint8Array | string>> {
   const out: Record<string, Uint8Array | string> = {};
   if (!state.criticLora) return out;
   for (const [slot, { role }] of state.config.graph.agents.entries()) {

@@ -71,7 +71,7 @@ test('a lost GPU device: the run resumes from its last checkpoint and finishes',
   await expect(page.getByTestId('reward-chart')).toHaveAttribute('data-points', '1', { timeout: 240_000 });
   await page.evaluate(() => (globalThis as unknown as { marftLab: { loseDevice(): Promise<void> } }).marftLab.loseDevice());
   await expect(page.getByTestId('notice-DEVICE_LOST')).toBeVisible({ timeout: 240_000 });
-  await expect(page.getByTestId('notice-DEVICE_LOST')).toContainText('resumed from its last checkpoint');
+  await expect(page.getByTestId('notice-DEVICE_LOST')).toContainText('resumed on a new device from iteration');
   await waitForStatus(page, 'done', 400_000);
   await expect(page.getByTestId('reward-chart')).toHaveAttribute('data-points', '2');
   await page.screenshot({ path: `${SHOTS}/device-lost.png`, fullPage: true });

@@ -11,13 +11,19 @@ export interface TensorReader {
   readF32(t: Tensor): Promise<Float32Array>;
 }
 
+/** A prefetch: its reader, and `arrived`, which resolves once every value is on the CPU (or rejects with the read's error). */
+export interface Prefetch extends TensorReader {
+  arrived: Promise<void>;
+}
+
 /** One readback of `ts` (duplicates read once), issued now; reading a tensor outside the set throws. */
-export function prefetch(gpu: Gpu, ts: readonly Tensor[]): TensorReader {
+export function prefetch(gpu: Gpu, ts: readonly Tensor[]): Prefetch {
   const unique = [...new Set(ts)];
   const values = gpu.readMany(unique);
   values.catch(() => {}); // a failure surfaces at readF32; unread, it must not be an unhandled rejection
   const index = new Map(unique.map((t, i) => [t, i]));
   return {
+    arrived: values.then(() => undefined),
     async readF32(t: Tensor): Promise<Float32Array> {
       const i = index.get(t);
       if (i === undefined) throw new Error(`prefetch: ${t.label} was not in the prefetched set`);

@@ -50,7 +50,8 @@ const run = new Run(session, store, {
   },
 }, { maxTokens: 512 });
 // room for one loss per phase in a row (runLoop.maxRecoveries counts losses without a good iteration between)
-const config = tinyRunConfig({ iterations: 1, rollout: { episodes: 1, horizon: 1 }, runLoop: { maxRecoveries: 8 } });
+// a checkpoint after every iteration, so the checkpoint phase's loss comes while the state is read back for it
+const config = tinyRunConfig({ iterations: 1, rollout: { episodes: 1, horizon: 1 }, runLoop: { maxRecoveries: 8, checkpointEvery: 1 } });
 const PHASES: Shot[] = [
   { phase: 'rollout', iteration: 0 }, { phase: 'score', iteration: 0 }, { phase: 'advantages', iteration: 0 },
   { phase: 'update', iteration: 0 }, { phase: 'checkpoint', iteration: 1 },

@@ -34,7 +34,7 @@ describe('interruptions of a Run', () => {
       onStatus: (e) => statuses.push(e.status), onNotice: (n) => notices.push(n), onIteration: (e) => metrics.push(e.metrics),
       onProgress: (e) => { if (lose && e.phase === 'checkpoint') { lose = false; session.currentDevice!.device.destroy(); } },
     }, { maxTokens: 512 });
-    await run.start(tinyRunConfig({ iterations: 2, rollout: { episodes: 1, horizon: 1 } }), { id: 'run' });
+    await run.start(tinyRunConfig({ iterations: 2, rollout: { episodes: 1, horizon: 1 }, runLoop: { checkpointEvery: 1 } }), { id: 'run' });
     expect(await run.wait()).toBe('done');
     const uninterrupted = metrics.splice(0);
     expect(await run.open('run', 'ckpt-000001')).toBe(1);

@@ -64,7 +64,8 @@ describe('run loop faults', () => {
     expect(events.filter((e) => e.kind === 'skipped')).toHaveLength(3);
     expect(events.find((e) => e.kind === 'rollback')).toEqual({ kind: 'rollback', from: 3, to: 0 });
     expect(seen.slice(3).map((x) => [x.skipped.length, x.kept])).toEqual([[0, true], [0, true], [0, true]]);
-    expect(events.filter((e) => e.kind === 'saved').map((e) => (e as { checkpoint: string }).checkpoint)).toEqual(['ckpt-000000', 'ckpt-000001', 'ckpt-000002', 'ckpt-000003']);
+    // the start, the rolled-back state (iteration 0 with its new RNG draw, beside the first), then every iteration
+    expect(events.filter((e) => e.kind === 'saved').map((e) => (e as { checkpoint: string }).checkpoint)).toEqual(['ckpt-000000', 'ckpt-000000-1', 'ckpt-000001', 'ckpt-000002', 'ckpt-000003']);
     expect(r.state.iteration).toBe(3);
     expect(r.state.metrics.map((m) => m.iteration)).toEqual([0, 1, 2]);
     for (const g of r.state.criticOptim.groups) expect((await gpu.readF32(g.params)).every(Number.isFinite)).toBe(true);

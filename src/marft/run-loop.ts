@@ -157,12 +157,11 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
     onSaving: (iteration) => event({ kind: 'saving', iteration }),
     onSaved: (saved) => event({ kind: 'saved', iteration: saved.manifest.iteration, checkpoint: saved.name }),
   });
-  /** Waits for the writes asked for; a failed one pauses the run (a lost device is the caller's to handle). */
+  /** Waits for the writes asked for; a failed one pauses the run. */
   const settle = async (): Promise<void> => {
     const failed = await writer.settle();
     if (!failed) return;
     const e = failed.error;
-    if (e instanceof GpuError) throw e; // the device, not the storage: handled as a loss by the caller
     const latest = (await listCheckpoints(o.store, o.dir).catch(() => [])).find((c) => c.latest);
     throw new RunPaused(
       `training paused at iteration ${state.iteration}: the checkpoint of iteration ${failed.iteration} could not be written to ${o.store.name} (${errorMessage(e).split('\n')[0]}). ` +
@@ -200,25 +199,27 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
     recoveries++;
     event({ kind: 'recovered', reason, iteration: state.iteration });
     t = trainer();
-    writer.snapshot(session.gpu, state);
-    writer.persist(); // the run's state came back from elsewhere: on disk before the next iteration risks it
+    await writer.snapshot(session.gpu, state, 'now'); // the state came back from elsewhere: stored before the next iteration risks it
     return true;
   };
+  /** Whether `e` is a lost device that was recovered from (`from`, else the newest snapshot). */
+  const recovered = async (e: unknown, from?: { store: CheckpointStore; dir: string }): Promise<boolean> =>
+    !(e instanceof RunPaused) && recoverFrom(await lostReason(session.gpu, e), from);
   const latest = (await listCheckpoints(o.store, o.dir)).find((c) => c.latest);
   if (!latest || latest.iteration !== state.iteration) {
     for (;;) {
       try {
-        writer.snapshot(session.gpu, state);
+        await writer.snapshot(session.gpu, state, 'now');
         await flush();
         break;
       } catch (e) {
-        if (!(e instanceof GpuError) || !o.origin || !(await recoverFrom(await lostReason(session.gpu, e), o.origin))) throw e;
-        await settle();
+        if (!o.origin || !(await recovered(e, o.origin))) throw e; // recoverFrom snapshotted the reloaded state
+        await flush();
         break;
       }
     }
   } else {
-    writer.snapshot(session.gpu, state, true);
+    await writer.snapshot(session.gpu, state, 'stored');
   }
 
   let retryProfile = false;
@@ -246,7 +247,7 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
       }
       retryProfile = profiled;
       if (e instanceof EnvError) throw await envPaused(e);
-      if (!(await recoverFrom(await lostReason(session.gpu, e)))) throw e;
+      if (!(await recovered(e))) throw e;
       continue;
     }
     if (profiled) o.onProfile?.(res.metrics.iteration, timed ? await session.gpu.stopProfile() : null);
@@ -264,13 +265,17 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
       badRun = 0;
       event({ kind: 'rollback', from, to: state.iteration });
       t = trainer();
-      writer.snapshot(session.gpu, state); // the new draw is part of the state to go back to
-      writer.persist();
+      await writer.snapshot(session.gpu, state, 'now'); // the new draw is part of the state to go back to
       continue;
     }
     if (!bad) {
-      writer.snapshot(session.gpu, state);
-      if (writer.due) writer.persist();
+      try {
+        await writer.snapshot(session.gpu, state, 'cadence');
+      } catch (e) {
+        // lost while reading the state back: the iteration runs again from the snapshot before it
+        if (!(await recovered(e))) throw e;
+        continue;
+      }
     }
     o.onIteration?.(res, !bad);
   }

@@ -1,6 +1,6 @@
 // The Run's state machine (run.ts) in Node. Most cases fake what the GPU would do: a fake trainer whose
 // iterations finish when the test says so, come out non-finite or lose the device, a fake session and an
-// in-memory fake of the checkpoint writer; the real run loop (run-loop.ts) runs between them, so the
+// in-memory fake of the checkpoint files; the real run loop (run-loop.ts) runs between them, so the
 // rollback and recovery policy under test is config.runLoop's. Checked: start -> step -> pause -> train ->
 // stop, step while running (pauses after the iteration in flight), pause and stop abandoning the iteration in
 // flight ('pausing' / 'stopping' at once), status events in order, busy and no-run refusals, rollback after runLoop.rollbackAfter non-finite
@@ -33,6 +33,7 @@ const fake = vi.hoisted(() => ({
 type FakeState = { config: RunConfig; iteration: number; metrics: Array<{ iteration: number }>; rng: { next(): void } };
 const fakeState = (config: RunConfig, iteration = 0, metrics: Array<{ iteration: number }> = []): FakeState => ({ config, iteration, metrics: [...metrics], rng: { next() {} } });
 const runDir = (dir: string): string => dir.split('/')[0];
+const FAKE_SNAPSHOT = 'fake-state.json';
 
 vi.mock('./trainer.ts', async (importOriginal) => {
   const real = await importOriginal<typeof import('./trainer.ts')>();
@@ -78,19 +79,33 @@ vi.mock('./checkpoint/checkpoint.ts', async (importOriginal) => {
     const named = dir.split('/')[1];
     return named ? all.find((c) => c.name === named) : all[all.length - 1];
   };
+  // the run loop's writer snapshots with captureCheckpoint and writes with writeCheckpoint; a fake
+  // snapshot is the fake state as JSON, which loadCheckpoint (from the snapshot's memory store) gives back
+  const capture = (state: FakeState) => {
+    const snap = { config: state.config, iteration: state.iteration, metrics: [...state.metrics] };
+    const files = { [FAKE_SNAPSHOT]: new TextEncoder().encode(JSON.stringify(snap)) };
+    return { iteration: state.iteration, ready: Promise.resolve({ iteration: state.iteration, manifest: {}, files }) };
+  };
+  const write = (...a: Parameters<typeof real.writeCheckpoint>) => {
+    const [ckpt, , dir, keep] = a;
+    const snap = JSON.parse(new TextDecoder().decode(ckpt.files[FAKE_SNAPSHOT])) as FakeState;
+    const list = fake.checkpoints.get(dir) ?? [];
+    const name = real.checkpointName(snap.iteration);
+    list.push({ name, iteration: snap.iteration, metrics: snap.metrics });
+    if (keep) list.splice(0, Math.max(0, list.length - keep));
+    fake.checkpoints.set(dir, list);
+    fake.configs.set(dir, snap.config);
+    fake.saved.push({ dir, iteration: snap.iteration, keep });
+    return { name, path: `${dir}/${name}`, manifest: { iteration: snap.iteration }, removed: [], warnings: [] } as never;
+  };
   return {
     ...real,
+    captureCheckpoint: (...a: Parameters<typeof real.captureCheckpoint>) => (fake.on ? capture(a[1] as unknown as FakeState) as never : real.captureCheckpoint(...a)),
+    writeCheckpoint: async (...a: Parameters<typeof real.writeCheckpoint>) => (fake.on ? write(...a) : real.writeCheckpoint(...a)),
     saveCheckpoint: async (...a: Parameters<typeof real.saveCheckpoint>) => {
       if (!fake.on) return real.saveCheckpoint(...a);
-      const [, state, , dir, opts] = a;
-      const list = fake.checkpoints.get(dir) ?? [];
-      const name = real.checkpointName(state.iteration);
-      list.push({ name, iteration: state.iteration, metrics: [...state.metrics] });
-      if (opts.keep) list.splice(0, Math.max(0, list.length - opts.keep));
-      fake.checkpoints.set(dir, list);
-      fake.configs.set(dir, state.config);
-      fake.saved.push({ dir, iteration: state.iteration, keep: opts.keep });
-      return { name, path: `${dir}/${name}`, manifest: {}, removed: [], warnings: [] } as never;
+      const [, state, store, dir, opts] = a;
+      return write(await capture(state as unknown as FakeState).ready as never, store, dir, opts.keep);
     },
     listCheckpoints: async (...a: Parameters<typeof real.listCheckpoints>) => {
       if (!fake.on) return real.listCheckpoints(...a);
@@ -104,6 +119,10 @@ vi.mock('./checkpoint/checkpoint.ts', async (importOriginal) => {
     },
     loadCheckpoint: async (...a: Parameters<typeof real.loadCheckpoint>) => {
       if (!fake.on) return real.loadCheckpoint(...a);
+      if (a[2] === '') { // a snapshot in memory
+        const snap = JSON.parse(new TextDecoder().decode(await a[1].read(FAKE_SNAPSHOT))) as FakeState;
+        return fakeState(snap.config, snap.iteration, snap.metrics) as never;
+      }
       const c = latest(a[2])!;
       return fakeState(fake.configs.get(runDir(a[2])) as RunConfig, c.iteration, c.metrics as FakeState['metrics']) as never;
     },
@@ -177,8 +196,9 @@ describe('Run state machine (fakes)', () => {
     expect(await run.wait()).toBe('done');
     expect(iterations).toEqual([0, 1, 2, 3]);
     expect(statuses).toEqual(['loading', 'running', 'paused', 'running', 'paused', 'running', 'done']);
-    // the first checkpoint is saved at start, then one per iteration, each with the config's keep
-    expect(fake.saved.map((s) => s.iteration)).toEqual([0, 1, 2, 3, 4]);
+    // a checkpoint is written at start, at each pause and at the end, each with the config's keep; the
+    // cadence (every 10 iterations or 60 s) asks for none between
+    expect(fake.saved.map((s) => s.iteration)).toEqual([0, 1, 2, 4]);
     expect(new Set(fake.saved.map((s) => s.keep))).toEqual(new Set([20]));
     // past the target, train() goes on for config.iterations more
     run.train();
@@ -249,9 +269,9 @@ describe('Run state machine (fakes)', () => {
     await run.start(config({ iterations: 3, runLoop: { rollbackAfter: 2 } }), { id: 'r' });
     expect(await run.wait()).toBe('done');
     expect(notices.map((n) => [n.code, n.iteration])).toEqual([['ROLLBACK', 1]]);
-    expect(notices[0].message).toMatch(/^Iterations 1-2 had non-finite losses or gradients .* last checkpoint ckpt-000001 \(iteration 1\)/);
+    expect(notices[0].message).toMatch(/^Iterations 1-2 had non-finite losses or gradients .* went back to iteration 1, its last good one,/);
     expect(iterations).toEqual([0, 1, 2, 1, 2]);
-    expect(iterationNotices[1]).toBe('iteration 1 had non-finite values (policy step skipped (non-finite gradient)); no checkpoint saved for it');
+    expect(iterationNotices[1]).toBe('iteration 1 had non-finite values (policy step skipped (non-finite gradient)); it is not kept (a rollback or reload goes back to the iteration before it)');
     expect(iterationNotices.filter((x) => x !== undefined)).toHaveLength(2);
     expect(run.iteration).toBe(3);
     expect(statuses.at(-1)).toBe('done');
@@ -314,11 +334,11 @@ describe('Run state machine (fakes)', () => {
   it('keeps the checkpoints config.runLoop.keepCheckpoints says, unless the front end overrides it', async () => {
     fake.on = true;
     const a = fakeRun();
-    await a.run.start(config({ iterations: 3, runLoop: { keepCheckpoints: 2 } }), { id: 'a' });
+    await a.run.start(config({ iterations: 3, runLoop: { keepCheckpoints: 2, checkpointEvery: 1 } }), { id: 'a' });
     await a.run.wait();
     expect(fake.checkpoints.get('a')!.map((c) => c.iteration)).toEqual([2, 3]);
     const b = fakeRun({ keep: 1 });
-    await b.run.start(config({ iterations: 2, runLoop: { keepCheckpoints: 2 } }), { id: 'b' });
+    await b.run.start(config({ iterations: 2, runLoop: { keepCheckpoints: 2, checkpointEvery: 1 } }), { id: 'b' });
     await b.run.wait();
     expect(fake.checkpoints.get('b')!.map((c) => c.iteration)).toEqual([2]);
     // open: the run folder's latest checkpoint, paused, with its history
@@ -346,7 +366,7 @@ describe('Run on the tiny model (real GPU work)', () => {
     await run.start(tinyRunConfig({ iterations: 2, rollout: { episodes: 1, horizon: 1 } }), { id: 'run', files: { 'run.json': '{}\n' } });
     expect(await run.wait()).toBe('done');
     expect(statuses).toEqual(['loading', 'running', 'done']);
-    expect((await listCheckpoints(store, 'run')).map((c) => c.iteration)).toEqual([0, 1, 2]);
+    expect((await listCheckpoints(store, 'run')).map((c) => c.iteration)).toEqual([0, 2]); // the start and the end
     expect(new TextDecoder().decode(await store.read('run/run.json'))).toBe('{}\n');
     expect(run.last?.episodes).toHaveLength(1);
     expect(run.last?.targets.size).toBeGreaterThan(0);
@@ -355,14 +375,14 @@ describe('Run on the tiny model (real GPU work)', () => {
     expect(run.iterationData()).toBe(run.last);
     expect(run.iterationData(5)).toBeNull();
 
-    expect(await run.open('run', 'ckpt-000001')).toBe(1);
+    expect(await run.open('run', 'ckpt-000000')).toBe(0);
     expect(run.last).toBeNull();
     expect(run.keptIterations).toEqual([]);
     run.step();
     expect(await run.wait()).toBe('paused');
-    expect(run.iteration).toBe(2);
+    expect(run.iteration).toBe(1);
     const { files, iteration } = await run.adapterFiles();
-    expect(iteration).toBe(2);
+    expect(iteration).toBe(1);
     expect(Object.keys(files)).toContain('agents/solver/adapter_model.safetensors');
 
     const inUse = gpu.pool.stats.bytesInUse;

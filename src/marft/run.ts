@@ -497,12 +497,12 @@ export class Run {
       this.emit('onNotice', e.kind === 'rollback'
         ? {
           code: 'ROLLBACK', iteration: e.to,
-          message: `Iterations ${e.to}-${e.from - 1} had non-finite losses or gradients (their steps were skipped); the run went back to its last checkpoint ${a.lastCheckpoint ?? ''} (iteration ${e.to}) and continues with a new random draw.`,
+          message: `Iterations ${e.to}-${e.from - 1} had non-finite losses or gradients (their steps were skipped); the run went back to iteration ${e.to}, its last good one, and continues with a new random draw.`,
           hint: 'If it happens again, lower the learning rate or the clip range, or set a target KL.',
         }
         : {
           code: 'DEVICE_LOST', iteration: e.iteration,
-          message: `The GPU device was lost (${e.reason}). The run resumed from its last checkpoint ${a.lastCheckpoint ?? ''} (iteration ${e.iteration}); no saved data was lost.`,
+          message: `The GPU device was lost (${e.reason}). The run resumed on a new device from iteration ${e.iteration}, its last good one; no saved data was lost.`,
           hint: 'If it keeps happening, close other GPU-heavy tabs or lower episodes / max new tokens.',
         });
     }

@@ -189,14 +189,17 @@ function dimsFromState(state: TrainState): ModelDims {
 /** A checkpoint in memory: every file, state.json included, ready to write or to load from (memoryStore). */
 export interface CheckpointFiles { iteration: number; manifest: CheckpointManifest; files: Record<string, Uint8Array> }
 
-/** A snapshot of the state taken between iterations; its files are made while the GPU goes on. */
-export interface CapturedCheckpoint { iteration: number; ready: Promise<CheckpointFiles> }
+/**
+ * A snapshot of the state taken between iterations: `read` resolves once its tensors are on the CPU (from
+ * then on it survives the device), `ready` once its files are made.
+ */
+export interface CapturedCheckpoint { iteration: number; read: Promise<void>; ready: Promise<CheckpointFiles> }
 
 /**
  * Snapshots `state` for a checkpoint: every tensor's copy is recorded and submitted before this returns
  * (one readback, see gpu/prefetch.ts), and the iteration, RNG, metrics and config are taken now, so the
- * state may change right after. `ready` resolves with the files once the readback arrives; nothing is
- * written anywhere (writeCheckpoint does that).
+ * state may change right after. `read` resolves when the readback arrives, `ready` with the files made
+ * from it; nothing is written anywhere (writeCheckpoint does that).
  */
 export function captureCheckpoint(gpu: Gpu, state: TrainState, baseModel: string): CapturedCheckpoint {
   const reader = prefetch(gpu, checkpointTensors(state));
@@ -210,7 +213,7 @@ export function captureCheckpoint(gpu: Gpu, state: TrainState, baseModel: string
     return { iteration: rec.iteration, manifest, files: { ...files, [STATE_FILE]: toBytes(stringifyExact(manifest, 2) + '\n') } };
   })();
   ready.catch(() => {}); // awaited by whoever writes or loads it; a capture nobody uses must not be an unhandled rejection
-  return { iteration: rec.iteration, ready };
+  return { iteration: rec.iteration, read: reader.arrived, ready };
 }
 
 /**

@@ -82,7 +82,8 @@ export class CheckpointWriter {
     this.chain = this.chain.then(async () => {
       if (this.failed) return;
       try {
-        this.o.onSaved?.(await writeCheckpoint(await c.ready, this.o.store, this.o.dir, this.o.keep));
+        const saved = await writeCheckpoint(await c.ready, this.o.store, this.o.dir, this.o.keep); // not inside `onSaved?.(…)`: skipped without a listener
+        this.o.onSaved?.(saved);
       } catch (error) {
         this.failed = { iteration: c.iteration, error };
       }

@@ -1,29 +1,34 @@
 // The training loop with its guards, shared by the CLI and the lab's worker (and testable on its own):
-// iterations until a target (or until `halt` says so at an iteration boundary, or `interrupt` mid-iteration: pause, stop), a checkpoint
-// after every good iteration, and three recoveries. The policy (checkpoints kept, rollbackAfter,
-// maxRecoveries) is the run config's runLoop section, so the lab and the CLI guard a run alike.
-//   1. A non-finite loss or gradient skips the step (update.ts) and the iteration is not checkpointed;
-//      runLoop.rollbackAfter such iterations in a row reload the last checkpoint (a fresh RNG draw, so the
-//      rolled-back run does not replay the same failure).
+// iterations until a target (or until `halt` says so at an iteration boundary, or `interrupt` mid-iteration:
+// pause, stop), checkpoints, and four recoveries. The policy (checkpoint cadence, checkpoints kept,
+// rollbackAfter, maxRecoveries) is the run config's runLoop section, so the lab and the CLI guard a run alike.
+// Checkpoints (checkpoint/writer.ts): after every good iteration the state is snapshotted into memory (one
+// readback); it is written to the store every runLoop.checkpointEvery iterations or checkpointSeconds, and
+// always at the loop's end (a pause, a stop, the target) and after a rollback or a recovery. A write runs
+// beside the next iteration. Every reload below comes from the snapshot in memory, so only a crash of the
+// page or process loses iterations: those since the last write.
+//   1. A non-finite loss or gradient skips the step (update.ts) and the iteration is not kept;
+//      runLoop.rollbackAfter such iterations in a row go back to the last good one (a fresh RNG draw, so
+//      the rolled-back run does not replay the same failure).
 //   2. A lost GPU device (GpuError DEVICE_LOST, or Gpu.lostReason set once the failed call returns):
-//      `reopen` gives a new device with the model on it, and the run reloads its last checkpoint; the
-//      iteration in flight is run again, so no iteration is lost or counted twice in the history
+//      `reopen` gives a new device with the model on it, and the run goes back to its last good iteration;
+//      the iteration in flight is run again, so no iteration is lost or counted twice in the history
 //      (runLoop.maxRecoveries losses in a row at most).
 //   3. A checkpoint that cannot be written (disk full, quota exceeded, permissions): the loop stops with
-//      RunPaused (MarftError RUN_PAUSED) naming the cause; the last good checkpoint is untouched, since
-//      saveCheckpoint commits by replacing `latest` last.
+//      RunPaused (MarftError RUN_PAUSED) naming the cause, at the first iteration boundary after the failed
+//      write; the last good checkpoint is untouched, since a write commits by replacing `latest` last.
 //   4. An environment that fails mid-iteration (EnvError: a user's module threw, hung, ran out of memory,
 //      returned a malformed or non-deterministic result): the iteration is dropped, the state goes back to
-//      the last checkpoint (the RNG had moved on), and the loop stops with RunPaused (reason 'environment').
+//      the last good iteration (the RNG had moved on), and the loop stops with RunPaused (reason 'environment').
 // A pause or stop asked for mid-iteration (`interrupt`, asked between decode steps, scoring chunks and
 // minibatches) abandons the iteration in flight (IterationAbandoned) and the loop returns at the last
 // completed iteration: before the update only the RNG had moved, so its state is put back; once the update
-// began the weights had moved, so the last checkpoint is reloaded. The next run of the loop re-runs that
+// began the weights had moved, so the last good iteration is restored. The next run of the loop re-runs that
 // iteration from the same state, with the numbers an uninterrupted run gives.
 // Before the first iteration the loop saves the starting state when the run folder has no checkpoint of
-// it, so a rollback or a recovery always has one to go back to. A device lost during that first save (a
-// Step right after resuming an older checkpoint or an imported one) reloads the state from `origin`,
-// where it was loaded from, and saves again: the run folder's latest checkpoint is another iteration.
+// it. A device lost during that first save (a Step right after resuming an older checkpoint or an imported
+// one) reloads the state from `origin`, where it was loaded from, and saves again: the run folder's latest
+// checkpoint is another iteration.
 
 import type { Gpu } from '../gpu/gpu.ts';
 import { GpuError } from '../gpu/errors.ts';
@@ -63,7 +68,7 @@ export interface RunLoopOptions {
   baseModel: string;
   /** Checkpoints kept (saveCheckpoint's keep); default config.runLoop.keepCheckpoints (`marft train --keep` overrides it). */
   keep?: number;
-  /** The write cadence; default config.runLoop.checkpointEvery and checkpointSeconds (`marft train --checkpoint-every` overrides). */
+  /** The write cadence; default config.runLoop.checkpointEvery and checkpointSeconds. */
   checkpointEvery?: number;
   checkpointSeconds?: number;
   /** Train until state.iteration reaches this. */

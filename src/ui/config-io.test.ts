@@ -38,7 +38,7 @@ describe('builder persistence', () => {
     expect(r.kind).toBe('ok');
     if (r.kind === 'ok') {
       expect(r.config.ppo.groupStd).toBe('sample');
-      expect(r.config.runLoop).toEqual({ keepCheckpoints: 20, rollbackAfter: 3, maxRecoveries: 3 });
+      expect(r.config.runLoop).toEqual({ keepCheckpoints: 20, checkpointEvery: 10, checkpointSeconds: 60, rollbackAfter: 3, maxRecoveries: 3 });
     }
   });
 

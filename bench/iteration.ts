@@ -22,6 +22,13 @@
 //   --cpu: one more iteration, printing per phase where the JS thread's time went (counters.ts PhaseCpu)
 //   --iterations N: N timed iterations after the warm-up, each phase's time their median (one host's update
 //   time spread over 0.23-0.41 s from one iteration to the next; the peer takes the same flag); counts are the first's
+//   --wall N (default 5; 0 = off): what a user waits for. N more iterations through the run loop that the CLI
+//   and the lab use (src/marft/run-loop.ts: checkpoints on the run config's cadence into a folder on disk, as
+//   `marft train` writes them), timed by the wall clock from the loop's
+//   first iteration to its return (the end's checkpoint included): wallS per iteration beside the trainer's own seconds of the same iterations
+//   (loopTrainerS), their ratio (wallRatio), and the checkpoints written. --checkpoint-every K sets the
+//   cadence (runLoop.checkpointEvery) for that loop. coldS: the first (warm-up) iteration's wall time, when
+//   every pipeline is made; coldRatio: coldS over the timed iteration's.
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { acquireNodeGpu, ensureVulkanEnv } from '../src/gpu/node.ts';
@@ -41,6 +48,11 @@ import { presetBenchConfig, presetEpisodes, randomModelBenchConfig } from './ben
 import { PhaseCounter, PhaseCpu, PhaseProfile, countsLine, cpuLine } from './counters.ts';
 import { median } from '../kernels/timing.ts';
 import type { Phase } from '../src/marft/trainer.ts';
+import { runLoop } from '../src/marft/run-loop.ts';
+import { nodeStore } from '../src/platform/storage/node.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 await ensureVulkanEnv();
 const arg = (n: string, d: string): string => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
@@ -90,6 +102,33 @@ const recompute = arg('recompute', 'auto');
 const labTokenizer = arg('tokenizer', 'synthetic') === 'lab';
 /** The trainer's maxTokens (default 8192 for random models; the preset runs and the lab take the trainer's default, 4096). */
 const maxTokensArg = process.argv.includes('--max-tokens') ? arg('max-tokens', '') : null;
+/**
+ * N iterations through the run loop with checkpoints written to a folder on disk on the config's cadence
+ * (--checkpoint-every overrides it): the wall clock per iteration beside the trainer's own seconds.
+ */
+async function wallClock(state: ReturnType<typeof createTrainState>, decoder: Decoder, tokenizer: LoadedTokenizer, n: number): Promise<Record<string, number>> {
+  const dir = mkdtempSync(join(tmpdir(), 'marft-wall-'));
+  const every = process.argv.includes('--checkpoint-every') ? Number(arg('checkpoint-every', '')) : undefined;
+  try {
+    const trainerS: number[] = [];
+    let written = 0;
+    const start = state.iteration;
+    let t0 = performance.now();
+    await runLoop({ gpu, decoder, tokenizer, model: decoder.config }, state, {
+      store: nodeStore(dir), dir: 'run', baseModel: 'bench', until: state.iteration + n, checkpointEvery: every,
+      maxTokens: maxTokensArg ? Number(maxTokensArg) : preset ? undefined : 8192,
+      onIteration: (res) => trainerS.push(res.metrics.seconds.total),
+      // timed from the end of the start's save (a new run folder's first checkpoint) to the loop's return
+      onEvent: (e) => { if (e.kind === 'saved' && e.iteration === start && written === 0) t0 = performance.now(); else if (e.kind === 'saved') written++; },
+    });
+    const wall = (performance.now() - t0) / 1000;
+    const sum = trainerS.reduce((a, b) => a + b, 0);
+    return { wallIterations: n, wallS: wall / n, loopTrainerS: sum / n, wallRatio: wall / sum, checkpointsWritten: written };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 for (const name of names) {
   gpu.pool.resetPeak();
   let decoder: Decoder;
@@ -115,7 +154,9 @@ for (const name of names) {
   let onPhase: ((phase: Phase) => void) | null = null; // --cpu's split, for its own iteration
   const onProgress = (phase: Phase): void => { counter.onProgress(phase); split.onProgress(phase); onPhase?.(phase); };
   const trainer = new Trainer({ gpu, decoder, tokenizer, state, maxTokens: maxTokensArg ? Number(maxTokensArg) : preset ? undefined : 8192, recompute: recompute === 'auto' ? 'auto' : recompute === 'on', onProgress });
+  const cold0 = performance.now();
   await trainer.iteration(); // warm-up: pipelines compile
+  const coldS = (performance.now() - cold0) / 1000;
   counter.begin();
   const cpu0 = process.cpuUsage();
   const timed = await trainer.iteration();
@@ -136,6 +177,10 @@ for (const name of names) {
     dispatchesPerTrainedToken: (phases.update?.dispatches ?? 0) / gen,
     promptTokens: promptTokens(timed.episodes.flatMap((e) => e.actions), config.graph.agents.length),
   };
+  row.coldS = coldS;
+  row.coldRatio = coldS / m.seconds.total;
+  const wallN = Number(arg('wall', '5'));
+  if (wallN > 0) Object.assign(row, await wallClock(state, decoder, tokenizer, wallN));
   const p = peer?.rows.find((r) => r.model === name);
   if (p && (p.prompts ?? '64,208') !== row.promptTokens) {
     console.log(`  note: the peer's prompts (${p.prompts ?? '64,208'} tokens) differ from these (${row.promptTokens}): run it with --prompts ${row.promptTokens} to compare the same work`);
@@ -169,7 +214,7 @@ for (const name of names) {
   releaseTrainState(gpu, state);
   gpu.trim();
 }
-const cols = ['model', 'agents', 'recompute', 'rolloutS', 'scoreS', 'advantagesS', 'updateS', 'totalS', 'genTokS', 'weightsMiB', 'peakMiB', 'torchTotalS', 'speedupTotal', 'torchRolloutS', 'speedupRollout', 'torchPeakMiB',
+const cols = ['model', 'agents', 'wallS', 'loopTrainerS', 'wallRatio', 'checkpointsWritten', 'coldS', 'coldRatio', 'recompute', 'rolloutS', 'scoreS', 'advantagesS', 'updateS', 'totalS', 'genTokS', 'weightsMiB', 'peakMiB', 'torchTotalS', 'speedupTotal', 'torchRolloutS', 'speedupRollout', 'torchPeakMiB',
   'cpuS', 'dispatches', 'readbacks', 'submits', 'dispatchesPerDecodeStep', 'dispatchesPerTrainedToken'];
 const fmt = (v: unknown) => (typeof v === 'number' ? (v >= 100 ? v.toFixed(0) : v.toPrecision(3)) : String(v ?? ''));
 console.log(`\nMARFT iteration on ${gpu.adapter.description || gpu.adapter.vendor} (${episodes} episodes, ${preset ? `the ${preset} preset` : `${agentsN} agents, ${maxNew} new tokens, ${dtype} base`})${peer ? `, PyTorch peer on ${peer.device}` : ''}`);

@@ -15,6 +15,7 @@ import {
 import { type RunConfig, parseRunConfig } from '../../config/run-config.ts';
 import { PRESET_NAMES, presetGraph } from '../../config/presets.ts';
 import { PRESET_RUNS, presetRunConfig } from '../../config/run-presets.ts';
+import { unzipFiles } from '../../platform/zip.ts';
 
 function adapterFiles(config: RunConfig, seed: number): Record<string, Uint8Array> {
   const out: Record<string, Uint8Array> = {};
@@ -258,6 +259,17 @@ describe('AReaL export', () => {
         const y = yamlOf(config);
         expect({ name, unknown: arealUnknownKeys(y) }).toEqual({ name, unknown: [] });
         expect(Object.keys(y).filter((k) => k !== 'multi_agent' && !(k in AREAL_PPO_KEYS))).toEqual([]);
+      }
+    });
+
+    it('checkpoints saved before these settings (fixtures/resume-v1) load and export from their own files', () => {
+      for (const f of ['action.zip', 'token.zip']) {
+        const files = unzipFiles(new Uint8Array(readFileSync(join(ROOT, 'fixtures/resume-v1', f))));
+        const config = parseRunConfig(new TextDecoder().decode(files['config.json']));
+        expect(config.ppo).toMatchObject({ groupNorm: 'pooled', rewardScaling: 1, rewardBias: 0, rewardNorm: null });
+        const out = arealExportFiles(config, files, { baseModel: 'b' });
+        expect(arealUnknownKeys(parse(out[AREAL_CONFIG_FILE] as string))).toEqual([]);
+        expect(out['adapters/solver/adapter_model.safetensors']).toEqual(files['agents/solver/adapter_model.safetensors']);
       }
     });
 

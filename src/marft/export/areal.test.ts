@@ -286,6 +286,21 @@ describe('AReaL export', () => {
       expect(arealClusterChanges(none)[0]).toMatch(/^KL: none in the lab run; kl_ctl is written 0 because AReaL's default \(0\.1\)/);
     });
 
+    it('what the cluster run does differently: the original MARFT code\'s update choices AReaL does not make', () => {
+      const config = parseRunConfig({ graph: presetGraph('duo'), level: 'action', schedule: { mode: 'agent_by_agent', interval: 3 }, ppo: { entropyCoef: 0.01, epochs: 2, klIn: 'reward', klCoef: 0.1 } });
+      expect(arealClusterChanges(config)).toEqual([
+        'Level: the lab ran action-level PPO (one ratio per action); AReaL\'s loss is per token.',
+        'Entropy: the lab\'s entropy bonus (0.01) has no AReaL key.',
+        'Early stop: the lab skipped a minibatch\'s policy step above approximate KL 0.001; AReaL has no such stop.',
+        'Epochs: the lab made 2 passes over each batch; AReaL makes one (ppo_n_minibatches steps).',
+        'Schedule: the lab trained one agent at a time (every 3 iterations); AReaL trains every agent each step.',
+        'Critic: the lab\'s critic is an MLP head on the frozen trunk; AReaL\'s is a value model (critic:), trained from the base model.',
+      ]);
+      // a token-level GRPO run with AReaL's settings: nothing to report but the KL it has none of
+      const areal = parseRunConfig({ graph: presetGraph('duo'), level: 'token', algo: 'grpo', rollout: { groupSize: 4 }, ppo: { entropyCoef: 0, targetKl: null } });
+      expect(arealClusterChanges(areal)).toEqual(['KL: none in the lab run; kl_ctl is written 0 because AReaL\'s default (0.1) would add a reward-side penalty.']);
+    });
+
     it('reward scaling, bias, clip and normalisation go to the actor as AReaL names them', () => {
       const graph = presetGraph('duo');
       const g = yamlOf(parseRunConfig({ graph, algo: 'grpo', rollout: { groupSize: 4 }, ppo: { rewardScaling: 10, rewardBias: -0.5, rewardClip: 5, rewardNorm: 'group' } }));

@@ -6,8 +6,9 @@
 //   action's last token delta = r + gamma*V(next agent's first token) - V_last);
 // - credit: AReaL-based MARFT areal/workflow/multi_agent/credit.py (equal: R on the last action; step_discount:
 //   R*d^(N-1-i); per_step: areal/reward/multi_agent.py's planner 0.5*min(steps/2,1) + 0.5*R, solver R / 0.1 / 0);
-// - GRPO: (R - mean_group) / (std_group + eps), sample std; per-agent credit: each action's reward-to-go
-//   normalised per action position (AReaL's GRPO: PPO with values 0 and gamma = lambda = 1).
+// - GRPO: each token's reward-to-go (AReaL's GRPO: PPO with values 0 and gamma = lambda = 1) normalised over
+//   the group's generated tokens (areal/utils/data.py: pooled mean, unbiased std, eps 1e-5), or with
+//   groupNorm agent_turn against the same agent's call in the group's other samples.
 // Bad input exits with the line and field named.
 
 import { mkdirSync, writeFileSync } from 'node:fs';

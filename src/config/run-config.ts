@@ -189,7 +189,7 @@ export const CONFIG_SCHEMA: Schema = {
       type: 'object',
       fields: {
         mode: { type: 'enum', values: ['shared', 'per_agent', 'lora'], default: 'shared', description: 'shared: one value head on the frozen trunk (CTDE); per_agent: a head per agent (AReaL multi_head); lora: a critic LoRA and a head per agent on a trainable trunk (independent_critic=lora).' },
-        input: { type: 'enum', values: ['own', 'episode'], default: 'own', description: "own: the critic reads the acting agent's prompt; episode: the whole episode so far (every earlier agent's prompt and output, then the acting agent's prompt), as AReaL's CTDE critic." },
+        input: { type: 'enum', values: ['own', 'episode'], default: 'own', description: "own: the critic reads the acting agent's prompt; episode: the whole episode so far (every earlier agent's prompt and output, then the acting agent's prompt): AReaL's CTDE critic reads the episode too, but as one sequence, where the task and each output appear once." },
         hidden: { type: 'array', items: { type: 'number', integer: true, min: 1 }, default: [1024, 512], description: "Hidden sizes of the critic's MLP head(s) on the trunk's last hidden state." },
       },
     },

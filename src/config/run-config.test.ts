@@ -174,6 +174,8 @@ describe('run config', () => {
       'ppo.rewardNorm "group" normalises over a task\'s samples, but rollout.groupSize is 1: every reward would become 0; set rollout.groupSize >= 2 or rewardNorm "batch" or null',
     ]);
     expect(messages({ ppo: { rewardNorm: 'group' }, rollout: { groupSize: 2 } })).toEqual([]);
+    expect(messages({ ppo: { rewardNorm: 'batch' }, rollout: { episodes: 1, horizon: 1 } })[0]).toMatch(/^ppo\.rewardNorm "batch" normalises over the iteration's rewards, but an iteration has one episode of one turn/);
+    expect(messages({ ppo: { rewardNorm: 'batch' }, rollout: { episodes: 2, horizon: 1 } })).toEqual([]);
     expect(messages({ ppo: { groupNorm: 'position' } })[0]).toMatch(/^ppo\.groupNorm must be one of "pooled", "agent_turn"/);
   });
 });

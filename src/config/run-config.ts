@@ -365,6 +365,9 @@ function silentCombinations(c: RunConfig): ConfigIssue[] {
   if (ppo.rewardNorm === 'group' && c.rollout.groupSize < 2) {
     out.push({ path: 'ppo.rewardNorm', message: `ppo.rewardNorm "group" normalises over a task's samples, but rollout.groupSize is ${c.rollout.groupSize}: every reward would become 0; set rollout.groupSize >= 2 or rewardNorm "batch" or null` });
   }
+  if (ppo.rewardNorm === 'batch' && c.rollout.episodes * c.rollout.groupSize < 2 && c.rollout.horizon === 1) {
+    out.push({ path: 'ppo.rewardNorm', message: 'ppo.rewardNorm "batch" normalises over the iteration\'s rewards, but an iteration has one episode of one turn: every reward would become 0; raise rollout.episodes or set rewardNorm null' });
+  }
   if (ppo.klIn === 'reward' && ppo.klCoef === 0) {
     out.push({ path: 'ppo.klCoef', message: 'ppo.klIn is "reward" but ppo.klCoef is 0: no KL penalty would reach the rewards; set klCoef > 0 (AReaL uses 0.1) or klIn "loss"' });
   }

@@ -112,8 +112,9 @@ describe('interop: init adapters, ONNX and AReaL export', () => {
     // AReaL: config.yaml parses and names the adapters, which are the checkpoint's.
     console.log(await exportArealToDir(ckpt, join(work, 'areal'), 'Qwen/Qwen2.5-0.5B-Instruct'));
     const y = parse(readFileSync(join(work, 'areal/config.yaml'), 'utf8'));
-    expect(y).toMatchObject({ n_agents: 2, actor: { path: 'Qwen/Qwen2.5-0.5B-Instruct', lora_rank: 4, lora_alpha: 8, target_modules: ALL }, marft: { lora: { mode: 'per_agent' } } });
-    expect(y.agent_profiles.map((p: { agent_name: string }) => p.agent_name)).toEqual(['planner', 'solver']);
+    expect(y).toMatchObject({ actor: { path: 'Qwen/Qwen2.5-0.5B-Instruct', lora_rank: 4, lora_alpha: 8, target_modules: ALL }, multi_agent: { shared_lora: false, role_names: ['planner', 'solver'] } });
+    expect(JSON.parse(readFileSync(join(work, 'areal/lab_settings.json'), 'utf8')).lora.mode).toBe('per_agent');
+    expect(JSON.parse(readFileSync(join(work, 'areal/agents.json'), 'utf8')).map((p: { agent_name: string }) => p.agent_name)).toEqual(['planner', 'solver']);
     const exported = readPeftAdapter({
       'adapter_config.json': readFileSync(join(work, 'areal/adapters/solver/adapter_config.json'), 'utf8'),
       'adapter_model.safetensors': new Uint8Array(readFileSync(join(work, 'areal/adapters/solver/adapter_model.safetensors'))),

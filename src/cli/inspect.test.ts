@@ -6,8 +6,9 @@
 //   action's last token delta = r + gamma*V(next agent's first token) - V_last);
 // - credit: AReaL-based MARFT areal/workflow/multi_agent/credit.py (equal: R on the last action; step_discount:
 //   R*d^(N-1-i); per_step: areal/reward/multi_agent.py's planner 0.5*min(steps/2,1) + 0.5*R, solver R / 0.1 / 0);
-// - GRPO: (R - mean_group) / (std_group + eps), sample std; per-agent credit: each action's reward-to-go
-//   normalised per action position (AReaL's GRPO: PPO with values 0 and gamma = lambda = 1).
+// - GRPO: each token's reward-to-go (AReaL's GRPO: PPO with values 0 and gamma = lambda = 1) normalised over
+//   the group's generated tokens (areal/utils/data.py: pooled mean, unbiased std, eps 1e-5), or with
+//   groupNorm agent_turn against the same agent's call in the group's other samples.
 // Bad input exits with the line and field named.
 
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -146,14 +147,14 @@ describe('marft inspect: token level (gamma 0.9, lambda 0.8)', () => {
 });
 
 describe('marft inspect: GRPO', () => {
-  it('equal, action level: (R - mean)/(std + eps) per group, in input order; a constant group exactly 0', async () => {
+  it('equal, action level: R pooled over the group\'s generated tokens (AReaL: mean, unbiased std, eps 1e-5), in input order; a constant group exactly 0', async () => {
     const config = configFile({ algo: 'grpo', rollout: { groupSize: 2 }, credit: { method: 'equal' } });
     const act = (reward: number) => [{ reward, actions: [{ role: 'planner', tokens: 2 }, { role: 'solver', tokens: 3 }] }];
     const eps = episodesFile([
       { id: 'a', group: 'x', turns: act(1) }, { id: 'b', group: 'y', turns: act(1) }, { id: 'c', group: 'x', turns: act(0) }, { id: 'd', group: 'y', turns: act(1) },
     ]);
-    // group x: rewards [1, 0], mean 0.5, sample std sqrt(0.5); A = +-0.5 / (sqrt(0.5) + 1e-6)
-    const a = 0.5 / (Math.sqrt(0.5) + 1e-6);
+    // group x: 5 tokens of 1 and 5 of 0, mean 0.5, unbiased std sqrt(2.5 / 9); A = +-0.5 / (sqrt(2.5 / 9) + 1e-5)
+    const a = 0.5 / (Math.sqrt(2.5 / 9) + 1e-5);
     const line = (id: string, adv: number, r: number) => ({
       id, actions: [
         { turn: 0, role: 'planner', rewards: [0], values: null, deltas: null, advantages: [adv], returns: null },
@@ -165,14 +166,14 @@ describe('marft inspect: GRPO', () => {
     expect([got[1], got[3]].flatMap((l) => l.actions.flatMap((x) => x.advantages))).toEqual([0, 0, 0, 0]);
   });
 
-  it('per_step, token level: each action\'s reward-to-go normalised per action position', async () => {
-    const config = configFile({ algo: 'grpo', level: 'token', rollout: { groupSize: 3 }, credit: { method: 'per_step', perStep: { planner: 'planner', solver: 'solver' } } });
+  it('per_step, token level, agent-and-turn groups: each action\'s reward-to-go against the same agent\'s call', async () => {
+    const config = configFile({ algo: 'grpo', level: 'token', ppo: { groupNorm: 'agent_turn' }, rollout: { groupSize: 3 }, credit: { method: 'per_step', perStep: { planner: 'planner', solver: 'solver' } } });
     const ep = (id: string, reward: number, plan: string) => ({ id, group: 'g', turns: [{ reward, actions: [{ role: 'planner', tokens: 1, text: plan }, { role: 'solver', tokens: 2, text: ANSWER }] }] });
     // credited (planner, solver): e1 R 1, 2 steps: (1, 1); e2 R 0, no steps: (0, 0.1); e3 R 1, no steps: (0.5, 1)
     // reward-to-go: planner [2, 0.1, 1.5] (mean 1.2, sample std sqrt(0.97)); solver [1, 0.1, 1] (mean 0.7, std sqrt(0.27))
     const eps = episodesFile([ep('e1', 1, PLAN), ep('e2', 0, 'think'), ep('e3', 1, 'just do it')]);
-    const p = (g: number) => (g - 1.2) / (Math.sqrt(0.97) + 1e-6);
-    const s = (g: number) => (g - 0.7) / (Math.sqrt(0.27) + 1e-6);
+    const p = (g: number) => (g - 1.2) / (Math.sqrt(0.97) + 1e-5);
+    const s = (g: number) => (g - 0.7) / (Math.sqrt(0.27) + 1e-5);
     const line = (id: string, rp: number, rs: number, gp: number, gs: number) => ({
       id, actions: [
         { turn: 0, role: 'planner', rewards: [rp], values: null, deltas: null, advantages: [p(gp)], returns: null },

@@ -145,4 +145,38 @@ describe('run config', () => {
     expect(schemaAt(CONFIG_SCHEMA, 'ppo.nothing')).toBeNull();
     expect(schemaAt(CONFIG_SCHEMA, 'seed.x')).toBeNull();
   });
+  it('per_step helpers must fit the environment: a math helper in the code environment is refused naming the code helpers', () => {
+    const coderGraph = { agents: [{ role: 'tester', systemPrompt: 't' }, { role: 'coder', systemPrompt: 'c', withAnswer: true }], edges: [{ from: 'tester', to: 'coder' }] };
+    const code = (perStep: Record<string, string>, extra: Record<string, unknown> = {}) => messages({ env: { name: 'code' }, graph: coderGraph, credit: { method: 'per_step', perStep, ...extra } });
+    const [m] = code({ tester: 'tester', coder: 'solver' });
+    expect(m).toMatch(/^credit\.perStep\.coder "solver" is a math helper .* acts in the code environment; use a code helper: coder \(its code's pass rate on the tests\), tester or reviewer/);
+    expect(code({ tester: 'verifier', coder: 'coder' })[0]).toMatch(/credit\.perStep\.tester "verifier" is a math helper/);
+    // the fallback covers a role: refused too; planner and team fit any environment
+    expect(code({ coder: 'coder' }, { fallback: 'solver' })[0]).toMatch(/^credit\.fallback "solver" is a math helper/);
+    expect(code({ tester: 'planner', coder: 'coder' })).toEqual([]);
+    expect(code({ tester: 'tester', coder: 'coder' })).toEqual([]);
+    // reward sharing reads no helper
+    expect(code({ coder: 'solver' }, { rewardSharing: true })).toEqual([]);
+    // the coder's pass rate needs the env to run its code: an answering role
+    expect(code({ tester: 'coder', coder: 'coder' })[0]).toMatch(/credit\.perStep\.tester "coder" scores the role's own code, but "tester" has withAnswer false/);
+    // a code helper outside the code environment
+    expect(messages({ credit: { method: 'per_step', perStep: { planner: 'planner', solver: 'coder' } } })[0]).toMatch(/^credit\.perStep\.solver "coder" is a code helper .* env\.name is "coop-arith"/);
+  });
+
+  it('GRPO grouping and reward shaping: defaults AReaL\'s (pooled, no shaping), old configs load, a group norm needs groups', () => {
+    const c = parseRunConfig({});
+    expect(c.ppo).toMatchObject({ groupNorm: 'pooled', rewardScaling: 1, rewardBias: 0, rewardClip: 20, rewardNorm: null });
+    // a config saved before these fields (no groupNorm, no reward shaping) loads with the defaults
+    const old = JSON.parse(JSON.stringify(c));
+    for (const k of ['groupNorm', 'rewardScaling', 'rewardBias', 'rewardClip', 'rewardNorm']) delete old.ppo[k];
+    expect(parseRunConfig(old)).toEqual(c);
+    expect(messages({ ppo: { rewardNorm: 'group' } })).toEqual([
+      'ppo.rewardNorm "group" normalises over a task\'s samples, but rollout.groupSize is 1: every reward would become 0; set rollout.groupSize >= 2 or rewardNorm "batch" or null',
+    ]);
+    expect(messages({ ppo: { rewardNorm: 'group' }, rollout: { groupSize: 2 } })).toEqual([]);
+    expect(messages({ ppo: { rewardNorm: 'batch' }, rollout: { episodes: 1, horizon: 1 } })[0]).toMatch(/^ppo\.rewardNorm "batch" normalises over the iteration's rewards, but an iteration has one episode of one turn/);
+    expect(messages({ ppo: { rewardNorm: 'batch' }, rollout: { episodes: 2, horizon: 1 } })).toEqual([]);
+    expect(messages({ ppo: { groupNorm: 'position' } })[0]).toMatch(/^ppo\.groupNorm must be one of "pooled", "agent_turn"/);
+  });
 });
+

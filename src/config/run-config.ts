@@ -33,8 +33,17 @@ export const LORA_TARGETS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj'
 export type LoraTarget = (typeof LORA_TARGETS)[number];
 
 /** The per_step reward helpers a config may name (src/marft/credit.ts implements exactly these). */
-export const STEP_REWARD_NAMES = ['planner', 'solver', 'verifier', 'team'] as const;
+export const STEP_REWARD_NAMES = ['planner', 'solver', 'verifier', 'team', 'coder', 'tester', 'reviewer'] as const;
 export type StepRewardName = (typeof STEP_REWARD_NAMES)[number];
+/** Helpers that read a math answer (\boxed{}) or stand for the math workflow's checker: refused in the code environment. */
+export const MATH_STEP_REWARDS: readonly StepRewardName[] = ['solver', 'verifier'];
+/** Helpers that read the code environment's test runs: refused elsewhere. */
+export const CODE_STEP_REWARDS: readonly StepRewardName[] = ['coder', 'tester', 'reviewer'];
+
+/** How GRPO groups values before normalising: AReaL's pooled tokens of a task's samples, or AT-GRPO's agent-and-turn groups. */
+export const GROUP_NORMS = ['pooled', 'agent_turn'] as const;
+/** AReaL's reward_norm levels: null = off. */
+export const REWARD_NORMS = ['batch', 'group'] as const;
 
 export interface RunConfig {
   seed: number;
@@ -83,6 +92,13 @@ export interface RunConfig {
     huberDelta: number;
     logProbNorm: 'sum' | 'token' | 'word';
     groupStd: 'sample' | 'population' | 'none';
+    /** GRPO: which values share a normalisation (GROUP_NORMS). */
+    groupNorm: (typeof GROUP_NORMS)[number];
+    /** Team-reward shaping before credit, as AReaL's actor: clip((R + bias) * scaling, ±clip), then normalised over the batch or the group (null = not). */
+    rewardScaling: number;
+    rewardBias: number;
+    rewardClip: number;
+    rewardNorm: (typeof REWARD_NORMS)[number] | null;
   };
   rollout: { episodes: number; groupSize: number; horizon: number };
   runLoop: { keepCheckpoints: number; checkpointEvery: number; checkpointSeconds: number; rollbackAfter: number; maxRecoveries: number };
@@ -174,7 +190,7 @@ export const CONFIG_SCHEMA: Schema = {
       type: 'object',
       fields: {
         mode: { type: 'enum', values: ['shared', 'per_agent', 'lora'], default: 'shared', description: 'shared: one value head on the frozen trunk (CTDE); per_agent: a head per agent (AReaL multi_head); lora: a critic LoRA and a head per agent on a trainable trunk (independent_critic=lora).' },
-        input: { type: 'enum', values: ['own', 'episode'], default: 'own', description: "own: the critic reads the acting agent's prompt; episode: the whole episode so far (every earlier agent's prompt and output, then the acting agent's prompt), as AReaL's CTDE critic." },
+        input: { type: 'enum', values: ['own', 'episode'], default: 'own', description: "own: the critic reads the acting agent's prompt; episode: the whole episode so far (every earlier agent's prompt and output, then the acting agent's prompt): AReaL's CTDE critic reads the episode too, but as one sequence, where the task and each output appear once." },
         hidden: { type: 'array', items: { type: 'number', integer: true, min: 1 }, default: [1024, 512], description: "Hidden sizes of the critic's MLP head(s) on the trunk's last hidden state." },
       },
     },
@@ -215,7 +231,19 @@ export const CONFIG_SCHEMA: Schema = {
         valueLoss: { type: 'enum', values: ['huber', 'mse'], default: 'huber', description: "The critic's loss: Huber (robust to outliers) or squared error." },
         huberDelta: num(10, { ...positive, description: 'Huber loss δ: quadratic below it, linear above.' }),
         logProbNorm: { type: 'enum', values: ['sum', 'token', 'word'], default: 'sum', description: "Action level: an action's log-prob is the sum of its tokens', or that divided by its token or word count." },
-        groupStd: { type: 'enum', values: ['sample', 'population', 'none'], default: 'sample', description: 'GRPO: the std of the group normalisation: sample (n-1), population (n) or none (Dr. GRPO, no std scaling).' },
+        groupStd: { type: 'enum', values: ['sample', 'population', 'none'], default: 'sample', description: 'GRPO: the std of the group normalisation: sample (n-1, as AReaL), population (n) or none (Dr. GRPO, no std scaling).' },
+        groupNorm: {
+          type: 'enum', values: GROUP_NORMS, default: 'pooled',
+          description: "GRPO: pooled = AReaL's: every generated token's advantage is its reward-to-go, normalised over all generated tokens of the task's samples (mean, std, eps 1e-5); "
+            + 'agent_turn = AT-GRPO: each action against the same agent\'s action of the same call count in the other samples (suits per_step rewards; it normalises step_discount\'s scale away).',
+        },
+        rewardScaling: num(1, { ...positive, description: "Team reward shaping (AReaL's reward_scaling): R becomes (R + bias) * scaling before credit assignment." }),
+        rewardBias: num(0, { description: "Team reward shaping (AReaL's reward_bias), added before scaling." }),
+        rewardClip: num(20, { ...positive, description: "The shaped team reward is clipped to ±rewardClip (AReaL's reward_clip; 20 leaves 0/1 rewards alone)." }),
+        rewardNorm: {
+          type: 'enum', values: REWARD_NORMS, nullable: true, default: null,
+          description: "Team reward normalisation after shaping (AReaL's reward_norm): batch = over every turn's reward of the iteration, group = over the task's groupSize samples; null = off.",
+        },
       },
     },
     rollout: {
@@ -269,6 +297,7 @@ export function validateConfig(input: unknown, options: ValidateOptions = {}): {
       const missing = [...roles].filter((r) => !(r in filled.credit.perStep));
       if (missing.length) issues.push({ path: 'credit.perStep', message: `credit.perStep has no reward for ${missing.join(', ')} and credit.fallback is null` });
     }
+    issues.push(...stepRewardEnvIssues(filled));
     issues.push(...silentCombinations(filled));
     const moduleEnv = isModuleEnv(filled.env);
     if (moduleEnv) issues.push(...envModuleIssues(filled.env, input));
@@ -287,6 +316,30 @@ export function validateConfig(input: unknown, options: ValidateOptions = {}): {
     }
   }
   return { config: issues.length ? null : filled, issues };
+}
+
+/** per_step helpers that read another environment's results: math helpers in the code environment, code helpers elsewhere. */
+function stepRewardEnvIssues(c: RunConfig): ConfigIssue[] {
+  const credit = c.credit;
+  if (credit.method !== 'per_step' || credit.rewardSharing) return [];
+  const code = c.env.name === 'code' && !isModuleEnv(c.env);
+  const wrong = code ? MATH_STEP_REWARDS : CODE_STEP_REWARDS;
+  const out: ConfigIssue[] = [];
+  const check = (path: string, name: string | null, who: string) => {
+    if (name === null || !wrong.includes(name as StepRewardName)) return;
+    out.push(code
+      ? { path, message: `${path} "${name}" is a math helper (it reads a \\boxed{} answer or the math checker) and ${who} acts in the code environment; use a code helper: coder (its code's pass rate on the tests), tester or reviewer (judged by a rule), or planner / team` }
+      : { path, message: `${path} "${name}" is a code helper (it reads the code environment's test runs) and env.name is "${c.env.name}"; use planner, solver, verifier or team, or env.name "code"` });
+  };
+  for (const [role, name] of Object.entries(credit.perStep)) check(`credit.perStep.${role}`, name, `role "${role}"`);
+  if (c.graph.agents.some((a) => !(a.role in credit.perStep))) check('credit.fallback', credit.fallback, 'the roles it covers');
+  // the coder's pass rate is its own code's: the environment runs the code of answering roles only
+  for (const a of c.graph.agents) {
+    if (code && (credit.perStep[a.role] ?? credit.fallback) === 'coder' && !a.withAnswer) {
+      out.push({ path: `credit.perStep.${a.role}`, message: `credit.perStep.${a.role} "coder" scores the role's own code, but "${a.role}" has withAnswer false, so the environment never runs it; give it withAnswer or another helper (tester, reviewer, planner, team)` });
+    }
+  }
+  return out;
 }
 
 /** Settings that would train nothing or change nothing, each refused with what to change instead. */
@@ -311,6 +364,12 @@ function silentCombinations(c: RunConfig): ConfigIssue[] {
   if (c.algo === 'grpo' && (c.critic.mode !== 'shared' || c.critic.input !== 'own')) {
     const which = c.critic.mode !== 'shared' ? `critic.mode "${c.critic.mode}"` : `critic.input "${c.critic.input}"`;
     out.push({ path: c.critic.mode !== 'shared' ? 'critic.mode' : 'critic.input', message: `${which} with algo "grpo", which has no critic: it would train nothing; use algo "ppo" or the defaults (critic.mode "shared", critic.input "own")` });
+  }
+  if (ppo.rewardNorm === 'group' && c.rollout.groupSize < 2) {
+    out.push({ path: 'ppo.rewardNorm', message: `ppo.rewardNorm "group" normalises over a task's samples, but rollout.groupSize is ${c.rollout.groupSize}: every reward would become 0; set rollout.groupSize >= 2 or rewardNorm "batch" or null` });
+  }
+  if (ppo.rewardNorm === 'batch' && c.rollout.episodes * c.rollout.groupSize < 2 && c.rollout.horizon === 1) {
+    out.push({ path: 'ppo.rewardNorm', message: 'ppo.rewardNorm "batch" normalises over the iteration\'s rewards, but an iteration has one episode of one turn: every reward would become 0; raise rollout.episodes or set rewardNorm null' });
   }
   if (ppo.klIn === 'reward' && ppo.klCoef === 0) {
     out.push({ path: 'ppo.klCoef', message: 'ppo.klIn is "reward" but ppo.klCoef is 0: no KL penalty would reach the rewards; set klCoef > 0 (AReaL uses 0.1) or klIn "loss"' });

@@ -187,10 +187,13 @@ describe('the code environment', () => {
     expect(s2).toMatchObject({ teamReward: 1, correct: true, done: true, feedback: 'judge: all 3 tests passed' });
     const strict = createCodeEnv({ data, split: 'all', reward: 'all_pass' });
     strict.reset(0);
-    expect((await strict.step({ coder: half })).teamReward).toBe(0);
+    const strictStep = await strict.step({ coder: half });
+    expect(strictStep.teamReward).toBe(0);
+    // each answering role's own pass rate (the coder step helper reads it), whatever the team reward rule
+    expect(strictStep.answers.coder).toMatchObject({ correct: false, score: 2 / 3 });
     const none = createCodeEnv({ data, split: 'all', horizon: 1 });
     none.reset(0);
-    expect(await none.step({ coder: 'x * x' })).toMatchObject({ teamReward: 0, done: true, info: { reason: 'no code block' } });
+    expect(await none.step({ coder: 'x * x' })).toMatchObject({ teamReward: 0, done: true, info: { reason: 'no code block' }, answers: { coder: { answer: null, score: 0 } } });
   });
 
   it('gives a hostile answer reward 0 with the reason in the feedback', async () => {

@@ -155,7 +155,7 @@ export class CodeEnv implements AsyncEnv {
     for (const r of answering) {
       const code = extractCode(actions[r]);
       if (code === null) {
-        answers[r] = { answer: null, correct: false };
+        answers[r] = { answer: null, correct: false, score: 0 };
         continue;
       }
       let run = runs.get(code);
@@ -163,7 +163,7 @@ export class CodeEnv implements AsyncEnv {
         run = await runCandidate(code, task.entryPoint, task.tests, this.limits);
         runs.set(code, run);
       }
-      answers[r] = { answer: code, correct: run.passed === run.total };
+      answers[r] = { answer: code, correct: run.passed === run.total, score: run.passed / run.total };
       team = { code, run };
     }
     this.turn++;

@@ -20,6 +20,8 @@ export interface AgentAnswer {
   /** The extracted answer (e.g. the last \boxed{} content), or null when the agent gave none. */
   answer: string | null;
   correct: boolean;
+  /** The environment's graded score of this answer where it has one (code: the share of tests passed). */
+  score?: number;
 }
 
 export interface StepResult {

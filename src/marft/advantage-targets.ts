@@ -1,4 +1,6 @@
-// From finished episodes to training targets: credit assignment turns each turn's team reward into
+// From finished episodes to training targets: the team rewards are shaped as AReaL's actor shapes them
+// (clip((R + bias) * scaling), then optionally normalised over the batch or the group; identity by default),
+// credit assignment turns each turn's team reward into
 // per-action rewards, then advantages and returns come from action-level GAE (one value per action, over
 // the episode's actions in acting order), token-level GAE (one value per generated token, with the
 // Bellman backup across agent boundaries), or GRPO's group normalisation (no critic; see grpoTargets).
@@ -8,7 +10,7 @@
 // reward; the trace's rewards are the shaped ones the recursion used.
 // Each action keeps the GAE steps behind its numbers (its trace), so the inspector shows what the update used.
 
-import { type GaeNextKind, type GaeStep, checkGroups, gae, groupNormalize, normalizeGroup, tokenLevelGae } from './advantages.ts';
+import { type GaeNextKind, type GaeStep, checkGroups, gae, normalizeGroup, normalizePooled, tokenLevelGae } from './advantages.ts';
 import type { RunConfig, StepRewardName } from '../config/run-config.ts';
 import { STEP_REWARDS, assignCredit, stepRewardFns } from './credit.ts';
 import { klRewards } from './losses.ts';
@@ -30,13 +32,35 @@ export interface ActionTargets {
 /** Where the recursion goes after action `a` when `b` acts next (action level, and token level at an action's last token). */
 const boundary = (a: ActionRecord, b: ActionRecord | undefined): GaeNextKind => (!b ? 'end' : b.turn === a.turn ? 'agent' : 'turn');
 
-export function creditRewards(ep: EpisodeRecord, config: RunConfig): Map<ActionRecord, number> {
+/**
+ * Every turn's team reward after AReaL's reward shaping (areal/engine/ppo/actor.py compute_advantages):
+ * clip((R + rewardBias) * rewardScaling, ±rewardClip), then with rewardNorm normalised (mean, unbiased
+ * std, eps 1e-5, as its NormConfig) over every turn of the batch or of each group of rollout.groupSize
+ * episodes. AReaL has one reward per sample; here each turn's reward is a value of the pool (the same
+ * thing with one turn per episode).
+ */
+export function shapedTeamRewards(episodes: readonly EpisodeRecord[], config: RunConfig): number[][] {
+  const { rewardScaling, rewardBias, rewardClip, rewardNorm } = config.ppo;
+  const shaped = episodes.map((ep) => ep.turns.map((t) => Math.min(rewardClip, Math.max(-rewardClip, (t.teamReward + rewardBias) * rewardScaling))));
+  if (!rewardNorm || episodes.length === 0) return shaped;
+  const G = rewardNorm === 'group' ? config.rollout.groupSize : episodes.length;
+  checkGroups('shapedTeamRewards', episodes.length, G);
+  for (let g0 = 0; g0 < episodes.length; g0 += G) {
+    const flat = shaped.slice(g0, g0 + G).flat();
+    const norm = normalizePooled(flat, flat.map(() => 1));
+    let i = 0;
+    for (let e = g0; e < g0 + G; e++) shaped[e] = shaped[e].map(() => norm[i++]);
+  }
+  return shaped;
+}
+
+export function creditRewards(ep: EpisodeRecord, config: RunConfig, teamRewards: readonly number[] = ep.turns.map((t) => t.teamReward)): Map<ActionRecord, number> {
   const c = config.credit;
   const out = new Map<ActionRecord, number>();
   ep.turns.forEach((turn, t) => {
     const acts = ep.actions.filter((a) => a.turn === t);
-    const r = assignCredit(turn.teamReward, acts.map((a) => ({ role: a.role, text: a.text })), {
-      method: c.method, discount: c.discount, rewardSharing: c.rewardSharing,
+    const r = assignCredit(teamRewards[t], acts.map((a) => ({ role: a.role, text: a.text, score: turn.answers[a.role]?.score ?? null })), {
+      method: c.method, discount: c.discount, rewardSharing: c.rewardSharing, correct: turn.correct,
       rewardFns: stepRewardFns(c.perStep), fallback: c.fallback ? STEP_REWARDS[c.fallback as StepRewardName] : undefined,
     });
     acts.forEach((a, i) => out.set(a, r[i]));
@@ -47,7 +71,8 @@ export function creditRewards(ep: EpisodeRecord, config: RunConfig): Map<ActionR
 export function computeTargets(episodes: readonly EpisodeRecord[], scores: Map<ActionRecord, ActionScores>, config: RunConfig): Map<ActionRecord, ActionTargets> {
   const out = new Map<ActionRecord, ActionTargets>();
   const { gamma, lambda } = config.ppo;
-  const credited = episodes.map((ep) => creditRewards(ep, config));
+  const team = shapedTeamRewards(episodes, config);
+  const credited = episodes.map((ep, e) => creditRewards(ep, config, team[e]));
   if (config.algo === 'grpo') return grpoTargets(episodes, credited, config);
   const { klIn, klCoef, klEstimator } = config.ppo;
   const klOf = (a: ActionRecord): Float64Array | null => {
@@ -95,29 +120,23 @@ export function computeTargets(episodes: readonly EpisodeRecord[], scores: Map<A
 
 /**
  * GRPO targets: the advantages the update uses as they are (it normalises nothing after this). Episodes
- * come in consecutive groups of rollout.groupSize samples of one task.
- * - credit 'equal': every token of an episode gets its episode reward R (the sum of its credited rewards)
- *   normalised over the group's episodes, A = (R - mean_group) / (std_group + eps), std per ppo.groupStd.
- * - credit 'step_discount' / 'per_step' (a reward on each action's last token): every token gets its
- *   reward-to-go G (AReaL's GRPO is PPO with values 0 and gamma = lambda = 1, so the advantage before
- *   normalisation is the sum of the credited rewards from that token's action to the episode's end: a
- *   token's own action and the ones after it, never an earlier agent's), normalised over the group per
- *   action position: the k-th action of an episode against the k-th actions of the group's episodes
- *   (episodes without a k-th action take no part), A = (G - mean) / (std + eps). An agent's advantage thus
- *   compares its own reward-to-go with the same agent's in the other samples of the task.
- * Either way a group whose samples all got the same rewards gets exactly 0 on every token.
+ * come in consecutive groups of rollout.groupSize samples of one task. AReaL's GRPO is PPO with values 0
+ * and gamma = lambda = 1, so before normalisation every generated token's advantage is its reward-to-go G:
+ * the sum of the credited rewards from its own action to the episode's end (never an earlier agent's).
+ * - groupNorm 'pooled' (AReaL's adv_norm with mean_level and std_level 'group'): G normalised over every
+ *   generated token of the group's samples together, so an action counts once per token and the scale of
+ *   step_discount (the planner's G = R(1 + d), the solver's R) survives.
+ * - groupNorm 'agent_turn' (AT-GRPO): G of an action normalised against the actions of the same agent with
+ *   the same call count (its k-th action of the episode) in the group's other samples, one value per
+ *   sample; samples without such an action take no part. An agent's advantage then compares its own
+ *   reward-to-go with the same agent's, which suits per_step rewards; a common scale is normalised away.
+ * Either way a group whose values are all equal gets exactly 0; std per ppo.groupStd, eps 1e-5.
  */
 function grpoTargets(episodes: readonly EpisodeRecord[], credited: Map<ActionRecord, number>[], config: RunConfig): Map<ActionRecord, ActionTargets> {
   const out = new Map<ActionRecord, ActionTargets>();
   const G = config.rollout.groupSize;
   const opts = { std: config.ppo.groupStd };
   const set = (a: ActionRecord, e: number, adv: number) => out.set(a, { reward: credited[e].get(a)!, advantages: a.actionIds.map(() => adv), returns: [], trace: [] });
-  if (config.credit.method === 'equal') {
-    const totals = credited.map((m) => [...m.values()].reduce((a, b) => a + b, 0));
-    const adv = groupNormalize(totals, G, opts);
-    episodes.forEach((ep, e) => { for (const a of ep.actions) set(a, e, adv[e]); });
-    return out;
-  }
   checkGroups('grpoTargets', episodes.length, G);
   // reward-to-go of every action (gamma = 1): its own credited reward plus every later one of the episode
   const togo = episodes.map((ep, e) => {
@@ -128,11 +147,32 @@ function grpoTargets(episodes: readonly EpisodeRecord[], credited: Map<ActionRec
   });
   for (let g0 = 0; g0 < episodes.length; g0 += G) {
     const members = Array.from({ length: G }, (_, i) => g0 + i);
-    const positions = Math.max(...members.map((e) => episodes[e].actions.length));
-    for (let k = 0; k < positions; k++) {
-      const at = members.filter((e) => k < episodes[e].actions.length);
-      const adv = normalizeGroup(at.map((e) => togo[e][k]), opts);
-      at.forEach((e, i) => set(episodes[e].actions[k], e, adv[i]));
+    if (config.ppo.groupNorm === 'pooled') {
+      // one entry per generated token; the action's first token carries the value its tokens share
+      const x: number[] = [];
+      const firstToken: number[][] = members.map((e) => episodes[e].actions.map((a, k) => {
+        const at = x.length;
+        for (let j = 0; j < a.actionIds.length; j++) x.push(togo[e][k]);
+        return at;
+      }));
+      const adv = normalizePooled(x, x.map(() => 1), opts);
+      members.forEach((e, m) => episodes[e].actions.forEach((a, k) => set(a, e, a.actionIds.length ? adv[firstToken[m][k]] : 0)));
+      continue;
+    }
+    // agent_turn: key = agent and its call count in the episode
+    const groups = new Map<string, Array<[number, number]>>(); // key -> [episode, action index]
+    for (const e of members) {
+      const calls = new Map<number, number>();
+      episodes[e].actions.forEach((a, k) => {
+        const n = calls.get(a.agent) ?? 0;
+        calls.set(a.agent, n + 1);
+        const key = `${a.agent}:${n}`;
+        groups.set(key, [...(groups.get(key) ?? []), [e, k]]);
+      });
+    }
+    for (const at of groups.values()) {
+      const adv = normalizeGroup(at.map(([e, k]) => togo[e][k]), opts);
+      at.forEach(([e, k], i) => set(episodes[e].actions[k], e, adv[i]));
     }
   }
   return out;

@@ -12,9 +12,12 @@
 //     token r_k is its credited reward and k' is the next agent's first generated token (the Bellman
 //     backup across agents; prompt, transition and feedback tokens in between are skipped). It is gae()
 //     over the generated tokens, so both levels share one recursion.
-// (c) GRPO: rewards of the G samples of one task -> (r - mean)/(std + eps); std is the sample standard
-//     deviation (n-1, torch.std's default, as DeepSeekMath/TRL) unless 'population' or 'none' (Dr. GRPO).
-//     This is GRPO's only normalisation: the update does not normalise GRPO advantages again (d is PPO's).
+// (c) GRPO: values of the G samples of one task -> (x - mean)/(std + eps), eps 1e-5; std is the sample
+//     standard deviation (n-1, torch.std's default and AReaL's std_unbiased) unless 'population' or 'none'
+//     (Dr. GRPO). normalizePooled pools every generated token of the group (AReaL's areal/utils/data.py
+//     Normalization with mean_level and std_level 'group' over the loss mask); normalizeGroup takes one
+//     value per sample (the agent- and turn-wise groups of AT-GRPO). This is GRPO's only normalisation: the
+//     update does not normalise GRPO advantages again (d is PPO's).
 // (d) per-minibatch advantage normalisation over masked-in entries, excluding exact zeros from the
 //     statistics as the original codebase does (nanmean/nanstd after zeros -> NaN, population std), then
 //     applied to every masked-in entry; masked-out entries come back 0.
@@ -150,6 +153,9 @@ export function tokenLevelGae(input: TokenGaeInput): GaeResult {
 
 export type GroupStd = 'sample' | 'population' | 'none';
 
+/** AReaL's NormConfig.eps: what the std is offset by before dividing. */
+export const GRPO_EPS = 1e-5;
+
 /** One group's statistics for GRPO: A = (r - mean) / denom. */
 interface GroupStats {
   mean: number;
@@ -165,7 +171,7 @@ function groupStats(rewards: ArrayLike<number>, options: { std?: GroupStd; eps?:
   const n = rewards.length;
   if (n < 1) marftFail('SHAPE', 'groupStats: an empty group');
   const stdKind = options.std ?? 'sample';
-  const eps = options.eps ?? 1e-6;
+  const eps = options.eps ?? GRPO_EPS;
   let mean = 0;
   for (let i = 0; i < n; i++) mean += rewards[i];
   mean /= n;
@@ -182,6 +188,39 @@ export function normalizeGroup(group: readonly number[], options: { std?: GroupS
   const { mean, denom } = groupStats(group, options);
   const constant = group.every((r) => r === group[0]);
   return group.map((r) => (constant ? 0 : (r - mean) / denom));
+}
+
+/**
+ * AReaL's group normalisation of one group (areal/utils/data.py Normalization, mean_level and std_level
+ * 'group'): mean and std pooled over the entries with mask 1 (every generated token of the group's
+ * samples); (x - mean) / (std + eps) there, 0 where the mask is 0. Unbiased std over fewer than two entries
+ * is 1, as AReaL's; 'none' divides by 1 with no eps. Entries that are all equal give exactly 0, however
+ * the mean rounds.
+ */
+export function normalizePooled(x: ArrayLike<number>, mask: ArrayLike<number>, options: { std?: GroupStd; eps?: number } = {}): Float64Array {
+  const n = x.length;
+  checkLengths('normalizePooled', n, { mask });
+  const stdKind = options.std ?? 'sample';
+  const eps = stdKind === 'none' ? 0 : options.eps ?? GRPO_EPS;
+  const out = new Float64Array(n);
+  let count = 0;
+  let sum = 0;
+  let first: number | null = null;
+  let constant = true;
+  for (let i = 0; i < n; i++) {
+    if (!mask[i]) continue;
+    count++;
+    sum += x[i];
+    if (first === null) first = x[i];
+    else if (x[i] !== first) constant = false;
+  }
+  if (count === 0 || constant) return out;
+  const mean = sum / count;
+  let ss = 0;
+  for (let i = 0; i < n; i++) if (mask[i]) ss += (x[i] - mean) ** 2;
+  const std = stdKind === 'none' ? 1 : stdKind === 'sample' ? (count > 1 ? Math.sqrt(ss / (count - 1)) : 1) : Math.sqrt(ss / count);
+  for (let i = 0; i < n; i++) if (mask[i]) out[i] = (x[i] - mean) / (std + eps);
+  return out;
 }
 
 /** Throws SHAPE unless `n` samples split into groups of `groupSize` (an integer >= 1). */

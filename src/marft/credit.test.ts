@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { STEP_REWARD_NAMES } from '../config/run-config.ts';
-import { assignCredit, countPlanSteps, STEP_REWARDS, stepRewardFns } from './credit.ts';
+import { assignCredit, countPlanSteps, countTestCases, reviewVerdict, STEP_REWARDS, stepRewardFns } from './credit.ts';
 import { actionSpans, placeOnLastTokens } from './sequence.ts';
 
 const turn = [
@@ -63,4 +63,26 @@ describe('credit', () => {
     expect(Array.from(placeOnLastTokens(7, spans, [0.25, 0.5, 1]))).toEqual([0, 0, 0.25, 0, 0, 0.5, 1]);
     expect(() => actionSpans([1], [-1])).toThrow(/agent id -1/);
   });
+  it('code helpers: the coder\'s own pass rate, the tester\'s written cases, the reviewer\'s verdict against the outcome', () => {
+    const fns = stepRewardFns({ coder: 'coder', tester: 'tester', reviewer: 'reviewer' });
+    const team = [
+      { role: 'coder', text: '```js\nfunction add(a, b) { return a + b; }\n```', score: 0.75 },
+      { role: 'tester', text: 'assert(add(1, 2) === 3);\nconsole.assert(add(0, 0) === 0);\nexpect(add(2, 2)).toBe(4);' },
+      { role: 'reviewer', text: 'The loop is fine. Verdict: approve.' },
+    ];
+    // coder 0.75 (3 of 4 tests, whatever the team reward); tester 0.5 * min(3 / 2, 1) + 0.5 * 0.75 = 0.875;
+    // reviewer approved but not every test passed: 0
+    expect(assignCredit(0.75, team, { method: 'per_step', rewardFns: fns, correct: false })).toEqual([0.75, 0.875, 0]);
+    // every test passed: the approval matches
+    expect(assignCredit(1, team.map((a) => (a.role === 'coder' ? { ...a, score: 1 } : a)), { method: 'per_step', rewardFns: fns, correct: true })).toEqual([1, 1, 1]);
+    // no code, no score: 0; a rejection when the tests failed: 1; one test case and R 0: 0.25
+    const failed = [{ role: 'coder', text: 'I cannot' }, { role: 'tester', text: 'assert.equal(add(1, 1), 2)' }, { role: 'reviewer', text: 'This is incorrect: it fails on negatives.' }];
+    expect(assignCredit(0, failed, { method: 'per_step', rewardFns: fns, correct: false })).toEqual([0, 0.25, 1]);
+    expect(countTestCases('add(1, 2) === 3\nadd(2, 2) == 4\nnothing here')).toBe(2);
+    expect(reviewVerdict('not correct')).toBe('reject');
+    expect(reviewVerdict('looks wrong at first, but on reflection LGTM')).toBe('approve');
+    expect(reviewVerdict('no opinion')).toBeNull();
+    expect(STEP_REWARDS.reviewer({ role: 'r', index: 0, count: 1, text: 'hmm', teamReward: 1, correct: true, score: null })).toBe(0);
+  });
 });
+

@@ -4,7 +4,8 @@
 // - equal: all of R on the last action of the turn, 0 on the others (the critic and GAE spread it);
 // - step_discount: R * d^(N-1-i) on action i of N (the last gets R, earlier ones a discounted share);
 // - per_step: a reward function per role (fallback for roles without one), e.g. the reference's helpers
-//   planner 0.5*min(steps/2, 1) + 0.5*R, solver R / 0.1 / 0, verifier R.
+//   planner 0.5*min(steps/2, 1) + 0.5*R, solver R / 0.1 / 0, verifier R; for the code environment the
+//   coder's own pass rate (AReaL's code reward) and rules for a tester and a reviewer.
 // Reward sharing on is AReaL's `reward_sharing` (areal/trainer/ppo/actor.py compute_advantages): per-agent
 // rewards are discarded and one team reward R sits at the end of the sequence, whatever the method: the
 // same numbers as `equal` (R on the turn's last action, 0 on the others).
@@ -19,6 +20,8 @@ export type CreditMethod = 'equal' | 'step_discount' | 'per_step';
 export interface CreditAction {
   role: string;
   text: string;
+  /** The environment's score of this role's own answer this turn (the code environment: its share of tests passed). */
+  score?: number | null;
 }
 
 export interface StepRewardContext {
@@ -28,6 +31,10 @@ export interface StepRewardContext {
   count: number;
   text: string;
   teamReward: number;
+  /** Whether the team's answer of the turn was right (the code environment: every test passed). */
+  correct: boolean;
+  /** The environment's score of this action's own answer, null when it has none. */
+  score: number | null;
 }
 
 export type StepRewardFn = (ctx: StepRewardContext) => number;
@@ -40,7 +47,26 @@ export function countPlanSteps(text: string): number {
   return (text.match(PLAN_STEP) ?? []).length;
 }
 
-/** The AReaL-based MARFT's per-step helpers: exactly the names the run config accepts (STEP_REWARD_NAMES). */
+// Test cases a tester writes: assert / console.assert / expect calls, or `f(...) === value` checks, one per line.
+const TEST_CASE = /(?:^|\n)[^\n]*?(?:\bassert(?:\.\w+)?\s*\(|\bexpect\s*\(|\)\s*===?\s*\S)/g;
+
+/** Number of lines of a tester's output that hold a test case. */
+export function countTestCases(text: string): number {
+  return (text.match(TEST_CASE) ?? []).length;
+}
+
+// A reviewer's verdict: the last of these words it writes ("incorrect" and "not correct" reject).
+const VERDICT = /\b(approve[sd]?|lgtm|accept(?:ed)?|(?:in|not\s+)correct|correct|reject(?:ed)?|wrong|buggy|fails?)\b/gi;
+
+/** 'approve', 'reject' or null (no verdict word) from a reviewer's text. */
+export function reviewVerdict(text: string): 'approve' | 'reject' | null {
+  const words = [...text.matchAll(VERDICT)].map((m) => m[1].toLowerCase().replace(/\s+/g, ' '));
+  const last = words.at(-1);
+  if (last === undefined) return null;
+  return /^(approve|lgtm|accept|correct)/.test(last) ? 'approve' : 'reject';
+}
+
+/** The per-step helpers: the AReaL-based MARFT's math ones and the code ones; exactly the names the run config accepts (STEP_REWARD_NAMES). */
 export const STEP_REWARDS = {
   /** 0.5 * min(steps / 2, 1) + 0.5 * R: half for a structured plan (>= 2 steps), half for the outcome. */
   planner: (c: StepRewardContext) => 0.5 * Math.min(countPlanSteps(c.text) / 2, 1) + 0.5 * c.teamReward,
@@ -50,6 +76,15 @@ export const STEP_REWARDS = {
   verifier: (c: StepRewardContext) => c.teamReward,
   /** R (the team reward, for any role). */
   team: (c: StepRewardContext) => c.teamReward,
+  /** The share of tests its own code passed (AReaL's code reward, the pass rate); 0 with no code. */
+  coder: (c: StepRewardContext) => c.score ?? 0,
+  /** 0.5 * min(test cases / 2, 1) + 0.5 * R: the planner's rule with written test cases for plan steps. */
+  tester: (c: StepRewardContext) => 0.5 * Math.min(countTestCases(c.text) / 2, 1) + 0.5 * c.teamReward,
+  /** 1 when its verdict matches the outcome (approve and every test passed, or reject and one failed), else 0. */
+  reviewer: (c: StepRewardContext) => {
+    const v = reviewVerdict(c.text);
+    return v !== null && (v === 'approve') === c.correct ? 1 : 0;
+  },
 } satisfies Record<StepRewardName, StepRewardFn>;
 
 export interface CreditOptions {
@@ -62,6 +97,8 @@ export interface CreditOptions {
   rewardFns?: Record<string, StepRewardFn>;
   /** per_step: the function for roles without one. */
   fallback?: StepRewardFn;
+  /** Whether the turn's team answer was right (the reviewer's rule); default teamReward > 0. */
+  correct?: boolean;
 }
 
 /** One reward per action of the turn, in the order of `actions`. */
@@ -81,7 +118,7 @@ export function assignCredit(teamReward: number, actions: readonly CreditAction[
       return actions.map((a, i) => {
         const fn = options.rewardFns?.[a.role] ?? options.fallback;
         if (!fn) marftFail('CREDIT', `per_step: no reward function for role "${a.role}" and no fallback`);
-        const r = fn({ role: a.role, index: i, count: n, text: a.text, teamReward });
+        const r = fn({ role: a.role, index: i, count: n, text: a.text, teamReward, correct: options.correct ?? teamReward > 0, score: a.score ?? null });
         if (!Number.isFinite(r)) marftFail('CREDIT', `per_step: the reward function of "${a.role}" returned ${r}`);
         return r;
       });

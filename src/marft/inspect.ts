@@ -93,8 +93,8 @@ export function inspectEpisode(input: InspectInput, episode: number, method: Cre
     const logps = { oldLogp: old, behaviourLogp: beh, ratio: Math.exp(old - beh), kl: s.refLogp.length ? old - s.refLogp[k] : null, entropy: s.entropy[k] ?? 0 };
     const base = { id: a.actionIds[k], text: input.decode([a.actionIds[k]]), ...logps };
     if (cfg.algo === 'grpo') {
-      // no critic and no recursion: the group-normalised advantage (episode reward, or with per-agent credit
-      // the action's reward-to-go), exactly what the update trains on (GRPO is not normalised again)
+      // no critic and no recursion: the action's reward-to-go normalised in its group (ppo.groupNorm),
+      // exactly what the update trains on (GRPO is not normalised again)
       return { ...base, reward: k === a.actionIds.length - 1 ? t.reward : 0, advantage: t.advantages[k], value: null, ret: null, delta: null, next: null };
     }
     const g = t.trace[cfg.level === 'action' ? 0 : k];

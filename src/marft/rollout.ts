@@ -39,7 +39,7 @@ export interface EpisodeRecord {
   /** Actions in acting order, all turns. */
   actions: ActionRecord[];
   /** Per turn: team reward, correctness, feedback, per-role answers. */
-  turns: Array<{ teamReward: number; correct: boolean; feedback: string; answers: Record<string, { answer: string | null; correct: boolean }> }>;
+  turns: Array<{ teamReward: number; correct: boolean; feedback: string; answers: Record<string, { answer: string | null; correct: boolean; score?: number }> }>;
   done: boolean;
   correct: boolean;
 }

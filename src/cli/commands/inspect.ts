@@ -49,7 +49,7 @@ export async function inspectCommand(argv: string[], print: (line: string) => vo
   if (a.json) for (const l of lines) print(JSON.stringify(l));
   else {
     const p = config.ppo;
-    const how = config.algo === 'grpo' ? `grpo, group normalised (groupSize ${config.rollout.groupSize}, std ${p.groupStd})` : `ppo, gamma ${p.gamma}, lambda ${p.lambda}`;
+    const how = config.algo === 'grpo' ? `grpo, group normalised (groupSize ${config.rollout.groupSize}, ${p.groupNorm === 'agent_turn' ? 'per agent and call' : 'pooled tokens'}, std ${p.groupStd})` : `ppo, gamma ${p.gamma}, lambda ${p.lambda}`;
     for (const l of formatInspectTable(lines, config.level, `credit ${method}, ${config.level} level, ${how}; ${lines.length} episode${lines.length === 1 ? '' : 's'} from ${name}`)) print(l);
   }
 }

@@ -1,5 +1,5 @@
 // The AReaL export of a run with an environment module: the module and its JSON-lines server are in env/,
-// config.yaml points at them, README says what the cluster needs, and the server runs the module in Node
+// lab_settings.json points at them, README says what the cluster needs, and the server runs the module in Node
 // as the lab does (create, reset, step over stdin/stdout).
 
 import { spawnSync } from 'node:child_process';
@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseRunConfig } from '../../config/run-config.ts';
-import { arealConfig } from './areal.ts';
+import { arealLabSettings } from './areal.ts';
 import { ENV_SERVER_FILE, arealEnvFiles, arealEnvReadme } from './areal-env.ts';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
@@ -17,8 +17,7 @@ describe('AReaL export with an environment module', () => {
   it('ships the module and a server that runs it', () => {
     const config = parseRunConfig({ env: { module: 'envs/guess.mjs', moduleSource: GUESS, options: { max: 8 } } });
     expect(config.env.name).toBe('module');
-    const marft = arealConfig(config, { baseModel: 'm' }).marft as { env: Record<string, unknown> };
-    expect(marft.env).toEqual({ name: 'module', options: { max: 8 }, module: 'env/guess.mjs', server: `node ${ENV_SERVER_FILE} env/guess.mjs` });
+    expect(arealLabSettings(config, { baseModel: 'm' }).env).toEqual({ name: 'module', options: { max: 8 }, module: 'env/guess.mjs', server: `node ${ENV_SERVER_FILE} env/guess.mjs` });
     const files = arealEnvFiles(config);
     expect(files['env/guess.mjs']).toBe(GUESS);
     expect(arealEnvReadme(config).join('\n')).toMatch(/Node\.js 20\+ on the\s+rollout workers/);

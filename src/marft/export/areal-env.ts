@@ -48,7 +48,7 @@ export function arealModuleFile(config: RunConfig): string | null {
   return `env/${/\.m?js$/.test(name) ? name : `${name}.mjs`}`;
 }
 
-/** config.yaml's marft.env: name and options, and for a module its file and server instead of the source. */
+/** lab_settings.json's env: name and options, and for a module its file and server instead of the source. */
 export function arealEnvEntry(config: RunConfig): Record<string, unknown> {
   const file = arealModuleFile(config);
   return file
@@ -72,7 +72,7 @@ export function arealEnvReadme(config: RunConfig): string[] {
     '',
     `The run trains on your environment module, copied to \`${file}\`. The cluster side needs Node.js 20+ on the`,
     `rollout workers and, in the AReaL workflow, a small Python adapter that starts \`${arealEnvEntry(config).server}\``,
-    'once per worker and, per episode, sends `create` (with `marft.env.options` and the horizon), `reset` (the',
+    'once per worker and, per episode, sends `create` (with `env.options` of lab_settings.json and the horizon), `reset` (the',
     'seed) and one `step` per turn ({role: generated text} and the answering roles), one JSON line each (the',
     `protocol is at the top of \`${ENV_SERVER_FILE}\`); \`teamReward\` is the reward and \`feedback\` goes into the next turn's prompt.`,
     'There the module runs as your own code, without the lab\'s sandbox and its limits.',

@@ -1,5 +1,5 @@
-// The algorithm: level, PPO/GRPO, credit assignment, LoRA and critic modes, schedule, hyperparameters and
-// the rollout size. Every field shows its validation message in place.
+// The algorithm: level, PPO/GRPO (and GRPO's grouping), credit assignment, reward shaping, LoRA and critic
+// modes, schedule, hyperparameters and the rollout size. Every field shows its validation message in place.
 
 import { LORA_TARGETS, STEP_REWARD_NAMES, type RunConfig, defaultTargetKl } from '../../config/run-config.ts';
 import { editDraft, selectDraft, useLab } from '../store.ts';
@@ -40,6 +40,11 @@ export function AlgoSettings() {
           if (v === 'grpo') { if (c.rollout.groupSize < 2) c.rollout.groupSize = 4; c.schedule.criticWarmup = 0; c.ppo.klIn = 'loss'; }
         })} />
         {d.algo === 'grpo' && <NumberField label="Group size" path="rollout.groupSize" value={d.rollout.groupSize} step={1} onChange={(v) => editDraft((c) => { c.rollout.groupSize = v; })} />}
+        {d.algo === 'grpo' && (
+          <SelectField label="GRPO normalises over" path="ppo.groupNorm" value={d.ppo.groupNorm}
+            options={[{ value: 'pooled', label: "all tokens of a task's samples (AReaL)" }, { value: 'agent_turn', label: 'each agent and call (AT-GRPO)' }]}
+            onChange={(v) => editDraft((c) => { c.ppo.groupNorm = v; })} />
+        )}
         <SelectField label="Log-prob of an action" path="ppo.logProbNorm" value={d.ppo.logProbNorm} options={['sum', 'token', 'word']} onChange={(v) => editDraft((c) => { c.ppo.logProbNorm = v; })} />
       </div>
       <h3>Credit assignment</h3>
@@ -64,6 +69,15 @@ export function AlgoSettings() {
         </div>
       )}
       <FieldIssues path="credit" />
+      <h3>Reward shaping</h3>
+      <div className="grid4" data-testid="reward-shaping">
+        <NumberField label="Reward scaling" path="ppo.rewardScaling" value={d.ppo.rewardScaling} step={0.5} onChange={(v) => editDraft((c) => { c.ppo.rewardScaling = v; })} />
+        <NumberField label="Reward bias" path="ppo.rewardBias" value={d.ppo.rewardBias} step={0.1} onChange={(v) => editDraft((c) => { c.ppo.rewardBias = v; })} />
+        <NumberField label="Reward clip ±" path="ppo.rewardClip" value={d.ppo.rewardClip} step={1} onChange={(v) => editDraft((c) => { c.ppo.rewardClip = v; })} />
+        <SelectField label="Reward normalisation" path="ppo.rewardNorm" value={d.ppo.rewardNorm ?? 'off'}
+          options={[{ value: 'off', label: 'off' }, { value: 'batch', label: 'over the batch' }, { value: 'group', label: "over a task's samples" }]}
+          onChange={(v) => editDraft((c) => { c.ppo.rewardNorm = v === 'off' ? null : v; })} />
+      </div>
       <h3>LoRA and critic</h3>
       <div className="grid4">
         <SelectField label="LoRA" path="lora.mode" value={d.lora.mode} options={[{ value: 'per_agent', label: 'one per agent' }, { value: 'shared', label: 'shared' }]} onChange={(v) => editDraft((c) => { c.lora.mode = v; })} />

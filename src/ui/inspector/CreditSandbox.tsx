@@ -168,6 +168,13 @@ export function CreditSandbox() {
             <option value="ppo">PPO (critic + GAE)</option><option value="grpo">GRPO (group, no critic)</option>
           </select>
         </label>
+        {s.algo === 'grpo' && (
+          <label className="field inline"><span>GRPO groups</span>
+            <select value={s.groupNorm} data-testid="sb-group-norm" onChange={(e) => edit((x) => ({ ...x, groupNorm: e.target.value as Sandbox['groupNorm'] }))}>
+              <option value="pooled">all tokens of the task (AReaL)</option><option value="agent_turn">per agent and call (AT-GRPO)</option>
+            </select>
+          </label>
+        )}
         <label className="field inline"><span>level</span>
           <select value={s.level} data-testid="sb-level" onChange={(e) => edit((x) => ({ ...x, level: e.target.value as Sandbox['level'] }))}>
             <option value="action">action</option><option value="token">token</option>

@@ -76,15 +76,19 @@ describe('credit sandbox', () => {
     expect(run(s)[0].actions.map((a) => a.rewards[0])).toEqual([0.5, 0.1]);
   });
 
-  it('GRPO: the group is the episode and the hand-made samples; equal normalises each sample\'s reward over the group', () => {
+  it('GRPO: the group is the episode and the hand-made samples; equal normalises the reward over the group\'s tokens', () => {
     const s = make({ algo: 'grpo', level: 'action', samples: [[0]] });
     const config = sandboxConfig(base, s);
     expect(config.rollout.groupSize).toBe(2);
     expect(sandboxJsonl(s).trim().split('\n').map((l) => JSON.parse(l).group)).toEqual(['g0', 'g0']);
     const [e0, e1] = run(s);
-    // rewards 1 and 0: mean 0.5, sample std 0.7071; (1 − 0.5)/0.7071 = 0.7071 on every action of e0
-    expect(e0.actions[0].advantages[0]).toBeCloseTo(Math.SQRT1_2, 4);
-    expect(e1.actions[1].advantages[0]).toBeCloseTo(-Math.SQRT1_2, 4);
+    // rewards 1 and 0 on 6 tokens each (two actions of 3): mean 0.5, unbiased std sqrt(3 / 11) = 0.5222329679;
+    // 0.5 / 0.5222429679 = 0.9574087748 on every action of e0 (AReaL's pooled normalisation)
+    expect(e0.actions[0].advantages[0]).toBeCloseTo(0.9574087748, 9);
+    expect(e1.actions[1].advantages[0]).toBeCloseTo(-0.9574087748, 9);
+    // agent-and-turn groups: each role's one call, [1, 0] -> +-0.5 / (0.7071067812 + 1e-5) = +-0.7070967813
+    const [a0] = run({ ...s, groupNorm: 'agent_turn' });
+    expect(a0.actions[0].advantages[0]).toBeCloseTo(0.7070967813, 9);
     expect(gaeChain(e0)).toBeNull();
   });
 

@@ -28,6 +28,8 @@ export interface Sandbox {
   samples: number[][];
   level: RunConfig['level'];
   algo: RunConfig['algo'];
+  /** GRPO: which values share a normalisation (the run config's ppo.groupNorm). */
+  groupNorm: RunConfig['ppo']['groupNorm'];
   gamma: number;
   lambda: number;
   method: CreditMethod;
@@ -43,7 +45,7 @@ export function defaultSandbox(roles: readonly string[], base: RunConfig): Sandb
   return {
     turns: [{ reward: 1, actions: roles.map((r) => newAction(r)) }],
     samples: [[0]],
-    level: base.level, algo: base.algo, gamma: base.ppo.gamma, lambda: base.ppo.lambda,
+    level: base.level, algo: base.algo, groupNorm: base.ppo.groupNorm, gamma: base.ppo.gamma, lambda: base.ppo.lambda,
     method: base.credit.method, discount: base.credit.discount, rewardSharing: base.credit.rewardSharing,
     perStep: Object.fromEntries(roles.map((r) => [r, (base.credit.perStep[r] ?? base.credit.fallback ?? 'team') as StepRewardName])),
   };
@@ -69,7 +71,7 @@ export function sandboxConfig(base: RunConfig, s: Sandbox): RunConfig {
     ...base,
     level: s.level, algo: s.algo,
     credit: { ...base.credit, method: s.method, discount: s.discount, rewardSharing: s.rewardSharing, perStep: { ...s.perStep }, fallback: 'team' },
-    ppo: { ...base.ppo, gamma: s.gamma, lambda: s.lambda, klCoef: 0 },
+    ppo: { ...base.ppo, gamma: s.gamma, lambda: s.lambda, klCoef: 0, groupNorm: s.groupNorm ?? base.ppo.groupNorm },
     rollout: { ...base.rollout, groupSize: s.algo === 'grpo' ? s.samples.length + 1 : base.rollout.groupSize },
   };
 }
@@ -157,9 +159,9 @@ export function explainCredit(s: Sandbox): string {
       : `per_step: each role's helper turns R into its own reward (${roles.map((r) => `${r}: ${s.perStep[r] ?? 'team'}`).join(', ')}); planner = 0.5·min(plan steps/2, 1) + 0.5·R, solver = R with a \\boxed{} answer when right (0.1 when wrong, 0 with none), verifier and team = R`;
   const sharing = s.rewardSharing ? ' Reward sharing is on, so the method is overridden by one team reward on the last action (the same numbers as equal).' : '';
   const where = s.algo === 'grpo'
-    ? method === 'equal'
-      ? ' GRPO has no critic: each sample\'s advantage is its reward normalised over the group (mean and standard deviation of the samples), the same for every agent and token.'
-      : ' GRPO has no critic: each action\'s advantage is its reward-to-go (its own credited reward and every later one) normalised against the same action of the group\'s other samples.'
+    ? ` GRPO has no critic: each token's advantage is its reward-to-go (its action's credited reward and every later one), normalised ${s.groupNorm === 'agent_turn'
+      ? "against the same agent's call of the same count in the group's other samples (agent-and-turn groups, AT-GRPO)"
+      : "over every generated token of the group's samples together (mean and standard deviation, as AReaL)"}.`
     : ` Then GAE walks back from the end of the episode${s.level === 'token' ? ', token by token and across the agent boundaries (a Bellman backup)' : ', one step per action'}: δ = r + γ·V_next − V, A = δ + γλ·A_next with γ = ${s.gamma}, λ = ${s.lambda}; so an agent's advantage is its own δ plus the discounted δ of every agent after it — the later agents' rewards and the critic's values V (here as typed, 0 by default) decide how much of R reaches it.`;
   return `${credit}.${sharing}${where}`;
 }

@@ -13,6 +13,11 @@
 //   3. "Profile next iteration" + Step: the profiled iteration (every dispatch in a pass of its own, so it
 //      runs slower; its per-kernel GPU times are read from the Profile panel's table); with a list of
 //      episode counts, only for the last one.
+//   then, with --wall N (default 5; 0 = off), what a user waits for in a run: Continue until N more
+//   iterations, timed from the click to the run paused again (every checkpoint on the run's cadence, the
+//   metrics, the charts and the inspector's updates included), beside the trainer's own seconds of those
+//   iterations (each iteration's, as the page shows them): wall per iteration and its ratio to the trainer's.
+//   The warm-up step against the timed one is the cold start (coldRatio: first iteration over a warm one).
 // Runs: a preset run's name (classroom, lab, duo-token, ...: its own config, critic warm-up 0 so every
 // measured iteration has the policy update of the run's steady state), or a random model's shape
 // (smollm2-135m, tiny: bench:iteration's 2-agent token-level config, --new tokens per agent). The lab takes
@@ -29,7 +34,7 @@
 // must not pass for a GPU one). Without it, a software adapter under the GPU flags is only warned about.
 // Options: --runs classroom (a comma list) --episodes N|1,2,4 (default: the run's own; random models 8)
 //          --new 128 --agents 2 (random models) --no-build --dist dist (the build folder) --port 0
-//          --out bench/results/browser-classroom.json --iteration-timeout-min 60 --expect gpu|any
+//          --out bench/results/browser-classroom.json --iteration-timeout-min 60 --expect gpu|any --wall 5
 
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -61,6 +66,7 @@ if (episodesArg?.some((e) => !Number.isInteger(e) || e < 1)) throw new Error(`--
 const maxNew = Number(arg('new', '128'));
 const agentsN = Number(arg('agents', '2')) as 1 | 2 | 3 | 4;
 const out = arg('out', 'bench/results/browser-classroom.json');
+const wallN = Number(arg('wall', '5'));
 const iterationTimeout = Number(arg('iteration-timeout-min', '60')) * 60_000;
 const distDir = arg('dist', 'dist');
 const expect = arg('expect', 'any');
@@ -84,6 +90,8 @@ interface Measured {
   wallS: { warmup: number; timed: number; profiled: number | null };
   /** CPU seconds of this process and Chromium's during the same spans (null off Linux). */
   cpuS: { warmup: number | null; timed: number | null; profiled: number | null };
+  /** --wall: N iterations after Continue, wall per iteration and the trainer's own per iteration (null: not run). */
+  wall: { iterations: number; wallS: number; trainerS: number; ratio: number } | null;
   /** Dispatches of the profiled iteration (the sum of its kernel table's calls). */
   profiledDispatches: number | null;
   kernels: Array<{ key: string; calls: number; ms: number }>;
@@ -118,6 +126,33 @@ async function step(page: Page, iteration: number, label: string, on: string): P
   return { wall, cpu, seconds };
 }
 
+/**
+ * Continue until `n` more iterations after `from` (the run paused there): wall seconds from the click to the
+ * run paused again, and the trainer's own seconds of each of those iterations (as the page shows them).
+ */
+async function continuous(page: Page, from: number, n: number, on: string): Promise<NonNullable<Measured['wall']>> {
+  await page.getByTestId('tab-train').click();
+  await page.evaluate(() => {
+    const seen = new Map<number, number>();
+    (window as unknown as { wallSeconds: Map<number, number> }).wallSeconds = seen;
+    new MutationObserver(() => {
+      const el = document.querySelector('[data-testid="last-iteration"]');
+      if (el) seen.set(Number(el.getAttribute('data-iteration')), (JSON.parse(el.getAttribute('data-seconds')!) as Seconds).total);
+    }).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-iteration', 'data-seconds'] });
+  });
+  await page.getByTestId('until').fill(String(from + n));
+  const t0 = performance.now();
+  await page.getByTestId('start-training').click();
+  await page.locator(`[data-testid="run-status"][data-state="paused"][data-iteration="${from + n}"]`).waitFor({ timeout: iterationTimeout * n });
+  const wall = (performance.now() - t0) / 1000;
+  const secs = await page.evaluate(() => [...(window as unknown as { wallSeconds: Map<number, number> }).wallSeconds.entries()]);
+  const mine = secs.filter(([it]) => it >= from && it < from + n).map(([, s]) => s);
+  if (mine.length !== n) throw new Error(`--wall: saw the trainer's seconds of ${mine.length} of ${n} iterations`);
+  const trainer = mine.reduce((a, b) => a + b, 0);
+  console.log(`  [${on}] ${n} iterations after Continue: ${(wall / n).toFixed(3)} s each from the click to paused, the trainer's own ${(trainer / n).toFixed(3)} s (${(wall / trainer).toFixed(2)}x)`);
+  return { iterations: n, wallS: wall / n, trainerS: trainer / n, ratio: wall / trainer };
+}
+
 /** A random model into the lab through the Hub panel, from the local Hub on the lab's origin. */
 async function downloadRandomModel(page: Page, shape: string): Promise<void> {
   const t0 = performance.now();
@@ -149,7 +184,9 @@ async function measure(page: Page, url: string, run: string, config: RunConfig, 
   await page.getByTestId('model-status').and(page.locator('[data-state="ready"]')).waitFor({ timeout: 600_000 });
   const warmup = await step(page, 0, 'warm-up (pipelines compile)', on);
   const timed = await step(page, 1, 'timed', on);
-  const common = { run, episodes, adapter, adapterLabel: on };
+  const wall = wallN > 0 ? await continuous(page, 2, wallN, on) : null;
+  const next = 2 + (wall?.iterations ?? 0);
+  const common = { run, episodes, adapter, adapterLabel: on, wall };
   if (!profile) {
     return {
       ...common, warmup: warmup.seconds, timed: timed.seconds, profiled: null, wallS: { warmup: warmup.wall, timed: timed.wall, profiled: null },
@@ -159,8 +196,8 @@ async function measure(page: Page, url: string, run: string, config: RunConfig, 
   await page.getByTestId('tab-train').click();
   await page.getByTestId('profile-next').check();
   await page.getByTestId('profile-panel').and(page.locator('[data-armed="true"]')).waitFor();
-  const profiled = await step(page, 2, 'profiled', on);
-  await page.getByTestId('profile-result').and(page.locator('[data-iteration="2"]')).waitFor({ timeout: 60_000 });
+  const profiled = await step(page, next, 'profiled', on);
+  await page.getByTestId('profile-result').and(page.locator(`[data-iteration="${next}"]`)).waitFor({ timeout: 60_000 });
   const unavailable = page.getByTestId('profile-kernels-unavailable');
   const kernelsUnavailable = (await unavailable.count()) ? await unavailable.textContent() : null;
   const kernels = await page.getByTestId('kernel-row').evaluateAll((rows) => rows.map((r) => ({
@@ -257,6 +294,12 @@ for (const m of results) {
     if (!s || w === null) continue;
     console.log(`| ${m.run} | ${m.adapterLabel} | ${m.episodes} | ${name} | ${f(s.rollout)} | ${f(s.score)} | ${f(s.advantages)} | ${f(s.update)} | ${f(s.total)} | ${f(w)} | ${c === null ? '–' : f(c)} |`);
   }
+}
+console.log('\nWhat a user waits for: the first iteration against a warm one (Step → paused), and a continuous run (Continue until N more):');
+console.log('| run | adapter | episodes | first Step → paused s | warm Step → paused s | cold ratio | Step → paused − trainer s | N | wall per iteration s | trainer per iteration s | wall ratio |\n|---|---|---|---|---|---|---|---|---|---|---|');
+for (const m of results) {
+  const w = m.wall;
+  console.log(`| ${m.run} | ${m.adapterLabel} | ${m.episodes} | ${f(m.wallS.warmup)} | ${f(m.wallS.timed)} | ${f(m.wallS.warmup / m.wallS.timed)} | ${f(m.wallS.timed - m.timed.total)} | ${w?.iterations ?? '–'} | ${w ? f(w.wallS) : '–'} | ${w ? f(w.trainerS) : '–'} | ${w ? f(w.ratio) : '–'} |`);
 }
 for (const e of extrapolated) {
   const on = results.find((m) => m.run === e.run)!.adapterLabel;

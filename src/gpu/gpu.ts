@@ -10,6 +10,7 @@ import { Profiler } from './profiler.ts';
 import { IntKeyCache, intKeyHash } from './int-key-cache.ts';
 import { type Dispatch, type Program, encodeUniformsInto } from './program.ts';
 import { type DType, type Tensor, byteSize, is16, numel, shapeStr } from './tensor.ts';
+import { type DeferredOp, type DispatchOp, copyBytes } from './deferred.ts';
 
 const STORAGE = 0x80 | 0x04 | 0x08; // STORAGE | COPY_SRC | COPY_DST (GPUBufferUsage is absent before init in Node)
 const UNIFORM = 0x40 | 0x08; // UNIFORM | COPY_DST
@@ -37,9 +38,14 @@ export function summarizeAdapter(adapter: GPUAdapter): AdapterSummary {
 }
 
 /** A pipeline with what a dispatch needs of it, kept per Program object (launchers keep one object per key). */
-interface ProgramInfo {
-  pipeline: GPUComputePipeline;
+/** A pipeline and its layout; `pipeline` is null while createComputePipelineAsync makes it. */
+interface PipelineEntry {
+  pipeline: GPUComputePipeline | null;
   layout: GPUBindGroupLayout;
+}
+
+interface ProgramInfo {
+  p: PipelineEntry;
   /** The program's number in bind-group keys. */
   id: number;
 }
@@ -110,7 +116,7 @@ export class Recording {
   disposed = false;
   constructor(
     /** offset: the uniform block's dynamic offset, -1 for a dispatch without uniforms. */
-    readonly steps: ReadonlyArray<{ pipeline: GPUComputePipeline; bindGroup: GPUBindGroup; offset: number; x: number; y: number; z: number; label: string }>,
+    readonly steps: ReadonlyArray<DispatchOp & { label: string }>,
     readonly held: GPUBuffer[],
     private readonly gpu: Gpu,
   ) {}
@@ -141,7 +147,23 @@ export class Gpu {
   debugShaders = false;
 
   /** Pipelines and their bind group layouts by `<program key>#<entry point>`. */
-  private readonly pipelines = new Map<string, { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }>();
+  private readonly pipelines = new Map<string, PipelineEntry>();
+  /**
+   * Pipelines are made with createComputePipelineAsync (the browser compiles them in parallel, off the
+   * thread that records): a dispatch whose pipeline is not made yet, and everything recorded after it, waits
+   * in `deferred` until the next wait point (a read, sync), which awaits the pipelines and encodes it all in
+   * order. False: made synchronously at first use, as createComputePipeline does (the same numbers).
+   */
+  asyncPipelines = true;
+  private deferred: DeferredOp[] | null = null;
+  /** Pipelines being made, and counts for the "preparing kernels" line: made so far and asked for. */
+  private readonly making = new Set<Promise<void>>();
+  pipelinesAsked = 0;
+  pipelinesMade = 0;
+  /** Called as each asynchronously made pipeline is ready (the lab's "preparing kernels n/N"). */
+  onPipelineMade: ((made: number, asked: number) => void) | null = null;
+  /** Set while deferred work is being encoded: retired buffers wait for its last submit. */
+  private flushing = false;
   /**
    * Uniform blocks (arena, offset) by their words; bind groups by their program, uniform arena and storage
    * buffer ids (no key strings per dispatch).
@@ -236,8 +258,10 @@ export class Gpu {
    */
   write(t: Tensor, bytes: ArrayBufferView, byteOffset = 0): void {
     this.notRecording('write');
+    const n = Math.min(bytes.byteLength, t.buffer.size - byteOffset);
+    if (this.deferred) { this.deferred.push({ kind: 'write', buffer: t.buffer, offset: byteOffset, data: copyBytes(bytes, n) }); return; }
     this.submit();
-    this.device.queue.writeBuffer(t.buffer, byteOffset, bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, t.buffer.size - byteOffset));
+    this.device.queue.writeBuffer(t.buffer, byteOffset, bytes.buffer, bytes.byteOffset, n);
   }
 
   zeros(shape: readonly number[], dtype: DType, label: string): Tensor {
@@ -250,6 +274,7 @@ export class Gpu {
   fill(t: Tensor, value: 0): void {
     void value;
     this.notRecording('fill');
+    if (this.deferred) { this.deferred.push({ kind: 'clear', buffer: t.buffer, bytes: byteSize(t.shape, t.dtype) }); return; }
     this.endPass();
     this.getEncoder().clearBuffer(t.buffer, 0, byteSize(t.shape, t.dtype));
   }
@@ -265,9 +290,14 @@ export class Gpu {
   /** Copies `bytes` (default: all of src) between buffers inside the command stream. */
   copy(src: Tensor, dst: Tensor, bytes = byteSize(src.shape, src.dtype), srcOffset = 0, dstOffset = 0): void {
     this.notRecording('copy');
-    this.endPass();
-    this.getEncoder().copyBufferToBuffer(src.buffer, srcOffset, dst.buffer, dstOffset, bytes);
+    this.copyBuffer(src.buffer, srcOffset, dst.buffer, dstOffset, bytes);
+  }
+
+  private copyBuffer(src: GPUBuffer, srcOffset: number, dst: GPUBuffer, dstOffset: number, bytes: number): void {
     this.copyCount++;
+    if (this.deferred) { this.deferred.push({ kind: 'copy', src, srcOffset, dst, dstOffset, bytes }); return; }
+    this.endPass();
+    this.getEncoder().copyBufferToBuffer(src, srcOffset, dst, dstOffset, bytes);
   }
 
   /** Reads a tensor back: f32 and 16-bit dtypes as Float32Array, i32 as Int32Array, u32 as Uint32Array. */
@@ -288,11 +318,12 @@ export class Gpu {
     for (const b of sizes) { offsets.push(total); total += b; }
     this.readCount++;
     const staging = this.device.createBuffer({ size: total, usage: MAP_READ, label: `read:${ts.map((t) => t.label).join(',')}`.slice(0, 200) });
-    this.endPass();
-    const enc = this.getEncoder();
-    ts.forEach((t, i) => enc.copyBufferToBuffer(t.buffer, 0, staging, offsets[i], sizes[i]));
-    this.submit();
+    const copies = this.copyCount;
+    ts.forEach((t, i) => this.copyBuffer(t.buffer, 0, staging, offsets[i], sizes[i])); // now: the values of this moment
+    this.copyCount = copies; // a readback's copies are not the work's (the decode step counts those)
     try {
+      if (this.deferred) await this.flushDeferred();
+      else this.submit();
       await staging.mapAsync(1 /* GPUMapMode.READ */);
       this.submitAt = SUBMIT_FIRST; // the GPU is idle now
     } catch (e) {
@@ -331,16 +362,28 @@ export class Gpu {
       const layout = this.device.createBindGroupLayout({ entries: layoutEntries(code, d, key), label: key });
       this.device.pushErrorScope('validation');
       const module = this.device.createShaderModule({ code, label: program.key });
-      const pipeline = this.device.createComputePipeline({
+      const desc: GPUComputePipelineDescriptor = {
         layout: this.device.createPipelineLayout({ bindGroupLayouts: [layout], label: key }), compute: { module, entryPoint: program.entryPoint }, label: key,
-      });
+      };
+      const entry: PipelineEntry = { pipeline: null, layout };
+      this.pipelinesAsked++;
+      if (this.asyncPipelines && !this.profiler) {
+        const making: Promise<void> = this.device.createComputePipelineAsync(desc).then(
+          (pipeline) => { entry.pipeline = pipeline; this.pipelinesMade++; this.onPipelineMade?.(this.pipelinesMade, this.pipelinesAsked); },
+          (err: Error) => { this.errors.push(`pipeline ${key}: ${err.message}`); },
+        ).finally(() => this.making.delete(making));
+        this.making.add(making);
+      } else {
+        entry.pipeline = this.device.createComputePipeline(desc);
+        this.pipelinesMade++;
+      }
       void this.device.popErrorScope().then((err) => {
         if (err) this.errors.push(`pipeline ${key}: ${err.message}`);
       });
-      p = { pipeline, layout };
+      p = entry;
       this.pipelines.set(key, p);
     }
-    const info = { pipeline: p.pipeline, layout: p.layout, id: this.nextId++ };
+    const info = { p, id: this.nextId++ };
     this.programs.set(program, info);
     return info;
   }
@@ -360,9 +403,17 @@ export class Gpu {
       throw new GpuError('LIMIT', `${d.program.key}: dispatch of [${x}, ${y}, ${z}] workgroups exceeds ${max} per dimension`);
     }
     const program = this.program(d.program, d);
-    const pipeline = program.pipeline;
     const block = d.uniforms ? this.uniformBlock(d.uniforms) : null;
     const bindGroup = this.bindGroup(d, program, block?.arena ?? null);
+    const offset = block ? block.offset : -1;
+    if (this.recording) this.recording.steps.push({ kind: 'dispatch', p: program.p, bindGroup, offset, x, y, z, label: `${d.program.key}/${d.program.entryPoint}` });
+    if (this.deferred === null && program.p.pipeline === null) this.deferred = [];
+    if (this.deferred) {
+      this.deferred.push({ kind: 'dispatch', p: program.p, bindGroup, offset, x, y, z });
+      this.dispatchCount++;
+      return;
+    }
+    const pipeline = program.p.pipeline!;
     let pass: GPUComputePassEncoder;
     if (this.profiler) {
       pass = this.profiledPass(`${d.program.key}/${d.program.entryPoint}`);
@@ -379,9 +430,7 @@ export class Gpu {
     pass.dispatchWorkgroups(x, y, z);
     if (this.profiler) this.endPass();
     this.dispatchCount++;
-    if (this.recording) {
-      this.recording.steps.push({ pipeline, bindGroup, offset: block ? block.offset : -1, x, y, z, label: `${d.program.key}/${d.program.entryPoint}` });
-    } else if (++this.unsubmitted >= this.submitAt) {
+    if (!this.recording && ++this.unsubmitted >= this.submitAt) {
       this.submit();
       this.submitAt = Math.min(SUBMIT_EVERY, 2 * this.submitAt);
     }
@@ -407,6 +456,12 @@ export class Gpu {
   replay(rec: Recording): void {
     this.checkAlive();
     if (rec.disposed) throw new GpuError('RECORDING', 'replay of a disposed recording');
+    if (this.deferred === null && rec.steps.some((s) => s.p.pipeline === null)) this.deferred = [];
+    if (this.deferred) {
+      this.deferred.push(...rec.steps);
+      this.dispatchCount += rec.steps.length;
+      return;
+    }
     let last: GPUComputePipeline | null = null;
     for (const s of rec.steps) {
       let pass: GPUComputePassEncoder;
@@ -416,7 +471,7 @@ export class Gpu {
       } else {
         pass = this.getPass();
       }
-      if (s.pipeline !== last) { pass.setPipeline(s.pipeline); last = s.pipeline; }
+      if (s.p.pipeline !== last) { pass.setPipeline(s.p.pipeline!); last = s.p.pipeline; }
       if (s.offset >= 0) {
         this.offsetScratch[0] = s.offset;
         pass.setBindGroup(0, s.bindGroup, this.offsetScratch, 0, 1);
@@ -443,6 +498,7 @@ export class Gpu {
   async stopProfile(): Promise<KernelTime[]> {
     const p = this.profiler;
     if (!p) return [];
+    if (this.deferred) await this.flushDeferred();
     p.flush(this.getEncoder(), (fn) => this.afterSubmit.push(fn));
     this.profiler = null;
     this.submit();
@@ -454,6 +510,7 @@ export class Gpu {
   /** Ends the open pass and submits everything recorded so far. */
   submit(): void {
     this.unsubmitted = 0;
+    if (this.deferred) return; // encoded, and submitted, once its pipelines are made (flushDeferred)
     this.endPass();
     if (this.encoder) {
       this.device.queue.submit([this.encoder.finish()]);
@@ -461,11 +518,55 @@ export class Gpu {
       this.submitCount++;
     }
     for (const fn of this.afterSubmit.splice(0)) fn();
-    this.pool.destroyRetired();
+    if (!this.flushing) this.pool.destroyRetired();
+  }
+
+  /**
+   * Awaits the pipelines being made, then encodes the deferred work in order and submits it (work deferred
+   * meanwhile, by other callers, goes with it). A pipeline that failed surfaces as a VALIDATION error.
+   */
+  private async flushDeferred(): Promise<void> {
+    while (this.deferred) {
+      await Promise.all(this.making);
+      const ops = this.deferred;
+      this.deferred = null;
+      if (ops.some((op) => op.kind === 'dispatch' && op.p.pipeline === null)) { this.throwErrors(); throw new GpuError('VALIDATION', 'a pipeline could not be made'); }
+      this.flushing = true;
+      try {
+        let last: GPUComputePipeline | null = null;
+        for (const op of ops) {
+          if (op.kind === 'dispatch') {
+            const pass = this.getPass();
+            if (op.p.pipeline !== last) { pass.setPipeline(op.p.pipeline!); last = op.p.pipeline; }
+            if (op.offset >= 0) {
+              this.offsetScratch[0] = op.offset;
+              pass.setBindGroup(0, op.bindGroup, this.offsetScratch, 0, 1);
+            } else {
+              pass.setBindGroup(0, op.bindGroup);
+            }
+            pass.dispatchWorkgroups(op.x, op.y, op.z);
+            continue;
+          }
+          this.endPass();
+          last = null;
+          if (op.kind === 'copy') this.getEncoder().copyBufferToBuffer(op.src, op.srcOffset, op.dst, op.dstOffset, op.bytes);
+          else if (op.kind === 'clear') this.getEncoder().clearBuffer(op.buffer, 0, op.bytes);
+          else {
+            this.submit();
+            this.device.queue.writeBuffer(op.buffer, op.offset, op.data);
+          }
+        }
+        this.submit();
+      } finally {
+        this.flushing = false;
+      }
+      this.pool.destroyRetired();
+    }
   }
 
   /** Waits until the GPU has finished all submitted work, then surfaces any validation error. */
   async sync(): Promise<void> {
+    if (this.deferred) await this.flushDeferred();
     this.submit();
     await this.device.queue.onSubmittedWorkDone();
     this.submitAt = SUBMIT_FIRST;
@@ -475,6 +576,7 @@ export class Gpu {
 
   /** Destroys the pool's free buffers (BufferPool.trim), after submitting recorded work that may still use them. */
   trim(): void {
+    if (this.deferred) return; // deferred work may use the free buffers: trimmed at a later call
     this.submit();
     this.pool.trim();
   }
@@ -535,7 +637,7 @@ export class Gpu {
       const entries: GPUBindGroupEntry[] = [];
       if (arena) entries.push({ binding: 0, resource: { buffer: arena, offset: 0, size: UNIFORM_BLOCK } });
       bs.forEach((b, i) => { if (b) entries.push({ binding: i + 1, resource: { buffer: 'buffer' in b ? b.buffer : b } }); });
-      bg = this.device.createBindGroup({ layout: program.layout, entries, label: d.program.key });
+      bg = this.device.createBindGroup({ layout: program.p.layout, entries, label: d.program.key });
       this.bindGroups.set(key, n, h, bg);
     }
     return bg;

@@ -210,7 +210,7 @@ export async function uploadDataset(file: File, env: keyof typeof PARSERS = 'dat
 
 // ---- training ----
 
-/** A new run from the builder's config (or, when a run is paused and `fresh` is false, continues it). */
+/** A new run from the builder's config (or, when a run is paused or stopped and `fresh` is false, continues it). */
 export async function startTraining(paused = false, fresh = false): Promise<void> {
   const { draft, issues, run } = get();
   if (issues.length) {
@@ -218,7 +218,7 @@ export async function startTraining(paused = false, fresh = false): Promise<void
     setTab('build');
     return;
   }
-  if (run.status === 'paused' && !fresh) {
+  if ((run.status === 'paused' || (run.status === 'stopped' && run.runId !== null)) && !fresh) {
     await (paused ? stepTraining() : resumeTraining());
     return;
   }

@@ -53,12 +53,61 @@ async function callLoading<T>(context: string, f: () => Promise<Result<T>>): Pro
   return take(r, context);
 }
 
+// ---- a run interrupted by a reload ----
+
+// The run in training, kept in this browser while it trains: after a reload or a closed tab the page finds
+// it and offers to continue it (its checkpoints are in OPFS; the worker of the old page is gone).
+const TRAINING_KEY = 'marft-lab.training';
+
+function markTraining(runId: string | null): void {
+  try {
+    if (runId) localStorage.setItem(TRAINING_KEY, runId);
+    else localStorage.removeItem(TRAINING_KEY);
+  } catch { /* storage disabled: no offer after a reload */ }
+}
+
+function markedTraining(): string | null {
+  try {
+    return localStorage.getItem(TRAINING_KEY);
+  } catch {
+    return null;
+  }
+}
+
+/** At start-up, with the runs listed: the run that was training when the page went away, if it is still stored. */
+function findInterrupted(): void {
+  const id = markedTraining();
+  if (!id || get().run.runId !== null) return;
+  const r = get().runs.find((x) => x.id === id);
+  if (!r || !r.checkpoints.length) {
+    markTraining(null);
+    return;
+  }
+  const latest = r.checkpoints.find((c) => c.latest) ?? r.checkpoints[r.checkpoints.length - 1];
+  set({ interrupted: { runId: id, iteration: latest.iteration } });
+}
+
+/** The Train tab's offer: open the interrupted run and continue training it (or leave it paused). */
+export async function continueInterrupted(train: boolean): Promise<void> {
+  const i = get().interrupted;
+  if (!i) return;
+  set({ interrupted: null });
+  if ((await openRun(i.runId)) && train) await resumeTraining();
+}
+
+export function dismissInterrupted(): void {
+  set({ interrupted: null });
+  markTraining(null);
+}
+
 // ---- worker events ----
 
 const events: RunEvents = {
   onStatus(e) {
     const started = e.status === 'running' ? get().run.startedAt ?? Date.now() : e.status === 'pausing' || e.status === 'stopping' ? get().run.startedAt : null;
     patchRun({ status: e.status, runId: e.runId, iteration: e.iteration, total: e.total, message: e.message ?? '', startedAt: started });
+    if (e.status === 'running') markTraining(e.runId);
+    else if (e.status === 'paused' || e.status === 'stopped' || e.status === 'done' || e.status === 'error') markTraining(null);
     if (e.status === 'done' || e.status === 'paused' || e.status === 'stopped' || e.status === 'error') {
       patchRun({ phase: '', detail: '' });
       void refreshRuns();
@@ -79,6 +128,7 @@ const events: RunEvents = {
     if (e.profile) set({ profile: { armed: false, last: e.profile } });
   },
   onLoaded(e) {
+    set({ interrupted: null });
     resetMetrics(e.history);
     setDraft(e.config, { runConfig: e.config, copyOf: null }); // the builder shows the loaded run's settings, read-only
     patchRun({ runId: e.runId, roles: e.config.graph.agents.map((a) => a.role), checkpoint: e.checkpoint, iteration: e.history.length ? e.history[e.history.length - 1].iteration + 1 : 0 });
@@ -102,7 +152,7 @@ export async function connectEngine(): Promise<void> {
     });
   }
   await getEngine().setEvents(Comlink.proxy(events));
-  void refreshRuns();
+  void refreshRuns().then(findInterrupted);
   void refreshLocalModels();
   if (get().model.status === 'idle') void chooseModel(get().draft.model.path);
 }
@@ -328,9 +378,11 @@ export async function refreshRuns(): Promise<void> {
   }
 }
 
-export async function openRun(runId: string, checkpoint?: string): Promise<void> {
+/** Opens a stored run paused, on the Train tab; whether it opened. */
+export async function openRun(runId: string, checkpoint?: string): Promise<boolean> {
   const r = await callLoading('resuming a run', () => { patchRun({ status: 'loading', message: `opening ${runId}` }); return getEngine().openRun(runId, checkpoint); });
   if (r) setTab('train');
+  return r !== null;
 }
 
 /** The bundled demo run, opened paused: its curves in Train, its last iteration's episodes in Inspect. */

@@ -144,6 +144,8 @@ export interface LabState {
   /** The Storage panel's numbers; null until first read. */
   storage: StorageUsage | null;
   onnxExport: OnnxExportState | null;
+  /** A run that was training when the page went away (a reload, a closed tab): the Train tab offers to continue it. */
+  interrupted: { runId: string; iteration: number | null } | null;
   notices: Notice[];
 }
 
@@ -198,6 +200,7 @@ export const useLab = create<LabState>(() => ({
   overlays: [],
   storage: null,
   onnxExport: null,
+  interrupted: null,
   notices: [],
 }));
 
@@ -326,3 +329,4 @@ export const issuesAt = (issues: readonly ConfigIssue[], path: string): ConfigIs
   issues.filter((i) => i.path === path || i.path.startsWith(`${path}.`) || i.path.startsWith(`${path}[`));
 export const selectOverlays = (s: LabState): RunOverlay[] => s.overlays;
 export const selectEngine = (s: LabState): LabState['engine'] => s.engine;
+export const selectInterrupted = (s: LabState): LabState['interrupted'] => s.interrupted;

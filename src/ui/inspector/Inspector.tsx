@@ -6,7 +6,8 @@
 
 import type { CreditMethod, InspectedEpisode } from '../../worker/api.ts';
 import { downloadEpisodes, inspect, pickIteration, setCompare } from '../actions.ts';
-import { patchInspector, selectInspector, useLab } from '../store.ts';
+import { patchInspector, selectInspector, selectRunConfig, useLab } from '../store.ts';
+import { explainMethod, methodSettings } from './credit-text.ts';
 import { COLOR_BY, type ColorBy, colorFor, legendStops, sharedScale, tokenMetric, visibleText } from './colors.ts';
 import { CreditSandbox } from './CreditSandbox.tsx';
 import { GaeDetail } from './GaeDetail.tsx';
@@ -21,10 +22,13 @@ const columnsOf = (eps: InspectedEpisode[], by: ColorBy) => eps.map((ep) => ep.a
 
 function EpisodeView({ ep, side, scale }: { ep: InspectedEpisode; side: 0 | 1; scale: Scale }) {
   const ins = useLab(selectInspector);
+  const config = useLab(selectRunConfig);
   const by = ins.colorBy;
+  const turnRoles = ep.actions.filter((a) => a.turn === 0).map((a) => a.role);
   return (
     <div className="episode-col" data-testid={`episode-view-${side}`}>
       <h3>credit: {ep.method} <span className="hint">({ep.level} level, {ep.algo}, γ {ep.gamma}, λ {ep.lambda})</span></h3>
+      {config && <p className="hint method-explain" data-testid={`method-explain-${side}`}>{explainMethod(methodSettings(config, ep.method, turnRoles))}.</p>}
       {ep.actions.map((a, ai) => (
         <div key={ai} className="action">
           <div className="action-head"><b>{a.role}</b> <span className="hint">turn {a.turn + 1} · credited reward {a.reward.toFixed(3)} · {a.tokens.length} tokens</span></div>

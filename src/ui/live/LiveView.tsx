@@ -5,7 +5,8 @@
 import { useEffect, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { estimateIteration } from '../gpu-estimate.ts';
-import { selectLastMetrics, selectOverlays, selectRun, useLab } from '../store.ts';
+import { continueInterrupted, dismissInterrupted } from '../actions.ts';
+import { selectInterrupted, selectLastMetrics, selectOverlays, selectRun, selectRunActive, useLab } from '../store.ts';
 import { Chart, type Line } from './Chart.tsx';
 import { ProfilePanel } from './ProfilePanel.tsx';
 import { OpenDemo } from '../runs/OpenDemo.tsx';
@@ -65,6 +66,25 @@ function Progress() {
   );
 }
 
+/** After a reload (or a closed tab) mid-training: the run that was training, offered to continue from its last checkpoint. */
+function Interrupted() {
+  const i = useLab(selectInterrupted);
+  const active = useLab(selectRunActive);
+  const gpuReady = useLab((s) => s.gpu.status === 'ready');
+  if (!i) return null;
+  return (
+    <section className="card interrupted" data-testid="train-interrupted" role="region" aria-label="interrupted run">
+      <p><b>Run {i.runId} was training when the page was closed or reloaded.</b> Its last checkpoint{i.iteration !== null ? ` (iteration ${i.iteration})` : ''} is
+        kept in this browser: continue training from there, or open it paused.</p>
+      <div className="row">
+        <button type="button" className="primary" data-testid="continue-interrupted" disabled={active || !gpuReady} onClick={() => void continueInterrupted(true)}>Continue training ▶</button>
+        <button type="button" data-testid="open-interrupted" disabled={active || !gpuReady} onClick={() => void continueInterrupted(false)}>Open it paused</button>
+        <button type="button" className="link" data-testid="dismiss-interrupted" onClick={dismissInterrupted}>Dismiss</button>
+      </div>
+    </section>
+  );
+}
+
 function ChartControls({ smoothing, setSmoothing }: { smoothing: number; setSmoothing: (v: number) => void }) {
   const overlays = useLab(useShallow(selectOverlays));
   return (
@@ -78,7 +98,8 @@ function ChartControls({ smoothing, setSmoothing }: { smoothing: number; setSmoo
 
 export function LiveView() {
   const roles = useLab(useShallow(selectRoles));
-  const empty = useLab(selectEmpty);
+  const interrupted = useLab(selectInterrupted);
+  const empty = useLab(selectEmpty) && !interrupted;
   const [smoothing, setSmoothing] = useState(0);
   const perAgent = (what: 'reward' | 'accuracy'): Line[] => [
     { key: `team.${what}`, label: 'team', color: '#1d2330' },
@@ -87,6 +108,7 @@ export function LiveView() {
   return (
     <div className="live">
       <Progress />
+      <Interrupted />
       {empty && <p className="hint card" data-testid="train-empty">Nothing trained yet: press Train, or <OpenDemo where="train" /> to explore a short recorded run.</p>}
       <ChartControls smoothing={smoothing} setSmoothing={setSmoothing} />
       <div className="charts">

@@ -2,14 +2,12 @@
 // the store through the RunEvents handlers registered here (comlink.proxy).
 
 import * as Comlink from 'comlink';
-import { messageWithoutHint } from '../common/errors.ts';
-import { parseCodeTasks, parseDataset } from '../config/envs.ts';
 import { type RunConfig, parseRunConfig } from '../config/run-config.ts';
 import { type PresetName, presetGraph } from '../config/presets.ts';
 import { PRESET_RUNS, presetRunConfig } from '../config/run-presets.ts';
 import type { CreditMethod, InspectedLine, Result, RunEvents, WorkerError } from '../worker/api.ts';
 import { getEngine, onEngineGone, restartEngine } from '../worker/client.ts';
-import { PREVIEW_RECORDS } from './builder/DatasetPreview.tsx';
+import { type DatasetEnv, archiveKind, readDataset } from './builder/DatasetPreview.tsx';
 import { saveDownload } from './download.ts';
 import { PRESET_CHOICES } from './defaults.ts';
 import {
@@ -241,21 +239,23 @@ export async function refreshLocalModels(): Promise<void> {
   if (r?.ok) set({ localModels: r.value });
 }
 
-const PARSERS = { dataset: parseDataset, code: parseCodeTasks };
-
-/** Reads an uploaded dataset (or the code env's tasks), checks it here, and puts its text into env.options. */
-export async function uploadDataset(file: File, env: keyof typeof PARSERS = 'dataset'): Promise<void> {
-  const text = await file.text();
-  try {
-    const records = PARSERS[env](text, file.name);
-    editDraft((d) => { d.env = { name: env, options: { ...d.env.options, data: text, source: file.name } }; });
-    // the first records as plain text (a code task: its prompt and the function it asks for)
-    const sample = records.slice(0, PREVIEW_RECORDS).map((r) => ('prompt' in r ? { problem: r.prompt, answer: r.entryPoint } : { problem: r.problem, answer: r.answer }));
-    set({ dataset: { name: file.name, records: records.length, sample, error: null } });
-  } catch (e) {
-    const err = e as { code?: string; message: string; hint?: string };
-    set({ dataset: { name: file.name, records: 0, sample: [], error: { code: err.code ?? 'DATASET_PARSE', message: messageWithoutHint(err.message), hint: err.hint } } });
+/**
+ * Reads an uploaded dataset (or the code env's tasks), checks it here, and puts its text into env.options.
+ * A file that is refused changes nothing: the environment keeps the dataset it had, and the panel says why.
+ */
+export async function uploadDataset(file: File, env: DatasetEnv = 'dataset'): Promise<void> {
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  const archive = archiveKind(bytes);
+  const read = archive
+    ? { error: { code: 'DATASET_ARCHIVE', message: `${file.name} is ${archive}, not a JSON / JSONL file`, hint: 'Unpack it and upload the .json or .jsonl inside; a checkpoint zip goes to Runs, "Import checkpoint zip…".' } }
+    : readDataset(new TextDecoder().decode(bytes), file.name, env);
+  if (read.error) {
+    set({ datasetRejected: { name: file.name, error: read.error } });
+    return;
   }
+  const text = new TextDecoder().decode(bytes);
+  editDraft((d) => { d.env = { name: env, options: { ...d.env.options, data: text, source: file.name } }; });
+  set({ datasetRejected: null });
 }
 
 // ---- training ----

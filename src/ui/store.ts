@@ -122,7 +122,8 @@ export interface LabState {
   model: ModelState;
   localModels: string[];
   hub: HubState;
-  dataset: DatasetState | null;
+  /** The last dataset upload that was refused (the environment keeps the dataset it had); null after a good one. */
+  datasetRejected: { name: string; error: WorkerError } | null;
   // run
   run: RunState;
   // metrics
@@ -186,7 +187,7 @@ export const useLab = create<LabState>(() => ({
   model: { status: 'idle', info: null, error: null },
   localModels: [],
   hub: { status: 'idle', listing: null, progress: null, error: null },
-  dataset: null,
+  datasetRejected: null,
   run: { status: 'idle', runId: null, iteration: 0, total: 0, message: '', phase: '', detail: '', roles: [], checkpoint: null, startedAt: null },
   history: [],
   series: new Map(),
@@ -302,7 +303,7 @@ export const selectIssues = (s: LabState): ConfigIssue[] => s.issues;
 export const selectRun = (s: LabState): RunState => s.run;
 export const selectModel = (s: LabState): ModelState => s.model;
 export const selectHub = (s: LabState): HubState => s.hub;
-export const selectDataset = (s: LabState): DatasetState | null => s.dataset;
+export const selectDatasetRejected = (s: LabState): LabState['datasetRejected'] => s.datasetRejected;
 export const selectInspector = (s: LabState): InspectorState => s.inspector;
 export const selectProfile = (s: LabState): ProfileState => s.profile;
 export const selectTry = (s: LabState): TryView => s.tryTeam;

@@ -12,6 +12,8 @@ import { ProfilePanel } from './ProfilePanel.tsx';
 import { OpenDemo } from '../runs/OpenDemo.tsx';
 import { agentKey, formatDuration, timeLeft } from './metric-keys.ts';
 
+/** The team curve's band colour (light slate: the agents' lines stay readable on it). */
+const TEAM_BAND = '#aab3c2';
 const PALETTE = ['#d9534f', '#3b6ed6', '#2e9e62', '#b8860b', '#8e44ad', '#16a2b8'];
 // the live run's agents, then those only an overlaid run has (its per-agent curves need a line too)
 const selectRoles = (s: ReturnType<typeof useLab.getState>): string[] => {
@@ -102,7 +104,8 @@ export function LiveView() {
   const empty = useLab(selectEmpty) && !interrupted;
   const [smoothing, setSmoothing] = useState(0);
   const perAgent = (what: 'reward' | 'accuracy'): Line[] => [
-    { key: `team.${what}`, label: 'team', color: '#1d2330' },
+    // the team as a wide band under the agents' lines: where an agent's curve equals it, both stay visible
+    { key: `team.${what}`, label: 'team', color: TEAM_BAND, width: 7 },
     ...roles.map((r, i) => ({ key: agentKey(r, what), label: r, color: PALETTE[i % PALETTE.length] })),
   ];
   return (
@@ -112,8 +115,8 @@ export function LiveView() {
       {empty && <p className="hint card" data-testid="train-empty">Nothing trained yet: press Train, or <OpenDemo where="train" /> to explore a short recorded run.</p>}
       <ChartControls smoothing={smoothing} setSmoothing={setSmoothing} />
       <div className="charts">
-        <Chart smoothing={smoothing} title="Reward" testid="reward-chart" lines={perAgent('reward')} note="team reward per episode; per agent: mean credited reward of its actions" />
-        <Chart smoothing={smoothing} title="Accuracy" testid="accuracy-chart" lines={perAgent('accuracy')} note="fraction of episodes solved; per answering agent: its own answers" />
+        <Chart smoothing={smoothing} title="Reward" testid="reward-chart" lines={perAgent('reward')} note="team (grey band): reward per episode; per agent: mean credited reward of its actions. An agent's line inside the band equals the team's" />
+        <Chart smoothing={smoothing} title="Accuracy" testid="accuracy-chart" lines={perAgent('accuracy')} note="team (grey band): fraction of episodes solved; per answering agent: its own answers" />
         <Chart smoothing={smoothing} title="Losses" testid="loss-chart" lines={[{ key: 'loss.policy', label: 'policy', color: '#3b6ed6' }, { key: 'loss.value', label: 'value', color: '#d9534f' }]} />
         <Chart smoothing={smoothing} title="Entropy" testid="entropy-chart" lines={[{ key: 'entropy', label: 'entropy', color: '#2e9e62' }]} />
         <Chart smoothing={smoothing} title="KL" testid="kl-chart" lines={[{ key: 'kl.approx', label: 'approx KL (old→new)', color: '#8e44ad' }, { key: 'kl.ref', label: 'KL to reference', color: '#b8860b' }]} />

@@ -385,7 +385,7 @@ export async function openRun(runId: string, checkpoint?: string): Promise<boole
   return r !== null;
 }
 
-/** The bundled demo run, opened paused: its curves in Train, its last iteration's episodes in Inspect. */
+/** The bundled demo run, opened paused: its curves in Train, its last iteration's episodes in Inspect; the tab stays where it was opened. */
 export async function openDemo(): Promise<void> {
   patchRun({ status: 'loading', message: 'opening the demo run' });
   const r = await call('opening the demo run', () => getEngine().openDemo());
@@ -394,7 +394,6 @@ export async function openDemo(): Promise<void> {
     return;
   }
   patchInspector({ iteration: r.inspectIteration, episodes: r.episodes, selected: null, primary: null, secondary: null, token: null });
-  setTab('train');
   await refreshRuns();
 }
 

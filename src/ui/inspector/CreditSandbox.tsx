@@ -9,7 +9,7 @@ import { STEP_REWARD_NAMES, type StepRewardName } from '../../config/run-config.
 import type { CreditMethod, InspectedLine, WorkerError } from '../../worker/api.ts';
 import { creditSandbox, recordedEpisodeLines } from '../actions.ts';
 import { patchInspector, selectInspector, useLab } from '../store.ts';
-import { colorFor, legendStops, sharedScale } from './colors.ts';
+import { chipStyle, legendStops, sharedScale } from './colors.ts';
 import {
   type Sandbox, type SandboxAction, defaultSandbox, explainCredit, gaeChain, newAction, resizeAction, sandboxConfig, sandboxFromRecorded, sandboxJsonl, setTurnCount,
 } from './sandbox.ts';
@@ -63,7 +63,7 @@ function Results({ line, s, scale, active }: { line: InspectedLine; s: Sandbox; 
             <td>
               {a.advantages.map((v, k) => (
                 <span key={k} className={`tok sb-tok${active && active.action === ai && active.token === k ? ' sel' : ''}`} data-testid={`sb-adv-${ai}-${k}`}
-                  style={{ background: colorFor(v, scale, 'advantage') }} title={`A = ${v}`}>{v.toFixed(3)}</span>
+                  style={chipStyle(v, scale, 'advantage')} title={`A = ${v}`}>{v.toFixed(3)}</span>
               ))}
             </td>
             <td data-testid={`sb-r-${ai}`}>{a.rewards.map(fmt).join(' ')}</td>
@@ -253,7 +253,7 @@ export function CreditSandbox() {
               <div className="sb-track" aria-hidden="true">
                 {chain.slice().reverse().map((c, i) => {
                   const k = chain.length - 1 - i;
-                  return <span key={i} className={`sb-node${k === step ? ' now' : k < step ? ' done' : ''}`} style={{ background: colorFor(k <= step ? c.a : null, scale, 'advantage') }}>{c.role}{s.level === 'token' ? ` ${c.token + 1}` : ''}</span>;
+                  return <span key={i} className={`sb-node${k === step ? ' now' : k < step ? ' done' : ''}`} style={chipStyle(k <= step ? c.a : null, scale, 'advantage')}>{c.role}{s.level === 'token' ? ` ${c.token + 1}` : ''}</span>;
                 })}
               </div>
               <p data-testid="sb-chain-step">step {step + 1} of {chain.length}, going back from the end: <b>{at.role}</b>, turn {at.turn + 1}{s.level === 'token' ? `, token ${at.token + 1}` : ''}</p>

@@ -30,13 +30,13 @@ export function OnnxExport({ run }: { run: RunSummary }) {
         Download adapters
       </button>
       <span className="hint" title="the base model with an agent's LoRA adapter merged into its weights, for onnxruntime (Python, web, mobile)">
-        Export ONNX{shared ? ' (shared adapter)' : ''}:
+        ONNX zip (model + tokenizer){shared ? ', shared adapter' : ''}:
       </span>
       {run.roles.map((role) => (
         <button key={role} type="button" data-testid={`export-onnx-${role}`} disabled={busy}
-          title={`download ${role}.onnx: the base model with ${shared ? 'the shared adapter' : `the ${role} adapter`} merged`}
+          title={`download a zip of ${role}.onnx (the base model with ${shared ? 'the shared adapter' : `the ${role} adapter`} merged), the tokenizer files and a README`}
           onClick={() => void downloadOnnx(run.id, role, checkpoint || undefined)}>
-          {role}.onnx
+          {role} (ONNX zip)
         </button>
       ))}
       {mine && (

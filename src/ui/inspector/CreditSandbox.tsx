@@ -90,6 +90,7 @@ export function CreditSandbox() {
   const [step, setStep] = useState(0);
   const [playing, setPlaying] = useState(false);
   const [lines, setLines] = useState<string[]>([]);
+  const [pick, setPick] = useState('');
 
   // every change recomputes at once (the newest answer wins)
   useEffect(() => {
@@ -134,7 +135,11 @@ export function CreditSandbox() {
     setLines(got);
     setRecorded(true);
     // the controls start from the run's own settings, so a recorded episode first shows what the trainer used
-    if (runConfig) setS(defaultSandbox(runConfig.graph.agents.map((a) => a.role), runConfig));
+    const start = runConfig ? defaultSandbox(runConfig.graph.agents.map((a) => a.role), runConfig) : s;
+    // the episode open in Inspect, when one is: the sandbox starts from it
+    const open = ins.selected !== null && got[ins.selected] !== undefined ? ins.selected : null;
+    setPick(open === null ? '' : String(open));
+    setS(open === null ? start : sandboxFromRecorded(got[open], start));
   };
 
   return (
@@ -157,7 +162,7 @@ export function CreditSandbox() {
         </label>
         {recorded && lines.length > 0 && (
           <label className="field inline"><span>recorded episode</span>
-            <select data-testid="sb-recorded" defaultValue="" onChange={(e) => e.target.value !== '' && setS(sandboxFromRecorded(lines[Number(e.target.value)], s))}>
+            <select data-testid="sb-recorded" value={pick} onChange={(e) => { setPick(e.target.value); if (e.target.value !== '') setS(sandboxFromRecorded(lines[Number(e.target.value)], s)); }}>
               <option value="" disabled>pick one</option>
               {lines.map((_, i) => <option key={i} value={i}>#{i}</option>)}
             </select>

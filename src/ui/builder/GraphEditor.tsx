@@ -7,7 +7,7 @@
 import { useEffect, useMemo, useState } from 'react';
 import {
   Background, BaseEdge, type Connection, Controls, type Edge, type EdgeChange, type EdgeProps, type FitViewOptions, Handle, MarkerType,
-  type Node, type NodeChange, type NodeProps, Position, ReactFlow, getBezierPath, useNodesInitialized, useReactFlow, useStore,
+  type Node, type NodeChange, type NodeProps, Position, ReactFlow, getBezierPath, useReactFlow, useStore,
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
 import { useShallow } from 'zustand/react/shallow';
@@ -57,18 +57,15 @@ const FIT: FitViewOptions = { padding: { top: '14%', bottom: '14%', left: '64px'
 
 /**
  * Fits the view whenever the graph's agents or edges change (a preset, an import, an added agent or edge:
- * any of them can move agents off the canvas) once the new nodes are measured, and when the editor
- * becomes visible again (a graph changed while another tab was shown was fitted to no size).
+ * any of them can move agents off the canvas), and when the editor becomes visible again (a graph changed
+ * while another tab was shown was fitted to no size). React Flow holds the fit until new nodes are measured.
  */
 function FitOnChange({ signature }: { signature: string }) {
   const { fitView } = useReactFlow();
-  const measured = useNodesInitialized();
   const visible = useStore((st) => st.width > 0 && st.height > 0);
   useEffect(() => {
-    if (!measured || !visible) return undefined;
-    const id = requestAnimationFrame(() => void fitView(FIT));
-    return () => cancelAnimationFrame(id);
-  }, [signature, measured, visible, fitView]);
+    if (visible) void fitView(FIT);
+  }, [signature, visible, fitView]);
   return null;
 }
 const edgeTypes = { arc: ArcEdge, next: NextEdge };

@@ -17,7 +17,7 @@ import { tryModule, useSandbox } from '../marft/env-modules.ts';
 import { browserSandbox } from '../platform/sandbox/browser.ts';
 import { zipFiles } from '../platform/zip.ts';
 import { type Download, type EngineApi, type ModelInfo, type Result, toWorkerError } from './api.ts';
-import { WorkerFail } from './errors.ts';
+import { WorkerFail, notKept } from './errors.ts';
 import { ExportGate } from './export-gate.ts';
 import { type HookPoint, TestHooks } from './test-hooks.ts';
 import { importFolderToOpfs, isHiddenFolder, modelFilesFor, modelsStore, tryFetch, weightBytes } from './model-source.ts';
@@ -70,10 +70,6 @@ const gate = new ExportGate();
 const exportJob = <T>(what: string, f: () => Promise<T>): Promise<T> => gate.run(what, async () => { await hooks.onExport(); return f(); });
 /** Try the team; what needs the model for something else stops a try in flight first (trial.makeWay). */
 const trial = new TeamTrial(session, run);
-
-/** NO_EPISODES for `iteration`, numbered from 1 as the lab shows iterations. */
-const notKept = (iteration: number, kept: readonly number[]) =>
-  new WorkerFail('NO_EPISODES', `iteration ${iteration + 1} is not kept (kept: ${kept.map((i) => i + 1).join(', ') || 'none'})`);
 
 /** A kept iteration of the loaded run (the last when `iteration` is undefined), or NO_EPISODES. */
 function kept(iteration?: number) {

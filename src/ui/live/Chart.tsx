@@ -80,7 +80,8 @@ export function Chart({ title, testid, lines, note, smoothing }: { title: string
           { label: 'iteration', value: (_u, v) => fmtValue(v) },
           ...curves.map((c) => ({
             label: c.label, stroke: c.color, width: c.width, dash: c.dash ? [6, 4] : undefined, value: (_u: uPlot, v: number | null) => fmtValue(v),
-            points: { show: xs.length < 60 && c.width <= LINE_WIDTH },
+            // a band's points are filled discs as wide as it, so a lone point shows under an agent's too
+            points: c.width > LINE_WIDTH ? { show: xs.length < 60, size: c.width + 4, fill: c.color, stroke: c.color } : { show: xs.length < 60 },
           })),
         ],
         // the legend's marker as wide as its line (up to 6 px), so a band reads as one there too

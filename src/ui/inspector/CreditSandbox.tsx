@@ -228,7 +228,9 @@ export function CreditSandbox() {
             {s.samples.length > 1 && <button type="button" onClick={() => edit((x) => ({ ...x, samples: x.samples.slice(0, -1) }))}>− sample</button>}
           </div>
         )}
-        <p className="hint">Critic values V are typed by hand (0 by default): a hand-made episode has no critic. No KL penalty is added (it has no log-probs).</p>
+        <p className="hint">{recorded
+          ? 'Critic values V are the ones the run\'s critic gave this episode (edit them to see what changes). No KL penalty is added.'
+          : 'Critic values V are typed by hand (0 by default): a hand-made episode has no critic. No KL penalty is added (it has no log-probs).'}</p>
       </div>
 
       <p className="sb-explain" data-testid="sb-explain">{explainCredit(s)}</p>

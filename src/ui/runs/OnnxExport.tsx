@@ -1,8 +1,8 @@
 // A run's exports from the latest checkpoint or the one picked: its PEFT adapters as a zip (read from storage,
 // the run need not be loaded), and its agents as ONNX: one button per role exports the base model with that
 // agent's adapter merged (the shared adapter in shared LoRA mode), as a zip of <role>.onnx, the tokenizer
-// files and a README. One ONNX export at a time; its progress and result show here, a failure also as a
-// notice with its hint.
+// files and a README (so each button says "ONNX zip", not a bare .onnx). One ONNX export at a time; its
+// progress and result show here, a failure also as a notice with its hint.
 
 import { useState } from 'react';
 import type { RunSummary } from '../../worker/api.ts';
@@ -30,7 +30,7 @@ export function OnnxExport({ run }: { run: RunSummary }) {
         Download adapters
       </button>
       <span className="hint" title="the base model with an agent's LoRA adapter merged into its weights, for onnxruntime (Python, web, mobile)">
-        ONNX zip (model + tokenizer){shared ? ', shared adapter' : ''}:
+        Export ONNX{shared ? ' (shared adapter)' : ''}:
       </span>
       {run.roles.map((role) => (
         <button key={role} type="button" data-testid={`export-onnx-${role}`} disabled={busy}

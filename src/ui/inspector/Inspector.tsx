@@ -1,7 +1,8 @@
 // The Inspect tab: the episodes of an iteration the run keeps (a picker over the last ones; the one in
 // view stays while newer iterations end); each agent's output with every token coloured by advantage (or
-// value, reward, ratio, KL) on one scale shared by the columns; click a token for its GAE terms; the same
-// episode under another credit assignment strategy side by side; download the iteration's episodes as the
+// value, reward, ratio, KL) on one scale shared by the columns; click a token (or reach it with Tab and the
+// arrow keys: a column is one Tab stop) for its GAE terms; the same episode under another credit assignment
+// strategy side by side, each column saying what its method does; download the iteration's episodes as the
 // JSONL that `marft inspect` reads; and the credit-assignment sandbox, open without any run.
 
 import { useEffect, useRef, useState } from 'react';

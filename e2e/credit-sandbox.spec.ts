@@ -47,6 +47,12 @@ test('a teacher builds a 2-agent episode in the credit sandbox and steps the GAE
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   await page.goto('/');
+  // the builder: per_step on the default duo starts from the planner's own step reward (not every role paid R)
+  await page.getByTestId('field-credit.method').selectOption('per_step');
+  await expect(page.getByTestId('field-credit.perStep.planner')).toHaveValue('planner');
+  await expect(page.getByTestId('field-credit.perStep.solver')).toHaveValue('fallback');
+  await expect(page.getByTestId('config-status')).toHaveAttribute('data-valid', 'true');
+  await page.getByTestId('field-credit.method').selectOption('equal');
   await page.getByTestId('tab-inspect').click();
   await expect(page.getByTestId('token-inspector')).toContainText('The credit sandbox works now, without training');
   await page.getByTestId('sandbox-open').click();
@@ -79,6 +85,11 @@ test('a teacher builds a 2-agent episode in the credit sandbox and steps the GAE
   await expect(sb.getByTestId('sb-explain')).toContainText('d = 0.5');
 
   await sb.getByTestId('sb-method').selectOption('per_step');
+  // the planner's plan-step reward from the start: per_step differs from step_discount on the default duo
+  await expect(sb.getByTestId('sb-helper-planner')).toHaveValue('planner');
+  await expect(sb.getByTestId('sb-helper-solver')).toHaveValue('team');
+  await expect(sb.getByTestId('sb-r-0')).toHaveText('0.750'); // 0.5·min(1/2, 1) + 0.5·1
+  await expect(sb.getByTestId('sb-explain')).toContainText('planner (helper planner): 0.5·min(plan steps/2, 1) + 0.5·R; solver (helper team): R');
   await sb.getByTestId('sb-helper-planner').selectOption('planner');
   await sb.getByTestId('sb-helper-solver').selectOption('solver');
   await checkNumbers(page, 'action', 'per_step');

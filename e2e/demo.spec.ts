@@ -2,7 +2,9 @@
 // Train tab, see its curves (the metric history of public/demo/checkpoint.zip), inspect a recorded episode,
 // then from the Runs tab download its adapters (PEFT, read from storage without loading anything) and the
 // built-in base model they name, and check both zips hold what PeftModel.from_pretrained reads. The same
-// downloads from an imported checkpoint (fixtures/onnx-e2e/checkpoint.zip) run without public/demo/.
+// downloads from an imported checkpoint (fixtures/onnx-e2e/checkpoint.zip) run without public/demo/. A teacher
+// opens it from Inspect (and stays there), takes a recorded episode into the credit sandbox, reads what each
+// compared method does, and sees the team curve where it equals the solver's.
 
 import { mkdirSync, readFileSync } from 'node:fs';
 import { type Page, expect, test } from '@playwright/test';
@@ -90,5 +92,75 @@ test('the demo run: curves, episodes, adapters and the base model', async ({ pag
   // the base model they name, as the folder from_pretrained reads once unzipped
   await expectBaseModelDownload(page);
   await page.screenshot({ path: `${SHOTS}/demo-runs.png`, fullPage: true });
+  expect(errors).toEqual([]);
+});
+
+/** Canvas pixels of the chart within 10 per channel of `rgb` (the CSS colour a legend marker reports). */
+async function pixelsOf(page: Page, testid: string, rgb: string): Promise<number> {
+  return page.getByTestId(testid).locator('canvas').evaluate((c: HTMLCanvasElement, color: string) => {
+    const [r, g, b] = color.match(/\d+/g)!.map(Number);
+    const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 0; i < d.length; i += 4) if (Math.abs(d[i] - r) <= 10 && Math.abs(d[i + 1] - g) <= 10 && Math.abs(d[i + 2] - b) <= 10 && d[i + 3] > 200) n++;
+    return n;
+  }, rgb);
+}
+
+test('a teacher opens the demo from Inspect: it stays there, the sandbox takes its episodes, each method is explained, the team curve shows', async ({ page }) => {
+  const errors: string[] = [];
+  await page.setViewportSize({ width: 1360, height: 1000 });
+  await openLab(page, errors);
+  mkdirSync(SHOTS, { recursive: true });
+  const record = JSON.parse(readFileSync('public/demo/episodes.json', 'utf8')) as { iteration: number; inspected: Record<string, Array<{ actions: Array<{ tokens: Array<{ advantage: number }> }> }>> };
+
+  // "Open the demo run" on Inspect keeps the user on Inspect
+  await page.getByTestId('tab-inspect').click();
+  await page.getByTestId('open-demo-inspect').click();
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-state', 'paused', { timeout: 90_000 });
+  await expect(page.getByTestId('tab-inspect')).toHaveAttribute('aria-selected', 'true');
+  const inspector = page.getByTestId('token-inspector');
+  await expect(inspector.getByTestId('inspect-iteration')).toHaveText(`· iteration ${record.iteration + 1} of the run`);
+
+  // the compare view says what each method does with the run's settings (its per_step helpers pay every role R)
+  await inspector.getByTestId('episode-0').click();
+  await inspector.getByTestId('compare-method').selectOption('per_step');
+  await expect(inspector.getByTestId('method-explain-0')).toContainText("equal: each turn's team reward R goes whole to the turn's last action (solver)");
+  await expect(inspector.getByTestId('method-explain-1')).toContainText('per_step: each role\'s helper turns R into its own reward — planner (helper team): R; solver (helper team): R');
+  await expect(inspector.getByTestId('method-explain-1')).toContainText("so the numbers are step_discount's with d = 1");
+  await page.screenshot({ path: `${SHOTS}/demo-inspect-compare.png`, fullPage: true });
+
+  // the credit sandbox opens the recorded iteration Inspect shows, and recomputes its numbers as recorded
+  await page.getByTestId('sandbox-open').click();
+  const sb = page.getByTestId('credit-sandbox');
+  await expect(sb.getByTestId('sb-source').locator('option[value="recorded"]')).toHaveText(`recorded (iteration ${record.iteration + 1})`);
+  await sb.getByTestId('sb-source').selectOption('recorded');
+  await expect(sb.getByTestId('sb-recorded')).toBeVisible();
+  await expect(page.getByTestId('notice-NO_EPISODES')).toHaveCount(0);
+  await expect(sb.getByTestId('sb-recorded')).toHaveValue('0'); // the episode open in Inspect
+  await expect(sb.getByTestId('sb-error')).toHaveCount(0);
+  await expect(sb.getByTestId('sb-role-0-0')).toHaveValue('planner');
+  await expect(sb.getByTestId('sb-role-0-1')).toHaveValue('solver');
+  for (const e of [0, 3]) {
+    await sb.getByTestId('sb-recorded').selectOption(String(e));
+    const recorded = record.inspected.equal[e].actions;
+    for (const ai of [0, 1]) await expect(sb.getByTestId(`sb-adv-${ai}-0`)).toHaveText(recorded[ai].tokens[0].advantage.toFixed(3));
+  }
+  await sb.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `${SHOTS}/demo-sandbox.png`, fullPage: true });
+
+  // Train: the team curve (a band under the agents' lines) stays visible where it equals the solver's
+  await page.getByTestId('tab-train').click();
+  for (const chart of ['reward-chart', 'accuracy-chart']) {
+    const marker = page.getByTestId(chart).locator('.u-series', { hasText: /^team/ }).locator('.u-marker');
+    const color = await marker.evaluate((m) => getComputedStyle(m).borderTopColor);
+    expect(await pixelsOf(page, chart, color), `${chart}: pixels of the team curve (${color})`).toBeGreaterThan(150);
+  }
+  await page.getByTestId('reward-chart').screenshot({ path: `${SHOTS}/demo-team-curve.png` });
+
+  // Runs: the ONNX buttons say they give a zip (the model and its tokenizer), not a bare .onnx file
+  await page.getByTestId('tab-runs').click();
+  const onnx = page.getByTestId('run-demo-duo').getByTestId('export-onnx-planner');
+  await expect(onnx).toHaveText('planner (ONNX zip)');
+  await expect(onnx).toHaveAttribute('title', /zip of planner\.onnx .*tokenizer/);
   expect(errors).toEqual([]);
 });

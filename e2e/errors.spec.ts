@@ -19,7 +19,28 @@ test('a bad dataset and an unreadable model folder get clear messages in place',
   await expect(dsErr).toContainText('line 2');
   await page.getByTestId('dataset-file').setInputFiles({ name: 'good.jsonl', mimeType: 'application/json', buffer: Buffer.from('{"problem": "1+1?", "answer": "2"}\n{"problem": "2+3?", "answer": 5}\n') });
   await expect(page.getByTestId('dataset-status')).toContainText('2 records');
+  await expect(dsErr).toHaveCount(0);
   await expect(page.getByTestId('config-status')).toHaveAttribute('data-valid', 'true');
+
+  // a refused upload leaves the dataset in use, and the panel says so beside the error
+  await page.getByTestId('dataset-file').setInputFiles({ name: 'worse.jsonl', mimeType: 'application/json', buffer: Buffer.from('{"problem": "3+3?"}\n') });
+  await expect(dsErr).toBeVisible();
+  await expect(dsErr).toContainText('it was not used, the environment keeps good.jsonl');
+  await expect(page.getByTestId('dataset-status')).toHaveText('good.jsonl: 2 records (in use)');
+  await expect(page.getByTestId('config-status')).toHaveAttribute('data-valid', 'true');
+  // a zip is named as one, not read as broken JSON
+  const zip = Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04]), Buffer.alloc(60, 1)]);
+  await page.getByTestId('dataset-file').setInputFiles({ name: 'records.zip', mimeType: 'application/zip', buffer: zip });
+  await expect(dsErr).toHaveAttribute('data-code', 'DATASET_ARCHIVE');
+  await expect(dsErr).toContainText('records.zip is a zip archive, not a JSON / JSONL file');
+  await expect(page.getByTestId('dataset-status')).toHaveText('good.jsonl: 2 records (in use)');
+  // after a reload (the builder restored from this browser, no run loaded) the panel previews the dataset in use
+  await page.waitForTimeout(500); // the builder is saved at most once every 300 ms
+  await page.reload();
+  await expect(page.getByTestId('dataset-status')).toHaveText('good.jsonl: 2 records (in use)');
+  await expect(page.getByTestId('dataset-record')).toHaveCount(2);
+  await expect(page.getByTestId('env-picker')).not.toContainText('from the loaded run');
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-state', 'idle');
 
   const dir = mkdtempSync(join(tmpdir(), 'marft-bad-model-'));
   const folder = join(dir, 'broken-model');

@@ -2,7 +2,8 @@
 // engine's worker dying (closed as the browser would kill it, which fires no event, or crashing in each
 // phase). Each time the run is kept at its last checkpoint in the browser's storage and training goes on
 // from there to the end; the dead worker is found by the page's watch (src/worker/client.ts) and named in
-// a banner with a restart.
+// a banner with a restart. A practitioner's path: Stop, then Continue trains the same run on; a reload
+// mid-training, then the Train tab offers the interrupted run and continues it to the end.
 
 import { type Page, expect, test } from '@playwright/test';
 import { SHOTS, openLab, tinySettings, waitForStatus } from './helpers.ts';
@@ -179,4 +180,53 @@ test('the engine worker dying in each phase of an iteration: each time the banne
   await waitForStatus(page, 'done', 400_000);
   await expect(page.getByTestId('reward-chart')).toHaveAttribute('data-points', '3');
   await expect(page.getByTestId('run-status')).toHaveAttribute('data-iteration', '3');
+});
+
+test('after Stop, Continue trains the same run on; after a reload mid-training, the Train tab offers the run and continues it', async ({ page }) => {
+  test.setTimeout(600_000);
+  const errors: string[] = [];
+  await startTiny(page, 3); // one iteration done, the second in flight
+  page.on('pageerror', (e) => errors.push(e.message));
+  const status = page.getByTestId('run-status');
+  const runId = (await status.textContent())!.split(' · ')[1];
+  expect(runId).toMatch(/\S/);
+
+  // Stop: the run stays loaded at its last completed iteration, and Continue (as the status text promises) trains it on
+  await page.getByTestId('stop-training').click();
+  await waitForStatus(page, 'stopped', 120_000);
+  const train = page.getByTestId('start-training');
+  await expect(train).toHaveText('Continue ▶');
+  await expect(page.getByTestId('new-run')).toBeVisible();
+  await page.screenshot({ path: `${SHOTS}/stopped-continue.png`, fullPage: true });
+  await train.click();
+  await expect(status).toHaveAttribute('data-state', 'running');
+  await expect(status).toContainText(runId);
+  await expect(page.getByTestId('reward-chart')).toHaveAttribute('data-points', '2', { timeout: 300_000 });
+  await expect(status).toContainText(runId); // the same run, not a new one
+
+  // a reload while the third iteration trains: the Train tab offers the run at its last checkpoint
+  await expect(status).toHaveAttribute('data-state', 'running');
+  await page.reload();
+  await expect(page.getByTestId('gpu-status')).toHaveAttribute('data-state', 'ready', { timeout: 60_000 });
+  await page.getByTestId('tab-train').click();
+  const offer = page.getByTestId('train-interrupted');
+  await expect(offer).toBeVisible({ timeout: 30_000 });
+  await expect(offer).toContainText(`Run ${runId} was training when the page was closed or reloaded`);
+  await expect(offer).toContainText('(iteration 2)');
+  await expect(page.getByTestId('train-empty')).toHaveCount(0);
+  await page.screenshot({ path: `${SHOTS}/train-interrupted.png`, fullPage: true });
+  await offer.getByTestId('continue-interrupted').click();
+  await expect(offer).toHaveCount(0);
+  await waitForStatus(page, 'done', 300_000);
+  await expect(status).toContainText(runId);
+  await expect(page.getByTestId('reward-chart')).toHaveAttribute('data-points', '3');
+  await expect(status).toHaveAttribute('data-iteration', '3');
+
+  // finished: a reload offers nothing
+  await page.reload();
+  await expect(page.getByTestId('gpu-status')).toHaveAttribute('data-state', 'ready', { timeout: 60_000 });
+  await page.getByTestId('tab-train').click();
+  await expect(page.getByTestId('train-empty')).toBeVisible();
+  await expect(page.getByTestId('train-interrupted')).toHaveCount(0);
+  expect(errors).toEqual([]);
 });

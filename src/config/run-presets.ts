@@ -5,7 +5,7 @@
 // `marft train --config configs/lab.json` runs what the lab shows).
 
 import { type PresetName, presetGraph } from './presets.ts';
-import { type RunConfig, parseRunConfig } from './run-config.ts';
+import { type RunConfig, type StepRewardName, parseRunConfig } from './run-config.ts';
 
 const common = {
   seed: 1,
@@ -40,6 +40,14 @@ export const PRESET_RUNS: Record<string, { preset: PresetName; anonymous: boolea
   'class-equal': classroom,
   'class-per-step': { ...classroom, config: { ...classroom.config, credit: { method: 'per_step', perStep: { planner: 'planner' } } } },
 };
+
+/**
+ * The per_step helpers a team gets when per_step is picked with none set: a role named planner is paid the
+ * planner's plan-step reward (as class-per-step); the other roles keep the fallback (the team reward).
+ */
+export function suggestedStepRewards(roles: readonly string[]): Record<string, StepRewardName> {
+  return roles.includes('planner') ? { planner: 'planner' } : {};
+}
 
 /**
  * The preset run's config as configs/<name>.json holds it (the graph filled in); null for an unknown name.

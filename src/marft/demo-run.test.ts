@@ -3,7 +3,8 @@
 
 import { describe, expect, it } from 'vitest';
 import { computeTargets } from './advantage-targets.ts';
-import { DEMO_EPISODES_FILE, demoInspect, parseDemoEpisodes, recordDemoEpisodes } from './demo-run.ts';
+import { DEMO_EPISODES_FILE, demoEpisodesJsonl, demoInspect, parseDemoEpisodes, recordDemoEpisodes } from './demo-run.ts';
+import { inspectRecorded, parseRecordedEpisodes } from './inspect-jsonl.ts';
 import type { InspectInput } from './inspect.ts';
 import { summarize } from './run.ts';
 import { duoConfig, handEpisode } from './testing-episodes.ts';
@@ -56,5 +57,28 @@ describe('parseDemoEpisodes and demoInspect', () => {
     const d = parseDemoEpisodes(JSON.stringify({ ...good(), inspected: { equal: (good().inspected as Record<string, unknown>).equal } }));
     expect(() => demoInspect(d, 0, 'step_discount')).toThrow(expect.objectContaining({ code: 'CREDIT', message: expect.stringContaining('"step_discount"') }));
     expect(() => demoInspect(d, 5)).toThrow(expect.objectContaining({ code: 'INSPECT_RANGE' }));
+  });
+});
+
+describe('demoEpisodesJsonl', () => {
+  it('gives the recorded episodes in the recorded-episodes format, which replay to the recorded advantages', () => {
+    for (const level of ['action', 'token'] as const) {
+      const cfg = duoConfig(level, 0.9, 0.8);
+      const { episode, scores } = handEpisode(cfg, [{ teamReward: 1, actions: [
+        { agent: 0, ids: [5, 6, 7], values: level === 'action' ? [0.1] : [0.1, 0.2, 0.3] },
+        { agent: 1, ids: [8, 9], values: level === 'action' ? [0.4] : [0.4, 0.5] },
+      ] }]);
+      const input: InspectInput = { iteration: 2, config: cfg, episodes: [episode], scores, targets: computeTargets([episode], scores, cfg), decode: (ids) => `t${ids[0]}` };
+      const d = recordDemoEpisodes(input, input.episodes.map(summarize));
+      const jsonl = demoEpisodesJsonl(d, cfg);
+      const line = inspectRecorded(parseRecordedEpisodes(jsonl, cfg), cfg)[0];
+      expect(line.id).toBe('e0');
+      const recorded = demoInspect(d, 0).actions;
+      expect(line.actions.map((a) => a.role)).toEqual(['planner', 'solver']);
+      line.actions.forEach((a, i) => {
+        const want = level === 'action' ? [recorded[i].tokens[0].advantage] : recorded[i].tokens.map((t) => t.advantage);
+        a.advantages.forEach((v, k) => expect(v).toBeCloseTo(want[k], 12));
+      });
+    }
   });
 });

@@ -4,6 +4,7 @@
 // for each episode under every credit method, computed by inspectEpisode from the trainer's own scores and
 // targets at record time, so opening the demo needs no GPU and shows the numbers the update used.
 
+import type { RunConfig } from '../config/run-config.ts';
 import type { CreditMethod } from './credit.ts';
 import { MarftError } from './errors.ts';
 import { type InspectInput, type InspectedEpisode, inspectEpisode } from './inspect.ts';
@@ -73,4 +74,28 @@ export function demoInspect(d: DemoEpisodes, episode: number, method: CreditMeth
   const ep = list[episode];
   if (!ep) throw Object.assign(new Error(`episode ${episode} is not in the demo's iteration (0..${list.length - 1})`), { code: 'INSPECT_RANGE' });
   return ep;
+}
+
+/**
+ * The record's episodes in the recorded-episodes format (what the Inspect tab downloads and the credit
+ * sandbox opens), read back from the run's own method: each action's token count, text and critic values
+ * (one per action or per token, as `config` asks), and the log-probs where a KL penalty joins the rewards.
+ */
+export function demoEpisodesJsonl(d: DemoEpisodes, config: RunConfig): string {
+  const list = d.inspected[d.method];
+  if (!list) throw new MarftError('DEMO_INVALID', `${DEMO_EPISODES_FILE} lacks the run's own credit method "${d.method}"`);
+  const withKl = config.algo === 'ppo' && config.ppo.klIn === 'reward' && config.ppo.klCoef > 0;
+  return list.map((ep) => JSON.stringify({
+    id: `e${ep.index}`,
+    ...(config.algo === 'grpo' ? { group: `g${Math.floor(ep.index / config.rollout.groupSize)}` } : {}),
+    turns: ep.teamRewards.map((reward, t) => ({
+      reward,
+      actions: ep.actions.filter((a) => a.turn === t).map((a) => {
+        const values = a.tokens.map((k) => k.value ?? 0);
+        const critic = config.algo === 'grpo' ? {} : config.level === 'action' ? { value: values[0] } : { values };
+        const kl = withKl ? { logp: a.tokens.map((k) => k.oldLogp), refLogp: a.tokens.map((k) => k.oldLogp - (k.kl ?? 0)) } : {};
+        return { role: a.role, tokens: a.tokens.length, ...critic, ...kl, text: a.text };
+      }),
+    })),
+  })).join('\n') + '\n';
 }

@@ -1,5 +1,6 @@
 // Start, pause, single step, stop, and the adapter download; the run's status. Always visible. Pause and
-// Stop say "pausing…" / "stopping…" at once (the run abandons the iteration in flight within seconds).
+// Stop say "pausing…" / "stopping…" at once (the run abandons the iteration in flight within seconds);
+// after either, Continue trains the run on from its last completed iteration and New run starts afresh.
 
 import { useState } from 'react';
 import { downloadAdapters, pauseTraining, resumeTraining, startTraining, stepTraining, stopTraining } from './actions.ts';
@@ -10,7 +11,8 @@ export function ControlBar() {
   const gpu = useLab(selectGpu);
   const [until, setUntil] = useState('');
   const busy = ['loading', 'running', 'pausing', 'stopping', 'recovering'].includes(run.status);
-  const paused = run.status === 'paused';
+  // a stopped run stays loaded at its last completed iteration: Continue trains it on, as after a pause
+  const paused = run.status === 'paused' || (run.status === 'stopped' && run.runId !== null);
   const noGpu = gpu.status !== 'ready';
   const hasRun = run.runId !== null && run.status !== 'loading';
   const target = until.trim() === '' ? undefined : Number(until);
@@ -35,7 +37,7 @@ export function ControlBar() {
       )}
       <button type="button" data-testid="pause-training" disabled={run.status !== 'running'} onClick={() => void pauseTraining()}>Pause</button>
       <button type="button" data-testid="step-training" disabled={busy || noGpu} onClick={() => void stepTraining()}>Step</button>
-      <button type="button" data-testid="stop-training" disabled={!busy && !paused} onClick={() => void stopTraining()}>Stop</button>
+      <button type="button" data-testid="stop-training" disabled={!busy && run.status !== 'paused'} onClick={() => void stopTraining()}>Stop</button>
       {paused && <button type="button" data-testid="new-run" onClick={() => void startTraining(false, true)} title="start a new run from the builder's settings">New run</button>}
       <span className="spacer" />
       <button type="button" data-testid="export-adapters" disabled={!hasRun} onClick={() => void downloadAdapters()}>Download adapters (PEFT zip)</button>

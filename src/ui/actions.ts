@@ -2,14 +2,12 @@
 // the store through the RunEvents handlers registered here (comlink.proxy).
 
 import * as Comlink from 'comlink';
-import { messageWithoutHint } from '../common/errors.ts';
-import { parseCodeTasks, parseDataset } from '../config/envs.ts';
 import { type RunConfig, parseRunConfig } from '../config/run-config.ts';
 import { type PresetName, presetGraph } from '../config/presets.ts';
 import { PRESET_RUNS, presetRunConfig } from '../config/run-presets.ts';
 import type { CreditMethod, InspectedLine, Result, RunEvents, WorkerError } from '../worker/api.ts';
 import { getEngine, onEngineGone, restartEngine } from '../worker/client.ts';
-import { PREVIEW_RECORDS } from './builder/DatasetPreview.tsx';
+import { type DatasetEnv, archiveKind, readDataset } from './builder/DatasetPreview.tsx';
 import { saveDownload } from './download.ts';
 import { PRESET_CHOICES } from './defaults.ts';
 import {
@@ -53,12 +51,61 @@ async function callLoading<T>(context: string, f: () => Promise<Result<T>>): Pro
   return take(r, context);
 }
 
+// ---- a run interrupted by a reload ----
+
+// The run in training, kept in this browser while it trains: after a reload or a closed tab the page finds
+// it and offers to continue it (its checkpoints are in OPFS; the worker of the old page is gone).
+const TRAINING_KEY = 'marft-lab.training';
+
+function markTraining(runId: string | null): void {
+  try {
+    if (runId) localStorage.setItem(TRAINING_KEY, runId);
+    else localStorage.removeItem(TRAINING_KEY);
+  } catch { /* storage disabled: no offer after a reload */ }
+}
+
+function markedTraining(): string | null {
+  try {
+    return localStorage.getItem(TRAINING_KEY);
+  } catch {
+    return null;
+  }
+}
+
+/** At start-up, with the runs listed: the run that was training when the page went away, if it is still stored. */
+function findInterrupted(): void {
+  const id = markedTraining();
+  if (!id || get().run.runId !== null) return;
+  const r = get().runs.find((x) => x.id === id);
+  if (!r || !r.checkpoints.length) {
+    markTraining(null);
+    return;
+  }
+  const latest = r.checkpoints.find((c) => c.latest) ?? r.checkpoints[r.checkpoints.length - 1];
+  set({ interrupted: { runId: id, iteration: latest.iteration } });
+}
+
+/** The Train tab's offer: open the interrupted run and continue training it (or leave it paused). */
+export async function continueInterrupted(train: boolean): Promise<void> {
+  const i = get().interrupted;
+  if (!i) return;
+  set({ interrupted: null });
+  if ((await openRun(i.runId)) && train) await resumeTraining();
+}
+
+export function dismissInterrupted(): void {
+  set({ interrupted: null });
+  markTraining(null);
+}
+
 // ---- worker events ----
 
 const events: RunEvents = {
   onStatus(e) {
     const started = e.status === 'running' ? get().run.startedAt ?? Date.now() : e.status === 'pausing' || e.status === 'stopping' ? get().run.startedAt : null;
     patchRun({ status: e.status, runId: e.runId, iteration: e.iteration, total: e.total, message: e.message ?? '', startedAt: started });
+    if (e.status === 'running') markTraining(e.runId);
+    else if (e.status === 'paused' || e.status === 'stopped' || e.status === 'done' || e.status === 'error') markTraining(null);
     if (e.status === 'done' || e.status === 'paused' || e.status === 'stopped' || e.status === 'error') {
       patchRun({ phase: '', detail: '' });
       void refreshRuns();
@@ -82,6 +129,7 @@ const events: RunEvents = {
     if (e.runId === get().run.runId) patchRun({ checkpoint: e.checkpoint, checkpointIteration: e.iteration, checkpointAt: e.savedAt });
   },
   onLoaded(e) {
+    set({ interrupted: null });
     resetMetrics(e.history);
     setDraft(e.config, { runConfig: e.config, copyOf: null }); // the builder shows the loaded run's settings, read-only
     patchRun({ runId: e.runId, roles: e.config.graph.agents.map((a) => a.role), checkpoint: e.checkpoint, checkpointIteration: null, checkpointAt: null, iteration: e.history.length ? e.history[e.history.length - 1].iteration + 1 : 0 });
@@ -105,7 +153,7 @@ export async function connectEngine(): Promise<void> {
     });
   }
   await getEngine().setEvents(Comlink.proxy(events));
-  void refreshRuns();
+  void refreshRuns().then(findInterrupted);
   void refreshLocalModels();
   if (get().model.status === 'idle') void chooseModel(get().draft.model.path);
 }
@@ -194,26 +242,28 @@ export async function refreshLocalModels(): Promise<void> {
   if (r?.ok) set({ localModels: r.value });
 }
 
-const PARSERS = { dataset: parseDataset, code: parseCodeTasks };
-
-/** Reads an uploaded dataset (or the code env's tasks), checks it here, and puts its text into env.options. */
-export async function uploadDataset(file: File, env: keyof typeof PARSERS = 'dataset'): Promise<void> {
-  const text = await file.text();
-  try {
-    const records = PARSERS[env](text, file.name);
-    editDraft((d) => { d.env = { name: env, options: { ...d.env.options, data: text, source: file.name } }; });
-    // the first records as plain text (a code task: its prompt and the function it asks for)
-    const sample = records.slice(0, PREVIEW_RECORDS).map((r) => ('prompt' in r ? { problem: r.prompt, answer: r.entryPoint } : { problem: r.problem, answer: r.answer }));
-    set({ dataset: { name: file.name, records: records.length, sample, error: null } });
-  } catch (e) {
-    const err = e as { code?: string; message: string; hint?: string };
-    set({ dataset: { name: file.name, records: 0, sample: [], error: { code: err.code ?? 'DATASET_PARSE', message: messageWithoutHint(err.message), hint: err.hint } } });
+/**
+ * Reads an uploaded dataset (or the code env's tasks), checks it here, and puts its text into env.options.
+ * A file that is refused changes nothing: the environment keeps the dataset it had, and the panel says why.
+ */
+export async function uploadDataset(file: File, env: DatasetEnv = 'dataset'): Promise<void> {
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  const archive = archiveKind(bytes);
+  const read = archive
+    ? { error: { code: 'DATASET_ARCHIVE', message: `${file.name} is ${archive}, not a JSON / JSONL file`, hint: 'Unpack it and upload the .json or .jsonl inside; a checkpoint zip goes to Runs, "Import checkpoint zip…".' } }
+    : readDataset(new TextDecoder().decode(bytes), file.name, env);
+  if (read.error) {
+    set({ datasetRejected: { name: file.name, error: read.error } });
+    return;
   }
+  const text = new TextDecoder().decode(bytes);
+  editDraft((d) => { d.env = { name: env, options: { ...d.env.options, data: text, source: file.name } }; });
+  set({ datasetRejected: null });
 }
 
 // ---- training ----
 
-/** A new run from the builder's config (or, when a run is paused and `fresh` is false, continues it). */
+/** A new run from the builder's config (or, when a run is paused or stopped and `fresh` is false, continues it). */
 export async function startTraining(paused = false, fresh = false): Promise<void> {
   const { draft, issues, run } = get();
   if (issues.length) {
@@ -221,7 +271,7 @@ export async function startTraining(paused = false, fresh = false): Promise<void
     setTab('build');
     return;
   }
-  if (run.status === 'paused' && !fresh) {
+  if ((run.status === 'paused' || (run.status === 'stopped' && run.runId !== null)) && !fresh) {
     await (paused ? stepTraining() : resumeTraining());
     return;
   }
@@ -331,12 +381,14 @@ export async function refreshRuns(): Promise<void> {
   }
 }
 
-export async function openRun(runId: string, checkpoint?: string): Promise<void> {
+/** Opens a stored run paused, on the Train tab; whether it opened. */
+export async function openRun(runId: string, checkpoint?: string): Promise<boolean> {
   const r = await callLoading('resuming a run', () => { patchRun({ status: 'loading', message: `opening ${runId}` }); return getEngine().openRun(runId, checkpoint); });
   if (r) setTab('train');
+  return r !== null;
 }
 
-/** The bundled demo run, opened paused: its curves in Train, its last iteration's episodes in Inspect. */
+/** The bundled demo run, opened paused: its curves in Train, its last iteration's episodes in Inspect; the tab stays where it was opened. */
 export async function openDemo(): Promise<void> {
   patchRun({ status: 'loading', message: 'opening the demo run' });
   const r = await call('opening the demo run', () => getEngine().openDemo());
@@ -345,7 +397,6 @@ export async function openDemo(): Promise<void> {
     return;
   }
   patchInspector({ iteration: r.inspectIteration, episodes: r.episodes, selected: null, primary: null, secondary: null, token: null });
-  setTab('train');
   await refreshRuns();
 }
 

@@ -5,7 +5,7 @@
 import type { AnyErrorCode, WorkerError } from '../worker/api.ts';
 
 /** Codes the UI sets itself, on its own errors and notices. */
-type UiCode = 'WORKER' | 'IMPORTED' | 'CHECKPOINT' | 'CONFIG_UNKNOWN' | 'CONFIG_RESTORE' | 'CONFIG_LOADED' | 'CONFIG_COPY' | 'CONFIG_STORAGE';
+type UiCode = 'WORKER' | 'DATASET_ARCHIVE' | 'IMPORTED' | 'CHECKPOINT' | 'CONFIG_UNKNOWN' | 'CONFIG_RESTORE' | 'CONFIG_LOADED' | 'CONFIG_COPY' | 'CONFIG_STORAGE';
 
 const TITLES: Record<AnyErrorCode | UiCode, string> = {
   // GPU
@@ -115,6 +115,7 @@ const TITLES: Record<AnyErrorCode | UiCode, string> = {
   DEMO_COPY: 'The demo run continues in a copy',
   // the UI's own
   WORKER: 'The training worker failed',
+  DATASET_ARCHIVE: 'An archive, not a dataset',
   IMPORTED: 'Checkpoint imported',
   CHECKPOINT: 'Checkpoint',
   CONFIG_UNKNOWN: 'Unknown preset run config',

@@ -125,7 +125,8 @@ export interface LabState {
   model: ModelState;
   localModels: string[];
   hub: HubState;
-  dataset: DatasetState | null;
+  /** The last dataset upload that was refused (the environment keeps the dataset it had); null after a good one. */
+  datasetRejected: { name: string; error: WorkerError } | null;
   // run
   run: RunState;
   // metrics
@@ -147,6 +148,8 @@ export interface LabState {
   /** The Storage panel's numbers; null until first read. */
   storage: StorageUsage | null;
   onnxExport: OnnxExportState | null;
+  /** A run that was training when the page went away (a reload, a closed tab): the Train tab offers to continue it. */
+  interrupted: { runId: string; iteration: number | null } | null;
   notices: Notice[];
 }
 
@@ -187,7 +190,7 @@ export const useLab = create<LabState>(() => ({
   model: { status: 'idle', info: null, error: null },
   localModels: [],
   hub: { status: 'idle', listing: null, progress: null, error: null },
-  dataset: null,
+  datasetRejected: null,
   run: { status: 'idle', runId: null, iteration: 0, total: 0, message: '', phase: '', detail: '', roles: [], checkpoint: null, checkpointIteration: null, checkpointAt: null, startedAt: null },
   history: [],
   series: new Map(),
@@ -201,6 +204,7 @@ export const useLab = create<LabState>(() => ({
   overlays: [],
   storage: null,
   onnxExport: null,
+  interrupted: null,
   notices: [],
 }));
 
@@ -302,7 +306,7 @@ export const selectIssues = (s: LabState): ConfigIssue[] => s.issues;
 export const selectRun = (s: LabState): RunState => s.run;
 export const selectModel = (s: LabState): ModelState => s.model;
 export const selectHub = (s: LabState): HubState => s.hub;
-export const selectDataset = (s: LabState): DatasetState | null => s.dataset;
+export const selectDatasetRejected = (s: LabState): LabState['datasetRejected'] => s.datasetRejected;
 export const selectInspector = (s: LabState): InspectorState => s.inspector;
 export const selectProfile = (s: LabState): ProfileState => s.profile;
 export const selectTry = (s: LabState): TryView => s.tryTeam;
@@ -329,3 +333,4 @@ export const issuesAt = (issues: readonly ConfigIssue[], path: string): ConfigIs
   issues.filter((i) => i.path === path || i.path.startsWith(`${path}.`) || i.path.startsWith(`${path}[`));
 export const selectOverlays = (s: LabState): RunOverlay[] => s.overlays;
 export const selectEngine = (s: LabState): LabState['engine'] => s.engine;
+export const selectInterrupted = (s: LabState): LabState['interrupted'] => s.interrupted;

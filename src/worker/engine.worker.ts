@@ -8,7 +8,7 @@ import { MarftError } from '../marft/errors.ts';
 import { agentAdapter, agentOnnxZip } from '../marft/export/agent.ts';
 import { sessionAgentLogits } from '../marft/export/session-logits.ts';
 import { checkpointAdaptersZip, modelFolderZip } from '../marft/export/downloads.ts';
-import { DEMO_CHECKPOINT_FILE, DEMO_EPISODES_FILE, DEMO_RUN_ID, type DemoEpisodes, demoInspect, parseDemoEpisodes } from '../marft/demo-run.ts';
+import { DEMO_CHECKPOINT_FILE, DEMO_EPISODES_FILE, DEMO_RUN_ID, type DemoEpisodes, demoEpisodesJsonl, demoInspect, parseDemoEpisodes } from '../marft/demo-run.ts';
 import { inspectEpisode } from '../marft/inspect.ts';
 import { episodesToJsonl, inspectRecorded, parseRecordedEpisodes } from '../marft/inspect-jsonl.ts';
 import { type RunEvents, Run, summarize } from '../marft/run.ts';
@@ -17,7 +17,7 @@ import { tryModule, useSandbox } from '../marft/env-modules.ts';
 import { browserSandbox } from '../platform/sandbox/browser.ts';
 import { zipFiles } from '../platform/zip.ts';
 import { type Download, type EngineApi, type ModelInfo, type Result, toWorkerError } from './api.ts';
-import { WorkerFail } from './errors.ts';
+import { WorkerFail, notKept } from './errors.ts';
 import { ExportGate } from './export-gate.ts';
 import { type HookPoint, TestHooks } from './test-hooks.ts';
 import { importFolderToOpfs, isHiddenFolder, modelFilesFor, modelsStore, tryFetch, weightBytes } from './model-source.ts';
@@ -76,11 +76,14 @@ const trial = new TeamTrial(session, run);
 function kept(iteration?: number) {
   const data = run.model ? run.iterationData(iteration) : null;
   if (!data) {
-    throw new WorkerFail('NO_EPISODES', iteration === undefined ? 'no iteration has run since this run was loaded'
-      : `iteration ${iteration} is not kept (kept: ${run.keptIterations.join(', ') || 'none'})`);
+    if (iteration === undefined) throw new WorkerFail('NO_EPISODES', 'no iteration has run since this run was loaded');
+    throw notKept(iteration, run.keptIterations);
   }
   return data;
 }
+
+/** The demo run opened and not trained since: Inspect shows its recorded iteration. */
+const showsDemoRecord = (): boolean => !run.last && run.id === DEMO_RUN_ID;
 
 /** Exports of stored runs read OPFS and merge on the CPU beside the loop: refused while a run trains, so training keeps its pace. */
 function refuseWhileTraining(what: string): void {
@@ -205,12 +208,17 @@ const api: EngineApi = {
   }),
   inspect: (episode, method, iteration) => wrap(async () => {
     const m = run.model;
-    if (!run.last && run.id === DEMO_RUN_ID) return demoInspect(await demoRecord(), episode, method);
+    if (showsDemoRecord()) return demoInspect(await demoRecord(), episode, method);
     const data = kept(iteration);
     return inspectEpisode({ ...data, decode: (ids) => m!.tokenizer.decode(ids, { skipSpecialTokens: false }) }, episode, method);
   }),
   async exportEpisodes(iteration) {
     const r = await wrap(async (): Promise<Download> => {
+      if (showsDemoRecord() && run.config) {
+        const d = await demoRecord();
+        if (iteration !== undefined && iteration !== d.iteration) throw notKept(iteration, [d.iteration]);
+        return { name: `marft-episodes-${run.id}-it${d.iteration}.jsonl`, bytes: new TextEncoder().encode(demoEpisodesJsonl(d, run.config)) };
+      }
       const data = kept(iteration);
       return { name: `marft-episodes-${run.id}-it${data.iteration}.jsonl`, bytes: new TextEncoder().encode(episodesToJsonl(data.config, data.episodes, data.scores)) };
     });

@@ -48,3 +48,7 @@ export class WorkerFail extends CodedError<WorkerErrorCode> {
  * notices and inspector errors of its own (ROLLBACK, INSPECT_RANGE, DEMO_COPY: the read-only demo run continued in a copy).
  */
 export type AnyErrorCode = EngineErrorCode | WorkerErrorCode | 'INTERNAL' | 'ROLLBACK' | 'INSPECT_RANGE' | 'DEMO_COPY';
+
+/** NO_EPISODES for an iteration the run does not keep, numbered from 1 as the lab shows iterations (0-based inside). */
+export const notKept = (iteration: number, kept: readonly number[]): WorkerFail =>
+  new WorkerFail('NO_EPISODES', `iteration ${iteration + 1} is not kept (kept: ${kept.map((i) => i + 1).join(', ') || 'none'})`);

@@ -2,6 +2,7 @@
 // modes, schedule, hyperparameters and the rollout size. Every field shows its validation message in place.
 
 import { LORA_TARGETS, STEP_REWARD_NAMES, type RunConfig, defaultTargetKl } from '../../config/run-config.ts';
+import { suggestedStepRewards } from '../../config/run-presets.ts';
 import { editDraft, selectDraft, useLab } from '../store.ts';
 import { CheckField, FieldIssues, Label, NumberField, SelectField } from './fields.tsx';
 
@@ -49,7 +50,11 @@ export function AlgoSettings() {
       </div>
       <h3>Credit assignment</h3>
       <div className="grid4">
-        <SelectField label="Method" path="credit.method" value={d.credit.method} options={['equal', 'step_discount', 'per_step']} onChange={(v) => editDraft((c) => { c.credit.method = v; })} />
+        <SelectField label="Method" path="credit.method" value={d.credit.method} options={['equal', 'step_discount', 'per_step']} onChange={(v) => editDraft((c) => {
+          c.credit.method = v;
+          // per_step with no helper set pays every role R (step_discount's numbers): start from the planner's own step reward
+          if (v === 'per_step' && !Object.keys(c.credit.perStep).length) c.credit.perStep = suggestedStepRewards(c.graph.agents.map((a) => a.role));
+        })} />
         {d.credit.method === 'step_discount' && <NumberField label="Discount d" path="credit.discount" value={d.credit.discount} step={0.05} onChange={(v) => editDraft((c) => { c.credit.discount = v; })} />}
         {d.credit.method === 'per_step' && !d.credit.rewardSharing && (
           <SelectField label="Fallback (roles not set)" path="credit.fallback" value={d.credit.fallback ?? 'none'} options={[...STEP_REWARD_NAMES, { value: 'none', label: 'none (every role set)' }]}

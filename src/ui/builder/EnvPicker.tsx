@@ -4,9 +4,10 @@
 
 import { DEFAULT_PRECEDENCE, listEnvs } from '../../config/envs.ts';
 import { uploadDataset } from '../actions.ts';
-import { editDraft, selectDataset, selectDraft, useLab } from '../store.ts';
+import { useMemo } from 'react';
+import { editDraft, selectDatasetRejected, selectDraft, useLab } from '../store.ts';
 import { ErrorBox } from '../Notices.tsx';
-import { DatasetPreview } from './DatasetPreview.tsx';
+import { DatasetPreview, readDataset } from './DatasetPreview.tsx';
 import { FieldIssues, Label, NumberField } from './fields.tsx';
 import { MODULE_ENV, startFromTemplate } from './module-actions.ts';
 import { ModuleEditor } from './ModuleEditor.tsx';
@@ -15,7 +16,12 @@ const ENVS = listEnvs();
 
 export function EnvPicker() {
   const env = useLab(selectDraft).env;
-  const dataset = useLab(selectDataset);
+  const rejected = useLab(selectDatasetRejected);
+  // the dataset in use is the one the config carries (an upload, an imported or restored config, a loaded run's): previewed from it
+  const data = typeof env.options.data === 'string' ? env.options.data : null;
+  const source = typeof env.options.source === 'string' ? env.options.source : 'the config\'s dataset';
+  const kind = env.name === 'code' ? 'code' : 'dataset';
+  const inUse = useMemo(() => (data === null ? null : readDataset(data, source, kind)), [data, source, kind]);
   const difficulty = typeof env.options.difficulty === 'number' ? env.options.difficulty : null;
   const isModule = env.moduleSource !== undefined || env.module !== undefined;
   return (
@@ -50,10 +56,13 @@ export function EnvPicker() {
             <input type="file" accept=".json,.jsonl,application/json" className="sr-only" data-testid="dataset-file"
               onChange={(e) => { const f = e.target.files?.[0]; if (f) void uploadDataset(f, env.name === 'code' ? 'code' : 'dataset'); e.target.value = ''; }} />
           </label>
-          {dataset && !dataset.error && env.options.source === dataset.name && <DatasetPreview dataset={dataset} />}
-          {!dataset && typeof env.options.source === 'string' && <p>{env.options.source} (from the loaded run)</p>}
-          {!dataset && env.name === 'code' && env.options.data === undefined && <p>the built-in tasks</p>}
-          {dataset?.error && <ErrorBox error={dataset.error} testid="dataset-error" />}
+          {inUse && !inUse.error && <DatasetPreview dataset={inUse} inUse />}
+          {inUse?.error && <ErrorBox error={inUse.error} testid="dataset-in-use-error" context={`reading ${source}, the dataset in the config`} />}
+          {!inUse && env.name === 'code' && <p>the built-in tasks</p>}
+          {rejected && (
+            <ErrorBox error={rejected.error} testid="dataset-error"
+              context={`reading ${rejected.name}${inUse && !inUse.error ? `; it was not used, the environment keeps ${inUse.name}` : ''}`} />
+          )}
           <p className="hint">{env.name === 'code'
             ? <>Optional, one task per line (JSONL): {'{"prompt": "Write square(x).", "entryPoint": "square", "tests": [{"input": [3], "output": 9}]}'}</>
             : <>One record per line (JSONL) or an array: {'{"problem": "What is 2+3?", "answer": "5"}'}</>}</p>

@@ -4,10 +4,10 @@
 // builder's draft (editDraft: undo/redo and the agent ids stay in the store); dragged positions are only
 // the view's. Validation messages of the graph show under it.
 
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import {
-  Background, BaseEdge, type Connection, Controls, type Edge, type EdgeChange, type EdgeProps, Handle, MarkerType,
-  type Node, type NodeChange, type NodeProps, Position, ReactFlow, getBezierPath,
+  Background, BaseEdge, type Connection, Controls, type Edge, type EdgeChange, type EdgeProps, type FitViewOptions, Handle, MarkerType,
+  type Node, type NodeChange, type NodeProps, Position, ReactFlow, getBezierPath, useReactFlow, useStore,
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
 import { useShallow } from 'zustand/react/shallow';
@@ -50,6 +50,24 @@ function NextEdge({ sourceX, sourceY, targetX, targetY, sourcePosition, targetPo
 }
 
 const nodeTypes = { agent: AgentNode };
+
+// The view fits the agents with room for the arcs above and below the rows, and a left margin wider than the
+// zoom controls (bottom left), so no agent sits under them; never zoomed in past 1.25.
+const FIT: FitViewOptions = { padding: { top: '14%', bottom: '14%', left: '64px', right: '24px' }, maxZoom: 1.25 };
+
+/**
+ * Fits the view whenever the graph's agents or edges change (a preset, an import, an added agent or edge:
+ * any of them can move agents off the canvas), and when the editor becomes visible again (a graph changed
+ * while another tab was shown was fitted to no size). React Flow holds the fit until new nodes are measured.
+ */
+function FitOnChange({ signature }: { signature: string }) {
+  const { fitView } = useReactFlow();
+  const visible = useStore((st) => st.width > 0 && st.height > 0);
+  useEffect(() => {
+    if (visible) void fitView(FIT);
+  }, [signature, visible, fitView]);
+  return null;
+}
 const edgeTypes = { arc: ArcEdge, next: NextEdge };
 
 /** The keyboard way to connect two agents (dragging a handle needs a pointer). */
@@ -154,10 +172,11 @@ export function GraphEditor() {
       {dynamic && <p className="hint">Dynamic topology: {dynamic.orchestrator} routes the task with &lt;call&gt;role&lt;/call&gt; (up to {dynamic.maxSteps} calls); edges are not used.</p>}
       <div className="graph-flow" data-testid="graph-editor" role="group" aria-label="agent graph: Tab to an agent or edge, Enter selects, Delete removes the selected edge" data-edges={edges.length}>
         <ReactFlow nodes={nodes} edges={edges} nodeTypes={nodeTypes} edgeTypes={edgeTypes} onNodesChange={onNodesChange} onEdgesChange={onEdgesChange}
-          onConnect={onConnect} onNodeClick={(_e, n) => clickNode(n.id)} fitView fitViewOptions={{ padding: 0.3 }} minZoom={0.3} maxZoom={2}
+          onConnect={onConnect} onNodeClick={(_e, n) => clickNode(n.id)} fitView fitViewOptions={FIT} minZoom={0.3} maxZoom={2}
           deleteKeyCode={['Delete', 'Backspace']} proOptions={{ hideAttribution: true }} nodesFocusable edgesFocusable>
           <Background gap={16} size={1} />
-          <Controls showInteractive={false} />
+          <Controls showInteractive={false} fitViewOptions={FIT} />
+          <FitOnChange signature={`${ids.join()}|${graph.edges.map((e) => `${e.from}>${e.to}`).join()}|${dynamic?.orchestrator ?? ''}`} />
         </ReactFlow>
       </div>
       {!dynamic && <ConnectForm roles={graph.agents.map((a) => a.role).filter(Boolean)} />}

@@ -9,7 +9,7 @@ import { STEP_REWARD_NAMES, type StepRewardName } from '../../config/run-config.
 import type { CreditMethod, InspectedLine, WorkerError } from '../../worker/api.ts';
 import { creditSandbox, recordedEpisodeLines } from '../actions.ts';
 import { patchInspector, selectInspector, useLab } from '../store.ts';
-import { colorFor, legendStops, sharedScale } from './colors.ts';
+import { chipStyle, legendStops, sharedScale } from './colors.ts';
 import {
   type Sandbox, type SandboxAction, defaultSandbox, explainCredit, gaeChain, newAction, resizeAction, sandboxConfig, sandboxFromRecorded, sandboxJsonl, setTurnCount,
 } from './sandbox.ts';
@@ -63,7 +63,7 @@ function Results({ line, s, scale, active }: { line: InspectedLine; s: Sandbox; 
             <td>
               {a.advantages.map((v, k) => (
                 <span key={k} className={`tok sb-tok${active && active.action === ai && active.token === k ? ' sel' : ''}`} data-testid={`sb-adv-${ai}-${k}`}
-                  style={{ background: colorFor(v, scale, 'advantage') }} title={`A = ${v}`}>{v.toFixed(3)}</span>
+                  style={chipStyle(v, scale, 'advantage')} title={`A = ${v}`}>{v.toFixed(3)}</span>
               ))}
             </td>
             <td data-testid={`sb-r-${ai}`}>{a.rewards.map(fmt).join(' ')}</td>
@@ -90,6 +90,7 @@ export function CreditSandbox() {
   const [step, setStep] = useState(0);
   const [playing, setPlaying] = useState(false);
   const [lines, setLines] = useState<string[]>([]);
+  const [pick, setPick] = useState('');
 
   // every change recomputes at once (the newest answer wins)
   useEffect(() => {
@@ -134,7 +135,11 @@ export function CreditSandbox() {
     setLines(got);
     setRecorded(true);
     // the controls start from the run's own settings, so a recorded episode first shows what the trainer used
-    if (runConfig) setS(defaultSandbox(runConfig.graph.agents.map((a) => a.role), runConfig));
+    const start = runConfig ? defaultSandbox(runConfig.graph.agents.map((a) => a.role), runConfig) : s;
+    // the episode open in Inspect, when one is: the sandbox starts from it
+    const open = ins.selected !== null && got[ins.selected] !== undefined ? ins.selected : null;
+    setPick(open === null ? '' : String(open));
+    setS(open === null ? start : sandboxFromRecorded(got[open], start));
   };
 
   return (
@@ -157,7 +162,7 @@ export function CreditSandbox() {
         </label>
         {recorded && lines.length > 0 && (
           <label className="field inline"><span>recorded episode</span>
-            <select data-testid="sb-recorded" defaultValue="" onChange={(e) => e.target.value !== '' && setS(sandboxFromRecorded(lines[Number(e.target.value)], s))}>
+            <select data-testid="sb-recorded" value={pick} onChange={(e) => { setPick(e.target.value); if (e.target.value !== '') setS(sandboxFromRecorded(lines[Number(e.target.value)], s)); }}>
               <option value="" disabled>pick one</option>
               {lines.map((_, i) => <option key={i} value={i}>#{i}</option>)}
             </select>
@@ -230,7 +235,9 @@ export function CreditSandbox() {
             {s.samples.length > 1 && <button type="button" onClick={() => edit((x) => ({ ...x, samples: x.samples.slice(0, -1) }))}>− sample</button>}
           </div>
         )}
-        <p className="hint">Critic values V are typed by hand (0 by default): a hand-made episode has no critic. No KL penalty is added (it has no log-probs).</p>
+        <p className="hint">{recorded
+          ? 'Critic values V are the ones the run\'s critic gave this episode (edit them to see what changes). No KL penalty is added.'
+          : 'Critic values V are typed by hand (0 by default): a hand-made episode has no critic. No KL penalty is added (it has no log-probs).'}</p>
       </div>
 
       <p className="sb-explain" data-testid="sb-explain">{explainCredit(s)}</p>
@@ -260,7 +267,7 @@ export function CreditSandbox() {
               <div className="sb-track" aria-hidden="true">
                 {chain.slice().reverse().map((c, i) => {
                   const k = chain.length - 1 - i;
-                  return <span key={i} className={`sb-node${k === step ? ' now' : k < step ? ' done' : ''}`} style={{ background: colorFor(k <= step ? c.a : null, scale, 'advantage') }}>{c.role}{s.level === 'token' ? ` ${c.token + 1}` : ''}</span>;
+                  return <span key={i} className={`sb-node${k === step ? ' now' : k < step ? ' done' : ''}`} style={chipStyle(k <= step ? c.a : null, scale, 'advantage')}>{c.role}{s.level === 'token' ? ` ${c.token + 1}` : ''}</span>;
                 })}
               </div>
               <p data-testid="sb-chain-step">step {step + 1} of {chain.length}, going back from the end: <b>{at.role}</b>, turn {at.turn + 1}{s.level === 'token' ? `, token ${at.token + 1}` : ''}</p>

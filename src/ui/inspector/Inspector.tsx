@@ -1,13 +1,16 @@
 // The Inspect tab: the episodes of an iteration the run keeps (a picker over the last ones; the one in
 // view stays while newer iterations end); each agent's output with every token coloured by advantage (or
-// value, reward, ratio, KL) on one scale shared by the columns; click a token for its GAE terms; the same
-// episode under another credit assignment strategy side by side; download the iteration's episodes as the
+// value, reward, ratio, KL) on one scale shared by the columns; click a token (or reach it with Tab and the
+// arrow keys: a column is one Tab stop) for its GAE terms; the same episode under another credit assignment
+// strategy side by side, each column saying what its method does; download the iteration's episodes as the
 // JSONL that `marft inspect` reads; and the credit-assignment sandbox, open without any run.
 
+import { useEffect, useRef, useState } from 'react';
 import type { CreditMethod, InspectedEpisode } from '../../worker/api.ts';
 import { downloadEpisodes, inspect, pickIteration, setCompare } from '../actions.ts';
-import { patchInspector, selectInspector, useLab } from '../store.ts';
-import { COLOR_BY, type ColorBy, colorFor, legendStops, sharedScale, tokenMetric, visibleText } from './colors.ts';
+import { patchInspector, selectInspector, selectRunConfig, useLab } from '../store.ts';
+import { explainMethod, methodSettings } from './credit-text.ts';
+import { COLOR_BY, type ColorBy, chipStyle, legendStops, sharedScale, tokenMetric, visibleText } from './colors.ts';
 import { CreditSandbox } from './CreditSandbox.tsx';
 import { GaeDetail } from './GaeDetail.tsx';
 import { OpenDemo } from '../runs/OpenDemo.tsx';
@@ -21,22 +24,58 @@ const columnsOf = (eps: InspectedEpisode[], by: ColorBy) => eps.map((ep) => ep.a
 
 function EpisodeView({ ep, side, scale }: { ep: InspectedEpisode; side: 0 | 1; scale: Scale }) {
   const ins = useLab(selectInspector);
+  const config = useLab(selectRunConfig);
   const by = ins.colorBy;
+  const turnRoles = ep.actions.filter((a) => a.turn === 0).map((a) => a.role);
+  // one Tab stop per column (the selected token, else the last one focused); arrow keys move inside it
+  const col = useRef<HTMLDivElement>(null);
+  const starts: number[] = []; // each action's first token, counted over the column
+  let count = 0;
+  for (const a of ep.actions) { starts.push(count); count += a.tokens.length; }
+  const [cursor, setCursor] = useState(0);
+  useEffect(() => setCursor(0), [ep.index, ep.iteration]);
+  const selected = ins.token?.side === side ? starts[ins.token.action] + ins.token.token : null;
+  const stop = Math.min(selected ?? cursor, Math.max(0, count - 1));
+  const at = (k: number): [number, number] => {
+    const ai = starts.findLastIndex((st) => st <= k);
+    return [ai, k - starts[ai]];
+  };
+  const focusToken = (k: number) => {
+    const next = Math.max(0, Math.min(count - 1, k));
+    setCursor(next);
+    col.current?.querySelectorAll<HTMLElement>('[data-testid="token"]')[next]?.focus();
+  };
+  const onKey = (e: React.KeyboardEvent, k: number) => {
+    const [ai, ti] = at(k);
+    const to: Record<string, number | undefined> = {
+      ArrowRight: k + 1, ArrowLeft: k - 1, Home: 0, End: count - 1,
+      ArrowDown: starts[ai + 1], ArrowUp: ti > 0 ? starts[ai] : starts[ai - 1],
+    };
+    if (e.key === 'Enter' || e.key === ' ') {
+      e.preventDefault();
+      patchInspector({ token: { side, action: ai, token: ti } });
+    } else if (e.key in to) {
+      e.preventDefault();
+      if (to[e.key] !== undefined) focusToken(to[e.key]!);
+    }
+  };
   return (
-    <div className="episode-col" data-testid={`episode-view-${side}`}>
+    <div className="episode-col" data-testid={`episode-view-${side}`} ref={col}>
       <h3>credit: {ep.method} <span className="hint">({ep.level} level, {ep.algo}, γ {ep.gamma}, λ {ep.lambda})</span></h3>
+      {config && <p className="hint method-explain" data-testid={`method-explain-${side}`}>{explainMethod(methodSettings(config, ep.method, turnRoles))}.</p>}
       {ep.actions.map((a, ai) => (
         <div key={ai} className="action">
           <div className="action-head"><b>{a.role}</b> <span className="hint">turn {a.turn + 1} · credited reward {a.reward.toFixed(3)} · {a.tokens.length} tokens</span></div>
-          <div className="tokens">
+          <div className="tokens" role="group" aria-label={`${a.role}'s tokens: arrow keys move, Enter shows a token's GAE terms`}>
             {a.tokens.map((t, ti) => {
               const v = tokenMetric(t, by);
               const sel = ins.token?.side === side && ins.token.action === ai && ins.token.token === ti;
+              const k = starts[ai] + ti;
               return (
-                <span key={ti} className={`tok${sel ? ' sel' : ''}`} style={{ background: colorFor(v, scale, by) }} data-testid="token"
-                  role="button" tabIndex={0} aria-pressed={sel} aria-label={`${JSON.stringify(t.text)}, ${by} ${v === null ? 'n/a' : v.toFixed(4)}`}
+                <span key={ti} className={`tok${sel ? ' sel' : ''}`} style={chipStyle(v, scale, by)} data-testid="token"
+                  role="button" tabIndex={k === stop ? 0 : -1} aria-pressed={sel} aria-label={`${JSON.stringify(t.text)}, ${by} ${v === null ? 'n/a' : v.toFixed(4)}`}
                   title={`${by}: ${v === null ? 'n/a' : v.toFixed(4)}`} onClick={() => patchInspector({ token: { side, action: ai, token: ti } })}
-                  onKeyDown={(e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); patchInspector({ token: { side, action: ai, token: ti } }); } }}>
+                  onFocus={() => setCursor(k)} onKeyDown={(e) => onKey(e, k)}>
                   {visibleText(t.text)}
                 </span>
               );

@@ -61,6 +61,33 @@ export function colorFor(v: number | null, scale: { lo: number; hi: number }, by
   return `rgb(${c[0]},${c[1]},${c[2]})`;
 }
 
+/** WCAG relative luminance of an sRGB colour (0..255 channels). */
+function luminance([r, g, b]: number[]): number {
+  const lin = (c: number) => { const x = c / 255; return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; };
+  return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+}
+
+/** WCAG contrast ratio of two luminances. */
+export const contrast = (l1: number, l2: number): number => (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05);
+
+/**
+ * The text colour for a chip of background `bg` (an rgb() colour of colorFor): black or white, whichever
+ * contrasts more. One of the two always reaches 4.58:1 on any background (WCAG AA asks 4.5 for body text);
+ * the page's own ink (#1d2330) does not on the saturated ends of the scale.
+ */
+export function inkOn(bg: string): string {
+  const m = /rgb\((\d+),\s*(\d+),\s*(\d+)\)/.exec(bg);
+  if (!m) return '#000';
+  const l = luminance([Number(m[1]), Number(m[2]), Number(m[3])]);
+  return contrast(l, 0) >= contrast(l, 1) ? '#000' : '#fff';
+}
+
+/** A token chip's colours: its background on the scale and the text colour that reads on it. */
+export function chipStyle(v: number | null, scale: { lo: number; hi: number }, by: ColorBy): { background: string; color: string } {
+  const background = colorFor(v, scale, by);
+  return { background, color: inkOn(background) };
+}
+
 /** Shows whitespace and control characters of a token visibly. */
 export function visibleText(s: string): string {
   if (s === '') return '∅';

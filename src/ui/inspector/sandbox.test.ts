@@ -25,6 +25,17 @@ describe('credit sandbox', () => {
     expect([s.level, s.algo, s.gamma, s.lambda, s.method]).toEqual([base.level, base.algo, base.ppo.gamma, base.ppo.lambda, base.credit.method]);
   });
 
+  it('per_step starts from the planner\'s plan-step reward when the config sets no helper, else from the config\'s', () => {
+    expect(defaultSandbox(roles, base).perStep).toEqual({ planner: 'planner', solver: 'team' });
+    const own = parseRunConfig({ graph: presetGraph('duo'), credit: { method: 'per_step', perStep: { solver: 'solver' } } });
+    expect(defaultSandbox(roles, own).perStep).toEqual({ planner: 'team', solver: 'solver' });
+    // the default duo: per_step now differs from step_discount (the planner is paid 0.5·0 + 0.5·R for an empty plan)
+    const [ps] = run(make({ level: 'action', method: 'per_step' }));
+    const [sd] = run(make({ level: 'action', method: 'step_discount' }));
+    expect(ps.actions.map((a) => a.rewards)).toEqual([[0.5], [1]]);
+    expect(sd.actions.map((a) => a.rewards)).toEqual([[1], [1]]);
+  });
+
   it('action level, values 0: equal puts R on the solver and GAE carries γλ·A to the planner; step_discount gives the planner R·d', () => {
     // equal: r = (0, 1); A_solver = δ = 1; δ_planner = 0 + 0.9·0 − 0 = 0, A_planner = 0 + 0.9·0.5·1 = 0.45
     const [eq] = run(make({ level: 'action', method: 'equal' }));
@@ -106,8 +117,9 @@ describe('credit sandbox', () => {
   it('explains each method in words with its numbers', () => {
     expect(explainCredit(make({ method: 'equal' }))).toMatch(/^equal: each turn's team reward R goes whole to the turn's last action \(solver\)/);
     expect(explainCredit(make({ method: 'step_discount', discount: 0.7 }))).toContain('d = 0.7');
-    expect(explainCredit(make({ method: 'per_step', perStep: { planner: 'planner', solver: 'solver' } }))).toContain('planner: planner, solver: solver');
-    expect(explainCredit(make({ method: 'step_discount', rewardSharing: true }))).toContain('Reward sharing is on');
+    expect(explainCredit(make({ method: 'per_step', perStep: { planner: 'planner', solver: 'solver' } }))).toContain('planner (helper planner): 0.5·min(plan steps/2, 1) + 0.5·R; solver (helper solver): R with a \\boxed{} answer');
+    expect(explainCredit(make({ method: 'per_step', perStep: { planner: 'team', solver: 'team' } }))).toContain("Every helper here pays R, so the numbers are step_discount's with d = 1");
+    expect(explainCredit(make({ method: 'step_discount', rewardSharing: true }))).toContain('reward sharing is on');
     expect(explainCredit(make({ algo: 'grpo' }))).toContain('GRPO has no critic');
     expect(explainCredit(make({ level: 'token' }))).toContain('token by token');
   });

@@ -5,7 +5,9 @@
 // one-paragraph explanation of each credit method.
 
 import type { RunConfig, StepRewardName } from '../../config/run-config.ts';
+import { suggestedStepRewards } from '../../config/run-presets.ts';
 import type { CreditMethod, InspectedLine } from '../../worker/api.ts';
+import { explainMethod } from './credit-text.ts';
 
 export interface SandboxAction {
   role: string;
@@ -40,14 +42,20 @@ export interface Sandbox {
 
 export const newAction = (role: string, tokens = 3): SandboxAction => ({ role, tokens, values: new Array<number>(tokens).fill(0), text: '' });
 
-/** A one-turn episode with one action of each role, reward 1, values 0, and the base config's settings. */
+/**
+ * A one-turn episode with one action of each role, reward 1, values 0, and the base config's settings. The
+ * per_step helpers are the config's when it trains with per_step; otherwise its own where it names any,
+ * else the ones the builder suggests (the planner's plan-step reward), so per_step shows something of its own.
+ */
 export function defaultSandbox(roles: readonly string[], base: RunConfig): Sandbox {
+  const own = base.credit.method === 'per_step' || Object.keys(base.credit.perStep).length > 0;
+  const helpers: Record<string, string> = own ? base.credit.perStep : suggestedStepRewards(roles);
   return {
     turns: [{ reward: 1, actions: roles.map((r) => newAction(r)) }],
     samples: [[0]],
     level: base.level, algo: base.algo, groupNorm: base.ppo.groupNorm, gamma: base.ppo.gamma, lambda: base.ppo.lambda,
     method: base.credit.method, discount: base.credit.discount, rewardSharing: base.credit.rewardSharing,
-    perStep: Object.fromEntries(roles.map((r) => [r, (base.credit.perStep[r] ?? base.credit.fallback ?? 'team') as StepRewardName])),
+    perStep: Object.fromEntries(roles.map((r) => [r, (helpers[r] ?? base.credit.fallback ?? 'team') as StepRewardName])),
   };
 }
 
@@ -152,16 +160,11 @@ export function explainCredit(s: Sandbox): string {
   const roles = [...new Set(s.turns.flatMap((t) => t.actions.map((a) => a.role)))];
   const last = s.turns[0].actions[s.turns[0].actions.length - 1]?.role ?? 'the last agent';
   const method = s.rewardSharing ? 'equal' : s.method;
-  const credit = method === 'equal'
-    ? `equal: each turn's team reward R goes whole to the turn's last action (${last}); every earlier agent gets r = 0 and learns of R only through the chain`
-    : method === 'step_discount'
-      ? `step_discount: agent i of the turn's N gets R·d^(N−1−i) with d = ${s.discount}, so the last agent gets R and each earlier one a further discounted share`
-      : `per_step: each role's helper turns R into its own reward (${roles.map((r) => `${r}: ${s.perStep[r] ?? 'team'}`).join(', ')}); planner = 0.5·min(plan steps/2, 1) + 0.5·R, solver = R with a \\boxed{} answer when right (0.1 when wrong, 0 with none), verifier and team = R`;
-  const sharing = s.rewardSharing ? ' Reward sharing is on, so the method is overridden by one team reward on the last action (the same numbers as equal).' : '';
+  const credit = explainMethod({ method: s.method, discount: s.discount, rewardSharing: s.rewardSharing, perStep: s.perStep, roles, last });
   const where = s.algo === 'grpo'
     ? ` GRPO has no critic: each token's advantage is its reward-to-go (its action's credited reward and every later one), normalised ${s.groupNorm === 'agent_turn'
       ? "against the same agent's call of the same count in the group's other samples (agent-and-turn groups, AT-GRPO)"
       : "over every generated token of the group's samples together (mean and standard deviation, as AReaL)"}.`
     : ` Then GAE walks back from the end of the episode${s.level === 'token' ? ', token by token and across the agent boundaries (a Bellman backup)' : ', one step per action'}: δ = r + γ·V_next − V, A = δ + γλ·A_next with γ = ${s.gamma}, λ = ${s.lambda}; so an agent's advantage is its own δ plus the discounted δ of every agent after it — the later agents' rewards and the critic's values V (here as typed, 0 by default) decide how much of R reaches it.`;
-  return `${credit}.${sharing}${where}`;
+  return `${credit}.${where}`;
 }

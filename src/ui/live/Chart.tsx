@@ -12,21 +12,24 @@ import { type RunOverlay, selectOverlays, useLab } from '../store.ts';
 import { alignCurves, emaSmooth, flatRange, tickLabels, toCsv, type XY } from './chart-data.ts';
 import { metricValues } from './metric-keys.ts';
 
-export interface Line { key: string; label: string; color: string }
+/** A curve to draw; `width` in CSS pixels (a wide one is a band under the others, e.g. the team's). */
+export interface Line { key: string; label: string; color: string; width?: number }
 
-interface Curve extends XY { label: string; color: string; dash: boolean }
+interface Curve extends XY { label: string; color: string; dash: boolean; width: number }
+
+const LINE_WIDTH = 1.8;
 
 /** The live run's curve of each line, then each overlay run's. */
 function curvesOf(lines: readonly Line[], overlays: readonly RunOverlay[]): Curve[] {
   const series = useLab.getState().series;
   const live = lines.map((l) => {
     const s = series.get(l.key);
-    return { label: l.label, color: l.color, dash: false, xs: s ? s.xs.subarray(0, s.length) : [], ys: s ? s.ys.subarray(0, s.length) : [] };
+    return { label: l.label, color: l.color, dash: false, width: l.width ?? LINE_WIDTH, xs: s ? s.xs.subarray(0, s.length) : [], ys: s ? s.ys.subarray(0, s.length) : [] };
   });
   const saved = overlays.flatMap((o) => {
     const values = o.history.map(metricValues);
     return lines.map((l) => ({
-      label: `${l.label} (${o.runId})`, color: l.color, dash: true,
+      label: `${l.label} (${o.runId})`, color: l.color, dash: true, width: l.width ?? LINE_WIDTH,
       xs: o.history.map((m) => m.iteration + 1), ys: values.map((v) => v[l.key] ?? NaN),
     }));
   });
@@ -75,9 +78,14 @@ export function Chart({ title, testid, lines, note, smoothing }: { title: string
         ],
         series: [
           { label: 'iteration', value: (_u, v) => fmtValue(v) },
-          ...curves.map((c) => ({ label: c.label, stroke: c.color, width: 1.8, dash: c.dash ? [6, 4] : undefined, value: (_u: uPlot, v: number | null) => fmtValue(v), points: { show: xs.length < 60 } })),
+          ...curves.map((c) => ({
+            label: c.label, stroke: c.color, width: c.width, dash: c.dash ? [6, 4] : undefined, value: (_u: uPlot, v: number | null) => fmtValue(v),
+            // a band's points are filled discs as wide as it, so a lone point shows under an agent's too
+            points: c.width > LINE_WIDTH ? { show: xs.length < 60, size: c.width + 4, fill: c.color, stroke: c.color } : { show: xs.length < 60 },
+          })),
         ],
-        legend: { live: true },
+        // the legend's marker as wide as its line (up to 6 px), so a band reads as one there too
+        legend: { live: true, markers: { width: (_u: uPlot, i: number) => Math.min(6, Math.max(2, Math.round(curves[i - 1]?.width ?? 2))) } },
         cursor: { drag: { x: true, y: false } },
       };
       plot.current = new uPlot(opts, [xs, ...ys] as uPlot.AlignedData, el);

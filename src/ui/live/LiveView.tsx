@@ -5,12 +5,15 @@
 import { useEffect, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { estimateIteration } from '../gpu-estimate.ts';
-import { selectLastMetrics, selectOverlays, selectRun, useLab } from '../store.ts';
+import { continueInterrupted, dismissInterrupted } from '../actions.ts';
+import { selectInterrupted, selectLastMetrics, selectOverlays, selectRun, selectRunActive, useLab } from '../store.ts';
 import { Chart, type Line } from './Chart.tsx';
 import { ProfilePanel } from './ProfilePanel.tsx';
 import { OpenDemo } from '../runs/OpenDemo.tsx';
 import { agentKey, formatDuration, timeLeft } from './metric-keys.ts';
 
+/** The team curve's band colour (light slate: the agents' lines stay readable on it). */
+const TEAM_BAND = '#aab3c2';
 const PALETTE = ['#d9534f', '#3b6ed6', '#2e9e62', '#b8860b', '#8e44ad', '#16a2b8'];
 // the live run's agents, then those only an overlaid run has (its per-agent curves need a line too)
 const selectRoles = (s: ReturnType<typeof useLab.getState>): string[] => {
@@ -65,6 +68,25 @@ function Progress() {
   );
 }
 
+/** After a reload (or a closed tab) mid-training: the run that was training, offered to continue from its last checkpoint. */
+function Interrupted() {
+  const i = useLab(selectInterrupted);
+  const active = useLab(selectRunActive);
+  const gpuReady = useLab((s) => s.gpu.status === 'ready');
+  if (!i) return null;
+  return (
+    <section className="card interrupted" data-testid="train-interrupted" role="region" aria-label="interrupted run">
+      <p><b>Run {i.runId} was training when the page was closed or reloaded.</b> Its last checkpoint{i.iteration !== null ? ` (iteration ${i.iteration})` : ''} is
+        kept in this browser: continue training from there, or open it paused.</p>
+      <div className="row">
+        <button type="button" className="primary" data-testid="continue-interrupted" disabled={active || !gpuReady} onClick={() => void continueInterrupted(true)}>Continue training ▶</button>
+        <button type="button" data-testid="open-interrupted" disabled={active || !gpuReady} onClick={() => void continueInterrupted(false)}>Open it paused</button>
+        <button type="button" className="link" data-testid="dismiss-interrupted" onClick={dismissInterrupted}>Dismiss</button>
+      </div>
+    </section>
+  );
+}
+
 function ChartControls({ smoothing, setSmoothing }: { smoothing: number; setSmoothing: (v: number) => void }) {
   const overlays = useLab(useShallow(selectOverlays));
   return (
@@ -78,20 +100,23 @@ function ChartControls({ smoothing, setSmoothing }: { smoothing: number; setSmoo
 
 export function LiveView() {
   const roles = useLab(useShallow(selectRoles));
-  const empty = useLab(selectEmpty);
+  const interrupted = useLab(selectInterrupted);
+  const empty = useLab(selectEmpty) && !interrupted;
   const [smoothing, setSmoothing] = useState(0);
   const perAgent = (what: 'reward' | 'accuracy'): Line[] => [
-    { key: `team.${what}`, label: 'team', color: '#1d2330' },
+    // the team as a wide band under the agents' lines: where an agent's curve equals it, both stay visible
+    { key: `team.${what}`, label: 'team', color: TEAM_BAND, width: 7 },
     ...roles.map((r, i) => ({ key: agentKey(r, what), label: r, color: PALETTE[i % PALETTE.length] })),
   ];
   return (
     <div className="live">
       <Progress />
+      <Interrupted />
       {empty && <p className="hint card" data-testid="train-empty">Nothing trained yet: press Train, or <OpenDemo where="train" /> to explore a short recorded run.</p>}
       <ChartControls smoothing={smoothing} setSmoothing={setSmoothing} />
       <div className="charts">
-        <Chart smoothing={smoothing} title="Reward" testid="reward-chart" lines={perAgent('reward')} note="team reward per episode; per agent: mean credited reward of its actions" />
-        <Chart smoothing={smoothing} title="Accuracy" testid="accuracy-chart" lines={perAgent('accuracy')} note="fraction of episodes solved; per answering agent: its own answers" />
+        <Chart smoothing={smoothing} title="Reward" testid="reward-chart" lines={perAgent('reward')} note="team (grey band): reward per episode; per agent: mean credited reward of its actions. An agent's line inside the band equals the team's" />
+        <Chart smoothing={smoothing} title="Accuracy" testid="accuracy-chart" lines={perAgent('accuracy')} note="team (grey band): fraction of episodes solved; per answering agent: its own answers" />
         <Chart smoothing={smoothing} title="Losses" testid="loss-chart" lines={[{ key: 'loss.policy', label: 'policy', color: '#3b6ed6' }, { key: 'loss.value', label: 'value', color: '#d9534f' }]} />
         <Chart smoothing={smoothing} title="Entropy" testid="entropy-chart" lines={[{ key: 'entropy', label: 'entropy', color: '#2e9e62' }]} />
         <Chart smoothing={smoothing} title="KL" testid="kl-chart" lines={[{ key: 'kl.approx', label: 'approx KL (old→new)', color: '#8e44ad' }, { key: 'kl.ref', label: 'KL to reference', color: '#b8860b' }]} />

@@ -1,8 +1,8 @@
 // A run's exports from the latest checkpoint or the one picked: its PEFT adapters as a zip (read from storage,
 // the run need not be loaded), and its agents as ONNX: one button per role exports the base model with that
 // agent's adapter merged (the shared adapter in shared LoRA mode), as a zip of <role>.onnx, the tokenizer
-// files and a README. One ONNX export at a time; its progress and result show here, a failure also as a
-// notice with its hint.
+// files and a README (so each button says "ONNX zip", not a bare .onnx). One ONNX export at a time; its
+// progress and result show here, a failure also as a notice with its hint.
 
 import { useState } from 'react';
 import type { RunSummary } from '../../worker/api.ts';
@@ -34,9 +34,9 @@ export function OnnxExport({ run }: { run: RunSummary }) {
       </span>
       {run.roles.map((role) => (
         <button key={role} type="button" data-testid={`export-onnx-${role}`} disabled={busy}
-          title={`download ${role}.onnx: the base model with ${shared ? 'the shared adapter' : `the ${role} adapter`} merged`}
+          title={`download a zip of ${role}.onnx (the base model with ${shared ? 'the shared adapter' : `the ${role} adapter`} merged), the tokenizer files and a README`}
           onClick={() => void downloadOnnx(run.id, role, checkpoint || undefined)}>
-          {role}.onnx
+          {role} (ONNX zip)
         </button>
       ))}
       {mine && (

@@ -40,7 +40,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
   const outDir = resolve(typeof a.out === 'string' ? a.out : (resumeZip ? resumeDir!.slice(0, -4) : resumeDir) ?? `runs/run-${new Date().toISOString().replace(/[:.]/g, '-')}`);
   const totalFrom = (iteration: number, configured: number): number => {
     const total = typeof a.iterations === 'string' ? iteration + Number(a.iterations) : configured;
-    if (!Number.isInteger(total) || total < iteration) throw new Error(`--iterations must be a non-negative integer, got ${a.iterations}`);
+    if (!Number.isInteger(total) || total < iteration) throw new UsageError(`--iterations must be a non-negative integer, got ${a.iterations}`);
     return total;
   };
 

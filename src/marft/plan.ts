@@ -89,9 +89,11 @@ export interface RunPlan {
   /** The phase of the peak, and the most the engine's tensors hold at once. */
   peakPhase: PlanPhase;
   inUseBytes: number;
-  /** The most free buffers the pool may keep beyond that (the trainer's headroom), and the expected peak of GPU memory. */
+  /** The free buffers the pool keeps beyond that (other phases' buffers, within the trainer's headroom), and the expected peak of GPU memory. */
   poolCacheBytes: number;
   peakBytes: number;
+  /** The peak when sequence lengths vary between iterations: the pool may keep a second set of the peak phase's buffers. */
+  varyingPeakBytes: number;
   /** The sizes the trainer picks (src/marft/trainer.ts trainerBounds) and the decoder's path. */
   settings: { maxTokens: number; maxLogitRows: number; trainTokens: number; recompute: boolean; fused: boolean; dtype: PlanInput['dtype'] };
   /** Sequences of the worst turn: per agent, its longest prompt and its new tokens. */
@@ -349,12 +351,15 @@ function planOnce(p: PlanInput): RunPlan {
   const peakPhase = (Object.keys(phases) as PlanPhase[]).reduce((a, b) => (phases[b].bytes > phases[a].bytes ? b : a));
   const residentBytes = total(res);
   const inUseBytes = residentBytes + phases[peakPhase].bytes;
-  // The pool keeps free buffers up to its headroom: the other phases' sets, and a second set of the peak
-  // phase's, because a free buffer serves only requests up to REUSE_SLACK smaller, never larger, so an
-  // iteration whose sequences are longer than the last one's makes new buffers beside the old ones.
-  const transients = sum((Object.keys(phases) as PlanPhase[]).map((k) => phases[k].bytes));
-  const poolCacheBytes = Math.min(poolHeadroom(c, inUseBytes), transients);
+  // The pool keeps free buffers up to its headroom: at the peak, those the other phases made. When sequence
+  // lengths vary between iterations it may keep a second set of the peak phase's besides: a free buffer
+  // serves requests up to REUSE_SLACK smaller, never larger, so an iteration of longer sequences than the
+  // last one's makes new buffers beside the old ones.
+  const headroom = poolHeadroom(c, inUseBytes);
+  const others = sum((Object.keys(phases) as PlanPhase[]).filter((k) => k !== peakPhase).map((k) => phases[k].bytes));
+  const poolCacheBytes = Math.min(headroom, others);
   const peakBytes = inUseBytes + poolCacheBytes;
+  const varyingPeakBytes = inUseBytes + Math.min(headroom, others + phases[peakPhase].bytes);
   const largest = largestTensor(p, bounds, acts);
   const problems: string[] = [];
   if (largest.bytes > binding) {
@@ -366,7 +371,7 @@ function planOnce(p: PlanInput): RunPlan {
   const agents = p.config.graph.agents;
   const worst = sequences(p).at(-1)!;
   return {
-    resident: res, residentBytes, phases, peakPhase, inUseBytes, poolCacheBytes, peakBytes,
+    resident: res, residentBytes, phases, peakPhase, inUseBytes, poolCacheBytes, peakBytes, varyingPeakBytes,
     settings: { ...bounds, fused, dtype: p.dtype },
     sequences: worst.map((s) => ({ role: agents[s.agent].role, prompt: s.prompt, generated: s.generated })),
     largest,
@@ -384,11 +389,13 @@ function largestTensor(p: PlanInput, bounds: ReturnType<typeof trainerBounds>, a
   const widest = Math.max(...sequences(p).flat().map((s) => s.prompt + s.generated));
   const agentsAtOnce = Math.max(...compileGraph(p.config.graph).layers.map((l) => l.length), 1);
   const rows = Math.min(bounds.maxLogitRows, sum(acts.map((a) => a.actionIds.length)));
+  // the widest activation: a forward of the most tokens, policy and reference stacked
+  const tokens = Math.min(bounds.maxTokens, 2 * sum(acts.map((a) => a.promptIds.length + a.actionIds.length)));
   const candidates = [
     item('the embedding', c.vocabSize * c.hiddenSize * bytes, `${c.vocabSize} x ${c.hiddenSize} ${p.dtype}`),
     item('a KV cache layer', E * agentsAtOnce * widest * c.numKvHeads * c.headDim * 4, `${E * agentsAtOnce} sequences x ${widest} positions`),
     item('the logits', rows * c.vocabSize * 4, `${rows} rows x ${c.vocabSize} f32`),
-    item('an MLP activation', bounds.maxTokens * c.intermediateSize * 4, `${bounds.maxTokens} tokens x ${c.intermediateSize} f32`),
+    item('an MLP activation', tokens * c.intermediateSize * 4, `${tokens} tokens x ${c.intermediateSize} f32`),
   ];
   return candidates.reduce((a, b) => (b.bytes > a.bytes ? b : a));
 }
@@ -444,7 +451,7 @@ export function formatPlan(plan: RunPlan): string[] {
     lines.push(`  ${ph} ${formatBytes(plan.phases[ph].bytes)} beyond resident${ph === plan.peakPhase ? ' (the peak)' : ''}:`);
     lines.push(...plan.phases[ph].items.map((x) => row(x, '    ')));
   }
-  lines.push(`  tensors at once ${formatBytes(plan.inUseBytes)}, free buffers the pool may keep ${formatBytes(plan.poolCacheBytes)}`);
+  lines.push(`  tensors at once ${formatBytes(plan.inUseBytes)}, free buffers the pool keeps ${formatBytes(plan.poolCacheBytes)}; up to ${formatBytes(plan.varyingPeakBytes)} in all when sequence lengths vary between iterations`);
   lines.push(`  largest buffer: ${plan.largest.name} ${formatBytes(plan.largest.bytes)} (${plan.largest.detail})`);
   if (plan.time) lines.push(`time per iteration: about ${plan.time.seconds.toPrecision(2)} s (rollout ${plan.time.rolloutSeconds.toPrecision(2)} s, scoring and update ${plan.time.updateSeconds.toPrecision(2)} s; a rough scale from the device's speed probe)`);
   if (!plan.problems.length) return [...lines, 'fits'];

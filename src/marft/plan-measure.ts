@@ -9,7 +9,7 @@ import type { RunConfig } from '../config/run-config.ts';
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Decoder } from '../model/decoder.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
-import type { PlanPhase } from './plan.ts';
+import { type PlanPhase, type RunPlan, formatBytes } from './plan.ts';
 import { createTrainState, releaseTrainState } from './state.ts';
 import { Trainer } from './trainer.ts';
 
@@ -82,4 +82,22 @@ export async function measurePlan(gpu: Gpu, decoder: Decoder, tokenizer: LoadedT
     releaseTrainState(gpu, state);
   }
   return { resident, iterations };
+}
+
+/** Planned against measured bytes, per phase, of the last measured iteration. */
+export function formatComparison(plan: RunPlan, measured: Measured): string[] {
+  const it = measured.iterations.at(-1)!;
+  const n = measured.iterations.length;
+  const ratio = (a: number, b: number) => (b > 0 ? `${((a / b - 1) * 100).toFixed(1)}%` : '-');
+  const row = (what: string, planned: number, got: number) => `  ${what.padEnd(30)} ${formatBytes(planned).padStart(10)} ${formatBytes(got).padStart(10)} ${ratio(planned, got).padStart(8)}`;
+  return [
+    `measured (iteration ${n} of ${n}, the buffer pool's counters; critic warm-up skipped): ${it.generated} tokens generated, ${it.seconds.toFixed(2)} s`,
+    `  longest prompts: ${Object.entries(it.prompts).map(([r, t]) => `${r} ${t}`).join(', ')} tokens (planned ${plan.sequences.map((s) => `${s.role} ${s.prompt}`).join(', ')})`,
+    `  ${''.padEnd(30)} ${'planned'.padStart(10)} ${'measured'.padStart(10)} ${'plan off'.padStart(8)}`,
+    row('resident', plan.residentBytes, measured.resident),
+    ...(['rollout', 'score', 'update'] as const).map((ph) => row(`${ph}: tensors at once`, plan.residentBytes + plan.phases[ph].bytes, it.phases[ph].inUse)),
+    row('iteration: tensors at once', plan.inUseBytes, it.inUse),
+    row('iteration: GPU memory (pool)', plan.peakBytes, it.allocated),
+    row('  lengths varying: at most', plan.varyingPeakBytes, it.allocated),
+  ];
 }

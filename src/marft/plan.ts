@@ -28,6 +28,8 @@ import { bucketSize } from '../gpu/pool.ts';
 import { type LinearModule, type ModelConfig, linearDims } from '../model/config.ts';
 import { MAX_PREFILL_TOKENS } from '../model/generate.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
+import type { Decoder } from '../model/decoder.ts';
+import type { Gpu } from '../gpu/gpu.ts';
 import { CHUNK_MAX_ROWS, chunkActions } from './batch.ts';
 import { needsCriticTrunk } from './critic.ts';
 import { encodeObservation } from './rollout.ts';
@@ -328,6 +330,20 @@ function updatePlan(p: PlanInput, bounds: ReturnType<typeof trainerBounds>, acts
   }
   const items = [criticInput, ...peak.filter((x) => x.bytes > 0)];
   return { items, bytes: total(items) };
+}
+
+/**
+ * The plan of `config` on a loaded model and its device (the lab's worker and `marft train --plan`): the
+ * stored dtype, the decoder's path, the adapter's limits and the prompts measured with the model's tokenizer.
+ */
+export async function planOnModel(
+  m: { gpu: Gpu; decoder: Decoder; tokenizer: LoadedTokenizer }, config: RunConfig, o: { budget?: number; speed?: SpeedProbe; maxTokens?: number } = {},
+): Promise<RunPlan> {
+  const l = m.gpu.limits;
+  return planRun({
+    config, model: m.decoder.config, dtype: m.decoder.weights.dtype, fused: m.decoder.fused, prompts: await planPrompts(config, m.tokenizer),
+    device: { maxBufferSize: l.maxBufferSize, maxStorageBufferBindingSize: l.maxStorageBufferBindingSize, cpu: m.gpu.cpu }, ...o,
+  });
 }
 
 /** The plan of one iteration of `p.config` on `p.model` (see the file's header). */

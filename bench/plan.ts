@@ -19,7 +19,7 @@ import { loadDecoder } from '../src/model/load.ts';
 import { nodeModelFiles } from '../src/model/node-files.ts';
 import type { LoadedTokenizer } from '../src/model/tokenizer.ts';
 import { releaseWeights, uploadWeights } from '../src/model/weights.ts';
-import { formatBytes, formatPlan, planPrompts, planRun } from '../src/marft/plan.ts';
+import { formatBytes, formatPlan, planOnModel } from '../src/marft/plan.ts';
 import { formatComparison, measurePlan } from '../src/marft/plan-measure.ts';
 import { BENCH_MODELS, benchModelConfigJson, randomWeights, syntheticTokenizer } from './random-model.ts';
 import { randomModelBenchConfig } from './bench-configs.ts';
@@ -61,10 +61,7 @@ for (const name of names) {
     decoder = new Decoder(gpu, mc, uploadWeights(gpu, mc, randomWeights(mc, 1), dtype === 'bf16' ? { storeAs: 'bf16' } : {}));
     tokenizer = syntheticTokenizer(mc.vocabSize);
   }
-  const plan = planRun({
-    config, model: decoder.config, dtype: decoder.weights.dtype, fused: decoder.fused, prompts: await planPrompts(config, tokenizer), maxTokens,
-    device: { maxBufferSize: gpu.limits.maxBufferSize, maxStorageBufferBindingSize: gpu.limits.maxStorageBufferBindingSize, cpu: gpu.cpu },
-  });
+  const plan = await planOnModel({ gpu, decoder, tokenizer }, config, { maxTokens });
   console.log(`\n== ${name}`);
   for (const l of formatPlan(plan)) console.log(l);
   const m = await measurePlan(gpu, decoder, tokenizer, config, { iterations, maxTokens });

@@ -5,11 +5,12 @@
 import { describe, expect, it } from 'vitest';
 import { testGpu } from '../../kernels/testing.ts';
 import { parseModelConfig } from '../model/config.ts';
+import { attentionBackwardScratch } from '../model/memory.ts';
 import { tinyTokenizer } from '../model/file-fixtures.ts';
 import { loadTokenizer } from '../model/tokenizer.ts';
 import { parseRunConfig } from '../config/run-config.ts';
 import { tinyRunConfig } from '../config/testing.ts';
-import { type PlanInput, formatPlan, planPrompts, planRun } from './plan.ts';
+import { type PlanInput, formatPlan, planOnModel, planPrompts, planRun } from './plan.ts';
 import { measurePlan } from './plan-measure.ts';
 import { releaseTrainState } from './state.ts';
 import { tinySetup } from './testing.ts';
@@ -84,6 +85,27 @@ describe('planRun by hand', () => {
   });
 });
 
+describe('attentionBackwardScratch', () => {
+  // HS 64, 4 heads over 2 kv heads; a desktop GPU's limits
+  const model = parseModelConfig({ ...MODEL_JSON, hidden_size: 256, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 64 });
+  const limits = {
+    maxBufferSize: 2 ** 32, maxStorageBufferBindingSize: 2 ** 31, maxComputeWorkgroupStorageSize: 49152, maxComputeInvocationsPerWorkgroup: 1024,
+    maxComputeWorkgroupSizeX: 1024, maxStorageBuffersPerShaderStage: 10,
+  };
+  it('follows the variant the kernel picks for the length', () => {
+    const ld = (B: number, T: number) => B * 4 * T * 2 * 4;
+    // up to 341 tokens: the fused single-split variant, ld alone
+    expect(attentionBackwardScratch(model, 3, 300, { cpu: false, limits })).toEqual([ld(3, 300)]);
+    // longer: 4 splits of dk and dv (4, B, T, 2, 64) and the (B, 4, T, T) dS scratch
+    expect(attentionBackwardScratch(model, 3, 500, { cpu: false, limits })).toEqual([ld(3, 500), 4 * 3 * 500 * 2 * 64 * 4, 4 * 3 * 500 * 2 * 64 * 4, 3 * 4 * 500 * 500 * 4]);
+    // dS past 512 MiB is not kept; a CPU adapter's paths take no scratch
+    expect(attentionBackwardScratch(model, 64, 1500, { cpu: false, limits })).toHaveLength(3);
+    expect(attentionBackwardScratch(model, 3, 500, { cpu: true, limits })).toEqual([]);
+    // a device whose workgroup memory cannot hold the blocked variant runs v1: ld alone
+    expect(attentionBackwardScratch(model, 3, 500, { cpu: false, limits: { ...limits, maxComputeWorkgroupStorageSize: 16384 } })).toEqual([ld(3, 500)]);
+  });
+});
+
 describe('planRun limits, budget and advice', () => {
   it('a buffer over the binding limit is named', () => {
     // the trainer's forwards take at least 64 tokens; this one stacks policy and reference, 2 x 14 tokens
@@ -140,12 +162,11 @@ describe('the plan on the GPU', () => {
   it('is within 15% of the buffer pool\'s measured peaks', async () => {
     const gpu = await testGpu();
     const before = gpu.pool.stats.bytesInUse;
-    const { decoder, tokenizer, model, config, state } = tinySetup(gpu, { rollout: { episodes: 2, horizon: 1 } });
+    const { decoder, tokenizer, config, state } = tinySetup(gpu, { rollout: { episodes: 2, horizon: 1 } });
     releaseTrainState(gpu, state);
-    const plan = planRun({
-      config, model, dtype: decoder.weights.dtype, fused: decoder.fused, prompts: await planPrompts(config, tokenizer), maxTokens: 512,
-      device: { maxBufferSize: gpu.limits.maxBufferSize, maxStorageBufferBindingSize: gpu.limits.maxStorageBufferBindingSize, cpu: gpu.cpu },
-    });
+    const plan = await planOnModel({ gpu, decoder, tokenizer }, config, { maxTokens: 512 });
+    expect(plan.settings.dtype).toBe(decoder.weights.dtype);
+    expect(plan.settings.fused).toBe(decoder.fused);
     const m = await measurePlan(gpu, decoder, tokenizer, config, { iterations: 2, maxTokens: 512 });
     const it2 = m.iterations[1];
     expect(m.resident - before).toBe(plan.residentBytes);

@@ -27,6 +27,7 @@ import type { AsyncEnv } from '../envs/types.ts';
 import { bucketSize } from '../gpu/pool.ts';
 import { type LinearModule, type ModelConfig, linearDims } from '../model/config.ts';
 import { MAX_PREFILL_TOKENS } from '../model/generate.ts';
+import { type ScratchLimits, attentionBackwardScratch } from '../model/memory.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
 import type { Decoder } from '../model/decoder.ts';
 import type { Gpu } from '../gpu/gpu.ts';
@@ -40,9 +41,21 @@ import { poolHeadroom, trainerBounds } from './trainer.ts';
 export interface PlanDevice {
   maxBufferSize: number;
   maxStorageBufferBindingSize: number;
-  /** A CPU adapter (SwiftShader): the decoder's fused path is off there by default, so no fused copies. */
+  /** The limits that pick the attention backward's variant (its scratch); WebGPU's defaults when not given. */
+  maxComputeWorkgroupStorageSize?: number;
+  maxComputeInvocationsPerWorkgroup?: number;
+  maxComputeWorkgroupSizeX?: number;
+  maxStorageBuffersPerShaderStage?: number;
+  /** A CPU adapter (SwiftShader): the decoder's fused path is off there by default (no fused copies), and attention runs without scratch. */
   cpu?: boolean;
 }
+
+/** A PlanDevice's limits, WebGPU's defaults for those not given. */
+const scratchLimits = (d: PlanDevice): ScratchLimits => ({
+  maxBufferSize: d.maxBufferSize, maxStorageBufferBindingSize: d.maxStorageBufferBindingSize,
+  maxComputeWorkgroupStorageSize: d.maxComputeWorkgroupStorageSize ?? 16384, maxComputeInvocationsPerWorkgroup: d.maxComputeInvocationsPerWorkgroup ?? 256,
+  maxComputeWorkgroupSizeX: d.maxComputeWorkgroupSizeX ?? 256, maxStorageBuffersPerShaderStage: d.maxStorageBuffersPerShaderStage ?? 8,
+});
 
 export interface PlanInput {
   config: RunConfig;
@@ -311,9 +324,10 @@ function updatePlan(p: PlanInput, bounds: ReturnType<typeof trainerBounds>, acts
     const residual = (L + 1) * f32(N * C);
     const layers = bounds.recompute ? savedLayer(c, B, T, config.lora.targets, config.lora.r) + f32(N * C) : L * savedLayer(c, B, T, config.lora.targets, config.lora.r);
     const head = f32(N * C) + f32(N) + f32(M * C) + f32(M * c.vocabSize) + 8 * f32(M) + f32(4 * M);
-    // backward: dx and its scratch, plus the widest of a layer's gradients alive at once
-    const bw = 2 * f32(N * C) + Math.max(3 * f32(N * I), 2 * f32(N * I) + f32(N * C), 2 * f32(N * NH * HS) + 2 * f32(N * NKV * HS), f32(N * NH * HS) + 2 * f32(N * NKV * HS) + f32(N * C))
-      + (p.device?.cpu ? 0 : Math.min(B * NH * T * T * 4, 512 * 2 ** 20)); // a GPU's attention backward keeps its dS scratch
+    // backward: dx and its scratch, plus the widest of a layer's gradients alive at once (the attention
+    // backward's with its kernel's scratch: ld, split partials, dS on a GPU)
+    const scratch = p.device ? sum(attentionBackwardScratch(c, B, T, { cpu: p.device.cpu ?? false, limits: scratchLimits(p.device) }).map(bucketSize)) : 0;
+    const bw = 2 * f32(N * C) + Math.max(3 * f32(N * I), 2 * f32(N * I) + f32(N * C), 2 * f32(N * NH * HS) + 2 * f32(N * NKV * HS) + scratch, f32(N * NH * HS) + 2 * f32(N * NKV * HS) + f32(N * C));
     // the frozen-head critic's forward over the minibatch's rows stays alive beside the policy's micro-batches
     const Rmb = level === 'token' ? sum(mb.map((a) => a.actionIds.length)) : mb.length;
     const critic = config.algo === 'ppo' && config.critic.mode !== 'lora' ? f32(Rmb * C) + headForward(Rmb, config.critic.hidden, criticHeads(config)) : 0;
@@ -342,7 +356,12 @@ export async function planOnModel(
   const l = m.gpu.limits;
   return planRun({
     config, model: m.decoder.config, dtype: m.decoder.weights.dtype, fused: m.decoder.fused, prompts: await planPrompts(config, m.tokenizer),
-    device: { maxBufferSize: l.maxBufferSize, maxStorageBufferBindingSize: l.maxStorageBufferBindingSize, cpu: m.gpu.cpu }, ...o,
+    device: {
+      maxBufferSize: l.maxBufferSize, maxStorageBufferBindingSize: l.maxStorageBufferBindingSize, maxComputeWorkgroupStorageSize: l.maxComputeWorkgroupStorageSize,
+      maxComputeInvocationsPerWorkgroup: l.maxComputeInvocationsPerWorkgroup, maxComputeWorkgroupSizeX: l.maxComputeWorkgroupSizeX,
+      maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage, cpu: m.gpu.cpu,
+    },
+    ...o,
   });
 }
 

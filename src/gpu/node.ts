@@ -9,6 +9,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import type { Gpu } from './gpu.ts';
 import { type AcquireOptions, acquireFrom } from './device.ts';
+import { messageWithoutHint } from '../common/errors.ts';
 import { GpuError } from './errors.ts';
 
 export const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
@@ -168,6 +169,8 @@ export function createNodeGpu(opts: AcquireOptions = {}): Promise<Gpu> {
     try {
       g = await acquireFrom(gpu, opts);
     } catch (e) {
+      // the browser's hint for a refused device speaks of tabs: here the driver is what to look at
+      if (e instanceof GpuError && e.code === 'NO_DEVICE') throw new GpuError('NO_DEVICE', `${messageWithoutHint(e.message)} (${api})`, noGpuHint(platform, backend));
       if (e instanceof GpuError && e.code !== 'NO_ADAPTER') throw e;
       const why = e instanceof GpuError ? '' : `: ${(e as Error).message.split('\n')[0]}`;
       throw new GpuError('NO_ADAPTER', `no GPU: Dawn found no ${api} adapter${driver}${why}${late}`, noGpuHint(platform, backend));

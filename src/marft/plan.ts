@@ -175,7 +175,7 @@ function resident(p: PlanInput, fused: boolean): PlanItem[] {
   const S = agentSlots(config);
   const policy = loraBytes(c, config.lora.r, config.lora.targets, S);
   out.push(item('policy LoRA', policy, `r ${config.lora.r} on ${config.lora.targets.join(', ')}, ${S} slot${S > 1 ? 's' : ''} (${config.lora.mode}), with gradients`));
-  // AdamW keeps m and v shaped like each parameter: half the set's bytes (params + grads) twice, plus the stats
+  // AdamW's m and v are shaped like A and B: as many bytes as the set's parameters and gradients, plus the stats
   out.push(item('policy optimiser', policy + f32(S * 8), 'AdamW m and v (f32)'));
   const heads = headTensors(C, config.critic.hidden, criticHeads(config));
   const criticLora = config.critic.mode === 'lora' ? loraBytes(c, config.lora.r, config.lora.targets, config.graph.agents.length) : 0;

@@ -41,7 +41,7 @@ import type { LoadedTokenizer } from '../src/model/tokenizer.ts';
 import { uploadWeights } from '../src/model/weights.ts';
 import { createTrainState, releaseTrainState } from '../src/marft/state.ts';
 import { Trainer } from '../src/marft/trainer.ts';
-import { benchModelConfigJson, randomWeights } from './random-model.ts';
+import { benchModelConfigJson, randomWeights, syntheticTokenizer } from './random-model.ts';
 import { benchModelFolder } from './lab-server.ts';
 import { memoryFiles } from '../src/model/folder.ts';
 import { presetBenchConfig, presetEpisodes, randomModelBenchConfig } from './bench-configs.ts';
@@ -63,17 +63,6 @@ function promptTokens(actions: ReadonlyArray<{ agent: number; promptIds: readonl
     const ps = actions.filter((a) => a.agent === i).map((a) => a.promptIds.length);
     return Math.round(ps.reduce((x, y) => x + y, 0) / Math.max(1, ps.length));
   }).join(',');
-}
-
-/** Printable-character tokenizer for random models: no chat template, no end token. */
-function syntheticTokenizer(vocab: number): LoadedTokenizer {
-  return {
-    hasChatTemplate: false, eosIds: [], bosId: null, padId: 0, vocabSize: vocab,
-    encode: (t: string) => Array.from(t, (c) => 1 + (c.charCodeAt(0) % (vocab - 1))),
-    decode: (ids: readonly number[]) => String.fromCharCode(...ids.map((i) => 32 + (i % 94))),
-    applyChatTemplate: () => { throw new Error('no chat template'); },
-    tokenToId: () => undefined, idToToken: () => undefined,
-  } as LoadedTokenizer;
 }
 
 const gpu = await acquireNodeGpu({ log: console.log });

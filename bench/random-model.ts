@@ -4,6 +4,7 @@
 import { type ModelConfig, expectedWeights } from '../src/model/config.ts';
 import { Rng } from '../src/common/rng.ts';
 import type { TensorView } from '../src/model/safetensors.ts';
+import type { LoadedTokenizer } from '../src/model/tokenizer.ts';
 
 export const BENCH_MODELS: Record<string, Record<string, unknown>> = {
   tiny: { vocab_size: 512, hidden_size: 256, intermediate_size: 704, num_hidden_layers: 4, num_attention_heads: 4, num_key_value_heads: 2 },
@@ -36,3 +37,13 @@ export function randomWeights(config: ModelConfig, seed: number): (name: string)
   };
 }
 
+/** Printable-character tokenizer for random models: no chat template, no end token. */
+export function syntheticTokenizer(vocab: number): LoadedTokenizer {
+  return {
+    hasChatTemplate: false, eosIds: [], bosId: null, padId: 0, vocabSize: vocab,
+    encode: (t: string) => Array.from(t, (c) => 1 + (c.charCodeAt(0) % (vocab - 1))),
+    decode: (ids: readonly number[]) => String.fromCharCode(...ids.map((i) => 32 + (i % 94))),
+    applyChatTemplate: () => { throw new Error('no chat template'); },
+    tokenToId: () => undefined, idToToken: () => undefined,
+  } as LoadedTokenizer;
+}

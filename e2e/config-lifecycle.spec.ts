@@ -2,7 +2,7 @@
 // role key by key (the real solver keeps its edges: issue 17's rename bug), undo and redo, reload and find
 // the builder kept, export the run-config JSON and import it back (and a bad file, with its issues
 // listed), open a share link, pick a preset run; the software adapter (SwiftShader) said as such with an
-// estimated time per iteration; no favicon 404; a paused run's config read-only with "edit a copy".
+// estimated time per iteration and the config's memory plan; no favicon 404; a paused run's config read-only with "edit a copy".
 
 import { mkdirSync, readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
@@ -25,6 +25,9 @@ test('rename, undo, reload, export/import, share link, presets, help and the dev
   await expect(page.getByTestId('software-note')).toContainText('on the CPU');
   await expect(page.getByTestId('model-status')).toHaveAttribute('data-state', 'ready', { timeout: 60_000 });
   await expect(page.getByTestId('iteration-estimate')).toContainText('Estimated time per iteration');
+  // beside it, the config's memory plan from the engine
+  await expect(page.getByTestId('memory-plan')).toHaveAttribute('data-fits', 'true', { timeout: 60_000 });
+  await expect(page.getByTestId('memory-plan')).toContainText('Expected peak GPU memory');
 
   // add an agent, connect it to the solver, then type "solver2" key by key into its role
   await page.getByTestId('add-agent').click();

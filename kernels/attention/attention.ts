@@ -364,6 +364,34 @@ export function attentionForward(gpu: Gpu, out: Tensor, lse: Tensor, q: Tensor, 
   });
 }
 
+type BackwardLimits = Parameters<typeof blockedUnfit>[2] & Pick<GPUSupportedLimits, 'maxStorageBufferBindingSize' | 'maxBufferSize'>;
+
+/**
+ * The backward variant that runs: without dS scratch past DS_SCRATCH_MAX (a browser's GPU memory) or the
+ * binding limits, and 'v1' where the blocked variant does not fit the device.
+ */
+function settleBackward(v: BackwardVariant, dsBytes: number, HS: number, limits: BackwardLimits): BackwardVariant {
+  if (v === 'v1') return v;
+  const fits = v.ds && dsBytes > Math.min(DS_SCRATCH_MAX, limits.maxStorageBufferBindingSize, limits.maxBufferSize) ? { ...v, ds: false } : v;
+  return blockedUnfit(HS, fits, limits) === null ? fits : 'v1';
+}
+
+/**
+ * Bytes of each scratch tensor attentionBackward takes from the pool for these dims (self-attention, T
+ * queries and keys) on a device, with the choices it makes: the tiled path's ld, and the blocked variant's
+ * split partials of dk and dv and its dS scratch. For a memory plan of what a training step holds at once.
+ */
+export function backwardScratch(d: { B: number; NH: number; NKV: number; T: number; HS: number }, device: { cpu: boolean; limits: BackwardLimits }): number[] {
+  if (device.cpu) return []; // the direct and register paths (defaultPath) take none
+  const dsBytes = d.B * d.NH * d.T * d.T * 4;
+  const variant = settleBackward(backwardChoice(d.T, d.HS), dsBytes, d.HS, device.limits);
+  const out = [d.B * d.NH * d.T * 2 * 4];
+  if (variant === 'v1') return out;
+  if (variant.split > 1) out.push(...[0, 1].map(() => variant.split * d.B * d.T * d.NKV * d.HS * 4));
+  if (variant.ds) out.push(dsBytes);
+  return out;
+}
+
 /** The split-K forward: partial (max, sum, acc) per chunk of keys, then their combination. */
 function decodeForward(
   gpu: Gpu, p: DecodePrograms, out: Tensor, lse: Tensor, q: Tensor, k: Tensor, v: Tensor, opts: AttentionOptions, d: Dims,
@@ -418,11 +446,8 @@ export function attentionBackward(
   const R = d.Tq * (d.NH / d.NKV);
   const ld = gpu.tensor([d.B, d.NH, d.Tq, 2], 'f32', 'attention.ld');
   const asked = opts.backward ?? backwardChoice(d.Tq, d.HS);
-  let variant = typeof asked === 'string' ? parseBackward(asked) : asked;
-  const dsBytes = d.B * d.NH * d.Tq * d.Tk * 4;
-  // dS scratch only up to DS_SCRATCH_MAX (a browser's GPU memory), and within the binding limits
-  if (variant !== 'v1' && variant.ds && dsBytes > Math.min(DS_SCRATCH_MAX, gpu.limits.maxStorageBufferBindingSize, gpu.limits.maxBufferSize)) variant = { ...variant, ds: false };
-  if (variant !== 'v1' && blockedUnfit(d.HS, variant, gpu.limits) === null) {
+  const variant = settleBackward(typeof asked === 'string' ? parseBackward(asked) : asked, d.B * d.NH * d.Tq * d.Tk * 4, d.HS, gpu.limits);
+  if (variant !== 'v1') {
     blockedBackward(gpu, p, variant, d, { dq, dk, dv, dout, q, k, v, out, lse, ld, mask: maskOf(gpu, opts) });
     gpu.release(ld);
     return;

@@ -1,9 +1,12 @@
 // The marft command line: one entry, a command per file in src/cli/commands/.
-// Errors print their message (with the catalogue's hint) and exit 1; usage errors exit 2.
+// Errors print their message (with the catalogue's hint) and exit 1; usage errors exit 2. No error ends in
+// a stack trace, whatever throws it and wherever (a rejection nobody awaited included): a user reads one
+// line saying what went wrong and what to do. MARFT_DEBUG=1 adds the stack, for a bug report.
 
 import { ensureVulkanEnv } from '../gpu/node.ts';
 import { setSandboxSpawner } from '../envs/module/host.ts';
 import { nodeSandbox } from '../platform/sandbox/node.ts';
+import { errorMessage } from '../common/errors.ts';
 import { UsageError } from './args.ts';
 import { envCommand, usage as envUsage } from './commands/env.ts';
 import { evalCommand, usage as evalUsage } from './commands/eval.ts';
@@ -35,16 +38,27 @@ if (!command) {
   console.error(cmd && cmd !== '--help' ? `marft: unknown command "${cmd}"\n${help()}` : help());
   process.exit(cmd && cmd !== '--help' ? 2 : 0);
 }
-if (command.gpu) await ensureVulkanEnv();
-setSandboxSpawner(nodeSandbox); // users' environment modules run in worker threads (src/platform/sandbox/node.ts)
+if (argv.includes('--help') || argv.includes('-h')) {
+  console.log(`usage: ${command.usage}`);
+  process.exit(0);
+}
+/** Prints what went wrong and exits: 2 for a usage error (with the usage), 1 otherwise. */
+function fail(e: unknown): never {
+  const debug = process.env.MARFT_DEBUG ? `\n${(e as Error)?.stack ?? ''}` : '';
+  if (e instanceof UsageError) {
+    console.error(`marft ${cmd}: ${e.message}\nusage: ${command!.usage}${debug}`);
+    process.exit(2);
+  }
+  console.error(`marft ${cmd}: ${errorMessage(e)}${debug}`);
+  process.exit(1);
+}
+process.on('uncaughtException', fail);
+process.on('unhandledRejection', fail);
 try {
+  if (command.gpu) await ensureVulkanEnv();
+  setSandboxSpawner(nodeSandbox); // users' environment modules run in worker threads (src/platform/sandbox/node.ts)
   await command.run(argv);
   process.exit(0);
 } catch (e) {
-  if (e instanceof UsageError) {
-    console.error(`marft ${cmd}: ${e.message}\nusage: ${command.usage}`);
-    process.exit(2);
-  }
-  console.error(`marft ${cmd}: ${(e as Error).message}`);
-  process.exit(1);
+  fail(e);
 }

@@ -83,6 +83,31 @@ export function decoderParams(c: Decoder['config']): number {
   return c.vocabSize * c.hiddenSize * (c.tieWordEmbeddings ? 1 : 2) + c.numLayers * layer + c.hiddenSize;
 }
 
+export interface TrainerBounds {
+  /** Tokens per scoring forward: the caller's bound (default 4096), at most what one storage binding holds of the widest activation. */
+  maxTokens: number;
+  /** Rows of logits per forward pass (scoring and the update take them at the action rows only): at most 256 MiB of f32 logits, and no more than the tokens. */
+  maxLogitRows: number;
+  /**
+   * Tokens per forward of the update, whose activations (or their checkpoints) live until its backward. With
+   * recompute off (all activations kept) the scoring bound; when memory made recompute necessary, the logits
+   * rows' bound, as all forwards had before scoring's were freed of it: 8 192-token micro-batches took the
+   * 135M model with 4 agents (bf16, recompute on) from 1.3 to 3.9 GB (bench/results/s19/22-memory).
+   */
+  trainTokens: number;
+  /** Activation checkpointing in the update; 'auto' turns it on when a full micro-batch's saved activations would pass 512 MiB. */
+  recompute: boolean;
+}
+
+/** The trainer's forward sizes for a model on a device whose storage bindings hold `maxBinding` bytes. */
+export function trainerBounds(c: Decoder['config'], maxBinding: number, maxTokens = 4096, recompute: boolean | 'auto' = 'auto'): TrainerBounds {
+  const widest = 4 * Math.max(c.intermediateSize, c.numHeads * c.headDim, c.hiddenSize);
+  const tokens = Math.max(64, Math.min(maxTokens, Math.floor(maxBinding / widest)));
+  const maxLogitRows = Math.max(64, Math.min(tokens, Math.floor(2 ** 28 / (4 * c.vocabSize))));
+  const on = recompute === 'auto' ? savedBytesPerToken(c) * maxLogitRows > 512 * 2 ** 20 : recompute;
+  return { maxTokens: tokens, maxLogitRows, trainTokens: on ? maxLogitRows : tokens, recompute: on };
+}
+
 /** The stats of an update that did not run. */
 const NO_UPDATE: UpdateStats = { policyLoss: 0, valueLoss: 0, entropy: 0, approxKl: 0, klToRef: 0, clipFraction: 0, skipped: [], policySteps: 0, criticSteps: 0 };
 
@@ -96,35 +121,15 @@ export class Trainer {
   slotOf = (agent: number): number => (this.d.state.config.lora.mode === 'per_agent' ? agent : 0);
   headOf = (agent: number): number => (this.d.state.config.critic.mode === 'shared' ? 0 : agent);
 
-  /** Tokens per scoring forward: the caller's bound (default 4096), at most what one storage binding holds of the widest activation. */
-  get maxTokens(): number {
-    const c = this.d.decoder.config;
-    const widest = 4 * Math.max(c.intermediateSize, c.numHeads * c.headDim, c.hiddenSize);
-    return Math.max(64, Math.min(this.d.maxTokens ?? 4096, Math.floor(this.d.gpu.limits.maxStorageBufferBindingSize / widest)));
+  /** The forwards' sizes and activation checkpointing for this decoder and device (trainerBounds). */
+  get bounds(): TrainerBounds {
+    return trainerBounds(this.d.decoder.config, this.d.gpu.limits.maxStorageBufferBindingSize, this.d.maxTokens, this.d.recompute);
   }
 
-  /**
-   * Rows of logits per forward pass (scoring and the update take them at the action rows only): at most
-   * 256 MiB of f32 logits, and no more than the tokens.
-   */
-  get maxLogitRows(): number {
-    return Math.max(64, Math.min(this.maxTokens, Math.floor(2 ** 28 / (4 * this.d.decoder.config.vocabSize))));
-  }
-
-  /**
-   * Tokens per forward of the update, whose activations (or their checkpoints) live until its backward. With
-   * recompute off (all activations kept) the scoring bound; when memory made recompute necessary, the logits
-   * rows' bound, as all forwards had before scoring's were freed of it: 8 192-token micro-batches took the
-   * 135M model with 4 agents (bf16, recompute on) from 1.3 to 3.9 GB (bench/results/s19/22-memory).
-   */
-  get trainTokens(): number {
-    return this.recompute ? this.maxLogitRows : this.maxTokens;
-  }
-
-  get recompute(): boolean {
-    const r = this.d.recompute ?? 'auto';
-    return r === 'auto' ? savedBytesPerToken(this.d.decoder.config) * this.maxLogitRows > 512 * 2 ** 20 : r;
-  }
+  get maxTokens(): number { return this.bounds.maxTokens; }
+  get maxLogitRows(): number { return this.bounds.maxLogitRows; }
+  get trainTokens(): number { return this.bounds.trainTokens; }
+  get recompute(): boolean { return this.bounds.recompute; }
 
   private get padId(): number {
     return this.d.tokenizer.padId ?? this.d.decoder.config.padTokenId ?? 0;

@@ -5,7 +5,7 @@ import * as Comlink from 'comlink';
 import { type RunConfig, parseRunConfig } from '../config/run-config.ts';
 import { type PresetName, presetGraph } from '../config/presets.ts';
 import { PRESET_RUNS, presetRunConfig } from '../config/run-presets.ts';
-import type { CreditMethod, InspectedLine, Result, RunEvents, WorkerError } from '../worker/api.ts';
+import type { CreditMethod, InspectedLine, Result, RunEvents, RunPlan, WorkerError } from '../worker/api.ts';
 import { getEngine, onEngineGone, restartEngine } from '../worker/client.ts';
 import { type DatasetEnv, archiveKind, readDataset } from './builder/DatasetPreview.tsx';
 import { saveDownload } from './download.ts';
@@ -222,6 +222,19 @@ export async function chooseModel(path: string): Promise<void> {
   const r = await getEngine().loadModel(path).catch((e) => ({ ok: false as const, error: asError(e) }));
   if (req !== modelRequest) return;
   set({ model: r.ok ? { status: 'ready', info: r.value, error: null } : { status: 'error', info: null, error: r.error } });
+}
+
+/**
+ * The memory plan of `config` on its model and this GPU, or null where the engine cannot make one (no
+ * device, a model that does not load): the Build tab then shows the time estimate alone, with no notice.
+ */
+export async function planConfig(config: RunConfig): Promise<RunPlan | null> {
+  try {
+    const r = await getEngine().plan(config);
+    return r.ok ? r.value : null;
+  } catch {
+    return null;
+  }
 }
 
 export async function importModelFolder(files: File[]): Promise<void> {

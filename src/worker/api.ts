@@ -18,6 +18,9 @@ import type { DeviceProbe, ModelSummary } from '../marft/session.ts';
 import type { Download } from '../marft/export/agent.ts';
 import type { ModuleReport, ModuleTry } from '../marft/env-modules.ts';
 import type { TryEvent, TryRequest, TryResult } from '../marft/try-team.ts';
+import type { RunPlan } from '../marft/plan.ts';
+
+export type { Advice, PlanItem, PlanPhase, RunPlan } from '../marft/plan.ts';
 
 export type { TryEvent, TryProblem, TryRequest, TryResult } from '../marft/try-team.ts';
 
@@ -124,6 +127,12 @@ export interface EngineApi {
   hubCancel(repo: string): Promise<Result<void>>;
   /** Local models kept in OPFS, as config.model.path values. */
   listLocalModels(): Promise<Result<string[]>>;
+  /**
+   * The memory plan of one iteration of `config` on its model (loaded if it is not) and this device's limits
+   * (src/marft/plan.ts): the expected peak by what holds it, and with `budget` (bytes) or a tensor over a
+   * buffer limit, which setting to change.
+   */
+  plan(config: RunConfig, budget?: number): Promise<Result<RunPlan>>;
   /** A new run from `config`; trains until config.iterations (or one iteration then pauses when paused). */
   start(config: RunConfig, options?: { paused?: boolean }): Promise<Result<{ runId: string }>>;
   /** Loads a run's checkpoint (latest when not named) and leaves it paused. */

@@ -10,6 +10,7 @@ import { sessionAgentLogits } from '../marft/export/session-logits.ts';
 import { checkpointAdaptersZip, modelFolderZip } from '../marft/export/downloads.ts';
 import { DEMO_CHECKPOINT_FILE, DEMO_EPISODES_FILE, DEMO_RUN_ID, type DemoEpisodes, demoEpisodesJsonl, demoInspect, parseDemoEpisodes } from '../marft/demo-run.ts';
 import { inspectEpisode } from '../marft/inspect.ts';
+import { planOnModel } from '../marft/plan.ts';
 import { episodesToJsonl, inspectRecorded, parseRecordedEpisodes } from '../marft/inspect-jsonl.ts';
 import { type RunEvents, Run, summarize } from '../marft/run.ts';
 import { parseModelConfig, Session } from '../marft/session.ts';
@@ -142,6 +143,7 @@ const api: EngineApi = {
     ui = events;
   },
   loadModel: (path) => wrap(() => modelInfo(path)),
+  plan: (config, budget) => wrap(async () => planOnModel(await session.load(config.model.path), config, { budget })),
   importModelFolder: (files) => wrap(async () => loadNewModel(await importFolderToOpfs(files))),
   hubList: (repo, hub, token) => wrap(() => listHubModel(repo, hubOpts(hub, token), (j) => { parseModelConfig(j); })),
   hubDownload: (listing, hub, progress, token) => wrap(async () => {

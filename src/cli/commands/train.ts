@@ -12,6 +12,9 @@
 // last checkpoint stays the run's state (--resume continues from it); a second Ctrl-C quits at once.
 // --progress prints each phase as a line on stderr ("progress <iteration> <phase>: <detail>") instead of the
 // terminal's bar, for logs and scripts (the process-kill tests stop a run at a phase with it).
+// --plan prints the run's memory and time plan on this GPU and exits without training (--budget GIB: the
+// GPU memory the run may use; over it, or over a buffer limit, the plan says which setting to change);
+// --measure then runs --iterations iterations (default 2, no checkpoints) and prints the measured peaks beside it.
 
 import { basename, dirname, resolve } from 'node:path';
 import { parseInitAdapters } from '../../marft/checkpoint/init-adapter.ts';
@@ -22,15 +25,30 @@ import { nodeStore } from '../../platform/storage/node.ts';
 import { nodeModelFiles } from '../../model/node-files.ts';
 import { UsageError, parse } from '../args.ts';
 import { ProgressBar, iterationLine } from '../progress.ts';
+import { printPlan } from '../plan.ts';
 import { checkpointSource, nodeSession, readRunConfig } from '../platform.ts';
 
-export const usage = 'marft train [--config FILE] [--iterations N] [--out DIR] [--resume DIR] [--json] [--keep K] [--init-adapter ROLE=DIR ...] [--profile] [--progress]';
+export const usage = 'marft train [--config FILE] [--iterations N] [--out DIR] [--resume DIR] [--json] [--keep K] [--init-adapter ROLE=DIR ...] [--profile] [--progress]\n  marft train --plan [--config FILE] [--budget GIB] [--measure [--iterations N]] [--json]';
 
 export async function trainCommand(argv: string[]): Promise<void> {
   const a = parse(argv, {
     config: { type: 'string' }, iterations: { type: 'string' }, out: { type: 'string' }, resume: { type: 'string' },
     json: { type: 'boolean' }, keep: { type: 'string' }, 'init-adapter': { type: 'string', multiple: true }, profile: { type: 'boolean' }, progress: { type: 'boolean' },
+    plan: { type: 'boolean' }, measure: { type: 'boolean' }, budget: { type: 'string' },
   });
+  if (a.measure && !a.plan) throw new UsageError('--measure goes with --plan');
+  if (a.budget !== undefined && !a.plan) throw new UsageError('--budget goes with --plan');
+  if (a.plan) {
+    if (a.resume || a.out || a['init-adapter']) throw new UsageError('--plan plans a new run from --config; it takes no --resume, --out or --init-adapter');
+    const budget = a.budget === undefined ? undefined : Number(a.budget);
+    if (budget !== undefined && !(budget > 0)) throw new UsageError(`--budget must be a positive number of GiB, got ${a.budget}`);
+    const iterations = a.iterations === undefined ? 2 : Number(a.iterations);
+    if (!Number.isInteger(iterations) || iterations < 1) throw new UsageError(`--iterations must be a positive integer, got ${a.iterations}`);
+    await printPlan(readRunConfig(a.config as string | undefined), {
+      budget: budget === undefined ? undefined : budget * 2 ** 30, measure: a.measure === true, iterations, json: a.json === true, log: (l) => console.error(l),
+    });
+    return;
+  }
   const initSpecs = parseInitAdapters((a['init-adapter'] as unknown as string[] | undefined) ?? []);
   if (initSpecs.length && a.resume) throw new UsageError('--init-adapter starts a new run; it cannot be combined with --resume');
   const log = (l: string) => console.error(l);
@@ -40,7 +58,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
   const outDir = resolve(typeof a.out === 'string' ? a.out : (resumeZip ? resumeDir!.slice(0, -4) : resumeDir) ?? `runs/run-${new Date().toISOString().replace(/[:.]/g, '-')}`);
   const totalFrom = (iteration: number, configured: number): number => {
     const total = typeof a.iterations === 'string' ? iteration + Number(a.iterations) : configured;
-    if (!Number.isInteger(total) || total < iteration) throw new Error(`--iterations must be a non-negative integer, got ${a.iterations}`);
+    if (!Number.isInteger(total) || total < iteration) throw new UsageError(`--iterations must be a non-negative integer, got ${a.iterations}`);
     return total;
   };
 

@@ -109,9 +109,10 @@ test('a tab reloaded in each phase of an iteration: the run is kept at its last 
 
   // then a new run of it, the tab reloaded while the worker waits inside each phase (the hold: src/worker/test-hooks.ts):
   // [phase, iteration its progress event names, iterations kept at the reload]. Iteration 0 is cut in each of its
-  // phases in turn (the cheapest order: each reload costs the phases before it); then the checkpoint of iteration 1
-  // (iteration 2's state) is cut mid-write, after its first file went into the checkpoint's temporary folder
-  const holds: Array<[string, number, number]> = [['rollout', 0, 0], ['score', 0, 0], ['advantages', 0, 0], ['update', 0, 0], ['checkpoint', 2, 1]];
+  // phases in turn (the cheapest order: each reload costs the phases before it); then the run's last checkpoint
+  // (iteration 2's state, written at the end: the cadence, every 10 iterations, asks for none between) is cut
+  // mid-write, after its first file went into the checkpoint's temporary folder: the run is back at the start's
+  const holds: Array<[string, number, number]> = [['rollout', 0, 0], ['score', 0, 0], ['advantages', 0, 0], ['update', 0, 0], ['checkpoint', 2, 0]];
   for (const [phase, iteration, kept] of holds) {
     await test.step(`the tab reloaded in the ${phase} phase`, async () => {
       await holdAt(page, phase, iteration, () => train.click(), errors);
@@ -121,7 +122,7 @@ test('a tab reloaded in each phase of an iteration: the run is kept at its last 
         await page.getByTestId('tab-runs').click();
         const f = await runFolder(page, await runIdOfRow());
         expect(f.entries.filter((e) => e.startsWith('.tmp-'))).toHaveLength(1);
-        expect(f.latest).toMatch(/^ckpt-0+1$/);
+        expect(f.latest).toMatch(/^ckpt-0+$/);
       }
       await reloadAndResume(page, kept);
     });

@@ -514,6 +514,11 @@ export class Run {
    */
   private async iterate(a: Loaded, single: boolean): Promise<string | undefined> {
     const kernels = new Map<number, KernelTime[] | null>(); // by iteration, from onProfile to onIteration
+    // the first iterations make the pipelines (asynchronously, in parallel): the phase's line says how far
+    let shown: ProgressPhase = 'rollout';
+    a.model.gpu.onPipelineMade = (made, asked) => {
+      if (made === asked || made % 8 === 0) this.progress(shown, `preparing kernels ${made}/${asked}`);
+    };
     const done = await runLoop(a.model, a.state, {
       store: this.store, dir: a.id, baseModel: a.model.source.baseModel, keep: this.opts.keep, maxTokens: this.opts.maxTokens,
       until: single ? a.state.iteration + 1 : a.until, origin: a.origin,
@@ -530,7 +535,7 @@ export class Run {
         return on;
       },
       onProfile: (iteration, k) => { kernels.set(iteration, k); },
-      onProgress: (phase, detail) => this.progress(phase, detail),
+      onProgress: (phase, detail) => { shown = phase; this.progress(phase, detail); },
       onEvent: (e, ctx) => this.onLoopEvent(a, e, ctx.state),
       onIteration: (res) => {
         const it = res.metrics.iteration;

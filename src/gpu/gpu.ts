@@ -527,8 +527,9 @@ export class Gpu {
    */
   private async flushDeferred(): Promise<void> {
     while (this.deferred) {
-      await Promise.all(this.making);
+      while (this.making.size) await Promise.all(this.making); // pipelines asked for meanwhile too
       const ops = this.deferred;
+      if (!ops) return; // another caller's flush encoded it meanwhile (this caller's work with it)
       this.deferred = null;
       if (ops.some((op) => op.kind === 'dispatch' && op.p.pipeline === null)) { this.throwErrors(); throw new GpuError('VALIDATION', 'a pipeline could not be made'); }
       this.flushing = true;

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { addInto, reluForward } from '../../kernels/elementwise/elementwise.ts';
 import { randn, testGpu } from '../../kernels/testing.ts';
 import { SUBMIT_EVERY, SUBMIT_FIRST, layoutEntries } from './gpu.ts';
+import { createNodeGpu } from './node.ts';
 
 describe('gpu counters', () => {
   it('counts dispatches, readbacks and submits: dispatches batch into one submit until a read', async () => {
@@ -150,5 +151,36 @@ describe('gpu counters', () => {
     expect(layoutEntries(code, { bindings: [undefined, buf] }, 'k')).toEqual([{ binding: 2, visibility: 4, buffer: { type: 'storage' } }]);
     expect(() => layoutEntries(code, { bindings: [buf, buf, buf, buf] }, 'k')).toThrow(/k: binding 4 is passed but not declared/);
     expect(() => layoutEntries(code.replace('var<uniform>', 'var<storage, read>'), { bindings: [], uniforms: [1] }, 'k')).toThrow(/binding 0 is not declared var<uniform>/);
+  });
+});
+
+describe('pipelines made asynchronously', () => {
+  it('the work recorded while a pipeline is made (writes, copies, clears, a replay) runs in order, as with synchronous pipelines', async () => {
+    const results: number[][] = [];
+    for (const asyncPipelines of [true, false]) {
+      const gpu = await createNodeGpu();
+      gpu.asyncPipelines = asyncPipelines;
+      const x = gpu.upload([1, 2, 3, 4], [4], 'f32', 'x');
+      const y = gpu.zeros([4], 'f32', 'y');
+      addInto(gpu, y, x); // y = x; the first dispatch of this device: its pipeline is being made (async)
+      if (asyncPipelines) expect(gpu.pipelinesMade).toBeLessThan(gpu.pipelinesAsked); // so what follows waits
+      const later = new Float32Array([10, 20, 30, 40]);
+      gpu.write(x, later); // after the add, with the values of now
+      later.fill(999); // the caller's array changes: a deferred write keeps what it was given
+      addInto(gpu, y, x); // y = 11, 22, 33, 44
+      const z = gpu.zeros([4], 'f32', 'z');
+      gpu.copy(y, z);
+      gpu.fill(y, 0);
+      gpu.startRecording();
+      addInto(gpu, z, x, 2); // z += 2x
+      const rec = gpu.stopRecording();
+      gpu.replay(rec); // twice in all
+      results.push([...(await gpu.readF32(y)), ...(await gpu.readF32(z))]);
+      expect(gpu.pipelinesMade).toBe(gpu.pipelinesAsked);
+      rec.dispose();
+      gpu.device.destroy();
+    }
+    expect(results[0]).toEqual([0, 0, 0, 0, 51, 102, 153, 204]);
+    expect(results[1]).toEqual(results[0]);
   });
 });

@@ -24,9 +24,12 @@ describe('run config', () => {
     expect(parseRunConfig(JSON.stringify(c))).toEqual(c);
   });
   it('fills the run loop policy, so configs (and checkpoints) made before it keep loading', () => {
-    expect(parseRunConfig({}).runLoop).toEqual({ keepCheckpoints: 20, rollbackAfter: 3, maxRecoveries: 3 });
-    expect(parseRunConfig({ runLoop: { keepCheckpoints: 0 } }).runLoop).toEqual({ keepCheckpoints: 0, rollbackAfter: 3, maxRecoveries: 3 });
-    expect(messages({ runLoop: { rollbackAfter: 0, maxRecoveries: -1 } })).toEqual([
+    const cadence = { checkpointEvery: 10, checkpointSeconds: 60 };
+    expect(parseRunConfig({}).runLoop).toEqual({ keepCheckpoints: 20, ...cadence, rollbackAfter: 3, maxRecoveries: 3 });
+    expect(parseRunConfig({ runLoop: { keepCheckpoints: 0 } }).runLoop).toEqual({ keepCheckpoints: 0, ...cadence, rollbackAfter: 3, maxRecoveries: 3 });
+    expect(parseRunConfig({ runLoop: { checkpointEvery: 1, checkpointSeconds: 0 } }).runLoop).toMatchObject({ checkpointEvery: 1, checkpointSeconds: 0 });
+    expect(messages({ runLoop: { checkpointEvery: -1, rollbackAfter: 0, maxRecoveries: -1 } })).toEqual([
+      'runLoop.checkpointEvery must be an integer >= 0, got -1',
       'runLoop.rollbackAfter must be an integer >= 1, got 0',
       'runLoop.maxRecoveries must be an integer >= 0, got -1',
     ]);

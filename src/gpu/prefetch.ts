@@ -20,10 +20,13 @@ export interface Prefetch extends TensorReader {
 export function prefetch(gpu: Gpu, ts: readonly Tensor[]): Prefetch {
   const unique = [...new Set(ts)];
   const values = gpu.readMany(unique);
-  values.catch(() => {}); // a failure surfaces at readF32; unread, it must not be an unhandled rejection
+  const arrived = values.then(() => undefined);
+  // a failure surfaces at readF32 or through `arrived`; unawaited, neither may be an unhandled rejection
+  values.catch(() => {});
+  arrived.catch(() => {});
   const index = new Map(unique.map((t, i) => [t, i]));
   return {
-    arrived: values.then(() => undefined),
+    arrived,
     async readF32(t: Tensor): Promise<Float32Array> {
       const i = index.get(t);
       if (i === undefined) throw new Error(`prefetch: ${t.label} was not in the prefetched set`);

@@ -20,7 +20,7 @@ import { acquireNodeGpu, ensureVulkanEnv } from '../src/gpu/node.ts';
 import { formatKernelTable, kernelRows } from '../src/common/profile-table.ts';
 import { LINEAR_MODULES, type ModelConfig, parseModelConfig } from '../src/model/config.ts';
 import { Decoder, createKvCache, releaseKvCache } from '../src/model/decoder.ts';
-import type { Recording } from '../src/gpu/gpu.ts';
+import type { Recording } from '../src/gpu/recording.ts';
 import { generate } from '../src/model/generate.ts';
 import { createLoraSet, releaseLoraSet } from '../src/model/lora-set.ts';
 import { Rng } from '../src/common/rng.ts';

@@ -1,4 +1,4 @@
-// Work recorded while a pipeline is still being made (Gpu.asyncPipelines): the commands wait here, in order,
+// Work recorded while a pipeline is still being made (Pipelines.async): the commands wait here, in order,
 // and are encoded at the next wait point once every pipeline they use is ready. A command is what the Gpu
 // would have encoded at once: a dispatch (its pipeline entry, filled in when made), a buffer copy or clear,
 // or a queue write (its bytes copied, since the caller may reuse them).

@@ -516,7 +516,7 @@ export class Run {
     const kernels = new Map<number, KernelTime[] | null>(); // by iteration, from onProfile to onIteration
     // the first iterations make the pipelines (asynchronously, in parallel): the phase's line says how far
     let shown: ProgressPhase = 'rollout';
-    a.model.gpu.onPipelineMade = (made, asked) => {
+    a.model.gpu.pipelines.onMade = (made, asked) => {
       if (made === asked || made % 8 === 0) this.progress(shown, `preparing kernels ${made}/${asked}`);
     };
     const done = await runLoop(a.model, a.state, {

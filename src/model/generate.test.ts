@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { expectClose, testGpu } from '../../kernels/testing.ts';
-import type { Recording } from '../gpu/gpu.ts';
+import type { Recording } from '../gpu/recording.ts';
 import { Decoder, type ForwardState, createKvCache, releaseKvCache } from './decoder.ts';
 import { generate } from './generate.ts';
 import { createLoraSet } from './lora-set.ts';

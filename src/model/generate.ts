@@ -17,7 +17,7 @@ import { type StepTensors, advanceStep } from '../../kernels/generation/generati
 import { kvAppend } from '../../kernels/kvcache/kvcache.ts';
 import { type SamplingRow, sampleTokens, uploadSamplingSettings } from '../../kernels/sampling/sampling.ts';
 import { shapeError } from '../gpu/errors.ts';
-import type { Recording } from '../gpu/gpu.ts';
+import type { Recording } from '../gpu/recording.ts';
 import { type Tensor, view } from '../gpu/tensor.ts';
 import { type Decoder, createKvCache, defaultPositions, releaseKvCache } from './decoder.ts';
 import type { LoraSet } from './lora-set.ts';

@@ -15,7 +15,8 @@
 
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Tensor } from '../gpu/tensor.ts';
-import type { Decoder, ForwardState } from '../model/decoder.ts';
+import type { ForwardState } from '../model/batch.ts';
+import type { Decoder } from '../model/decoder.ts';
 import { selectRows, selectRowsBackward } from '../model/heads.ts';
 import type { LoraSet } from '../model/lora-set.ts';
 import { clearGrads } from '../model/optimizer.ts';

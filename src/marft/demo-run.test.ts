@@ -6,7 +6,7 @@ import { computeTargets } from './advantage-targets.ts';
 import { DEMO_EPISODES_FILE, demoEpisodesJsonl, demoInspect, parseDemoEpisodes, recordDemoEpisodes } from './demo-run.ts';
 import { inspectRecorded, parseRecordedEpisodes } from './inspect-jsonl.ts';
 import type { InspectInput } from './inspect.ts';
-import { summarize } from './run.ts';
+import { summarize } from './run-events.ts';
 import { duoConfig, handEpisode } from './testing-episodes.ts';
 
 /** Planner V 0.1, solver V 0.4, team reward 1, gamma 0.9, lambda 0.8 (credit discount 1, the default). */

@@ -8,7 +8,7 @@ import type { RunConfig } from '../config/run-config.ts';
 import type { CreditMethod } from './credit.ts';
 import { MarftError } from './errors.ts';
 import { type InspectInput, type InspectedEpisode, inspectEpisode } from './inspect.ts';
-import type { EpisodeSummary } from './run.ts';
+import type { EpisodeSummary } from './run-events.ts';
 
 /** The demo's run folder in the lab's storage; read-only there (continuing it trains a copy). */
 export const DEMO_RUN_ID = 'demo-duo';

@@ -16,7 +16,8 @@ import { tinyRunConfig } from '../config/testing.ts';
 import type { IterationMetrics } from '../config/metrics.ts';
 import { listCheckpoints, readCheckpointFiles } from './checkpoint/checkpoint.ts';
 import { sessionAgentLogits } from './export/session-logits.ts';
-import { type Notice, type ProgressPhase, Run } from './run.ts';
+import { Run } from './run.ts';
+import { type Notice, type ProgressPhase } from './run-events.ts';
 import { lossTestSession } from './testing.ts';
 
 const TEST = 'src/marft/interruption-table.test.ts';

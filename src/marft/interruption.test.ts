@@ -11,7 +11,8 @@ import { memoryStore } from '../platform/storage/store.ts';
 import { tinyRunConfig } from '../config/testing.ts';
 import type { IterationMetrics } from '../config/metrics.ts';
 import { listCheckpoints } from './checkpoint/checkpoint.ts';
-import { type Notice, Run, type RunStatus } from './run.ts';
+import { Run } from './run.ts';
+import { type Notice, type RunStatus } from './run-events.ts';
 import { lossTestSession } from './testing.ts';
 
 const TEST = 'src/marft/interruption.test.ts';

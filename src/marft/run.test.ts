@@ -13,7 +13,8 @@ import type { RunConfig } from '../config/run-config.ts';
 import { TINY_QWEN2_CONFIG, tinyModelFolder } from '../model/file-fixtures.ts';
 import { memoryStore } from '../platform/storage/store.ts';
 import { listCheckpoints } from './checkpoint/checkpoint.ts';
-import { type Notice, Run, type RunStatus } from './run.ts';
+import { Run } from './run.ts';
+import { type Notice, type RunStatus } from './run-events.ts';
 import { Session, memoryFiles } from './session.ts';
 import { tinyRunConfig } from '../config/testing.ts';
 
@@ -133,7 +134,7 @@ vi.mock('./checkpoint/checkpoint.ts', async (importOriginal) => {
 function fakeSession() {
   const model = () => ({
     path: '', source: { name: 'fake', baseModel: 'fake', files: null },
-    gpu: { lostReason: null as string | null, hasTimestamps: false, adapter: {}, startProfile() {}, async stopProfile() { return []; } },
+    gpu: { lostReason: null as string | null, hasTimestamps: false, adapter: {}, pipelines: { onMade: null }, startProfile() {}, async stopProfile() { return []; } },
   });
   const s = { current: model(), loads: 0, reopens: 0, user: null as string | null };
   return Object.assign(s, {

@@ -16,133 +16,20 @@
 
 import { BUILTIN_MODEL, type RunConfig, parseRunConfig } from '../config/run-config.ts';
 import type { KernelTime } from '../common/profile-table.ts';
-import { errorMessage, messageWithoutHint } from '../common/errors.ts';
-import { loadAdapterFiles } from '../model/load.ts';
+import { errorMessage } from '../common/errors.ts';
 import type { CheckpointStore } from '../platform/storage/store.ts';
 import { loadCheckpoint, readCheckpointFiles, saveCheckpoint } from './checkpoint/checkpoint.ts';
-import { checkpointAdapterFiles } from './export/downloads.ts';
-import { initAgentAdapters } from './checkpoint/init-adapter.ts';
+import { type AdapterFiles, checkpointAdapters, stateAdapters } from './export/run-adapters.ts';
+import { newRunState } from './checkpoint/init-adapter.ts';
 import { MarftError } from './errors.ts';
-import { exportAdapters } from './export/peft.ts';
-import type { ActionRecord, EpisodeRecord } from './rollout.ts';
-import { type RunLoopEvent, RunPaused, hadNonFiniteSkip, lostReason, runLoop } from './run-loop.ts';
-import { GpuError } from '../gpu/errors.ts';
-import type { ActionScores } from './score.ts';
+import { type RunLoopEvent, RunPaused, lostReason, runLoop } from './run-loop.ts';
+import {
+  type ProgressPhase, type RunEvents, type RunStatus, abandonedMessage, emitTo, errorNotice, firstSaveLostNotice, iterationEvent, loopNotice,
+} from './run-events.ts';
+import { RunControl } from './run-control.ts';
+import { KeptIterations, type LastIteration } from './run-history.ts';
 import type { ModelFiles, Session, SessionModel } from './session.ts';
-import type { IterationMetrics } from '../config/metrics.ts';
-import { type TrainState, createTrainState, releaseTrainState } from './state.ts';
-import type { ActionTargets } from './advantage-targets.ts';
-import type { IterationResult } from './trainer.ts';
-
-export type RunStatus = 'idle' | 'loading' | 'running' | 'pausing' | 'paused' | 'stopping' | 'stopped' | 'done' | 'recovering' | 'error';
-
-export interface StatusEvent {
-  status: RunStatus;
-  runId: string | null;
-  /** Iterations completed, and the iteration the run trains up to. */
-  iteration: number;
-  total: number;
-  message?: string;
-}
-
-export type ProgressPhase = 'load' | 'rollout' | 'score' | 'advantages' | 'update' | 'checkpoint';
-
-export interface ProgressEvent {
-  iteration: number;
-  phase: ProgressPhase;
-  detail: string;
-}
-
-export interface EpisodeSummary {
-  index: number;
-  task: string;
-  correct: boolean;
-  teamReward: number;
-  actions: number;
-  /** The team's last answer, when one was given. */
-  answer: string | null;
-}
-
-/** A profiled iteration (Run.profileNext): its phase wall times and, where the device can, per-kernel GPU time. */
-export interface IterationProfile {
-  iteration: number;
-  /** Wall seconds per phase, as in the metrics (the profiled iteration runs slower: one pass per dispatch). */
-  seconds: IterationMetrics['seconds'];
-  /** GPU milliseconds per kernel (`<program key>/<entry point>`), largest first; null without timestamp-query. */
-  kernels: KernelTime[] | null;
-  /** Why kernels is null, when it is. */
-  unavailable?: string;
-  /** The adapter that ran it. */
-  adapter: string;
-}
-
-export interface IterationEvent {
-  metrics: IterationMetrics;
-  /** Present when this iteration was profiled. */
-  profile?: IterationProfile;
-  episodes: EpisodeSummary[];
-  notice?: string;
-}
-
-/** A checkpoint written to the run folder (on the cadence, at a pause, a stop or the end). */
-export interface CheckpointEvent {
-  runId: string;
-  checkpoint: string;
-  iteration: number;
-  /** When the write finished (ms since the epoch). */
-  savedAt: number;
-}
-
-export interface LoadedEvent {
-  runId: string;
-  config: RunConfig;
-  /** The whole metric history (charts reset to it). */
-  history: IterationMetrics[];
-  checkpoint: string | null;
-}
-
-/** An error or a notice as plain data (it crosses the worker boundary): code, message, the catalogue's hint. */
-export interface Notice {
-  code: string;
-  message: string;
-  hint?: string;
-  /** ROLLBACK and DEVICE_LOST: the iteration the run continues from. */
-  iteration?: number;
-  /** RUN_PAUSED: what paused it (a checkpoint that could not be written, or an environment module that failed). */
-  pauseReason?: 'storage' | 'environment';
-}
-
-export interface RunEvents {
-  onStatus(e: StatusEvent): void;
-  onProgress(e: ProgressEvent): void;
-  onIteration(e: IterationEvent): void;
-  onCheckpoint(e: CheckpointEvent): void;
-  /** A run was (re)loaded: its config and its whole metric history. */
-  onLoaded(e: LoadedEvent): void;
-  /** Something the user should know that did not stop the run (a rollback, a recovery, a failed save). */
-  onNotice(e: Notice): void;
-}
-
-/** How many finished iterations a run keeps for the inspector (episodes, scores, targets: small beside the model). */
-export const KEPT_ITERATIONS = 10;
-
-/** The last iteration's episodes with what scoring and the advantages gave them (the inspector's data). */
-export interface LastIteration {
-  iteration: number;
-  config: RunConfig;
-  episodes: EpisodeRecord[];
-  scores: Map<ActionRecord, ActionScores>;
-  targets: Map<ActionRecord, ActionTargets>;
-}
-
-/** Any thrown value as a Notice (a coded error keeps its code and hint; its message loses the hint line). */
-export function errorNotice(e: unknown): Notice {
-  if (e && typeof e === 'object' && 'code' in e && 'message' in e) {
-    const g = e as { code: string; message: string; hint?: string };
-    return { code: String(g.code), message: messageWithoutHint(g.message), hint: g.hint };
-  }
-  return { code: 'INTERNAL', message: e instanceof Error ? e.message : String(e) };
-}
+import { type TrainState, releaseTrainState } from './state.ts';
 
 export interface RunOptions {
   /** Checkpoints kept, overriding config.runLoop.keepCheckpoints (marft train --keep). */
@@ -180,45 +67,21 @@ interface Loaded {
   origin?: CheckpointSource;
 }
 
-/** An episode as the IterationEvent lists it (the Inspect tab's episode list). */
-export const summarize = (ep: EpisodeRecord): EpisodeSummary => {
-  const lastTurn = ep.turns[ep.turns.length - 1];
-  const answers = lastTurn ? Object.values(lastTurn.answers).filter((x) => x.answer !== null) : [];
-  return {
-    index: ep.index, task: ep.task, correct: ep.correct, teamReward: ep.turns.reduce((s, t) => s + t.teamReward, 0),
-    actions: ep.actions.length, answer: answers.length ? answers[answers.length - 1].answer : null,
-  };
-};
-
-/** The IterationEvent's profile: the kernel table (null: the adapter lacks timestamp-query) and phase times. */
-function iterationProfile(m: SessionModel, res: IterationResult, kernels: KernelTime[] | null): IterationProfile {
-  const adapter = [m.gpu.adapter.vendor, m.gpu.adapter.architecture, m.gpu.adapter.description].filter(Boolean).join(' / ') || 'unknown adapter';
-  return {
-    iteration: res.metrics.iteration, seconds: res.metrics.seconds, adapter, kernels,
-    unavailable: kernels ? undefined : `this GPU adapter (${adapter}) does not expose the WebGPU feature timestamp-query, so per-kernel GPU times cannot be measured; only the phase wall times are shown`,
-  };
-}
-
 export class Run {
   private loaded: Loaded | null = null;
-  /** The last KEPT_ITERATIONS iterations since the run was loaded, oldest first (the inspector's history). */
-  private recent: LastIteration[] = [];
+  /** The iterations kept since the run was loaded (the inspector's history). */
+  private readonly recent = new KeptIterations();
   private looping: Promise<void> | null = null;
   private failure: unknown = null;
   /** pause / stop: halt at the next iteration boundary; now: abandon the iteration in flight (a Pause, not a Step). */
-  private readonly ctrl = { pause: false, stop: false, stepOnce: false, now: false };
-  /** Profile the next iteration to start (kept across runs until one is profiled). */
-  private profileArmed = false;
-  private readonly events: Partial<RunEvents>;
+  private readonly ctrl = new RunControl();
   private current: RunStatus = 'idle';
 
-  constructor(private readonly session: Session, private readonly store: CheckpointStore, events: Partial<RunEvents> = {}, private readonly opts: RunOptions = {}) {
-    this.events = events;
+  constructor(
+    private readonly session: Session, private readonly store: CheckpointStore, private readonly events: Partial<RunEvents> = {}, private readonly opts: RunOptions = {},
+  ) {
     // another model replaces this run's: its state goes first (refused while it trains)
-    session.onUnload((m) => {
-      if (this.loaded?.model !== m) return;
-      this.close();
-    });
+    session.onUnload((m) => { if (this.loaded?.model === m) this.close(); });
   }
 
   /** The loaded run's folder name, null when none is loaded. */
@@ -230,13 +93,11 @@ export class Run {
   /** Whether the loop is running (an iteration in flight or about to start). */
   get busy(): boolean { return this.looping !== null; }
   /** The last iteration's episodes since the run was loaded, for the inspector. */
-  get last(): LastIteration | null { return this.recent[this.recent.length - 1] ?? null; }
+  get last(): LastIteration | null { return this.recent.last; }
   /** The kept iterations' numbers, oldest first. */
-  get keptIterations(): number[] { return this.recent.map((r) => r.iteration); }
+  get keptIterations(): number[] { return this.recent.numbers; }
   /** A kept iteration (the last when `iteration` is undefined); null when it is not kept. */
-  iterationData(iteration?: number): LastIteration | null {
-    return iteration === undefined ? this.last : this.recent.find((r) => r.iteration === iteration) ?? null;
-  }
+  iterationData(iteration?: number): LastIteration | null { return this.recent.get(iteration); }
   /** The model the run trains on (its tokenizer decodes the episodes). */
   get model(): SessionModel | null { return this.loaded?.model ?? null; }
   /** The loaded run's team as it stands (config and adapters), for Try the team; null when none is loaded. */
@@ -245,13 +106,7 @@ export class Run {
     return a ? { model: a.model, config: a.state.config, policy: a.state.policy, iteration: a.state.iteration } : null;
   }
 
-  /** Tells the listener; one that fails or went away (the page of a worker's comlink proxy) is ignored. */
-  private emit<K extends keyof RunEvents>(k: K, e: Parameters<RunEvents[K]>[0]): void {
-    const f = this.events[k] as ((x: typeof e) => unknown) | undefined;
-    try {
-      void Promise.resolve(f?.call(this.events, e)).catch(() => {});
-    } catch { /* the page went away */ }
-  }
+  private emit<K extends keyof RunEvents>(k: K, e: Parameters<RunEvents[K]>[0]): void { emitTo(this.events, k, e); }
 
   private setStatus(status: RunStatus, message?: string): void {
     this.current = status;
@@ -278,7 +133,7 @@ export class Run {
     const a = this.loaded;
     if (a && a.model.gpu.lostReason === null) releaseTrainState(a.model.gpu, a.state);
     this.loaded = null;
-    this.recent = [];
+    this.recent.clear();
     this.current = 'idle';
   }
 
@@ -303,15 +158,7 @@ export class Run {
     let m = await this.session.load(config.model.path);
     for (const f of Object.entries(o.files ?? {})) await this.store.write(`${o.id}/${f[0]}`, f[1]);
     for (let attempt = 0; ; attempt++) {
-      const state = createTrainState(m.gpu, m.model, config);
-      try {
-        const adapters = [];
-        for (const { role, files, where } of o.adapters ?? []) adapters.push({ role, adapter: await loadAdapterFiles(files, m.model), where });
-        if (adapters.length) initAgentAdapters(m.gpu, state, m.model, adapters);
-      } catch (e) {
-        releaseTrainState(m.gpu, state);
-        throw e;
-      }
+      const state = await newRunState(m, config, o.adapters ?? []);
       const a: Loaded = { id: o.id, state, model: m, until: o.until ?? config.iterations, lastCheckpoint: null };
       this.loaded = a;
       let ckpt: string;
@@ -322,16 +169,12 @@ export class Run {
         if (reason === null) throw e;
         this.loaded = null;
         this.setStatus('recovering', `GPU device lost (${reason}) while saving the first checkpoint; starting again on a new device`);
-        this.emit('onNotice', {
-          code: 'DEVICE_LOST',
-          message: `The GPU device was lost (${reason}) while the new run saved its first checkpoint. It started again on a new device from the same seed; nothing was lost.`,
-          hint: 'If it keeps happening, close other GPU-heavy tabs or lower episodes / max new tokens.',
-        });
+        this.emit('onNotice', firstSaveLostNotice(reason));
         m = await this.session.reopen();
         continue;
       }
       this.emit('onLoaded', { runId: a.id, config, history: [], checkpoint: ckpt });
-      Object.assign(this.ctrl, { pause: o.paused ?? false, stop: false, stepOnce: o.paused ?? false, now: false });
+      this.ctrl.begin(o.paused ?? false);
       this.launch();
       return a.id;
     }
@@ -361,40 +204,39 @@ export class Run {
   /** Continues the loaded run until iteration `until` (default: its config.iterations, or as many more once there). */
   train(until?: number): void {
     const a = this.need();
-    if (this.looping) { Object.assign(this.ctrl, { pause: false, now: false }); return; }
+    if (this.looping) { this.ctrl.resume(); return; }
     const it = a.state.iteration;
     const n = a.state.config.iterations;
     a.until = until ?? (it >= n ? it + n : n);
-    Object.assign(this.ctrl, { pause: false, stop: false, stepOnce: false, now: false });
+    this.ctrl.begin(false);
     this.launch();
   }
 
   /** One iteration, then paused; while training, it pauses after the iteration in flight. */
   step(): void {
     const a = this.need();
-    if (this.looping) { this.ctrl.pause = true; return; }
+    if (this.looping) { this.ctrl.pauseAfter(); return; }
     a.until = Math.max(a.until, a.state.iteration + 1);
-    Object.assign(this.ctrl, { pause: true, stop: false, stepOnce: true, now: false });
+    this.ctrl.begin(true);
     this.launch();
   }
 
   /** Pauses within seconds: the iteration in flight is abandoned (see the header). */
   pause(): void {
-    if (!this.looping || this.ctrl.stop) return;
-    Object.assign(this.ctrl, { pause: true, now: true });
+    if (!this.looping || !this.ctrl.pauseNow()) return;
     this.setStatus('pausing', 'pausing…');
   }
 
   /** Stops within seconds, like pause (the run stays loaded at its last completed iteration). */
   stop(): void {
-    this.ctrl.stop = true;
+    this.ctrl.requestStop();
     if (this.looping) this.setStatus('stopping', 'stopping…');
     else if (this.loaded) this.setStatus('stopped');
   }
 
   /** Arms (or disarms) profiling of the next iteration to start. */
   profileNext(on: boolean): boolean {
-    this.profileArmed = on;
+    this.ctrl.profileNext = on;
     return on;
   }
 
@@ -409,22 +251,13 @@ export class Run {
    * The loaded run's PEFT adapters (per-agent folders, config.json and, from the GPU, README.md) and the
    * iteration they belong to: mid-iteration the adapters are being updated, so they come from the last checkpoint.
    */
-  async adapterFiles(): Promise<{ files: Record<string, Uint8Array | string>; iteration: number }> {
+  async adapterFiles(): Promise<AdapterFiles> {
     const a = this.need();
-    if (!this.looping) {
-      return this.session.exclusive('an adapter export', async () => {
-        if (a.model.gpu.lostReason !== null) await this.reopenIdle(a); // lost during an earlier export: retry on a new device
-        try {
-          return { files: await exportAdapters(a.model.gpu, a.state, { baseModel: a.model.source.baseModel }), iteration: a.state.iteration };
-        } catch (e) {
-          const reason = await lostReason(a.model.gpu, e);
-          if (reason === null) throw e;
-          throw new GpuError('DEVICE_LOST', `the adapter export stopped: the GPU device was lost (${reason}). Nothing was written; the run is unchanged (last checkpoint ${a.lastCheckpoint ?? 'none'}).`, 'Export again: the run reopens on a new device from its last checkpoint.');
-        }
-      });
-    }
-    const ck = await readCheckpointFiles(this.store, a.id);
-    return { files: checkpointAdapterFiles(ck), iteration: ck.manifest.iteration };
+    if (this.looping) return checkpointAdapters(this.store, a.id);
+    return this.session.exclusive('an adapter export', async () => {
+      if (a.model.gpu.lostReason !== null) await this.reopenIdle(a); // lost during an earlier export: retry on a new device
+      return stateAdapters(a.model, a.state, a.lastCheckpoint);
+    });
   }
 
   /** A paused run whose device was lost: a new device, the state from the run folder's last checkpoint. */
@@ -456,11 +289,9 @@ export class Run {
       for (;;) {
         const a = this.loaded;
         if (!a) return;
-        if (this.ctrl.stop) { this.ctrl.stop = false; this.setStatus('stopped', abandoned); return; }
-        if (!this.ctrl.stepOnce && this.ctrl.pause) { this.ctrl.now = false; this.setStatus('paused', abandoned); return; }
-        if (!this.ctrl.stepOnce && a.state.iteration >= a.until) { this.setStatus('done'); return; }
-        const single = this.ctrl.stepOnce;
-        this.ctrl.stepOnce = false;
+        const next = this.ctrl.next(a.state.iteration >= a.until);
+        if (next === 'stopped' || next === 'paused' || next === 'done') { this.setStatus(next, next === 'done' ? undefined : abandoned); return; }
+        const single = next === 'one';
         this.setStatus('running');
         try {
           abandoned = await this.iterate(a, single);
@@ -470,10 +301,10 @@ export class Run {
           // checkpoint stays intact (saves are atomic) and training continues once space is freed.
           // An environment module that failed: paused at the last checkpoint (the loop reloaded it)
           a.state = e.state;
-          this.ctrl.pause = true;
+          this.ctrl.pauseAfter();
           this.emit('onNotice', { ...errorNotice(e), pauseReason: e.reason });
         }
-        if (single) this.ctrl.pause = true;
+        if (single) this.ctrl.pauseAfter();
       }
     } catch (e) {
       this.failure = e;
@@ -489,22 +320,11 @@ export class Run {
       a.lastCheckpoint = e.checkpoint;
       a.origin = undefined;
       this.emit('onCheckpoint', { runId: a.id, checkpoint: e.checkpoint, iteration: e.iteration, savedAt: Date.now() });
-    }
-    else if (e.kind === 'rollback' || e.kind === 'recovered') {
+    } else if (e.kind === 'rollback' || e.kind === 'recovered') {
       a.state = state;
-      this.recent = [];
+      this.recent.clear();
       this.emit('onLoaded', { runId: a.id, config: state.config, history: state.metrics, checkpoint: a.lastCheckpoint });
-      this.emit('onNotice', e.kind === 'rollback'
-        ? {
-          code: 'ROLLBACK', iteration: e.to,
-          message: `Iterations ${e.to}-${e.from - 1} had non-finite losses or gradients (their steps were skipped); the run went back to iteration ${e.to}, its last good one, and continues with a new random draw.`,
-          hint: 'If it happens again, lower the learning rate or the clip range, or set a target KL.',
-        }
-        : {
-          code: 'DEVICE_LOST', iteration: e.iteration,
-          message: `The GPU device was lost (${e.reason}). The run resumed on a new device from iteration ${e.iteration}, its last good one; no saved data was lost.`,
-          hint: 'If it keeps happening, close other GPU-heavy tabs or lower episodes / max new tokens.',
-        });
+      this.emit('onNotice', loopNotice(e));
     }
   }
 
@@ -522,35 +342,26 @@ export class Run {
     const done = await runLoop(a.model, a.state, {
       store: this.store, dir: a.id, baseModel: a.model.source.baseModel, keep: this.opts.keep, maxTokens: this.opts.maxTokens,
       until: single ? a.state.iteration + 1 : a.until, origin: a.origin,
-      halt: () => this.ctrl.stop || (this.ctrl.pause && !single),
-      interrupt: () => this.ctrl.stop || this.ctrl.now,
+      halt: () => this.ctrl.halts(single),
+      interrupt: () => this.ctrl.interrupted,
       reopen: async (reason) => {
         this.setStatus('recovering', `GPU device lost (${reason}); reloading the last checkpoint`);
         a.model = await this.session.reopen();
         return a.model;
       },
-      profile: () => {
-        const on = this.profileArmed;
-        this.profileArmed = false;
-        return on;
-      },
+      profile: () => this.ctrl.takeProfile(),
       onProfile: (iteration, k) => { kernels.set(iteration, k); },
       onProgress: (phase, detail) => { shown = phase; this.progress(phase, detail); },
       onEvent: (e, ctx) => this.onLoopEvent(a, e, ctx.state),
       onIteration: (res) => {
-        const it = res.metrics.iteration;
-        const profile = kernels.has(it) ? iterationProfile(a.model, res, kernels.get(it)!) : undefined;
+        this.recent.add(res, a.state.config);
+        this.emit('onIteration', iterationEvent(a.model, res, kernels.has(res.metrics.iteration) ? kernels.get(res.metrics.iteration)! : undefined));
         kernels.clear();
-        this.recent = [...this.recent, { iteration: it, config: a.state.config, episodes: res.episodes, scores: res.scores ?? new Map(), targets: res.targets ?? new Map() }].slice(-KEPT_ITERATIONS);
-        const first = res.metrics.skipped.find((x) => hadNonFiniteSkip([x]));
-        const notice = first ? `iteration ${it} had non-finite values (${first}); it is not kept (a rollback or reload goes back to the iteration before it)` : undefined;
-        this.emit('onIteration', { metrics: res.metrics, episodes: res.episodes.map(summarize), notice, profile });
       },
     });
     a.state = done.state;
     const ab = done.abandoned;
-    if (!ab) return undefined;
-    if (ab.reloaded) this.emit('onLoaded', { runId: a.id, config: a.state.config, history: a.state.metrics, checkpoint: a.lastCheckpoint });
-    return `${messageWithoutHint(ab.message)}${ab.reloaded ? ` (reloaded from its checkpoint ${a.lastCheckpoint ?? ''})` : ''}; Continue re-runs it`;
+    if (ab?.reloaded) this.emit('onLoaded', { runId: a.id, config: a.state.config, history: a.state.metrics, checkpoint: a.lastCheckpoint });
+    return ab ? abandonedMessage(ab, a.lastCheckpoint) : undefined;
   }
 }

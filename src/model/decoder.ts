@@ -11,14 +11,13 @@
 // and gate/up as one matmul each over weights concatenated at load, o and down alone, each with its
 // LoRA expand, bias and epilogue (residual add, SwiGLU) inside, after one LoRA shrink per group; RoPE
 // with the q/k/v split and the KV-cache append; without save, each RMSNorm folds into the group after it.
-// It saves the same tensors for backward, which is shared.
+// It saves the same tensors for backward, which is shared (fused-layers.ts). The batch, the forward's
+// options and state are in batch.ts, the KV cache in kv-cache.ts.
 
 import { addInto } from '../../kernels/elementwise/elementwise.ts';
 import { attentionBackward, attentionForward } from '../../kernels/attention/attention.ts';
 import { embeddingBackward, embeddingForward } from '../../kernels/embedding/embedding.ts';
-import {
-  FUSED_GEMV_ROWS, type Epilogue, type FusedForm, type LoraGroup, type RowNorm, catLoraGroup, fusedForm, fusedLinear, groupPrologue, inlinePrologue, prologueSize, releaseLoraGroup, ropeKv,
-} from '../../kernels/fused/fused.ts';
+import { FUSED_GEMV_ROWS, type FusedForm } from '../../kernels/fused/fused.ts';
 import { kvAppend } from '../../kernels/kvcache/kvcache.ts';
 import { loraBackward, loraForward } from '../../kernels/lora/lora.ts';
 import { matmul, matmulBackward } from '../../kernels/matmul/matmul.ts';
@@ -28,140 +27,13 @@ import { swigluBackward, swigluForward } from '../../kernels/swiglu/swiglu.ts';
 import type { Gpu } from '../gpu/gpu.ts';
 import { shapeError } from '../gpu/errors.ts';
 import { type Tensor, view } from '../gpu/tensor.ts';
-import { type LinearModule, type ModelConfig, linearDims, ropeInvFreq } from './config.ts';
+import { type BatchInput, type ForwardOptions, type ForwardState, type LayerSaved, checkRows, uploadInputs } from './batch.ts';
+import { type LinearModule, type ModelConfig, ropeInvFreq } from './config.ts';
+import { FusedLayers } from './fused-layers.ts';
+import type { KvCache } from './kv-cache.ts';
 import { selectRows, selectRowsBackward } from './heads.ts';
 import type { LoraSet } from './lora-set.ts';
 import { type DecoderWeights, fuseWeights } from './weights.ts';
-
-export interface BatchInput {
-  B: number;
-  T: number;
-  /** (B*T) token ids, row-major by sequence. */
-  ids: Int32Array;
-  /** (B*T) 1 = real token, 0 = padding (left or right). Default: all real. */
-  mask?: Int32Array;
-  /** (B*T) RoPE positions. Default: the count of real tokens before each one (HF's cumsum(mask) - 1). */
-  pos?: Int32Array;
-  /** The LoRA adapters `slots` index (e.g. one slot per agent). Default: none. */
-  adapters?: LoraSet | null;
-  /** (B) adapter slot of each sequence; -1 = no adapter (the reference policy). Default: all -1. */
-  slots?: Int32Array;
-  /** The ids already on the GPU, (B*T) i32 (generation feeds sampled tokens back without a readback). */
-  idsGpu?: Tensor;
-  /**
-   * Positions and slots already on the GPU, (B*T) and (B) i32, used instead of uploading `pos` / `slots`
-   * (which are still given for checking): generation's decode steps then write nothing to the queue, so
-   * the steps between two readbacks go to the GPU in one submit. The caller keeps ownership.
-   */
-  posGpu?: Tensor;
-  slotsGpu?: Tensor;
-}
-
-/**
- * Keys and values of earlier positions, per layer (B, Tcap, NKV, HS), for generation. mask (B, Tcap) marks
- * the real positions (prompt padding 0; every later position 1); `length` positions are filled.
- */
-export interface KvCache {
-  B: number;
-  capacity: number;
-  length: number;
-  k: Tensor[];
-  v: Tensor[];
-  mask: Tensor;
-  /**
-   * `length` on the GPU, (1) i32, kept equal to it by its owner before each forward. Where given, the decode
-   * kernels (RoPE + append, attention) read it instead of a uniform, so a decode step's dispatches are the
-   * same at every step and a Gpu recording of one replays them (Decoder.replaysDecode).
-   */
-  lengthGpu?: Tensor;
-}
-
-export function createKvCache(gpu: Gpu, config: ModelConfig, B: number, capacity: number, promptMask: Int32Array, promptLen: number): KvCache {
-  const { numKvHeads: NKV, headDim: HS, numLayers: L } = config;
-  const mask = new Int32Array(B * capacity).fill(1);
-  for (let b = 0; b < B; b++) for (let t = 0; t < promptLen; t++) mask[b * capacity + t] = promptMask[b * promptLen + t];
-  return {
-    B, capacity, length: 0,
-    k: Array.from({ length: L }, (_, l) => gpu.tensor([B, capacity, NKV, HS], 'f32', `kv.k${l}`)),
-    v: Array.from({ length: L }, (_, l) => gpu.tensor([B, capacity, NKV, HS], 'f32', `kv.v${l}`)),
-    mask: gpu.upload(mask, [B, capacity], 'i32', 'kv.mask'),
-  };
-}
-
-export function releaseKvCache(gpu: Gpu, c: KvCache): void {
-  gpu.release(...c.k, ...c.v, c.mask);
-}
-
-interface LayerSaved {
-  rstd1: Tensor; h1: Tensor; // (N) (N, C)
-  q: Tensor; k: Tensor; v: Tensor; // (B, T, NH|NKV, HS), q and k after RoPE
-  att: Tensor; lse: Tensor; // (B, T, NH, HS) (B, NH, T)
-  xMid: Tensor; rstd2: Tensor; h2: Tensor; // (N, C) (N) (N, C)
-  g: Tensor; u: Tensor; a: Tensor; // (N, I)
-  loraH: Partial<Record<LinearModule, Tensor>>; // (N, R) per adapted module
-}
-
-export interface ForwardState {
-  B: number; T: number; N: number;
-  idsHost: Int32Array;
-  ids: Tensor; pos: Tensor; slots: Tensor; mask: Tensor | null;
-  /** The adapters this forward ran with; backward accumulates their gradients. */
-  adapters: LoraSet | null;
-  /** Residual stream before each layer and after the last: xs[l] (N, C), L + 1 of them (saved runs). */
-  xs: Tensor[];
-  layers: LayerSaved[];
-  rstdF: Tensor;
-  /** Final normed hidden state (N, C): the value head's input. */
-  hN: Tensor;
-  /** (N, V), (M, V) at logitRows, (B, V) when only the last position's logits were asked for, or null. */
-  logits: Tensor | null;
-  /** ForwardOptions.logitRows, and hN's rows there (M, C), the LM head's input: kept for backward. */
-  logitRows: Int32Array | null;
-  hRows: Tensor | null;
-  /** Run with save (layers kept, or recomputed from xs by backward when save was 'checkpoint'). */
-  saved: boolean;
-}
-
-export interface ForwardOptions {
-  /**
-   * Keep activations for backward(). Default false: temporaries go back to the pool as soon as used.
-   * 'checkpoint' keeps only the residual stream entering each layer (N*C per layer instead of about
-   * 8*N*C + 3*N*I) and backward() recomputes one layer at a time: one more forward per update step
-   * (an estimated third more update compute, not measured on its own) for a fraction of the memory.
-   */
-  save?: boolean | 'checkpoint';
-  /** 'all' positions (training), 'last' position of each sequence (sampling), or 'none' (value head only). */
-  logits?: 'all' | 'last' | 'none';
-  /**
-   * With logits 'all': only these rows of the B*T (e.g. a batch's action rows), in this order, so logits
-   * are (M, V). The LM head's work and the logits' memory then scale with the rows scored, not the tokens.
-   */
-  logitRows?: Int32Array;
-  /** Generation: append this batch's keys and values to the cache and attend over all cached positions. */
-  cache?: KvCache;
-}
-
-/** Default RoPE positions: the number of real tokens before each token, clamped at 0 (as the fixtures' HF call). */
-export function defaultPositions(B: number, T: number, mask: Int32Array): Int32Array {
-  const pos = new Int32Array(B * T);
-  for (let b = 0; b < B; b++) {
-    let c = 0;
-    for (let t = 0; t < T; t++) {
-      c += mask[b * T + t] ? 1 : 0;
-      pos[b * T + t] = Math.max(0, c - 1);
-    }
-  }
-  return pos;
-}
-
-/** Checks a list of rows of a forward's N = B*T: non-empty, each an integer in 0..N-1. */
-function checkRows(op: string, name: string, rows: Int32Array, N: number): void {
-  if (!rows.length || rows.some((r) => !Number.isInteger(r) || r < 0 || r >= N)) shapeError(op, `${name} must be a non-empty list of rows in 0..${N - 1}`);
-}
-
-/** The fused path's groups of projections: q/k/v and gate/up as one matmul each, o and down alone. */
-const FUSED_GROUPS: ReadonlyArray<readonly LinearModule[]> = [['q_proj', 'k_proj', 'v_proj'], ['o_proj'], ['gate_proj', 'up_proj'], ['down_proj']];
-const [QKV, O, GATE_UP, DOWN] = FUSED_GROUPS;
 
 export interface DecoderOptions {
   /**
@@ -193,10 +65,8 @@ export class Decoder {
   /** Whether forwards run the fused path. */
   readonly fused: boolean;
   private ones: Tensor | null = null;
-  /** The fused path's LoRA groups of the pinned adapter sets (pinAdapters), by `layer:modules`. */
-  private readonly pinned = new Map<LoraSet, Map<string, LoraGroup>>();
-  private readonly form?: FusedForm;
-  private readonly inline: boolean;
+  /** The fused path's layers, when forwards run it. */
+  private readonly fusedLayers: FusedLayers | null;
 
   constructor(
     readonly gpu: Gpu,
@@ -208,47 +78,7 @@ export class Decoder {
     this.freq = c.ropeScaling ? gpu.upload(ropeInvFreq(c), [c.headDim / 2], 'f32', 'rope.inv_freq') : c.ropeTheta;
     if (opts.fused && weights.trainable) shapeError('Decoder', 'the fused path needs frozen weights; full-parameter training runs with fused: false');
     this.fused = (opts.fused ?? !gpu.cpu) && fuseWeights(gpu, weights);
-    this.form = opts.fusedForm;
-    this.inline = opts.inlinePrologue ?? true;
-  }
-
-  /** The fused kernels' form for a forward of N rows. */
-  private formOf(N: number): FusedForm {
-    return this.form === 'gemv' && N <= FUSED_GEMV_ROWS ? 'gemv' : fusedForm(this.gpu, N);
-  }
-
-  /** Uploads a batch's ids, positions, slots and mask. */
-  private inputs(inp: BatchInput): Pick<ForwardState, 'ids' | 'pos' | 'slots' | 'mask'> {
-    const { B, T } = inp;
-    const N = B * T;
-    const op = 'Decoder.forward';
-    if (!Number.isInteger(B) || !Number.isInteger(T) || B < 1 || T < 1) shapeError(op, `B and T must be positive integers, got ${B}, ${T}`);
-    if (!inp.idsGpu && inp.ids.length !== N) shapeError(op, `ids has ${inp.ids.length} values, B*T = ${N}`);
-    if (inp.idsGpu && (inp.idsGpu.dtype !== 'i32' || inp.idsGpu.shape.length !== 1 || inp.idsGpu.shape[0] !== N)) {
-      shapeError(op, `idsGpu must be (${N}) i32, got [${inp.idsGpu.shape.join(', ')}] ${inp.idsGpu.dtype}`);
-    }
-    if (inp.mask && inp.mask.length !== N) shapeError(op, `mask has ${inp.mask.length} values, B*T = ${N}`);
-    if (inp.pos && inp.pos.length !== N) shapeError(op, `pos has ${inp.pos.length} values, B*T = ${N}`);
-    if (inp.slots && inp.slots.length !== B) shapeError(op, `slots has ${inp.slots.length} values, B = ${B}`);
-    const V = this.config.vocabSize;
-    if (!inp.idsGpu) for (let i = 0; i < N; i++) if (inp.ids[i] < 0 || inp.ids[i] >= V) shapeError(op, `token id ${inp.ids[i]} at ${i} is outside the vocabulary (0..${V - 1})`);
-    const S = inp.adapters?.spec.slots ?? 0;
-    if (inp.slots) for (const s of inp.slots) if (s >= S || s < -1) shapeError(op, `adapter slot ${s} is outside -1..${S - 1}`);
-    if (T > this.config.maxPositionEmbeddings) shapeError(op, `T = ${T} exceeds max_position_embeddings ${this.config.maxPositionEmbeddings}`);
-    const g = this.gpu;
-    const maskHost = inp.mask ?? new Int32Array(N).fill(1);
-    const padded = maskHost.some((m) => m === 0);
-    const onGpu = (t: Tensor | undefined, n: number, name: string): Tensor | null => {
-      if (!t) return null;
-      if (t.dtype !== 'i32' || t.shape.length !== 1 || t.shape[0] !== n) shapeError(op, `${name} must be (${n}) i32, got [${t.shape.join(', ')}] ${t.dtype}`);
-      return { ...t, pooled: false };
-    };
-    return {
-      ids: inp.idsGpu ? { ...inp.idsGpu, pooled: false } : g.upload(inp.ids, [N], 'i32', 'ids'),
-      pos: onGpu(inp.posGpu, N, 'posGpu') ?? g.upload(inp.pos ?? defaultPositions(B, T, maskHost), [N], 'i32', 'pos'),
-      slots: onGpu(inp.slotsGpu, B, 'slotsGpu') ?? g.upload(inp.slots ?? new Int32Array(B).fill(-1), [B], 'i32', 'slots'),
-      mask: padded ? g.upload(maskHost, [B, T], 'i32', 'mask') : null,
-    };
+    this.fusedLayers = this.fused ? new FusedLayers(gpu, config, weights, this.freq, opts.fusedForm, opts.inlinePrologue ?? true) : null;
   }
 
   /** out (N, OUT) = x W^T (+ bias) (+= when accumulate) plus the LoRA update of module m; returns the saved LoRA h. */
@@ -279,7 +109,7 @@ export class Decoder {
     if (rows && (opts.logits ?? 'all') !== 'all') shapeError('Decoder.forward', `logitRows needs logits 'all', got '${opts.logits}'`);
     if (rows) checkRows('Decoder.forward', 'logitRows', rows, N);
     const st: ForwardState = {
-      B, T, N, idsHost: inp.ids, ...this.inputs(inp), adapters: inp.adapters ?? null, xs: [], layers: [],
+      B, T, N, idsHost: inp.ids, ...uploadInputs(g, c, inp), adapters: inp.adapters ?? null, xs: [], layers: [],
       rstdF: null as unknown as Tensor, hN: null as unknown as Tensor, logits: null, logitRows: null, hRows: null, saved: save !== false,
     };
     let x = g.tensor([N, C], 'f32', 'x0');
@@ -336,7 +166,7 @@ export class Decoder {
    * (x itself stays the caller's); without, every temporary goes back to the pool as soon as it is used.
    */
   private layer(l: number, x: Tensor, st: ForwardState, save: boolean, cache?: KvCache): { xNext: Tensor; saved: LayerSaved | null } {
-    if (this.fused && (this.gpu.cpu || st.N <= FUSED_GEMV_ROWS)) return this.fusedLayer(l, x, st, save, cache);
+    if (this.fusedLayers && (this.gpu.cpu || st.N <= FUSED_GEMV_ROWS)) return this.fusedLayers.layer(l, x, st, save, cache);
     const g = this.gpu;
     const c = this.config;
     const { B, T, N } = st;
@@ -394,43 +224,6 @@ export class Decoder {
   }
 
   /**
-   * One group of projections on the fused path: its prologue (the LoRA shrink of its adapted modules, and
-   * the RMSNorm when `norm` folds it in), then the fused matmul with its epilogue. With `saveH`, each
-   * adapted module's h lands there as its own (N, R) tensor, as the backward reads it.
-   */
-  private group(
-    l: number, mods: readonly LinearModule[], out: Tensor, x: Tensor, w: Tensor, st: ForwardState,
-    opts: { bias?: Tensor; norm?: RowNorm; epilogue: Epilogue }, saveH: LayerSaved['loraH'] | null,
-  ): void {
-    const g = this.gpu;
-    const set = st.adapters;
-    const pinned = set ? this.pinned.get(set) : undefined;
-    const group = pinned ? pinned.get(`${l}:${mods.join('+')}`) ?? null : set && catLoraGroup(g, mods.map((m) => set.layers[l][m]), `lora.${l}.${mods.join('+')}`);
-    const lora = set && group ? { group, slots: st.slots, T: st.T, scale: set.scale } : undefined;
-    const form = this.formOf(st.N);
-    const outs = mods.map((m) => linearDims(this.config, m).out);
-    const lin = { ...opts, lora, form };
-    // the gemv form computes the prologue inside its matmul where it fits (not when h is saved for the backward)
-    const inline = this.inline && form === 'gemv' && !saveH && inlinePrologue(g, st.N, outs, lin) !== null;
-    const size = inline ? 0 : prologueSize(st.N, lin);
-    const h = size ? g.tensor([size], 'f32', `prologue.${l}`) : undefined;
-    if (h) groupPrologue(g, h, x, lin, form);
-    fusedLinear(g, out, x, w, outs, { ...lin, h, inline });
-    if (saveH && group && h) {
-      const { N } = st;
-      const { R } = group;
-      mods.forEach((m, j) => {
-        const i = group.hIdx[j];
-        if (i < 0) return;
-        saveH[m] = g.tensor([N, R], 'f32', `lora.h.${l}.${m}`);
-        g.copy(h, saveH[m], N * R * 4, i * N * R * 4, 0);
-      });
-    }
-    g.release(h);
-    if (group && !pinned) releaseLoraGroup(g, group);
-  }
-
-  /**
    * Whether a decode step (T = 1, a KvCache with lengthGpu) can be recorded and replayed as the next one
    * (generate() does): on GPU adapters always, every decode kernel reading the cache's length from
    * lengthGpu; on CPU adapters on the fused path only (the unfused 'direct' attention there has no such form).
@@ -440,93 +233,11 @@ export class Decoder {
   }
 
   /**
-   * Builds the fused path's concatenated LoRA groups of `set` (catLoraGroup: up to 10 buffer copies a layer,
-   * each ending the compute pass) once, now, and keeps them until the returned release, instead of building
-   * them every forward: a generation's decode steps then reuse them. The caller promises that the set's
-   * values do not change meanwhile; generate() pins for one call, which writes no adapter (the optimizer,
-   * checkpoint loads and adapter initialisation write them in place between generations).
+   * On the fused path, builds the concatenated LoRA groups of `set` once and keeps them until the returned
+   * release (FusedLayers.pin); the caller promises that the set's values do not change meanwhile.
    */
   pinAdapters(set: LoraSet | null | undefined): () => void {
-    if (!set || !this.fused || this.pinned.has(set)) return () => {};
-    const groups = new Map<string, LoraGroup>();
-    // built now, not at first use: a recorded decode step may be the first fused forward, and holds no copies
-    for (let l = 0; l < this.config.numLayers; l++) {
-      for (const mods of FUSED_GROUPS) {
-        const grp = catLoraGroup(this.gpu, mods.map((m) => set.layers[l][m]), `lora.${l}.${mods.join('+')}`);
-        if (grp) groups.set(`${l}:${mods.join('+')}`, grp);
-      }
-    }
-    this.pinned.set(set, groups);
-    return () => {
-      this.pinned.delete(set);
-      for (const grp of groups.values()) releaseLoraGroup(this.gpu, grp);
-    };
-  }
-
-  /**
-   * layer() on the fused path: the same math and saved tensors in fewer dispatches. Without save, the
-   * RMSNorms fold into the q/k/v and gate/up groups (nothing keeps the normed rows).
-   */
-  private fusedLayer(l: number, x: Tensor, st: ForwardState, save: boolean, cache?: KvCache): { xNext: Tensor; saved: LayerSaved | null } {
-    const g = this.gpu;
-    const c = this.config;
-    const { B, T, N } = st;
-    const { hiddenSize: C, intermediateSize: I, numHeads: NH, numKvHeads: NKV, headDim: HS } = c;
-    const drop = (...ts: Array<Tensor | undefined>): void => { if (!save) g.release(...ts); };
-    const w = this.weights.layers[l];
-    const fw = this.weights.fused![l];
-    const s = {} as LayerSaved;
-    s.loraH = {};
-    const saveH = save ? s.loraH : null;
-    /** A norm's input and its folding: kept (saved runs) or folded into the next group. */
-    const normed = (xIn: Tensor, gamma: Tensor): { input: Tensor; norm?: RowNorm; h?: Tensor; rstd?: Tensor } => {
-      if (!save) return { input: xIn, norm: { gamma, eps: c.rmsNormEps } };
-      const h = g.tensor([N, C], 'f32', 'hNorm');
-      const rstd = g.tensor([N], 'f32', 'rstd');
-      rmsnormForward(g, h, rstd, xIn, gamma, c.rmsNormEps);
-      return { input: h, h, rstd };
-    };
-    // attention block: xMid = x + o(attention(rope(q), rope(k), v))
-    const n1 = normed(x, w.inNorm);
-    if (save) { s.h1 = n1.h!; s.rstd1 = n1.rstd!; }
-    const qkv = g.tensor([N, (NH + 2 * NKV) * HS], 'f32', 'qkv');
-    this.group(l, QKV, qkv, n1.input, fw.qkv, st, { bias: fw.qkvBias, norm: n1.norm, epilogue: { kind: 'store' } }, saveH);
-    s.q = g.tensor([B, T, NH, HS], 'f32', 'q');
-    const att2 = g.tensor([N, NH * HS], 'f32', 'att');
-    s.att = view(att2, [B, T, NH, HS]);
-    s.lse = g.tensor([B, NH, T], 'f32', 'lse');
-    if (cache) {
-      const len = cache.lengthGpu;
-      ropeKv(g, s.q, cache.k[l], cache.v[l], qkv, st.pos, this.freq, cache.length, len);
-      attentionForward(g, s.att, s.lse, s.q, cache.k[l], cache.v[l], { mask: cache.mask, Tk: cache.length + T, ...(len ? { TkGpu: len, split: true } : {}) });
-    } else {
-      s.k = g.tensor([B, T, NKV, HS], 'f32', 'k');
-      s.v = g.tensor([B, T, NKV, HS], 'f32', 'v');
-      ropeKv(g, s.q, s.k, s.v, qkv, st.pos, this.freq, 0);
-      attentionForward(g, s.att, s.lse, s.q, s.k, s.v, { mask: st.mask ?? undefined });
-    }
-    g.release(qkv);
-    drop(s.q, s.k, s.v);
-    s.xMid = g.tensor([N, C], 'f32', 'xMid');
-    this.group(l, O, s.xMid, att2, w.linear.o_proj, st, { bias: w.bias.o_proj, epilogue: { kind: 'residual', res: x } }, saveH);
-    drop(att2, s.lse);
-    // MLP block: xNext = xMid + down(silu(gate(h2)) * up(h2))
-    const n2 = normed(s.xMid, w.postNorm);
-    if (save) { s.h2 = n2.h!; s.rstd2 = n2.rstd!; }
-    s.a = g.tensor([N, I], 'f32', 'act');
-    const gu = save ? g.tensor([2, N, I], 'f32', 'gate_up') : undefined;
-    this.group(l, GATE_UP, s.a, n2.input, fw.gateUp, st, { bias: fw.gateUpBias, norm: n2.norm, epilogue: { kind: 'swiglu', gu } }, saveH);
-    if (gu) {
-      s.g = g.tensor([N, I], 'f32', 'gate');
-      s.u = g.tensor([N, I], 'f32', 'up');
-      g.copy(gu, s.g, N * I * 4, 0, 0);
-      g.copy(gu, s.u, N * I * 4, N * I * 4, 0);
-      g.release(gu);
-    }
-    const xNext = g.tensor([N, C], 'f32', `x${l + 1}`);
-    this.group(l, DOWN, xNext, s.a, w.linear.down_proj, st, { bias: w.bias.down_proj, epilogue: { kind: 'residual', res: s.xMid } }, saveH);
-    drop(s.a, s.xMid);
-    return { xNext, saved: save ? s : null };
+    return set && this.fusedLayers ? this.fusedLayers.pin(set) : () => {};
   }
 
   /**

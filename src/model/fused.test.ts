@@ -5,7 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { expectClose, randn, testGpu } from '../../kernels/testing.ts';
 import type { Gpu } from '../gpu/gpu.ts';
-import { type BatchInput, Decoder, createKvCache, releaseKvCache } from './decoder.ts';
+import type { BatchInput } from './batch.ts';
+import { Decoder } from './decoder.ts';
+import { createKvCache, releaseKvCache } from './kv-cache.ts';
 import type { FusedForm } from '../../kernels/fused/fused.ts';
 import { LINEAR_MODULES, type LinearModule, type ModelConfig } from './config.ts';
 import { type LoraSet, createLoraSet, releaseLoraSet } from './lora-set.ts';

@@ -19,7 +19,9 @@ import { type SamplingRow, sampleTokens, uploadSamplingSettings } from '../../ke
 import { shapeError } from '../gpu/errors.ts';
 import type { Recording } from '../gpu/recording.ts';
 import { type Tensor, view } from '../gpu/tensor.ts';
-import { type Decoder, createKvCache, defaultPositions, releaseKvCache } from './decoder.ts';
+import { defaultPositions } from './batch.ts';
+import type { Decoder } from './decoder.ts';
+import { createKvCache, releaseKvCache } from './kv-cache.ts';
 import type { LoraSet } from './lora-set.ts';
 
 export interface GenerateOptions {

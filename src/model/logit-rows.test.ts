@@ -5,7 +5,8 @@
 
 import { describe, expect, it } from 'vitest';
 import { randn, testGpu } from '../../kernels/testing.ts';
-import { type BatchInput, Decoder } from './decoder.ts';
+import type { BatchInput } from './batch.ts';
+import { Decoder } from './decoder.ts';
 import { createLoraSet } from './lora-set.ts';
 import { tinyConfig, tinyWeights } from './testing.ts';
 import { createWeightGrads, uploadWeights } from './weights.ts';

@@ -13,7 +13,7 @@ import type { IterationMetrics } from '../config/metrics.ts';
 import type { CreditMethod } from '../marft/credit.ts';
 import type { InspectedEpisode } from '../marft/inspect.ts';
 import type { InspectedLine } from '../marft/inspect-jsonl.ts';
-import type { EpisodeSummary, Notice, RunEvents } from '../marft/run.ts';
+import type { EpisodeSummary, Notice, RunEvents } from '../marft/run-events.ts';
 import type { DeviceProbe, ModelSummary } from '../marft/session.ts';
 import type { Download } from '../marft/export/agent.ts';
 import type { ModuleReport, ModuleTry } from '../marft/env-modules.ts';
@@ -29,11 +29,9 @@ export { MODULE_TEMPLATE } from '../marft/env-modules.ts';
 
 export type { AnyErrorCode } from './errors.ts';
 
-export type {
-  EpisodeSummary, IterationEvent, IterationProfile, LoadedEvent, ProgressEvent, ProgressPhase, RunEvents, RunStatus, StatusEvent,
-} from '../marft/run.ts';
+export type { EpisodeSummary, IterationEvent, IterationProfile, LoadedEvent, ProgressEvent, ProgressPhase, RunEvents, RunStatus, StatusEvent } from '../marft/run-events.ts';
 export type { Download } from '../marft/export/agent.ts';
-export { errorNotice as toWorkerError } from '../marft/run.ts';
+export { errorNotice as toWorkerError } from '../marft/run-events.ts';
 
 export type WorkerError = Notice;
 

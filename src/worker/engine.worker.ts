@@ -12,7 +12,8 @@ import { DEMO_CHECKPOINT_FILE, DEMO_EPISODES_FILE, DEMO_RUN_ID, type DemoEpisode
 import { inspectEpisode } from '../marft/inspect.ts';
 import { planOnModel } from '../marft/plan.ts';
 import { episodesToJsonl, inspectRecorded, parseRecordedEpisodes } from '../marft/inspect-jsonl.ts';
-import { type RunEvents, Run, summarize } from '../marft/run.ts';
+import { Run } from '../marft/run.ts';
+import { type RunEvents, summarize } from '../marft/run-events.ts';
 import { parseModelConfig, Session } from '../marft/session.ts';
 import { tryModule, useSandbox } from '../marft/env-modules.ts';
 import { browserSandbox } from '../platform/sandbox/browser.ts';

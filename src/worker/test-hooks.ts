@@ -11,7 +11,7 @@
 //                 after the first file written into the checkpoint's temporary folder, i.e. mid-write, and
 //                 an export as it starts; both wait asynchronously, until release().
 
-import type { ProgressEvent, ProgressPhase } from '../marft/run.ts';
+import type { ProgressEvent, ProgressPhase } from '../marft/run-events.ts';
 import type { CheckpointStore } from '../platform/storage/store.ts';
 
 export type HookPoint = ProgressPhase | 'export';

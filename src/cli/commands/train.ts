@@ -19,7 +19,8 @@
 import { basename, dirname, resolve } from 'node:path';
 import { parseInitAdapters } from '../../marft/checkpoint/init-adapter.ts';
 import { MarftError } from '../../marft/errors.ts';
-import { type IterationProfile, type Notice, Run } from '../../marft/run.ts';
+import { Run } from '../../marft/run.ts';
+import { type IterationProfile, type Notice } from '../../marft/run-events.ts';
 import { type KernelTime, formatKernelTable, kernelRows, phaseRows } from '../../common/profile-table.ts';
 import { nodeStore } from '../../platform/storage/node.ts';
 import { nodeModelFiles } from '../../model/node-files.ts';

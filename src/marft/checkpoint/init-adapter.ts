@@ -6,11 +6,14 @@
 
 import type { Gpu } from '../../gpu/gpu.ts';
 import type { ModelConfig } from '../../model/config.ts';
+import type { ModelFiles } from '../../model/folder.ts';
+import { loadAdapterFiles } from '../../model/load.ts';
 import { setLoraSlot } from '../../model/lora-set.ts';
 import { type PeftAdapter, loraScale } from '../../model/peft.ts';
 import { ConfigError } from '../../config/errors.ts';
 import { agentSlotMap } from '../export/peft.ts';
-import type { TrainState } from '../state.ts';
+import type { RunConfig } from '../../config/run-config.ts';
+import { type TrainState, createTrainState, releaseTrainState } from '../state.ts';
 
 const HINT = 'Initial adapters must match the run config\'s lora settings (r, alpha, targets): change config.lora, or re-train/convert the adapter.';
 
@@ -54,4 +57,23 @@ export function initAgentAdapters(gpu: Gpu, state: TrainState, model: ModelConfi
     throw new ConfigError('CONFIG_INVALID', `lora.mode is "shared": every role uses one adapter, but ${adapters.length} initial adapters were given (${adapters.map((a) => a.role).join(', ')})`, HINT);
   }
   for (const a of adapters) initAgentAdapter(gpu, state, model, a.role, a.adapter, a.where);
+}
+
+/**
+ * A new run's train state: fresh adapters and critic from the config's seed, then the adapters given (PEFT
+ * folders' files, one per role) in their agents' slots. Nothing stays allocated when an adapter is refused.
+ */
+export async function newRunState(
+  m: { gpu: Gpu; model: ModelConfig }, config: RunConfig, adapters: ReadonlyArray<{ role: string; files: ModelFiles; where: string }>,
+): Promise<TrainState> {
+  const state = createTrainState(m.gpu, m.model, config);
+  try {
+    const loaded = [];
+    for (const { role, files, where } of adapters) loaded.push({ role, adapter: await loadAdapterFiles(files, m.model), where });
+    if (loaded.length) initAgentAdapters(m.gpu, state, m.model, loaded);
+    return state;
+  } catch (e) {
+    releaseTrainState(m.gpu, state);
+    throw e;
+  }
 }

@@ -107,16 +107,16 @@ export interface Pick {
  * Picks measured by bench/matmul-sweep.ts (it prints rows in this form for the shapes where a variant beats
  * the default below by 5 % or more): the SmolLM2-135M training products on an H200, 2026-11-27, after the
  * ':w' thread layout (q/o, k/v, gate/up, down at T = 1365 and 4096, against the default rule's 'big:v4:w'
- * and 'mid:v4:w'). The gate+up and lm_head rows are from the sweep before ':w' (bench/results/s18/6-matmul/),
+ * and 'mid:v4:w'). The gate+up and lm_head rows are from the sweep before ':w' (bench/results/kernels/decode-kernels/6-matmul/),
  * measured against 'big' and 'mid'. Other shapes take the default rule.
  */
 export const PICKS: readonly Pick[] = [
   // T = 3 073-3 328 (bench:iteration's 135M scoring and update batches, T 3 168 and 3 240), H200 sweep of stop 22
-  // (bench/results/s22/7-batches): at N = 576 the 128x128 tiles make 125-130 workgroups, one full wave on an
+  // (bench/results/kernels/matmul-k-step/7-batches): at N = 576 the 128x128 tiles make 125-130 workgroups, one full wave on an
   // H200's 132 SMs, where the picks below run a wave and a part (n96q: 306 workgroups at T = 3 240)
   { trans: 'nn', M: [3073, 3328], N: [576, 576], K: [192, 3072], variant: 'big:v4:w' }, // T=3240: q/o dX n96q:v4 18.5 -> 29.0, gate/up dX 20.6 -> 33.1, k/v dX 13.7 -> 18.6, gate+up dX mid:v4 26.0 -> 34.0 TFLOP/s
   { trans: 'nt', M: [3073, 3328], N: [576, 576], K: [576, 1536], variant: 'big:v4:w' }, // T=3240: q/o fwd mid:w 23.5 -> 28.6, down fwd mid:w 25.9 -> 34.4 TFLOP/s
-  // T = 3 329-5 211, H200 sweep of stop 21 at T = 4096 (bench/results/s21/5-half), against the pick each
+  // T = 3 329-5 211, H200 sweep of stop 21 at T = 4096 (bench/results/kernels/matmul-vs-pytorch/5-half), against the pick each
   // replaces: the 'half' tiles' 1 152 workgroups keep all 132 SMs of an H200 busy where 64x64 tiles' 576 leave
   // some with 4 and others with 5. At T = 6 480 the default 'big:v4:w' (255 workgroups, two full waves) beats
   // them (stop 22's sweep: q/o dX 26.8 -> 31.0, gate/up dX 28.6 -> 33.5, k/v dX 21.1 -> 22.4, q/o fwd
@@ -129,9 +129,9 @@ export const PICKS: readonly Pick[] = [
   { trans: 'nt', M: [3329, 5211], N: [576, 576], K: [576, 576], variant: 'half:w' }, // q/o fwd T=4096: mid:w 23.4 -> 24.9 TFLOP/s
   { trans: 'nt', M: [3329, 5211], N: [576, 576], K: [1536, 1536], variant: 'half:w' }, // down fwd T=4096: mid:w 25.0 -> 26.8 TFLOP/s
   // T = 1536 and 2688 (the 135M iteration's batches before stop 20's prompts), H200 sweep of stop 19
-  // (bench/results/s19/15-sweep): first, for the rows between the T = 1365 and 4096 sweeps' midpoints. The
+  // (bench/results/kernels/profile-and-picks/15-sweep): first, for the rows between the T = 1365 and 4096 sweeps' midpoints. The
   // sweep's forward ('nt') winners (n96q, tall4:w, mid:w, mid32:w) are left out: in the iteration, same
-  // call, they made scoring slower (0.219-0.243 s against 0.208-0.210 s without them; bench/results/s19/17-picks)
+  // call, they made scoring slower (0.219-0.243 s against 0.208-0.210 s without them; bench/results/iteration/profile-and-picks/17-picks)
   { trans: 'nn', M: [2113, 3072], N: [576, 576], K: [192, 192], variant: 'n96q:v4' }, // k/v dX T=2688: 14.5 -> 16.8 TFLOP/s
   { trans: 'nn', M: [2113, 3072], N: [576, 576], K: [576, 576], variant: 'n96q:v4' }, // q/o dX T=2688: 21.5 -> 26.2 TFLOP/s
   { trans: 'nn', M: [2113, 3072], N: [576, 576], K: [1536, 1536], variant: 'n96q:v4' }, // gate/up dX T=2688: 25.4 -> 32.1 TFLOP/s

@@ -32,11 +32,18 @@ function allowed(s: Schema): string {
     case 'string': return s.minLength ? `a string of at least ${s.minLength} character${s.minLength > 1 ? 's' : ''}` : 'a string';
     case 'boolean': return '`true` or `false`';
     case 'enum': return s.values.map((v) => `\`${v}\``).join(', ') + orNull;
-    case 'array': return `a list of ${allowed(s.items).replace(/^an? /, '')}s${s.minItems ? ` (at least ${s.minItems})` : ''}`.replace(/ss\b/, 's');
+    case 'array': return `${listOf(s.items)}${s.minItems ? ` (at least ${s.minItems})` : ''}`;
     case 'record': return `an object: name → ${allowed(s.values)}`;
     case 'object': return `an object${orNull}`;
     case 'any': return 'any JSON value';
   }
+}
+
+/** "a list of integers >= 1", "a list of: `a`, `b`", "a list of objects". */
+function listOf(items: Schema): string {
+  if (items.type === 'enum') return `a list of: ${allowed(items)}`;
+  if (items.type === 'number') return `a list of ${describeNumber(items).replace(/^an? (integer|number)/, '$1s')}`;
+  return `a list of ${items.type === 'any' ? 'JSON values' : `${items.type}s`}`;
 }
 
 function defaultOf(s: Schema): string {

@@ -211,7 +211,7 @@ export const CONFIG_SCHEMA: Schema = {
       type: 'object',
       fields: {
         clip: num(0.2, { min: 0, max: 1, exclusiveMin: true, exclusiveMax: true, description: 'PPO clip ε: the policy ratio is clipped to [1-ε, 1+ε].' }),
-        valueClip: num(0.2, { min: 0, description: '0 = no value clipping' }),
+        valueClip: num(0.2, { min: 0, description: 'Value clipping as MAPPO/MARFT: the value loss takes the worse of the new value and the new value clipped to ±valueClip around the old one; 0 = no value clipping.' }),
         entropyCoef: num(0.01, { min: 0, description: 'Weight of the entropy bonus (keeps sampling diverse).' }),
         klCoef: num(0, { min: 0, description: 'Weight of the KL penalty against the reference policy (the base model without adapters); 0 = none.' }),
         klEstimator: { type: 'enum', values: ['k1', 'k3'], default: 'k3', description: 'KL estimator of the penalty: k1 (log-ratio) or k3 (unbiased, non-negative).' },

@@ -27,7 +27,8 @@
 # default 570), RUN_TIMEOUT_S (per benchmark, default 240), NODE_RUN (default `bash $DEVICE_KIT/enter.sh`).
 # Runs go Chrome then Node, run by run, and summary.txt is rewritten after each, so a run cut short still
 # brings back the pairs it finished.
-# Local rehearsal on SwiftShader (no GPU): stage the parts into /tmp/chrome with DEVICE_KIT=/nonexistent, then
+# Local rehearsal on SwiftShader (no GPU): stage the parts into /tmp/chrome with DEVCARRY=/nonexistent (read by the
+# parts' stage.sh), then
 #   VK_ICD_FILENAMES=/tmp/chrome/vk_swiftshader_icd.json EXPECT=any EPISODES=1 NEW=4 RUNS="lab tiny" \
 #     NODE_RUN="bash $DEVICE_KIT/enter-local.sh" OUT=/tmp/out bash $CHROME_KIT/app/device-chrome.sh
 # (enter-local.sh: enter.sh without its dpkg/ldconfig into / and without the NVIDIA driver variable.)

@@ -34,7 +34,7 @@
 // must not pass for a GPU one). Without it, a software adapter under the GPU flags is only warned about.
 // Options: --runs classroom (a comma list) --episodes N|1,2,4 (default: the run's own; random models 8)
 //          --new 128 --agents 2 (random models) --no-build --dist dist (the build folder) --port 0
-//          --out bench/results/browser-classroom.json --iteration-timeout-min 60 --expect gpu|any --wall 5
+//          --out bench/results/cpu-fallback/browser-classroom.json --iteration-timeout-min 60 --expect gpu|any --wall 5
 
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -65,7 +65,7 @@ const episodesArg = argv.includes('--episodes') ? arg('episodes', '').split(',')
 if (episodesArg?.some((e) => !Number.isInteger(e) || e < 1)) throw new Error(`--episodes must be positive integers, got ${arg('episodes', '')}`);
 const maxNew = Number(arg('new', '128'));
 const agentsN = Number(arg('agents', '2')) as 1 | 2 | 3 | 4;
-const out = arg('out', 'bench/results/browser-classroom.json');
+const out = arg('out', 'bench/results/cpu-fallback/browser-classroom.json');
 const wallN = Number(arg('wall', '5'));
 const iterationTimeout = Number(arg('iteration-timeout-min', '60')) * 60_000;
 const distDir = arg('dist', 'dist');

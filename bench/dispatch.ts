@@ -9,7 +9,7 @@
 // The page is served cross-origin isolated (COOP/COEP headers), so Chromium's performance.now() is precise to
 // 5 µs instead of 100 µs.
 // Options: --n 2000 (dispatches per rep) --reps 5 --machine NAME (default: from the Node adapter)
-//          --out bench/results/dispatch-<machine>.json --port 4181 --no-browser
+//          --out bench/results/dispatch/dispatch-<machine>.json --port 4181 --no-browser
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -74,8 +74,8 @@ if (chrome) {
   ratios = { encode: c.encodeMsPerDispatch / node.encodeMsPerDispatch, endToEnd: c.endToEndMsPerDispatch / node.endToEndMsPerDispatch, roundTrip: c.roundTripMs / node.roundTripMs };
   console.log(`| Chromium / Node | | ${ratios.encode.toFixed(2)}x | ${ratios.endToEnd.toFixed(2)}x | ${ratios.roundTrip.toFixed(2)}x |`);
 }
-const out = arg('out', `bench/results/dispatch-${machine}.json`);
-mkdirSync('bench/results', { recursive: true });
+const out = arg('out', `bench/results/dispatch/dispatch-${machine}.json`);
+mkdirSync('bench/results/dispatch', { recursive: true });
 writeFileSync(out, `${JSON.stringify({
   what: 'cost of one dispatch through Gpu.run: encode on the JS thread, end to end (encode + submit + wait) per dispatch, one-dispatch round trip',
   date: new Date().toISOString(), machine, cpu: `${cpus()[0]?.model ?? '?'}, ${cpus().length} logical CPUs`, dispatchesPerRep: n, reps, loadAvg1m: load,

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# The measured-learning runs of README.md, on the GPU machine lent by the `device` tool (carry .devcarry,
-# with the CLI bundled into .devcarry/app/marft.mjs). Steps (any subset, in order):
+# The measured-learning runs of docs/LEARNING.md on a GPU machine, with the CLI bundled into the kit's app/
+# (node scripts/bundle.mjs src/cli/marft.ts "$DEVICE_KIT/app"). Steps (any subset, in order):
 #   pretrain  make public/models/marft-tiny (bf16), copy it to $OUT/marft-tiny
 #   base      held-out accuracy of the untuned model (solo, duo, anonymous duo), greedy and sampled
 #   <config>  train configs/<config>.json (or a path to a .json), then evaluate its checkpoint (e.g. duo-action solo-ppo)
 # ITERATIONS=N trains N iterations instead of the config's; EVAL_EPISODES=N evaluates on N episodes (1024).
+# DEVICE_KIT (default .devcarry) is the kit folder: enter.sh, which runs its arguments with Node.js, Dawn and the
+# Vulkan loader set up, and app/, the bundled entry points (BENCHMARKS.md, "Running on a remote GPU machine").
 set -uo pipefail
+KIT=${DEVICE_KIT:-.devcarry}
 OUT=${OUT:-/tmp/out}
-M="bash .devcarry/enter.sh node .devcarry/app/marft.mjs"
+M="bash $KIT/enter.sh node $KIT/app/marft.mjs"
 EPISODES=${EVAL_EPISODES:-1024}
 filter() { grep -v "^Warning\|^    at \|XDG_RUNTIME"; }
 for step in "$@"; do

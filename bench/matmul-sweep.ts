@@ -212,7 +212,7 @@ const fmt = (x: number, d = 1) => (!Number.isFinite(x) ? '' : x >= 1 || x === 0 
 const t0 = performance.now();
 // The GPU's clocks ramp up over the first second or more of work: warm up on the first product for 2 s, else
 // its default (timed first) reads low (3.3 against 17 TFLOP/s on an H200; 19.2 against 43.6 at 4096^3 after
-// a warm-up of rounds x round-ms, bench/results/s22/5-steps).
+// a warm-up of rounds x round-ms, bench/results/kernels/matmul-k-step/5-steps).
 for (const until = performance.now() + 2000; products.length && performance.now() < until;) {
   await benchMatmul(gpu, [[products[0].M, products[0].N, products[0].K]], { transA: products[0].trans[0] === 't', transB: products[0].trans[1] === 't', rounds, roundMs });
 }

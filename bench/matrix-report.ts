@@ -84,7 +84,7 @@ const md = [
   '',
   ...sections,
   ...(missing.length ? [`Rows without results yet: ${missing.join(', ')}.`, ''] : []),
-  'Seed 1\'s evaluations of the first device call did not come back as files; `seed1-batch1/transcribed.eval.jsonl` holds them as that call printed them (0.1 % rounding), with its untuned bases.',
+  'Seed 1\'s evaluations of the first run on the GPU machine did not come back as files; `seed1-batch1/transcribed.eval.jsonl` holds them as that run printed them (0.1 % rounding), with its untuned bases.',
   '',
 ].join('\n');
 writeFileSync(arg('md', 'docs/MATRIX.md'), md);

@@ -1,4 +1,4 @@
-// Reads the learning matrix's results folder (bench/results/matrix/): every sub-folder is one device call's
+// Reads the learning matrix's results folder (bench/results/matrix/): every sub-folder is one GPU-machine run's
 // $OUT/matrix (bench/matrix.ts: <row>-s<seed>.jsonl one metrics line per iteration, <row>-s<seed>.eval.jsonl
 // and base-<key>.eval.jsonl one line per held-out evaluation, <row>-s<seed>.job.json the job's status), or a
 // folder of last checkpoints, <row>-s<seed>/<latest>/state.json, whose metric history stands in for a train

@@ -1,4 +1,4 @@
-// The learning matrix (issue 19): one row per MARFT setting, each a run config derived from a preset run
+// The learning matrix: one row per MARFT setting, each a run config derived from a preset run
 // (src/config/run-presets.ts) by a few overrides, grouped in families with a reference row that the row is
 // compared with. configs/matrix/<row>.json is generated from this list (`npx tsx bench/matrix-configs.ts`);
 // bench/matrix.ts trains and evaluates the rows, bench/matrix-report.ts turns the logs into docs/MATRIX.md.

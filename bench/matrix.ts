@@ -1,10 +1,10 @@
-// The learning matrix's runner (issue 19): trains and evaluates matrix rows (bench/matrix-rows.ts) as
+// The learning matrix's runner: trains and evaluates matrix rows (bench/matrix-rows.ts) as
 // parallel `marft` processes on one GPU — the engine is dispatch-bound on the CPU, so many small runs share
 // the GPU well — and writes every log under --out. Bundle it and the CLI, then on the GPU machine:
 //   bash .devcarry/enter.sh node .devcarry/app/matrix.mjs --seeds 1 --base --parallel 16 [ROW ...]
 // (bench/matrix.sh does that). A job is one row and seed: `marft train` then `marft eval` greedy and sampled
 // on the held-out split; --base adds the untuned model's evals, one per distinct team (baseKey), four at a time
-// beside the training. Deadlines keep a call inside the device tool's limit: at --deadline minus
+// beside the training. Deadlines keep a run inside the GPU machine's time limit: at --deadline minus
 // --eval-reserve seconds every training still running gets SIGINT (the CLI abandons the iteration in flight
 // and keeps its last checkpoint, which is then evaluated: the logs say how many iterations it made), and at
 // --deadline whatever still runs is killed. Output per job <row>-s<seed>: configs/<id>.json (what trained),

@@ -40,7 +40,7 @@ const [t0, t1] = [median(num(train.slice(WARMUP, WARMUP + 50), 'seconds')), medi
 checks.push({ what: 'training: iteration time (median), last 50 iterations against iterations 10-59', figure: `${t1.toFixed(3)} s against ${t0.toFixed(3)} s (${((t1 / t0 - 1) * 100).toFixed(1)} %)`, pass: t1 <= 1.05 * t0 });
 const [k0, k1] = [median(num(train.slice(WARMUP, WARMUP + 50), 'tokensPerSecond')), median(num(train.slice(-50), 'tokensPerSecond'))];
 checks.push({ what: 'training: generated tokens/s of the rollout (median), the same windows', figure: `${k1.toFixed(0)} against ${k0.toFixed(0)} (${((k1 / k0 - 1) * 100).toFixed(1)} %)`, pass: null });
-// Does the long-lived process slow down? A control (bench/results/soak/control/, one device call): the same
+// Does the long-lived process slow down? A control (bench/results/soak/control/, one run on the GPU machine): the same
 // config trained long in one process, then a fresh process resumes that run's last checkpoint for 25
 // iterations; a process that had decayed (caches, pool, heap) would be slower than the fresh one at the
 // same point of the run, while tokens/s moves with the run's state (the episodes' lengths) in both.
@@ -49,7 +49,7 @@ const [longRun, fresh] = [control('long'), control('fresh')];
 if (longRun.length && fresh.length) {
   const [kl, kf] = [median(num(longRun.slice(-25), 'tokensPerSecond')), median(num(fresh.slice(-25), 'tokensPerSecond'))];
   checks.push({
-    what: `control, one device call: rollout tokens/s (median) of a process ${longRun.length} iterations old (its last 25) against a fresh process resuming its run (the next 25)`,
+    what: `control, one run on the GPU machine: rollout tokens/s (median) of a process ${longRun.length} iterations old (its last 25) against a fresh process resuming its run (the next 25)`,
     figure: `${kl.toFixed(0)} against ${kf.toFixed(0)} (${((kl / kf - 1) * 100).toFixed(1)} %)`, pass: kl >= 0.95 * kf,
   });
 }

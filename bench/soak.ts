@@ -1,8 +1,8 @@
 // `npm run bench:soak`: does the engine hold its memory and speed over a long run? Three parts, in one
 // process, on the lab's own Session and Run (the code the lab and the CLI use):
 //   train    a run config (default configs/duo-action.json) for --iterations in one run folder, resumed
-//            from that folder when it already has checkpoints (so a soak longer than one device call goes
-//            on where the last call stopped; --budget-s pauses it cleanly at an iteration boundary);
+//            from that folder when it already has checkpoints (so a soak longer than one run on a GPU machine
+//            goes on where the last run stopped; --budget-s pauses it cleanly at an iteration boundary);
 //   switch   --switches model loads alternating between two folders of the built-in model;
 //   resume   --resumes times: a new Run resumes the soak run's latest checkpoint and trains one iteration.
 // Per iteration / switch / resume it appends one JSON line to --log: the buffer pool's bytes in use,

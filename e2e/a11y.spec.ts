@@ -1,4 +1,4 @@
-// Accessibility and the library-backed views (issue 17 item 6): axe-core on every tab fails on serious or
+// Accessibility and the library-backed views: axe-core on every tab fails on serious or
 // critical violations; the tabs follow the ARIA tabs pattern; the React Flow graph shows every edge of the
 // trio (3) and quartet (6) presets with no node outside the view or under its zoom controls, fitted after
 // every change of agents; the uPlot chart shows a saved run's curve as an overlay with a hover value and a

@@ -1,5 +1,5 @@
 // The config lifecycle in Chromium, along a user's click path: add an agent and type "solver2" into its
-// role key by key (the real solver keeps its edges: issue 17's rename bug), undo and redo, reload and find
+// role key by key (the real solver keeps its edges: a rename once lost them), undo and redo, reload and find
 // the builder kept, export the run-config JSON and import it back (and a bad file, with its issues
 // listed), open a share link, pick a preset run; the software adapter (SwiftShader) said as such with an
 // estimated time per iteration and the config's memory plan; no favicon 404; a paused run's config read-only with "edit a copy".

@@ -1,4 +1,4 @@
-// Exports under interruption (issue 18 item 2), on an imported checkpoint of the duo team (no training
+// Exports under interruption, on an imported checkpoint of the duo team (no training
 // needed to have one): while an export runs, a Step, a Continue and a second export are refused with a
 // message naming the export, and the run does not move; the engine's worker dying in an export brings the
 // banner, the run is unchanged, Restart works, and the export run again gives the same files. The worker is

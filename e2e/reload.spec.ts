@@ -1,4 +1,4 @@
-// Interruptions in the browser (issue 18 item 2): the tab reloaded inside each phase of an iteration, and the
+// Interruptions in the browser: the tab reloaded inside each phase of an iteration, and the
 // engine's worker dying (closed as the browser would kill it, which fires no event, or crashing in each
 // phase). Each time the run is kept at its last checkpoint in the browser's storage and training goes on
 // from there to the end; the dead worker is found by the page's watch (src/worker/client.ts) and named in

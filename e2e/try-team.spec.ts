@@ -1,4 +1,4 @@
-// Try the team (issue 17 item 8) as a user does it: on the built-in model with no run loaded, type a
+// Try the team as a user does it: on the built-in model with no run loaded, type a
 // problem and its answer, ask the team, and watch each agent's tokens stream in (the token count of the
 // first agent is seen growing), then the judge's reward; a held-out task previews from the environment;
 // axe finds no serious violation on the panel. Short answers (8 tokens): SwiftShader is slow.

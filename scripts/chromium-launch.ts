@@ -2,7 +2,7 @@
 // bench:browser, bench:dispatch): which binary, and which flags.
 // The usual WebGPU flags (--enable-unsafe-webgpu --enable-features=Vulkan) silently give SwiftShader even on
 // a GPU machine; ANGLE on Vulkan without a surface (--use-angle=vulkan --disable-vulkan-surface) gives the
-// real adapter there (measured on the H100/H200 machines: ../shared/device/chrome/README.md).
+// real adapter there (measured on H100 and H200 machines).
 // GPU flags are chosen, in this order:
 //   1. E2E_GPU=1 / E2E_GPU=0 (or MARFT_GPU=swiftshader) forces them on / off;
 //   2. CHROME_GPU_FLAGS is set (the device pack's env.sh exports it): those flags, as they are;

@@ -204,7 +204,7 @@ export function matmulSource(
   // other buffer. Steps of up to 256 multiply-adds a thread get a copy per buffer (constant buffer indices);
   // larger ones get one copy, with the buffer a run-time value: on an H200, two copies of 'big' (8 x 8 x 16)
   // ran 4096^3 at 39.8 TFLOP/s and one at 43.6 (two outgrow the instruction cache), while the 4 x 4 x 16 'half'
-  // tiles lost 3-5 % with one (bench/results/s22/).
+  // tiles lost 3-5 % with one (bench/results/kernels/matmul-k-step/).
   const step = (p: string) => [
     'if (t >= nt) { break; }',
     ...(p === 'p' ? ['let p = t & 1u;'] : []),

@@ -107,38 +107,38 @@ export interface Pick {
  * Picks measured by bench/matmul-sweep.ts (it prints rows in this form for the shapes where a variant beats
  * the default below by 5 % or more): the SmolLM2-135M training products on an H200, 2026-11-27, after the
  * ':w' thread layout (q/o, k/v, gate/up, down at T = 1365 and 4096, against the default rule's 'big:v4:w'
- * and 'mid:v4:w'). The gate+up and lm_head rows are from the sweep before ':w' (bench/results/s18/6-matmul/),
+ * and 'mid:v4:w'). The gate+up and lm_head rows are from the sweep before ':w' (bench/results/kernels/decode-kernels/6-matmul/),
  * measured against 'big' and 'mid'. Other shapes take the default rule.
  */
 export const PICKS: readonly Pick[] = [
-  // T = 3 073-3 328 (bench:iteration's 135M scoring and update batches, T 3 168 and 3 240), H200 sweep of stop 22
-  // (bench/results/s22/7-batches): at N = 576 the 128x128 tiles make 125-130 workgroups, one full wave on an
+  // T = 3 073-3 328 (bench:iteration's 135M scoring and update batches, T 3 168 and 3 240), H200 sweep with one K step a loop
+  // (bench/results/kernels/matmul-k-step/7-batches): at N = 576 the 128x128 tiles make 125-130 workgroups, one full wave on an
   // H200's 132 SMs, where the picks below run a wave and a part (n96q: 306 workgroups at T = 3 240)
   { trans: 'nn', M: [3073, 3328], N: [576, 576], K: [192, 3072], variant: 'big:v4:w' }, // T=3240: q/o dX n96q:v4 18.5 -> 29.0, gate/up dX 20.6 -> 33.1, k/v dX 13.7 -> 18.6, gate+up dX mid:v4 26.0 -> 34.0 TFLOP/s
   { trans: 'nt', M: [3073, 3328], N: [576, 576], K: [576, 1536], variant: 'big:v4:w' }, // T=3240: q/o fwd mid:w 23.5 -> 28.6, down fwd mid:w 25.9 -> 34.4 TFLOP/s
-  // T = 3 329-5 211, H200 sweep of stop 21 at T = 4096 (bench/results/s21/5-half), against the pick each
+  // T = 3 329-5 211, H200 sweep before it, at T = 4096 (bench/results/kernels/matmul-vs-pytorch/5-half), against the pick each
   // replaces: the 'half' tiles' 1 152 workgroups keep all 132 SMs of an H200 busy where 64x64 tiles' 576 leave
   // some with 4 and others with 5. At T = 6 480 the default 'big:v4:w' (255 workgroups, two full waves) beats
-  // them (stop 22's sweep: q/o dX 26.8 -> 31.0, gate/up dX 28.6 -> 33.5, k/v dX 21.1 -> 22.4, q/o fwd
+  // them (the 7-batches sweep: q/o dX 26.8 -> 31.0, gate/up dX 28.6 -> 33.5, k/v dX 21.1 -> 22.4, q/o fwd
   // 25.1 -> 30.1, down fwd 26.9 -> 34.7 TFLOP/s); for k/v fwd 'halfn' stays best there (21.5 against 19.8)
   // and from T = 3 073 (16.6 against mid:v4:w's 14.9 at T = 3 240)
-  { trans: 'nn', M: [3329, 5211], N: [576, 576], K: [192, 192], variant: 'half:v4' }, // k/v dX T=4096: mid32:v4:w (not in that sweep; 16.2 in stop 19's), mid:v4:w 16.1 -> 19.6 TFLOP/s
+  { trans: 'nn', M: [3329, 5211], N: [576, 576], K: [192, 192], variant: 'half:v4' }, // k/v dX T=4096: mid32:v4:w (not in that sweep; 16.2 in the 15-sweep), mid:v4:w 16.1 -> 19.6 TFLOP/s
   { trans: 'nn', M: [3329, 5211], N: [576, 576], K: [576, 576], variant: 'half:v4:w' }, // q/o dX T=4096: mid:w 22.5 -> 25.8 TFLOP/s
   { trans: 'nn', M: [3329, 5211], N: [576, 576], K: [1536, 1536], variant: 'half:v4:w' }, // gate/up dX T=4096: mid:v4:w 25.6 -> 27.7 TFLOP/s
   { trans: 'nt', M: [3073, Infinity], N: [192, 192], K: [576, 576], variant: 'halfn' }, // k/v fwd T=4096: mid:v4:w 19.0 -> 21.0 TFLOP/s
   { trans: 'nt', M: [3329, 5211], N: [576, 576], K: [576, 576], variant: 'half:w' }, // q/o fwd T=4096: mid:w 23.4 -> 24.9 TFLOP/s
   { trans: 'nt', M: [3329, 5211], N: [576, 576], K: [1536, 1536], variant: 'half:w' }, // down fwd T=4096: mid:w 25.0 -> 26.8 TFLOP/s
-  // T = 1536 and 2688 (the 135M iteration's batches before stop 20's prompts), H200 sweep of stop 19
-  // (bench/results/s19/15-sweep): first, for the rows between the T = 1365 and 4096 sweeps' midpoints. The
+  // T = 1536 and 2688 (the 135M iteration's batches before its prompts matched the peer's), H200 sweep
+  // (bench/results/kernels/profile-and-picks/15-sweep): first, for the rows between the T = 1365 and 4096 sweeps' midpoints. The
   // sweep's forward ('nt') winners (n96q, tall4:w, mid:w, mid32:w) are left out: in the iteration, same
-  // call, they made scoring slower (0.219-0.243 s against 0.208-0.210 s without them; bench/results/s19/17-picks)
+  // call, they made scoring slower (0.219-0.243 s against 0.208-0.210 s without them; bench/results/iteration/profile-and-picks/17-picks)
   { trans: 'nn', M: [2113, 3072], N: [576, 576], K: [192, 192], variant: 'n96q:v4' }, // k/v dX T=2688: 14.5 -> 16.8 TFLOP/s
   { trans: 'nn', M: [2113, 3072], N: [576, 576], K: [576, 576], variant: 'n96q:v4' }, // q/o dX T=2688: 21.5 -> 26.2 TFLOP/s
   { trans: 'nn', M: [2113, 3072], N: [576, 576], K: [1536, 1536], variant: 'n96q:v4' }, // gate/up dX T=2688: 25.4 -> 32.1 TFLOP/s
   { trans: 'nn', M: [1451, 2112], N: [1536, 1536], K: [576, 576], variant: 'mid:w' }, // down dX T=1536: 18.9 -> 22.5 TFLOP/s
   { trans: 'tn', M: [192, 192], N: [576, 576], K: [1451, 3392], variant: 'mid:v4:k8' }, // k/v dW T=1536: 4.9 -> 9.9 (mid:v4:w:k8), T=2688: 5.2 -> 14.1 TFLOP/s
   { trans: 'tn', M: [576, 576], N: [576, 576], K: [2113, 3392], variant: 'mid:v4:k8' }, // q/o dW T=2688: 15.5 -> 18.7 TFLOP/s
-  // T = 1365 and 4096, H200 sweep of stop 18/19 (the helper's). Since stop 22 the T >= 2 365 rows end where
+  // T = 1365 and 4096, H200 sweeps of the decode-kernels and profile-and-picks passes. Since the 7-batches sweep the T >= 2 365 rows end where
   // rows above take over, or at 5 211 (the default beats them at 6 480: gate+up dX mid:v4 29.7 against 34.5);
   // its k/v, q/o and gate/up dX rows at T = 4096 (mid32:v4:w, mid:w, mid:v4:w) are gone, shadowed up to 5 211
   { trans: 'nn', M: [683, 2364], N: [576, 576], K: [576, 576], variant: 'tall4:w' }, // q/o dX T=1365: 16.6 -> 17.9 TFLOP/s
@@ -174,7 +174,7 @@ export function chooseVariant(s: MatmulShape, sharedBytes = 49152, picks: readon
   }
   const tiles = (t: TileConfig) => Math.ceil(M / t.bm) * Math.ceil(N / t.bn) * batch;
   // vec4 loads where the layout allows, and 8 x 4 threads a warp: on an H200 at 4096^3 'big' ran 36.2,
-  // 'big:v4' 37.4 and 'big:v4:w' 39.8 TFLOP/s with two unrolled steps a loop (with one since stop 22, 'big:v4'
+  // 'big:v4' 37.4 and 'big:v4:w' 39.8 TFLOP/s with two unrolled steps a loop (with one since the K-step change, 'big:v4'
   // and 'big:v4:w' both 43.6); 'mid:v4:w' beat 'mid' and 'mid:v4' there and on the
   // q/o weight gradient (576x576x4096 tn: 13.8, 15.3, 16.1)
   if (M >= 128 && N >= 128 && tiles(TILES.big) >= 96) {

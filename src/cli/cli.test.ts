@@ -9,6 +9,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { tinyTokenizer } from '../model/file-fixtures.ts';
 import { loadTokenizer } from '../model/tokenizer.ts';
 import { parseSafetensors, tensorToFloat32 } from '../model/safetensors.ts';
+import { commandHelp, HELP } from './help.ts';
+import { USAGES } from '../../scripts/docs-reference.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const FIX = `${ROOT}fixtures/parity/qwen2-tiny`;
@@ -44,6 +46,17 @@ describe('marft CLI', () => {
     const r = run('tokenize', '--model', dir, '--text', text);
     expect(r.status, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual(loadTokenizer(tokenizerJson, tokenizerConfig).encode(text, { addSpecialTokens: true }));
+  });
+
+  it('marft <command> --help prints the command\'s help (docs/CLI.md), exit 0', () => {
+    for (const name of Object.keys(HELP)) {
+      const r = run(name, '--help');
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout).toBe(`${commandHelp(name, USAGES[name])}\n`);
+    }
+    const top = run('--help');
+    expect(top.status).toBe(0);
+    expect(top.stderr).toMatch(/marft <command> --help/);
   });
 
   it('bad input gets a clear message and a non-zero exit', () => {

@@ -1,5 +1,5 @@
 // marft train killed (SIGKILL) at each phase of an iteration, then `marft train --resume` finishes it
-// (issue 18 item 2): the child prints its phases with --progress, the test kills it as soon as it reads
+// with no warning: the child prints its phases with --progress, the test kills it as soon as it reads
 // the next phase's line (the child runs on a little meanwhile, so the kill lands in or just after that
 // phase), resumes, and kills the resumed process at the next phase, and so on; the last resume runs to
 // the end. The final metric history equals an uninterrupted run's, and every checkpoint left verifies

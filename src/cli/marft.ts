@@ -8,6 +8,7 @@ import { setSandboxSpawner } from '../envs/module/host.ts';
 import { nodeSandbox } from '../platform/sandbox/node.ts';
 import { errorMessage } from '../common/errors.ts';
 import { UsageError } from './args.ts';
+import { commandHelp } from './help.ts';
 import { envCommand, usage as envUsage } from './commands/env.ts';
 import { evalCommand, usage as evalUsage } from './commands/eval.ts';
 import { exportCommand, usage as exportUsage } from './commands/export.ts';
@@ -29,7 +30,7 @@ const COMMANDS: Record<string, { run: (argv: string[]) => Promise<void>; usage: 
 };
 
 function help(): string {
-  return `usage:\n${Object.values(COMMANDS).map((c) => `  ${c.usage}`).join('\n')}`;
+  return `usage:\n${Object.values(COMMANDS).map((c) => `  ${c.usage}`).join('\n')}\n\nmarft <command> --help: what a command does, its options and examples (also docs/CLI.md).`;
 }
 
 const [cmd, ...argv] = process.argv.slice(2);
@@ -39,7 +40,7 @@ if (!command) {
   process.exit(cmd && cmd !== '--help' ? 2 : 0);
 }
 if (argv.includes('--help') || argv.includes('-h')) {
-  console.log(`usage: ${command.usage}`);
+  console.log(commandHelp(cmd, command.usage));
   process.exit(0);
 }
 /** Prints what went wrong and exits: 2 for a usage error (with the usage), 1 otherwise. */

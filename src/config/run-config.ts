@@ -139,11 +139,12 @@ export const CONFIG_SCHEMA: Schema = {
       default: presetGraph('duo') as unknown as Record<string, unknown>,
       fields: {
         agents: { type: 'array', items: PROFILE_SCHEMA, minItems: 1, description: 'The agents (roles) of the team; they share one base model.' },
-        edges: { type: 'array', default: [], description: 'Dependencies: "to" acts after "from" and sees its output (the dependency function D).', items: { type: 'object', fields: { from: { type: 'string' }, to: { type: 'string' } } } },
+        edges: { type: 'array', default: [], description: 'Dependencies: "to" acts after "from" and sees its output (the dependency function D).', items: { type: 'object', fields: { from: { type: 'string', description: 'The role that acts first.' }, to: { type: 'string', description: 'The role that acts after it and sees its output.' } } } },
         dynamic: {
           type: 'object',
           nullable: true,
           default: null,
+          description: 'A dynamic graph: an orchestrator routes each turn among the other agents (null = the static edges).',
           fields: {
             orchestrator: { type: 'string', description: 'The role that routes the task with <call>role</call> or <done/>.' },
             maxSteps: int(10, 1, 'Calls the orchestrator may make per turn at most.'),
@@ -164,10 +165,11 @@ export const CONFIG_SCHEMA: Schema = {
         },
       },
     },
-    level: { type: 'enum', values: ['action', 'token'], default: 'action', description: "action: an agent's whole output is one action (MARFT-A); token: every token is one (MARFT-T)." },
+    level: { type: 'enum', values: ['action', 'token'], default: 'action', paper: 'action-level and token-level MARFT (MARFT-A, MARFT-T)', description: "action: an agent's whole output is one action (MARFT-A); token: every token is one (MARFT-T)." },
     algo: { type: 'enum', values: ['ppo', 'grpo'], default: 'ppo', description: 'ppo: a critic and GAE; grpo: no critic, advantages from a group of samples of one task.' },
     credit: {
       type: 'object',
+      paper: 'credit assignment',
       fields: {
         method: { type: 'enum', values: ['equal', 'step_discount', 'per_step'], default: 'equal', description: 'How the team reward becomes per-agent rewards: equal (last agent, GAE spreads it), step_discount (R·d^(N-1-i) to agent i), per_step (a reward per role).' },
         discount: num(1, { ...prob, description: 'step_discount: agent i of N gets R·d^(N-1-i).' }),
@@ -178,6 +180,7 @@ export const CONFIG_SCHEMA: Schema = {
     },
     lora: {
       type: 'object',
+      paper: 'LoRA fine-tuning of each agent',
       fields: {
         r: int(8, 1, 'LoRA rank: the size of the low-rank update of each targeted weight.'),
         alpha: num(16, { ...positive, description: 'LoRA scale: the update is multiplied by alpha / r.' }),
@@ -188,6 +191,7 @@ export const CONFIG_SCHEMA: Schema = {
     },
     critic: {
       type: 'object',
+      paper: 'the critic (centralised value function, CTDE)',
       fields: {
         mode: { type: 'enum', values: ['shared', 'per_agent', 'lora'], default: 'shared', description: 'shared: one value head on the frozen trunk (CTDE); per_agent: a head per agent (AReaL multi_head); lora: a critic LoRA and a head per agent on a trainable trunk (independent_critic=lora).' },
         input: { type: 'enum', values: ['own', 'episode'], default: 'own', description: "own: the critic reads the acting agent's prompt; episode: the whole episode so far (every earlier agent's prompt and output, then the acting agent's prompt): AReaL's CTDE critic reads the episode too, but as one sequence, where the task and each output appear once." },
@@ -196,6 +200,7 @@ export const CONFIG_SCHEMA: Schema = {
     },
     schedule: {
       type: 'object',
+      paper: 'agent-by-agent training and critic warm-up',
       fields: {
         mode: { type: 'enum', values: ['all', 'agent_by_agent'], default: 'all', description: 'all: every agent trains each iteration; agent_by_agent: one agent at a time, the others frozen.' },
         interval: int(1, 1, 'agent_by_agent: agent (iteration // interval) mod N trains.'),
@@ -206,7 +211,7 @@ export const CONFIG_SCHEMA: Schema = {
       type: 'object',
       fields: {
         clip: num(0.2, { min: 0, max: 1, exclusiveMin: true, exclusiveMax: true, description: 'PPO clip ε: the policy ratio is clipped to [1-ε, 1+ε].' }),
-        valueClip: num(0.2, { min: 0, description: '0 = no value clipping' }),
+        valueClip: num(0.2, { min: 0, description: 'Value clipping as MAPPO/MARFT: the value loss takes the worse of the new value and the new value clipped to ±valueClip around the old one; 0 = no value clipping.' }),
         entropyCoef: num(0.01, { min: 0, description: 'Weight of the entropy bonus (keeps sampling diverse).' }),
         klCoef: num(0, { min: 0, description: 'Weight of the KL penalty against the reference policy (the base model without adapters); 0 = none.' }),
         klEstimator: { type: 'enum', values: ['k1', 'k3'], default: 'k3', description: 'KL estimator of the penalty: k1 (log-ratio) or k3 (unbiased, non-negative).' },
@@ -220,8 +225,8 @@ export const CONFIG_SCHEMA: Schema = {
         },
         epochs: int(1, 1, 'Passes over the iteration\'s samples per update.'),
         minibatches: int(1, 1, 'Minibatches per epoch (an optimiser step each).'),
-        gamma: num(0.99, { ...prob, description: 'Discount γ of GAE, across agents and turns.' }),
-        lambda: num(0.95, { ...prob, description: 'GAE λ: 0 = one-step TD, 1 = Monte Carlo returns.' }),
+        gamma: num(0.99, { ...prob, paper: 'GAE over agents and turns', description: 'Discount γ of GAE, across agents and turns.' }),
+        lambda: num(0.95, { ...prob, paper: 'GAE over agents and turns', description: 'GAE λ: 0 = one-step TD, 1 = Monte Carlo returns.' }),
         maxGradNorm: num(0.5, { ...positive, description: 'Gradient clipping: each agent\'s adapter by its own gradient norm (one shared adapter: by its norm), the critic by its norm.' }),
         lr: num(1e-6, { ...positive, description: 'Learning rate of the LoRA adapters (AdamW).' }),
         criticLr: num(5e-4, { ...positive, description: 'Learning rate of the critic head (AdamW).' }),

@@ -4,7 +4,8 @@
 // and exports JSON Schema (draft 2020-12) for editors and the AReaL export. Chosen over a library to keep
 // messages in the lab's words and the bundle small; it covers exactly what the config needs.
 
-export type Schema =
+/** `paper`: the MARFT paper's term for what the field (or section) configures; the lab links the paper there. */
+export type Schema = (
   | NumberSchema
   | { type: 'string'; default?: string; minLength?: number; optional?: boolean; description?: string }
   | { type: 'boolean'; default?: boolean; optional?: boolean; description?: string }
@@ -12,7 +13,8 @@ export type Schema =
   | { type: 'array'; items: Schema; minItems?: number; default?: unknown[]; optional?: boolean; description?: string }
   | { type: 'object'; fields: Record<string, Schema>; default?: Record<string, unknown> | null; nullable?: boolean; optional?: boolean; description?: string }
   | { type: 'record'; values: Schema; default?: Record<string, unknown>; optional?: boolean; description?: string }
-  | { type: 'any'; default?: unknown; optional?: boolean; description?: string };
+  | { type: 'any'; default?: unknown; optional?: boolean; description?: string }
+) & { paper?: string };
 
 export interface NumberSchema {
   type: 'number';
@@ -25,6 +27,7 @@ export interface NumberSchema {
   nullable?: boolean;
   optional?: boolean;
   description?: string;
+  paper?: string;
 }
 
 /** A number field with a default (and bounds). */
@@ -220,4 +223,14 @@ export function schemaAt(schema: Schema, path: string): Schema | null {
     else return null;
   }
   return s;
+}
+
+/** The paper's term for the field at `path`: its own, or the nearest enclosing section's; null when none. */
+export function paperAt(schema: Schema, path: string): string | null {
+  const parts = path.match(/[^.[\]]+|\[\d+\]/g) ?? [];
+  for (let n = parts.length; n > 0; n--) {
+    const term = schemaAt(schema, parts.slice(0, n).join('.').replace(/\.\[/g, '['))?.paper;
+    if (term) return term;
+  }
+  return null;
 }

@@ -7,7 +7,7 @@
 // still use them), and a hit there moves back into the current one. So what every step uses (the bind groups
 // of weights, adapters and optimizer state) stays cached however many one-off entries pass through, where
 // starting over when full dropped it with them. (A 135M iteration's misses came mostly from new buffers,
-// not from this: bench/results/s23/3-cache, and src/marft/trainer.ts poolHeadroom.)
+// not from this: bench/results/iteration/update-host-side/3-cache, and src/marft/trainer.ts poolHeadroom.)
 
 interface Entry<V> {
   key: Uint32Array;

@@ -12,13 +12,13 @@
 // micro-batches asks for again (PyTorch's caching allocator keeps everything; this one keeps what the work
 // has needed at once, and what it took lately). A training loop's phases and iterations so reuse each
 // other's buffers and bind groups: a new GPU buffer costs a driver allocation and a clear (a 135M scoring
-// with every buffer new took 140 ms, with them reused 115 ms, on an H200: bench/results/s20/1-score).
+// with every buffer new took 140 ms, with them reused 115 ms, on an H200: bench/results/iteration/same-sequences/1-score).
 
 /**
  * Free buffers taken within this many requests do not retire. Retiring whatever was least recently taken
  * made a 135M update's backward, at its memory peak, retire the temporaries its previous layer had just
- * released and create 367 buffers (141 ms of its 475; bench/results/s20/4-marks); a layer takes ~20 buffers.
- * With this rule that backward creates 19 (bench/results/s20/6-recent).
+ * released and create 367 buffers (141 ms of its 475; bench/results/iteration/same-sequences/4-marks); a layer takes ~20 buffers.
+ * With this rule that backward creates 19 (bench/results/iteration/same-sequences/6-recent).
  */
 export const RECENT_REQUESTS = 256;
 

@@ -50,7 +50,7 @@ const actionRowCount = (actions: readonly ActionRecord[]): number => actions.red
 /**
  * A forward's cost beyond its padded tokens, counted in tokens, for chunkActions: one more chunk must save at
  * least this much padding. On an H200, a 135M forward of 8 x 192 tokens took 25 ms and one of 16 x 192 took
- * 40 ms, so a forward's fixed part was worth about 1 000 tokens there (bench/results/s20/1-score); smaller
+ * 40 ms, so a forward's fixed part was worth about 1 000 tokens there (bench/results/iteration/same-sequences/1-score); smaller
  * models pay relatively more per dispatch. 512 keeps chunks few without giving up large savings.
  */
 export const CHUNK_COST_TOKENS = 512;

@@ -1,4 +1,4 @@
-// The device-loss table (issue 18 item 2): a Run over a Session whose platform gives private Dawn devices
+// The device-loss table: a Run over a Session whose platform gives private Dawn devices
 // (the tiny model, SwiftShader), the device destroyed when the run's progress reaches each phase, in a
 // normal run, in the first save of a new run, and in a single Step right after resuming an older checkpoint. Every loss recovers from the
 // last good checkpoint and the iteration's metrics equal an uninterrupted run's (same history, same RNG);

@@ -63,8 +63,8 @@ export function savedBytesPerToken(c: Decoder['config']): number {
  * iteration (the built-in model's duo preset keeps ~650 MiB). A larger one keeps at most KEEP_FRACTION of its
  * in-use peak, and no more than KEEP_BYTES: 135M f32's update, peak 5.6 GiB, made 137 buffers and 1 968 bind
  * groups each iteration with none (0.215-0.229 s on an H200), 2 and 0 with 1 GiB (0.199-0.204 s), for 0.94 GiB
- * more at the peak (bench/results/s23/4-headroom); with this rule it peaked 0.44 GiB higher (6 168 MiB,
- * s23/5-confirm). 135M bf16 with 4 agents, peak 1.09 GiB, keeps 0.27 GiB.
+ * more at the peak (bench/results/iteration/update-host-side/4-headroom); with this rule it peaked 0.44 GiB higher (6 168 MiB,
+ * iteration/update-host-side/5-confirm). 135M bf16 with 4 agents, peak 1.09 GiB, keeps 0.27 GiB.
  */
 export const KEEP_BYTES = 1024 * 2 ** 20;
 export const KEEP_MAX_PARAMS = 50e6;
@@ -92,7 +92,7 @@ export interface TrainerBounds {
    * Tokens per forward of the update, whose activations (or their checkpoints) live until its backward. With
    * recompute off (all activations kept) the scoring bound; when memory made recompute necessary, the logits
    * rows' bound, as all forwards had before scoring's were freed of it: 8 192-token micro-batches took the
-   * 135M model with 4 agents (bf16, recompute on) from 1.3 to 3.9 GB (bench/results/s19/22-memory).
+   * 135M model with 4 agents (bf16, recompute on) from 1.3 to 3.9 GB (bench/results/memory/profile-and-picks/22-memory).
    */
   trainTokens: number;
   /** Activation checkpointing in the update; 'auto' turns it on when a full micro-batch's saved activations would pass 512 MiB. */

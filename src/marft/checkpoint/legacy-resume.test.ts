@@ -17,7 +17,7 @@
 // whose bytes have the hashes perSlotSha; made with commit 559dad8), and the test shows the reason they
 // changed: the clip scale an agent got differs from the one a global clip would have given.
 //
-// Kernels sized to the shape (rmsnorm's threads per row, issue 16) sum in another order, so the floats
+// Kernels sized to the shape (rmsnorm's threads per row) sum in another order, so the floats
 // now agree with the recording to rounding, not bit for bit: metrics that count (rewards, tokens) are
 // compared exactly, losses to 1e-5 relative, and every tensor of the files to 1e-5 + 1e-4 relative.
 

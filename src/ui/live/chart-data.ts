@@ -53,7 +53,7 @@ export function toCsv(xLabel: string, labels: readonly string[], xs: readonly nu
 /**
  * Labels for an axis' ticks: the fewest significant digits (up to 6) that show every tick exactly, plain
  * decimals from 1e-4 to 1e6 and exponent notation outside, so 0.075, 0.080, 0.085 never all read "7.5e-2"
- * (issue 17, point 7). A null tick (uPlot's log axes leave some unlabelled) gets an empty label.
+ * (they read as one value). A null tick (uPlot's log axes leave some unlabelled) gets an empty label.
  */
 export function tickLabels(ticks: ReadonlyArray<number | null>): string[] {
   // uPlot's log axes pass null for the ticks they leave unlabelled

@@ -39,11 +39,77 @@ function sourceFiles(dir: string): string[] {
     .map((e) => relative(ROOT, join(e.parentPath, e.name)));
 }
 
-/** Relative import specifiers of a file (static imports and re-exports, dynamic import(), new URL(…)). */
+/** Relative import specifiers of a file (static imports and re-exports, dynamic import(), new URL(…)), not in comment lines. */
 export function importsOf(text: string): string[] {
   const out: string[] = [];
-  for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|new URL\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g)) out.push(m[1]);
+  const code = text.replace(/^\s*(\/\/|\/?\*).*$/gm, '');
+  for (const m of code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|new URL\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g)) out.push(m[1]);
   return out;
+}
+
+/** The production files a production file imports (resolved to paths from the root), for the loop check. */
+export function importGraph(files: Record<string, string>): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const [file, text] of Object.entries(files)) {
+    if (isTestFile(file)) continue;
+    const targets = importsOf(text).map((spec) => relative(ROOT, resolve(ROOT, dirname(file), spec))).filter((t) => Object.hasOwn(files, t) && !isTestFile(t));
+    graph.set(file, [...new Set(targets)].sort());
+  }
+  return graph;
+}
+
+/**
+ * Every import loop of `graph`, one per strongly connected component (Tarjan), each as the files of one
+ * loop through it: "a.ts -> b.ts -> a.ts". Type-only imports count: a loop of types is still a loop.
+ */
+export function importLoops(graph: Map<string, string[]>): string[] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const loops: string[] = [];
+  const visit = (v: string): void => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component = new Set<string>();
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      component.add(w);
+    } while (w !== v);
+    if (component.size > 1 || (graph.get(v) ?? []).includes(v)) loops.push(loopThrough(graph, component));
+  };
+  for (const v of [...graph.keys()].sort()) if (!index.has(v)) visit(v);
+  return loops.sort();
+}
+
+/** The shortest loop from the first file of `component` back to itself, within the component. */
+function loopThrough(graph: Map<string, string[]>, component: Set<string>): string {
+  const start = [...component].sort()[0];
+  const from = new Map<string, string>();
+  const queue = [start];
+  for (let i = 0; i < queue.length; i++) {
+    for (const w of graph.get(queue[i]) ?? []) {
+      if (!component.has(w)) continue;
+      if (w === start) {
+        const path = [start];
+        for (let at = queue[i]; at !== start; at = from.get(at)!) path.splice(1, 0, at);
+        return [...path, start].join(' -> ');
+      }
+      if (!from.has(w)) { from.set(w, queue[i]); queue.push(w); }
+    }
+  }
+  return start;
 }
 
 /** Every broken rule of one file, as "file -> target: rule". */
@@ -69,6 +135,24 @@ describe('layers', () => {
     for (const f of files) expect(layerOf(f) === null || Object.hasOwn(ALLOWED, layerOf(f)!), `${f}: a folder with no layer rule; add it to ALLOWED and docs/ARCHITECTURE.md`).toBe(true);
     const found = files.flatMap((f) => violations(f, readFileSync(join(ROOT, f), 'utf8')));
     expect(found).toEqual([]);
+  });
+
+  it('no import loops among the production files of src/ and kernels/', () => {
+    const files = [...sourceFiles('src'), ...sourceFiles('kernels')];
+    const graph = importGraph(Object.fromEntries(files.map((f) => [f, readFileSync(join(ROOT, f), 'utf8')])));
+    expect(importLoops(graph)).toEqual([]);
+  });
+
+  it('finds an import loop, type-only imports included, and names its files', () => {
+    const graph = importGraph({
+      'src/marft/a.ts': "import { b } from './b.ts';",
+      'src/marft/b.ts': "import type { C } from './c.ts';",
+      'src/marft/c.ts': "export type { A } from './a.ts';",
+      'src/marft/d.ts': "import { a } from './a.ts'; import { self } from './d.ts';",
+      'src/marft/e.ts': "import { a } from './a.ts';\n// import { e } from './e.ts';\n *   import { e } from './e.ts';",
+      'src/marft/a.test.ts': "import { e } from './e.ts';",
+    });
+    expect(importLoops(graph)).toEqual(['src/marft/a.ts -> src/marft/b.ts -> src/marft/c.ts -> src/marft/a.ts', 'src/marft/d.ts -> src/marft/d.ts']);
   });
 
   it('catches the forbidden directions of the architecture', () => {

@@ -13,7 +13,7 @@
 // written once. Pause keeps the .partial folder; cancel removes it.
 
 import { type CheckpointStore, folderBytes, listFiles } from '../platform/storage/store.ts';
-import { OPFS_MODEL_PREFIX } from './api.ts';
+import { type HubFile, type HubListing, type HubProgress, OPFS_MODEL_PREFIX } from './api.ts';
 import { MAX_MODEL_BYTES, storageFailure, swapIn } from './model-source.ts';
 import { WorkerFail } from './errors.ts';
 
@@ -28,30 +28,6 @@ export const ATTEMPTS = 4;
 const WANTED = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'generation_config.json', 'special_tokens_map.json', 'chat_template.jinja'];
 const SINGLE = 'model.safetensors';
 const INDEX = 'model.safetensors.index.json';
-
-export interface HubFile {
-  path: string;
-  size: number;
-  /** The sha256 (hex) the Hub lists for an LFS file. */
-  sha256?: string;
-}
-
-export interface HubListing {
-  repo: string;
-  revision: string;
-  /** The folder name in the models store, and the config.model.path the model will have. */
-  name: string;
-  path: string;
-  files: HubFile[];
-  bytes: number;
-}
-
-export interface HubProgress {
-  file: string;
-  /** Bytes stored so far of all files (chunks in flight included), and of all files together. */
-  done: number;
-  total: number;
-}
 
 export interface HubOptions {
   /** The Hub's origin (HUB_URL; a loopback server in the e2e test). */

@@ -34,10 +34,12 @@ async function pool<T, R>(items: readonly T[], n: number, f: (x: T) => Promise<R
 }
 
 describe('built-in code tasks', () => {
-  it('has 30+ tasks with distinct ids and tests that separate outputs', () => {
-    expect(BUILTIN_CODE_TASKS.length).toBeGreaterThanOrEqual(30);
+  it('are records of the JSONL dataset format with distinct ids, prompts that name the function, and tests that separate outputs', () => {
+    const records = BUILTIN_CODE_TASKS.map(({ solution: _, ...task }) => task);
+    expect(parseCodeTasks(records.map((r) => JSON.stringify(r)).join('\n'))).toEqual(records);
     expect(new Set(BUILTIN_CODE_TASKS.map((t) => t.id)).size).toBe(BUILTIN_CODE_TASKS.length);
     for (const t of BUILTIN_CODE_TASKS) {
+      expect(t.prompt, t.id).toContain(`${t.entryPoint}(`);
       expect(t.tests.length, t.id).toBeGreaterThanOrEqual(3);
       expect(new Set(t.tests.map((x) => JSON.stringify(x.output))).size, t.id).toBeGreaterThanOrEqual(2);
     }

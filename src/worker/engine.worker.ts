@@ -45,16 +45,20 @@ const transferDownload = (d: Download): Result<Download> => Comlink.transfer({ o
 
 /** The UI's RunEvents once it registers them; until then events go nowhere. */
 let ui: RunEvents | null = null;
-/** debugCrash / debugHold: an uncaught error reaches the page's Worker as an 'error' event; then the worker ends mid-phase. */
-const hooks = new TestHooks((why) => {
+/**
+ * debugCrash / debugHold: an uncaught error reaches the page's Worker as an 'error' event; then the worker
+ * ends mid-phase. Only in a build with test hooks (__TEST_HOOKS__): a production build leaves TestHooks out.
+ */
+const hooks = __TEST_HOOKS__ ? new TestHooks((why) => {
   reportError(new Error(why));
   self.close();
-});
+}) : null;
+const noHooks = (): Error => new Error('this build has no test hooks (build with `vite build --mode e2e`)');
 const forward: RunEvents = {
   onStatus: (e) => ui?.onStatus(e),
   onProgress: (e) => {
     ui?.onProgress(e); // first: a hold below keeps this thread busy, and the page shows the phase it holds in
-    hooks.onProgress(e);
+    hooks?.onProgress(e);
   },
   onIteration: (e) => ui?.onIteration(e),
   onCheckpoint: (e) => ui?.onCheckpoint(e),
@@ -66,10 +70,10 @@ const forward: RunEvents = {
 };
 
 const session = new Session(browserPlatform);
-const run = new Run(session, hooks.store(runsStore), forward);
+const run = new Run(session, hooks ? hooks.store(runsStore) : runsStore, forward);
 /** One export at a time; training, opening and deleting wait for it (refused with a message naming it). */
 const gate = new ExportGate();
-const exportJob = <T>(what: string, f: () => Promise<T>): Promise<T> => gate.run(what, async () => { await hooks.onExport(); return f(); });
+const exportJob = <T>(what: string, f: () => Promise<T>): Promise<T> => gate.run(what, async () => { await hooks?.onExport(); return f(); });
 /** Try the team; what needs the model for something else stops a try in flight first (trial.makeWay). */
 const trial = new TeamTrial(session, run);
 
@@ -277,13 +281,16 @@ const api: EngineApi = {
     return Date.now();
   },
   async debugCrash(point?: HookPoint) {
+    if (!hooks) throw noHooks();
     if (point) hooks.crash(point);
     else setTimeout(() => self.close(), 0);
   },
   async debugHold(point, iteration, onHeld) {
+    if (!hooks) throw noHooks();
     hooks.hold(point, iteration, onHeld);
   },
   async debugRelease() {
+    if (!hooks) throw noHooks();
     hooks.release();
   },
 };

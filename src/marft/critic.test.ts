@@ -280,7 +280,7 @@ describe('a run with a critic LoRA reading the whole episode', () => {
     const m1 = (await s.trainer.iteration()).metrics;
     const loaded = await loadCheckpoint(gpu, store, 'run', s.model);
     extra.push(loaded);
-    const r1 = (await new Trainer({ gpu, decoder: s.decoder, tokenizer: s.tokenizer, state: loaded, maxTokens: 512 }).iteration()).metrics;
+    const r1 = (await new Trainer({ gpu, envs: s.envs, decoder: s.decoder, tokenizer: s.tokenizer, state: loaded, maxTokens: 512 }).iteration()).metrics;
     expect(stable(r1)).toBe(stable(m1));
     expect(Array.from(await gpu.readF32(loaded.criticLora!.layers[1].v_proj!.B))).toEqual(Array.from(await gpu.readF32(B)));
   });

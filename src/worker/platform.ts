@@ -1,8 +1,10 @@
 // The engine's platform in the browser (src/marft/session.ts): the WebGPU device of this worker, base models
 // from model-source.ts (the built-in model fetched from the app, or a local folder kept in OPFS) checked
-// against the browser's memory limit, and the worker's catalogue for a model the lab cannot use.
+// against the browser's memory limit, the worker's catalogue for a model the lab cannot use, and the
+// browser's sandbox for users' environment modules.
 
 import { acquireBrowserGpu } from '../gpu/browser.ts';
+import { browserSandbox } from '../platform/sandbox/browser.ts';
 import { BUILTIN_MODEL } from '../config/run-config.ts';
 import type { Platform } from '../marft/session.ts';
 import { WorkerFail } from './errors.ts';
@@ -21,4 +23,6 @@ export const browserPlatform: Platform = {
     return { files, name: files.name, baseModel: path || BUILTIN_MODEL };
   },
   refuse: (code, message) => new WorkerFail(code, message),
+  // users' environment modules and code candidates run in Blob-URL Workers of their own
+  sandbox: browserSandbox,
 };

@@ -19,7 +19,7 @@ import { Rng } from '../common/rng.ts';
 import type { AgentAnswer, AsyncEnv, EnvOptions, ResetResult, StepOptions, StepResult } from './types.ts';
 
 const FENCE = /```[ \t]*([\w+-]*)[^\n]*\n([\s\S]*?)```/g;
-const JS = new Set(['js', 'javascript', 'mjs', 'jsx']);
+const JS: ReadonlySet<string> = new Set(['js', 'javascript', 'mjs', 'jsx']);
 
 /** The code of the agent's answer (see the file header); null when the text has no fenced block. */
 export function extractCode(text: string): string | null {

@@ -20,7 +20,7 @@ import { type Download, type EngineApi, type ModelInfo, type Result, toWorkerErr
 import { WorkerFail, notKept } from './errors.ts';
 import { ExportGate } from './export-gate.ts';
 import { type HookPoint, TestHooks } from './test-hooks.ts';
-import { importFolderToOpfs, isHiddenFolder, modelFilesFor, modelsStore, tryFetch, weightBytes } from './model-source.ts';
+import { BuiltinModels, importFolderToOpfs, isHiddenFolder, modelFilesFor, modelsStore, tryFetch, weightBytes } from './model-source.ts';
 import { deleteLocalModel, storageUsage } from './storage.ts';
 import { cancelHubDownload, downloadHubModel, hubOrigin, listHubModel } from './hub.ts';
 import { browserPlatform, modelsBase } from './platform.ts';
@@ -48,6 +48,8 @@ interface EngineState {
   readonly gate: ExportGate;
   /** Try the team; what needs the model for something else stops a try in flight first (trial.makeWay). */
   readonly trial: TeamTrial;
+  /** The built-in model's files, fetched once for the worker. */
+  readonly builtins: BuiltinModels;
   /**
    * debugCrash / debugHold: an uncaught error reaches the page's Worker as an 'error' event; then the worker
    * ends mid-phase. Only in a build with test hooks (__TEST_HOOKS__): a production build leaves TestHooks out.
@@ -83,9 +85,10 @@ function engineState(): EngineState {
       ...e, message: `${e.message} ${e.pauseReason === 'environment' ? 'Press Train to retry from it; a fixed module starts a new run from the Build tab.' : 'Free some space (Runs tab, Storage panel) and press Train to continue.'}`,
     }),
   };
-  const session = new Session(browserPlatform);
+  const builtins = new BuiltinModels();
+  const session = new Session(browserPlatform(builtins));
   const run = new Run(session, hooks ? hooks.store(runsStore) : runsStore, forward);
-  const w: EngineState = { session, run, gate: new ExportGate(), trial: new TeamTrial(session, run), hooks, ui: null, demoEpisodes: null, hubRun: null };
+  const w: EngineState = { session, run, gate: new ExportGate(), trial: new TeamTrial(session, run), builtins, hooks, ui: null, demoEpisodes: null, hubRun: null };
   return w;
 }
 
@@ -265,7 +268,7 @@ function engineApi(w: EngineState): EngineApi {
       return r.ok ? transferDownload(r.value) : r;
     },
     async exportBaseModel(path) {
-      const r = await wrap(() => exportJob(w, 'the base model export', async () => modelFolderZip(await modelFilesFor(path, modelsBase()))));
+      const r = await wrap(() => exportJob(w, 'the base model export', async () => modelFolderZip(await modelFilesFor(path, modelsBase(), w.builtins))));
       return r.ok ? transferDownload(r.value) : r;
     },
     async exportOnnx(runId, role, checkpoint) {
@@ -273,7 +276,7 @@ function engineApi(w: EngineState): EngineApi {
         refuseWhileTraining(w, `exporting ${role} as ONNX`);
         const ck = await readCheckpointFiles(runsStore, checkpoint ? `${runId}/${checkpoint}` : runId);
         const { config } = agentAdapter(ck, role);
-        return agentOnnxZip(ck, role, await modelFilesFor(config.model.path, modelsBase()), runId);
+        return agentOnnxZip(ck, role, await modelFilesFor(config.model.path, modelsBase(), w.builtins), runId);
       }));
       return r.ok ? transferDownload(r.value) : r;
     },

@@ -40,7 +40,7 @@ export interface HubOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+const LOOPBACK: ReadonlySet<string> = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /**
  * The Hub origin to use: HUB_URL, unless `requested` (the page's ?hub= test setting) is a loopback origin

@@ -1,13 +1,13 @@
 // The engine's door to users' environment modules (src/envs/module/) for the front-ends above it: the
-// worker may not import src/envs, so it makes its session's Envs (on its sandbox) and tries a module
-// through here.
+// worker may not import src/envs, so it tries a module through here, in its session's Envs (the
+// sandbox of its platform).
 
 import { type ModuleReport, checkModule } from '../envs/module/check.ts';
 import { MODULE_TEMPLATE } from '../envs/module/source.ts';
-import { Envs } from '../envs/registry.ts';
+import type { Envs } from '../envs/registry.ts';
 
 export type { ModuleReport };
-export { Envs, MODULE_TEMPLATE };
+export { MODULE_TEMPLATE };
 
 export interface ModuleTry {
   source: string;

@@ -244,4 +244,6 @@ export interface EngineApi {
    */
   debugHold(point: HookPoint, iteration: number | undefined, onHeld: () => void): Promise<void>;
   debugRelease(): Promise<void>;
+  // debugCrash, debugHold and debugRelease work only in a build with test hooks (vite --mode e2e): a
+  // production worker rejects them.
 }

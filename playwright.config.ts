@@ -3,7 +3,8 @@ import { chromiumLaunch } from './scripts/chromium-launch.ts';
 
 // Drives Debian's Chromium (a browser download is impossible here) with WebGPU on. Binary and flags come from
 // scripts/chromium-launch.ts, the one place that chooses them: the GPU flags where a GPU is present (they give
-// the real adapter), the SwiftShader ones elsewhere. The app is served built, as `npm start` serves it.
+// the real adapter), the SwiftShader ones elsewhere. The app is served built (dist/), as `npm start` serves it,
+// but from `vite build --mode e2e`: the production build plus the engine worker's test hooks some specs use.
 // E2E_PORT: another port, so that two suites (e.g. two worktrees) can run at once
 const PORT = Number(process.env.E2E_PORT ?? 4179);
 const { executablePath, args } = chromiumLaunch();

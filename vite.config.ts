@@ -46,8 +46,12 @@ if (process.env.VITEST) {
   if (vulkanEnv) Object.assign(process.env, vulkanEnv);
 }
 
-export default defineConfig({
+/** The modes whose builds carry the engine worker's test hooks; a production build (`vite build`, `npm start`) has none. */
+export const TEST_HOOK_MODES = ['e2e', 'development', 'test'];
+
+export default defineConfig(({ mode }) => ({
   plugins: [wgslText(), react(), devWithoutCsp()],
+  define: { __TEST_HOOKS__: JSON.stringify(TEST_HOOK_MODES.includes(mode)) },
   worker: { format: 'es', plugins: () => [wgslText()] },
   build: { target: 'es2022', outDir: 'dist' },
   server: { host: '127.0.0.1' },
@@ -63,4 +67,4 @@ export default defineConfig({
     // rewrites reliability/RELIABILITY.md from the fuzz and fault tests' results once the run ends
     globalSetup: ['scripts/reliability-teardown.ts'],
   },
-});
+}));

@@ -50,6 +50,8 @@ import { median } from '../kernels/timing.ts';
 import type { Phase } from '../src/marft/trainer.ts';
 import { runLoop } from '../src/marft/run-loop.ts';
 import { nodeStore } from '../src/platform/storage/node.ts';
+import { nodeSandbox } from '../src/platform/sandbox/node.ts';
+import { Envs } from '../src/envs/registry.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -66,6 +68,7 @@ function promptTokens(actions: ReadonlyArray<{ agent: number; promptIds: readonl
 }
 
 const gpu = await acquireNodeGpu({ log: console.log });
+const envs = new Envs(nodeSandbox);
 const soft = gpu.adapter.isFallback;
 const fusedArg = arg('fused', 'auto');
 if (!['auto', 'on', 'off'].includes(fusedArg)) throw new Error(`--fused must be auto, on or off, got ${fusedArg}`);
@@ -103,7 +106,7 @@ async function wallClock(state: ReturnType<typeof createTrainState>, decoder: De
     let written = 0;
     const start = state.iteration;
     let t0 = performance.now();
-    await runLoop({ gpu, decoder, tokenizer, model: decoder.config }, state, {
+    await runLoop({ gpu, envs, decoder, tokenizer, model: decoder.config }, state, {
       store: nodeStore(dir), dir: 'run', baseModel: 'bench', until: state.iteration + n, checkpointEvery: every,
       maxTokens: maxTokensArg ? Number(maxTokensArg) : preset ? undefined : 8192,
       onIteration: (res) => trainerS.push(res.metrics.seconds.total),
@@ -142,7 +145,7 @@ for (const name of names) {
   const split = new PhaseProfile(gpu);
   let onPhase: ((phase: Phase) => void) | null = null; // --cpu's split, for its own iteration
   const onProgress = (phase: Phase): void => { counter.onProgress(phase); split.onProgress(phase); onPhase?.(phase); };
-  const trainer = new Trainer({ gpu, decoder, tokenizer, state, maxTokens: maxTokensArg ? Number(maxTokensArg) : preset ? undefined : 8192, recompute: recompute === 'auto' ? 'auto' : recompute === 'on', onProgress });
+  const trainer = new Trainer({ gpu, envs, decoder, tokenizer, state, maxTokens: maxTokensArg ? Number(maxTokensArg) : preset ? undefined : 8192, recompute: recompute === 'auto' ? 'auto' : recompute === 'on', onProgress });
   const cold0 = performance.now();
   await trainer.iteration(); // warm-up: pipelines compile
   const coldS = (performance.now() - cold0) / 1000;

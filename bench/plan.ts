@@ -21,6 +21,8 @@ import type { LoadedTokenizer } from '../src/model/tokenizer.ts';
 import { releaseWeights, uploadWeights } from '../src/model/weights.ts';
 import { formatBytes, formatPlan, planOnModel } from '../src/marft/plan.ts';
 import { formatComparison, measurePlan } from '../src/marft/plan-measure.ts';
+import { Envs } from '../src/envs/registry.ts';
+import { nodeSandbox } from '../src/platform/sandbox/node.ts';
 import { BENCH_MODELS, benchModelConfigJson, randomWeights, syntheticTokenizer } from './random-model.ts';
 import { randomModelBenchConfig } from './bench-configs.ts';
 
@@ -35,6 +37,7 @@ const QWEN_05B = {
 const configJson = (name: string): Record<string, unknown> => (name === 'qwen2.5-0.5b' ? QWEN_05B : benchModelConfigJson(name));
 
 const gpu = await acquireNodeGpu({ log: console.log });
+const envs = new Envs(nodeSandbox);
 const soft = gpu.cpu;
 const names = arg('models', soft ? 'builtin' : 'builtin,smollm2-135m,qwen2.5-0.5b').split(',');
 for (const n of names) if (n !== 'builtin' && n !== 'qwen2.5-0.5b' && !BENCH_MODELS[n]) throw new Error(`--models: no model "${n}"; builtin, qwen2.5-0.5b or one of ${Object.keys(BENCH_MODELS).join(', ')}`);
@@ -61,10 +64,10 @@ for (const name of names) {
     decoder = new Decoder(gpu, mc, uploadWeights(gpu, mc, randomWeights(mc, 1), dtype === 'bf16' ? { storeAs: 'bf16' } : {}));
     tokenizer = syntheticTokenizer(mc.vocabSize);
   }
-  const plan = await planOnModel({ gpu, decoder, tokenizer }, config, { maxTokens });
+  const plan = await planOnModel({ gpu, decoder, tokenizer, envs }, config, { maxTokens });
   console.log(`\n== ${name}`);
   for (const l of formatPlan(plan)) console.log(l);
-  const m = await measurePlan(gpu, decoder, tokenizer, config, { iterations, maxTokens });
+  const m = await measurePlan({ gpu, decoder, tokenizer, envs }, config, { iterations, maxTokens });
   for (const l of formatComparison(plan, m)) console.log(l);
   const it = m.iterations.at(-1)!;
   rows.push({

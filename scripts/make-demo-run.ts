@@ -14,6 +14,7 @@ import { BUILTIN_MODEL, parseRunConfig } from '../src/config/run-config.ts';
 import { presetRunConfig } from '../src/config/run-presets.ts';
 import { acquireNodeGpu, resetNodeGpu } from '../src/gpu/node.ts';
 import { builtinModelDir } from '../src/cli/platform.ts';
+import { nodeSandbox } from '../src/platform/sandbox/node.ts';
 import { exportCheckpointZip } from '../src/marft/checkpoint/checkpoint.ts';
 import { DEMO_CHECKPOINT_FILE, DEMO_EPISODES_FILE, DEMO_RUN_ID, type DemoEpisodes, recordDemoEpisodes } from '../src/marft/demo-run.ts';
 import { Run } from '../src/marft/run.ts';
@@ -38,6 +39,7 @@ const session = new Session({
   },
   model: async () => ({ files: await nodeModelFiles(builtinModelDir()), name: BUILTIN_MODEL, baseModel: BUILTIN_MODEL }),
   refuse: (_code, _message, cause) => cause,
+  sandbox: nodeSandbox,
 });
 const work = mkdtempSync(join(tmpdir(), 'marft-demo-'));
 let record: DemoEpisodes | null = null;

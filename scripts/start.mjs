@@ -1,5 +1,6 @@
-// `npm start`: builds the lab and serves it offline at a printed localhost URL (vite.config.ts's preview
-// settings apply: the page's Content-Security-Policy goes out as a header too, for the engine worker).
+// `npm start`: builds the lab (a production build: no test hooks) and serves it offline at a printed
+// localhost URL (vite.config.ts's preview settings apply: the page's Content-Security-Policy goes out as a
+// header too, for the engine worker).
 import { spawnSync } from 'node:child_process';
 import { preview } from 'vite';
 

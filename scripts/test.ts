@@ -10,7 +10,7 @@ const env = { ...(vulkanEnvForChild() ?? process.env), CHROMIUM_PATH: chromium }
 const steps: Array<[string, string, string[]]> = [
   ['typecheck', 'npx', ['tsc', '--noEmit', '-p', '.']],
   ['unit and kernel tests', 'npx', ['vitest', 'run']],
-  ['build', 'npx', ['vite', 'build', '--logLevel', 'warn']],
+  ['build (with the test hooks the end-to-end tests use)', 'npx', ['vite', 'build', '--mode', 'e2e', '--logLevel', 'warn']],
   ['end-to-end tests (Chromium)', 'npx', ['playwright', 'test']],
   ['reliability report (reliability/RELIABILITY.md)', 'npx', ['tsx', 'scripts/reliability.ts']],
 ];

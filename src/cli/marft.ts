@@ -4,8 +4,6 @@
 // line saying what went wrong and what to do. MARFT_DEBUG=1 adds the stack, for a bug report.
 
 import { ensureVulkanEnv } from '../gpu/node.ts';
-import { setSandboxSpawner } from '../envs/module/host.ts';
-import { nodeSandbox } from '../platform/sandbox/node.ts';
 import { errorMessage } from '../common/errors.ts';
 import { UsageError } from './args.ts';
 import { commandHelp } from './help.ts';
@@ -57,7 +55,6 @@ process.on('uncaughtException', fail);
 process.on('unhandledRejection', fail);
 try {
   if (command.gpu) await ensureVulkanEnv();
-  setSandboxSpawner(nodeSandbox); // users' environment modules run in worker threads (src/platform/sandbox/node.ts)
   await command.run(argv);
   process.exit(0);
 } catch (e) {

@@ -21,7 +21,7 @@ export interface PlanOptions {
 export async function printPlan(config: RunConfig, o: PlanOptions): Promise<void> {
   const m = await nodeSession(o.log).load(config.model.path);
   const plan = await planOnModel(m, config, { budget: o.budget, speed: await deviceSpeed(m.gpu) });
-  const measured = o.measure ? await measurePlan(m.gpu, m.decoder, m.tokenizer, config, { iterations: o.iterations }) : null;
+  const measured = o.measure ? await measurePlan(m, config, { iterations: o.iterations }) : null;
   if (o.json) {
     process.stdout.write(`${JSON.stringify({ plan, measured })}\n`);
     return;

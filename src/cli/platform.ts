@@ -11,6 +11,7 @@ import { acquireNodeGpu, resetNodeGpu } from '../gpu/node.ts';
 import { checkpointZipStore } from '../marft/checkpoint/checkpoint.ts';
 import type { CheckpointSource } from '../marft/run.ts';
 import { Session } from '../marft/session.ts';
+import { nodeSandbox } from '../platform/sandbox/node.ts';
 import { nodeStore } from '../platform/storage/node.ts';
 import { nodeModelFiles } from '../model/node-files.ts';
 import { defaultRunConfig } from '../config/run-presets.ts';
@@ -48,7 +49,10 @@ export function readRunConfig(file: string | undefined): RunConfig {
   return parseRunConfig(withModuleSource(json, dirname(resolve(file))));
 }
 
-/** A session on this process's GPU; adapters record the model folder's absolute path as their base model. */
+/**
+ * A session on this process's GPU; adapters record the model folder's absolute path as their base model;
+ * users' environment modules and code candidates run in worker threads (src/platform/sandbox/node.ts).
+ */
 export function nodeSession(log: (l: string) => void): Session {
   return new Session({
     device: (fresh) => {
@@ -60,6 +64,7 @@ export function nodeSession(log: (l: string) => void): Session {
       return { files: await nodeModelFiles(dir), name: dir, baseModel: dir };
     },
     refuse: (code, message, cause) => (code === 'NO_TOKENIZER' ? new UsageError(message) : cause),
+    sandbox: nodeSandbox,
   });
 }
 

@@ -40,7 +40,7 @@ const CHAINS: Record<Exclude<PresetName, 'orchestrated'>, string[]> = {
   quartet: ['planner', 'solver', 'reflector', 'verifier'],
 };
 
-const ANSWERS = new Set(['solver', 'verifier']);
+const ANSWERS: ReadonlySet<string> = new Set(['solver', 'verifier']);
 
 /** Every earlier agent feeds every later one (a chain with all shortcut edges, as the original's sequential prompts). */
 function chainEdges(roles: string[]): Edge[] {

@@ -4,6 +4,7 @@ import { ConfigError } from './errors.ts';
 import { presetGraph } from './presets.ts';
 import { PROFILE_SCHEMA } from './graph.ts';
 import { type Schema, schemaAt } from './schema.ts';
+import { Envs, createEnv } from '../envs/registry.ts';
 
 const messages = (input: unknown) => validateConfig(input).issues.map((i) => i.message);
 
@@ -80,6 +81,11 @@ describe('run config', () => {
     expect(messages({ credit: { method: 'per_step', fallback: null, perStep: { planner: 'planner' } } })).toEqual(['credit.perStep has no reward for solver and credit.fallback is null']);
     expect(messages({ env: { name: 'nope' } })[0]).toMatch(/env.name "nope" is not a registered environment/);
     expect(validateConfig({ env: { name: 'nope' } }, { checkEnv: false }).issues).toEqual([]);
+    // a name a session registered is known to that session's validation only
+    const envs = new Envs(null);
+    envs.register('nope', () => createEnv('arithmetic'));
+    expect(validateConfig({ env: { name: 'nope' } }, { envs }).issues).toEqual([]);
+    expect(messages({ env: { name: 'nope' } })[0]).toMatch(/is not a registered environment \(arithmetic, dataset, code, coop-arith\)/);
     // a built-in generator's options are checked by making it
     expect(messages({ env: { name: 'coop-arith', options: { precedence: 2 } } })).toEqual([expect.stringMatching(/^env.options: coop-arith: precedence must be a number in \[0, 1\] or null, got 2/)]);
     expect(messages({ env: { name: 'arithmetic', options: { difficulty: 9 } } })).toEqual([expect.stringMatching(/^env.options: arithmetic: difficulty/)]);

@@ -17,7 +17,7 @@
 
 import { EnvError } from '../envs/errors.ts';
 import { messageWithoutHint } from '../common/errors.ts';
-import { type EnvConfig, createEnv, isModuleEnv, listEnvs } from '../envs/registry.ts';
+import { type EnvConfig, type Envs, createEnv, isModuleEnv, listEnvs } from '../envs/registry.ts';
 import { prepareModule } from '../envs/module/source.ts';
 import { TEAM_REWARDS } from '../envs/types.ts';
 import { ConfigError } from './errors.ts';
@@ -277,6 +277,8 @@ export interface ConfigIssue extends SchemaIssue {}
 export interface ValidateOptions {
   /** Check that env.name is registered (default true). */
   checkEnv?: boolean;
+  /** The session's environments env.name may name (default: the built-in ones). */
+  envs?: Envs;
 }
 
 /** Fills defaults and collects every problem. `config` is null when there are issues. */
@@ -306,9 +308,10 @@ export function validateConfig(input: unknown, options: ValidateOptions = {}): {
     issues.push(...silentCombinations(filled));
     const moduleEnv = isModuleEnv(filled.env);
     if (moduleEnv) issues.push(...envModuleIssues(filled.env, input));
-    const entry = listEnvs().find((e) => e.name === filled.env.name);
+    const known = options.envs?.list() ?? listEnvs();
+    const entry = known.find((e) => e.name === filled.env.name);
     if ((options.checkEnv ?? true) && !entry && !moduleEnv) {
-      issues.push({ path: 'env.name', message: `env.name "${filled.env.name}" is not a registered environment (${listEnvs().map((e) => e.name).join(', ')})` });
+      issues.push({ path: 'env.name', message: `env.name "${filled.env.name}" is not a registered environment (${known.map((e) => e.name).join(', ')})` });
     }
     // The built-in task generators check their options when made (cheap); a dataset's records are checked on upload.
     if ((options.checkEnv ?? true) && entry?.builtin && entry.name !== 'dataset') {

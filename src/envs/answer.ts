@@ -198,7 +198,7 @@ function sameMultiset(xs: string[], ys: string[]): boolean {
 }
 
 /** Two-letter units; longer words after a number are taken as units too (except function names). */
-const SHORT_UNITS = new Set(['cm', 'mm', 'km', 'ft', 'in', 'yd', 'mi', 'kg', 'mg', 'ml', 'oz', 'lb', 'hr', 'am', 'pm']);
+const SHORT_UNITS: ReadonlySet<string> = new Set(['cm', 'mm', 'km', 'ft', 'in', 'yd', 'mi', 'kg', 'mg', 'ml', 'oz', 'lb', 'hr', 'am', 'pm']);
 const UNIT = /^(.*?[\d})])([A-Za-z][A-Za-z.]+)(?:\^\{?[23]\}?)?$/;
 
 /** The answer without a trailing unit word after a number ("5cm^2" -> "5"), or null when it has none. */

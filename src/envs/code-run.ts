@@ -10,6 +10,7 @@
 // every test, with the reason.
 
 import { EnvError } from './errors.ts';
+import type { SandboxSpawner } from '../common/sandbox.ts';
 import { DEFAULT_LIMITS, ModuleHost } from './module/host.ts';
 
 export interface CodeTest {
@@ -117,40 +118,52 @@ function reasonOf(e: EnvError): string {
 }
 
 /**
- * Candidates in sandboxes at once, process-wide: a rollout steps all its episodes together, and each
+ * Candidates in sandboxes at once, per runner: a rollout steps all its episodes together, and each
  * candidate is a worker with a heap of its own, so a batch of 128 would otherwise start 128 workers.
  */
 export const PARALLEL_RUNS = 4;
-let running = 0;
-const waiting: Array<() => void> = [];
 
-async function inTurn<T>(f: () => Promise<T>): Promise<T> {
-  if (running >= PARALLEL_RUNS) await new Promise<void>((go) => waiting.push(go));
-  running++;
-  try {
-    return await f();
-  } finally {
-    running--;
-    waiting.shift()?.();
+/** Runs candidates on the platform's spawner, PARALLEL_RUNS at a time (a session holds one: its Envs). */
+export class CodeRunner {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  /** `spawner` null: no sandbox here; every run fails ENV_MODULE_UNAVAILABLE. */
+  constructor(private readonly spawner: SandboxSpawner | null) {}
+
+  /** Runs `code`'s `entryPoint` on every test in a fresh sandbox; see the file header. */
+  run(code: string, entryPoint: string, tests: readonly CodeTest[], limits: CodeLimits = DEFAULT_CODE_LIMITS): Promise<CodeRun> {
+    return this.inTurn(() => this.runAlone(code, entryPoint, tests, limits));
+  }
+
+  private async inTurn<T>(f: () => Promise<T>): Promise<T> {
+    if (this.running >= PARALLEL_RUNS) await new Promise<void>((go) => this.waiting.push(go));
+    this.running++;
+    try {
+      return await f();
+    } finally {
+      this.running--;
+      this.waiting.shift()?.();
+    }
+  }
+
+  private async runAlone(code: string, entryPoint: string, tests: readonly CodeTest[], limits: CodeLimits): Promise<CodeRun> {
+    const host = new ModuleHost(this.spawner, `candidate ${entryPoint}`, candidateModule(code, entryPoint), { ...DEFAULT_LIMITS, callMs: limits.timeMs, memoryMb: limits.memoryMb });
+    let reply: RunReply;
+    try {
+      reply = (await host.call('run', { input: tests.map((t) => t.input) }, { module: `candidate ${entryPoint}`, call: 'the tests' })) as RunReply;
+    } catch (e) {
+      if (!(e instanceof EnvError) || e.code === 'ENV_MODULE_UNAVAILABLE') throw e;
+      return failAll(tests, reasonOf(e));
+    } finally {
+      host.close();
+    }
+    return verdict(entryPoint, tests, reply);
   }
 }
 
-/** Runs `code`'s `entryPoint` on every test in a fresh sandbox (PARALLEL_RUNS at a time); see the file header. */
-export function runCandidate(code: string, entryPoint: string, tests: readonly CodeTest[], limits: CodeLimits = DEFAULT_CODE_LIMITS): Promise<CodeRun> {
-  return inTurn(() => runAlone(code, entryPoint, tests, limits));
-}
-
-async function runAlone(code: string, entryPoint: string, tests: readonly CodeTest[], limits: CodeLimits): Promise<CodeRun> {
-  const host = new ModuleHost(`candidate ${entryPoint}`, candidateModule(code, entryPoint), { ...DEFAULT_LIMITS, callMs: limits.timeMs, memoryMb: limits.memoryMb });
-  let reply: RunReply;
-  try {
-    reply = (await host.call('run', { input: tests.map((t) => t.input) }, { module: `candidate ${entryPoint}`, call: 'the tests' })) as RunReply;
-  } catch (e) {
-    if (!(e instanceof EnvError) || e.code === 'ENV_MODULE_UNAVAILABLE') throw e;
-    return failAll(tests, reasonOf(e));
-  } finally {
-    host.close();
-  }
+/** The candidate's outcome on each test from the runner's reply. */
+function verdict(entryPoint: string, tests: readonly CodeTest[], reply: RunReply): CodeRun {
   if (!reply || typeof reply !== 'object') return failAll(tests, 'crashed: the test runner gave no result');
   if ('missing' in reply) return failAll(tests, `no function named ${entryPoint} is defined`);
   const out = Array.isArray(reply.out) ? reply.out : [];

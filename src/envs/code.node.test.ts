@@ -4,21 +4,20 @@
 // a huge allocation, the network, node modules, the host's realm, prototype pollution) each get reward 0
 // and a reason while the host and the next candidate are unaffected.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { nodeSandbox } from '../platform/sandbox/node.ts';
-import { PARALLEL_RUNS, runCandidate } from './code-run.ts';
+import { CodeRunner, PARALLEL_RUNS } from './code-run.ts';
 import { BUILTIN_CODE_TASKS } from './code-tasks.ts';
 import { createCodeEnv, extractCode, parseCodeTasks } from './code.ts';
 import { EnvError } from './errors.ts';
-import { setSandboxSpawner } from './module/host.ts';
 import { createEnv, listEnvs } from './registry.ts';
 import { validateConfig } from '../config/run-config.ts';
 
-beforeAll(() => setSandboxSpawner(nodeSandbox));
-afterAll(() => setSandboxSpawner(null));
+/** Candidates run in worker threads (each run is a sandbox of its own, closed after it). */
+const runner = new CodeRunner(nodeSandbox);
 
 const ADD = BUILTIN_CODE_TASKS.find((t) => t.id === 'add')!;
-const add = (code: string) => runCandidate(code, 'add', ADD.tests, { timeMs: 1500, memoryMb: 32 });
+const add = (code: string) => runner.run(code, 'add', ADD.tests, { timeMs: 1500, memoryMb: 32 });
 
 /** Runs `f` over `items`, `n` at a time (each run is a worker of its own; the machine has few cores). */
 async function pool<T, R>(items: readonly T[], n: number, f: (x: T) => Promise<R>): Promise<R[]> {
@@ -34,10 +33,12 @@ async function pool<T, R>(items: readonly T[], n: number, f: (x: T) => Promise<R
 }
 
 describe('built-in code tasks', () => {
-  it('has 30+ tasks with distinct ids and tests that separate outputs', () => {
-    expect(BUILTIN_CODE_TASKS.length).toBeGreaterThanOrEqual(30);
+  it('are records of the JSONL dataset format with distinct ids, prompts that name the function, and tests that separate outputs', () => {
+    const records = BUILTIN_CODE_TASKS.map(({ solution: _, ...task }) => task);
+    expect(parseCodeTasks(records.map((r) => JSON.stringify(r)).join('\n'))).toEqual(records);
     expect(new Set(BUILTIN_CODE_TASKS.map((t) => t.id)).size).toBe(BUILTIN_CODE_TASKS.length);
     for (const t of BUILTIN_CODE_TASKS) {
+      expect(t.prompt, t.id).toContain(`${t.entryPoint}(`);
       expect(t.tests.length, t.id).toBeGreaterThanOrEqual(3);
       expect(new Set(t.tests.map((x) => JSON.stringify(x.output))).size, t.id).toBeGreaterThanOrEqual(2);
     }
@@ -48,9 +49,9 @@ describe('built-in code tasks', () => {
       const constant = `function ${t.entryPoint}() { return ${JSON.stringify(t.tests[0].output)}; }`;
       return {
         id: t.id,
-        ref: await runCandidate(t.solution, t.entryPoint, t.tests),
-        constant: await runCandidate(constant, t.entryPoint, t.tests),
-        noop: await runCandidate(`function ${t.entryPoint}() {}`, t.entryPoint, t.tests),
+        ref: await runner.run(t.solution, t.entryPoint, t.tests),
+        constant: await runner.run(constant, t.entryPoint, t.tests),
+        noop: await runner.run(`function ${t.entryPoint}() {}`, t.entryPoint, t.tests),
       };
     });
     for (const r of runs) {
@@ -81,20 +82,16 @@ describe('running a candidate', () => {
   it('runs at most PARALLEL_RUNS candidates at once, and every one of a larger batch', async () => {
     let live = 0;
     let peak = 0;
-    setSandboxSpawner((body, name, limits, events) => {
+    const counted = new CodeRunner((body, name, limits, events) => {
       peak = Math.max(peak, ++live);
       const box = nodeSandbox(body, name, limits, events);
       return { send: box.send, terminate: () => { live--; box.terminate(); } };
     });
-    try {
-      const codes = Array.from({ length: PARALLEL_RUNS * 2 + 1 }, (_, i) => `function add(a, b) { return a + b + ${i % 2}; }`);
-      const runs = await Promise.all(codes.map((c) => add(c)));
-      expect(runs.map((r) => r.passed)).toEqual(codes.map((_, i) => (i % 2 ? 0 : 4)));
-      expect(peak).toBe(PARALLEL_RUNS);
-      expect(live).toBe(0);
-    } finally {
-      setSandboxSpawner(nodeSandbox);
-    }
+    const codes = Array.from({ length: PARALLEL_RUNS * 2 + 1 }, (_, i) => `function add(a, b) { return a + b + ${i % 2}; }`);
+    const runs = await Promise.all(codes.map((c) => counted.run(c, 'add', ADD.tests, { timeMs: 1500, memoryMb: 32 })));
+    expect(runs.map((r) => r.passed)).toEqual(codes.map((_, i) => (i % 2 ? 0 : 4)));
+    expect(peak).toBe(PARALLEL_RUNS);
+    expect(live).toBe(0);
   });
 
   it('reports a syntax error with the candidate\'s own line', async () => {
@@ -163,13 +160,13 @@ function add(a, b) { return a + b; }`;
 describe('the code environment', () => {
   it('is registered, and draws tasks by seed with the answer format in the prompt', () => {
     expect(listEnvs().map((e) => e.name)).toContain('code');
-    const env = createCodeEnv({ split: 'all' });
+    const env = createCodeEnv(runner, { split: 'all' });
     const a = env.reset(3);
     expect(env.reset(3)).toEqual(a);
     expect(a.observation.task).toContain('```js');
     expect(createEnv('code', {}).name).toBe('code');
-    const train = createCodeEnv().tasks.map((t) => t.id);
-    const test = createCodeEnv({ split: 'test' }).tasks.map((t) => t.id);
+    const train = createCodeEnv(runner).tasks.map((t) => t.id);
+    const test = createCodeEnv(runner, { split: 'test' }).tasks.map((t) => t.id);
     expect(train.length + test.length).toBe(BUILTIN_CODE_TASKS.length);
     expect(test.length).toBe(Math.round(BUILTIN_CODE_TASKS.length * 0.2));
     expect(train.filter((id) => test.includes(id))).toEqual([]);
@@ -177,7 +174,7 @@ describe('the code environment', () => {
 
   it('rewards the team answer with the pass rate (or all-or-nothing), multi-turn with feedback', async () => {
     const data = JSON.stringify({ id: 'sq', prompt: 'Write square(x).', entryPoint: 'square', tests: [{ input: [2], output: 4 }, { input: [-3], output: 9 }, { input: [0], output: 0 }] });
-    const env = createCodeEnv({ data, split: 'all', horizon: 2 });
+    const env = createCodeEnv(runner, { data, split: 'all', horizon: 2 });
     env.reset(0);
     const half = '```js\nfunction square(x) { return x > 0 ? x * x : x; }\n```';
     const s1 = await env.step({ planner: 'use x*x', coder: `Here:\n${half}` }, { answerRoles: ['coder'] });
@@ -185,19 +182,19 @@ describe('the code environment', () => {
     expect(s1.feedback).toBe('judge: 2 of 3 tests passed; first failure: square(-3) returned -3, expected 9');
     const s2 = await env.step({ planner: 'x', coder: '```javascript\nconst square = (x) => x * x;\n```' }, { answerRoles: ['coder'] });
     expect(s2).toMatchObject({ teamReward: 1, correct: true, done: true, feedback: 'judge: all 3 tests passed' });
-    const strict = createCodeEnv({ data, split: 'all', reward: 'all_pass' });
+    const strict = createCodeEnv(runner, { data, split: 'all', reward: 'all_pass' });
     strict.reset(0);
     const strictStep = await strict.step({ coder: half });
     expect(strictStep.teamReward).toBe(0);
     // each answering role's own pass rate (the coder step helper reads it), whatever the team reward rule
     expect(strictStep.answers.coder).toMatchObject({ correct: false, score: 2 / 3 });
-    const none = createCodeEnv({ data, split: 'all', horizon: 1 });
+    const none = createCodeEnv(runner, { data, split: 'all', horizon: 1 });
     none.reset(0);
     expect(await none.step({ coder: 'x * x' })).toMatchObject({ teamReward: 0, done: true, info: { reason: 'no code block' }, answers: { coder: { answer: null, score: 0 } } });
   });
 
   it('gives a hostile answer reward 0 with the reason in the feedback', async () => {
-    const env = createCodeEnv({ split: 'all', timeLimitMs: 500, horizon: 1 });
+    const env = createCodeEnv(runner, { split: 'all', timeLimitMs: 500, horizon: 1 });
     env.reset(0);
     const s = await env.step({ coder: '```js\nwhile (true) {}\n```' });
     expect(s).toMatchObject({ teamReward: 0, correct: false, done: true, info: { passed: 0, reason: 'time limit: no answer within 500 ms (an endless loop, or a promise that never settles); the sandbox was stopped' } });
@@ -226,8 +223,8 @@ describe('the code environment', () => {
     bad('{"prompt":"p","entryPoint":"f x","tests":[{"input":[],"output":1}]}', /line 1: "entryPoint" must be the name/);
     bad('\n{"prompt":"p","entryPoint":"f","tests":[{"input":1,"output":1}]}', /line 2: tests\[0\] must be/);
     bad('{"prompt": ', /tasks.jsonl, line 1: not valid JSON/);
-    expect(() => createCodeEnv({ reward: 'partial' as never })).toThrow(/reward must be "pass_rate" or "all_pass"/);
-    expect(() => createCodeEnv({ timeLimitMs: -1 })).toThrow(/timeLimitMs must be a number/);
+    expect(() => createCodeEnv(runner, { reward: 'partial' as never })).toThrow(/reward must be "pass_rate" or "all_pass"/);
+    expect(() => createCodeEnv(runner, { timeLimitMs: -1 })).toThrow(/timeLimitMs must be a number/);
     expect(validateConfig({ env: { name: 'code', options: { reward: 'all_pass' } } }).issues).toEqual([]);
     expect(validateConfig({ env: { name: 'code', options: { reward: 'partial' } } }).issues).toEqual([
       { path: 'env.options', message: 'env.options: code: reward must be "pass_rate" or "all_pass", got "partial"\n  hint: Check the environment options in the run config (env.options).' },

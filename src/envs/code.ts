@@ -10,7 +10,7 @@
 // Answer extraction: the last fenced block marked js, javascript, mjs or jsx (```js ... ```); without one,
 // the last fenced block of any language; without a fence, no answer (reward 0).
 
-import { type CodeLimits, type CodeRun, DEFAULT_CODE_LIMITS, runCandidate } from './code-run.ts';
+import { type CodeLimits, type CodeRun, type CodeRunner, DEFAULT_CODE_LIMITS } from './code-run.ts';
 import { BUILTIN_CODE_TASKS, type CodeTask } from './code-tasks.ts';
 import { splitDataset } from './dataset.ts';
 import { EnvError, envFail } from './errors.ts';
@@ -19,7 +19,7 @@ import { Rng } from '../common/rng.ts';
 import type { AgentAnswer, AsyncEnv, EnvOptions, ResetResult, StepOptions, StepResult } from './types.ts';
 
 const FENCE = /```[ \t]*([\w+-]*)[^\n]*\n([\s\S]*?)```/g;
-const JS = new Set(['js', 'javascript', 'mjs', 'jsx']);
+const JS: ReadonlySet<string> = new Set(['js', 'javascript', 'mjs', 'jsx']);
 
 /** The code of the agent's answer (see the file header); null when the text has no fenced block. */
 export function extractCode(text: string): string | null {
@@ -128,7 +128,11 @@ export class CodeEnv implements AsyncEnv {
   private turn = 0;
   private done = false;
 
-  constructor(readonly tasks: readonly CodeTask[], horizon: number | undefined, private readonly reward: CodeReward, private readonly limits: CodeLimits) {
+  constructor(
+    readonly tasks: readonly CodeTask[], horizon: number | undefined, private readonly reward: CodeReward, private readonly limits: CodeLimits,
+    /** The session's sandbox for candidates (its Envs' runner). */
+    private readonly runner: CodeRunner,
+  ) {
     this.horizon = checkHorizon('code', horizon);
   }
 
@@ -160,7 +164,7 @@ export class CodeEnv implements AsyncEnv {
       }
       let run = runs.get(code);
       if (!run) {
-        run = await runCandidate(code, task.entryPoint, task.tests, this.limits);
+        run = await this.runner.run(code, task.entryPoint, task.tests, this.limits);
         runs.set(code, run);
       }
       answers[r] = { answer: code, correct: run.passed === run.total, score: run.passed / run.total };
@@ -191,7 +195,8 @@ function positive(name: string, v: unknown, fallback: number, max: number): numb
   return v;
 }
 
-export function createCodeEnv(options: CodeEnvOptions = {}): CodeEnv {
+/** A code env whose candidates run on `runner` (the session's Envs' runner). */
+export function createCodeEnv(runner: CodeRunner, options: CodeEnvOptions = {}): CodeEnv {
   const source = options.source ?? 'code tasks';
   const all = options.data === undefined ? BUILTIN_CODE_TASKS : parseCodeTasks(options.data, source);
   const which = options.split ?? 'train';
@@ -204,5 +209,5 @@ export function createCodeEnv(options: CodeEnvOptions = {}): CodeEnv {
     timeMs: positive('timeLimitMs', options.timeLimitMs, DEFAULT_CODE_LIMITS.timeMs, 60_000),
     memoryMb: positive('memoryMb', options.memoryMb, DEFAULT_CODE_LIMITS.memoryMb, 4096),
   };
-  return new CodeEnv(tasks, options.horizon, reward, limits);
+  return new CodeEnv(tasks, options.horizon, reward, limits, runner);
 }

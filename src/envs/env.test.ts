@@ -1,8 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { arithmeticProblem } from './arithmetic.ts';
 import { EnvError } from './errors.ts';
 import { MathEnv } from './mathEnv.ts';
-import { createEnv, listEnvs, registerEnv, unregisterEnv } from './registry.ts';
+import { Envs, createEnv, listEnvs } from './registry.ts';
 import type { Env } from './types.ts';
 
 const oneProblem = () => new MathEnv('one', () => ({ problem: 'What is 6*7?', answer: '42' }), 3);
@@ -79,7 +79,6 @@ describe('arithmetic', () => {
 });
 
 describe('registry', () => {
-  afterEach(() => unregisterEnv('echo'));
   it('creates built-ins by name', () => {
     const env = createEnv('arithmetic', { difficulty: 1, horizon: 2 }) as Env;
     expect(env.horizon).toBe(2);
@@ -87,14 +86,22 @@ describe('registry', () => {
     expect(listEnvs().map((e) => e.name)).toEqual(expect.arrayContaining(['arithmetic', 'dataset']));
     expect(() => createEnv('arithmetic', { difficulty: 9 })).toThrow(/difficulty must be an integer in 1..4/);
   });
-  it('registers a user environment in one call', () => {
+  it('registers a user environment in one call, in that session\'s Envs only', () => {
     const echo = (): Env => new MathEnv('echo', (seed) => ({ problem: `say ${seed}`, answer: String(seed) }));
-    registerEnv('echo', echo);
-    const env = createEnv('echo') as Env;
+    const envs = new Envs(null);
+    envs.register('echo', echo);
+    const env = envs.create('echo') as Env;
     env.reset(7);
     expect(env.step({ solver: '\\boxed{7}' }).correct).toBe(true);
-    expect(() => registerEnv('echo', echo)).toThrow(/already registered/);
-    registerEnv('echo', echo, { replace: true });
+    expect(() => envs.register('echo', echo)).toThrow(/already registered/);
+    envs.register('echo', echo, { replace: true });
+    expect(envs.list().find((e) => e.name === 'echo')).toEqual({ name: 'echo', description: '', builtin: false });
+    // another session, and the built-in table, never see it
+    expect(() => new Envs(null).create('echo')).toThrow(/no environment named "echo"/);
+    expect(listEnvs().map((e) => e.name)).not.toContain('echo');
+    expect(envs.unregister('echo')).toBe(true);
+    expect(envs.unregister('arithmetic')).toBe(false);
+    expect(() => envs.create('echo')).toThrow(/no environment named "echo"/);
   });
   it('names the registered environments for an unknown name', () => {
     try {

@@ -6,8 +6,8 @@
 import { CodedError } from '../common/errors.ts';
 
 export type EnvErrorCode =
-  | 'ENV_UNKNOWN' // createEnv with a name nobody registered
-  | 'ENV_EXISTS' // registerEnv with a name already taken
+  | 'ENV_UNKNOWN' // creating an env under a name nobody registered
+  | 'ENV_EXISTS' // Envs.register with a name already taken
   | 'ENV_OPTIONS' // options of an environment are invalid
   | 'ENV_STATE' // step() before reset(), or after the episode ended
   | 'ENV_ACTIONS' // step() with no action, or a non-string action
@@ -25,8 +25,8 @@ export type EnvErrorCode =
   | 'CODE_TASK'; // a code task record lacks its prompt, entry point or tests
 
 const HINTS: Record<EnvErrorCode, string> = {
-  ENV_UNKNOWN: 'Use one of the registered environments, or call registerEnv(name, factory) in your environment file and import it before createEnv.',
-  ENV_EXISTS: 'Pick another name, or pass { replace: true } to registerEnv to override the built-in one on purpose.',
+  ENV_UNKNOWN: 'Use one of the registered environments, or register yours on the session\'s Envs (envs.register(name, factory)) before a run names it.',
+  ENV_EXISTS: 'Pick another name, or pass { replace: true } to envs.register to override the built-in one on purpose.',
   ENV_OPTIONS: 'Check the environment options in the run config (env.options).',
   ENV_STATE: 'Call reset(seed) before step(), and start a new episode with reset() once step() returned done.',
   ENV_ACTIONS: 'Pass step() an object {role: generated text} with one entry per agent that acted this turn.',

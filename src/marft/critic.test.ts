@@ -15,7 +15,8 @@ import { Rng } from '../common/rng.ts';
 import { memoryStore } from '../platform/storage/store.ts';
 import type { ActionTargets } from './advantage-targets.ts';
 import { loadCheckpoint, saveCheckpoint } from './checkpoint/checkpoint.ts';
-import { criticLoraBackward, criticTrunk, criticViews } from './critic.ts';
+import { criticLoraBackward } from './critic-step.ts';
+import { criticTrunk, criticViews } from './critic.ts';
 import { exportAdapters } from './export/peft.ts';
 import type { ActionRecord } from './rollout.ts';
 import { handAction as act, twoEpisodes as episodes } from './testing-episodes.ts';
@@ -279,7 +280,7 @@ describe('a run with a critic LoRA reading the whole episode', () => {
     const m1 = (await s.trainer.iteration()).metrics;
     const loaded = await loadCheckpoint(gpu, store, 'run', s.model);
     extra.push(loaded);
-    const r1 = (await new Trainer({ gpu, decoder: s.decoder, tokenizer: s.tokenizer, state: loaded, maxTokens: 512 }).iteration()).metrics;
+    const r1 = (await new Trainer({ gpu, envs: s.envs, decoder: s.decoder, tokenizer: s.tokenizer, state: loaded, maxTokens: 512 }).iteration()).metrics;
     expect(stable(r1)).toBe(stable(m1));
     expect(Array.from(await gpu.readF32(loaded.criticLora!.layers[1].v_proj!.B))).toEqual(Array.from(await gpu.readF32(B)));
   });

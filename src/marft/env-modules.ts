@@ -1,16 +1,13 @@
 // The engine's door to users' environment modules (src/envs/module/) for the front-ends above it: the
-// worker may not import src/envs, so it installs its sandbox and tries a module through here.
+// worker may not import src/envs, so it tries a module through here, in its session's Envs (the
+// sandbox of its platform).
 
 import { type ModuleReport, checkModule } from '../envs/module/check.ts';
-import { setSandboxSpawner } from '../envs/module/host.ts';
 import { MODULE_TEMPLATE } from '../envs/module/source.ts';
-import type { SandboxSpawner } from '../common/sandbox.ts';
+import type { Envs } from '../envs/registry.ts';
 
 export type { ModuleReport };
 export { MODULE_TEMPLATE };
-
-/** Where module envs run from now on (the platform's sandbox). */
-export const useSandbox = (spawner: SandboxSpawner): void => setSandboxSpawner(spawner);
 
 export interface ModuleTry {
   source: string;
@@ -23,7 +20,7 @@ export interface ModuleTry {
   answer: string;
 }
 
-/** Reset on each seed and one step with `answer` (replayed for determinism): the lab's "try it". */
-export function tryModule(t: ModuleTry): Promise<ModuleReport> {
-  return checkModule({ source: t.source, name: t.name }, { seeds: t.seeds, roles: t.roles, texts: [t.answer], options: t.options, maxTurns: 1 });
+/** Reset on each seed and one step with `answer` (replayed for determinism), in `envs`' sandbox: the lab's "try it". */
+export function tryModule(envs: Envs, t: ModuleTry): Promise<ModuleReport> {
+  return checkModule(envs.modules, { source: t.source, name: t.name }, { seeds: t.seeds, roles: t.roles, texts: [t.answer], options: t.options, maxTurns: 1 });
 }

@@ -1,7 +1,7 @@
 // Held-out evaluation: episodes of the test split, greedy (or sampled), with the trained adapters or
 // with none (the untuned base model); accuracy of the team and of each answering agent.
 
-import { envFromConfig } from '../envs/registry.ts';
+import type { Envs } from '../envs/registry.ts';
 import type { Decoder } from '../model/decoder.ts';
 import { Rng } from '../common/rng.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
@@ -11,6 +11,8 @@ import { rollout } from './rollout.ts';
 import type { TrainState } from './state.ts';
 
 export interface EvalOptions {
+  /** The session's environments (its sandbox for users' modules and code). */
+  envs: Envs;
   episodes: number;
   split: 'test' | 'train';
   sampled?: boolean;
@@ -38,7 +40,7 @@ export async function evaluate(decoder: Decoder, tokenizer: LoadedTokenizer, con
   const t0 = performance.now();
   const ro = await rollout({
     decoder, tokenizer, config, graph,
-    makeEnv: () => envFromConfig(config.env, { split: o.split, horizon: config.rollout.horizon }),
+    makeEnv: () => o.envs.fromConfig(config.env, { split: o.split, horizon: config.rollout.horizon }),
     seeds: Array.from({ length: o.episodes }, (_, i) => seed * 100003 + i), rng: new Rng(seed),
     adapters: state?.policy ?? null,
     slotOf: (agent) => agentSlot(config, state !== null, agent),

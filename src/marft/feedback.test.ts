@@ -15,7 +15,7 @@ import type { Phase } from './trainer.ts';
 
 // one episode of two agents: two actions, so two minibatches and an update interrupted after its first step
 const OVER = { rollout: { episodes: 1, horizon: 1 }, ppo: { lr: 1e-2, criticLr: 1e-2, targetKl: null, entropyCoef: 0.01, minibatches: 2 } };
-const session = (gpu: Gpu, s: ReturnType<typeof tinySetup>): RunSession => ({ gpu, decoder: s.decoder, tokenizer: s.tokenizer, model: s.model });
+const session = (gpu: Gpu, s: ReturnType<typeof tinySetup>): RunSession => ({ gpu, envs: s.envs, decoder: s.decoder, tokenizer: s.tokenizer, model: s.model });
 /** The metrics an interruption must not change (wall times and throughput vary from run to run). */
 const numbers = (ms: readonly IterationMetrics[]) => ms.map(({ seconds: _s, tokensPerSecond: _t, ...m }) => m);
 

@@ -41,9 +41,9 @@ export interface RecordedEpisodes {
   scores: Map<ActionRecord, ActionScores>;
 }
 
-const ACTION_KEYS = new Set(['role', 'tokens', 'value', 'values', 'logp', 'refLogp', 'text']);
-const TURN_KEYS = new Set(['reward', 'actions']);
-const EPISODE_KEYS = new Set(['id', 'group', 'turns']);
+const ACTION_KEYS: ReadonlySet<string> = new Set(['role', 'tokens', 'value', 'values', 'logp', 'refLogp', 'text']);
+const TURN_KEYS: ReadonlySet<string> = new Set(['reward', 'actions']);
+const EPISODE_KEYS: ReadonlySet<string> = new Set(['id', 'group', 'turns']);
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -74,7 +74,7 @@ export function parseRecordedEpisodes(text: string, config: RunConfig, file = 'e
       return fail('', `not JSON (${(e as Error).message})`);
     }
     if (!isObj(v)) return fail('', 'an episode must be a JSON object');
-    const rejectExtra = (o: Obj, keys: Set<string>, at: string) => {
+    const rejectExtra = (o: Obj, keys: ReadonlySet<string>, at: string) => {
       for (const k of Object.keys(o)) if (!keys.has(k)) fail(`${at}${at ? '.' : ''}${k}`, `unknown field (an episode has ${[...keys].join(', ')})`);
     };
     rejectExtra(v, EPISODE_KEYS, '');

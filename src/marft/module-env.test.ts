@@ -4,10 +4,9 @@
 // checkpoint with an error naming the module and the call, nothing lost.
 
 import { readFileSync } from 'node:fs';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { testGpu } from '../../kernels/testing.ts';
-import { setSandboxSpawner } from '../envs/module/host.ts';
-import { closeModuleEnvs, moduleEnv } from '../envs/module/module-env.ts';
+import { Envs } from '../envs/registry.ts';
 import { nodeSandbox } from '../platform/sandbox/node.ts';
 import { memoryStore } from '../platform/storage/index.ts';
 import { loadCheckpoint, readCheckpointFiles, saveCheckpoint } from './checkpoint/checkpoint.ts';
@@ -22,13 +21,14 @@ const over = (source: string, name = 'guess.mjs') => ({
   level: 'token', rollout: { episodes: 2, horizon: 2 }, env: { name, module: name, moduleSource: source, options: { max: 4 } },
 });
 
-beforeAll(() => setSandboxSpawner(nodeSandbox));
-afterEach(() => closeModuleEnvs());
+/** The session's environments: modules in worker threads, their sandboxes closed after each case. */
+const envs = new Envs(nodeSandbox);
+afterEach(() => envs.close());
 
 describe('a run with an environment module', () => {
   it('checkpoints and resumes exactly', async () => {
     const gpu = await testGpu();
-    const a = tinySetup(gpu, over(GUESS));
+    const a = tinySetup(gpu, over(GUESS), envs);
     const r0 = await a.trainer.iteration();
     expect(r0.episodes[0].task).toMatch(/whole number from 1 to 4/);
     expect(r0.episodes.some((e) => e.turns.length === 2 || e.correct)).toBe(true);
@@ -36,16 +36,16 @@ describe('a run with an environment module', () => {
     const bA = await gpu.readF32(a.state.policy.layers[0].q_proj!.B);
     releaseTrainState(gpu, a.state);
 
-    const b = tinySetup(gpu, over(GUESS));
+    const b = tinySetup(gpu, over(GUESS), envs);
     expect(stable((await b.trainer.iteration()).metrics)).toBe(stable(r0.metrics));
     const store = memoryStore();
     await saveCheckpoint(gpu, b.state, store, 'run', { baseModel: 'tiny' });
     releaseTrainState(gpu, b.state);
     const saved = JSON.parse(new TextDecoder().decode((await readCheckpointFiles(store, 'run')).files['config.json']));
     expect(saved.env.moduleSource).toBe(GUESS);
-    closeModuleEnvs(); // the resumed run starts its own sandbox, as after a restart
+    envs.close(); // the resumed run starts its own sandbox, as after a restart
     const state = await loadCheckpoint(gpu, store, 'run', b.model);
-    const resumed = new Trainer({ gpu, decoder: b.decoder, tokenizer: b.tokenizer, state, maxTokens: 512 });
+    const resumed = new Trainer({ gpu, envs, decoder: b.decoder, tokenizer: b.tokenizer, state, maxTokens: 512 });
     const r1 = (await resumed.iteration()).metrics;
     expect(stable(r1)).toBe(stable(m1));
     expect(Array.from(await gpu.readF32(state.policy.layers[0].q_proj!.B))).toEqual(Array.from(bA));
@@ -56,11 +56,11 @@ describe('a run with an environment module', () => {
     const gpu = await testGpu();
     // fails on its 3rd reset, i.e. in the second iteration (2 episodes per iteration)
     const flaky = GUESS.replace('reset(seed) {', "reset(seed) {\n      globalThis.resets = (globalThis.resets ?? 0) + 1;\n      if (globalThis.resets === 3) throw new Error('the tool is down');");
-    const s = tinySetup(gpu, over(flaky, 'flaky.mjs'));
+    const s = tinySetup(gpu, over(flaky, 'flaky.mjs'), envs);
     // an env of the module held open keeps its sandbox (and its count of resets) across slow iterations
-    const hold = moduleEnv({ source: flaky, name: 'flaky.mjs' }, {});
+    const hold = envs.modules.env({ source: flaky, name: 'flaky.mjs' }, {});
     const store = memoryStore();
-    const err = await runLoop({ gpu, decoder: s.decoder, tokenizer: s.tokenizer, model: s.model }, s.state, {
+    const err = await runLoop({ gpu, envs, decoder: s.decoder, tokenizer: s.tokenizer, model: s.model }, s.state, {
       store, dir: 'run', baseModel: 'tiny', until: 3, maxTokens: 512,
     }).catch((e: unknown) => e);
     hold.close();

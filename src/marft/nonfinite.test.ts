@@ -99,7 +99,7 @@ describe('non-finite values at every phase', () => {
       let injected = false;
       const before = await gpu.readF32(probe(s.state));
       const t = new Trainer({
-        gpu, decoder: s.decoder, tokenizer: s.tokenizer, state: s.state, maxTokens: 512,
+        gpu, envs: s.envs, decoder: s.decoder, tokenizer: s.tokenizer, state: s.state, maxTokens: 512,
         onProgress: (phase) => { if (phase === c.phase && !injected) { injected = true; c.inject(gpu, s.state); } },
       });
       const res = await t.iteration();
@@ -138,7 +138,7 @@ describe('non-finite values at every phase', () => {
     const events: RunLoopEvent[] = [];
     const seen: Array<{ iteration: number; kept: boolean }> = [];
     let injected = false;
-    const r = await runLoop({ gpu, decoder: s.decoder, tokenizer: s.tokenizer, model: s.model }, s.state, {
+    const r = await runLoop({ gpu, envs: s.envs, decoder: s.decoder, tokenizer: s.tokenizer, model: s.model }, s.state, {
       store: memoryStore(), dir: 'run', baseModel: 'tiny', until: 2, maxTokens: 512,
       onEvent: (e) => events.push(e),
       onIteration: (res, kept) => seen.push({ iteration: res.metrics.iteration, kept }),

@@ -6,10 +6,7 @@
 // The critic's warm-up is skipped so that every measured iteration has the policy update the plan assumes.
 
 import type { RunConfig } from '../config/run-config.ts';
-import type { Gpu } from '../gpu/gpu.ts';
-import type { Decoder } from '../model/decoder.ts';
-import type { LoadedTokenizer } from '../model/tokenizer.ts';
-import { type PlanPhase, type RunPlan, formatBytes } from './plan.ts';
+import { type PlanModel, type PlanPhase, type RunPlan, formatBytes } from './plan.ts';
 import { createTrainState, releaseTrainState } from './state.ts';
 import { Trainer } from './trainer.ts';
 
@@ -38,7 +35,8 @@ export interface MeasureOptions {
   recompute?: boolean | 'auto';
 }
 
-export async function measurePlan(gpu: Gpu, decoder: Decoder, tokenizer: LoadedTokenizer, config: RunConfig, o: MeasureOptions = {}): Promise<Measured> {
+export async function measurePlan(m: PlanModel, config: RunConfig, o: MeasureOptions = {}): Promise<Measured> {
+  const { gpu, decoder, tokenizer, envs } = m;
   const pool = gpu.pool;
   const state = createTrainState(gpu, decoder.config, { ...config, schedule: { ...config.schedule, criticWarmup: 0 } });
   const resident = pool.stats.bytesInUse;
@@ -58,7 +56,7 @@ export async function measurePlan(gpu: Gpu, decoder: Decoder, tokenizer: LoadedT
     return b;
   };
   const trainer = new Trainer({
-    gpu, decoder, tokenizer, state, maxTokens: o.maxTokens, recompute: o.recompute,
+    gpu, envs, decoder, tokenizer, state, maxTokens: o.maxTokens, recompute: o.recompute,
     // advantages run on the CPU: whatever is held then belongs to scoring's results
     onProgress: (ph) => { phase = ph === 'advantages' ? 'score' : ph; note(); },
   });

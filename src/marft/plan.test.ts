@@ -10,6 +10,7 @@ import { tinyTokenizer } from '../model/file-fixtures.ts';
 import { loadTokenizer } from '../model/tokenizer.ts';
 import { parseRunConfig } from '../config/run-config.ts';
 import { tinyRunConfig } from '../config/testing.ts';
+import { Envs } from '../envs/registry.ts';
 import { type PlanInput, formatPlan, planOnModel, planPrompts, planRun } from './plan.ts';
 import { measurePlan } from './plan-measure.ts';
 import { releaseTrainState } from './state.ts';
@@ -149,8 +150,8 @@ describe('planPrompts', () => {
     const longer = tinyRunConfig({
       graph: { ...config.graph, agents: config.graph.agents.map((a, i) => (i === 1 ? { ...a, systemPrompt: `${a.systemPrompt}${' more'.repeat(20)}` } : a)) },
     });
-    const a = await planPrompts(config, tokenizer);
-    const b = await planPrompts(longer, tokenizer);
+    const a = await planPrompts(config, tokenizer, new Envs(null));
+    const b = await planPrompts(longer, tokenizer, new Envs(null));
     expect(a.base[0]).toBe(b.base[0]);
     expect(b.base[1]).toBeGreaterThan(a.base[1]);
     expect(a.perVisible).toBeGreaterThan(0);
@@ -162,12 +163,12 @@ describe('the plan on the GPU', () => {
   it('is within 15% of the buffer pool\'s measured peaks', async () => {
     const gpu = await testGpu();
     const before = gpu.pool.stats.bytesInUse;
-    const { decoder, tokenizer, config, state } = tinySetup(gpu, { rollout: { episodes: 2, horizon: 1 } });
+    const { decoder, tokenizer, config, state, envs } = tinySetup(gpu, { rollout: { episodes: 2, horizon: 1 } });
     releaseTrainState(gpu, state);
-    const plan = await planOnModel({ gpu, decoder, tokenizer }, config, { maxTokens: 512 });
+    const plan = await planOnModel({ gpu, decoder, tokenizer, envs }, config, { maxTokens: 512 });
     expect(plan.settings.dtype).toBe(decoder.weights.dtype);
     expect(plan.settings.fused).toBe(decoder.fused);
-    const m = await measurePlan(gpu, decoder, tokenizer, config, { iterations: 2, maxTokens: 512 });
+    const m = await measurePlan({ gpu, decoder, tokenizer, envs }, config, { iterations: 2, maxTokens: 512 });
     const it2 = m.iterations[1];
     expect(m.resident - before).toBe(plan.residentBytes);
     expect(Math.abs(plan.inUseBytes / it2.inUse - 1), formatPlan(plan).join('\n')).toBeLessThan(0.15);

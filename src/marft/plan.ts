@@ -22,7 +22,7 @@
 import type { RunConfig } from '../config/run-config.ts';
 import { type IterationEstimate, type SpeedProbe, estimateIteration } from '../config/estimate.ts';
 import { compileGraph } from '../config/graph.ts';
-import { envFromConfig } from '../envs/registry.ts';
+import type { Envs } from '../envs/registry.ts';
 import type { AsyncEnv } from '../envs/types.ts';
 import { bucketSize } from '../gpu/pool.ts';
 import { type LinearModule, type ModelConfig, linearDims } from '../model/config.ts';
@@ -350,12 +350,15 @@ function updatePlan(p: PlanInput, bounds: ReturnType<typeof trainerBounds>, acts
  * The plan of `config` on a loaded model and its device (the lab's worker and `marft train --plan`): the
  * stored dtype, the decoder's path, the adapter's limits and the prompts measured with the model's tokenizer.
  */
+/** A loaded model as planning needs it (a SessionModel is one): its device, decoder, tokenizer and the session's environments. */
+export interface PlanModel { gpu: Gpu; decoder: Decoder; tokenizer: LoadedTokenizer; envs: Envs }
+
 export async function planOnModel(
-  m: { gpu: Gpu; decoder: Decoder; tokenizer: LoadedTokenizer }, config: RunConfig, o: { budget?: number; speed?: SpeedProbe; maxTokens?: number } = {},
+  m: PlanModel, config: RunConfig, o: { budget?: number; speed?: SpeedProbe; maxTokens?: number } = {},
 ): Promise<RunPlan> {
   const l = m.gpu.limits;
   return planRun({
-    config, model: m.decoder.config, dtype: m.decoder.weights.dtype, fused: m.decoder.fused, prompts: await planPrompts(config, m.tokenizer),
+    config, model: m.decoder.config, dtype: m.decoder.weights.dtype, fused: m.decoder.fused, prompts: await planPrompts(config, m.tokenizer, m.envs),
     device: {
       maxBufferSize: l.maxBufferSize, maxStorageBufferBindingSize: l.maxStorageBufferBindingSize, maxComputeWorkgroupStorageSize: l.maxComputeWorkgroupStorageSize,
       maxComputeInvocationsPerWorkgroup: l.maxComputeInvocationsPerWorkgroup, maxComputeWorkgroupSizeX: l.maxComputeWorkgroupSizeX,
@@ -500,8 +503,8 @@ export function formatPlan(plan: RunPlan): string[] {
  * episodes with nothing visible, and what a visible output and a past turn add besides their own tokens
  * (measured with empty outputs).
  */
-export async function planPrompts(config: RunConfig, tokenizer: LoadedTokenizer, seeds = 64): Promise<PromptSizes> {
-  const env: AsyncEnv = envFromConfig(config.env, { horizon: config.rollout.horizon });
+export async function planPrompts(config: RunConfig, tokenizer: LoadedTokenizer, envs: Envs, seeds = 64): Promise<PromptSizes> {
+  const env: AsyncEnv = envs.fromConfig(config.env, { horizon: config.rollout.horizon });
   const agents = config.graph.agents;
   const out: PromptSizes = { base: agents.map(() => 0), perVisible: 0, perTurn: 0 };
   try {

@@ -29,15 +29,15 @@ describe('resume', () => {
     releaseTrainState(gpu, b.state);
     const state = await loadCheckpoint(gpu, store, 'run', b.model);
     expect(state.iteration).toBe(1);
-    const resumed = new Trainer({ gpu, decoder: b.decoder, tokenizer: b.tokenizer, state, maxTokens: 512 });
+    const resumed = new Trainer({ gpu, envs: b.envs, decoder: b.decoder, tokenizer: b.tokenizer, state, maxTokens: 512 });
     const r1 = (await resumed.iteration()).metrics;
     expect(r1.iteration).toBe(1);
     expect(stable(r1)).toBe(stable(m1));
     expect(Array.from(await gpu.readF32(state.policy.layers[0].q_proj!.B))).toEqual(Array.from(bA));
     expect(state.metrics.map((m) => m.iteration)).toEqual([0, 1]);
 
-    const base = await evaluate(b.decoder, b.tokenizer, state.config, null, { episodes: 2, split: 'test' });
-    const tuned = await evaluate(b.decoder, b.tokenizer, state.config, state, { episodes: 2, split: 'test' });
+    const base = await evaluate(b.decoder, b.tokenizer, state.config, null, { envs: b.envs, episodes: 2, split: 'test' });
+    const tuned = await evaluate(b.decoder, b.tokenizer, state.config, state, { envs: b.envs, episodes: 2, split: 'test' });
     for (const e of [base, tuned]) {
       expect(e.split).toBe('test');
       expect(e.accuracy).toBeGreaterThanOrEqual(0);

@@ -29,7 +29,7 @@ const TEST = 'src/marft/run-loop.test.ts';
 const rows: ReliabilityRow[] = [];
 afterAll(() => recordReliability('run-loop', rows));
 const OVER = { rollout: { episodes: 1, horizon: 1 } };
-const session = (gpu: Gpu, s: ReturnType<typeof tinySetup>): RunSession => ({ gpu, decoder: s.decoder, tokenizer: s.tokenizer, model: s.model });
+const session = (gpu: Gpu, s: ReturnType<typeof tinySetup>): RunSession => ({ gpu, envs: s.envs, decoder: s.decoder, tokenizer: s.tokenizer, model: s.model });
 
 describe('run loop faults', () => {
   it('NaN in a gradient skips the step and reports it; NaN losses 3 times in a row roll back', async () => {

@@ -33,6 +33,7 @@
 import type { Gpu } from '../gpu/gpu.ts';
 import { GpuError } from '../gpu/errors.ts';
 import { EnvError } from '../envs/errors.ts';
+import type { Envs } from '../envs/registry.ts';
 import type { KernelTime } from '../common/profile-table.ts';
 import type { ModelConfig } from '../model/config.ts';
 import type { Decoder } from '../model/decoder.ts';
@@ -48,6 +49,8 @@ import { type IterationResult, type Phase, Trainer } from './trainer.ts';
 /** What the loop trains with: a device and the base model on it. */
 export interface RunSession {
   gpu: Gpu;
+  /** The session's environments (its sandbox for users' modules and code). */
+  envs: Envs;
   decoder: Decoder;
   tokenizer: LoadedTokenizer;
   model: ModelConfig;
@@ -151,7 +154,7 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
   let badRun = 0;
   let phase: Phase | null = null; // of the iteration in flight: from 'update' on, the weights may have moved
   const trainer = (): Trainer => new Trainer({
-    gpu: session.gpu, decoder: session.decoder, tokenizer: session.tokenizer, state, maxTokens: o.maxTokens,
+    gpu: session.gpu, envs: session.envs, decoder: session.decoder, tokenizer: session.tokenizer, state, maxTokens: o.maxTokens,
     onProgress: (p, detail) => { phase = p; o.onProgress?.(p, detail, { state, session }); },
     interrupt: () => { if (o.interrupt?.()) throw new IterationAbandoned(state.iteration); },
   });

@@ -360,6 +360,7 @@ describe('Run on the tiny model (real GPU work)', () => {
       device: async () => gpu,
       model: async (path) => ({ files: memoryFiles(path || 'tiny', folder), name: path || 'tiny', baseModel: path || 'tiny' }),
       refuse: (code, message) => new Error(`${code}: ${message}`),
+      sandbox: null,
     });
     const store = memoryStore();
     const statuses: RunStatus[] = [];

@@ -151,7 +151,7 @@ export class Run {
    */
   async start(input: RunConfig, o: StartOptions): Promise<string> {
     this.assertIdle();
-    const config = parseRunConfig(input);
+    const config = parseRunConfig(input, { envs: this.session.envs });
     this.close();
     this.setStatus('loading', 'loading the model');
     this.progress('load', config.model.path || BUILTIN_MODEL);

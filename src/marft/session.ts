@@ -1,6 +1,8 @@
 // A session: one GPU device and the base model on it, for the lab's worker and the CLI alike. The front
 // end injects its platform: how to get a device (browser or Node), where a config.model.path's files are
-// (the built-in model, a folder on disk or in OPFS), and how its catalogue names a model it cannot use.
+// (the built-in model, a folder on disk or in OPFS), how its catalogue names a model it cannot use, and
+// the sandbox users' environment modules and code run in. The session's environments (Envs: the registry,
+// the module sandboxes, the code runner) are its own, on that sandbox.
 // One model at a time: loading another releases the old one's weights (a run on it closes first, see
 // onUnload); after a device loss, reopen() gets a new device and the same model on it. A SessionModel is
 // what the run loop trains with (it is the run loop's RunSession).
@@ -11,6 +13,8 @@ import { type DeviceSpeed, deviceCheck, deviceSpeed } from '../model/device-chec
 import type { ModelFiles } from '../model/folder.ts';
 import { loadDecoder } from '../model/load.ts';
 import { releaseWeights } from '../model/weights.ts';
+import type { SandboxSpawner } from '../common/sandbox.ts';
+import { Envs } from '../envs/registry.ts';
 import type { RunSession } from './run-loop.ts';
 import { MarftError } from './errors.ts';
 
@@ -35,6 +39,8 @@ export interface Platform {
   model(path: string): Promise<ModelSource>;
   /** The front end's error (its catalogue) for a model it cannot use; `cause` is the error behind it. */
   refuse(code: 'NO_TOKENIZER' | 'MODEL_TOO_LARGE', message: string, cause?: unknown): unknown;
+  /** Where users' environment modules and code candidates run (src/platform/sandbox/); null: nowhere. */
+  sandbox: SandboxSpawner | null;
 }
 
 /** A few lines about the loaded model, for the UI. */
@@ -75,7 +81,12 @@ export class Session {
   /** The job holding the model (a training loop, an export's forward), or null. */
   private user: string | null = null;
 
-  constructor(private readonly platform: Platform) {}
+  /** The session's environments, on the platform's sandbox. */
+  readonly envs: Envs;
+
+  constructor(private readonly platform: Platform) {
+    this.envs = new Envs(platform.sandbox);
+  }
 
   /** The device, a new one once the current is lost. */
   async device(): Promise<Gpu> {
@@ -185,7 +196,7 @@ export class Session {
     }
     const c = loaded.model.config;
     this.current = {
-      path, source, gpu, decoder: loaded.decoder, tokenizer, model: c,
+      path, source, gpu, envs: this.envs, decoder: loaded.decoder, tokenizer, model: c,
       summary: {
         name: source.files.name, modelType: String(loaded.model.rawConfig.model_type ?? '?'), numLayers: c.numLayers, hiddenSize: c.hiddenSize,
         vocabSize: c.vocabSize, maxPositions: c.maxPositionEmbeddings, hasChatTemplate: tokenizer.hasChatTemplate,

@@ -12,15 +12,17 @@ import { uploadWeights } from '../model/weights.ts';
 import { tinyRunConfig } from '../config/testing.ts';
 import { createTrainState } from './state.ts';
 import { Trainer } from './trainer.ts';
+import { Envs } from '../envs/registry.ts';
 
-export function tinySetup(gpu: Gpu, over: Record<string, unknown> = {}) {
+/** The tiny model and a run on it; `envs` (default: built-ins, no sandbox) is where its environment comes from. */
+export function tinySetup(gpu: Gpu, over: Record<string, unknown> = {}, envs = new Envs(null)) {
   const tj = tinyTokenizer();
   const tokenizer = loadTokenizer(tj.tokenizerJson, tj.tokenizerConfig);
   const model = tinyConfig({ vocab_size: tokenizer.vocabSize, max_position_embeddings: 256 });
   const decoder = new Decoder(gpu, model, uploadWeights(gpu, model, (n) => tinyWeights(model, 9, 0.4).get(n)));
   const config = tinyRunConfig(over);
   const state = createTrainState(gpu, model, config);
-  return { model, decoder, tokenizer, config, state, trainer: new Trainer({ gpu, decoder, tokenizer, state, maxTokens: 512 }) };
+  return { model, decoder, tokenizer, config, state, envs, trainer: new Trainer({ gpu, envs, decoder, tokenizer, state, maxTokens: 512 }) };
 }
 
 /**
@@ -33,5 +35,6 @@ export function lossTestSession(devices: Gpu[]): Session {
     device: async () => { const g = await createNodeGpu(); devices.push(g); return g; },
     model: async (path) => ({ files: memoryFiles(path || 'tiny', folder), name: path || 'tiny', baseModel: path || 'tiny' }),
     refuse: (code, message) => new Error(`${code}: ${message}`),
+    sandbox: null,
   });
 }

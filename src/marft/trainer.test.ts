@@ -50,7 +50,7 @@ describe('trainer', () => {
   it('bounds the logits rows of every forward, the update\'s too, by maxLogitRows (recompute off)', async () => {
     const gpu = await testGpu();
     const s = tinySetup(gpu, { level: 'token', rollout: { episodes: 2, horizon: 1 } });
-    const trainer = new Trainer({ gpu, decoder: s.decoder, tokenizer: s.tokenizer, state: s.state, maxTokens: 512, recompute: false });
+    const trainer = new Trainer({ gpu, envs: s.envs, decoder: s.decoder, tokenizer: s.tokenizer, state: s.state, maxTokens: 512, recompute: false });
     // a vocabulary this small never reaches the 256 MiB bound: stand in a small one
     Object.defineProperty(trainer, 'maxLogitRows', { get: () => 3 });
     const forwards: Array<{ B: number; rows: number }> = [];

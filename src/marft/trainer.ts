@@ -3,7 +3,7 @@
 // GRPO update -> metrics. Each phase is timed; progress goes to a callback so the CLI and the UI can show it.
 // Non-finite logits, critic values or advantages (nonfinite.ts) skip the update and are named in metrics.skipped.
 
-import { envFromConfig } from '../envs/registry.ts';
+import type { Envs } from '../envs/registry.ts';
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Decoder } from '../model/decoder.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
@@ -32,6 +32,8 @@ export interface IterationResult {
 
 export interface TrainerDeps {
   gpu: Gpu;
+  /** The session's environments (its sandbox for users' modules and code). */
+  envs: Envs;
   decoder: Decoder;
   tokenizer: LoadedTokenizer;
   state: TrainState;
@@ -137,7 +139,7 @@ export class Trainer {
 
   makeEnv = () => {
     const c = this.d.state.config;
-    return envFromConfig(c.env, { horizon: c.rollout.horizon });
+    return this.d.envs.fromConfig(c.env, { horizon: c.rollout.horizon });
   };
 
   async iteration(): Promise<IterationResult> {

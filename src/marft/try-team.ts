@@ -11,7 +11,7 @@ import { Rng } from '../common/rng.ts';
 import { type RunConfig } from '../config/run-config.ts';
 import { compileGraph } from '../config/graph.ts';
 import { MathEnv } from '../envs/mathEnv.ts';
-import { envFromConfig } from '../envs/registry.ts';
+import type { Envs } from '../envs/registry.ts';
 import type { AgentAnswer, AsyncEnv, StepOptions } from '../envs/types.ts';
 import type { Decoder } from '../model/decoder.ts';
 import type { LoraSet } from '../model/lora-set.ts';
@@ -52,6 +52,8 @@ export interface TryResult {
 }
 
 export interface TryOptions {
+  /** The session's environments (its sandbox for users' modules and code). */
+  envs: Envs;
   decoder: Decoder;
   tokenizer: LoadedTokenizer;
   config: RunConfig;
@@ -70,8 +72,8 @@ export interface TryOptions {
 export const TRY_SYNC_EVERY = 2;
 
 /** The environment of a try: the config's test split, or the typed problem judged as a math answer. */
-function tryEnv(config: RunConfig, problem: TryProblem): AsyncEnv {
-  const env: AsyncEnv = envFromConfig(config.env, { split: 'test', horizon: config.rollout.horizon });
+function tryEnv(envs: Envs, config: RunConfig, problem: TryProblem): AsyncEnv {
+  const env: AsyncEnv = envs.fromConfig(config.env, { split: 'test', horizon: config.rollout.horizon });
   if ('heldOut' in problem) {
     if (!Number.isInteger(problem.heldOut) || problem.heldOut < 0) marftFail('TRY_INPUT', `a held-out task is picked by a whole number >= 0, got ${problem.heldOut}`);
     return env;
@@ -86,8 +88,8 @@ function tryEnv(config: RunConfig, problem: TryProblem): AsyncEnv {
 }
 
 /** The held-out task `seed` draws, and its gold answer where the environment says (the panel previews it). */
-export async function heldOutTask(config: RunConfig, seed: number): Promise<{ task: string; gold: string | null }> {
-  const env = tryEnv(config, { heldOut: seed });
+export async function heldOutTask(envs: Envs, config: RunConfig, seed: number): Promise<{ task: string; gold: string | null }> {
+  const env = tryEnv(envs, config, { heldOut: seed });
   try {
     const r = await env.reset(seed);
     return { task: r.observation.task, gold: goldOf(r.info) };
@@ -110,7 +112,7 @@ class Stopped extends Error {}
 export async function tryTeam(o: TryOptions, req: TryRequest): Promise<TryResult> {
   const t = req.temperature;
   if (!(t >= 0 && t <= 10)) marftFail('TRY_INPUT', `the temperature must be between 0 (greedy) and 10, got ${t}`);
-  const env = tryEnv(o.config, req.problem);
+  const env = tryEnv(o.envs, o.config, req.problem);
   const config: RunConfig = t === 0 ? o.config : { ...o.config, graph: { ...o.config.graph, agents: o.config.graph.agents.map((a) => ({ ...a, temperature: t })) } };
   const graph = compileGraph(config.graph);
   const seed = 'heldOut' in req.problem ? req.problem.heldOut : 0;

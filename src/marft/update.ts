@@ -43,7 +43,7 @@ import type { ScoreResult } from './score.ts';
 import type { TrainState } from './state.ts';
 import type { IterationMetrics } from '../config/metrics.ts';
 import type { ActionTargets } from './advantage-targets.ts';
-import { type CriticForward, type CriticLoss, criticHeadForward, criticLoraBackward } from './critic.ts';
+import { type CriticForward, type CriticLoss, criticHeadForward, criticLoraBackward } from './critic-step.ts';
 
 export interface UpdateStats extends Pick<IterationMetrics, 'policyLoss' | 'valueLoss' | 'entropy' | 'approxKl' | 'klToRef' | 'clipFraction' | 'skipped'> {
   policySteps: number;

@@ -11,7 +11,7 @@ import { type DatasetEnv, archiveKind, readDataset } from './builder/DatasetPrev
 import { saveDownload } from './download.ts';
 import { PRESET_CHOICES } from './defaults.ts';
 import {
-  addNotice, appendMetrics, editDraft, freshAgentIds, patchInspector, patchRun, resetMetrics, selectRunActive, setDraft, setTab, useLab,
+  addNotice, appendMetrics, editDraft, freshAgentIds, patchInspector, patchInternal, patchRun, resetMetrics, selectRunActive, setDraft, setTab, useLab,
 } from './store.ts';
 
 const get = useLab.getState;
@@ -140,16 +140,16 @@ const events: RunEvents = {
   },
 };
 
-let wired = false;
 export async function connectEngine(): Promise<void> {
-  if (wired) return;
-  wired = true;
-  if (!watching) {
-    watching = true;
+  if (get().internal.engineWired) return;
+  patchInternal({ engineWired: true });
+  if (!get().internal.engineWatched) {
+    patchInternal({ engineWatched: true });
     onEngineGone((reason) => {
       set({ engine: { gone: reason, restarting: false } });
-      trainingWhenGone = selectRunActive(get());
-      if (trainingWhenGone) patchRun({ status: 'error', message: 'the engine stopped', phase: '', detail: '' });
+      const training = selectRunActive(get());
+      patchInternal({ trainingWhenGone: training });
+      if (training) patchRun({ status: 'error', message: 'the engine stopped', phase: '', detail: '' });
     });
   }
   await getEngine().setEvents(Comlink.proxy(events));
@@ -157,10 +157,6 @@ export async function connectEngine(): Promise<void> {
   void refreshLocalModels();
   if (get().model.status === 'idle') void chooseModel(get().draft.model.path);
 }
-
-let watching = false;
-/** Whether a run was training when the engine stopped: the restart resumes it. */
-let trainingWhenGone = false;
 
 /**
  * A fresh engine after its worker was found gone: the GPU probed again, events rewired, the model reloaded,
@@ -170,7 +166,7 @@ export async function restartEngineAndResume(): Promise<void> {
   const { runId } = get().run;
   set({ engine: { gone: get().engine.gone, restarting: true } });
   restartEngine();
-  wired = false;
+  patchInternal({ engineWired: false });
   try {
     const r = await getEngine().probe();
     if (!r.ok) throw new Error(r.error.message);
@@ -180,9 +176,9 @@ export async function restartEngineAndResume(): Promise<void> {
       patchRun({ status: 'loading', message: `opening ${runId}` });
       const opened = await call('reopening the run after the restart', () => getEngine().openRun(runId));
       if (!opened) patchRun({ status: 'error' });
-      else if (trainingWhenGone) void resumeTraining();
+      else if (get().internal.trainingWhenGone) void resumeTraining();
     }
-    trainingWhenGone = false;
+    patchInternal({ trainingWhenGone: false });
     set({ engine: { gone: null, restarting: false } });
   } catch (e) {
     set({ engine: { gone: `${get().engine.gone ?? ''}; the restart failed too (${e instanceof Error ? e.message : String(e)})`, restarting: false } });
@@ -212,15 +208,19 @@ export function loadPresetRun(name: string): boolean {
   return true;
 }
 
-// The latest model request wins (an automatic check at start-up must not overwrite a later pick).
-let modelRequest = 0;
+/** A new model request: the latest one wins (an automatic check at start-up must not overwrite a later pick). */
+function nextModelRequest(): number {
+  const req = get().internal.modelRequest + 1;
+  patchInternal({ modelRequest: req });
+  return req;
+}
 
 export async function chooseModel(path: string): Promise<void> {
-  const req = ++modelRequest;
+  const req = nextModelRequest();
   editDraft((d) => { d.model.path = path; });
   set({ model: { status: 'loading', info: null, error: null } });
   const r = await getEngine().loadModel(path).catch((e) => ({ ok: false as const, error: asError(e) }));
-  if (req !== modelRequest) return;
+  if (req !== get().internal.modelRequest) return;
   set({ model: r.ok ? { status: 'ready', info: r.value, error: null } : { status: 'error', info: null, error: r.error } });
 }
 
@@ -238,10 +238,10 @@ export async function planConfig(config: RunConfig): Promise<RunPlan | null> {
 }
 
 export async function importModelFolder(files: File[]): Promise<void> {
-  const req = ++modelRequest;
+  const req = nextModelRequest();
   set({ model: { status: 'loading', info: null, error: null } });
   const r = await getEngine().importModelFolder(files).catch((e) => ({ ok: false as const, error: asError(e) }));
-  if (req !== modelRequest) return;
+  if (req !== get().internal.modelRequest) return;
   if (r.ok) {
     editDraft((d) => { d.model.path = r.value.path; });
     set({ model: { status: 'ready', info: r.value, error: null } });

@@ -35,10 +35,10 @@ export function restoreSavedBuilder(): void {
   }
 }
 
-let storageWarned = false;
-/** Saves the builder on every change of its config or preset (once a second at most). */
+/** Saves the builder on every change of its config or preset (once a second at most); a full storage is reported once. */
 export function keepBuilderSaved(): () => void {
   let timer: ReturnType<typeof setTimeout> | null = null;
+  let storageWarned = false;
   const flush = () => {
     timer = null;
     try {

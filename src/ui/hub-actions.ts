@@ -7,7 +7,7 @@ import * as Comlink from 'comlink';
 import type { HubProgress } from '../worker/api.ts';
 import { getEngine } from '../worker/client.ts';
 import { asError, refreshLocalModels, refreshStorage } from './actions.ts';
-import { editDraft, type HubState, useLab } from './store.ts';
+import { editDraft, type HubState, patchInternal, useLab } from './store.ts';
 
 const get = useLab.getState;
 const set = useLab.setState;
@@ -22,13 +22,11 @@ export async function listHub(repo: string, token: string): Promise<void> {
   patch(r.ok ? { status: 'listed', listing: r.value } : { status: 'error', error: r.error });
 }
 
-let pausing = false;
-
 /** Downloads the listed repo (or resumes a paused one) and makes it the run's model. */
 export async function downloadHub(token: string): Promise<void> {
   const listing = get().hub.listing;
   if (!listing) return;
-  pausing = false;
+  patchInternal({ hubPausing: false });
   patch({ status: 'downloading', error: null });
   const progress = Comlink.proxy((p: HubProgress) => { if (get().hub.status === 'downloading') patch({ progress: p }); });
   const r = await getEngine().hubDownload(listing, hubParam(), progress, token || undefined).catch((e) => ({ ok: false as const, error: asError(e) }));
@@ -36,14 +34,14 @@ export async function downloadHub(token: string): Promise<void> {
     editDraft((d) => { d.model.path = r.value.path; });
     set({ model: { status: 'ready', info: r.value, error: null } });
     patch({ status: 'idle', listing: null, progress: null });
-  } else if (pausing) patch({ status: 'paused' });
+  } else if (get().internal.hubPausing) patch({ status: 'paused' });
   else if (get().hub.status === 'downloading') patch({ status: 'error', error: r.error });
   void refreshLocalModels();
   void refreshStorage();
 }
 
 export async function pauseHub(): Promise<void> {
-  pausing = true;
+  patchInternal({ hubPausing: true });
   await getEngine().hubPause();
 }
 

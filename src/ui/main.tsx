@@ -42,16 +42,19 @@ async function probe(): Promise<void> {
 }
 
 // Hooks for tests and demos: loseDevice destroys the worker's GPU device as a driver reset would;
-// crashWorker closes the engine's worker as the browser would kill it (at a phase or an export, when named);
-// holdWorker resolves once the worker waits at that point (src/worker/test-hooks.ts) and rejects if arming the
-// hold fails (the worker already gone), releaseWorker ends a wait;
+// in a build with test hooks only (__TEST_HOOKS__, see vite.config.ts), crashWorker closes the engine's worker
+// as the browser would kill it (at a phase or an export, when named), holdWorker resolves once the worker
+// waits at that point (src/worker/test-hooks.ts) and rejects if arming the hold fails (the worker already
+// gone), releaseWorker ends a wait;
 // runHistory gives a stored run's metric history; agentLogits gives the lab's logits for an agent of a checkpoint, and runOnnx runs an ONNX export zip in
 // onnxruntime-web on this page (loaded on first use), so an export can be checked against the lab.
 (globalThis as { marftLab?: unknown }).marftLab = {
   loseDevice: () => getEngine().debugLoseDevice(),
-  crashWorker: (point?: HookPoint) => getEngine().debugCrash(point),
-  holdWorker: (point: HookPoint, iteration?: number) => new Promise<void>((held, fail) => { getEngine().debugHold(point, iteration, Comlink.proxy(() => held())).catch(fail); }),
-  releaseWorker: () => getEngine().debugRelease(),
+  ...(__TEST_HOOKS__ ? {
+    crashWorker: (point?: HookPoint) => getEngine().debugCrash(point),
+    holdWorker: (point: HookPoint, iteration?: number) => new Promise<void>((held, fail) => { getEngine().debugHold(point, iteration, Comlink.proxy(() => held())).catch(fail); }),
+    releaseWorker: () => getEngine().debugRelease(),
+  } : {}),
   runHistory: (runId: string) => getEngine().runHistory(runId),
   agentLogits: (runId: string, role: string, ids: number[], checkpoint?: string) => getEngine().agentLogits(runId, role, ids, checkpoint),
   runOnnx: async (zip: Uint8Array, ids: number[], executionProvider?: 'webgpu' | 'wasm') => (await import('./onnx-run.ts')).runOnnxZip(zip, ids, executionProvider),

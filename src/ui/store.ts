@@ -106,6 +106,31 @@ export interface ProfileState {
   last: IterationProfile | null;
 }
 
+/**
+ * The actions' own bookkeeping, never shown: kept in the store so that no UI module holds state of its own
+ * (resetting the store resets it too).
+ */
+export interface ActionState {
+  /** The last agent id handed out (freshAgentIds). */
+  agentSerial: number;
+  /** The last notice id (addNotice). */
+  noticeId: number;
+  /** While withEditKey runs: the field whose quick edits are one undo step. */
+  editKey: string | null;
+  /** The engine's events are registered (connectEngine ran since its worker started). */
+  engineWired: boolean;
+  /** The engine's worker is watched for its end (once per page). */
+  engineWatched: boolean;
+  /** Whether a run was training when the engine stopped: the restart resumes it. */
+  trainingWhenGone: boolean;
+  /** The latest model request (chooseModel): an answer to an older one is dropped. */
+  modelRequest: number;
+  /** The latest try (startTry): a late event of a stopped try must not land in the next one. */
+  tryRequest: number;
+  /** A Hub download is being paused (pauseHub): its failure is the pause. */
+  hubPausing: boolean;
+}
+
 export interface LabState {
   tab: Tab;
   gpu: GpuState;
@@ -151,6 +176,7 @@ export interface LabState {
   /** A run that was training when the page went away (a reload, a closed tab): the Train tab offers to continue it. */
   interrupted: { runId: string; iteration: number | null } | null;
   notices: Notice[];
+  internal: ActionState;
 }
 
 /** validateConfig plus what only the lab checks (an uploaded dataset for the dataset environment). */
@@ -168,10 +194,7 @@ export function configIssues(draft: RunConfig): ConfigIssue[] {
 }
 
 const initialDraft = defaultRunConfig();
-
-let agentSerial = 0;
-/** Fresh stable ids for `n` agents. */
-export const freshAgentIds = (n: number): string[] => Array.from({ length: n }, () => `agent-${++agentSerial}`);
+const agentIdsFrom = (last: number, n: number): string[] => Array.from({ length: n }, (_, i) => `agent-${last + i + 1}`);
 
 export interface RunOverlay { runId: string; history: IterationMetrics[] }
 
@@ -179,7 +202,7 @@ export const useLab = create<LabState>(() => ({
   tab: 'build',
   gpu: { status: 'probing' },
   draft: initialDraft,
-  agentIds: freshAgentIds(initialDraft.graph.agents.length),
+  agentIds: agentIdsFrom(0, initialDraft.graph.agents.length),
   undo: emptyHistory(),
   issues: configIssues(initialDraft),
   preset: 'duo',
@@ -206,10 +229,24 @@ export const useLab = create<LabState>(() => ({
   onnxExport: null,
   interrupted: null,
   notices: [],
+  internal: {
+    agentSerial: initialDraft.graph.agents.length, noticeId: 0, editKey: null, engineWired: false, engineWatched: false, trainingWhenGone: false,
+    modelRequest: 0, tryRequest: 0, hubPausing: false,
+  },
 }));
 
 const set = useLab.setState;
 const get = useLab.getState;
+
+/** Updates the actions' bookkeeping. */
+export const patchInternal = (p: Partial<ActionState>): void => set({ internal: { ...get().internal, ...p } });
+
+/** Fresh stable ids for `n` agents. */
+export function freshAgentIds(n: number): string[] {
+  const last = get().internal.agentSerial;
+  patchInternal({ agentSerial: last + n });
+  return agentIdsFrom(last, n);
+}
 
 // ---- simple actions (no worker) ----
 
@@ -229,14 +266,13 @@ function refuseLocked(): boolean {
   return true;
 }
 
-let editKeyNow: string | null = null;
 /** Runs `f` with its editDraft calls keyed by `key` (a field's path): quick edits of one field are one undo step. */
 export function withEditKey(key: string, f: () => void): void {
-  editKeyNow = key;
+  patchInternal({ editKey: key });
   try {
     f();
   } finally {
-    editKeyNow = null;
+    patchInternal({ editKey: null });
   }
 }
 
@@ -244,7 +280,7 @@ export function withEditKey(key: string, f: () => void): void {
  * Replaces the draft with `f(copy, ids)` (ids: the agents' stable ids, to keep parallel) and revalidates;
  * undoable (an edit that changes nothing is no step). Edits with the same `key` (a field's path) in quick succession are one undo step.
  */
-export function editDraft(f: (d: RunConfig, ids: string[]) => void, key: string | null = editKeyNow): void {
+export function editDraft(f: (d: RunConfig, ids: string[]) => void, key: string | null = get().internal.editKey): void {
   if (refuseLocked()) return;
   const s = get();
   const d = structuredClone(s.draft);
@@ -267,9 +303,10 @@ export function showSnapshot(snap: BuilderSnapshot, undo: History): void {
   set({ draft: snap.draft, agentIds: snap.agentIds, preset: snap.preset, issues: configIssues(snap.draft), undo, selectedAgent: Math.max(0, selected), connectFrom: null });
 }
 
-let noticeId = 0;
 export function addNotice(e: WorkerError, context: string, level: Notice['level'] = 'error'): void {
-  set({ notices: [...get().notices, { ...e, id: ++noticeId, context, level }] });
+  const id = get().internal.noticeId + 1;
+  patchInternal({ noticeId: id });
+  set({ notices: [...get().notices, { ...e, id, context, level }] });
 }
 export const dismissNotice = (id: number): void => set({ notices: get().notices.filter((n) => n.id !== id) });
 

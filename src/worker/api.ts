@@ -39,13 +39,37 @@ export type Result<T> = { ok: true; value: T } | { ok: false; error: WorkerError
 
 export type ProbeResult = DeviceProbe;
 
-/** config.model.path: '' = the built-in model (BUILTIN_MODEL); 'opfs:models/<name>' = a local folder copied into OPFS. */
-export type { HubFile, HubListing, HubProgress } from './hub.ts';
-import type { HubListing, HubProgress } from './hub.ts';
 import type { HookPoint } from './test-hooks.ts';
 export type { HookPoint };
 
+/** config.model.path: '' = the built-in model (BUILTIN_MODEL); 'opfs:models/<name>' = a local folder copied into OPFS. */
 export const OPFS_MODEL_PREFIX = 'opfs:models/';
+
+/** A Hub model repo's files (hub.ts lists and downloads them). */
+export interface HubFile {
+  path: string;
+  size: number;
+  /** The sha256 (hex) the Hub lists for an LFS file. */
+  sha256?: string;
+}
+
+export interface HubListing {
+  repo: string;
+  revision: string;
+  /** The folder name in the models store, and the config.model.path the model will have. */
+  name: string;
+  path: string;
+  files: HubFile[];
+  bytes: number;
+}
+
+export interface HubProgress {
+  file: string;
+  /** Bytes stored so far of all files (chunks in flight included), and of all files together. */
+  done: number;
+  total: number;
+}
+
 
 export interface ModelInfo extends ModelSummary {
   /** The config.model.path that names it. */
@@ -218,4 +242,6 @@ export interface EngineApi {
    */
   debugHold(point: HookPoint, iteration: number | undefined, onHeld: () => void): Promise<void>;
   debugRelease(): Promise<void>;
+  // debugCrash, debugHold and debugRelease work only in a build with test hooks (vite --mode e2e): a
+  // production worker rejects them.
 }

@@ -13,7 +13,7 @@
 // written once. Pause keeps the .partial folder; cancel removes it.
 
 import { type CheckpointStore, folderBytes, listFiles } from '../platform/storage/store.ts';
-import { OPFS_MODEL_PREFIX } from './api.ts';
+import { type HubFile, type HubListing, type HubProgress, OPFS_MODEL_PREFIX } from './api.ts';
 import { MAX_MODEL_BYTES, storageFailure, swapIn } from './model-source.ts';
 import { WorkerFail } from './errors.ts';
 
@@ -29,30 +29,6 @@ const WANTED = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'gener
 const SINGLE = 'model.safetensors';
 const INDEX = 'model.safetensors.index.json';
 
-export interface HubFile {
-  path: string;
-  size: number;
-  /** The sha256 (hex) the Hub lists for an LFS file. */
-  sha256?: string;
-}
-
-export interface HubListing {
-  repo: string;
-  revision: string;
-  /** The folder name in the models store, and the config.model.path the model will have. */
-  name: string;
-  path: string;
-  files: HubFile[];
-  bytes: number;
-}
-
-export interface HubProgress {
-  file: string;
-  /** Bytes stored so far of all files (chunks in flight included), and of all files together. */
-  done: number;
-  total: number;
-}
-
 export interface HubOptions {
   /** The Hub's origin (HUB_URL; a loopback server in the e2e test). */
   base?: string;
@@ -64,7 +40,7 @@ export interface HubOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+const LOOPBACK: ReadonlySet<string> = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /**
  * The Hub origin to use: HUB_URL, unless `requested` (the page's ?hub= test setting) is a loopback origin

@@ -31,20 +31,25 @@ export async function tryFetch(url: string): Promise<Uint8Array | null> {
   return new Uint8Array(await r.arrayBuffer());
 }
 
-// The built-in model is small and never changes: one fetch serves every caller (loading it for training
-// and exporting it as ONNX at the same time made Chromium fail the second fetch with ERR_CACHE_WRITE_FAILURE).
-const builtin = new Map<string, Promise<ModelFiles>>();
+/**
+ * The built-in model's files, fetched from `base` (…/models/) once per worker (its platform holds one):
+ * the model is small and never changes, so one fetch serves every caller (loading it for training and
+ * exporting it as ONNX at the same time made Chromium fail the second fetch with ERR_CACHE_WRITE_FAILURE).
+ * A failed fetch is retried by the next call.
+ */
+export class BuiltinModels {
+  private readonly fetches = new Map<string, Promise<ModelFiles>>();
 
-/** The built-in model's files, fetched from `base` (…/models/) once; a failed fetch is retried by the next call. */
-export function fetchBuiltinModel(base: string, name = BUILTIN_MODEL): Promise<ModelFiles> {
-  const key = `${base}|${name}`;
-  let p = builtin.get(key);
-  if (!p) {
-    p = fetchModelFolder(base, name);
-    builtin.set(key, p);
-    p.catch(() => builtin.delete(key));
+  get(base: string, name = BUILTIN_MODEL): Promise<ModelFiles> {
+    const key = `${base}|${name}`;
+    let p = this.fetches.get(key);
+    if (!p) {
+      p = fetchModelFolder(base, name);
+      this.fetches.set(key, p);
+      p.catch(() => this.fetches.delete(key));
+    }
+    return p;
   }
-  return p;
 }
 
 async function fetchModelFolder(base: string, name: string): Promise<ModelFiles> {
@@ -160,8 +165,8 @@ export async function importFolder(store: CheckpointStore, files: readonly Picke
 }
 
 /** The ModelFiles config.model.path names. */
-export async function modelFilesFor(path: string, base: string): Promise<ModelFiles> {
-  if (path === '' || path === BUILTIN_MODEL || path === `builtin:${BUILTIN_MODEL}`) return fetchBuiltinModel(base);
+export async function modelFilesFor(path: string, base: string, builtins: BuiltinModels): Promise<ModelFiles> {
+  if (path === '' || path === BUILTIN_MODEL || path === `builtin:${BUILTIN_MODEL}`) return builtins.get(base);
   if (path.startsWith(OPFS_MODEL_PREFIX)) {
     const name = path.slice(OPFS_MODEL_PREFIX.length);
     const store = modelsStore();

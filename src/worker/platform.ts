@@ -1,19 +1,22 @@
 // The engine's platform in the browser (src/marft/session.ts): the WebGPU device of this worker, base models
 // from model-source.ts (the built-in model fetched from the app, or a local folder kept in OPFS) checked
-// against the browser's memory limit, and the worker's catalogue for a model the lab cannot use.
+// against the browser's memory limit, the worker's catalogue for a model the lab cannot use, and the
+// browser's sandbox for users' environment modules.
 
 import { acquireBrowserGpu } from '../gpu/browser.ts';
+import { browserSandbox } from '../platform/sandbox/browser.ts';
 import { BUILTIN_MODEL } from '../config/run-config.ts';
 import type { Platform } from '../marft/session.ts';
 import { WorkerFail } from './errors.ts';
-import { MAX_MODEL_BYTES, modelFilesFor, weightBytes } from './model-source.ts';
+import { type BuiltinModels, MAX_MODEL_BYTES, modelFilesFor, weightBytes } from './model-source.ts';
 
 export const modelsBase = (): string => new URL(`${import.meta.env.BASE_URL}models/`, self.location.origin).href;
 
-export const browserPlatform: Platform = {
+/** The worker's platform; `builtins` fetches the built-in model once for the whole worker. */
+export const browserPlatform = (builtins: BuiltinModels): Platform => ({
   device: () => acquireBrowserGpu({ log: (l) => console.log(l) }),
   async model(path) {
-    const files = await modelFilesFor(path, modelsBase());
+    const files = await modelFilesFor(path, modelsBase(), builtins);
     const bytes = await weightBytes(files);
     if (bytes > MAX_MODEL_BYTES) {
       throw new WorkerFail('MODEL_TOO_LARGE', `${files.name}: the weights are ${(bytes / 2 ** 30).toFixed(2)} GiB; the lab takes at most ${(MAX_MODEL_BYTES / 2 ** 30).toFixed(1)} GiB in the browser`);
@@ -21,4 +24,6 @@ export const browserPlatform: Platform = {
     return { files, name: files.name, baseModel: path || BUILTIN_MODEL };
   },
   refuse: (code, message) => new WorkerFail(code, message),
-};
+  // users' environment modules and code candidates run in Blob-URL Workers of their own
+  sandbox: browserSandbox,
+});

@@ -27,7 +27,7 @@ export class TeamTrial {
       const model = loaded?.model ?? await this.session.load(config.model.path);
       const team = loaded ? `run ${this.run.id} at iteration ${loaded.iteration}` : `the base model ${model.summary.name}, untrained (no run loaded)`;
       return this.session.exclusive('trying the team', () => tryTeam({
-        decoder: model.decoder, tokenizer: model.tokenizer, config, policy: loaded?.policy ?? null, team, onEvent: send,
+        envs: this.session.envs, decoder: model.decoder, tokenizer: model.tokenizer, config, policy: loaded?.policy ?? null, team, onEvent: send,
         interrupt: () => { if (ctl.stop) throw new Error('stopped'); },
       }, req));
     })();
@@ -54,6 +54,6 @@ export class TeamTrial {
 
   /** The held-out task `seed` draws in the loaded run's environment (or the builder's), with its gold answer. */
   task(draft: RunConfig, seed: number): Promise<{ task: string; gold: string | null }> {
-    return heldOutTask(this.run.team?.config ?? parseRunConfig(draft), seed);
+    return heldOutTask(this.session.envs, this.run.team?.config ?? parseRunConfig(draft), seed);
   }
 }

@@ -7,6 +7,8 @@
 import { basename, resolve } from 'node:path';
 import { type ModuleReport, SAMPLE_TEXTS, checkModule } from '../../envs/module/check.ts';
 import { DEFAULT_LIMITS } from '../../envs/module/host.ts';
+import { Envs } from '../../envs/registry.ts';
+import { nodeSandbox } from '../../platform/sandbox/node.ts';
 import { UsageError, parse, required } from '../args.ts';
 import { readModuleFile } from '../module-source.ts';
 
@@ -61,10 +63,12 @@ export async function envCommand(argv: string[]): Promise<void> {
   const roles = typeof a.roles === 'string' ? a.roles.split(',').map((x) => x.trim()).filter(Boolean) : ['solver'];
   if (!roles.length) throw new UsageError('--roles must name at least one role');
   const logs: string[] = [];
+  const envs = new Envs(nodeSandbox); // the module runs in a worker thread
   const report = await checkModule(
+    envs.modules,
     { source: readModuleFile(file), name: basename(file), limits: { callMs }, onLog: (t) => logs.push(t) },
     { seeds: Array.from({ length: seeds }, (_, i) => i), roles, texts, options },
-  );
+  ).finally(() => envs.close());
   if (a.json) process.stdout.write(`${JSON.stringify({ ...report, logs })}\n`);
   else {
     for (const l of logs) console.error(`[${basename(file)}] ${l}`);

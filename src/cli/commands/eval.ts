@@ -46,7 +46,7 @@ export async function evalCommand(argv: string[]): Promise<void> {
   const m = await nodeSession(log).load(config.model.path);
   const state = ckpt ? await loadCheckpoint(m.gpu, ckpt.store, ckpt.dir, m.model) : null;
   const result = await evaluate(m.decoder, m.tokenizer, config, state, {
-    episodes, split, sampled: Boolean(a.sampled), seed: typeof a.seed === 'string' ? Number(a.seed) : undefined,
+    envs: m.envs, episodes, split, sampled: Boolean(a.sampled), seed: typeof a.seed === 'string' ? Number(a.seed) : undefined,
   });
   const agents = result.agents;
   if (a.json) process.stdout.write(`${JSON.stringify(result)}\n`);

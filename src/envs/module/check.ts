@@ -5,7 +5,7 @@
 
 import { EnvError } from '../errors.ts';
 import type { EnvOptions, StepResult } from '../types.ts';
-import { type ModuleSpec, moduleEnv } from './module-env.ts';
+import type { ModulePool, ModuleSpec } from './module-env.ts';
 
 /** Answers tried when none are given: a boxed number, text with no answer, another boxed number. */
 export const SAMPLE_TEXTS = ['The answer is \\boxed{0}.', 'I am not sure yet.', '\\boxed{42}'];
@@ -42,8 +42,8 @@ export interface ModuleReport {
   error: { code: string; message: string; hint: string } | null;
 }
 
-async function episode(spec: ModuleSpec, seed: number, o: CheckOptions, report: ModuleReport): Promise<SeedReport> {
-  const env = moduleEnv(spec, o.options);
+async function episode(pool: ModulePool, spec: ModuleSpec, seed: number, o: CheckOptions, report: ModuleReport): Promise<SeedReport> {
+  const env = pool.env(spec, o.options);
   try {
     let t = performance.now();
     const r = await env.reset(seed);
@@ -67,13 +67,13 @@ async function episode(spec: ModuleSpec, seed: number, o: CheckOptions, report: 
 }
 
 /** Runs the checks; module problems end up in report.error (anything else throws). */
-export async function checkModule(spec: ModuleSpec, o: CheckOptions): Promise<ModuleReport> {
+export async function checkModule(pool: ModulePool, spec: ModuleSpec, o: CheckOptions): Promise<ModuleReport> {
   const report: ModuleReport = { module: spec.name, name: '', horizon: 0, seeds: [], error: null };
   try {
     for (const seed of o.seeds) {
-      const first = await episode(spec, seed, o, report);
+      const first = await episode(pool, spec, seed, o, report);
       report.seeds.push(first);
-      await episode(spec, seed, o, report); // the pool compares every answer with the first run's
+      await episode(pool, spec, seed, o, report); // the pool compares every answer with the first run's
       first.deterministic = true;
     }
   } catch (e) {

@@ -1,5 +1,5 @@
-// The host side of an environment module's sandbox: starts it through the platform's spawner (set once by
-// the CLI, the engine worker or a test: setSandboxSpawner), sends one JSON request per call, and turns
+// The host side of an environment module's sandbox: starts it through the platform's spawner (the one the
+// session's Envs holds: src/envs/registry.ts), sends one JSON request per call, and turns
 // every way a call can fail into an EnvError naming the module and the call:
 //   a throw or rejection -> ENV_MODULE_THROW; no answer within the call's time limit -> ENV_MODULE_TIMEOUT
 //   (the sandbox is terminated: that is the only way to stop an endless loop); out of memory ->
@@ -21,13 +21,6 @@ export interface ModuleLimits extends SandboxLimits {
 }
 
 export const DEFAULT_LIMITS: ModuleLimits = { callMs: 5000, startMs: 10_000, memoryMb: 256 };
-
-let spawner: SandboxSpawner | null = null;
-
-/** The platform's sandbox (src/platform/sandbox/node.ts or browser.ts); set once at start-up. */
-export function setSandboxSpawner(s: SandboxSpawner | null): void {
-  spawner = s;
-}
 
 interface Pending {
   resolve: (v: unknown) => void;
@@ -55,7 +48,14 @@ export class ModuleHost {
   /** The static checks' verdict on the source (source.ts), given to every call. */
   private readonly invalid: EnvError | null = null;
 
-  constructor(readonly module: string, source: string, readonly limits: ModuleLimits = DEFAULT_LIMITS, private readonly onLog?: (text: string) => void) {
+  /**
+   * `spawner` is the platform's sandbox (src/platform/sandbox/node.ts or browser.ts); null where there is
+   * none (every call then fails ENV_MODULE_UNAVAILABLE).
+   */
+  constructor(
+    private readonly spawner: SandboxSpawner | null, readonly module: string, source: string, readonly limits: ModuleLimits = DEFAULT_LIMITS,
+    private readonly onLog?: (text: string) => void,
+  ) {
     let body = '';
     try {
       body = prepareModule(source, module).body;
@@ -88,7 +88,7 @@ export class ModuleHost {
   private start(where: ModuleCall): Promise<Sandbox> {
     if (this.sandbox) return Promise.resolve(this.sandbox);
     if (this.starting) return this.starting;
-    const s = spawner;
+    const s = this.spawner;
     if (!s) return Promise.reject(moduleError('ENV_MODULE_UNAVAILABLE', where, 'no sandbox is available here'));
     this.starting = new Promise<Sandbox>((resolve, reject) => {
       let ready = false;

@@ -1,6 +1,7 @@
 // A user's environment module as an AsyncEnv for the rollout: each ModuleEnv is one env instance inside a
-// sandbox shared by every env of the same module (source, limits) — one worker per module, not per
-// episode — and closed a few seconds after its last env is, so the iterations of a run reuse it.
+// sandbox shared by every env of the same module (source, limits) in the session's pool (ModulePool) — one
+// worker per module, not per episode — and closed a few seconds after its last env is, so the iterations
+// of a run reuse it.
 // Results are checked (contract.ts), and checked for determinism as the run goes: the pool remembers what
 // reset(seed) and each step after the same actions gave (bounded), and a module that answers the same
 // question differently (GRPO repeats every task's seed; resumes and `marft env test` replay seeds) fails
@@ -9,6 +10,7 @@
 import { envFail } from '../errors.ts';
 import type { AsyncEnv, EnvOptions, ResetResult, StepOptions, StepResult } from '../types.ts';
 import { type ModuleCall, checkEnvInfo, checkReset, checkStep, moduleError } from './contract.ts';
+import type { SandboxSpawner } from '../../common/sandbox.ts';
 import { DEFAULT_LIMITS, type ModuleLimits, ModuleHost } from './host.ts';
 
 export interface ModuleSpec {
@@ -36,39 +38,52 @@ interface Entry {
   seen: Map<string, string>;
 }
 
-const pool = new Map<string, Entry>();
+/**
+ * The sandboxes of users' modules, one per module (source, limits), on one platform's spawner: a session
+ * holds one (its Envs, src/envs/registry.ts), so two sessions, or two tests, never share a sandbox.
+ */
+export class ModulePool {
+  private readonly entries = new Map<string, Entry>();
 
-function acquire(spec: ModuleSpec): Entry {
-  const limits = { ...DEFAULT_LIMITS, ...spec.limits };
-  const key = `${spec.name}\n${JSON.stringify(limits)}\n${spec.source}`;
-  let e = pool.get(key);
-  if (!e) {
-    e = { key, host: new ModuleHost(spec.name, spec.source, limits, spec.onLog), users: 0, nextInst: 1, idle: null, seen: new Map() };
-    pool.set(key, e);
+  constructor(private readonly spawner: SandboxSpawner | null) {}
+
+  /** An env of the module `spec` with `options` (the env starts in its sandbox on the first reset). */
+  env(spec: ModuleSpec, options: EnvOptions): ModuleEnv {
+    return new ModuleEnv(this.acquire(spec), options, (e) => this.release(e));
   }
-  if (e.idle) clearTimeout(e.idle);
-  e.idle = null;
-  e.users++;
-  return e;
-}
 
-function release(e: Entry): void {
-  if (--e.users > 0) return;
-  e.idle = setTimeout(() => {
-    if (e.users > 0) return;
-    e.host.close();
-    pool.delete(e.key);
-  }, IDLE_MS);
-  (e.idle as { unref?: () => void }).unref?.();
-}
+  /** Closes every module sandbox now (the CLI at exit, tests between cases). */
+  close(): void {
+    for (const e of this.entries.values()) {
+      if (e.idle) clearTimeout(e.idle);
+      e.host.close();
+    }
+    this.entries.clear();
+  }
 
-/** Closes every module sandbox now (the CLI at exit, tests between cases). */
-export function closeModuleEnvs(): void {
-  for (const e of pool.values()) {
+  private acquire(spec: ModuleSpec): Entry {
+    const limits = { ...DEFAULT_LIMITS, ...spec.limits };
+    const key = `${spec.name}\n${JSON.stringify(limits)}\n${spec.source}`;
+    let e = this.entries.get(key);
+    if (!e) {
+      e = { key, host: new ModuleHost(this.spawner, spec.name, spec.source, limits, spec.onLog), users: 0, nextInst: 1, idle: null, seen: new Map() };
+      this.entries.set(key, e);
+    }
     if (e.idle) clearTimeout(e.idle);
-    e.host.close();
+    e.idle = null;
+    e.users++;
+    return e;
   }
-  pool.clear();
+
+  private release(e: Entry): void {
+    if (--e.users > 0) return;
+    e.idle = setTimeout(() => {
+      if (e.users > 0) return;
+      e.host.close();
+      this.entries.delete(e.key);
+    }, IDLE_MS);
+    (e.idle as { unref?: () => void }).unref?.();
+  }
 }
 
 /** Where two JSON texts part, for the determinism message. */
@@ -101,7 +116,7 @@ export class ModuleEnv implements AsyncEnv {
   private closed = false;
   private readonly optionsKey: string;
 
-  constructor(private readonly entry: Entry, private readonly options: EnvOptions) {
+  constructor(private readonly entry: Entry, private readonly options: EnvOptions, private readonly release: (e: Entry) => void) {
     this.name = entry.host.module;
     this.horizon = typeof options.horizon === 'number' ? options.horizon : Number.MAX_SAFE_INTEGER;
     this.optionsKey = JSON.stringify(options);
@@ -156,11 +171,6 @@ export class ModuleEnv implements AsyncEnv {
     if (this.inst !== null && this.generation === host.generation) {
       host.call('dispose', { inst: this.inst }, this.where('dispose')).catch(() => {});
     }
-    release(this.entry);
+    this.release(this.entry);
   }
-}
-
-/** An env of the module `spec` with `options` (the env starts in its sandbox on the first reset). */
-export function moduleEnv(spec: ModuleSpec, options: EnvOptions): ModuleEnv {
-  return new ModuleEnv(acquire(spec), options);
 }

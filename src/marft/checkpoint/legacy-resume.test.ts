@@ -79,7 +79,7 @@ describe('checkpoints from before the refactor', () => {
       expect(row[L.step]).toBeGreaterThan(0);
       expect(Array.from(new Float32Array(o1.get('policy.stats')!.data.slice().buffer))).toEqual([...row, ...row]);
 
-      const trainer = new Trainer({ gpu, decoder: fresh.decoder, tokenizer: fresh.tokenizer, state, maxTokens: 512 });
+      const trainer = new Trainer({ gpu, envs: fresh.envs, decoder: fresh.decoder, tokenizer: fresh.tokenizer, state, maxTokens: 512 });
       const next = (await trainer.iteration()).metrics;
       expect(next.iteration).toBe(1);
       const out = memoryStore();

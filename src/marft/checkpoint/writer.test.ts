@@ -13,7 +13,7 @@ import { captureCheckpoint, listCheckpoints, loadCheckpoint, readCheckpointFiles
 import { CheckpointWriter } from './writer.ts';
 
 const OVER = { rollout: { episodes: 1, horizon: 1 } };
-const session = (gpu: Gpu, s: ReturnType<typeof tinySetup>): RunSession => ({ gpu, decoder: s.decoder, tokenizer: s.tokenizer, model: s.model });
+const session = (gpu: Gpu, s: ReturnType<typeof tinySetup>): RunSession => ({ gpu, envs: s.envs, decoder: s.decoder, tokenizer: s.tokenizer, model: s.model });
 
 describe('checkpoint writer', () => {
   it('a capture reads the whole state back in one readback, and gives the files saveCheckpoint writes', async () => {

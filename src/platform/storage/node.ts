@@ -2,6 +2,7 @@
 // bundle). Files are written to a hidden temp file beside the target, fsynced, and renamed over it, so a
 // crash leaves the old file or the new one; folder renames are one rename(2), atomic on POSIX file systems.
 
+import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { errorMessage } from '../../common/errors.ts';
@@ -18,11 +19,12 @@ async function syncDir(dir: string): Promise<void> {
   } catch { /* Windows and some file systems refuse to open or sync folders */ }
 }
 
-let counter = 0;
-
 /** A store rooted at `root` (created on the first write). */
 export function nodeStore(root: string): CheckpointStore {
   const base = resolve(root);
+  // temporary names unique to this store's writes: two stores (or processes) on one folder never share one
+  const tag = randomBytes(4).toString('hex');
+  let written = 0;
   const abs = (path: string): string => join(base, ...pathParts(path));
   const kindOf = async (p: string): Promise<'file' | 'directory' | null> => {
     try {
@@ -73,7 +75,7 @@ export function nodeStore(root: string): CheckpointStore {
     async write(path, data) {
       const p = abs(path);
       if (p === base) ckptFail('PATH_INVALID', path, 'cannot write the root');
-      const tmp = join(dirname(p), `.partial-${process.pid}-${++counter}-${p.split(/[\\/]/).pop()}`);
+      const tmp = join(dirname(p), `.partial-${process.pid}-${tag}-${++written}-${p.split(/[\\/]/).pop()}`);
       try {
         await mkdir(dirname(p), { recursive: true });
         const fh = await open(tmp, 'w');

@@ -6,23 +6,23 @@ import * as Comlink from 'comlink';
 import type { TryEvent, TryProblem, WorkerError } from '../../worker/api.ts';
 import { getEngine } from '../../worker/client.ts';
 import { asError } from '../actions.ts';
-import { useLab } from '../store.ts';
+import { patchInternal, useLab } from '../store.ts';
 import { type TryView, applyTryEvent, emptyTry } from './transcript.ts';
 
 const get = useLab.getState;
 const patch = (f: (v: TryView) => TryView): void => useLab.setState({ tryTeam: f(get().tryTeam) });
 
-/** Which try the events belong to: a late event of a stopped try must not land in the next one. */
-let serial = 0;
-
 /** One episode of the team on `problem`; temperature 0 is greedy. */
 export async function startTry(problem: TryProblem, temperature: number): Promise<void> {
-  const mine = ++serial;
+  // which try the events belong to: a late event of a stopped try must not land in the next one
+  const mine = get().internal.tryRequest + 1;
+  patchInternal({ tryRequest: mine });
+  const current = (): boolean => mine === get().internal.tryRequest;
   useLab.setState({ tryTeam: { ...emptyTry(), status: 'running' } });
-  const onEvent = Comlink.proxy((e: TryEvent) => { if (mine === serial) patch((v) => applyTryEvent(v, e)); });
+  const onEvent = Comlink.proxy((e: TryEvent) => { if (current()) patch((v) => applyTryEvent(v, e)); });
   const seed = Math.floor(Math.random() * 0x7fffffff); // a sampled try differs each time; greedy ignores it
   const r = await getEngine().tryTeam(get().draft, { problem, temperature, seed }, onEvent).catch((e) => ({ ok: false as const, error: asError(e) }));
-  if (mine !== serial) return;
+  if (!current()) return;
   patch((v) => (r.ok ? { ...v, status: r.value.stopped ? 'stopped' : 'done', result: r.value } : { ...v, status: 'error', error: r.error }));
 }
 

@@ -143,7 +143,9 @@ async function continuous(page: Page, from: number, n: number, on: string): Prom
   await page.getByTestId('until').fill(String(from + n));
   const t0 = performance.now();
   await page.getByTestId('start-training').click();
-  await page.locator(`[data-testid="run-status"][data-state="paused"][data-iteration="${from + n}"]`).waitFor({ timeout: iterationTimeout * n });
+  // at its target the run is done (paused only when the target is below the run's own iterations)
+  const halted = ['paused', 'done'].map((st) => `[data-testid="run-status"][data-state="${st}"][data-iteration="${from + n}"]`).join(', ');
+  await page.locator(halted).waitFor({ timeout: iterationTimeout * n });
   const wall = (performance.now() - t0) / 1000;
   const secs = await page.evaluate(() => [...(window as unknown as { wallSeconds: Map<number, number> }).wallSeconds.entries()]);
   const mine = secs.filter(([it]) => it >= from && it < from + n).map(([, s]) => s);

@@ -128,16 +128,16 @@ export class PhaseCpu {
       obj[k] = ((...a: unknown[]) => {
         const t = performance.now();
         try { return f.apply(obj, a); } finally { if (this.cur) { this.cur[ms] += performance.now() - t; this.cur[n]++; } }
-      }) as never;
-      this.undo.push(() => { obj[k] = f as never; });
+      });
+      this.undo.push(() => { obj[k] = f; });
     };
     const timeWait = <K extends string>(obj: Record<K, unknown>, k: K): void => {
       const f = obj[k] as (...a: unknown[]) => Promise<unknown>;
       obj[k] = (async (...a: unknown[]) => {
         const t = performance.now();
         try { return await f.apply(obj, a); } finally { if (this.cur) { this.cur.waitMs += performance.now() - t; this.cur.waits++; } }
-      }) as never;
-      this.undo.push(() => { obj[k] = f as never; });
+      });
+      this.undo.push(() => { obj[k] = f; });
     };
     const g = this.gpu as unknown as Record<string, unknown>;
     const dev = this.gpu.device as unknown as Record<string, unknown>;

@@ -41,7 +41,7 @@ for (const r of mm) {
     const reps = Math.max(3, Math.min(50, Math.round(2e11 / (2 * M * N * K))));
     const ms = await tfjsMatmulMs(M, N, K, soft ? 2 : reps);
     row.tfjsGflops = (2 * M * N * K) / ms / 1e6;
-    row.vsTfjs = r.gflops / (row.tfjsGflops as number);
+    row.vsTfjs = r.gflops / (row.tfjsGflops);
   }
   const p = peerOf('matmul', shape);
   if (p) { row.torchGflops = p.gflops; row.vsTorch = r.gflops / p.gflops; }

@@ -50,7 +50,7 @@ export interface TableRow { row: MatrixRow; cells: string[]; reading: string }
 
 export const TABLE_HEAD = ['row', 'iterations', 'k tokens', 'train s', 'greedy %, before → after', 'sampled %, before → after', 'greedy after, mean (s.e.)', 'sampled after, mean (s.e.)', 'reading'];
 
-const afterOf = (seeds: readonly SeedRun[], mode: Mode): EvalResult[] => seeds.flatMap((s) => (s.after[mode] ? [s.after[mode]!] : []));
+const afterOf = (seeds: readonly SeedRun[], mode: Mode): EvalResult[] => seeds.flatMap((s) => (s.after[mode] ? [s.after[mode]] : []));
 
 /**
  * One table row per matrix row that has a trained seed: per-seed figures joined by " / " (seed order), the
@@ -71,7 +71,7 @@ export function tableRow(row: MatrixRow, runs: ReadonlyMap<string, readonly Seed
   if (short.length) words.push(`stopped at ${short.map((s) => s.log.length).join(' / ')} of ${planned} iterations`);
   const vsBase = (['greedy', 'sampled'] as const).flatMap((m) => {
     const e = est(m);
-    return e && base[m] ? [`${m} ${verdict(difference(e, asEstimate(base[m]!)), 'up', 'down')}`] : [];
+    return e && base[m] ? [`${m} ${verdict(difference(e, asEstimate(base[m])), 'up', 'down')}`] : [];
   });
   if (vsBase.length) words.push(`vs base: ${vsBase.join(', ')}`);
   const mine = est('sampled');

@@ -45,5 +45,5 @@ export function syntheticTokenizer(vocab: number): LoadedTokenizer {
     decode: (ids: readonly number[]) => String.fromCharCode(...ids.map((i) => 32 + (i % 94))),
     applyChatTemplate: () => { throw new Error('no chat template'); },
     tokenToId: () => undefined, idToToken: () => undefined,
-  } as LoadedTokenizer;
+  };
 }

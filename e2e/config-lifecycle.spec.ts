@@ -72,7 +72,7 @@ test('rename, undo, reload, export/import, share link, presets, help and the dev
   // export the run-config JSON, import it back changed, and a bad file
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-config').click()]);
   expect(download.suggestedFilename()).toBe('marft-config.json');
-  const exported = JSON.parse(readFileSync((await download.path())!, 'utf8'));
+  const exported = JSON.parse(readFileSync((await download.path()), 'utf8'));
   expect(exported.graph.agents.map((a: { role: string }) => a.role)).toEqual(['planner', 'solver', 'solver2']);
   expect(exported.iterations).toBe(7);
   exported.iterations = 9;

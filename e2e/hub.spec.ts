@@ -16,7 +16,7 @@ import { extname, join, normalize } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect, test } from '@playwright/test';
-import { SHOTS, openLab } from './helpers.ts';
+import { SHOTS } from './helpers.ts';
 
 test.setTimeout(300_000);
 

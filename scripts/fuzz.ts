@@ -94,18 +94,18 @@ export function applyJsonEdits(value: unknown, edits: readonly JsonEdit[]): unkn
     let parent: Record<string, unknown> | unknown[] = root;
     let key: string | number = 'v';
     for (const p of e.path) {
-      const child: unknown = (parent as Record<string, unknown>)[key as string];
+      const child: unknown = (parent)[key as string];
       if (child === null || typeof child !== 'object') break;
       const keys: Array<string | number> = Array.isArray(child) ? child.map((_, i) => i) : Object.keys(child);
       if (!keys.length) break;
       parent = child as Record<string, unknown>;
       key = keys[p % keys.length];
     }
-    const target = (parent as Record<string, unknown>)[key as string];
-    if (e.kind === 'replace') (parent as Record<string, unknown>)[key as string] = structuredClone(e.value);
+    const target = (parent)[key as string];
+    if (e.kind === 'replace') (parent)[key as string] = structuredClone(e.value);
     else if (e.kind === 'delete') {
       if (Array.isArray(parent)) parent.splice(key as number, 1);
-      else delete (parent as Record<string, unknown>)[key as string];
+      else delete (parent)[key as string];
     } else if (target !== null && typeof target === 'object') {
       if (Array.isArray(target)) target.push(structuredClone(e.value));
       else (target as Record<string, unknown>)[e.key] = structuredClone(e.value);

@@ -25,7 +25,7 @@ import { nodeStore } from '../src/platform/storage/node.ts';
 const { values: a } = parseArgs({ options: { iterations: { type: 'string', default: '3' }, out: { type: 'string', default: 'public/demo' } } });
 const iterations = Number(a.iterations);
 if (!Number.isInteger(iterations) || iterations < 1) throw new Error(`--iterations must be a positive integer, got ${a.iterations}`);
-const out = resolve(a.out!);
+const out = resolve(a.out);
 const log = (l: string) => console.error(l);
 
 // one turn and 24-token outputs (the lab's: two turns of 48): about a quarter of the lab's generation on SwiftShader

@@ -30,7 +30,7 @@ function train(args: string[], killAt?: string): Promise<boolean> {
   let err = '';
   return new Promise((resolve, reject) => {
     child.on('error', reject);
-    child.stderr!.on('data', (d: Buffer) => {
+    child.stderr.on('data', (d: Buffer) => {
       err += d.toString();
       if (killAt && !child.killed && err.includes(`progress ${killAt}`)) child.kill('SIGKILL');
     });

@@ -33,7 +33,7 @@ function safetensors(json: string): Uint8Array {
 }
 
 /** Each parser with `nest` wrapped around a value at a place the format allows any JSON. */
-const parsers: Array<[string, (nest: (inner: string) => string) => unknown | Promise<unknown>]> = [
+const parsers: Array<[string, (nest: (inner: string) => string) => unknown]> = [
   ['state.json', (n) => parseManifest(enc(`{"format": "marft-lab-checkpoint", "version": 1, "metrics": ${n('1')}, "sha256": "0"}`))],
   ['run config', (n) => parseRunConfig(JSON.stringify(tinyRunConfig()).replace(/^\{/, `{"seed": ${n('1')}, `))],
   ['config.json', (n) => parseModelConfig(`{"architectures": ${n('"LlamaForCausalLM"')}}`)],

@@ -416,7 +416,7 @@ function envModuleIssues(env: EnvConfig, input: unknown): ConfigIssue[] {
 }
 
 /** Parses and validates a config (JSON text or object); throws a ConfigError listing every problem. */
-export function parseRunConfig(input: string | unknown, options: ValidateOptions = {}): RunConfig {
+export function parseRunConfig(input: unknown, options: ValidateOptions = {}): RunConfig {
   let obj: unknown = input;
   if (typeof input === 'string') {
     try {

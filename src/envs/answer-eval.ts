@@ -276,7 +276,7 @@ class Parser {
       if (cmd.name === 'frac') {
         const a = this.tokenArg();
         const b = a && this.tokenArg();
-        return b && { k: 'bin', op: '/', a: a!, b };
+        return b && { k: 'bin', op: '/', a: a, b };
       }
       if (cmd.name === 'sqrt') {
         if (this.peek() === '[') {

@@ -16,7 +16,6 @@ describe('coop-arith problems', () => {
         expect(coopProblem(s, { difficulty: d })).toEqual(p);
         expect(p.difficulty).toBe(d);
         expect(p.steps).toHaveLength(d);
-        // eslint-disable-next-line no-new-func
         expect(String(Function(`return ${p.expression}`)())).toBe(p.answer);
         expect(String(p.steps[d - 1].result)).toBe(p.answer);
         for (const st of p.steps) expect(Number.isInteger(st.result) && st.result >= 0).toBe(true);

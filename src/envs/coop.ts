@@ -92,7 +92,7 @@ function candidate(rng: Rng, difficulty: number, word: boolean): Omit<CoopProble
   const item = ITEMS[rng.int(ITEMS.length)];
   for (let k = 0; k < difficulty; k++) {
     const v = e.value;
-    let op = (['+', '-', '*', '/'] as const)[rng.int(4)] as CoopOp;
+    let op = (['+', '-', '*', '/'] as const)[rng.int(4)];
     const divisors: number[] = [];
     for (let d = 2; d <= Math.min(v, 12); d++) if (v % d === 0 && v / d > 1) divisors.push(d);
     if (op === '/' && divisors.length === 0) op = '*';

@@ -82,7 +82,7 @@ function toRecord(raw: unknown, index: number, line: number): DatasetRecord | st
   if (p !== undefined && typeof p !== 'string') return `"problem" must be a string, got ${typeof p}`;
   if (q !== undefined && typeof q !== 'string') return `"question" must be a string, got ${typeof q}`;
   if (p !== undefined && q !== undefined && p !== q) return 'has both "problem" and "question" with different texts; keep one';
-  const problem = (p ?? q) as string | undefined;
+  const problem = (p ?? q);
   if (problem === undefined) return `missing "problem" (or "question"); fields present: ${Object.keys(raw).join(', ') || 'none'}`;
   if (problem.trim() === '') return '"problem" is empty';
 

@@ -71,7 +71,6 @@ describe('arithmetic', () => {
         const p = arithmeticProblem(s, d);
         expect(arithmeticProblem(s, d)).toEqual(p);
         const expr = p.problem.replace(/^Compute (.*)\.$/, '$1');
-        // eslint-disable-next-line no-new-func
         expect(String(Function(`return ${expr}`)())).toBe(p.answer);
       }
     }

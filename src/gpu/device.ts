@@ -10,7 +10,7 @@ export interface AcquireOptions {
   log?: (line: string) => void;
 }
 
-const WANTED_FEATURES: GPUFeatureName[] = ['subgroups' as GPUFeatureName, 'timestamp-query'];
+const WANTED_FEATURES: GPUFeatureName[] = ['subgroups', 'timestamp-query'];
 const WANTED_LIMITS = [
   'maxStorageBufferBindingSize',
   'maxBufferSize',

@@ -83,7 +83,7 @@ export class Gpu {
     const a = this.adapter;
     this.cpu = a.isFallback || /swiftshader|llvmpipe|lavapipe|softpipe/i.test(`${a.vendor} ${a.architecture} ${a.device} ${a.description}`);
     device.addEventListener('uncapturederror', (ev) => {
-      this.errors.push((ev as GPUUncapturedErrorEvent).error.message);
+      this.errors.push((ev).error.message);
     });
     void device.lost.then((info) => {
       this.lostReason = `${info.reason}: ${info.message || 'no message'}`;

@@ -73,5 +73,5 @@ export function unpack16(words: Uint32Array, n: number, dtype: 'bf16' | 'f16'): 
 export function round16(values: ArrayLike<number>, dtype: 'bf16' | 'f16'): Float64Array {
   const enc = dtype === 'bf16' ? toBf16Bits : toF16Bits;
   const dec = dtype === 'bf16' ? fromBf16Bits : fromF16Bits;
-  return Float64Array.from(values as ArrayLike<number>, (v) => dec(enc(v)));
+  return Float64Array.from(values, (v) => dec(enc(v)));
 }

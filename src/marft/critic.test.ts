@@ -69,8 +69,8 @@ function randomizeCriticB(s: Setup, seed: number): void {
   const rng = new Rng(seed);
   for (const layer of s.state.criticLora!.layers) {
     for (const p of Object.values(layer)) {
-      const n = p!.B.shape.reduce((a, b) => a * b, 1);
-      gpu.write(p!.B, Float32Array.from({ length: n }, () => rng.uniform(-0.5, 0.5)));
+      const n = p.B.shape.reduce((a, b) => a * b, 1);
+      gpu.write(p.B, Float32Array.from({ length: n }, () => rng.uniform(-0.5, 0.5)));
     }
   }
 }
@@ -255,8 +255,8 @@ describe('critic checkpoints and export', () => {
       expect(back.config.r).toBe(want.config.r);
       want.layers.forEach((layer, l) => {
         for (const [m, w] of Object.entries(layer)) {
-          expect(Array.from(back.layers[l][m as keyof typeof layer]!.A)).toEqual(Array.from(w!.A));
-          expect(Array.from(back.layers[l][m as keyof typeof layer]!.B)).toEqual(Array.from(w!.B));
+          expect(Array.from(back.layers[l][m as keyof typeof layer]!.A)).toEqual(Array.from(w.A));
+          expect(Array.from(back.layers[l][m as keyof typeof layer]!.B)).toEqual(Array.from(w.B));
         }
       });
     }

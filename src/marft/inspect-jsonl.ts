@@ -118,7 +118,7 @@ export function parseRecordedEpisodes(text: string, config: RunConfig, file = 'e
         if (a.text !== undefined && typeof a.text !== 'string') return fail(`${aat}.text`, `must be a string, got ${JSON.stringify(a.text)}`);
         const rec: ActionRecord = {
           episode: index, turn: ti, agent: roles.indexOf(a.role), role: a.role, promptIds: [], actionIds: new Array<number>(n).fill(0),
-          behaviourLogp: [], text: (a.text as string | undefined) ?? '', finish: '', truncated: 0,
+          behaviourLogp: [], text: (a.text) ?? '', finish: '', truncated: 0,
         };
         const values = need === 'value' ? [a.value as number] : need === 'values' ? [...(a.values as number[])] : [];
         out.scores.set(rec, { oldLogp: [...((a.logp as number[] | undefined) ?? [])], refLogp: [...((a.refLogp as number[] | undefined) ?? [])], entropy: [], values, criticRow: 0 });
@@ -127,7 +127,7 @@ export function parseRecordedEpisodes(text: string, config: RunConfig, file = 'e
       return { teamReward: t.reward, correct: t.reward > 0, feedback: '', answers: {} };
     });
     out.ids.push(v.id);
-    out.groups.push(v.group as string | undefined);
+    out.groups.push(v.group);
     out.episodes.push({ index, seed: 0, task: v.id, info: {}, actions, turns, done: true, correct: turns[turns.length - 1].correct });
   });
   if (!out.episodes.length) throw new MarftError('EPISODES_INVALID', `${file}: no episodes (one JSON object a line)`);

@@ -21,7 +21,7 @@ import { listCheckpoints, loadCheckpoint, readCheckpointFiles, saveCheckpoint } 
 import { type RunLoopEvent, type RunSession, RunPaused, runLoop } from './run-loop.ts';
 import { releaseTrainState } from './state.ts';
 import { nodeStore } from '../platform/storage/node.ts';
-import { CheckpointError, type MemoryStore, memoryStore } from '../platform/storage/index.ts';
+import { CheckpointError, memoryStore } from '../platform/storage/index.ts';
 import { tinySetup } from './testing.ts';
 import { enospc, faultyStore, quota } from '../platform/storage/testing.ts';
 
@@ -89,7 +89,7 @@ describe('run loop faults', () => {
     for (let k = 1; k <= probe.renames; k++) plan.push(['rename', k]);
     let failed = 0;
     for (const [op, k] of plan) {
-      const inner = memoryStore(good) as MemoryStore;
+      const inner = memoryStore(good);
       const st = faultyStore(inner, (o, n) => (o === op && n === k ? (k % 2 ? enospc() : quota()) : null));
       await expect(saveCheckpoint(gpu, s.state, st, 'run', { baseModel: 'tiny' })).rejects.toThrow();
       failed++;
@@ -148,7 +148,7 @@ describe('run loop faults', () => {
         await new Promise<void>((resolve, reject) => {
           child.on('error', reject);
           child.on('exit', (code) => { if (!child.killed) reject(new Error(`the writer exited (${code}) before it was killed:\n${out}`)); });
-          child.stdout!.on('data', (d: Buffer) => {
+          child.stdout.on('data', (d: Buffer) => {
             out += d.toString();
             const saved = [...out.matchAll(/saved (\d+)/g)];
             // kill a little after the first save, at a different moment each time (mid-write most likely)

@@ -143,7 +143,7 @@ export const hadNonFiniteSkip = (skipped: readonly string[]): boolean => skipped
 export async function lostReason(gpu: Gpu, e: unknown): Promise<string | null> {
   const known = e instanceof GpuError && e.code === 'DEVICE_LOST';
   for (let i = 0; i < 30 && !known && gpu.lostReason === null; i++) await new Promise((r) => setTimeout(r, 100));
-  return gpu.lostReason ?? (known ? (e as GpuError).message : null);
+  return gpu.lostReason ?? (known ? (e).message : null);
 }
 
 export async function runLoop(session: RunSession, state: TrainState, o: RunLoopOptions): Promise<RunLoopResult> {

@@ -101,12 +101,12 @@ vi.mock('./checkpoint/checkpoint.ts', async (importOriginal) => {
   };
   return {
     ...real,
-    captureCheckpoint: (...a: Parameters<typeof real.captureCheckpoint>) => (fake.on ? capture(a[1] as unknown as FakeState) as never : real.captureCheckpoint(...a)),
+    captureCheckpoint: (...a: Parameters<typeof real.captureCheckpoint>) => (fake.on ? capture(a[1]) as never : real.captureCheckpoint(...a)),
     writeCheckpoint: async (...a: Parameters<typeof real.writeCheckpoint>) => (fake.on ? write(...a) : real.writeCheckpoint(...a)),
     saveCheckpoint: async (...a: Parameters<typeof real.saveCheckpoint>) => {
       if (!fake.on) return real.saveCheckpoint(...a);
       const [, state, store, dir, opts] = a;
-      return write(await capture(state as unknown as FakeState).ready as never, store, dir, opts.keep);
+      return write(await capture(state).ready as never, store, dir, opts.keep);
     },
     listCheckpoints: async (...a: Parameters<typeof real.listCheckpoints>) => {
       if (!fake.on) return real.listCheckpoints(...a);

@@ -72,7 +72,7 @@ export class Run {
   /** The iterations kept since the run was loaded (the inspector's history). */
   private readonly recent = new KeptIterations();
   private looping: Promise<void> | null = null;
-  private failure: unknown = null;
+  private failure: { error: unknown } | null = null;
   /** pause / stop: halt at the next iteration boundary; now: abandon the iteration in flight (a Pause, not a Step). */
   private readonly ctrl = new RunControl();
   private current: RunStatus = 'idle';
@@ -243,7 +243,7 @@ export class Run {
   /** Waits until the loop halts; its status then ('done', 'paused', 'stopped'), or the error that ended it. */
   async wait(): Promise<RunStatus> {
     await this.looping;
-    if (this.failure) throw this.failure;
+    if (this.failure) throw this.failure.error;
     return this.current;
   }
 
@@ -307,7 +307,7 @@ export class Run {
         if (single) this.ctrl.pauseAfter();
       }
     } catch (e) {
-      this.failure = e;
+      this.failure = { error: e };
       this.emit('onNotice', errorNotice(e));
       this.setStatus('error', errorNotice(e).message);
     }

@@ -6,7 +6,7 @@
 // The base model is not part of it (it is frozen and named by config.model.path).
 
 import type { Gpu } from '../gpu/gpu.ts';
-import type { ModelConfig, LinearModule } from '../model/config.ts';
+import type { ModelConfig } from '../model/config.ts';
 import { type LoraSet, createLoraSet, loraParams, releaseLoraSet } from '../model/lora-set.ts';
 import { type Optimizer, createOptimizer, releaseOptimizer } from '../model/optimizer.ts';
 import { Rng } from '../common/rng.ts';
@@ -40,12 +40,12 @@ export const criticParams = (head: ValueHead, lora: LoraSet | null) => [...value
 export function createTrainState(gpu: Gpu, model: ModelConfig, config: RunConfig): TrainState {
   const rng = new Rng(config.seed);
   const policy = createLoraSet(gpu, model, {
-    r: config.lora.r, alpha: config.lora.alpha, targets: config.lora.targets as LinearModule[], slots: agentSlots(config),
+    r: config.lora.r, alpha: config.lora.alpha, targets: config.lora.targets, slots: agentSlots(config),
   }, rng.fork('lora').state);
   const critic = createValueHead(gpu, model.hiddenSize, config.critic.hidden, criticHeads(config), rng.fork('critic').state);
   // PEFT's initialisation (B = 0) as AReaL's add_adapter: a fresh critic LoRA leaves the trunk unchanged.
   const criticLora = config.critic.mode === 'lora'
-    ? createLoraSet(gpu, model, { r: config.lora.r, alpha: config.lora.alpha, targets: config.lora.targets as LinearModule[], slots: config.graph.agents.length }, rng.fork('critic.lora').state)
+    ? createLoraSet(gpu, model, { r: config.lora.r, alpha: config.lora.alpha, targets: config.lora.targets, slots: config.graph.agents.length }, rng.fork('critic.lora').state)
     : null;
   return {
     config, iteration: 0, rng: rng.fork('run'), metrics: [], policy, critic, criticLora,

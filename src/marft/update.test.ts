@@ -169,7 +169,7 @@ async function cpuLossUpdate(
         for (let k = 0; k < row.count; k++) { dl[row.start + k] = dLogp[spans[i].start + k]; de[row.start + k] = dEnt[spans[i].start + k]; }
       });
       tokenLogprobsBackward(gpu, head, fw.logits!, dl, de);
-      dec.backward(fw, fw.logits!, null);
+      dec.backward(fw, fw.logits, null);
       releaseTokenLogprobs(gpu, head);
       gpu.release(targetsT);
       dec.release(fw);

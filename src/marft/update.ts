@@ -180,7 +180,7 @@ export async function ppoUpdate(
             pending.push(() => { if (step().stepped) { st.policyLoss += r.loss; st.policySteps++; } });
           }
         } finally {
-          (critic as CriticForward | null)?.release();
+          (critic)?.release();
         }
       }
     }
@@ -285,7 +285,7 @@ async function policyMinibatch(
       const head = tokenLogprobs(gpu, fw.logits!, targetsT, 'ppo');
       const d = policyLoss(gpu, sumsT, head, rows, opts);
       tokenLogprobsBackward(gpu, head, fw.logits!, d.dlogp, d.dentropy);
-      dec.backward(fw, fw.logits!, null);
+      dec.backward(fw, fw.logits, null);
       releaseTokenLogprobs(gpu, head);
       gpu.release(targetsT, d.dlogp, d.dentropy, rows.rows, rows.actions?.spans, rows.actions?.acts);
       dec.release(fw);

@@ -81,7 +81,7 @@ describe('loadModelFiles', () => {
   it('reads a browser FileList (webkitRelativePath) and chat_template.jinja / generation_config.json', async () => {
     const files = { ...tinyModelFolder('F32'), 'chat_template.jinja': '<{{ messages[0].content }}>', 'generation_config.json': '{"eos_token_id": [267, 265]}' };
     const list = Object.entries(files).map(([p, v]) => {
-      const f = new File([v as BlobPart], p);
+      const f = new File([v], p);
       Object.defineProperty(f, 'webkitRelativePath', { value: `tiny-qwen/${p}` });
       return f;
     });

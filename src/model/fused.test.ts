@@ -54,7 +54,7 @@ describe('decoder fused path', () => {
         }
         dec.backward(st, dlogits, dhidden, grads);
         dec.release(st);
-        for (const [l, layer] of lora.layers.entries()) for (const [m, p] of Object.entries(layer)) { out[`d${l}.${m}.A`] = await gpu.readF32(p!.dA); out[`d${l}.${m}.B`] = await gpu.readF32(p!.dB); }
+        for (const [l, layer] of lora.layers.entries()) for (const [m, p] of Object.entries(layer)) { out[`d${l}.${m}.A`] = await gpu.readF32(p.dA); out[`d${l}.${m}.B`] = await gpu.readF32(p.dB); }
         for (const { name, t } of weightTensors(grads)) out[`grad ${name}`] = await gpu.readF32(t);
         return out;
       };

@@ -57,7 +57,7 @@ describe('recorded decode steps', () => {
         }
         out.push(await gpu.readF32(st!.logits!));
       }
-      (rec as Recording | null)?.dispose();
+      (rec)?.dispose();
       dec.release(st!);
       releaseKvCache(gpu, cache);
       gpu.release(ids, pos, slotsGpu, len);

@@ -148,7 +148,7 @@ export function parseAdapterConfig(json: unknown, file = ADAPTER_CONFIG_FILE, no
   if (c.lora_bias === true) unsupported('lora_bias', 'is true; LoRA biases are not supported');
   if (c.fan_in_fan_out === true) unsupported('fan_in_fan_out', 'is true (Conv1D models); Llama/Qwen2 adapters have it false');
   for (const k of ['rank_pattern', 'alpha_pattern']) {
-    if (isObject(c[k]) && Object.keys(c[k] as object).length > 0) unsupported(k, 'is not empty; per-module ranks and alphas are not supported');
+    if (isObject(c[k]) && Object.keys(c[k]).length > 0) unsupported(k, 'is not empty; per-module ranks and alphas are not supported');
   }
   if (Array.isArray(c.modules_to_save) && c.modules_to_save.length > 0) unsupported('modules_to_save', 'is not empty; fully trained extra modules are not supported');
   if (c.layer_replication !== undefined && c.layer_replication !== null) unsupported('layer_replication', 'is set; not supported');

@@ -10,7 +10,7 @@
 
 import type { Gpu } from '../gpu/gpu.ts';
 import { GpuError } from '../gpu/errors.ts';
-import { type DType, type Tensor, byteSize, is16, numel } from '../gpu/tensor.ts';
+import { type Tensor, byteSize, is16, numel } from '../gpu/tensor.ts';
 import { LINEAR_MODULES, type LinearModule, type ModelConfig, moduleParent } from './config.ts';
 import { fail } from './errors.ts';
 import { type TensorView, tensorToFloat32, tensorToPacked16 } from './safetensors.ts';
@@ -79,7 +79,7 @@ export function uploadWeights(
     let t: Tensor;
     if (kind === 'matrix' && dtype !== 'f32') {
       const { words } = tensorToPacked16(v, dtype);
-      t = gpu.upload(words, v.shape, dtype as DType, name);
+      t = gpu.upload(words, v.shape, dtype, name);
     } else {
       t = gpu.upload(tensorToFloat32(v), v.shape, 'f32', name);
     }

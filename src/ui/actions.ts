@@ -3,7 +3,7 @@
 
 import * as Comlink from 'comlink';
 import { type RunConfig, parseRunConfig } from '../config/run-config.ts';
-import { type PresetName, presetGraph } from '../config/presets.ts';
+import { presetGraph } from '../config/presets.ts';
 import { PRESET_RUNS, presetRunConfig } from '../config/run-presets.ts';
 import type { CreditMethod, InspectedLine, Result, RunEvents, RunPlan, WorkerError } from '../worker/api.ts';
 import { getEngine, onEngineGone, restartEngine } from '../worker/client.ts';
@@ -190,7 +190,7 @@ export async function restartEngineAndResume(): Promise<void> {
 export function choosePreset(id: string): void {
   const choice = PRESET_CHOICES.find((c) => c.id === id);
   if (!choice) return;
-  const graph = presetGraph(choice.preset as PresetName, { anonymous: choice.anonymous });
+  const graph = presetGraph(choice.preset, { anonymous: choice.anonymous });
   for (const a of graph.agents) a.maxNewTokens = get().draft.graph.agents[0]?.maxNewTokens ?? PRESET_RUNS.lab.maxNewTokens;
   editDraft((d, ids) => { d.graph = graph; ids.splice(0, ids.length, ...freshAgentIds(graph.agents.length)); });
   set({ preset: id, selectedAgent: 0, connectFrom: null });

@@ -210,9 +210,9 @@ function engineApi(w: EngineState): EngineApi {
       const iteration = await w.run.open(DEMO_RUN_ID);
       return { runId: DEMO_RUN_ID, iteration, inspectIteration: record.iteration, episodes: record.episodes };
     }),
-    resume: (until) => wrap(async () => { w.gate.check('Training'); await w.trial.makeWay(); await leaveDemo(w); await w.run.train(until); }),
+    resume: (until) => wrap(async () => { w.gate.check('Training'); await w.trial.makeWay(); await leaveDemo(w); w.run.train(until); }),
     async pause() { w.run.pause(); },
-    step: () => wrap(async () => { w.gate.check('Step'); await w.trial.makeWay(); await leaveDemo(w); await w.run.step(); }),
+    step: () => wrap(async () => { w.gate.check('Step'); await w.trial.makeWay(); await leaveDemo(w); w.run.step(); }),
     tryEnvModule: (t) => wrap(() => tryModule(w.session.envs, t)),
     profileNext: (on) => wrap(() => ({ armed: w.run.profileNext(on) })),
     async stop() { w.run.stop(); },

@@ -66,7 +66,7 @@ function fakeHub(h: Omit<FakeHub, 'log'>): FakeHub & { fetch: typeof fetch } {
     });
     return new Response(stream, { status: from > 0 ? 206 : 200 });
   };
-  return Object.assign(hub, { fetch: f as typeof fetch });
+  return Object.assign(hub, { fetch: f });
 }
 
 const model = () => ({

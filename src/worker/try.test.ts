@@ -27,8 +27,8 @@ const session = lossTestSession(devices);
 const run = new Run(session, memoryStore(), {}, { maxTokens: 512 });
 const trial = new TeamTrial(session, run);
 const channel = new MessageChannel();
-Comlink.expose(trial, channel.port1 as unknown as Comlink.Endpoint);
-const remote = Comlink.wrap<TeamTrial>(channel.port2 as unknown as Comlink.Endpoint);
+Comlink.expose(trial, channel.port1);
+const remote = Comlink.wrap<TeamTrial>(channel.port2);
 afterAll(() => { remote[Comlink.releaseProxy](); channel.port1.close(); channel.port2.close(); });
 
 const config = (): RunConfig => tinyRunConfig({ rollout: { episodes: 1, horizon: 2, groupSize: 2 } });

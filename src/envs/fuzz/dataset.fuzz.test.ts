@@ -53,7 +53,7 @@ describe('dataset fuzz', () => {
     const recs = Array.from({ length: 20_000 }, (_, i) => ({ problem: `What is ${i} + ${i}? `.repeat(10), answer: String(2 * i) }));
     for (const text of [JSON.stringify(recs, null, 2), recs.map((r) => JSON.stringify(r)).join('\n')]) {
       const m = measure(() => parseDataset(text));
-      if (m.error) throw m.error;
+      if (m.error !== undefined) throw m.error as Error;
       expect(m.result!.length).toBe(20_000);
       expect(m.result![19_999].line).toBeGreaterThan(19_999);
       expect(m.ms, `${(text.length / 1e6).toFixed(1)} MB`).toBeLessThan(3000);

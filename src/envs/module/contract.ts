@@ -87,11 +87,11 @@ export function checkStep(v: unknown, where: ModuleCall, actingRoles: readonly s
       if (!isObject(a) || !(typeof a.answer === 'string' || a.answer === null) || typeof a.correct !== 'boolean') {
         malformed(where, `answers.${role} must be { answer: string | null, correct: boolean }, got ${show(a)}`);
       }
-      answers[role] = { answer: a.answer as string | null, correct: a.correct as boolean };
+      answers[role] = { answer: a.answer, correct: a.correct };
     }
   }
   return {
-    teamReward, done: v.done, feedback: v.feedback, rewards, correct: (v.correct as boolean | undefined) ?? teamReward > 0,
+    teamReward, done: v.done, feedback: v.feedback, rewards, correct: (v.correct) ?? teamReward > 0,
     answers, info: plainInfo(v.info, 'info', where),
   };
 }

@@ -364,7 +364,7 @@ export async function readCheckpointFiles(store: CheckpointStore, dir: string): 
 }
 
 function checkModel(dims: ModelDims, model: ModelConfig, config: RunConfig, file: string): void {
-  const want = modelDims(model, config.lora.targets as LinearModule[]);
+  const want = modelDims(model, config.lora.targets);
   const problems: string[] = [];
   if (dims.numLayers !== want.numLayers) problems.push(`${dims.numLayers} layers (this model has ${want.numLayers})`);
   if (dims.hiddenSize !== want.hiddenSize) problems.push(`hidden size ${dims.hiddenSize} (this model has ${want.hiddenSize})`);

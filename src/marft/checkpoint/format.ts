@@ -140,8 +140,8 @@ export function decodeValueHead(gpu: Gpu, head: ValueHead, bytes: Uint8Array, fi
 
 export function loraNames(set: LoraSet): NamedParam[] {
   return set.layers.flatMap((layer, l) => Object.entries(layer).flatMap(([m, p]) => [
-    { name: `layers.${l}.${m}.lora_A`, param: p!.A },
-    { name: `layers.${l}.${m}.lora_B`, param: p!.B },
+    { name: `layers.${l}.${m}.lora_A`, param: p.A },
+    { name: `layers.${l}.${m}.lora_B`, param: p.B },
   ]));
 }
 

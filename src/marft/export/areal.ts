@@ -34,7 +34,7 @@ const NORM_EPS = 1e-5;
 /** A config's key tree: a nested config is an object, a leaf null. */
 export interface KeyTree { [key: string]: KeyTree | null }
 /** PPOConfig's key tree at AReaL v0.5.3. */
-export const AREAL_PPO_KEYS: KeyTree = PPO_CONFIG.keys as KeyTree;
+export const AREAL_PPO_KEYS: KeyTree = PPO_CONFIG.keys;
 export const AREAL_PPO_KEYS_SOURCE: string = PPO_CONFIG.source;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -49,7 +49,7 @@ export function arealUnknownKeys(config: Record<string, unknown>, tree: KeyTree 
     if (!path && k === 'multi_agent') continue;
     const p = path ? `${path}.${k}` : k;
     if (!Object.hasOwn(tree, k)) out.push(p);
-    else if (tree[k] !== null && isObject(v)) out.push(...arealUnknownKeys(v, tree[k] as KeyTree, p));
+    else if (tree[k] !== null && isObject(v)) out.push(...arealUnknownKeys(v, tree[k], p));
   }
   return out;
 }

@@ -31,10 +31,10 @@ const LLAMA = {
 const CONFIG_KEYS = fc.constantFrom(...new Set([...Object.keys(LLAMA), ...Object.keys(TINY_QWEN2_CONFIG), 'head_dim', 'rope_parameters', 'hidden_act', 'attention_bias', 'mlp_bias', 'rope_type', 'factor']));
 
 /** A parsed config must be usable: its weight list is computed fast (no size drives a long loop). */
-function useConfig(text: string | unknown): void {
+function useConfig(text: unknown): void {
   const c = parseModelConfig(text);
   const m = measure(() => expectedWeights(c).length);
-  if (m.error) throw m.error;
+  if (m.error !== undefined) throw m.error as Error;
   expect(m.ms, 'expectedWeights time').toBeLessThan(200);
 }
 
@@ -154,7 +154,7 @@ describe('PEFT adapter fuzz', () => {
       if (ops) bytes = applyByteOps(bytes, ops);
       const cfg = ltt === null ? good[ADAPTER_CONFIG_FILE] : JSON.stringify({ ...goodCfg, layers_to_transform: ltt });
       const m = measure(() => outcomeOf(() => readPeftAdapter({ [ADAPTER_CONFIG_FILE]: cfg, [ADAPTER_WEIGHTS_FILE]: bytes }, withModel ? model : undefined), [ModelFileError]));
-      if (m.error) throw m.error;
+      if (m.error !== undefined) throw m.error as Error;
       expect(m.ms, 'readPeftAdapter time').toBeLessThan(500);
       t.add(m.result!);
     }), { numRuns: 1500, seed: 32 });
@@ -164,7 +164,7 @@ describe('PEFT adapter fuzz', () => {
       for (const ltt of [null, [0, idx]]) {
         const cfg = ltt === null ? good[ADAPTER_CONFIG_FILE] : JSON.stringify({ ...goodCfg, layers_to_transform: ltt });
         const m = measure(() => outcomeOf(() => readPeftAdapter({ [ADAPTER_CONFIG_FILE]: cfg, [ADAPTER_WEIGHTS_FILE]: writeSafetensors(ts) }), [ModelFileError]));
-        if (m.error) throw m.error;
+        if (m.error !== undefined) throw m.error as Error;
         expect(m.result, `layer ${idx}`).toBe('ModelFileError PEFT_INVALID');
         expect(m.ms, `layer ${idx}`).toBeLessThan(500);
         expect(m.arrayBufferBytes).toBeLessThan(1 << 20);

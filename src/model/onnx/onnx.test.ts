@@ -65,7 +65,7 @@ describe('ONNX export in onnxruntime-web (wasm)', () => {
       const base = await exportOnnx(files, null, { fileName: 'model.onnx' });
       expect(base.data).toBeNull();
       const decoded = onnx.ModelProto.decode(base.model);
-      expect(Number(decoded.opsetImport![0].version)).toBeGreaterThanOrEqual(17);
+      expect(Number(decoded.opsetImport[0].version)).toBeGreaterThanOrEqual(17);
       expect(decoded.graph!.input!.map((i) => i.name)).toEqual(['input_ids', 'attention_mask']);
       const errBase = maxErr(await run(base, ref.ids.data, ref.mask.data, B, T), ref.logits.data, ref.mask.data, V);
 

@@ -159,7 +159,6 @@ export function gaeChain(line: InspectedLine): ChainStep[] | null {
 export function explainCredit(s: Sandbox): string {
   const roles = [...new Set(s.turns.flatMap((t) => t.actions.map((a) => a.role)))];
   const last = s.turns[0].actions[s.turns[0].actions.length - 1]?.role ?? 'the last agent';
-  const method = s.rewardSharing ? 'equal' : s.method;
   const credit = explainMethod({ method: s.method, discount: s.discount, rewardSharing: s.rewardSharing, perStep: s.perStep, roles, last });
   const where = s.algo === 'grpo'
     ? ` GRPO has no critic: each token's advantage is its reward-to-go (its action's credited reward and every later one), normalised ${s.groupNorm === 'agent_turn'

@@ -47,6 +47,7 @@ export function Chart({ title, testid, lines, note, smoothing }: { title: string
   const [log, setLog] = useState(false);
   // rebuilt when the curves (not their points), the smoothing or the scale change
   const key = `${lines.map((l) => `${l.key}:${l.label}`).join('|')}#${overlays.map((o) => o.runId).join('|')}`;
+  // eslint-disable-next-line react-hooks/exhaustive-deps -- keyed by the curves, not the arrays (new every update)
   const state = useMemo(() => ({ lines, overlays, smoothing, log }), [key, smoothing, log]);
 
   useEffect(() => {
@@ -74,7 +75,7 @@ export function Chart({ title, testid, lines, note, smoothing }: { title: string
         scales: { x: { time: false }, y: state.log ? (positive ? { distr: 3, log: 10 } : { distr: 4, asinh: tiny }) : { range: (_u, min, max) => flatRange(min, max) ?? uPlot.rangeNum(min, max, 0.1, true) } },
         axes: [
           { values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? String(v) : '')), label: 'iteration', labelSize: 14, size: 36, font: '11px system-ui', labelFont: '11px system-ui' },
-          { values: (_u, splits) => tickLabels(splits as Array<number | null>), size: 56, font: '11px system-ui' },
+          { values: (_u, splits) => tickLabels(splits), size: 56, font: '11px system-ui' },
         ],
         series: [
           { label: 'iteration', value: (_u, v) => fmtValue(v) },

@@ -28,21 +28,8 @@
 // weight gradients walk the sequences b = 0..B-1 whose slot is s, and their rows in order); slots that
 // no sequence uses are not written at all.
 
-struct Params { B: u32, T: u32, S: u32, R: u32, IN: u32, OUT: u32, scale: f32, P: u32 }
-@group(0) @binding(0) var<uniform> u: Params;
-
-@group(0) @binding(1) var<storage, read> slots: array<i32>;
-@group(0) @binding(2) var<storage, read> x: array<f32>;
-@group(0) @binding(3) var<storage, read> A: array<f32>;
-@group(0) @binding(4) var<storage, read> Bw: array<f32>;
-@group(0) @binding(5) var<storage, read_write> h: array<f32>;
-@group(0) @binding(6) var<storage, read_write> y: array<f32>;
-@group(0) @binding(7) var<storage, read> dy: array<f32>;
-@group(0) @binding(8) var<storage, read_write> dh: array<f32>;
-@group(0) @binding(9) var<storage, read_write> dx: array<f32>;
-@group(0) @binding(10) var<storage, read_write> dA: array<f32>;
-@group(0) @binding(11) var<storage, read_write> dB: array<f32>;
-@group(0) @binding(12) var<storage, read_write> part: array<f32>;
+// Uniforms (struct Params) and bindings: written by kernel.ts from the LoRA kernels' names and types.
+$HEADER
 
 const TS: u32 = 16u;
 var<workgroup> ta: array<array<f32, 16>, 16>;
@@ -152,14 +139,13 @@ fn backward_dx(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) l
   if (t < u.T && k < u.IN) { dx[m * u.IN + k] += acc; }
 }
 
-// dB[s] += scale dy^T h over the rows of slot s; tile (outputs) x (ranks), lid.x = rank, lid.y = output.
-fn gradB(wg: vec3u, lid: vec3u) {
-  if (wg.x * TS >= u.R || wg.y * TS >= u.OUT) { return; } // the merged grid's tiles past dB's (whole workgroups)
-  let s = wg.z % u.S;
-  let p = wg.z / u.S;
-  let r = wg.x * TS + lid.x;
-  let o = wg.y * TS + lid.y;
-  let oL = wg.y * TS + lid.x; // the output column of dy this thread stages
+// The loop gradB and gradA share: over the sequences b = p, p + P, ... whose slot is s, 16 rows at a time,
+// each thread stages lhs[row, lhsCol] and rhs[row, rhsCol], then sums lhs[row, tile column lid.y] * rhs[row, rhsCol].
+// (lhs, rhs) = (dy, h) for dB (GRAD_B), (dh, x) for dA (GRAD_A); used: whether any sequence has slot s.
+struct SlotSum { acc: f32, used: bool }
+const GRAD_B: u32 = 0u;
+const GRAD_A: u32 = 1u;
+fn slotRowsSum(grad: u32, p: u32, s: u32, lid: vec3u, lhsCol: u32, rhsCol: u32) -> SlotSum {
   var acc = 0.0;
   var used = false;
   for (var b = p; b < u.B; b += u.P) {
@@ -168,18 +154,34 @@ fn gradB(wg: vec3u, lid: vec3u) {
     for (var t0 = 0u; t0 < u.T; t0 += TS) {
       let t = t0 + lid.y;
       let m = b * u.T + t;
-      ta[lid.y][lid.x] = select(0.0, dy[m * u.OUT + oL], t < u.T && oL < u.OUT); // [row][output]
-      tb[lid.y][lid.x] = select(0.0, h[m * u.R + r], t < u.T && r < u.R); // [row][rank]
+      if (grad == GRAD_B) {
+        ta[lid.y][lid.x] = select(0.0, dy[m * u.OUT + lhsCol], t < u.T && lhsCol < u.OUT); // [row][output]
+        tb[lid.y][lid.x] = select(0.0, h[m * u.R + rhsCol], t < u.T && rhsCol < u.R); // [row][rank]
+      } else {
+        ta[lid.y][lid.x] = select(0.0, dh[m * u.R + lhsCol], t < u.T && lhsCol < u.R); // [row][rank]
+        tb[lid.y][lid.x] = select(0.0, x[m * u.IN + rhsCol], t < u.T && rhsCol < u.IN); // [row][input]
+      }
       workgroupBarrier();
       for (var kk = 0u; kk < TS; kk++) { acc += ta[kk][lid.y] * tb[kk][lid.x]; }
       workgroupBarrier();
     }
   }
+  return SlotSum(acc, used);
+}
+
+// dB[s] += scale dy^T h over the rows of slot s; tile (outputs) x (ranks), lid.x = rank, lid.y = output.
+fn gradB(wg: vec3u, lid: vec3u) {
+  if (wg.x * TS >= u.R || wg.y * TS >= u.OUT) { return; } // the merged grid's tiles past dB's (whole workgroups)
+  let s = wg.z % u.S;
+  let p = wg.z / u.S;
+  let r = wg.x * TS + lid.x;
+  let o = wg.y * TS + lid.y;
+  let sum = slotRowsSum(GRAD_B, p, s, lid, wg.y * TS + lid.x, r); // stages dy's output column wg.y * TS + lid.x
   let i = (s * u.OUT + o) * u.R + r;
   if (u.P > 1u) {
-    if (o < u.OUT && r < u.R) { part[p * u.S * u.OUT * u.R + i] = acc; }
-  } else if (used && o < u.OUT && r < u.R) {
-    dB[i] += u.scale * acc;
+    if (o < u.OUT && r < u.R) { part[p * u.S * u.OUT * u.R + i] = sum.acc; }
+  } else if (sum.used && o < u.OUT && r < u.R) {
+    dB[i] += u.scale * sum.acc;
   }
 }
 
@@ -190,27 +192,12 @@ fn gradA(wg: vec3u, lid: vec3u) {
   let p = wg.z / u.S;
   let k = wg.x * TS + lid.x;
   let r = wg.y * TS + lid.y;
-  let rL = wg.y * TS + lid.x; // the rank column of dh this thread stages
-  var acc = 0.0;
-  var used = false;
-  for (var b = p; b < u.B; b += u.P) {
-    if (slotOf(b) != i32(s)) { continue; }
-    used = true;
-    for (var t0 = 0u; t0 < u.T; t0 += TS) {
-      let t = t0 + lid.y;
-      let m = b * u.T + t;
-      ta[lid.y][lid.x] = select(0.0, dh[m * u.R + rL], t < u.T && rL < u.R); // [row][rank]
-      tb[lid.y][lid.x] = select(0.0, x[m * u.IN + k], t < u.T && k < u.IN); // [row][input]
-      workgroupBarrier();
-      for (var kk = 0u; kk < TS; kk++) { acc += ta[kk][lid.y] * tb[kk][lid.x]; }
-      workgroupBarrier();
-    }
-  }
+  let sum = slotRowsSum(GRAD_A, p, s, lid, wg.y * TS + lid.x, k); // stages dh's rank column wg.y * TS + lid.x
   let i = (s * u.R + r) * u.IN + k;
   if (u.P > 1u) {
-    if (r < u.R && k < u.IN) { part[u.P * u.S * u.OUT * u.R + p * u.S * u.R * u.IN + i] = acc; } // after dB's parts
-  } else if (used && r < u.R && k < u.IN) {
-    dA[i] += acc;
+    if (r < u.R && k < u.IN) { part[u.P * u.S * u.OUT * u.R + p * u.S * u.R * u.IN + i] = sum.acc; } // after dB's parts
+  } else if (sum.used && r < u.R && k < u.IN) {
+    dA[i] += sum.acc;
   }
 }
 

@@ -75,8 +75,8 @@ export interface Kernel<B extends string, U extends UniformLayout, E extends Ent
   run<K extends keyof E & string>(gpu: Gpu, d: RunArgs<B, U, E, K>): void;
   /** The uniform fields of Dispatch.uniforms, in the layout's order. */
   pack(values: UniformsOf<U>): UniformField[];
-  /** `struct Params`, binding 0 and the storage bindings that have `types`, as WGSL. */
-  header(): string;
+  /** `struct Params`, binding 0 and the storage bindings that have `types` (or `types` here), as WGSL. */
+  header(types?: Partial<Record<B, string>>): string;
 }
 
 /** Fields of `struct Params` and the storage bindings (number -> name) a WGSL module declares. */
@@ -94,6 +94,13 @@ export function defineKernel<const B extends string, const U extends UniformLayo
 ): Kernel<B, U, E> {
   const index = new Map<string, number>(spec.bindings.map((b, i) => [b, i]));
   const fields = Object.entries(spec.uniforms ?? {}) as Array<[string, UniformType]>;
+  const widths = fields.map(([, type]) => (type.startsWith('u32[') ? Number(type.slice(4, -1)) : 0));
+  let word = 0;
+  fields.forEach(([f], i) => {
+    // WGSL aligns a vec4 (or array of vec4) field of a uniform struct to 16 bytes; packing does not pad
+    if (widths[i] && (word % 4 || widths[i] % 4)) throw new Error(`${spec.name}: uniform ${f} starts at word ${word} with ${widths[i]} words; arrays take whole vec4s at a multiple of 4 words`);
+    word += widths[i] || 1;
+  });
   for (const [entry, names] of Object.entries(spec.entries)) {
     for (const n of names) if (!index.has(n.replace(/\?$/, ''))) throw new Error(`${spec.name}: entry ${entry} names ${n}, not a binding`);
   }
@@ -116,7 +123,6 @@ export function defineKernel<const B extends string, const U extends UniformLayo
     }
   }
 
-  const widths = fields.map(([, type]) => (type.startsWith('u32[') ? Number(type.slice(4, -1)) : 0));
   const pack = (values: Record<string, number | readonly number[]>): UniformField[] => {
     const out: UniformField[] = [];
     fields.forEach(([f, type], i) => {
@@ -203,7 +209,7 @@ export function defineKernel<const B extends string, const U extends UniformLayo
       });
     },
     pack: pack as (values: UniformsOf<U>) => UniformField[],
-    header(): string {
+    header(types?: Partial<Record<B, string>>): string {
       const lines: string[] = [];
       if (fields.length) {
         const words = Math.max(4, Math.ceil(fields.length / 4) * 4);
@@ -213,7 +219,7 @@ export function defineKernel<const B extends string, const U extends UniformLayo
         lines.push('@group(0) @binding(0) var<uniform> u: Params;');
       }
       spec.bindings.forEach((b, i) => {
-        const t = spec.types?.[b];
+        const t = types?.[b] ?? spec.types?.[b];
         if (!t) return;
         const [access, ...type] = t.split(' ');
         lines.push(`@group(0) @binding(${i + 1}) var<storage, ${access}> ${b}: ${type.join(' ')};`);

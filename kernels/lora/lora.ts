@@ -134,16 +134,16 @@ export function loraBackward(
   const dh = gpu.tensor([M, d.R], 'f32', 'lora.dh');
   if (p === 'wide') {
     lora.run(gpu, { program: program('backward_dh_wide'), bindings: { slots, Bw, dy, dh }, uniforms: u, workgroups: wide(M, d.R) });
-    lora.run(gpu, { program: program('backward_dB_wide'), bindings: { slots, h, dy, dB }, uniforms: u, workgroups: wide(d.S * d.OUT, d.R) });
-    lora.run(gpu, { program: program('backward_dA_wide'), bindings: { slots, x, dh, dA }, uniforms: u, workgroups: wide(d.S * d.R, d.IN) });
+    lora.run(gpu, { program: program('backward_dB_wide'), bindings: { slots, x, h, dy, dh, dB }, uniforms: u, workgroups: wide(d.S * d.OUT, d.R) });
+    lora.run(gpu, { program: program('backward_dA_wide'), bindings: { slots, x, h, dy, dh, dA }, uniforms: u, workgroups: wide(d.S * d.R, d.IN) });
     if (dx) lora.run(gpu, { program: program('backward_dx_wide'), bindings: { slots, A, dh, dx }, uniforms: u, workgroups: wide(M, d.IN) });
     gpu.release(dh);
     return;
   }
   if (p === 'direct') {
     lora.run(gpu, { program: program('backward_dh_direct'), bindings: { slots, Bw, dy, dh }, uniforms: u, workgroups: direct(M * d.R) });
-    lora.run(gpu, { program: program('backward_dB_direct'), bindings: { slots, h, dy, dB }, uniforms: u, workgroups: direct(d.S * d.OUT * d.R) });
-    lora.run(gpu, { program: program('backward_dA_direct'), bindings: { slots, x, dh, dA }, uniforms: u, workgroups: direct(d.S * d.R * d.IN) });
+    lora.run(gpu, { program: program('backward_dB_direct'), bindings: { slots, x, h, dy, dh, dB }, uniforms: u, workgroups: direct(d.S * d.OUT * d.R) });
+    lora.run(gpu, { program: program('backward_dA_direct'), bindings: { slots, x, h, dy, dh, dA }, uniforms: u, workgroups: direct(d.S * d.R * d.IN) });
     if (dx) lora.run(gpu, { program: program('backward_dx_direct'), bindings: { slots, A, dh, dx }, uniforms: u, workgroups: direct(M * d.IN) });
     gpu.release(dh);
     return;

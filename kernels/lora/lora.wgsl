@@ -329,34 +329,32 @@ fn backward_dx_direct(@builtin(global_invocation_id) gid: vec3u, @builtin(num_wo
 fn backward_dB_direct(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let n = flat(gid, nwg);
   if (n >= u.S * u.OUT * u.R) { return; }
-  let s = n / (u.OUT * u.R);
-  let o = (n / u.R) % u.OUT;
-  let r = n % u.R;
-  var acc = 0.0;
-  var used = false;
-  for (var b = 0u; b < u.B; b++) {
-    if (slotOf(b) != i32(s)) { continue; }
-    used = true;
-    for (var t = 0u; t < u.T; t++) { let m = b * u.T + t; acc = fma(dy[m * u.OUT + o], h[m * u.R + r], acc); }
-  }
-  if (used) { dB[n] += u.scale * acc; }
+  let sum = slotRowsDot(GRAD_B, n / (u.OUT * u.R), (n / u.R) % u.OUT, n % u.R);
+  if (sum.used) { dB[n] += u.scale * sum.acc; }
 }
 
 @compute @workgroup_size(64)
 fn backward_dA_direct(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let n = flat(gid, nwg);
   if (n >= u.S * u.R * u.IN) { return; }
-  let s = n / (u.R * u.IN);
-  let r = (n / u.IN) % u.R;
-  let k = n % u.IN;
+  let sum = slotRowsDot(GRAD_A, n / (u.R * u.IN), (n / u.IN) % u.R, n % u.IN);
+  if (sum.used) { dA[n] += sum.acc; }
+}
+
+// The loop of backward_dB_direct and backward_dA_direct: over the rows of the sequences whose slot is s, in
+// order, the sum of lhs[row, lhsCol] * rhs[row, rhsCol]; (lhs, rhs) = (dy, h) for dB, (dh, x) for dA.
+fn slotRowsDot(grad: u32, s: u32, lhsCol: u32, rhsCol: u32) -> SlotSum {
   var acc = 0.0;
   var used = false;
   for (var b = 0u; b < u.B; b++) {
     if (slotOf(b) != i32(s)) { continue; }
     used = true;
-    for (var t = 0u; t < u.T; t++) { let m = b * u.T + t; acc = fma(dh[m * u.R + r], x[m * u.IN + k], acc); }
+    for (var t = 0u; t < u.T; t++) {
+      let m = b * u.T + t;
+      if (grad == GRAD_B) { acc = fma(dy[m * u.OUT + lhsCol], h[m * u.R + rhsCol], acc); } else { acc = fma(dh[m * u.R + lhsCol], x[m * u.IN + rhsCol], acc); }
+    }
   }
-  if (used) { dA[n] += acc; }
+  return SlotSum(acc, used);
 }
 
 // ---- wide: CPU adapters (Gpu.cpu in lora.ts, the default there): four outputs per thread -------------
@@ -456,20 +454,10 @@ fn backward_dB_wide(@builtin(global_invocation_id) gid: vec3u, @builtin(num_work
   let s = n / (u.OUT * QR);
   let o = (n / QR) % u.OUT;
   let r = quad(n % QR, u.R);
-  var acc = vec4f(0.0);
-  var used = false;
-  for (var b = 0u; b < u.B; b++) {
-    if (slotOf(b) != i32(s)) { continue; }
-    used = true;
-    for (var t = 0u; t < u.T; t++) {
-      let m = b * u.T + t;
-      let hRow = m * u.R;
-      acc = fma(vec4f(dy[m * u.OUT + o]), vec4f(h[hRow + r.x], h[hRow + r.y], h[hRow + r.z], h[hRow + r.w]), acc);
-    }
-  }
-  if (used) {
+  let sum = slotRowsDot4(GRAD_B, s, o, r);
+  if (sum.used) {
     let base = (s * u.OUT + o) * u.R;
-    for (var j = 0u; j < 4u; j++) { if (4u * (n % QR) + j < u.R) { dB[base + r[j]] += u.scale * acc[j]; } }
+    for (var j = 0u; j < 4u; j++) { if (4u * (n % QR) + j < u.R) { dB[base + r[j]] += u.scale * sum.acc[j]; } }
   }
 }
 
@@ -481,6 +469,16 @@ fn backward_dA_wide(@builtin(global_invocation_id) gid: vec3u, @builtin(num_work
   let s = n / (u.R * QI);
   let r = (n / QI) % u.R;
   let k = quad(n % QI, u.IN);
+  let sum = slotRowsDot4(GRAD_A, s, r, k);
+  if (sum.used) {
+    let base = (s * u.R + r) * u.IN;
+    for (var j = 0u; j < 4u; j++) { if (4u * (n % QI) + j < u.IN) { dA[base + k[j]] += sum.acc[j]; } }
+  }
+}
+
+// slotRowsDot for four rhs columns at once (one load of lhs feeds four multiply-adds).
+struct SlotSum4 { acc: vec4f, used: bool }
+fn slotRowsDot4(grad: u32, s: u32, lhsCol: u32, rhsCols: vec4u) -> SlotSum4 {
   var acc = vec4f(0.0);
   var used = false;
   for (var b = 0u; b < u.B; b++) {
@@ -488,12 +486,14 @@ fn backward_dA_wide(@builtin(global_invocation_id) gid: vec3u, @builtin(num_work
     used = true;
     for (var t = 0u; t < u.T; t++) {
       let m = b * u.T + t;
-      let xRow = m * u.IN;
-      acc = fma(vec4f(dh[m * u.R + r]), vec4f(x[xRow + k.x], x[xRow + k.y], x[xRow + k.z], x[xRow + k.w]), acc);
+      if (grad == GRAD_B) {
+        let hRow = m * u.R;
+        acc = fma(vec4f(dy[m * u.OUT + lhsCol]), vec4f(h[hRow + rhsCols.x], h[hRow + rhsCols.y], h[hRow + rhsCols.z], h[hRow + rhsCols.w]), acc);
+      } else {
+        let xRow = m * u.IN;
+        acc = fma(vec4f(dh[m * u.R + lhsCol]), vec4f(x[xRow + rhsCols.x], x[xRow + rhsCols.y], x[xRow + rhsCols.z], x[xRow + rhsCols.w]), acc);
+      }
     }
   }
-  if (used) {
-    let base = (s * u.R + r) * u.IN;
-    for (var j = 0u; j < 4u; j++) { if (4u * (n % QI) + j < u.IN) { dA[base + k[j]] += acc[j]; } }
-  }
+  return SlotSum4(acc, used);
 }

@@ -20,10 +20,10 @@ export type UniformLayout = Readonly<Record<string, UniformType>>;
 /** What a binding takes: a tensor or a raw buffer. */
 export type Bound = Tensor | GPUBuffer;
 
-type Required<L extends readonly string[]> = Exclude<L[number], `${string}?`>;
-type Optional<L extends readonly string[]> = L[number] extends infer S ? (S extends `${infer N}?` ? N : never) : never;
+type RequiredNames<L extends readonly string[]> = Exclude<L[number], `${string}?`>;
+type OptionalNames<L extends readonly string[]> = L[number] extends infer S ? (S extends `${infer N}?` ? N : never) : never;
 /** The bindings object of an entry point that uses the names in L ('name?': may be left out or null). */
-export type BindingsOf<L extends readonly string[]> = { readonly [K in Required<L>]: Bound } & { readonly [K in Optional<L>]?: Bound | null };
+export type BindingsOf<L extends readonly string[]> = { readonly [K in RequiredNames<L>]: Bound } & { readonly [K in OptionalNames<L>]?: Bound | null };
 /** The uniforms object of a layout: every field by name, but padding (names starting with `_`, packed as 0). */
 export type UniformsOf<U extends UniformLayout> = {
   -readonly [K in keyof U as K extends `_${string}` ? never : K]: U[K] extends `u32[${number}]` ? readonly number[] : number;
@@ -73,8 +73,6 @@ export interface Kernel<B extends string, U extends UniformLayout, E extends Ent
   variants<A extends Array<string | number | boolean>>(module: (...choices: A) => { key: string; code: () => string }): <K extends keyof E & string>(entryPoint: K, ...choices: A) => KernelProgram<K>;
   /** Dispatches a program of this kernel with bindings and uniforms by name. */
   run<K extends keyof E & string>(gpu: Gpu, d: RunArgs<B, U, E, K>): void;
-  /** The uniform fields of Dispatch.uniforms, in the layout's order. */
-  pack(values: UniformsOf<U>): UniformField[];
   /** `struct Params`, binding 0 and the storage bindings that have `types` (or `types` here), as WGSL. */
   header(types?: Partial<Record<B, string>>): string;
 }
@@ -208,7 +206,6 @@ export function defineKernel<const B extends string, const U extends UniformLayo
         workgroups: d.workgroups,
       });
     },
-    pack: pack as (values: UniformsOf<U>) => UniformField[],
     header(types?: Partial<Record<B, string>>): string {
       const lines: string[] = [];
       if (fields.length) {

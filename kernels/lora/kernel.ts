@@ -3,6 +3,13 @@
 
 import { defineKernel } from '../program.ts';
 
+// The bindings of one step's entry points, the same in each form (tiles, rows, direct, wide, groups).
+const H = ['slots', 'x', 'A', 'h'] as const;
+const Y = ['slots', 'Bw', 'h', 'y'] as const;
+const DH = ['slots', 'Bw', 'dy', 'dh'] as const;
+const DX = ['slots', 'A', 'dh', 'dx'] as const;
+const GRAD = ['slots', 'x', 'h', 'dy', 'dh'] as const;
+
 export const lora = defineKernel({
   name: 'lora',
   bindings: ['slots', 'x', 'A', 'Bw', 'h', 'y', 'dy', 'dh', 'dx', 'dA', 'dB', 'part'],
@@ -17,28 +24,16 @@ export const lora = defineKernel({
     dx: 'read_write array<f32>', dA: 'read_write array<f32>', dB: 'read_write array<f32>', part: 'read_write array<f32>',
   },
   entries: {
-    forward_h: ['slots', 'x', 'A', 'h'],
-    forward_h_rows: ['slots', 'x', 'A', 'h'],
-    forward_h_direct: ['slots', 'x', 'A', 'h'],
-    forward_h_wide: ['slots', 'x', 'A', 'h'],
-    forward_y: ['slots', 'Bw', 'h', 'y'],
-    forward_y_rows: ['slots', 'Bw', 'h', 'y'],
-    forward_y_wide: ['slots', 'Bw', 'h', 'y'],
-    backward_dh: ['slots', 'Bw', 'dy', 'dh'],
-    backward_dh_direct: ['slots', 'Bw', 'dy', 'dh'],
-    backward_dh_wide: ['slots', 'Bw', 'dy', 'dh'],
-    backward_dx: ['slots', 'A', 'dh', 'dx'],
-    backward_dx_direct: ['slots', 'A', 'dh', 'dx'],
-    backward_dx_wide: ['slots', 'A', 'dh', 'dx'],
+    forward_h: H, forward_h_rows: H, forward_h_direct: H, forward_h_wide: H,
+    forward_y: Y, forward_y_rows: Y, forward_y_wide: Y,
+    backward_dh: DH, backward_dh_direct: DH, backward_dh_wide: DH, backward_dh_group: DH,
+    backward_dx: DX, backward_dx_direct: DX, backward_dx_wide: DX,
     // dB's and dA's loops are one function (slotRowsDot) that names both pairs of operands: all four bound
-    backward_dB_direct: ['slots', 'x', 'h', 'dy', 'dh', 'dB'],
-    backward_dB_wide: ['slots', 'x', 'h', 'dy', 'dh', 'dB'],
-    backward_dA_direct: ['slots', 'x', 'h', 'dy', 'dh', 'dA'],
-    backward_dA_wide: ['slots', 'x', 'h', 'dy', 'dh', 'dA'],
-    backward_dAdB: ['slots', 'x', 'h', 'dy', 'dh', 'dA', 'dB', 'part'],
+    backward_dB_direct: [...GRAD, 'dB'], backward_dB_wide: [...GRAD, 'dB'],
+    backward_dA_direct: [...GRAD, 'dA'], backward_dA_wide: [...GRAD, 'dA'],
+    backward_dAdB: [...GRAD, 'dA', 'dB', 'part'],
     reduce_dAdB: ['slots', 'dA', 'dB', 'part'],
     forward_group: ['slots', 'x', 'A', 'Bw', 'h', 'y'],
-    backward_dh_group: ['slots', 'Bw', 'dy', 'dh'],
     backward_grads: ['slots', 'x', 'A', 'h', 'dy', 'dh', 'dx', 'part'],
     reduce_grads: ['slots', 'dA', 'dB', 'part'],
   },

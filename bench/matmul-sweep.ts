@@ -28,9 +28,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { type MatmulBenchRow, type SweepResult, benchMatmul, pickLine, sweepPicks } from '../kernels/matmul/matmul.bench.ts';
 import { matmul } from '../kernels/matmul/matmul.ts';
-import {
-  type MatmulVariant, PICKS, TILES, type TileName, chooseVariant, tileSharedBytes, tiledVariant, warpLayout,
-} from '../kernels/matmul/variants.ts';
+import { PICKS } from '../kernels/matmul/picks.ts';
+import { type MatmulVariant, TILES, type TileName, tileSharedBytes, tiledVariant, warpLayout } from '../kernels/matmul/tile.ts';
+import { chooseVariant } from '../kernels/matmul/variants.ts';
 import { matmulRef } from '../kernels/matmul/matmul.ref.ts';
 import type { WeightDType } from '../kernels/common.ts';
 import { acquireNodeGpu, ensureVulkanEnv } from '../src/gpu/node.ts';
@@ -199,13 +199,15 @@ const results: Result[] = [];
 const sweepResult = (r: Result): SweepResult => ({
   ...r.product, default: { variant: r.default, tflops: r.defaultRow.tflops }, best: { variant: r.best.variant, tflops: r.best.tflops },
 });
+/** Each picks row's provenance starts with this: the GPU, the date, the sweep's output. */
+const origin = `${gpu.adapter.description || gpu.adapter.vendor}, ${new Date().toISOString().slice(0, 10)}, ${arg('out') ?? 'bench/matmul-sweep.ts'}`;
 /** Writes --out (after every product too, so a run cut short keeps what it measured: partial true). */
 function writeOut(partial: boolean, picks?: ReturnType<typeof sweepPicks>): void {
   if (!arg('out')) return;
   writeFileSync(arg('out')!, JSON.stringify({
     adapter: gpu.adapter, sharedBytes: shared, timestamps: gpu.hasTimestamps, dtype, rounds, roundMs, partial, failed: Object.fromEntries(failed),
     results: results.map((r) => ({ ...r.product, default: r.default, best: r.best.variant, torchTflops: r.torchTflops, rows: r.rows })),
-    picks: picks ?? sweepPicks(results.map(sweepResult), tokens, minGain),
+    picks: picks ?? sweepPicks(results.map(sweepResult), tokens, minGain, origin),
   }, (_k, v) => (v === Infinity ? 'Infinity' : v), 1));
 }
 const fmt = (x: number, d = 1) => (!Number.isFinite(x) ? '' : x >= 1 || x === 0 ? x.toFixed(d) : x.toPrecision(2));
@@ -262,8 +264,8 @@ for (const T of quick ? [] : tokens) {
   if (before) console.log(`one training step's matmuls at T=${T} (30 layers + lm_head, fwd + dX + dW): ${before.toFixed(1)} ms with the defaults, ${after.toFixed(1)} ms with the best variants`);
 }
 
-const rowsToPaste = sweepPicks(results.map(sweepResult), tokens, minGain);
-console.log(`\nPICKS for kernels/matmul/variants.ts (products where the best beats the default by >= ${minGain * 100} %; paste inside \`export const PICKS: readonly Pick[] = [...]\`):`);
+const rowsToPaste = sweepPicks(results.map(sweepResult), tokens, minGain, origin);
+console.log(`\nPICKS rows for kernels/matmul/picks.ts (products where the best beats the default by >= ${minGain * 100} %; paste inside \`export const PICKS: readonly Pick[] = [...]\`):`);
 if (!rowsToPaste.length) console.log('  (none: the default rule stands)');
 for (const row of rowsToPaste) console.log(`  ${pickLine(row)}`);
 console.log(`this run: ${countsLine(counts(gpu))}`);

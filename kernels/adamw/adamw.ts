@@ -7,9 +7,10 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
-import { type Program, grid1d } from '../../src/gpu/program.ts';
+import { grid1d } from '../../src/gpu/program.ts';
 import { type Tensor, numel, shapeStr } from '../../src/gpu/tensor.ts';
 import { reduceSlotsInto } from '../reduce/reduce.ts';
+import { defineKernel } from '../program.ts';
 import source from './adamw.wgsl';
 
 /** Layout of one slot's stats (8) f32 (see adamw.wgsl); slot s's start at s * size. */
@@ -33,8 +34,17 @@ export interface AdamWHyper {
 export interface AdamWGroup { params: Tensor; grads: Tensor; m: Tensor; v: Tensor; decay?: boolean }
 
 const code = () => source;
-const BEGIN: Program = { key: 'adamw', code, entryPoint: 'begin' };
-const UPDATE: Program = { key: 'adamw', code, entryPoint: 'update' };
+const adamw = defineKernel({
+  name: 'adamw',
+  bindings: ['stats', 'params', 'grads', 'm', 'v'],
+  uniforms: {
+    n: 'u32', lr: 'f32', beta1: 'f32', beta2: 'f32', eps: 'f32', wd: 'f32', lnb1: 'f32', lnb2: 'f32', maxNorm: 'f32', slots: 'u32', perSlot: 'u32',
+    _p0: 'u32', mask: 'u32[4]',
+  },
+  entries: { begin: ['stats'], update: ['stats', 'params', 'grads', 'm', 'v'] },
+});
+const BEGIN = adamw.program('adamw', code, 'begin');
+const UPDATE = adamw.program('adamw', code, 'update');
 
 /**
  * A zeroed stats tensor: (8) f32 for one unslotted optimiser, (S, 8) for S slots; step 0, nothing skipped.
@@ -70,8 +80,10 @@ function maskWords(op: string, S: number, active: readonly number[] | undefined)
 function uniforms(n: number, hp: AdamWHyper, maxNorm: number, S: number, mask: number[]) {
   const b1 = hp.beta1 ?? 0.9;
   const b2 = hp.beta2 ?? 0.999;
-  return [n, { f32: hp.lr }, { f32: b1 }, { f32: b2 }, { f32: hp.eps ?? 1e-8 }, { f32: hp.weightDecay ?? 0 },
-    { f32: Math.log(b1) }, { f32: Math.log(b2) }, { f32: maxNorm }, S, n / S, 0, ...mask];
+  return {
+    n, lr: hp.lr, beta1: b1, beta2: b2, eps: hp.eps ?? 1e-8, wd: hp.weightDecay ?? 0,
+    lnb1: Math.log(b1), lnb2: Math.log(b2), maxNorm, slots: S, perSlot: n / S, mask,
+  };
 }
 
 /**
@@ -92,9 +104,9 @@ export function adamwBegin(gpu: Gpu, stats: Tensor, grads: readonly Tensor[], ma
   if (Number.isNaN(maxNorm)) shapeError(op, 'maxNorm is NaN');
   const mask = maskWords(op, S, active);
   reduceSlotsInto(gpu, stats, ADAMW_STATS.sumsq, ADAMW_STATS.size, grads, 'sumsq', S);
-  gpu.run({
+  adamw.run(gpu, {
     program: BEGIN,
-    bindings: [stats],
+    bindings: { stats },
     uniforms: uniforms(0, { lr: 0 }, Number.isFinite(maxNorm) ? maxNorm : 0, S, mask),
     workgroups: [1],
   });
@@ -127,9 +139,9 @@ export function adamwUpdate(gpu: Gpu, group: AdamWGroup, stats: Tensor, hp: Adam
   checkHyper(op, hp);
   const mask = maskWords(op, S, active);
   const { params, grads, m, v } = group;
-  gpu.run({
+  adamw.run(gpu, {
     program: UPDATE,
-    bindings: [stats, params, grads, m, v],
+    bindings: { stats, params, grads, m, v },
     uniforms: uniforms(n, hp, 0, S, mask),
     workgroups: grid1d(Math.ceil(n / 256)),
   });

@@ -5,9 +5,10 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { GpuError, shapeError } from '../../src/gpu/errors.ts';
-import { type Program, grid1d, programFactory } from '../../src/gpu/program.ts';
+import { grid1d, programFactory } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
 import { fillTemplate } from '../common.ts';
+import { type KernelProgram, defineKernel } from '../program.ts';
 import { LSE_MASKED } from './attention.ref.ts';
 import source from './attention.wgsl';
 import backwardSource from './backward.wgsl';
@@ -57,6 +58,70 @@ export interface AttentionOptions {
 }
 
 export type AttentionPath = 'tiled' | 'direct' | 'regs';
+
+/** The uniforms of every attention module (struct Params). */
+const UNIFORMS = {
+  B: 'u32', Tq: 'u32', Tk: 'u32', Tcap: 'u32', NH: 'u32', NKV: 'u32', G: 'u32', Tm: 'u32',
+  scale2: 'f32', // scale * log2(e)
+  scale: 'f32',
+  hasMask: 'u32', // 0: every key is real (mask is a dummy binding)
+  NS: 'u32', // key chunks (decode), row splits (blocked backward's dk/dv); 0 elsewhere
+} as const;
+
+/** The WGSL types of attention's bindings; layouts in attention.wgsl's header. */
+const TYPES = {
+  q: 'read array<vec4f>', k: 'read array<vec4f>', v: 'read array<vec4f>', mask: 'read array<i32>',
+  out: 'read_write array<vec4f>', lse: 'read_write array<f32>', dout: 'read array<vec4f>', ld: 'read_write array<vec2f>',
+  dq: 'read_write array<vec4f>', dk: 'read_write array<vec4f>', dv: 'read_write array<vec4f>',
+  pk: 'read_write array<vec4f>', pv: 'read_write array<vec4f>', dsg: 'read_write array<f32>',
+  pml: 'read_write array<vec2f>', pacc: 'read_write array<vec4f>', klen: 'read array<i32>',
+} as const;
+
+/** attention.wgsl (tiled), direct.wgsl and regs.wgsl. */
+const main = defineKernel({
+  name: 'attention',
+  bindings: ['q', 'k', 'v', 'mask', 'out', 'lse', 'dout', 'ld', 'dq', 'dk', 'dv'],
+  uniforms: UNIFORMS,
+  types: TYPES,
+  entries: {
+    forward: ['q', 'k', 'v', 'mask', 'out', 'lse'],
+    forwardDirect: ['q', 'k', 'v', 'mask', 'out', 'lse'],
+    forwardRegs: ['q', 'k', 'v', 'mask', 'out', 'lse'],
+    backwardPrep: ['out', 'lse', 'dout', 'ld'],
+    backwardDkDv: ['q', 'k', 'v', 'mask', 'dout', 'ld', 'dk', 'dv'],
+    backwardDq: ['q', 'k', 'v', 'mask', 'dout', 'ld', 'dq'],
+    backwardDkDvDirect: ['q', 'k', 'v', 'mask', 'out', 'lse', 'dout', 'dk', 'dv'],
+    backwardDkDvRegs: ['q', 'k', 'v', 'mask', 'out', 'lse', 'dout', 'dk', 'dv'],
+    backwardDqDirect: ['q', 'k', 'v', 'mask', 'out', 'lse', 'dout', 'dq'],
+    backwardDqRegs: ['q', 'k', 'v', 'mask', 'out', 'lse', 'dout', 'dq'],
+  },
+});
+
+/** backward.wgsl: the blocked backward (out and lse only read, by the fused prep). */
+const blocked = defineKernel({
+  name: 'attention.blocked',
+  bindings: ['q', 'k', 'v', 'mask', 'out', 'lse', 'dout', 'ld', 'dq', 'pk', 'pv', 'dk', 'dv', 'dsg'],
+  uniforms: UNIFORMS,
+  types: { ...TYPES, out: 'read array<vec4f>', lse: 'read array<f32>' },
+  entries: {
+    backwardDkDvBlocked: ['q', 'k', 'v', 'mask', 'dout', 'ld', 'pk', 'pv', 'dsg?'],
+    backwardDkDvReduce: ['pk', 'pv', 'dk', 'dv'],
+    backwardDqBlocked: ['q', 'k', 'v', 'mask', 'out?', 'lse?', 'dout', 'ld', 'dq'],
+    backwardDqFromDs: ['k', 'v', 'mask', 'dq', 'dsg'],
+  },
+});
+
+/** decode.wgsl: the split-K decode forward. */
+const decode = defineKernel({
+  name: 'attention.decode',
+  bindings: ['q', 'k', 'v', 'mask', 'out', 'lse', 'pml', 'pacc', 'klen'],
+  uniforms: UNIFORMS,
+  types: TYPES,
+  entries: {
+    decodePartial: ['q', 'k', 'v', 'mask', 'pml', 'pacc', 'klen?'],
+    decodeCombine: ['out', 'lse', 'pml', 'pacc'],
+  },
+});
 const defaultPath = (gpu: Gpu): AttentionPath => (gpu.cpu ? 'regs' : 'tiled');
 
 /** The split-K decode forward serves up to this many query positions, and this many rows per kv head. */
@@ -73,15 +138,16 @@ export function decodeChunk(HS: number, limit: number): number | null {
   return null;
 }
 
-interface DecodePrograms { partial: Program; combine: Program; CH: number }
+interface DecodePrograms { partial: KernelProgram<'decodePartial'>; combine: KernelProgram<'decodeCombine'>; CH: number }
 const decodeProgramsFor = programFactory(
   (gpu: Gpu, HS: number, tkGpu: boolean) => `${HS}:${gpu.limits.maxComputeWorkgroupStorageSize}:${tkGpu}`,
   (gpu: Gpu, HS: number, tkGpu: boolean): DecodePrograms | null => {
     const CH = decodeChunk(HS, gpu.limits.maxComputeWorkgroupStorageSize);
     if (CH === null) return null;
-    const code = () => fillTemplate(decodeSource, { HS4: String(HS / 4), CH: String(CH), RMAX: String(DECODE_RMAX), TK: tkGpu ? 'u32(klen[0]) + u.Tq' : 'u.Tk' });
+    const code = () =>
+      fillTemplate(decodeSource, { HEADER: decode.header(), HS4: String(HS / 4), CH: String(CH), RMAX: String(DECODE_RMAX), TK: tkGpu ? 'u32(klen[0]) + u.Tq' : 'u.Tk' });
     const key = `attention:decode:hs${HS}:c${CH}:r${DECODE_RMAX}${tkGpu ? ':tkgpu' : ''}`;
-    return { partial: { key, code, entryPoint: 'decodePartial' }, combine: { key, code, entryPoint: 'decodeCombine' }, CH };
+    return { partial: decode.program(key, code, 'decodePartial'), combine: decode.program(key, code, 'decodeCombine'), CH };
   },
 );
 
@@ -129,7 +195,10 @@ export function attentionTiles(HS: number, limit: number, maxThreads = 256): Att
 /** A module's source with realRange (real-range.wgsl: the batch's span of real keys) appended. */
 const withRealRange = (code: string): string => `${code}\n${realRangeSource}`;
 
-interface AttentionPrograms { fwd: Program; prep: Program; dkdv: Program; dq: Program; tiles: AttentionTiles }
+interface AttentionPrograms {
+  fwd: KernelProgram<'forward'>; prep: KernelProgram<'backwardPrep'>; dkdv: KernelProgram<'backwardDkDv'>; dq: KernelProgram<'backwardDq'>;
+  tiles: AttentionTiles;
+}
 const attentionPrograms = programFactory(
   (gpu: Gpu, HS: number) => `${HS}:${gpu.limits.maxComputeWorkgroupStorageSize}:${gpu.limits.maxComputeInvocationsPerWorkgroup}`,
   (gpu: Gpu, HS: number): AttentionPrograms => {
@@ -138,6 +207,7 @@ const attentionPrograms = programFactory(
     if (!t) throw new GpuError('LIMIT', `attention: head size ${HS} needs more than this device's ${limit} bytes of workgroup memory`);
     const code = () =>
       fillTemplate(withRealRange(source), {
+        HEADER: main.header(),
         HS4: String(HS / 4),
         LANES: String(t.lanes),
         F_BR: String(t.fBR), F_BC: String(t.fBC), F_PF: 'false',
@@ -146,10 +216,10 @@ const attentionPrograms = programFactory(
       });
     const key = `attention:hs${HS}:f${t.fBR}x${t.fBC}:k${t.kBK}x${t.kBQ}:q${t.qBR}x${t.qBC}`;
     return {
-      fwd: { key, code, entryPoint: 'forward' },
-      prep: { key, code, entryPoint: 'backwardPrep' },
-      dkdv: { key, code, entryPoint: 'backwardDkDv' },
-      dq: { key, code, entryPoint: 'backwardDq' },
+      fwd: main.program(key, code, 'forward'),
+      prep: main.program(key, code, 'backwardPrep'),
+      dkdv: main.program(key, code, 'backwardDkDv'),
+      dq: main.program(key, code, 'backwardDq'),
       tiles: t,
     };
   },
@@ -158,19 +228,22 @@ const attentionPrograms = programFactory(
 /** The forward of a ForwardVariant (attention.wgsl with its tiles; the other entry points' tiles as attentionTiles). */
 const forwardPrograms = programFactory(
   (gpu: Gpu, HS: number, v: ForwardVariant) => `${HS}:${forwardName(v)}:${gpu.limits.maxComputeWorkgroupStorageSize}:${gpu.limits.maxComputeInvocationsPerWorkgroup}`,
-  (gpu: Gpu, HS: number, v: ForwardVariant): Program => {
+  (gpu: Gpu, HS: number, v: ForwardVariant): KernelProgram<'forward'> => {
     const t = attentionPrograms(gpu, HS).tiles;
     const code = () =>
       fillTemplate(withRealRange(source), {
-        HS4: String(HS / 4), LANES: String(t.lanes),
+        HEADER: main.header(), HS4: String(HS / 4), LANES: String(t.lanes),
         F_BR: String(v.fBR), F_BC: String(v.fBC), F_PF: String(v.pf),
         K_BK: String(t.kBK), K_BQ: String(t.kBQ), Q_BR: String(t.qBR), Q_BC: String(t.qBC),
       });
-    return { key: `attention:hs${HS}:${forwardName(v)}`, code, entryPoint: 'forward' };
+    return main.program(`attention:hs${HS}:${forwardName(v)}`, code, 'forward');
   },
 );
 
-interface BlockedPrograms { dkdv: Program; reduce: Program; dq: Program }
+interface BlockedPrograms {
+  dkdv: KernelProgram<'backwardDkDvBlocked'>; reduce: KernelProgram<'backwardDkDvReduce'>;
+  dq: KernelProgram<'backwardDqBlocked'>; dqFromDs: KernelProgram<'backwardDqFromDs'>;
+}
 
 const DS_STORE = [
   'if (r < rB) {',
@@ -198,6 +271,7 @@ const blockedPrograms = programFactory(
       : ['qLD[lr] = ld[hIndex(b, kvh, r)];'];
     const code = () =>
       fillTemplate(withRealRange(backwardSource), {
+        HEADER: blocked.header(),
         HS4: String(HS / 4),
         K_BK: String(v.kBK), K_BQ: String(v.kBQ), K_W: String(v.kW),
         Q_BR: String(v.qBR), Q_BC: String(v.qBC), Q_W: String(v.qW),
@@ -207,9 +281,10 @@ const blockedPrograms = programFactory(
       });
     const key = `attention:bwd:hs${HS}:${backwardName({ ...v, split: 1 }).slice('blocked:'.length).replace(':s1', '')}`;
     return {
-      dkdv: { key, code, entryPoint: 'backwardDkDvBlocked' },
-      reduce: { key, code, entryPoint: 'backwardDkDvReduce' },
-      dq: { key, code, entryPoint: v.ds ? 'backwardDqFromDs' : 'backwardDqBlocked' },
+      dkdv: blocked.program(key, code, 'backwardDkDvBlocked'),
+      reduce: blocked.program(key, code, 'backwardDkDvReduce'),
+      dq: blocked.program(key, code, 'backwardDqBlocked'),
+      dqFromDs: blocked.program(key, code, 'backwardDqFromDs'),
     };
   },
 );
@@ -217,11 +292,11 @@ const blockedPrograms = programFactory(
 /** The barrier-free kernels of direct.wgsl, for CPU adapters (Gpu.cpu). */
 const directPrograms = programFactory((HS: number) => `${HS}`, (HS: number) => {
   const key = `attention:direct:hs${HS}`;
-  const code = () => fillTemplate(directSource, { HS4: String(HS / 4) });
+  const code = () => fillTemplate(directSource, { HEADER: main.header(), HS4: String(HS / 4) });
   return {
-    fwd: { key, code, entryPoint: 'forwardDirect' } as Program,
-    dkdv: { key, code, entryPoint: 'backwardDkDvDirect' } as Program,
-    dq: { key, code, entryPoint: 'backwardDqDirect' } as Program,
+    fwd: main.program(key, code, 'forwardDirect'),
+    dkdv: main.program(key, code, 'backwardDkDvDirect'),
+    dq: main.program(key, code, 'backwardDqDirect'),
   };
 });
 
@@ -233,6 +308,7 @@ export function regsSourceOf(HS: number): string {
   const dot = (x: string, y: string) => [`var ${x}${y}4 = ${x}0 * ${y}0;`, ...ds.slice(1).map((d) => `${x}${y}4 = fma(${x}${d}, ${y}${d}, ${x}${y}4);`)];
   const load = (name: string, buf: string, base: string) => ds.map((d) => `let ${name}${d} = ${buf}[${base} + ${d}u];`);
   return fillTemplate(regsSource, {
+    HEADER: main.header(),
     HS4: String(n),
     FWD_INIT: ind(2, [...load('q', 'q', 'qb'), ...ds.map((d) => `var o${d} = vec4f(0.0);`)]),
     FWD_SCORE: ind(4, [...load('k', 'k', 'kb'), ...dot('q', 'k'), 'let s = hsum(qk4) * u.scale2;']),
@@ -266,9 +342,9 @@ const regsPrograms = programFactory((HS: number) => `${HS}`, (HS: number) => {
   const key = `attention:regs:hs${HS}`;
   const code = () => regsSourceOf(HS);
   return {
-    fwd: { key, code, entryPoint: 'forwardRegs' } as Program,
-    dkdv: { key, code, entryPoint: 'backwardDkDvRegs' } as Program,
-    dq: { key, code, entryPoint: 'backwardDqRegs' } as Program,
+    fwd: main.program(key, code, 'forwardRegs'),
+    dkdv: main.program(key, code, 'backwardDkDvRegs'),
+    dq: main.program(key, code, 'backwardDqRegs'),
   };
 });
 
@@ -315,9 +391,10 @@ function attentionDims(op: string, q: Tensor, k: Tensor, v: Tensor, opts: Attent
   return { B, Tq, Tk, Tcap, NH, NKV, HS, Tm, scale: opts.scale ?? 1 / Math.sqrt(HS) };
 }
 
-const uniforms = (d: Dims) => [
-  d.B, d.Tq, d.Tk, d.Tcap, d.NH, d.NKV, d.NH / d.NKV, d.Tm, { f32: d.scale * Math.LOG2E }, { f32: d.scale }, d.Tm > 0 ? 1 : 0, 0,
-];
+const uniforms = (d: Dims, NS = 0) => ({
+  B: d.B, Tq: d.Tq, Tk: d.Tk, Tcap: d.Tcap, NH: d.NH, NKV: d.NKV, G: d.NH / d.NKV, Tm: d.Tm, scale2: d.scale * Math.LOG2E, scale: d.scale,
+  hasMask: d.Tm > 0 ? 1 : 0, NS,
+});
 
 /**
  * out (B, Tq, NH, HS) = softmax(q k^T * scale, causal + padding mask) v, and lse (B, NH, Tq) its log-sum-exp
@@ -344,9 +421,9 @@ export function attentionForward(gpu: Gpu, out: Tensor, lse: Tensor, q: Tensor, 
   }
   if (tkGpu) shapeError(op, 'TkGpu needs the split decode path (a GPU adapter, Tq <= 4, and its tiles fitting the device)');
   if (direct) {
-    gpu.run({
+    main.run(gpu, {
       program: (path === 'regs' ? regsPrograms : directPrograms)(d.HS).fwd,
-      bindings: [q, k, v, maskOf(gpu, opts), out, lse],
+      bindings: { q, k, v, mask: maskOf(gpu, opts), out, lse },
       uniforms: uniforms(d),
       workgroups: grid1d(Math.ceil((d.B * d.Tq * d.NH) / 64)),
     });
@@ -356,9 +433,9 @@ export function attentionForward(gpu: Gpu, out: Tensor, lse: Tensor, q: Tensor, 
   const asked = opts.forward ?? forwardChoice(d.Tq, d.HS);
   const fv = typeof asked === 'string' ? parseForward(asked) : asked;
   const own = fv !== null && forwardUnfit(d.HS, p.tiles.lanes, fv, gpu.limits) === null ? fv : null;
-  gpu.run({
+  main.run(gpu, {
     program: own ? forwardPrograms(gpu, d.HS, own) : p.fwd,
-    bindings: [q, k, v, maskOf(gpu, opts), out, lse],
+    bindings: { q, k, v, mask: maskOf(gpu, opts), out, lse },
     uniforms: uniforms(d),
     workgroups: [Math.ceil(R / (own ? own.fBR : p.tiles.fBR)), d.NKV, d.B],
   });
@@ -398,14 +475,13 @@ function decodeForward(
 ): void {
   const NS = Math.ceil((opts.TkGpu ? d.Tcap : d.Tk) / p.CH);
   const R = d.Tq * (d.NH / d.NKV);
-  const u = uniforms(d);
-  u[11] = NS;
+  const u = uniforms(d, NS);
   const pml = gpu.tensor([d.B, d.NKV, NS, R, 2], 'f32', 'attention.pml');
   const pacc = gpu.tensor([d.B, d.NKV, NS, R, d.HS], 'f32', 'attention.pacc');
-  gpu.run({ program: p.partial, bindings: [q, k, v, maskOf(gpu, opts), undefined, undefined, pml, pacc, opts.TkGpu], uniforms: u, workgroups: [NS, d.NKV, d.B] });
-  gpu.run({
+  decode.run(gpu, { program: p.partial, bindings: { q, k, v, mask: maskOf(gpu, opts), pml, pacc, klen: opts.TkGpu }, uniforms: u, workgroups: [NS, d.NKV, d.B] });
+  decode.run(gpu, {
     program: p.combine,
-    bindings: [undefined, undefined, undefined, undefined, out, lse, pml, pacc],
+    bindings: { out, lse, pml, pacc },
     uniforms: u,
     workgroups: grid1d(Math.ceil((d.B * d.Tq * d.NH * (d.HS / 4)) / 64)),
   });
@@ -438,8 +514,8 @@ export function attentionBackward(
   if (path !== 'tiled') {
     const p = (path === 'regs' ? regsPrograms : directPrograms)(d.HS);
     const mask = maskOf(gpu, opts);
-    gpu.run({ program: p.dkdv, bindings: [q, k, v, mask, out, lse, dout, undefined, undefined, dk, dv], uniforms: u, workgroups: grid1d(Math.ceil((d.B * d.Tcap * d.NKV) / 64)) });
-    gpu.run({ program: p.dq, bindings: [q, k, v, mask, out, lse, dout, undefined, dq], uniforms: u, workgroups: grid1d(Math.ceil((d.B * d.Tq * d.NH) / 64)) });
+    main.run(gpu, { program: p.dkdv, bindings: { q, k, v, mask, out, lse, dout, dk, dv }, uniforms: u, workgroups: grid1d(Math.ceil((d.B * d.Tcap * d.NKV) / 64)) });
+    main.run(gpu, { program: p.dq, bindings: { q, k, v, mask, out, lse, dout, dq }, uniforms: u, workgroups: grid1d(Math.ceil((d.B * d.Tq * d.NH) / 64)) });
     return;
   }
   const p = attentionPrograms(gpu, d.HS);
@@ -452,21 +528,21 @@ export function attentionBackward(
     gpu.release(ld);
     return;
   }
-  gpu.run({
+  main.run(gpu, {
     program: p.prep,
-    bindings: [undefined, undefined, undefined, undefined, out, lse, dout, ld],
+    bindings: { out, lse, dout, ld },
     uniforms: u,
     workgroups: grid1d(Math.ceil((d.B * d.Tq * d.NH) / 64)),
   });
-  gpu.run({
+  main.run(gpu, {
     program: p.dkdv,
-    bindings: [q, k, v, maskOf(gpu, opts), undefined, undefined, dout, ld, undefined, dk, dv],
+    bindings: { q, k, v, mask: maskOf(gpu, opts), dout, ld, dk, dv },
     uniforms: u,
     workgroups: [Math.ceil(d.Tcap / p.tiles.kBK), d.NKV, d.B],
   });
-  gpu.run({
+  main.run(gpu, {
     program: p.dq,
-    bindings: [q, k, v, maskOf(gpu, opts), undefined, undefined, dout, ld, dq],
+    bindings: { q, k, v, mask: maskOf(gpu, opts), dout, ld, dq },
     uniforms: u,
     workgroups: [Math.ceil(R / p.tiles.qBR), d.NKV, d.B],
   });
@@ -479,17 +555,16 @@ interface BackwardTensors { dq: Tensor; dk: Tensor; dv: Tensor; dout: Tensor; q:
 /** The blocked backward: [prep,] dq (which computes ld when fused), dk/dv [, the sum of its splits]; with ds: prep, dk/dv (storing dS) [, sum], dq. */
 function blockedBackward(gpu: Gpu, v1: AttentionPrograms, v: BlockedBackward, d: Dims, t: BackwardTensors): void {
   const p = blockedPrograms(d.HS, v);
-  const u = uniforms(d);
-  u[11] = v.split;
+  const u = uniforms(d, v.split);
   const R = d.Tq * (d.NH / d.NKV);
   if (!v.fusePrep) {
-    gpu.run({ program: v1.prep, bindings: [undefined, undefined, undefined, undefined, t.out, t.lse, t.dout, t.ld], uniforms: u, workgroups: grid1d(Math.ceil((d.B * d.Tq * d.NH) / 64)) });
+    main.run(gpu, { program: v1.prep, bindings: { out: t.out, lse: t.lse, dout: t.dout, ld: t.ld }, uniforms: u, workgroups: grid1d(Math.ceil((d.B * d.Tq * d.NH) / 64)) });
   }
   const dqGrid: [number, number, number] = [Math.ceil(R / v.qBR), d.NKV, d.B];
   if (!v.ds) {
-    gpu.run({
+    blocked.run(gpu, {
       program: p.dq,
-      bindings: [t.q, t.k, t.v, t.mask, v.fusePrep ? t.out : undefined, v.fusePrep ? t.lse : undefined, t.dout, t.ld, t.dq],
+      bindings: { q: t.q, k: t.k, v: t.v, mask: t.mask, out: v.fusePrep ? t.out : null, lse: v.fusePrep ? t.lse : null, dout: t.dout, ld: t.ld, dq: t.dq },
       uniforms: u,
       workgroups: dqGrid,
     });
@@ -498,24 +573,23 @@ function blockedBackward(gpu: Gpu, v1: AttentionPrograms, v: BlockedBackward, d:
   const pk = v.split > 1 ? gpu.tensor(kShape, 'f32', 'attention.pdk') : t.dk;
   const pv = v.split > 1 ? gpu.tensor(kShape, 'f32', 'attention.pdv') : t.dv;
   const ds = v.ds ? gpu.tensor([d.B, d.NKV, R, d.Tk], 'f32', 'attention.ds') : undefined;
-  const none = [undefined, undefined] as const;
-  gpu.run({
+  blocked.run(gpu, {
     program: p.dkdv,
-    bindings: [t.q, t.k, t.v, t.mask, undefined, undefined, t.dout, t.ld, undefined, pk, pv, ...none, ds],
+    bindings: { q: t.q, k: t.k, v: t.v, mask: t.mask, dout: t.dout, ld: t.ld, pk, pv, dsg: ds },
     uniforms: u,
     workgroups: [Math.ceil(d.Tcap / v.kBK) * v.split, d.NKV, d.B],
   });
   if (v.split > 1) {
-    gpu.run({
+    blocked.run(gpu, {
       program: p.reduce,
-      bindings: [undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, pk, pv, t.dk, t.dv],
+      bindings: { pk, pv, dk: t.dk, dv: t.dv },
       uniforms: u,
       workgroups: grid1d(Math.ceil((d.B * d.Tcap * d.NKV * (d.HS / 4)) / 64)),
     });
     gpu.release(pk, pv);
   }
   if (ds) {
-    gpu.run({ program: p.dq, bindings: [undefined, t.k, t.v, t.mask, undefined, undefined, undefined, undefined, t.dq, undefined, undefined, ...none, ds], uniforms: u, workgroups: dqGrid });
+    blocked.run(gpu, { program: p.dqFromDs, bindings: { k: t.k, v: t.v, mask: t.mask, dq: t.dq, dsg: ds }, uniforms: u, workgroups: dqGrid });
     gpu.release(ds);
   }
 }

@@ -33,30 +33,8 @@
 // latency hides behind that math; the arithmetic and its order are the same, so the bits are too.
 // Every dq/dk/dv element is written once by one thread (and reduced in a fixed order): deterministic.
 
-struct Params {
-  B: u32, Tq: u32, Tk: u32, Tcap: u32,
-  NH: u32, NKV: u32, G: u32, Tm: u32,
-  scale2: f32,   // scale * log2(e)
-  scale: f32,
-  hasMask: u32,  // 0: every key is real (mask is a dummy binding)
-  NS: u32,       // row splits of backwardDkDvBlocked
-}
-@group(0) @binding(0) var<uniform> u: Params;
-
-@group(0) @binding(1) var<storage, read> q: array<vec4f>;
-@group(0) @binding(2) var<storage, read> k: array<vec4f>;
-@group(0) @binding(3) var<storage, read> v: array<vec4f>;
-@group(0) @binding(4) var<storage, read> mask: array<i32>;
-@group(0) @binding(5) var<storage, read> out: array<vec4f>;
-@group(0) @binding(6) var<storage, read> lse: array<f32>;
-@group(0) @binding(7) var<storage, read> dout: array<vec4f>;
-@group(0) @binding(8) var<storage, read_write> ld: array<vec2f>;
-@group(0) @binding(9) var<storage, read_write> dq: array<vec4f>;
-@group(0) @binding(10) var<storage, read_write> pk: array<vec4f>;
-@group(0) @binding(11) var<storage, read_write> pv: array<vec4f>;
-@group(0) @binding(12) var<storage, read_write> dk: array<vec4f>;
-@group(0) @binding(13) var<storage, read_write> dv: array<vec4f>;
-@group(0) @binding(14) var<storage, read_write> dsg: array<f32>;
+// Uniforms (struct Params) and bindings: written by attention.ts from its kernels' names and types.
+$HEADER
 
 const HS4 = $HS4u;
 const HS = HS4 * 4u;

@@ -16,25 +16,8 @@
 // covers the cache's capacity: a chunk wholly past Tk writes (m, l, acc) = (-1e30, 0, 0), which the
 // combination weighs 0, so the dispatch is the same at every step (Gpu recordings replay it).
 
-struct Params {
-  B: u32, Tq: u32, Tk: u32, Tcap: u32,
-  NH: u32, NKV: u32, G: u32, Tm: u32,
-  scale2: f32,   // scale * log2(e)
-  scale: f32,
-  hasMask: u32,
-  NS: u32,       // key chunks
-}
-@group(0) @binding(0) var<uniform> u: Params;
-
-@group(0) @binding(1) var<storage, read> q: array<vec4f>;
-@group(0) @binding(2) var<storage, read> k: array<vec4f>;
-@group(0) @binding(3) var<storage, read> v: array<vec4f>;
-@group(0) @binding(4) var<storage, read> mask: array<i32>;
-@group(0) @binding(5) var<storage, read_write> out: array<vec4f>;
-@group(0) @binding(6) var<storage, read_write> lse: array<f32>;
-@group(0) @binding(7) var<storage, read_write> pml: array<vec2f>;
-@group(0) @binding(8) var<storage, read_write> pacc: array<vec4f>;
-@group(0) @binding(9) var<storage, read> klen: array<i32>;
+// Uniforms (struct Params) and bindings: written by attention.ts from its kernels' names and types.
+$HEADER
 
 const HS4 = $HS4u;
 const CH = $CHu;            // keys per chunk (workgroup)

@@ -11,26 +11,8 @@
 //              walks every query (all G heads of the group) that sees key j.
 // Dispatch: grid1d(ceil(threads / 64)), workgroup 64.
 
-struct Params {
-  B: u32, Tq: u32, Tk: u32, Tcap: u32,
-  NH: u32, NKV: u32, G: u32, Tm: u32,
-  scale2: f32,
-  scale: f32,
-  hasMask: u32,
-  _p1: u32,
-}
-@group(0) @binding(0) var<uniform> u: Params;
-
-@group(0) @binding(1) var<storage, read> q: array<vec4f>;
-@group(0) @binding(2) var<storage, read> k: array<vec4f>;
-@group(0) @binding(3) var<storage, read> v: array<vec4f>;
-@group(0) @binding(4) var<storage, read> mask: array<i32>;
-@group(0) @binding(5) var<storage, read_write> out: array<vec4f>;
-@group(0) @binding(6) var<storage, read_write> lse: array<f32>;
-@group(0) @binding(7) var<storage, read> dout: array<vec4f>;
-@group(0) @binding(9) var<storage, read_write> dq: array<vec4f>;
-@group(0) @binding(10) var<storage, read_write> dk: array<vec4f>;
-@group(0) @binding(11) var<storage, read_write> dv: array<vec4f>;
+// Uniforms (struct Params) and bindings: written by attention.ts from its kernels' names and types.
+$HEADER
 
 const HS4 = $HS4u;
 const NEG = -1.0e30;

@@ -2,20 +2,25 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
-import { type Program, programFactory } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
 import { type WeightDType, fillTemplate, loadFn } from '../common.ts';
+import { defineKernel } from '../program.ts';
 import source from './embedding.wgsl';
 
-const embeddingPrograms = programFactory((dtype: WeightDType) => dtype, (dtype: WeightDType): { fwd: Program; bwd: Program } => {
-  const code = () =>
+const embedding = defineKernel({
+  name: 'embedding',
+  bindings: ['ids', 'weight', 'out', 'rows', 'starts', 'order', 'dout', 'dweight'],
+  uniforms: { N: 'u32', C: 'u32', V: 'u32', R: 'u32' },
+  entries: { forward: ['ids', 'weight', 'out'], backward: ['rows', 'starts', 'order', 'dout', 'dweight'] },
+});
+const program = embedding.variants((dtype: WeightDType) => ({
+  key: `embedding:${dtype}`,
+  code: () =>
     fillTemplate(source, {
       WEIGHT_DECL: `@group(0) @binding(2) var<storage, read> weight: array<${dtype === 'f32' ? 'f32' : 'u32'}>;`,
       UNPACK: loadFn('loadWeight', 'weight', dtype),
-    });
-  const key = `embedding:${dtype}`;
-  return { fwd: { key, code, entryPoint: 'forward' }, bwd: { key, code, entryPoint: 'backward' } };
-});
+    }),
+}));
 
 /** out (N, C) = weight (V, C) rows picked by ids (N). Out-of-range ids give zero rows. */
 export function embeddingForward(gpu: Gpu, out: Tensor, ids: Tensor, weight: Tensor): void {
@@ -27,10 +32,10 @@ export function embeddingForward(gpu: Gpu, out: Tensor, ids: Tensor, weight: Ten
   if (out.dtype !== 'f32' || out.shape[0] !== N || out.shape[1] !== C || out.shape.length !== 2) {
     shapeError(op, `out must be (${N}, ${C}) f32, got ${shapeStr(out)}`);
   }
-  gpu.run({
-    program: embeddingPrograms(weight.dtype as WeightDType).fwd,
-    bindings: [ids, weight, out],
-    uniforms: [N, C, V, 0],
+  embedding.run(gpu, {
+    program: program('forward', weight.dtype as WeightDType),
+    bindings: { ids, weight, out },
+    uniforms: { N, C, V, R: 0 },
     workgroups: [Math.ceil(C / 64), N],
   });
 }
@@ -68,10 +73,10 @@ export function embeddingBackward(gpu: Gpu, dweight: Tensor, dout: Tensor, idsHo
   const tRows = gpu.upload(rows, [rows.length], 'i32', 'embedding.rows');
   const tStarts = gpu.upload(starts, [starts.length], 'i32', 'embedding.starts');
   const tOrder = gpu.upload(order, [order.length], 'i32', 'embedding.order');
-  gpu.run({
-    program: embeddingPrograms('f32').bwd,
-    bindings: [undefined, undefined, undefined, tRows, tStarts, tOrder, dout, dweight],
-    uniforms: [N, C, V, rows.length],
+  embedding.run(gpu, {
+    program: program('backward', 'f32'),
+    bindings: { rows: tRows, starts: tStarts, order: tOrder, dout, dweight },
+    uniforms: { N, C, V, R: rows.length },
     workgroups: [Math.ceil(C / 64), rows.length],
   });
   // Back to the pool once this submit is recorded: later writes to these buffers are ordered after it.

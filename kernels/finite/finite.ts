@@ -4,12 +4,25 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
-import type { Program } from '../../src/gpu/program.ts';
 import { type Tensor, numel, shapeStr } from '../../src/gpu/tensor.ts';
+import { defineKernel } from '../program.ts';
 import source from './finite.wgsl';
 
-const COUNT: Program = { key: 'finite', code: () => source, entryPoint: 'count' };
-const COUNT_FEW: Program = { key: 'finite:few', code: () => source, entryPoint: 'countFew' };
+const finite = defineKernel({
+  name: 'finite',
+  bindings: ['x', 'flags', 'x1', 'x2', 'x3', 'x4', 'x5'],
+  // more: the (n, slot) pairs of x1..x5, then 2 words of padding
+  uniforms: { n: 'u32', slot: 'u32', stride: 'u32', _pad: 'u32', more: 'u32[12]' },
+  entries: {
+    count: ['x', 'flags'],
+    countFew: ['x', 'flags'],
+    countMany: ['x', 'flags', 'x1', 'x2', 'x3', 'x4', 'x5'],
+    countManyFew: ['x', 'flags', 'x1', 'x2', 'x3', 'x4', 'x5'],
+  },
+});
+const COUNT = finite.program('finite', () => source, 'count');
+const COUNT_FEW = finite.program('finite:few', () => source, 'countFew');
+const NO_MORE: readonly number[] = new Array<number>(12).fill(0);
 /** Tensors one countMany dispatch counts (x, x1..x5: with the flags, 7 storage bindings of WebGPU's 8). */
 export const MANY = 6;
 
@@ -56,8 +69,8 @@ ${body('few')}
 }
 let manyCode: string | null = null;
 const manyCodeOnce = (): string => (manyCode ??= manySource());
-const COUNT_MANY: Program = { key: 'finite:many', code: manyCodeOnce, entryPoint: 'countMany' };
-const COUNT_MANY_FEW: Program = { key: 'finite:many', code: manyCodeOnce, entryPoint: 'countManyFew' };
+const COUNT_MANY = finite.program('finite:many', manyCodeOnce, 'countMany');
+const COUNT_MANY_FEW = finite.program('finite:many', manyCodeOnce, 'countManyFew');
 /** Workgroups of one dispatch at most: each thread strides, so a large tensor stays one dispatch. */
 const MAX_GROUPS = 256;
 /** The CPU form (countFew): workgroups of 64 threads, at most 16, each thread walking >= 256 values. */
@@ -90,10 +103,10 @@ export function countNonFiniteMany(gpu: Gpu, flags: Tensor, items: ReadonlyArray
     const ps = Array.from({ length: MANY }, (_, j) => (j < part.length ? [ns[j], part[j].slot] : [0, 0]));
     const threads = path === 'few' ? Math.min(FEW.maxGroups, Math.ceil(most / (FEW.threads * FEW.perThread))) * FEW.threads : Math.min(MAX_GROUPS, Math.ceil(most / 256)) * 256;
     const xs = Array.from({ length: MANY }, (_, j) => (j < part.length ? part[j].x : part[0].x)); // read-only: a repeat is allowed
-    gpu.run({
+    finite.run(gpu, {
       program: path === 'few' ? COUNT_MANY_FEW : COUNT_MANY,
-      bindings: [xs[0], flags, ...xs.slice(1)],
-      uniforms: [ps[0][0], ps[0][1], threads, 0, ...ps.slice(1).flat(), 0, 0],
+      bindings: { x: xs[0], flags, x1: xs[1], x2: xs[2], x3: xs[3], x4: xs[4], x5: xs[5] },
+      uniforms: { n: ps[0][0], slot: ps[0][1], stride: threads, more: [...ps.slice(1).flat(), 0, 0] },
       workgroups: [threads / (path === 'few' ? FEW.threads : 256), 1],
     });
   }
@@ -106,9 +119,9 @@ export function countNonFinite(gpu: Gpu, flags: Tensor, slot: number, x: Tensor,
   if (n === 0) return;
   if (path === 'few') {
     const groups = Math.min(FEW.maxGroups, Math.ceil(n / (FEW.threads * FEW.perThread)));
-    gpu.run({ program: COUNT_FEW, bindings: [x, flags], uniforms: [n, slot, groups * FEW.threads, 0], workgroups: [groups, 1] });
+    finite.run(gpu, { program: COUNT_FEW, bindings: { x, flags }, uniforms: { n, slot, stride: groups * FEW.threads, more: NO_MORE }, workgroups: [groups, 1] });
     return;
   }
   const groups = Math.min(MAX_GROUPS, Math.ceil(n / 256));
-  gpu.run({ program: COUNT, bindings: [x, flags], uniforms: [n, slot, groups * 256, 0], workgroups: [groups, 1] });
+  finite.run(gpu, { program: COUNT, bindings: { x, flags }, uniforms: { n, slot, stride: groups * 256, more: NO_MORE }, workgroups: [groups, 1] });
 }

@@ -9,12 +9,13 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
-import { type Program, type UniformField, grid1d, programFactory } from '../../src/gpu/program.ts';
+import { grid1d, programFactory } from '../../src/gpu/program.ts';
 import { type Tensor, is16, shapeStr } from '../../src/gpu/tensor.ts';
 import { type WeightDType, fillTemplate, loadFn, noAlias, rowThreads } from '../common.ts';
 import { type RopeFreq, invFreqOf } from '../rope/rope.ts';
 import ropeSource from '../rope/rope.wgsl';
 import { GEMV, gemvRows } from '../matmul/gemv.ts';
+import { type EntryOf, type KernelProgram, defineKernel } from '../program.ts';
 import linearGemvSource from './linear-gemv.wgsl';
 import shrinkGemvSource from './shrink-gemv.wgsl';
 import linearSource from './linear.wgsl';
@@ -201,7 +202,22 @@ function shrinkGemvBody(norm: boolean, lora: boolean): string {
  * The entry points: the LoRA/norm prologue and the fused matmul, each in the 'direct' form (barrier-free,
  * CPU adapters, any M: shrink, linear) or the gemv form (GPUs, M <= FUSED_GEMV_ROWS: shrink_gemv, gemv).
  */
-type Entry = 'shrink' | 'linear' | 'shrink_gemv' | 'gemv';
+const linear = defineKernel({
+  name: 'fused',
+  bindings: ['x', 'slots', 'A', 'h', 'w', 'bias', 'Bl', 'res', 'out', 'gu', 'gamma'],
+  uniforms: {
+    M: 'u32', K: 'u32', T: 'u32', R: 'u32', S: 'u32', NW: 'u32', NOUT: 'u32', scale: 'f32',
+    cols: 'u32[4]', hIdx: 'u32[4]', aOff: 'u32[4]', bOff: 'u32[4]', rOff: 'u32', eps: 'f32',
+  },
+  entries: {
+    shrink: ['x', 'slots?', 'A?', 'h', 'gamma?'],
+    shrink_gemv: ['x', 'slots?', 'A?', 'h', 'gamma?'],
+    // A: the gemv form's inline prologue; h: the prologue's output (LoRA h, or a norm's rstd)
+    linear: ['x', 'slots?', 'A?', 'h?', 'w', 'bias?', 'Bl?', 'res?', 'out', 'gu?', 'gamma?'],
+    gemv: ['x', 'slots?', 'A?', 'h?', 'w', 'bias?', 'Bl?', 'res?', 'out', 'gu?', 'gamma?'],
+  },
+});
+type Entry = EntryOf<typeof linear>;
 const EXTRA: Partial<Record<Entry, string>> = { gemv: linearGemvSource, shrink_gemv: shrinkGemvSource };
 
 /** wg: rmsnorm's lanes for a row of K (rowThreads(K, 4)) with the RMSNorm folded in, 0 without; mr: the gemv form's rows (gemvRows), else 0. */
@@ -209,9 +225,9 @@ const inlineKey = (i: Inline | null): string => (i ? `:inline${i.lora ? `${i.G}x
 const program = programFactory(
   (w: WeightDType, bias: boolean, lora: boolean, e: EpilogueKind, wg: number, entryPoint: Entry, mr: number, inl: Inline | null = null) =>
     `${entryPoint}:${w}:${bias}:${lora}:${e}:${wg}:${mr}${inlineKey(inl)}`,
-  (w: WeightDType, bias: boolean, lora: boolean, e: EpilogueKind, wg: number, entryPoint: Entry, mr: number, inl: Inline | null = null): Program => ({
-    key: `fused:${entryPoint}${mr ? `_m${mr}` : ''}:${w}:${bias ? 'bias' : 'nobias'}:${lora ? 'lora' : 'nolora'}:${e}:${wg ? `norm${wg}` : 'nonorm'}${inlineKey(inl)}`,
-    code: () => fillTemplate(`${linearSource}\n${EXTRA[entryPoint] ?? ''}`, {
+  (w: WeightDType, bias: boolean, lora: boolean, e: EpilogueKind, wg: number, entryPoint: Entry, mr: number, inl: Inline | null = null) => linear.program(
+    `fused:${entryPoint}${mr ? `_m${mr}` : ''}:${w}:${bias ? 'bias' : 'nobias'}:${lora ? 'lora' : 'nolora'}:${e}:${wg ? `norm${wg}` : 'nonorm'}${inlineKey(inl)}`,
+    () => fillTemplate(`${linearSource}\n${EXTRA[entryPoint] ?? ''}`, {
       W_ELEM: w === 'f32' ? 'f32' : 'u32',
       LOAD_W: loadFn('ldW', 'w', w),
       FINISH: [...(bias ? [FINISH_BIAS] : []), ...(lora ? [finishLora(inl, e.startsWith('swiglu'))] : [])].join('\n'),
@@ -228,17 +244,24 @@ const program = programFactory(
       } : {}),
     }),
     entryPoint,
-  }),
-);
+  ),
+) as <E extends Entry>(w: WeightDType, bias: boolean, lora: boolean, e: EpilogueKind, wg: number, entryPoint: E, mr: number, inl?: Inline | null) => KernelProgram<E>;
+
+const ropeKvKernel = defineKernel({
+  name: 'fused.rope_kv',
+  bindings: ['pos', 'inv_freq', 'qkv', 'qo', 'ko', 'vo', 'klen'],
+  uniforms: { BT: 'u32', T: 'u32', NH: 'u32', NKV: 'u32', HALF: 'u32', Tcap: 'u32', t0: 'u32' },
+  entries: { rope_kv: ['pos', 'inv_freq', 'qkv', 'qo', 'ko', 'vo', 'klen?'] },
+});
 
 /** rope_kv with t0 from the uniforms or (t0Gpu) from the GPU. */
 const ropeKvProgram = programFactory(
   (t0Gpu: boolean) => String(t0Gpu),
-  (t0Gpu: boolean): Program => ({
-    key: `fused:rope_kv${t0Gpu ? ':t0gpu' : ''}`,
-    code: () => fillTemplate(ropeKvSource, { COS_SIN: ropeSource.match(/fn cosSin[\s\S]*?\n}\n/)![0], T0: t0Gpu ? 'u32(klen[0])' : 'u.t0' }),
-    entryPoint: 'rope_kv',
-  }),
+  (t0Gpu: boolean) => ropeKvKernel.program(
+    `fused:rope_kv${t0Gpu ? ':t0gpu' : ''}`,
+    () => fillTemplate(ropeKvSource, { COS_SIN: ropeSource.match(/fn cosSin[\s\S]*?\n}\n/)![0], T0: t0Gpu ? 'u32(klen[0])' : 'u.t0' }),
+    'rope_kv',
+  ),
 );
 
 /**
@@ -306,13 +329,13 @@ export const prologueSize = (M: number, p: Prologue): number => (p.lora ? p.lora
 const NONE = 0xffffffff;
 const vec4 = (a: readonly number[], fill: number): number[] => [0, 1, 2, 3].map((i) => a[i] ?? fill);
 
-function uniforms(M: number, K: number, NW: number, NOUT: number, cols: readonly number[], p: Prologue): UniformField[] {
+function uniforms(M: number, K: number, NW: number, NOUT: number, cols: readonly number[], p: Prologue) {
   const g = p.lora?.group;
-  return [
-    M, K, p.lora?.T ?? 1, g?.R ?? 0, g?.S ?? 0, NW, NOUT, { f32: p.lora?.scale ?? 0 },
-    ...vec4(cols, NW), ...vec4(g ? g.hIdx.map((i) => (i < 0 ? NONE : i)) : [], NONE), ...vec4(g?.aOff ?? [], 0), ...vec4(g?.bOff ?? [], 0),
-    g ? g.GL * M * g.R : 0, { f32: p.norm?.eps ?? 0 }, 0, 0,
-  ];
+  return {
+    M, K, T: p.lora?.T ?? 1, R: g?.R ?? 0, S: g?.S ?? 0, NW, NOUT, scale: p.lora?.scale ?? 0,
+    cols: vec4(cols, NW), hIdx: vec4(g ? g.hIdx.map((i) => (i < 0 ? NONE : i)) : [], NONE), aOff: vec4(g?.aOff ?? [], 0), bOff: vec4(g?.bOff ?? [], 0),
+    rOff: g ? g.GL * M * g.R : 0, eps: p.norm?.eps ?? 0,
+  };
 }
 
 /** `h` 'inline': the matmul computes the prologue itself (no h buffer). */
@@ -365,10 +388,10 @@ export function groupPrologue(gpu: Gpu, h: Tensor, x: Tensor, p: Prologue, form:
   const g = p.lora?.group;
   if (form === 'gemv' && M > FUSED_GEMV_ROWS) shapeError(op, `the gemv form takes at most ${FUSED_GEMV_ROWS} rows, got ${M}`);
   const gemv = form === 'gemv';
-  gpu.run({
+  linear.run(gpu, {
     program: program('f32', false, Boolean(g), 'store', lanes(K, p.norm), gemv ? 'shrink_gemv' : 'shrink', 0),
     // gamma only norms the LoRA input: the rstd rows need x alone
-    bindings: [x, p.lora?.slots, g?.A, h, undefined, undefined, undefined, undefined, undefined, undefined, g ? p.norm?.gamma : undefined],
+    bindings: { x, slots: p.lora?.slots, A: g?.A, h, gamma: g ? p.norm?.gamma : null },
     uniforms: uniforms(M, K, g?.GL ?? 0, 0, [], p),
     workgroups: gemv ? [Math.max(1, (g?.GL ?? 0) * (g?.R ?? 0)), M] : grid1d(Math.ceil(prologueSize(M, p) / 64)),
   });
@@ -446,13 +469,13 @@ export function fusedLinear(
   const kind: EpilogueKind = e.kind === 'swiglu' ? (gu ? 'swiglu-save' : 'swiglu') : e.kind;
   const cols = [0];
   for (const o of outs) cols.push(cols[cols.length - 1] + o);
-  const bindings = [x, lora?.slots, inl ? lora?.group.A : undefined, h, w, bias, lora?.group.B, res, out, gu, norm?.gamma];
-  const used = bindings.filter((b) => b !== undefined).length;
+  const bindings = { x, slots: lora?.slots, A: inl ? lora?.group.A : null, h, w, bias, Bl: lora?.group.B, res, out, gu, gamma: norm?.gamma };
+  const used = Object.values(bindings).filter((b) => b).length;
   if (used > gpu.limits.maxStorageBuffersPerShaderStage) shapeError(op, `${used} storage buffers, over this device's ${gpu.limits.maxStorageBuffersPerShaderStage}; run the group unfused`);
   const form = inl ? 'gemv' : opts.form ?? fusedForm(gpu, M);
   if (form === 'gemv' && M > FUSED_GEMV_ROWS) shapeError(op, `the gemv form takes at most ${FUSED_GEMV_ROWS} rows, got ${M}`);
   const gemv = form === 'gemv';
-  gpu.run({
+  linear.run(gpu, {
     program: program(wd as WeightDType, Boolean(bias), Boolean(lora), kind, lanes(K, norm), gemv ? 'gemv' : 'linear', gemv ? gemvRows(M) : 0, inl),
     bindings,
     uniforms: uniforms(M, K, NW, NOUT, cols, opts),
@@ -481,10 +504,10 @@ export function ropeKv(gpu: Gpu, q: Tensor, k: Tensor, v: Tensor, qkv: Tensor, p
   if (t0Gpu && (t0Gpu.dtype !== 'i32' || t0Gpu.shape.length !== 1 || t0Gpu.shape[0] !== 1)) shapeError(op, `t0Gpu must be (1) i32, got ${shapeStr(t0Gpu)}`);
   noAlias(op, { q, k, v, qkv });
   const invFreq = invFreqOf(op, gpu, HS, freq);
-  gpu.run({
+  ropeKvKernel.run(gpu, {
     program: ropeKvProgram(Boolean(t0Gpu)),
-    bindings: [pos, invFreq, qkv, q, k, v, t0Gpu],
-    uniforms: [B * T, T, NH, NKV, HS / 2, Tcap, t0, 0],
+    bindings: { pos, inv_freq: invFreq, qkv, qo: q, ko: k, vo: v, klen: t0Gpu },
+    uniforms: { BT: B * T, T, NH, NKV, HALF: HS / 2, Tcap, t0 },
     workgroups: grid1d(Math.ceil((B * T * (NH + 2 * NKV) * (HS / 2)) / 64)),
   });
 }

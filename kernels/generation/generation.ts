@@ -3,11 +3,17 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
-import type { Program } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
+import { defineKernel } from '../program.ts';
 import source from './generation.wgsl';
 
-const ADVANCE: Program = { key: 'generation:advance', code: () => source, entryPoint: 'advance' };
+const generation = defineKernel({
+  name: 'generation',
+  bindings: ['step', 'len', 'pos', 'token', 'plen', 'limit', 'stops', 'kept'],
+  uniforms: { B: 'u32', NS: 'u32', Tp: 'u32' },
+  entries: { advance: ['step', 'len', 'pos', 'token', 'plen', 'limit', 'stops', 'kept'] },
+});
+const ADVANCE = generation.program('generation:advance', () => source, 'advance');
 
 /** A generation's step state on the GPU (see generation.wgsl for what each holds). */
 export interface StepTensors {
@@ -42,10 +48,10 @@ export function advanceStep(gpu: Gpu, s: StepTensors, token: Tensor): void {
   want('kept', s.kept, B + 1);
   want('stops', s.stops, Math.max(1, s.NS));
   if (!Number.isInteger(s.Tp) || s.Tp < 1) shapeError(op, `Tp must be a positive integer, got ${s.Tp}`);
-  gpu.run({
+  generation.run(gpu, {
     program: ADVANCE,
-    bindings: [s.step, s.len, s.pos, token, s.plen, s.limit, s.stops, s.kept],
-    uniforms: [B, s.NS, s.Tp, 0],
+    bindings: { step: s.step, len: s.len, pos: s.pos, token, plen: s.plen, limit: s.limit, stops: s.stops, kept: s.kept },
+    uniforms: { B, NS: s.NS, Tp: s.Tp },
     workgroups: [1],
   });
 }

@@ -3,32 +3,38 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
-import { type Program, grid1d, programFactory } from '../../src/gpu/program.ts';
+import { grid1d } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
 import { fillTemplate, rowThreads } from '../common.ts';
+import { defineKernel } from '../program.ts';
 import source from './logprobs.wgsl';
 
-type Entry = 'forward' | 'backward';
-const programKey = (inPlace: boolean, hasDlogp: boolean, hasDent: boolean, wg: number): string =>
-  `logprobs:${inPlace ? 'inplace' : 'out'}:${hasDlogp ? 'dlogp' : '-'}:${hasDent ? 'dent' : '-'}:wg${wg}`;
+const logprobs = defineKernel({
+  name: 'logprobs',
+  bindings: ['logits', 'targets', 'logp', 'entropy', 'lse', 'dlogp', 'dentropy', 'dlogits'],
+  uniforms: { N: 'u32', V: 'u32', invT: 'f32', nanBits: 'u32' },
+  entries: {
+    forward: ['logits', 'targets', 'logp', 'entropy', 'lse'],
+    // in place, the gradient overwrites logits (no dlogits)
+    backward: ['logits', 'targets', 'entropy?', 'lse', 'dlogp?', 'dentropy?', 'dlogits?'],
+  },
+});
+
 /** Threads per row: about 16 logits each. */
 const threads = (V: number): number => rowThreads(V, 16);
 
-const program = programFactory(
-  (entry: Entry, inPlace: boolean, hasDlogp: boolean, hasDent: boolean, wg: number) => `${programKey(inPlace, hasDlogp, hasDent, wg)}#${entry}`,
-  (entry: Entry, inPlace: boolean, hasDlogp: boolean, hasDent: boolean, wg: number): Program => {
-    const code = () =>
-      fillTemplate(source, {
-        LOGITS_ACCESS: inPlace ? 'read_write' : 'read',
-        DLOGP: hasDlogp ? 'dlogp[row]' : '0.0',
-        DENT: hasDent ? 'dentropy[row]' : '0.0',
-        ENTROPY: hasDent ? 'entropy[row]' : '0.0',
-        GRAD_STORE: inPlace ? 'logits[i] = dlogit;' : 'dlogits[i] = dlogit;',
-        WG: String(wg),
-      });
-    return { key: programKey(inPlace, hasDlogp, hasDent, wg), code, entryPoint: entry };
-  },
-);
+const program = logprobs.variants((inPlace: boolean, hasDlogp: boolean, hasDent: boolean, wg: number) => ({
+  key: `logprobs:${inPlace ? 'inplace' : 'out'}:${hasDlogp ? 'dlogp' : '-'}:${hasDent ? 'dent' : '-'}:wg${wg}`,
+  code: () =>
+    fillTemplate(source, {
+      LOGITS_ACCESS: inPlace ? 'read_write' : 'read',
+      DLOGP: hasDlogp ? 'dlogp[row]' : '0.0',
+      DENT: hasDent ? 'dentropy[row]' : '0.0',
+      ENTROPY: hasDent ? 'entropy[row]' : '0.0',
+      GRAD_STORE: inPlace ? 'logits[i] = dlogit;' : 'dlogits[i] = dlogit;',
+      WG: String(wg),
+    }),
+}));
 
 export interface LogprobsOptions {
   /** Divides the logits before the softmax (the sampling temperature of the policy); default 1. */
@@ -65,10 +71,10 @@ export function logprobsForward(gpu: Gpu, logp: Tensor, entropy: Tensor, lse: Te
   checkRows(op, 'lse', lse, N);
   const T = opts.temperature ?? 1;
   checkTemperature(op, T);
-  gpu.run({
+  logprobs.run(gpu, {
     program: program('forward', false, false, false, threads(V)),
-    bindings: [logits, targets, logp, entropy, lse],
-    uniforms: [N, V, { f32: 1 / T }, 0x7fc00000],
+    bindings: { logits, targets, logp, entropy, lse },
+    uniforms: { N, V, invT: 1 / T, nanBits: 0x7fc00000 },
     workgroups: grid1d(N),
   });
 }
@@ -111,10 +117,10 @@ export function logprobsBackward(
   checkTemperature(op, T);
   const hasDlogp = dlogp !== null;
   const hasDent = dentropy !== null;
-  gpu.run({
+  logprobs.run(gpu, {
     program: program('backward', inPlace, hasDlogp, hasDent, threads(V)),
-    bindings: [logits, targets, undefined, hasDent ? entropy! : undefined, lse, dlogp ?? undefined, dentropy ?? undefined, inPlace ? undefined : dlogits],
-    uniforms: [N, V, { f32: 1 / T }, 0x7fc00000],
+    bindings: { logits, targets, entropy: hasDent ? entropy : null, lse, dlogp, dentropy, dlogits: inPlace ? null : dlogits },
+    uniforms: { N, V, invT: 1 / T, nanBits: 0x7fc00000 },
     workgroups: grid1d(N),
   });
 }

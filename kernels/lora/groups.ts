@@ -3,10 +3,12 @@
 // calls them with other tunings.
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
-import { type Program, grid1d, programFactory } from '../../src/gpu/program.ts';
+import { grid1d, programFactory } from '../../src/gpu/program.ts';
 import type { Tensor } from '../../src/gpu/tensor.ts';
 import { fillTemplate } from '../common.ts';
+import { type KernelProgram } from '../program.ts';
 import source from './groups.wgsl';
+import { lora } from './kernel.ts';
 
 type Entry = 'forward_group' | 'backward_dh_group' | 'backward_grads' | 'reduce_grads';
 
@@ -38,12 +40,12 @@ const ANY: GroupTuning = { rows: 1, threads: 64, chunk: 1 };
 /** The module text for one (rank bound, rows, threads), made once and shared by its entry points. */
 const text = programFactory((rmax: number, t: GroupTuning) => variant(rmax, t), (rmax: number, t: GroupTuning) => {
   let code: string | undefined;
-  return () => (code ??= fillTemplate(source, { RMAX: String(rmax), ROWS: String(t.rows), GW: String(t.threads) }));
+  return () => (code ??= fillTemplate(source, { HEADER: lora.header(), RMAX: String(rmax), ROWS: String(t.rows), GW: String(t.threads) }));
 });
 const program = programFactory(
   (entryPoint: Entry, rmax: number, t: GroupTuning) => `${entryPoint}:${variant(rmax, t)}`,
-  (entryPoint: Entry, rmax: number, t: GroupTuning): Program => ({ key: `lora:${variant(rmax, t)}`, code: text(rmax, t), entryPoint }),
-);
+  (entryPoint: Entry, rmax: number, t: GroupTuning): KernelProgram<Entry> => lora.program(`lora:${variant(rmax, t)}`, text(rmax, t), entryPoint),
+) as <E extends Entry>(entryPoint: E, rmax: number, t: GroupTuning) => KernelProgram<E>;
 
 function check(gpu: Gpu, d: GroupDims, t: GroupTuning): number {
   const rmax = rankBound(d.R);
@@ -57,7 +59,7 @@ function check(gpu: Gpu, d: GroupDims, t: GroupTuning): number {
 }
 
 const params = (d: GroupDims, scale: number, chunk: number, dx: boolean) =>
-  [d.B, d.T, d.S, d.R, d.IN, d.OUT, { f32: scale }, chunk, Math.ceil(d.T / chunk), dx ? 1 : 0];
+  ({ B: d.B, T: d.T, S: d.S, R: d.R, IN: d.IN, OUT: d.OUT, scale, P: 1, CH: chunk, CT: Math.ceil(d.T / chunk), DX: dx ? 1 : 0 });
 
 /** y += scale (x A[slot]^T) Bw[slot]^T and h = x A[slot]^T in one dispatch (shapes checked by loraForward). */
 export function loraForwardGroups(
@@ -66,7 +68,7 @@ export function loraForwardGroups(
 ): void {
   const rmax = check(gpu, d, t);
   const groups = d.B * Math.ceil(d.T / t.rows);
-  gpu.run({ program: program('forward_group', rmax, t), bindings: [slots, x, A, Bw, h, y], uniforms: params(d, scale, t.chunk, false), workgroups: grid1d(groups) });
+  lora.run(gpu, { program: program('forward_group', rmax, t), bindings: { slots, x, A, Bw, h, y }, uniforms: params(d, scale, t.chunk, false), workgroups: grid1d(groups) });
 }
 
 /**
@@ -84,21 +86,20 @@ export function loraBackwardGroups(
   const partBytes = (c: number) => d.B * Math.ceil(d.T / c) * d.R * (d.IN + d.OUT) * 4;
   while (partBytes(chunk) > gpu.limits.maxStorageBufferBindingSize && chunk < d.T) chunk = Math.min(d.T, chunk * 2);
   const u = params(d, scale, chunk, dx !== null);
-  const _ = undefined;
   const M = d.B * d.T;
   const NC = d.B * Math.ceil(d.T / chunk);
   const dh = gpu.tensor([M, d.R], 'f32', 'lora.dh');
   const part = gpu.tensor([NC * d.R * (d.IN + d.OUT)], 'f32', 'lora.part');
   const noDx = dx ? null : gpu.tensor([1], 'f32', 'lora.nodx'); // bound, never written (DX = 0)
-  gpu.run({ program: program('backward_dh_group', rmax, t), bindings: [slots, _, _, Bw, _, _, dy, dh], uniforms: u, workgroups: grid1d(d.B * Math.ceil(d.T / t.rows)) });
+  lora.run(gpu, { program: program('backward_dh_group', rmax, t), bindings: { slots, Bw, dy, dh }, uniforms: u, workgroups: grid1d(d.B * Math.ceil(d.T / t.rows)) });
   const blocks = Math.ceil(d.IN / 64) + Math.ceil(d.OUT / 64);
-  gpu.run({
+  lora.run(gpu, {
     program: program('backward_grads', rmax, ANY),
-    bindings: [slots, x, A, _, h, _, dy, dh, dx ?? noDx!, _, _, part],
+    bindings: { slots, x, A, h, dy, dh, dx: dx ?? noDx!, part },
     uniforms: u,
     workgroups: grid1d(NC * blocks),
   });
-  gpu.run({ program: program('reduce_grads', rmax, ANY), bindings: [slots, _, _, _, _, _, _, _, _, dA, dB, part], uniforms: u, workgroups: grid1d(Math.ceil((d.S * d.R * (d.IN + d.OUT)) / 64)) });
+  lora.run(gpu, { program: program('reduce_grads', rmax, ANY), bindings: { slots, dA, dB, part }, uniforms: u, workgroups: grid1d(Math.ceil((d.S * d.R * (d.IN + d.OUT)) / 64)) });
   gpu.release(dh, part); // later users of these pooled buffers are ordered after these dispatches
   if (noDx) gpu.release(noDx);
 }

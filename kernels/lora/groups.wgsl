@@ -20,21 +20,8 @@
 //                      in chunk order, dB[s, o, r] += scale * the same for dB; slots no sequence uses untouched.
 // Deterministic: every sum has one fixed order (no atomics).
 
-struct Params { B: u32, T: u32, S: u32, R: u32, IN: u32, OUT: u32, scale: f32, CH: u32, CT: u32, DX: u32 }
-@group(0) @binding(0) var<uniform> u: Params;
-
-@group(0) @binding(1) var<storage, read> slots: array<i32>;
-@group(0) @binding(2) var<storage, read> x: array<f32>;
-@group(0) @binding(3) var<storage, read> A: array<f32>;
-@group(0) @binding(4) var<storage, read> Bw: array<f32>;
-@group(0) @binding(5) var<storage, read_write> h: array<f32>;
-@group(0) @binding(6) var<storage, read_write> y: array<f32>;
-@group(0) @binding(7) var<storage, read> dy: array<f32>;
-@group(0) @binding(8) var<storage, read_write> dh: array<f32>;
-@group(0) @binding(9) var<storage, read_write> dx: array<f32>;
-@group(0) @binding(10) var<storage, read_write> dA: array<f32>;
-@group(0) @binding(11) var<storage, read_write> dB: array<f32>;
-@group(0) @binding(12) var<storage, read_write> part: array<f32>;
+// Uniforms (struct Params) and bindings: written by kernel.ts from the LoRA kernels' names and types.
+$HEADER
 
 const WG: u32 = 64u; // columns a backward_grads workgroup owns, threads of reduce_grads
 const GW: u32 = $GWu; // threads of a row group (forward_group, backward_dh_group): a multiple of 64

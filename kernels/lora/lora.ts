@@ -5,17 +5,14 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
-import { type Program, grid1d, programFactory } from '../../src/gpu/program.ts';
+import { grid1d } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
 import source from './lora.wgsl';
-import { noAlias } from '../common.ts';
+import { fillTemplate, noAlias } from '../common.ts';
+import { lora } from './kernel.ts';
 import { GROUPS_MAX_R, loraBackwardGroups, loraForwardGroups } from './groups.ts';
 
-type Entry = 'forward_h' | 'forward_y' | 'forward_h_rows' | 'forward_y_rows' | 'backward_dh' | 'backward_dx' | 'backward_dAdB' | 'reduce_dAdB'
-  | 'forward_h_direct' | 'backward_dh_direct' | 'backward_dx_direct' | 'backward_dB_direct' | 'backward_dA_direct'
-  | 'forward_h_wide' | 'forward_y_wide' | 'backward_dh_wide' | 'backward_dx_wide' | 'backward_dB_wide' | 'backward_dA_wide';
-const code = () => source;
-const program = programFactory((entryPoint: Entry) => entryPoint, (entryPoint: Entry): Program => ({ key: 'lora', code, entryPoint }));
+const program = lora.module('lora', () => fillTemplate(source, { HEADER: lora.header() }));
 
 const TS = 16;
 /** Up to this many rows per sequence (decode: T = 1), the forward runs one row per workgroup ('rows'). */
@@ -44,7 +41,7 @@ function dims(op: string, x: Tensor, slots: Tensor, A: Tensor, Bw: Tensor, T: nu
   return { B, T, S, R, IN, OUT: Bw.shape[1] };
 }
 
-const uniforms = (d: Dims, scale: number, P = 1) => [d.B, d.T, d.S, d.R, d.IN, d.OUT, { f32: scale }, P];
+const uniforms = (d: Dims, scale: number, P = 1) => ({ B: d.B, T: d.T, S: d.S, R: d.R, IN: d.IN, OUT: d.OUT, scale, P, CH: 0, CT: 0, DX: 0 });
 
 /** Parts the tiled weight gradients split the sequences into: a part per 4 sequences, at most 16. */
 export const gradParts = (B: number): number => Math.max(1, Math.min(16, Math.floor(B / 4)));
@@ -86,24 +83,24 @@ export function loraForward(
     return;
   }
   if (p === 'wide') {
-    gpu.run({ program: program('forward_h_wide'), bindings: [slots, x, A, undefined, h], uniforms: u, workgroups: wide(M, d.R) });
-    gpu.run({ program: program('forward_y_wide'), bindings: [slots, undefined, undefined, Bw, h, y], uniforms: u, workgroups: wide(M, d.OUT) });
+    lora.run(gpu, { program: program('forward_h_wide'), bindings: { slots, x, A, h }, uniforms: u, workgroups: wide(M, d.R) });
+    lora.run(gpu, { program: program('forward_y_wide'), bindings: { slots, Bw, h, y }, uniforms: u, workgroups: wide(M, d.OUT) });
     return;
   }
   if (p === 'direct' && M <= 65535) {
-    gpu.run({ program: program('forward_h_direct'), bindings: [slots, x, A, undefined, h], uniforms: u, workgroups: direct(M * d.R) });
-    gpu.run({ program: program('forward_y_rows'), bindings: [slots, undefined, undefined, Bw, h, y], uniforms: u, workgroups: [Math.ceil(d.OUT / 64), M] });
+    lora.run(gpu, { program: program('forward_h_direct'), bindings: { slots, x, A, h }, uniforms: u, workgroups: direct(M * d.R) });
+    lora.run(gpu, { program: program('forward_y_rows'), bindings: { slots, Bw, h, y }, uniforms: u, workgroups: [Math.ceil(d.OUT / 64), M] });
     return;
   }
   if (p === 'rows' && M <= 65535 && d.R <= 65535) {
-    gpu.run({ program: program('forward_h_rows'), bindings: [slots, x, A, undefined, h], uniforms: u, workgroups: [d.R, M] });
-    gpu.run({ program: program('forward_y_rows'), bindings: [slots, undefined, undefined, Bw, h, y], uniforms: u, workgroups: [Math.ceil(d.OUT / 64), M] });
+    lora.run(gpu, { program: program('forward_h_rows'), bindings: { slots, x, A, h }, uniforms: u, workgroups: [d.R, M] });
+    lora.run(gpu, { program: program('forward_y_rows'), bindings: { slots, Bw, h, y }, uniforms: u, workgroups: [Math.ceil(d.OUT / 64), M] });
     return;
   }
-  gpu.run({ program: program('forward_h'), bindings: [slots, x, A, undefined, h], uniforms: u, workgroups: [tiles(d.R), tiles(T), d.B] });
-  gpu.run({
+  lora.run(gpu, { program: program('forward_h'), bindings: { slots, x, A, h }, uniforms: u, workgroups: [tiles(d.R), tiles(T), d.B] });
+  lora.run(gpu, {
     program: program('forward_y'),
-    bindings: [slots, undefined, undefined, Bw, h, y],
+    bindings: { slots, Bw, h, y },
     uniforms: u,
     workgroups: [tiles(d.OUT), tiles(T), d.B],
   });
@@ -135,35 +132,34 @@ export function loraBackward(
   }
   const u = uniforms(d, scale);
   const dh = gpu.tensor([M, d.R], 'f32', 'lora.dh');
-  const _ = undefined;
   if (p === 'wide') {
-    gpu.run({ program: program('backward_dh_wide'), bindings: [slots, _, _, Bw, _, _, dy, dh], uniforms: u, workgroups: wide(M, d.R) });
-    gpu.run({ program: program('backward_dB_wide'), bindings: [slots, _, _, _, h, _, dy, _, _, _, dB], uniforms: u, workgroups: wide(d.S * d.OUT, d.R) });
-    gpu.run({ program: program('backward_dA_wide'), bindings: [slots, x, _, _, _, _, _, dh, _, dA], uniforms: u, workgroups: wide(d.S * d.R, d.IN) });
-    if (dx) gpu.run({ program: program('backward_dx_wide'), bindings: [slots, _, A, _, _, _, _, dh, dx], uniforms: u, workgroups: wide(M, d.IN) });
+    lora.run(gpu, { program: program('backward_dh_wide'), bindings: { slots, Bw, dy, dh }, uniforms: u, workgroups: wide(M, d.R) });
+    lora.run(gpu, { program: program('backward_dB_wide'), bindings: { slots, x, h, dy, dh, dB }, uniforms: u, workgroups: wide(d.S * d.OUT, d.R) });
+    lora.run(gpu, { program: program('backward_dA_wide'), bindings: { slots, x, h, dy, dh, dA }, uniforms: u, workgroups: wide(d.S * d.R, d.IN) });
+    if (dx) lora.run(gpu, { program: program('backward_dx_wide'), bindings: { slots, A, dh, dx }, uniforms: u, workgroups: wide(M, d.IN) });
     gpu.release(dh);
     return;
   }
   if (p === 'direct') {
-    gpu.run({ program: program('backward_dh_direct'), bindings: [slots, _, _, Bw, _, _, dy, dh], uniforms: u, workgroups: direct(M * d.R) });
-    gpu.run({ program: program('backward_dB_direct'), bindings: [slots, _, _, _, h, _, dy, _, _, _, dB], uniforms: u, workgroups: direct(d.S * d.OUT * d.R) });
-    gpu.run({ program: program('backward_dA_direct'), bindings: [slots, x, _, _, _, _, _, dh, _, dA], uniforms: u, workgroups: direct(d.S * d.R * d.IN) });
-    if (dx) gpu.run({ program: program('backward_dx_direct'), bindings: [slots, _, A, _, _, _, _, dh, dx], uniforms: u, workgroups: direct(M * d.IN) });
+    lora.run(gpu, { program: program('backward_dh_direct'), bindings: { slots, Bw, dy, dh }, uniforms: u, workgroups: direct(M * d.R) });
+    lora.run(gpu, { program: program('backward_dB_direct'), bindings: { slots, x, h, dy, dh, dB }, uniforms: u, workgroups: direct(d.S * d.OUT * d.R) });
+    lora.run(gpu, { program: program('backward_dA_direct'), bindings: { slots, x, h, dy, dh, dA }, uniforms: u, workgroups: direct(d.S * d.R * d.IN) });
+    if (dx) lora.run(gpu, { program: program('backward_dx_direct'), bindings: { slots, A, dh, dx }, uniforms: u, workgroups: direct(M * d.IN) });
     gpu.release(dh);
     return;
   }
-  gpu.run({ program: program('backward_dh'), bindings: [slots, _, _, Bw, _, _, dy, dh], uniforms: u, workgroups: [tiles(d.R), tiles(T), d.B] });
+  lora.run(gpu, { program: program('backward_dh'), bindings: { slots, Bw, dy, dh }, uniforms: u, workgroups: [tiles(d.R), tiles(T), d.B] });
   // the weight gradients, split over P parts of the sequences (gradParts) and their sums added in order
   const P = gradParts(d.B);
   const up = uniforms(d, scale, P);
   // dB and dA in one dispatch (and their parts' sums in one): two dispatches fewer a module per backward
   const part = gpu.tensor([P * d.S * (d.OUT + d.IN) * d.R], 'f32', 'lora.part'); // P = 1: bound, unused
   const grid: [number, number, number] = [Math.max(tiles(d.R), tiles(d.IN)), Math.max(tiles(d.OUT), tiles(d.R)), 2 * d.S * P];
-  gpu.run({ program: program('backward_dAdB'), bindings: [slots, x, _, _, h, _, dy, dh, _, dA, dB, part], uniforms: up, workgroups: grid });
-  if (P > 1) gpu.run({ program: program('reduce_dAdB'), bindings: [slots, _, _, _, _, _, _, _, _, dA, dB, part], uniforms: up, workgroups: grid1d(Math.ceil((d.S * (d.OUT + d.IN) * d.R) / 64)) });
+  lora.run(gpu, { program: program('backward_dAdB'), bindings: { slots, x, h, dy, dh, dA, dB, part }, uniforms: up, workgroups: grid });
+  if (P > 1) lora.run(gpu, { program: program('reduce_dAdB'), bindings: { slots, dA, dB, part }, uniforms: up, workgroups: grid1d(Math.ceil((d.S * (d.OUT + d.IN) * d.R) / 64)) });
   gpu.release(part);
   if (dx) {
-    gpu.run({ program: program('backward_dx'), bindings: [slots, _, A, _, _, _, _, dh, dx], uniforms: u, workgroups: [tiles(d.IN), tiles(T), d.B] });
+    lora.run(gpu, { program: program('backward_dx'), bindings: { slots, A, dh, dx }, uniforms: u, workgroups: [tiles(d.IN), tiles(T), d.B] });
   }
   gpu.release(dh); // later users of this pooled buffer are ordered after these dispatches
 }

@@ -28,21 +28,8 @@
 // weight gradients walk the sequences b = 0..B-1 whose slot is s, and their rows in order); slots that
 // no sequence uses are not written at all.
 
-struct Params { B: u32, T: u32, S: u32, R: u32, IN: u32, OUT: u32, scale: f32, P: u32 }
-@group(0) @binding(0) var<uniform> u: Params;
-
-@group(0) @binding(1) var<storage, read> slots: array<i32>;
-@group(0) @binding(2) var<storage, read> x: array<f32>;
-@group(0) @binding(3) var<storage, read> A: array<f32>;
-@group(0) @binding(4) var<storage, read> Bw: array<f32>;
-@group(0) @binding(5) var<storage, read_write> h: array<f32>;
-@group(0) @binding(6) var<storage, read_write> y: array<f32>;
-@group(0) @binding(7) var<storage, read> dy: array<f32>;
-@group(0) @binding(8) var<storage, read_write> dh: array<f32>;
-@group(0) @binding(9) var<storage, read_write> dx: array<f32>;
-@group(0) @binding(10) var<storage, read_write> dA: array<f32>;
-@group(0) @binding(11) var<storage, read_write> dB: array<f32>;
-@group(0) @binding(12) var<storage, read_write> part: array<f32>;
+// Uniforms (struct Params) and bindings: written by kernel.ts from the LoRA kernels' names and types.
+$HEADER
 
 const TS: u32 = 16u;
 var<workgroup> ta: array<array<f32, 16>, 16>;
@@ -152,14 +139,13 @@ fn backward_dx(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) l
   if (t < u.T && k < u.IN) { dx[m * u.IN + k] += acc; }
 }
 
-// dB[s] += scale dy^T h over the rows of slot s; tile (outputs) x (ranks), lid.x = rank, lid.y = output.
-fn gradB(wg: vec3u, lid: vec3u) {
-  if (wg.x * TS >= u.R || wg.y * TS >= u.OUT) { return; } // the merged grid's tiles past dB's (whole workgroups)
-  let s = wg.z % u.S;
-  let p = wg.z / u.S;
-  let r = wg.x * TS + lid.x;
-  let o = wg.y * TS + lid.y;
-  let oL = wg.y * TS + lid.x; // the output column of dy this thread stages
+// The loop gradB and gradA share: over the sequences b = p, p + P, ... whose slot is s, 16 rows at a time,
+// each thread stages lhs[row, lhsCol] and rhs[row, rhsCol], then sums lhs[row, tile column lid.y] * rhs[row, rhsCol].
+// (lhs, rhs) = (dy, h) for dB (GRAD_B), (dh, x) for dA (GRAD_A); used: whether any sequence has slot s.
+struct SlotSum { acc: f32, used: bool }
+const GRAD_B: u32 = 0u;
+const GRAD_A: u32 = 1u;
+fn slotRowsSum(grad: u32, p: u32, s: u32, lid: vec3u, lhsCol: u32, rhsCol: u32) -> SlotSum {
   var acc = 0.0;
   var used = false;
   for (var b = p; b < u.B; b += u.P) {
@@ -168,18 +154,34 @@ fn gradB(wg: vec3u, lid: vec3u) {
     for (var t0 = 0u; t0 < u.T; t0 += TS) {
       let t = t0 + lid.y;
       let m = b * u.T + t;
-      ta[lid.y][lid.x] = select(0.0, dy[m * u.OUT + oL], t < u.T && oL < u.OUT); // [row][output]
-      tb[lid.y][lid.x] = select(0.0, h[m * u.R + r], t < u.T && r < u.R); // [row][rank]
+      if (grad == GRAD_B) {
+        ta[lid.y][lid.x] = select(0.0, dy[m * u.OUT + lhsCol], t < u.T && lhsCol < u.OUT); // [row][output]
+        tb[lid.y][lid.x] = select(0.0, h[m * u.R + rhsCol], t < u.T && rhsCol < u.R); // [row][rank]
+      } else {
+        ta[lid.y][lid.x] = select(0.0, dh[m * u.R + lhsCol], t < u.T && lhsCol < u.R); // [row][rank]
+        tb[lid.y][lid.x] = select(0.0, x[m * u.IN + rhsCol], t < u.T && rhsCol < u.IN); // [row][input]
+      }
       workgroupBarrier();
       for (var kk = 0u; kk < TS; kk++) { acc += ta[kk][lid.y] * tb[kk][lid.x]; }
       workgroupBarrier();
     }
   }
+  return SlotSum(acc, used);
+}
+
+// dB[s] += scale dy^T h over the rows of slot s; tile (outputs) x (ranks), lid.x = rank, lid.y = output.
+fn gradB(wg: vec3u, lid: vec3u) {
+  if (wg.x * TS >= u.R || wg.y * TS >= u.OUT) { return; } // the merged grid's tiles past dB's (whole workgroups)
+  let s = wg.z % u.S;
+  let p = wg.z / u.S;
+  let r = wg.x * TS + lid.x;
+  let o = wg.y * TS + lid.y;
+  let sum = slotRowsSum(GRAD_B, p, s, lid, wg.y * TS + lid.x, r); // stages dy's output column wg.y * TS + lid.x
   let i = (s * u.OUT + o) * u.R + r;
   if (u.P > 1u) {
-    if (o < u.OUT && r < u.R) { part[p * u.S * u.OUT * u.R + i] = acc; }
-  } else if (used && o < u.OUT && r < u.R) {
-    dB[i] += u.scale * acc;
+    if (o < u.OUT && r < u.R) { part[p * u.S * u.OUT * u.R + i] = sum.acc; }
+  } else if (sum.used && o < u.OUT && r < u.R) {
+    dB[i] += u.scale * sum.acc;
   }
 }
 
@@ -190,27 +192,12 @@ fn gradA(wg: vec3u, lid: vec3u) {
   let p = wg.z / u.S;
   let k = wg.x * TS + lid.x;
   let r = wg.y * TS + lid.y;
-  let rL = wg.y * TS + lid.x; // the rank column of dh this thread stages
-  var acc = 0.0;
-  var used = false;
-  for (var b = p; b < u.B; b += u.P) {
-    if (slotOf(b) != i32(s)) { continue; }
-    used = true;
-    for (var t0 = 0u; t0 < u.T; t0 += TS) {
-      let t = t0 + lid.y;
-      let m = b * u.T + t;
-      ta[lid.y][lid.x] = select(0.0, dh[m * u.R + rL], t < u.T && rL < u.R); // [row][rank]
-      tb[lid.y][lid.x] = select(0.0, x[m * u.IN + k], t < u.T && k < u.IN); // [row][input]
-      workgroupBarrier();
-      for (var kk = 0u; kk < TS; kk++) { acc += ta[kk][lid.y] * tb[kk][lid.x]; }
-      workgroupBarrier();
-    }
-  }
+  let sum = slotRowsSum(GRAD_A, p, s, lid, wg.y * TS + lid.x, k); // stages dh's rank column wg.y * TS + lid.x
   let i = (s * u.R + r) * u.IN + k;
   if (u.P > 1u) {
-    if (r < u.R && k < u.IN) { part[u.P * u.S * u.OUT * u.R + p * u.S * u.R * u.IN + i] = acc; } // after dB's parts
-  } else if (used && r < u.R && k < u.IN) {
-    dA[i] += acc;
+    if (r < u.R && k < u.IN) { part[u.P * u.S * u.OUT * u.R + p * u.S * u.R * u.IN + i] = sum.acc; } // after dB's parts
+  } else if (sum.used && r < u.R && k < u.IN) {
+    dA[i] += sum.acc;
   }
 }
 
@@ -342,34 +329,32 @@ fn backward_dx_direct(@builtin(global_invocation_id) gid: vec3u, @builtin(num_wo
 fn backward_dB_direct(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let n = flat(gid, nwg);
   if (n >= u.S * u.OUT * u.R) { return; }
-  let s = n / (u.OUT * u.R);
-  let o = (n / u.R) % u.OUT;
-  let r = n % u.R;
-  var acc = 0.0;
-  var used = false;
-  for (var b = 0u; b < u.B; b++) {
-    if (slotOf(b) != i32(s)) { continue; }
-    used = true;
-    for (var t = 0u; t < u.T; t++) { let m = b * u.T + t; acc = fma(dy[m * u.OUT + o], h[m * u.R + r], acc); }
-  }
-  if (used) { dB[n] += u.scale * acc; }
+  let sum = slotRowsDot(GRAD_B, n / (u.OUT * u.R), (n / u.R) % u.OUT, n % u.R);
+  if (sum.used) { dB[n] += u.scale * sum.acc; }
 }
 
 @compute @workgroup_size(64)
 fn backward_dA_direct(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let n = flat(gid, nwg);
   if (n >= u.S * u.R * u.IN) { return; }
-  let s = n / (u.R * u.IN);
-  let r = (n / u.IN) % u.R;
-  let k = n % u.IN;
+  let sum = slotRowsDot(GRAD_A, n / (u.R * u.IN), (n / u.IN) % u.R, n % u.IN);
+  if (sum.used) { dA[n] += sum.acc; }
+}
+
+// The loop of backward_dB_direct and backward_dA_direct: over the rows of the sequences whose slot is s, in
+// order, the sum of lhs[row, lhsCol] * rhs[row, rhsCol]; (lhs, rhs) = (dy, h) for dB, (dh, x) for dA.
+fn slotRowsDot(grad: u32, s: u32, lhsCol: u32, rhsCol: u32) -> SlotSum {
   var acc = 0.0;
   var used = false;
   for (var b = 0u; b < u.B; b++) {
     if (slotOf(b) != i32(s)) { continue; }
     used = true;
-    for (var t = 0u; t < u.T; t++) { let m = b * u.T + t; acc = fma(dh[m * u.R + r], x[m * u.IN + k], acc); }
+    for (var t = 0u; t < u.T; t++) {
+      let m = b * u.T + t;
+      if (grad == GRAD_B) { acc = fma(dy[m * u.OUT + lhsCol], h[m * u.R + rhsCol], acc); } else { acc = fma(dh[m * u.R + lhsCol], x[m * u.IN + rhsCol], acc); }
+    }
   }
-  if (used) { dA[n] += acc; }
+  return SlotSum(acc, used);
 }
 
 // ---- wide: CPU adapters (Gpu.cpu in lora.ts, the default there): four outputs per thread -------------
@@ -469,20 +454,10 @@ fn backward_dB_wide(@builtin(global_invocation_id) gid: vec3u, @builtin(num_work
   let s = n / (u.OUT * QR);
   let o = (n / QR) % u.OUT;
   let r = quad(n % QR, u.R);
-  var acc = vec4f(0.0);
-  var used = false;
-  for (var b = 0u; b < u.B; b++) {
-    if (slotOf(b) != i32(s)) { continue; }
-    used = true;
-    for (var t = 0u; t < u.T; t++) {
-      let m = b * u.T + t;
-      let hRow = m * u.R;
-      acc = fma(vec4f(dy[m * u.OUT + o]), vec4f(h[hRow + r.x], h[hRow + r.y], h[hRow + r.z], h[hRow + r.w]), acc);
-    }
-  }
-  if (used) {
+  let sum = slotRowsDot4(GRAD_B, s, o, r);
+  if (sum.used) {
     let base = (s * u.OUT + o) * u.R;
-    for (var j = 0u; j < 4u; j++) { if (4u * (n % QR) + j < u.R) { dB[base + r[j]] += u.scale * acc[j]; } }
+    for (var j = 0u; j < 4u; j++) { if (4u * (n % QR) + j < u.R) { dB[base + r[j]] += u.scale * sum.acc[j]; } }
   }
 }
 
@@ -494,6 +469,16 @@ fn backward_dA_wide(@builtin(global_invocation_id) gid: vec3u, @builtin(num_work
   let s = n / (u.R * QI);
   let r = (n / QI) % u.R;
   let k = quad(n % QI, u.IN);
+  let sum = slotRowsDot4(GRAD_A, s, r, k);
+  if (sum.used) {
+    let base = (s * u.R + r) * u.IN;
+    for (var j = 0u; j < 4u; j++) { if (4u * (n % QI) + j < u.IN) { dA[base + k[j]] += sum.acc[j]; } }
+  }
+}
+
+// slotRowsDot for four rhs columns at once (one load of lhs feeds four multiply-adds).
+struct SlotSum4 { acc: vec4f, used: bool }
+fn slotRowsDot4(grad: u32, s: u32, lhsCol: u32, rhsCols: vec4u) -> SlotSum4 {
   var acc = vec4f(0.0);
   var used = false;
   for (var b = 0u; b < u.B; b++) {
@@ -501,12 +486,14 @@ fn backward_dA_wide(@builtin(global_invocation_id) gid: vec3u, @builtin(num_work
     used = true;
     for (var t = 0u; t < u.T; t++) {
       let m = b * u.T + t;
-      let xRow = m * u.IN;
-      acc = fma(vec4f(dh[m * u.R + r]), vec4f(x[xRow + k.x], x[xRow + k.y], x[xRow + k.z], x[xRow + k.w]), acc);
+      if (grad == GRAD_B) {
+        let hRow = m * u.R;
+        acc = fma(vec4f(dy[m * u.OUT + lhsCol]), vec4f(h[hRow + rhsCols.x], h[hRow + rhsCols.y], h[hRow + rhsCols.z], h[hRow + rhsCols.w]), acc);
+      } else {
+        let xRow = m * u.IN;
+        acc = fma(vec4f(dh[m * u.R + lhsCol]), vec4f(x[xRow + rhsCols.x], x[xRow + rhsCols.y], x[xRow + rhsCols.z], x[xRow + rhsCols.w]), acc);
+      }
     }
   }
-  if (used) {
-    let base = (s * u.R + r) * u.IN;
-    for (var j = 0u; j < 4u; j++) { if (4u * (n % QI) + j < u.IN) { dA[base + k[j]] += acc[j]; } }
-  }
+  return SlotSum4(acc, used);
 }

@@ -2,10 +2,10 @@
 // from global memory, no workgroup memory and no barriers; the launcher in matmul.ts picks it.
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
-import { type Program, programFactory } from '../../src/gpu/program.ts';
+import { programFactory } from '../../src/gpu/program.ts';
 import type { Tensor } from '../../src/gpu/tensor.ts';
 import { type WeightDType, fillTemplate, loadFn } from '../common.ts';
-import type { MatmulDims } from './matmul.ts';
+import { type MatmulDims, headerOf, product, productBindings, productUniforms } from './kernel.ts';
 import blockSource from './block.wgsl';
 
 /** The 'block' variant's outputs per thread: TM rows x TN columns (TN a multiple of 4). */
@@ -35,9 +35,7 @@ export function blockMode(d: MatmulDims, bDtype: WeightDType): BlockMode {
 const blockKey = (transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, tm: number, tn: number, mode: BlockMode): string =>
   `matmul:${transA ? 't' : 'n'}${transB ? 't' : 'n'}:${bDtype}:block${tm}x${tn}${mode === 'plain' ? '' : `:${mode}`}${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
 
-const blockProgram = programFactory(blockKey, (...choices: Parameters<typeof blockKey>): Program => ({
-  key: blockKey(...choices), code: () => blockSourceOf(...choices), entryPoint: 'forward',
-}));
+const blockProgram = programFactory(blockKey, (...choices: Parameters<typeof blockKey>) => product.program(blockKey(...choices), () => blockSourceOf(...choices), 'forward'));
 
 /** Generates the WGSL of one 'block' variant: TM x TN unrolled accumulators around block.wgsl's skeleton. */
 export function blockSourceOf(
@@ -97,8 +95,7 @@ export function blockSourceOf(
     '}',
   ]);
   return fillTemplate(blockSource, {
-    B_ELEM: bDtype === 'f32' ? 'f32' : 'u32',
-    BIAS_DECL: bias ? '@group(0) @binding(4) var<storage, read> bias: array<f32>;' : '',
+    HEADER: headerOf(product, 'f32', bDtype === 'f32' ? 'f32' : 'u32'),
     LOADS: loads.join('\n'),
     EPILOGUE: ind(2, [...(bias ? ['x += bias[col];'] : []), ...(accumulate ? ['x += c[i];'] : [])]),
     WG: String(BLOCK_WG),
@@ -116,10 +113,10 @@ export function launchBlock(gpu: Gpu, out: Tensor, a: Tensor, b: Tensor, bias: T
   const program = blockProgram(d.transA, d.transB, b.dtype as WeightDType, d.accumulate, Boolean(bias), shape.tm, shape.tn, blockMode(d, b.dtype as WeightDType));
   if (d.M === 0 || d.N === 0 || d.batch === 0) return program.key;
   const rows = Math.ceil(d.M / shape.tm); // <= 65535 (launch() takes 'direct' past that)
-  gpu.run({
+  product.run(gpu, {
     program,
-    bindings: bias ? [a, b, out, bias] : [a, b, out],
-    uniforms: [d.M, d.N, d.K, d.batch, d.strideA, d.strideB, d.strideC, { f32: d.alpha }, d.offsetA, d.offsetB, d.offsetC, 0],
+    bindings: productBindings(a, b, out, bias),
+    uniforms: productUniforms(d),
     workgroups: [Math.ceil(Math.ceil(d.N / shape.tn) / BLOCK_WG), rows, d.batch],
   });
   return program.key;

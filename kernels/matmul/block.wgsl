@@ -14,16 +14,8 @@
 //     never stored.
 // Dispatch: (ceil(ceil(N / TN) / WG), ceil(M / TM), batch), workgroup WG (1-D, along the column blocks).
 
-struct Params {
-  M: u32, N: u32, K: u32, batch: u32,
-  strideA: u32, strideB: u32, strideC: u32, alpha: f32,
-  offA: u32, offB: u32, offC: u32, pad: u32,
-}
-@group(0) @binding(0) var<uniform> u: Params;
-@group(0) @binding(1) var<storage, read> a: array<f32>;
-@group(0) @binding(2) var<storage, read> b: array<$B_ELEM>;
-@group(0) @binding(3) var<storage, read_write> c: array<f32>;
-$BIAS_DECL
+// Uniforms (struct Params) and bindings, the bias always declared: written by kernel.ts.
+$HEADER
 
 $LOADS
 

@@ -7,16 +7,8 @@
 // arithmetic (measured on SwiftShader: about 1.3 us per invocation and barrier), and this one has neither.
 // Dispatch: (ceil(N / 32), ceil(M / 32), batch), workgroup 8 x 8.
 
-struct Params {
-  M: u32, N: u32, K: u32, batch: u32,
-  strideA: u32, strideB: u32, strideC: u32, alpha: f32,
-  offA: u32, offB: u32, offC: u32, pad: u32,
-}
-@group(0) @binding(0) var<uniform> u: Params;
-@group(0) @binding(1) var<storage, read> a: array<f32>;
-@group(0) @binding(2) var<storage, read> b: array<$B_ELEM>;
-@group(0) @binding(3) var<storage, read_write> c: array<f32>;
-$BIAS_DECL
+// Uniforms (struct Params) and bindings, the bias always declared: written by kernel.ts.
+$HEADER
 
 var<private> aBase: u32;
 var<private> bBase: u32;

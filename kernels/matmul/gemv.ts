@@ -2,10 +2,10 @@
 // coalesced rows; the launcher in matmul.ts picks it.
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
-import { type Program, grid1d, programFactory } from '../../src/gpu/program.ts';
+import { grid1d, programFactory } from '../../src/gpu/program.ts';
 import type { Tensor } from '../../src/gpu/tensor.ts';
 import { type WeightDType, fillTemplate, loadFn } from '../common.ts';
-import type { MatmulDims } from './matmul.ts';
+import { type MatmulDims, headerOf, product, productBindings, productUniforms } from './kernel.ts';
 import gemvSource from './gemv.wgsl';
 
 /** The gemv variant's shape: KT threads along K per workgroup, NC output columns per workgroup; M <= 16. */
@@ -22,9 +22,7 @@ function gemvVec4(d: MatmulDims): boolean {
 const gemvKey = (transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, mr: number, vec4: boolean): string =>
   `matmul:${transA ? 't' : 'n'}${transB ? 't' : 'n'}:${bDtype}:gemv${GEMV.kt}x${GEMV.nc}_m${mr}${vec4 ? ':v4' : ''}${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
 
-const gemvProgram = programFactory(gemvKey, (transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, mr: number, vec4: boolean): Program => ({
-  key: gemvKey(transA, transB, bDtype, accumulate, bias, mr, vec4), code: () => gemvSourceOf(transA, transB, bDtype, accumulate, bias, mr, vec4), entryPoint: 'forward',
-}));
+const gemvProgram = programFactory(gemvKey, (...choices: Parameters<typeof gemvKey>) => product.program(gemvKey(...choices), () => gemvSourceOf(...choices), 'forward'));
 
 /** Generates the WGSL of one gemv variant: MR x NC unrolled partial sums around gemv.wgsl's skeleton. */
 export function gemvSourceOf(transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, mr: number, vec4: boolean): string {
@@ -55,9 +53,7 @@ export function gemvSourceOf(transA: boolean, transB: boolean, bDtype: WeightDTy
     ...range(mr).flatMap((m) => [`let a${m} = ldA(row${m}, k);`, ...range(NC).map((j) => mul(`a${m}`, `b${j}`, `acc${m}_${j}`))]),
   ];
   return fillTemplate(gemvSource, {
-    A_ELEM: vec4 ? 'vec4f' : 'f32',
-    B_ELEM: vec4 ? (bDtype === 'f32' ? 'vec4f' : 'vec2u') : bDtype === 'f32' ? 'f32' : 'u32',
-    BIAS_DECL: bias ? '@group(0) @binding(4) var<storage, read> bias: array<f32>;' : '',
+    HEADER: headerOf(product, vec4 ? 'vec4f' : 'f32', vec4 ? (bDtype === 'f32' ? 'vec4f' : 'vec2u') : bDtype === 'f32' ? 'f32' : 'u32'),
     KT: String(GEMV.kt),
     NC: String(NC),
     MR: String(mr),
@@ -80,10 +76,10 @@ export function launchGemv(gpu: Gpu, out: Tensor, a: Tensor, b: Tensor, bias: Te
   const program = gemvProgram(d.transA, d.transB, b.dtype as WeightDType, d.accumulate, Boolean(bias), gemvRows(d.M), gemvVec4(d));
   if (d.M === 0 || d.N === 0 || d.batch === 0) return program.key;
   const [x, y] = grid1d(Math.ceil(d.N / GEMV.nc));
-  gpu.run({
+  product.run(gpu, {
     program,
-    bindings: bias ? [a, b, out, bias] : [a, b, out],
-    uniforms: [d.M, d.N, d.K, d.batch, d.strideA, d.strideB, d.strideC, { f32: d.alpha }, d.offsetA, d.offsetB, d.offsetC, 0],
+    bindings: productBindings(a, b, out, bias),
+    uniforms: productUniforms(d),
     workgroups: [x, y, d.batch],
   });
   return program.key;

@@ -10,7 +10,8 @@ import type { Tensor } from '../../src/gpu/tensor.ts';
 import type { WeightDType } from '../common.ts';
 import { calibrate, median, streamed } from '../timing.ts';
 import { matmul } from './matmul.ts';
-import type { MatmulVariant, Pick, TileConfig } from './variants.ts';
+import type { Pick } from './picks.ts';
+import type { MatmulVariant, TileConfig } from './tile.ts';
 
 export interface MatmulBenchOpts {
   transA?: boolean;
@@ -103,9 +104,10 @@ export interface SweepResult {
  * The PICKS rows a sweep supports: for each product whose best variant beats the default by `minGain`
  * (0.05: 5 %), exact dims except the token dim, which covers its bucket of token counts (from half the
  * smallest measured count, split at the geometric means between counts, the largest open-ended); a
- * product's neighbouring buckets with the same pick merge into one row.
+ * product's neighbouring buckets with the same pick merge into one row. Each row's provenance is `origin`
+ * (the GPU, the date, where the sweep's output went) and its measured gains.
  */
-export function sweepPicks(results: SweepResult[], tokens: number[], minGain = 0.05): Array<{ pick: Pick; why: string }> {
+export function sweepPicks(results: SweepResult[], tokens: number[], minGain = 0.05, origin = 'bench/matmul-sweep.ts'): Pick[] {
   const sorted = [...new Set(tokens)].sort((a, b) => a - b);
   const bucket = (T: number): [number, number] => {
     const i = sorted.indexOf(T);
@@ -121,28 +123,29 @@ export function sweepPicks(results: SweepResult[], tokens: number[], minGain = 0
     for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
     return 0;
   });
-  const out: Array<{ pick: Pick; why: string }> = [];
+  const out: Array<{ pick: Omit<Pick, 'provenance'>; why: string }> = [];
   const dims = ['M', 'N', 'K'] as const;
   for (const r of byProduct) {
     if (r.best.variant === r.default.variant || r.best.tflops < (1 + minGain) * r.default.tflops) continue;
     const range = (d: 'M' | 'N' | 'K'): [number, number] => (r.tokenDim === d ? bucket(r[d]) : [r[d], r[d]]);
-    const pick: Pick = { trans: r.trans, M: range('M'), N: range('N'), K: range('K'), variant: r.best.variant };
-    const why = `${r.name}: ${r.default.tflops.toFixed(1)} -> ${r.best.tflops.toFixed(1)} TFLOP/s`;
+    const pick: Omit<Pick, 'provenance'> = { trans: r.trans, M: range('M'), N: range('N'), K: range('K'), variant: r.best.variant };
+    const why = `${r.name} ${r.default.variant} ${r.default.tflops.toFixed(1)} -> ${r.best.tflops.toFixed(1)}`;
     const prev = out[out.length - 1];
     const td = r.tokenDim;
     if (td && prev && prev.pick.variant === pick.variant && prev.pick.trans === pick.trans
       && dims.every((k) => k === td || prev.pick[k]![0] === pick[k]![0]) && prev.pick[td]![1] + 1 === pick[td]![0]) {
       prev.pick = { ...prev.pick, [td]: [prev.pick[td]![0], pick[td]![1]] };
-      prev.why += `; ${why}`;
+      prev.why += `, ${why}`;
     } else {
       out.push({ pick, why });
     }
   }
-  return out;
+  return out.map(({ pick, why }) => ({ ...pick, provenance: `${origin}: ${why} (TFLOP/s)` }));
 }
 
-/** A PICKS row as TypeScript source, with its reason as a comment. */
-export function pickLine({ pick, why }: { pick: Pick; why: string }): string {
+/** A PICKS row as TypeScript source, a row of picks.ts's table. */
+export function pickLine(pick: Pick): string {
   const r = (x?: readonly [number, number]) => (x ? `[${x[0]}, ${x[1] === Infinity ? 'Infinity' : x[1]}]` : 'undefined');
-  return `{ trans: '${pick.trans}', M: ${r(pick.M)}, N: ${r(pick.N)}, K: ${r(pick.K)}, variant: '${pick.variant}' }, // ${why}`;
+  const str = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+  return `{ trans: '${pick.trans}', M: ${r(pick.M)}, N: ${r(pick.N)}, K: ${r(pick.K)}, variant: '${pick.variant}', provenance: ${str(pick.provenance)} },`;
 }

@@ -5,9 +5,9 @@ import type { Tensor } from '../../src/gpu/tensor.ts';
 import type { WeightDType } from '../common.ts';
 import { dot, expectClose, finiteDiff, randn, testGpu } from '../testing.ts';
 import { type MatmulDims, type MatmulOpts, matmul, matmulBackward, matmulSource } from './matmul.ts';
-import {
-  type MatmulVariant, PICKS, type Pick, TILES, type TileConfig, type TileName, chooseVariant, tileSharedBytes, tiledVariant, warpLayout,
-} from './variants.ts';
+import { PICKS, type Pick } from './picks.ts';
+import { type MatmulVariant, TILES, type TileConfig, type TileName, tileSharedBytes, tiledVariant, warpLayout } from './tile.ts';
+import { chooseVariant } from './variants.ts';
 import { type BlockShape, blockMode } from './block.ts';
 import { type SweepResult, pickLine, sweepPicks } from './matmul.bench.ts';
 import { type MatmulRefDims, matmulBackwardRef, matmulRef } from './matmul.ref.ts';
@@ -189,7 +189,7 @@ describe('matmul tiles for the SmolLM2 shapes, and split-K', () => {
 
   // (the forms give the same bits: tall4 and n96q, one copy, against mid, two, above)
   it('a K step of over 256 multiply-adds a thread is unrolled once, with its buffer a run-time value; smaller ones once per buffer', () => {
-    const src = (t: TileConfig) => matmulSource(t, false, false, 'f32', false, false);
+    const src = (t: TileConfig) => matmulSource(t, { transA: false, transB: false, bDtype: 'f32', accumulate: false, bias: false });
     for (const t of [TILES.big, TILES.huge, TILES.tall4]) {
       expect(src(t)).toContain('let p = t & 1u;');
       expect(src(t)).not.toContain('As[1u]');
@@ -286,9 +286,9 @@ describe('matmul tiles for the SmolLM2 shapes, and split-K', () => {
 
   it('chooseVariant: the first matching pick that fits the device, else the default rule', () => {
     const picks: Pick[] = [
-      { trans: 'tn', M: [1, 1024], N: [1, 1024], K: [1024, 1e9], variant: 'mid:k4' },
-      { trans: 'nt', N: [576, 576], variant: 'big16' },
-      { trans: 'nt', N: [576, 576], variant: 'n96' },
+      { trans: 'tn', M: [1, 1024], N: [1, 1024], K: [1024, 1e9], variant: 'mid:k4', provenance: 'test' },
+      { trans: 'nt', N: [576, 576], variant: 'big16', provenance: 'test' },
+      { trans: 'nt', N: [576, 576], variant: 'n96', provenance: 'test' },
     ];
     expect(chooseVariant({ M: 576, N: 576, K: 4096, transA: true }, 49152, picks)).toBe('mid:k4');
     expect(chooseVariant({ M: 576, N: 576, K: 512, transA: true }, 49152, picks)).toBe('mid:v4:w');
@@ -301,6 +301,11 @@ describe('matmul tiles for the SmolLM2 shapes, and split-K', () => {
       const tv = tiledVariant(p.variant);
       expect(tv, p.variant).not.toBeNull();
       if (tv!.warp) expect(warpLayout(tv!.tile), p.variant).toBe(true);
+    }
+    // and wins where its ranges start: no earlier row shadows it
+    for (const p of PICKS) {
+      const at = { M: p.M![0], N: p.N![0], K: p.K![0], transA: p.trans![0] === 't', transB: p.trans![1] === 't' };
+      expect(chooseVariant(at), p.provenance).toBe(p.variant);
     }
     expect(tiledVariant('mid:k4')).toEqual({ tile: TILES.mid, splits: 4, vec4: false, warp: false });
     expect(tiledVariant('n96:v4:k2')).toEqual({ tile: TILES.n96, splits: 2, vec4: true, warp: false });
@@ -322,14 +327,19 @@ describe('matmul sweep -> PICKS (bench/matmul-sweep.ts)', () => {
   ];
 
   it('one row per product and pick, token buckets merged, and chooseVariant then returns the best', () => {
-    const rows = sweepPicks(results, [1365, 4096]);
-    expect(rows.map((x) => x.pick)).toEqual([
+    const rows = sweepPicks(results, [1365, 4096], 0.05, 'H200, 2026-12-01, sweep.json');
+    expect(rows.map(({ provenance: _, ...p }) => p)).toEqual([
       { trans: 'nt', M: [683, Infinity], N: [576, 576], K: [576, 576], variant: 'n96' },
       { trans: 'tn', M: [576, 576], N: [576, 576], K: [683, 2364], variant: 'mid:k4' },
       { trans: 'tn', M: [576, 576], N: [576, 576], K: [2365, Infinity], variant: 'mid:v4:k8' },
     ]);
-    expect(pickLine(rows[0])).toBe("{ trans: 'nt', M: [683, Infinity], N: [576, 576], K: [576, 576], variant: 'n96' }, // q/o fwd T=1365: 15.0 -> 25.0 TFLOP/s; q/o fwd T=4096: 20.0 -> 30.0 TFLOP/s");
-    const picks = rows.map((x) => x.pick);
+    expect(rows[0].provenance).toBe('H200, 2026-12-01, sweep.json: q/o fwd T=1365 mid 15.0 -> 25.0, q/o fwd T=4096 big 20.0 -> 30.0 (TFLOP/s)');
+    // the printed row is picks.ts's source: it reads back as the same row
+    const line = pickLine(rows[0]);
+    expect(line).toBe("{ trans: 'nt', M: [683, Infinity], N: [576, 576], K: [576, 576], variant: 'n96', provenance: 'H200, 2026-12-01, sweep.json: q/o fwd T=1365 mid 15.0 -> 25.0, q/o fwd T=4096 big 20.0 -> 30.0 (TFLOP/s)' },");
+    expect(new Function(`return ${line.slice(0, -1)}`)()).toEqual(rows[0]);
+    expect(new Function(`return ${pickLine({ ...rows[1], provenance: "it's \\ quoted" }).slice(0, -1)}`)().provenance).toBe("it's \\ quoted");
+    const picks = rows;
     for (const x of results) {
       const want = x.best.tflops >= 1.05 * x.default.tflops ? x.best.variant : (chooseVariant({ ...x, transA: x.trans[0] === 't', transB: x.trans[1] === 't' }, 49152, []));
       expect(chooseVariant({ ...x, transA: x.trans[0] === 't', transB: x.trans[1] === 't' }, 49152, picks)).toBe(want);

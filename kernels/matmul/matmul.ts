@@ -1,28 +1,30 @@
 // Launchers for the tiled f32 matmul (matmul.wgsl) and its backward (the same kernel with other transposes).
 //   C (M, N) = alpha * op(A) (M, K) . op(B) (K, N) [+ bias (N)] [+ C], batched with per-operand strides.
-// The tile configuration (variant) is picked from the shape by variants.ts (the measured PICKS table from
-// bench/matmul-sweep.ts), else 'big:v4:w' 128x128 blocks for large products, 'mid:v4:w' 64x64, and small
-// blocks for skinny shapes (decode M=8, value heads N=1); on CPU adapters (Gpu.cpu) the barrier-free register
-// blocks of block.wgsl, sized by M (blockShape). A variant '<tile>:k<S>' splits K into S slices (splitk.wgsl
-// sums them in a fixed order), for products with few output tiles and a long K (weight gradients, K = tokens);
-// '<tile>:v4' reads an f32 operand contiguous along its load axis as vec4; '<tile>:w' lays the threads out
-// 8 x 4 a warp (see warpLayout). Compile-time choices (transposes, B dtype, accumulate, bias, tile, split,
-// vec4, warp layout) form the program key; shapes, strides, alpha and the split's slice length and count
-// are uniforms.
+// The tile configuration (variant) is picked from the shape by variants.ts (the measured PICKS table in
+// picks.ts, from bench/matmul-sweep.ts), else 'big:v4:w' 128x128 blocks for large products, 'mid:v4:w' 64x64,
+// and small blocks for skinny shapes (decode M=8, value heads N=1); on CPU adapters (Gpu.cpu) the
+// barrier-free register blocks of block.wgsl, sized by M (blockShape). A variant '<tile>:k<S>' splits K into
+// S slices (splitk.wgsl sums them in a fixed order), for products with few output tiles and a long K (weight
+// gradients, K = tokens); '<tile>:v4' reads an f32 operand contiguous along its load axis as vec4; '<tile>:w'
+// lays the threads out 8 x 4 a warp (see warpLayout). Compile-time choices (transposes, B dtype, accumulate,
+// bias, tile, split, vec4, warp layout) form the program key; shapes, strides, alpha and the split's slice
+// length and count are uniforms.
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
-import { type Program, grid1d, programFactory } from '../../src/gpu/program.ts';
+import { grid1d, programFactory } from '../../src/gpu/program.ts';
 import { type Tensor, is16, numel, shapeStr } from '../../src/gpu/tensor.ts';
 import { type WeightDType, fillTemplate, loadFn } from '../common.ts';
 import directSource from './direct.wgsl';
 import source from './matmul.wgsl';
 import { type BlockShape, blockShape, launchBlock } from './block.ts';
 import { GEMV, launchGemv } from './gemv.ts';
-import {
-  type MatmulVariant, type TileConfig, TILES, chooseVariant, tileSharedBytes, tiledVariant, warpLayout,
-} from './variants.ts';
+import { type MatmulDims, headerOf, product, productBindings, productUniforms, splitSum, tiled } from './kernel.ts';
 import splitkSource from './splitk.wgsl';
+import { type MatmulVariant, type TileConfig, TILES, tileName, tileSharedBytes, tiledVariant, warpLayout } from './tile.ts';
+import { chooseVariant } from './variants.ts';
+
+export type { MatmulDims };
 
 export interface MatmulOpts {
   /** A is stored (K, M) instead of (M, K). */
@@ -55,15 +57,6 @@ export interface MatmulOpts {
   pairB?: boolean;
 }
 
-/** Everything the kernel needs besides the buffers: the resolved problem. */
-export interface MatmulDims {
-  M: number; N: number; K: number; batch: number;
-  strideA: number; strideB: number; strideC: number;
-  offsetA: number; offsetB: number; offsetC: number;
-  transA: boolean; transB: boolean; alpha: number; accumulate: boolean;
-}
-
-const tileName = (t: TileConfig): string => `${t.bm}x${t.bn}x${t.bk}_${t.tm}x${t.tn}`;
 
 function checkTile(t: TileConfig, sharedBytes: number): void {
   const bad = (why: string) => shapeError('matmul', `tile ${tileName(t)}: ${why}`);
@@ -74,10 +67,26 @@ function checkTile(t: TileConfig, sharedBytes: number): void {
   if (tileSharedBytes(t) > sharedBytes) bad(`needs ${tileSharedBytes(t)} bytes of workgroup memory, the device has ${sharedBytes}`);
 }
 
-const matmulKey = (
-  t: TileConfig, transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, pairB: boolean, split: boolean,
-  vecA: boolean, vecB: boolean, warp: boolean,
-): string =>
+/** The compile-time choices of a tiled matmul module besides its tile. */
+export interface TiledChoices {
+  /** A is stored (K, M), B (N, K). */
+  transA: boolean; transB: boolean;
+  bDtype: WeightDType;
+  /** out += the product (else =). */
+  accumulate: boolean;
+  /** A bias (N) is added. */
+  bias: boolean;
+  /** A 16-bit B is read a u32 word (two elements) at a time (see canPairB). */
+  pairB?: boolean;
+  /** The partial pass of a K split (no epilogue: the reduction applies it). */
+  split?: boolean;
+  /** A, B read a vec4 at a time (see vec4A, vec4B). */
+  vecA?: boolean; vecB?: boolean;
+  /** The 8 x 4 threads a warp layout (see warpLayout). */
+  warp?: boolean;
+}
+
+const matmulKey = (t: TileConfig, { transA, transB, bDtype, accumulate, bias, pairB, split, vecA, vecB, warp }: TiledChoices): string =>
   `matmul:${transA ? 't' : 'n'}${transB ? 't' : 'n'}:${bDtype}${pairB ? 'x2' : ''}:${tileName(t)}${vecA ? ':va' : ''}${vecB ? ':vb' : ''}${warp ? ':w' : ''}${split ? ':k' : ''}${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
 
 /** Whether A can be read a vec4 at a time: its loads run along M (transA), 4-aligned, in a whole number of vec4s. */
@@ -88,10 +97,10 @@ const vec4B = (d: MatmulDims, b: Tensor): boolean =>
   b.dtype === 'f32' && !d.transB && d.N % 4 === 0 && d.offsetB % 4 === 0 && d.strideB % 4 === 0 && b.buffer.size % 16 === 0;
 
 const matmulProgram = programFactory(
-  (_gpu: Gpu, ...choices: Parameters<typeof matmulKey>) => matmulKey(...choices),
-  (gpu: Gpu, ...choices: Parameters<typeof matmulKey>): Program => {
-    checkTile(choices[0], gpu.limits.maxComputeWorkgroupStorageSize);
-    return { key: matmulKey(...choices), code: () => matmulSource(...choices), entryPoint: 'forward' };
+  (_gpu: Gpu, t: TileConfig, c: TiledChoices) => matmulKey(t, c),
+  (gpu: Gpu, t: TileConfig, c: TiledChoices) => {
+    checkTile(t, gpu.limits.maxComputeWorkgroupStorageSize);
+    return tiled.program(matmulKey(t, c), () => matmulSource(t, c), 'forward');
   },
 );
 
@@ -107,10 +116,8 @@ function canPairB(t: TileConfig, d: MatmulDims, bDtype: string): boolean {
 }
 
 /** Generates the WGSL of one variant: the unrolled load, multiply and store code around matmul.wgsl's skeleton. */
-export function matmulSource(
-  t: TileConfig, transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, pairB = false, split = false,
-  vecA = false, vecB = false, warp = false,
-): string {
+export function matmulSource(t: TileConfig, c: TiledChoices): string {
+  const { transA, transB, bDtype, accumulate, bias, pairB = false, split = false, vecA = false, vecB = false, warp = false } = c;
   if (split && (accumulate || bias)) throw new Error('matmul: a split-K partial pass has no epilogue (the reduction applies it)');
   if ((vecA && !transA) || (vecB && (transB || bDtype !== 'f32' || pairB))) throw new Error('matmul: vec4 loads need an f32 operand loaded along its contiguous dim');
   if (warp && !warpLayout(t)) throw new Error(`matmul: ':w' does not apply to tile ${tileName(t)}`);
@@ -223,9 +230,7 @@ export function matmulSource(
   ];
 
   return fillTemplate(source, {
-    A_ELEM: vecA ? 'vec4f' : 'f32',
-    B_ELEM: vecB ? 'vec4f' : bDtype === 'f32' ? 'f32' : 'u32',
-    BIAS_DECL: bias ? '@group(0) @binding(4) var<storage, read> bias: array<f32>;' : '',
+    HEADER: headerOf(tiled, vecA ? 'vec4f' : 'f32', vecB ? 'vec4f' : bDtype === 'f32' ? 'f32' : 'u32'),
     LOAD_A: vecA ? 'fn ldA(i: u32) -> f32 { return a[i >> 2u][i & 3u]; }' : 'fn ldA(i: u32) -> f32 { return a[i]; }',
     CONSTS: [
       `const BM = ${bm}u;`, `const BN = ${bn}u;`, `const BK = ${bk}u;`, `const NTX = ${NTX}u;`, `const NTY = ${NTY}u;`,
@@ -320,7 +325,7 @@ function checkDims(op: string, out: Tensor, a: Tensor, b: Tensor, bias: Tensor |
 }
 
 /** The last compile-time choices of a tiled program: vec4 loads of A, of B, and the ':w' warp layout. */
-type Layout = [vecA: boolean, vecB: boolean, warp: boolean];
+type Layout = Pick<TiledChoices, 'vecA' | 'vecB' | 'warp'>;
 
 /** Records the dispatch of a validated problem. */
 function launch(
@@ -337,15 +342,17 @@ function launch(
   const { tile, splits, vec4, warp } = v === 'gemv' ? { tile: TILES.rows, splits: 1, vec4: false, warp: false } : tiledVariant(v)!;
   const pair = pairB && canPairB(tile, d, b.dtype);
   // vec4 loads of A and B, and the warp layout, where they apply
-  const layout: Layout = [vec4 && vec4A(d, a), vec4 && !pair && vec4B(d, b), warp && warpLayout(tile)];
+  const layout: Layout = { vecA: vec4 && vec4A(d, a), vecB: vec4 && !pair && vec4B(d, b), warp: warp && warpLayout(tile) };
   const split = splitK(gpu, tile, d, splits);
   if (split) return launchSplit(gpu, out, a, b, bias, d, tile, pair, layout, split);
-  const program = matmulProgram(gpu, tile, d.transA, d.transB, b.dtype as WeightDType, d.accumulate, Boolean(bias), pair, false, ...layout);
+  const program = matmulProgram(gpu, tile, {
+    transA: d.transA, transB: d.transB, bDtype: b.dtype as WeightDType, accumulate: d.accumulate, bias: Boolean(bias), pairB: pair, ...layout,
+  });
   if (d.M === 0 || d.N === 0 || d.batch === 0) return program.key;
-  gpu.run({
+  tiled.run(gpu, {
     program,
-    bindings: bias ? [a, b, out, bias] : [a, b, out],
-    uniforms: [d.M, d.N, d.K, d.batch, d.strideA, d.strideB, d.strideC, { f32: d.alpha }, d.offsetA, d.offsetB, d.offsetC, d.K, 1, 0, 0, 0],
+    bindings: productBindings(a, b, out, bias),
+    uniforms: { ...productUniforms(d), kLen: d.K, splits: 1 },
     workgroups: [Math.ceil(d.N / tile.bn), Math.ceil(d.M / tile.bm), d.batch],
   });
   return program.key;
@@ -387,14 +394,14 @@ function workspace(gpu: Gpu, words: number): Tensor {
 
 const splitkKey = (accumulate: boolean, bias: boolean): string => `matmul:splitk${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
 
-const splitkProgram = programFactory(splitkKey, (accumulate: boolean, bias: boolean): Program => ({
-  key: splitkKey(accumulate, bias),
-  code: () => fillTemplate(splitkSource, {
+const splitkProgram = programFactory(splitkKey, (accumulate: boolean, bias: boolean) => splitSum.program(
+  splitkKey(accumulate, bias),
+  () => fillTemplate(splitkSource, {
     BIAS_DECL: bias ? '@group(0) @binding(3) var<storage, read> bias: array<f32>;' : '',
     EPILOGUE: [...(bias ? ['x += bias[e % u.N];'] : []), ...(accumulate ? ['x += c[ci];'] : [])].map((l) => `  ${l}`).join('\n'),
   }),
-  entryPoint: 'reduce',
-}));
+  'reduce',
+));
 
 /**
  * Records a split-K product: the partial products of the K slices into the workspace (batch * splits
@@ -405,19 +412,19 @@ function launchSplit(
   gpu: Gpu, out: Tensor, a: Tensor, b: Tensor, bias: Tensor | undefined, d: MatmulDims, tile: TileConfig, pairB: boolean,
   layout: Layout, sp: Split,
 ): string {
-  const program = matmulProgram(gpu, tile, d.transA, d.transB, b.dtype as WeightDType, false, false, pairB, true, ...layout);
+  const program = matmulProgram(gpu, tile, { transA: d.transA, transB: d.transB, bDtype: b.dtype as WeightDType, accumulate: false, bias: false, pairB, split: true, ...layout });
   const MN = d.M * d.N;
   const w = workspace(gpu, d.batch * sp.splits * MN);
-  gpu.run({
+  tiled.run(gpu, {
     program,
-    bindings: [a, b, w],
-    uniforms: [d.M, d.N, d.K, d.batch, d.strideA, d.strideB, MN, { f32: 1 }, d.offsetA, d.offsetB, 0, sp.kLen, sp.splits, 0, 0, 0],
+    bindings: { a, b, c: w },
+    uniforms: { ...productUniforms(d), strideC: MN, alpha: 1, offC: 0, kLen: sp.kLen, splits: sp.splits },
     workgroups: [Math.ceil(d.N / tile.bn), Math.ceil(d.M / tile.bm), d.batch * sp.splits],
   });
-  gpu.run({
+  splitSum.run(gpu, {
     program: splitkProgram(d.accumulate, Boolean(bias)),
-    bindings: bias ? [w, out, bias] : [w, out],
-    uniforms: [MN, d.N, sp.splits, d.batch, d.strideC, d.offsetC, { f32: d.alpha }, 0],
+    bindings: { w, c: out, bias },
+    uniforms: { MN, N: d.N, splits: sp.splits, batch: d.batch, strideC: d.strideC, offC: d.offsetC, alpha: d.alpha },
     workgroups: grid1d(Math.ceil((d.batch * MN) / 256)),
   });
   return program.key;
@@ -426,27 +433,26 @@ function launchSplit(
 const directKey = (transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean): string =>
   `matmul:${transA ? 't' : 'n'}${transB ? 't' : 'n'}:${bDtype}:direct${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
 
-const directProgram = programFactory(directKey, (transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean): Program => ({
-  key: directKey(transA, transB, bDtype, accumulate, bias),
-  code: () => fillTemplate(directSource, {
-    B_ELEM: bDtype === 'f32' ? 'f32' : 'u32',
-    BIAS_DECL: bias ? '@group(0) @binding(4) var<storage, read> bias: array<f32>;' : '',
+const directProgram = programFactory(directKey, (transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean) => product.program(
+  directKey(transA, transB, bDtype, accumulate, bias),
+  () => fillTemplate(directSource, {
+    HEADER: headerOf(product, 'f32', bDtype === 'f32' ? 'f32' : 'u32'),
     LOAD_B: loadFn('ldB', 'b', bDtype),
     A_INDEX: transA ? 'aBase + k * u.M + m' : 'aBase + m * u.K + k',
     B_INDEX: transB ? 'bBase + n * u.K + k' : 'bBase + k * u.N + n',
     EPILOGUE: [...(bias ? ['x += bias[col + q];'] : []), ...(accumulate ? ['x += c[i];'] : [])].map((l) => `      ${l}`).join('\n'),
   }),
-  entryPoint: 'forward',
-}));
+  'forward',
+));
 
 /** Records a direct dispatch: 8 x 8 threads of 4 x 4 outputs per workgroup. */
 function launchDirect(gpu: Gpu, out: Tensor, a: Tensor, b: Tensor, bias: Tensor | undefined, d: MatmulDims): string {
   const program = directProgram(d.transA, d.transB, b.dtype as WeightDType, d.accumulate, Boolean(bias));
   if (d.M === 0 || d.N === 0 || d.batch === 0) return program.key;
-  gpu.run({
+  product.run(gpu, {
     program,
-    bindings: bias ? [a, b, out, bias] : [a, b, out],
-    uniforms: [d.M, d.N, d.K, d.batch, d.strideA, d.strideB, d.strideC, { f32: d.alpha }, d.offsetA, d.offsetB, d.offsetC, 0],
+    bindings: productBindings(a, b, out, bias),
+    uniforms: productUniforms(d),
     workgroups: [Math.ceil(d.N / 32), Math.ceil(d.M / 32), d.batch],
   });
   return program.key;

@@ -33,17 +33,8 @@
 // this same kernel with other transposes (matmulBackward in matmul.ts picks them); a gradient of an operand
 // broadcast over the batch is summed over the batch by accumulating dispatches.
 
-struct Params {
-  M: u32, N: u32, K: u32, batch: u32,
-  strideA: u32, strideB: u32, strideC: u32, alpha: f32,
-  offA: u32, offB: u32, offC: u32, kLen: u32,
-  splits: u32, pad0: u32, pad1: u32, pad2: u32,
-}
-@group(0) @binding(0) var<uniform> u: Params;
-@group(0) @binding(1) var<storage, read> a: array<$A_ELEM>;
-@group(0) @binding(2) var<storage, read> b: array<$B_ELEM>;
-@group(0) @binding(3) var<storage, read_write> c: array<f32>;
-$BIAS_DECL
+// Uniforms (struct Params) and bindings, the bias always declared: written by kernel.ts.
+$HEADER
 
 $CONSTS
 

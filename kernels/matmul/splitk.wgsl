@@ -7,7 +7,7 @@
 
 struct Params {
   MN: u32, N: u32, splits: u32, batch: u32,
-  strideC: u32, offC: u32, alpha: f32, pad: u32,
+  strideC: u32, offC: u32, alpha: f32, _pad: u32,
 }
 @group(0) @binding(0) var<uniform> u: Params;
 @group(0) @binding(1) var<storage, read> w: array<f32>;

@@ -5,21 +5,28 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
-import { type Program, programFactory } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
 import { fillTemplate, noAlias, rowThreads } from '../common.ts';
+import { type EntryOf, defineKernel } from '../program.ts';
 import source from './ppo.wgsl';
 
-type Entry = 'token' | 'action';
-const program = programFactory(
-  (entry: Entry, wg: number) => `ppo:wg${wg}#${entry}`,
-  (entry: Entry, wg: number): Program => ({ key: `ppo:wg${wg}`, code: () => fillTemplate(source, { WG: String(wg) }), entryPoint: entry }),
-);
+const ppo = defineKernel({
+  name: 'ppo',
+  bindings: ['logp', 'entropy', 'tok', 'spans', 'acts', 'dlogp', 'dentropy', 'sums'],
+  uniforms: {
+    N: 'u32', A: 'u32', clip: 'f32', entropyCoef: 'f32', klCoef: 'f32', invZ: 'f32', k3: 'u32', hasRef: 'u32', nanBits: 'u32',
+  },
+  entries: {
+    token: ['logp', 'entropy', 'tok', 'dlogp', 'dentropy', 'sums'],
+    action: ['logp', 'entropy', 'tok', 'spans', 'acts', 'dlogp', 'dentropy', 'sums'],
+  },
+});
+const program = ppo.variants((wg: number) => ({ key: `ppo:wg${wg}`, code: () => fillTemplate(source, { WG: String(wg) }) }));
 /**
  * Threads of the one workgroup, 256 at most (fewer on small batches: CPU adapters run every idle lane):
  * token level about 32 rows each; action level one per action (each walks its action's rows twice).
  */
-const threads = (entry: Entry, units: number): number => rowThreads(units, entry === 'token' ? 32 : 1);
+const threads = (entry: EntryOf<typeof ppo>, units: number): number => rowThreads(units, entry === 'token' ? 32 : 1);
 
 /** The slots of `sums`, in order (see ppo.wgsl). */
 export const PPO_SUMS = ['loss', 'surrogate', 'entropy', 'kl', 'approxKl', 'approxKlK1', 'clipped', 'count'] as const;
@@ -56,11 +63,11 @@ function checkCommon(op: string, dlogp: Tensor, dentropy: Tensor, sums: Tensor, 
   return N;
 }
 
-const uniforms = (N: number, A: number, o: PpoLossOptions) => [
-  N, A, { f32: o.clip }, { f32: o.entropyCoef },
-  { f32: o.klCoef }, { f32: 1 / o.normalizer }, o.klEstimator === 'k3' ? 1 : 0, o.withRef ? 1 : 0,
-  0x7fc00000,
-];
+const uniforms = (N: number, A: number, o: PpoLossOptions) => ({
+  N, A, clip: o.clip, entropyCoef: o.entropyCoef,
+  klCoef: o.klCoef, invZ: 1 / o.normalizer, k3: o.klEstimator === 'k3' ? 1 : 0, hasRef: o.withRef ? 1 : 0,
+  nanBits: 0x7fc00000,
+});
 
 /**
  * Token level: a unit per row. logp, entropy (N) the head's outputs; tok (N, 4) = (old, ref, adv, mask) per
@@ -71,7 +78,7 @@ export function ppoTokenLoss(gpu: Gpu, dlogp: Tensor, dentropy: Tensor, sums: Te
   const N = checkCommon(op, dlogp, dentropy, sums, logp, entropy, tok, o);
   noAlias(op, { dlogp, dentropy, sums, logp, entropy, tok });
   const wg = threads('token', N);
-  gpu.run({ program: program('token', wg), bindings: [logp, entropy, tok, undefined, undefined, dlogp, dentropy, sums], uniforms: uniforms(N, 0, o), workgroups: [1] });
+  ppo.run(gpu, { program: program('token', wg), bindings: { logp, entropy, tok, dlogp, dentropy, sums }, uniforms: uniforms(N, 0, o), workgroups: [1] });
 }
 
 /**
@@ -89,5 +96,5 @@ export function ppoActionLoss(
   expectShape(op, 'acts (adv, scale, mask, -)', acts, [A, 4]);
   noAlias(op, { dlogp, dentropy, sums, logp, entropy, tok, spans, acts });
   const wg = threads('action', A);
-  gpu.run({ program: program('action', wg), bindings: [logp, entropy, tok, spans, acts, dlogp, dentropy, sums], uniforms: uniforms(N, A, o), workgroups: [1] });
+  ppo.run(gpu, { program: program('action', wg), bindings: { logp, entropy, tok, spans, acts, dlogp, dentropy, sums }, uniforms: uniforms(N, A, o), workgroups: [1] });
 }

@@ -6,9 +6,10 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
-import { type Program, grid1d, programFactory } from '../../src/gpu/program.ts';
+import { grid1d } from '../../src/gpu/program.ts';
 import { type Tensor, numel, shapeStr } from '../../src/gpu/tensor.ts';
 import { fillTemplate } from '../common.ts';
+import { defineKernel } from '../program.ts';
 import source from './reduce.wgsl';
 
 export type ReduceOp = 'sum' | 'mean' | 'max' | 'sumsq';
@@ -43,10 +44,18 @@ const STORES: Record<Store, string> = {
   ratio: 'out[o] = select(0.0, acc.x / acc.y, acc.y != 0.0);',
 };
 
-const reduceProgram = programFactory((load: Load, store: Store, path: ReducePath) => `reduce:${load}:${store}:${path}`, (load: Load, store: Store, path: ReducePath): Program => {
+const reduce = defineKernel({
+  name: 'reduce',
+  bindings: ['x', 'mask', 'out'],
+  uniforms: {
+    segLen: 'u32', nSeg: 'u32', rowLen: 'u32', segsPerRow: 'u32', inOffset: 'u32', outOffset: 'u32', outRowStride: 'u32', scale: 'f32',
+    posInfBits: 'u32', negInfBits: 'u32',
+  },
+  entries: { reduce: ['x', 'mask?', 'out'], reduceOne: ['x', 'mask?', 'out'] },
+});
+const reduceProgram = reduce.variants((load: Load, store: Store) => {
   const l = LOADS[load];
-  const code = () => fillTemplate(source, { LOAD: l.load, COMBINE: l.combine, IDENTITY: l.identity, STORE: STORES[store] });
-  return { key: `reduce:${load}:${store}`, code, entryPoint: path === 'one' ? 'reduceOne' : 'reduce' };
+  return { key: `reduce:${load}:${store}`, code: () => fillTemplate(source, { LOAD: l.load, COMBINE: l.combine, IDENTITY: l.identity, STORE: STORES[store] }) };
 });
 
 /** One pass: `rows` rows of rowLen elements from inOffset, each cut into segments of segLen (see reduce.wgsl). */
@@ -70,10 +79,13 @@ interface Pass {
 function runPass(gpu: Gpu, p: Pass): void {
   const segsPerRow = Math.ceil(p.rowLen / p.segLen);
   const nSeg = p.rows * segsPerRow;
-  gpu.run({
-    program: reduceProgram(p.load, p.store, p.path),
-    bindings: [p.x, p.mask, p.out],
-    uniforms: [p.segLen, nSeg, p.rowLen, segsPerRow, p.inOffset, p.outOffset, p.outRowStride, { f32: p.scale ?? 1 }, 0x7f800000, 0xff800000, 0, 0],
+  reduce.run(gpu, {
+    program: reduceProgram(p.path === 'one' ? 'reduceOne' : 'reduce', p.load, p.store),
+    bindings: { x: p.x, mask: p.mask, out: p.out },
+    uniforms: {
+      segLen: p.segLen, nSeg, rowLen: p.rowLen, segsPerRow, inOffset: p.inOffset, outOffset: p.outOffset, outRowStride: p.outRowStride,
+      scale: p.scale ?? 1, posInfBits: 0x7f800000, negInfBits: 0xff800000,
+    },
     workgroups: grid1d(p.path === 'one' ? Math.ceil(nSeg / 16) : nSeg),
   });
 }

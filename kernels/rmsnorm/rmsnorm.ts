@@ -3,12 +3,25 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
-import { type Program, type UniformField, grid1d, programFactory } from '../../src/gpu/program.ts';
+import { grid1d } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
 import { fillTemplate, loadFn, noAlias, rowThreads, type WeightDType } from '../common.ts';
+import { defineKernel } from '../program.ts';
 import source from './rmsnorm.wgsl';
 
-type Entry = 'forward' | 'backward_dx' | 'dw_partial' | 'dw_final' | 'forward_row' | 'backward_dx_row';
+const rmsnorm = defineKernel({
+  name: 'rmsnorm',
+  bindings: ['x', 'w', 'out', 'rstd', 'dy', 'dx', 'part', 'dw'],
+  uniforms: { N: 'u32', C: 'u32', eps: 'f32', rows_per_chunk: 'u32', K: 'u32' },
+  entries: {
+    forward: ['x', 'w', 'out', 'rstd'],
+    forward_row: ['x', 'w', 'out', 'rstd'],
+    backward_dx: ['x', 'w', 'rstd', 'dy', 'dx'],
+    backward_dx_row: ['x', 'w', 'rstd', 'dy', 'dx'],
+    dw_partial: ['x', 'rstd', 'dy', 'part'],
+    dw_final: ['part', 'dw'],
+  },
+});
 
 /**
  * 'wg': one workgroup per row, a tree reduction in workgroup memory (GPUs); 'row': one thread per row, no
@@ -16,21 +29,20 @@ type Entry = 'forward' | 'backward_dx' | 'dw_partial' | 'dw_final' | 'forward_ro
  */
 export type RmsnormPath = 'wg' | 'row';
 const ROW_WG = 16;
-const program = programFactory((dtype: WeightDType, entryPoint: Entry, wg: number) => `${dtype}#${entryPoint}#${wg}`, (dtype: WeightDType, entryPoint: Entry, wg: number): Program => {
-  const code = () =>
+const program = rmsnorm.variants((dtype: WeightDType, wg: number) => ({
+  key: `rmsnorm:${dtype}:wg${wg}`,
+  code: () =>
     fillTemplate(source, {
       WEIGHT_DECL: `@group(0) @binding(2) var<storage, read> w: array<${dtype === 'f32' ? 'f32' : 'u32'}>;`,
       UNPACK: loadFn('loadW', 'w', dtype),
       WG: String(wg),
-    });
-  return { key: `rmsnorm:${dtype}:wg${wg}`, code, entryPoint };
-});
+    }),
+}));
 
 /** Rows reduced by one thread in the first stage of dw: the second stage sums ceil(N / this) partials. */
 const ROWS_PER_CHUNK = 64;
 
-/** The Params struct: N, C, eps, rows_per_chunk, K, padding to 8 words. */
-const params = (N: number, C: number, eps: number, K = 0): UniformField[] => [N, C, { f32: eps }, ROWS_PER_CHUNK, K, 0, 0, 0];
+const params = (N: number, C: number, eps: number, K = 0) => ({ N, C, eps, rows_per_chunk: ROWS_PER_CHUNK, K });
 
 function checkRows(op: string, x: Tensor, w: Tensor, named: Record<string, Tensor>): [number, number] {
   if (x.dtype !== 'f32' || x.shape.length !== 2) shapeError(op, `x must be (N, C) f32, got ${shapeStr(x)}`);
@@ -54,9 +66,9 @@ export function rmsnormForward(
   const [N, C] = checkRows('rmsnormForward', x, w, { out, rstd });
   noAlias('rmsnormForward', { out, rstd, x, w });
   const row = path === 'row';
-  gpu.run({
-    program: program(w.dtype as WeightDType, row ? 'forward_row' : 'forward', rowThreads(C, 4)),
-    bindings: [x, w, out, rstd],
+  rmsnorm.run(gpu, {
+    program: program(row ? 'forward_row' : 'forward', w.dtype as WeightDType, rowThreads(C, 4)),
+    bindings: { x, w, out, rstd },
     uniforms: params(N, C, eps),
     workgroups: grid1d(row ? Math.ceil(N / ROW_WG) : N),
   });
@@ -77,9 +89,9 @@ export function rmsnormBackward(
   noAlias(op, { dx, dw, dy, x, w, rstd });
   const dtype = w.dtype as WeightDType;
   const row = path === 'row';
-  gpu.run({
-    program: program(dtype, row ? 'backward_dx_row' : 'backward_dx', rowThreads(C, 4)),
-    bindings: [x, w, undefined, rstd, dy, dx],
+  rmsnorm.run(gpu, {
+    program: program(row ? 'backward_dx_row' : 'backward_dx', dtype, rowThreads(C, 4)),
+    bindings: { x, w, rstd, dy, dx },
     uniforms: params(N, C, 0),
     workgroups: grid1d(row ? Math.ceil(N / ROW_WG) : N),
   });
@@ -87,12 +99,12 @@ export function rmsnormBackward(
   const K = Math.ceil(N / ROWS_PER_CHUNK);
   const part = gpu.tensor([K, C], 'f32', 'rmsnorm.dw_part');
   const uniforms = params(N, C, 0, K);
-  gpu.run({
-    program: program(dtype, 'dw_partial', rowThreads(C, 4)),
-    bindings: [x, undefined, undefined, rstd, dy, undefined, part],
+  rmsnorm.run(gpu, {
+    program: program('dw_partial', dtype, rowThreads(C, 4)),
+    bindings: { x, rstd, dy, part },
     uniforms,
     workgroups: [Math.ceil(C / 256), K],
   });
-  gpu.run({ program: program(dtype, 'dw_final', rowThreads(C, 4)), bindings: [undefined, undefined, undefined, undefined, undefined, undefined, part, dw], uniforms, workgroups: [Math.ceil(C / 256)] });
+  rmsnorm.run(gpu, { program: program('dw_final', dtype, rowThreads(C, 4)), bindings: { part, dw }, uniforms, workgroups: [Math.ceil(C / 256)] });
   gpu.release(part); // later users of this pooled buffer are ordered after these dispatches
 }

@@ -3,9 +3,10 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
-import { type Program, grid1d } from '../../src/gpu/program.ts';
+import { grid1d } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
 import { fillTemplate } from '../common.ts';
+import { defineKernel } from '../program.ts';
 import source from './rope.wgsl';
 
 const IO_INPLACE = `@group(0) @binding(3) var<storage, read_write> qo: array<f32>;
@@ -19,9 +20,15 @@ const IO_SEPARATE = `@group(0) @binding(3) var<storage, read_write> qo: array<f3
 fn loadQ(i: u32) -> f32 { return qi[i]; }
 fn loadK(i: u32) -> f32 { return ki[i]; }`;
 
+const ropeKernel = defineKernel({
+  name: 'rope',
+  bindings: ['pos', 'inv_freq', 'qo', 'ko', 'qi', 'ki'],
+  uniforms: { BT: 'u32', NH: 'u32', NKV: 'u32', HALF: 'u32', sign: 'f32' },
+  entries: { rotate: ['pos', 'inv_freq', 'qo', 'ko', 'qi?', 'ki?'] }, // qi, ki: the separate module's inputs
+});
 const PROGRAMS = {
-  inplace: { key: 'rope:inplace', code: () => fillTemplate(source, { IO: IO_INPLACE }), entryPoint: 'rotate' } as Program,
-  separate: { key: 'rope:separate', code: () => fillTemplate(source, { IO: IO_SEPARATE }), entryPoint: 'rotate' } as Program,
+  inplace: ropeKernel.program('rope:inplace', () => fillTemplate(source, { IO: IO_INPLACE }), 'rotate'),
+  separate: ropeKernel.program('rope:separate', () => fillTemplate(source, { IO: IO_SEPARATE }), 'rotate'),
 };
 
 /**
@@ -86,10 +93,10 @@ function rope(
   }
   const invFreq = invFreqOf(op, gpu, HS, freq);
   const threads = B * T * (NH + NKV) * (HS / 2);
-  gpu.run({
+  ropeKernel.run(gpu, {
     program: inplace ? PROGRAMS.inplace : PROGRAMS.separate,
-    bindings: inplace ? [pos, invFreq, qOut, kOut] : [pos, invFreq, qOut, kOut, q, k],
-    uniforms: [B * T, NH, NKV, HS / 2, { f32: sign }, 0, 0, 0],
+    bindings: inplace ? { pos, inv_freq: invFreq, qo: qOut, ko: kOut } : { pos, inv_freq: invFreq, qo: qOut, ko: kOut, qi: q, ki: k },
+    uniforms: { BT: B * T, NH, NKV, HALF: HS / 2, sign },
     workgroups: grid1d(Math.ceil(threads / 256)),
   });
 }

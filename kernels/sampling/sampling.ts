@@ -3,9 +3,10 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
-import { type Program, grid1d, programFactory } from '../../src/gpu/program.ts';
+import { grid1d } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
 import { fillTemplate } from '../common.ts';
+import { defineKernel } from '../program.ts';
 import source from './sampling.wgsl';
 
 /** The PCG hash (O'Neill's pcg32 output on one LCG step), as in the kernel. */
@@ -60,12 +61,17 @@ export function samplingWorkgroup(gpu: Gpu, V: number): SamplingWorkgroup {
   return !gpu.cpu && V >= 4096 && fits ? 256 : 128;
 }
 
-const samplingKey = (hasStreams: boolean, wg: SamplingWorkgroup, stepGpu: boolean): string => `sampling:${hasStreams ? 'streams' : 'rows'}:wg${wg}${stepGpu ? ':stepgpu' : ''}`;
-
-const samplingProgram = programFactory(samplingKey, (hasStreams: boolean, wg: SamplingWorkgroup, stepGpu: boolean): Program => {
-  const code = () => fillTemplate(source, { STREAM: hasStreams ? 'streams[row]' : 'row', WG: String(wg), WF: String(16 * wg), STEP: stepGpu ? 'u32(stepBuf[0])' : 'u.step' });
-  return { key: samplingKey(hasStreams, wg, stepGpu), code, entryPoint: 'sample' };
+const sampling = defineKernel({
+  name: 'sampling',
+  bindings: ['logits', 'temperature', 'topK', 'topP', 'streams', 'token', 'logprob', 'stepBuf'],
+  uniforms: { N: 'u32', V: 'u32', seed: 'u32', step: 'u32' },
+  entries: { sample: ['logits', 'temperature', 'topK', 'topP', 'streams?', 'token', 'logprob', 'stepBuf?'] },
 });
+
+const samplingProgram = sampling.variants((hasStreams: boolean, wg: SamplingWorkgroup, stepGpu: boolean) => ({
+  key: `sampling:${hasStreams ? 'streams' : 'rows'}:wg${wg}${stepGpu ? ':stepgpu' : ''}`,
+  code: () => fillTemplate(source, { STREAM: hasStreams ? 'streams[row]' : 'row', WG: String(wg), WF: String(16 * wg), STEP: stepGpu ? 'u32(stepBuf[0])' : 'u.step' }),
+}));
 
 /**
  * token (N) i32 and logprob (N) f32 (log-prob of the token under the distribution actually sampled
@@ -102,10 +108,10 @@ export function sampleTokens(
   if (opts.stepGpu && (opts.stepGpu.dtype !== 'i32' || opts.stepGpu.shape.length !== 1 || opts.stepGpu.shape[0] !== 1)) shapeError(op, `stepGpu must be (1) i32, got ${shapeStr(opts.stepGpu)}`);
   const wg = opts.workgroupSize ?? samplingWorkgroup(gpu, V);
   if (wg !== 32 && wg !== 64 && wg !== 128 && wg !== 256) shapeError(op, `workgroupSize must be 32, 64, 128 or 256, got ${wg}`);
-  gpu.run({
-    program: samplingProgram(settings.streams !== undefined, wg, Boolean(opts.stepGpu)),
-    bindings: [logits, settings.temperature, settings.topK, settings.topP, settings.streams, token, logprob, opts.stepGpu],
-    uniforms: [N, V, seed, opts.stepGpu ? 0 : step],
+  sampling.run(gpu, {
+    program: samplingProgram('sample', settings.streams !== undefined, wg, Boolean(opts.stepGpu)),
+    bindings: { logits, temperature: settings.temperature, topK: settings.topK, topP: settings.topP, streams: settings.streams, token, logprob, stepBuf: opts.stepGpu },
+    uniforms: { N, V, seed, step: opts.stepGpu ? 0 : step },
     workgroups: grid1d(N),
   });
 }

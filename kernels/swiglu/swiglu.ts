@@ -2,14 +2,21 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { shapeError } from '../../src/gpu/errors.ts';
-import { type Program, grid1d } from '../../src/gpu/program.ts';
+import { grid1d } from '../../src/gpu/program.ts';
 import { type Tensor, numel, shapeStr } from '../../src/gpu/tensor.ts';
 import source from './swiglu.wgsl';
 import { noAlias } from '../common.ts';
+import { defineKernel } from '../program.ts';
 
+const swiglu = defineKernel({
+  name: 'swiglu',
+  bindings: ['gate', 'up', 'out', 'dout', 'dgate', 'dup'],
+  uniforms: { n: 'u32' },
+  entries: { forward: ['gate', 'up', 'out'], backward: ['gate', 'up', 'dout', 'dgate', 'dup'] },
+});
 const code = () => source;
-const FWD: Program = { key: 'swiglu', code, entryPoint: 'forward' };
-const BWD: Program = { key: 'swiglu', code, entryPoint: 'backward' };
+const FWD = swiglu.program('swiglu', code, 'forward');
+const BWD = swiglu.program('swiglu', code, 'backward');
 
 const sameShape = (a: Tensor, b: Tensor) => a.shape.length === b.shape.length && a.shape.every((d, i) => d === b.shape[i]);
 
@@ -25,7 +32,7 @@ export function swigluForward(gpu: Gpu, out: Tensor, gate: Tensor, up: Tensor): 
   check('swigluForward', gate, { up, out });
   noAlias('swigluForward', { out, gate, up });
   const n = numel(gate.shape);
-  gpu.run({ program: FWD, bindings: [gate, up, out], uniforms: [n], workgroups: grid1d(Math.ceil(n / 256)) });
+  swiglu.run(gpu, { program: FWD, bindings: { gate, up, out }, uniforms: { n }, workgroups: grid1d(Math.ceil(n / 256)) });
 }
 
 /** dgate, dup (N, I) = the gradients of out = silu(gate) * up given dout (N, I); both assigned. */
@@ -33,10 +40,10 @@ export function swigluBackward(gpu: Gpu, dgate: Tensor, dup: Tensor, dout: Tenso
   check('swigluBackward', gate, { up, dout, dgate, dup });
   noAlias('swigluBackward', { dgate, dup, dout, gate, up });
   const n = numel(gate.shape);
-  gpu.run({
+  swiglu.run(gpu, {
     program: BWD,
-    bindings: [gate, up, undefined, dout, dgate, dup],
-    uniforms: [n],
+    bindings: { gate, up, dout, dgate, dup },
+    uniforms: { n },
     workgroups: grid1d(Math.ceil(n / 256)),
   });
 }

@@ -91,7 +91,7 @@ export function defineKernel<const B extends string, const U extends UniformLayo
   spec: KernelSpec<B, U, E>,
 ): Kernel<B, U, E> {
   const index = new Map<string, number>(spec.bindings.map((b, i) => [b, i]));
-  const fields = Object.entries(spec.uniforms ?? {}) as Array<[string, UniformType]>;
+  const fields = Object.entries<UniformType>(spec.uniforms ?? {});
   const widths = fields.map(([, type]) => (type.startsWith('u32[') ? Number(type.slice(4, -1)) : 0));
   let word = 0;
   fields.forEach(([f], i) => {
@@ -201,7 +201,7 @@ export function defineKernel<const B extends string, const U extends UniformLayo
     run(gpu, d) {
       gpu.run({
         program: d.program,
-        bindings: bind(d.bindings as Record<string, Bound | null | undefined>),
+        bindings: bind(d.bindings),
         uniforms: fields.length ? pack(d.uniforms as Record<string, number | readonly number[]>) : undefined,
         workgroups: d.workgroups,
       });

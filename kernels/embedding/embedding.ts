@@ -33,7 +33,7 @@ export function embeddingForward(gpu: Gpu, out: Tensor, ids: Tensor, weight: Ten
     shapeError(op, `out must be (${N}, ${C}) f32, got ${shapeStr(out)}`);
   }
   embedding.run(gpu, {
-    program: program('forward', weight.dtype as WeightDType),
+    program: program('forward', weight.dtype),
     bindings: { ids, weight, out },
     uniforms: { N, C, V, R: 0 },
     workgroups: [Math.ceil(C / 64), N],

@@ -14,7 +14,7 @@ import { type Tensor, is16, shapeStr } from '../../src/gpu/tensor.ts';
 import { type WeightDType, fillTemplate, loadFn, noAlias, rowThreads } from '../common.ts';
 import { type RopeFreq, invFreqOf } from '../rope/rope.ts';
 import ropeSource from '../rope/rope.wgsl';
-import { GEMV, gemvRows } from '../matmul/gemv.ts';
+import { gemvRows } from '../matmul/gemv.ts';
 import { type EntryOf, type KernelProgram, defineKernel } from '../program.ts';
 import linearGemvSource from './linear-gemv.wgsl';
 import shrinkGemvSource from './shrink-gemv.wgsl';
@@ -476,7 +476,7 @@ export function fusedLinear(
   if (form === 'gemv' && M > FUSED_GEMV_ROWS) shapeError(op, `the gemv form takes at most ${FUSED_GEMV_ROWS} rows, got ${M}`);
   const gemv = form === 'gemv';
   linear.run(gpu, {
-    program: program(wd as WeightDType, Boolean(bias), Boolean(lora), kind, lanes(K, norm), gemv ? 'gemv' : 'linear', gemv ? gemvRows(M) : 0, inl),
+    program: program(wd, Boolean(bias), Boolean(lora), kind, lanes(K, norm), gemv ? 'gemv' : 'linear', gemv ? gemvRows(M) : 0, inl),
     bindings,
     uniforms: uniforms(M, K, NW, NOUT, cols, opts),
     workgroups: gemv ? [...grid1d(Math.ceil(NOUT / (swi ? 2 : 4))), Math.ceil(M / gemvRows(M))] : [Math.ceil(NOUT / 32), Math.ceil(M / 32)],

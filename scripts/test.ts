@@ -1,4 +1,4 @@
-// `npm test`: every test. Checks the system (Chromium, Vulkan loader), then typecheck, the unit and
+// `npm test`: every test. Checks the system (Chromium, Vulkan loader), then typecheck, format, lint, the unit and
 // kernel tests in Node (WebGPU through Dawn: a real GPU if present, else SwiftShader), then the built
 // app's end-to-end tests in headless Chromium with WebGPU.
 import { spawnSync } from 'node:child_process';
@@ -9,6 +9,8 @@ const { chromium } = ensureTestEnvironment();
 const env = { ...(vulkanEnvForChild() ?? process.env), CHROMIUM_PATH: chromium };
 const steps: Array<[string, string, string[]]> = [
   ['typecheck', 'npx', ['tsc', '--noEmit', '-p', '.']],
+  ['format (Prettier; `npm run format` fixes it)', 'npx', ['prettier', '--check', '--log-level', 'warn', '**/*.{ts,tsx,js,mjs}']],
+  ['lint (typescript-eslint, type-aware)', 'npx', ['eslint', '.']],
   ['unit and kernel tests', 'npx', ['vitest', 'run']],
   ['build (with the test hooks the end-to-end tests use)', 'npx', ['vite', 'build', '--mode', 'e2e', '--logLevel', 'warn']],
   ['end-to-end tests (Chromium)', 'npx', ['playwright', 'test']],

@@ -4,7 +4,21 @@ import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', '.build/**', 'node_modules/**', 'public/**', 'bench/results/**', 'fixtures/**', 'test-results/**', 'test-screens/**', 'reliability/**', '.devcarry/**', '.devchrome/**'] },
+  {
+    ignores: [
+      'dist/**',
+      '.build/**',
+      'node_modules/**',
+      'public/**',
+      'bench/results/**',
+      'fixtures/**',
+      'test-results/**',
+      'test-screens/**',
+      'reliability/**',
+      '.devcarry/**',
+      '.devchrome/**',
+    ],
+  },
   {
     files: ['**/*.ts', '**/*.tsx'],
     extends: [tseslint.configs.base],
@@ -18,7 +32,10 @@ export default tseslint.config(
       '@typescript-eslint/only-throw-error': ['error', { allowThrowingUnknown: true }],
       '@typescript-eslint/no-for-in-array': 'error',
       '@typescript-eslint/no-unnecessary-type-assertion': 'error',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
+      ],
       '@typescript-eslint/no-duplicate-type-constituents': 'error',
       '@typescript-eslint/prefer-promise-reject-errors': 'error',
       '@typescript-eslint/return-await': ['error', 'in-try-catch'],

@@ -34,7 +34,10 @@ function devWithoutCsp(): Plugin {
  */
 export function pageCsp(html = readFileSync(new URL('./index.html', import.meta.url), 'utf8')): string {
   const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]+)"/.exec(html)?.[1];
-  if (!csp) throw new Error('index.html has no <meta http-equiv="Content-Security-Policy" content="..."> tag: the preview server sends the same policy as a header');
+  if (!csp)
+    throw new Error(
+      'index.html has no <meta http-equiv="Content-Security-Policy" content="..."> tag: the preview server sends the same policy as a header',
+    );
   return csp;
 }
 

@@ -20,10 +20,29 @@
 //          same shapes, unpadded), shown as ratios
 
 import { readFileSync, writeFileSync } from 'node:fs';
-import { type AttentionBenchCase, attentionBwdFlops, attentionFwdFlops, benchTensors, timeIt } from '../kernels/attention/attention.bench.ts';
 import {
-  BACKWARD_CHOICE, type BackwardVariant, type BlockedBackward, FORWARD_CHOICE, attentionBackward, attentionForward, attentionTiles, backwardChoice,
-  backwardName, blockedUnfit, forwardChoice, forwardName, forwardUnfit, parseBackward, parseForward,
+  type AttentionBenchCase,
+  attentionBwdFlops,
+  attentionFwdFlops,
+  benchTensors,
+  timeIt,
+} from '../kernels/attention/attention.bench.ts';
+import {
+  BACKWARD_CHOICE,
+  type BackwardVariant,
+  type BlockedBackward,
+  FORWARD_CHOICE,
+  attentionBackward,
+  attentionForward,
+  attentionTiles,
+  backwardChoice,
+  backwardName,
+  blockedUnfit,
+  forwardChoice,
+  forwardName,
+  forwardUnfit,
+  parseBackward,
+  parseForward,
 } from '../kernels/attention/attention.ts';
 import { acquireNodeGpu, ensureVulkanEnv } from '../src/gpu/node.ts';
 
@@ -36,8 +55,11 @@ const arg = (name: string): string | undefined => {
 const quick = process.argv.includes('--quick');
 const full = process.argv.includes('--full');
 const budgetMs = Number(arg('budget') ?? (quick ? 1 : 300));
-const peer: { device: string; rows: Array<{ op: string; shape: string; ms: number; gflops: number; bwd_gflops?: number }> } | null =
-  arg('peer') ? JSON.parse(readFileSync(arg('peer')!, 'utf8')) : null;
+const peer: { device: string; rows: Array<{ op: string; shape: string; ms: number; gflops: number; bwd_gflops?: number }> } | null = arg(
+  'peer',
+)
+  ? JSON.parse(readFileSync(arg('peer')!, 'utf8'))
+  : null;
 const torchRow = (shape: string) => peer?.rows.find((r) => r.op === 'attention' && r.shape === shape);
 const torchBwd = (shape: string) => torchRow(shape)?.bwd_gflops;
 const parseShape = (s: string): AttentionBenchCase => {
@@ -47,27 +69,73 @@ const parseShape = (s: string): AttentionBenchCase => {
 
 // B8 T512, B4 T1024 and B2 T2048 are bench:kernels' attention shapes; B8 T170 a 135M training iteration's.
 const shapes: AttentionBenchCase[] = (arg('shapes') ?? (quick ? '1x40x4x2x64' : '8x512x9x3x64,4x1024x9x3x64,2x2048x16x4x64,8x170x9x3x64'))
-  .split(',').filter(Boolean).map(parseShape);
+  .split(',')
+  .filter(Boolean)
+  .map(parseShape);
 const only = arg('variants')?.split(',').filter(Boolean).map(parseBackward);
 // Forward: the scoring micro-batches of a 135M MARFT iteration (B 4-8 x T 168-336, right-padded) and
 // bench:kernels' shapes.
-const fshapes = (arg('fshapes') ?? (quick ? '2x40x4x2x64:pad' : '4x168x9x3x64:pad,8x168x9x3x64:pad,4x336x9x3x64:pad,8x336x9x3x64:pad,8x512x9x3x64,4x1024x9x3x64,2x2048x16x4x64'))
-  .split(',').filter(Boolean).map((s) => ({ c: parseShape(s.replace(/:pad$/, '')), pad: s.endsWith(':pad'), name: s }));
-const FORWARD_SET = quick ? ['f32x32', 'f16x16:pf'] : ['f32x32', 'f32x32:pf', 'f16x32', 'f16x32:pf', 'f16x16:pf', 'f8x32:pf', 'f64x16:pf', 'f64x32:pf', 'f16x64:pf', 'f32x16:pf'];
+const fshapes = (
+  arg('fshapes') ??
+  (quick
+    ? '2x40x4x2x64:pad'
+    : '4x168x9x3x64:pad,8x168x9x3x64:pad,4x336x9x3x64:pad,8x336x9x3x64:pad,8x512x9x3x64,4x1024x9x3x64,2x2048x16x4x64')
+)
+  .split(',')
+  .filter(Boolean)
+  .map((s) => ({ c: parseShape(s.replace(/:pad$/, '')), pad: s.endsWith(':pad'), name: s }));
+const FORWARD_SET = quick
+  ? ['f32x32', 'f16x16:pf']
+  : ['f32x32', 'f32x32:pf', 'f16x32', 'f16x32:pf', 'f16x16:pf', 'f8x32:pf', 'f64x16:pf', 'f64x32:pf', 'f16x64:pf', 'f32x16:pf'];
 const forwards = (arg('forward')?.split(',') ?? FORWARD_SET).filter(Boolean);
 
 // Candidates: [keys per workgroup, rows per tile, vec4 columns per thread] of dk/dv, [rows per workgroup,
 // keys per tile, vec4 columns per thread] of dq. Those the device cannot fit are listed as skipped.
 const DKDV: Array<[number, number, number]> = quick
-  ? [[32, 16, 1], [16, 32, 2]]
-  : [[32, 32, 1], [32, 32, 2], [32, 16, 1], [32, 16, 2], [16, 32, 1], [16, 32, 2], [16, 16, 1], [64, 8, 2], [64, 16, 1], [64, 16, 2], [64, 32, 2]];
+  ? [
+      [32, 16, 1],
+      [16, 32, 2],
+    ]
+  : [
+      [32, 32, 1],
+      [32, 32, 2],
+      [32, 16, 1],
+      [32, 16, 2],
+      [16, 32, 1],
+      [16, 32, 2],
+      [16, 16, 1],
+      [64, 8, 2],
+      [64, 16, 1],
+      [64, 16, 2],
+      [64, 32, 2],
+    ];
 const SPLITS = quick ? [1, 2] : [1, 2, 4, 8];
 const DQ: Array<[number, number, number]> = quick
-  ? [[32, 16, 1], [32, 16, 2]]
-  : [[32, 32, 1], [32, 32, 2], [32, 16, 1], [32, 16, 2], [16, 32, 1], [64, 16, 1], [64, 16, 2], [64, 32, 2]];
+  ? [
+      [32, 16, 1],
+      [32, 16, 2],
+    ]
+  : [
+      [32, 32, 1],
+      [32, 32, 2],
+      [32, 16, 1],
+      [32, 16, 2],
+      [16, 32, 1],
+      [64, 16, 1],
+      [64, 16, 2],
+      [64, 32, 2],
+    ];
 const FUSED = [false, true];
 // dq from the stored dS needs little workgroup memory: larger tiles.
-const DQ_DS: Array<[number, number, number]> = quick ? [[64, 32, 1]] : [[32, 32, 1], [64, 32, 2], [64, 32, 4], [64, 64, 4], [128, 32, 4]];
+const DQ_DS: Array<[number, number, number]> = quick
+  ? [[64, 32, 1]]
+  : [
+      [32, 32, 1],
+      [64, 32, 2],
+      [64, 32, 4],
+      [64, 64, 4],
+      [128, 32, 4],
+    ];
 const BASE: BlockedBackward = { kBK: 32, kBQ: 16, kW: 1, qBR: 32, qBC: 16, qW: 1, split: 1, fusePrep: false }; // fits 32 KiB at HS = 64
 
 const gpu = await acquireNodeGpu({ log: console.log });
@@ -78,7 +146,17 @@ console.log(
     `(B * NH * T * T floats) exceeds it runs without ds); subgroups ${gpu.hasSubgroups}`,
 );
 
-interface Row { shape: string; T: number; variant: string; stage: string; ms: number; gflops: number; vsV1: number; err: number; bad: boolean }
+interface Row {
+  shape: string;
+  T: number;
+  variant: string;
+  stage: string;
+  ms: number;
+  gflops: number;
+  vsV1: number;
+  err: number;
+  bad: boolean;
+}
 const rows: Row[] = [];
 const skipped: Array<{ variant: string; why: string }> = [];
 const best: Record<string, Row> = {};
@@ -139,7 +217,9 @@ for (const c of shapes) {
     const row: Row = { shape, T: c.T, variant: name, stage, ms, gflops: flops / ms / 1e6, vsV1: v1Ms / ms, err, bad: !(err < 1e-3) };
     rows.push(row);
     seen.set(name, row);
-    console.log(`${shape}  ${stage.padEnd(5)} ${name.padEnd(40)} ${ms.toFixed(4).padStart(9)} ms ${num(row.gflops).padStart(7)} GFLOP/s  x${row.vsV1.toFixed(2)} v1  err ${err.toExponential(1)}${row.bad ? '  BAD' : ''}`);
+    console.log(
+      `${shape}  ${stage.padEnd(5)} ${name.padEnd(40)} ${ms.toFixed(4).padStart(9)} ms ${num(row.gflops).padStart(7)} GFLOP/s  x${row.vsV1.toFixed(2)} v1  err ${err.toExponential(1)}${row.bad ? '  BAD' : ''}`,
+    );
     return row;
   };
   const better = (a: Row | null, b: Row | null) => (!b || b.bad ? a : !a || b.ms < a.ms ? b : a);
@@ -150,18 +230,25 @@ for (const c of shapes) {
   if (only) {
     for (const v of only) top = better(top, await measure(v, 'list'));
   } else if (full) {
-    for (const [kBK, kBQ, kW] of DKDV) for (const split of SPLITS) {
-      for (const [qBR, qBC, qW] of DQ) for (const fusePrep of FUSED) top = better(top, await measure({ kBK, kBQ, kW, qBR, qBC, qW, split, fusePrep }, 'full'));
-      for (const [qBR, qBC, qW] of DQ_DS) top = better(top, await measure({ kBK, kBQ, kW, qBR, qBC, qW, split, fusePrep: false, ds: true }, 'full'));
-    }
+    for (const [kBK, kBQ, kW] of DKDV)
+      for (const split of SPLITS) {
+        for (const [qBR, qBC, qW] of DQ)
+          for (const fusePrep of FUSED) top = better(top, await measure({ kBK, kBQ, kW, qBR, qBC, qW, split, fusePrep }, 'full'));
+        for (const [qBR, qBC, qW] of DQ_DS)
+          top = better(top, await measure({ kBK, kBQ, kW, qBR, qBC, qW, split, fusePrep: false, ds: true }, 'full'));
+      }
   } else {
     let kv: Row | null = null;
     let kvV: BlockedBackward = BASE;
-    for (const [kBK, kBQ, kW] of DKDV) for (const split of SPLITS) {
-      const v = { ...BASE, kBK, kBQ, kW, split };
-      const r = better(kv, await measure(v, 'dkdv'));
-      if (r !== kv) { kv = r; kvV = v; }
-    }
+    for (const [kBK, kBQ, kW] of DKDV)
+      for (const split of SPLITS) {
+        const v = { ...BASE, kBK, kBQ, kW, split };
+        const r = better(kv, await measure(v, 'dkdv'));
+        if (r !== kv) {
+          kv = r;
+          kvV = v;
+        }
+      }
     let qq: Row | null = null;
     let qV: BlockedBackward = BASE;
     const dqs = [
@@ -170,7 +257,10 @@ for (const c of shapes) {
     ];
     for (const v of dqs) {
       const r = better(qq, await measure(v, 'dq'));
-      if (r !== qq) { qq = r; qV = v; }
+      if (r !== qq) {
+        qq = r;
+        qV = v;
+      }
     }
     const both = { ...kvV, qBR: qV.qBR, qBC: qV.qBC, qW: qV.qW, fusePrep: qV.fusePrep, ds: qV.ds };
     top = better(better(kv, qq), await measure(both, 'both'));
@@ -191,14 +281,30 @@ for (const c of shapes) {
 }
 
 // ---- forward ----
-interface FRow { shape: string; T: number; variant: string; ms: number; gflops: number; vsNow: number; err: number; bad: boolean }
+interface FRow {
+  shape: string;
+  T: number;
+  variant: string;
+  ms: number;
+  gflops: number;
+  vsNow: number;
+  err: number;
+  bad: boolean;
+}
 const frows: FRow[] = [];
 const lanes = attentionTiles(64, L.maxComputeWorkgroupStorageSize, L.maxComputeInvocationsPerWorkgroup)?.lanes ?? 4;
 for (const { c, pad, name: shape } of fshapes) {
   const t = benchTensors(gpu, c);
   // Right padding: sequence b keeps T - floor(b T / 2B) tokens (the first is full length).
   const keep = (b: number) => c.T - Math.floor((b * c.T) / (2 * c.B));
-  const mask = pad ? gpu.upload(Int32Array.from({ length: c.B * c.T }, (_, i) => Number(i % c.T < keep(Math.floor(i / c.T)))), [c.B, c.T], 'i32', 'bench.mask') : undefined;
+  const mask = pad
+    ? gpu.upload(
+        Int32Array.from({ length: c.B * c.T }, (_, i) => Number(i % c.T < keep(Math.floor(i / c.T)))),
+        [c.B, c.T],
+        'i32',
+        'bench.mask',
+      )
+    : undefined;
   const fwd = (f?: string) => () => attentionForward(gpu, t.out, t.lse, t.q, t.k, t.v, { path: 'tiled', mask, forward: f });
   const outs = () => gpu.readMany([t.out, t.lse]) as Promise<Float32Array[]>;
   fwd()();
@@ -219,16 +325,23 @@ for (const { c, pad, name: shape } of fshapes) {
   };
   const nowMs = await timeF();
   const now = forwardChoice(c.T, c.HS);
-  console.log(`${shape}  fwd  now ${now ? forwardName(now) : 'tiles'}  ${nowMs.toFixed(4)} ms ${num(flops / nowMs / 1e6)} GFLOP/s (causal FLOPs of the unpadded shape)`);
+  console.log(
+    `${shape}  fwd  now ${now ? forwardName(now) : 'tiles'}  ${nowMs.toFixed(4)} ms ${num(flops / nowMs / 1e6)} GFLOP/s (causal FLOPs of the unpadded shape)`,
+  );
   for (const f of forwards) {
     const why = forwardUnfit(c.HS, lanes, parseForward(f), L);
-    if (why) { if (!skipped.some((x) => x.variant === f)) skipped.push({ variant: f, why }); continue; }
+    if (why) {
+      if (!skipped.some((x) => x.variant === f)) skipped.push({ variant: f, why });
+      continue;
+    }
     const ms = await timeF(f);
     const got = await outs();
     const err = relErr(got, ref);
     const row: FRow = { shape, T: c.T, variant: f, ms, gflops: flops / ms / 1e6, vsNow: nowMs / ms, err, bad: !(err < 1e-4) };
     frows.push(row);
-    console.log(`${shape}  fwd  ${f.padEnd(12)} ${ms.toFixed(4).padStart(9)} ms ${num(row.gflops).padStart(7)} GFLOP/s  x${row.vsNow.toFixed(2)} now  err ${err.toExponential(1)}${row.bad ? '  BAD' : ''}`);
+    console.log(
+      `${shape}  fwd  ${f.padEnd(12)} ${ms.toFixed(4).padStart(9)} ms ${num(row.gflops).padStart(7)} GFLOP/s  x${row.vsNow.toFixed(2)} now  err ${err.toExponential(1)}${row.bad ? '  BAD' : ''}`,
+    );
   }
   gpu.release(t.q, t.k, t.v, t.dout, t.out, t.lse, t.dq, t.dk, t.dv, mask);
 }
@@ -244,7 +357,9 @@ for (const c of shapes) {
   if (!v1 || !b) continue;
   const torch = torchBwd(shape);
   const vsTorch = torch ? (b.gflops / torch).toFixed(2) : '';
-  console.log(`| ${shape} | ${num(v1.gflops)} | ${now ? `${now.variant} ${num(now.gflops)}` : ''} | ${b.variant} | ${num(b.gflops)} | ${(v1.ms / b.ms).toFixed(2)} | ${torch ? num(torch) : ''} | ${vsTorch} |`);
+  console.log(
+    `| ${shape} | ${num(v1.gflops)} | ${now ? `${now.variant} ${num(now.gflops)}` : ''} | ${b.variant} | ${num(b.gflops)} | ${(v1.ms / b.ms).toFixed(2)} | ${torch ? num(torch) : ''} | ${vsTorch} |`,
+  );
 }
 // The table rows: the best variant of each measured T (HS = 64 shapes), each serving up to halfway to the next T.
 const ts = [...new Set(shapes.filter((c) => c.HS === 64 && best[shapeStr(c)]).map((c) => c.T))].sort((a, b) => a - b);
@@ -263,7 +378,9 @@ if (frows.length) {
     const rs = frows.filter((r) => r.shape === shape && !r.bad).sort((a, b) => a.ms - b.ms);
     if (!rs.length) continue;
     const torch = torchRow(shape.replace(/:pad$/, ''));
-    console.log(`| ${shape} | ${(rs[0].ms * rs[0].vsNow).toFixed(4)} | ${rs[0].variant} | ${rs[0].ms.toFixed(4)} | ${rs[0].vsNow.toFixed(2)} | ${torch ? torch.ms.toFixed(4) : ''} |`);
+    console.log(
+      `| ${shape} | ${(rs[0].ms * rs[0].vsNow).toFixed(4)} | ${rs[0].variant} | ${rs[0].ms.toFixed(4)} | ${rs[0].vsNow.toFixed(2)} | ${torch ? torch.ms.toFixed(4) : ''} |`,
+    );
   }
   // A row per measured T (HS = 64): the variant with the best geometric mean speed over that T's shapes.
   const fts = [...new Set(frows.filter((r) => !r.bad).map((r) => r.T))].sort((a, b) => a - b);
@@ -280,9 +397,26 @@ if (frows.length) {
   for (const r of fchoice) console.log(`  { maxT: ${r.maxT === Infinity ? 'Infinity' : r.maxT}, variant: '${r.variant}' },`);
 }
 if (arg('out')) {
-  writeFileSync(arg('out')!, JSON.stringify({ adapter: gpu.adapter, limits: {
-    maxComputeWorkgroupStorageSize: L.maxComputeWorkgroupStorageSize, maxComputeInvocationsPerWorkgroup: L.maxComputeInvocationsPerWorkgroup,
-    maxStorageBuffersPerShaderStage: L.maxStorageBuffersPerShaderStage,
-  }, rows, best, kernels, frows, skipped, choice: choice.map((r) => ({ ...r, maxT: r.maxT === Infinity ? 'Infinity' : r.maxT })) }, null, 1));
+  writeFileSync(
+    arg('out')!,
+    JSON.stringify(
+      {
+        adapter: gpu.adapter,
+        limits: {
+          maxComputeWorkgroupStorageSize: L.maxComputeWorkgroupStorageSize,
+          maxComputeInvocationsPerWorkgroup: L.maxComputeInvocationsPerWorkgroup,
+          maxStorageBuffersPerShaderStage: L.maxStorageBuffersPerShaderStage,
+        },
+        rows,
+        best,
+        kernels,
+        frows,
+        skipped,
+        choice: choice.map((r) => ({ ...r, maxT: r.maxT === Infinity ? 'Infinity' : r.maxT })),
+      },
+      null,
+      1,
+    ),
+  );
 }
 process.exit(0);

@@ -21,15 +21,26 @@ export function presetEpisodes(name: string): number {
 export function presetBenchConfig(name: string, episodes = presetEpisodes(name)): RunConfig {
   const p = presetRunConfig(name);
   if (!p) throw new Error(`"${name}" is not a preset run; one of ${Object.keys(PRESET_RUNS).join(', ')}`);
-  return parseRunConfig({ ...p, rollout: { ...(p.rollout as object), episodes }, schedule: { ...(p.schedule as object | undefined), criticWarmup: 0 } });
+  return parseRunConfig({
+    ...p,
+    rollout: { ...(p.rollout as object), episodes },
+    schedule: { ...(p.schedule as object | undefined), criticWarmup: 0 },
+  });
 }
 
 /** bench:iteration's random-model run: `agents` agents, `maxNew` new tokens each, temperature 1, arithmetic. */
 export function randomModelBenchConfig(o: { agents: 1 | 2 | 3 | 4; maxNew: number; episodes: number }): RunConfig {
   const graph = presetForAgents(o.agents);
-  for (const a of graph.agents) { a.maxNewTokens = o.maxNew; a.temperature = 1; }
+  for (const a of graph.agents) {
+    a.maxNewTokens = o.maxNew;
+    a.temperature = 1;
+  }
   return parseRunConfig({
-    seed: 1, graph, level: 'token', env: { name: 'arithmetic', options: { difficulty: 2 } },
-    rollout: { episodes: o.episodes, horizon: 1 }, ppo: { epochs: 1, minibatches: 1, targetKl: null },
+    seed: 1,
+    graph,
+    level: 'token',
+    env: { name: 'arithmetic', options: { difficulty: 2 } },
+    rollout: { episodes: o.episodes, horizon: 1 },
+    ppo: { epochs: 1, minibatches: 1, targetKl: null },
   });
 }

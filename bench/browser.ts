@@ -53,16 +53,22 @@ import { type HubRepos, benchModelFolder, serveLab } from './lab-server.ts';
 import { BENCH_MODELS } from './random-model.ts';
 
 const argv = process.argv.slice(2);
-const arg = (n: string, d: string): string => { const i = argv.indexOf(`--${n}`); return i >= 0 ? argv[i + 1] : d; };
+const arg = (n: string, d: string): string => {
+  const i = argv.indexOf(`--${n}`);
+  return i >= 0 ? argv[i + 1] : d;
+};
 const runNames = arg('runs', 'classroom').split(',');
 for (const r of runNames) {
   if (!Object.hasOwn(PRESET_RUNS, r) && !Object.hasOwn(BENCH_MODELS, r)) {
-    throw new Error(`--runs ${r}: neither a preset run (${Object.keys(PRESET_RUNS).join(', ')}) nor a random model (${Object.keys(BENCH_MODELS).join(', ')})`);
+    throw new Error(
+      `--runs ${r}: neither a preset run (${Object.keys(PRESET_RUNS).join(', ')}) nor a random model (${Object.keys(BENCH_MODELS).join(', ')})`,
+    );
   }
 }
 const isPreset = (r: string) => Object.hasOwn(PRESET_RUNS, r);
 const episodesArg = argv.includes('--episodes') ? arg('episodes', '').split(',').map(Number) : null;
-if (episodesArg?.some((e) => !Number.isInteger(e) || e < 1)) throw new Error(`--episodes must be positive integers, got ${arg('episodes', '')}`);
+if (episodesArg?.some((e) => !Number.isInteger(e) || e < 1))
+  throw new Error(`--episodes must be positive integers, got ${arg('episodes', '')}`);
 const maxNew = Number(arg('new', '128'));
 const agentsN = Number(arg('agents', '2')) as 1 | 2 | 3 | 4;
 const out = arg('out', 'bench/results/cpu-fallback/browser-classroom.json');
@@ -74,7 +80,13 @@ if (!['gpu', 'any'].includes(expect)) throw new Error(`--expect must be gpu or a
 /** The random models' local Hub repo (its OPFS folder: bench--<shape>). */
 const hubRepo = (shape: string) => `bench/${shape}`;
 
-interface Seconds { rollout: number; score: number; advantages: number; update: number; total: number }
+interface Seconds {
+  rollout: number;
+  score: number;
+  advantages: number;
+  update: number;
+  total: number;
+}
 interface Measured {
   run: string;
   episodes: number;
@@ -113,16 +125,25 @@ async function lastSeconds(page: Page, iteration: number): Promise<Seconds> {
 }
 
 /** Presses Step and waits for the run to pause after iteration `iteration`; wall seconds and the trainer's times. */
-async function step(page: Page, iteration: number, label: string, on: string): Promise<{ wall: number; cpu: number | null; seconds: Seconds }> {
+async function step(
+  page: Page,
+  iteration: number,
+  label: string,
+  on: string,
+): Promise<{ wall: number; cpu: number | null; seconds: Seconds }> {
   const c0 = treeCpuSeconds();
   const t0 = performance.now();
   await page.getByTestId('step-training').click();
   const seconds = await lastSeconds(page, iteration);
-  await page.locator(`[data-testid="run-status"][data-state="paused"][data-iteration="${iteration + 1}"]`).waitFor({ timeout: iterationTimeout });
+  await page
+    .locator(`[data-testid="run-status"][data-state="paused"][data-iteration="${iteration + 1}"]`)
+    .waitFor({ timeout: iterationTimeout });
   const wall = (performance.now() - t0) / 1000;
   const c1 = treeCpuSeconds();
   const cpu = c0 === null || c1 === null ? null : c1 - c0;
-  console.log(`  [${on}] ${label}: iteration ${iteration}: ${seconds.total.toFixed(2)} s (rollout ${seconds.rollout.toFixed(2)}, score ${seconds.score.toFixed(2)}, advantages ${seconds.advantages.toFixed(3)}, update ${seconds.update.toFixed(2)}); ${wall.toFixed(1)} s from Step to paused${cpu === null ? '' : `, ${cpu.toFixed(1)} CPU s`}`);
+  console.log(
+    `  [${on}] ${label}: iteration ${iteration}: ${seconds.total.toFixed(2)} s (rollout ${seconds.rollout.toFixed(2)}, score ${seconds.score.toFixed(2)}, advantages ${seconds.advantages.toFixed(3)}, update ${seconds.update.toFixed(2)}); ${wall.toFixed(1)} s from Step to paused${cpu === null ? '' : `, ${cpu.toFixed(1)} CPU s`}`,
+  );
   return { wall, cpu, seconds };
 }
 
@@ -151,7 +172,9 @@ async function continuous(page: Page, from: number, n: number, on: string): Prom
   const mine = secs.filter(([it]) => it >= from && it < from + n).map(([, s]) => s);
   if (mine.length !== n) throw new Error(`--wall: saw the trainer's seconds of ${mine.length} of ${n} iterations`);
   const trainer = mine.reduce((a, b) => a + b, 0);
-  console.log(`  [${on}] ${n} iterations after Continue: ${(wall / n).toFixed(3)} s each from the click to paused, the trainer's own ${(trainer / n).toFixed(3)} s (${(wall / trainer).toFixed(2)}x)`);
+  console.log(
+    `  [${on}] ${n} iterations after Continue: ${(wall / n).toFixed(3)} s each from the click to paused, the trainer's own ${(trainer / n).toFixed(3)} s (${(wall / trainer).toFixed(2)}x)`,
+  );
   return { iterations: n, wallS: wall / n, trainerS: trainer / n, ratio: wall / trainer };
 }
 
@@ -191,24 +214,46 @@ async function measure(page: Page, url: string, run: string, config: RunConfig, 
   const common = { run, episodes, adapter, adapterLabel: on, wall };
   if (!profile) {
     return {
-      ...common, warmup: warmup.seconds, timed: timed.seconds, profiled: null, wallS: { warmup: warmup.wall, timed: timed.wall, profiled: null },
-      cpuS: { warmup: warmup.cpu, timed: timed.cpu, profiled: null }, profiledDispatches: null, kernels: [], kernelsUnavailable: null, loadAvg1m: [load0, loadavg()[0]],
+      ...common,
+      warmup: warmup.seconds,
+      timed: timed.seconds,
+      profiled: null,
+      wallS: { warmup: warmup.wall, timed: timed.wall, profiled: null },
+      cpuS: { warmup: warmup.cpu, timed: timed.cpu, profiled: null },
+      profiledDispatches: null,
+      kernels: [],
+      kernelsUnavailable: null,
+      loadAvg1m: [load0, loadavg()[0]],
     };
   }
   await page.getByTestId('tab-train').click();
   await page.getByTestId('profile-next').check();
   await page.getByTestId('profile-panel').and(page.locator('[data-armed="true"]')).waitFor();
   const profiled = await step(page, next, 'profiled', on);
-  await page.getByTestId('profile-result').and(page.locator(`[data-iteration="${next}"]`)).waitFor({ timeout: 60_000 });
+  await page
+    .getByTestId('profile-result')
+    .and(page.locator(`[data-iteration="${next}"]`))
+    .waitFor({ timeout: 60_000 });
   const unavailable = page.getByTestId('profile-kernels-unavailable');
   const kernelsUnavailable = (await unavailable.count()) ? await unavailable.textContent() : null;
-  const kernels = await page.getByTestId('kernel-row').evaluateAll((rows) => rows.map((r) => ({
-    key: r.getAttribute('data-kernel')!, calls: Number(r.getAttribute('data-calls')), ms: Number(r.getAttribute('data-ms')),
-  })));
+  const kernels = await page.getByTestId('kernel-row').evaluateAll((rows) =>
+    rows.map((r) => ({
+      key: r.getAttribute('data-kernel')!,
+      calls: Number(r.getAttribute('data-calls')),
+      ms: Number(r.getAttribute('data-ms')),
+    })),
+  );
   return {
-    ...common, warmup: warmup.seconds, timed: timed.seconds, profiled: profiled.seconds,
-    wallS: { warmup: warmup.wall, timed: timed.wall, profiled: profiled.wall }, cpuS: { warmup: warmup.cpu, timed: timed.cpu, profiled: profiled.cpu },
-    profiledDispatches: kernels.length ? kernels.reduce((n, k) => n + k.calls, 0) : null, kernels, kernelsUnavailable, loadAvg1m: [load0, loadavg()[0]],
+    ...common,
+    warmup: warmup.seconds,
+    timed: timed.seconds,
+    profiled: profiled.seconds,
+    wallS: { warmup: warmup.wall, timed: timed.wall, profiled: profiled.wall },
+    cpuS: { warmup: warmup.cpu, timed: timed.cpu, profiled: profiled.cpu },
+    profiledDispatches: kernels.length ? kernels.reduce((n, k) => n + k.calls, 0) : null,
+    kernels,
+    kernelsUnavailable,
+    loadAvg1m: [load0, loadavg()[0]],
   };
 }
 
@@ -242,11 +287,15 @@ const hub: HubRepos = {};
 for (const s of shapes) {
   const t0 = performance.now();
   hub[hubRepo(s)] = benchModelFolder(s, `${distDir}/models/marft-tiny`);
-  console.log(`random model ${s}: ${(hub[hubRepo(s)]['model.safetensors'].length / 2 ** 20).toFixed(0)} MiB of BF16 weights, made in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(
+    `random model ${s}: ${(hub[hubRepo(s)]['model.safetensors'].length / 2 ** 20).toFixed(0)} MiB of BF16 weights, made in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
 }
 const server = await serveLab(distDir, Number(arg('port', '0')), hub);
 const launch = chromiumLaunch(process.env, undefined, { developerFeatures: true });
-console.log(`Chromium: ${launch.executablePath ?? "Playwright's own"}; ${launch.gpuFlags ? 'GPU' : 'SwiftShader'} flags (${launch.reason}): ${launch.args.join(' ')}`);
+console.log(
+  `Chromium: ${launch.executablePath ?? "Playwright's own"}; ${launch.gpuFlags ? 'GPU' : 'SwiftShader'} flags (${launch.reason}): ${launch.args.join(' ')}`,
+);
 const browser = await chromium.launch({ executablePath: launch.executablePath, args: launch.args });
 const results: Measured[] = [];
 const browserVersion = browser.version();
@@ -260,9 +309,11 @@ try {
       const page = await context.newPage();
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(e.message));
-      results.push(await measure(page, server.url, run, runConfig(run, episodes), i === counts.length - 1).catch((e: Error) => {
-        throw new Error(`${run}: ${e.message}${errors.length ? `\npage errors: ${errors.join(' | ')}` : ''}`);
-      }));
+      results.push(
+        await measure(page, server.url, run, runConfig(run, episodes), i === counts.length - 1).catch((e: Error) => {
+          throw new Error(`${run}: ${e.message}${errors.length ? `\npage errors: ${errors.join(' | ')}` : ''}`);
+        }),
+      );
       if (errors.length) console.log(`  page errors: ${errors.join(' | ')}`);
       await context.close();
     }
@@ -283,45 +334,84 @@ for (const run of runNames) {
   console.log(formatKernelTable(kernelRows(last.kernels), 20));
   console.log('per op:');
   console.log(formatKernelTable(byOp, 20));
-  if (last.profiledDispatches !== null) console.log(`dispatches in the profiled iteration: ${last.profiledDispatches} (${(last.profiledDispatches / last.episodes).toFixed(0)} per episode)`);
+  if (last.profiledDispatches !== null)
+    console.log(
+      `dispatches in the profiled iteration: ${last.profiledDispatches} (${(last.profiledDispatches / last.episodes).toFixed(0)} per episode)`,
+    );
   const own = isPreset(run) ? presetEpisodes(run) : 8;
   const counts = new Set(rs.map((m) => m.episodes));
-  if (!counts.has(own) && counts.size >= 2) extrapolated.push({ run, episodes: own, seconds: extrapolate(rs, own), how: 'least-squares line per phase through the timed iterations' });
+  if (!counts.has(own) && counts.size >= 2)
+    extrapolated.push({
+      run,
+      episodes: own,
+      seconds: extrapolate(rs, own),
+      how: 'least-squares line per phase through the timed iterations',
+    });
 }
 
 console.log(`\nOne MARFT iteration in the lab (headless ${browserVersion}), critic warm-up 0; the trainer's own times:`);
-console.log('| run | adapter | episodes | iteration | rollout s | score s | advantages s | update s | total s | Step → paused s | CPU s |\n|---|---|---|---|---|---|---|---|---|---|---|');
+console.log(
+  '| run | adapter | episodes | iteration | rollout s | score s | advantages s | update s | total s | Step → paused s | CPU s |\n|---|---|---|---|---|---|---|---|---|---|---|',
+);
 for (const m of results) {
-  for (const [name, s, w, c] of [['warm-up', m.warmup, m.wallS.warmup, m.cpuS.warmup], ['timed', m.timed, m.wallS.timed, m.cpuS.timed], ['profiled', m.profiled, m.wallS.profiled, m.cpuS.profiled]] as const) {
+  for (const [name, s, w, c] of [
+    ['warm-up', m.warmup, m.wallS.warmup, m.cpuS.warmup],
+    ['timed', m.timed, m.wallS.timed, m.cpuS.timed],
+    ['profiled', m.profiled, m.wallS.profiled, m.cpuS.profiled],
+  ] as const) {
     if (!s || w === null) continue;
-    console.log(`| ${m.run} | ${m.adapterLabel} | ${m.episodes} | ${name} | ${f(s.rollout)} | ${f(s.score)} | ${f(s.advantages)} | ${f(s.update)} | ${f(s.total)} | ${f(w)} | ${c === null ? '–' : f(c)} |`);
+    console.log(
+      `| ${m.run} | ${m.adapterLabel} | ${m.episodes} | ${name} | ${f(s.rollout)} | ${f(s.score)} | ${f(s.advantages)} | ${f(s.update)} | ${f(s.total)} | ${f(w)} | ${c === null ? '–' : f(c)} |`,
+    );
   }
 }
-console.log('\nWhat a user waits for: the first iteration against a warm one (Step → paused), and a continuous run (Continue until N more):');
-console.log('| run | adapter | episodes | first Step → paused s | warm Step → paused s | cold ratio | Step → paused − trainer s | N | wall per iteration s | trainer per iteration s | wall ratio |\n|---|---|---|---|---|---|---|---|---|---|---|');
+console.log(
+  '\nWhat a user waits for: the first iteration against a warm one (Step → paused), and a continuous run (Continue until N more):',
+);
+console.log(
+  '| run | adapter | episodes | first Step → paused s | warm Step → paused s | cold ratio | Step → paused − trainer s | N | wall per iteration s | trainer per iteration s | wall ratio |\n|---|---|---|---|---|---|---|---|---|---|---|',
+);
 for (const m of results) {
   const w = m.wall;
-  console.log(`| ${m.run} | ${m.adapterLabel} | ${m.episodes} | ${f(m.wallS.warmup)} | ${f(m.wallS.timed)} | ${f(m.wallS.warmup / m.wallS.timed)} | ${f(m.wallS.timed - m.timed.total)} | ${w?.iterations ?? '–'} | ${w ? f(w.wallS) : '–'} | ${w ? f(w.trainerS) : '–'} | ${w ? f(w.ratio) : '–'} |`);
+  console.log(
+    `| ${m.run} | ${m.adapterLabel} | ${m.episodes} | ${f(m.wallS.warmup)} | ${f(m.wallS.timed)} | ${f(m.wallS.warmup / m.wallS.timed)} | ${f(m.wallS.timed - m.timed.total)} | ${w?.iterations ?? '–'} | ${w ? f(w.wallS) : '–'} | ${w ? f(w.trainerS) : '–'} | ${w ? f(w.ratio) : '–'} |`,
+  );
 }
 for (const e of extrapolated) {
   const on = results.find((m) => m.run === e.run)!.adapterLabel;
-  console.log(`| **${e.run}** | ${on} | **${e.episodes} (extrapolated, linear per phase)** | timed | ${PHASES.map((p) => f(e.seconds[p])).join(' | ')} | – | – |`);
+  console.log(
+    `| **${e.run}** | ${on} | **${e.episodes} (extrapolated, linear per phase)** | timed | ${PHASES.map((p) => f(e.seconds[p])).join(' | ')} | – | – |`,
+  );
 }
 mkdirSync(dirname(out), { recursive: true });
-writeFileSync(out, `${JSON.stringify({
-  what: 'one MARFT iteration in the lab (headless Chromium), critic warm-up 0, per run (a preset run or a random model)',
-  date: new Date().toISOString(), cpu: cpuName(), browser: browserVersion,
-  launch: { executablePath: launch.executablePath ?? null, args: launch.args, gpuFlags: launch.gpuFlags, reason: launch.reason },
-  dist: distDir, runs: runNames, results, extrapolated,
-}, null, 1)}\n`);
+writeFileSync(
+  out,
+  `${JSON.stringify(
+    {
+      what: 'one MARFT iteration in the lab (headless Chromium), critic warm-up 0, per run (a preset run or a random model)',
+      date: new Date().toISOString(),
+      cpu: cpuName(),
+      browser: browserVersion,
+      launch: { executablePath: launch.executablePath ?? null, args: launch.args, gpuFlags: launch.gpuFlags, reason: launch.reason },
+      dist: distDir,
+      runs: runNames,
+      results,
+      extrapolated,
+    },
+    null,
+    1,
+  )}\n`,
+);
 console.log(`\nwrote ${out}`);
 
 // A figure is labelled by its adapter above; here the run as a whole is refused if it was meant for a GPU.
 const notGpu = results.filter((m) => adapterLabel(m.adapter).kind !== 'gpu');
 if (notGpu.length && (launch.gpuFlags || expect === 'gpu')) {
-  console.log(`\nbench:browser: ${launch.gpuFlags ? `the GPU flags were chosen (${launch.reason}), but ` : ''}${notGpu.length} of ${results.length} runs got ${[...new Set(notGpu.map((m) => m.adapterLabel))].join(', ')}: ` +
-    `these are not GPU figures (VK_ICD_FILENAMES=${process.env.VK_ICD_FILENAMES ?? 'unset'}). On the GPU machine, source .devchrome/app/env.sh first: ` +
-    'it points Vulkan at the NVIDIA driver and sets CHROME and CHROME_GPU_FLAGS.');
+  console.log(
+    `\nbench:browser: ${launch.gpuFlags ? `the GPU flags were chosen (${launch.reason}), but ` : ''}${notGpu.length} of ${results.length} runs got ${[...new Set(notGpu.map((m) => m.adapterLabel))].join(', ')}: ` +
+      `these are not GPU figures (VK_ICD_FILENAMES=${process.env.VK_ICD_FILENAMES ?? 'unset'}). On the GPU machine, source .devchrome/app/env.sh first: ` +
+      'it points Vulkan at the NVIDIA driver and sets CHROME and CHROME_GPU_FLAGS.',
+  );
   if (expect === 'gpu') process.exit(3);
 }
 process.exit(0);

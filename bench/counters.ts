@@ -6,13 +6,31 @@ import type { KernelTime } from '../src/common/profile-table.ts';
 import type { Gpu } from '../src/gpu/gpu.ts';
 import type { Phase } from '../src/marft/trainer.ts';
 
-export interface Counts { dispatches: number; reads: number; submits: number; copies: number; passes: number }
+export interface Counts {
+  dispatches: number;
+  reads: number;
+  submits: number;
+  copies: number;
+  passes: number;
+}
 
-export const counts = (gpu: Gpu): Counts => ({ dispatches: gpu.dispatchCount, reads: gpu.readCount, submits: gpu.submitCount, copies: gpu.copyCount, passes: gpu.passCount });
+export const counts = (gpu: Gpu): Counts => ({
+  dispatches: gpu.dispatchCount,
+  reads: gpu.readCount,
+  submits: gpu.submitCount,
+  copies: gpu.copyCount,
+  passes: gpu.passCount,
+});
 
 export const since = (gpu: Gpu, c0: Counts): Counts => {
   const c = counts(gpu);
-  return { dispatches: c.dispatches - c0.dispatches, reads: c.reads - c0.reads, submits: c.submits - c0.submits, copies: c.copies - c0.copies, passes: c.passes - c0.passes };
+  return {
+    dispatches: c.dispatches - c0.dispatches,
+    reads: c.reads - c0.reads,
+    submits: c.submits - c0.submits,
+    copies: c.copies - c0.copies,
+    passes: c.passes - c0.passes,
+  };
 };
 
 /**
@@ -52,7 +70,8 @@ export class PhaseCounter {
 }
 
 /** One line: "N dispatches, R readbacks, S submits, C copies, P passes". */
-export const countsLine = (c: Counts): string => `${c.dispatches} dispatches, ${c.reads} readbacks, ${c.submits} submits, ${c.copies} copies, ${c.passes} passes`;
+export const countsLine = (c: Counts): string =>
+  `${c.dispatches} dispatches, ${c.reads} readbacks, ${c.submits} submits, ${c.copies} copies, ${c.passes} passes`;
 
 /**
  * Per-kernel GPU time per phase of a trainer iteration: between begin() and end() the Gpu profiles, and each
@@ -88,11 +107,15 @@ export class PhaseProfile {
 export interface CpuSplit {
   wallMs: number;
   /** Gpu.run: recording dispatches (bind groups and submits it triggers included). */
-  runMs: number; runs: number;
-  bindGroupMs: number; bindGroups: number;
-  submitMs: number; submits: number;
+  runMs: number;
+  runs: number;
+  bindGroupMs: number;
+  bindGroups: number;
+  submitMs: number;
+  submits: number;
   /** Awaiting the GPU: readMany (readbacks) and sync. */
-  waitMs: number; waits: number;
+  waitMs: number;
+  waits: number;
   /** New uniform arenas: each makes every cached bind group of the uniform-taking kernels miss once. */
   arenas: number;
   /** Other new buffers (the pool's, staging): a bind group naming one is new too. */
@@ -123,21 +146,44 @@ export class PhaseCpu {
   begin(): void {
     this.split = {};
     this.phase = null;
-    const timeSync = <K extends string>(obj: Record<K, unknown>, k: K, ms: 'runMs' | 'bindGroupMs' | 'submitMs', n: 'runs' | 'bindGroups' | 'submits'): void => {
+    const timeSync = <K extends string>(
+      obj: Record<K, unknown>,
+      k: K,
+      ms: 'runMs' | 'bindGroupMs' | 'submitMs',
+      n: 'runs' | 'bindGroups' | 'submits',
+    ): void => {
       const f = obj[k] as (...a: unknown[]) => unknown;
-      obj[k] = ((...a: unknown[]) => {
+      obj[k] = (...a: unknown[]) => {
         const t = performance.now();
-        try { return f.apply(obj, a); } finally { if (this.cur) { this.cur[ms] += performance.now() - t; this.cur[n]++; } }
+        try {
+          return f.apply(obj, a);
+        } finally {
+          if (this.cur) {
+            this.cur[ms] += performance.now() - t;
+            this.cur[n]++;
+          }
+        }
+      };
+      this.undo.push(() => {
+        obj[k] = f;
       });
-      this.undo.push(() => { obj[k] = f; });
     };
     const timeWait = <K extends string>(obj: Record<K, unknown>, k: K): void => {
       const f = obj[k] as (...a: unknown[]) => Promise<unknown>;
-      obj[k] = (async (...a: unknown[]) => {
+      obj[k] = async (...a: unknown[]) => {
         const t = performance.now();
-        try { return await f.apply(obj, a); } finally { if (this.cur) { this.cur.waitMs += performance.now() - t; this.cur.waits++; } }
+        try {
+          return await f.apply(obj, a);
+        } finally {
+          if (this.cur) {
+            this.cur.waitMs += performance.now() - t;
+            this.cur.waits++;
+          }
+        }
+      };
+      this.undo.push(() => {
+        obj[k] = f;
       });
-      this.undo.push(() => { obj[k] = f; });
     };
     const g = this.gpu as unknown as Record<string, unknown>;
     const dev = this.gpu.device as unknown as Record<string, unknown>;
@@ -149,7 +195,9 @@ export class PhaseCpu {
       if (this.cur) this.cur[d.label === 'uniforms' ? 'arenas' : 'buffers']++;
       return createBuffer.call(dev, d);
     };
-    this.undo.push(() => { dev.createBuffer = createBuffer; });
+    this.undo.push(() => {
+      dev.createBuffer = createBuffer;
+    });
     timeWait(g, 'readMany');
     timeWait(g, 'sync');
     this.open();
@@ -164,7 +212,19 @@ export class PhaseCpu {
 
   private open(): void {
     this.t0 = performance.now();
-    this.cur = { wallMs: 0, runMs: 0, runs: 0, bindGroupMs: 0, bindGroups: 0, submitMs: 0, submits: 0, waitMs: 0, waits: 0, arenas: 0, buffers: 0 };
+    this.cur = {
+      wallMs: 0,
+      runMs: 0,
+      runs: 0,
+      bindGroupMs: 0,
+      bindGroups: 0,
+      submitMs: 0,
+      submits: 0,
+      waitMs: 0,
+      waits: 0,
+      arenas: 0,
+      buffers: 0,
+    };
   }
 
   private close(): void {

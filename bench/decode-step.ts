@@ -30,7 +30,10 @@ import { benchModelConfigJson, randomWeights } from './random-model.ts';
 import { counts, since } from './counters.ts';
 
 await ensureVulkanEnv();
-const arg = (n: string, d: string): string => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
+const arg = (n: string, d: string): string => {
+  const i = process.argv.indexOf(`--${n}`);
+  return i > 0 ? process.argv[i + 1] : d;
+};
 const gpu = await acquireNodeGpu({ log: console.log });
 const B = Number(arg('batch', '8'));
 const P = Number(arg('prompt', '16'));
@@ -68,12 +71,16 @@ for (const name of arg('models', gpu.cpu ? 'tiny' : 'tiny,smollm2-135m').split('
     let at = P;
     const lengthGpu = key.startsWith('replay') ? gpu.tensor([1], 'i32', 'bench.length') : undefined;
     let rec: Recording | null = null;
-    const forward = () => dec.forward({ B, T: 1, ids: new Int32Array(0), idsGpu: ids, posGpu, slotsGpu, adapters: lora, slots }, { cache, logits: 'last' });
+    const forward = () =>
+      dec.forward({ B, T: 1, ids: new Int32Array(0), idsGpu: ids, posGpu, slotsGpu, adapters: lora, slots }, { cache, logits: 'last' });
     const step = () => {
       gpu.write(posGpu, new Int32Array(B).fill(at++));
       if (lengthGpu) gpu.write(lengthGpu, Int32Array.of(cache.length));
       const t = performance.now();
-      if (rec) { gpu.replay(rec); cache.length += 1; } else dec.release(forward());
+      if (rec) {
+        gpu.replay(rec);
+        cache.length += 1;
+      } else dec.release(forward());
       return performance.now() - t;
     };
     dec.release(dec.forward({ B, T: P, ids: prompt, adapters: lora, slots }, { cache, logits: 'last' }));
@@ -92,7 +99,10 @@ for (const name of arg('models', gpu.cpu ? 'tiny' : 'tiny,smollm2-135m').split('
     const c0 = counts(gpu);
     let encode = 0;
     let t0 = performance.now();
-    for (let s = 0; s < STEPS; s++) { encode += step(); await gpu.sync(); }
+    for (let s = 0; s < STEPS; s++) {
+      encode += step();
+      await gpu.sync();
+    }
     const synced = (performance.now() - t0) / STEPS;
     const per = since(gpu, c0);
     // throughput: steps submitted back to back (the write of the positions submits each), one wait
@@ -114,8 +124,14 @@ for (const name of arg('models', gpu.cpu ? 'tiny' : 'tiny,smollm2-135m').split('
     releaseKvCache(gpu, cache);
     gpu.release(ids, slotsGpu, posGpu, lengthGpu);
     Object.assign(out, {
-      [`${key}Dispatches`]: per.dispatches / STEPS, [`${key}DispatchesPerLayer`]: per.dispatches / STEPS / config.numLayers, [`${key}Copies`]: per.copies / STEPS, [`${key}Passes`]: per.passes / STEPS,
-      [`${key}EncodeMs`]: encode / STEPS, [`${key}SyncedMs`]: synced, [`${key}PipelinedMs`]: pipelined, [`${key}GpuMs`]: gpuMs,
+      [`${key}Dispatches`]: per.dispatches / STEPS,
+      [`${key}DispatchesPerLayer`]: per.dispatches / STEPS / config.numLayers,
+      [`${key}Copies`]: per.copies / STEPS,
+      [`${key}Passes`]: per.passes / STEPS,
+      [`${key}EncodeMs`]: encode / STEPS,
+      [`${key}SyncedMs`]: synced,
+      [`${key}PipelinedMs`]: pipelined,
+      [`${key}GpuMs`]: gpuMs,
     });
     // whole generations, greedy, no stop token: every sequence runs NEW steps (generate() replays on the fused path)
     if (key === 'replay') continue; // the same decoder as 'fused' (generate() replays); replaySplit's is its own

@@ -39,7 +39,8 @@ export interface DispatchCost {
 }
 
 export async function dispatchCost(gpu: Gpu, n = 2000, reps = 5, roundTrips = 20): Promise<DispatchCost> {
-  if (![n, reps, roundTrips].every((k) => Number.isInteger(k) && k >= 1)) throw new Error(`dispatchCost needs positive integer counts, got n=${n} reps=${reps} roundTrips=${roundTrips}`);
+  if (![n, reps, roundTrips].every((k) => Number.isInteger(k) && k >= 1))
+    throw new Error(`dispatchCost needs positive integer counts, got n=${n} reps=${reps} roundTrips=${roundTrips}`);
   const counter = gpu.zeros([1], 'f32', 'bench.counter');
   const dispatch = () => gpu.run({ program: COUNT, bindings: [counter], uniforms: [{ f32: 1 }, 0, 0, 0], workgroups: [1] });
   dispatch(); // warm-up: the pipeline compiles, the uniform buffer and bind group are cached
@@ -63,9 +64,17 @@ export async function dispatchCost(gpu: Gpu, n = 2000, reps = 5, roundTrips = 20
   const total = (await gpu.readF32(counter))[0];
   gpu.release(counter);
   const expected = 1 + n * reps + roundTrips;
-  if (total !== expected) throw new Error(`bench:dispatch: the counter reads ${total} after ${expected} dispatches: some dispatches did not run`);
+  if (total !== expected)
+    throw new Error(`bench:dispatch: the counter reads ${total} after ${expected} dispatches: some dispatches did not run`);
   return {
-    adapter: gpu.adapter, cpuAdapter: gpu.cpu, dispatchesPerRep: n, reps, roundTrips,
-    encodeMsPerDispatch: median(samples.encode), endToEndMsPerDispatch: median(samples.endToEnd), roundTripMs: median(samples.roundTrip), samples,
+    adapter: gpu.adapter,
+    cpuAdapter: gpu.cpu,
+    dispatchesPerRep: n,
+    reps,
+    roundTrips,
+    encodeMsPerDispatch: median(samples.encode),
+    endToEndMsPerDispatch: median(samples.endToEnd),
+    roundTripMs: median(samples.roundTrip),
+    samples,
   };
 }

@@ -57,7 +57,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 await ensureVulkanEnv();
-const arg = (n: string, d: string): string => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
+const arg = (n: string, d: string): string => {
+  const i = process.argv.indexOf(`--${n}`);
+  return i > 0 ? process.argv[i + 1] : d;
+};
 
 /** Each agent's mean prompt tokens, "P0,P1,...": the peer (bench/baselines/iteration.py --prompts) takes the same. */
 function promptTokens(actions: ReadonlyArray<{ agent: number; promptIds: readonly number[] }>, agents: number): string {
@@ -81,7 +84,9 @@ const agentsN = Number(arg('agents', '2')) as 1 | 2 | 3 | 4;
 const iterations = Math.max(1, Number(arg('iterations', '1')));
 const dtype = arg('dtype', 'bf16') as 'bf16' | 'f32';
 const names = preset ? ['builtin'] : arg('models', soft ? 'tiny' : 'smollm2-135m,builtin').split(',');
-const peer = process.argv.includes('--peer') ? JSON.parse(readFileSync(arg('peer', ''), 'utf8')) as { device: string; rows: Array<Record<string, number | string>> } : null;
+const peer = process.argv.includes('--peer')
+  ? (JSON.parse(readFileSync(arg('peer', ''), 'utf8')) as { device: string; rows: Array<Record<string, number | string>> })
+  : null;
 const rows: Array<Record<string, number | string>> = [];
 
 const recompute = arg('recompute', 'auto');
@@ -98,7 +103,12 @@ const maxTokensArg = process.argv.includes('--max-tokens') ? arg('max-tokens', '
  * N iterations through the run loop with checkpoints written to a folder on disk on the config's cadence
  * (--checkpoint-every overrides it): the wall clock per iteration beside the trainer's own seconds.
  */
-async function wallClock(state: ReturnType<typeof createTrainState>, decoder: Decoder, tokenizer: LoadedTokenizer, n: number): Promise<Record<string, number>> {
+async function wallClock(
+  state: ReturnType<typeof createTrainState>,
+  decoder: Decoder,
+  tokenizer: LoadedTokenizer,
+  n: number,
+): Promise<Record<string, number>> {
   const dir = mkdtempSync(join(tmpdir(), 'marft-wall-'));
   const every = process.argv.includes('--checkpoint-every') ? Number(arg('checkpoint-every', '')) : undefined;
   try {
@@ -107,11 +117,18 @@ async function wallClock(state: ReturnType<typeof createTrainState>, decoder: De
     const start = state.iteration;
     let t0 = performance.now();
     await runLoop({ gpu, envs, decoder, tokenizer, model: decoder.config }, state, {
-      store: nodeStore(dir), dir: 'run', baseModel: 'bench', until: state.iteration + n, checkpointEvery: every,
+      store: nodeStore(dir),
+      dir: 'run',
+      baseModel: 'bench',
+      until: state.iteration + n,
+      checkpointEvery: every,
       maxTokens: maxTokensArg ? Number(maxTokensArg) : preset ? undefined : 8192,
       onIteration: (res) => trainerS.push(res.metrics.seconds.total),
       // timed from the end of the start's save (a new run folder's first checkpoint) to the loop's return
-      onEvent: (e) => { if (e.kind === 'saved' && e.iteration === start && written === 0) t0 = performance.now(); else if (e.kind === 'saved') written++; },
+      onEvent: (e) => {
+        if (e.kind === 'saved' && e.iteration === start && written === 0) t0 = performance.now();
+        else if (e.kind === 'saved') written++;
+      },
     });
     const wall = (performance.now() - t0) / 1000;
     const sum = trainerS.reduce((a, b) => a + b, 0);
@@ -144,8 +161,21 @@ for (const name of names) {
   const counter = new PhaseCounter(gpu);
   const split = new PhaseProfile(gpu);
   let onPhase: ((phase: Phase) => void) | null = null; // --cpu's split, for its own iteration
-  const onProgress = (phase: Phase): void => { counter.onProgress(phase); split.onProgress(phase); onPhase?.(phase); };
-  const trainer = new Trainer({ gpu, envs, decoder, tokenizer, state, maxTokens: maxTokensArg ? Number(maxTokensArg) : preset ? undefined : 8192, recompute: recompute === 'auto' ? 'auto' : recompute === 'on', onProgress });
+  const onProgress = (phase: Phase): void => {
+    counter.onProgress(phase);
+    split.onProgress(phase);
+    onPhase?.(phase);
+  };
+  const trainer = new Trainer({
+    gpu,
+    envs,
+    decoder,
+    tokenizer,
+    state,
+    maxTokens: maxTokensArg ? Number(maxTokensArg) : preset ? undefined : 8192,
+    recompute: recompute === 'auto' ? 'auto' : recompute === 'on',
+    onProgress,
+  });
   const cold0 = performance.now();
   await trainer.iteration(); // warm-up: pipelines compile
   const coldS = (performance.now() - cold0) / 1000;
@@ -160,14 +190,37 @@ for (const name of names) {
   const sec = (k: keyof typeof m.seconds): number => median(all.map((x) => x.seconds[k]));
   const gen = Object.values(m.agents).reduce((s, a) => s + a.tokens, 0);
   const row: Record<string, number | string> = {
-    model: preset ? `${name} (${preset} preset)` : name, agents: config.graph.agents.length, episodes, maxNew: Math.max(...config.graph.agents.map((a) => a.maxNewTokens)), rolloutS: sec('rollout'), scoreS: sec('score'), advantagesS: sec('advantages'),
-    updateS: sec('update'), totalS: sec('total'), genTokS: median(all.map((x) => x.tokensPerSecond)), iterations, generated: gen, peakMiB: gpu.pool.stats.peakBytes / 2 ** 20,
-    weightsMiB, recompute: String(trainer.recompute), microTokens: trainer.maxTokens, microLogitRows: trainer.maxLogitRows, trainTokens: trainer.trainTokens,
-    cpuS: (cpu.user + cpu.system) / 1e6, dispatches: perIteration.dispatches, readbacks: perIteration.reads, submits: perIteration.submits,
-    rolloutDispatches: phases.rollout?.dispatches ?? 0, scoreDispatches: phases.score?.dispatches ?? 0, updateDispatches: phases.update?.dispatches ?? 0,
+    model: preset ? `${name} (${preset} preset)` : name,
+    agents: config.graph.agents.length,
+    episodes,
+    maxNew: Math.max(...config.graph.agents.map((a) => a.maxNewTokens)),
+    rolloutS: sec('rollout'),
+    scoreS: sec('score'),
+    advantagesS: sec('advantages'),
+    updateS: sec('update'),
+    totalS: sec('total'),
+    genTokS: median(all.map((x) => x.tokensPerSecond)),
+    iterations,
+    generated: gen,
+    peakMiB: gpu.pool.stats.peakBytes / 2 ** 20,
+    weightsMiB,
+    recompute: String(trainer.recompute),
+    microTokens: trainer.maxTokens,
+    microLogitRows: trainer.maxLogitRows,
+    trainTokens: trainer.trainTokens,
+    cpuS: (cpu.user + cpu.system) / 1e6,
+    dispatches: perIteration.dispatches,
+    readbacks: perIteration.reads,
+    submits: perIteration.submits,
+    rolloutDispatches: phases.rollout?.dispatches ?? 0,
+    scoreDispatches: phases.score?.dispatches ?? 0,
+    updateDispatches: phases.update?.dispatches ?? 0,
     dispatchesPerDecodeStep: (phases.rollout?.dispatches ?? 0) / (gen / episodes),
     dispatchesPerTrainedToken: (phases.update?.dispatches ?? 0) / gen,
-    promptTokens: promptTokens(timed.episodes.flatMap((e) => e.actions), config.graph.agents.length),
+    promptTokens: promptTokens(
+      timed.episodes.flatMap((e) => e.actions),
+      config.graph.agents.length,
+    ),
   };
   row.coldS = coldS;
   row.coldRatio = coldS / m.seconds.total;
@@ -175,10 +228,13 @@ for (const name of names) {
   if (wallN > 0) Object.assign(row, await wallClock(state, decoder, tokenizer, wallN));
   const p = peer?.rows.find((r) => r.model === name);
   if (p && (p.prompts ?? '64,208') !== row.promptTokens) {
-    console.log(`  note: the peer's prompts (${p.prompts ?? '64,208'} tokens) differ from these (${row.promptTokens}): run it with --prompts ${row.promptTokens} to compare the same work`);
+    console.log(
+      `  note: the peer's prompts (${p.prompts ?? '64,208'} tokens) differ from these (${row.promptTokens}): run it with --prompts ${row.promptTokens} to compare the same work`,
+    );
   }
   if (p) {
-    row.torchTotalS = p.total_s; row.torchRolloutS = p.rollout_s;
+    row.torchTotalS = p.total_s;
+    row.torchRolloutS = p.rollout_s;
     row.speedupTotal = (p.total_s as number) / sec('total');
     row.speedupRollout = (p.rollout_s as number) / sec('rollout');
     row.torchPeakMiB = p.peak_mib;
@@ -201,15 +257,46 @@ for (const name of names) {
     await trainer.iteration();
     const byPhase = await split.end();
     console.log(`  per-kernel GPU time of one iteration (${name}):\n${formatKernelTable(kernelRows(byPhase.flatMap(([, t]) => t)), 15)}`);
-    for (const [phase, t] of byPhase) if (phase !== 'rollout' && t.length) console.log(`  ${phase}:\n${formatKernelTable(kernelRows(t), 40)}`);
+    for (const [phase, t] of byPhase)
+      if (phase !== 'rollout' && t.length) console.log(`  ${phase}:\n${formatKernelTable(kernelRows(t), 40)}`);
   }
   releaseTrainState(gpu, state);
   gpu.trim();
 }
-const cols = ['model', 'agents', 'wallS', 'loopTrainerS', 'wallRatio', 'checkpointsWritten', 'coldS', 'coldRatio', 'recompute', 'rolloutS', 'scoreS', 'advantagesS', 'updateS', 'totalS', 'genTokS', 'weightsMiB', 'peakMiB', 'torchTotalS', 'speedupTotal', 'torchRolloutS', 'speedupRollout', 'torchPeakMiB',
-  'cpuS', 'dispatches', 'readbacks', 'submits', 'dispatchesPerDecodeStep', 'dispatchesPerTrainedToken'];
+const cols = [
+  'model',
+  'agents',
+  'wallS',
+  'loopTrainerS',
+  'wallRatio',
+  'checkpointsWritten',
+  'coldS',
+  'coldRatio',
+  'recompute',
+  'rolloutS',
+  'scoreS',
+  'advantagesS',
+  'updateS',
+  'totalS',
+  'genTokS',
+  'weightsMiB',
+  'peakMiB',
+  'torchTotalS',
+  'speedupTotal',
+  'torchRolloutS',
+  'speedupRollout',
+  'torchPeakMiB',
+  'cpuS',
+  'dispatches',
+  'readbacks',
+  'submits',
+  'dispatchesPerDecodeStep',
+  'dispatchesPerTrainedToken',
+];
 const fmt = (v: unknown) => (typeof v === 'number' ? (v >= 100 ? v.toFixed(0) : v.toPrecision(3)) : String(v ?? ''));
-console.log(`\nMARFT iteration on ${gpu.adapter.description || gpu.adapter.vendor} (${episodes} episodes, ${preset ? `the ${preset} preset` : `${agentsN} agents, ${maxNew} new tokens, ${dtype} base`})${peer ? `, PyTorch peer on ${peer.device}` : ''}`);
+console.log(
+  `\nMARFT iteration on ${gpu.adapter.description || gpu.adapter.vendor} (${episodes} episodes, ${preset ? `the ${preset} preset` : `${agentsN} agents, ${maxNew} new tokens, ${dtype} base`})${peer ? `, PyTorch peer on ${peer.device}` : ''}`,
+);
 console.log(`| ${cols.join(' | ')} |\n|${cols.map(() => '---').join('|')}|`);
 for (const r of rows) console.log(`| ${cols.map((c) => fmt(r[c])).join(' | ')} |`);
 if (process.argv.includes('--out')) writeFileSync(arg('out', ''), JSON.stringify({ adapter: gpu.adapter, rows }, null, 1));

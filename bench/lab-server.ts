@@ -17,11 +17,21 @@ import { type TensorToWrite, tensorToFloat32, writeSafetensors } from '../src/mo
 import { benchModelConfigJson, randomWeights } from './random-model.ts';
 
 const TYPES: Record<string, string> = {
-  '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json', '.svg': 'image/svg+xml',
-  '.wasm': 'application/wasm', '.png': 'image/png', '.zip': 'application/zip', '.jsonl': 'application/json',
+  '.html': 'text/html',
+  '.js': 'text/javascript',
+  '.css': 'text/css',
+  '.json': 'application/json',
+  '.svg': 'image/svg+xml',
+  '.wasm': 'application/wasm',
+  '.png': 'image/png',
+  '.zip': 'application/zip',
+  '.jsonl': 'application/json',
 };
 
-export interface LabServer { url: string; close: () => Promise<void> }
+export interface LabServer {
+  url: string;
+  close: () => Promise<void>;
+}
 
 /** A local Hub's repos: repo id ("org/name") to its files (name to bytes). */
 export type HubRepos = Record<string, Record<string, Uint8Array>>;
@@ -43,10 +53,17 @@ export async function serveLab(dist: string, port: number, hub: HubRepos = {}): 
     res.writeHead(200, { 'Content-Type': TYPES[extname(served)] ?? 'application/octet-stream', 'Content-Security-Policy': csp });
     res.end(readFileSync(served));
   });
-  await new Promise<void>((r, j) => { server.once('error', j); server.listen(port, '127.0.0.1', r); });
+  await new Promise<void>((r, j) => {
+    server.once('error', j);
+    server.listen(port, '127.0.0.1', r);
+  });
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -61,12 +78,17 @@ function serveHub(hub: HubRepos, path: string, req: IncomingMessage, res: Server
   const file = /^\/([^/]+\/[^/]+)\/resolve\/main\/(.+)$/.exec(path);
   if (!file || !hub[file[1]]) return false;
   const body = hub[file[1]][file[2]];
-  if (!body) { res.writeHead(404, { 'Content-Type': 'text/plain' }); res.end('Entry not found'); return true; }
+  if (!body) {
+    res.writeHead(404, { 'Content-Type': 'text/plain' });
+    res.end('Entry not found');
+    return true;
+  }
   const m = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
   const from = m ? Number(m[1]) : 0;
   const part = body.subarray(from);
   res.writeHead(m ? 206 : 200, {
-    'Content-Type': 'application/octet-stream', 'Content-Length': String(part.length),
+    'Content-Type': 'application/octet-stream',
+    'Content-Length': String(part.length),
     ...(m ? { 'Content-Range': `bytes ${from}-${body.length - 1}/${body.length}` } : {}),
   });
   res.end(part);
@@ -80,18 +102,31 @@ function serveHub(hub: HubRepos, path: string, req: IncomingMessage, res: Server
  */
 export function benchModelFolder(shape: string, tokenizerDir: string): Record<string, Uint8Array> {
   const base = JSON.parse(readFileSync(join(tokenizerDir, 'config.json'), 'utf8')) as Record<string, unknown>;
-  const cfg = benchModelConfigJson(shape, { bos_token_id: base.bos_token_id, eos_token_id: base.eos_token_id, pad_token_id: base.pad_token_id, torch_dtype: 'bfloat16' });
+  const cfg = benchModelConfigJson(shape, {
+    bos_token_id: base.bos_token_id,
+    eos_token_id: base.eos_token_id,
+    pad_token_id: base.pad_token_id,
+    torch_dtype: 'bfloat16',
+  });
   const mc = parseModelConfig(cfg);
   const weights = randomWeights(mc, 1);
-  const tensors: TensorToWrite[] = expectedWeights(mc).map((w) => ({ name: w.name, dtype: 'BF16', shape: w.shape, data: tensorToFloat32(weights(w.name)) }));
+  const tensors: TensorToWrite[] = expectedWeights(mc).map((w) => ({
+    name: w.name,
+    dtype: 'BF16',
+    shape: w.shape,
+    data: tensorToFloat32(weights(w.name)),
+  }));
   const enc = new TextEncoder();
   const files: Record<string, Uint8Array> = {
     'config.json': enc.encode(JSON.stringify(cfg, null, 1)),
     'model.safetensors': writeSafetensors(tensors),
-    'tokenizer.json': enc.encode(JSON.stringify(paddedTokenizer(JSON.parse(readFileSync(join(tokenizerDir, 'tokenizer.json'), 'utf8')), mc.vocabSize))),
+    'tokenizer.json': enc.encode(
+      JSON.stringify(paddedTokenizer(JSON.parse(readFileSync(join(tokenizerDir, 'tokenizer.json'), 'utf8')), mc.vocabSize)),
+    ),
   };
   for (const f of readdirSync(tokenizerDir)) {
-    if (['tokenizer_config.json', 'generation_config.json', 'special_tokens_map.json', 'chat_template.jinja'].includes(f)) files[f] = readFileSync(join(tokenizerDir, f));
+    if (['tokenizer_config.json', 'generation_config.json', 'special_tokens_map.json', 'chat_template.jinja'].includes(f))
+      files[f] = readFileSync(join(tokenizerDir, f));
   }
   return files;
 }
@@ -103,10 +138,14 @@ export function benchModelFolder(shape: string, tokenizerDir: string): Record<st
  * that one id, as bench:iteration's synthetic tokenizer does. (Inert tokens spelt "<|pad_N|>" re-encoded as
  * some ten tokens each: a solver's prompt of 1 713 tokens against 394.)
  */
-export function paddedTokenizer(tok: { model: { vocab: Record<string, number> }; added_tokens?: Array<{ id: number }> }, vocab: number): unknown {
+export function paddedTokenizer(
+  tok: { model: { vocab: Record<string, number> }; added_tokens?: Array<{ id: number }> },
+  vocab: number,
+): unknown {
   const used = new Set([...Object.values(tok.model.vocab), ...(tok.added_tokens ?? []).map((t) => t.id)]);
   const spelt = new Set(Object.keys(tok.model.vocab));
-  const unusable = (cp: number, ch: string) => (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0xfdd0 && cp <= 0xfdef) || cp >= 0xfffe || /\s/u.test(ch) || spelt.has(ch);
+  const unusable = (cp: number, ch: string) =>
+    (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0xfdd0 && cp <= 0xfdef) || cp >= 0xfffe || /\s/u.test(ch) || spelt.has(ch);
   const extra: Record<string, number> = {};
   let cp = 0x100;
   for (let id = 0; id < vocab; id++) {

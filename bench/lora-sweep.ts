@@ -41,7 +41,11 @@ async function unquantised(): Promise<{ gpu: Gpu; note: string }> {
   try {
     const webgpu = await import('webgpu');
     Object.assign(globalThis, webgpu.globals);
-    const inst = webgpu.create(['backend=vulkan', 'enable-dawn-features=allow_unsafe_apis', 'disable-dawn-features=timestamp_quantization']);
+    const inst = webgpu.create([
+      'backend=vulkan',
+      'enable-dawn-features=allow_unsafe_apis',
+      'disable-dawn-features=timestamp_quantization',
+    ]);
     const gpu = await acquireFrom(inst, { log: console.log });
     (gpu as Gpu & { instance?: unknown }).instance = inst; // keeps the instance alive beside its device
     return { gpu, note: 'timestamp_quantization disabled (asked)' };
@@ -52,12 +56,29 @@ async function unquantised(): Promise<{ gpu: Gpu; note: string }> {
 const { gpu, note } = await unquantised();
 const device = gpu.adapter.description || gpu.adapter.vendor;
 console.log(`device: ${device}; ${note}; timestamps ${gpu.hasTimestamps ? 'yes' : 'no'}`);
-if (!gpu.hasTimestamps) { console.log('this sweep times kernels by GPU timestamps, which the device lacks'); process.exit(1); }
+if (!gpu.hasTimestamps) {
+  console.log('this sweep times kernels by GPU timestamps, which the device lacks');
+  process.exit(1);
+}
 
-interface Case { name: string; d: GroupDims; slots: number[] }
+interface Case {
+  name: string;
+  d: GroupDims;
+  slots: number[];
+}
 const cases: Case[] = [];
-const modules: Array<[string, number, number]> = quick ? [['q', 40, 24]] : [['q', 576, 576], ['v', 576, 192]];
-for (const [B, T] of quick ? [[3, 21]] : [[8, 168], [4, 336]]) {
+const modules: Array<[string, number, number]> = quick
+  ? [['q', 40, 24]]
+  : [
+      ['q', 576, 576],
+      ['v', 576, 192],
+    ];
+for (const [B, T] of quick
+  ? [[3, 21]]
+  : [
+      [8, 168],
+      [4, 336],
+    ]) {
   for (const [mod, IN, OUT] of modules) {
     for (const withBare of [false, true]) {
       const slots = Array.from({ length: B }, (_, b) => (withBare ? [0, 1, -1][b % 3] : b % 2));
@@ -69,8 +90,11 @@ for (const [B, T] of quick ? [[3, 21]] : [[8, 168], [4, 336]]) {
 const DEF = defaultTuning(8);
 const tname = (t: GroupTuning) => `r${t.rows}w${t.threads}c${t.chunk}`;
 /** Row-group shapes (rows x threads, chunk 32), then chunk sizes at the default row group. */
-const shapes: GroupTuning[] = quick ? [DEF, { rows: 2, threads: 128, chunk: 32 }]
-  : [1, 2, 4].flatMap((rows) => [64, 128, 256, 512].filter((n) => n <= gpu.limits.maxComputeInvocationsPerWorkgroup).map((threads) => ({ rows, threads, chunk: 32 })));
+const shapes: GroupTuning[] = quick
+  ? [DEF, { rows: 2, threads: 128, chunk: 32 }]
+  : [1, 2, 4].flatMap((rows) =>
+      [64, 128, 256, 512].filter((n) => n <= gpu.limits.maxComputeInvocationsPerWorkgroup).map((threads) => ({ rows, threads, chunk: 32 })),
+    );
 const chunks: GroupTuning[] = quick ? [] : [16, 64, 128].map((chunk) => ({ ...DEF, chunk }));
 
 function values(n: number, seed: number, scale = 1): Float32Array {
@@ -107,7 +131,9 @@ let failed = false;
 const summary = new Map<string, { fwd: number; bwd: number; n: number; kernels: Map<string, number> }>();
 const note1 = (key: string, fwd: number, bwd: number, kernels: Map<string, number>) => {
   const e = summary.get(key) ?? { fwd: 0, bwd: 0, n: 0, kernels: new Map() };
-  e.fwd += fwd; e.bwd += bwd; e.n++;
+  e.fwd += fwd;
+  e.bwd += bwd;
+  e.n++;
   for (const [k, v] of kernels) e.kernels.set(k, (e.kernels.get(k) ?? 0) + v);
   summary.set(key, e);
 };
@@ -123,7 +149,12 @@ for (const c of cases) {
     Bw: gpu.upload(values(d.S * d.OUT * d.R, 3, 0.3), [d.S, d.OUT, d.R], 'f32', 'sweep.Bw'),
     dy: gpu.upload(values(M * d.OUT, 4), [M, d.OUT], 'f32', 'sweep.dy'),
   };
-  const init = { y: values(M * d.OUT, 5), dx: values(M * d.IN, 6), dA: values(d.S * d.R * d.IN, 7, 0.1), dB: values(d.S * d.OUT * d.R, 8, 0.1) };
+  const init = {
+    y: values(M * d.OUT, 5),
+    dx: values(M * d.IN, 6),
+    dA: values(d.S * d.R * d.IN, 7, 0.1),
+    dB: values(d.S * d.OUT * d.R, 8, 0.1),
+  };
   const outs = () => ({
     y: gpu.upload(init.y, [M, d.OUT], 'f32', 'sweep.y'),
     h: gpu.tensor([M, d.R], 'f32', 'sweep.h'),
@@ -136,27 +167,36 @@ for (const c of cases) {
   const fwdOld = (o: Outs) => () => loraForward(gpu, o.y, o.h, t.x, t.slots, t.A, t.Bw, d.T, scale, 'tiles');
   const bwdOld = (o: Outs) => () => loraBackward(gpu, o.dx, o.dA, o.dB, t.dy, t.x, o.h, t.slots, t.A, t.Bw, d.T, scale, 'tiles');
   const fwdNew = (o: Outs, tu: GroupTuning) => () => loraForwardGroups(gpu, o.y, o.h, t.x, t.slots, t.A, t.Bw, d, scale, tu);
-  const bwdNew = (o: Outs, tu: GroupTuning) => () => loraBackwardGroups(gpu, o.dx, o.dA, o.dB, t.dy, t.x, o.h, t.slots, t.A, t.Bw, d, scale, tu);
+  const bwdNew = (o: Outs, tu: GroupTuning) => () =>
+    loraBackwardGroups(gpu, o.dx, o.dA, o.dB, t.dy, t.x, o.h, t.slots, t.A, t.Bw, d, scale, tu);
 
   // correctness on the device: the tiles' results, then each tuning's (and the public launcher's) on fresh copies
   const ref = outs();
   fwdOld(ref)();
   bwdOld(ref)();
   const want: Record<string, Float32Array> = {};
-  for (const k of ['h', 'y', 'dx', 'dA', 'dB'] as const) want[k] = await gpu.read(ref[k]) as Float32Array;
+  for (const k of ['h', 'y', 'dx', 'dA', 'dB'] as const) want[k] = (await gpu.read(ref[k])) as Float32Array;
   const checks: string[] = [];
   for (const tu of [undefined, ...shapes, ...chunks]) {
     const o = outs();
-    if (tu) { fwdNew(o, tu)(); bwdNew(o, tu)(); } else {
+    if (tu) {
+      fwdNew(o, tu)();
+      bwdNew(o, tu)();
+    } else {
       loraForward(gpu, o.y, o.h, t.x, t.slots, t.A, t.Bw, d.T, scale, 'groups');
       loraBackward(gpu, o.dx, o.dA, o.dB, t.dy, t.x, o.h, t.slots, t.A, t.Bw, d.T, scale, 'groups');
     }
     let w = 0;
     for (const k of ['h', 'y', 'dx', 'dA', 'dB'] as const) w = Math.max(w, await worst(o[k], want[k]));
-    if (!(w <= 1)) { failed = true; checks.push(`${tu ? tname(tu) : 'launcher'} FAILED ${w.toExponential(1)}`); } else checks.push(w.toExponential(1));
+    if (!(w <= 1)) {
+      failed = true;
+      checks.push(`${tu ? tname(tu) : 'launcher'} FAILED ${w.toExponential(1)}`);
+    } else checks.push(w.toExponential(1));
     gpu.release(...Object.values(o));
   }
-  console.log(`${c.name}: groups vs tiles, worst error / tolerance over h, y, dx, dA, dB (launcher, then each tuning): ${checks.join(' ')}`);
+  console.log(
+    `${c.name}: groups vs tiles, worst error / tolerance over h, y, dx, dA, dB (launcher, then each tuning): ${checks.join(' ')}`,
+  );
 
   const fo = await profile(fwdOld(ref));
   const bo = await profile(bwdOld(ref));
@@ -176,8 +216,14 @@ for (const c of cases) {
 // The fixed cost of a profiled pass: one workgroup with next to nothing to do (measured last, on a warm GPU).
 {
   const d: GroupDims = { B: 1, T: 1, S: 1, R: 8, IN: 4, OUT: 4 };
-  const [s, x, A, Bw, y, h] = [gpu.upload(Int32Array.from([0]), [1], 'i32', 'f.s'), gpu.zeros([1, 4], 'f32', 'f.x'),
-    gpu.zeros([1, 8, 4], 'f32', 'f.A'), gpu.zeros([1, 4, 8], 'f32', 'f.Bw'), gpu.zeros([1, 4], 'f32', 'f.y'), gpu.zeros([1, 8], 'f32', 'f.h')];
+  const [s, x, A, Bw, y, h] = [
+    gpu.upload(Int32Array.from([0]), [1], 'i32', 'f.s'),
+    gpu.zeros([1, 4], 'f32', 'f.x'),
+    gpu.zeros([1, 8, 4], 'f32', 'f.A'),
+    gpu.zeros([1, 4, 8], 'f32', 'f.Bw'),
+    gpu.zeros([1, 4], 'f32', 'f.y'),
+    gpu.zeros([1, 8], 'f32', 'f.h'),
+  ];
   console.log(`floor (a near-empty dispatch): ${us((await profile(() => loraForwardGroups(gpu, y, h, x, s, A, Bw, d, 1, DEF))).total)} us`);
   gpu.release(s, x, A, Bw, y, h);
 }
@@ -185,6 +231,11 @@ for (const c of cases) {
 console.log(`\nLoRA kernels on ${device}, mean GPU us a call over the ${cases.length} cases (${rounds * reps} calls each; ${note}):`);
 console.log('| path | fwd | bwd | kernels |\n|---|---|---|---|');
 for (const [k, e] of summary) {
-  console.log(`| ${k} | ${Number.isNaN(e.fwd) ? '-' : us(e.fwd / e.n)} | ${us(e.bwd / e.n)} | ${[...e.kernels].map(([n, v]) => `${n} ${us(v / e.n)}`).join(', ')} |`);
+  console.log(
+    `| ${k} | ${Number.isNaN(e.fwd) ? '-' : us(e.fwd / e.n)} | ${us(e.bwd / e.n)} | ${[...e.kernels].map(([n, v]) => `${n} ${us(v / e.n)}`).join(', ')} |`,
+  );
 }
-if (failed) { console.log('\nFAILED: a groups tuning disagrees with the tiles on this device'); process.exit(1); }
+if (failed) {
+  console.log('\nFAILED: a groups tuning disagrees with the tiles on this device');
+  process.exit(1);
+}

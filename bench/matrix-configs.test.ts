@@ -12,7 +12,11 @@ const read = (name: string) => JSON.parse(readFileSync(new URL(`${name}.json`, d
 
 describe('configs/matrix', () => {
   it('holds exactly one file per row', () => {
-    expect(readdirSync(dir).filter((f) => f.endsWith('.json')).sort()).toEqual(MATRIX_ROWS.map((r) => `${r.name}.json`).sort());
+    expect(
+      readdirSync(dir)
+        .filter((f) => f.endsWith('.json'))
+        .sort(),
+    ).toEqual(MATRIX_ROWS.map((r) => `${r.name}.json`).sort());
   });
 
   for (const row of MATRIX_ROWS) {
@@ -27,7 +31,9 @@ describe('configs/matrix', () => {
 
   it('applies the overrides one level deep and keeps the rest of the preset', () => {
     const c = parseRunConfig(read('grpo-g8-token'));
-    expect([c.algo, c.level, c.rollout.episodes, c.rollout.groupSize, c.rollout.horizon, c.schedule.criticWarmup, c.schedule.mode]).toEqual(['grpo', 'token', 16, 8, 1, 0, 'all']);
+    expect([c.algo, c.level, c.rollout.episodes, c.rollout.groupSize, c.rollout.horizon, c.schedule.criticWarmup, c.schedule.mode]).toEqual(
+      ['grpo', 'token', 16, 8, 1, 0, 'all'],
+    );
     expect(c.ppo.lr).toBe(2e-4);
     const o = parseRunConfig(read('team-orchestrated'));
     expect(o.graph.dynamic).toEqual({ orchestrator: 'orchestrator', maxSteps: 4 });

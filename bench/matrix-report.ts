@@ -12,7 +12,10 @@ import { type MatrixResults, readResults } from './matrix-results.ts';
 import { markdownTable, tableRow } from './matrix-table.ts';
 import { H, W, type Series, panel } from './svg-panel.ts';
 
-const arg = (n: string, d: string): string => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
+const arg = (n: string, d: string): string => {
+  const i = process.argv.indexOf(`--${n}`);
+  return i > 0 ? process.argv[i + 1] : d;
+};
 const dir = arg('dir', 'bench/results/matrix');
 const results = readResults(dir);
 const planned = (r: MatrixRow): number => matrixConfig(r).iterations as number;
@@ -23,24 +26,48 @@ const COLORS = ['#1b9e77', '#d95f02', '#7570b3', '#e7298a', '#66a61e', '#e6ab02'
 const GREY = '#999999';
 const SEED_DASH = ['', '6 3', '2 2'];
 const AGENT_DASH = ['', '6 3', '2 2', '8 3 2 3'];
-const smooth = (xs: number[], w = 5): number[] => xs.map((_, i) => { const s = xs.slice(Math.max(0, i - w + 1), i + 1); return s.reduce((a, b) => a + b, 0) / s.length; });
-const cumulative = (xs: number[]): number[] => { let t = 0; return xs.map((x) => (t += x)); };
+const smooth = (xs: number[], w = 5): number[] =>
+  xs.map((_, i) => {
+    const s = xs.slice(Math.max(0, i - w + 1), i + 1);
+    return s.reduce((a, b) => a + b, 0) / s.length;
+  });
+const cumulative = (xs: number[]): number[] => {
+  let t = 0;
+  return xs.map((x) => (t += x));
+};
 
 /** The two panels of a family: its rows in colour, the rows they are compared with in grey. */
 function familySvg(family: string, r: MatrixResults): string | null {
   const own = MATRIX_ROWS.filter((x) => x.family === family && r.runs.has(x.name));
   if (!own.length) return null;
-  const refs = [...new Set(own.map((x) => x.reference).filter((n): n is string => !!n && r.runs.has(n) && rowByName(n)!.family !== family))];
+  const refs = [
+    ...new Set(own.map((x) => x.reference).filter((n): n is string => !!n && r.runs.has(n) && rowByName(n)!.family !== family)),
+  ];
   const rows = [...refs.map((n) => ({ name: n, color: GREY })), ...own.map((x, i) => ({ name: x.name, color: COLORS[i % COLORS.length] }))];
-  const team: Series[] = [], agents: Series[] = [];
+  const team: Series[] = [],
+    agents: Series[] = [];
   for (const { name, color } of rows) {
     r.runs.get(name)!.forEach((s, k) => {
       const at = cumulative(s.log.map((l) => Object.values(l.agents).reduce((a, b) => a + b.tokens, 0)));
-      team.push({ values: smooth(s.log.map((l) => l.teamReward)), at, color, dash: SEED_DASH[k % SEED_DASH.length], label: k === 0 ? name : '' });
+      team.push({
+        values: smooth(s.log.map((l) => l.teamReward)),
+        at,
+        color,
+        dash: SEED_DASH[k % SEED_DASH.length],
+        label: k === 0 ? name : '',
+      });
       if (k > 0) return;
       // agents that never acted (an orchestrator's callees it never called) have no curve
       const roles = Object.keys(s.log[0]?.agents ?? {}).filter((role) => s.log.some((l) => l.agents[role]?.tokens > 0));
-      roles.forEach((role, j) => agents.push({ values: smooth(s.log.map((l) => l.agents[role]?.reward ?? 0)), at, color, dash: AGENT_DASH[j % AGENT_DASH.length], label: j === 0 ? `${name}: ${roles.join(', ')}` : '' }));
+      roles.forEach((role, j) =>
+        agents.push({
+          values: smooth(s.log.map((l) => l.agents[role]?.reward ?? 0)),
+          at,
+          color,
+          dash: AGENT_DASH[j % AGENT_DASH.length],
+          label: j === 0 ? `${name}: ${roles.join(', ')}` : '',
+        }),
+      );
     });
   }
   const upTo = `${(Math.max(...team.map((t) => t.at!.at(-1)!)) / 1000).toFixed(0)} k`;
@@ -61,15 +88,20 @@ const plotted = families.filter((f) => {
 });
 
 const sections = families.flatMap((f) => {
-  const rows = MATRIX_ROWS.filter((r) => r.family === f).flatMap((r) => tableRow(r, results.runs, results.bases.get(baseKey(matrixConfig(r))) ?? {}, planned(r)) ?? []);
+  const rows = MATRIX_ROWS.filter((r) => r.family === f).flatMap(
+    (r) => tableRow(r, results.runs, results.bases.get(baseKey(matrixConfig(r))) ?? {}, planned(r)) ?? [],
+  );
   if (!rows.length) return [];
   const notes = rows.filter((t) => t.row.note).map((t) => `- \`${t.row.name}\`: ${t.row.note}.`);
   const against = rows.filter((t) => t.row.reference).map((t) => `\`${t.row.name}\` against \`${t.row.reference}\``);
   return [
-    `## ${f}`, '',
+    `## ${f}`,
+    '',
     ...rows.map((t) => `- \`${t.row.name}\`: ${t.row.what}.`),
     ...(against.length ? [`- Compared: ${against.join(', ')}.`] : []),
-    '', markdownTable(rows), '',
+    '',
+    markdownTable(rows),
+    '',
     ...(notes.length ? ['What the task can show:', '', ...notes, ''] : []),
     ...(plotted.includes(f) ? [`![${f}: team and per-agent reward against generated tokens](matrix-${f}.svg)`, ''] : []),
   ];
@@ -84,7 +116,7 @@ const md = [
   '',
   ...sections,
   ...(missing.length ? [`Rows without results yet: ${missing.join(', ')}.`, ''] : []),
-  'Seed 1\'s evaluations of the first run on the GPU machine did not come back as files; `seed1-batch1/transcribed.eval.jsonl` holds them as that run printed them (0.1 % rounding), with its untuned bases.',
+  "Seed 1's evaluations of the first run on the GPU machine did not come back as files; `seed1-batch1/transcribed.eval.jsonl` holds them as that run printed them (0.1 % rounding), with its untuned bases.",
   '',
 ].join('\n');
 writeFileSync(arg('md', 'docs/MATRIX.md'), md);

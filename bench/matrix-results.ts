@@ -11,9 +11,16 @@ import { join } from 'node:path';
 import type { JobRecord } from './matrix.ts';
 
 export type Mode = 'greedy' | 'sampled';
-export interface EvalResult { episodes: number; accuracy: number }
+export interface EvalResult {
+  episodes: number;
+  accuracy: number;
+}
 /** The fields of a metrics line (IterationMetrics) the report uses. */
-export interface IterationLine { teamReward: number; agents: Record<string, { reward: number; tokens: number }>; seconds: { total: number } }
+export interface IterationLine {
+  teamReward: number;
+  agents: Record<string, { reward: number; tokens: number }>;
+  seconds: { total: number };
+}
 
 /** One trained row and seed. */
 export interface SeedRun {
@@ -32,16 +39,38 @@ export interface MatrixResults {
   folders: string[];
 }
 
-interface EvalLine { row?: string; seed?: number; key?: string; mode: Mode; result: EvalResult | null; transcribed?: string }
+interface EvalLine {
+  row?: string;
+  seed?: number;
+  key?: string;
+  mode: Mode;
+  result: EvalResult | null;
+  transcribed?: string;
+}
 
 /** The lines of a JSONL file; a line cut short (a killed process) is left out. */
-const jsonl = (file: string): Array<Record<string, unknown>> => readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).flatMap((l) => { try { return [JSON.parse(l) as Record<string, unknown>]; } catch { return []; } });
+const jsonl = (file: string): Array<Record<string, unknown>> =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
 /** state.json writes non-finite numbers as { f64: "NaN" }. */
 const num = (v: unknown): number => (typeof v === 'number' ? v : Number.NaN);
 const line = (m: Record<string, unknown>): IterationLine => ({
   teamReward: num(m.teamReward),
   seconds: { total: num((m.seconds as Record<string, unknown>).total) },
-  agents: Object.fromEntries(Object.entries(m.agents as Record<string, Record<string, unknown>>).map(([r, a]) => [r, { reward: num(a.reward), tokens: num(a.tokens) }])),
+  agents: Object.fromEntries(
+    Object.entries(m.agents as Record<string, Record<string, unknown>>).map(([r, a]) => [
+      r,
+      { reward: num(a.reward), tokens: num(a.tokens) },
+    ]),
+  ),
 });
 
 const ID = /^(.+)-s(\d+)$/;
@@ -62,7 +91,9 @@ export function readResults(dir: string): MatrixResults {
     if (e.transcribed) transcribed.add(k);
     else transcribed.delete(k);
   };
-  const folders = readdirSync(dir).filter((f) => statSync(join(dir, f)).isDirectory()).sort();
+  const folders = readdirSync(dir)
+    .filter((f) => statSync(join(dir, f)).isDirectory())
+    .sort();
   for (const folder of folders) {
     const d = join(dir, folder);
     for (const f of readdirSync(d).sort()) {
@@ -81,11 +112,16 @@ export function readResults(dir: string): MatrixResults {
       } else if (logId && statSync(p).isDirectory() && existsSync(join(p, 'latest'))) {
         const r = run(logId[1], Number(logId[2]));
         const latest = readFileSync(join(p, 'latest'), 'utf8').trim();
-        const metrics = (JSON.parse(readFileSync(join(p, latest, 'state.json'), 'utf8')) as { metrics: Array<Record<string, unknown>> }).metrics;
+        const metrics = (JSON.parse(readFileSync(join(p, latest, 'state.json'), 'utf8')) as { metrics: Array<Record<string, unknown>> })
+          .metrics;
         if (!r.log.length) r.log = metrics.map(line); // a train log, where one came back, is the same lines
       }
     }
   }
-  const sorted = new Map([...runs].map(([row, seeds]) => [row, [...seeds.values()].filter((s) => s.log.length).sort((a, b) => a.seed - b.seed)] as const).filter(([, s]) => s.length));
+  const sorted = new Map(
+    [...runs]
+      .map(([row, seeds]) => [row, [...seeds.values()].filter((s) => s.log.length).sort((a, b) => a.seed - b.seed)] as const)
+      .filter(([, s]) => s.length),
+  );
   return { runs: sorted, bases, folders };
 }

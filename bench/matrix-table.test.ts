@@ -7,9 +7,18 @@ import { difference, estimate, markdownTable, tableRow } from './matrix-table.ts
 
 const ev = (accuracy: number, episodes = 100): EvalResult => ({ accuracy, episodes });
 const line = (planner: number, solver: number, seconds: number): IterationLine => ({
-  teamReward: 0.5, seconds: { total: seconds }, agents: { planner: { reward: 0, tokens: planner }, solver: { reward: 0.5, tokens: solver } },
+  teamReward: 0.5,
+  seconds: { total: seconds },
+  agents: { planner: { reward: 0, tokens: planner }, solver: { reward: 0.5, tokens: solver } },
 });
-const row = (name: string, reference: string | null): MatrixRow => ({ name, family: 'f', reference, what: '', from: 'duo-action', set: {} });
+const row = (name: string, reference: string | null): MatrixRow => ({
+  name,
+  family: 'f',
+  reference,
+  what: '',
+  from: 'duo-action',
+  set: {},
+});
 const seed = (s: number, log: IterationLine[], after: SeedRun['after']): SeedRun => ({ seed: s, log, after, job: null });
 
 describe('matrix statistics', () => {
@@ -44,7 +53,13 @@ describe('matrix statistics', () => {
 describe('matrix table', () => {
   const runs = new Map<string, SeedRun[]>([
     // seed 1: 1000+1400 + 1200+1400 = 5000 tokens in 1.5 + 2.25 s; seed 2: 2000 tokens in 1 s, one iteration
-    ['a', [seed(1, [line(1000, 1400, 1.5), line(1200, 1400, 2.25)], { greedy: ev(0.72), sampled: ev(0.5) }), seed(2, [line(1000, 1000, 1)], { greedy: ev(0.7), sampled: ev(0.6) })]],
+    [
+      'a',
+      [
+        seed(1, [line(1000, 1400, 1.5), line(1200, 1400, 2.25)], { greedy: ev(0.72), sampled: ev(0.5) }),
+        seed(2, [line(1000, 1000, 1)], { greedy: ev(0.7), sampled: ev(0.6) }),
+      ],
+    ],
     ['b', [seed(1, [line(1000, 1000, 1), line(1000, 1000, 1)], { greedy: ev(0.75), sampled: ev(0.6) })]],
     ['c', [seed(1, [line(500, 500, 1), line(500, 500, 1)], { sampled: ev(0.1) })]],
   ]);
@@ -64,7 +79,9 @@ describe('matrix table', () => {
     const t = tableRow(row('b', 'a'), runs, base, 2)!;
     // greedy 0.75 (s.e. 0.043301) vs 0.7: +0.05 ± 2 sqrt(0.001875 + 0.0021) = 0.1261
     // sampled 0.6 (s.e. 0.04899) vs 0.25: +0.35 ± 2 sqrt(0.0024 + 0.001875) = 0.1308; vs a's 0.55 ± 0.05: +0.05 ± 0.14
-    expect(t.reading).toBe('one seed; vs base: greedy no difference (+5.0 ± 12.6), sampled up +35.0 ± 13.1; vs a: sampled no difference (+5.0 ± 14.0)');
+    expect(t.reading).toBe(
+      'one seed; vs base: greedy no difference (+5.0 ± 12.6), sampled up +35.0 ± 13.1; vs a: sampled no difference (+5.0 ± 14.0)',
+    );
     expect(t.cells[6]).toBe('75.0 (4.3)');
   });
 

@@ -10,7 +10,10 @@
 import type { MatrixRow } from './matrix-rows.ts';
 import type { EvalResult, IterationLine, Mode, SeedRun } from './matrix-results.ts';
 
-export interface Estimate { mean: number; se: number }
+export interface Estimate {
+  mean: number;
+  se: number;
+}
 
 export const binomialSe = (p: number, n: number): number => Math.sqrt((p * (1 - p)) / n);
 
@@ -19,13 +22,20 @@ export function estimate(results: readonly EvalResult[]): Estimate | null {
   const k = results.length;
   if (!k) return null;
   const mean = results.reduce((a, r) => a + r.accuracy, 0) / k;
-  const pooled = binomialSe(mean, results.reduce((a, r) => a + r.episodes, 0));
+  const pooled = binomialSe(
+    mean,
+    results.reduce((a, r) => a + r.episodes, 0),
+  );
   if (k < 2) return { mean, se: pooled };
   const sd = Math.sqrt(results.reduce((a, r) => a + (r.accuracy - mean) ** 2, 0) / (k - 1));
   return { mean, se: Math.max(sd / Math.sqrt(k), pooled) };
 }
 
-export interface Difference { diff: number; se: number; significant: boolean }
+export interface Difference {
+  diff: number;
+  se: number;
+  significant: boolean;
+}
 
 /** a − b, its s.e., and whether it is beyond 2 s.e. */
 export function difference(a: Estimate, b: Estimate): Difference {
@@ -34,7 +44,8 @@ export function difference(a: Estimate, b: Estimate): Difference {
   return { diff, se, significant: Math.abs(diff) > 2 * se };
 }
 
-export const tokensOf = (log: readonly IterationLine[]): number => log.reduce((a, l) => a + Object.values(l.agents).reduce((b, x) => b + x.tokens, 0), 0);
+export const tokensOf = (log: readonly IterationLine[]): number =>
+  log.reduce((a, l) => a + Object.values(l.agents).reduce((b, x) => b + x.tokens, 0), 0);
 /** The iterations' own times (rollout to update), without the process start and the evaluations. */
 export const secondsOf = (log: readonly IterationLine[]): number => log.reduce((a, l) => a + l.seconds.total, 0);
 
@@ -42,13 +53,28 @@ const pts = (x: number): string => (x * 100).toFixed(1);
 const signed = (x: number): string => `${x < 0 ? '−' : '+'}${pts(Math.abs(x))}`;
 /** "+21.3 ± 4.1", in points, the ± being 2 s.e. */
 export const pm = (d: Difference): string => `${signed(d.diff)} ± ${pts(2 * d.se)}`;
-const verdict = (d: Difference, up: string, down: string): string => (d.significant ? `${d.diff > 0 ? up : down} ${pm(d)}` : `no difference (${pm(d)})`);
+const verdict = (d: Difference, up: string, down: string): string =>
+  d.significant ? `${d.diff > 0 ? up : down} ${pm(d)}` : `no difference (${pm(d)})`;
 
 export type Bases = ReadonlyMap<string, Partial<Record<Mode, EvalResult>>>;
 
-export interface TableRow { row: MatrixRow; cells: string[]; reading: string }
+export interface TableRow {
+  row: MatrixRow;
+  cells: string[];
+  reading: string;
+}
 
-export const TABLE_HEAD = ['row', 'iterations', 'k tokens', 'train s', 'greedy %, before → after', 'sampled %, before → after', 'greedy after, mean (s.e.)', 'sampled after, mean (s.e.)', 'reading'];
+export const TABLE_HEAD = [
+  'row',
+  'iterations',
+  'k tokens',
+  'train s',
+  'greedy %, before → after',
+  'sampled %, before → after',
+  'greedy after, mean (s.e.)',
+  'sampled after, mean (s.e.)',
+  'reading',
+];
 
 const afterOf = (seeds: readonly SeedRun[], mode: Mode): EvalResult[] => seeds.flatMap((s) => (s.after[mode] ? [s.after[mode]] : []));
 
@@ -57,7 +83,12 @@ const afterOf = (seeds: readonly SeedRun[], mode: Mode): EvalResult[] => seeds.f
  * estimates over seeds, and the reading: how many seeds, iterations cut short of `planned`, the change over the
  * untuned base (greedy and sampled) and the sampled difference from the row it is compared with.
  */
-export function tableRow(row: MatrixRow, runs: ReadonlyMap<string, readonly SeedRun[]>, base: Partial<Record<Mode, EvalResult>>, planned: number): TableRow | null {
+export function tableRow(
+  row: MatrixRow,
+  runs: ReadonlyMap<string, readonly SeedRun[]>,
+  base: Partial<Record<Mode, EvalResult>>,
+  planned: number,
+): TableRow | null {
   const seeds = runs.get(row.name) ?? [];
   if (!seeds.length) return null;
   const per = (f: (s: SeedRun) => string): string => seeds.map(f).join(' / ');
@@ -82,9 +113,14 @@ export function tableRow(row: MatrixRow, runs: ReadonlyMap<string, readonly Seed
     row,
     reading: words.join('; '),
     cells: [
-      `\`${row.name}\``, per((s) => `${s.log.length}`), per((s) => (tokensOf(s.log) / 1000).toFixed(0)), per((s) => secondsOf(s.log).toFixed(0)),
-      `${acc(base.greedy)} → ${per((s) => acc(s.after.greedy))}`, `${acc(base.sampled)} → ${per((s) => acc(s.after.sampled))}`,
-      cell(est('greedy')), cell(est('sampled')),
+      `\`${row.name}\``,
+      per((s) => `${s.log.length}`),
+      per((s) => (tokensOf(s.log) / 1000).toFixed(0)),
+      per((s) => secondsOf(s.log).toFixed(0)),
+      `${acc(base.greedy)} → ${per((s) => acc(s.after.greedy))}`,
+      `${acc(base.sampled)} → ${per((s) => acc(s.after.sampled))}`,
+      cell(est('greedy')),
+      cell(est('sampled')),
     ],
   };
 }

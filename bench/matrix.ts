@@ -65,8 +65,22 @@ function parseArgs(argv: string[]): MatrixOptions {
     else if (i + 1 < argv.length) named.set(a.slice(2), argv[++i]);
     else throw new Error(`matrix: ${a} needs a value`);
   }
-  const known = ['seeds', 'rows', 'parallel', 'deadline', 'eval-reserve', 'iterations', 'episodes', 'eval-episodes', 'cli', 'out', 'runs', 'zips'];
-  for (const k of named.keys()) if (!known.includes(k)) throw new Error(`matrix: unknown option --${k} (options: --base, ${known.map((x) => `--${x}`).join(', ')})`);
+  const known = [
+    'seeds',
+    'rows',
+    'parallel',
+    'deadline',
+    'eval-reserve',
+    'iterations',
+    'episodes',
+    'eval-episodes',
+    'cli',
+    'out',
+    'runs',
+    'zips',
+  ];
+  for (const k of named.keys())
+    if (!known.includes(k)) throw new Error(`matrix: unknown option --${k} (options: --base, ${known.map((x) => `--${x}`).join(', ')})`);
   const int = (k: string, d: number | null): number | null => {
     const v = named.get(k);
     if (v === undefined) return d;
@@ -76,12 +90,30 @@ function parseArgs(argv: string[]): MatrixOptions {
   };
   const list = (k: string): string[] => (named.get(k) ?? '').split(',').filter(Boolean);
   const names = [...list('rows'), ...positional];
-  const rows = names.length ? names.map((n) => MATRIX_ROWS.find((r) => r.name === n) ?? (() => { throw new Error(`matrix: no row "${n}" (rows: ${MATRIX_ROWS.map((r) => r.name).join(', ')})`); })()) : MATRIX_ROWS;
+  const rows = names.length
+    ? names.map(
+        (n) =>
+          MATRIX_ROWS.find((r) => r.name === n) ??
+          (() => {
+            throw new Error(`matrix: no row "${n}" (rows: ${MATRIX_ROWS.map((r) => r.name).join(', ')})`);
+          })(),
+      )
+    : MATRIX_ROWS;
   const out = named.get('out') ?? join(process.env.OUT ?? '/tmp/out', 'matrix');
   return {
-    rows, seeds: (list('seeds').length ? list('seeds') : ['1']).map(Number), parallel: int('parallel', 16)!, deadline: int('deadline', 560)!,
-    evalReserve: int('eval-reserve', 110)!, base: flags.has('base'), iterations: int('iterations', null), episodes: int('episodes', null),
-    evalEpisodes: int('eval-episodes', 1024)!, cli: named.get('cli') ?? '.devcarry/app/marft.mjs', out, runs: named.get('runs') ?? '/tmp/matrix-runs', zips: list('zips'),
+    rows,
+    seeds: (list('seeds').length ? list('seeds') : ['1']).map(Number),
+    parallel: int('parallel', 16)!,
+    deadline: int('deadline', 560)!,
+    evalReserve: int('eval-reserve', 110)!,
+    base: flags.has('base'),
+    iterations: int('iterations', null),
+    episodes: int('episodes', null),
+    evalEpisodes: int('eval-episodes', 1024)!,
+    cli: named.get('cli') ?? '.devcarry/app/marft.mjs',
+    out,
+    runs: named.get('runs') ?? '/tmp/matrix-runs',
+    zips: list('zips'),
   };
 }
 
@@ -97,7 +129,19 @@ export function logTokens(lines: Array<{ agents: Record<string, { tokens: number
   return lines.reduce((s, l) => s + Object.values(l.agents).reduce((a, x) => a + x.tokens, 0), 0);
 }
 
-const readLines = (file: string): Array<Record<string, unknown>> => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).flatMap((l) => { try { return [JSON.parse(l)]; } catch { return []; } }) : []);
+const readLines = (file: string): Array<Record<string, unknown>> =>
+  existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim())
+        .flatMap((l) => {
+          try {
+            return [JSON.parse(l)];
+          } catch {
+            return [];
+          }
+        })
+    : [];
 
 async function main(o: MatrixOptions): Promise<void> {
   const t0 = Date.now();
@@ -105,32 +149,38 @@ async function main(o: MatrixOptions): Promise<void> {
   mkdirSync(join(o.out, 'configs'), { recursive: true });
   mkdirSync(o.runs, { recursive: true });
   const gpu = spawnSync('nvidia-smi', ['--query-gpu=name,driver_version', '--format=csv,noheader'], { encoding: 'utf8' });
-  writeFileSync(join(o.out, `plan-s${o.seeds.join('-')}.json`), `${JSON.stringify({ ...o, rows: o.rows.map((r) => r.name), gpu: gpu.stdout?.trim() || null, cpus: (await import('node:os')).cpus().length, startedAt: new Date().toISOString() }, null, 2)}\n`);
+  writeFileSync(
+    join(o.out, `plan-s${o.seeds.join('-')}.json`),
+    `${JSON.stringify({ ...o, rows: o.rows.map((r) => r.name), gpu: gpu.stdout?.trim() || null, cpus: (await import('node:os')).cpus().length, startedAt: new Date().toISOString() }, null, 2)}\n`,
+  );
   const live = new Set<ChildProcess>();
   let trainStopped = false;
   const procs = new Map<ChildProcess, 'train' | 'eval'>();
 
   /** Runs the CLI; stdout to a file (or collected), stderr appended to a file. */
-  const cli = (args: string[], errFile: string, outFile?: string): Promise<{ code: number | null; stdout: string }> => new Promise((done) => {
-    const err = openSync(errFile, 'a');
-    const outFd = outFile ? openSync(outFile, 'w') : 'pipe';
-    const child = spawn(process.execPath, [o.cli, ...args], { stdio: ['ignore', outFd, err] });
-    live.add(child);
-    procs.set(child, args[0] === 'train' ? 'train' : 'eval');
-    let stdout = '';
-    child.stdout?.on('data', (b: Buffer) => { stdout += b.toString(); });
-    child.on('close', (code) => {
-      live.delete(child);
-      procs.delete(child);
-      closeSync(err);
-      if (typeof outFd === 'number') closeSync(outFd);
-      done({ code, stdout });
+  const cli = (args: string[], errFile: string, outFile?: string): Promise<{ code: number | null; stdout: string }> =>
+    new Promise((done) => {
+      const err = openSync(errFile, 'a');
+      const outFd = outFile ? openSync(outFile, 'w') : 'pipe';
+      const child = spawn(process.execPath, [o.cli, ...args], { stdio: ['ignore', outFd, err] });
+      live.add(child);
+      procs.set(child, args[0] === 'train' ? 'train' : 'eval');
+      let stdout = '';
+      child.stdout?.on('data', (b: Buffer) => {
+        stdout += b.toString();
+      });
+      child.on('close', (code) => {
+        live.delete(child);
+        procs.delete(child);
+        closeSync(err);
+        if (typeof outFd === 'number') closeSync(outFd);
+        done({ code, stdout });
+      });
     });
-  });
 
   const evalLine = async (args: string[], errFile: string, file: string, extra: Record<string, unknown>): Promise<number | null> => {
     const r = await cli(['eval', ...args, '--episodes', String(o.evalEpisodes), '--json'], errFile);
-    const result = r.code === 0 ? JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { accuracy: number } : null;
+    const result = r.code === 0 ? (JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { accuracy: number }) : null;
     writeFileSync(file, `${JSON.stringify({ ...extra, result, exitCode: r.code })}\n`, { flag: 'a' });
     return result?.accuracy ?? null;
   };
@@ -145,60 +195,126 @@ async function main(o: MatrixOptions): Promise<void> {
     }
     for (const [key, rows] of byKey) {
       const cfg = join(o.out, 'configs', `base-${key}.json`);
-      writeFileSync(cfg, `${JSON.stringify(jobConfig(MATRIX_ROWS.find((r) => r.name === rows[0])!, 1, null), null, 2)}\n`);
+      writeFileSync(
+        cfg,
+        `${JSON.stringify(
+          jobConfig(
+            MATRIX_ROWS.find((r) => r.name === rows[0])!,
+            1,
+            null,
+          ),
+          null,
+          2,
+        )}\n`,
+      );
       for (const mode of ['greedy', 'sampled'] as const) {
         baseJobs.push(async () => {
-          const acc = await evalLine(['--config', cfg, '--base', ...(mode === 'sampled' ? ['--sampled'] : [])], join(o.out, `base-${key}.err`), join(o.out, `base-${key}.eval.jsonl`), { key, rows, mode });
-          console.log(`[${now().toFixed(0).padStart(4)} s] base ${rows[0]} (${rows.length} rows) ${mode}: ${acc === null ? 'FAILED' : `${(acc * 100).toFixed(1)} %`}`);
+          const acc = await evalLine(
+            ['--config', cfg, '--base', ...(mode === 'sampled' ? ['--sampled'] : [])],
+            join(o.out, `base-${key}.err`),
+            join(o.out, `base-${key}.eval.jsonl`),
+            { key, rows, mode },
+          );
+          console.log(
+            `[${now().toFixed(0).padStart(4)} s] base ${rows[0]} (${rows.length} rows) ${mode}: ${acc === null ? 'FAILED' : `${(acc * 100).toFixed(1)} %`}`,
+          );
         });
       }
     }
   }
   const pool = async (jobs: Array<() => Promise<void>>, n: number): Promise<void> => {
     let next = 0;
-    await Promise.all(Array.from({ length: Math.min(n, jobs.length) }, async () => { while (next < jobs.length) await jobs[next++](); }));
+    await Promise.all(
+      Array.from({ length: Math.min(n, jobs.length) }, async () => {
+        while (next < jobs.length) await jobs[next++]();
+      }),
+    );
   };
 
   const total = o.rows.length * o.seeds.length;
   let finished = 0;
-  const trainJobs = o.seeds.flatMap((seed) => o.rows.map((row) => async () => {
-    const id = jobId(row.name, seed);
-    const rec: JobRecord = { row: row.name, seed, status: 'skipped', iterations: 0, tokens: 0, trainSeconds: 0, evalSeconds: 0, startedAt: now(), parallel: o.parallel, exitCode: null };
-    const log = join(o.out, `${id}.jsonl`);
-    if (!trainStopped) {
-      const cfg = join(o.out, 'configs', `${id}.json`);
-      writeFileSync(cfg, `${JSON.stringify(jobConfig(row, seed, o.episodes), null, 2)}\n`);
-      const r = await cli(['train', '--config', cfg, '--out', join(o.runs, id), '--json', '--keep', '2', ...(o.iterations !== null ? ['--iterations', String(o.iterations)] : [])], join(o.out, `${id}.err`), log);
-      const lines = readLines(log) as Array<{ agents: Record<string, { tokens: number }> }>;
-      rec.exitCode = r.code;
-      rec.iterations = lines.length;
-      rec.tokens = logTokens(lines);
-      rec.trainSeconds = now() - rec.startedAt;
-      rec.status = r.code === 0 ? 'done' : r.code === 130 && trainStopped ? 'cut' : 'failed';
-      if (r.code === null) rec.status = 'killed';
-    }
-    let accs: Array<number | null> = [];
-    if (rec.iterations > 0 && rec.status !== 'killed') {
-      const e0 = now();
-      const ckpt = join(o.runs, id);
-      accs = [await evalLine(['--checkpoint', ckpt], join(o.out, `${id}.err`), join(o.out, `${id}.eval.jsonl`), { row: row.name, seed, mode: 'greedy' })];
-      accs.push(await evalLine(['--checkpoint', ckpt, '--sampled'], join(o.out, `${id}.err`), join(o.out, `${id}.eval.jsonl`), { row: row.name, seed, mode: 'sampled' }));
-      rec.evalSeconds = now() - e0;
-      if (o.zips.includes(row.name)) {
-        mkdirSync(join(o.out, 'zips'), { recursive: true });
-        writeFileSync(join(o.out, 'zips', `${id}.zip`), await exportCheckpointZip(nodeStore(o.runs), id));
+  const trainJobs = o.seeds.flatMap((seed) =>
+    o.rows.map((row) => async () => {
+      const id = jobId(row.name, seed);
+      const rec: JobRecord = {
+        row: row.name,
+        seed,
+        status: 'skipped',
+        iterations: 0,
+        tokens: 0,
+        trainSeconds: 0,
+        evalSeconds: 0,
+        startedAt: now(),
+        parallel: o.parallel,
+        exitCode: null,
+      };
+      const log = join(o.out, `${id}.jsonl`);
+      if (!trainStopped) {
+        const cfg = join(o.out, 'configs', `${id}.json`);
+        writeFileSync(cfg, `${JSON.stringify(jobConfig(row, seed, o.episodes), null, 2)}\n`);
+        const r = await cli(
+          [
+            'train',
+            '--config',
+            cfg,
+            '--out',
+            join(o.runs, id),
+            '--json',
+            '--keep',
+            '2',
+            ...(o.iterations !== null ? ['--iterations', String(o.iterations)] : []),
+          ],
+          join(o.out, `${id}.err`),
+          log,
+        );
+        const lines = readLines(log) as Array<{ agents: Record<string, { tokens: number }> }>;
+        rec.exitCode = r.code;
+        rec.iterations = lines.length;
+        rec.tokens = logTokens(lines);
+        rec.trainSeconds = now() - rec.startedAt;
+        rec.status = r.code === 0 ? 'done' : r.code === 130 && trainStopped ? 'cut' : 'failed';
+        if (r.code === null) rec.status = 'killed';
       }
-    }
-    writeFileSync(join(o.out, `${id}.job.json`), `${JSON.stringify(rec)}\n`);
-    const pct = (x: number | null | undefined) => (x === null || x === undefined ? '-' : `${(x * 100).toFixed(1)} %`);
-    console.log(`[${now().toFixed(0).padStart(4)} s] ${++finished}/${total} ${id}: ${rec.status}, ${rec.iterations} it, ${(rec.tokens / 1000).toFixed(0)} k tokens, train ${rec.trainSeconds.toFixed(0)} s; greedy ${pct(accs[0])}, sampled ${pct(accs[1])}`);
-  }));
+      let accs: Array<number | null> = [];
+      if (rec.iterations > 0 && rec.status !== 'killed') {
+        const e0 = now();
+        const ckpt = join(o.runs, id);
+        accs = [
+          await evalLine(['--checkpoint', ckpt], join(o.out, `${id}.err`), join(o.out, `${id}.eval.jsonl`), {
+            row: row.name,
+            seed,
+            mode: 'greedy',
+          }),
+        ];
+        accs.push(
+          await evalLine(['--checkpoint', ckpt, '--sampled'], join(o.out, `${id}.err`), join(o.out, `${id}.eval.jsonl`), {
+            row: row.name,
+            seed,
+            mode: 'sampled',
+          }),
+        );
+        rec.evalSeconds = now() - e0;
+        if (o.zips.includes(row.name)) {
+          mkdirSync(join(o.out, 'zips'), { recursive: true });
+          writeFileSync(join(o.out, 'zips', `${id}.zip`), await exportCheckpointZip(nodeStore(o.runs), id));
+        }
+      }
+      writeFileSync(join(o.out, `${id}.job.json`), `${JSON.stringify(rec)}\n`);
+      const pct = (x: number | null | undefined) => (x === null || x === undefined ? '-' : `${(x * 100).toFixed(1)} %`);
+      console.log(
+        `[${now().toFixed(0).padStart(4)} s] ${++finished}/${total} ${id}: ${rec.status}, ${rec.iterations} it, ${(rec.tokens / 1000).toFixed(0)} k tokens, train ${rec.trainSeconds.toFixed(0)} s; greedy ${pct(accs[0])}, sampled ${pct(accs[1])}`,
+      );
+    }),
+  );
 
-  const stopTraining = setTimeout(() => {
-    trainStopped = true;
-    for (const [p, kind] of procs) if (kind === 'train') p.kill('SIGINT');
-    console.log(`[${now().toFixed(0)} s] training deadline: running trainings stopped at their last checkpoint, queued ones skipped`);
-  }, Math.max(0, o.deadline - o.evalReserve) * 1000);
+  const stopTraining = setTimeout(
+    () => {
+      trainStopped = true;
+      for (const [p, kind] of procs) if (kind === 'train') p.kill('SIGINT');
+      console.log(`[${now().toFixed(0)} s] training deadline: running trainings stopped at their last checkpoint, queued ones skipped`);
+    },
+    Math.max(0, o.deadline - o.evalReserve) * 1000,
+  );
   const killAll = setTimeout(() => {
     console.log(`[${now().toFixed(0)} s] deadline: killing ${live.size} processes still running`);
     for (const p of live) p.kill('SIGKILL');
@@ -210,5 +326,8 @@ async function main(o: MatrixOptions): Promise<void> {
 }
 
 if (process.argv[1] && /matrix\.(ts|mjs)$/.test(process.argv[1])) {
-  main(parseArgs(process.argv.slice(2))).catch((e) => { console.error((e as Error).message); process.exit(1); });
+  main(parseArgs(process.argv.slice(2))).catch((e) => {
+    console.error((e as Error).message);
+    process.exit(1);
+  });
 }

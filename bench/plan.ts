@@ -27,12 +27,25 @@ import { BENCH_MODELS, benchModelConfigJson, randomWeights, syntheticTokenizer }
 import { randomModelBenchConfig } from './bench-configs.ts';
 
 await ensureVulkanEnv();
-const arg = (n: string, d: string): string => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
+const arg = (n: string, d: string): string => {
+  const i = process.argv.indexOf(`--${n}`);
+  return i > 0 ? process.argv[i + 1] : d;
+};
 
 /** Qwen2.5-0.5B's shape (its config.json): a tied head, GQA 14/2, q/k/v biases. */
 const QWEN_05B = {
-  model_type: 'qwen2', architectures: ['Qwen2ForCausalLM'], vocab_size: 151936, hidden_size: 896, intermediate_size: 4864, num_hidden_layers: 24,
-  num_attention_heads: 14, num_key_value_heads: 2, max_position_embeddings: 32768, rope_theta: 1000000, rms_norm_eps: 1e-6, tie_word_embeddings: true,
+  model_type: 'qwen2',
+  architectures: ['Qwen2ForCausalLM'],
+  vocab_size: 151936,
+  hidden_size: 896,
+  intermediate_size: 4864,
+  num_hidden_layers: 24,
+  num_attention_heads: 14,
+  num_key_value_heads: 2,
+  max_position_embeddings: 32768,
+  rope_theta: 1000000,
+  rms_norm_eps: 1e-6,
+  tie_word_embeddings: true,
 };
 const configJson = (name: string): Record<string, unknown> => (name === 'qwen2.5-0.5b' ? QWEN_05B : benchModelConfigJson(name));
 
@@ -40,7 +53,9 @@ const gpu = await acquireNodeGpu({ log: console.log });
 const envs = new Envs(nodeSandbox);
 const soft = gpu.cpu;
 const names = arg('models', soft ? 'builtin' : 'builtin,smollm2-135m,qwen2.5-0.5b').split(',');
-for (const n of names) if (n !== 'builtin' && n !== 'qwen2.5-0.5b' && !BENCH_MODELS[n]) throw new Error(`--models: no model "${n}"; builtin, qwen2.5-0.5b or one of ${Object.keys(BENCH_MODELS).join(', ')}`);
+for (const n of names)
+  if (n !== 'builtin' && n !== 'qwen2.5-0.5b' && !BENCH_MODELS[n])
+    throw new Error(`--models: no model "${n}"; builtin, qwen2.5-0.5b or one of ${Object.keys(BENCH_MODELS).join(', ')}`);
 const episodes = Number(arg('episodes', soft ? '2' : '8'));
 const maxNew = Number(arg('new', soft ? '8' : '128'));
 const agents = Number(arg('agents', '2')) as 1 | 2 | 3 | 4;
@@ -71,17 +86,43 @@ for (const name of names) {
   for (const l of formatComparison(plan, m)) console.log(l);
   const it = m.iterations.at(-1)!;
   rows.push({
-    model: name, dtype: decoder.weights.dtype, peakPhase: plan.peakPhase,
-    plannedInUseMiB: plan.inUseBytes / 2 ** 20, measuredInUseMiB: it.inUse / 2 ** 20, inUseOff: plan.inUseBytes / it.inUse - 1,
-    plannedPeakMiB: plan.peakBytes / 2 ** 20, varyingPeakMiB: plan.varyingPeakBytes / 2 ** 20, measuredPeakMiB: it.allocated / 2 ** 20, peakOff: plan.peakBytes / it.allocated - 1,
-    generated: it.generated, plannedGenerated: episodes * config.graph.agents.reduce((s, a) => s + a.maxNewTokens, 0), seconds: it.seconds,
+    model: name,
+    dtype: decoder.weights.dtype,
+    peakPhase: plan.peakPhase,
+    plannedInUseMiB: plan.inUseBytes / 2 ** 20,
+    measuredInUseMiB: it.inUse / 2 ** 20,
+    inUseOff: plan.inUseBytes / it.inUse - 1,
+    plannedPeakMiB: plan.peakBytes / 2 ** 20,
+    varyingPeakMiB: plan.varyingPeakBytes / 2 ** 20,
+    measuredPeakMiB: it.allocated / 2 ** 20,
+    peakOff: plan.peakBytes / it.allocated - 1,
+    generated: it.generated,
+    plannedGenerated: episodes * config.graph.agents.reduce((s, a) => s + a.maxNewTokens, 0),
+    seconds: it.seconds,
   });
   releaseWeights(gpu, decoder.weights);
 }
 gpu.trim();
-const cols = ['model', 'dtype', 'peakPhase', 'plannedInUseMiB', 'measuredInUseMiB', 'inUseOff', 'plannedPeakMiB', 'varyingPeakMiB', 'measuredPeakMiB', 'peakOff', 'generated', 'plannedGenerated', 'seconds'];
-const fmt = (v: unknown, c: string) => (typeof v !== 'number' ? String(v) : c.endsWith('Off') ? `${(v * 100).toFixed(1)}%` : v >= 100 ? v.toFixed(0) : v.toPrecision(3));
-console.log(`\nplan against measured on ${gpu.adapter.description || gpu.adapter.vendor} (${episodes} episodes, ${agents} agents, ${maxNew} new tokens, maxTokens ${maxTokens}; last of ${iterations} iterations; ${formatBytes(gpu.limits.maxStorageBufferBindingSize)} binding)`);
+const cols = [
+  'model',
+  'dtype',
+  'peakPhase',
+  'plannedInUseMiB',
+  'measuredInUseMiB',
+  'inUseOff',
+  'plannedPeakMiB',
+  'varyingPeakMiB',
+  'measuredPeakMiB',
+  'peakOff',
+  'generated',
+  'plannedGenerated',
+  'seconds',
+];
+const fmt = (v: unknown, c: string) =>
+  typeof v !== 'number' ? String(v) : c.endsWith('Off') ? `${(v * 100).toFixed(1)}%` : v >= 100 ? v.toFixed(0) : v.toPrecision(3);
+console.log(
+  `\nplan against measured on ${gpu.adapter.description || gpu.adapter.vendor} (${episodes} episodes, ${agents} agents, ${maxNew} new tokens, maxTokens ${maxTokens}; last of ${iterations} iterations; ${formatBytes(gpu.limits.maxStorageBufferBindingSize)} binding)`,
+);
 console.log(`| ${cols.join(' | ')} |\n|${cols.map(() => '---').join('|')}|`);
 for (const r of rows) console.log(`| ${cols.map((c) => fmt(r[c], c)).join(' | ')} |`);
 if (process.argv.includes('--out')) writeFileSync(arg('out', ''), JSON.stringify({ adapter: gpu.adapter, rows }, null, 1));

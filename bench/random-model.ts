@@ -8,7 +8,15 @@ import type { LoadedTokenizer } from '../src/model/tokenizer.ts';
 
 export const BENCH_MODELS: Record<string, Record<string, unknown>> = {
   tiny: { vocab_size: 512, hidden_size: 256, intermediate_size: 704, num_hidden_layers: 4, num_attention_heads: 4, num_key_value_heads: 2 },
-  'smollm2-135m': { vocab_size: 49152, hidden_size: 576, intermediate_size: 1536, num_hidden_layers: 30, num_attention_heads: 9, num_key_value_heads: 3, tie_word_embeddings: true },
+  'smollm2-135m': {
+    vocab_size: 49152,
+    hidden_size: 576,
+    intermediate_size: 1536,
+    num_hidden_layers: 30,
+    num_attention_heads: 9,
+    num_key_value_heads: 3,
+    tie_word_embeddings: true,
+  },
 };
 
 /** The config.json of a BENCH_MODELS shape, as a model's folder would hold it (`extra`: e.g. special token ids). */
@@ -40,10 +48,17 @@ export function randomWeights(config: ModelConfig, seed: number): (name: string)
 /** Printable-character tokenizer for random models: no chat template, no end token. */
 export function syntheticTokenizer(vocab: number): LoadedTokenizer {
   return {
-    hasChatTemplate: false, eosIds: [], bosId: null, padId: 0, vocabSize: vocab,
+    hasChatTemplate: false,
+    eosIds: [],
+    bosId: null,
+    padId: 0,
+    vocabSize: vocab,
     encode: (t: string) => Array.from(t, (c) => 1 + (c.charCodeAt(0) % (vocab - 1))),
     decode: (ids: readonly number[]) => String.fromCharCode(...ids.map((i) => 32 + (i % 94))),
-    applyChatTemplate: () => { throw new Error('no chat template'); },
-    tokenToId: () => undefined, idToToken: () => undefined,
+    applyChatTemplate: () => {
+      throw new Error('no chat template');
+    },
+    tokenToId: () => undefined,
+    idToToken: () => undefined,
   };
 }

@@ -21,7 +21,10 @@ import { type Counts, counts, since } from './counters.ts';
 import { builtinModelDir, checkpointSource, nodeSession, readRunConfig } from '../src/cli/platform.ts';
 
 await ensureVulkanEnv();
-const arg = (n: string, d: string): string => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
+const arg = (n: string, d: string): string => {
+  const i = process.argv.indexOf(`--${n}`);
+  return i > 0 ? process.argv[i + 1] : d;
+};
 const runDir = resolve(arg('run', '.build/soak/run'));
 const logFile = resolve(arg('log', '.build/soak/soak.jsonl'));
 const iterations = Number(arg('iterations', '300'));
@@ -30,7 +33,8 @@ const parts = arg('parts', 'train,switch,resume').split(',');
 mkdirSync(dirname(runDir), { recursive: true });
 mkdirSync(dirname(logFile), { recursive: true });
 const t0 = performance.now();
-const log = (line: Record<string, unknown>): void => appendFileSync(logFile, `${JSON.stringify({ ...line, t: +((performance.now() - t0) / 1000).toFixed(2) })}\n`);
+const log = (line: Record<string, unknown>): void =>
+  appendFileSync(logFile, `${JSON.stringify({ ...line, t: +((performance.now() - t0) / 1000).toFixed(2) })}\n`);
 
 /** What the engine holds now: the pool's bytes, the device caches, the JS heap. */
 function memory(gpu: Gpu): Record<string, unknown> {
@@ -41,13 +45,18 @@ function memory(gpu: Gpu): Record<string, unknown> {
 }
 
 function dirBytes(dir: string): number {
-  return readdirSync(dir, { withFileTypes: true }).reduce((s, e) => s + (e.isDirectory() ? dirBytes(join(dir, e.name)) : statSync(join(dir, e.name)).size), 0);
+  return readdirSync(dir, { withFileTypes: true }).reduce(
+    (s, e) => s + (e.isDirectory() ? dirBytes(join(dir, e.name)) : statSync(join(dir, e.name)).size),
+    0,
+  );
 }
 
 /** The newest checkpoint folder of the soak run and its size on disk. */
 function newestCheckpoint(): { name: string; bytes: number } | null {
   if (!existsSync(runDir)) return null;
-  const names = readdirSync(runDir).filter((n) => n.startsWith('ckpt-')).sort();
+  const names = readdirSync(runDir)
+    .filter((n) => n.startsWith('ckpt-'))
+    .sort();
   const name = names.at(-1);
   return name ? { name, bytes: dirBytes(join(runDir, name)) } : null;
 }
@@ -57,17 +66,35 @@ const session = nodeSession((l) => console.error(l));
 if (parts.includes('train')) {
   const store = nodeStore(dirname(runDir));
   let last: Counts | null = null; // counters at the previous iteration's end (the first line counts from the model load)
-  const run: Run = new Run(session, store, {
-    onIteration: ({ metrics }) => {
-      const gpu = run.model!.gpu;
-      const work = since(gpu, last ?? { dispatches: 0, reads: 0, submits: 0, copies: 0, passes: 0 });
-      last = counts(gpu);
-      log({ part: 'train', iteration: metrics.iteration, tokensPerSecond: metrics.tokensPerSecond, seconds: metrics.seconds.total, tokens: Object.values(metrics.agents).reduce((s, a) => s + a.tokens, 0), accuracy: metrics.accuracy, checkpointBytes: newestCheckpoint()?.bytes ?? 0, ...work, ...memory(gpu) });
-      gpu.pool.resetPeak(); // peakBytes is each iteration's own
-      if (metrics.iteration % 10 === 0) console.error(`iteration ${metrics.iteration}: ${metrics.tokensPerSecond.toFixed(0)} tok/s, pool ${(gpu.pool.stats.bytesInUse / 2 ** 20).toFixed(1)} MiB in use`);
-      if (budgetS > 0 && (performance.now() - t0) / 1000 > budgetS) run.pause();
+  const run: Run = new Run(
+    session,
+    store,
+    {
+      onIteration: ({ metrics }) => {
+        const gpu = run.model!.gpu;
+        const work = since(gpu, last ?? { dispatches: 0, reads: 0, submits: 0, copies: 0, passes: 0 });
+        last = counts(gpu);
+        log({
+          part: 'train',
+          iteration: metrics.iteration,
+          tokensPerSecond: metrics.tokensPerSecond,
+          seconds: metrics.seconds.total,
+          tokens: Object.values(metrics.agents).reduce((s, a) => s + a.tokens, 0),
+          accuracy: metrics.accuracy,
+          checkpointBytes: newestCheckpoint()?.bytes ?? 0,
+          ...work,
+          ...memory(gpu),
+        });
+        gpu.pool.resetPeak(); // peakBytes is each iteration's own
+        if (metrics.iteration % 10 === 0)
+          console.error(
+            `iteration ${metrics.iteration}: ${metrics.tokensPerSecond.toFixed(0)} tok/s, pool ${(gpu.pool.stats.bytesInUse / 2 ** 20).toFixed(1)} MiB in use`,
+          );
+        if (budgetS > 0 && (performance.now() - t0) / 1000 > budgetS) run.pause();
+      },
     },
-  }, { keep: 2 });
+    { keep: 2 },
+  );
   if (newestCheckpoint()) {
     await run.resume(checkpointSource(runDir), basename(runDir));
     console.error(`resumed ${runDir} at iteration ${run.iteration}`);

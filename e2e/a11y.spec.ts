@@ -13,8 +13,15 @@ import { SHOTS, openLab } from './helpers.ts';
 
 async function seriousViolations(page: Page): Promise<string[]> {
   const r = await new AxeBuilder({ page }).analyze();
-  return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
+  return r.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map(
+      (v) =>
+        `${v.id} (${v.impact}): ${v.help} at ${v.nodes
+          .slice(0, 3)
+          .map((n) => n.target.join(' '))
+          .join(', ')}`,
+    );
 }
 
 test('every tab passes axe, the graph shows every edge, the chart overlays a saved run with hover values', async ({ page }) => {
@@ -45,8 +52,15 @@ test('every tab passes axe, the graph shows every edge, the chart overlays a sav
       for (const node of await graph.locator('[data-testid^="agent-node-"]').all()) {
         const b = (await node.boundingBox())!;
         const name = await node.getAttribute('data-testid');
-        expect(b.x >= box.x && b.y >= box.y && b.x + b.width <= box.x + box.width && b.y + b.height <= box.y + box.height, `${what}: ${name} inside the view`).toBe(true);
-        const under = b.x < controls.x + controls.width && controls.x < b.x + b.width && b.y < controls.y + controls.height && controls.y < b.y + b.height;
+        expect(
+          b.x >= box.x && b.y >= box.y && b.x + b.width <= box.x + box.width && b.y + b.height <= box.y + box.height,
+          `${what}: ${name} inside the view`,
+        ).toBe(true);
+        const under =
+          b.x < controls.x + controls.width &&
+          controls.x < b.x + b.width &&
+          b.y < controls.y + controls.height &&
+          controls.y < b.y + b.height;
         expect(under, `${what}: ${name} clear of the zoom controls`).toBe(false);
       }
       for (const path of await graph.locator('.react-flow__edge path.react-flow__edge-path').all()) {
@@ -57,7 +71,10 @@ test('every tab passes axe, the graph shows every edge, the chart overlays a sav
       }
     }).toPass({ timeout: 10_000 });
   };
-  for (const [preset, n, agents] of [['trio', 3, 3], ['quartet', 6, 4]] as const) {
+  for (const [preset, n, agents] of [
+    ['trio', 3, 3],
+    ['quartet', 6, 4],
+  ] as const) {
     await page.getByTestId('preset-select').selectOption(preset);
     await expect(graph.locator('.react-flow__edge')).toHaveCount(n);
     await fitted(agents, preset);
@@ -69,7 +86,13 @@ test('every tab passes axe, the graph shows every edge, the chart overlays a sav
   await page.getByTestId('preset-select').selectOption('duo');
   await fitted(2, 'duo');
   const quartet = JSON.parse(readFileSync('configs/classroom.json', 'utf8')) as Record<string, unknown>;
-  await page.getByTestId('import-config').setInputFiles({ name: 'team.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify({ ...quartet, graph: presetGraph('quartet') })) });
+  await page
+    .getByTestId('import-config')
+    .setInputFiles({
+      name: 'team.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from(JSON.stringify({ ...quartet, graph: presetGraph('quartet') })),
+    });
   await fitted(4, 'an imported quartet');
 
   // keyboard: connect via the form, select the new edge with Tab + Enter, delete it
@@ -117,7 +140,9 @@ test('every tab passes axe, the graph shows every edge, the chart overlays a sav
   await page.getByTestId('tab-runs').click();
   await page.getByTestId('overlay-log').setInputFiles('bench/results/matrix/seed1-batch2/team-trio-s1.jsonl');
   await expect(page.getByTestId('overlaid-logs')).toContainText('log: team-trio-s1.jsonl (18 iterations)');
-  await page.getByTestId('overlay-log').setInputFiles({ name: 'notes.jsonl', mimeType: 'application/json', buffer: Buffer.from('{"hello": 1}\n') });
+  await page
+    .getByTestId('overlay-log')
+    .setInputFiles({ name: 'notes.jsonl', mimeType: 'application/json', buffer: Buffer.from('{"hello": 1}\n') });
   await expect(page.getByTestId('notice-LOG_INVALID')).toContainText('notes.jsonl');
   expect(await seriousViolations(page)).toEqual([]);
   await page.getByTestId('tab-train').click();
@@ -129,7 +154,9 @@ test('every tab passes axe, the graph shows every edge, the chart overlays a sav
   expect(errors).toEqual([]);
 });
 
-test('Inspect passes axe with an episode open and in classroom mode; an episode is one Tab stop, arrow keys move inside', async ({ page }) => {
+test('Inspect passes axe with an episode open and in classroom mode; an episode is one Tab stop, arrow keys move inside', async ({
+  page,
+}) => {
   test.setTimeout(180_000);
   const errors: string[] = [];
   await openLab(page, errors);

@@ -14,7 +14,9 @@ test('rename, undo, reload, export/import, share link, presets, help and the dev
   mkdirSync(SHOTS, { recursive: true });
   await page.setViewportSize({ width: 1360, height: 1000 });
   const notFound: string[] = [];
-  page.on('response', (r) => { if (r.status() === 404) notFound.push(r.url()); });
+  page.on('response', (r) => {
+    if (r.status() === 404) notFound.push(r.url());
+  });
   const errors: string[] = [];
   await openLab(page, errors);
   const graph = page.getByTestId('graph-editor');
@@ -72,14 +74,18 @@ test('rename, undo, reload, export/import, share link, presets, help and the dev
   // export the run-config JSON, import it back changed, and a bad file
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-config').click()]);
   expect(download.suggestedFilename()).toBe('marft-config.json');
-  const exported = JSON.parse(readFileSync((await download.path()), 'utf8'));
+  const exported = JSON.parse(readFileSync(await download.path(), 'utf8'));
   expect(exported.graph.agents.map((a: { role: string }) => a.role)).toEqual(['planner', 'solver', 'solver2']);
   expect(exported.iterations).toBe(7);
   exported.iterations = 9;
-  await page.getByTestId('import-config').setInputFiles({ name: 'mine.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(exported)) });
+  await page
+    .getByTestId('import-config')
+    .setInputFiles({ name: 'mine.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(exported)) });
   await expect(page.getByTestId('field-iterations')).toHaveValue('9');
   await expect(page.getByTestId('notice-CONFIG_LOADED')).toContainText('mine.json');
-  await page.getByTestId('import-config').setInputFiles({ name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from('{"ppo": {"clip": 2}, "algo": "dqn"}') });
+  await page
+    .getByTestId('import-config')
+    .setInputFiles({ name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from('{"ppo": {"clip": 2}, "algo": "dqn"}') });
   await expect(page.getByTestId('notice-CONFIG_INVALID')).toContainText('2 problems');
   await expect(page.getByTestId('notice-CONFIG_INVALID')).toContainText('ppo.clip must be a number in (0, 1), got 2');
   await expect(page.getByTestId('field-iterations')).toHaveValue('9'); // the builder is unchanged
@@ -109,7 +115,7 @@ test('rename, undo, reload, export/import, share link, presets, help and the dev
   expect(errors).toEqual([]);
 });
 
-test('a paused run\'s config is read-only; an edited copy is never applied to it silently', async ({ page }) => {
+test("a paused run's config is read-only; an edited copy is never applied to it silently", async ({ page }) => {
   await openLab(page);
   await tinySettings(page, 1);
   await page.getByTestId('field-rollout.episodes').fill('1');

@@ -19,16 +19,25 @@ const lab = JSON.parse(readFileSync('configs/lab.json', 'utf8')) as Record<strin
 /** What `marft inspect --config` prints for the episode the test builds, under these settings. */
 function expected(level: 'action' | 'token', method: string) {
   const config = parseRunConfig({
-    ...lab, level,
+    ...lab,
+    level,
     credit: { ...lab.credit, method, discount: 0.5, perStep: { planner: 'planner', solver: 'solver' } },
     ppo: { ...lab.ppo, gamma: 0.9, lambda: 0.8 },
   });
   const planner = level === 'action' ? { value: 0.2 } : { values: [0.2, 0.2] };
   const solver = level === 'action' ? { value: 0.5 } : { values: [0.5, 0.5, 0.5] };
-  const jsonl = JSON.stringify({ id: 'e0', turns: [{ reward: 1, actions: [
-    { role: 'planner', tokens: 2, ...planner, text: '- add the numbers' },
-    { role: 'solver', tokens: 3, ...solver, text: 'so \\boxed{4}' },
-  ] }] });
+  const jsonl = JSON.stringify({
+    id: 'e0',
+    turns: [
+      {
+        reward: 1,
+        actions: [
+          { role: 'planner', tokens: 2, ...planner, text: '- add the numbers' },
+          { role: 'solver', tokens: 3, ...solver, text: 'so \\boxed{4}' },
+        ],
+      },
+    ],
+  });
   return inspectRecorded(parseRecordedEpisodes(jsonl, config), config)[0];
 }
 
@@ -74,7 +83,9 @@ test('a teacher builds a 2-agent episode in the credit sandbox and steps the GAE
   await sb.getByTestId('sb-gamma').fill('0.9');
   await sb.getByTestId('sb-lambda').fill('0.8');
   await checkNumbers(page, 'action', 'equal');
-  await expect(sb.getByTestId('sb-explain')).toContainText("equal: each turn's team reward R goes whole to the turn's last action (solver)");
+  await expect(sb.getByTestId('sb-explain')).toContainText(
+    "equal: each turn's team reward R goes whole to the turn's last action (solver)",
+  );
   await expect(sb.getByTestId('sb-legend')).toContainText('advantage');
   await page.screenshot({ path: `${SHOTS}/credit-sandbox.png`, fullPage: true });
 
@@ -89,7 +100,9 @@ test('a teacher builds a 2-agent episode in the credit sandbox and steps the GAE
   await expect(sb.getByTestId('sb-helper-planner')).toHaveValue('planner');
   await expect(sb.getByTestId('sb-helper-solver')).toHaveValue('team');
   await expect(sb.getByTestId('sb-r-0')).toHaveText('0.750'); // 0.5·min(1/2, 1) + 0.5·1
-  await expect(sb.getByTestId('sb-explain')).toContainText('planner (helper planner): 0.5·min(plan steps/2, 1) + 0.5·R; solver (helper team): R');
+  await expect(sb.getByTestId('sb-explain')).toContainText(
+    'planner (helper planner): 0.5·min(plan steps/2, 1) + 0.5·R; solver (helper team): R',
+  );
   await sb.getByTestId('sb-helper-planner').selectOption('planner');
   await sb.getByTestId('sb-helper-solver').selectOption('solver');
   await checkNumbers(page, 'action', 'per_step');
@@ -121,7 +134,9 @@ test('a teacher builds a 2-agent episode in the credit sandbox and steps the GAE
   expect(errors).toEqual([]);
 });
 
-test('Inspect keeps the last iterations: the episode in view stays while a newer one ends; the picker; a recorded episode in the sandbox', async ({ page }) => {
+test('Inspect keeps the last iterations: the episode in view stays while a newer one ends; the picker; a recorded episode in the sandbox', async ({
+  page,
+}) => {
   test.setTimeout(900_000); // two iterations on SwiftShader (the CPU), shared with other work
   await page.setViewportSize({ width: 1360, height: 1000 });
   const errors: string[] = [];

@@ -23,7 +23,8 @@ async function expectBaseModelDownload(page: Page): Promise<void> {
   const b = await base;
   expect(b.suggestedFilename()).toBe('marft-tiny.zip');
   const model = unzipSync(new Uint8Array(readFileSync(await b.path())));
-  for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'model.safetensors']) expect(Object.keys(model)).toContain(`marft-tiny/${f}`);
+  for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'model.safetensors'])
+    expect(Object.keys(model)).toContain(`marft-tiny/${f}`);
 }
 
 test('adapters of any stored checkpoint and the built-in base model download from Runs', async ({ page }) => {
@@ -41,7 +42,13 @@ test('adapters of any stored checkpoint and the built-in base model download fro
   const a = await adapters;
   expect(a.suggestedFilename()).toBe(`marft-adapters-${runId}-it0.zip`);
   const files = unzipSync(new Uint8Array(readFileSync(await a.path())));
-  expect(Object.keys(files).sort()).toEqual(['agents/planner/adapter_config.json', 'agents/planner/adapter_model.safetensors', 'agents/solver/adapter_config.json', 'agents/solver/adapter_model.safetensors', 'config.json']);
+  expect(Object.keys(files).sort()).toEqual([
+    'agents/planner/adapter_config.json',
+    'agents/planner/adapter_model.safetensors',
+    'agents/solver/adapter_config.json',
+    'agents/solver/adapter_model.safetensors',
+    'config.json',
+  ]);
   await expectBaseModelDownload(page);
   mkdirSync(SHOTS, { recursive: true });
   await page.screenshot({ path: `${SHOTS}/runs-downloads.png`, fullPage: true });
@@ -97,21 +104,30 @@ test('the demo run: curves, episodes, adapters and the base model', async ({ pag
 
 /** Canvas pixels of the chart within 10 per channel of `rgb` (the CSS colour a legend marker reports). */
 async function pixelsOf(page: Page, testid: string, rgb: string): Promise<number> {
-  return page.getByTestId(testid).locator('canvas').evaluate((c: HTMLCanvasElement, color: string) => {
-    const [r, g, b] = color.match(/\d+/g)!.map(Number);
-    const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
-    let n = 0;
-    for (let i = 0; i < d.length; i += 4) if (Math.abs(d[i] - r) <= 10 && Math.abs(d[i + 1] - g) <= 10 && Math.abs(d[i + 2] - b) <= 10 && d[i + 3] > 200) n++;
-    return n;
-  }, rgb);
+  return page
+    .getByTestId(testid)
+    .locator('canvas')
+    .evaluate((c: HTMLCanvasElement, color: string) => {
+      const [r, g, b] = color.match(/\d+/g)!.map(Number);
+      const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 0; i < d.length; i += 4)
+        if (Math.abs(d[i] - r) <= 10 && Math.abs(d[i + 1] - g) <= 10 && Math.abs(d[i + 2] - b) <= 10 && d[i + 3] > 200) n++;
+      return n;
+    }, rgb);
 }
 
-test('a teacher opens the demo from Inspect: it stays there, the sandbox takes its episodes, each method is explained, the team curve shows', async ({ page }) => {
+test('a teacher opens the demo from Inspect: it stays there, the sandbox takes its episodes, each method is explained, the team curve shows', async ({
+  page,
+}) => {
   const errors: string[] = [];
   await page.setViewportSize({ width: 1360, height: 1000 });
   await openLab(page, errors);
   mkdirSync(SHOTS, { recursive: true });
-  const record = JSON.parse(readFileSync('public/demo/episodes.json', 'utf8')) as { iteration: number; inspected: Record<string, Array<{ actions: Array<{ tokens: Array<{ advantage: number }> }> }>> };
+  const record = JSON.parse(readFileSync('public/demo/episodes.json', 'utf8')) as {
+    iteration: number;
+    inspected: Record<string, Array<{ actions: Array<{ tokens: Array<{ advantage: number }> }> }>>;
+  };
 
   // "Open the demo run" on Inspect keeps the user on Inspect
   await page.getByTestId('tab-inspect').click();
@@ -124,8 +140,12 @@ test('a teacher opens the demo from Inspect: it stays there, the sandbox takes i
   // the compare view says what each method does with the run's settings (its per_step helpers pay every role R)
   await inspector.getByTestId('episode-0').click();
   await inspector.getByTestId('compare-method').selectOption('per_step');
-  await expect(inspector.getByTestId('method-explain-0')).toContainText("equal: each turn's team reward R goes whole to the turn's last action (solver)");
-  await expect(inspector.getByTestId('method-explain-1')).toContainText('per_step: each role\'s helper turns R into its own reward — planner (helper team): R; solver (helper team): R');
+  await expect(inspector.getByTestId('method-explain-0')).toContainText(
+    "equal: each turn's team reward R goes whole to the turn's last action (solver)",
+  );
+  await expect(inspector.getByTestId('method-explain-1')).toContainText(
+    "per_step: each role's helper turns R into its own reward — planner (helper team): R; solver (helper team): R",
+  );
   await expect(inspector.getByTestId('method-explain-1')).toContainText("so the numbers are step_discount's with d = 1");
   await page.screenshot({ path: `${SHOTS}/demo-inspect-compare.png`, fullPage: true });
 

@@ -33,7 +33,9 @@ export default function () {
 test('load a module from a file, try it, train one iteration on it', async ({ page }) => {
   const errors: string[] = [];
   const consoleErrors: string[] = [];
-  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+  page.on('console', (m) => {
+    if (m.type() === 'error') consoleErrors.push(m.text());
+  });
   await openLab(page, errors);
   await page.getByTestId('preset-select').selectOption('duo');
   await tinySettings(page, 1);
@@ -53,7 +55,9 @@ test('load a module from a file, try it, train one iteration on it', async ({ pa
   await expect(report.getByTestId('module-try-seed')).toHaveCount(2, { timeout: 30_000 });
   await expect(report).toContainText('env "guess", horizon 1');
   await expect(report.getByTestId('module-try-seed').first()).toContainText('I am thinking of a whole number from 1 to 16');
-  await expect(report.getByTestId('module-try-seed').first()).toContainText(/feedback “judge: 8 is (right|wrong, the number is (higher|lower))”/);
+  await expect(report.getByTestId('module-try-seed').first()).toContainText(
+    /feedback “judge: 8 is (right|wrong, the number is (higher|lower))”/,
+  );
   await expect(report.getByTestId('module-try-seed').first()).toContainText('same results when replayed');
   await page.screenshot({ path: `${SHOTS}/env-module.png`, fullPage: true });
 
@@ -72,7 +76,22 @@ test('load a module from a file, try it, train one iteration on it', async ({ pa
   const seed = report.getByTestId('module-try-seed').first();
   await expect(seed).toContainText('"fetch":"undefined"', { timeout: 30_000 });
   const probe = JSON.parse((await seed.textContent())!.replace(/^seed 0: /, '').replace(/step →[\s\S]*$/, '')) as Record<string, string>;
-  for (const k of ['fetch', 'XMLHttpRequest', 'WebSocket', 'importScripts', 'indexedDB', 'caches', 'Worker', 'SharedWorker', 'EventSource', 'BroadcastChannel', 'document', 'window', 'protoFetch']) expect(probe[k], k).toBe('undefined');
+  for (const k of [
+    'fetch',
+    'XMLHttpRequest',
+    'WebSocket',
+    'importScripts',
+    'indexedDB',
+    'caches',
+    'Worker',
+    'SharedWorker',
+    'EventSource',
+    'BroadcastChannel',
+    'document',
+    'window',
+    'protoFetch',
+  ])
+    expect(probe[k], k).toBe('undefined');
   for (const k of ['Function', 'asyncFunction', 'eval', 'stringTimer', 'bigBuffer']) expect(probe[k], k).toMatch(/^blocked/);
   expect(await page.evaluate(() => (({}) as Record<string, unknown>).polluted)).toBeUndefined();
   await source.fill("export default () => ({ name: 'loop', horizon: 1, reset() { for (;;) {} }, step() {} });\n");
@@ -89,7 +108,10 @@ test('load a module from a file, try it, train one iteration on it', async ({ pa
     await expect(page.getByTestId('reward-chart')).toHaveAttribute('data-points', '1', { timeout: 400_000 });
   } catch (e) {
     const status = await page.getByTestId('run-status').textContent();
-    const notices = await page.getByTestId('notices').textContent().catch(() => '');
+    const notices = await page
+      .getByTestId('notices')
+      .textContent()
+      .catch(() => '');
     throw new Error(`${(e as Error).message}\nrun status: ${status}\nnotices: ${notices}\nconsole errors: ${consoleErrors.join(' | ')}`);
   }
   await waitForStatus(page, 'done');

@@ -13,17 +13,27 @@ test('a bad dataset and an unreadable model folder get clear messages in place',
   await openLab(page);
   await page.getByTestId('env-select').selectOption('dataset');
   await expect(page.getByTestId('issues-env')).toContainText('needs a JSON/JSONL file');
-  await page.getByTestId('dataset-file').setInputFiles({ name: 'bad.jsonl', mimeType: 'application/json', buffer: Buffer.from('{"problem": "1+1?", "answer": "2"}\n{oops\n') });
+  await page
+    .getByTestId('dataset-file')
+    .setInputFiles({ name: 'bad.jsonl', mimeType: 'application/json', buffer: Buffer.from('{"problem": "1+1?", "answer": "2"}\n{oops\n') });
   const dsErr = page.getByTestId('dataset-error');
   await expect(dsErr).toHaveAttribute('data-code', 'DATASET_PARSE');
   await expect(dsErr).toContainText('line 2');
-  await page.getByTestId('dataset-file').setInputFiles({ name: 'good.jsonl', mimeType: 'application/json', buffer: Buffer.from('{"problem": "1+1?", "answer": "2"}\n{"problem": "2+3?", "answer": 5}\n') });
+  await page
+    .getByTestId('dataset-file')
+    .setInputFiles({
+      name: 'good.jsonl',
+      mimeType: 'application/json',
+      buffer: Buffer.from('{"problem": "1+1?", "answer": "2"}\n{"problem": "2+3?", "answer": 5}\n'),
+    });
   await expect(page.getByTestId('dataset-status')).toContainText('2 records');
   await expect(dsErr).toHaveCount(0);
   await expect(page.getByTestId('config-status')).toHaveAttribute('data-valid', 'true');
 
   // a refused upload leaves the dataset in use, and the panel says so beside the error
-  await page.getByTestId('dataset-file').setInputFiles({ name: 'worse.jsonl', mimeType: 'application/json', buffer: Buffer.from('{"problem": "3+3?"}\n') });
+  await page
+    .getByTestId('dataset-file')
+    .setInputFiles({ name: 'worse.jsonl', mimeType: 'application/json', buffer: Buffer.from('{"problem": "3+3?"}\n') });
   await expect(dsErr).toBeVisible();
   await expect(dsErr).toContainText('it was not used, the environment keeps good.jsonl');
   await expect(page.getByTestId('dataset-status')).toHaveText('good.jsonl: 2 records (in use)');

@@ -21,7 +21,9 @@ async function files(d: Download): Promise<Record<string, string>> {
   return Object.fromEntries(Object.entries(zip).map(([name, bytes]) => [name, createHash('sha256').update(bytes).digest('hex')]));
 }
 
-test('exports: a Step or a second export meanwhile is refused with a message; a worker dying in one leaves the run as it was, and the export retried gives the same files', async ({ page }) => {
+test('exports: a Step or a second export meanwhile is refused with a message; a worker dying in one leaves the run as it was, and the export retried gives the same files', async ({
+  page,
+}) => {
   test.setTimeout(240_000);
   const errors: string[] = [];
   await openLab(page, errors);

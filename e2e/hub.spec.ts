@@ -24,7 +24,11 @@ const REPO = 'test-org/marft-tiny';
 const DIR = 'public/models/marft-tiny';
 const LOCAL = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
-interface Served { server: Server; origin: string; log: string[] }
+interface Served {
+  server: Server;
+  origin: string;
+  log: string[];
+}
 
 /**
  * The local Hub: the tree API and resolve URLs for REPO. The first GET of model.safetensors breaks off
@@ -35,14 +39,27 @@ async function localHub(): Promise<Served> {
   const log: string[] = [];
   let weightGets = 0;
   const server = createServer((req, res) => {
-    const cors = { 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Headers': 'Range, Authorization', 'Access-Control-Expose-Headers': 'Content-Range, Content-Length' };
-    if (req.method === 'OPTIONS') { res.writeHead(204, cors); res.end(); return; }
+    const cors = {
+      'Access-Control-Allow-Origin': '*',
+      'Access-Control-Allow-Headers': 'Range, Authorization',
+      'Access-Control-Expose-Headers': 'Content-Range, Content-Length',
+    };
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, cors);
+      res.end();
+      return;
+    }
     const url = req.url ?? '';
     log.push(`${url} ${req.headers.range ?? ''}`.trim());
     if (url === `/api/models/${REPO}/tree/main`) {
       const tree = Object.entries(files).map(([path, b]) => ({
-        type: 'file', path, size: b.length, oid: 'x',
-        ...(path.endsWith('.safetensors') ? { lfs: { oid: createHash('sha256').update(b).digest('hex'), size: b.length, pointerSize: 134 } } : {}),
+        type: 'file',
+        path,
+        size: b.length,
+        oid: 'x',
+        ...(path.endsWith('.safetensors')
+          ? { lfs: { oid: createHash('sha256').update(b).digest('hex'), size: b.length, pointerSize: 134 } }
+          : {}),
       }));
       res.writeHead(200, { ...cors, 'Content-Type': 'application/json' });
       res.end(JSON.stringify(tree));
@@ -50,22 +67,40 @@ async function localHub(): Promise<Served> {
     }
     const prefix = `/${REPO}/resolve/main/`;
     const body = url.startsWith(prefix) ? files[url.slice(prefix.length)] : undefined;
-    if (!body) { res.writeHead(404, cors); res.end('Entry not found'); return; }
+    if (!body) {
+      res.writeHead(404, cors);
+      res.end('Entry not found');
+      return;
+    }
     const m = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
     const from = m ? Number(m[1]) : 0;
     const part = body.subarray(from);
-    res.writeHead(m ? 206 : 200, { ...cors, 'Content-Type': 'application/octet-stream', 'Content-Length': String(part.length), ...(m ? { 'Content-Range': `bytes ${from}-${body.length - 1}/${body.length}` } : {}) });
-    if (!url.endsWith('model.safetensors')) { res.end(part); return; }
+    res.writeHead(m ? 206 : 200, {
+      ...cors,
+      'Content-Type': 'application/octet-stream',
+      'Content-Length': String(part.length),
+      ...(m ? { 'Content-Range': `bytes ${from}-${body.length - 1}/${body.length}` } : {}),
+    });
+    if (!url.endsWith('model.safetensors')) {
+      res.end(part);
+      return;
+    }
     if (++weightGets === 1) {
       res.write(part.subarray(0, part.length >> 1), () => setTimeout(() => res.destroy(), 200)); // half, then the connection drops
       return;
     }
     let at = 0;
     const timer = setInterval(() => {
-      if (res.destroyed) { clearInterval(timer); return; }
+      if (res.destroyed) {
+        clearInterval(timer);
+        return;
+      }
       res.write(part.subarray(at, at + 32 * 1024));
       at += 32 * 1024;
-      if (at >= part.length) { clearInterval(timer); res.end(); }
+      if (at >= part.length) {
+        clearInterval(timer);
+        res.end();
+      }
     }, 40);
     res.on('close', () => clearInterval(timer));
   });
@@ -78,13 +113,25 @@ async function labWithHub(hubOrigin: string): Promise<Served> {
   const withHub = (text: string) => text.replace("connect-src 'self'", `connect-src 'self' ${hubOrigin}`);
   const html = withHub(readFileSync('dist/index.html', 'utf8'));
   const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]+)"/.exec(html)![1];
-  const types: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json', '.svg': 'image/svg+xml', '.wasm': 'application/wasm', '.png': 'image/png' };
+  const types: Record<string, string> = {
+    '.html': 'text/html',
+    '.js': 'text/javascript',
+    '.css': 'text/css',
+    '.json': 'application/json',
+    '.svg': 'image/svg+xml',
+    '.wasm': 'application/wasm',
+    '.png': 'image/png',
+  };
   const log: string[] = [];
   const server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
     log.push(path);
     const file = join('dist', normalize(path === '/' ? '/index.html' : path));
-    if (!file.startsWith('dist') || !existsSync(file) || !statSync(file).isFile()) { res.writeHead(404); res.end(); return; }
+    if (!file.startsWith('dist') || !existsSync(file) || !statSync(file).isFile()) {
+      res.writeHead(404);
+      res.end();
+      return;
+    }
     res.writeHead(200, { 'Content-Type': types[extname(file)] ?? 'application/octet-stream', 'Content-Security-Policy': csp });
     res.end(file === join('dist', 'index.html') ? html : readFileSync(file));
   });
@@ -92,7 +139,7 @@ async function labWithHub(hubOrigin: string): Promise<Served> {
   return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, log };
 }
 
-test('the served page and its engine worker script carry the page\'s Content-Security-Policy as a header', async ({ request }) => {
+test("the served page and its engine worker script carry the page's Content-Security-Policy as a header", async ({ request }) => {
   const page = await request.get('/');
   const meta = /<meta http-equiv="Content-Security-Policy" content="([^"]+)"/.exec(await page.text())?.[1];
   expect(meta).toContain("connect-src 'self' https://huggingface.co");
@@ -101,7 +148,7 @@ test('the served page and its engine worker script carry the page\'s Content-Sec
   expect(worker, 'the built engine worker').toBeDefined();
   const res = await request.get(`/assets/${worker}`);
   expect(res.status()).toBe(200);
-  expect(res.headers()['content-security-policy'], 'the worker script\'s policy header').toBe(meta);
+  expect(res.headers()['content-security-policy'], "the worker script's policy header").toBe(meta);
 });
 
 test('a Hub model is listed, asked for, downloaded with a resume after a broken transfer, loaded and kept', async ({ page, context }) => {
@@ -138,14 +185,20 @@ test('a Hub model is listed, asked for, downloaded with a resume after a broken 
     await expect(listing).toContainText('model.safetensors', { timeout: 30_000 });
     await expect(listing).toContainText('tokenizer.json');
     await expect(page.getByTestId('hub-summary')).toContainText('test-org--marft-tiny');
-    expect(hub.log.some((l) => l.includes('/resolve/main/model.safetensors')), 'weights wait for the user\'s yes').toBe(false);
+    expect(
+      hub.log.some((l) => l.includes('/resolve/main/model.safetensors')),
+      "weights wait for the user's yes",
+    ).toBe(false);
     await page.getByTestId('hub-picker').screenshot({ path: `${SHOTS}/hub.png` });
 
     const weightGets = () => hub.log.filter((l) => l.includes('/resolve/main/model.safetensors'));
     const rangeStart = (l: string) => Number(/bytes=(\d+)-$/.exec(l)?.[1] ?? NaN);
-    const small = readdirSync(DIR).filter((f) => f !== 'model.safetensors').reduce((s, f) => s + readFileSync(`${DIR}/${f}`).length, 0); // fetched before the weights
+    const small = readdirSync(DIR)
+      .filter((f) => f !== 'model.safetensors')
+      .reduce((s, f) => s + readFileSync(`${DIR}/${f}`).length, 0); // fetched before the weights
     const progress = page.getByTestId('hub-progress');
-    const progressed = async (bytes: number) => expect.poll(async () => Number(await progress.getAttribute('value')), { timeout: 60_000 }).toBeGreaterThan(bytes);
+    const progressed = async (bytes: number) =>
+      expect.poll(async () => Number(await progress.getAttribute('value')), { timeout: 60_000 }).toBeGreaterThan(bytes);
 
     // 1. download: the transfer breaks off half-way and is resumed with a Range request; pause it mid-way
     await page.getByTestId('hub-download').click();
@@ -175,12 +228,13 @@ test('a Hub model is listed, asked for, downloaded with a resume after a broken 
     await expect(page.getByTestId('hub-picker')).toContainText('Paused at');
     await page.getByTestId('hub-cancel').click();
     await expect(page.getByTestId('hub-listing')).toHaveCount(0);
-    const modelFolders = () => page.evaluate(async () => {
-      const models = await (await navigator.storage.getDirectory()).getDirectoryHandle('models');
-      const names: string[] = [];
-      for await (const [name] of (models as unknown as { entries(): AsyncIterable<[string, unknown]> }).entries()) names.push(name);
-      return names.sort();
-    });
+    const modelFolders = () =>
+      page.evaluate(async () => {
+        const models = await (await navigator.storage.getDirectory()).getDirectoryHandle('models');
+        const names: string[] = [];
+        for await (const [name] of (models as unknown as { entries(): AsyncIterable<[string, unknown]> }).entries()) names.push(name);
+        return names.sort();
+      });
     await expect.poll(modelFolders, { timeout: 30_000 }).toEqual(['test-org--marft-tiny']);
 
     await page.getByTestId('tab-runs').click();

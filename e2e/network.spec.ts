@@ -23,7 +23,9 @@ test('the lab makes no request off localhost and breaks no CSP rule while it loa
     if (!LOCAL.has(u.hostname)) offsite.push(url);
   });
   const cspConsole: string[] = [];
-  page.on('console', (m) => { if (/Content[- ]Security[- ]Policy/i.test(m.text())) cspConsole.push(m.text()); });
+  page.on('console', (m) => {
+    if (/Content[- ]Security[- ]Policy/i.test(m.text())) cspConsole.push(m.text());
+  });
   await page.addInitScript(() => {
     const w = window as unknown as { __csp: string[] };
     w.__csp = [];
@@ -35,8 +37,14 @@ test('the lab makes no request off localhost and breaks no CSP rule while it loa
   const csp = await page.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
   expect(csp).toContain("default-src 'self'");
   expect(csp).toContain("connect-src 'self'");
-  const connect = /connect-src ([^;]*)/.exec(csp ?? '')![1].split(/\s+/).filter((h) => h !== "'self'");
-  expect(connect.filter((h) => !/^https:\/\/([\w*-]+\.)*(huggingface\.co|hf\.co)$/.test(h)), 'connect-src hosts other than the Hub\'s').toEqual([]);
+  const connect = /connect-src ([^;]*)/
+    .exec(csp ?? '')![1]
+    .split(/\s+/)
+    .filter((h) => h !== "'self'");
+  expect(
+    connect.filter((h) => !/^https:\/\/([\w*-]+\.)*(huggingface\.co|hf\.co)$/.test(h)),
+    "connect-src hosts other than the Hub's",
+  ).toEqual([]);
 
   // the built-in model, one training iteration
   await tinySettings(page, 1);
@@ -50,8 +58,14 @@ test('the lab makes no request off localhost and breaks no CSP rule while it loa
   expect(cspConsole, 'CSP console messages').toEqual([]);
   expect(errors).toEqual([]);
   expect(requests.length).toBeGreaterThan(3);
-  recordReliability('e2e-network', [{
-    area: 'network (built app, Chromium)', fault: 'page load, GPU probe, built-in model load and 1 training iteration, watched for requests off localhost and CSP violations',
-    cases: requests.length, outcome: `${requests.length} requests, all to localhost / data: / blob:; 0 CSP violations`, verdict: 'pass', test: 'e2e/network.spec.ts',
-  }]);
+  recordReliability('e2e-network', [
+    {
+      area: 'network (built app, Chromium)',
+      fault: 'page load, GPU probe, built-in model load and 1 training iteration, watched for requests off localhost and CSP violations',
+      cases: requests.length,
+      outcome: `${requests.length} requests, all to localhost / data: / blob:; 0 CSP violations`,
+      verdict: 'pass',
+      test: 'e2e/network.spec.ts',
+    },
+  ]);
 });

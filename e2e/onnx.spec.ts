@@ -26,7 +26,7 @@ interface Check {
   msWasm: number;
 }
 
-test('an agent exported as ONNX runs in onnxruntime-web on WebGPU with the lab\'s logits', async ({ page, context }) => {
+test("an agent exported as ONNX runs in onnxruntime-web on WebGPU with the lab's logits", async ({ page, context }) => {
   const offsite: string[] = [];
   context.on('request', (r) => {
     const u = new URL(r.url());
@@ -53,7 +53,8 @@ test('an agent exported as ONNX runs in onnxruntime-web on WebGPU with the lab\'
   await row.getByTestId('export-onnx-solver').click();
   const status = row.getByTestId('onnx-export-status');
   await expect(status).toHaveAttribute('data-state', /^(done|error)$/, { timeout: 60_000 });
-  if ((await status.getAttribute('data-state')) === 'error') throw new Error(`the export failed: ${await page.getByTestId('notices').textContent()}`);
+  if ((await status.getAttribute('data-state')) === 'error')
+    throw new Error(`the export failed: ${await page.getByTestId('notices').textContent()}`);
   const download = await downloading;
   expect(download.suggestedFilename()).toBe(`marft-onnx-${runId}-solver-it0.zip`);
   await expect(status).toContainText('adapter merged');
@@ -66,28 +67,41 @@ test('an agent exported as ONNX runs in onnxruntime-web on WebGPU with the lab\'
   // the downloaded zip goes back to the page from its own origin; onnxruntime-web runs it there
   await page.route('**/e2e-onnx-export.zip', (r) => r.fulfill({ body: bytes, contentType: 'application/zip' }));
   const ids = Array.from({ length: 24 }, (_, i) => (i * 37 + 11) % 512);
-  const check = await page.evaluate(async ({ runId, ids }): Promise<Check> => {
-    type R<T> = { ok: true; value: T } | { ok: false; error: { code: string; message: string } };
-    type Run = { logits: Float32Array; dims: number[]; adapter: string | null; ms: number };
-    type Lab = {
-      agentLogits(runId: string, role: string, ids: number[]): Promise<R<{ logits: Float32Array; vocabSize: number }>>;
-      runOnnx(zip: Uint8Array, ids: number[], ep: 'webgpu' | 'wasm'): Promise<Run>;
-    };
-    const lab = (globalThis as unknown as { marftLab: Lab }).marftLab;
-    const value = <T,>(r: R<T>): T => { if (!r.ok) throw new Error(`${r.error.code}: ${r.error.message}`); return r.value; };
-    const maxAbs = (a: Float32Array, b: Float32Array) => a.reduce((m, v, i) => Math.max(m, Math.abs(v - b[i])), 0);
-    const zip = new Uint8Array(await (await fetch('/e2e-onnx-export.zip')).arrayBuffer());
-    const solver = value(await lab.agentLogits(runId, 'solver', ids)).logits;
-    const planner = value(await lab.agentLogits(runId, 'planner', ids)).logits;
-    const gpu = await lab.runOnnx(zip, ids, 'webgpu');
-    const wasm = await lab.runOnnx(zip, ids, 'wasm');
-    return {
-      err: maxAbs(gpu.logits, solver), errWasm: maxAbs(wasm.logits, solver), adapterEffect: maxAbs(solver, planner),
-      dims: gpu.dims, adapter: gpu.adapter, msGpu: gpu.ms, msWasm: wasm.ms,
-    };
-  }, { runId, ids });
-  console.log(`solver.onnx in onnxruntime-web, WebGPU EP on ${check.adapter} (${check.msGpu.toFixed(0)} ms): max |onnx - lab| = ${check.err.toExponential(2)}; `
-    + `wasm EP (${check.msWasm.toFixed(0)} ms): ${check.errWasm.toExponential(2)}; the solver's and the planner's logits differ by up to ${check.adapterEffect.toFixed(3)}`);
+  const check = await page.evaluate(
+    async ({ runId, ids }): Promise<Check> => {
+      type R<T> = { ok: true; value: T } | { ok: false; error: { code: string; message: string } };
+      type Run = { logits: Float32Array; dims: number[]; adapter: string | null; ms: number };
+      type Lab = {
+        agentLogits(runId: string, role: string, ids: number[]): Promise<R<{ logits: Float32Array; vocabSize: number }>>;
+        runOnnx(zip: Uint8Array, ids: number[], ep: 'webgpu' | 'wasm'): Promise<Run>;
+      };
+      const lab = (globalThis as unknown as { marftLab: Lab }).marftLab;
+      const value = <T>(r: R<T>): T => {
+        if (!r.ok) throw new Error(`${r.error.code}: ${r.error.message}`);
+        return r.value;
+      };
+      const maxAbs = (a: Float32Array, b: Float32Array) => a.reduce((m, v, i) => Math.max(m, Math.abs(v - b[i])), 0);
+      const zip = new Uint8Array(await (await fetch('/e2e-onnx-export.zip')).arrayBuffer());
+      const solver = value(await lab.agentLogits(runId, 'solver', ids)).logits;
+      const planner = value(await lab.agentLogits(runId, 'planner', ids)).logits;
+      const gpu = await lab.runOnnx(zip, ids, 'webgpu');
+      const wasm = await lab.runOnnx(zip, ids, 'wasm');
+      return {
+        err: maxAbs(gpu.logits, solver),
+        errWasm: maxAbs(wasm.logits, solver),
+        adapterEffect: maxAbs(solver, planner),
+        dims: gpu.dims,
+        adapter: gpu.adapter,
+        msGpu: gpu.ms,
+        msWasm: wasm.ms,
+      };
+    },
+    { runId, ids },
+  );
+  console.log(
+    `solver.onnx in onnxruntime-web, WebGPU EP on ${check.adapter} (${check.msGpu.toFixed(0)} ms): max |onnx - lab| = ${check.err.toExponential(2)}; ` +
+      `wasm EP (${check.msWasm.toFixed(0)} ms): ${check.errWasm.toExponential(2)}; the solver's and the planner's logits differ by up to ${check.adapterEffect.toFixed(3)}`,
+  );
   expect(check.dims).toEqual([1, ids.length, 512]);
   expect(check.adapter).toMatch(/swiftshader|google|nvidia|amd|intel|apple/i); // it ran on a WebGPU adapter
   expect(check.err).toBeLessThanOrEqual(1e-3);

@@ -11,7 +11,11 @@ test.setTimeout(150_000);
 test('/?config=classroom puts the classroom run config in the builder', async ({ page }) => {
   await page.goto('/?config=classroom');
   await page.getByTestId('tab-build').click();
-  const c = presetRunConfig('classroom') as { iterations: number; rollout: { episodes: number }; graph: { agents: Array<{ maxNewTokens: number }> } };
+  const c = presetRunConfig('classroom') as {
+    iterations: number;
+    rollout: { episodes: number };
+    graph: { agents: Array<{ maxNewTokens: number }> };
+  };
   await expect(page.getByTestId('field-rollout.episodes')).toHaveValue(String(c.rollout.episodes));
   await expect(page.getByTestId('field-iterations')).toHaveValue(String(c.iterations));
   await expect(page.getByTestId('field-all-max-new-tokens')).toHaveValue(String(c.graph.agents[0].maxNewTokens));
@@ -42,7 +46,13 @@ test('profiles one iteration: phase times and a per-kernel GPU time table', asyn
   expect(phases.slice(0, 4)).toEqual(['rollout', 'score', 'advantages', 'update']);
   const rows = result.getByTestId('kernel-row');
   expect(await rows.count()).toBeGreaterThan(5);
-  const kernels = await rows.evaluateAll((rs) => rs.map((r) => ({ key: r.getAttribute('data-kernel')!, calls: Number(r.getAttribute('data-calls')), ms: Number(r.getAttribute('data-ms')) })));
+  const kernels = await rows.evaluateAll((rs) =>
+    rs.map((r) => ({
+      key: r.getAttribute('data-kernel')!,
+      calls: Number(r.getAttribute('data-calls')),
+      ms: Number(r.getAttribute('data-ms')),
+    })),
+  );
   expect(kernels.map((k) => k.key)).toContainEqual(expect.stringMatching(/^matmul:.*\/forward$/));
   expect(kernels.every((k) => k.calls > 0 && k.ms >= 0)).toBe(true);
   expect(kernels.reduce((a, k) => a + k.ms, 0)).toBeGreaterThan(0);

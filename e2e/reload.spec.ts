@@ -46,14 +46,30 @@ async function runFolder(page: Page, runId: string): Promise<{ entries: string[]
  * errs or loses its worker first, or after `timeout` ms: each poll is a short page call, so nothing here
  * waits unbounded on a promise that may never settle.
  */
-async function holdAt(page: Page, phase: string, iteration: number, start: () => Promise<void>, errors: string[], timeout = 180_000): Promise<void> {
-  await page.evaluate(([p, it]) => {
-    const body = document.body.dataset;
-    delete body.held;
-    delete body.holdError;
-    (globalThis as unknown as { marftLab: Lab }).marftLab.holdWorker(p, it)
-      .then(() => { body.held = p; }, (e: unknown) => { body.holdError = String(e); });
-  }, [phase, iteration] as const);
+async function holdAt(
+  page: Page,
+  phase: string,
+  iteration: number,
+  start: () => Promise<void>,
+  errors: string[],
+  timeout = 180_000,
+): Promise<void> {
+  await page.evaluate(
+    ([p, it]) => {
+      const body = document.body.dataset;
+      delete body.held;
+      delete body.holdError;
+      (globalThis as unknown as { marftLab: Lab }).marftLab.holdWorker(p, it).then(
+        () => {
+          body.held = p;
+        },
+        (e: unknown) => {
+          body.holdError = String(e);
+        },
+      );
+    },
+    [phase, iteration] as const,
+  );
   await start();
   const deadline = Date.now() + timeout;
   for (;;) {
@@ -66,13 +82,20 @@ async function holdAt(page: Page, phase: string, iteration: number, start: () =>
       alerts: [...document.querySelectorAll('[role="alert"]')].map((e) => e.textContent ?? ''),
     }));
     if (s.held === phase) return;
-    const why = s.holdError !== null ? `holdWorker failed: ${s.holdError}`
-      : s.gone !== null ? `the engine worker is gone: ${s.gone}`
-      : s.state === 'error' ? 'the run failed'
-      : Date.now() > deadline ? `no hold within ${timeout / 1000} s`
-      : null;
+    const why =
+      s.holdError !== null
+        ? `holdWorker failed: ${s.holdError}`
+        : s.gone !== null
+          ? `the engine worker is gone: ${s.gone}`
+          : s.state === 'error'
+            ? 'the run failed'
+            : Date.now() > deadline
+              ? `no hold within ${timeout / 1000} s`
+              : null;
     if (why !== null) {
-      throw new Error(`waiting for the worker to hold in the ${phase} phase: ${why}; run status '${s.status}'; alerts: ${JSON.stringify(s.alerts)}; page errors: ${JSON.stringify(errors)}`);
+      throw new Error(
+        `waiting for the worker to hold in the ${phase} phase: ${why}; run status '${s.status}'; alerts: ${JSON.stringify(s.alerts)}; page errors: ${JSON.stringify(errors)}`,
+      );
     }
     await page.waitForTimeout(250);
   }
@@ -91,7 +114,9 @@ async function reloadAndResume(page: Page, kept: number): Promise<void> {
   await expect(page.getByTestId('reward-chart')).toHaveAttribute('data-points', String(kept));
 }
 
-test('a tab reloaded in each phase of an iteration: the run is kept at its last checkpoint each time, and its history equals an uninterrupted run\'s', async ({ page }) => {
+test("a tab reloaded in each phase of an iteration: the run is kept at its last checkpoint each time, and its history equals an uninterrupted run's", async ({
+  page,
+}) => {
   test.setTimeout(420_000);
   const errors: string[] = [];
   await openLab(page, errors);
@@ -99,7 +124,8 @@ test('a tab reloaded in each phase of an iteration: the run is kept at its last 
   await tinySettings(page, 2);
   await expect(page.getByTestId('model-status')).toHaveAttribute('data-state', 'ready', { timeout: 60_000 });
   const train = page.getByTestId('start-training');
-  const runIdOfRow = async () => (await page.getByTestId('runs-table').locator('tr').first().getAttribute('data-testid'))!.replace(/^run-/, '');
+  const runIdOfRow = async () =>
+    (await page.getByTestId('runs-table').locator('tr').first().getAttribute('data-testid'))!.replace(/^run-/, '');
 
   // the reference: the same config (and seed) trained without interruption
   await train.click();
@@ -112,7 +138,13 @@ test('a tab reloaded in each phase of an iteration: the run is kept at its last 
   // phases in turn (the cheapest order: each reload costs the phases before it); then the run's last checkpoint
   // (iteration 2's state, written at the end: the cadence, every 10 iterations, asks for none between) is cut
   // mid-write, after its first file went into the checkpoint's temporary folder: the run is back at the start's
-  const holds: Array<[string, number, number]> = [['rollout', 0, 0], ['score', 0, 0], ['advantages', 0, 0], ['update', 0, 0], ['checkpoint', 2, 0]];
+  const holds: Array<[string, number, number]> = [
+    ['rollout', 0, 0],
+    ['score', 0, 0],
+    ['advantages', 0, 0],
+    ['update', 0, 0],
+    ['checkpoint', 2, 0],
+  ];
   for (const [phase, iteration, kept] of holds) {
     await test.step(`the tab reloaded in the ${phase} phase`, async () => {
       await holdAt(page, phase, iteration, () => train.click(), errors);
@@ -160,9 +192,15 @@ test('a dead engine worker: a banner says so within seconds, and Restart reopens
   expect(errors).toEqual([]);
 });
 
-test('the engine worker dying in each phase of an iteration: each time the banner, Restart, and training goes on to the end', async ({ page }) => {
+test('the engine worker dying in each phase of an iteration: each time the banner, Restart, and training goes on to the end', async ({
+  page,
+}) => {
   test.setTimeout(600_000);
-  const crash = (phase?: string) => page.evaluate((p) => (globalThis as unknown as { marftLab: { crashWorker(p?: string): Promise<void> } }).marftLab.crashWorker(p), phase);
+  const crash = (phase?: string) =>
+    page.evaluate(
+      (p) => (globalThis as unknown as { marftLab: { crashWorker(p?: string): Promise<void> } }).marftLab.crashWorker(p),
+      phase,
+    );
   await openLab(page);
   await page.getByTestId('preset-select').selectOption('duo');
   await tinySettings(page, 3);
@@ -183,7 +221,9 @@ test('the engine worker dying in each phase of an iteration: each time the banne
   await expect(page.getByTestId('run-status')).toHaveAttribute('data-iteration', '3');
 });
 
-test('after Stop, Continue trains the same run on; after a reload mid-training, the Train tab offers the run and continues it', async ({ page }) => {
+test('after Stop, Continue trains the same run on; after a reload mid-training, the Train tab offers the run and continues it', async ({
+  page,
+}) => {
   test.setTimeout(600_000);
   const errors: string[] = [];
   await startTiny(page, 3); // one iteration done, the second in flight

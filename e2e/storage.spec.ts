@@ -13,7 +13,9 @@ test('the storage panel shows usage and quota; a hostile checkpoint zip is refus
   await openLab(page);
   await page.getByTestId('tab-runs').click();
   const usage = page.getByTestId('storage-usage');
-  await expect(usage).toContainText(/\d[\d.]* (B|KiB|MiB|GiB) used of \d[\d.]* (B|KiB|MiB|GiB|TiB) this browser grants the site/, { timeout: 30_000 });
+  await expect(usage).toContainText(/\d[\d.]* (B|KiB|MiB|GiB) used of \d[\d.]* (B|KiB|MiB|GiB|TiB) this browser grants the site/, {
+    timeout: 30_000,
+  });
   await expect(page.getByTestId('storage-bar')).toBeVisible();
   const rowsBefore = await page.getByTestId('storage-run').count();
 
@@ -31,7 +33,12 @@ test('the storage panel shows usage and quota; a hostile checkpoint zip is refus
     for await (const [name] of (root as unknown as { entries(): AsyncIterable<[string, unknown]> }).entries()) names.push(name);
     let evilModel = false;
     if (names.includes('models')) {
-      try { await (await root.getDirectoryHandle('models')).getDirectoryHandle('evil'); evilModel = true; } catch { /* absent: good */ }
+      try {
+        await (await root.getDirectoryHandle('models')).getDirectoryHandle('evil');
+        evilModel = true;
+      } catch {
+        /* absent: good */
+      }
     }
     return { names, evilModel };
   });
@@ -46,7 +53,9 @@ test('hostile dataset text renders as text', async ({ page }) => {
   const problem = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script> What is 2+3?';
   const answer = '</td><b id="injected">5</b>';
   const lines = [JSON.stringify({ problem, answer }), JSON.stringify({ problem: '1+1?', answer: '2' })].join('\n');
-  await page.getByTestId('dataset-file').setInputFiles({ name: '<svg onload=alert(1)>.jsonl', mimeType: 'application/json', buffer: Buffer.from(lines) });
+  await page
+    .getByTestId('dataset-file')
+    .setInputFiles({ name: '<svg onload=alert(1)>.jsonl', mimeType: 'application/json', buffer: Buffer.from(lines) });
   const preview = page.getByTestId('dataset-preview');
   await expect(preview.getByTestId('dataset-status')).toContainText('<svg onload=alert(1)>.jsonl: 2 records');
   const first = preview.getByTestId('dataset-record').first();

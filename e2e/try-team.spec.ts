@@ -46,7 +46,10 @@ test('type a problem, watch each agent answer in turn with streaming tokens, see
   // each agent of the duo answered, in the graph's order, its tokens streamed in (the planner's count grew)
   const agents = page.locator('[data-testid="try-turn-0"] [data-testid^="try-agent-"]');
   await expect(agents).toHaveCount(2);
-  expect(await agents.evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')))).toEqual(['try-agent-planner', 'try-agent-solver']);
+  expect(await agents.evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')))).toEqual([
+    'try-agent-planner',
+    'try-agent-solver',
+  ]);
   const counts = await page.evaluate(() => (window as unknown as { __tryCounts: Record<string, string[]> }).__tryCounts);
   expect(Object.keys(counts).sort()).toEqual(['planner', 'solver']);
   expect(counts.planner.length, `planner token counts seen: ${counts.planner}`).toBeGreaterThan(1);

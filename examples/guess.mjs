@@ -34,7 +34,9 @@ export default function createGuessEnv(options = {}) {
       target = 1 + Math.floor(rng(seed)() * max);
       turn = 0;
       return {
-        observation: { task: `I am thinking of a whole number from 1 to ${max}. Guess it and give your guess as \\boxed{N}. After a wrong guess you hear whether it is higher or lower.` },
+        observation: {
+          task: `I am thinking of a whole number from 1 to ${max}. Guess it and give your guess as \\boxed{N}. After a wrong guess you hear whether it is higher or lower.`,
+        },
         info: { target, max },
       };
     },
@@ -51,9 +53,12 @@ export default function createGuessEnv(options = {}) {
       }
       const correct = guess === target;
       const teamReward = correct ? Math.max(0.25, 1 - 0.25 * (turn - 1)) : 0;
-      const feedback = guess === null
-        ? 'judge: no guess found; answer with \\boxed{N}'
-        : correct ? `judge: ${guess} is right` : `judge: ${guess} is wrong, the number is ${guess < target ? 'higher' : 'lower'}`;
+      const feedback =
+        guess === null
+          ? 'judge: no guess found; answer with \\boxed{N}'
+          : correct
+            ? `judge: ${guess} is right`
+            : `judge: ${guess} is wrong, the number is ${guess < target ? 'higher' : 'lower'}`;
       return { teamReward, done: correct || turn >= horizon, feedback, correct, answers, info: { turn, guess } };
     },
   };

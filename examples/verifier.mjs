@@ -40,7 +40,9 @@ export default function createVerifierEnv(options = {}) {
       problem = { a, b, op, answer: op === '+' ? a + b : a * b };
       turn = 0;
       return {
-        observation: { task: `${solverRole}: compute ${a} ${op} ${b} and give \\boxed{N}. ${verifierRole}: check the ${solverRole}'s answer and give \\boxed{yes} if it is right, \\boxed{no} if not.` },
+        observation: {
+          task: `${solverRole}: compute ${a} ${op} ${b} and give \\boxed{N}. ${verifierRole}: check the ${solverRole}'s answer and give \\boxed{yes} if it is right, \\boxed{no} if not.`,
+        },
         info: { answer: problem.answer },
       };
     },

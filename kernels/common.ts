@@ -20,7 +20,8 @@ export function loadFn(name: string, buf: string, dtype: WeightDType): string {
  * `perThread` values, at most 256. Idle lanes and extra tree levels are nearly free on a GPU but cost
  * real time on CPU implementations (SwiftShader runs every invocation, and every barrier).
  */
-export const rowThreads = (n: number, perThread: number): number => Math.min(256, 2 ** Math.ceil(Math.log2(Math.max(1, Math.ceil(n / perThread)))));
+export const rowThreads = (n: number, perThread: number): number =>
+  Math.min(256, 2 ** Math.ceil(Math.log2(Math.max(1, Math.ceil(n / perThread)))));
 
 /** Replaces `$NAME` placeholders; throws on any left over, so a typo fails at pipeline build. */
 export function fillTemplate(src: string, vars: Record<string, string>): string {

@@ -37,18 +37,25 @@ describe('defineKernel', () => {
     expect(runs[0].uniforms).toEqual([1, 2, 3, 4, 5, { f32: 0.5 }]); // padded to 8 words by the Gpu
     expect(runs[0].workgroups).toEqual([2]);
     // an optional binding left out or null leaves its slot empty; trailing empty slots are dropped
-    kernel.run(gpu, { program: kernel.program('demo', () => WGSL, 'other'), bindings: { w: x }, uniforms: { n: 1, scale: 1, mask: [0, 0, 0, 0] }, workgroups: [1] });
+    kernel.run(gpu, {
+      program: kernel.program('demo', () => WGSL, 'other'),
+      bindings: { w: x },
+      uniforms: { n: 1, scale: 1, mask: [0, 0, 0, 0] },
+      workgroups: [1],
+    });
     expect(runs[1].bindings).toEqual([undefined, x]);
   });
 
   it('rejects a uniform array of the wrong length and an unknown binding at run time', () => {
     const { gpu } = recorder();
     const program = kernel.program('demo', () => WGSL, 'scale');
-    expect(() => kernel.run(gpu, { program, bindings: { x: tensor('x'), y: tensor('y') }, uniforms: { n: 1, scale: 1, mask: [1] }, workgroups: [1] }))
-      .toThrow(/demo: uniform mask must be 4 numbers/);
+    expect(() =>
+      kernel.run(gpu, { program, bindings: { x: tensor('x'), y: tensor('y') }, uniforms: { n: 1, scale: 1, mask: [1] }, workgroups: [1] }),
+    ).toThrow(/demo: uniform mask must be 4 numbers/);
     const wrong = { x: tensor('x'), y: tensor('y'), z: tensor('z') };
-    expect(() => kernel.run(gpu, { program, bindings: wrong, uniforms: { n: 1, scale: 1, mask: [0, 0, 0, 0] }, workgroups: [1] }))
-      .toThrow(/demo: no binding named z/);
+    expect(() => kernel.run(gpu, { program, bindings: wrong, uniforms: { n: 1, scale: 1, mask: [0, 0, 0, 0] }, workgroups: [1] })).toThrow(
+      /demo: no binding named z/,
+    );
   });
 
   it("checks a program's WGSL against the names when its code is made", () => {
@@ -56,13 +63,17 @@ describe('defineKernel', () => {
     const moved = WGSL.replace('@binding(3)', '@binding(2)');
     expect(() => kernel.program('demo', () => moved, 'scale').code()).toThrow(/WGSL declares y at @binding\(2\), the kernel names w there/);
     const reordered = WGSL.replace('n: u32, scale: f32', 'scale: f32, n: u32');
-    expect(() => kernel.program('demo', () => reordered, 'scale').code()).toThrow(/struct Params is \(mask, scale, n, _p0, _p1\), the kernel's uniforms are \(mask, n, scale\)/);
+    expect(() => kernel.program('demo', () => reordered, 'scale').code()).toThrow(
+      /struct Params is \(mask, scale, n, _p0, _p1\), the kernel's uniforms are \(mask, n, scale\)/,
+    );
     // a required binding of the entry point must be declared; an optional one ('w?') need not be
     expect(() => kernel.program('demo', () => WGSL, 'other').code()).toThrow(/binding w is not declared at @binding\(2\)/);
   });
 
   it('refuses a uniform array off a 16-byte boundary (WGSL aligns vec4 fields to 16 bytes)', () => {
-    expect(() => defineKernel({ name: 'bad', bindings: [], uniforms: { n: 'u32', mask: 'u32[4]' }, entries: {} })).toThrow(/bad: uniform mask starts at word 1/);
+    expect(() => defineKernel({ name: 'bad', bindings: [], uniforms: { n: 'u32', mask: 'u32[4]' }, entries: {} })).toThrow(
+      /bad: uniform mask starts at word 1/,
+    );
   });
 
   it('writes the header of a kernel with binding types', () => {
@@ -74,14 +85,23 @@ describe('defineKernel', () => {
       entries: { main: ['a', 'c'] },
     });
     const header = k.header();
-    expect(header).toBe([
-      'struct Params { M: u32, alpha: f32, _p0: u32, _p1: u32 }',
-      '@group(0) @binding(0) var<uniform> u: Params;',
-      '@group(0) @binding(1) var<storage, read> a: array<vec4f>;',
-      '@group(0) @binding(3) var<storage, read_write> c: array<f32>;',
-    ].join('\n'));
+    expect(header).toBe(
+      [
+        'struct Params { M: u32, alpha: f32, _p0: u32, _p1: u32 }',
+        '@group(0) @binding(0) var<uniform> u: Params;',
+        '@group(0) @binding(1) var<storage, read> a: array<vec4f>;',
+        '@group(0) @binding(3) var<storage, read_write> c: array<f32>;',
+      ].join('\n'),
+    );
     // what it writes passes its own check
-    expect(declarations(header)).toEqual({ params: ['M', 'alpha', '_p0', '_p1'], bindings: new Map([[0, 'u'], [1, 'a'], [3, 'c']]) });
+    expect(declarations(header)).toEqual({
+      params: ['M', 'alpha', '_p0', '_p1'],
+      bindings: new Map([
+        [0, 'u'],
+        [1, 'a'],
+        [3, 'c'],
+      ]),
+    });
     expect(() => k.program('typed', () => `${header}\nfn main() {}`, 'main').code()).not.toThrow();
   });
 

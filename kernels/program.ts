@@ -23,7 +23,9 @@ export type Bound = Tensor | GPUBuffer;
 type RequiredNames<L extends readonly string[]> = Exclude<L[number], `${string}?`>;
 type OptionalNames<L extends readonly string[]> = L[number] extends infer S ? (S extends `${infer N}?` ? N : never) : never;
 /** The bindings object of an entry point that uses the names in L ('name?': may be left out or null). */
-export type BindingsOf<L extends readonly string[]> = { readonly [K in RequiredNames<L>]: Bound } & { readonly [K in OptionalNames<L>]?: Bound | null };
+export type BindingsOf<L extends readonly string[]> = { readonly [K in RequiredNames<L>]: Bound } & {
+  readonly [K in OptionalNames<L>]?: Bound | null;
+};
 /** The uniforms object of a layout: every field by name, but padding (names starting with `_`, packed as 0). */
 export type UniformsOf<U extends UniformLayout> = {
   -readonly [K in keyof U as K extends `_${string}` ? never : K]: U[K] extends `u32[${number}]` ? readonly number[] : number;
@@ -70,7 +72,9 @@ export interface Kernel<B extends string, U extends UniformLayout, E extends Ent
    * Programs of modules made from compile-time choices (numbers, strings, booleans): `module(...choices)`
    * gives the module's key and code, once per choices; a program per entry point and choices, kept.
    */
-  variants<A extends Array<string | number | boolean>>(module: (...choices: A) => { key: string; code: () => string }): <K extends keyof E & string>(entryPoint: K, ...choices: A) => KernelProgram<K>;
+  variants<A extends Array<string | number | boolean>>(
+    module: (...choices: A) => { key: string; code: () => string },
+  ): <K extends keyof E & string>(entryPoint: K, ...choices: A) => KernelProgram<K>;
   /** Dispatches a program of this kernel with bindings and uniforms by name. */
   run<K extends keyof E & string>(gpu: Gpu, d: RunArgs<B, U, E, K>): void;
   /** `struct Params`, binding 0 and the storage bindings that have `types` (or `types` here), as WGSL. */
@@ -87,16 +91,21 @@ export function declarations(code: string): { params: string[] | null; bindings:
   return { params, bindings };
 }
 
-export function defineKernel<const B extends string, const U extends UniformLayout = Record<never, UniformType>, const E extends Entries<B> = Entries<B>>(
-  spec: KernelSpec<B, U, E>,
-): Kernel<B, U, E> {
+export function defineKernel<
+  const B extends string,
+  const U extends UniformLayout = Record<never, UniformType>,
+  const E extends Entries<B> = Entries<B>,
+>(spec: KernelSpec<B, U, E>): Kernel<B, U, E> {
   const index = new Map<string, number>(spec.bindings.map((b, i) => [b, i]));
   const fields = Object.entries<UniformType>(spec.uniforms ?? {});
   const widths = fields.map(([, type]) => (type.startsWith('u32[') ? Number(type.slice(4, -1)) : 0));
   let word = 0;
   fields.forEach(([f], i) => {
     // WGSL aligns a vec4 (or array of vec4) field of a uniform struct to 16 bytes; packing does not pad
-    if (widths[i] && (word % 4 || widths[i] % 4)) throw new Error(`${spec.name}: uniform ${f} starts at word ${word} with ${widths[i]} words; arrays take whole vec4s at a multiple of 4 words`);
+    if (widths[i] && (word % 4 || widths[i] % 4))
+      throw new Error(
+        `${spec.name}: uniform ${f} starts at word ${word} with ${widths[i]} words; arrays take whole vec4s at a multiple of 4 words`,
+      );
     word += widths[i] || 1;
   });
   for (const [entry, names] of Object.entries(spec.entries)) {
@@ -108,16 +117,19 @@ export function defineKernel<const B extends string, const U extends UniformLayo
     const { params, bindings } = declarations(code);
     for (const [n, name] of bindings) {
       if (n === 0) continue;
-      if (spec.bindings[n - 1] !== name) throw new Error(`${what}: WGSL declares ${name} at @binding(${n}), the kernel names ${spec.bindings[n - 1] ?? 'nothing'} there`);
+      if (spec.bindings[n - 1] !== name)
+        throw new Error(`${what}: WGSL declares ${name} at @binding(${n}), the kernel names ${spec.bindings[n - 1] ?? 'nothing'} there`);
     }
     for (const name of spec.entries[entryPoint] ?? []) {
       if (name.endsWith('?')) continue; // optional: some modules of the kernel leave it out
-      if (bindings.get(index.get(name)! + 1) !== name) throw new Error(`${what}: binding ${name} is not declared at @binding(${index.get(name)! + 1})`);
+      if (bindings.get(index.get(name)! + 1) !== name)
+        throw new Error(`${what}: binding ${name} is not declared at @binding(${index.get(name)! + 1})`);
     }
     if (fields.length) {
       const names = fields.map(([f]) => f);
       const same = params !== null && names.every((f, i) => params[i] === f) && params.slice(names.length).every((f) => f.startsWith('_'));
-      if (!same) throw new Error(`${what}: struct Params is (${params?.join(', ') ?? 'absent'}), the kernel's uniforms are (${names.join(', ')})`);
+      if (!same)
+        throw new Error(`${what}: struct Params is (${params?.join(', ') ?? 'absent'}), the kernel's uniforms are (${names.join(', ')})`);
     }
   }
 
@@ -128,7 +140,8 @@ export function defineKernel<const B extends string, const U extends UniformLayo
       const v = pad ? 0 : values[f];
       if (widths[i]) {
         const vs = pad ? new Array<number>(widths[i]).fill(0) : v;
-        if (!Array.isArray(vs) || vs.length !== widths[i]) throw new Error(`${spec.name}: uniform ${f} must be ${widths[i]} numbers, got ${String(vs)}`);
+        if (!Array.isArray(vs) || vs.length !== widths[i])
+          throw new Error(`${spec.name}: uniform ${f} must be ${widths[i]} numbers, got ${String(vs)}`);
         out.push(...(vs as number[]));
       } else if (typeof v !== 'number') {
         throw new Error(`${spec.name}: uniform ${f} is ${String(v)}`);

@@ -9,7 +9,11 @@ import { acquireNodeGpu } from '../src/gpu/node.ts';
 let logged = false;
 /** The process-wide test device (SwiftShader on a machine without a GPU). */
 export async function testGpu(): Promise<Gpu> {
-  const g = await acquireNodeGpu({ log: (l) => { if (!logged) console.log(l); } });
+  const g = await acquireNodeGpu({
+    log: (l) => {
+      if (!logged) console.log(l);
+    },
+  });
   logged = true;
   return g;
 }
@@ -25,7 +29,10 @@ export function randInt(n: number, seed: number, hi: number): Int32Array {
   return Int32Array.from({ length: n }, () => r.int(hi));
 }
 
-export interface Tol { atol?: number; rtol?: number }
+export interface Tol {
+  atol?: number;
+  rtol?: number;
+}
 
 /**
  * Checks every element: |got - ref| <= atol + rtol*|ref|. Prints up to 5 first mismatches with their

@@ -37,7 +37,7 @@ export async function streamed(gpu: Gpu, call: () => void, reps: number): Promis
  */
 export async function calibrate(gpu: Gpu, call: () => void, roundMs: number): Promise<number> {
   for (let n = 1; ; n *= 2) {
-    const ms = n * await streamed(gpu, call, n);
+    const ms = n * (await streamed(gpu, call, n));
     if (ms >= roundMs / 4 || n >= MAX_REPS) return Math.min(MAX_REPS, Math.max(3, Math.ceil((n * roundMs) / Math.max(ms, 1e-3))));
   }
 }

@@ -6,7 +6,10 @@ import { build } from 'esbuild';
 import { basename } from 'node:path';
 
 const [entry, outdir = '.build'] = process.argv.slice(2);
-if (!entry) { console.error('usage: node scripts/bundle.mjs ENTRY.ts [OUTDIR]'); process.exit(2); }
+if (!entry) {
+  console.error('usage: node scripts/bundle.mjs ENTRY.ts [OUTDIR]');
+  process.exit(2);
+}
 const outfile = `${outdir}/${basename(entry).replace(/\.ts$/, '.mjs')}`;
 await build({
   entryPoints: [entry],

@@ -3,9 +3,13 @@ import { GPU_FLAGS, adapterLabel, chromiumLaunch, findChromium } from './chromiu
 import type { AdapterSummary } from '../src/gpu/gpu.ts';
 
 const NVIDIA_ICD = '/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json';
-const probe = (icds: string[], files: string[] = ['/usr/bin/chromium'], devices: string[] = ['/dev/nvidia0']) =>
-  ({ hardwareIcds: () => icds, gpuDevices: () => devices, exists: (p: string) => files.includes(p) });
-const ENV_SH_FLAGS = '--no-sandbox --disable-dev-shm-usage --enable-unsafe-webgpu --enable-features=Vulkan --use-angle=vulkan --disable-vulkan-surface --enable-webgpu-developer-features';
+const probe = (icds: string[], files: string[] = ['/usr/bin/chromium'], devices: string[] = ['/dev/nvidia0']) => ({
+  hardwareIcds: () => icds,
+  gpuDevices: () => devices,
+  exists: (p: string) => files.includes(p),
+});
+const ENV_SH_FLAGS =
+  '--no-sandbox --disable-dev-shm-usage --enable-unsafe-webgpu --enable-features=Vulkan --use-angle=vulkan --disable-vulkan-surface --enable-webgpu-developer-features';
 
 describe('chromiumLaunch: the flags', () => {
   it('SwiftShader flags where there is no hardware Vulkan driver', () => {
@@ -47,9 +51,11 @@ describe('chromiumLaunch: the flags', () => {
 });
 
 describe('chromiumLaunch: the binary', () => {
-  it('$CHROME first, then $CHROMIUM_PATH, then Debian\'s chromium', () => {
+  it("$CHROME first, then $CHROMIUM_PATH, then Debian's chromium", () => {
     const files = ['/tmp/chrome/chromium-headless-shell', '/opt/chrome', '/usr/bin/chromium'];
-    expect(findChromium({ CHROME: '/tmp/chrome/chromium-headless-shell', CHROMIUM_PATH: '/opt/chrome' }, probe([], files))).toBe('/tmp/chrome/chromium-headless-shell');
+    expect(findChromium({ CHROME: '/tmp/chrome/chromium-headless-shell', CHROMIUM_PATH: '/opt/chrome' }, probe([], files))).toBe(
+      '/tmp/chrome/chromium-headless-shell',
+    );
     expect(findChromium({ CHROMIUM_PATH: '/opt/chrome' }, probe([], files))).toBe('/opt/chrome');
     expect(chromiumLaunch({ CHROME: '/missing' }, probe([], files)).executablePath).toBe('/usr/bin/chromium');
     expect(chromiumLaunch({}, probe([], [])).executablePath).toBeUndefined();
@@ -57,13 +63,26 @@ describe('chromiumLaunch: the binary', () => {
 });
 
 describe('adapterLabel: a figure is labelled GPU only for a hardware adapter', () => {
-  const a = (o: Partial<AdapterSummary>): AdapterSummary => ({ vendor: '', architecture: '', device: '', description: '', features: [], isFallback: false, ...o });
+  const a = (o: Partial<AdapterSummary>): AdapterSummary => ({
+    vendor: '',
+    architecture: '',
+    device: '',
+    description: '',
+    features: [],
+    isFallback: false,
+    ...o,
+  });
   it('the H200 as Chrome reports it', () => {
-    expect(adapterLabel(a({ vendor: 'nvidia', device: '0x2335', description: 'NVIDIA H200' }))).toEqual({ kind: 'gpu', label: 'GPU (nvidia NVIDIA H200)' });
+    expect(adapterLabel(a({ vendor: 'nvidia', device: '0x2335', description: 'NVIDIA H200' }))).toEqual({
+      kind: 'gpu',
+      label: 'GPU (nvidia NVIDIA H200)',
+    });
   });
   it('SwiftShader, by the fallback bit or by its name (also under the GPU flags)', () => {
     expect(adapterLabel(a({ vendor: 'google', isFallback: true })).kind).toBe('software');
-    expect(adapterLabel(a({ vendor: 'google', architecture: 'swiftshader', description: 'SwiftShader Device (Subzero)' })).kind).toBe('software');
+    expect(adapterLabel(a({ vendor: 'google', architecture: 'swiftshader', description: 'SwiftShader Device (Subzero)' })).kind).toBe(
+      'software',
+    );
     expect(adapterLabel(null).kind).toBe('none');
   });
 });

@@ -22,12 +22,25 @@ import { isSoftwareAdapter } from '../src/ui/gpu-estimate.ts';
 const CHROMIUM_CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
 
 /** Flags for every launch: WebGPU on, nothing fetched from the network at start. */
-const BASE_FLAGS = ['--no-sandbox', '--enable-unsafe-webgpu', '--enable-features=Vulkan', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
+const BASE_FLAGS = [
+  '--no-sandbox',
+  '--enable-unsafe-webgpu',
+  '--enable-features=Vulkan',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+  '--disable-sync',
+];
 /**
  * What the GPU takes besides: the same as the device pack's CHROME_GPU_FLAGS. --enable-webgpu-developer-features
  * fills adapter.info (vendor, description) and keeps GPU timestamps unrounded.
  */
-export const GPU_FLAGS = ['--use-angle=vulkan', '--disable-vulkan-surface', '--disable-dev-shm-usage', '--enable-webgpu-developer-features'];
+export const GPU_FLAGS = [
+  '--use-angle=vulkan',
+  '--disable-vulkan-surface',
+  '--disable-dev-shm-usage',
+  '--enable-webgpu-developer-features',
+];
 
 export interface ChromiumLaunch {
   /** undefined: Playwright's own browser (none is installed here: the launch then fails with its hint). */
@@ -39,11 +52,20 @@ export interface ChromiumLaunch {
   reason: string;
 }
 
-export interface LaunchProbe { hardwareIcds: () => string[]; gpuDevices: () => string[]; exists: (path: string) => boolean }
+export interface LaunchProbe {
+  hardwareIcds: () => string[];
+  gpuDevices: () => string[];
+  exists: (path: string) => boolean;
+}
 
 /** GPU device nodes: NVIDIA's, and the DRM render nodes Mesa's drivers open. */
 function gpuDevices(): string[] {
-  const list = (dir: string, re: RegExp) => (existsSync(dir) ? readdirSync(dir).filter((f) => re.test(f)).map((f) => `${dir}/${f}`) : []);
+  const list = (dir: string, re: RegExp) =>
+    existsSync(dir)
+      ? readdirSync(dir)
+          .filter((f) => re.test(f))
+          .map((f) => `${dir}/${f}`)
+      : [];
   return [...list('/dev', /^nvidia\d+$/), ...list('/dev/dri', /^renderD\d+$/)];
 }
 const SYSTEM: LaunchProbe = { hardwareIcds, gpuDevices, exists: existsSync };
@@ -57,7 +79,7 @@ function chooseGpu(env: NodeJS.ProcessEnv, probe: LaunchProbe): { gpu: boolean; 
   if (env.E2E_GPU === '1') return { gpu: true, reason: 'E2E_GPU=1' };
   if (env.E2E_GPU === '0') return { gpu: false, reason: 'E2E_GPU=0' };
   if (env.MARFT_GPU === 'swiftshader') return { gpu: false, reason: 'MARFT_GPU=swiftshader' };
-  if (env.CHROME_GPU_FLAGS?.trim()) return { gpu: true, reason: 'CHROME_GPU_FLAGS is set (the device pack\'s env.sh)' };
+  if (env.CHROME_GPU_FLAGS?.trim()) return { gpu: true, reason: "CHROME_GPU_FLAGS is set (the device pack's env.sh)" };
   const icds = probe.hardwareIcds();
   if (!icds.length) return { gpu: false, reason: 'no hardware Vulkan driver: SwiftShader' };
   const devices = probe.gpuDevices();
@@ -69,7 +91,11 @@ function chooseGpu(env: NodeJS.ProcessEnv, probe: LaunchProbe): { gpu: boolean; 
  * How to launch Chromium here: binary and flags, with the reason for the flags. `developerFeatures` adds
  * --enable-webgpu-developer-features on SwiftShader too (the benchmarks: GPU timestamps not rounded to 0.1 ms).
  */
-export function chromiumLaunch(env: NodeJS.ProcessEnv = process.env, probe: LaunchProbe = SYSTEM, opts: { developerFeatures?: boolean } = {}): ChromiumLaunch {
+export function chromiumLaunch(
+  env: NodeJS.ProcessEnv = process.env,
+  probe: LaunchProbe = SYSTEM,
+  opts: { developerFeatures?: boolean } = {},
+): ChromiumLaunch {
   const { gpu, reason } = chooseGpu(env, probe);
   const fromEnv = env.CHROME_GPU_FLAGS?.trim().split(/\s+/) ?? [];
   const gpuArgs = fromEnv.length ? fromEnv : GPU_FLAGS;

@@ -12,7 +12,14 @@ import { describe, expect, it } from 'vitest';
 const ROOT = new URL('../', import.meta.url).pathname;
 const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
 const files = new Set(tracked);
-const folders = new Set(tracked.flatMap((f) => f.split('/').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('/'))));
+const folders = new Set(
+  tracked.flatMap((f) =>
+    f
+      .split('/')
+      .slice(0, -1)
+      .map((_, i, parts) => parts.slice(0, i + 1).join('/')),
+  ),
+);
 const markdown = tracked.filter((f) => f.endsWith('.md'));
 /** Parts of another page, written with that page's links: the soak report is RELIABILITY.md's "Long runs". */
 const FRAGMENTS = new Set(['bench/results/soak/soak.md']);
@@ -22,7 +29,13 @@ const read = (f: string) => readFileSync(join(ROOT, f), 'utf8');
 const prose = (md: string): string => md.replace(/^(```|~~~)[\s\S]*?^\1/gm, '').replace(/`[^`\n]*`/g, '');
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
-const slug = (heading: string): string => heading.trim().toLowerCase().replace(/`/g, '').replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-');
+const slug = (heading: string): string =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/`/g, '')
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-');
 
 function anchors(md: string): Set<string> {
   const seen = new Map<string, number>();
@@ -52,7 +65,8 @@ function linkProblems(file: string): string[] {
       problems.push(`${file}: ${target} names nothing tracked (${resolved})`);
       continue;
     }
-    if (anchor && resolved.endsWith('.md') && !anchors(read(resolved)).has(anchor)) problems.push(`${file}: ${target}: no heading makes #${anchor}`);
+    if (anchor && resolved.endsWith('.md') && !anchors(read(resolved)).has(anchor))
+      problems.push(`${file}: ${target}: no heading makes #${anchor}`);
   }
   return problems;
 }
@@ -79,15 +93,19 @@ function wordProblems(file: string): string[] {
   const shell = file.endsWith('.sh');
   const md = file.endsWith('.md');
   const problems: string[] = [];
-  read(file).split('\n').forEach((line, i) => {
-    const text = md ? line : comment(line, shell);
-    for (const [re, what] of FORBIDDEN) if (re.test(text)) problems.push(`${file}:${i + 1}: ${what}: ${text.trim().slice(0, 160)}`);
-  });
+  read(file)
+    .split('\n')
+    .forEach((line, i) => {
+      const text = md ? line : comment(line, shell);
+      for (const [re, what] of FORBIDDEN) if (re.test(text)) problems.push(`${file}:${i + 1}: ${what}: ${text.trim().slice(0, 160)}`);
+    });
   return problems;
 }
 
 const CODE_DIRS = ['src/', 'kernels/', 'bench/', 'scripts/', 'e2e/'];
-const code = tracked.filter((f) => CODE_DIRS.some((d) => f.startsWith(d)) && /\.(ts|tsx|mjs|sh)$/.test(f) && f !== 'scripts/docs-links.test.ts');
+const code = tracked.filter(
+  (f) => CODE_DIRS.some((d) => f.startsWith(d)) && /\.(ts|tsx|mjs|sh)$/.test(f) && f !== 'scripts/docs-links.test.ts',
+);
 
 describe('documentation', () => {
   it('every relative link and image in a Markdown file names a tracked file inside the repository', () => {
@@ -106,8 +124,25 @@ describe('documentation', () => {
 
   it('the checks catch what they are for', () => {
     const hits = (s: string) => FORBIDDEN.filter(([re]) => re.test(s)).length;
-    for (const bad of ['measured in stop 22', 'stop-19 code', 'call 3 of the run', 'calls 1-3 and 5-8', 'the device tool', 'see ../shared/device/x', 'issue 16', '(#15)']) expect(hits(bad), bad).toBe(1);
-    for (const good of ['Pause and Stop act at once', 'it calls 3 helpers', 'a recall of 0.4', 'the session object', 'stop the run after 3 iterations']) expect(hits(good), good).toBe(0);
+    for (const bad of [
+      'measured in stop 22',
+      'stop-19 code',
+      'call 3 of the run',
+      'calls 1-3 and 5-8',
+      'the device tool',
+      'see ../shared/device/x',
+      'issue 16',
+      '(#15)',
+    ])
+      expect(hits(bad), bad).toBe(1);
+    for (const good of [
+      'Pause and Stop act at once',
+      'it calls 3 helpers',
+      'a recall of 0.4',
+      'the session object',
+      'stop the run after 3 iterations',
+    ])
+      expect(hits(good), good).toBe(0);
     expect(slug('`marft train`')).toBe('marft-train');
     expect(slug('Credit, KL and early stop: the options')).toBe('credit-kl-and-early-stop-the-options');
   });

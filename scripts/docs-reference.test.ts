@@ -21,8 +21,14 @@ describe('generated references', () => {
     for (const [name, usage] of Object.entries(USAGES)) {
       const described = new Set(HELP[name].flags.flatMap(([f]) => f.match(/--[a-z0-9-]+/g) ?? []));
       const used = new Set(usage.match(/--[a-z0-9-]+/g) ?? []);
-      expect([...used].filter((f) => !described.has(f)), `marft ${name}: flags of the usage without help`).toEqual([]);
-      expect([...described].filter((f) => !used.has(f)), `marft ${name}: help for flags the usage lacks`).toEqual([]);
+      expect(
+        [...used].filter((f) => !described.has(f)),
+        `marft ${name}: flags of the usage without help`,
+      ).toEqual([]);
+      expect(
+        [...described].filter((f) => !used.has(f)),
+        `marft ${name}: help for flags the usage lacks`,
+      ).toEqual([]);
     }
   });
 });

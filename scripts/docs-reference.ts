@@ -28,14 +28,22 @@ const code = (v: unknown): string => `\`${JSON.stringify(v)}\``;
 function allowed(s: Schema): string {
   const orNull = 'nullable' in s && s.nullable ? ', or null' : '';
   switch (s.type) {
-    case 'number': return describeNumber(s) + orNull;
-    case 'string': return s.minLength ? `a string of at least ${s.minLength} character${s.minLength > 1 ? 's' : ''}` : 'a string';
-    case 'boolean': return '`true` or `false`';
-    case 'enum': return s.values.map((v) => `\`${v}\``).join(', ') + orNull;
-    case 'array': return `${listOf(s.items)}${s.minItems ? ` (at least ${s.minItems})` : ''}`;
-    case 'record': return `an object: name → ${allowed(s.values)}`;
-    case 'object': return `an object${orNull}`;
-    case 'any': return 'any JSON value';
+    case 'number':
+      return describeNumber(s) + orNull;
+    case 'string':
+      return s.minLength ? `a string of at least ${s.minLength} character${s.minLength > 1 ? 's' : ''}` : 'a string';
+    case 'boolean':
+      return '`true` or `false`';
+    case 'enum':
+      return s.values.map((v) => `\`${v}\``).join(', ') + orNull;
+    case 'array':
+      return `${listOf(s.items)}${s.minItems ? ` (at least ${s.minItems})` : ''}`;
+    case 'record':
+      return `an object: name → ${allowed(s.values)}`;
+    case 'object':
+      return `an object${orNull}`;
+    case 'any':
+      return 'any JSON value';
   }
 }
 
@@ -52,7 +60,10 @@ function defaultOf(s: Schema): string {
   return json.length <= 60 ? code(s.default) : 'the duo preset (`configs/lab.json`)';
 }
 
-interface Row { path: string; s: Schema }
+interface Row {
+  path: string;
+  s: Schema;
+}
 
 function rows(s: Schema, path: string, out: Row[]): Row[] {
   if (path) out.push({ path, s });
@@ -69,11 +80,11 @@ export function runConfigPage(): string {
     '',
     `<!-- ${GENERATED} -->`,
     '',
-    'A run config is one JSON file: what `marft train --config` reads, what the lab\'s **Export JSON** writes and',
+    "A run config is one JSON file: what `marft train --config` reads, what the lab's **Export JSON** writes and",
     '**Import JSON** reads, what every checkpoint keeps. Every field below has a default unless it says "required",',
     'so a config holds only what differs (`{"iterations": 20}` is a whole config: `graph` defaults to the duo preset',
     'on the built-in model).',
-    'The lab shows each field\'s meaning as its help text, and links the',
+    "The lab shows each field's meaning as its help text, and links the",
     `[MARFT paper](${PAPER_URL}) where the "paper" column names its term. The presets in \`configs/\` are`,
     'configs of this kind (made from `src/config/run-presets.ts` by `npx tsx scripts/make-presets.ts`).',
     '',
@@ -108,8 +119,14 @@ export function runConfigPage(): string {
 
 /** Each command's usage line, as src/cli/marft.ts has them. */
 export const USAGES: Record<string, string> = {
-  train: trainUsage, eval: evalUsage, export: exportUsage, pretrain: pretrainUsage,
-  logits: logitsUsage, tokenize: tokenizeUsage, env: envUsage, inspect: inspectUsage,
+  train: trainUsage,
+  eval: evalUsage,
+  export: exportUsage,
+  pretrain: pretrainUsage,
+  logits: logitsUsage,
+  tokenize: tokenizeUsage,
+  env: envUsage,
+  inspect: inspectUsage,
 };
 
 /** docs/CLI.md, from what `marft <command> --help` prints. */

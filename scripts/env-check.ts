@@ -19,11 +19,15 @@ function aptInstall(pkgs: string[]): boolean {
   const sudo = isRoot ? [] : spawnSync('sudo', ['-n', 'true']).status === 0 ? ['sudo', '-n'] : null;
   if (sudo === null || !existsSync('/usr/bin/apt-get')) return false;
   console.log(`env-check: installing Debian packages: ${pkgs.join(' ')}`);
-  const run = (a: string[]): boolean => spawnSync([...sudo, ...a][0], [...sudo, ...a].slice(1), {
-    stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-  }).status === 0;
-  return (run(['apt-get', 'install', '-y', '--no-install-recommends', ...pkgs]) ||
-    (run(['apt-get', 'update']) && run(['apt-get', 'install', '-y', '--no-install-recommends', ...pkgs])));
+  const run = (a: string[]): boolean =>
+    spawnSync([...sudo, ...a][0], [...sudo, ...a].slice(1), {
+      stdio: 'inherit',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    }).status === 0;
+  return (
+    run(['apt-get', 'install', '-y', '--no-install-recommends', ...pkgs]) ||
+    (run(['apt-get', 'update']) && run(['apt-get', 'install', '-y', '--no-install-recommends', ...pkgs]))
+  );
 }
 
 export function ensureTestEnvironment(): { chromium: string } {
@@ -31,14 +35,18 @@ export function ensureTestEnvironment(): { chromium: string } {
   if (!findChromium() || !existsSync(SWIFTSHADER_ICD)) missing.push('chromium');
   if (!hasVulkanLoader()) missing.push('libvulkan1');
   if (missing.length && !aptInstall(missing)) {
-    console.error(`env-check: missing ${missing.join(' and ')}.\n` +
-      `  Install them with: sudo apt-get install -y ${missing.join(' ')}\n` +
-      '  (Chromium runs the browser tests; its SwiftShader driver and libvulkan1 give Node a WebGPU device without a GPU.)\n' +
-      '  Or set CHROMIUM_PATH to a Chromium/Chrome binary.');
+    console.error(
+      `env-check: missing ${missing.join(' and ')}.\n` +
+        `  Install them with: sudo apt-get install -y ${missing.join(' ')}\n` +
+        '  (Chromium runs the browser tests; its SwiftShader driver and libvulkan1 give Node a WebGPU device without a GPU.)\n' +
+        '  Or set CHROMIUM_PATH to a Chromium/Chrome binary.',
+    );
     process.exit(1);
   }
   const chromium = findChromium();
-  if (!chromium) { console.error('env-check: Chromium is still missing after the install attempt.'); process.exit(1); }
+  if (!chromium) {
+    console.error('env-check: Chromium is still missing after the install attempt.');
+    process.exit(1);
+  }
   return { chromium };
 }
-

@@ -22,7 +22,9 @@ import { Session } from '../src/marft/session.ts';
 import { nodeModelFiles } from '../src/model/node-files.ts';
 import { nodeStore } from '../src/platform/storage/node.ts';
 
-const { values: a } = parseArgs({ options: { iterations: { type: 'string', default: '3' }, out: { type: 'string', default: 'public/demo' } } });
+const { values: a } = parseArgs({
+  options: { iterations: { type: 'string', default: '3' }, out: { type: 'string', default: 'public/demo' } },
+});
 const iterations = Number(a.iterations);
 if (!Number.isInteger(iterations) || iterations < 1) throw new Error(`--iterations must be a positive integer, got ${a.iterations}`);
 const out = resolve(a.out);
@@ -43,18 +45,23 @@ const session = new Session({
 });
 const work = mkdtempSync(join(tmpdir(), 'marft-demo-'));
 let record: DemoEpisodes | null = null;
-const run: Run = new Run(session, nodeStore(work), {
-  onStatus: () => {},
-  onProgress: (e) => log(`iteration ${e.iteration}: ${e.phase} ${e.detail}`),
-  onLoaded: () => {},
-  onNotice: (n) => log(`${n.code}: ${n.message}`),
-  onIteration: (e) => {
-    log(`iteration ${e.metrics.iteration}: accuracy ${e.metrics.accuracy.toFixed(3)}`);
-    const last = run.last!;
-    const m = run.model!;
-    record = recordDemoEpisodes({ ...last, decode: (ids) => m.tokenizer.decode(ids, { skipSpecialTokens: false }) }, e.episodes);
+const run: Run = new Run(
+  session,
+  nodeStore(work),
+  {
+    onStatus: () => {},
+    onProgress: (e) => log(`iteration ${e.iteration}: ${e.phase} ${e.detail}`),
+    onLoaded: () => {},
+    onNotice: (n) => log(`${n.code}: ${n.message}`),
+    onIteration: (e) => {
+      log(`iteration ${e.metrics.iteration}: accuracy ${e.metrics.accuracy.toFixed(3)}`);
+      const last = run.last!;
+      const m = run.model!;
+      record = recordDemoEpisodes({ ...last, decode: (ids) => m.tokenizer.decode(ids, { skipSpecialTokens: false }) }, e.episodes);
+    },
   },
-}, { keep: 1 });
+  { keep: 1 },
+);
 
 await run.start(config, { id: DEMO_RUN_ID, until: iterations });
 await run.wait();

@@ -2,5 +2,7 @@
 import { writeReliabilityReport } from './reliability.ts';
 
 export default function setup(): () => void {
-  return () => { writeReliabilityReport(); };
+  return () => {
+    writeReliabilityReport();
+  };
 }

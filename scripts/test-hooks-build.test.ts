@@ -20,7 +20,10 @@ async function builtWorker(mode: string): Promise<string> {
     build: { write: false, emptyOutDir: false, rollupOptions: { input: resolve(ROOT, 'src/worker/engine.worker.ts') } },
   });
   const outputs = (Array.isArray(out) ? out : [out]) as Rollup.RollupOutput[];
-  return outputs.flatMap((o) => o.output).map((c) => (c.type === 'chunk' ? c.code : '')).join('\n');
+  return outputs
+    .flatMap((o) => o.output)
+    .map((c) => (c.type === 'chunk' ? c.code : ''))
+    .join('\n');
 }
 
 describe('the test hooks in the built worker', () => {

@@ -55,10 +55,11 @@ export function importsOf(text: string): string[] {
  * Anything else moves onto the object that owns it (a session, its platform, the worker's state, the store).
  */
 const MODULE_STATE_EXCEPTIONS: Record<string, string> = {
-  'src/gpu/node.ts: let shared': 'one Dawn device per Node process, shared by its sessions (a fresh one replaces it after a loss: createNodeGpu)',
-  'src/worker/client.ts: let current': 'the page\'s one engine worker: every UI action reaches the same worker through getEngine()',
-  'src/worker/client.ts: const goneListeners = [...], mutated': 'who hears that the page\'s one engine worker is gone (onEngineGone)',
-  'kernels/finite/finite.ts: let manyCode': 'a program\'s WGSL text, built once on first use (Program.code is lazy) and constant after',
+  'src/gpu/node.ts: let shared':
+    'one Dawn device per Node process, shared by its sessions (a fresh one replaces it after a loss: createNodeGpu)',
+  'src/worker/client.ts: let current': "the page's one engine worker: every UI action reaches the same worker through getEngine()",
+  'src/worker/client.ts: const goneListeners = [...], mutated': "who hears that the page's one engine worker is gone (onEngineGone)",
+  'kernels/finite/finite.ts: let manyCode': "a program's WGSL text, built once on first use (Program.code is lazy) and constant after",
   // buffers a kernel keeps per device, keyed weakly by its Gpu: each device's own, dropped with it
   'kernels/attention/attention.ts: const dummyMasks = new WeakMap(…)': 'the per-device placeholder mask of unmasked attention',
   'kernels/matmul/matmul.ts: const workspaces = new WeakMap(…)': 'the per-device workspace of the split-K matmul',
@@ -78,7 +79,9 @@ function unwrap(e: ts.Expression): ts.Expression {
 /** Whether `text` changes the array `name` in place (a mutating method, an element or its length assigned). */
 function mutatesArray(text: string, name: string): boolean {
   const n = name.replace(/\$/g, '\\$');
-  return new RegExp(`(?<![.\\w$])${n}\\s*\\.\\s*(${MUTATORS})\\s*\\(|(?<![.\\w$])${n}\\s*(\\[[^\\]]*\\]|\\.length)\\s*(=(?!=)|\\+=|-=|\\+\\+|--)`).test(text);
+  return new RegExp(
+    `(?<![.\\w$])${n}\\s*\\.\\s*(${MUTATORS})\\s*\\(|(?<![.\\w$])${n}\\s*(\\[[^\\]]*\\]|\\.length)\\s*(=(?!=)|\\+=|-=|\\+\\+|--)`,
+  ).test(text);
 }
 
 /**
@@ -118,7 +121,9 @@ export function importGraph(files: Record<string, string>): Map<string, string[]
   const graph = new Map<string, string[]>();
   for (const [file, text] of Object.entries(files)) {
     if (isTestFile(file)) continue;
-    const targets = importsOf(text).map((spec) => relative(ROOT, resolve(ROOT, dirname(file), spec))).filter((t) => Object.hasOwn(files, t) && !isTestFile(t));
+    const targets = importsOf(text)
+      .map((spec) => relative(ROOT, resolve(ROOT, dirname(file), spec)))
+      .filter((t) => Object.hasOwn(files, t) && !isTestFile(t));
     graph.set(file, [...new Set(targets)].sort());
   }
   return graph;
@@ -172,7 +177,10 @@ function loopThrough(graph: Map<string, string[]>, component: Set<string>): stri
         for (let at = queue[i]; at !== start; at = from.get(at)!) path.splice(1, 0, at);
         return [...path, start].join(' -> ');
       }
-      if (!from.has(w)) { from.set(w, queue[i]); queue.push(w); }
+      if (!from.has(w)) {
+        from.set(w, queue[i]);
+        queue.push(w);
+      }
     }
   }
   return start;
@@ -188,8 +196,10 @@ export function violations(file: string, text: string): string[] {
     const to = layerOf(target);
     if (isTestFile(target)) out.push(`${file} -> ${target}: production code imports a test helper`);
     if (!to || to === from) continue;
-    if (!(ALLOWED[from] ?? []).includes(to)) out.push(`${file} -> ${target}: ${from} may import only ${ALLOWED[from]?.join(', ') || 'nothing of src'}`);
-    else if (from === 'ui' && to === 'worker' && !UI_WORKER_FILES.has(target)) out.push(`${file} -> ${target}: the UI talks to the worker only through ${[...UI_WORKER_FILES].join(' and ')}`);
+    if (!(ALLOWED[from] ?? []).includes(to))
+      out.push(`${file} -> ${target}: ${from} may import only ${ALLOWED[from]?.join(', ') || 'nothing of src'}`);
+    else if (from === 'ui' && to === 'worker' && !UI_WORKER_FILES.has(target))
+      out.push(`${file} -> ${target}: the UI talks to the worker only through ${[...UI_WORKER_FILES].join(' and ')}`);
   }
   return out;
 }
@@ -198,7 +208,11 @@ describe('layers', () => {
   it('every production import follows the layering', () => {
     const files = [...sourceFiles('src'), ...sourceFiles('kernels')];
     expect(files.length).toBeGreaterThan(150);
-    for (const f of files) expect(layerOf(f) === null || Object.hasOwn(ALLOWED, layerOf(f)!), `${f}: a folder with no layer rule; add it to ALLOWED and docs/ARCHITECTURE.md`).toBe(true);
+    for (const f of files)
+      expect(
+        layerOf(f) === null || Object.hasOwn(ALLOWED, layerOf(f)!),
+        `${f}: a folder with no layer rule; add it to ALLOWED and docs/ARCHITECTURE.md`,
+      ).toBe(true);
     const found = files.flatMap((f) => violations(f, readFileSync(join(ROOT, f), 'utf8')));
     expect(found).toEqual([]);
   });
@@ -218,31 +232,52 @@ describe('layers', () => {
       'src/marft/e.ts': "import { a } from './a.ts';\n// import { e } from './e.ts';\n *   import { e } from './e.ts';",
       'src/marft/a.test.ts': "import { e } from './e.ts';",
     });
-    expect(importLoops(graph)).toEqual(['src/marft/a.ts -> src/marft/b.ts -> src/marft/c.ts -> src/marft/a.ts', 'src/marft/d.ts -> src/marft/d.ts']);
+    expect(importLoops(graph)).toEqual([
+      'src/marft/a.ts -> src/marft/b.ts -> src/marft/c.ts -> src/marft/a.ts',
+      'src/marft/d.ts -> src/marft/d.ts',
+    ]);
   });
 
   it('no module-level state in production code but the documented exceptions', () => {
     const files = [...sourceFiles('src'), ...sourceFiles('kernels')];
     const found = files.flatMap((f) => moduleState(f, readFileSync(join(ROOT, f), 'utf8')));
-    expect(found.filter((x) => !Object.hasOwn(MODULE_STATE_EXCEPTIONS, x)), 'module-level state: move it onto its owner, or document it in MODULE_STATE_EXCEPTIONS').toEqual([]);
-    expect(Object.keys(MODULE_STATE_EXCEPTIONS).filter((x) => !found.includes(x)), 'exceptions that no longer exist').toEqual([]);
+    expect(
+      found.filter((x) => !Object.hasOwn(MODULE_STATE_EXCEPTIONS, x)),
+      'module-level state: move it onto its owner, or document it in MODULE_STATE_EXCEPTIONS',
+    ).toEqual([]);
+    expect(
+      Object.keys(MODULE_STATE_EXCEPTIONS).filter((x) => !found.includes(x)),
+      'exceptions that no longer exist',
+    ).toEqual([]);
   });
 
   it('finds module-level lets, vars, collections and mutated arrays, not tables or code in strings', () => {
     const text = [
-      'let a = 0;', 'var b;', 'export let c = 1, d = 2;',
-      'const m = new Map<string, number>();', 'const w = new WeakMap() as WeakMap<object, number>;',
-      'const list: number[] = [];', 'export function add(x: number) { list.push(x); }',
-      'const grows = [1];', 'grows[1] = 2;',
-      'const TABLE: ReadonlyMap<string, number> = new Map([["a", 1]]);', 'const NAMES: ReadonlySet<string> = new Set(["x"]);',
-      'const FIXED = [1, 2, 3];', 'const other = { list: [] as number[] }; other.list.push(1);',
+      'let a = 0;',
+      'var b;',
+      'export let c = 1, d = 2;',
+      'const m = new Map<string, number>();',
+      'const w = new WeakMap() as WeakMap<object, number>;',
+      'const list: number[] = [];',
+      'export function add(x: number) { list.push(x); }',
+      'const grows = [1];',
+      'grows[1] = 2;',
+      'const TABLE: ReadonlyMap<string, number> = new Map([["a", 1]]);',
+      'const NAMES: ReadonlySet<string> = new Set(["x"]);',
+      'const FIXED = [1, 2, 3];',
+      'const other = { list: [] as number[] }; other.list.push(1);',
       'function f() { let local = 0; const inner = new Map(); return [local, inner]; }',
       'const PROGRAM = `let notCode = 1;\nconst alsoNot = new Map();`;',
     ].join('\n');
     expect(moduleState('src/marft/x.ts', text)).toEqual([
-      'src/marft/x.ts: let a', 'src/marft/x.ts: var b', 'src/marft/x.ts: let c', 'src/marft/x.ts: let d',
-      'src/marft/x.ts: const m = new Map(…)', 'src/marft/x.ts: const w = new WeakMap(…)',
-      'src/marft/x.ts: const list = [...], mutated', 'src/marft/x.ts: const grows = [...], mutated',
+      'src/marft/x.ts: let a',
+      'src/marft/x.ts: var b',
+      'src/marft/x.ts: let c',
+      'src/marft/x.ts: let d',
+      'src/marft/x.ts: const m = new Map(…)',
+      'src/marft/x.ts: const w = new WeakMap(…)',
+      'src/marft/x.ts: const list = [...], mutated',
+      'src/marft/x.ts: const grows = [...], mutated',
     ]);
     expect(moduleState('src/marft/x.test.ts', 'let a = 0;')).toEqual([]);
     expect(moduleState('src/marft/testing.ts', 'let a = 0;')).toEqual([]);

@@ -3,11 +3,27 @@
 
 import type { AdamWHyper } from './adamw.ts';
 
-export interface AdamWRefGroup { params: Float64Array; grads: ArrayLike<number>; m: Float64Array; v: Float64Array; decay?: boolean }
-export interface AdamWRefState { step: number; skipped: number; norm: number; clipScale: number; nonFinite: boolean }
+export interface AdamWRefGroup {
+  params: Float64Array;
+  grads: ArrayLike<number>;
+  m: Float64Array;
+  v: Float64Array;
+  decay?: boolean;
+}
+export interface AdamWRefState {
+  step: number;
+  skipped: number;
+  norm: number;
+  clipScale: number;
+  nonFinite: boolean;
+}
 
 /** One step over all groups, in place; returns the state after it. */
-export function adamwStepRef(groups: AdamWRefGroup[], state: { step: number; skipped: number }, hp: AdamWHyper & { maxNorm?: number }): AdamWRefState {
+export function adamwStepRef(
+  groups: AdamWRefGroup[],
+  state: { step: number; skipped: number },
+  hp: AdamWHyper & { maxNorm?: number },
+): AdamWRefState {
   let sumsq = 0;
   for (const g of groups) for (let i = 0; i < g.grads.length; i++) sumsq += g.grads[i] * g.grads[i];
   const norm = Math.sqrt(sumsq);
@@ -27,7 +43,7 @@ export function adamwStepRef(groups: AdamWRefGroup[], state: { step: number; ski
       const g = grads[i] * clipScale;
       m[i] = b1 * m[i] + (1 - b1) * g;
       v[i] = b2 * v[i] + (1 - b2) * g * g;
-      params[i] = params[i] * (1 - hp.lr * wd) - (hp.lr / bc1) * m[i] / (Math.sqrt(v[i]) / Math.sqrt(bc2) + eps);
+      params[i] = params[i] * (1 - hp.lr * wd) - ((hp.lr / bc1) * m[i]) / (Math.sqrt(v[i]) / Math.sqrt(bc2) + eps);
     }
   }
   return { step: t, skipped: state.skipped, norm, clipScale, nonFinite: false };
@@ -39,15 +55,24 @@ export function adamwStepRef(groups: AdamWRefGroup[], state: { step: number; ski
  * the others are untouched. Returns each slot's state after it (an inactive slot's as it was, norm NaN).
  */
 export function adamwSlotsStepRef(
-  groups: AdamWRefGroup[], states: ReadonlyArray<{ step: number; skipped: number }>, hp: AdamWHyper & { maxNorm?: number }, active?: readonly number[],
+  groups: AdamWRefGroup[],
+  states: ReadonlyArray<{ step: number; skipped: number }>,
+  hp: AdamWHyper & { maxNorm?: number },
+  active?: readonly number[],
 ): AdamWRefState[] {
   const S = states.length;
   return states.map((st, s) => {
     if (active && !active.includes(s)) return { ...st, norm: NaN, clipScale: NaN, nonFinite: false };
     const part = <T extends ArrayLike<number>>(a: T): T => {
       const n = a.length / S;
-      return (a instanceof Float64Array ? a.subarray(s * n, (s + 1) * n) : Array.prototype.slice.call(a, s * n, (s + 1) * n)) as unknown as T;
+      return (a instanceof Float64Array
+        ? a.subarray(s * n, (s + 1) * n)
+        : Array.prototype.slice.call(a, s * n, (s + 1) * n)) as unknown as T;
     };
-    return adamwStepRef(groups.map((g) => ({ params: part(g.params), grads: part(g.grads), m: part(g.m), v: part(g.v), decay: g.decay })), st, hp);
+    return adamwStepRef(
+      groups.map((g) => ({ params: part(g.params), grads: part(g.grads), m: part(g.m), v: part(g.v), decay: g.decay })),
+      st,
+      hp,
+    );
   });
 }

@@ -9,12 +9,20 @@ const SIZES = [1, 7, 64, 65, 130, 5000]; // one group each: below, at and off th
 const f32 = (a: Float64Array) => Float64Array.from(Float32Array.from(a));
 const HP = { lr: 1e-2, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.1 };
 
-interface Setup { gpu: Gpu; groups: AdamWGroup[]; ref: AdamWRefGroup[]; stats: Tensor }
+interface Setup {
+  gpu: Gpu;
+  groups: AdamWGroup[];
+  ref: AdamWRefGroup[];
+  stats: Tensor;
+}
 
 async function setup(seed: number): Promise<Setup> {
   const gpu = await testGpu();
   const ref: AdamWRefGroup[] = SIZES.map((n, k) => ({
-    params: f32(randn(n, seed + k)), grads: new Float64Array(n), m: new Float64Array(n), v: new Float64Array(n),
+    params: f32(randn(n, seed + k)),
+    grads: new Float64Array(n),
+    m: new Float64Array(n),
+    v: new Float64Array(n),
   }));
   const groups = ref.map((r, k) => ({
     params: gpu.upload(r.params, [r.params.length], 'f32', `p${k}`),
@@ -50,7 +58,11 @@ function release(s: Setup): void {
 }
 
 describe('adamw', () => {
-  for (const [label, maxNorm] of [['clipping active', 0.5], ['clipping inactive', 1e6], ['no clipping', 0]] as const) {
+  for (const [label, maxNorm] of [
+    ['clipping active', 0.5],
+    ['clipping inactive', 1e6],
+    ['no clipping', 0],
+  ] as const) {
     it(`three steps, ${label}`, async () => {
       const s = await setup(1);
       let state = { step: 0, skipped: 0 };
@@ -72,7 +84,10 @@ describe('adamw', () => {
 
   it('exempts groups with decay false from weight decay', async () => {
     const s = await setup(3);
-    for (const k of [1, 4]) { s.ref[k].decay = false; s.groups[k] = { ...s.groups[k], decay: false }; }
+    for (const k of [1, 4]) {
+      s.ref[k].decay = false;
+      s.groups[k] = { ...s.groups[k], decay: false };
+    }
     let state = { step: 0, skipped: 0 };
     for (let step = 0; step < 2; step++) {
       setGrads(s, 300 + step, 0.3);
@@ -118,12 +133,22 @@ describe('adamw', () => {
     const stats = adamwStats(gpu);
     const small = gpu.zeros([4], 'f32', 'stats4');
     const before = gpu.dispatchCount;
-    expect(() => adamwStep(gpu, [{ params, grads, m, v }], stats, HP)).toThrow(/adamwStep: v must be f32 with 10 elements like params \[10\] f32, got \[9\] f32/);
-    expect(() => adamwUpdate(gpu, { params, grads, m, v: m }, stats, { lr: 1, beta1: 1 })).toThrow(/adamwUpdate: betas must be in \[0, 1\)/);
-    expect(() => adamwBegin(gpu, small, [grads], 1)).toThrow(/adamwBegin: stats must be \(8\) or \(S, 8\) f32 with S <= 128, got \[4\] f32/);
+    expect(() => adamwStep(gpu, [{ params, grads, m, v }], stats, HP)).toThrow(
+      /adamwStep: v must be f32 with 10 elements like params \[10\] f32, got \[9\] f32/,
+    );
+    expect(() => adamwUpdate(gpu, { params, grads, m, v: m }, stats, { lr: 1, beta1: 1 })).toThrow(
+      /adamwUpdate: betas must be in \[0, 1\)/,
+    );
+    expect(() => adamwBegin(gpu, small, [grads], 1)).toThrow(
+      /adamwBegin: stats must be \(8\) or \(S, 8\) f32 with S <= 128, got \[4\] f32/,
+    );
     const stats3 = adamwStats(gpu, 3);
-    expect(() => adamwStep(gpu, [{ params, grads, m, v: m }], stats3, HP)).toThrow(/adamwStep: params \[10\] f32 does not split into the 3 slots of stats/);
-    expect(() => adamwStep(gpu, [{ params, grads, m, v: m }], stats, HP, [1])).toThrow(/adamwStep: active slot 1 is not a slot of the 1 in stats/);
+    expect(() => adamwStep(gpu, [{ params, grads, m, v: m }], stats3, HP)).toThrow(
+      /adamwStep: params \[10\] f32 does not split into the 3 slots of stats/,
+    );
+    expect(() => adamwStep(gpu, [{ params, grads, m, v: m }], stats, HP, [1])).toThrow(
+      /adamwStep: active slot 1 is not a slot of the 1 in stats/,
+    );
     expect(() => adamwStats(gpu, 129)).toThrow(/adamwStats: slots must be an integer in \[1, 128\], got 129/);
     gpu.release(stats3);
     expect(gpu.dispatchCount).toBe(before);
@@ -139,7 +164,10 @@ describe('adamw', () => {
 describe('adamw per slot', () => {
   const upload = (gpu: Gpu, x: ArrayLike<number>, shape: number[], label: string) => gpu.upload(Float32Array.from(x), shape, 'f32', label);
   const group = (gpu: Gpu, p: ArrayLike<number>, g: ArrayLike<number>, shape: number[]): AdamWGroup => ({
-    params: upload(gpu, p, shape, 'p'), grads: upload(gpu, g, shape, 'g'), m: gpu.zeros(shape, 'f32', 'm'), v: gpu.zeros(shape, 'f32', 'v'),
+    params: upload(gpu, p, shape, 'p'),
+    grads: upload(gpu, g, shape, 'g'),
+    m: gpu.zeros(shape, 'f32', 'm'),
+    v: gpu.zeros(shape, 'f32', 'v'),
   });
   const releaseGroup = (gpu: Gpu, g: AdamWGroup) => gpu.release(g.params, g.grads, g.m, g.v);
   const slotOf = (a: Float32Array, s: number, S: number) => Array.from(a.subarray((s * a.length) / S, ((s + 1) * a.length) / S));
@@ -172,12 +200,24 @@ describe('adamw per slot', () => {
     expect(Array.from(st2.subarray(1, 8))).toEqual(Array.from(st.subarray(1, 8))); // [0] is the reduction's scratch
     const m2 = [0.067, 0.006];
     const v2 = [0.999 * 9e-5 + 0.001 * 0.16, 0.999 * 1.6e-4 + 0.001 * 0.09];
-    const p2 = m2.map((m, i) => 0.9 - 0.1 * (m / 0.19) / (Math.sqrt(v2[i] / (1 - 0.999 ** 2)) + 1e-8));
+    const p2 = m2.map((m, i) => 0.9 - (0.1 * (m / 0.19)) / (Math.sqrt(v2[i] / (1 - 0.999 ** 2)) + 1e-8));
     expectClose('params after slot 1 step', await gpu.read(g.params), [0.9, 0.9, ...p2], { atol: 2e-6, rtol: 0 });
     expectClose('m after slot 1 step', (await gpu.read(g.m)).subarray(2), m2, { atol: 1e-8, rtol: 1e-5 });
     // the float64 reference agrees with the hand-worked numbers
-    const ref: AdamWRefGroup = { params: Float64Array.from([1, 1, 1, 1]), grads: [3, 4, 0.3, 0.4], m: new Float64Array(4), v: new Float64Array(4) };
-    const s1 = adamwSlotsStepRef([ref], [{ step: 0, skipped: 0 }, { step: 0, skipped: 0 }], hp);
+    const ref: AdamWRefGroup = {
+      params: Float64Array.from([1, 1, 1, 1]),
+      grads: [3, 4, 0.3, 0.4],
+      m: new Float64Array(4),
+      v: new Float64Array(4),
+    };
+    const s1 = adamwSlotsStepRef(
+      [ref],
+      [
+        { step: 0, skipped: 0 },
+        { step: 0, skipped: 0 },
+      ],
+      hp,
+    );
     ref.grads = [100, 100, 0.4, -0.3];
     adamwSlotsStepRef([ref], s1, hp, [1]);
     expectClose('reference params', ref.params, [0.9, 0.9, ...p2], { atol: 1e-7, rtol: 0 });
@@ -188,7 +228,11 @@ describe('adamw per slot', () => {
   it('matches the float64 reference over steps with changing active slots and a non-finite slot', async () => {
     const gpu = await testGpu();
     const S = 3;
-    const shapes = [[S, 5, 2], [S, 4100], [S, 1]]; // 4100 per slot: a slot spans two reduce segments
+    const shapes = [
+      [S, 5, 2],
+      [S, 4100],
+      [S, 1],
+    ]; // 4100 per slot: a slot spans two reduce segments
     const ref: AdamWRefGroup[] = shapes.map((sh, k) => {
       const n = sh.reduce((a, b) => a * b, 1);
       return { params: f32(randn(n, 70 + k)), grads: new Float64Array(n), m: new Float64Array(n), v: new Float64Array(n), decay: k !== 2 };
@@ -209,10 +253,19 @@ describe('adamw per slot', () => {
       const st = await gpu.readF32(stats);
       for (let s = 0; s < S; s++) {
         const o = s * ADAMW_STATS.size;
-        expect([st[o + ADAMW_STATS.step], st[o + ADAMW_STATS.skipped]], `slot ${s} counts, step ${step}`).toEqual([next[s].step, next[s].skipped]);
+        expect([st[o + ADAMW_STATS.step], st[o + ADAMW_STATS.skipped]], `slot ${s} counts, step ${step}`).toEqual([
+          next[s].step,
+          next[s].skipped,
+        ]);
         if (!active || active.includes(s)) {
           expect(st[o + ADAMW_STATS.nonFinite]).toBe(next[s].nonFinite ? 1 : 0);
-          if (!next[s].nonFinite) expectClose(`slot ${s} norm, step ${step}`, [st[o + ADAMW_STATS.norm], st[o + ADAMW_STATS.clipScale]], [next[s].norm, next[s].clipScale], { atol: 0, rtol: 1e-5 });
+          if (!next[s].nonFinite)
+            expectClose(
+              `slot ${s} norm, step ${step}`,
+              [st[o + ADAMW_STATS.norm], st[o + ADAMW_STATS.clipScale]],
+              [next[s].norm, next[s].clipScale],
+              { atol: 0, rtol: 1e-5 },
+            );
         }
       }
       states = next.map(({ step: t, skipped }) => ({ step: t, skipped }));
@@ -228,13 +281,14 @@ describe('adamw per slot', () => {
     gpu.release(stats);
   });
 
-  it('a slot that steps first after others have is a fresh optimiser\'s first step, bit for bit', async () => {
+  it("a slot that steps first after others have is a fresh optimiser's first step, bit for bit", async () => {
     const gpu = await testGpu();
     const n = 300;
     const p = f32(randn(2 * n, 81));
     const slotted = group(gpu, p, f32(randn(2 * n, 82)), [2, n]);
     const stats = adamwStats(gpu, 2);
-    for (let k = 0; k < 3; k++) { // agent 0 trains three times (agent by agent), agent 1 is frozen
+    for (let k = 0; k < 3; k++) {
+      // agent 0 trains three times (agent by agent), agent 1 is frozen
       gpu.write(slotted.grads, Float32Array.from(randn(2 * n, 90 + k)));
       adamwStep(gpu, [slotted], stats, { ...HP, maxNorm: 0.5 }, [0]);
     }
@@ -244,14 +298,15 @@ describe('adamw per slot', () => {
     const fresh = group(gpu, p.subarray(n), g1.subarray(n), [n]);
     const freshStats = adamwStats(gpu);
     adamwStep(gpu, [fresh], freshStats, { ...HP, maxNorm: 0.5 });
-    for (const k of ['params', 'm', 'v'] as const) expect(slotOf(await gpu.readF32(slotted[k]), 1, 2), k).toEqual(Array.from(await gpu.readF32(fresh[k])));
+    for (const k of ['params', 'm', 'v'] as const)
+      expect(slotOf(await gpu.readF32(slotted[k]), 1, 2), k).toEqual(Array.from(await gpu.readF32(fresh[k])));
     expect(Array.from((await gpu.readF32(stats)).subarray(8))).toEqual(Array.from(await gpu.readF32(freshStats)));
     releaseGroup(gpu, slotted);
     releaseGroup(gpu, fresh);
     gpu.release(stats, freshStats);
   });
 
-  it('a large gradient in one slot does not change another slot\'s update', async () => {
+  it("a large gradient in one slot does not change another slot's update", async () => {
     const gpu = await testGpu();
     const n = 50;
     const p = f32(randn(2 * n, 7));
@@ -261,7 +316,8 @@ describe('adamw per slot', () => {
     const [sa, sb] = [adamwStats(gpu, 2), adamwStats(gpu, 2)];
     adamwStep(gpu, [a], sa, { ...HP, maxNorm: 0.5 });
     adamwStep(gpu, [b], sb, { ...HP, maxNorm: 0.5 });
-    for (const k of ['params', 'm', 'v'] as const) expect(slotOf(await gpu.readF32(b[k]), 1, 2), k).toEqual(slotOf(await gpu.readF32(a[k]), 1, 2));
+    for (const k of ['params', 'm', 'v'] as const)
+      expect(slotOf(await gpu.readF32(b[k]), 1, 2), k).toEqual(slotOf(await gpu.readF32(a[k]), 1, 2));
     expect(slotOf(await gpu.readF32(b.m), 0, 2)).not.toEqual(slotOf(await gpu.readF32(a.m), 0, 2));
     // one global clip would have shrunk slot 1's gradient by the big slot's norm
     const global = { params: Float64Array.from(p), grads: big, m: new Float64Array(2 * n), v: new Float64Array(2 * n) };

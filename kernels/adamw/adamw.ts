@@ -31,15 +31,32 @@ export interface AdamWHyper {
  * One parameter group: flat f32 tensors of the same element count; grads reuse the params' layout.
  * decay false exempts the group from weight decay in adamwStep (norm weights, biases); default true.
  */
-export interface AdamWGroup { params: Tensor; grads: Tensor; m: Tensor; v: Tensor; decay?: boolean }
+export interface AdamWGroup {
+  params: Tensor;
+  grads: Tensor;
+  m: Tensor;
+  v: Tensor;
+  decay?: boolean;
+}
 
 const code = () => source;
 const adamw = defineKernel({
   name: 'adamw',
   bindings: ['stats', 'params', 'grads', 'm', 'v'],
   uniforms: {
-    n: 'u32', lr: 'f32', beta1: 'f32', beta2: 'f32', eps: 'f32', wd: 'f32', lnb1: 'f32', lnb2: 'f32', maxNorm: 'f32', slots: 'u32', perSlot: 'u32',
-    _p0: 'u32', mask: 'u32[4]',
+    n: 'u32',
+    lr: 'f32',
+    beta1: 'f32',
+    beta2: 'f32',
+    eps: 'f32',
+    wd: 'f32',
+    lnb1: 'f32',
+    lnb2: 'f32',
+    maxNorm: 'f32',
+    slots: 'u32',
+    perSlot: 'u32',
+    _p0: 'u32',
+    mask: 'u32[4]',
   },
   entries: { begin: ['stats'], update: ['stats', 'params', 'grads', 'm', 'v'] },
 });
@@ -61,7 +78,13 @@ export function adamwStats(gpu: Gpu, slots?: number): Tensor {
 function checkStats(op: string, stats: Tensor): number {
   const n = numel(stats.shape);
   const S = n / ADAMW_STATS.size;
-  if (stats.dtype !== 'f32' || !Number.isInteger(S) || S < 1 || S > ADAMW_MAX_SLOTS || (stats.shape.length > 1 && stats.shape[stats.shape.length - 1] !== ADAMW_STATS.size)) {
+  if (
+    stats.dtype !== 'f32' ||
+    !Number.isInteger(S) ||
+    S < 1 ||
+    S > ADAMW_MAX_SLOTS ||
+    (stats.shape.length > 1 && stats.shape[stats.shape.length - 1] !== ADAMW_STATS.size)
+  ) {
     shapeError(op, `stats must be (8) or (S, 8) f32 with S <= ${ADAMW_MAX_SLOTS}, got ${shapeStr(stats)}`);
   }
   return S;
@@ -81,8 +104,18 @@ function uniforms(n: number, hp: AdamWHyper, maxNorm: number, S: number, mask: n
   const b1 = hp.beta1 ?? 0.9;
   const b2 = hp.beta2 ?? 0.999;
   return {
-    n, lr: hp.lr, beta1: b1, beta2: b2, eps: hp.eps ?? 1e-8, wd: hp.weightDecay ?? 0,
-    lnb1: Math.log(b1), lnb2: Math.log(b2), maxNorm, slots: S, perSlot: n / S, mask,
+    n,
+    lr: hp.lr,
+    beta1: b1,
+    beta2: b2,
+    eps: hp.eps ?? 1e-8,
+    wd: hp.weightDecay ?? 0,
+    lnb1: Math.log(b1),
+    lnb2: Math.log(b2),
+    maxNorm,
+    slots: S,
+    perSlot: n / S,
+    mask,
   };
 }
 
@@ -114,8 +147,14 @@ export function adamwBegin(gpu: Gpu, stats: Tensor, grads: readonly Tensor[], ma
 
 function checkGroup(op: string, { params, grads, m, v }: AdamWGroup, S: number): number {
   const n = numel(params.shape);
-  for (const [name, t] of [['params', params], ['grads', grads], ['m', m], ['v', v]] as const) {
-    if (t.dtype !== 'f32' || numel(t.shape) !== n) shapeError(op, `${name} must be f32 with ${n} elements like params ${shapeStr(params)}, got ${shapeStr(t)}`);
+  for (const [name, t] of [
+    ['params', params],
+    ['grads', grads],
+    ['m', m],
+    ['v', v],
+  ] as const) {
+    if (t.dtype !== 'f32' || numel(t.shape) !== n)
+      shapeError(op, `${name} must be f32 with ${n} elements like params ${shapeStr(params)}, got ${shapeStr(t)}`);
   }
   if (n % S !== 0) shapeError(op, `params ${shapeStr(params)} does not split into the ${S} slots of stats`);
   return n;
@@ -151,12 +190,24 @@ export function adamwUpdate(gpu: Gpu, group: AdamWGroup, stats: Tensor, hp: Adam
  * A whole step: each active slot's norm over every group's gradients, then each group's update (its decay
  * flag applied). `active`: the slots that step (default all); the others keep params, moments and stats.
  */
-export function adamwStep(gpu: Gpu, groups: readonly AdamWGroup[], stats: Tensor, hp: AdamWHyper & { maxNorm?: number }, active?: readonly number[]): void {
+export function adamwStep(
+  gpu: Gpu,
+  groups: readonly AdamWGroup[],
+  stats: Tensor,
+  hp: AdamWHyper & { maxNorm?: number },
+  active?: readonly number[],
+): void {
   const S = checkStats('adamwStep', stats); // every check before the first dispatch
   for (const g of groups) checkGroup('adamwStep', g, S);
   checkHyper('adamwStep', hp);
   maskWords('adamwStep', S, active);
-  adamwBegin(gpu, stats, groups.map((g) => g.grads), hp.maxNorm ?? 0, active);
+  adamwBegin(
+    gpu,
+    stats,
+    groups.map((g) => g.grads),
+    hp.maxNorm ?? 0,
+    active,
+  );
   for (const g of groups) adamwUpdate(gpu, g, stats, g.decay === false ? { ...hp, weightDecay: 0 } : hp, active);
 }
 

@@ -7,8 +7,20 @@ import type { Gpu } from '../../src/gpu/gpu.ts';
 import { timeCalls } from '../timing.ts';
 import { attentionBackward, attentionForward } from './attention.ts';
 
-export interface AttentionBenchCase { B: number; T: number; NH: number; NKV: number; HS: number }
-export interface AttentionBenchRow { case: AttentionBenchCase; fwdMs: number; bwdMs: number; fwdGflops: number; bwdGflops: number }
+export interface AttentionBenchCase {
+  B: number;
+  T: number;
+  NH: number;
+  NKV: number;
+  HS: number;
+}
+export interface AttentionBenchRow {
+  case: AttentionBenchCase;
+  fwdMs: number;
+  bwdMs: number;
+  fwdGflops: number;
+  bwdGflops: number;
+}
 
 /** Causal forward FLOPs: QK^T and PV over the lower triangle, 2 * 2 * B * NH * T^2 * HS / 2. */
 export const attentionFwdFlops = (c: AttentionBenchCase): number => (4 * c.B * c.NH * c.T * c.T * c.HS) / 2;

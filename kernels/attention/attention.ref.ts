@@ -21,7 +21,12 @@ export interface AttnDims {
   scale?: number;
 }
 
-interface Geometry { Tcap: number; G: number; scale: number; Tm: number }
+interface Geometry {
+  Tcap: number;
+  G: number;
+  scale: number;
+  Tm: number;
+}
 
 function geometry(d: AttnDims, mask: ArrayLike<number> | null): Geometry {
   return { Tcap: d.Tcap ?? d.Tk, G: d.NH / d.NKV, scale: d.scale ?? 1 / Math.sqrt(d.HS), Tm: mask ? mask.length / d.B : 0 };
@@ -29,7 +34,10 @@ function geometry(d: AttnDims, mask: ArrayLike<number> | null): Geometry {
 
 /** Calls f(b, h, i, p, lse) for every query row with its probabilities (length Tk, 0 where unseen; null: sees no key). */
 function rows(
-  q: ArrayLike<number>, k: ArrayLike<number>, mask: ArrayLike<number> | null, d: AttnDims,
+  q: ArrayLike<number>,
+  k: ArrayLike<number>,
+  mask: ArrayLike<number> | null,
+  d: AttnDims,
   f: (b: number, h: number, i: number, p: Float64Array | null, logZ: number) => void,
 ): void {
   const { Tcap, G, scale, Tm } = geometry(d, mask);
@@ -51,7 +59,10 @@ function rows(
           s[j] = acc * scale;
           mx = Math.max(mx, s[j]);
         }
-        if (mx === -Infinity) { f(b, h, i, null, LSE_MASKED); continue; }
+        if (mx === -Infinity) {
+          f(b, h, i, null, LSE_MASKED);
+          continue;
+        }
         let z = 0;
         for (let j = 0; j < Tk; j++) z += s[j] === -Infinity ? 0 : Math.exp(s[j] - mx);
         const p = new Float64Array(Tk);
@@ -63,7 +74,11 @@ function rows(
 }
 
 export function attentionForwardRef(
-  q: ArrayLike<number>, k: ArrayLike<number>, v: ArrayLike<number>, mask: ArrayLike<number> | null, d: AttnDims,
+  q: ArrayLike<number>,
+  k: ArrayLike<number>,
+  v: ArrayLike<number>,
+  mask: ArrayLike<number> | null,
+  d: AttnDims,
 ): { out: Float64Array; lse: Float64Array } {
   const { Tcap, G } = geometry(d, mask);
   const { B, Tq, Tk, NH, NKV, HS } = d;
@@ -84,8 +99,12 @@ export function attentionForwardRef(
 
 /** Gradients of sum(out * dout) with respect to q, k and v (dk, dv rows >= Tk are 0). */
 export function attentionBackwardRef(
-  dout: ArrayLike<number>, q: ArrayLike<number>, k: ArrayLike<number>, v: ArrayLike<number>,
-  mask: ArrayLike<number> | null, d: AttnDims,
+  dout: ArrayLike<number>,
+  q: ArrayLike<number>,
+  k: ArrayLike<number>,
+  v: ArrayLike<number>,
+  mask: ArrayLike<number> | null,
+  d: AttnDims,
 ): { dq: Float64Array; dk: Float64Array; dv: Float64Array } {
   const { Tcap, G, scale } = geometry(d, mask);
   const { B, Tq, Tk, NH, NKV, HS } = d;

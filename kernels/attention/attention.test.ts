@@ -1,8 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { dot, expectClose, finiteDiff, randn, testGpu } from '../testing.ts';
 import {
-  BACKWARD_CHOICE, FORWARD_CHOICE, LSE_MASKED, attentionBackward, attentionForward, attentionSharedBytes, attentionTiles, backwardName,
-  blockedSharedBytes, blockedUnfit, forwardName, forwardUnfit, parseBackward, parseForward,
+  BACKWARD_CHOICE,
+  FORWARD_CHOICE,
+  LSE_MASKED,
+  attentionBackward,
+  attentionForward,
+  attentionSharedBytes,
+  attentionTiles,
+  backwardName,
+  blockedSharedBytes,
+  blockedUnfit,
+  forwardName,
+  forwardUnfit,
+  parseBackward,
+  parseForward,
 } from './attention.ts';
 import { type AttnDims, attentionBackwardRef, attentionForwardRef } from './attention.ref.ts';
 import type { Gpu } from '../../src/gpu/gpu.ts';
@@ -10,7 +22,15 @@ import type { Gpu } from '../../src/gpu/gpu.ts';
 type MaskKind = 'none' | 'left' | 'right' | 'allpad';
 
 interface Case {
-  B: number; Tq: number; Tk: number; Tcap?: number; NH: number; NKV: number; HS: number; mask: MaskKind; scale?: number;
+  B: number;
+  Tq: number;
+  Tk: number;
+  Tcap?: number;
+  NH: number;
+  NKV: number;
+  HS: number;
+  mask: MaskKind;
+  scale?: number;
   /** NaN in k and v at padding and past Tk (stale cache): must not reach any output. */
   poison?: boolean;
 }
@@ -51,12 +71,23 @@ const name = (c: Case) =>
 const f32 = (a: Float64Array) => Float64Array.from(Float32Array.from(a));
 
 /** A case's q, k, v and mask on the GPU, with their shapes. */
-function uploadCase(gpu: Gpu, c: Case, Tcap: number, q: ArrayLike<number>, k: ArrayLike<number>, v: ArrayLike<number>, mask: Int32Array | null) {
+function uploadCase(
+  gpu: Gpu,
+  c: Case,
+  Tcap: number,
+  q: ArrayLike<number>,
+  k: ArrayLike<number>,
+  v: ArrayLike<number>,
+  mask: Int32Array | null,
+) {
   const qShape = [c.B, c.Tq, c.NH, c.HS];
   const kShape = [c.B, Tcap, c.NKV, c.HS];
   return {
-    qShape, kShape,
-    tq: gpu.upload(q, qShape, 'f32', 'q'), tk: gpu.upload(k, kShape, 'f32', 'k'), tv: gpu.upload(v, kShape, 'f32', 'v'),
+    qShape,
+    kShape,
+    tq: gpu.upload(q, qShape, 'f32', 'q'),
+    tk: gpu.upload(k, kShape, 'f32', 'k'),
+    tv: gpu.upload(v, kShape, 'f32', 'v'),
     tmask: mask ? gpu.upload(mask, [c.B, Tcap], 'i32', 'mask') : undefined,
   };
 }
@@ -71,28 +102,43 @@ describe('attention', () => {
   // thread, one with dq from the stored dS, and 64-key blocks (these fit 32 KiB only at small head sizes).
   // The ':pf' twins (next tile prefetched into registers) must give the same bits as the variant without.
   const BLOCKED = [
-    'blocked:k32x16:q32x16:s1', 'blocked:k16x32w2:q16x32w2:s3:fused', 'blocked:k32x16:q64x32:s2:ds', 'blocked:k64x8w2:q64x16w2:s2',
-    'blocked:k32x16:q32x16:s1:pf', 'blocked:k32x16:q64x32:s2:ds:pf',
+    'blocked:k32x16:q32x16:s1',
+    'blocked:k16x32w2:q16x32w2:s3:fused',
+    'blocked:k32x16:q64x32:s2:ds',
+    'blocked:k64x8w2:q64x16w2:s2',
+    'blocked:k32x16:q32x16:s1:pf',
+    'blocked:k32x16:q64x32:s2:ds:pf',
     // BACKWARD_CHOICE's tiles (which fit 32 KiB at small head sizes only)
-    'blocked:k32x32:q32x32:s4:ds', 'blocked:k32x32:q32x32:s4:ds:pf', 'blocked:k32x32:q32x32:s1:fused:pf',
+    'blocked:k32x32:q32x32:s4:ds',
+    'blocked:k32x32:q32x32:s4:ds:pf',
+    'blocked:k32x32:q32x32:s1:fused:pf',
   ];
   const twinRuns = new Map<string, Float32Array[]>();
   // Each on the cases whose head size it fits within the smallest device here (SwiftShader: 32 KiB of
   // workgroup memory, 256 threads, 12 storage buffers); the others are the fallback test's.
-  const SMALL = { maxComputeWorkgroupStorageSize: 32768, maxComputeInvocationsPerWorkgroup: 256, maxComputeWorkgroupSizeX: 256, maxStorageBuffersPerShaderStage: 12 } as GPUSupportedLimits;
-  const fits = (c: Case, b: string) => blockedUnfit(c.HS, parseBackward(b) as Exclude<ReturnType<typeof parseBackward>, 'v1'>, SMALL) === null;
+  const SMALL = {
+    maxComputeWorkgroupStorageSize: 32768,
+    maxComputeInvocationsPerWorkgroup: 256,
+    maxComputeWorkgroupSizeX: 256,
+    maxStorageBuffersPerShaderStage: 12,
+  } as GPUSupportedLimits;
+  const fits = (c: Case, b: string) =>
+    blockedUnfit(c.HS, parseBackward(b) as Exclude<ReturnType<typeof parseBackward>, 'v1'>, SMALL) === null;
   const runs: Array<[Case, (typeof PATHS)[number], string | undefined]> = [
     ...PATHS.flatMap((p) => CASES.map((c) => [c, p, undefined] as [Case, (typeof PATHS)[number], undefined])),
     ...BLOCKED.flatMap((b) => CASES.filter((c) => fits(c, b)).map((c) => [c, 'tiled', b] as [Case, 'tiled', string])),
   ];
   it('every blocked variant runs on at least three cases here; a variant a device cannot fit is named with the reason', () => {
     for (const b of BLOCKED) expect(CASES.filter((c) => fits(c, b)).length, b).toBeGreaterThanOrEqual(3);
-    expect(blockedUnfit(64, parseBackward('blocked:k64x16:q32x16:s1') as Exclude<ReturnType<typeof parseBackward>, 'v1'>, SMALL)).toMatch(/workgroup memory/);
+    expect(blockedUnfit(64, parseBackward('blocked:k64x16:q32x16:s1') as Exclude<ReturnType<typeof parseBackward>, 'v1'>, SMALL)).toMatch(
+      /workgroup memory/,
+    );
   });
   for (const [c, path, backward] of runs) {
     it(`forward + backward ${backward ?? path} ${name(c)}`, async () => {
       const gpu = await testGpu();
-      if (backward) expect(blockedUnfit(c.HS, parseBackward(backward) as Exclude<ReturnType<typeof parseBackward>, 'v1'>, gpu.limits)).toBeNull();
+      if (backward)
+        expect(blockedUnfit(c.HS, parseBackward(backward) as Exclude<ReturnType<typeof parseBackward>, 'v1'>, gpu.limits)).toBeNull();
       const Tcap = c.Tcap ?? c.Tk;
       const d: AttnDims = { ...c, Tcap };
       const nq = c.B * c.Tq * c.NH * c.HS;
@@ -144,13 +190,17 @@ describe('attention', () => {
         const runs = await Promise.all(got.map((t) => gpu.read(t) as Promise<Float32Array>));
         const other = directRuns.get(name(c));
         if (path === 'direct') directRuns.set(name(c), runs);
-        else if (other) for (const [i, n] of ['out', 'lse', 'dq', 'dk', 'dv'].entries()) expectClose(`${n} regs vs direct`, runs[i], other[i], { atol: 1e-6, rtol: 1e-5 });
+        else if (other)
+          for (const [i, n] of ['out', 'lse', 'dq', 'dk', 'dv'].entries())
+            expectClose(`${n} regs vs direct`, runs[i], other[i], { atol: 1e-6, rtol: 1e-5 });
       }
       if (backward) {
         const got = await Promise.all([dq, dk, dv].map((t) => gpu.read(t) as Promise<Float32Array>));
         const twin = twinRuns.get(`${name(c)} ${backward.replace(/:pf$/, '')}`);
         if (!backward.endsWith(':pf')) twinRuns.set(`${name(c)} ${backward}`, got);
-        else if (twin) for (const [i, n] of ['dq', 'dk', 'dv'].entries()) expect(Array.from(got[i]), `${n} ${backward} vs without pf`).toEqual(Array.from(twin[i]));
+        else if (twin)
+          for (const [i, n] of ['dq', 'dk', 'dv'].entries())
+            expect(Array.from(got[i]), `${n} ${backward} vs without pf`).toEqual(Array.from(twin[i]));
       }
       if (c.Tq === 65) {
         // deterministic: a second backward gives the same bits
@@ -191,10 +241,12 @@ describe('attention', () => {
         expectClose(`out ${f}`, got[0], ref.out, { atol: 2e-6, rtol: 1e-4 });
         expectClose(`lse ${f}`, got[1], ref.lse, { atol: 2e-6, rtol: 1e-5 });
         const first = plain.get('f32x32');
-        if (first) for (const [i, n] of ['out', 'lse'].entries()) expectClose(`${n} ${f} vs f32x32`, got[i], first[i], { atol: 1e-6, rtol: 1e-5 });
+        if (first)
+          for (const [i, n] of ['out', 'lse'].entries()) expectClose(`${n} ${f} vs f32x32`, got[i], first[i], { atol: 1e-6, rtol: 1e-5 });
         if (!f.endsWith(':pf')) plain.set(f, got);
         const twin = plain.get(f.replace(/:pf$/, ''));
-        if (f.endsWith(':pf') && twin) for (const i of [0, 1]) expect(Array.from(got[i]), `${f} vs without pf`).toEqual(Array.from(twin[i]));
+        if (f.endsWith(':pf') && twin)
+          for (const i of [0, 1]) expect(Array.from(got[i]), `${f} vs without pf`).toEqual(Array.from(twin[i]));
         ran++;
       }
       expect(ran).toBeGreaterThanOrEqual(3);
@@ -214,9 +266,24 @@ describe('attention', () => {
     const dout = randn(nq, 14);
     const g = attentionBackwardRef(dout, q, k, v, mask, d);
     const tol = { atol: 1e-8, rtol: 1e-6 };
-    expectClose('dq vs fd', g.dq, finiteDiff((x) => dot(attentionForwardRef(x, k, v, mask, d).out, dout), q), tol);
-    expectClose('dk vs fd', g.dk, finiteDiff((x) => dot(attentionForwardRef(q, x, v, mask, d).out, dout), k), tol);
-    expectClose('dv vs fd', g.dv, finiteDiff((x) => dot(attentionForwardRef(q, k, x, mask, d).out, dout), v), tol);
+    expectClose(
+      'dq vs fd',
+      g.dq,
+      finiteDiff((x) => dot(attentionForwardRef(x, k, v, mask, d).out, dout), q),
+      tol,
+    );
+    expectClose(
+      'dk vs fd',
+      g.dk,
+      finiteDiff((x) => dot(attentionForwardRef(q, x, v, mask, d).out, dout), k),
+      tol,
+    );
+    expectClose(
+      'dv vs fd',
+      g.dv,
+      finiteDiff((x) => dot(attentionForwardRef(q, k, x, mask, d).out, dout), v),
+      tol,
+    );
     const { out, lse } = attentionForwardRef(q, k, v, mask, d);
     expect(lse[0]).toBe(LSE_MASKED); // (b 0, h 0, i 0) sees only padding
     expect(Array.from(out.slice(0, d.HS)).every((x) => x === 0)).toBe(true);
@@ -226,7 +293,10 @@ describe('attention', () => {
     for (const HS of [4, 8, 64, 80, 128, 256]) {
       for (const limit of [16384, 32768]) {
         const t = attentionTiles(HS, limit);
-        if (HS === 256 && limit === 16384) { expect(t).toBeNull(); continue; }
+        if (HS === 256 && limit === 16384) {
+          expect(t).toBeNull();
+          continue;
+        }
         if (!t) throw new Error(`no tiles for HS=${HS} limit=${limit}`);
         const b = attentionSharedBytes(HS, t);
         expect(Math.max(b.fwd, b.dkdv, b.dq), `HS=${HS} limit=${limit}`).toBeLessThanOrEqual(limit);
@@ -235,13 +305,26 @@ describe('attention', () => {
   });
 
   it('backward variants: names round-trip, the choice table parses, blocked tiles fit a 48 KiB device', () => {
-    for (const n of ['v1', 'blocked:k32x32:q32x32:s2:fused', 'blocked:k16x32w2:q64x16:s1', 'blocked:k16x32:q64x16w4:s8', 'blocked:k32x16:q64x32:s2:ds', 'blocked:k32x32:q32x32:s2:ds:pf']) expect(backwardName(parseBackward(n))).toBe(n);
+    for (const n of [
+      'v1',
+      'blocked:k32x32:q32x32:s2:fused',
+      'blocked:k16x32w2:q64x16:s1',
+      'blocked:k16x32:q64x16w4:s8',
+      'blocked:k32x16:q64x32:s2:ds',
+      'blocked:k32x32:q32x32:s2:ds:pf',
+    ])
+      expect(backwardName(parseBackward(n))).toBe(n);
     for (const r of BACKWARD_CHOICE) expect(() => parseBackward(r.variant)).not.toThrow();
     for (const n of ['f32x32', 'f16x64:pf']) expect(forwardName(parseForward(n))).toBe(n);
     for (const r of FORWARD_CHOICE) expect(() => parseForward(r.variant)).not.toThrow();
     expect(() => parseForward('f32')).toThrow(/unknown forward variant/);
     expect(() => parseBackward('blocked:k32')).toThrow(/unknown backward variant/);
-    const lim = { maxComputeWorkgroupStorageSize: 49152, maxComputeInvocationsPerWorkgroup: 1024, maxComputeWorkgroupSizeX: 1024, maxStorageBuffersPerShaderStage: 16 };
+    const lim = {
+      maxComputeWorkgroupStorageSize: 49152,
+      maxComputeInvocationsPerWorkgroup: 1024,
+      maxComputeWorkgroupSizeX: 1024,
+      maxStorageBuffersPerShaderStage: 16,
+    };
     expect(forwardUnfit(64, 4, parseForward('f16x32'), lim)).toBeNull();
     expect(forwardUnfit(64, 4, parseForward('f64x64'), lim)).toMatch(/workgroup memory/);
     expect(forwardUnfit(64, 4, parseForward('f16x6'), lim)).toMatch(/multiple of the 4 threads/);
@@ -249,7 +332,9 @@ describe('attention', () => {
     expect(blockedUnfit(64, v, lim)).toBeNull();
     expect(Math.max(blockedSharedBytes(64, v).dkdv, blockedSharedBytes(64, v).dq)).toBeLessThanOrEqual(49152);
     expect(blockedUnfit(64, v, { ...lim, maxComputeWorkgroupStorageSize: 32768 })).toMatch(/workgroup memory/);
-    expect(blockedUnfit(64, parseBackward('blocked:k32x16:q32x16:s1:fused:ds') as Exclude<ReturnType<typeof parseBackward>, 'v1'>, lim)).toMatch(/cannot be fused/);
+    expect(
+      blockedUnfit(64, parseBackward('blocked:k32x16:q32x16:s1:fused:ds') as Exclude<ReturnType<typeof parseBackward>, 'v1'>, lim),
+    ).toMatch(/cannot be fused/);
     expect(blockedUnfit(80, v, lim)).toMatch(/multiples of HS \/ 4 \/ kW/);
   });
 
@@ -263,13 +348,17 @@ describe('attention', () => {
     const bad = gpu.tensor([1, 4, 3, 8], 'f32', 'bad');
     const fmask = gpu.tensor([1, 4], 'f32', 'mask');
     const before = gpu.dispatchCount;
-    expect(() => attentionForward(gpu, out, lse, q, k, bad)).toThrow(/attentionForward: v must be \(1, 4, 2, 8\) f32, got \[1, 4, 3, 8\] f32/);
+    expect(() => attentionForward(gpu, out, lse, q, k, bad)).toThrow(
+      /attentionForward: v must be \(1, 4, 2, 8\) f32, got \[1, 4, 3, 8\] f32/,
+    );
     expect(() => attentionForward(gpu, out, lse, q, bad, bad)).toThrow(/NH = 4 query heads must be a multiple of NKV = 3/);
     expect(() => attentionForward(gpu, bad, lse, q, k, v)).toThrow(/attentionForward: out must be \(1, 4, 4, 8\) f32/);
     expect(() => attentionForward(gpu, out, lse, q, k, v, { mask: fmask })).toThrow(/mask must be \(1, Tm >= 4\) i32, got \[1, 4\] f32/);
     expect(() => attentionForward(gpu, out, lse, q, k, v, { Tk: 3 })).toThrow(/Tq = 4 positions, more than the Tk = 3 keys/);
     expect(() => attentionForward(gpu, out, lse, q, k, v, { Tk: 5 })).toThrow(/Tk = 5 must be in \[1, 4\]/);
-    expect(() => attentionBackward(gpu, q, bad, v, out, q, k, v, out, lse)).toThrow(/attentionBackward: dk must be \(1, 4, 2, 8\) f32, got \[1, 4, 3, 8\] f32/);
+    expect(() => attentionBackward(gpu, q, bad, v, out, q, k, v, out, lse)).toThrow(
+      /attentionBackward: dk must be \(1, 4, 2, 8\) f32, got \[1, 4, 3, 8\] f32/,
+    );
     expect(gpu.dispatchCount).toBe(before);
     gpu.release(q, k, v, out, lse, bad, fmask);
   });

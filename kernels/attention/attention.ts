@@ -17,8 +17,18 @@ import directSource from './direct.wgsl';
 import regsSource from './regs.wgsl';
 import realRangeSource from './real-range.wgsl';
 import {
-  type BackwardVariant, type BlockedBackward, type ForwardVariant, backwardChoice, backwardName, blockedUnfit, forwardChoice, forwardName,
-  forwardSharedBytes, forwardUnfit, parseBackward, parseForward,
+  type BackwardVariant,
+  type BlockedBackward,
+  type ForwardVariant,
+  backwardChoice,
+  backwardName,
+  blockedUnfit,
+  forwardChoice,
+  forwardName,
+  forwardSharedBytes,
+  forwardUnfit,
+  parseBackward,
+  parseForward,
 } from './variants.ts';
 
 export { LSE_MASKED };
@@ -61,7 +71,14 @@ export type AttentionPath = 'tiled' | 'direct' | 'regs';
 
 /** The uniforms of every attention module (struct Params). */
 const UNIFORMS = {
-  B: 'u32', Tq: 'u32', Tk: 'u32', Tcap: 'u32', NH: 'u32', NKV: 'u32', G: 'u32', Tm: 'u32',
+  B: 'u32',
+  Tq: 'u32',
+  Tk: 'u32',
+  Tcap: 'u32',
+  NH: 'u32',
+  NKV: 'u32',
+  G: 'u32',
+  Tm: 'u32',
   scale2: 'f32', // scale * log2(e)
   scale: 'f32',
   hasMask: 'u32', // 0: every key is real (mask is a dummy binding)
@@ -70,11 +87,23 @@ const UNIFORMS = {
 
 /** The WGSL types of attention's bindings; layouts in attention.wgsl's header. */
 const TYPES = {
-  q: 'read array<vec4f>', k: 'read array<vec4f>', v: 'read array<vec4f>', mask: 'read array<i32>',
-  out: 'read_write array<vec4f>', lse: 'read_write array<f32>', dout: 'read array<vec4f>', ld: 'read_write array<vec2f>',
-  dq: 'read_write array<vec4f>', dk: 'read_write array<vec4f>', dv: 'read_write array<vec4f>',
-  pk: 'read_write array<vec4f>', pv: 'read_write array<vec4f>', dsg: 'read_write array<f32>',
-  pml: 'read_write array<vec2f>', pacc: 'read_write array<vec4f>', klen: 'read array<i32>',
+  q: 'read array<vec4f>',
+  k: 'read array<vec4f>',
+  v: 'read array<vec4f>',
+  mask: 'read array<i32>',
+  out: 'read_write array<vec4f>',
+  lse: 'read_write array<f32>',
+  dout: 'read array<vec4f>',
+  ld: 'read_write array<vec2f>',
+  dq: 'read_write array<vec4f>',
+  dk: 'read_write array<vec4f>',
+  dv: 'read_write array<vec4f>',
+  pk: 'read_write array<vec4f>',
+  pv: 'read_write array<vec4f>',
+  dsg: 'read_write array<f32>',
+  pml: 'read_write array<vec2f>',
+  pacc: 'read_write array<vec4f>',
+  klen: 'read array<i32>',
 } as const;
 
 /** attention.wgsl (tiled), direct.wgsl and regs.wgsl. */
@@ -138,14 +167,24 @@ export function decodeChunk(HS: number, limit: number): number | null {
   return null;
 }
 
-interface DecodePrograms { partial: KernelProgram<'decodePartial'>; combine: KernelProgram<'decodeCombine'>; CH: number }
+interface DecodePrograms {
+  partial: KernelProgram<'decodePartial'>;
+  combine: KernelProgram<'decodeCombine'>;
+  CH: number;
+}
 const decodeProgramsFor = programFactory(
   (gpu: Gpu, HS: number, tkGpu: boolean) => `${HS}:${gpu.limits.maxComputeWorkgroupStorageSize}:${tkGpu}`,
   (gpu: Gpu, HS: number, tkGpu: boolean): DecodePrograms | null => {
     const CH = decodeChunk(HS, gpu.limits.maxComputeWorkgroupStorageSize);
     if (CH === null) return null;
     const code = () =>
-      fillTemplate(decodeSource, { HEADER: decode.header(), HS4: String(HS / 4), CH: String(CH), RMAX: String(DECODE_RMAX), TK: tkGpu ? 'u32(klen[0]) + u.Tq' : 'u.Tk' });
+      fillTemplate(decodeSource, {
+        HEADER: decode.header(),
+        HS4: String(HS / 4),
+        CH: String(CH),
+        RMAX: String(DECODE_RMAX),
+        TK: tkGpu ? 'u32(klen[0]) + u.Tq' : 'u.Tk',
+      });
     const key = `attention:decode:hs${HS}:c${CH}:r${DECODE_RMAX}${tkGpu ? ':tkgpu' : ''}`;
     return { partial: decode.program(key, code, 'decodePartial'), combine: decode.program(key, code, 'decodeCombine'), CH };
   },
@@ -155,11 +194,14 @@ const decodeProgramsFor = programFactory(
 export interface AttentionTiles {
   lanes: number;
   /** forward: query rows per workgroup, keys per tile */
-  fBR: number; fBC: number;
+  fBR: number;
+  fBC: number;
   /** dk/dv: keys per workgroup, query rows per tile */
-  kBK: number; kBQ: number;
+  kBK: number;
+  kBQ: number;
   /** dq: query rows per workgroup, keys per tile */
-  qBR: number; qBC: number;
+  qBR: number;
+  qBC: number;
 }
 
 const VEC4 = 16;
@@ -179,7 +221,16 @@ export function attentionTiles(HS: number, limit: number, maxThreads = 256): Att
   const HS4 = HS / 4;
   const lanes = HS4 % 4 === 0 ? 4 : HS4 % 2 === 0 ? 2 : 1;
   const rows = 128 / lanes; // 128 threads for any head size
-  const pairs: Array<[number, number]> = [[rows, 32], [rows, 16], [rows, 8], [32, 16], [16, 16], [16, 8], [8, 8], [4, 4]];
+  const pairs: Array<[number, number]> = [
+    [rows, 32],
+    [rows, 16],
+    [rows, 8],
+    [32, 16],
+    [16, 16],
+    [16, 8],
+    [8, 8],
+    [4, 4],
+  ];
   const pick = (bytes: (a: number, b: number) => number): [number, number] | null => {
     for (const [a, b] of pairs) if (a * lanes <= maxThreads && bytes(a, b) <= limit) return [a, b];
     return null;
@@ -196,7 +247,10 @@ export function attentionTiles(HS: number, limit: number, maxThreads = 256): Att
 const withRealRange = (code: string): string => `${code}\n${realRangeSource}`;
 
 interface AttentionPrograms {
-  fwd: KernelProgram<'forward'>; prep: KernelProgram<'backwardPrep'>; dkdv: KernelProgram<'backwardDkDv'>; dq: KernelProgram<'backwardDq'>;
+  fwd: KernelProgram<'forward'>;
+  prep: KernelProgram<'backwardPrep'>;
+  dkdv: KernelProgram<'backwardDkDv'>;
+  dq: KernelProgram<'backwardDq'>;
   tiles: AttentionTiles;
 }
 const attentionPrograms = programFactory(
@@ -210,9 +264,13 @@ const attentionPrograms = programFactory(
         HEADER: main.header(),
         HS4: String(HS / 4),
         LANES: String(t.lanes),
-        F_BR: String(t.fBR), F_BC: String(t.fBC), F_PF: 'false',
-        K_BK: String(t.kBK), K_BQ: String(t.kBQ),
-        Q_BR: String(t.qBR), Q_BC: String(t.qBC),
+        F_BR: String(t.fBR),
+        F_BC: String(t.fBC),
+        F_PF: 'false',
+        K_BK: String(t.kBK),
+        K_BQ: String(t.kBQ),
+        Q_BR: String(t.qBR),
+        Q_BC: String(t.qBC),
       });
     const key = `attention:hs${HS}:f${t.fBR}x${t.fBC}:k${t.kBK}x${t.kBQ}:q${t.qBR}x${t.qBC}`;
     return {
@@ -227,22 +285,32 @@ const attentionPrograms = programFactory(
 
 /** The forward of a ForwardVariant (attention.wgsl with its tiles; the other entry points' tiles as attentionTiles). */
 const forwardPrograms = programFactory(
-  (gpu: Gpu, HS: number, v: ForwardVariant) => `${HS}:${forwardName(v)}:${gpu.limits.maxComputeWorkgroupStorageSize}:${gpu.limits.maxComputeInvocationsPerWorkgroup}`,
+  (gpu: Gpu, HS: number, v: ForwardVariant) =>
+    `${HS}:${forwardName(v)}:${gpu.limits.maxComputeWorkgroupStorageSize}:${gpu.limits.maxComputeInvocationsPerWorkgroup}`,
   (gpu: Gpu, HS: number, v: ForwardVariant): KernelProgram<'forward'> => {
     const t = attentionPrograms(gpu, HS).tiles;
     const code = () =>
       fillTemplate(withRealRange(source), {
-        HEADER: main.header(), HS4: String(HS / 4), LANES: String(t.lanes),
-        F_BR: String(v.fBR), F_BC: String(v.fBC), F_PF: String(v.pf),
-        K_BK: String(t.kBK), K_BQ: String(t.kBQ), Q_BR: String(t.qBR), Q_BC: String(t.qBC),
+        HEADER: main.header(),
+        HS4: String(HS / 4),
+        LANES: String(t.lanes),
+        F_BR: String(v.fBR),
+        F_BC: String(v.fBC),
+        F_PF: String(v.pf),
+        K_BK: String(t.kBK),
+        K_BQ: String(t.kBQ),
+        Q_BR: String(t.qBR),
+        Q_BC: String(t.qBC),
       });
     return main.program(`attention:hs${HS}:${forwardName(v)}`, code, 'forward');
   },
 );
 
 interface BlockedPrograms {
-  dkdv: KernelProgram<'backwardDkDvBlocked'>; reduce: KernelProgram<'backwardDkDvReduce'>;
-  dq: KernelProgram<'backwardDqBlocked'>; dqFromDs: KernelProgram<'backwardDqFromDs'>;
+  dkdv: KernelProgram<'backwardDkDvBlocked'>;
+  reduce: KernelProgram<'backwardDkDvReduce'>;
+  dq: KernelProgram<'backwardDqBlocked'>;
+  dqFromDs: KernelProgram<'backwardDqFromDs'>;
 }
 
 const DS_STORE = [
@@ -273,13 +341,19 @@ const blockedPrograms = programFactory(
       fillTemplate(withRealRange(backwardSource), {
         HEADER: blocked.header(),
         HS4: String(HS / 4),
-        K_BK: String(v.kBK), K_BQ: String(v.kBQ), K_W: String(v.kW),
-        Q_BR: String(v.qBR), Q_BC: String(v.qBC), Q_W: String(v.qW),
+        K_BK: String(v.kBK),
+        K_BQ: String(v.kBQ),
+        K_W: String(v.kW),
+        Q_BR: String(v.qBR),
+        Q_BC: String(v.qBC),
+        Q_W: String(v.qW),
         PREP: prep.map((l) => `    ${l}`).join('\n'),
         DS_STORE: v.ds ? DS_STORE.map((l) => `      ${l}`).join('\n') : '',
         PF: String(Boolean(v.pf)),
       });
-    const key = `attention:bwd:hs${HS}:${backwardName({ ...v, split: 1 }).slice('blocked:'.length).replace(':s1', '')}`;
+    const key = `attention:bwd:hs${HS}:${backwardName({ ...v, split: 1 })
+      .slice('blocked:'.length)
+      .replace(':s1', '')}`;
     return {
       dkdv: blocked.program(key, code, 'backwardDkDvBlocked'),
       reduce: blocked.program(key, code, 'backwardDkDvReduce'),
@@ -290,72 +364,121 @@ const blockedPrograms = programFactory(
 );
 
 /** The barrier-free kernels of direct.wgsl, for CPU adapters (Gpu.cpu). */
-const directPrograms = programFactory((HS: number) => `${HS}`, (HS: number) => {
-  const key = `attention:direct:hs${HS}`;
-  const code = () => fillTemplate(directSource, { HEADER: main.header(), HS4: String(HS / 4) });
-  return {
-    fwd: main.program(key, code, 'forwardDirect'),
-    dkdv: main.program(key, code, 'backwardDkDvDirect'),
-    dq: main.program(key, code, 'backwardDqDirect'),
-  };
-});
+const directPrograms = programFactory(
+  (HS: number) => `${HS}`,
+  (HS: number) => {
+    const key = `attention:direct:hs${HS}`;
+    const code = () => fillTemplate(directSource, { HEADER: main.header(), HS4: String(HS / 4) });
+    return {
+      fwd: main.program(key, code, 'forwardDirect'),
+      dkdv: main.program(key, code, 'backwardDkDvDirect'),
+      dq: main.program(key, code, 'backwardDqDirect'),
+    };
+  },
+);
 
 /** Generates regs.wgsl for head size HS: every loop over the HS / 4 vec4s of a row unrolled. */
 export function regsSourceOf(HS: number): string {
   const n = HS / 4;
   const ds = Array.from({ length: n }, (_, d) => d);
   const ind = (w: number, lines: string[]) => lines.map((l) => ' '.repeat(w) + l).join('\n');
-  const dot = (x: string, y: string) => [`var ${x}${y}4 = ${x}0 * ${y}0;`, ...ds.slice(1).map((d) => `${x}${y}4 = fma(${x}${d}, ${y}${d}, ${x}${y}4);`)];
+  const dot = (x: string, y: string) => [
+    `var ${x}${y}4 = ${x}0 * ${y}0;`,
+    ...ds.slice(1).map((d) => `${x}${y}4 = fma(${x}${d}, ${y}${d}, ${x}${y}4);`),
+  ];
   const load = (name: string, buf: string, base: string) => ds.map((d) => `let ${name}${d} = ${buf}[${base} + ${d}u];`);
   return fillTemplate(regsSource, {
     HEADER: main.header(),
     HS4: String(n),
     FWD_INIT: ind(2, [...load('q', 'q', 'qb'), ...ds.map((d) => `var o${d} = vec4f(0.0);`)]),
     FWD_SCORE: ind(4, [...load('k', 'k', 'kb'), ...dot('q', 'k'), 'let s = hsum(qk4) * u.scale2;']),
-    FWD_ACC: ind(4, ds.map((d) => `o${d} = fma(vec4f(p), v[kb + ${d}u], o${d} * alpha);`)),
-    FWD_STORE: ind(2, ds.map((d) => `out[qb + ${d}u] = o${d} * inv;`)),
+    FWD_ACC: ind(
+      4,
+      ds.map((d) => `o${d} = fma(vec4f(p), v[kb + ${d}u], o${d} * alpha);`),
+    ),
+    FWD_STORE: ind(
+      2,
+      ds.map((d) => `out[qb + ${d}u] = o${d} * inv;`),
+    ),
     // D = rowsum(dout * out) of the thread's own query row, as direct.wgsl's rowLd.
     DQ_INIT: ind(2, [
-      ...load('q', 'q', 'qb'), ...load('e', 'dout', 'qb'), ...load('f', 'out', 'qb'), ...dot('e', 'f'), 'let D = hsum(ef4);',
+      ...load('q', 'q', 'qb'),
+      ...load('e', 'dout', 'qb'),
+      ...load('f', 'out', 'qb'),
+      ...dot('e', 'f'),
+      'let D = hsum(ef4);',
       ...ds.map((d) => `var g${d} = vec4f(0.0);`),
     ]),
     DQ_KEY: ind(4, [
-      ...load('k', 'k', 'kb'), ...load('w', 'v', 'kb'), ...dot('q', 'k'), ...dot('e', 'w'),
+      ...load('k', 'k', 'kb'),
+      ...load('w', 'v', 'kb'),
+      ...dot('q', 'k'),
+      ...dot('e', 'w'),
       'let p = exp2(hsum(qk4) * u.scale2 - L2);',
       'let ds = p * (hsum(ew4) - D);',
       ...ds.map((d) => `g${d} = fma(vec4f(ds), k${d}, g${d});`),
     ]),
-    DQ_STORE: ind(2, ds.map((d) => `dq[qb + ${d}u] = g${d} * u.scale;`)),
-    KV_INIT: ind(2, ds.flatMap((d) => [`var gk${d} = vec4f(0.0);`, `var gv${d} = vec4f(0.0);`])),
+    DQ_STORE: ind(
+      2,
+      ds.map((d) => `dq[qb + ${d}u] = g${d} * u.scale;`),
+    ),
+    KV_INIT: ind(
+      2,
+      ds.flatMap((d) => [`var gk${d} = vec4f(0.0);`, `var gv${d} = vec4f(0.0);`]),
+    ),
     KV_LOAD: ind(4, [...load('k', 'k', 'kb'), ...load('w', 'v', 'kb')]),
     KV_QUERY: ind(8, [
-      ...load('q', 'q', 'qb'), ...load('e', 'dout', 'qb'), ...load('f', 'out', 'qb'), ...dot('e', 'f'), ...dot('q', 'k'), ...dot('e', 'w'),
+      ...load('q', 'q', 'qb'),
+      ...load('e', 'dout', 'qb'),
+      ...load('f', 'out', 'qb'),
+      ...dot('e', 'f'),
+      ...dot('q', 'k'),
+      ...dot('e', 'w'),
       'let p = exp2(hsum(qk4) * u.scale2 - lse2(b, h, i));',
       'let ds = p * (hsum(ew4) - hsum(ef4));',
       ...ds.flatMap((d) => [`gv${d} = fma(vec4f(p), e${d}, gv${d});`, `gk${d} = fma(vec4f(ds), q${d}, gk${d});`]),
     ]),
-    KV_STORE: ind(2, ds.flatMap((d) => [`dk[kb + ${d}u] = gk${d} * u.scale;`, `dv[kb + ${d}u] = gv${d};`])),
+    KV_STORE: ind(
+      2,
+      ds.flatMap((d) => [`dk[kb + ${d}u] = gk${d} * u.scale;`, `dv[kb + ${d}u] = gv${d};`]),
+    ),
   });
 }
 
-const regsPrograms = programFactory((HS: number) => `${HS}`, (HS: number) => {
-  const key = `attention:regs:hs${HS}`;
-  const code = () => regsSourceOf(HS);
-  return {
-    fwd: main.program(key, code, 'forwardRegs'),
-    dkdv: main.program(key, code, 'backwardDkDvRegs'),
-    dq: main.program(key, code, 'backwardDqRegs'),
-  };
-});
+const regsPrograms = programFactory(
+  (HS: number) => `${HS}`,
+  (HS: number) => {
+    const key = `attention:regs:hs${HS}`;
+    const code = () => regsSourceOf(HS);
+    return {
+      fwd: main.program(key, code, 'forwardRegs'),
+      dkdv: main.program(key, code, 'backwardDkDvRegs'),
+      dq: main.program(key, code, 'backwardDqRegs'),
+    };
+  },
+);
 
-interface Dims { B: number; Tq: number; Tk: number; Tcap: number; NH: number; NKV: number; HS: number; Tm: number; scale: number }
+interface Dims {
+  B: number;
+  Tq: number;
+  Tk: number;
+  Tcap: number;
+  NH: number;
+  NKV: number;
+  HS: number;
+  Tm: number;
+  scale: number;
+}
 
 const dummyMasks = new WeakMap<Gpu, Tensor>();
 /** The mask to bind: the caller's, or a one-element stand-in the kernels never read (u.hasMask = 0). */
 function maskOf(gpu: Gpu, opts: AttentionOptions): Tensor {
   if (opts.mask) return opts.mask;
   let t = dummyMasks.get(gpu);
-  if (!t) { t = gpu.upload([1], [1], 'i32', 'attention.nomask'); dummyMasks.set(gpu, t); }
+  if (!t) {
+    t = gpu.upload([1], [1], 'i32', 'attention.nomask');
+    dummyMasks.set(gpu, t);
+  }
   return t;
 }
 
@@ -375,7 +498,8 @@ function attentionDims(op: string, q: Tensor, k: Tensor, v: Tensor, opts: Attent
   const [Bk, Tcap, NKV, HSk] = k.shape;
   if (Bk !== B || HSk !== HS) shapeError(op, `k must be (${B}, Tk, NKV, ${HS}) f32 to match q ${shapeStr(q)}, got ${shapeStr(k)}`);
   expectShape(op, 'v', v, [B, Tcap, NKV, HS]);
-  if (NKV < 1 || NH % NKV !== 0) shapeError(op, `NH = ${NH} query heads must be a multiple of NKV = ${NKV} kv heads (q ${shapeStr(q)}, k ${shapeStr(k)})`);
+  if (NKV < 1 || NH % NKV !== 0)
+    shapeError(op, `NH = ${NH} query heads must be a multiple of NKV = ${NKV} kv heads (q ${shapeStr(q)}, k ${shapeStr(k)})`);
   if (HS % 4 !== 0 || HS < 4 || HS > 256) shapeError(op, `head size HS = ${HS} must be a multiple of 4 in [4, 256] (q ${shapeStr(q)})`);
   const Tk = opts.Tk ?? Tcap;
   if (!Number.isInteger(Tk) || Tk < 1 || Tk > Tcap) shapeError(op, `Tk = ${Tk} must be in [1, ${Tcap}] (the time dim of k ${shapeStr(k)})`);
@@ -392,8 +516,18 @@ function attentionDims(op: string, q: Tensor, k: Tensor, v: Tensor, opts: Attent
 }
 
 const uniforms = (d: Dims, NS = 0) => ({
-  B: d.B, Tq: d.Tq, Tk: d.Tk, Tcap: d.Tcap, NH: d.NH, NKV: d.NKV, G: d.NH / d.NKV, Tm: d.Tm, scale2: d.scale * Math.LOG2E, scale: d.scale,
-  hasMask: d.Tm > 0 ? 1 : 0, NS,
+  B: d.B,
+  Tq: d.Tq,
+  Tk: d.Tk,
+  Tcap: d.Tcap,
+  NH: d.NH,
+  NKV: d.NKV,
+  G: d.NH / d.NKV,
+  Tm: d.Tm,
+  scale2: d.scale * Math.LOG2E,
+  scale: d.scale,
+  hasMask: d.Tm > 0 ? 1 : 0,
+  NS,
 });
 
 /**
@@ -410,9 +544,14 @@ export function attentionForward(gpu: Gpu, out: Tensor, lse: Tensor, q: Tensor, 
   const path = opts.path ?? defaultPath(gpu);
   const direct = path !== 'tiled';
   const tkGpu = opts.TkGpu;
-  if (tkGpu && (tkGpu.dtype !== 'i32' || tkGpu.shape.length !== 1 || tkGpu.shape[0] !== 1)) shapeError(op, `TkGpu must be (1) i32, got ${shapeStr(tkGpu)}`);
+  if (tkGpu && (tkGpu.dtype !== 'i32' || tkGpu.shape.length !== 1 || tkGpu.shape[0] !== 1))
+    shapeError(op, `TkGpu must be (1) i32, got ${shapeStr(tkGpu)}`);
   if (opts.split ?? (fits && !direct)) {
-    if (!fits) shapeError(op, `split: the decode path takes Tq <= ${DECODE_TQ} and Tq * NH / NKV <= ${DECODE_RMAX} rows per kv head, got Tq = ${d.Tq}, ${R} rows`);
+    if (!fits)
+      shapeError(
+        op,
+        `split: the decode path takes Tq <= ${DECODE_TQ} and Tq * NH / NKV <= ${DECODE_RMAX} rows per kv head, got Tq = ${d.Tq}, ${R} rows`,
+      );
     const dp = decodeProgramsFor(gpu, d.HS, Boolean(tkGpu));
     if (dp) {
       decodeForward(gpu, dp, out, lse, q, k, v, opts, d);
@@ -449,7 +588,8 @@ type BackwardLimits = Parameters<typeof blockedUnfit>[2] & Pick<GPUSupportedLimi
  */
 function settleBackward(v: BackwardVariant, dsBytes: number, HS: number, limits: BackwardLimits): BackwardVariant {
   if (v === 'v1') return v;
-  const fits = v.ds && dsBytes > Math.min(DS_SCRATCH_MAX, limits.maxStorageBufferBindingSize, limits.maxBufferSize) ? { ...v, ds: false } : v;
+  const fits =
+    v.ds && dsBytes > Math.min(DS_SCRATCH_MAX, limits.maxStorageBufferBindingSize, limits.maxBufferSize) ? { ...v, ds: false } : v;
   return blockedUnfit(HS, fits, limits) === null ? fits : 'v1';
 }
 
@@ -458,7 +598,10 @@ function settleBackward(v: BackwardVariant, dsBytes: number, HS: number, limits:
  * queries and keys) on a device, with the choices it makes: the tiled path's ld, and the blocked variant's
  * split partials of dk and dv and its dS scratch. For a memory plan of what a training step holds at once.
  */
-export function backwardScratch(d: { B: number; NH: number; NKV: number; T: number; HS: number }, device: { cpu: boolean; limits: BackwardLimits }): number[] {
+export function backwardScratch(
+  d: { B: number; NH: number; NKV: number; T: number; HS: number },
+  device: { cpu: boolean; limits: BackwardLimits },
+): number[] {
   if (device.cpu) return []; // the direct and register paths (defaultPath) take none
   const dsBytes = d.B * d.NH * d.T * d.T * 4;
   const variant = settleBackward(backwardChoice(d.T, d.HS), dsBytes, d.HS, device.limits);
@@ -471,14 +614,27 @@ export function backwardScratch(d: { B: number; NH: number; NKV: number; T: numb
 
 /** The split-K forward: partial (max, sum, acc) per chunk of keys, then their combination. */
 function decodeForward(
-  gpu: Gpu, p: DecodePrograms, out: Tensor, lse: Tensor, q: Tensor, k: Tensor, v: Tensor, opts: AttentionOptions, d: Dims,
+  gpu: Gpu,
+  p: DecodePrograms,
+  out: Tensor,
+  lse: Tensor,
+  q: Tensor,
+  k: Tensor,
+  v: Tensor,
+  opts: AttentionOptions,
+  d: Dims,
 ): void {
   const NS = Math.ceil((opts.TkGpu ? d.Tcap : d.Tk) / p.CH);
   const R = d.Tq * (d.NH / d.NKV);
   const u = uniforms(d, NS);
   const pml = gpu.tensor([d.B, d.NKV, NS, R, 2], 'f32', 'attention.pml');
   const pacc = gpu.tensor([d.B, d.NKV, NS, R, d.HS], 'f32', 'attention.pacc');
-  decode.run(gpu, { program: p.partial, bindings: { q, k, v, mask: maskOf(gpu, opts), pml, pacc, klen: opts.TkGpu }, uniforms: u, workgroups: [NS, d.NKV, d.B] });
+  decode.run(gpu, {
+    program: p.partial,
+    bindings: { q, k, v, mask: maskOf(gpu, opts), pml, pacc, klen: opts.TkGpu },
+    uniforms: u,
+    workgroups: [NS, d.NKV, d.B],
+  });
   decode.run(gpu, {
     program: p.combine,
     bindings: { out, lse, pml, pacc },
@@ -496,7 +652,16 @@ export const DS_SCRATCH_MAX = 512 * 2 ** 20;
  * accumulated; dk/dv rows >= Tk are 0. Uses the forward's out and lse; deterministic (no atomics).
  */
 export function attentionBackward(
-  gpu: Gpu, dq: Tensor, dk: Tensor, dv: Tensor, dout: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor,
+  gpu: Gpu,
+  dq: Tensor,
+  dk: Tensor,
+  dv: Tensor,
+  dout: Tensor,
+  q: Tensor,
+  k: Tensor,
+  v: Tensor,
+  out: Tensor,
+  lse: Tensor,
   opts: AttentionOptions = {},
 ): void {
   const op = 'attentionBackward';
@@ -514,8 +679,18 @@ export function attentionBackward(
   if (path !== 'tiled') {
     const p = (path === 'regs' ? regsPrograms : directPrograms)(d.HS);
     const mask = maskOf(gpu, opts);
-    main.run(gpu, { program: p.dkdv, bindings: { q, k, v, mask, out, lse, dout, dk, dv }, uniforms: u, workgroups: grid1d(Math.ceil((d.B * d.Tcap * d.NKV) / 64)) });
-    main.run(gpu, { program: p.dq, bindings: { q, k, v, mask, out, lse, dout, dq }, uniforms: u, workgroups: grid1d(Math.ceil((d.B * d.Tq * d.NH) / 64)) });
+    main.run(gpu, {
+      program: p.dkdv,
+      bindings: { q, k, v, mask, out, lse, dout, dk, dv },
+      uniforms: u,
+      workgroups: grid1d(Math.ceil((d.B * d.Tcap * d.NKV) / 64)),
+    });
+    main.run(gpu, {
+      program: p.dq,
+      bindings: { q, k, v, mask, out, lse, dout, dq },
+      uniforms: u,
+      workgroups: grid1d(Math.ceil((d.B * d.Tq * d.NH) / 64)),
+    });
     return;
   }
   const p = attentionPrograms(gpu, d.HS);
@@ -550,7 +725,19 @@ export function attentionBackward(
   gpu.release(ld);
 }
 
-interface BackwardTensors { dq: Tensor; dk: Tensor; dv: Tensor; dout: Tensor; q: Tensor; k: Tensor; v: Tensor; out: Tensor; lse: Tensor; ld: Tensor; mask: Tensor }
+interface BackwardTensors {
+  dq: Tensor;
+  dk: Tensor;
+  dv: Tensor;
+  dout: Tensor;
+  q: Tensor;
+  k: Tensor;
+  v: Tensor;
+  out: Tensor;
+  lse: Tensor;
+  ld: Tensor;
+  mask: Tensor;
+}
 
 /** The blocked backward: [prep,] dq (which computes ld when fused), dk/dv [, the sum of its splits]; with ds: prep, dk/dv (storing dS) [, sum], dq. */
 function blockedBackward(gpu: Gpu, v1: AttentionPrograms, v: BlockedBackward, d: Dims, t: BackwardTensors): void {
@@ -558,13 +745,28 @@ function blockedBackward(gpu: Gpu, v1: AttentionPrograms, v: BlockedBackward, d:
   const u = uniforms(d, v.split);
   const R = d.Tq * (d.NH / d.NKV);
   if (!v.fusePrep) {
-    main.run(gpu, { program: v1.prep, bindings: { out: t.out, lse: t.lse, dout: t.dout, ld: t.ld }, uniforms: u, workgroups: grid1d(Math.ceil((d.B * d.Tq * d.NH) / 64)) });
+    main.run(gpu, {
+      program: v1.prep,
+      bindings: { out: t.out, lse: t.lse, dout: t.dout, ld: t.ld },
+      uniforms: u,
+      workgroups: grid1d(Math.ceil((d.B * d.Tq * d.NH) / 64)),
+    });
   }
   const dqGrid: [number, number, number] = [Math.ceil(R / v.qBR), d.NKV, d.B];
   if (!v.ds) {
     blocked.run(gpu, {
       program: p.dq,
-      bindings: { q: t.q, k: t.k, v: t.v, mask: t.mask, out: v.fusePrep ? t.out : null, lse: v.fusePrep ? t.lse : null, dout: t.dout, ld: t.ld, dq: t.dq },
+      bindings: {
+        q: t.q,
+        k: t.k,
+        v: t.v,
+        mask: t.mask,
+        out: v.fusePrep ? t.out : null,
+        lse: v.fusePrep ? t.lse : null,
+        dout: t.dout,
+        ld: t.ld,
+        dq: t.dq,
+      },
       uniforms: u,
       workgroups: dqGrid,
     });
@@ -589,7 +791,12 @@ function blockedBackward(gpu: Gpu, v1: AttentionPrograms, v: BlockedBackward, d:
     gpu.release(pk, pv);
   }
   if (ds) {
-    blocked.run(gpu, { program: p.dqFromDs, bindings: { k: t.k, v: t.v, mask: t.mask, dq: t.dq, dsg: ds }, uniforms: u, workgroups: dqGrid });
+    blocked.run(gpu, {
+      program: p.dqFromDs,
+      bindings: { k: t.k, v: t.v, mask: t.mask, dq: t.dq, dsg: ds },
+      uniforms: u,
+      workgroups: dqGrid,
+    });
     gpu.release(ds);
   }
 }

@@ -5,7 +5,16 @@ import { expectClose, randn, testGpu } from '../testing.ts';
 import { DECODE_RMAX, LSE_MASKED, attentionForward, decodeChunk, decodeSharedBytes } from './attention.ts';
 import { type AttnDims, attentionForwardRef } from './attention.ref.ts';
 
-interface Case { B: number; Tq: number; Tk: number; Tcap: number; NH: number; NKV: number; HS: number; pad: 'none' | 'left' | 'right' | 'allpad' }
+interface Case {
+  B: number;
+  Tq: number;
+  Tk: number;
+  Tcap: number;
+  NH: number;
+  NKV: number;
+  HS: number;
+  pad: 'none' | 'left' | 'right' | 'allpad';
+}
 
 const CASES: Case[] = [
   ...[1, 7, 64, 65, 130].map((Tk): Case => ({ B: 2, Tq: 1, Tk, Tcap: Tk + 3, NH: 9, NKV: 3, HS: 64, pad: 'left' })),

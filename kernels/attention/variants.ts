@@ -7,14 +7,21 @@ const VEC4 = 16;
 /** Bytes of the workgroup range of real keys (two atomics and their uniform copy) each tiled kernel keeps. */
 const RANGE_BYTES = 16;
 
-type Limits = Pick<GPUSupportedLimits, 'maxComputeWorkgroupStorageSize' | 'maxComputeInvocationsPerWorkgroup' | 'maxComputeWorkgroupSizeX' | 'maxStorageBuffersPerShaderStage'>;
+type Limits = Pick<
+  GPUSupportedLimits,
+  'maxComputeWorkgroupStorageSize' | 'maxComputeInvocationsPerWorkgroup' | 'maxComputeWorkgroupSizeX' | 'maxStorageBuffersPerShaderStage'
+>;
 
 /**
  * A forward of the tiled path (attention.wgsl's `forward`): fBR query rows (of the G heads sharing a kv
  * head) per workgroup, fBC keys per streamed tile, and `pf`: the next K/V tile loaded into registers before
  * the current one's math. Smaller fBR: more workgroups for short sequences.
  */
-export interface ForwardVariant { fBR: number; fBC: number; pf: boolean }
+export interface ForwardVariant {
+  fBR: number;
+  fBC: number;
+  pf: boolean;
+}
 
 /** 'f<BR>x<BC>[:pf]'. */
 export const forwardName = (v: ForwardVariant): string => `f${v.fBR}x${v.fBC}${v.pf ? ':pf' : ''}`;
@@ -35,7 +42,8 @@ export function forwardUnfit(HS: number, lanes: number, v: ForwardVariant, lim: 
   if (!(v.fBR >= 1) || !(v.fBC >= lanes) || v.fBC % lanes) return `fBC must be a multiple of the ${lanes} threads a row`;
   if (v.fBR * lanes > threads) return `more than ${threads} threads a workgroup`;
   const bytes = forwardSharedBytes(HS, v.fBR, v.fBC);
-  if (bytes > lim.maxComputeWorkgroupStorageSize) return `needs ${bytes} bytes of workgroup memory, the device has ${lim.maxComputeWorkgroupStorageSize}`;
+  if (bytes > lim.maxComputeWorkgroupStorageSize)
+    return `needs ${bytes} bytes of workgroup memory, the device has ${lim.maxComputeWorkgroupStorageSize}`;
   return null;
 }
 
@@ -65,9 +73,16 @@ export function forwardChoice(T: number, HS: number): ForwardVariant | null {
  * `pf`: each kernel loads its next streamed tile into registers before the current one's math.
  */
 export interface BlockedBackward {
-  kBK: number; kBQ: number; kW: number;
-  qBR: number; qBC: number; qW: number;
-  split: number; fusePrep: boolean; ds?: boolean; pf?: boolean;
+  kBK: number;
+  kBQ: number;
+  kW: number;
+  qBR: number;
+  qBC: number;
+  qW: number;
+  split: number;
+  fusePrep: boolean;
+  ds?: boolean;
+  pf?: boolean;
 }
 export type BackwardVariant = 'v1' | BlockedBackward;
 
@@ -91,9 +106,10 @@ export function blockedSharedBytes(HS: number, v: BlockedBackward): { dkdv: numb
   const RS = HS / 4 + 1;
   return {
     dkdv: (2 * HS * (v.kBK / 4) + 2 * v.kBQ * RS + 2 * v.kBQ * (v.kBK / 4 + 1)) * VEC4 + v.kBQ * 8 + RANGE_BYTES,
-    dq: (v.ds
-      ? (v.qBC * RS + v.qBC * (v.qBR / 4 + 1)) * VEC4
-      : (2 * HS * (v.qBR / 4) + 2 * v.qBC * RS + v.qBC * (v.qBR / 4 + 1)) * VEC4 + v.qBR * 8) + RANGE_BYTES,
+    dq:
+      (v.ds
+        ? (v.qBC * RS + v.qBC * (v.qBR / 4 + 1)) * VEC4
+        : (2 * HS * (v.qBR / 4) + 2 * v.qBC * RS + v.qBC * (v.qBR / 4 + 1)) * VEC4 + v.qBR * 8) + RANGE_BYTES,
   };
 }
 
@@ -103,11 +119,13 @@ export function blockedUnfit(HS: number, v: BlockedBackward, lim: Limits): strin
   const threads = Math.min(lim.maxComputeInvocationsPerWorkgroup, lim.maxComputeWorkgroupSizeX);
   if (v.kBK % 4 || v.qBR % 4) return 'kBK and qBR must be multiples of 4';
   if (HS4 % v.kW || HS4 % v.qW) return `kW and qW must divide HS / 4 = ${HS4}`;
-  if (v.kBQ % (HS4 / v.kW) || v.qBC % (HS4 / v.qW)) return `kBQ and qBC must be multiples of HS / 4 / kW = ${HS4 / v.kW} and HS / 4 / qW = ${HS4 / v.qW}`;
+  if (v.kBQ % (HS4 / v.kW) || v.qBC % (HS4 / v.qW))
+    return `kBQ and qBC must be multiples of HS / 4 / kW = ${HS4 / v.kW} and HS / 4 / qW = ${HS4 / v.qW}`;
   if (!(v.split >= 1)) return 'split must be >= 1';
   if ((v.kBK / 4) * (HS4 / v.kW) > threads || (v.qBR / 4) * (HS4 / v.qW) > threads) return `more than ${threads} threads a workgroup`;
   const b = blockedSharedBytes(HS, v);
-  if (Math.max(b.dkdv, b.dq) > lim.maxComputeWorkgroupStorageSize) return `needs ${Math.max(b.dkdv, b.dq)} bytes of workgroup memory, the device has ${lim.maxComputeWorkgroupStorageSize}`;
+  if (Math.max(b.dkdv, b.dq) > lim.maxComputeWorkgroupStorageSize)
+    return `needs ${Math.max(b.dkdv, b.dq)} bytes of workgroup memory, the device has ${lim.maxComputeWorkgroupStorageSize}`;
   if (v.fusePrep && v.ds) return 'ds runs dq after dk/dv, so its prep cannot be fused into dq';
   if ((v.fusePrep || v.ds) && lim.maxStorageBuffersPerShaderStage < 9) return 'the fused prep and ds bind 9 storage buffers';
   return null;

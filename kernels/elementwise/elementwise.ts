@@ -44,7 +44,12 @@ export function reluForward(gpu: Gpu, y: Tensor, x: Tensor): void {
 export function reluBackward(gpu: Gpu, dx: Tensor, dy: Tensor, x: Tensor): void {
   const n = checkSame('reluBackward', dx, dy);
   checkSame('reluBackward', dx, x);
-  elementwise.run(gpu, { program: RELU_BWD, bindings: { x, y: dx, dy }, uniforms: { n, C: 1, alpha: 0 }, workgroups: grid1d(Math.ceil(n / 256)) });
+  elementwise.run(gpu, {
+    program: RELU_BWD,
+    bindings: { x, y: dx, dy },
+    uniforms: { n, C: 1, alpha: 0 },
+    workgroups: grid1d(Math.ceil(n / 256)),
+  });
 }
 
 /** y (R, C) += bias (C), broadcast over rows. */
@@ -54,5 +59,10 @@ export function addBias(gpu: Gpu, y: Tensor, bias: Tensor): void {
   if (bias.dtype !== 'f32' || y.dtype !== 'f32' || numel(bias.shape) !== C || y.shape[y.shape.length - 1] !== C) {
     shapeError('addBias', `y ${shapeStr(y)} and bias ${shapeStr(bias)} must be f32 with the same last dim`);
   }
-  elementwise.run(gpu, { program: ADD_BIAS, bindings: { x: bias, y }, uniforms: { n, C, alpha: 0 }, workgroups: grid1d(Math.ceil(n / 256)) });
+  elementwise.run(gpu, {
+    program: ADD_BIAS,
+    bindings: { x: bias, y },
+    uniforms: { n, C, alpha: 0 },
+    workgroups: grid1d(Math.ceil(n / 256)),
+  });
 }

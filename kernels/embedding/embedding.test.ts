@@ -4,7 +4,13 @@ import { dot, expectClose, finiteDiff, randInt, randn, testGpu } from '../testin
 import { embeddingBackward, embeddingForward } from './embedding.ts';
 import { embeddingBackwardRef, embeddingForwardRef } from './embedding.ref.ts';
 
-const SHAPES: Array<[N: number, V: number, C: number]> = [[1, 1, 1], [7, 5, 3], [64, 17, 64], [65, 33, 65], [130, 9, 7]];
+const SHAPES: Array<[N: number, V: number, C: number]> = [
+  [1, 1, 1],
+  [7, 5, 3],
+  [64, 17, 64],
+  [65, 33, 65],
+  [130, 9, 7],
+];
 
 describe('embedding', () => {
   for (const dtype of ['f32', 'bf16', 'f16'] as const) {

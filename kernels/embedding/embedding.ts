@@ -26,7 +26,8 @@ const program = embedding.variants((dtype: WeightDType) => ({
 export function embeddingForward(gpu: Gpu, out: Tensor, ids: Tensor, weight: Tensor): void {
   const op = 'embeddingForward';
   if (ids.dtype !== 'i32' || ids.shape.length !== 1) shapeError(op, `ids must be 1-D i32, got ${shapeStr(ids)}`);
-  if (weight.shape.length !== 2 || weight.dtype === 'i32' || weight.dtype === 'u32') shapeError(op, `weight must be (V, C) f32/bf16/f16, got ${shapeStr(weight)}`);
+  if (weight.shape.length !== 2 || weight.dtype === 'i32' || weight.dtype === 'u32')
+    shapeError(op, `weight must be (V, C) f32/bf16/f16, got ${shapeStr(weight)}`);
   const [N] = ids.shape;
   const [V, C] = weight.shape;
   if (out.dtype !== 'f32' || out.shape[0] !== N || out.shape[1] !== C || out.shape.length !== 2) {
@@ -52,7 +53,10 @@ export function groupByRow(ids: Int32Array, V: number): { rows: Int32Array; star
   const rows = Int32Array.from([...byRow.keys()].sort((a, b) => a - b));
   const starts = new Int32Array(rows.length + 1);
   const order: number[] = [];
-  rows.forEach((v, r) => { order.push(...byRow.get(v)!); starts[r + 1] = order.length; });
+  rows.forEach((v, r) => {
+    order.push(...byRow.get(v)!);
+    starts[r + 1] = order.length;
+  });
   return { rows, starts, order: Int32Array.from(order) };
 }
 

@@ -15,7 +15,9 @@ const BAD = [0x7fc00000, 0x7f800000, 0xff800000, 0xffc00000, 0x7f800001, 0x7fbff
 const EDGE = [0x7f7fffff, 0xff7fffff, 0x00000001, 0x80000000, 0x807fffff];
 
 describe('finite', () => {
-  for (const [n, path] of [1, 3, 255, 256, 257, 70_000, 70_003, 1_050_001].flatMap((n) => (['grid', 'few'] as FinitePath[]).map((p) => [n, p] as const))) {
+  for (const [n, path] of [1, 3, 255, 256, 257, 70_000, 70_003, 1_050_001].flatMap((n) =>
+    (['grid', 'few'] as FinitePath[]).map((p) => [n, p] as const),
+  )) {
     it(`counts non-finite values, n=${n}, ${path}`, async () => {
       const gpu = await testGpu();
       const r = new Rng(n);
@@ -57,11 +59,18 @@ describe('finite', () => {
       const many = gpu.zeros([12], 'u32', 'many');
       const one = gpu.zeros([12], 'u32', 'one');
       const d0 = gpu.dispatchCount;
-      countNonFiniteMany(gpu, many, ts.map((x, k) => ({ slot: slots[k], x })), path);
+      countNonFiniteMany(
+        gpu,
+        many,
+        ts.map((x, k) => ({ slot: slots[k], x })),
+        path,
+      );
       expect(gpu.dispatchCount - d0).toBe(Math.ceil(12 / MANY)); // the empty tensor takes no place
       ts.forEach((x, k) => countNonFinite(gpu, one, slots[k], x, path));
       const want = new Array(12).fill(0);
-      xs.forEach((x, k) => { want[slots[k]] += countNonFiniteRef(x); });
+      xs.forEach((x, k) => {
+        want[slots[k]] += countNonFiniteRef(x);
+      });
       expect(want.filter((c) => c > 0).length).toBeGreaterThan(5);
       expect(Array.from(await gpu.read(many))).toEqual(want);
       expect(Array.from(await gpu.read(one))).toEqual(want);
@@ -76,7 +85,12 @@ describe('finite', () => {
     const i = gpu.zeros([4], 'i32', 'i');
     expect(() => countNonFinite(gpu, flags, 2, x)).toThrow(/slot 2 is outside flags \(2\)/);
     expect(() => countNonFinite(gpu, flags, 0, i)).toThrow(/x must be f32/);
-    expect(() => countNonFiniteMany(gpu, flags, [{ slot: 0, x }, { slot: 0, x: i }])).toThrow(/countNonFiniteMany: x must be f32/);
+    expect(() =>
+      countNonFiniteMany(gpu, flags, [
+        { slot: 0, x },
+        { slot: 0, x: i },
+      ]),
+    ).toThrow(/countNonFiniteMany: x must be f32/);
     gpu.release(flags, x, i);
   });
 });

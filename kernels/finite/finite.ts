@@ -30,7 +30,9 @@ export const MANY = 6;
 function manySource(): string {
   const name = (j: number) => (j === 0 ? 'x' : `x${j}`);
   const decls = Array.from({ length: MANY - 1 }, (_, j) => `@group(0) @binding(${j + 3}) var<storage, read> x${j + 1}: array<f32>;`);
-  const loops = Array.from({ length: MANY }, (_, j) => `
+  const loops = Array.from(
+    { length: MANY },
+    (_, j) => `
 fn grid${j}(first: u32, n: u32) -> u32 {
   var c = 0u;
   for (var i = first; i < n; i += u.stride) { if (nonFinite(${name(j)}[i])) { c += 1u; } }
@@ -46,14 +48,16 @@ fn few${j}(first: u32, n: u32) -> u32 {
   let i = 4u * n4 + first;
   if (i < n && nonFinite(${name(j)}[i])) { c += 1u; }
   return c;
-}`);
+}`,
+  );
   // tensor j's (n, slot): j = 0 in u.n / u.slot, j >= 1 in u.more[(j - 1) / 2], x/y for odd j, z/w for even
   const nSlot = (j: number): [string, string] => {
     if (j === 0) return ['u.n', 'u.slot'];
     const v = `u.more[${(j - 1) >> 1}]`;
     return (j - 1) % 2 === 0 ? [`${v}.x`, `${v}.y`] : [`${v}.z`, `${v}.w`];
   };
-  const body = (kind: string) => Array.from({ length: MANY }, (_, j) => `  addCount(${nSlot(j)[1]}, ${kind}${j}(g.x, ${nSlot(j)[0]}));`).join('\n');
+  const body = (kind: string) =>
+    Array.from({ length: MANY }, (_, j) => `  addCount(${nSlot(j)[1]}, ${kind}${j}(g.x, ${nSlot(j)[0]}));`).join('\n');
   return `${source}\n${decls.join('\n')}\n${loops.join('\n')}
 
 @compute @workgroup_size(256)
@@ -93,7 +97,12 @@ function check(op: string, flags: Tensor, slot: number, x: Tensor): void {
  * MANY tensors (a watch of an optimiser's state is three tensors a parameter: one dispatch each made the
  * watch the update's most frequent kernel). The counts equal countNonFinite's, one call per item.
  */
-export function countNonFiniteMany(gpu: Gpu, flags: Tensor, items: ReadonlyArray<{ slot: number; x: Tensor }>, path: FinitePath = gpu.cpu ? 'few' : 'grid'): void {
+export function countNonFiniteMany(
+  gpu: Gpu,
+  flags: Tensor,
+  items: ReadonlyArray<{ slot: number; x: Tensor }>,
+  path: FinitePath = gpu.cpu ? 'few' : 'grid',
+): void {
   for (const it of items) check('countNonFiniteMany', flags, it.slot, it.x);
   const todo = items.filter((it) => numel(it.x.shape) > 0);
   for (let at = 0; at < todo.length; at += MANY) {
@@ -101,7 +110,10 @@ export function countNonFiniteMany(gpu: Gpu, flags: Tensor, items: ReadonlyArray
     const ns = part.map((it) => numel(it.x.shape));
     const most = Math.max(...ns);
     const ps = Array.from({ length: MANY }, (_, j) => (j < part.length ? [ns[j], part[j].slot] : [0, 0]));
-    const threads = path === 'few' ? Math.min(FEW.maxGroups, Math.ceil(most / (FEW.threads * FEW.perThread))) * FEW.threads : Math.min(MAX_GROUPS, Math.ceil(most / 256)) * 256;
+    const threads =
+      path === 'few'
+        ? Math.min(FEW.maxGroups, Math.ceil(most / (FEW.threads * FEW.perThread))) * FEW.threads
+        : Math.min(MAX_GROUPS, Math.ceil(most / 256)) * 256;
     const xs = Array.from({ length: MANY }, (_, j) => (j < part.length ? part[j].x : part[0].x)); // read-only: a repeat is allowed
     finite.run(gpu, {
       program: path === 'few' ? COUNT_MANY_FEW : COUNT_MANY,
@@ -119,9 +131,19 @@ export function countNonFinite(gpu: Gpu, flags: Tensor, slot: number, x: Tensor,
   if (n === 0) return;
   if (path === 'few') {
     const groups = Math.min(FEW.maxGroups, Math.ceil(n / (FEW.threads * FEW.perThread)));
-    finite.run(gpu, { program: COUNT_FEW, bindings: { x, flags }, uniforms: { n, slot, stride: groups * FEW.threads, more: NO_MORE }, workgroups: [groups, 1] });
+    finite.run(gpu, {
+      program: COUNT_FEW,
+      bindings: { x, flags },
+      uniforms: { n, slot, stride: groups * FEW.threads, more: NO_MORE },
+      workgroups: [groups, 1],
+    });
     return;
   }
   const groups = Math.min(MAX_GROUPS, Math.ceil(n / 256));
-  finite.run(gpu, { program: COUNT, bindings: { x, flags }, uniforms: { n, slot, stride: groups * 256, more: NO_MORE }, workgroups: [groups, 1] });
+  finite.run(gpu, {
+    program: COUNT,
+    bindings: { x, flags },
+    uniforms: { n, slot, stride: groups * 256, more: NO_MORE },
+    workgroups: [groups, 1],
+  });
 }

@@ -16,7 +16,13 @@ export interface GroupRefLora {
  * module's h (M, R) = x A[slot]^T (0 for rows of slot -1), in group order.
  */
 export function fusedLinearRef(
-  x: ArrayLike<number>, w: ArrayLike<number>, M: number, K: number, outs: number[], bias?: ArrayLike<number>, lora?: GroupRefLora,
+  x: ArrayLike<number>,
+  w: ArrayLike<number>,
+  M: number,
+  K: number,
+  outs: number[],
+  bias?: ArrayLike<number>,
+  lora?: GroupRefLora,
 ): { y: Float64Array; h: Float64Array[] } {
   const NW = outs.reduce((a, b) => a + b, 0);
   const y = new Float64Array(M * NW);

@@ -78,7 +78,12 @@ const finishLora = (inl: Inline | null, swi: boolean) => `  let j = select(0u, s
  * in registers, so no prologue dispatch runs before it. Every workgroup computes those h again: G * MR * R
  * accumulators beside the MR * 4 of the product, hence the cap (inlinePrologue).
  */
-export interface Inline { R: number; G: number; norm: boolean; lora: boolean }
+export interface Inline {
+  R: number;
+  G: number;
+  norm: boolean;
+  lora: boolean;
+}
 
 /**
  * The gemv form's accumulation (linear-gemv.wgsl), unrolled: MR x CW partial sums in registers (a loop over
@@ -100,18 +105,30 @@ function gemvBody(mr: number, swi: boolean, inl: Inline | null): string {
   const modOf = (jj: number) => (swi ? `${jj}u` : 'select(0u, select(1u, 2u, o0 >= u.cols[2]), o0 >= u.cols[1])');
   const U = hAcc.length ? 2 : 4;
   /** One K step at `k` (variables suffixed `v`). */
-  const step = (k: string, v: string): string => [
-    `    { let kk${v} = ${k};`,
-    ...rows.map((m) => `    let x${m}${v} = getX(mb + ${m}u, kk${v}, r${m});`),
-    ...cols.map((c) => `    let w${c}${v} = getW(${wRow(c)}, kk${v});`),
-    each((m, c) => `    a${m}_${c} = fma(x${m}${v}, w${c}${v}, a${m}_${c});`),
-    ...mods.flatMap((jj) => [`    if (hasA${jj}) {`, ...rows.flatMap((m) => ranks.map((r) => `      h${jj}_${m}_${r} = fma(x${m}${v}, A[b${jj}_${m} + ${r}u * u.K + kk${v}], h${jj}_${m}_${r});`)), '    }']),
-    ...rows.filter(() => sAcc.length).map((m) => `    let s${m}${v}x = rawX(mb + ${m}u, kk${v});\n    s${m} = fma(s${m}${v}x, s${m}${v}x, s${m});`),
-    '    }',
-  ].join('\n');
+  const step = (k: string, v: string): string =>
+    [
+      `    { let kk${v} = ${k};`,
+      ...rows.map((m) => `    let x${m}${v} = getX(mb + ${m}u, kk${v}, r${m});`),
+      ...cols.map((c) => `    let w${c}${v} = getW(${wRow(c)}, kk${v});`),
+      each((m, c) => `    a${m}_${c} = fma(x${m}${v}, w${c}${v}, a${m}_${c});`),
+      ...mods.flatMap((jj) => [
+        `    if (hasA${jj}) {`,
+        ...rows.flatMap((m) =>
+          ranks.map((r) => `      h${jj}_${m}_${r} = fma(x${m}${v}, A[b${jj}_${m} + ${r}u * u.K + kk${v}], h${jj}_${m}_${r});`),
+        ),
+        '    }',
+      ]),
+      ...rows
+        .filter(() => sAcc.length)
+        .map((m) => `    let s${m}${v}x = rawX(mb + ${m}u, kk${v});\n    s${m} = fma(s${m}${v}x, s${m}${v}x, s${m});`),
+      '    }',
+    ].join('\n');
   return [
     ...rows.map((m) => `  let r${m} = rowR(mb + ${m}u);`),
-    ...mods.flatMap((jj) => [`  let hasA${jj} = u.hIdx[${modOf(jj)}] != NONE;`, ...rows.map((m) => `  let b${jj}_${m} = aBase(${modOf(jj)}, rowSlot(mb + ${m}u));`)]),
+    ...mods.flatMap((jj) => [
+      `  let hasA${jj} = u.hIdx[${modOf(jj)}] != NONE;`,
+      ...rows.map((m) => `  let b${jj}_${m} = aBase(${modOf(jj)}, rowSlot(mb + ${m}u));`),
+    ]),
     ...all.map((a) => `  var ${a} = 0.0;`),
     // unrolled U times, so U steps' loads are in flight together (one step at a time waits a memory round trip per step)
     '  var k = t;',
@@ -130,12 +147,19 @@ function gemvBody(mr: number, swi: boolean, inl: Inline | null): string {
     ...all.map((a, i) => `    red[${i}u * RS + hh] += ${a};`),
     '  }',
     '  workgroupBarrier();',
-    ...(inl ? [
-      // each row's rstd, then the h scaled by it (x * gamma was walked), in workgroup memory for the epilogue
-      `  for (var o = t; o < MR; o += KT) { rS[o] = ${inl.norm ? `inverseSqrt(redSum(${accs.length + hAcc.length}u + o) / f32(u.K) + u.eps)` : '1.0'}; }`,
-      '  workgroupBarrier();',
-      ...(hAcc.length ? [`  for (var o = t; o < ${hAcc.length}u; o += KT) { hS[o] = rS[(o / u.R) % MR] * redSum(${accs.length}u + o); }`, '  workgroupBarrier();'] : []),
-    ] : []),
+    ...(inl
+      ? [
+          // each row's rstd, then the h scaled by it (x * gamma was walked), in workgroup memory for the epilogue
+          `  for (var o = t; o < MR; o += KT) { rS[o] = ${inl.norm ? `inverseSqrt(redSum(${accs.length + hAcc.length}u + o) / f32(u.K) + u.eps)` : '1.0'}; }`,
+          '  workgroupBarrier();',
+          ...(hAcc.length
+            ? [
+                `  for (var o = t; o < ${hAcc.length}u; o += KT) { hS[o] = rS[(o / u.R) % MR] * redSum(${accs.length}u + o); }`,
+                '  workgroupBarrier();',
+              ]
+            : []),
+        ]
+      : []),
   ].join('\n');
 }
 
@@ -151,16 +175,19 @@ const gemvOut = (e: EpilogueKind, scaled: boolean): string => {
 };
 
 /** The inline prologue's workgroup memory and helpers (linear-gemv.wgsl's INLINE_DECL). */
-const inlineDecl = (mr: number, inl: Inline): string => [
-  `var<workgroup> rS: array<f32, ${mr}>;`,
-  ...(inl.lora ? [
-    `var<workgroup> hS: array<f32, ${inl.G * mr * inl.R}>;`,
-    'fn rowSlot(m: u32) -> i32 { if (m < u.M) { return slotOf(m); } return -1; }',
-    '/** Module j\'s lora_A row 0 for slot s (slot 0\'s for s < 0 or no adapter: read, never used). */',
-    'fn aBase(j: u32, s: i32) -> u32 { let hj = u.hIdx[j]; if (hj == NONE) { return 0u; } return u.aOff[hj] + u32(max(s, 0)) * u.R * u.K; }',
-  ] : []),
-  ...(inl.norm ? ['fn rawX(m: u32, k: u32) -> f32 { if (m < u.M) { return x[m * u.K + k]; } return 0.0; }'] : []),
-].join('\n');
+const inlineDecl = (mr: number, inl: Inline): string =>
+  [
+    `var<workgroup> rS: array<f32, ${mr}>;`,
+    ...(inl.lora
+      ? [
+          `var<workgroup> hS: array<f32, ${inl.G * mr * inl.R}>;`,
+          'fn rowSlot(m: u32) -> i32 { if (m < u.M) { return slotOf(m); } return -1; }',
+          "/** Module j's lora_A row 0 for slot s (slot 0's for s < 0 or no adapter: read, never used). */",
+          'fn aBase(j: u32, s: i32) -> u32 { let hj = u.hIdx[j]; if (hj == NONE) { return 0u; } return u.aOff[hj] + u32(max(s, 0)) * u.R * u.K; }',
+        ]
+      : []),
+    ...(inl.norm ? ['fn rawX(m: u32, k: u32) -> f32 { if (m < u.M) { return x[m * u.K + k]; } return 0.0; }'] : []),
+  ].join('\n');
 
 /**
  * shrink_gemv's body (shrink-gemv.wgsl) for a workgroup (output o, row m): x (and its squares, with the
@@ -185,16 +212,24 @@ function shrinkGemvBody(norm: boolean, lora: boolean): string {
   if (s >= 0) {
     let aRow = u.aOff[o / u.R] + (u32(s) * u.R + o % u.R) * u.K;
     for (var k = t; k < u.K; k += KT) { let v = x[m * u.K + k]; let a = A[aRow + k]; ${term} }
-  }${norm ? `
+  }${
+    norm
+      ? `
   else {
     for (var k = t; k < u.K; k += KT) { let v = x[m * u.K + k]; acc.x = fma(v, v, acc.x); }
-  }` : ''}
+  }`
+      : ''
+  }
   let sum = sumAll(t, acc);
-  if (t == 0u) {${norm ? `
+  if (t == 0u) {${
+    norm
+      ? `
     let r = inverseSqrt(sum.x / f32(u.K) + u.eps);
     if (o == 0u) { h[u.rOff + m] = r; }
-    h[${hOut}] = select(0.0, r * sum.y, s >= 0);` : `
-    h[${hOut}] = sum.y;`}
+    h[${hOut}] = select(0.0, r * sum.y, s >= 0);`
+      : `
+    h[${hOut}] = sum.y;`
+  }
   }`;
 }
 
@@ -206,8 +241,20 @@ const linear = defineKernel({
   name: 'fused',
   bindings: ['x', 'slots', 'A', 'h', 'w', 'bias', 'Bl', 'res', 'out', 'gu', 'gamma'],
   uniforms: {
-    M: 'u32', K: 'u32', T: 'u32', R: 'u32', S: 'u32', NW: 'u32', NOUT: 'u32', scale: 'f32',
-    cols: 'u32[4]', hIdx: 'u32[4]', aOff: 'u32[4]', bOff: 'u32[4]', rOff: 'u32', eps: 'f32',
+    M: 'u32',
+    K: 'u32',
+    T: 'u32',
+    R: 'u32',
+    S: 'u32',
+    NW: 'u32',
+    NOUT: 'u32',
+    scale: 'f32',
+    cols: 'u32[4]',
+    hIdx: 'u32[4]',
+    aOff: 'u32[4]',
+    bOff: 'u32[4]',
+    rOff: 'u32',
+    eps: 'f32',
   },
   entries: {
     shrink: ['x', 'slots?', 'A?', 'h', 'gamma?'],
@@ -225,27 +272,45 @@ const inlineKey = (i: Inline | null): string => (i ? `:inline${i.lora ? `${i.G}x
 const program = programFactory(
   (w: WeightDType, bias: boolean, lora: boolean, e: EpilogueKind, wg: number, entryPoint: Entry, mr: number, inl: Inline | null = null) =>
     `${entryPoint}:${w}:${bias}:${lora}:${e}:${wg}:${mr}${inlineKey(inl)}`,
-  (w: WeightDType, bias: boolean, lora: boolean, e: EpilogueKind, wg: number, entryPoint: Entry, mr: number, inl: Inline | null = null) => linear.program(
-    `fused:${entryPoint}${mr ? `_m${mr}` : ''}:${w}:${bias ? 'bias' : 'nobias'}:${lora ? 'lora' : 'nolora'}:${e}:${wg ? `norm${wg}` : 'nonorm'}${inlineKey(inl)}`,
-    () => fillTemplate(`${linearSource}\n${EXTRA[entryPoint] ?? ''}`, {
-      W_ELEM: w === 'f32' ? 'f32' : 'u32',
-      LOAD_W: loadFn('ldW', 'w', w),
-      FINISH: [...(bias ? [FINISH_BIAS] : []), ...(lora ? [finishLora(inl, e.startsWith('swiglu'))] : [])].join('\n'),
-      EPILOGUE: EPILOGUES[e],
-      WG: String(Math.max(1, wg)),
-      X_IN: wg ? '  return x[m * u.K + k] * r * gamma[k];' : '  return x[m * u.K + k];',
-      NORM_ROWS: wg ? 'u.M' : '0u',
-      SHRINK_H: lora ? SHRINK_H(wg > 0) : '',
-      SAVED_RSTD: wg && !inl ? 'h[u.rOff + m]' : '1.0',
-      ...(entryPoint === 'shrink_gemv' ? { BODY: shrinkGemvBody(wg > 0, lora) } : {}),
-      ...(entryPoint === 'gemv' ? {
-        MR: String(mr), KT: String(GEMV_KT), NC: e.startsWith('swiglu') ? '2' : '4', GEMV_BODY: gemvBody(mr, e.startsWith('swiglu'), inl), GEMV_OUT: gemvOut(e, Boolean(inl?.norm)),
-        NACC: String(mr * 4 + (inl ? (inl.lora ? inl.G * mr * inl.R : 0) + (inl.norm ? mr : 0) : 0)), INLINE_DECL: inl ? inlineDecl(mr, inl) : '',
-      } : {}),
-    }),
-    entryPoint,
-  ),
-) as <E extends Entry>(w: WeightDType, bias: boolean, lora: boolean, e: EpilogueKind, wg: number, entryPoint: E, mr: number, inl?: Inline | null) => KernelProgram<E>;
+  (w: WeightDType, bias: boolean, lora: boolean, e: EpilogueKind, wg: number, entryPoint: Entry, mr: number, inl: Inline | null = null) =>
+    linear.program(
+      `fused:${entryPoint}${mr ? `_m${mr}` : ''}:${w}:${bias ? 'bias' : 'nobias'}:${lora ? 'lora' : 'nolora'}:${e}:${wg ? `norm${wg}` : 'nonorm'}${inlineKey(inl)}`,
+      () =>
+        fillTemplate(`${linearSource}\n${EXTRA[entryPoint] ?? ''}`, {
+          W_ELEM: w === 'f32' ? 'f32' : 'u32',
+          LOAD_W: loadFn('ldW', 'w', w),
+          FINISH: [...(bias ? [FINISH_BIAS] : []), ...(lora ? [finishLora(inl, e.startsWith('swiglu'))] : [])].join('\n'),
+          EPILOGUE: EPILOGUES[e],
+          WG: String(Math.max(1, wg)),
+          X_IN: wg ? '  return x[m * u.K + k] * r * gamma[k];' : '  return x[m * u.K + k];',
+          NORM_ROWS: wg ? 'u.M' : '0u',
+          SHRINK_H: lora ? SHRINK_H(wg > 0) : '',
+          SAVED_RSTD: wg && !inl ? 'h[u.rOff + m]' : '1.0',
+          ...(entryPoint === 'shrink_gemv' ? { BODY: shrinkGemvBody(wg > 0, lora) } : {}),
+          ...(entryPoint === 'gemv'
+            ? {
+                MR: String(mr),
+                KT: String(GEMV_KT),
+                NC: e.startsWith('swiglu') ? '2' : '4',
+                GEMV_BODY: gemvBody(mr, e.startsWith('swiglu'), inl),
+                GEMV_OUT: gemvOut(e, Boolean(inl?.norm)),
+                NACC: String(mr * 4 + (inl ? (inl.lora ? inl.G * mr * inl.R : 0) + (inl.norm ? mr : 0) : 0)),
+                INLINE_DECL: inl ? inlineDecl(mr, inl) : '',
+              }
+            : {}),
+        }),
+      entryPoint,
+    ),
+) as <E extends Entry>(
+  w: WeightDType,
+  bias: boolean,
+  lora: boolean,
+  e: EpilogueKind,
+  wg: number,
+  entryPoint: E,
+  mr: number,
+  inl?: Inline | null,
+) => KernelProgram<E>;
 
 const ropeKvKernel = defineKernel({
   name: 'fused.rope_kv',
@@ -257,11 +322,12 @@ const ropeKvKernel = defineKernel({
 /** rope_kv with t0 from the uniforms or (t0Gpu) from the GPU. */
 const ropeKvProgram = programFactory(
   (t0Gpu: boolean) => String(t0Gpu),
-  (t0Gpu: boolean) => ropeKvKernel.program(
-    `fused:rope_kv${t0Gpu ? ':t0gpu' : ''}`,
-    () => fillTemplate(ropeKvSource, { COS_SIN: ropeSource.match(/fn cosSin[\s\S]*?\n}\n/)![0], T0: t0Gpu ? 'u32(klen[0])' : 'u.t0' }),
-    'rope_kv',
-  ),
+  (t0Gpu: boolean) =>
+    ropeKvKernel.program(
+      `fused:rope_kv${t0Gpu ? ':t0gpu' : ''}`,
+      () => fillTemplate(ropeKvSource, { COS_SIN: ropeSource.match(/fn cosSin[\s\S]*?\n}\n/)![0], T0: t0Gpu ? 'u32(klen[0])' : 'u.t0' }),
+      'rope_kv',
+    ),
 );
 
 /**
@@ -271,10 +337,16 @@ const ropeKvProgram = programFactory(
  * updates each module's tensors in place. Release with releaseLoraGroup.
  */
 export interface LoraGroup {
-  A: Tensor; B: Tensor;
+  A: Tensor;
+  B: Tensor;
   /** Adapted modules; hIdx[j] module j's block in h (-1: none); aOff/bOff element offsets in A and B. */
-  GL: number; hIdx: number[]; aOff: number[]; bOff: number[];
-  S: number; R: number; IN: number;
+  GL: number;
+  hIdx: number[];
+  aOff: number[];
+  bOff: number[];
+  S: number;
+  R: number;
+  IN: number;
   owned: boolean;
 }
 
@@ -283,8 +355,19 @@ export function catLoraGroup(gpu: Gpu, mods: ReadonlyArray<{ A: Tensor; B: Tenso
   if (!used.length) return null;
   const [S, R, IN] = used[0].A.shape;
   for (const p of used) {
-    if (p.A.shape.length !== 3 || p.A.shape[0] !== S || p.A.shape[1] !== R || p.A.shape[2] !== IN || p.B.shape.length !== 3 || p.B.shape[0] !== S || p.B.shape[2] !== R) {
-      shapeError('catLoraGroup', `${label}: every module needs A (${S}, ${R}, ${IN}) and B (${S}, OUT, ${R}), got ${shapeStr(p.A)} and ${shapeStr(p.B)}`);
+    if (
+      p.A.shape.length !== 3 ||
+      p.A.shape[0] !== S ||
+      p.A.shape[1] !== R ||
+      p.A.shape[2] !== IN ||
+      p.B.shape.length !== 3 ||
+      p.B.shape[0] !== S ||
+      p.B.shape[2] !== R
+    ) {
+      shapeError(
+        'catLoraGroup',
+        `${label}: every module needs A (${S}, ${R}, ${IN}) and B (${S}, OUT, ${R}), got ${shapeStr(p.A)} and ${shapeStr(p.B)}`,
+      );
     }
   }
   const hIdx: number[] = [];
@@ -295,7 +378,11 @@ export function catLoraGroup(gpu: Gpu, mods: ReadonlyArray<{ A: Tensor; B: Tenso
   for (const p of mods) {
     hIdx.push(p ? aOff.length : -1);
     bOff.push(p ? b : 0);
-    if (p) { aOff.push(a); a += S * R * IN; b += p.B.shape[0] * p.B.shape[1] * R; }
+    if (p) {
+      aOff.push(a);
+      a += S * R * IN;
+      b += p.B.shape[0] * p.B.shape[1] * R;
+    }
   }
   const base = { GL: used.length, hIdx, aOff, bOff, S, R, IN };
   if (used.length === 1) return { ...base, A: used[0].A, B: used[0].B, owned: false };
@@ -317,11 +404,22 @@ export function releaseLoraGroup(gpu: Gpu, g: LoraGroup | null): void {
 }
 
 /** One forward's LoRA inputs for a group: its adapters, the sequences' slots, T rows a sequence, the scale. */
-export interface FusedLora { group: LoraGroup; slots: Tensor; T: number; scale: number }
+export interface FusedLora {
+  group: LoraGroup;
+  slots: Tensor;
+  T: number;
+  scale: number;
+}
 /** The RMSNorm folded into the group: out = matmul(x * rstd * gamma), gamma (K) f32, as rmsnormForward. */
-export interface RowNorm { gamma: Tensor; eps: number }
+export interface RowNorm {
+  gamma: Tensor;
+  eps: number;
+}
 /** The prologue's work for a group: its LoRA and/or its RMSNorm. */
-export interface Prologue { lora?: FusedLora; norm?: RowNorm }
+export interface Prologue {
+  lora?: FusedLora;
+  norm?: RowNorm;
+}
 
 /** Elements of the prologue's output h: the LoRA h (G', M, R), then with a norm each row's rstd (M). */
 export const prologueSize = (M: number, p: Prologue): number => (p.lora ? p.lora.group.GL * M * p.lora.group.R : 0) + (p.norm ? M : 0);
@@ -332,9 +430,20 @@ const vec4 = (a: readonly number[], fill: number): number[] => [0, 1, 2, 3].map(
 function uniforms(M: number, K: number, NW: number, NOUT: number, cols: readonly number[], p: Prologue) {
   const g = p.lora?.group;
   return {
-    M, K, T: p.lora?.T ?? 1, R: g?.R ?? 0, S: g?.S ?? 0, NW, NOUT, scale: p.lora?.scale ?? 0,
-    cols: vec4(cols, NW), hIdx: vec4(g ? g.hIdx.map((i) => (i < 0 ? NONE : i)) : [], NONE), aOff: vec4(g?.aOff ?? [], 0), bOff: vec4(g?.bOff ?? [], 0),
-    rOff: g ? g.GL * M * g.R : 0, eps: p.norm?.eps ?? 0,
+    M,
+    K,
+    T: p.lora?.T ?? 1,
+    R: g?.R ?? 0,
+    S: g?.S ?? 0,
+    NW,
+    NOUT,
+    scale: p.lora?.scale ?? 0,
+    cols: vec4(cols, NW),
+    hIdx: vec4(g ? g.hIdx.map((i) => (i < 0 ? NONE : i)) : [], NONE),
+    aOff: vec4(g?.aOff ?? [], 0),
+    bOff: vec4(g?.bOff ?? [], 0),
+    rOff: g ? g.GL * M * g.R : 0,
+    eps: p.norm?.eps ?? 0,
   };
 }
 
@@ -352,7 +461,8 @@ function checkPrologue(op: string, M: number, K: number, h: Tensor | undefined |
   }
   const n = prologueSize(M, p);
   if (h === 'inline') return;
-  if (n && (!h || h.dtype !== 'f32' || h.shape.length !== 1 || h.shape[0] !== n)) shapeError(op, `h must be (${n}) f32 (prologueSize), got ${h ? shapeStr(h) : 'none'}`);
+  if (n && (!h || h.dtype !== 'f32' || h.shape.length !== 1 || h.shape[0] !== n))
+    shapeError(op, `h must be (${n}) f32 (prologueSize), got ${h ? shapeStr(h) : 'none'}`);
 }
 
 function checkX(op: string, x: Tensor): [number, number] {
@@ -423,7 +533,10 @@ export function inlinePrologue(gpu: Gpu, M: number, outs: readonly number[], o: 
   const acc = mr * 4 + G * mr * R + (o.norm ? mr : 0);
   const shared = 4 * (acc * (GEMV_KT / 2 + 1) + mr + G * mr * R);
   if (shared > gpu.limits.maxComputeWorkgroupStorageSize) return null;
-  const buffers = 3 + [o.bias, o.epilogue.kind === 'residual', o.epilogue.kind === 'swiglu' && o.epilogue.gu, o.norm].filter(Boolean).length + (o.lora ? 3 : 0);
+  const buffers =
+    3 +
+    [o.bias, o.epilogue.kind === 'residual', o.epilogue.kind === 'swiglu' && o.epilogue.gu, o.norm].filter(Boolean).length +
+    (o.lora ? 3 : 0);
   if (buffers > gpu.limits.maxStorageBuffersPerShaderStage) return null;
   return { R, G, norm: Boolean(o.norm), lora: Boolean(o.lora) };
 }
@@ -434,14 +547,12 @@ export function inlinePrologue(gpu: Gpu, M: number, outs: readonly number[], o: 
  * output), then the epilogue: 'store' out (M, NW); 'residual' out (M, NW) = that + res; 'swiglu' (two
  * modules of I rows each) out (M, I) = silu(gate) * up, with gu (2, M, I) = gate then up when given.
  */
-export function fusedLinear(
-  gpu: Gpu, out: Tensor, x: Tensor, w: Tensor, outs: readonly number[],
-  opts: LinearOpts,
-): void {
+export function fusedLinear(gpu: Gpu, out: Tensor, x: Tensor, w: Tensor, outs: readonly number[], opts: LinearOpts): void {
   const op = 'fusedLinear';
   const [M, K] = checkX(op, x);
   const NW = outs.reduce((a, b) => a + b, 0);
-  if (outs.length < 1 || outs.length > 3 || outs.some((o) => !Number.isInteger(o) || o < 1)) shapeError(op, `outs must be 1 to 3 positive widths, got [${outs.join(', ')}]`);
+  if (outs.length < 1 || outs.length > 3 || outs.some((o) => !Number.isInteger(o) || o < 1))
+    shapeError(op, `outs must be 1 to 3 positive widths, got [${outs.join(', ')}]`);
   const wd = w.dtype;
   if ((wd !== 'f32' && !is16(wd)) || w.shape.length !== 2 || w.shape[0] !== NW || w.shape[1] !== K) {
     shapeError(op, `w must be (${NW}, ${K}) f32/bf16/f16 for outs [${outs.join(', ')}] and x ${shapeStr(x)}, got ${shapeStr(w)}`);
@@ -451,28 +562,56 @@ export function fusedLinear(
   if (opts.inline && !inl) shapeError(op, `this group's prologue cannot run inside the matmul (inlinePrologue): run groupPrologue`);
   if (inl && h) shapeError(op, 'an inline prologue takes no h');
   checkPrologue(op, M, K, inl ? 'inline' : h, opts);
-  if (bias && (bias.dtype !== 'f32' || bias.shape.length !== 1 || bias.shape[0] !== NW)) shapeError(op, `bias must be (${NW}) f32, got ${shapeStr(bias)}`);
-  if (lora && lora.group.hIdx.length !== outs.length) shapeError(op, `the LoRA group has ${lora.group.hIdx.length} modules, outs ${outs.length}`);
+  if (bias && (bias.dtype !== 'f32' || bias.shape.length !== 1 || bias.shape[0] !== NW))
+    shapeError(op, `bias must be (${NW}) f32, got ${shapeStr(bias)}`);
+  if (lora && lora.group.hIdx.length !== outs.length)
+    shapeError(op, `the LoRA group has ${lora.group.hIdx.length} modules, outs ${outs.length}`);
   const swi = e.kind === 'swiglu';
-  if (swi && (outs.length !== 2 || outs[0] !== outs[1])) shapeError(op, `swiglu needs two modules of equal width (gate, up), got [${outs.join(', ')}]`);
+  if (swi && (outs.length !== 2 || outs[0] !== outs[1]))
+    shapeError(op, `swiglu needs two modules of equal width (gate, up), got [${outs.join(', ')}]`);
   const NOUT = swi ? NW / 2 : NW;
   const want = (name: string, t: Tensor, shape: number[]) => {
-    if (t.dtype !== 'f32' || t.shape.length !== shape.length || shape.some((d, i) => t.shape[i] !== d)) shapeError(op, `${name} must be (${shape.join(', ')}) f32, got ${shapeStr(t)}`);
+    if (t.dtype !== 'f32' || t.shape.length !== shape.length || shape.some((d, i) => t.shape[i] !== d))
+      shapeError(op, `${name} must be (${shape.join(', ')}) f32, got ${shapeStr(t)}`);
   };
   want('out', out, [M, NOUT]);
   if (e.kind === 'residual') want('res', e.res, [M, NOUT]);
   if (e.kind === 'swiglu' && e.gu) want('gu', e.gu, [2, M, NOUT]);
-  if (Math.ceil(M / 32) > 65535 || Math.ceil(NOUT / 32) > 65535) shapeError(op, `at most ${65535 * 32} rows and outputs, got ${M} and ${NOUT}`);
+  if (Math.ceil(M / 32) > 65535 || Math.ceil(NOUT / 32) > 65535)
+    shapeError(op, `at most ${65535 * 32} rows and outputs, got ${M} and ${NOUT}`);
   const res = e.kind === 'residual' ? e.res : undefined;
   const gu = e.kind === 'swiglu' ? e.gu : undefined;
-  noAlias(op, { out, x, w, bias: bias ?? null, res: res ?? null, gu: gu ?? null, h: h ?? null, B: lora?.group.B ?? null, gamma: norm?.gamma ?? null });
+  noAlias(op, {
+    out,
+    x,
+    w,
+    bias: bias ?? null,
+    res: res ?? null,
+    gu: gu ?? null,
+    h: h ?? null,
+    B: lora?.group.B ?? null,
+    gamma: norm?.gamma ?? null,
+  });
   const kind: EpilogueKind = e.kind === 'swiglu' ? (gu ? 'swiglu-save' : 'swiglu') : e.kind;
   const cols = [0];
   for (const o of outs) cols.push(cols[cols.length - 1] + o);
-  const bindings = { x, slots: lora?.slots, A: inl ? lora?.group.A : null, h, w, bias, Bl: lora?.group.B, res, out, gu, gamma: norm?.gamma };
+  const bindings = {
+    x,
+    slots: lora?.slots,
+    A: inl ? lora?.group.A : null,
+    h,
+    w,
+    bias,
+    Bl: lora?.group.B,
+    res,
+    out,
+    gu,
+    gamma: norm?.gamma,
+  };
   const used = Object.values(bindings).filter((b) => b).length;
-  if (used > gpu.limits.maxStorageBuffersPerShaderStage) shapeError(op, `${used} storage buffers, over this device's ${gpu.limits.maxStorageBuffersPerShaderStage}; run the group unfused`);
-  const form = inl ? 'gemv' : opts.form ?? fusedForm(gpu, M);
+  if (used > gpu.limits.maxStorageBuffersPerShaderStage)
+    shapeError(op, `${used} storage buffers, over this device's ${gpu.limits.maxStorageBuffersPerShaderStage}; run the group unfused`);
+  const form = inl ? 'gemv' : (opts.form ?? fusedForm(gpu, M));
   if (form === 'gemv' && M > FUSED_GEMV_ROWS) shapeError(op, `the gemv form takes at most ${FUSED_GEMV_ROWS} rows, got ${M}`);
   const gemv = form === 'gemv';
   linear.run(gpu, {
@@ -489,19 +628,35 @@ export function fusedLinear(
  * step) or plain (B, T, NKV, HS) tensors with t0 = 0.
  * qkv (B*T, (NH + 2 NKV) * HS) is the fused q/k/v projection; pos (B*T) i32.
  */
-export function ropeKv(gpu: Gpu, q: Tensor, k: Tensor, v: Tensor, qkv: Tensor, pos: Tensor, freq: RopeFreq, t0: number, t0Gpu?: Tensor): void {
+export function ropeKv(
+  gpu: Gpu,
+  q: Tensor,
+  k: Tensor,
+  v: Tensor,
+  qkv: Tensor,
+  pos: Tensor,
+  freq: RopeFreq,
+  t0: number,
+  t0Gpu?: Tensor,
+): void {
   const op = 'ropeKv';
   if (q.dtype !== 'f32' || q.shape.length !== 4) shapeError(op, `q must be (B, T, NH, HS) f32, got ${shapeStr(q)}`);
   const [B, T, NH, HS] = q.shape;
   if (HS % 2 !== 0) shapeError(op, `head size must be even, got q ${shapeStr(q)}`);
-  if (k.dtype !== 'f32' || k.shape.length !== 4 || k.shape[0] !== B || k.shape[3] !== HS) shapeError(op, `k must be (${B}, Tcap, NKV, ${HS}) f32, got ${shapeStr(k)}`);
+  if (k.dtype !== 'f32' || k.shape.length !== 4 || k.shape[0] !== B || k.shape[3] !== HS)
+    shapeError(op, `k must be (${B}, Tcap, NKV, ${HS}) f32, got ${shapeStr(k)}`);
   const [, Tcap, NKV] = k.shape;
-  if (v.dtype !== 'f32' || v.shape.some((d, i) => d !== k.shape[i])) shapeError(op, `v must be shaped as k ${shapeStr(k)}, got ${shapeStr(v)}`);
-  if (!Number.isInteger(t0) || t0 < 0 || t0 + T > Tcap) shapeError(op, `positions ${t0}..${t0 + T - 1} do not fit ${Tcap} cached positions`);
+  if (v.dtype !== 'f32' || v.shape.some((d, i) => d !== k.shape[i]))
+    shapeError(op, `v must be shaped as k ${shapeStr(k)}, got ${shapeStr(v)}`);
+  if (!Number.isInteger(t0) || t0 < 0 || t0 + T > Tcap)
+    shapeError(op, `positions ${t0}..${t0 + T - 1} do not fit ${Tcap} cached positions`);
   const W = (NH + 2 * NKV) * HS;
-  if (qkv.dtype !== 'f32' || qkv.shape.length !== 2 || qkv.shape[0] !== B * T || qkv.shape[1] !== W) shapeError(op, `qkv must be (${B * T}, ${W}) f32, got ${shapeStr(qkv)}`);
-  if (pos.dtype !== 'i32' || pos.shape.length !== 1 || pos.shape[0] !== B * T) shapeError(op, `pos must be (${B * T}) i32, got ${shapeStr(pos)}`);
-  if (t0Gpu && (t0Gpu.dtype !== 'i32' || t0Gpu.shape.length !== 1 || t0Gpu.shape[0] !== 1)) shapeError(op, `t0Gpu must be (1) i32, got ${shapeStr(t0Gpu)}`);
+  if (qkv.dtype !== 'f32' || qkv.shape.length !== 2 || qkv.shape[0] !== B * T || qkv.shape[1] !== W)
+    shapeError(op, `qkv must be (${B * T}, ${W}) f32, got ${shapeStr(qkv)}`);
+  if (pos.dtype !== 'i32' || pos.shape.length !== 1 || pos.shape[0] !== B * T)
+    shapeError(op, `pos must be (${B * T}) i32, got ${shapeStr(pos)}`);
+  if (t0Gpu && (t0Gpu.dtype !== 'i32' || t0Gpu.shape.length !== 1 || t0Gpu.shape[0] !== 1))
+    shapeError(op, `t0Gpu must be (1) i32, got ${shapeStr(t0Gpu)}`);
   noAlias(op, { q, k, v, qkv });
   const invFreq = invFreqOf(op, gpu, HS, freq);
   ropeKvKernel.run(gpu, {

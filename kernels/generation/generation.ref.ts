@@ -1,11 +1,21 @@
 // Integer CPU reference of generation.wgsl's `advance`: one step's positions, cache length, step counter
 // and stop detection.
 
-export interface StepState { step: number; len: number; pos: Int32Array; kept: Int32Array }
+export interface StepState {
+  step: number;
+  len: number;
+  pos: Int32Array;
+  kept: Int32Array;
+}
 
 /** The state after `advance` ran on `st` with the tokens sampled at step st.step (kept has B + 1 entries). */
 export function advanceRef(
-  st: StepState, token: ArrayLike<number>, plen: ArrayLike<number>, limit: ArrayLike<number>, stops: readonly number[], Tp: number,
+  st: StepState,
+  token: ArrayLike<number>,
+  plen: ArrayLike<number>,
+  limit: ArrayLike<number>,
+  stops: readonly number[],
+  Tp: number,
 ): StepState {
   const s = st.step;
   const B = plen.length;

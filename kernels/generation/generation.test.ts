@@ -5,17 +5,32 @@ import { type StepState, advanceRef } from './generation.ref.ts';
 
 describe('generation advance', () => {
   // B past the workgroup's 64 threads; no stop tokens and three; limits of 0 (ended before the first step), 1 and more
-  for (const [B, stops] of [[3, []], [70, [5, 9, 2]], [1, [0]]] as const) {
+  for (const [B, stops] of [
+    [3, []],
+    [70, [5, 9, 2]],
+    [1, [0]],
+  ] as const) {
     it(`B=${B} with ${stops.length} stop tokens, step by step against the reference`, async () => {
       const gpu = await testGpu();
       const Tp = 6;
       const plen = Int32Array.from({ length: B }, (_, b) => 1 + ((b * 5) % Tp));
       const limit = Int32Array.from({ length: B }, (_, b) => (b * 7 + 3) % 9);
-      const init: StepState = { step: 0, len: 0, pos: new Int32Array(B), kept: Int32Array.from({ length: B + 1 }, (_, b) => (b < B && limit[b] <= 0 ? 0 : -1)) };
+      const init: StepState = {
+        step: 0,
+        len: 0,
+        pos: new Int32Array(B),
+        kept: Int32Array.from({ length: B + 1 }, (_, b) => (b < B && limit[b] <= 0 ? 0 : -1)),
+      };
       const s: StepTensors = {
-        step: gpu.upload([0], [1], 'i32', 'step'), len: gpu.zeros([1], 'i32', 'len'), pos: gpu.zeros([B], 'i32', 'pos'),
-        kept: gpu.upload(init.kept, [B + 1], 'i32', 'kept'), plen: gpu.upload(plen, [B], 'i32', 'plen'), limit: gpu.upload(limit, [B], 'i32', 'limit'),
-        stops: gpu.upload(stops.length ? [...stops] : [0], [Math.max(1, stops.length)], 'i32', 'stops'), NS: stops.length, Tp,
+        step: gpu.upload([0], [1], 'i32', 'step'),
+        len: gpu.zeros([1], 'i32', 'len'),
+        pos: gpu.zeros([B], 'i32', 'pos'),
+        kept: gpu.upload(init.kept, [B + 1], 'i32', 'kept'),
+        plen: gpu.upload(plen, [B], 'i32', 'plen'),
+        limit: gpu.upload(limit, [B], 'i32', 'limit'),
+        stops: gpu.upload(stops.length ? [...stops] : [0], [Math.max(1, stops.length)], 'i32', 'stops'),
+        NS: stops.length,
+        Tp,
       };
       let want = init;
       let ended = 0;

@@ -43,8 +43,17 @@ export function advanceStep(gpu: Gpu, s: StepTensors, token: Tensor): void {
   };
   if (token.shape.length !== 1) shapeError(op, `token must be (B) i32, got ${shapeStr(token)}`);
   want('token', token, B);
-  for (const [name, t] of [['step', s.step], ['len', s.len]] as const) want(name, t, 1);
-  for (const [name, t] of [['pos', s.pos], ['plen', s.plen], ['limit', s.limit]] as const) want(name, t, B);
+  for (const [name, t] of [
+    ['step', s.step],
+    ['len', s.len],
+  ] as const)
+    want(name, t, 1);
+  for (const [name, t] of [
+    ['pos', s.pos],
+    ['plen', s.plen],
+    ['limit', s.limit],
+  ] as const)
+    want(name, t, B);
   want('kept', s.kept, B + 1);
   want('stops', s.stops, Math.max(1, s.NS));
   if (!Number.isInteger(s.Tp) || s.Tp < 1) shapeError(op, `Tp must be a positive integer, got ${s.Tp}`);

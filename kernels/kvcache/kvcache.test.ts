@@ -4,7 +4,12 @@ import { kvAppend } from './kvcache.ts';
 import { kvAppendRef } from './kvcache.ref.ts';
 
 describe('kvcache', () => {
-  for (const [B, Tq, Tcap, NKV, HS, t0] of [[1, 1, 1, 1, 1, 0], [2, 1, 9, 2, 8, 5], [3, 7, 20, 3, 65, 13], [2, 65, 130, 1, 64, 0]]) {
+  for (const [B, Tq, Tcap, NKV, HS, t0] of [
+    [1, 1, 1, 1, 1, 0],
+    [2, 1, 9, 2, 8, 5],
+    [3, 7, 20, 3, 65, 13],
+    [2, 65, 130, 1, 64, 0],
+  ]) {
     it(`append B=${B} Tq=${Tq} Tcap=${Tcap} W=${NKV}x${HS} t0=${t0}`, async () => {
       const gpu = await testGpu();
       const W = NKV * HS;

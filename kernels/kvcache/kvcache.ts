@@ -15,7 +15,11 @@ const kvcache = defineKernel({
   entries: { append: ['src', 'cache', 't0buf?'] },
 });
 const APPEND = (elem: 'f32' | 'u32', t0Gpu: boolean) =>
-  kvcache.program(`kvcache:${elem}${t0Gpu ? ':t0gpu' : ''}`, () => fillTemplate(source, { ELEM: elem, T0: t0Gpu ? 'u32(t0buf[0])' : 'u.t0' }), 'append');
+  kvcache.program(
+    `kvcache:${elem}${t0Gpu ? ':t0gpu' : ''}`,
+    () => fillTemplate(source, { ELEM: elem, T0: t0Gpu ? 'u32(t0buf[0])' : 'u.t0' }),
+    'append',
+  );
 const PROGRAMS = { f32: [APPEND('f32', false), APPEND('f32', true)], u32: [APPEND('u32', false), APPEND('u32', true)] };
 
 /**
@@ -33,7 +37,13 @@ export function kvAppend(gpu: Gpu, cache: Tensor, src: Tensor, t0: number, t0Gpu
     shapeError(op, `src ${shapeStr(src)} and cache ${shapeStr(cache)} must be (B, T, ...) of one 32-bit dtype with equal B and row size`);
   }
   if (!Number.isInteger(t0) || t0 < 0 || t0 + Tq > Tcap) shapeError(op, `positions ${t0}..${t0 + Tq} exceed the cache capacity ${Tcap}`);
-  if (t0Gpu && (t0Gpu.dtype !== 'i32' || t0Gpu.shape.length !== 1 || t0Gpu.shape[0] !== 1)) shapeError(op, `t0Gpu must be (1) i32, got ${shapeStr(t0Gpu)}`);
+  if (t0Gpu && (t0Gpu.dtype !== 'i32' || t0Gpu.shape.length !== 1 || t0Gpu.shape[0] !== 1))
+    shapeError(op, `t0Gpu must be (1) i32, got ${shapeStr(t0Gpu)}`);
   const program = PROGRAMS[src.dtype === 'f32' ? 'f32' : 'u32'][t0Gpu ? 1 : 0];
-  kvcache.run(gpu, { program, bindings: { src, cache, t0buf: t0Gpu }, uniforms: { Tq, W, Tcap, t0: t0Gpu ? 0 : t0 }, workgroups: [Math.ceil(W / 64), Tq, B] });
+  kvcache.run(gpu, {
+    program,
+    bindings: { src, cache, t0buf: t0Gpu },
+    uniforms: { Tq, W, Tcap, t0: t0Gpu ? 0 : t0 },
+    workgroups: [Math.ceil(W / 64), Tq, B],
+  });
 }

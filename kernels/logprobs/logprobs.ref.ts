@@ -1,6 +1,10 @@
 // Float64 CPU reference for the fused log-softmax / target log-prob / entropy and its backward.
 
-export interface LogprobsRef { logp: Float64Array; entropy: Float64Array; lse: Float64Array }
+export interface LogprobsRef {
+  logp: Float64Array;
+  entropy: Float64Array;
+  lse: Float64Array;
+}
 
 export function logprobsForwardRef(logits: ArrayLike<number>, targets: ArrayLike<number>, N: number, V: number, T = 1): LogprobsRef {
   const logp = new Float64Array(N);
@@ -15,7 +19,10 @@ export function logprobsForwardRef(logits: ArrayLike<number>, targets: ArrayLike
     lse[n] = l;
     const t = targets[n];
     if (t < 0) continue;
-    if (t >= V) { logp[n] = NaN; continue; }
+    if (t >= V) {
+      logp[n] = NaN;
+      continue;
+    }
     let h = 0;
     for (let j = 0; j < V; j++) {
       const lp = logits[n * V + j] / T - l;
@@ -30,8 +37,13 @@ export function logprobsForwardRef(logits: ArrayLike<number>, targets: ArrayLike
 
 /** dlogits (N, V) for dlogp (N) and dentropy (N) (null = zero). */
 export function logprobsBackwardRef(
-  logits: ArrayLike<number>, targets: ArrayLike<number>, dlogp: ArrayLike<number> | null, dentropy: ArrayLike<number> | null,
-  N: number, V: number, T = 1,
+  logits: ArrayLike<number>,
+  targets: ArrayLike<number>,
+  dlogp: ArrayLike<number> | null,
+  dentropy: ArrayLike<number> | null,
+  N: number,
+  V: number,
+  T = 1,
 ): Float64Array {
   const { entropy, lse } = logprobsForwardRef(logits, targets, N, V, T);
   const d = new Float64Array(N * V);

@@ -3,7 +3,15 @@ import { dot, expectClose, finiteDiff, randInt, randn, testGpu } from '../testin
 import { logprobsBackward, logprobsForward } from './logprobs.ts';
 import { logprobsBackwardRef, logprobsForwardRef } from './logprobs.ref.ts';
 
-const SHAPES: Array<[N: number, V: number]> = [[1, 1], [3, 7], [4, 64], [5, 65], [6, 130], [3, 257], [2, 50000]];
+const SHAPES: Array<[N: number, V: number]> = [
+  [1, 1],
+  [3, 7],
+  [4, 64],
+  [5, 65],
+  [6, 130],
+  [3, 257],
+  [2, 50000],
+];
 const f32 = (a: Float64Array) => Float64Array.from(Float32Array.from(a));
 
 /** Logits with a wide range (scale 8) and targets with a padding row (-1) when N > 2. */
@@ -104,7 +112,9 @@ describe('logprobs', () => {
     const d = gpu.tensor([3, 5], 'f32', 'dlogits');
     const before = gpu.dispatchCount;
     expect(() => logprobsForward(gpu, logp, ent, lse, tl, tt)).toThrow(/logprobsForward: targets must be \(3\) i32, got \[2\] i32/);
-    expect(() => logprobsBackward(gpu, d, logp, null, tl, t3, null, lse)).toThrow(/logprobsBackward: dlogits must be \(3, 4\) f32, got \[3, 5\] f32/);
+    expect(() => logprobsBackward(gpu, d, logp, null, tl, t3, null, lse)).toThrow(
+      /logprobsBackward: dlogits must be \(3, 4\) f32, got \[3, 5\] f32/,
+    );
     expect(() => logprobsBackward(gpu, tl, logp, null, tl, t3, null, lse)).toThrow(/logprobsBackward: dlogits is the logits buffer/);
     expect(gpu.dispatchCount).toBe(before);
     gpu.release(tl, tt, t3, logp, ent, lse, d);

@@ -46,7 +46,8 @@ function checkTemperature(op: string, T: number): void {
 }
 
 function checkRows(op: string, name: string, t: Tensor | undefined, N: number): void {
-  if (t && (t.dtype !== 'f32' || t.shape.length !== 1 || t.shape[0] !== N)) shapeError(op, `${name} must be (${N}) f32, got ${shapeStr(t)}`);
+  if (t && (t.dtype !== 'f32' || t.shape.length !== 1 || t.shape[0] !== N))
+    shapeError(op, `${name} must be (${N}) f32, got ${shapeStr(t)}`);
 }
 
 function checkLogits(op: string, logits: Tensor, targets: Tensor): [number, number] {
@@ -63,7 +64,15 @@ function checkLogits(op: string, logits: Tensor, targets: Tensor): [number, numb
  * logp (N) = log softmax(logits / T)[target], entropy (N) = -sum p log p, lse (N) = logsumexp(logits / T)
  * (saved for the backward). logits (N, V) f32, targets (N) i32; target < 0 marks padding (logp = entropy = 0).
  */
-export function logprobsForward(gpu: Gpu, logp: Tensor, entropy: Tensor, lse: Tensor, logits: Tensor, targets: Tensor, opts: LogprobsOptions = {}): void {
+export function logprobsForward(
+  gpu: Gpu,
+  logp: Tensor,
+  entropy: Tensor,
+  lse: Tensor,
+  logits: Tensor,
+  targets: Tensor,
+  opts: LogprobsOptions = {},
+): void {
   const op = 'logprobsForward';
   const [N, V] = checkLogits(op, logits, targets);
   checkRows(op, 'logp', logp, N);

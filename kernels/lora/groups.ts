@@ -15,13 +15,24 @@ type Entry = 'forward_group' | 'backward_dh_group' | 'backward_grads' | 'reduce_
 /** Ranks up to this run on the 'groups' path (accumulators in registers); larger ones use the tiles. */
 export const GROUPS_MAX_R = 16;
 
-export interface GroupDims { B: number; T: number; S: number; R: number; IN: number; OUT: number }
+export interface GroupDims {
+  B: number;
+  T: number;
+  S: number;
+  R: number;
+  IN: number;
+  OUT: number;
+}
 
 /**
  * rows: rows of a sequence per workgroup in forward_group / backward_dh_group, threads: that workgroup's
  * size (64, 128, 256 or 512, within the device's maxComputeInvocationsPerWorkgroup); chunk: rows a weight-gradient part sums.
  */
-export interface GroupTuning { rows: number; threads: number; chunk: number }
+export interface GroupTuning {
+  rows: number;
+  threads: number;
+  chunk: number;
+}
 
 /** The rank bound compiled in: 8 or 16 accumulators a row. */
 export const rankBound = (R: number): number => (R <= 8 ? 8 : 16);
@@ -38,37 +49,69 @@ const variant = (rmax: number, t: GroupTuning) => `g${rmax}x${t.rows}x${t.thread
 /** backward_grads and reduce_grads use neither rows nor threads: one module a rank bound serves every tuning. */
 const ANY: GroupTuning = { rows: 1, threads: 64, chunk: 1 };
 /** The module text for one (rank bound, rows, threads), made once and shared by its entry points. */
-const text = programFactory((rmax: number, t: GroupTuning) => variant(rmax, t), (rmax: number, t: GroupTuning) => {
-  let code: string | undefined;
-  return () => (code ??= fillTemplate(source, { HEADER: lora.header(), RMAX: String(rmax), ROWS: String(t.rows), GW: String(t.threads) }));
-});
+const text = programFactory(
+  (rmax: number, t: GroupTuning) => variant(rmax, t),
+  (rmax: number, t: GroupTuning) => {
+    let code: string | undefined;
+    return () =>
+      (code ??= fillTemplate(source, { HEADER: lora.header(), RMAX: String(rmax), ROWS: String(t.rows), GW: String(t.threads) }));
+  },
+);
 const program = programFactory(
   (entryPoint: Entry, rmax: number, t: GroupTuning) => `${entryPoint}:${variant(rmax, t)}`,
-  (entryPoint: Entry, rmax: number, t: GroupTuning): KernelProgram<Entry> => lora.program(`lora:${variant(rmax, t)}`, text(rmax, t), entryPoint),
+  (entryPoint: Entry, rmax: number, t: GroupTuning): KernelProgram<Entry> =>
+    lora.program(`lora:${variant(rmax, t)}`, text(rmax, t), entryPoint),
 ) as <E extends Entry>(entryPoint: E, rmax: number, t: GroupTuning) => KernelProgram<E>;
 
 function check(gpu: Gpu, d: GroupDims, t: GroupTuning): number {
   const rmax = rankBound(d.R);
   if (d.R > GROUPS_MAX_R) throw new Error(`lora groups: R = ${d.R} is past ${GROUPS_MAX_R}; use the 'tiles' path`);
-  if (!(t.rows >= 1 && t.rows * rmax <= 32 && Number.isInteger(t.rows))) throw new Error(`lora groups: rows ${t.rows} x rank bound ${rmax} must be at most 32`);
+  if (!(t.rows >= 1 && t.rows * rmax <= 32 && Number.isInteger(t.rows)))
+    throw new Error(`lora groups: rows ${t.rows} x rank bound ${rmax} must be at most 32`);
   if (![64, 128, 256, 512].includes(t.threads) || t.threads > gpu.limits.maxComputeInvocationsPerWorkgroup) {
-    throw new Error(`lora groups: threads must be 64, 128, 256 or 512 and within the device's ${gpu.limits.maxComputeInvocationsPerWorkgroup}, got ${t.threads}`);
+    throw new Error(
+      `lora groups: threads must be 64, 128, 256 or 512 and within the device's ${gpu.limits.maxComputeInvocationsPerWorkgroup}, got ${t.threads}`,
+    );
   }
   if (!(t.chunk >= 1 && Number.isInteger(t.chunk))) throw new Error(`lora groups: chunk must be a positive integer, got ${t.chunk}`);
   return rmax;
 }
 
-const params = (d: GroupDims, scale: number, chunk: number, dx: boolean) =>
-  ({ B: d.B, T: d.T, S: d.S, R: d.R, IN: d.IN, OUT: d.OUT, scale, P: 1, CH: chunk, CT: Math.ceil(d.T / chunk), DX: dx ? 1 : 0 });
+const params = (d: GroupDims, scale: number, chunk: number, dx: boolean) => ({
+  B: d.B,
+  T: d.T,
+  S: d.S,
+  R: d.R,
+  IN: d.IN,
+  OUT: d.OUT,
+  scale,
+  P: 1,
+  CH: chunk,
+  CT: Math.ceil(d.T / chunk),
+  DX: dx ? 1 : 0,
+});
 
 /** y += scale (x A[slot]^T) Bw[slot]^T and h = x A[slot]^T in one dispatch (shapes checked by loraForward). */
 export function loraForwardGroups(
-  gpu: Gpu, y: Tensor, h: Tensor, x: Tensor, slots: Tensor, A: Tensor, Bw: Tensor, d: GroupDims, scale: number,
+  gpu: Gpu,
+  y: Tensor,
+  h: Tensor,
+  x: Tensor,
+  slots: Tensor,
+  A: Tensor,
+  Bw: Tensor,
+  d: GroupDims,
+  scale: number,
   t: GroupTuning = defaultTuning(d.R),
 ): void {
   const rmax = check(gpu, d, t);
   const groups = d.B * Math.ceil(d.T / t.rows);
-  lora.run(gpu, { program: program('forward_group', rmax, t), bindings: { slots, x, A, Bw, h, y }, uniforms: params(d, scale, t.chunk, false), workgroups: grid1d(groups) });
+  lora.run(gpu, {
+    program: program('forward_group', rmax, t),
+    bindings: { slots, x, A, Bw, h, y },
+    uniforms: params(d, scale, t.chunk, false),
+    workgroups: grid1d(groups),
+  });
 }
 
 /**
@@ -77,8 +120,19 @@ export function loraForwardGroups(
  * in-order sum. Three dispatches. Shapes checked by loraBackward.
  */
 export function loraBackwardGroups(
-  gpu: Gpu, dx: Tensor | null, dA: Tensor, dB: Tensor, dy: Tensor, x: Tensor, h: Tensor, slots: Tensor, A: Tensor, Bw: Tensor,
-  d: GroupDims, scale: number, t: GroupTuning = defaultTuning(d.R),
+  gpu: Gpu,
+  dx: Tensor | null,
+  dA: Tensor,
+  dB: Tensor,
+  dy: Tensor,
+  x: Tensor,
+  h: Tensor,
+  slots: Tensor,
+  A: Tensor,
+  Bw: Tensor,
+  d: GroupDims,
+  scale: number,
+  t: GroupTuning = defaultTuning(d.R),
 ): void {
   const rmax = check(gpu, d, t);
   // longer chunks where the parts would pass what one binding may hold (a part holds R * (IN + OUT) floats)
@@ -91,7 +145,12 @@ export function loraBackwardGroups(
   const dh = gpu.tensor([M, d.R], 'f32', 'lora.dh');
   const part = gpu.tensor([NC * d.R * (d.IN + d.OUT)], 'f32', 'lora.part');
   const noDx = dx ? null : gpu.tensor([1], 'f32', 'lora.nodx'); // bound, never written (DX = 0)
-  lora.run(gpu, { program: program('backward_dh_group', rmax, t), bindings: { slots, Bw, dy, dh }, uniforms: u, workgroups: grid1d(d.B * Math.ceil(d.T / t.rows)) });
+  lora.run(gpu, {
+    program: program('backward_dh_group', rmax, t),
+    bindings: { slots, Bw, dy, dh },
+    uniforms: u,
+    workgroups: grid1d(d.B * Math.ceil(d.T / t.rows)),
+  });
   const blocks = Math.ceil(d.IN / 64) + Math.ceil(d.OUT / 64);
   lora.run(gpu, {
     program: program('backward_grads', rmax, ANY),
@@ -99,7 +158,12 @@ export function loraBackwardGroups(
     uniforms: u,
     workgroups: grid1d(NC * blocks),
   });
-  lora.run(gpu, { program: program('reduce_grads', rmax, ANY), bindings: { slots, dA, dB, part }, uniforms: u, workgroups: grid1d(Math.ceil((d.S * d.R * (d.IN + d.OUT)) / 64)) });
+  lora.run(gpu, {
+    program: program('reduce_grads', rmax, ANY),
+    bindings: { slots, dA, dB, part },
+    uniforms: u,
+    workgroups: grid1d(Math.ceil((d.S * d.R * (d.IN + d.OUT)) / 64)),
+  });
   gpu.release(dh, part); // later users of these pooled buffers are ordered after these dispatches
   if (noDx) gpu.release(noDx);
 }

@@ -1,6 +1,13 @@
 // Float64 CPU reference for multi-adapter LoRA (stacked adapters, a slot per sequence) and its backward.
 
-export interface LoraDims { B: number; T: number; S: number; R: number; IN: number; OUT: number }
+export interface LoraDims {
+  B: number;
+  T: number;
+  S: number;
+  R: number;
+  IN: number;
+  OUT: number;
+}
 
 const slotOf = (slots: ArrayLike<number>, m: number, d: LoraDims) => {
   const s = slots[Math.floor(m / d.T)];
@@ -9,7 +16,12 @@ const slotOf = (slots: ArrayLike<number>, m: number, d: LoraDims) => {
 
 /** h (B*T, R) and the adapter's contribution to y (B*T, OUT) (the caller adds it to the base output). */
 export function loraForwardRef(
-  x: ArrayLike<number>, slots: ArrayLike<number>, A: ArrayLike<number>, Bw: ArrayLike<number>, d: LoraDims, scale: number,
+  x: ArrayLike<number>,
+  slots: ArrayLike<number>,
+  A: ArrayLike<number>,
+  Bw: ArrayLike<number>,
+  d: LoraDims,
+  scale: number,
 ): { y: Float64Array; h: Float64Array } {
   const { R, IN, OUT } = d;
   const M = d.B * d.T;
@@ -34,8 +46,13 @@ export function loraForwardRef(
 
 /** This call's contributions to dx (B*T, IN), dA (S, R, IN) and dB (S, OUT, R), given dy (B*T, OUT). */
 export function loraBackwardRef(
-  dy: ArrayLike<number>, x: ArrayLike<number>, slots: ArrayLike<number>, A: ArrayLike<number>, Bw: ArrayLike<number>,
-  d: LoraDims, scale: number,
+  dy: ArrayLike<number>,
+  x: ArrayLike<number>,
+  slots: ArrayLike<number>,
+  A: ArrayLike<number>,
+  Bw: ArrayLike<number>,
+  d: LoraDims,
+  scale: number,
 ): { dx: Float64Array; dA: Float64Array; dB: Float64Array } {
   const { S, R, IN, OUT } = d;
   const M = d.B * d.T;

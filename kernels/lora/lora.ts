@@ -19,7 +19,14 @@ const TS = 16;
 export const ROWS_T = 4;
 const tiles = (n: number) => Math.ceil(n / TS);
 
-interface Dims { B: number; T: number; S: number; R: number; IN: number; OUT: number }
+interface Dims {
+  B: number;
+  T: number;
+  S: number;
+  R: number;
+  IN: number;
+  OUT: number;
+}
 
 function expectShape(op: string, name: string, t: Tensor, want: number[], dtype = 'f32'): void {
   if (t.dtype !== dtype || t.shape.length !== want.length || want.some((d, i) => t.shape[i] !== d)) {
@@ -41,7 +48,19 @@ function dims(op: string, x: Tensor, slots: Tensor, A: Tensor, Bw: Tensor, T: nu
   return { B, T, S, R, IN, OUT: Bw.shape[1] };
 }
 
-const uniforms = (d: Dims, scale: number, P = 1) => ({ B: d.B, T: d.T, S: d.S, R: d.R, IN: d.IN, OUT: d.OUT, scale, P, CH: 0, CT: 0, DX: 0 });
+const uniforms = (d: Dims, scale: number, P = 1) => ({
+  B: d.B,
+  T: d.T,
+  S: d.S,
+  R: d.R,
+  IN: d.IN,
+  OUT: d.OUT,
+  scale,
+  P,
+  CH: 0,
+  CT: 0,
+  DX: 0,
+});
 
 /** Parts the tiled weight gradients split the sequences into: a part per 4 sequences, at most 16. */
 export const gradParts = (B: number): number => Math.max(1, Math.min(16, Math.floor(B / 4)));
@@ -68,7 +87,16 @@ const wide = (rows: number, n: number) => grid1d(Math.ceil((rows * Math.ceil(n /
  * 'tiles' when R > GROUPS_MAX_R).
  */
 export function loraForward(
-  gpu: Gpu, y: Tensor, h: Tensor, x: Tensor, slots: Tensor, A: Tensor, Bw: Tensor, T: number, scale: number, path?: LoraPath,
+  gpu: Gpu,
+  y: Tensor,
+  h: Tensor,
+  x: Tensor,
+  slots: Tensor,
+  A: Tensor,
+  Bw: Tensor,
+  T: number,
+  scale: number,
+  path?: LoraPath,
 ): void {
   const op = 'loraForward';
   const d = dims(op, x, slots, A, Bw, T);
@@ -89,12 +117,22 @@ export function loraForward(
   }
   if (p === 'direct' && M <= 65535) {
     lora.run(gpu, { program: program('forward_h_direct'), bindings: { slots, x, A, h }, uniforms: u, workgroups: direct(M * d.R) });
-    lora.run(gpu, { program: program('forward_y_rows'), bindings: { slots, Bw, h, y }, uniforms: u, workgroups: [Math.ceil(d.OUT / 64), M] });
+    lora.run(gpu, {
+      program: program('forward_y_rows'),
+      bindings: { slots, Bw, h, y },
+      uniforms: u,
+      workgroups: [Math.ceil(d.OUT / 64), M],
+    });
     return;
   }
   if (p === 'rows' && M <= 65535 && d.R <= 65535) {
     lora.run(gpu, { program: program('forward_h_rows'), bindings: { slots, x, A, h }, uniforms: u, workgroups: [d.R, M] });
-    lora.run(gpu, { program: program('forward_y_rows'), bindings: { slots, Bw, h, y }, uniforms: u, workgroups: [Math.ceil(d.OUT / 64), M] });
+    lora.run(gpu, {
+      program: program('forward_y_rows'),
+      bindings: { slots, Bw, h, y },
+      uniforms: u,
+      workgroups: [Math.ceil(d.OUT / 64), M],
+    });
     return;
   }
   lora.run(gpu, { program: program('forward_h'), bindings: { slots, x, A, h }, uniforms: u, workgroups: [tiles(d.R), tiles(T), d.B] });
@@ -113,8 +151,19 @@ export function loraForward(
  * (default on CPU adapters), 'direct', 'groups' (default on GPUs up to R = GROUPS_MAX_R) or the 16x16 'tiles'.
  */
 export function loraBackward(
-  gpu: Gpu, dx: Tensor | null, dA: Tensor, dB: Tensor, dy: Tensor, x: Tensor, h: Tensor,
-  slots: Tensor, A: Tensor, Bw: Tensor, T: number, scale: number, path?: 'tiles' | 'direct' | 'wide' | 'groups',
+  gpu: Gpu,
+  dx: Tensor | null,
+  dA: Tensor,
+  dB: Tensor,
+  dy: Tensor,
+  x: Tensor,
+  h: Tensor,
+  slots: Tensor,
+  A: Tensor,
+  Bw: Tensor,
+  T: number,
+  scale: number,
+  path?: 'tiles' | 'direct' | 'wide' | 'groups',
 ): void {
   const op = 'loraBackward';
   const d = dims(op, x, slots, A, Bw, T);
@@ -134,17 +183,38 @@ export function loraBackward(
   const dh = gpu.tensor([M, d.R], 'f32', 'lora.dh');
   if (p === 'wide') {
     lora.run(gpu, { program: program('backward_dh_wide'), bindings: { slots, Bw, dy, dh }, uniforms: u, workgroups: wide(M, d.R) });
-    lora.run(gpu, { program: program('backward_dB_wide'), bindings: { slots, x, h, dy, dh, dB }, uniforms: u, workgroups: wide(d.S * d.OUT, d.R) });
-    lora.run(gpu, { program: program('backward_dA_wide'), bindings: { slots, x, h, dy, dh, dA }, uniforms: u, workgroups: wide(d.S * d.R, d.IN) });
+    lora.run(gpu, {
+      program: program('backward_dB_wide'),
+      bindings: { slots, x, h, dy, dh, dB },
+      uniforms: u,
+      workgroups: wide(d.S * d.OUT, d.R),
+    });
+    lora.run(gpu, {
+      program: program('backward_dA_wide'),
+      bindings: { slots, x, h, dy, dh, dA },
+      uniforms: u,
+      workgroups: wide(d.S * d.R, d.IN),
+    });
     if (dx) lora.run(gpu, { program: program('backward_dx_wide'), bindings: { slots, A, dh, dx }, uniforms: u, workgroups: wide(M, d.IN) });
     gpu.release(dh);
     return;
   }
   if (p === 'direct') {
     lora.run(gpu, { program: program('backward_dh_direct'), bindings: { slots, Bw, dy, dh }, uniforms: u, workgroups: direct(M * d.R) });
-    lora.run(gpu, { program: program('backward_dB_direct'), bindings: { slots, x, h, dy, dh, dB }, uniforms: u, workgroups: direct(d.S * d.OUT * d.R) });
-    lora.run(gpu, { program: program('backward_dA_direct'), bindings: { slots, x, h, dy, dh, dA }, uniforms: u, workgroups: direct(d.S * d.R * d.IN) });
-    if (dx) lora.run(gpu, { program: program('backward_dx_direct'), bindings: { slots, A, dh, dx }, uniforms: u, workgroups: direct(M * d.IN) });
+    lora.run(gpu, {
+      program: program('backward_dB_direct'),
+      bindings: { slots, x, h, dy, dh, dB },
+      uniforms: u,
+      workgroups: direct(d.S * d.OUT * d.R),
+    });
+    lora.run(gpu, {
+      program: program('backward_dA_direct'),
+      bindings: { slots, x, h, dy, dh, dA },
+      uniforms: u,
+      workgroups: direct(d.S * d.R * d.IN),
+    });
+    if (dx)
+      lora.run(gpu, { program: program('backward_dx_direct'), bindings: { slots, A, dh, dx }, uniforms: u, workgroups: direct(M * d.IN) });
     gpu.release(dh);
     return;
   }
@@ -156,10 +226,21 @@ export function loraBackward(
   const part = gpu.tensor([P * d.S * (d.OUT + d.IN) * d.R], 'f32', 'lora.part'); // P = 1: bound, unused
   const grid: [number, number, number] = [Math.max(tiles(d.R), tiles(d.IN)), Math.max(tiles(d.OUT), tiles(d.R)), 2 * d.S * P];
   lora.run(gpu, { program: program('backward_dAdB'), bindings: { slots, x, h, dy, dh, dA, dB, part }, uniforms: up, workgroups: grid });
-  if (P > 1) lora.run(gpu, { program: program('reduce_dAdB'), bindings: { slots, dA, dB, part }, uniforms: up, workgroups: grid1d(Math.ceil((d.S * (d.OUT + d.IN) * d.R) / 64)) });
+  if (P > 1)
+    lora.run(gpu, {
+      program: program('reduce_dAdB'),
+      bindings: { slots, dA, dB, part },
+      uniforms: up,
+      workgroups: grid1d(Math.ceil((d.S * (d.OUT + d.IN) * d.R) / 64)),
+    });
   gpu.release(part);
   if (dx) {
-    lora.run(gpu, { program: program('backward_dx'), bindings: { slots, A, dh, dx }, uniforms: u, workgroups: [tiles(d.IN), tiles(T), d.B] });
+    lora.run(gpu, {
+      program: program('backward_dx'),
+      bindings: { slots, A, dh, dx },
+      uniforms: u,
+      workgroups: [tiles(d.IN), tiles(T), d.B],
+    });
   }
   gpu.release(dh); // later users of this pooled buffer are ordered after these dispatches
 }

@@ -9,7 +9,10 @@ import { type MatmulDims, headerOf, product, productBindings, productUniforms } 
 import blockSource from './block.wgsl';
 
 /** The 'block' variant's outputs per thread: TM rows x TN columns (TN a multiple of 4). */
-export interface BlockShape { tm: number; tn: number }
+export interface BlockShape {
+  tm: number;
+  tn: number;
+}
 /** Threads per workgroup of the 'block' variant (1-D, along the column blocks). */
 export const BLOCK_WG = 16;
 /**
@@ -32,16 +35,35 @@ export function blockMode(d: MatmulDims, bDtype: WeightDType): BlockMode {
   return d.N % 2 === 0 ? 'npair' : 'plain';
 }
 
-const blockKey = (transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, tm: number, tn: number, mode: BlockMode): string =>
+const blockKey = (
+  transA: boolean,
+  transB: boolean,
+  bDtype: WeightDType,
+  accumulate: boolean,
+  bias: boolean,
+  tm: number,
+  tn: number,
+  mode: BlockMode,
+): string =>
   `matmul:${transA ? 't' : 'n'}${transB ? 't' : 'n'}:${bDtype}:block${tm}x${tn}${mode === 'plain' ? '' : `:${mode}`}${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
 
-const blockProgram = programFactory(blockKey, (...choices: Parameters<typeof blockKey>) => product.program(blockKey(...choices), () => blockSourceOf(...choices), 'forward'));
+const blockProgram = programFactory(blockKey, (...choices: Parameters<typeof blockKey>) =>
+  product.program(blockKey(...choices), () => blockSourceOf(...choices), 'forward'),
+);
 
 /** Generates the WGSL of one 'block' variant: TM x TN unrolled accumulators around block.wgsl's skeleton. */
 export function blockSourceOf(
-  transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, tm: number, tn: number, mode: BlockMode,
+  transA: boolean,
+  transB: boolean,
+  bDtype: WeightDType,
+  accumulate: boolean,
+  bias: boolean,
+  tm: number,
+  tn: number,
+  mode: BlockMode,
 ): string {
-  if (tn % 4 || tn < 4 || tm < 1 || (mode !== 'plain' && bDtype === 'f32')) throw new Error(`matmul block: bad choice tm ${tm}, tn ${tn}, ${mode} ${bDtype}`);
+  if (tn % 4 || tn < 4 || tm < 1 || (mode !== 'plain' && bDtype === 'f32'))
+    throw new Error(`matmul block: bad choice tm ${tm}, tn ${tn}, ${mode} ${bDtype}`);
   const range = (n: number) => Array.from({ length: n }, (_, i) => i);
   const ind = (n: number, lines: string[]) => lines.map((l) => ' '.repeat(n) + l).join('\n');
   const TJ = tn / 4;
@@ -51,14 +73,20 @@ export function blockSourceOf(
     mode === 'plain' ? loadFn('ldB', 'b', bDtype) : `fn ldW(i: u32) -> vec2f { let w = b[i]; return ${unpack}; }`,
   ];
   // Rows: r_i (clamped), and for !transA the start of its row of A.
-  const setup = range(tm).flatMap((i) => [`let r${i} = min(m0 + ${i}u, u.M - 1u);`, ...(transA ? [] : [`let ra${i} = aBase + r${i} * u.K;`])]);
+  const setup = range(tm).flatMap((i) => [
+    `let r${i} = min(m0 + ${i}u, u.M - 1u);`,
+    ...(transA ? [] : [`let ra${i} = aBase + r${i} * u.K;`]),
+  ]);
   const A = (i: number, k: string) => (transA ? `ldA(ak${k === 'k' ? '' : '1'} + r${i})` : `ldA(ra${i} + ${k})`);
   // Columns: c_j (clamped) and, when B's rows run along K, the start of column j's row of B (in words for kpair).
   if (mode === 'npair') {
     setup.push(...range(tn / 2).map((p) => `let q${p} = min(n0 + ${2 * p}u, u.N - 2u) >> 1u;`));
   } else {
     setup.push(...range(tn).map((j) => `let c${j} = min(n0 + ${j}u, u.N - 1u);`));
-    if (transB) setup.push(...range(tn).map((j) => (mode === 'kpair' ? `let rb${j} = (bBase + c${j} * u.K) >> 1u;` : `let rb${j} = bBase + c${j} * u.K;`)));
+    if (transB)
+      setup.push(
+        ...range(tn).map((j) => (mode === 'kpair' ? `let rb${j} = (bBase + c${j} * u.K) >> 1u;` : `let rb${j} = bBase + c${j} * u.K;`)),
+      );
   }
   const accDecl = range(tm).flatMap((i) => range(TJ).map((j) => `var acc${i}_${j} = vec4f(0.0);`));
   const vec4 = (f: (q: number) => string) => `vec4f(${range(4).map(f).join(', ')})`;
@@ -70,8 +98,14 @@ export function blockSourceOf(
     if (transA) body.push('let ak = aBase + k * u.M;', 'let ak1 = ak + u.M;');
     body.push(...range(tm).map((i) => `let a${i} = vec2f(${A(i, 'k')}, ${A(i, 'k + 1u')});`));
     body.push(...range(tn).map((j) => `let w${j} = ldW(rb${j} + kw);`));
-    body.push(...range(TJ).flatMap((j) => [`let bx${j} = ${vec4((q) => `w${4 * j + q}.x`)};`, `let by${j} = ${vec4((q) => `w${4 * j + q}.y`)};`]));
-    body.push(...range(tm).flatMap((i) => range(TJ).map((j) => `acc${i}_${j} = fma(vec4f(a${i}.y), by${j}, fma(vec4f(a${i}.x), bx${j}, acc${i}_${j}));`)));
+    body.push(
+      ...range(TJ).flatMap((j) => [`let bx${j} = ${vec4((q) => `w${4 * j + q}.x`)};`, `let by${j} = ${vec4((q) => `w${4 * j + q}.y`)};`]),
+    );
+    body.push(
+      ...range(tm).flatMap((i) =>
+        range(TJ).map((j) => `acc${i}_${j} = fma(vec4f(a${i}.y), by${j}, fma(vec4f(a${i}.x), bx${j}, acc${i}_${j}));`),
+      ),
+    );
   } else {
     head = 'for (var k = 0u; k < u.K; k++) {';
     if (transA) body.push('let ak = aBase + k * u.M;');
@@ -109,8 +143,25 @@ export function blockSourceOf(
 }
 
 /** Records a 'block' dispatch: TM x TN outputs per thread, BLOCK_WG threads per workgroup along N. */
-export function launchBlock(gpu: Gpu, out: Tensor, a: Tensor, b: Tensor, bias: Tensor | undefined, d: MatmulDims, shape: BlockShape): string {
-  const program = blockProgram(d.transA, d.transB, b.dtype as WeightDType, d.accumulate, Boolean(bias), shape.tm, shape.tn, blockMode(d, b.dtype as WeightDType));
+export function launchBlock(
+  gpu: Gpu,
+  out: Tensor,
+  a: Tensor,
+  b: Tensor,
+  bias: Tensor | undefined,
+  d: MatmulDims,
+  shape: BlockShape,
+): string {
+  const program = blockProgram(
+    d.transA,
+    d.transB,
+    b.dtype as WeightDType,
+    d.accumulate,
+    Boolean(bias),
+    shape.tm,
+    shape.tn,
+    blockMode(d, b.dtype as WeightDType),
+  );
   if (d.M === 0 || d.N === 0 || d.batch === 0) return program.key;
   const rows = Math.ceil(d.M / shape.tm); // <= 65535 (launch() takes 'direct' past that)
   product.run(gpu, {

@@ -19,23 +19,43 @@ function gemvVec4(d: MatmulDims): boolean {
   return !d.transA && d.transB && d.K % 4 === 0 && [d.offsetA, d.offsetB, d.strideA, d.strideB].every((x) => x % 4 === 0);
 }
 
-const gemvKey = (transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, mr: number, vec4: boolean): string =>
+const gemvKey = (
+  transA: boolean,
+  transB: boolean,
+  bDtype: WeightDType,
+  accumulate: boolean,
+  bias: boolean,
+  mr: number,
+  vec4: boolean,
+): string =>
   `matmul:${transA ? 't' : 'n'}${transB ? 't' : 'n'}:${bDtype}:gemv${GEMV.kt}x${GEMV.nc}_m${mr}${vec4 ? ':v4' : ''}${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
 
-const gemvProgram = programFactory(gemvKey, (...choices: Parameters<typeof gemvKey>) => product.program(gemvKey(...choices), () => gemvSourceOf(...choices), 'forward'));
+const gemvProgram = programFactory(gemvKey, (...choices: Parameters<typeof gemvKey>) =>
+  product.program(gemvKey(...choices), () => gemvSourceOf(...choices), 'forward'),
+);
 
 /** Generates the WGSL of one gemv variant: MR x NC unrolled partial sums around gemv.wgsl's skeleton. */
-export function gemvSourceOf(transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean, mr: number, vec4: boolean): string {
+export function gemvSourceOf(
+  transA: boolean,
+  transB: boolean,
+  bDtype: WeightDType,
+  accumulate: boolean,
+  bias: boolean,
+  mr: number,
+  vec4: boolean,
+): string {
   const NC = GEMV.nc;
   const range = (n: number) => Array.from({ length: n }, (_, i) => i);
   const ind = (n: number, lines: string[]) => lines.map((l) => ' '.repeat(n) + l).join('\n');
   let loads: string[];
   if (vec4) {
     // k counts vec4s; element index of (row, 4k) is base + row * K + 4k, a multiple of 4.
-    const unpack = bDtype === 'f32' ? 'b[i]'
-      : bDtype === 'bf16'
-        ? 'vec4f(bitcast<f32>(w.x << 16u), bitcast<f32>(w.x & 0xffff0000u), bitcast<f32>(w.y << 16u), bitcast<f32>(w.y & 0xffff0000u))'
-        : 'vec4f(unpack2x16float(w.x), unpack2x16float(w.y))';
+    const unpack =
+      bDtype === 'f32'
+        ? 'b[i]'
+        : bDtype === 'bf16'
+          ? 'vec4f(bitcast<f32>(w.x << 16u), bitcast<f32>(w.x & 0xffff0000u), bitcast<f32>(w.y << 16u), bitcast<f32>(w.y & 0xffff0000u))'
+          : 'vec4f(unpack2x16float(w.x), unpack2x16float(w.y))';
     loads = [
       'fn ldA(m: u32, k: u32) -> vec4f { return a[(aBase + m * u.K) / 4u + k]; }',
       `fn ldB(n: u32, k: u32) -> vec4f { let i = (bBase + n * u.K) / 4u + k;${bDtype === 'f32' ? '' : ' let w = b[i];'} return ${unpack}; }`,
@@ -47,7 +67,9 @@ export function gemvSourceOf(transA: boolean, transB: boolean, bDtype: WeightDTy
       `fn ldB(n: u32, k: u32) -> f32 { return ldBe(${transB ? 'bBase + n * u.K + k' : 'bBase + k * u.N + n'}); }`,
     ];
   }
-  const mul = vec4 ? (x: string, y: string, acc: string) => `${acc} += dot(${x}, ${y});` : (x: string, y: string, acc: string) => `${acc} = fma(${x}, ${y}, ${acc});`;
+  const mul = vec4
+    ? (x: string, y: string, acc: string) => `${acc} += dot(${x}, ${y});`
+    : (x: string, y: string, acc: string) => `${acc} = fma(${x}, ${y}, ${acc});`;
   const body = [
     ...range(NC).map((j) => `let b${j} = ldB(col${j}, k);`),
     ...range(mr).flatMap((m) => [`let a${m} = ldA(row${m}, k);`, ...range(NC).map((j) => mul(`a${m}`, `b${j}`, `acc${m}_${j}`))]),
@@ -63,10 +85,19 @@ export function gemvSourceOf(transA: boolean, transB: boolean, bDtype: WeightDTy
       ...range(mr).map((m) => `let row${m} = min(${m}u, u.M - 1u);`),
       ...range(NC).map((j) => `let col${j} = min(n0 + ${j}u, u.N - 1u);`),
     ]),
-    ACC_DECL: ind(2, range(mr).flatMap((m) => range(NC).map((j) => `var acc${m}_${j} = 0.0;`))),
+    ACC_DECL: ind(
+      2,
+      range(mr).flatMap((m) => range(NC).map((j) => `var acc${m}_${j} = 0.0;`)),
+    ),
     BODY: ind(4, body),
-    STORE_RED: ind(4, range(mr).flatMap((m) => range(NC).map((j) => `red[${m * NC + j}u * RS + h] = acc${m}_${j};`))),
-    ADD_RED: ind(4, range(mr).flatMap((m) => range(NC).map((j) => `red[${m * NC + j}u * RS + h] += acc${m}_${j};`))),
+    STORE_RED: ind(
+      4,
+      range(mr).flatMap((m) => range(NC).map((j) => `red[${m * NC + j}u * RS + h] = acc${m}_${j};`)),
+    ),
+    ADD_RED: ind(
+      4,
+      range(mr).flatMap((m) => range(NC).map((j) => `red[${m * NC + j}u * RS + h] += acc${m}_${j};`)),
+    ),
     EPILOGUE: ind(6, [...(bias ? ['x += bias[n];'] : []), ...(accumulate ? ['x += c[i];'] : [])]),
   });
 }

@@ -8,15 +8,34 @@ import { defineKernel } from '../program.ts';
 
 /** Everything the kernel needs besides the buffers: the resolved problem. */
 export interface MatmulDims {
-  M: number; N: number; K: number; batch: number;
-  strideA: number; strideB: number; strideC: number;
-  offsetA: number; offsetB: number; offsetC: number;
-  transA: boolean; transB: boolean; alpha: number; accumulate: boolean;
+  M: number;
+  N: number;
+  K: number;
+  batch: number;
+  strideA: number;
+  strideB: number;
+  strideC: number;
+  offsetA: number;
+  offsetB: number;
+  offsetC: number;
+  transA: boolean;
+  transB: boolean;
+  alpha: number;
+  accumulate: boolean;
 }
 
 const PRODUCT = {
-  M: 'u32', N: 'u32', K: 'u32', batch: 'u32', strideA: 'u32', strideB: 'u32', strideC: 'u32', alpha: 'f32',
-  offA: 'u32', offB: 'u32', offC: 'u32',
+  M: 'u32',
+  N: 'u32',
+  K: 'u32',
+  batch: 'u32',
+  strideA: 'u32',
+  strideB: 'u32',
+  strideC: 'u32',
+  alpha: 'f32',
+  offA: 'u32',
+  offB: 'u32',
+  offC: 'u32',
 } as const;
 
 const BINDINGS = ['a', 'b', 'c', 'bias'] as const;
@@ -24,7 +43,13 @@ const BINDINGS = ['a', 'b', 'c', 'bias'] as const;
 const TYPES = { a: 'read array<f32>', b: 'read array<f32>', c: 'read_write array<f32>', bias: 'read array<f32>' } as const;
 
 /** direct.wgsl, block.wgsl, gemv.wgsl: C (+)= alpha A B (+ bias). */
-export const product = defineKernel({ name: 'matmul', bindings: BINDINGS, uniforms: PRODUCT, types: TYPES, entries: { forward: ['a', 'b', 'c', 'bias?'] } });
+export const product = defineKernel({
+  name: 'matmul',
+  bindings: BINDINGS,
+  uniforms: PRODUCT,
+  types: TYPES,
+  entries: { forward: ['a', 'b', 'c', 'bias?'] },
+});
 
 /** matmul.wgsl: the same, over K slices [kLen * s, kLen * (s + 1)) of `splits` when split. */
 export const tiled = defineKernel({
@@ -49,8 +74,17 @@ export const headerOf = (kernel: typeof product | typeof tiled, aElem: string, b
 
 /** The uniforms of a product's dispatch. */
 export const productUniforms = (d: MatmulDims) => ({
-  M: d.M, N: d.N, K: d.K, batch: d.batch, strideA: d.strideA, strideB: d.strideB, strideC: d.strideC, alpha: d.alpha,
-  offA: d.offsetA, offB: d.offsetB, offC: d.offsetC,
+  M: d.M,
+  N: d.N,
+  K: d.K,
+  batch: d.batch,
+  strideA: d.strideA,
+  strideB: d.strideB,
+  strideC: d.strideC,
+  alpha: d.alpha,
+  offA: d.offsetA,
+  offB: d.offsetB,
+  offC: d.offsetC,
 });
 
 /** The bindings of a product: A, B, out as C, and the bias when there is one. */

@@ -55,7 +55,11 @@ function fillValues(n: number, seed: number): Float32Array {
   return out;
 }
 
-export async function benchMatmul(gpu: Gpu, shapes: Array<[number, number, number]>, opts: MatmulBenchOpts = {}): Promise<MatmulBenchRow[]> {
+export async function benchMatmul(
+  gpu: Gpu,
+  shapes: Array<[number, number, number]>,
+  opts: MatmulBenchOpts = {},
+): Promise<MatmulBenchRow[]> {
   const rows: MatmulBenchRow[] = [];
   const batch = opts.batch ?? 1;
   const lead = batch > 1 ? [batch] : [];
@@ -69,7 +73,7 @@ export async function benchMatmul(gpu: Gpu, shapes: Array<[number, number, numbe
       for (let i = 0; i < (opts.warmup ?? 2); i++) call();
       await gpu.sync();
       const key = call();
-      const reps = opts.reps ?? await calibrate(gpu, call, opts.roundMs ?? 300);
+      const reps = opts.reps ?? (await calibrate(gpu, call, opts.roundMs ?? 300));
       const wall: number[] = [];
       const gpuTimes: number[] = [];
       for (let r = 0; r < (opts.rounds ?? 1); r++) {
@@ -93,7 +97,9 @@ export async function benchMatmul(gpu: Gpu, shapes: Array<[number, number, numbe
 export interface SweepResult {
   name: string;
   trans: 'nn' | 'nt' | 'tn' | 'tt';
-  M: number; N: number; K: number;
+  M: number;
+  N: number;
+  K: number;
   /** The dim that is the token count (M for forward and dX, K for dW); its pick covers a bucket of counts. */
   tokenDim?: 'M' | 'K';
   default: { variant: MatmulVariant; tflops: number };
@@ -117,7 +123,13 @@ export function sweepPicks(results: SweepResult[], tokens: number[], minGain = 0
     return [lo, hi];
   };
   // a product's token buckets side by side: order by (trans, token dim, the other dims, the token count)
-  const order = (r: SweepResult) => [r.trans, r.tokenDim ?? '', r.tokenDim === 'M' ? r.N : r.M, r.tokenDim === 'M' ? r.K : r.N, r.tokenDim === 'M' ? r.M : r.K];
+  const order = (r: SweepResult) => [
+    r.trans,
+    r.tokenDim ?? '',
+    r.tokenDim === 'M' ? r.N : r.M,
+    r.tokenDim === 'M' ? r.K : r.N,
+    r.tokenDim === 'M' ? r.M : r.K,
+  ];
   const byProduct = [...results].sort((x, y) => {
     const [a, b] = [order(x), order(y)];
     for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
@@ -132,8 +144,14 @@ export function sweepPicks(results: SweepResult[], tokens: number[], minGain = 0
     const why = `${r.name} ${r.default.variant} ${r.default.tflops.toFixed(1)} -> ${r.best.tflops.toFixed(1)}`;
     const prev = out[out.length - 1];
     const td = r.tokenDim;
-    if (td && prev && prev.pick.variant === pick.variant && prev.pick.trans === pick.trans
-      && dims.every((k) => k === td || prev.pick[k]![0] === pick[k]![0]) && prev.pick[td]![1] + 1 === pick[td]![0]) {
+    if (
+      td &&
+      prev &&
+      prev.pick.variant === pick.variant &&
+      prev.pick.trans === pick.trans &&
+      dims.every((k) => k === td || prev.pick[k]![0] === pick[k]![0]) &&
+      prev.pick[td]![1] + 1 === pick[td]![0]
+    ) {
       prev.pick = { ...prev.pick, [td]: [prev.pick[td]![0], pick[td]![1]] };
       prev.why += `, ${why}`;
     } else {

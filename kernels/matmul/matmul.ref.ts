@@ -1,14 +1,33 @@
 // Float64 CPU reference for the batched matmul and its backward, with the same strides and offsets as the kernel.
 
 export interface MatmulRefDims {
-  M: number; N: number; K: number; batch?: number;
-  transA?: boolean; transB?: boolean; alpha?: number;
-  strideA?: number; strideB?: number; strideC?: number;
-  offsetA?: number; offsetB?: number; offsetC?: number;
+  M: number;
+  N: number;
+  K: number;
+  batch?: number;
+  transA?: boolean;
+  transB?: boolean;
+  alpha?: number;
+  strideA?: number;
+  strideB?: number;
+  strideC?: number;
+  offsetA?: number;
+  offsetB?: number;
+  offsetC?: number;
 }
 
 const full = (d: MatmulRefDims) => ({
-  batch: 1, transA: false, transB: false, alpha: 1, strideA: 0, strideB: 0, strideC: 0, offsetA: 0, offsetB: 0, offsetC: 0, ...d,
+  batch: 1,
+  transA: false,
+  transB: false,
+  alpha: 1,
+  strideA: 0,
+  strideB: 0,
+  strideC: 0,
+  offsetA: 0,
+  offsetB: 0,
+  offsetC: 0,
+  ...d,
 });
 
 /** Index of element (m, k) of op(A) and (k, n) of op(B) for batch z. */
@@ -22,7 +41,9 @@ const ic = (d: ReturnType<typeof full>, z: number, m: number, n: number) => d.of
  * c = alpha * op(a) . op(b) [+ bias] [+ c0]: returns a copy of c0 (or zeros of cSize) with the batches written.
  */
 export function matmulRef(
-  a: ArrayLike<number>, b: ArrayLike<number>, dims: MatmulRefDims,
+  a: ArrayLike<number>,
+  b: ArrayLike<number>,
+  dims: MatmulRefDims,
   extra: { bias?: ArrayLike<number>; c0?: ArrayLike<number>; accumulate?: boolean; cSize?: number } = {},
 ): Float64Array {
   const d = full(dims);
@@ -47,7 +68,10 @@ export function matmulRef(
  * where an operand is shared (stride 0) or its batches overlap.
  */
 export function matmulBackwardRef(
-  dc: ArrayLike<number>, a: ArrayLike<number>, b: ArrayLike<number>, dims: MatmulRefDims,
+  dc: ArrayLike<number>,
+  a: ArrayLike<number>,
+  b: ArrayLike<number>,
+  dims: MatmulRefDims,
 ): { da: Float64Array; db: Float64Array } {
   const d = full(dims);
   const da = new Float64Array(a.length);

@@ -57,7 +57,6 @@ export interface MatmulOpts {
   pairB?: boolean;
 }
 
-
 function checkTile(t: TileConfig, sharedBytes: number): void {
   const bad = (why: string) => shapeError('matmul', `tile ${tileName(t)}: ${why}`);
   if (t.tm % 4 || t.tn % 4 || t.bm % t.tm || t.bn % t.tn) bad('TM, TN must be multiples of 4 dividing BM, BN');
@@ -70,7 +69,8 @@ function checkTile(t: TileConfig, sharedBytes: number): void {
 /** The compile-time choices of a tiled matmul module besides its tile. */
 export interface TiledChoices {
   /** A is stored (K, M), B (N, K). */
-  transA: boolean; transB: boolean;
+  transA: boolean;
+  transB: boolean;
   bDtype: WeightDType;
   /** out += the product (else =). */
   accumulate: boolean;
@@ -81,7 +81,8 @@ export interface TiledChoices {
   /** The partial pass of a K split (no epilogue: the reduction applies it). */
   split?: boolean;
   /** A, B read a vec4 at a time (see vec4A, vec4B). */
-  vecA?: boolean; vecB?: boolean;
+  vecA?: boolean;
+  vecB?: boolean;
   /** The 8 x 4 threads a warp layout (see warpLayout). */
   warp?: boolean;
 }
@@ -119,7 +120,8 @@ function canPairB(t: TileConfig, d: MatmulDims, bDtype: string): boolean {
 export function matmulSource(t: TileConfig, c: TiledChoices): string {
   const { transA, transB, bDtype, accumulate, bias, pairB = false, split = false, vecA = false, vecB = false, warp = false } = c;
   if (split && (accumulate || bias)) throw new Error('matmul: a split-K partial pass has no epilogue (the reduction applies it)');
-  if ((vecA && !transA) || (vecB && (transB || bDtype !== 'f32' || pairB))) throw new Error('matmul: vec4 loads need an f32 operand loaded along its contiguous dim');
+  if ((vecA && !transA) || (vecB && (transB || bDtype !== 'f32' || pairB)))
+    throw new Error('matmul: vec4 loads need an f32 operand loaded along its contiguous dim');
   if (warp && !warpLayout(t)) throw new Error(`matmul: ':w' does not apply to tile ${tileName(t)}`);
   const { bm, bn, bk, tm, tn } = t;
   const NTX = bn / tn;
@@ -141,9 +143,11 @@ export function matmulSource(t: TileConfig, c: TiledChoices): string {
   for (const l of range(GA)) {
     regs.push(`var<private> ra${l}: vec4f;`, `var<private> aM${l}: u32;`, `var<private> aK${l}: u32;`);
     const g = `li + ${l * WG}u`;
-    coords.push(transA
-      ? `aM${l} = ((${g}) % ${bm / 4}u) * 4u; aK${l} = (${g}) / ${bm / 4}u;`
-      : `aK${l} = (${g}) % ${bk}u; aM${l} = ((${g}) / ${bk}u) * 4u;`);
+    coords.push(
+      transA
+        ? `aM${l} = ((${g}) % ${bm / 4}u) * 4u; aK${l} = (${g}) / ${bm / 4}u;`
+        : `aK${l} = (${g}) % ${bk}u; aM${l} = ((${g}) / ${bk}u) * 4u;`,
+    );
   }
   // Paired transB loads: a thread reads 4 columns n of 2 neighbouring k (4 words) into two vec4 rows.
   const pairK = pairB && transB;
@@ -152,32 +156,43 @@ export function matmulSource(t: TileConfig, c: TiledChoices): string {
     regs.push(`var<private> rb${l}: vec4f;`, `var<private> bN${l}: u32;`, `var<private> bK${l}: u32;`);
     if (pairK) regs.push(`var<private> rb${l}_1: vec4f;`);
     const g = `li + ${l * WG}u`;
-    coords.push(pairK
-      ? `bK${l} = ((${g}) % ${bk / 2}u) * 2u; bN${l} = ((${g}) / ${bk / 2}u) * 4u;`
-      : transB
-        ? `bK${l} = (${g}) % ${bk}u; bN${l} = ((${g}) / ${bk}u) * 4u;`
-        : `bN${l} = ((${g}) % ${bn / 4}u) * 4u; bK${l} = (${g}) / ${bn / 4}u;`);
+    coords.push(
+      pairK
+        ? `bK${l} = ((${g}) % ${bk / 2}u) * 2u; bN${l} = ((${g}) / ${bk / 2}u) * 4u;`
+        : transB
+          ? `bK${l} = (${g}) % ${bk}u; bN${l} = ((${g}) / ${bk}u) * 4u;`
+          : `bN${l} = ((${g}) % ${bn / 4}u) * 4u; bK${l} = (${g}) / ${bn / 4}u;`,
+    );
   }
   const four = (f: (j: number) => string) => `vec4f(${range(4).map(f).join(', ')})`;
-  const loadAFull = range(GA).map((l) => (vecA
-    ? `ra${l} = a[(${idxA(`m0 + aM${l}`, `k0 + aK${l}`)}) >> 2u];`
-    : `ra${l} = ${four((j) => `ldA(${idxA(`m0 + aM${l} + ${j}u`, `k0 + aK${l}`)})`)};`));
+  const loadAFull = range(GA).map((l) =>
+    vecA
+      ? `ra${l} = a[(${idxA(`m0 + aM${l}`, `k0 + aK${l}`)}) >> 2u];`
+      : `ra${l} = ${four((j) => `ldA(${idxA(`m0 + aM${l} + ${j}u`, `k0 + aK${l}`)})`)};`,
+  );
   const loadAEdge = range(GA).map((l) => `ra${l} = ${four((j) => `getA(m0 + aM${l} + ${j}u, k0 + aK${l})`)};`);
-  const loadB = (full: boolean) => range(GBL).flatMap((l) => {
-    const get = (k: string, n: string) => (full ? `ldB2(${idxB(k, n)})` : `getB2(${k}, ${n})`);
-    if (pairK) {
+  const loadB = (full: boolean) =>
+    range(GBL).flatMap((l) => {
+      const get = (k: string, n: string) => (full ? `ldB2(${idxB(k, n)})` : `getB2(${k}, ${n})`);
+      if (pairK) {
+        return [
+          ...range(4).map((j) => `let w${l}_${j} = ${get(`k0 + bK${l}`, `n0 + bN${l} + ${j}u`)};`),
+          `rb${l} = vec4f(${range(4)
+            .map((j) => `w${l}_${j}.x`)
+            .join(', ')});`,
+          `rb${l}_1 = vec4f(${range(4)
+            .map((j) => `w${l}_${j}.y`)
+            .join(', ')});`,
+        ];
+      }
+      if (pairB) {
+        return [`rb${l} = vec4f(${get(`k0 + bK${l}`, `n0 + bN${l}`)}, ${get(`k0 + bK${l}`, `n0 + bN${l} + 2u`)});`];
+      }
+      if (vecB && full) return [`rb${l} = b[(${idxB(`k0 + bK${l}`, `n0 + bN${l}`)}) >> 2u];`];
       return [
-        ...range(4).map((j) => `let w${l}_${j} = ${get(`k0 + bK${l}`, `n0 + bN${l} + ${j}u`)};`),
-        `rb${l} = vec4f(${range(4).map((j) => `w${l}_${j}.x`).join(', ')});`,
-        `rb${l}_1 = vec4f(${range(4).map((j) => `w${l}_${j}.y`).join(', ')});`,
+        `rb${l} = ${four((j) => (full ? `ldB(${idxB(`k0 + bK${l}`, `n0 + bN${l} + ${j}u`)})` : `getB(k0 + bK${l}, n0 + bN${l} + ${j}u)`))};`,
       ];
-    }
-    if (pairB) {
-      return [`rb${l} = vec4f(${get(`k0 + bK${l}`, `n0 + bN${l}`)}, ${get(`k0 + bK${l}`, `n0 + bN${l} + 2u`)});`];
-    }
-    if (vecB && full) return [`rb${l} = b[(${idxB(`k0 + bK${l}`, `n0 + bN${l}`)}) >> 2u];`];
-    return [`rb${l} = ${four((j) => (full ? `ldB(${idxB(`k0 + bK${l}`, `n0 + bN${l} + ${j}u`)})` : `getB(k0 + bK${l}, n0 + bN${l} + ${j}u)`))};`];
-  });
+    });
   const loadBFull = loadB(true);
   const loadBEdge = loadB(false);
   const storeTiles = [
@@ -222,38 +237,50 @@ export function matmulSource(t: TileConfig, c: TiledChoices): string {
     't++;',
   ];
   const steps = tm * tn * bk <= 256 ? [...step('0u'), ...step('1u')] : step('p');
-  const storeC = range(RM).flatMap((i) => range(4).flatMap((r) =>
-    range(RN).map((j) => `storeC(m0 + ${i * 4 * NTY + r}u + ty * 4u, n0 + ${j * 4 * NTX}u + tx * 4u, ${acc(i * 4 + r, j)});`)));
-  const epilogue = [
-    ...(bias ? ['x += bias[col + q];'] : []),
-    ...(accumulate ? ['x += c[base + q];'] : []),
-  ];
+  const storeC = range(RM).flatMap((i) =>
+    range(4).flatMap((r) =>
+      range(RN).map((j) => `storeC(m0 + ${i * 4 * NTY + r}u + ty * 4u, n0 + ${j * 4 * NTX}u + tx * 4u, ${acc(i * 4 + r, j)});`),
+    ),
+  );
+  const epilogue = [...(bias ? ['x += bias[col + q];'] : []), ...(accumulate ? ['x += c[base + q];'] : [])];
 
   return fillTemplate(source, {
     HEADER: headerOf(tiled, vecA ? 'vec4f' : 'f32', vecB ? 'vec4f' : bDtype === 'f32' ? 'f32' : 'u32'),
     LOAD_A: vecA ? 'fn ldA(i: u32) -> f32 { return a[i >> 2u][i & 3u]; }' : 'fn ldA(i: u32) -> f32 { return a[i]; }',
     CONSTS: [
-      `const BM = ${bm}u;`, `const BN = ${bn}u;`, `const BK = ${bk}u;`, `const NTX = ${NTX}u;`, `const NTY = ${NTY}u;`,
-      `const WG = ${WG}u;`, `const SA4 = ${bm / 4 + 1}u;`, `const SB4 = ${bn / 4 + 1}u;`,
+      `const BM = ${bm}u;`,
+      `const BN = ${bn}u;`,
+      `const BK = ${bk}u;`,
+      `const NTX = ${NTX}u;`,
+      `const NTY = ${NTY}u;`,
+      `const WG = ${WG}u;`,
+      `const SA4 = ${bm / 4 + 1}u;`,
+      `const SB4 = ${bn / 4 + 1}u;`,
     ].join('\n'),
     REGS: regs.join('\n'),
-    LOAD_B: [vecB ? 'fn ldB(i: u32) -> f32 { return b[i >> 2u][i & 3u]; }' : loadFn('ldB', 'b', bDtype), ...(pairB ? [loadPairFn(bDtype, idxB('k', 'n'), kEnd)] : [])].join('\n'),
+    LOAD_B: [
+      vecB ? 'fn ldB(i: u32) -> f32 { return b[i >> 2u][i & 3u]; }' : loadFn('ldB', 'b', bDtype),
+      ...(pairB ? [loadPairFn(bDtype, idxB('k', 'n'), kEnd)] : []),
+    ].join('\n'),
     K_BEGIN: kBegin,
     K_END: kEnd,
     K_LEN: split ? 'ke - kb' : 'u.K',
-    SETUP_Z: ind(2, split
-      ? [
-        // kb and ke as lets of uniform values (the loop count feeds barriers); kBegin, kEnd for the loads
-        'let zb = wg.z / u.splits;',
-        'let kb = (wg.z - zb * u.splits) * u.kLen;',
-        'let ke = min(u.K, kb + u.kLen);',
-        'kBegin = kb;',
-        'kEnd = ke;',
-        'aBase = u.offA + zb * u.strideA;',
-        'bBase = u.offB + zb * u.strideB;',
-        'cBase = wg.z * u.M * u.N;',
-      ]
-      : ['aBase = u.offA + wg.z * u.strideA;', 'bBase = u.offB + wg.z * u.strideB;', 'cBase = u.offC + wg.z * u.strideC;']),
+    SETUP_Z: ind(
+      2,
+      split
+        ? [
+            // kb and ke as lets of uniform values (the loop count feeds barriers); kBegin, kEnd for the loads
+            'let zb = wg.z / u.splits;',
+            'let kb = (wg.z - zb * u.splits) * u.kLen;',
+            'let ke = min(u.K, kb + u.kLen);',
+            'kBegin = kb;',
+            'kEnd = ke;',
+            'aBase = u.offA + zb * u.strideA;',
+            'bBase = u.offB + zb * u.strideB;',
+            'cBase = wg.z * u.M * u.N;',
+          ]
+        : ['aBase = u.offA + wg.z * u.strideA;', 'bBase = u.offB + wg.z * u.strideB;', 'cBase = u.offC + wg.z * u.strideC;'],
+    ),
     A_INDEX: idxA('m', 'k'),
     B_INDEX: idxB('k', 'n'),
     LOAD_A_FULL: ind(4, loadAFull),
@@ -267,9 +294,12 @@ export function matmulSource(t: TileConfig, c: TiledChoices): string {
     STEPS: ind(4, steps),
     STORE_C: ind(2, storeC),
     // ':w': warp w covers columns (w % (NTX/8)) * 8 + [0, 8) and rows (w / (NTX/8)) * 4 + [0, 4) of the grid
-    THREAD_XY: ind(2, warp
-      ? [`let tx = ((li / 32u) % ${NTX / 8}u) * 8u + li % 8u;`, `let ty = (li / ${4 * NTX}u) * 4u + (li % 32u) / 8u;`]
-      : ['let tx = li % NTX;', 'let ty = li / NTX;']),
+    THREAD_XY: ind(
+      2,
+      warp
+        ? [`let tx = ((li / 32u) % ${NTX / 8}u) * 8u + li % 8u;`, `let ty = (li / ${4 * NTX}u) * 4u + (li % 32u) / 8u;`]
+        : ['let tx = li % NTX;', 'let ty = li / NTX;'],
+    ),
   });
 }
 
@@ -299,7 +329,10 @@ function checkExtent(op: string, name: string, t: Tensor, rows: number, cols: nu
   const need = offset + (batch - 1) * stride + rows * cols;
   const holds = is16(t.dtype) ? (t.buffer.size / 4) * 2 : t.buffer.size / 4;
   if (need > holds) {
-    shapeError(op, `${name} ${shapeStr(t)}: ${batch} batch(es) of (${rows}, ${cols}) at offset ${offset}, stride ${stride} need ${need} elements, its buffer holds ${holds}`);
+    shapeError(
+      op,
+      `${name} ${shapeStr(t)}: ${batch} batch(es) of (${rows}, ${cols}) at offset ${offset}, stride ${stride} need ${need} elements, its buffer holds ${holds}`,
+    );
   }
 }
 
@@ -316,12 +349,13 @@ function checkDims(op: string, out: Tensor, a: Tensor, b: Tensor, bias: Tensor |
     shapeError(op, `out ${shapeStr(out)} must not share a buffer with an input`);
   }
   if (bias && (bias.dtype !== 'f32' || numel(bias.shape) !== N)) shapeError(op, `bias must be (${N}) f32, got ${shapeStr(bias)}`);
-  if (batch > 1 && d.strideC === 0 && !sumOut) shapeError(op, `out: stride 0 over ${batch} batches would race (sum a broadcast gradient with accumulate instead)`);
+  if (batch > 1 && d.strideC === 0 && !sumOut)
+    shapeError(op, `out: stride 0 over ${batch} batches would race (sum a broadcast gradient with accumulate instead)`);
   checkExtent(op, 'a', a, M, K, batch, d.strideA, d.offsetA);
   checkExtent(op, 'b', b, K, N, batch, d.strideB, d.offsetB);
   checkExtent(op, 'out', out, M, N, sumOut ? 1 : batch, d.strideC, d.offsetC);
   if (batch > 65535) shapeError(op, `batch ${batch} exceeds 65535 workgroups per dimension`);
-  if (is16(b.dtype) && (d.offsetB + (batch - 1) * d.strideB + K * N) > 0x7fffffff) shapeError(op, 'b is too large to index');
+  if (is16(b.dtype) && d.offsetB + (batch - 1) * d.strideB + K * N > 0x7fffffff) shapeError(op, 'b is too large to index');
 }
 
 /** The last compile-time choices of a tiled program: vec4 loads of A, of B, and the ':w' warp layout. */
@@ -329,7 +363,14 @@ type Layout = Pick<TiledChoices, 'vecA' | 'vecB' | 'warp'>;
 
 /** Records the dispatch of a validated problem. */
 function launch(
-  gpu: Gpu, out: Tensor, a: Tensor, b: Tensor, bias: Tensor | undefined, d: MatmulDims, variant?: MatmulVariant | TileConfig, pairB = false,
+  gpu: Gpu,
+  out: Tensor,
+  a: Tensor,
+  b: Tensor,
+  bias: Tensor | undefined,
+  d: MatmulDims,
+  variant?: MatmulVariant | TileConfig,
+  pairB = false,
   block?: BlockShape,
 ): string {
   const v = variant ?? (gpu.cpu ? 'block' : chooseVariant(d, gpu.limits.maxComputeWorkgroupStorageSize));
@@ -346,7 +387,13 @@ function launch(
   const split = splitK(gpu, tile, d, splits);
   if (split) return launchSplit(gpu, out, a, b, bias, d, tile, pair, layout, split);
   const program = matmulProgram(gpu, tile, {
-    transA: d.transA, transB: d.transB, bDtype: b.dtype as WeightDType, accumulate: d.accumulate, bias: Boolean(bias), pairB: pair, ...layout,
+    transA: d.transA,
+    transB: d.transB,
+    bDtype: b.dtype as WeightDType,
+    accumulate: d.accumulate,
+    bias: Boolean(bias),
+    pairB: pair,
+    ...layout,
   });
   if (d.M === 0 || d.N === 0 || d.batch === 0) return program.key;
   tiled.run(gpu, {
@@ -359,7 +406,10 @@ function launch(
 }
 
 /** A K split as launched: `splits` slices of `kLen` (a multiple of BK; the last slice may be shorter). */
-interface Split { splits: number; kLen: number }
+interface Split {
+  splits: number;
+  kLen: number;
+}
 
 /**
  * The split of K into (at most) `want` slices, or null to run unsplit: one slice, an empty product, or a
@@ -394,14 +444,17 @@ function workspace(gpu: Gpu, words: number): Tensor {
 
 const splitkKey = (accumulate: boolean, bias: boolean): string => `matmul:splitk${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
 
-const splitkProgram = programFactory(splitkKey, (accumulate: boolean, bias: boolean) => splitSum.program(
-  splitkKey(accumulate, bias),
-  () => fillTemplate(splitkSource, {
-    BIAS_DECL: bias ? '@group(0) @binding(3) var<storage, read> bias: array<f32>;' : '',
-    EPILOGUE: [...(bias ? ['x += bias[e % u.N];'] : []), ...(accumulate ? ['x += c[ci];'] : [])].map((l) => `  ${l}`).join('\n'),
-  }),
-  'reduce',
-));
+const splitkProgram = programFactory(splitkKey, (accumulate: boolean, bias: boolean) =>
+  splitSum.program(
+    splitkKey(accumulate, bias),
+    () =>
+      fillTemplate(splitkSource, {
+        BIAS_DECL: bias ? '@group(0) @binding(3) var<storage, read> bias: array<f32>;' : '',
+        EPILOGUE: [...(bias ? ['x += bias[e % u.N];'] : []), ...(accumulate ? ['x += c[ci];'] : [])].map((l) => `  ${l}`).join('\n'),
+      }),
+    'reduce',
+  ),
+);
 
 /**
  * Records a split-K product: the partial products of the K slices into the workspace (batch * splits
@@ -409,10 +462,27 @@ const splitkProgram = programFactory(splitkKey, (accumulate: boolean, bias: bool
  * partial pass's key (it ends in ':k').
  */
 function launchSplit(
-  gpu: Gpu, out: Tensor, a: Tensor, b: Tensor, bias: Tensor | undefined, d: MatmulDims, tile: TileConfig, pairB: boolean,
-  layout: Layout, sp: Split,
+  gpu: Gpu,
+  out: Tensor,
+  a: Tensor,
+  b: Tensor,
+  bias: Tensor | undefined,
+  d: MatmulDims,
+  tile: TileConfig,
+  pairB: boolean,
+  layout: Layout,
+  sp: Split,
 ): string {
-  const program = matmulProgram(gpu, tile, { transA: d.transA, transB: d.transB, bDtype: b.dtype as WeightDType, accumulate: false, bias: false, pairB, split: true, ...layout });
+  const program = matmulProgram(gpu, tile, {
+    transA: d.transA,
+    transB: d.transB,
+    bDtype: b.dtype as WeightDType,
+    accumulate: false,
+    bias: false,
+    pairB,
+    split: true,
+    ...layout,
+  });
   const MN = d.M * d.N;
   const w = workspace(gpu, d.batch * sp.splits * MN);
   tiled.run(gpu, {
@@ -433,17 +503,22 @@ function launchSplit(
 const directKey = (transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean): string =>
   `matmul:${transA ? 't' : 'n'}${transB ? 't' : 'n'}:${bDtype}:direct${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
 
-const directProgram = programFactory(directKey, (transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean) => product.program(
-  directKey(transA, transB, bDtype, accumulate, bias),
-  () => fillTemplate(directSource, {
-    HEADER: headerOf(product, 'f32', bDtype === 'f32' ? 'f32' : 'u32'),
-    LOAD_B: loadFn('ldB', 'b', bDtype),
-    A_INDEX: transA ? 'aBase + k * u.M + m' : 'aBase + m * u.K + k',
-    B_INDEX: transB ? 'bBase + n * u.K + k' : 'bBase + k * u.N + n',
-    EPILOGUE: [...(bias ? ['x += bias[col + q];'] : []), ...(accumulate ? ['x += c[i];'] : [])].map((l) => `      ${l}`).join('\n'),
-  }),
-  'forward',
-));
+const directProgram = programFactory(
+  directKey,
+  (transA: boolean, transB: boolean, bDtype: WeightDType, accumulate: boolean, bias: boolean) =>
+    product.program(
+      directKey(transA, transB, bDtype, accumulate, bias),
+      () =>
+        fillTemplate(directSource, {
+          HEADER: headerOf(product, 'f32', bDtype === 'f32' ? 'f32' : 'u32'),
+          LOAD_B: loadFn('ldB', 'b', bDtype),
+          A_INDEX: transA ? 'aBase + k * u.M + m' : 'aBase + m * u.K + k',
+          B_INDEX: transB ? 'bBase + n * u.K + k' : 'bBase + k * u.N + n',
+          EPILOGUE: [...(bias ? ['x += bias[col + q];'] : []), ...(accumulate ? ['x += c[i];'] : [])].map((l) => `      ${l}`).join('\n'),
+        }),
+      'forward',
+    ),
+);
 
 /** Records a direct dispatch: 8 x 8 threads of 4 x 4 outputs per workgroup. */
 function launchDirect(gpu: Gpu, out: Tensor, a: Tensor, b: Tensor, bias: Tensor | undefined, d: MatmulDims): string {
@@ -468,7 +543,11 @@ export function matmulDims(out: Tensor, a: Tensor, b: Tensor, opts: MatmulOpts =
   const transA = Boolean(opts.transA);
   const transB = Boolean(opts.transB);
   const desc = () => `out ${shapeStr(out)}, a ${shapeStr(a)}${transA ? ' (transA)' : ''}, b ${shapeStr(b)}${transB ? ' (transB)' : ''}`;
-  for (const [n, t] of [['out', out], ['a', a], ['b', b]] as const) {
+  for (const [n, t] of [
+    ['out', out],
+    ['a', a],
+    ['b', b],
+  ] as const) {
     if (t.shape.length < 2) shapeError(op, `${n} must have at least 2 dims (rows, cols): ${desc()}`);
   }
   const mat = (t: Tensor) => [t.shape[t.shape.length - 2], t.shape[t.shape.length - 1]];
@@ -480,17 +559,28 @@ export function matmulDims(out: Tensor, a: Tensor, b: Tensor, opts: MatmulOpts =
   if (K !== K2) shapeError(op, `inner dims differ (K = ${K} from a, ${K2} from b): ${desc()}`);
   if (mat(out)[0] !== M || mat(out)[1] !== N) shapeError(op, `out must be (..., ${M}, ${N}): ${desc()}`);
   const batch = opts.batch ?? Math.max(lead(out), lead(a), lead(b));
-  for (const [n, t] of [['out', out], ['a', a], ['b', b]] as const) {
+  for (const [n, t] of [
+    ['out', out],
+    ['a', a],
+    ['b', b],
+  ] as const) {
     const l = lead(t);
     if (opts.batch === undefined && l !== 1 && l !== batch) shapeError(op, `${n} has batch ${l}, expected ${batch} or 1: ${desc()}`);
   }
   const stride = (t: Tensor, explicit: number | undefined, size: number) => explicit ?? (lead(t) > 1 ? size : 0);
   return {
-    M, N, K, batch, transA, transB,
+    M,
+    N,
+    K,
+    batch,
+    transA,
+    transB,
     strideA: stride(a, opts.strideA, M * K),
     strideB: stride(b, opts.strideB, K * N),
     strideC: stride(out, opts.strideC, M * N),
-    offsetA: opts.offsetA ?? 0, offsetB: opts.offsetB ?? 0, offsetC: opts.offsetC ?? 0,
+    offsetA: opts.offsetA ?? 0,
+    offsetB: opts.offsetB ?? 0,
+    offsetC: opts.offsetC ?? 0,
     alpha: opts.alpha ?? 1,
     accumulate: Boolean(opts.accumulate),
   };
@@ -516,7 +606,13 @@ export interface MatmulBackwardOpts extends MatmulOpts {
  * the batch (stride 0) gets the sum over the batch. The bias gradient (column sums of dout) is not computed here.
  */
 export function matmulBackward(
-  gpu: Gpu, da: Tensor | null, db: Tensor | null, dout: Tensor, a: Tensor, b: Tensor, opts: MatmulBackwardOpts = {},
+  gpu: Gpu,
+  da: Tensor | null,
+  db: Tensor | null,
+  dout: Tensor,
+  a: Tensor,
+  b: Tensor,
+  opts: MatmulBackwardOpts = {},
 ): void {
   const op = 'matmulBackward';
   const d = matmulDims(dout, a, b, opts);
@@ -524,27 +620,81 @@ export function matmulBackward(
   const { M, N, K, transA, transB } = d;
   const jobs: Array<() => void> = [];
   if (da) {
-    if (da.dtype !== 'f32' || numel(da.shape) !== numel(a.shape)) shapeError(op, `da must be f32 shaped like a ${shapeStr(a)}, got ${shapeStr(da)}`);
+    if (da.dtype !== 'f32' || numel(da.shape) !== numel(a.shape))
+      shapeError(op, `da must be f32 shaped like a ${shapeStr(a)}, got ${shapeStr(da)}`);
     if (transA && is16(b.dtype)) shapeError(op, `da with transA needs b in the kernel's A slot, which is f32 only; b is ${shapeStr(b)}`);
     // not transA: da (M,K) = alpha * dC (M,N) . op(B)^T ;  transA: da (K,M) = alpha * op(B) (K,N) . dC^T
     const dd: MatmulDims = transA
-      ? { ...d, M: K, N: M, K: N, transA: transB, transB: true, strideA: d.strideB, strideB: d.strideC, strideC: d.strideA,
-          offsetA: d.offsetB, offsetB: d.offsetC, offsetC: d.offsetA, accumulate: Boolean(opts.accumulateDA) }
-      : { ...d, M, N: K, K: N, transA: false, transB: !transB, strideA: d.strideC, strideB: d.strideB, strideC: d.strideA,
-          offsetA: d.offsetC, offsetB: d.offsetB, offsetC: d.offsetA, accumulate: Boolean(opts.accumulateDA) };
+      ? {
+          ...d,
+          M: K,
+          N: M,
+          K: N,
+          transA: transB,
+          transB: true,
+          strideA: d.strideB,
+          strideB: d.strideC,
+          strideC: d.strideA,
+          offsetA: d.offsetB,
+          offsetB: d.offsetC,
+          offsetC: d.offsetA,
+          accumulate: Boolean(opts.accumulateDA),
+        }
+      : {
+          ...d,
+          M,
+          N: K,
+          K: N,
+          transA: false,
+          transB: !transB,
+          strideA: d.strideC,
+          strideB: d.strideB,
+          strideC: d.strideA,
+          offsetA: d.offsetC,
+          offsetB: d.offsetB,
+          offsetC: d.offsetA,
+          accumulate: Boolean(opts.accumulateDA),
+        };
     const [x, y] = transA ? [b, dout] : [dout, b];
     checkDims(op, da, x, y, undefined, dd, true);
     jobs.push(() => launchGrad(gpu, da, x, y, dd, opts.variant, opts.pairB));
   }
   if (db) {
     if (is16(b.dtype)) shapeError(op, `b ${shapeStr(b)} is a frozen 16-bit weight: no db`);
-    if (db.dtype !== 'f32' || numel(db.shape) !== numel(b.shape)) shapeError(op, `db must be f32 shaped like b ${shapeStr(b)}, got ${shapeStr(db)}`);
+    if (db.dtype !== 'f32' || numel(db.shape) !== numel(b.shape))
+      shapeError(op, `db must be f32 shaped like b ${shapeStr(b)}, got ${shapeStr(db)}`);
     // not transB: db (K,N) = alpha * op(A)^T (K,M) . dC (M,N) ;  transB: db (N,K) = alpha * dC^T (N,M) . op(A) (M,K)
     const dd: MatmulDims = transB
-      ? { ...d, M: N, N: K, K: M, transA: true, transB: transA, strideA: d.strideC, strideB: d.strideA, strideC: d.strideB,
-          offsetA: d.offsetC, offsetB: d.offsetA, offsetC: d.offsetB, accumulate: Boolean(opts.accumulateDB) }
-      : { ...d, M: K, N, K: M, transA: !transA, transB: false, strideA: d.strideA, strideB: d.strideC, strideC: d.strideB,
-          offsetA: d.offsetA, offsetB: d.offsetC, offsetC: d.offsetB, accumulate: Boolean(opts.accumulateDB) };
+      ? {
+          ...d,
+          M: N,
+          N: K,
+          K: M,
+          transA: true,
+          transB: transA,
+          strideA: d.strideC,
+          strideB: d.strideA,
+          strideC: d.strideB,
+          offsetA: d.offsetC,
+          offsetB: d.offsetA,
+          offsetC: d.offsetB,
+          accumulate: Boolean(opts.accumulateDB),
+        }
+      : {
+          ...d,
+          M: K,
+          N,
+          K: M,
+          transA: !transA,
+          transB: false,
+          strideA: d.strideA,
+          strideB: d.strideC,
+          strideC: d.strideB,
+          offsetA: d.offsetA,
+          offsetB: d.offsetC,
+          offsetC: d.offsetB,
+          accumulate: Boolean(opts.accumulateDB),
+        };
     const [x, y] = transB ? [dout, a] : [a, dout];
     checkDims(op, db, x, y, undefined, dd, true);
     jobs.push(() => launchGrad(gpu, db, x, y, dd, opts.variant));
@@ -569,10 +719,23 @@ function launchGrad(gpu: Gpu, out: Tensor, x: Tensor, y: Tensor, d: MatmulDims, 
     return;
   }
   for (let z = 0; z < d.batch; z++) {
-    launch(gpu, out, x, y, undefined, {
-      ...d, batch: 1,
-      offsetA: d.offsetA + z * d.strideA, offsetB: d.offsetB + z * d.strideB,
-      strideA: 0, strideB: 0, accumulate: d.accumulate || z > 0,
-    }, variant, pairB);
+    launch(
+      gpu,
+      out,
+      x,
+      y,
+      undefined,
+      {
+        ...d,
+        batch: 1,
+        offsetA: d.offsetA + z * d.strideA,
+        offsetB: d.offsetB + z * d.strideB,
+        strideA: 0,
+        strideB: 0,
+        accumulate: d.accumulate || z > 0,
+      },
+      variant,
+      pairB,
+    );
   }
 }

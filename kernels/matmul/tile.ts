@@ -5,7 +5,13 @@
  * A block tile: BM x BN outputs per workgroup, BK deep K steps, TM x TN outputs per thread (multiples of 4,
  * not necessarily powers of two: 8 x 12 gives 96-wide tiles, and 576 = 6 x 96).
  */
-export interface TileConfig { bm: number; bn: number; bk: number; tm: number; tn: number }
+export interface TileConfig {
+  bm: number;
+  bn: number;
+  bk: number;
+  tm: number;
+  tn: number;
+}
 
 export const TILES = {
   big: { bm: 128, bn: 128, bk: 16, tm: 8, tn: 8 }, // 34 KiB of workgroup memory
@@ -51,7 +57,12 @@ export type MatmulVariant = `${TileName}${'' | ':v4'}${'' | ':w'}${'' | `:k${num
  * load axis are read as vec4 (where the call's layout allows: see vec4A, vec4B), and whether the threads
  * are laid out 8 x 4 a warp (where that differs: see warpLayout).
  */
-export interface TiledVariant { tile: TileConfig; splits: number; vec4: boolean; warp: boolean }
+export interface TiledVariant {
+  tile: TileConfig;
+  splits: number;
+  vec4: boolean;
+  warp: boolean;
+}
 
 /**
  * The tile, split, vec4 and warp choices of a tiled variant: '<tile>[:v4][:w][:k<S>]' ('mid', 'mid:v4',

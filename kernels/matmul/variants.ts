@@ -6,7 +6,14 @@ import { PICKS, type Pick } from './picks.ts';
 import { type MatmulVariant, type TileConfig, TILES, tileSharedBytes, tiledVariant } from './tile.ts';
 
 /** A product's shape and transposes, as chooseVariant sees it. */
-export interface MatmulShape { M: number; N: number; K: number; batch?: number; transA?: boolean; transB?: boolean }
+export interface MatmulShape {
+  M: number;
+  N: number;
+  K: number;
+  batch?: number;
+  transA?: boolean;
+  transB?: boolean;
+}
 
 const inRange = (x: number, r?: readonly [number, number]) => !r || (x >= r[0] && x <= r[1]);
 

@@ -30,7 +30,12 @@ const finish = (sums: Float64Array, o: PpoLossOptions): Float64Array => {
 };
 
 /** tok (N*4) = (old, ref, adv, mask) per row; a unit per row. */
-export function ppoTokenLossRef(logp: ArrayLike<number>, entropy: ArrayLike<number>, tok: ArrayLike<number>, o: PpoLossOptions): PpoLossRef {
+export function ppoTokenLossRef(
+  logp: ArrayLike<number>,
+  entropy: ArrayLike<number>,
+  tok: ArrayLike<number>,
+  o: PpoLossOptions,
+): PpoLossRef {
   const N = logp.length;
   const dlogp = new Float64Array(N);
   const dentropy = new Float64Array(N);
@@ -45,7 +50,9 @@ export function ppoTokenLossRef(logp: ArrayLike<number>, entropy: ArrayLike<numb
     const [kl, dkl] = o.withRef ? klTerm(logp[n], ref, o.klEstimator) : [0, 0];
     g += o.klCoef * dkl;
     const add = [0, w * s.s, w * entropy[n], w * kl, m * s.approx, -m * lr, m * s.clipped, m];
-    add.forEach((v, i) => { sums[i] += v; });
+    add.forEach((v, i) => {
+      sums[i] += v;
+    });
     dlogp[n] = w * g;
     dentropy[n] = -o.entropyCoef * w;
   }
@@ -54,7 +61,12 @@ export function ppoTokenLossRef(logp: ArrayLike<number>, entropy: ArrayLike<numb
 
 /** spans (A*2) = (first row, count); acts (A*4) = (adv, scale, mask, -); a unit per action. */
 export function ppoActionLossRef(
-  logp: ArrayLike<number>, entropy: ArrayLike<number>, tok: ArrayLike<number>, spans: ArrayLike<number>, acts: ArrayLike<number>, o: PpoLossOptions,
+  logp: ArrayLike<number>,
+  entropy: ArrayLike<number>,
+  tok: ArrayLike<number>,
+  spans: ArrayLike<number>,
+  acts: ArrayLike<number>,
+  o: PpoLossOptions,
 ): PpoLossRef {
   const N = logp.length;
   const dlogp = new Float64Array(N);
@@ -80,7 +92,9 @@ export function ppoActionLossRef(
       dentropy[n] = -o.entropyCoef * wt;
     }
     const add = [0, w * s.s, wt * ent, wt * kl, m * s.approx, -m * lr, m * s.clipped, m];
-    add.forEach((v, i) => { sums[i] += v; });
+    add.forEach((v, i) => {
+      sums[i] += v;
+    });
   }
   return { dlogp, dentropy, sums: finish(sums, o) };
 }

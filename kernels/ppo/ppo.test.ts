@@ -29,10 +29,17 @@ const tokOf = (m: ArrayLike<number>) => Array.from({ length: N }, (_, n) => [old
 
 const gpu = await testGpu();
 
-interface Run { dlogp: Float32Array; dentropy: Float32Array; sums: Float32Array }
+interface Run {
+  dlogp: Float32Array;
+  dentropy: Float32Array;
+  sums: Float32Array;
+}
 
 async function runGpu(launch: (dl: Tensor, de: Tensor, sums: Tensor, lp: Tensor, en: Tensor) => void, g: Gpu = gpu): Promise<Run> {
-  const [dl, de] = [g.upload(new Float32Array(N).fill(7), [N], 'f32', 'dlogp'), g.upload(new Float32Array(N).fill(7), [N], 'f32', 'dentropy')]; // = overwrites
+  const [dl, de] = [
+    g.upload(new Float32Array(N).fill(7), [N], 'f32', 'dlogp'),
+    g.upload(new Float32Array(N).fill(7), [N], 'f32', 'dentropy'),
+  ]; // = overwrites
   const sums = g.zeros([8], 'f32', 'sums');
   const [lp, en] = [g.upload(logp, [N], 'f32', 'logp'), g.upload(ent, [N], 'f32', 'entropy')];
   launch(dl, de, sums, lp, en);
@@ -48,10 +55,20 @@ function expectMatch(got: Run, ref: PpoLossRef): void {
 }
 
 /** The reference's numbers as losses.ts gives them (the metrics divide the raw sums by the unit count). */
-function expectLosses(ref: PpoLossRef, l: { loss: number; surrogate: number; entropy: number; kl: number; approxKl: number; approxKlK1: number; clipFraction: number }, dl: ArrayLike<number>, de: ArrayLike<number>): void {
+function expectLosses(
+  ref: PpoLossRef,
+  l: { loss: number; surrogate: number; entropy: number; kl: number; approxKl: number; approxKlK1: number; clipFraction: number },
+  dl: ArrayLike<number>,
+  de: ArrayLike<number>,
+): void {
   const s = ref.sums;
   const c = s[7];
-  expectClose('losses.ts metrics', [s[0], s[1], s[2], s[3], s[4] / c, s[5] / c, s[6] / c], [l.loss, l.surrogate, l.entropy, l.kl, l.approxKl, l.approxKlK1, l.clipFraction], { atol: 1e-12, rtol: 1e-12 });
+  expectClose(
+    'losses.ts metrics',
+    [s[0], s[1], s[2], s[3], s[4] / c, s[5] / c, s[6] / c],
+    [l.loss, l.surrogate, l.entropy, l.kl, l.approxKl, l.approxKlK1, l.clipFraction],
+    { atol: 1e-12, rtol: 1e-12 },
+  );
   expectClose('losses.ts dLogp', ref.dlogp, dl, { atol: 1e-12, rtol: 1e-12 });
   expectClose('losses.ts dEntropy', ref.dentropy, de, { atol: 1e-12, rtol: 1e-12 });
 }
@@ -70,8 +87,17 @@ describe('ppo token level', () => {
       const tok = tokOf(mask);
       const r = ppoTokenLossRef(logp, ent, tok, o);
       const l = ppoPolicyLoss({
-        logp, oldLogp: old, advantages: adv, mask, clip: o.clip, entropy: ent, entropyCoef: o.entropyCoef,
-        refLogp: o.withRef ? ref : undefined, klCoef: o.klCoef, klEstimator: o.klEstimator, normalizer: o.normalizer,
+        logp,
+        oldLogp: old,
+        advantages: adv,
+        mask,
+        clip: o.clip,
+        entropy: ent,
+        entropyCoef: o.entropyCoef,
+        refLogp: o.withRef ? ref : undefined,
+        klCoef: o.klCoef,
+        klEstimator: o.klEstimator,
+        normalizer: o.normalizer,
       });
       expectLosses(r, l, l.dLogp, l.dEntropy);
       // outside the range: rows 4, 5 above and 1, 6, 8 below; the clipped branch wins at row 4 (above, A > 0) and 6 (below, A < 0)
@@ -102,7 +128,10 @@ describe('ppo token level', () => {
   it('adds into the sums across calls (the micro-batches of a minibatch) and flags a NaN log-prob as a NaN loss', async () => {
     const tok = gpu.upload(tokOf(mask), [N, 4], 'f32', 'tok');
     const r = ppoTokenLossRef(logp, ent, tokOf(mask), BASE);
-    const got = await runGpu((dl, de, sums, lp, en) => { ppoTokenLoss(gpu, dl, de, sums, lp, en, tok, BASE); ppoTokenLoss(gpu, dl, de, sums, lp, en, tok, BASE); });
+    const got = await runGpu((dl, de, sums, lp, en) => {
+      ppoTokenLoss(gpu, dl, de, sums, lp, en, tok, BASE);
+      ppoTokenLoss(gpu, dl, de, sums, lp, en, tok, BASE);
+    });
     PPO_SUMS.forEach((name, i) => expectClose(`twice ${name}`, [got.sums[i]], [2 * r.sums[i]], TOL));
     gpu.release(tok);
     // the prompt row counted: its NaN log-prob must not vanish in max / clamp (SwiftShader's max(NaN, x) is x)
@@ -119,7 +148,8 @@ describe('ppo action level', () => {
   const A = spans.length / 2;
   const actAdv = [1.2, -0.8, -1.5];
   const words = [2, 1, 5];
-  const scaleOf = (norm: 'sum' | 'token' | 'word', a: number) => (norm === 'sum' ? 1 : norm === 'token' ? 1 / spans[2 * a + 1] : 1 / words[a]);
+  const scaleOf = (norm: 'sum' | 'token' | 'word', a: number) =>
+    norm === 'sum' ? 1 : norm === 'token' ? 1 / spans[2 * a + 1] : 1 / words[a];
   const cases: Array<[string, 'sum' | 'token' | 'word', PpoLossOptions, number[]]> = [
     ['norm sum, k3', 'sum', BASE, [1, 1, 1]],
     ['norm token, k1', 'token', { ...BASE, klEstimator: 'k1', clip: 0.05 }, [1, 1, 1]],
@@ -132,9 +162,20 @@ describe('ppo action level', () => {
       const tok = tokOf(mask);
       const r = ppoActionLossRef(logp, ent, tok, spans, acts, o);
       const l = actionLevelPolicyLoss({
-        tokenLogp: logp, oldTokenLogp: old, spans: Array.from({ length: A }, (_, a) => ({ agent: 0, start: spans[2 * a], end: spans[2 * a] + spans[2 * a + 1] })),
-        advantages: actAdv, actionMask: am, norm, wordCounts: words, clip: o.clip, tokenEntropy: ent, entropyCoef: o.entropyCoef,
-        refTokenLogp: o.withRef ? ref : undefined, klCoef: o.klCoef, klEstimator: o.klEstimator, normalizer: o.normalizer,
+        tokenLogp: logp,
+        oldTokenLogp: old,
+        spans: Array.from({ length: A }, (_, a) => ({ agent: 0, start: spans[2 * a], end: spans[2 * a] + spans[2 * a + 1] })),
+        advantages: actAdv,
+        actionMask: am,
+        norm,
+        wordCounts: words,
+        clip: o.clip,
+        tokenEntropy: ent,
+        entropyCoef: o.entropyCoef,
+        refTokenLogp: o.withRef ? ref : undefined,
+        klCoef: o.klCoef,
+        klEstimator: o.klEstimator,
+        normalizer: o.normalizer,
       });
       expectLosses(r, l, l.dTokenLogp, l.dTokenEntropy);
       const t = gpu.upload(tok, [N, 4], 'f32', 'tok');
@@ -152,8 +193,8 @@ describe('ppo action level', () => {
     const r = ppoActionLossRef(logp, ent, tokOf(mask), spans, acts, { ...BASE, klCoef: 0, entropyCoef: 0 });
     expect(r.sums[6]).toBe(3);
     expect(Array.from(r.dlogp.slice(6, 9))).toEqual([0, 0, 0]);
-    expect(r.dlogp[1]).toBeCloseTo(-Math.exp(-0.55) * 1.2 / 11, 6);
-    expect(r.dlogp[4]).toBeCloseTo(Math.exp(0.55) * 0.8 / 11, 6);
+    expect(r.dlogp[1]).toBeCloseTo((-Math.exp(-0.55) * 1.2) / 11, 6);
+    expect(r.dlogp[4]).toBeCloseTo((Math.exp(0.55) * 0.8) / 11, 6);
   });
 
   it('rejects mismatched shapes before any dispatch', () => {
@@ -163,7 +204,9 @@ describe('ppo action level', () => {
     const acts = gpu.zeros([2, 4], 'f32', 'acts');
     const sums = gpu.zeros([8], 'f32', 'sums');
     const before = gpu.dispatchCount;
-    expect(() => ppoTokenLoss(gpu, lp, lp, sums, lp, lp, tok, BASE)).toThrow(/ppoTokenLoss: tok \(old, ref, adv, mask per row\) must be \(4, 4\) f32, got \[4, 3\] f32/);
+    expect(() => ppoTokenLoss(gpu, lp, lp, sums, lp, lp, tok, BASE)).toThrow(
+      /ppoTokenLoss: tok \(old, ref, adv, mask per row\) must be \(4, 4\) f32, got \[4, 3\] f32/,
+    );
     const tok4 = gpu.zeros([4, 4], 'f32', 'tok4');
     expect(() => ppoActionLoss(gpu, lp, sums, sums, lp, lp, tok4, spans, acts, BASE)).toThrow(/ppoActionLoss: dentropy must be \(4\) f32/);
     const [dl, de] = [gpu.zeros([4], 'f32', 'dl'), gpu.zeros([4], 'f32', 'de')];

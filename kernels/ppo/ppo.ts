@@ -14,7 +14,15 @@ const ppo = defineKernel({
   name: 'ppo',
   bindings: ['logp', 'entropy', 'tok', 'spans', 'acts', 'dlogp', 'dentropy', 'sums'],
   uniforms: {
-    N: 'u32', A: 'u32', clip: 'f32', entropyCoef: 'f32', klCoef: 'f32', invZ: 'f32', k3: 'u32', hasRef: 'u32', nanBits: 'u32',
+    N: 'u32',
+    A: 'u32',
+    clip: 'f32',
+    entropyCoef: 'f32',
+    klCoef: 'f32',
+    invZ: 'f32',
+    k3: 'u32',
+    hasRef: 'u32',
+    nanBits: 'u32',
   },
   entries: {
     token: ['logp', 'entropy', 'tok', 'dlogp', 'dentropy', 'sums'],
@@ -50,7 +58,16 @@ function expectShape(op: string, name: string, t: Tensor, want: number[], dtype 
   }
 }
 
-function checkCommon(op: string, dlogp: Tensor, dentropy: Tensor, sums: Tensor, logp: Tensor, entropy: Tensor, tok: Tensor, o: PpoLossOptions): number {
+function checkCommon(
+  op: string,
+  dlogp: Tensor,
+  dentropy: Tensor,
+  sums: Tensor,
+  logp: Tensor,
+  entropy: Tensor,
+  tok: Tensor,
+  o: PpoLossOptions,
+): number {
   if (logp.dtype !== 'f32' || logp.shape.length !== 1) shapeError(op, `logp must be (N) f32, got ${shapeStr(logp)}`);
   const N = logp.shape[0];
   expectShape(op, 'entropy', entropy, [N]);
@@ -64,8 +81,14 @@ function checkCommon(op: string, dlogp: Tensor, dentropy: Tensor, sums: Tensor, 
 }
 
 const uniforms = (N: number, A: number, o: PpoLossOptions) => ({
-  N, A, clip: o.clip, entropyCoef: o.entropyCoef,
-  klCoef: o.klCoef, invZ: 1 / o.normalizer, k3: o.klEstimator === 'k3' ? 1 : 0, hasRef: o.withRef ? 1 : 0,
+  N,
+  A,
+  clip: o.clip,
+  entropyCoef: o.entropyCoef,
+  klCoef: o.klCoef,
+  invZ: 1 / o.normalizer,
+  k3: o.klEstimator === 'k3' ? 1 : 0,
+  hasRef: o.withRef ? 1 : 0,
   nanBits: 0x7fc00000,
 });
 
@@ -73,12 +96,26 @@ const uniforms = (N: number, A: number, o: PpoLossOptions) => ({
  * Token level: a unit per row. logp, entropy (N) the head's outputs; tok (N, 4) = (old, ref, adv, mask) per
  * row. dlogp, dentropy (N) written (=); sums (8) += the micro-batch's sums (PPO_SUMS).
  */
-export function ppoTokenLoss(gpu: Gpu, dlogp: Tensor, dentropy: Tensor, sums: Tensor, logp: Tensor, entropy: Tensor, tok: Tensor, o: PpoLossOptions): void {
+export function ppoTokenLoss(
+  gpu: Gpu,
+  dlogp: Tensor,
+  dentropy: Tensor,
+  sums: Tensor,
+  logp: Tensor,
+  entropy: Tensor,
+  tok: Tensor,
+  o: PpoLossOptions,
+): void {
   const op = 'ppoTokenLoss';
   const N = checkCommon(op, dlogp, dentropy, sums, logp, entropy, tok, o);
   noAlias(op, { dlogp, dentropy, sums, logp, entropy, tok });
   const wg = threads('token', N);
-  ppo.run(gpu, { program: program('token', wg), bindings: { logp, entropy, tok, dlogp, dentropy, sums }, uniforms: uniforms(N, 0, o), workgroups: [1] });
+  ppo.run(gpu, {
+    program: program('token', wg),
+    bindings: { logp, entropy, tok, dlogp, dentropy, sums },
+    uniforms: uniforms(N, 0, o),
+    workgroups: [1],
+  });
 }
 
 /**
@@ -87,14 +124,29 @@ export function ppoTokenLoss(gpu: Gpu, dlogp: Tensor, dentropy: Tensor, sums: Te
  * normalisation); tok as ppoTokenLoss's (old and ref columns read). Rows outside the actions get 0.
  */
 export function ppoActionLoss(
-  gpu: Gpu, dlogp: Tensor, dentropy: Tensor, sums: Tensor, logp: Tensor, entropy: Tensor, tok: Tensor, spans: Tensor, acts: Tensor, o: PpoLossOptions,
+  gpu: Gpu,
+  dlogp: Tensor,
+  dentropy: Tensor,
+  sums: Tensor,
+  logp: Tensor,
+  entropy: Tensor,
+  tok: Tensor,
+  spans: Tensor,
+  acts: Tensor,
+  o: PpoLossOptions,
 ): void {
   const op = 'ppoActionLoss';
   const N = checkCommon(op, dlogp, dentropy, sums, logp, entropy, tok, o);
-  if (spans.dtype !== 'i32' || spans.shape.length !== 2 || spans.shape[1] !== 2) shapeError(op, `spans must be (A, 2) i32, got ${shapeStr(spans)}`);
+  if (spans.dtype !== 'i32' || spans.shape.length !== 2 || spans.shape[1] !== 2)
+    shapeError(op, `spans must be (A, 2) i32, got ${shapeStr(spans)}`);
   const A = spans.shape[0];
   expectShape(op, 'acts (adv, scale, mask, -)', acts, [A, 4]);
   noAlias(op, { dlogp, dentropy, sums, logp, entropy, tok, spans, acts });
   const wg = threads('action', A);
-  ppo.run(gpu, { program: program('action', wg), bindings: { logp, entropy, tok, spans, acts, dlogp, dentropy, sums }, uniforms: uniforms(N, A, o), workgroups: [1] });
+  ppo.run(gpu, {
+    program: program('action', wg),
+    bindings: { logp, entropy, tok, spans, acts, dlogp, dentropy, sums },
+    uniforms: uniforms(N, A, o),
+    workgroups: [1],
+  });
 }

@@ -22,7 +22,10 @@ export function reduceRowsRef(x: ArrayLike<number>, N: number, C: number, op: Re
 export function maskedMeanRef(values: ArrayLike<number>, mask: ArrayLike<number>): number {
   let s = 0;
   let w = 0;
-  for (let i = 0; i < values.length; i++) { s += values[i] * mask[i]; w += mask[i]; }
+  for (let i = 0; i < values.length; i++) {
+    s += values[i] * mask[i];
+    w += mask[i];
+  }
   return w === 0 ? 0 : s / w;
 }
 
@@ -37,7 +40,10 @@ export function maskedMeanRowsRef(values: ArrayLike<number>, mask: ArrayLike<num
 export function reduceSlotsRef(xs: ReadonlyArray<ArrayLike<number>>, S: number, op: ReduceOp): Float64Array {
   const out = new Float64Array(S);
   for (let s = 0; s < S; s++) {
-    const parts = xs.map((x) => { const n = x.length / S; return Array.prototype.slice.call(x, s * n, (s + 1) * n) as number[]; });
+    const parts = xs.map((x) => {
+      const n = x.length / S;
+      return Array.prototype.slice.call(x, s * n, (s + 1) * n) as number[];
+    });
     out[s] = reduceRef(parts.flat(), op);
   }
   return out;

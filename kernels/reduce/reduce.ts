@@ -48,14 +48,25 @@ const reduce = defineKernel({
   name: 'reduce',
   bindings: ['x', 'mask', 'out'],
   uniforms: {
-    segLen: 'u32', nSeg: 'u32', rowLen: 'u32', segsPerRow: 'u32', inOffset: 'u32', outOffset: 'u32', outRowStride: 'u32', scale: 'f32',
-    posInfBits: 'u32', negInfBits: 'u32',
+    segLen: 'u32',
+    nSeg: 'u32',
+    rowLen: 'u32',
+    segsPerRow: 'u32',
+    inOffset: 'u32',
+    outOffset: 'u32',
+    outRowStride: 'u32',
+    scale: 'f32',
+    posInfBits: 'u32',
+    negInfBits: 'u32',
   },
   entries: { reduce: ['x', 'mask?', 'out'], reduceOne: ['x', 'mask?', 'out'] },
 });
 const reduceProgram = reduce.variants((load: Load, store: Store) => {
   const l = LOADS[load];
-  return { key: `reduce:${load}:${store}`, code: () => fillTemplate(source, { LOAD: l.load, COMBINE: l.combine, IDENTITY: l.identity, STORE: STORES[store] }) };
+  return {
+    key: `reduce:${load}:${store}`,
+    code: () => fillTemplate(source, { LOAD: l.load, COMBINE: l.combine, IDENTITY: l.identity, STORE: STORES[store] }),
+  };
 });
 
 /** One pass: `rows` rows of rowLen elements from inOffset, each cut into segments of segLen (see reduce.wgsl). */
@@ -83,8 +94,16 @@ function runPass(gpu: Gpu, p: Pass): void {
     program: reduceProgram(p.path === 'one' ? 'reduceOne' : 'reduce', p.load, p.store),
     bindings: { x: p.x, mask: p.mask, out: p.out },
     uniforms: {
-      segLen: p.segLen, nSeg, rowLen: p.rowLen, segsPerRow, inOffset: p.inOffset, outOffset: p.outOffset, outRowStride: p.outRowStride,
-      scale: p.scale ?? 1, posInfBits: 0x7f800000, negInfBits: 0xff800000,
+      segLen: p.segLen,
+      nSeg,
+      rowLen: p.rowLen,
+      segsPerRow,
+      inOffset: p.inOffset,
+      outOffset: p.outOffset,
+      outRowStride: p.outRowStride,
+      scale: p.scale ?? 1,
+      posInfBits: 0x7f800000,
+      negInfBits: 0xff800000,
     },
     workgroups: grid1d(p.path === 'one' ? Math.ceil(nSeg / 16) : nSeg),
   });
@@ -95,7 +114,10 @@ const scratches = new WeakMap<Gpu, Tensor[]>();
 /** Scratch buffer `which` (0 or 1) of at least `words` f32, grown by doubling; the old one is left to the GC. */
 function scratch(gpu: Gpu, which: 0 | 1, words: number): Tensor {
   let pair = scratches.get(gpu);
-  if (!pair) { pair = []; scratches.set(gpu, pair); }
+  if (!pair) {
+    pair = [];
+    scratches.set(gpu, pair);
+  }
   const t = pair[which];
   if (t && numel(t.shape) >= words) return t;
   const size = Math.max(words, 2 * (t ? numel(t.shape) : 256));
@@ -121,8 +143,16 @@ function checkOut(op: string, out: Tensor, offset: number): void {
  * passes reduce each row of partials; for R = 1 this is exactly the flat reduction.
  */
 function reduceListInto(
-  gpu: Gpu, name: string, out: Tensor, outOffset: number, outStride: number, xs: readonly Tensor[], op: ReduceOp, R: number,
-  masks: readonly Tensor[] | undefined, path: ReducePath,
+  gpu: Gpu,
+  name: string,
+  out: Tensor,
+  outOffset: number,
+  outStride: number,
+  xs: readonly Tensor[],
+  op: ReduceOp,
+  R: number,
+  masks: readonly Tensor[] | undefined,
+  path: ReducePath,
 ): void {
   if (xs.length === 0) shapeError(name, 'no input tensors');
   if (!Number.isInteger(R) || R < 1) shapeError(name, `rows must be a positive integer, got ${R}`);
@@ -159,7 +189,20 @@ function reduceListInto(
   let src = scratch(gpu, 0, R * P * width);
   let off = 0;
   xs.forEach((x, i) => {
-    runPass(gpu, { load: first, store: midStore, x, mask: masks?.[i], inOffset: 0, rows: R, rowLen: rowLens[i], segLen: S, out: src, outOffset: off, outRowStride: P, path });
+    runPass(gpu, {
+      load: first,
+      store: midStore,
+      x,
+      mask: masks?.[i],
+      inOffset: 0,
+      rows: R,
+      rowLen: rowLens[i],
+      segLen: S,
+      out: src,
+      outOffset: off,
+      outRowStride: P,
+      path,
+    });
     off += Math.ceil(rowLens[i] / S);
   });
   let which: 0 | 1 = 0;
@@ -167,7 +210,19 @@ function reduceListInto(
     const next = Math.ceil(P / S);
     which = which === 0 ? 1 : 0;
     const dst = scratch(gpu, which, R * next * width);
-    runPass(gpu, { load: later, store: midStore, x: src, inOffset: 0, rows: R, rowLen: P, segLen: S, out: dst, outOffset: 0, outRowStride: next, path });
+    runPass(gpu, {
+      load: later,
+      store: midStore,
+      x: src,
+      inOffset: 0,
+      rows: R,
+      rowLen: P,
+      segLen: S,
+      out: dst,
+      outOffset: 0,
+      outRowStride: next,
+      path,
+    });
     src = dst;
     P = next;
   }
@@ -179,7 +234,13 @@ function reduceListInto(
  * divides by the total element count. No readback.
  */
 export function reduceAllInto(
-  gpu: Gpu, out: Tensor, outOffset: number, xs: readonly Tensor[], op: ReduceOp, masks?: readonly Tensor[], path = defaultPath(gpu),
+  gpu: Gpu,
+  out: Tensor,
+  outOffset: number,
+  xs: readonly Tensor[],
+  op: ReduceOp,
+  masks?: readonly Tensor[],
+  path = defaultPath(gpu),
 ): void {
   reduceListInto(gpu, masks ? 'maskedMean' : 'reduceAll', out, outOffset, 0, xs, op, 1, masks, path);
 }
@@ -190,7 +251,14 @@ export function reduceAllInto(
  * clipping). S = 1 gives exactly reduceAllInto's value. No readback.
  */
 export function reduceSlotsInto(
-  gpu: Gpu, out: Tensor, outOffset: number, outStride: number, xs: readonly Tensor[], op: ReduceOp, slots: number, path = defaultPath(gpu),
+  gpu: Gpu,
+  out: Tensor,
+  outOffset: number,
+  outStride: number,
+  xs: readonly Tensor[],
+  op: ReduceOp,
+  slots: number,
+  path = defaultPath(gpu),
 ): void {
   reduceListInto(gpu, 'reduceSlots', out, outOffset, outStride, xs, op, slots, undefined, path);
 }
@@ -209,7 +277,20 @@ export function reduceRows(gpu: Gpu, out: Tensor, x: Tensor, op: ReduceOp, path 
   if (N === 0 || C === 0) shapeError(name, `x is empty: ${shapeStr(x)}`);
   if (out.dtype !== 'f32' || out.shape.length !== 1 || out.shape[0] !== N) shapeError(name, `out must be (${N}) f32, got ${shapeStr(out)}`);
   const load: Load = op === 'mean' ? 'sum' : op;
-  runPass(gpu, { load, store: 'value', x, inOffset: 0, rows: N, rowLen: C, segLen: C, out, outOffset: 0, outRowStride: 1, scale: op === 'mean' ? 1 / C : 1, path });
+  runPass(gpu, {
+    load,
+    store: 'value',
+    x,
+    inOffset: 0,
+    rows: N,
+    rowLen: C,
+    segLen: C,
+    out,
+    outOffset: 0,
+    outRowStride: 1,
+    scale: op === 'mean' ? 1 / C : 1,
+    path,
+  });
 }
 
 /** out (1) f32 = sum(values * mask) / sum(mask), 0 when the mask sums to 0. values and mask (N) f32. */
@@ -233,5 +314,18 @@ export function maskedMeanRows(gpu: Gpu, out: Tensor, values: Tensor, mask: Tens
     shapeError(name, `mask must be (${N}, ${C}) f32, got ${shapeStr(mask)}`);
   }
   if (out.dtype !== 'f32' || out.shape.length !== 1 || out.shape[0] !== N) shapeError(name, `out must be (${N}) f32, got ${shapeStr(out)}`);
-  runPass(gpu, { load: 'masked', store: 'ratio', x: values, mask, inOffset: 0, rows: N, rowLen: C, segLen: C, out, outOffset: 0, outRowStride: 1, path });
+  runPass(gpu, {
+    load: 'masked',
+    store: 'ratio',
+    x: values,
+    mask,
+    inOffset: 0,
+    rows: N,
+    rowLen: C,
+    segLen: C,
+    out,
+    outOffset: 0,
+    outRowStride: 1,
+    path,
+  });
 }

@@ -1,7 +1,11 @@
 // Float64 CPU reference for RMSNorm and its backward.
 
 export function rmsnormForwardRef(
-  x: ArrayLike<number>, w: ArrayLike<number>, N: number, C: number, eps: number,
+  x: ArrayLike<number>,
+  w: ArrayLike<number>,
+  N: number,
+  C: number,
+  eps: number,
 ): { out: Float64Array; rstd: Float64Array } {
   const out = new Float64Array(N * C);
   const rstd = new Float64Array(N);
@@ -17,7 +21,12 @@ export function rmsnormForwardRef(
 
 /** dx (assigned) and dw (this call's contribution) from dy, recomputing rstd from x. */
 export function rmsnormBackwardRef(
-  dy: ArrayLike<number>, x: ArrayLike<number>, w: ArrayLike<number>, N: number, C: number, eps: number,
+  dy: ArrayLike<number>,
+  x: ArrayLike<number>,
+  w: ArrayLike<number>,
+  N: number,
+  C: number,
+  eps: number,
 ): { dx: Float64Array; dw: Float64Array } {
   const { rstd } = rmsnormForwardRef(x, w, N, C, eps);
   const dx = new Float64Array(N * C);

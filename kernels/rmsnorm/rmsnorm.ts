@@ -61,7 +61,13 @@ function checkRows(op: string, x: Tensor, w: Tensor, named: Record<string, Tenso
 
 /** out (N, C) = x / sqrt(mean(x^2) + eps) * w; rstd (N) saved for the backward. w (C) f32, bf16 or f16. */
 export function rmsnormForward(
-  gpu: Gpu, out: Tensor, rstd: Tensor, x: Tensor, w: Tensor, eps: number, path: RmsnormPath = gpu.cpu ? 'row' : 'wg',
+  gpu: Gpu,
+  out: Tensor,
+  rstd: Tensor,
+  x: Tensor,
+  w: Tensor,
+  eps: number,
+  path: RmsnormPath = gpu.cpu ? 'row' : 'wg',
 ): void {
   const [N, C] = checkRows('rmsnormForward', x, w, { out, rstd });
   noAlias('rmsnormForward', { out, rstd, x, w });
@@ -79,7 +85,14 @@ export function rmsnormForward(
  * dy (N, C) is the output gradient; x, w and rstd are the forward's input, weight and saved rstd.
  */
 export function rmsnormBackward(
-  gpu: Gpu, dx: Tensor, dw: Tensor | null, dy: Tensor, x: Tensor, w: Tensor, rstd: Tensor, path: RmsnormPath = gpu.cpu ? 'row' : 'wg',
+  gpu: Gpu,
+  dx: Tensor,
+  dw: Tensor | null,
+  dy: Tensor,
+  x: Tensor,
+  w: Tensor,
+  rstd: Tensor,
+  path: RmsnormPath = gpu.cpu ? 'row' : 'wg',
 ): void {
   const op = 'rmsnormBackward';
   const [N, C] = checkRows(op, x, w, { dx, dy, rstd });
@@ -105,6 +118,11 @@ export function rmsnormBackward(
     uniforms,
     workgroups: [Math.ceil(C / 256), K],
   });
-  rmsnorm.run(gpu, { program: program('dw_final', dtype, rowThreads(C, 4)), bindings: { part, dw }, uniforms, workgroups: [Math.ceil(C / 256)] });
+  rmsnorm.run(gpu, {
+    program: program('dw_final', dtype, rowThreads(C, 4)),
+    bindings: { part, dw },
+    uniforms,
+    workgroups: [Math.ceil(C / 256)],
+  });
   gpu.release(part); // later users of this pooled buffer are ordered after these dispatches
 }

@@ -17,7 +17,14 @@ export function ropeAngles(pos: ArrayLike<number>, HS: number, theta: number, ex
 }
 
 /** Rotates x (BT, H, HS) by the angles (BT, HS/2); sign -1 rotates back (the backward of sign 1). */
-export function ropeRef(x: ArrayLike<number>, angles: ArrayLike<number>, BT: number, H: number, HS: number, sign: 1 | -1 = 1): Float64Array {
+export function ropeRef(
+  x: ArrayLike<number>,
+  angles: ArrayLike<number>,
+  BT: number,
+  H: number,
+  HS: number,
+  sign: 1 | -1 = 1,
+): Float64Array {
   const half = HS / 2;
   const out = new Float64Array(BT * H * HS);
   for (let n = 0; n < BT; n++) {

@@ -5,7 +5,12 @@ import { ropeAngles, ropeRef } from './rope.ref.ts';
 
 // [B, T, NH, NKV, HS]: pairs per token (NH+NKV)*HS/2 at and off the 256-thread workgroup.
 const SHAPES: Array<[number, number, number, number, number]> = [
-  [1, 1, 1, 1, 2], [1, 7, 3, 1, 8], [2, 64, 4, 2, 64], [1, 65, 2, 1, 16], [2, 130, 2, 2, 32], [3, 5, 7, 1, 130],
+  [1, 1, 1, 1, 2],
+  [1, 7, 3, 1, 8],
+  [2, 64, 4, 2, 64],
+  [1, 65, 2, 1, 16],
+  [2, 130, 2, 2, 32],
+  [3, 5, 7, 1, 130],
 ];
 const f32 = (a: Float64Array) => Float64Array.from(Float32Array.from(a));
 
@@ -68,7 +73,7 @@ describe('rope', () => {
     const [B, T, NH, NKV, HS] = [1, 9, 2, 1, 8];
     const pos = positions(B, T, 5);
     const inv = Float32Array.from(thetaInvFreq(HS, 500000), (v, d) => (d > 1 ? v / 8 : v));
-    const ang = Float64Array.from({ length: B * T * HS / 2 }, (_, i) => Math.fround(pos[Math.floor(i / (HS / 2))] * inv[i % (HS / 2)]));
+    const ang = Float64Array.from({ length: (B * T * HS) / 2 }, (_, i) => Math.fround(pos[Math.floor(i / (HS / 2))] * inv[i % (HS / 2)]));
     const q = f32(randn(B * T * NH * HS, 6));
     const k = f32(randn(B * T * NKV * HS, 7));
     const tPos = gpu.upload(pos, [B * T], 'i32', 'pos');
@@ -82,9 +87,18 @@ describe('rope', () => {
   });
 
   it('inv_freq is theta^(-2d/HS) rounded to f32', () => {
-    for (const [HS, theta] of [[64, 10000], [128, 1e6], [2, 10000]]) {
+    for (const [HS, theta] of [
+      [64, 10000],
+      [128, 1e6],
+      [2, 10000],
+    ]) {
       const inv = thetaInvFreq(HS, theta);
-      expectClose(`inv_freq HS=${HS}`, inv, Float64Array.from(inv, (_, d) => theta ** ((-2 * d) / HS)), { atol: 0, rtol: 2 ** -23 });
+      expectClose(
+        `inv_freq HS=${HS}`,
+        inv,
+        Float64Array.from(inv, (_, d) => theta ** ((-2 * d) / HS)),
+        { atol: 0, rtol: 2 ** -23 },
+      );
     }
   });
 
@@ -107,7 +121,9 @@ describe('rope', () => {
     const posBad = gpu.upload([0, 1, 2], [3], 'i32', 'posBad');
     const qo = gpu.tensor([2, 3, 2, 4], 'f32', 'qo');
     const before = gpu.dispatchCount;
-    expect(() => ropeForward(gpu, q, kBad, q, kBad, pos, 10000)).toThrow(/ropeForward: k must be \(2, 3, NKV, 4\) f32 like q \[2, 3, 2, 4\] f32, got \[2, 3, 1, 6\] f32/);
+    expect(() => ropeForward(gpu, q, kBad, q, kBad, pos, 10000)).toThrow(
+      /ropeForward: k must be \(2, 3, NKV, 4\) f32 like q \[2, 3, 2, 4\] f32, got \[2, 3, 1, 6\] f32/,
+    );
     expect(() => ropeForward(gpu, q, k, q, k, posBad, 10000)).toThrow(/ropeForward: pos must be \(6\) i32/);
     expect(() => ropeForward(gpu, qo, k, q, k, pos, 10000)).toThrow(/both be rotated in place or both out of place/);
     expect(() => ropeBackward(gpu, q, k, q, k, pos, gpu.tensor([3], 'f32', 'inv'))).toThrow(/ropeBackward: inv_freq must be \(2\) f32/);

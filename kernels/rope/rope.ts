@@ -45,7 +45,10 @@ const invFreqCache = new WeakMap<Gpu, Map<string, Tensor>>();
 /** The inv_freq table on the GPU for (HS, theta), uploaded once per device and kept. */
 function invFreqTensor(gpu: Gpu, HS: number, theta: number): Tensor {
   let m = invFreqCache.get(gpu);
-  if (!m) { m = new Map(); invFreqCache.set(gpu, m); }
+  if (!m) {
+    m = new Map();
+    invFreqCache.set(gpu, m);
+  }
   const key = `${HS}:${theta}`;
   let t = m.get(key);
   if (!t) {
@@ -70,9 +73,7 @@ export function invFreqOf(op: string, gpu: Gpu, HS: number, freq: RopeFreq): Ten
   return freq;
 }
 
-function rope(
-  op: string, sign: 1 | -1, gpu: Gpu, qOut: Tensor, kOut: Tensor, q: Tensor, k: Tensor, pos: Tensor, freq: RopeFreq,
-): void {
+function rope(op: string, sign: 1 | -1, gpu: Gpu, qOut: Tensor, kOut: Tensor, q: Tensor, k: Tensor, pos: Tensor, freq: RopeFreq): void {
   if (q.dtype !== 'f32' || q.shape.length !== 4) shapeError(op, `q must be (B, T, NH, HS) f32, got ${shapeStr(q)}`);
   const [B, T, NH, HS] = q.shape;
   if (HS % 2 !== 0) shapeError(op, `head size must be even, got q ${shapeStr(q)}`);
@@ -80,7 +81,10 @@ function rope(
     shapeError(op, `k must be (${B}, ${T}, NKV, ${HS}) f32 like q ${shapeStr(q)}, got ${shapeStr(k)}`);
   }
   const NKV = k.shape[2];
-  for (const [name, out, src] of [['q', qOut, q], ['k', kOut, k]] as const) {
+  for (const [name, out, src] of [
+    ['q', qOut, q],
+    ['k', kOut, k],
+  ] as const) {
     if (out.dtype !== 'f32' || out.shape.length !== 4 || out.shape.some((d, i) => d !== src.shape[i])) {
       shapeError(op, `${name} output must be (${src.shape.join(', ')}) f32, got ${shapeStr(out)}`);
     }

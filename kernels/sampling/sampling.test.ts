@@ -20,10 +20,21 @@ const ROW_SETTINGS: SamplingRow[] = [
   { temperature: 1, topK: 3, topP: 0.95 },
 ];
 
-interface Run { tokens: Int32Array; logprobs: Float32Array }
+interface Run {
+  tokens: Int32Array;
+  logprobs: Float32Array;
+}
 
 async function sampleOnGpu(
-  gpu: Gpu, logits: Float32Array, N: number, V: number, rows: SamplingRow[], seed: number, step: number, streams?: number[], wg: SamplingWorkgroup = 128,
+  gpu: Gpu,
+  logits: Float32Array,
+  N: number,
+  V: number,
+  rows: SamplingRow[],
+  seed: number,
+  step: number,
+  streams?: number[],
+  wg: SamplingWorkgroup = 128,
   onGpu = false,
 ): Promise<Run> {
   const tl = gpu.upload(logits, [N, V], 'f32', 'logits');
@@ -49,7 +60,14 @@ describe('sampling', () => {
     }
   });
 
-  for (const [V, wgs] of [[1, [128, 32]], [7, [128, 32]], [64, [128, 32]], [65, [128, 32]], [1000, [128, 32, 256]], [50000, [128, 256]]] as const) {
+  for (const [V, wgs] of [
+    [1, [128, 32]],
+    [7, [128, 32]],
+    [64, [128, 32]],
+    [65, [128, 32]],
+    [1000, [128, 32, 256]],
+    [50000, [128, 256]],
+  ] as const) {
     for (const wg of wgs) {
       it(`matches the reference token for token, V=${V}, workgroup ${wg}`, async () => {
         const gpu = await testGpu();
@@ -66,9 +84,18 @@ describe('sampling', () => {
         const gotLp: number[] = [];
         for (let n = 0; n < N; n++) {
           const s = rows[n];
-          const ref = sampleRowRef(logits.subarray(n * V, (n + 1) * V), s.temperature, s.topK ?? 0, s.topP ?? 1, samplingUniform(seed, streams[n], step));
+          const ref = sampleRowRef(
+            logits.subarray(n * V, (n + 1) * V),
+            s.temperature,
+            s.topK ?? 0,
+            s.topP ?? 1,
+            samplingUniform(seed, streams[n], step),
+          );
           // f32 rounding (relative ~1e-7 on the masses and their sums) may legitimately go either way here
-          if (ref.margin < 1e-6) { borderline++; continue; }
+          if (ref.margin < 1e-6) {
+            borderline++;
+            continue;
+          }
           expect(got.tokens[n], `row ${n} (${JSON.stringify(s)})`).toBe(ref.token);
           refLp.push(ref.logprob);
           gotLp.push(got.logprobs[n]);
@@ -83,10 +110,14 @@ describe('sampling', () => {
     const gpu = await testGpu();
     const V = 300;
     const logits = new Float32Array(4 * V).fill(-2);
-    logits[0 * V + 200] = 5; logits[0 * V + 7] = 5; logits[0 * V + 299] = 5;
-    logits[1 * V + 130] = 1; logits[1 * V + 129] = 1;
+    logits[0 * V + 200] = 5;
+    logits[0 * V + 7] = 5;
+    logits[0 * V + 299] = 5;
+    logits[1 * V + 130] = 1;
+    logits[1 * V + 129] = 1;
     logits[2 * V + 299] = 3;
-    logits[3 * V + 250] = 4; logits[3 * V + 251] = 3.5;
+    logits[3 * V + 250] = 4;
+    logits[3 * V + 251] = 3.5;
     const rows = [{ temperature: 0 }, { temperature: 0 }, { temperature: 0 }, { temperature: 2, topK: 1 }];
     const got = await sampleOnGpu(gpu, logits, 4, V, rows, 1, 0);
     expect(Array.from(got.tokens)).toEqual([7, 129, 299, 250]);
@@ -107,7 +138,10 @@ describe('sampling', () => {
     const c = await sampleOnGpu(gpu, logits, N, V, rows, 9, 4, streams, 64);
     expect(Array.from(c.tokens)).not.toEqual(Array.from(a.tokens)); // another step draws other numbers
     // the step read on the GPU (a recorded generation step) draws the same numbers
-    for (const [step, want] of [[3, a], [4, c]] as const) {
+    for (const [step, want] of [
+      [3, a],
+      [4, c],
+    ] as const) {
       const d = await sampleOnGpu(gpu, logits, N, V, rows, 9, step, streams, 64, true);
       expect(Array.from(d.tokens)).toEqual(Array.from(want.tokens));
       expect(Array.from(d.logprobs)).toEqual(Array.from(want.logprobs));
@@ -131,7 +165,10 @@ describe('sampling', () => {
       let chi2 = 0;
       let df = -1;
       for (let i = 0; i < V; i++) {
-        if (q[i] === 0) { expect(counts[i], `token ${i} is outside the kept set`).toBe(0); continue; }
+        if (q[i] === 0) {
+          expect(counts[i], `token ${i} is outside the kept set`).toBe(0);
+          continue;
+        }
         chi2 += (counts[i] - N * q[i]) ** 2 / (N * q[i]);
         df++;
       }
@@ -148,7 +185,9 @@ describe('sampling', () => {
     const token = gpu.tensor([3], 'i32', 'token');
     const logprob = gpu.tensor([3], 'f32', 'logprob');
     const before = gpu.dispatchCount;
-    expect(() => sampleTokens(gpu, token, logprob, tl, settings, 1, 0)).toThrow(/sampleTokens: temperature must be \(3\) f32, got \[2\] f32/);
+    expect(() => sampleTokens(gpu, token, logprob, tl, settings, 1, 0)).toThrow(
+      /sampleTokens: temperature must be \(3\) f32, got \[2\] f32/,
+    );
     expect(gpu.dispatchCount).toBe(before);
     gpu.release(tl, token, logprob, settings.temperature, settings.topK, settings.topP);
   });

@@ -37,15 +37,34 @@ export interface SamplingSettings {
   streams?: Tensor;
 }
 
-export interface SamplingRow { temperature: number; topK?: number; topP?: number }
+export interface SamplingRow {
+  temperature: number;
+  topK?: number;
+  topP?: number;
+}
 
 /** Uploads per-row settings (release the tensors with gpu.release when done). */
 export function uploadSamplingSettings(gpu: Gpu, rows: readonly SamplingRow[], streams?: ArrayLike<number>): SamplingSettings {
   const N = rows.length;
   return {
-    temperature: gpu.upload(rows.map((r) => r.temperature), [N], 'f32', 'sampling.temperature'),
-    topK: gpu.upload(rows.map((r) => r.topK ?? 0), [N], 'i32', 'sampling.topK'),
-    topP: gpu.upload(rows.map((r) => r.topP ?? 1), [N], 'f32', 'sampling.topP'),
+    temperature: gpu.upload(
+      rows.map((r) => r.temperature),
+      [N],
+      'f32',
+      'sampling.temperature',
+    ),
+    topK: gpu.upload(
+      rows.map((r) => r.topK ?? 0),
+      [N],
+      'i32',
+      'sampling.topK',
+    ),
+    topP: gpu.upload(
+      rows.map((r) => r.topP ?? 1),
+      [N],
+      'f32',
+      'sampling.topP',
+    ),
     streams: streams ? gpu.upload(Uint32Array.from(streams), [N], 'u32', 'sampling.streams') : undefined,
   };
 }
@@ -57,7 +76,10 @@ export type SamplingWorkgroup = 32 | 64 | 128 | 256;
  * serial walks of its chunk, the longest part of a step at vocabulary 49 152, half as long as at 128), else 128.
  */
 export function samplingWorkgroup(gpu: Gpu, V: number): SamplingWorkgroup {
-  const fits = gpu.limits.maxComputeInvocationsPerWorkgroup >= 256 && gpu.limits.maxComputeWorkgroupSizeX >= 256 && 18 * 256 * 4 + 64 <= gpu.limits.maxComputeWorkgroupStorageSize;
+  const fits =
+    gpu.limits.maxComputeInvocationsPerWorkgroup >= 256 &&
+    gpu.limits.maxComputeWorkgroupSizeX >= 256 &&
+    18 * 256 * 4 + 64 <= gpu.limits.maxComputeWorkgroupStorageSize;
   return !gpu.cpu && V >= 4096 && fits ? 256 : 128;
 }
 
@@ -70,7 +92,13 @@ const sampling = defineKernel({
 
 const samplingProgram = sampling.variants((hasStreams: boolean, wg: SamplingWorkgroup, stepGpu: boolean) => ({
   key: `sampling:${hasStreams ? 'streams' : 'rows'}:wg${wg}${stepGpu ? ':stepgpu' : ''}`,
-  code: () => fillTemplate(source, { STREAM: hasStreams ? 'streams[row]' : 'row', WG: String(wg), WF: String(16 * wg), STEP: stepGpu ? 'u32(stepBuf[0])' : 'u.step' }),
+  code: () =>
+    fillTemplate(source, {
+      STREAM: hasStreams ? 'streams[row]' : 'row',
+      WG: String(wg),
+      WF: String(16 * wg),
+      STEP: stepGpu ? 'u32(stepBuf[0])' : 'u.step',
+    }),
 }));
 
 /**
@@ -85,11 +113,18 @@ const samplingProgram = sampling.variants((hasStreams: boolean, wg: SamplingWork
  * at every generation step (a Gpu recording replays it).
  */
 export function sampleTokens(
-  gpu: Gpu, token: Tensor, logprob: Tensor, logits: Tensor, settings: SamplingSettings, seed: number, step: number,
+  gpu: Gpu,
+  token: Tensor,
+  logprob: Tensor,
+  logits: Tensor,
+  settings: SamplingSettings,
+  seed: number,
+  step: number,
   opts: { workgroupSize?: SamplingWorkgroup; stepGpu?: Tensor } = {},
 ): void {
   const op = 'sampleTokens';
-  if (logits.dtype !== 'f32' || logits.shape.length !== 2 || logits.shape[1] === 0) shapeError(op, `logits must be (N, V) f32 with V > 0, got ${shapeStr(logits)}`);
+  if (logits.dtype !== 'f32' || logits.shape.length !== 2 || logits.shape[1] === 0)
+    shapeError(op, `logits must be (N, V) f32 with V > 0, got ${shapeStr(logits)}`);
   const [N, V] = logits.shape;
   const rows = (name: string, t: Tensor | undefined, dtypes: string[]) => {
     if (t && (!dtypes.includes(t.dtype) || t.shape.length !== 1 || t.shape[0] !== N)) {
@@ -102,15 +137,28 @@ export function sampleTokens(
   rows('topK', settings.topK, ['i32']);
   rows('topP', settings.topP, ['f32']);
   rows('streams', settings.streams, ['u32', 'i32']);
-  for (const [name, v] of [['seed', seed], ['step', step]] as const) {
+  for (const [name, v] of [
+    ['seed', seed],
+    ['step', step],
+  ] as const) {
     if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) shapeError(op, `${name} must be a u32, got ${v}`);
   }
-  if (opts.stepGpu && (opts.stepGpu.dtype !== 'i32' || opts.stepGpu.shape.length !== 1 || opts.stepGpu.shape[0] !== 1)) shapeError(op, `stepGpu must be (1) i32, got ${shapeStr(opts.stepGpu)}`);
+  if (opts.stepGpu && (opts.stepGpu.dtype !== 'i32' || opts.stepGpu.shape.length !== 1 || opts.stepGpu.shape[0] !== 1))
+    shapeError(op, `stepGpu must be (1) i32, got ${shapeStr(opts.stepGpu)}`);
   const wg = opts.workgroupSize ?? samplingWorkgroup(gpu, V);
   if (wg !== 32 && wg !== 64 && wg !== 128 && wg !== 256) shapeError(op, `workgroupSize must be 32, 64, 128 or 256, got ${wg}`);
   sampling.run(gpu, {
     program: samplingProgram('sample', settings.streams !== undefined, wg, Boolean(opts.stepGpu)),
-    bindings: { logits, temperature: settings.temperature, topK: settings.topK, topP: settings.topP, streams: settings.streams, token, logprob, stepBuf: opts.stepGpu },
+    bindings: {
+      logits,
+      temperature: settings.temperature,
+      topK: settings.topK,
+      topP: settings.topP,
+      streams: settings.streams,
+      token,
+      logprob,
+      stepBuf: opts.stepGpu,
+    },
     uniforms: { N, V, seed, step: opts.stepGpu ? 0 : step },
     workgroups: grid1d(N),
   });

@@ -7,7 +7,9 @@ export function swigluForwardRef(gate: ArrayLike<number>, up: ArrayLike<number>)
 }
 
 export function swigluBackwardRef(
-  dout: ArrayLike<number>, gate: ArrayLike<number>, up: ArrayLike<number>,
+  dout: ArrayLike<number>,
+  gate: ArrayLike<number>,
+  up: ArrayLike<number>,
 ): { dgate: Float64Array; dup: Float64Array } {
   const n = gate.length;
   const dgate = new Float64Array(n);

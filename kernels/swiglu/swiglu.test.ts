@@ -3,7 +3,13 @@ import { dot, expectClose, finiteDiff, randn, testGpu } from '../testing.ts';
 import { swigluBackward, swigluForward } from './swiglu.ts';
 import { swigluBackwardRef, swigluForwardRef } from './swiglu.ref.ts';
 
-const SHAPES: Array<[N: number, I: number]> = [[1, 1], [7, 5], [64, 64], [65, 130], [130, 7]];
+const SHAPES: Array<[N: number, I: number]> = [
+  [1, 1],
+  [7, 5],
+  [64, 64],
+  [65, 130],
+  [130, 7],
+];
 const f32 = (a: Float64Array) => Float64Array.from(Float32Array.from(a));
 
 describe('swiglu', () => {
@@ -13,7 +19,10 @@ describe('swiglu', () => {
       const gate = f32(randn(N * I, 1 + N, 6)); // wide enough to reach both tails of the sigmoid
       const up = f32(randn(N * I, 2 + I, 2));
       const dout = f32(randn(N * I, 3 + N + I));
-      if (N * I > 2) { gate[0] = -100; gate[1] = 100; } // exp overflow and saturation
+      if (N * I > 2) {
+        gate[0] = -100;
+        gate[1] = 100;
+      } // exp overflow and saturation
       const tGate = gpu.upload(gate, [N, I], 'f32', 'gate');
       const tUp = gpu.upload(up, [N, I], 'f32', 'up');
       const tDout = gpu.upload(dout, [N, I], 'f32', 'dout');

@@ -23,7 +23,8 @@ const sameShape = (a: Tensor, b: Tensor) => a.shape.length === b.shape.length &&
 function check(op: string, ref: Tensor, named: Record<string, Tensor>): void {
   if (ref.dtype !== 'f32' || ref.shape.length !== 2) shapeError(op, `gate must be (N, I) f32, got ${shapeStr(ref)}`);
   for (const [name, t] of Object.entries(named)) {
-    if (t.dtype !== 'f32' || !sameShape(t, ref)) shapeError(op, `${name} must be (${ref.shape.join(', ')}) f32 like gate, got ${shapeStr(t)}`);
+    if (t.dtype !== 'f32' || !sameShape(t, ref))
+      shapeError(op, `${name} must be (${ref.shape.join(', ')}) f32 like gate, got ${shapeStr(t)}`);
   }
 }
 

@@ -22,7 +22,12 @@ export function required(v: string | boolean | undefined, flag: string): string 
 
 /** "1,2,3" -> [1, 2, 3], rejecting anything that is not a non-negative integer. */
 export function parseIds(s: string, flag = 'ids'): number[] {
-  const ids = s.split(',').map((x) => x.trim()).filter(Boolean).map(Number);
-  if (!ids.length || ids.some((x) => !Number.isInteger(x) || x < 0)) throw new UsageError(`--${flag} must be comma-separated token ids, got "${s}"`);
+  const ids = s
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean)
+    .map(Number);
+  if (!ids.length || ids.some((x) => !Number.isInteger(x) || x < 0))
+    throw new UsageError(`--${flag} must be comma-separated token ids, got "${s}"`);
   return ids;
 }

@@ -26,7 +26,10 @@ describe('marft CLI', () => {
     const ref = parseSafetensors(new Uint8Array(readFileSync(`${FIX}/reference.safetensors`)), 'reference.safetensors');
     const ids = Array.from(tensorToFloat32(ref.tensors.get('input_ids')!)).slice(0, 11);
     const V = 96;
-    for (const [args, key] of [[[], 'logits'], [['--adapter', `${FIX}/adapter`], 'logits_lora']] as const) {
+    for (const [args, key] of [
+      [[], 'logits'],
+      [['--adapter', `${FIX}/adapter`], 'logits_lora'],
+    ] as const) {
       const r = run('logits', '--model', FIX, '--ids', ids.join(','), ...args);
       expect(r.status, r.stderr).toBe(0);
       const rows = JSON.parse(r.stdout) as number[][];
@@ -48,7 +51,7 @@ describe('marft CLI', () => {
     expect(JSON.parse(r.stdout)).toEqual(loadTokenizer(tokenizerJson, tokenizerConfig).encode(text, { addSpecialTokens: true }));
   });
 
-  it('marft <command> --help prints the command\'s help (docs/CLI.md), exit 0', () => {
+  it("marft <command> --help prints the command's help (docs/CLI.md), exit 0", () => {
     for (const name of Object.keys(HELP)) {
       const r = run(name, '--help');
       expect(r.status, r.stderr).toBe(0);

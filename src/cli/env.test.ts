@@ -37,12 +37,18 @@ describe('marft env test', () => {
   });
 
   it('fails clearly on a bad module', () => {
-    const thrower = write('thrower.mjs', "export default () => ({ name: 'x', horizon: 1,\n  reset(seed) { if (seed === 1) throw new Error('bad seed'); return { observation: { task: 't' } }; },\n  step() { return { teamReward: 0, done: true, feedback: '' }; } });\n");
+    const thrower = write(
+      'thrower.mjs',
+      "export default () => ({ name: 'x', horizon: 1,\n  reset(seed) { if (seed === 1) throw new Error('bad seed'); return { observation: { task: 't' } }; },\n  step() { return { teamReward: 0, done: true, feedback: '' }; } });\n",
+    );
     const t = run('env', 'test', '--module', thrower);
     expect(t.status).toBe(1);
     expect(t.stdout).toMatch(/FAILED \(ENV_MODULE_THROW\)/);
     expect(t.stderr).toMatch(/marft env: environment module "thrower\.mjs", reset\(1\): threw Error: bad seed/);
-    const random = write('random.mjs', "export default () => ({ name: 'x', horizon: 1,\n  reset() { return { observation: { task: String(Math.random()) } }; },\n  step() { return { teamReward: 0, done: true, feedback: '' }; } });\n");
+    const random = write(
+      'random.mjs',
+      "export default () => ({ name: 'x', horizon: 1,\n  reset() { return { observation: { task: String(Math.random()) } }; },\n  step() { return { teamReward: 0, done: true, feedback: '' }; } });\n",
+    );
     const n = run('env', 'test', '--module', random, '--seeds', '1');
     expect(n.status).toBe(1);
     expect(n.stderr).toMatch(/"random\.mjs", reset\(0\): the same seed and actions gave a different result than before/);

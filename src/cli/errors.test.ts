@@ -21,7 +21,12 @@ const missing = join(work, 'no-such-file');
 const NO_DRIVER = { VK_ICD_FILENAMES: join(work, 'no-such-icd.json') };
 const OTHER_OS = { MARFT_GPU_BACKEND: process.platform === 'win32' ? 'metal' : 'd3d12' };
 
-interface Case { args: string[]; env?: Record<string, string>; exit: 1 | 2; says: RegExp }
+interface Case {
+  args: string[];
+  env?: Record<string, string>;
+  exit: 1 | 2;
+  says: RegExp;
+}
 
 function cases(): Record<string, Case[]> {
   const malformed = file('malformed.json', '{"rollout": {');
@@ -31,7 +36,12 @@ function cases(): Record<string, Case[]> {
   const lab = `${ROOT}configs/lab.json`;
   const out = join(work, 'out');
   const gpuFails = (args: string[]): Case[] => [
-    { args, env: NO_DRIVER, exit: 1, says: /VK_ICD_FILENAMES names .*no-such-icd\.json, and no such file exists\n {2}hint: point VK_ICD_FILENAMES at/ },
+    {
+      args,
+      env: NO_DRIVER,
+      exit: 1,
+      says: /VK_ICD_FILENAMES names .*no-such-icd\.json, and no such file exists\n {2}hint: point VK_ICD_FILENAMES at/,
+    },
     { args, env: OTHER_OS, exit: 1, says: /no GPU: Dawn found no (Direct3D 12|Metal) adapter\n {2}hint: MARFT_GPU_BACKEND=\w+ is set/ },
   ];
   return {
@@ -53,8 +63,25 @@ function cases(): Record<string, Case[]> {
     export: [
       { args: ['--format', 'bogus', '--out', out], exit: 2, says: /--format must be zip, onnx or areal, got bogus/ },
       { args: ['--checkpoint', missing, '--out', join(work, 'x.zip')], exit: 1, says: /no latest pointer and no state\.json here/ },
-      { args: ['--format', 'onnx', '--model', missing, '--out', join(work, 'x.onnx')], exit: 1, says: /no-such-file: cannot list the folder/ },
-      { args: ['--format', 'onnx', '--checkpoint', `${ROOT}fixtures/resume-v1/token.zip`, '--agent', 'nobody', '--out', join(work, 'x.onnx')], exit: 2, says: /--agent nobody is not a role of the checkpoint \(planner, solver\)/ },
+      {
+        args: ['--format', 'onnx', '--model', missing, '--out', join(work, 'x.onnx')],
+        exit: 1,
+        says: /no-such-file: cannot list the folder/,
+      },
+      {
+        args: [
+          '--format',
+          'onnx',
+          '--checkpoint',
+          `${ROOT}fixtures/resume-v1/token.zip`,
+          '--agent',
+          'nobody',
+          '--out',
+          join(work, 'x.onnx'),
+        ],
+        exit: 2,
+        says: /--agent nobody is not a role of the checkpoint \(planner, solver\)/,
+      },
     ],
     pretrain: [
       { args: [], exit: 2, says: /--out is required/ },
@@ -84,7 +111,11 @@ function cases(): Record<string, Case[]> {
 }
 
 const run = (args: string[], env: Record<string, string> = {}) =>
-  spawnSync(process.execPath, [`${ROOT}.build/marft.mjs`, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000 });
+  spawnSync(process.execPath, [`${ROOT}.build/marft.mjs`, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+    timeout: 120_000,
+  });
 
 describe('marft errors', () => {
   beforeAll(() => {

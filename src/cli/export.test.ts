@@ -29,11 +29,20 @@ const work = mkdtempSync(join(tmpdir(), 'marft-interop-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 const ALL = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'];
-const runConfig = (lora: Record<string, unknown>) => parseRunConfig({
-  seed: 1, model: { path: FIX }, critic: { hidden: [4] },
-  graph: { agents: [{ role: 'planner', systemPrompt: 'Plan.' }, { role: 'solver', systemPrompt: 'Solve.', withAnswer: true }], edges: [{ from: 'planner', to: 'solver' }] },
-  lora: { r: 4, alpha: 8, targets: ALL, mode: 'per_agent', ...lora },
-});
+const runConfig = (lora: Record<string, unknown>) =>
+  parseRunConfig({
+    seed: 1,
+    model: { path: FIX },
+    critic: { hidden: [4] },
+    graph: {
+      agents: [
+        { role: 'planner', systemPrompt: 'Plan.' },
+        { role: 'solver', systemPrompt: 'Solve.', withAnswer: true },
+      ],
+      edges: [{ from: 'planner', to: 'solver' }],
+    },
+    lora: { r: 4, alpha: 8, targets: ALL, mode: 'per_agent', ...lora },
+  });
 
 function reference() {
   const st = parseSafetensors(new Uint8Array(readFileSync(`${FIX}/reference.safetensors`)), 'reference.safetensors');
@@ -44,7 +53,12 @@ function reference() {
 async function onnxErr(file: string, want: 'logits' | 'logitsLora'): Promise<number> {
   const ref = reference();
   const s = await ort.InferenceSession.create(new Uint8Array(readFileSync(file)), { executionProviders: ['wasm'] });
-  const i64 = (a: Float32Array) => new ort.Tensor('int64', BigInt64Array.from(a, (v) => BigInt(v)), [ref.B, ref.T]);
+  const i64 = (a: Float32Array) =>
+    new ort.Tensor(
+      'int64',
+      BigInt64Array.from(a, (v) => BigInt(v)),
+      [ref.B, ref.T],
+    );
   const got = (await s.run({ input_ids: i64(ref.ids), attention_mask: i64(ref.mask) })).logits.data as Float32Array;
   await s.release();
   let worst = 0;
@@ -65,7 +79,9 @@ describe('interop: init adapters, ONNX and AReaL export', () => {
     expect(parseInitAdapters(['solver=/x/y'])).toEqual([{ role: 'solver', dir: '/x/y' }]);
     expect(() => parseInitAdapters(['solver'])).toThrow(/ROLE=DIR/);
     const bad = createTrainState(gpu, model, runConfig({ r: 2, targets: ['q_proj', 'v_proj'] }));
-    expect(() => initAgentAdapters(gpu, bad, model, [{ role: 'solver', adapter: peft, where: 'adapter' }])).toThrow(/r 4 \(run: 2\).*target_modules/);
+    expect(() => initAgentAdapters(gpu, bad, model, [{ role: 'solver', adapter: peft, where: 'adapter' }])).toThrow(
+      /r 4 \(run: 2\).*target_modules/,
+    );
     expect(() => initAgentAdapters(gpu, bad, model, [{ role: 'critic', adapter: peft, where: 'adapter' }])).toThrow(/not a role/);
     releaseTrainState(gpu, bad);
     const state = createTrainState(gpu, model, runConfig({}));
@@ -86,7 +102,9 @@ describe('interop: init adapters, ONNX and AReaL export', () => {
     const plannerOnnx = join(work, 'onnx/planner.onnx');
     await exportOnnxToFile({ checkpoint: ckpt, agent: 'planner', out: plannerOnnx });
     const errPlanner = await onnxErr(plannerOnnx, 'logits');
-    console.log(`checkpoint -> ONNX, max abs logit error vs transformers: solver (merged) ${errSolver.toExponential(2)}, planner ${errPlanner.toExponential(2)}`);
+    console.log(
+      `checkpoint -> ONNX, max abs logit error vs transformers: solver (merged) ${errSolver.toExponential(2)}, planner ${errPlanner.toExponential(2)}`,
+    );
     expect(errSolver).toBeLessThanOrEqual(1e-4);
     expect(errPlanner).toBeLessThanOrEqual(1e-4);
     await expect(exportOnnxToFile({ checkpoint: ckpt, agent: 'judge', out: plannerOnnx })).rejects.toThrow(UsageError);
@@ -102,9 +120,19 @@ describe('interop: init adapters, ONNX and AReaL export', () => {
     expect(existsSync(`${direct}.data`)).toBe(true);
     expect(readFileSync(join(work, 'direct/tokenizer.json'), 'utf8')).toBe('{"model": {}}');
     expect(existsSync(join(work, 'direct/tokenizer_config.json'))).toBe(true);
-    const s = await ort.InferenceSession.create(direct, { executionProviders: ['wasm'], externalData: [{ path: 'm.onnx.data', data: new Uint8Array(readFileSync(`${direct}.data`)) }] });
+    const s = await ort.InferenceSession.create(direct, {
+      executionProviders: ['wasm'],
+      externalData: [{ path: 'm.onnx.data', data: new Uint8Array(readFileSync(`${direct}.data`)) }],
+    });
     const ref = reference();
-    const out = await s.run({ input_ids: new ort.Tensor('int64', BigInt64Array.from(ref.ids.slice(0, 11), (v) => BigInt(v)), [1, 11]), attention_mask: new ort.Tensor('int64', new BigInt64Array(11).fill(1n), [1, 11]) });
+    const out = await s.run({
+      input_ids: new ort.Tensor(
+        'int64',
+        BigInt64Array.from(ref.ids.slice(0, 11), (v) => BigInt(v)),
+        [1, 11],
+      ),
+      attention_mask: new ort.Tensor('int64', new BigInt64Array(11).fill(1n), [1, 11]),
+    });
     const got = out.logits.data as Float32Array;
     expect(Math.max(...Array.from(got, (v, i) => Math.abs(v - ref.logitsLora[i])))).toBeLessThanOrEqual(1e-4);
     await s.release();
@@ -112,13 +140,22 @@ describe('interop: init adapters, ONNX and AReaL export', () => {
     // AReaL: config.yaml parses and names the adapters, which are the checkpoint's.
     console.log(await exportArealToDir(ckpt, join(work, 'areal'), 'Qwen/Qwen2.5-0.5B-Instruct'));
     const y = parse(readFileSync(join(work, 'areal/config.yaml'), 'utf8'));
-    expect(y).toMatchObject({ actor: { path: 'Qwen/Qwen2.5-0.5B-Instruct', lora_rank: 4, lora_alpha: 8, target_modules: ALL }, multi_agent: { shared_lora: false, role_names: ['planner', 'solver'] } });
+    expect(y).toMatchObject({
+      actor: { path: 'Qwen/Qwen2.5-0.5B-Instruct', lora_rank: 4, lora_alpha: 8, target_modules: ALL },
+      multi_agent: { shared_lora: false, role_names: ['planner', 'solver'] },
+    });
     expect(JSON.parse(readFileSync(join(work, 'areal/lab_settings.json'), 'utf8')).lora.mode).toBe('per_agent');
-    expect(JSON.parse(readFileSync(join(work, 'areal/agents.json'), 'utf8')).map((p: { agent_name: string }) => p.agent_name)).toEqual(['planner', 'solver']);
-    const exported = readPeftAdapter({
-      'adapter_config.json': readFileSync(join(work, 'areal/adapters/solver/adapter_config.json'), 'utf8'),
-      'adapter_model.safetensors': new Uint8Array(readFileSync(join(work, 'areal/adapters/solver/adapter_model.safetensors'))),
-    }, model);
+    expect(JSON.parse(readFileSync(join(work, 'areal/agents.json'), 'utf8')).map((p: { agent_name: string }) => p.agent_name)).toEqual([
+      'planner',
+      'solver',
+    ]);
+    const exported = readPeftAdapter(
+      {
+        'adapter_config.json': readFileSync(join(work, 'areal/adapters/solver/adapter_config.json'), 'utf8'),
+        'adapter_model.safetensors': new Uint8Array(readFileSync(join(work, 'areal/adapters/solver/adapter_model.safetensors'))),
+      },
+      model,
+    );
     expect(exported.layers[1].down_proj!.B).toEqual(peft.layers[1].down_proj!.B);
     expect(existsSync(join(work, 'areal/adapters/planner/adapter_model.safetensors'))).toBe(true);
 
@@ -126,7 +163,9 @@ describe('interop: init adapters, ONNX and AReaL export', () => {
     const zip = join(work, 'ckpt.zip');
     writeFileSync(zip, await exportCheckpointZip(nodeStore(work), 'run'));
     await exportArealToDir(zip, join(work, 'areal-zip'), 'base');
-    expect(readFileSync(join(work, 'areal-zip/adapters/solver/adapter_model.safetensors'))).toEqual(readFileSync(join(work, 'areal/adapters/solver/adapter_model.safetensors')));
+    expect(readFileSync(join(work, 'areal-zip/adapters/solver/adapter_model.safetensors'))).toEqual(
+      readFileSync(join(work, 'areal/adapters/solver/adapter_model.safetensors')),
+    );
     await exportOnnxToFile({ checkpoint: zip, agent: 'solver', out: join(work, 'zip/solver.onnx') });
     expect(await onnxErr(join(work, 'zip/solver.onnx'), 'logitsLora')).toBeLessThanOrEqual(1e-4);
 

@@ -10,16 +10,20 @@ export interface CommandHelp {
 
 export const HELP: Record<string, CommandHelp> = {
   train: {
-    summary: 'Trains a team from a run config (or resumes a run folder or checkpoint zip) on the GPU Dawn finds, writing a checkpoint on the config\'s cadence and at the end. Ctrl-C stops at once with the run at its last completed iteration; a second Ctrl-C quits. With --plan it trains nothing and prints the memory and time plan of one iteration on this GPU.',
+    summary:
+      "Trains a team from a run config (or resumes a run folder or checkpoint zip) on the GPU Dawn finds, writing a checkpoint on the config's cadence and at the end. Ctrl-C stops at once with the run at its last completed iteration; a second Ctrl-C quits. With --plan it trains nothing and prints the memory and time plan of one iteration on this GPU.",
     flags: [
       ['--config FILE', 'the run config (JSON; see docs/RUN-CONFIG.md); default: configs/lab.json, the duo on the built-in model'],
-      ['--iterations N', 'iterations to train (with --resume: that many more); default: the config\'s'],
+      ['--iterations N', "iterations to train (with --resume: that many more); default: the config's"],
       ['--out DIR', 'the run folder; default: runs/run-<time>, or the resumed folder'],
       ['--resume DIR', 'continue a run folder, a checkpoint folder or a checkpoint zip exactly (iteration, RNG, metrics)'],
       ['--json', 'one JSON line of metrics per iteration on stdout'],
       ['--keep K', 'checkpoints kept in the run folder, newest first (overrides runLoop.keepCheckpoints; 0 = all)'],
-      ['--init-adapter ROLE=DIR', 'start ROLE from a PEFT adapter made elsewhere (repeatable; rank, alpha and targets must match the config)'],
-      ['--profile', 'time the last iteration: its phases and every kernel\'s GPU time (timestamp queries)'],
+      [
+        '--init-adapter ROLE=DIR',
+        'start ROLE from a PEFT adapter made elsewhere (repeatable; rank, alpha and targets must match the config)',
+      ],
+      ['--profile', "time the last iteration: its phases and every kernel's GPU time (timestamp queries)"],
       ['--progress', 'each phase as a line on stderr instead of the progress bar (logs, scripts)'],
       ['--plan', 'print the memory plan (tensor by tensor, at the peak) and time estimate of one iteration; trains nothing'],
       ['--budget GIB', 'with --plan: a memory budget; a plan over it gets the settings to change, each re-planned'],
@@ -33,16 +37,17 @@ export const HELP: Record<string, CommandHelp> = {
     ],
   },
   eval: {
-    summary: 'Held-out accuracy of a trained checkpoint, or of the untuned base model under a config, on the environment\'s test (or train) split.',
+    summary:
+      "Held-out accuracy of a trained checkpoint, or of the untuned base model under a config, on the environment's test (or train) split.",
     flags: [
       ['--checkpoint DIR', 'a run folder, a checkpoint folder or a checkpoint zip'],
       ['--config FILE', 'with --base: the run config whose team and environment to evaluate'],
       ['--base', 'evaluate the untuned base model (no adapters)'],
       ['--episodes N', 'episodes to evaluate (default 100)'],
-      ['--split test|train', 'the environment\'s split (default test)'],
-      ['--sampled', 'sample at the agents\' temperatures instead of greedy decoding'],
-      ['--seed S', 'the evaluation\'s seed'],
-      ['--env-options JSON', 'environment options merged over the config\'s, for this evaluation only'],
+      ['--split test|train', "the environment's split (default test)"],
+      ['--sampled', "sample at the agents' temperatures instead of greedy decoding"],
+      ['--seed S', "the evaluation's seed"],
+      ['--env-options JSON', "environment options merged over the config's, for this evaluation only"],
       ['--json', 'print the result as one JSON line'],
     ],
     examples: [
@@ -52,18 +57,19 @@ export const HELP: Record<string, CommandHelp> = {
     ],
   },
   export: {
-    summary: 'Exports a checkpoint: the agents\' PEFT adapters as a zip, one agent as an ONNX graph (its adapter merged into the base weights), or an AReaL starting point (config.yaml, adapters, the lab\'s settings). See docs/EXPORT.md.',
+    summary:
+      "Exports a checkpoint: the agents' PEFT adapters as a zip, one agent as an ONNX graph (its adapter merged into the base weights), or an AReaL starting point (config.yaml, adapters, the lab's settings). See docs/EXPORT.md.",
     flags: [
       ['--format zip|onnx|areal', 'what to write (default zip)'],
       ['--checkpoint DIR', 'a run folder, a checkpoint folder or a checkpoint zip'],
       ['--out FILE.zip', 'the file (zip, onnx) or folder (areal) to write; written under a temporary name, then renamed'],
       ['--agent ROLE', 'onnx: the agent whose adapter is merged'],
-      ['--model DIR', 'onnx: a model folder to export instead of a checkpoint\'s (or the base model a checkpoint names)'],
+      ['--model DIR', "onnx: a model folder to export instead of a checkpoint's (or the base model a checkpoint names)"],
       ['--adapter DIR', 'onnx with --model: a PEFT adapter folder merged into it'],
       ['--no-mask', 'onnx: no attention_mask input'],
-      ['--max-positions N', 'onnx: the longest sequence the graph takes (default: the model\'s)'],
+      ['--max-positions N', "onnx: the longest sequence the graph takes (default: the model's)"],
       ['--external-data auto|on|off', 'onnx: weights in FILE.onnx.data (auto: past ~1.5 GB)'],
-      ['--base-model PATH', 'areal: the base model\'s path on the cluster (actor.path)'],
+      ['--base-model PATH', "areal: the base model's path on the cluster (actor.path)"],
     ],
     examples: [
       'marft export --checkpoint runs/duo --out adapters.zip',
@@ -72,7 +78,8 @@ export const HELP: Record<string, CommandHelp> = {
     ],
   },
   pretrain: {
-    summary: 'Makes a small Llama model and its tokenizer from synthetic planner/solver transcripts of the coop-arith tasks; its defaults are the built-in model\'s recipe (public/models/marft-tiny).',
+    summary:
+      "Makes a small Llama model and its tokenizer from synthetic planner/solver transcripts of the coop-arith tasks; its defaults are the built-in model's recipe (public/models/marft-tiny).",
     flags: [
       ['--out DIR', 'the model folder to write (config, tokenizer, safetensors)'],
       ['--steps 4800', 'training steps'],
@@ -86,7 +93,7 @@ export const HELP: Record<string, CommandHelp> = {
       ['--precedence 0.5', 'share of multi-step expressions where reading left to right is wrong'],
       ['--teams solo,duo[,orchestrated]', 'the team shapes of the transcripts (orchestrated adds routing)'],
       ['--skip-plan-rate 0.3', 'orchestrated transcripts: share where the orchestrator calls the solver first, without a plan'],
-      ['--layers 6 --hidden 256 --heads 4 --kv-heads 2 --intermediate 688 --max-pos 512 --vocab 512', 'the model\'s shape'],
+      ['--layers 6 --hidden 256 --heads 4 --kv-heads 2 --intermediate 688 --max-pos 512 --vocab 512', "the model's shape"],
       ['--difficulty 1,2,3', 'the task levels of the corpus'],
       ['--warmup N', 'learning-rate warm-up steps'],
       ['--weight-decay 0.1', 'AdamW weight decay'],
@@ -99,7 +106,8 @@ export const HELP: Record<string, CommandHelp> = {
     examples: ['marft pretrain --out public/models/marft-tiny --seed 0 --bf16'],
   },
   logits: {
-    summary: 'Prints the logits of a model folder (optionally with a PEFT adapter) for a list of token ids, as JSON rows: to compare with transformers.',
+    summary:
+      'Prints the logits of a model folder (optionally with a PEFT adapter) for a list of token ids, as JSON rows: to compare with transformers.',
     flags: [
       ['--model DIR', 'a Hugging Face model folder (config.json, safetensors)'],
       ['--adapter DIR', 'a PEFT adapter folder applied to it'],
@@ -109,21 +117,22 @@ export const HELP: Record<string, CommandHelp> = {
     examples: ['marft logits --model fixtures/parity/qwen2-tiny --ids 1,2,3'],
   },
   tokenize: {
-    summary: 'Prints the token ids of a text under a model folder\'s tokenizer, as JSON. Needs no GPU.',
+    summary: "Prints the token ids of a text under a model folder's tokenizer, as JSON. Needs no GPU.",
     flags: [
       ['--model DIR', 'a folder with tokenizer.json and tokenizer_config.json'],
       ['--text "..."', 'the text to encode'],
-      ['--no-special', 'without the tokenizer\'s special tokens'],
+      ['--no-special', "without the tokenizer's special tokens"],
     ],
     examples: ['marft tokenize --model public/models/marft-tiny --text "2 + 3 * 4"'],
   },
   env: {
-    summary: 'Checks an environment module without a model or a GPU: resets each seed, steps with sample texts, replays the seed in a fresh instance, and prints the tasks, the step results, determinism and timings. Exits 1 naming the module, the call and the problem when a check fails. See docs/ENVIRONMENTS.md.',
+    summary:
+      'Checks an environment module without a model or a GPU: resets each seed, steps with sample texts, replays the seed in a fresh instance, and prints the tasks, the step results, determinism and timings. Exits 1 naming the module, the call and the problem when a check fails. See docs/ENVIRONMENTS.md.',
     flags: [
       ['--module FILE', 'the environment module (an ES module whose default export is a factory)'],
       ['--seeds N', 'seeds to check (default 5)'],
-      ['--options JSON', 'the module\'s options'],
-      ['--roles a,b', 'the roles that speak; each says the turn\'s text (default solver)'],
+      ['--options JSON', "the module's options"],
+      ['--roles a,b', "the roles that speak; each says the turn's text (default solver)"],
       ['--texts JSON', 'a JSON array of sample texts, one per turn'],
       ['--time-limit MS', 'time limit of each call into the module'],
       ['--json', 'print the report as one JSON line'],
@@ -134,11 +143,12 @@ export const HELP: Record<string, CommandHelp> = {
     ],
   },
   inspect: {
-    summary: 'The inspector\'s numbers for recorded episodes, with no model and no GPU: per action (or token) the credited reward, the critic value, δ, the advantage and the return, from the trainer\'s own code under the config\'s level, algorithm and credit method. The lab\'s Inspect tab downloads episodes in this format (docs/GUIDE.md).',
+    summary:
+      "The inspector's numbers for recorded episodes, with no model and no GPU: per action (or token) the credited reward, the critic value, δ, the advantage and the return, from the trainer's own code under the config's level, algorithm and credit method. The lab's Inspect tab downloads episodes in this format (docs/GUIDE.md).",
     flags: [
       ['--config RUN.json', 'the run config (level, algorithm, credit, γ, λ, groupSize)'],
       ['--episodes FILE.jsonl', 'one episode a line'],
-      ['--credit equal|step_discount|per_step', 'another credit method than the config\'s'],
+      ['--credit equal|step_discount|per_step', "another credit method than the config's"],
       ['--json', 'one JSON line per episode instead of a table'],
     ],
     examples: ['marft inspect --config configs/duo-action.json --episodes episodes.jsonl --credit per_step --json'],

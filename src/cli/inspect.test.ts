@@ -27,9 +27,16 @@ const write = (text: string, ext = 'jsonl'): string => {
   writeFileSync(p, text);
   return p;
 };
-const configFile = (over: Record<string, unknown>): string => write(JSON.stringify({
-  graph: presetGraph('duo'), ppo: { gamma: 0.9, lambda: 0.8 }, credit: { perStep: { planner: 'planner', solver: 'solver' }, discount: 0.5 }, ...over,
-}), 'json');
+const configFile = (over: Record<string, unknown>): string =>
+  write(
+    JSON.stringify({
+      graph: presetGraph('duo'),
+      ppo: { gamma: 0.9, lambda: 0.8 },
+      credit: { perStep: { planner: 'planner', solver: 'solver' }, discount: 0.5 },
+      ...over,
+    }),
+    'json',
+  );
 const episodesFile = (eps: unknown[]): string => write(eps.map((e) => JSON.stringify(e)).join('\n') + '\n');
 
 async function inspect(config: string, episodes: string, ...extra: string[]): Promise<string[]> {
@@ -61,7 +68,18 @@ const ANSWER = 'so \\boxed{4}';
 
 describe('marft inspect: action level (gamma 0.9, lambda 0.8)', () => {
   const eps = episodesFile([
-    { id: 'e1', turns: [{ reward: 1, actions: [{ role: 'planner', tokens: 3, value: 0.2, text: PLAN }, { role: 'solver', tokens: 2, value: 0.5, text: ANSWER }] }] },
+    {
+      id: 'e1',
+      turns: [
+        {
+          reward: 1,
+          actions: [
+            { role: 'planner', tokens: 3, value: 0.2, text: PLAN },
+            { role: 'solver', tokens: 2, value: 0.5, text: ANSWER },
+          ],
+        },
+      ],
+    },
   ]);
   // solver (last): delta = r_s - 0.5, A = delta, return = A + 0.5 = r_s (r_s = 1 for every method here)
   // planner: delta = r_p + 0.9*0.5 - 0.2 = r_p + 0.25; A = delta + 0.9*0.8*0.5 = r_p + 0.61; return = r_p + 0.81
@@ -82,22 +100,40 @@ describe('marft inspect: action level (gamma 0.9, lambda 0.8)', () => {
     expectClose(await inspectJson(configFile({}), eps, '--credit', 'per_step'), [line(1)]);
   });
   it('equal over two turns: the solver of turn 0 bootstraps from the planner of turn 1', async () => {
-    const two = episodesFile([{
-      id: 'm', turns: [
-        { reward: 0, actions: [{ role: 'planner', tokens: 1, value: 0.1 }, { role: 'solver', tokens: 1, value: 0.3 }] },
-        { reward: 1, actions: [{ role: 'planner', tokens: 1, value: 0.4 }, { role: 'solver', tokens: 1, value: 0.6 }] },
-      ],
-    }]);
+    const two = episodesFile([
+      {
+        id: 'm',
+        turns: [
+          {
+            reward: 0,
+            actions: [
+              { role: 'planner', tokens: 1, value: 0.1 },
+              { role: 'solver', tokens: 1, value: 0.3 },
+            ],
+          },
+          {
+            reward: 1,
+            actions: [
+              { role: 'planner', tokens: 1, value: 0.4 },
+              { role: 'solver', tokens: 1, value: 0.6 },
+            ],
+          },
+        ],
+      },
+    ]);
     // backwards: s1 delta 1-0.6 = 0.4, A 0.4; p1 delta 0.9*0.6-0.4 = 0.14, A 0.14+0.72*0.4 = 0.428;
     // s0 delta 0.9*0.4-0.3 = 0.06, A 0.06+0.72*0.428 = 0.36816; p0 delta 0.9*0.3-0.1 = 0.17, A 0.17+0.72*0.36816 = 0.4350752
-    expectClose(await inspectJson(configFile({}), two, '--credit', 'equal'), [{
-      id: 'm', actions: [
-        { turn: 0, role: 'planner', rewards: [0], values: [0.1], deltas: [0.17], advantages: [0.4350752], returns: [0.5350752] },
-        { turn: 0, role: 'solver', rewards: [0], values: [0.3], deltas: [0.06], advantages: [0.36816], returns: [0.66816] },
-        { turn: 1, role: 'planner', rewards: [0], values: [0.4], deltas: [0.14], advantages: [0.428], returns: [0.828] },
-        { turn: 1, role: 'solver', rewards: [1], values: [0.6], deltas: [0.4], advantages: [0.4], returns: [1] },
-      ],
-    }]);
+    expectClose(await inspectJson(configFile({}), two, '--credit', 'equal'), [
+      {
+        id: 'm',
+        actions: [
+          { turn: 0, role: 'planner', rewards: [0], values: [0.1], deltas: [0.17], advantages: [0.4350752], returns: [0.5350752] },
+          { turn: 0, role: 'solver', rewards: [0], values: [0.3], deltas: [0.06], advantages: [0.36816], returns: [0.66816] },
+          { turn: 1, role: 'planner', rewards: [0], values: [0.4], deltas: [0.14], advantages: [0.428], returns: [0.828] },
+          { turn: 1, role: 'solver', rewards: [1], values: [0.6], deltas: [0.4], advantages: [0.4], returns: [1] },
+        ],
+      },
+    ]);
   });
   it('without --json: a table, a row per action', async () => {
     const out = await inspect(configFile({ credit: { method: 'equal' } }), eps);
@@ -112,7 +148,18 @@ describe('marft inspect: action level (gamma 0.9, lambda 0.8)', () => {
 
 describe('marft inspect: token level (gamma 0.9, lambda 0.8)', () => {
   const eps = episodesFile([
-    { id: 't1', turns: [{ reward: 1, actions: [{ role: 'planner', tokens: 2, values: [0.2, 0.4], text: PLAN }, { role: 'solver', tokens: 2, values: [0.5, 0.6], text: ANSWER }] }] },
+    {
+      id: 't1',
+      turns: [
+        {
+          reward: 1,
+          actions: [
+            { role: 'planner', tokens: 2, values: [0.2, 0.4], text: PLAN },
+            { role: 'solver', tokens: 2, values: [0.5, 0.6], text: ANSWER },
+          ],
+        },
+      ],
+    },
   ]);
   const config = configFile({ level: 'token' });
   // solver: s1 delta 1-0.6 = 0.4, A 0.4, return 1; s0 delta 0.9*0.6-0.5 = 0.04, A 0.04+0.72*0.4 = 0.328, return 0.828
@@ -121,7 +168,15 @@ describe('marft inspect: token level (gamma 0.9, lambda 0.8)', () => {
   const line = (rp: number) => ({
     id: 't1',
     actions: [
-      { turn: 0, role: 'planner', rewards: [0, rp], values: [0.2, 0.4], deltas: [0.16, rp + 0.05], advantages: [0.16 + 0.72 * (rp + 0.28616), rp + 0.28616], returns: [0.36 + 0.72 * (rp + 0.28616), rp + 0.68616] },
+      {
+        turn: 0,
+        role: 'planner',
+        rewards: [0, rp],
+        values: [0.2, 0.4],
+        deltas: [0.16, rp + 0.05],
+        advantages: [0.16 + 0.72 * (rp + 0.28616), rp + 0.28616],
+        returns: [0.36 + 0.72 * (rp + 0.28616), rp + 0.68616],
+      },
       { turn: 0, role: 'solver', rewards: [0, 1], values: [0.5, 0.6], deltas: [0.04, 0.4], advantages: [0.328, 0.4], returns: [0.828, 1] },
     ],
   });
@@ -142,21 +197,38 @@ describe('marft inspect: token level (gamma 0.9, lambda 0.8)', () => {
   });
   it('without --json: a row per generated token', async () => {
     const out = await inspect(config, eps, '--credit', 'equal');
-    expect(out.slice(2).map((r) => r.split(/\s+/).slice(0, 4))).toEqual([['t1', '0', 'planner', '0'], ['t1', '0', 'planner', '1'], ['t1', '0', 'solver', '0'], ['t1', '0', 'solver', '1']]);
+    expect(out.slice(2).map((r) => r.split(/\s+/).slice(0, 4))).toEqual([
+      ['t1', '0', 'planner', '0'],
+      ['t1', '0', 'planner', '1'],
+      ['t1', '0', 'solver', '0'],
+      ['t1', '0', 'solver', '1'],
+    ]);
   });
 });
 
 describe('marft inspect: GRPO', () => {
-  it('equal, action level: R pooled over the group\'s generated tokens (AReaL: mean, unbiased std, eps 1e-5), in input order; a constant group exactly 0', async () => {
+  it("equal, action level: R pooled over the group's generated tokens (AReaL: mean, unbiased std, eps 1e-5), in input order; a constant group exactly 0", async () => {
     const config = configFile({ algo: 'grpo', rollout: { groupSize: 2 }, credit: { method: 'equal' } });
-    const act = (reward: number) => [{ reward, actions: [{ role: 'planner', tokens: 2 }, { role: 'solver', tokens: 3 }] }];
+    const act = (reward: number) => [
+      {
+        reward,
+        actions: [
+          { role: 'planner', tokens: 2 },
+          { role: 'solver', tokens: 3 },
+        ],
+      },
+    ];
     const eps = episodesFile([
-      { id: 'a', group: 'x', turns: act(1) }, { id: 'b', group: 'y', turns: act(1) }, { id: 'c', group: 'x', turns: act(0) }, { id: 'd', group: 'y', turns: act(1) },
+      { id: 'a', group: 'x', turns: act(1) },
+      { id: 'b', group: 'y', turns: act(1) },
+      { id: 'c', group: 'x', turns: act(0) },
+      { id: 'd', group: 'y', turns: act(1) },
     ]);
     // group x: 5 tokens of 1 and 5 of 0, mean 0.5, unbiased std sqrt(2.5 / 9); A = +-0.5 / (sqrt(2.5 / 9) + 1e-5)
     const a = 0.5 / (Math.sqrt(2.5 / 9) + 1e-5);
     const line = (id: string, adv: number, r: number) => ({
-      id, actions: [
+      id,
+      actions: [
         { turn: 0, role: 'planner', rewards: [0], values: null, deltas: null, advantages: [adv], returns: null },
         { turn: 0, role: 'solver', rewards: [r], values: null, deltas: null, advantages: [adv], returns: null },
       ],
@@ -166,16 +238,35 @@ describe('marft inspect: GRPO', () => {
     expect([got[1], got[3]].flatMap((l) => l.actions.flatMap((x) => x.advantages))).toEqual([0, 0, 0, 0]);
   });
 
-  it('per_step, token level, agent-and-turn groups: each action\'s reward-to-go against the same agent\'s call', async () => {
-    const config = configFile({ algo: 'grpo', level: 'token', ppo: { groupNorm: 'agent_turn' }, rollout: { groupSize: 3 }, credit: { method: 'per_step', perStep: { planner: 'planner', solver: 'solver' } } });
-    const ep = (id: string, reward: number, plan: string) => ({ id, group: 'g', turns: [{ reward, actions: [{ role: 'planner', tokens: 1, text: plan }, { role: 'solver', tokens: 2, text: ANSWER }] }] });
+  it("per_step, token level, agent-and-turn groups: each action's reward-to-go against the same agent's call", async () => {
+    const config = configFile({
+      algo: 'grpo',
+      level: 'token',
+      ppo: { groupNorm: 'agent_turn' },
+      rollout: { groupSize: 3 },
+      credit: { method: 'per_step', perStep: { planner: 'planner', solver: 'solver' } },
+    });
+    const ep = (id: string, reward: number, plan: string) => ({
+      id,
+      group: 'g',
+      turns: [
+        {
+          reward,
+          actions: [
+            { role: 'planner', tokens: 1, text: plan },
+            { role: 'solver', tokens: 2, text: ANSWER },
+          ],
+        },
+      ],
+    });
     // credited (planner, solver): e1 R 1, 2 steps: (1, 1); e2 R 0, no steps: (0, 0.1); e3 R 1, no steps: (0.5, 1)
     // reward-to-go: planner [2, 0.1, 1.5] (mean 1.2, sample std sqrt(0.97)); solver [1, 0.1, 1] (mean 0.7, std sqrt(0.27))
     const eps = episodesFile([ep('e1', 1, PLAN), ep('e2', 0, 'think'), ep('e3', 1, 'just do it')]);
     const p = (g: number) => (g - 1.2) / (Math.sqrt(0.97) + 1e-5);
     const s = (g: number) => (g - 0.7) / (Math.sqrt(0.27) + 1e-5);
     const line = (id: string, rp: number, rs: number, gp: number, gs: number) => ({
-      id, actions: [
+      id,
+      actions: [
         { turn: 0, role: 'planner', rewards: [rp], values: null, deltas: null, advantages: [p(gp)], returns: null },
         { turn: 0, role: 'solver', rewards: [0, rs], values: null, deltas: null, advantages: [s(gs), s(gs)], returns: null },
       ],
@@ -190,11 +281,27 @@ describe('marft inspect: bad input names the line and the field', () => {
   const cases: Array<[string, string, RegExp]> = [
     ['malformed JSON', `${JSON.stringify(good)}\n{"id": "e2", "turns": [\n`, /line 2: not JSON/],
     ['missing turns', JSON.stringify({ id: 'e1' }), /line 1, turns: must be a non-empty array/],
-    ['missing values at token level', JSON.stringify({ id: 'e1', turns: [{ reward: 1, actions: [{ role: 'planner', tokens: 2, value: 0.3 }] }] }), /line 1, turns\[0\]\.actions\[0\]\.values: is missing: a token-level PPO config needs the critic value of every generated token/],
-    ['tokens vs values', JSON.stringify({ id: 'e1', turns: [{ reward: 1, actions: [{ role: 'planner', tokens: 3, values: [0.1, 0.2] }] }] }), /line 1, turns\[0\]\.actions\[0\]\.values: has 2 entries but tokens is 3/],
-    ['unknown role', JSON.stringify({ id: 'e1', turns: [{ reward: 1, actions: [{ role: 'critic', tokens: 2, values: [0.1, 0.2] }] }] }), /line 1, turns\[0\]\.actions\[0\]\.role: "critic" is not a role of the run config \(planner, solver\)/],
+    [
+      'missing values at token level',
+      JSON.stringify({ id: 'e1', turns: [{ reward: 1, actions: [{ role: 'planner', tokens: 2, value: 0.3 }] }] }),
+      /line 1, turns\[0\]\.actions\[0\]\.values: is missing: a token-level PPO config needs the critic value of every generated token/,
+    ],
+    [
+      'tokens vs values',
+      JSON.stringify({ id: 'e1', turns: [{ reward: 1, actions: [{ role: 'planner', tokens: 3, values: [0.1, 0.2] }] }] }),
+      /line 1, turns\[0\]\.actions\[0\]\.values: has 2 entries but tokens is 3/,
+    ],
+    [
+      'unknown role',
+      JSON.stringify({ id: 'e1', turns: [{ reward: 1, actions: [{ role: 'critic', tokens: 2, values: [0.1, 0.2] }] }] }),
+      /line 1, turns\[0\]\.actions\[0\]\.role: "critic" is not a role of the run config \(planner, solver\)/,
+    ],
     ['unknown field', JSON.stringify({ ...good, reward: 1 }), /line 1, reward: unknown field/],
-    ['non-finite reward', JSON.stringify({ id: 'e1', turns: [{ reward: 'yes', actions: good.turns[0].actions }] }), /line 1, turns\[0\]\.reward: must be a finite number/],
+    [
+      'non-finite reward',
+      JSON.stringify({ id: 'e1', turns: [{ reward: 'yes', actions: good.turns[0].actions }] }),
+      /line 1, turns\[0\]\.reward: must be a finite number/,
+    ],
     ['duplicate id', `${JSON.stringify(good)}\n${JSON.stringify(good)}`, /line 2, id: "e1" is also the id of line 1/],
   ];
   for (const [what, text, want] of cases) {
@@ -208,27 +315,56 @@ describe('marft inspect: bad input names the line and the field', () => {
     // planner token: k3 = e^(ref-old) - (ref-old) - 1 with ref-old = -0.5: e^-0.5 - 0.5 = 0.10653066; reward -0.010653066
     // solver token: ref = old, k3 = 0: reward R = 1. delta_s = 1 - 0.5; delta_p = r_p + 0.9*0.5 - 0.2; A_p = delta_p + 0.72*0.5
     const rp = -0.1 * (Math.exp(-0.5) - 0.5);
-    const eps = episodesFile([{ id: 'k', turns: [{ reward: 1, actions: [
-      { role: 'planner', tokens: 1, values: [0.2], logp: [-1], refLogp: [-1.5] }, { role: 'solver', tokens: 1, values: [0.5], logp: [-2], refLogp: [-2] }] }] }]);
-    expectClose(await inspectJson(kl, eps), [{ id: 'k', actions: [
-      { turn: 0, role: 'planner', rewards: [rp], values: [0.2], deltas: [rp + 0.25], advantages: [rp + 0.61], returns: [rp + 0.81] },
-      { turn: 0, role: 'solver', rewards: [1], values: [0.5], deltas: [0.5], advantages: [0.5], returns: [1] }] }]);
+    const eps = episodesFile([
+      {
+        id: 'k',
+        turns: [
+          {
+            reward: 1,
+            actions: [
+              { role: 'planner', tokens: 1, values: [0.2], logp: [-1], refLogp: [-1.5] },
+              { role: 'solver', tokens: 1, values: [0.5], logp: [-2], refLogp: [-2] },
+            ],
+          },
+        ],
+      },
+    ]);
+    expectClose(await inspectJson(kl, eps), [
+      {
+        id: 'k',
+        actions: [
+          { turn: 0, role: 'planner', rewards: [rp], values: [0.2], deltas: [rp + 0.25], advantages: [rp + 0.61], returns: [rp + 0.81] },
+          { turn: 0, role: 'solver', rewards: [1], values: [0.5], deltas: [0.5], advantages: [0.5], returns: [1] },
+        ],
+      },
+    ]);
     const without = episodesFile([{ id: 'k', turns: [{ reward: 1, actions: [{ role: 'planner', tokens: 1, values: [0.2] }] }] }]);
-    await expect(inspect(kl, without)).rejects.toMatchObject({ code: 'EPISODES_INVALID', message: expect.stringMatching(/actions\[0\]\.logp: is missing: with ppo.klIn "reward"/) });
+    await expect(inspect(kl, without)).rejects.toMatchObject({
+      code: 'EPISODES_INVALID',
+      message: expect.stringMatching(/actions\[0\]\.logp: is missing: with ppo.klIn "reward"/),
+    });
   });
 
   it('a GRPO group with fewer episodes than rollout.groupSize', async () => {
     const grpo = configFile({ algo: 'grpo', rollout: { groupSize: 3 } });
     const ep = (id: string, group: string) => ({ id, group, turns: [{ reward: 1, actions: [{ role: 'solver', tokens: 1 }] }] });
     const eps = episodesFile([ep('a', 'x'), ep('b', 'x'), ep('c', 'x'), ep('d', 'y'), ep('e', 'y')]);
-    await expect(inspect(grpo, eps)).rejects.toMatchObject({ code: 'EPISODES_GROUP', message: expect.stringMatching(/group "y" has 2 episodes \(d, e\); rollout.groupSize is 3/) });
+    await expect(inspect(grpo, eps)).rejects.toMatchObject({
+      code: 'EPISODES_GROUP',
+      message: expect.stringMatching(/group "y" has 2 episodes \(d, e\); rollout.groupSize is 3/),
+    });
     const noGroup = episodesFile([{ id: 'a', turns: [{ reward: 1, actions: [{ role: 'solver', tokens: 1 }] }] }]);
-    await expect(inspect(grpo, noGroup)).rejects.toMatchObject({ code: 'EPISODES_INVALID', message: expect.stringMatching(/line 1, group: is missing/) });
+    await expect(inspect(grpo, noGroup)).rejects.toMatchObject({
+      code: 'EPISODES_INVALID',
+      message: expect.stringMatching(/line 1, group: is missing/),
+    });
   });
 
   it('an unknown --credit and a missing --episodes are usage errors', async () => {
     const eps = episodesFile([good]);
-    await expect(inspect(config, eps, '--credit', 'shapley')).rejects.toThrow(/--credit must be one of equal, step_discount, per_step, got "shapley"/);
+    await expect(inspect(config, eps, '--credit', 'shapley')).rejects.toThrow(
+      /--credit must be one of equal, step_discount, per_step, got "shapley"/,
+    );
     await expect(inspectCommand(['--config', config], () => {})).rejects.toThrow(/--episodes is required/);
   });
 });

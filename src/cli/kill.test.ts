@@ -22,11 +22,16 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 const work = mkdtempSync(join(tmpdir(), 'marft-kill-train-'));
 const cfgFile = join(work, 'run.json');
 const rows: ReliabilityRow[] = [];
-afterAll(() => { recordReliability('cli-kill', rows); rmSync(work, { recursive: true, force: true }); });
+afterAll(() => {
+  recordReliability('cli-kill', rows);
+  rmSync(work, { recursive: true, force: true });
+});
 
 /** Runs marft train; with `killAt` ("<iteration> <phase>") it is killed when it prints that phase. Resolves to whether it was killed. */
 function train(args: string[], killAt?: string): Promise<boolean> {
-  const child = spawn(process.execPath, [`${ROOT}.build/marft.mjs`, 'train', ...args, '--json', '--progress'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [`${ROOT}.build/marft.mjs`, 'train', ...args, '--json', '--progress'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let err = '';
   return new Promise((resolve, reject) => {
     child.on('error', reject);
@@ -58,19 +63,33 @@ describe('marft train killed at each phase', () => {
     expect(b.status, b.stderr).toBe(0);
     const modelDir = join(work, 'model');
     mkdirSync(modelDir);
-    for (const [f, data] of Object.entries({ ...tinyModelFolder('F32'), 'config.json': JSON.stringify({ ...TINY_QWEN2_CONFIG, max_position_embeddings: 256 }) })) {
+    for (const [f, data] of Object.entries({
+      ...tinyModelFolder('F32'),
+      'config.json': JSON.stringify({ ...TINY_QWEN2_CONFIG, max_position_embeddings: 256 }),
+    })) {
       writeFileSync(join(modelDir, f), data);
     }
-    writeFileSync(cfgFile, JSON.stringify({
-      seed: 7, iterations: 1, model: { path: modelDir },
-      graph: {
-        agents: [{ role: 'planner', systemPrompt: 'Plan.', maxNewTokens: 3 }, { role: 'solver', systemPrompt: 'Solve.', withAnswer: true, maxNewTokens: 3 }],
-        edges: [{ from: 'planner', to: 'solver' }],
-      },
-      env: { name: 'arithmetic', options: { difficulty: 1 } },
-      rollout: { episodes: 1, horizon: 1 }, critic: { hidden: [8] }, lora: { r: 2, alpha: 4 }, level: 'token',
-      ppo: { lr: 1e-2, targetKl: null },
-    }));
+    writeFileSync(
+      cfgFile,
+      JSON.stringify({
+        seed: 7,
+        iterations: 1,
+        model: { path: modelDir },
+        graph: {
+          agents: [
+            { role: 'planner', systemPrompt: 'Plan.', maxNewTokens: 3 },
+            { role: 'solver', systemPrompt: 'Solve.', withAnswer: true, maxNewTokens: 3 },
+          ],
+          edges: [{ from: 'planner', to: 'solver' }],
+        },
+        env: { name: 'arithmetic', options: { difficulty: 1 } },
+        rollout: { episodes: 1, horizon: 1 },
+        critic: { hidden: [8] },
+        lora: { r: 2, alpha: 4 },
+        level: 'token',
+        ppo: { lr: 1e-2, targetKl: null },
+      }),
+    );
   });
 
   it('resumes after each kill; the history equals an uninterrupted run and every checkpoint verifies', async () => {
@@ -92,6 +111,13 @@ describe('marft train killed at each phase', () => {
     expect(await train(['--resume', dir])).toBe(false);
     const got = await history(dir);
     expect(got.metrics.map(numbers)).toEqual(want.metrics.map(numbers));
-    rows.push({ area: 'interruption', fault: `marft train (a child process) killed with SIGKILL when its --progress output reached each phase: ${phases.map((p) => p.split(' ')[1]).join(', ')}, each kill in the resumed process of the one before`, cases: phases.length, outcome: `after every kill all checkpoints verified (sizes + SHA-256; ${after.kept} after the checkpoint-write kill); marft train --resume finished the run and its metric history equals an uninterrupted run's`, verdict: 'pass', test: TEST });
+    rows.push({
+      area: 'interruption',
+      fault: `marft train (a child process) killed with SIGKILL when its --progress output reached each phase: ${phases.map((p) => p.split(' ')[1]).join(', ')}, each kill in the resumed process of the one before`,
+      cases: phases.length,
+      outcome: `after every kill all checkpoints verified (sizes + SHA-256; ${after.kept} after the checkpoint-write kill); marft train --resume finished the run and its metric history equals an uninterrupted run's`,
+      verdict: 'pass',
+      test: TEST,
+    });
   }, 2_400_000);
 });

@@ -28,7 +28,9 @@ const COMMANDS: Record<string, { run: (argv: string[]) => Promise<void>; usage: 
 };
 
 function help(): string {
-  return `usage:\n${Object.values(COMMANDS).map((c) => `  ${c.usage}`).join('\n')}\n\nmarft <command> --help: what a command does, its options and examples (also docs/CLI.md).`;
+  return `usage:\n${Object.values(COMMANDS)
+    .map((c) => `  ${c.usage}`)
+    .join('\n')}\n\nmarft <command> --help: what a command does, its options and examples (also docs/CLI.md).`;
 }
 
 const [cmd, ...argv] = process.argv.slice(2);

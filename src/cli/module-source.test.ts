@@ -16,14 +16,22 @@ describe('env.module in a CLI run config', () => {
     writeFileSync(join(dir, 'run.json'), JSON.stringify({ env: { module: '../../examples/guess.mjs', options: { max: 8 } } }));
     const json = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8'));
     const config = parseRunConfig(withModuleSource(json, dir));
-    expect(config.env).toEqual({ name: 'module', module: '../../examples/guess.mjs', moduleSource: readFileSync(join(ROOT, 'examples/guess.mjs'), 'utf8'), options: { max: 8 }, teamReward: 'last' });
+    expect(config.env).toEqual({
+      name: 'module',
+      module: '../../examples/guess.mjs',
+      moduleSource: readFileSync(join(ROOT, 'examples/guess.mjs'), 'utf8'),
+      options: { max: 8 },
+      teamReward: 'last',
+    });
     expect(withModuleSource({ env: { name: 'coop-arith' } }, dir)).toEqual({ env: { name: 'coop-arith' } });
     expect(() => withModuleSource({ env: { module: 'nope.mjs' } }, dir)).toThrow(/cannot read the environment module .*nope\.mjs/);
   });
 
   it('refuses a module env without its source, or with an import', () => {
     expect(() => parseRunConfig({ env: { module: 'x.mjs' } })).toThrow(/env\.module "x\.mjs": the module's source is not loaded/);
-    expect(() => parseRunConfig({ env: { moduleSource: "import a from 'b';\nexport default 1;" } })).toThrow(/environment module "module", line 1: imports are not allowed/);
+    expect(() => parseRunConfig({ env: { moduleSource: "import a from 'b';\nexport default 1;" } })).toThrow(
+      /environment module "module", line 1: imports are not allowed/,
+    );
     expect(parseRunConfig({ env: { name: 'mine', moduleSource: 'export default () => ({});' } }).env.name).toBe('mine');
   });
 });

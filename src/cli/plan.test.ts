@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const work = mkdtempSync(join(tmpdir(), 'marft-plan-'));
-const run = (...args: string[]) => spawnSync(process.execPath, [`${ROOT}.build/marft.mjs`, ...args], { encoding: 'utf8', cwd: work, timeout: 120_000 });
+const run = (...args: string[]) =>
+  spawnSync(process.execPath, [`${ROOT}.build/marft.mjs`, ...args], { encoding: 'utf8', cwd: work, timeout: 120_000 });
 
 describe('marft train --plan', () => {
   let config = '';
@@ -17,10 +18,14 @@ describe('marft train --plan', () => {
     const b = spawnSync(process.execPath, [`${ROOT}scripts/bundle.mjs`, `${ROOT}src/cli/marft.ts`, `${ROOT}.build`], { encoding: 'utf8' });
     expect(b.status, b.stderr).toBe(0);
     config = join(work, 'run.json');
-    writeFileSync(config, JSON.stringify({
-      model: { path: `${ROOT}public/models/marft-tiny` }, rollout: { episodes: 4, horizon: 1 },
-      graph: { agents: [{ role: 'solver', systemPrompt: 'Solve.', withAnswer: true, maxNewTokens: 64 }], edges: [] },
-    }));
+    writeFileSync(
+      config,
+      JSON.stringify({
+        model: { path: `${ROOT}public/models/marft-tiny` },
+        rollout: { episodes: 4, horizon: 1 },
+        graph: { agents: [{ role: 'solver', systemPrompt: 'Solve.', withAnswer: true, maxNewTokens: 64 }], edges: [] },
+      }),
+    );
   });
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -28,7 +33,16 @@ describe('marft train --plan', () => {
     const r = run('train', '--plan', '--config', config);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^memory plan \(every generation at its maxNewTokens\): expected peak [\d.]+ MiB in (rollout|score|update)$/m);
-    for (const what of ['base weights (bf16)', 'policy LoRA', 'policy optimiser', 'critic optimiser', 'KV cache', 'prefill forward', 'saved activations']) expect(r.stdout).toContain(what);
+    for (const what of [
+      'base weights (bf16)',
+      'policy LoRA',
+      'policy optimiser',
+      'critic optimiser',
+      'KV cache',
+      'prefill forward',
+      'saved activations',
+    ])
+      expect(r.stdout).toContain(what);
     expect(r.stdout).toMatch(/^time per iteration: about /m);
     expect(r.stdout).toMatch(/^fits$/m);
     expect(existsSync(join(work, 'runs'))).toBe(false);

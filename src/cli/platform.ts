@@ -21,10 +21,16 @@ import { withModuleSource } from './module-source.ts';
 /** public/models/<name> of the project, found from the working directory or from the CLI bundle. */
 export function builtinModelDir(name = BUILTIN_MODEL): string {
   const here = dirname(fileURLToPath(import.meta.url));
-  const candidates = [join(process.cwd(), 'public/models', name), join(here, '../public/models', name), join(here, '../../public/models', name)];
+  const candidates = [
+    join(process.cwd(), 'public/models', name),
+    join(here, '../public/models', name),
+    join(here, '../../public/models', name),
+  ];
   const found = candidates.find((c) => existsSync(join(c, 'config.json')));
   if (!found) {
-    throw new UsageError(`the built-in model "${name}" is not in public/models/ (looked in ${candidates.join(', ')}); make it with \`marft pretrain --out public/models/${name}\` or set model.path in the config`);
+    throw new UsageError(
+      `the built-in model "${name}" is not in public/models/ (looked in ${candidates.join(', ')}); make it with \`marft pretrain --out public/models/${name}\` or set model.path in the config`,
+    );
   }
   return found;
 }

@@ -10,10 +10,14 @@ describe('marft pretrain', () => {
     await expect(pretrainCommand(['--out', '/tmp/x', '--steps', '1.5'])).rejects.toThrow(UsageError);
     await expect(pretrainCommand(['--out', '/tmp/x', '--error-rate', '2'])).rejects.toThrow(/--error-rate must be a number >= 0 <= 1/);
     await expect(pretrainCommand(['--out', '/tmp/x', '--difficulty', '1,7'])).rejects.toThrow(/--difficulty/);
-    await expect(pretrainCommand(['--out', '/tmp/x', '--solo-misread-rate', '1.5'])).rejects.toThrow(/--solo-misread-rate must be a number >= 0 <= 1/);
+    await expect(pretrainCommand(['--out', '/tmp/x', '--solo-misread-rate', '1.5'])).rejects.toThrow(
+      /--solo-misread-rate must be a number >= 0 <= 1/,
+    );
     await expect(pretrainCommand(['--out', '/tmp/x', '--precedence', '-0.1'])).rejects.toThrow(/--precedence/);
     await expect(pretrainCommand(['--out', '/tmp/x', '--teams', 'solo,trio'])).rejects.toThrow(/--teams must list solo, duo, orchestrated/);
-    await expect(pretrainCommand(['--out', '/tmp/x', '--skip-plan-rate', '1.5'])).rejects.toThrow(/--skip-plan-rate must be a number >= 0 <= 1/);
+    await expect(pretrainCommand(['--out', '/tmp/x', '--skip-plan-rate', '1.5'])).rejects.toThrow(
+      /--skip-plan-rate must be a number >= 0 <= 1/,
+    );
     await expect(pretrainCommand(['--out', '/tmp/x', '--nope'])).rejects.toThrow(UsageError);
     expect(usage).toMatch(/^marft pretrain --out DIR/);
   });

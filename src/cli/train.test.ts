@@ -24,19 +24,33 @@ describe('marft train, eval, export', () => {
     const b = spawnSync(process.execPath, [`${ROOT}scripts/bundle.mjs`, `${ROOT}src/cli/marft.ts`, `${ROOT}.build`], { encoding: 'utf8' });
     expect(b.status, b.stderr).toBe(0);
     mkdirSync(modelDir);
-    for (const [f, data] of Object.entries({ ...tinyModelFolder('F32'), 'config.json': JSON.stringify({ ...TINY_QWEN2_CONFIG, max_position_embeddings: 256 }) })) {
+    for (const [f, data] of Object.entries({
+      ...tinyModelFolder('F32'),
+      'config.json': JSON.stringify({ ...TINY_QWEN2_CONFIG, max_position_embeddings: 256 }),
+    })) {
       writeFileSync(join(modelDir, f), data);
     }
-    writeFileSync(cfgFile, JSON.stringify({
-      seed: 7, iterations: 2, model: { path: modelDir },
-      graph: {
-        agents: [{ role: 'planner', systemPrompt: 'Plan.', maxNewTokens: 3 }, { role: 'solver', systemPrompt: 'Solve.', withAnswer: true, maxNewTokens: 3 }],
-        edges: [{ from: 'planner', to: 'solver' }],
-      },
-      env: { name: 'arithmetic', options: { difficulty: 1 } },
-      rollout: { episodes: 2, horizon: 1 }, critic: { hidden: [8] }, lora: { r: 2, alpha: 4 }, level: 'token',
-      ppo: { lr: 1e-2, targetKl: null },
-    }));
+    writeFileSync(
+      cfgFile,
+      JSON.stringify({
+        seed: 7,
+        iterations: 2,
+        model: { path: modelDir },
+        graph: {
+          agents: [
+            { role: 'planner', systemPrompt: 'Plan.', maxNewTokens: 3 },
+            { role: 'solver', systemPrompt: 'Solve.', withAnswer: true, maxNewTokens: 3 },
+          ],
+          edges: [{ from: 'planner', to: 'solver' }],
+        },
+        env: { name: 'arithmetic', options: { difficulty: 1 } },
+        rollout: { episodes: 2, horizon: 1 },
+        critic: { hidden: [8] },
+        lora: { r: 2, alpha: 4 },
+        level: 'token',
+        ppo: { lr: 1e-2, targetKl: null },
+      }),
+    );
   });
 
   it('trains, resumes and exports', () => {
@@ -58,7 +72,10 @@ describe('marft train, eval, export', () => {
     expect(ex.status, ex.stderr).toBe(0);
     const files = unzipFiles(new Uint8Array(readFileSync(zip)));
     for (const role of ['planner', 'solver']) {
-      const a = readPeftAdapter({ 'adapter_config.json': files[`agents/${role}/adapter_config.json`], 'adapter_model.safetensors': files[`agents/${role}/adapter_model.safetensors`] });
+      const a = readPeftAdapter({
+        'adapter_config.json': files[`agents/${role}/adapter_config.json`],
+        'adapter_model.safetensors': files[`agents/${role}/adapter_model.safetensors`],
+      });
       expect(a.config.r).toBe(2);
     }
     expect(files['config.json']).toBeDefined();

@@ -53,23 +53,41 @@ describe('hostile JSON', () => {
     for (const depth of [MAX_JSON_DEPTH + 1, 10_000, 1_000_000]) {
       for (const nest of [arrays(depth), objects(depth)]) {
         for (const [what, parse] of parsers) {
-          const out = await outcomeOfAsync(async () => { await parse(nest); }, TYPED);
+          const out = await outcomeOfAsync(async () => {
+            await parse(nest);
+          }, TYPED);
           expect(out, `${what} at depth ${depth}`).not.toBe('ok');
           let message = '';
-          try { await parse(nest); } catch (e) { message = (e as Error).message; }
+          try {
+            await parse(nest);
+          } catch (e) {
+            message = (e as Error).message;
+          }
           expect(message, `${what} at depth ${depth}`).toContain(`nested more than ${MAX_JSON_DEPTH} levels deep`);
           t.add(out);
         }
       }
     }
-    rows.push({ area: 'JSON files', fault: 'arrays / objects nested 101, 10 000 and 1 000 000 levels deep in state.json, the run config, config.json, tokenizer.json, tokenizer_config.json, a safetensors header, a JSON and a JSONL dataset', cases: t.cases, outcome: `${t.summary()}; each names the depth (no stack overflow)`, verdict: 'pass', test: TEST });
+    rows.push({
+      area: 'JSON files',
+      fault:
+        'arrays / objects nested 101, 10 000 and 1 000 000 levels deep in state.json, the run config, config.json, tokenizer.json, tokenizer_config.json, a safetensors header, a JSON and a JSONL dataset',
+      cases: t.cases,
+      outcome: `${t.summary()}; each names the depth (no stack overflow)`,
+      verdict: 'pass',
+      test: TEST,
+    });
   });
 
-  it('shallow nesting still reaches each parser\'s own checks', async () => {
+  it("shallow nesting still reaches each parser's own checks", async () => {
     // depth 3 is allowed by the cap: each parser answers with its own validation (never the cap's message)
     for (const [what, parse] of parsers) {
       let message = 'ok';
-      try { await parse(arrays(3)); } catch (e) { message = (e as Error).message; }
+      try {
+        await parse(arrays(3));
+      } catch (e) {
+        message = (e as Error).message;
+      }
       expect(message, what).not.toContain('levels deep');
     }
   });
@@ -84,6 +102,13 @@ describe('hostile JSON', () => {
     expect(ms).toBeLessThan(20_000);
     const t = new Tally();
     t.add(out);
-    rows.push({ area: 'JSON files', fault: 'a 16 MiB state.json (half a million metric rows) with a wrong checksum', cases: 1, outcome: `${t.summary()}; ${(ms / 1000).toFixed(1)} s`, verdict: 'pass', test: TEST });
+    rows.push({
+      area: 'JSON files',
+      fault: 'a 16 MiB state.json (half a million metric rows) with a wrong checksum',
+      cases: 1,
+      outcome: `${t.summary()}; ${(ms / 1000).toFixed(1)} s`,
+      verdict: 'pass',
+      test: TEST,
+    });
   });
 });

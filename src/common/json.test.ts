@@ -12,7 +12,9 @@ describe('parseJson', () => {
 
   it('refuses deeper text before parsing, naming the depth and the position', () => {
     const deep = '{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000);
-    expect(() => parseJson(deep)).toThrow(new SyntaxError(`nested more than ${MAX_JSON_DEPTH} levels deep (at position ${5 * MAX_JSON_DEPTH})`));
+    expect(() => parseJson(deep)).toThrow(
+      new SyntaxError(`nested more than ${MAX_JSON_DEPTH} levels deep (at position ${5 * MAX_JSON_DEPTH})`),
+    );
     expect(() => parseJson('[[[1]]]', undefined, 2)).toThrow(/nested more than 2 levels deep \(at position 2\)/);
     // brackets inside strings do not count
     expect(parseJson('["[[[[", "{{{{"]', undefined, 1)).toEqual(['[[[[', '{{{{']);

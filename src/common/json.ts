@@ -7,13 +7,18 @@
 export const MAX_JSON_DEPTH = 100;
 
 /** JSON.parse that first refuses text nested deeper than `maxDepth` arrays / objects (a SyntaxError). */
-export function parseJson(text: string, reviver?: (this: unknown, key: string, value: unknown) => unknown, maxDepth = MAX_JSON_DEPTH): unknown {
+export function parseJson(
+  text: string,
+  reviver?: (this: unknown, key: string, value: unknown) => unknown,
+  maxDepth = MAX_JSON_DEPTH,
+): unknown {
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x5b || c === 0x7b) {

@@ -18,7 +18,13 @@ describe('profile table', () => {
 
   it('gives per-kernel rows, largest first, with shares and mean per call', () => {
     const rows = kernelRows(TIMES);
-    expect(rows.map((r) => r.key)).toEqual(['matmul:nt:f32:64x64/forward', 'matmul:nn:f32:gemv/forward', 'lora/backward_dx', 'lora/forward_h', 'elementwise/add']);
+    expect(rows.map((r) => r.key)).toEqual([
+      'matmul:nt:f32:64x64/forward',
+      'matmul:nn:f32:gemv/forward',
+      'lora/backward_dx',
+      'lora/forward_h',
+      'elementwise/add',
+    ]);
     expect(rows[0]).toEqual({ key: 'matmul:nt:f32:64x64/forward', calls: 3, ms: 6, meanMs: 2, share: 0.6 });
     expect(rows[1].meanMs).toBeCloseTo(0.25);
     expect(rows.reduce((a, r) => a + r.share, 0)).toBeCloseTo(1);
@@ -35,9 +41,17 @@ describe('profile table', () => {
   });
 
   it('repeats keys by summing them, and treats negative or non-finite times as 0', () => {
-    const rows = kernelRows([{ key: 'a/x', ms: 1, calls: 1 }, { key: 'a/x', ms: 2, calls: 2 }, { key: 'b/y', ms: -1, calls: 1 }, { key: 'c/z', ms: NaN, calls: 1 }]);
+    const rows = kernelRows([
+      { key: 'a/x', ms: 1, calls: 1 },
+      { key: 'a/x', ms: 2, calls: 2 },
+      { key: 'b/y', ms: -1, calls: 1 },
+      { key: 'c/z', ms: NaN, calls: 1 },
+    ]);
     expect(rows[0]).toEqual({ key: 'a/x', calls: 3, ms: 3, meanMs: 1, share: 1 });
-    expect(rows.slice(1).map((r) => [r.ms, r.share])).toEqual([[0, 0], [0, 0]]);
+    expect(rows.slice(1).map((r) => [r.ms, r.share])).toEqual([
+      [0, 0],
+      [0, 0],
+    ]);
     expect(kernelRows([])).toEqual([]);
     expect(kernelRows([{ key: 'a/x', ms: 0, calls: 2 }])[0].share).toBe(0);
   });
@@ -47,7 +61,11 @@ describe('profile table', () => {
     const before = rows.map((r) => r.key);
     expect(sortKernelRows(rows, 'calls', 'desc').map((r) => r.calls)).toEqual([8, 5, 4, 3, 2]);
     expect(sortKernelRows(rows, 'key', 'asc')[0].key).toBe('elementwise/add');
-    expect(sortKernelRows(rows, 'ms', 'asc').map((r) => r.key).slice(0, 3)).toEqual(['elementwise/add', 'lora/backward_dx', 'lora/forward_h']);
+    expect(
+      sortKernelRows(rows, 'ms', 'asc')
+        .map((r) => r.key)
+        .slice(0, 3),
+    ).toEqual(['elementwise/add', 'lora/backward_dx', 'lora/forward_h']);
     expect(sortKernelRows(rows, 'meanMs', 'desc')[0].key).toBe('matmul:nt:f32:64x64/forward');
     expect(rows.map((r) => r.key)).toEqual(before);
   });

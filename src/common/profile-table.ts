@@ -41,7 +41,13 @@ export function kernelRows(times: readonly KernelTime[], by: KernelGrouping = 'k
     sums.set(key, s);
   }
   const total = [...sums.values()].reduce((a, s) => a + s.ms, 0);
-  const rows = [...sums].map(([key, s]) => ({ key, calls: s.calls, ms: s.ms, meanMs: s.calls ? s.ms / s.calls : 0, share: total > 0 ? s.ms / total : 0 }));
+  const rows = [...sums].map(([key, s]) => ({
+    key,
+    calls: s.calls,
+    ms: s.ms,
+    meanMs: s.calls ? s.ms / s.calls : 0,
+    share: total > 0 ? s.ms / total : 0,
+  }));
   return sortKernelRows(rows, 'ms', 'desc');
 }
 
@@ -67,9 +73,25 @@ export function formatKernelTable(rows: readonly KernelRow[], limit = 20): strin
   for (const r of rows.slice(0, limit)) lines.push(row(r.ms, r.share, r.calls, r.meanMs.toFixed(3), r.key));
   const rest = rows.slice(limit);
   if (rest.length) {
-    lines.push(row(totalMs(rest), rest.reduce((a, r) => a + r.share, 0), rest.reduce((a, r) => a + r.calls, 0), '', `(${rest.length} more kernels)`));
+    lines.push(
+      row(
+        totalMs(rest),
+        rest.reduce((a, r) => a + r.share, 0),
+        rest.reduce((a, r) => a + r.calls, 0),
+        '',
+        `(${rest.length} more kernels)`,
+      ),
+    );
   }
-  lines.push(row(totalMs(rows), rows.length ? 1 : 0, rows.reduce((a, r) => a + r.calls, 0), '', 'total'));
+  lines.push(
+    row(
+      totalMs(rows),
+      rows.length ? 1 : 0,
+      rows.reduce((a, r) => a + r.calls, 0),
+      '',
+      'total',
+    ),
+  );
   return lines.join('\n');
 }
 
@@ -84,7 +106,10 @@ export interface PhaseRow {
  * Wall time per phase of an iteration (rollout, score, advantages, update) with shares of its total, plus
  * an `other` row for the time outside them (checkpoint reads, bookkeeping) when there is any.
  */
-export function phaseRows(seconds: Readonly<Record<string, number>>, phases: readonly string[] = ['rollout', 'score', 'advantages', 'update']): PhaseRow[] {
+export function phaseRows(
+  seconds: Readonly<Record<string, number>>,
+  phases: readonly string[] = ['rollout', 'score', 'advantages', 'update'],
+): PhaseRow[] {
   const total = seconds.total ?? phases.reduce((a, p) => a + (seconds[p] ?? 0), 0);
   const share = (s: number) => (total > 0 ? s / total : 0);
   const rows = phases.map((phase) => ({ phase, seconds: seconds[phase] ?? 0, share: share(seconds[phase] ?? 0) }));

@@ -8,10 +8,14 @@
 // `coop:${seed}` into a well-spread state (hashSeed), for the environments and pretraining data.
 
 export class Rng {
-  constructor(public state: number) { this.state >>>= 0; }
+  constructor(public state: number) {
+    this.state >>>= 0;
+  }
 
   /** A stream started from the hash of a seed or a label (see hashSeed). */
-  static fromSeed(seed: number | string): Rng { return new Rng(hashSeed(seed)); }
+  static fromSeed(seed: number | string): Rng {
+    return new Rng(hashSeed(seed));
+  }
 
   /** Mulberry32: uniform in [0, 1). */
   next(): number {
@@ -22,10 +26,14 @@ export class Rng {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   }
 
-  uniform(lo: number, hi: number): number { return lo + (hi - lo) * this.next(); }
+  uniform(lo: number, hi: number): number {
+    return lo + (hi - lo) * this.next();
+  }
 
   /** An integer in [0, n). */
-  int(n: number): number { return Math.floor(this.next() * n); }
+  int(n: number): number {
+    return Math.floor(this.next() * n);
+  }
 
   /** Standard normal (Box-Muller). */
   normal(): number {

@@ -20,7 +20,8 @@ export type ConfigErrorCode =
 const HINTS: Record<ConfigErrorCode, string> = {
   GRAPH_EMPTY: 'Add at least one agent (or start from a preset: solo, duo, trio, quartet).',
   GRAPH_ROLE: 'Role names must be unique and use letters, digits, _ and - (they name adapter folders and <call> targets).',
-  GRAPH_PROFILE: 'Fix the agent profile: maxNewTokens an integer >= 1, temperature >= 0 (0 = greedy), topK an integer >= 0 (0 = off), topP in (0, 1].',
+  GRAPH_PROFILE:
+    'Fix the agent profile: maxNewTokens an integer >= 1, temperature >= 0 (0 = greedy), topK an integer >= 0 (0 = off), topP in (0, 1].',
   GRAPH_EDGE: 'Edges are {from, to} between roles of the graph, each at most once; "to" depends on (sees the output of) "from".',
   GRAPH_CYCLE: 'Agents act in dependency order, so the edges must not loop; remove one edge of the cycle.',
   GRAPH_NO_ANSWER: 'Mark at least one agent withAnswer: true (the one that writes the final \\boxed{} answer).',

@@ -7,16 +7,27 @@
 import type { RunConfig } from './run-config.ts';
 
 /** A device's speed probe (src/model/device-check.ts DeviceSpeed). */
-export interface SpeedProbe { dispatchMs: number; gflops: number }
+export interface SpeedProbe {
+  dispatchMs: number;
+  gflops: number;
+}
 
-export interface ModelDims { numLayers: number; hiddenSize: number; vocabSize: number }
+export interface ModelDims {
+  numLayers: number;
+  hiddenSize: number;
+  vocabSize: number;
+}
 
 /** Tokens of an agent's prompt (system prompt, task, teammates' messages) assumed per turn. */
 export const PROMPT_TOKENS = 160;
 /** Dispatches of one pass through a decoder layer (norms, projections with LoRA, rope, attention, MLP, residuals). */
 export const DISPATCHES_PER_LAYER = 14;
 
-export interface IterationEstimate { seconds: number; rolloutSeconds: number; updateSeconds: number }
+export interface IterationEstimate {
+  seconds: number;
+  rolloutSeconds: number;
+  updateSeconds: number;
+}
 
 /**
  * A rough time per iteration of `c` on a model of `m`'s size on the probed device. Rollout: one pass per
@@ -34,6 +45,7 @@ export function estimateIteration(c: RunConfig, m: ModelDims, speed: SpeedProbe)
   const flopMs = (flops: number) => flops / (speed.gflops * 1e6);
   const rolloutMs = (decodeSteps + turns) * D * speed.dispatchMs + flopMs(B * 2 * P * (decodeSteps + turns * PROMPT_TOKENS));
   const passes = 2 + 3 * c.ppo.epochs;
-  const updateMs = (2 + 3 * c.ppo.epochs * c.ppo.minibatches) * D * speed.dispatchMs + flopMs(B * 2 * P * (decodeSteps + turns * PROMPT_TOKENS) * passes);
+  const updateMs =
+    (2 + 3 * c.ppo.epochs * c.ppo.minibatches) * D * speed.dispatchMs + flopMs(B * 2 * P * (decodeSteps + turns * PROMPT_TOKENS) * passes);
   return { seconds: (rolloutMs + updateMs) / 1000, rolloutSeconds: rolloutMs / 1000, updateSeconds: updateMs / 1000 };
 }

@@ -18,7 +18,9 @@ const codeOf = (f: () => unknown) => {
 describe('graph validation', () => {
   it('checks a profile field with one validator: the same message as the run config gives', () => {
     const g: AgentGraph = { agents: [{ ...agent('a', true), topP: 2 }], edges: [] };
-    expect(graphIssues(g)).toEqual([{ code: 'GRAPH_PROFILE', path: 'agents[0].topP', message: 'agents[0].topP must be a number in (0, 1], got 2' }]);
+    expect(graphIssues(g)).toEqual([
+      { code: 'GRAPH_PROFILE', path: 'agents[0].topP', message: 'agents[0].topP must be a number in (0, 1], got 2' },
+    ]);
     expect(validateConfig({ graph: g }).issues.map((i) => i.message)).toEqual(['graph.agents[0].topP must be a number in (0, 1], got 2']);
   });
   it('names the cycle', () => {
@@ -60,7 +62,10 @@ describe('graph validation', () => {
   it('checks a dynamic topology', () => {
     const ok: AgentGraph = { agents: [agent('orch'), agent('solver', true)], edges: [], dynamic: { orchestrator: 'orch', maxSteps: 5 } };
     expect(graphIssues(ok)).toEqual([]);
-    expect(graphIssues({ ...ok, dynamic: { orchestrator: 'nobody', maxSteps: 0 } }).map((i) => i.path)).toEqual(['dynamic.orchestrator', 'dynamic.maxSteps']);
+    expect(graphIssues({ ...ok, dynamic: { orchestrator: 'nobody', maxSteps: 0 } }).map((i) => i.path)).toEqual([
+      'dynamic.orchestrator',
+      'dynamic.maxSteps',
+    ]);
     expect(graphIssues({ ...ok, dynamic: { orchestrator: 'solver', maxSteps: 1 } })[0].message).toMatch(/must not give the answer/);
   });
 });
@@ -104,7 +109,9 @@ describe('parseRoute', () => {
   });
   it('explains invalid outputs', () => {
     expect(parseRoute('let me think', roles)).toEqual({ invalid: 'no <call>role</call> or <done/> in the output' });
-    expect((parseRoute('<call>coder</call>', roles) as { invalid: string }).invalid).toMatch(/names no agent it may call \(planner, solver\)/);
+    expect((parseRoute('<call>coder</call>', roles) as { invalid: string }).invalid).toMatch(
+      /names no agent it may call \(planner, solver\)/,
+    );
     expect((parseRoute('<call>solver', roles) as { invalid: string }).invalid).toMatch(/without a valid role/);
   });
   it('applies the step limit', () => {

@@ -52,7 +52,11 @@ export interface AgentGraph {
 export const DEFAULT_SAMPLING = { maxNewTokens: 256, temperature: 1, topK: 0, topP: 1 } as const;
 
 /** A profile with the default sampling settings, overridable. */
-export function makeProfile(role: string, systemPrompt: string, options: Partial<Omit<AgentProfile, 'role' | 'systemPrompt'>> = {}): AgentProfile {
+export function makeProfile(
+  role: string,
+  systemPrompt: string,
+  options: Partial<Omit<AgentProfile, 'role' | 'systemPrompt'>> = {},
+): AgentProfile {
   return { role, systemPrompt, withAnswer: false, ...DEFAULT_SAMPLING, ...options };
 }
 
@@ -109,8 +113,17 @@ export const PROFILE_SCHEMA: Schema = {
     maxNewTokens: int(DEFAULT_SAMPLING.maxNewTokens, 1, 'Tokens the agent may generate per turn at most.'),
     temperature: num(DEFAULT_SAMPLING.temperature, { min: 0, description: 'Sampling temperature; 0 = greedy.' }),
     topK: int(DEFAULT_SAMPLING.topK, 0, 'Sample among the k likeliest tokens; 0 = off.'),
-    topP: num(DEFAULT_SAMPLING.topP, { min: 0, max: 1, exclusiveMin: true, description: 'Nucleus sampling: the smallest set of tokens with this much probability; 1 = off.' }),
-    description: { type: 'string', optional: true, description: 'One line on what the agent does, for transition turns and the orchestrator\'s list.' },
+    topP: num(DEFAULT_SAMPLING.topP, {
+      min: 0,
+      max: 1,
+      exclusiveMin: true,
+      description: 'Nucleus sampling: the smallest set of tokens with this much probability; 1 = off.',
+    }),
+    description: {
+      type: 'string',
+      optional: true,
+      description: "One line on what the agent does, for transition turns and the orchestrator's list.",
+    },
   },
 };
 
@@ -132,11 +145,19 @@ export function graphIssues(graph: AgentGraph): GraphIssue[] {
   const seen = new Map<string, number>();
   agents.forEach((a, i) => {
     if (typeof a?.role !== 'string' || !ROLE_NAME.test(a.role)) {
-      issues.push({ code: 'GRAPH_ROLE', path: `agents[${i}].role`, message: `agents[${i}].role must start with a letter or _ and use letters, digits, _ and -; got ${JSON.stringify(a?.role)}` });
+      issues.push({
+        code: 'GRAPH_ROLE',
+        path: `agents[${i}].role`,
+        message: `agents[${i}].role must start with a letter or _ and use letters, digits, _ and -; got ${JSON.stringify(a?.role)}`,
+      });
       return;
     }
     if (seen.has(a.role)) {
-      issues.push({ code: 'GRAPH_ROLE', path: `agents[${i}].role`, message: `role "${a.role}" is used twice (agents[${seen.get(a.role)}] and agents[${i}])` });
+      issues.push({
+        code: 'GRAPH_ROLE',
+        path: `agents[${i}].role`,
+        message: `role "${a.role}" is used twice (agents[${seen.get(a.role)}] and agents[${i}])`,
+      });
     } else seen.set(a.role, i);
     issues.push(...profileIssues(a, i));
   });
@@ -146,28 +167,56 @@ export function graphIssues(graph: AgentGraph): GraphIssue[] {
     edges.forEach((e, i) => {
       for (const end of ['from', 'to'] as const) {
         if (!seen.has(e?.[end])) {
-          issues.push({ code: 'GRAPH_EDGE', path: `edges[${i}].${end}`, message: `edges[${i}].${end} names an unknown role ${JSON.stringify(e?.[end])}; roles: ${[...seen.keys()].join(', ')}` });
+          issues.push({
+            code: 'GRAPH_EDGE',
+            path: `edges[${i}].${end}`,
+            message: `edges[${i}].${end} names an unknown role ${JSON.stringify(e?.[end])}; roles: ${[...seen.keys()].join(', ')}`,
+          });
         }
       }
       const key = `${e?.from}\u0000${e?.to}`;
       if (edgeSeen.has(key)) issues.push({ code: 'GRAPH_EDGE', path: `edges[${i}]`, message: `edge ${e.from} → ${e.to} is given twice` });
       edgeSeen.add(key);
     });
-    const cycle = findCycle([...seen.keys()], edges.filter((e) => seen.has(e?.from) && seen.has(e?.to)));
+    const cycle = findCycle(
+      [...seen.keys()],
+      edges.filter((e) => seen.has(e?.from) && seen.has(e?.to)),
+    );
     if (cycle) issues.push({ code: 'GRAPH_CYCLE', path: 'edges', message: `the edges form a cycle: ${cycle.join(' → ')}` });
   } else {
     if (typeof dyn.orchestrator !== 'string' || !seen.has(dyn.orchestrator)) {
-      issues.push({ code: 'GRAPH_DYNAMIC', path: 'dynamic.orchestrator', message: `dynamic.orchestrator must be one of the roles (${[...seen.keys()].join(', ')}), got ${JSON.stringify(dyn.orchestrator)}` });
+      issues.push({
+        code: 'GRAPH_DYNAMIC',
+        path: 'dynamic.orchestrator',
+        message: `dynamic.orchestrator must be one of the roles (${[...seen.keys()].join(', ')}), got ${JSON.stringify(dyn.orchestrator)}`,
+      });
     } else if (agents[seen.get(dyn.orchestrator)!].withAnswer) {
-      issues.push({ code: 'GRAPH_DYNAMIC', path: 'dynamic.orchestrator', message: `the orchestrator "${dyn.orchestrator}" must not give the answer (withAnswer false); it only routes` });
+      issues.push({
+        code: 'GRAPH_DYNAMIC',
+        path: 'dynamic.orchestrator',
+        message: `the orchestrator "${dyn.orchestrator}" must not give the answer (withAnswer false); it only routes`,
+      });
     }
     if (!Number.isInteger(dyn.maxSteps) || dyn.maxSteps < 1) {
-      issues.push({ code: 'GRAPH_DYNAMIC', path: 'dynamic.maxSteps', message: `dynamic.maxSteps must be an integer >= 1, got ${JSON.stringify(dyn.maxSteps)}` });
+      issues.push({
+        code: 'GRAPH_DYNAMIC',
+        path: 'dynamic.maxSteps',
+        message: `dynamic.maxSteps must be an integer >= 1, got ${JSON.stringify(dyn.maxSteps)}`,
+      });
     }
-    if (agents.length < 2) issues.push({ code: 'GRAPH_DYNAMIC', path: 'agents', message: 'a dynamic topology needs the orchestrator and at least one agent to call' });
+    if (agents.length < 2)
+      issues.push({
+        code: 'GRAPH_DYNAMIC',
+        path: 'agents',
+        message: 'a dynamic topology needs the orchestrator and at least one agent to call',
+      });
   }
   if (!agents.some((a) => a?.withAnswer === true)) {
-    issues.push({ code: 'GRAPH_NO_ANSWER', path: 'agents', message: `no agent gives the answer (withAnswer) among ${agents.map((a) => a?.role).join(', ')}` });
+    issues.push({
+      code: 'GRAPH_NO_ANSWER',
+      path: 'agents',
+      message: `no agent gives the answer (withAnswer) among ${agents.map((a) => a?.role).join(', ')}`,
+    });
   }
   return issues;
 }
@@ -177,7 +226,10 @@ export function validateGraph(graph: AgentGraph): void {
   const issues = graphIssues(graph);
   if (issues.length === 0) return;
   const list = issues.map((i) => i.message).join('\n  ');
-  throw new ConfigError(issues[0].code, issues.length === 1 ? `invalid agent graph: ${list}` : `invalid agent graph (${issues.length} problems):\n  ${list}`);
+  throw new ConfigError(
+    issues[0].code,
+    issues.length === 1 ? `invalid agent graph: ${list}` : `invalid agent graph (${issues.length} problems):\n  ${list}`,
+  );
 }
 
 export interface CompiledGraph {

@@ -14,13 +14,11 @@ const BOXED = 'Put the final answer in \\boxed{}.';
 export const ROLE_PROMPTS = {
   planner:
     'You are the planner of a team solving a math problem. Read the problem and write a short numbered plan of the steps needed to solve it. Do not carry out any calculation and do not give the answer: another agent will execute your plan.',
-  solver:
-    `You are the solver of a team solving a math problem. Follow the plan given by your teammates if there is one, carry out each step of the calculation carefully, and state the result. ${BOXED}`,
+  solver: `You are the solver of a team solving a math problem. Follow the plan given by your teammates if there is one, carry out each step of the calculation carefully, and state the result. ${BOXED}`,
   soloSolver: `You are a careful math solver. Solve the problem step by step. ${BOXED}`,
   reflector:
-    'You are the reflector of a team solving a math problem. Review the solver\'s work step by step, point out any mistake in reasoning or arithmetic and say how to fix it. Do not write a final answer yourself.',
-  verifier:
-    `You are the verifier of a team solving a math problem. Check the solution (and any review of it) against the problem. If it is right, restate its final answer; if it is wrong, correct it. ${BOXED}`,
+    "You are the reflector of a team solving a math problem. Review the solver's work step by step, point out any mistake in reasoning or arithmetic and say how to fix it. Do not write a final answer yourself.",
+  verifier: `You are the verifier of a team solving a math problem. Check the solution (and any review of it) against the problem. If it is right, restate its final answer; if it is wrong, correct it. ${BOXED}`,
 } as const;
 
 const DESCRIPTIONS: Record<string, string> = {
@@ -56,8 +54,11 @@ function namedProfile(role: string, n: number): AgentProfile {
 
 /** A generic prompt that tells the agent its position, not a role. */
 export function anonymousPrompt(i: number, n: number, withAnswer: boolean): string {
-  const team = n === 1 ? 'You are agent_1, solving a math problem.' : `You are agent_${i + 1} of a team of ${n} agents solving a math problem together.`;
-  const read = i === 0 ? 'Read the problem' : 'Read the problem and your teammates\' messages';
+  const team =
+    n === 1
+      ? 'You are agent_1, solving a math problem.'
+      : `You are agent_${i + 1} of a team of ${n} agents solving a math problem together.`;
+  const read = i === 0 ? 'Read the problem' : "Read the problem and your teammates' messages";
   return `${team} ${read}, then write your contribution.${withAnswer ? ` ${BOXED}` : ''}`;
 }
 

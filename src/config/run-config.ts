@@ -133,13 +133,32 @@ export const CONFIG_SCHEMA: Schema = {
   fields: {
     seed: int(0, 0, 'Seeds env sampling, initialisation and generation.'),
     iterations: int(100, 1, 'Training iterations (each: rollout, credit and advantages, update).'),
-    model: { type: 'object', fields: { path: { type: 'string', default: '', description: 'Hugging Face model folder; empty = the built-in tiny model.' } } },
+    model: {
+      type: 'object',
+      fields: { path: { type: 'string', default: '', description: 'Hugging Face model folder; empty = the built-in tiny model.' } },
+    },
     graph: {
       type: 'object',
       default: presetGraph('duo') as unknown as Record<string, unknown>,
       fields: {
-        agents: { type: 'array', items: PROFILE_SCHEMA, minItems: 1, description: 'The agents (roles) of the team; they share one base model.' },
-        edges: { type: 'array', default: [], description: 'Dependencies: "to" acts after "from" and sees its output (the dependency function D).', items: { type: 'object', fields: { from: { type: 'string', description: 'The role that acts first.' }, to: { type: 'string', description: 'The role that acts after it and sees its output.' } } } },
+        agents: {
+          type: 'array',
+          items: PROFILE_SCHEMA,
+          minItems: 1,
+          description: 'The agents (roles) of the team; they share one base model.',
+        },
+        edges: {
+          type: 'array',
+          default: [],
+          description: 'Dependencies: "to" acts after "from" and sees its output (the dependency function D).',
+          items: {
+            type: 'object',
+            fields: {
+              from: { type: 'string', description: 'The role that acts first.' },
+              to: { type: 'string', description: 'The role that acts after it and sees its output.' },
+            },
+          },
+        },
         dynamic: {
           type: 'object',
           nullable: true,
@@ -155,27 +174,77 @@ export const CONFIG_SCHEMA: Schema = {
     env: {
       type: 'object',
       fields: {
-        name: { type: 'string', default: 'coop-arith', description: 'The environment: a registered name (coop-arith, dataset, ...) or a module.' },
-        options: { type: 'record', values: { type: 'any' }, default: {}, description: "The environment's own options (task difficulty, a dataset's records)." },
-        module: { type: 'string', minLength: 1, optional: true, description: 'A user environment module (ES module file); the CLI reads it into moduleSource when a run starts.' },
-        moduleSource: { type: 'string', minLength: 1, optional: true, description: "The module's source, kept with the run so a checkpoint resumes with the same environment." },
+        name: {
+          type: 'string',
+          default: 'coop-arith',
+          description: 'The environment: a registered name (coop-arith, dataset, ...) or a module.',
+        },
+        options: {
+          type: 'record',
+          values: { type: 'any' },
+          default: {},
+          description: "The environment's own options (task difficulty, a dataset's records).",
+        },
+        module: {
+          type: 'string',
+          minLength: 1,
+          optional: true,
+          description: 'A user environment module (ES module file); the CLI reads it into moduleSource when a run starts.',
+        },
+        moduleSource: {
+          type: 'string',
+          minLength: 1,
+          optional: true,
+          description: "The module's source, kept with the run so a checkpoint resumes with the same environment.",
+        },
         teamReward: {
-          type: 'enum', values: TEAM_REWARDS, default: 'last',
-          description: "Built-in math envs with several answering agents: last = the team's answer is the last answering action's (1 if right); fraction = the fraction of answering agents that are right, as the legacy MARFT math_env.py (the episode ends when any is right).",
+          type: 'enum',
+          values: TEAM_REWARDS,
+          default: 'last',
+          description:
+            "Built-in math envs with several answering agents: last = the team's answer is the last answering action's (1 if right); fraction = the fraction of answering agents that are right, as the legacy MARFT math_env.py (the episode ends when any is right).",
         },
       },
     },
-    level: { type: 'enum', values: ['action', 'token'], default: 'action', paper: 'action-level and token-level MARFT (MARFT-A, MARFT-T)', description: "action: an agent's whole output is one action (MARFT-A); token: every token is one (MARFT-T)." },
-    algo: { type: 'enum', values: ['ppo', 'grpo'], default: 'ppo', description: 'ppo: a critic and GAE; grpo: no critic, advantages from a group of samples of one task.' },
+    level: {
+      type: 'enum',
+      values: ['action', 'token'],
+      default: 'action',
+      paper: 'action-level and token-level MARFT (MARFT-A, MARFT-T)',
+      description: "action: an agent's whole output is one action (MARFT-A); token: every token is one (MARFT-T).",
+    },
+    algo: {
+      type: 'enum',
+      values: ['ppo', 'grpo'],
+      default: 'ppo',
+      description: 'ppo: a critic and GAE; grpo: no critic, advantages from a group of samples of one task.',
+    },
     credit: {
       type: 'object',
       paper: 'credit assignment',
       fields: {
-        method: { type: 'enum', values: ['equal', 'step_discount', 'per_step'], default: 'equal', description: 'How the team reward becomes per-agent rewards: equal (last agent, GAE spreads it), step_discount (R·d^(N-1-i) to agent i), per_step (a reward per role).' },
+        method: {
+          type: 'enum',
+          values: ['equal', 'step_discount', 'per_step'],
+          default: 'equal',
+          description:
+            'How the team reward becomes per-agent rewards: equal (last agent, GAE spreads it), step_discount (R·d^(N-1-i) to agent i), per_step (a reward per role).',
+        },
         discount: num(1, { ...prob, description: 'step_discount: agent i of N gets R·d^(N-1-i).' }),
         rewardSharing: { type: 'boolean', default: false, description: 'Every agent gets the whole team reward on its last token.' },
-        perStep: { type: 'record', values: { type: 'enum', values: STEP_REWARD_NAMES }, default: {}, description: 'per_step: role -> reward helper (planner, solver, verifier, team).' },
-        fallback: { type: 'enum', values: STEP_REWARD_NAMES, nullable: true, default: 'team', description: 'per_step: the helper of roles not in perStep; null = every role must be listed.' },
+        perStep: {
+          type: 'record',
+          values: { type: 'enum', values: STEP_REWARD_NAMES },
+          default: {},
+          description: 'per_step: role -> reward helper (planner, solver, verifier, team).',
+        },
+        fallback: {
+          type: 'enum',
+          values: STEP_REWARD_NAMES,
+          nullable: true,
+          default: 'team',
+          description: 'per_step: the helper of roles not in perStep; null = every role must be listed.',
+        },
       },
     },
     lora: {
@@ -184,8 +253,19 @@ export const CONFIG_SCHEMA: Schema = {
       fields: {
         r: int(8, 1, 'LoRA rank: the size of the low-rank update of each targeted weight.'),
         alpha: num(16, { ...positive, description: 'LoRA scale: the update is multiplied by alpha / r.' }),
-        targets: { type: 'array', items: { type: 'enum', values: LORA_TARGETS }, minItems: 1, default: ['q_proj', 'v_proj'], description: 'The linear layers that get a LoRA adapter.' },
-        mode: { type: 'enum', values: ['shared', 'per_agent'], default: 'per_agent', description: 'per_agent: an adapter per role; shared: one adapter for all roles.' },
+        targets: {
+          type: 'array',
+          items: { type: 'enum', values: LORA_TARGETS },
+          minItems: 1,
+          default: ['q_proj', 'v_proj'],
+          description: 'The linear layers that get a LoRA adapter.',
+        },
+        mode: {
+          type: 'enum',
+          values: ['shared', 'per_agent'],
+          default: 'per_agent',
+          description: 'per_agent: an adapter per role; shared: one adapter for all roles.',
+        },
         dropout: num(0, { min: 0, max: 1, exclusiveMax: true, description: 'Dropout on the LoRA input while training.' }),
       },
     },
@@ -193,16 +273,38 @@ export const CONFIG_SCHEMA: Schema = {
       type: 'object',
       paper: 'the critic (centralised value function, CTDE)',
       fields: {
-        mode: { type: 'enum', values: ['shared', 'per_agent', 'lora'], default: 'shared', description: 'shared: one value head on the frozen trunk (CTDE); per_agent: a head per agent (AReaL multi_head); lora: a critic LoRA and a head per agent on a trainable trunk (independent_critic=lora).' },
-        input: { type: 'enum', values: ['own', 'episode'], default: 'own', description: "own: the critic reads the acting agent's prompt; episode: the whole episode so far (every earlier agent's prompt and output, then the acting agent's prompt): AReaL's CTDE critic reads the episode too, but as one sequence, where the task and each output appear once." },
-        hidden: { type: 'array', items: { type: 'number', integer: true, min: 1 }, default: [1024, 512], description: "Hidden sizes of the critic's MLP head(s) on the trunk's last hidden state." },
+        mode: {
+          type: 'enum',
+          values: ['shared', 'per_agent', 'lora'],
+          default: 'shared',
+          description:
+            'shared: one value head on the frozen trunk (CTDE); per_agent: a head per agent (AReaL multi_head); lora: a critic LoRA and a head per agent on a trainable trunk (independent_critic=lora).',
+        },
+        input: {
+          type: 'enum',
+          values: ['own', 'episode'],
+          default: 'own',
+          description:
+            "own: the critic reads the acting agent's prompt; episode: the whole episode so far (every earlier agent's prompt and output, then the acting agent's prompt): AReaL's CTDE critic reads the episode too, but as one sequence, where the task and each output appear once.",
+        },
+        hidden: {
+          type: 'array',
+          items: { type: 'number', integer: true, min: 1 },
+          default: [1024, 512],
+          description: "Hidden sizes of the critic's MLP head(s) on the trunk's last hidden state.",
+        },
       },
     },
     schedule: {
       type: 'object',
       paper: 'agent-by-agent training and critic warm-up',
       fields: {
-        mode: { type: 'enum', values: ['all', 'agent_by_agent'], default: 'all', description: 'all: every agent trains each iteration; agent_by_agent: one agent at a time, the others frozen.' },
+        mode: {
+          type: 'enum',
+          values: ['all', 'agent_by_agent'],
+          default: 'all',
+          description: 'all: every agent trains each iteration; agent_by_agent: one agent at a time, the others frozen.',
+        },
         interval: int(1, 1, 'agent_by_agent: agent (iteration // interval) mod N trains.'),
         criticWarmup: int(0, 0, 'Iterations at the start that train only the critic.'),
       },
@@ -210,44 +312,108 @@ export const CONFIG_SCHEMA: Schema = {
     ppo: {
       type: 'object',
       fields: {
-        clip: num(0.2, { min: 0, max: 1, exclusiveMin: true, exclusiveMax: true, description: 'PPO clip ε: the policy ratio is clipped to [1-ε, 1+ε].' }),
-        valueClip: num(0.2, { min: 0, description: 'Value clipping as MAPPO/MARFT: the value loss takes the worse of the new value and the new value clipped to ±valueClip around the old one; 0 = no value clipping.' }),
+        clip: num(0.2, {
+          min: 0,
+          max: 1,
+          exclusiveMin: true,
+          exclusiveMax: true,
+          description: 'PPO clip ε: the policy ratio is clipped to [1-ε, 1+ε].',
+        }),
+        valueClip: num(0.2, {
+          min: 0,
+          description:
+            'Value clipping as MAPPO/MARFT: the value loss takes the worse of the new value and the new value clipped to ±valueClip around the old one; 0 = no value clipping.',
+        }),
         entropyCoef: num(0.01, { min: 0, description: 'Weight of the entropy bonus (keeps sampling diverse).' }),
-        klCoef: num(0, { min: 0, description: 'Weight of the KL penalty against the reference policy (the base model without adapters); 0 = none.' }),
-        klEstimator: { type: 'enum', values: ['k1', 'k3'], default: 'k3', description: 'KL estimator of the penalty: k1 (log-ratio) or k3 (unbiased, non-negative).' },
+        klCoef: num(0, {
+          min: 0,
+          description: 'Weight of the KL penalty against the reference policy (the base model without adapters); 0 = none.',
+        }),
+        klEstimator: {
+          type: 'enum',
+          values: ['k1', 'k3'],
+          default: 'k3',
+          description: 'KL estimator of the penalty: k1 (log-ratio) or k3 (unbiased, non-negative).',
+        },
         klIn: {
-          type: 'enum', values: ['loss', 'reward'], default: 'loss',
-          description: "loss: klCoef * KL(current || ref) in the policy loss. reward: AReaL's placement, -klCoef * KL(old || ref) per generated token added to the rewards before GAE (clamped to ±10), no KL in the loss.",
+          type: 'enum',
+          values: ['loss', 'reward'],
+          default: 'loss',
+          description:
+            "loss: klCoef * KL(current || ref) in the policy loss. reward: AReaL's placement, -klCoef * KL(old || ref) per generated token added to the rewards before GAE (clamped to ±10), no KL in the loss.",
         },
         targetKl: {
-          type: 'number', min: 0, exclusiveMin: true, nullable: true, optional: true,
-          description: "Skip a minibatch's policy step (the critic still trains) when its approximate KL exceeds it; null = never; absent = the level's default: 1e-3 at action level, 1.7e-6 at token level (a per-token mean), as the legacy MARFT trainers.",
+          type: 'number',
+          min: 0,
+          exclusiveMin: true,
+          nullable: true,
+          optional: true,
+          description:
+            "Skip a minibatch's policy step (the critic still trains) when its approximate KL exceeds it; null = never; absent = the level's default: 1e-3 at action level, 1.7e-6 at token level (a per-token mean), as the legacy MARFT trainers.",
         },
-        epochs: int(1, 1, 'Passes over the iteration\'s samples per update.'),
+        epochs: int(1, 1, "Passes over the iteration's samples per update."),
         minibatches: int(1, 1, 'Minibatches per epoch (an optimiser step each).'),
         gamma: num(0.99, { ...prob, paper: 'GAE over agents and turns', description: 'Discount γ of GAE, across agents and turns.' }),
         lambda: num(0.95, { ...prob, paper: 'GAE over agents and turns', description: 'GAE λ: 0 = one-step TD, 1 = Monte Carlo returns.' }),
-        maxGradNorm: num(0.5, { ...positive, description: 'Gradient clipping: each agent\'s adapter by its own gradient norm (one shared adapter: by its norm), the critic by its norm.' }),
+        maxGradNorm: num(0.5, {
+          ...positive,
+          description:
+            "Gradient clipping: each agent's adapter by its own gradient norm (one shared adapter: by its norm), the critic by its norm.",
+        }),
         lr: num(1e-6, { ...positive, description: 'Learning rate of the LoRA adapters (AdamW).' }),
         criticLr: num(5e-4, { ...positive, description: 'Learning rate of the critic head (AdamW).' }),
         adamEps: num(1e-5, { ...positive, description: "AdamW's ε." }),
         weightDecay: num(0, { min: 0, description: "AdamW's decoupled weight decay." }),
-        advantageNorm: { type: 'boolean', default: true, description: 'PPO: normalise advantages over each minibatch. GRPO ignores it (its advantages are normalised within the group only).' },
-        valueLoss: { type: 'enum', values: ['huber', 'mse'], default: 'huber', description: "The critic's loss: Huber (robust to outliers) or squared error." },
-        huberDelta: num(10, { ...positive, description: 'Huber loss δ: quadratic below it, linear above.' }),
-        logProbNorm: { type: 'enum', values: ['sum', 'token', 'word'], default: 'sum', description: "Action level: an action's log-prob is the sum of its tokens', or that divided by its token or word count." },
-        groupStd: { type: 'enum', values: ['sample', 'population', 'none'], default: 'sample', description: 'GRPO: the std of the group normalisation: sample (n-1, as AReaL), population (n) or none (Dr. GRPO, no std scaling).' },
-        groupNorm: {
-          type: 'enum', values: GROUP_NORMS, default: 'pooled',
-          description: "GRPO: pooled = AReaL's: every generated token's advantage is its reward-to-go, normalised over all generated tokens of the task's samples (mean, std, eps 1e-5); "
-            + 'agent_turn = AT-GRPO: each action against the same agent\'s action of the same call count in the other samples (suits per_step rewards; it normalises step_discount\'s scale away).',
+        advantageNorm: {
+          type: 'boolean',
+          default: true,
+          description:
+            'PPO: normalise advantages over each minibatch. GRPO ignores it (its advantages are normalised within the group only).',
         },
-        rewardScaling: num(1, { ...positive, description: "Team reward shaping (AReaL's reward_scaling): R becomes (R + bias) * scaling before credit assignment." }),
+        valueLoss: {
+          type: 'enum',
+          values: ['huber', 'mse'],
+          default: 'huber',
+          description: "The critic's loss: Huber (robust to outliers) or squared error.",
+        },
+        huberDelta: num(10, { ...positive, description: 'Huber loss δ: quadratic below it, linear above.' }),
+        logProbNorm: {
+          type: 'enum',
+          values: ['sum', 'token', 'word'],
+          default: 'sum',
+          description: "Action level: an action's log-prob is the sum of its tokens', or that divided by its token or word count.",
+        },
+        groupStd: {
+          type: 'enum',
+          values: ['sample', 'population', 'none'],
+          default: 'sample',
+          description:
+            'GRPO: the std of the group normalisation: sample (n-1, as AReaL), population (n) or none (Dr. GRPO, no std scaling).',
+        },
+        groupNorm: {
+          type: 'enum',
+          values: GROUP_NORMS,
+          default: 'pooled',
+          description:
+            "GRPO: pooled = AReaL's: every generated token's advantage is its reward-to-go, normalised over all generated tokens of the task's samples (mean, std, eps 1e-5); " +
+            "agent_turn = AT-GRPO: each action against the same agent's action of the same call count in the other samples (suits per_step rewards; it normalises step_discount's scale away).",
+        },
+        rewardScaling: num(1, {
+          ...positive,
+          description: "Team reward shaping (AReaL's reward_scaling): R becomes (R + bias) * scaling before credit assignment.",
+        }),
         rewardBias: num(0, { description: "Team reward shaping (AReaL's reward_bias), added before scaling." }),
-        rewardClip: num(20, { ...positive, description: "The shaped team reward is clipped to ±rewardClip (AReaL's reward_clip; 20 leaves 0/1 rewards alone)." }),
+        rewardClip: num(20, {
+          ...positive,
+          description: "The shaped team reward is clipped to ±rewardClip (AReaL's reward_clip; 20 leaves 0/1 rewards alone).",
+        }),
         rewardNorm: {
-          type: 'enum', values: REWARD_NORMS, nullable: true, default: null,
-          description: "Team reward normalisation after shaping (AReaL's reward_norm): batch = over every turn's reward of the iteration, group = over the task's groupSize samples; null = off.",
+          type: 'enum',
+          values: REWARD_NORMS,
+          nullable: true,
+          default: null,
+          description:
+            "Team reward normalisation after shaping (AReaL's reward_norm): batch = over every turn's reward of the iteration, group = over the task's groupSize samples; null = off.",
         },
       },
     },
@@ -263,8 +429,15 @@ export const CONFIG_SCHEMA: Schema = {
       type: 'object',
       fields: {
         keepCheckpoints: int(20, 0, 'Checkpoints kept per run folder, newest first (0 = all).'),
-        checkpointEvery: int(10, 0, 'A checkpoint is written after this many iterations since the last one (0 = never by count). Pause, stop, the end of the run and a rollback or device recovery always write one; a crash loses at most the iterations since the last.'),
-        checkpointSeconds: num(60, { min: 0, description: 'A checkpoint is also written when this many seconds have passed since the last one (0 = never by time).' }),
+        checkpointEvery: int(
+          10,
+          0,
+          'A checkpoint is written after this many iterations since the last one (0 = never by count). Pause, stop, the end of the run and a rollback or device recovery always write one; a crash loses at most the iterations since the last.',
+        ),
+        checkpointSeconds: num(60, {
+          min: 0,
+          description: 'A checkpoint is also written when this many seconds have passed since the last one (0 = never by time).',
+        }),
         rollbackAfter: int(3, 1, 'Iterations in a row with non-finite steps before the run goes back to its last checkpoint.'),
         maxRecoveries: int(3, 0, 'GPU device losses in a row recovered (new device, last checkpoint) before the run stops.'),
       },
@@ -292,17 +465,32 @@ export function validateConfig(input: unknown, options: ValidateOptions = {}): {
     }
     const roles = new Set(filled.graph.agents.map((a) => a.role));
     if (filled.algo === 'grpo' && filled.rollout.groupSize < 2) {
-      issues.push({ path: 'rollout.groupSize', message: `rollout.groupSize must be >= 2 with algo "grpo" (advantages are normalised within a group), got ${filled.rollout.groupSize}` });
+      issues.push({
+        path: 'rollout.groupSize',
+        message: `rollout.groupSize must be >= 2 with algo "grpo" (advantages are normalised within a group), got ${filled.rollout.groupSize}`,
+      });
     }
     if (filled.schedule.mode === 'agent_by_agent' && filled.lora.mode === 'shared' && filled.graph.agents.length > 1) {
-      issues.push({ path: 'schedule.mode', message: 'schedule.mode "agent_by_agent" needs lora.mode "per_agent": with one shared adapter the "frozen" agents would train with the one that trains (set lora.mode to "per_agent", or schedule.mode to "all")' });
+      issues.push({
+        path: 'schedule.mode',
+        message:
+          'schedule.mode "agent_by_agent" needs lora.mode "per_agent": with one shared adapter the "frozen" agents would train with the one that trains (set lora.mode to "per_agent", or schedule.mode to "all")',
+      });
     }
     for (const role of Object.keys(filled.credit.perStep)) {
-      if (!roles.has(role)) issues.push({ path: `credit.perStep.${role}`, message: `credit.perStep.${role} names no role of the graph (${[...roles].join(', ')})` });
+      if (!roles.has(role))
+        issues.push({
+          path: `credit.perStep.${role}`,
+          message: `credit.perStep.${role} names no role of the graph (${[...roles].join(', ')})`,
+        });
     }
     if (filled.credit.method === 'per_step' && !filled.credit.rewardSharing && filled.credit.fallback === null) {
       const missing = [...roles].filter((r) => !(r in filled.credit.perStep));
-      if (missing.length) issues.push({ path: 'credit.perStep', message: `credit.perStep has no reward for ${missing.join(', ')} and credit.fallback is null` });
+      if (missing.length)
+        issues.push({
+          path: 'credit.perStep',
+          message: `credit.perStep has no reward for ${missing.join(', ')} and credit.fallback is null`,
+        });
     }
     issues.push(...stepRewardEnvIssues(filled));
     issues.push(...silentCombinations(filled));
@@ -311,7 +499,10 @@ export function validateConfig(input: unknown, options: ValidateOptions = {}): {
     const known = options.envs?.list() ?? listEnvs();
     const entry = known.find((e) => e.name === filled.env.name);
     if ((options.checkEnv ?? true) && !entry && !moduleEnv) {
-      issues.push({ path: 'env.name', message: `env.name "${filled.env.name}" is not a registered environment (${known.map((e) => e.name).join(', ')})` });
+      issues.push({
+        path: 'env.name',
+        message: `env.name "${filled.env.name}" is not a registered environment (${known.map((e) => e.name).join(', ')})`,
+      });
     }
     // The built-in task generators check their options when made (cheap); a dataset's records are checked on upload.
     if ((options.checkEnv ?? true) && entry?.builtin && entry.name !== 'dataset') {
@@ -335,16 +526,27 @@ function stepRewardEnvIssues(c: RunConfig): ConfigIssue[] {
   const out: ConfigIssue[] = [];
   const check = (path: string, name: string | null, who: string) => {
     if (name === null || !wrong.includes(name as StepRewardName)) return;
-    out.push(code
-      ? { path, message: `${path} "${name}" is a math helper (it reads a \\boxed{} answer or the math checker) and ${who} acts in the code environment; use a code helper: coder (its code's pass rate on the tests), tester or reviewer (judged by a rule), or planner / team` }
-      : { path, message: `${path} "${name}" is a code helper (it reads the code environment's test runs) and env.name is "${c.env.name}"; use planner, solver, verifier or team, or env.name "code"` });
+    out.push(
+      code
+        ? {
+            path,
+            message: `${path} "${name}" is a math helper (it reads a \\boxed{} answer or the math checker) and ${who} acts in the code environment; use a code helper: coder (its code's pass rate on the tests), tester or reviewer (judged by a rule), or planner / team`,
+          }
+        : {
+            path,
+            message: `${path} "${name}" is a code helper (it reads the code environment's test runs) and env.name is "${c.env.name}"; use planner, solver, verifier or team, or env.name "code"`,
+          },
+    );
   };
   for (const [role, name] of Object.entries(credit.perStep)) check(`credit.perStep.${role}`, name, `role "${role}"`);
   if (c.graph.agents.some((a) => !(a.role in credit.perStep))) check('credit.fallback', credit.fallback, 'the roles it covers');
   // the coder's pass rate is its own code's: the environment runs the code of answering roles only
   for (const a of c.graph.agents) {
     if (code && (credit.perStep[a.role] ?? credit.fallback) === 'coder' && !a.withAnswer) {
-      out.push({ path: `credit.perStep.${a.role}`, message: `credit.perStep.${a.role} "coder" scores the role's own code, but "${a.role}" has withAnswer false, so the environment never runs it; give it withAnswer or another helper (tester, reviewer, planner, team)` });
+      out.push({
+        path: `credit.perStep.${a.role}`,
+        message: `credit.perStep.${a.role} "coder" scores the role's own code, but "${a.role}" has withAnswer false, so the environment never runs it; give it withAnswer or another helper (tester, reviewer, planner, team)`,
+      });
     }
   }
   return out;
@@ -355,42 +557,73 @@ function silentCombinations(c: RunConfig): ConfigIssue[] {
   const out: ConfigIssue[] = [];
   const { ppo, credit, schedule } = c;
   if (c.algo === 'grpo' && schedule.criticWarmup > 0) {
-    out.push({ path: 'schedule.criticWarmup', message: `schedule.criticWarmup is ${schedule.criticWarmup} with algo "grpo", which has no critic: those iterations would train nothing; set it to 0` });
+    out.push({
+      path: 'schedule.criticWarmup',
+      message: `schedule.criticWarmup is ${schedule.criticWarmup} with algo "grpo", which has no critic: those iterations would train nothing; set it to 0`,
+    });
   } else if (schedule.criticWarmup >= c.iterations) {
-    out.push({ path: 'schedule.criticWarmup', message: `schedule.criticWarmup (${schedule.criticWarmup}) is not below iterations (${c.iterations}): the policy would never train; lower it or raise iterations` });
+    out.push({
+      path: 'schedule.criticWarmup',
+      message: `schedule.criticWarmup (${schedule.criticWarmup}) is not below iterations (${c.iterations}): the policy would never train; lower it or raise iterations`,
+    });
   }
   if (credit.method === 'per_step' && !credit.rewardSharing) {
     const helpers = c.graph.agents.map((a) => credit.perStep[a.role] ?? credit.fallback);
     if (helpers.every((h) => h === 'team')) {
       out.push({
         path: 'credit.perStep',
-        message: 'credit.method "per_step" has no step-reward function here: every role gets the team reward ("team"), the same numbers as step_discount with discount 1; '
-          + 'set credit.perStep (role -> planner, solver or verifier) or use method step_discount',
+        message:
+          'credit.method "per_step" has no step-reward function here: every role gets the team reward ("team"), the same numbers as step_discount with discount 1; ' +
+          'set credit.perStep (role -> planner, solver or verifier) or use method step_discount',
       });
     }
   }
   if (c.algo === 'grpo' && (c.critic.mode !== 'shared' || c.critic.input !== 'own')) {
     const which = c.critic.mode !== 'shared' ? `critic.mode "${c.critic.mode}"` : `critic.input "${c.critic.input}"`;
-    out.push({ path: c.critic.mode !== 'shared' ? 'critic.mode' : 'critic.input', message: `${which} with algo "grpo", which has no critic: it would train nothing; use algo "ppo" or the defaults (critic.mode "shared", critic.input "own")` });
+    out.push({
+      path: c.critic.mode !== 'shared' ? 'critic.mode' : 'critic.input',
+      message: `${which} with algo "grpo", which has no critic: it would train nothing; use algo "ppo" or the defaults (critic.mode "shared", critic.input "own")`,
+    });
   }
   if (ppo.rewardNorm === 'group' && c.rollout.groupSize < 2) {
-    out.push({ path: 'ppo.rewardNorm', message: `ppo.rewardNorm "group" normalises over a task's samples, but rollout.groupSize is ${c.rollout.groupSize}: every reward would become 0; set rollout.groupSize >= 2 or rewardNorm "batch" or null` });
+    out.push({
+      path: 'ppo.rewardNorm',
+      message: `ppo.rewardNorm "group" normalises over a task's samples, but rollout.groupSize is ${c.rollout.groupSize}: every reward would become 0; set rollout.groupSize >= 2 or rewardNorm "batch" or null`,
+    });
   }
   if (ppo.rewardNorm === 'batch' && c.rollout.episodes * c.rollout.groupSize < 2 && c.rollout.horizon === 1) {
-    out.push({ path: 'ppo.rewardNorm', message: 'ppo.rewardNorm "batch" normalises over the iteration\'s rewards, but an iteration has one episode of one turn: every reward would become 0; raise rollout.episodes or set rewardNorm null' });
+    out.push({
+      path: 'ppo.rewardNorm',
+      message:
+        'ppo.rewardNorm "batch" normalises over the iteration\'s rewards, but an iteration has one episode of one turn: every reward would become 0; raise rollout.episodes or set rewardNorm null',
+    });
   }
   if (ppo.klIn === 'reward' && ppo.klCoef === 0) {
-    out.push({ path: 'ppo.klCoef', message: 'ppo.klIn is "reward" but ppo.klCoef is 0: no KL penalty would reach the rewards; set klCoef > 0 (AReaL uses 0.1) or klIn "loss"' });
+    out.push({
+      path: 'ppo.klCoef',
+      message:
+        'ppo.klIn is "reward" but ppo.klCoef is 0: no KL penalty would reach the rewards; set klCoef > 0 (AReaL uses 0.1) or klIn "loss"',
+    });
   }
   if (ppo.klIn === 'reward' && c.algo === 'grpo') {
-    out.push({ path: 'ppo.klIn', message: 'ppo.klIn "reward" is for PPO (GAE over the KL-shaped rewards); GRPO takes the KL penalty in the loss: set klIn "loss"' });
+    out.push({
+      path: 'ppo.klIn',
+      message: 'ppo.klIn "reward" is for PPO (GAE over the KL-shaped rewards); GRPO takes the KL penalty in the loss: set klIn "loss"',
+    });
   }
   if (c.env.teamReward === 'fraction') {
     const answering = c.graph.agents.filter((a) => a.withAnswer).length;
     if (isModuleEnv(c.env)) {
-      out.push({ path: 'env.teamReward', message: 'env.teamReward "fraction" is for the built-in math environments; an environment module computes its own team reward: set env.teamReward "last"' });
+      out.push({
+        path: 'env.teamReward',
+        message:
+          'env.teamReward "fraction" is for the built-in math environments; an environment module computes its own team reward: set env.teamReward "last"',
+      });
     } else if (answering < 2) {
-      out.push({ path: 'env.teamReward', message: `env.teamReward "fraction" needs several answering agents, the graph has ${answering}: with one it equals "last"; set "last" or give more agents withAnswer` });
+      out.push({
+        path: 'env.teamReward',
+        message: `env.teamReward "fraction" needs several answering agents, the graph has ${answering}: with one it equals "last"; set "last" or give more agents withAnswer`,
+      });
     }
   }
   return out;
@@ -404,7 +637,12 @@ function envModuleIssues(env: EnvConfig, input: unknown): ConfigIssue[] {
   const given = (input as { env?: { name?: unknown } } | null)?.env?.name;
   if (given === undefined) env.name = 'module';
   if (typeof env.moduleSource !== 'string') {
-    return [{ path: 'env.module', message: `env.module "${env.module}": the module's source is not loaded (marft reads the file when a run starts; in the lab, load or write it in the Build tab)` }];
+    return [
+      {
+        path: 'env.module',
+        message: `env.module "${env.module}": the module's source is not loaded (marft reads the file when a run starts; in the lab, load or write it in the Build tab)`,
+      },
+    ];
   }
   try {
     prepareModule(env.moduleSource, env.module ?? env.name);
@@ -428,7 +666,10 @@ export function parseRunConfig(input: unknown, options: ValidateOptions = {}): R
   const { config, issues } = validateConfig(obj, options);
   if (!config) {
     const list = issues.map((i) => i.message).join('\n  ');
-    throw new ConfigError('CONFIG_INVALID', issues.length === 1 ? `run config: ${list}` : `run config (${issues.length} problems):\n  ${list}`);
+    throw new ConfigError(
+      'CONFIG_INVALID',
+      issues.length === 1 ? `run config: ${list}` : `run config (${issues.length} problems):\n  ${list}`,
+    );
   }
   return config;
 }

@@ -14,7 +14,9 @@ describe('configs/*.json', () => {
     it(`${name} parses and uses the preset's prompts`, () => {
       const c = parseRunConfig(JSON.parse(readFileSync(new URL(`../../configs/${name}.json`, import.meta.url), 'utf8')));
       const g = presetGraph(p.preset, { anonymous: p.anonymous });
-      expect(c.graph.agents.map((a) => [a.role, a.systemPrompt, a.withAnswer])).toEqual(g.agents.map((a) => [a.role, a.systemPrompt, a.withAnswer]));
+      expect(c.graph.agents.map((a) => [a.role, a.systemPrompt, a.withAnswer])).toEqual(
+        g.agents.map((a) => [a.role, a.systemPrompt, a.withAnswer]),
+      );
       expect(c.env.name).toBe('coop-arith');
       // the file is what presetRunConfig gives (the lab loads it by name: /?run=<name>)
       expect(parseRunConfig(presetRunConfig(name))).toEqual(c);

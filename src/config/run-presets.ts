@@ -15,23 +15,68 @@ const common = {
   lora: { r: 8, alpha: 16, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], mode: 'per_agent' },
   critic: { mode: 'shared', hidden: [256, 128] },
   schedule: { mode: 'all', interval: 1, criticWarmup: 2 },
-  ppo: { lr: 2e-4, criticLr: 1e-3, clip: 0.2, entropyCoef: 0, epochs: 2, minibatches: 2, targetKl: null, maxGradNorm: 1, gamma: 1, lambda: 0.95, logProbNorm: 'token' },
+  ppo: {
+    lr: 2e-4,
+    criticLr: 1e-3,
+    clip: 0.2,
+    entropyCoef: 0,
+    epochs: 2,
+    minibatches: 2,
+    targetKl: null,
+    maxGradNorm: 1,
+    gamma: 1,
+    lambda: 0.95,
+    logProbNorm: 'token',
+  },
 };
 
 // classroom: a short, visible rise (measured: 15 iterations lift held-out sampled accuracy by ~25 points);
 // lr 5e-4 needs the 64 episodes: with 32 it diverged on the first built-in model.
-const classroom = { preset: 'duo', anonymous: false, maxNewTokens: 64, config: { ...common, level: 'action', iterations: 15, rollout: { episodes: 64, horizon: 1 }, ppo: { ...common.ppo, lr: 5e-4 } } } as const;
+const classroom = {
+  preset: 'duo',
+  anonymous: false,
+  maxNewTokens: 64,
+  config: { ...common, level: 'action', iterations: 15, rollout: { episodes: 64, horizon: 1 }, ppo: { ...common.ppo, lr: 5e-4 } },
+} as const;
 
-export const PRESET_RUNS: Record<string, { preset: PresetName; anonymous: boolean; maxNewTokens: number; config: Record<string, unknown> }> = {
+export const PRESET_RUNS: Record<
+  string,
+  { preset: PresetName; anonymous: boolean; maxNewTokens: number; config: Record<string, unknown> }
+> = {
   // lab: light enough for a live demo on a laptop GPU: short outputs, 4 episodes, a smaller critic MLP, LoRA
   // on q and v (the reference's targets, the schema's default), 20 iterations, and a LoRA learning rate large
   // enough to see the curves move within a lesson. `classroom` is the heavier classroom run.
-  lab: { preset: 'duo', anonymous: false, maxNewTokens: 48, config: { iterations: 20, rollout: { episodes: 4, horizon: 2 }, critic: { hidden: [256, 128] }, ppo: { lr: 5e-5 } } },
+  lab: {
+    preset: 'duo',
+    anonymous: false,
+    maxNewTokens: 48,
+    config: { iterations: 20, rollout: { episodes: 4, horizon: 2 }, critic: { hidden: [256, 128] }, ppo: { lr: 5e-5 } },
+  },
   // solo-ppo: 170 iterations generate about as many tokens as 100 of a duo (its answers without a plan).
-  'solo-ppo': { preset: 'solo', anonymous: false, maxNewTokens: 80, config: { ...common, level: 'action', iterations: 170, rollout: { episodes: 128, horizon: 1 } } },
-  'duo-action': { preset: 'duo', anonymous: false, maxNewTokens: 80, config: { ...common, level: 'action', iterations: 100, rollout: { episodes: 128, horizon: 1 } } },
-  'duo-token': { preset: 'duo', anonymous: false, maxNewTokens: 80, config: { ...common, level: 'token', iterations: 100, rollout: { episodes: 128, horizon: 1 } } },
-  'duo-anonymous': { preset: 'duo', anonymous: true, maxNewTokens: 80, config: { ...common, level: 'action', iterations: 100, rollout: { episodes: 128, horizon: 1 } } },
+  'solo-ppo': {
+    preset: 'solo',
+    anonymous: false,
+    maxNewTokens: 80,
+    config: { ...common, level: 'action', iterations: 170, rollout: { episodes: 128, horizon: 1 } },
+  },
+  'duo-action': {
+    preset: 'duo',
+    anonymous: false,
+    maxNewTokens: 80,
+    config: { ...common, level: 'action', iterations: 100, rollout: { episodes: 128, horizon: 1 } },
+  },
+  'duo-token': {
+    preset: 'duo',
+    anonymous: false,
+    maxNewTokens: 80,
+    config: { ...common, level: 'token', iterations: 100, rollout: { episodes: 128, horizon: 1 } },
+  },
+  'duo-anonymous': {
+    preset: 'duo',
+    anonymous: true,
+    maxNewTokens: 80,
+    config: { ...common, level: 'action', iterations: 100, rollout: { episodes: 128, horizon: 1 } },
+  },
   classroom,
   // The credit-assignment pair for a class: the classroom run twice, differing only in credit.method. With
   // equal credit the planner is paid nothing of its own (the critic carries the team reward back to it);

@@ -11,7 +11,14 @@ export type Schema = (
   | { type: 'boolean'; default?: boolean; optional?: boolean; description?: string }
   | { type: 'enum'; values: readonly string[]; default?: string | null; nullable?: boolean; optional?: boolean; description?: string }
   | { type: 'array'; items: Schema; minItems?: number; default?: unknown[]; optional?: boolean; description?: string }
-  | { type: 'object'; fields: Record<string, Schema>; default?: Record<string, unknown> | null; nullable?: boolean; optional?: boolean; description?: string }
+  | {
+      type: 'object';
+      fields: Record<string, Schema>;
+      default?: Record<string, unknown> | null;
+      nullable?: boolean;
+      optional?: boolean;
+      description?: string;
+    }
   | { type: 'record'; values: Schema; default?: Record<string, unknown>; optional?: boolean; description?: string }
   | { type: 'any'; default?: unknown; optional?: boolean; description?: string }
 ) & { paper?: string };
@@ -31,9 +38,19 @@ export interface NumberSchema {
 }
 
 /** A number field with a default (and bounds). */
-export const num = (def: number | null, extra: Omit<NumberSchema, 'type' | 'default'> = {}): Schema => ({ type: 'number', default: def, ...extra });
+export const num = (def: number | null, extra: Omit<NumberSchema, 'type' | 'default'> = {}): Schema => ({
+  type: 'number',
+  default: def,
+  ...extra,
+});
 /** An integer field >= min with a default. */
-export const int = (def: number, min: number, description?: string): Schema => ({ type: 'number', integer: true, min, default: def, description });
+export const int = (def: number, min: number, description?: string): Schema => ({
+  type: 'number',
+  integer: true,
+  min,
+  default: def,
+  description,
+});
 
 export interface SchemaIssue {
   /** Field path, e.g. "ppo.clip" or "graph.agents[1].topP". */
@@ -41,7 +58,7 @@ export interface SchemaIssue {
   message: string;
 }
 
-const show = (v: unknown): string => (v === undefined ? 'nothing' : JSON.stringify(v) ?? String(v));
+const show = (v: unknown): string => (v === undefined ? 'nothing' : (JSON.stringify(v) ?? String(v)));
 
 /** "a number in (0, 1)", "an integer >= 1", ... */
 export function describeNumber(s: NumberSchema): string {
@@ -93,7 +110,8 @@ export function validate(schema: Schema, value: unknown, path: string, issues: S
         (!schema.integer || Number.isInteger(value)) &&
         (schema.min === undefined || (schema.exclusiveMin ? value > schema.min : value >= schema.min)) &&
         (schema.max === undefined || (schema.exclusiveMax ? value < schema.max : value <= schema.max));
-      if (!ok) issues.push({ path, message: `${name} must be ${describeNumber(schema)}${schema.nullable ? ' or null' : ''}, got ${show(value)}` });
+      if (!ok)
+        issues.push({ path, message: `${name} must be ${describeNumber(schema)}${schema.nullable ? ' or null' : ''}, got ${show(value)}` });
       return value;
     }
     case 'string':
@@ -105,7 +123,10 @@ export function validate(schema: Schema, value: unknown, path: string, issues: S
       return value;
     case 'enum':
       if (typeof value !== 'string' || !schema.values.includes(value)) {
-        issues.push({ path, message: `${name} must be one of ${schema.values.map((v) => `"${v}"`).join(', ')}${schema.nullable ? ' or null' : ''}, got ${show(value)}` });
+        issues.push({
+          path,
+          message: `${name} must be one of ${schema.values.map((v) => `"${v}"`).join(', ')}${schema.nullable ? ' or null' : ''}, got ${show(value)}`,
+        });
       }
       return value;
     case 'array': {
@@ -113,7 +134,8 @@ export function validate(schema: Schema, value: unknown, path: string, issues: S
         issues.push({ path, message: `${name} must be an array, got ${show(value)}` });
         return value;
       }
-      if (schema.minItems && value.length < schema.minItems) issues.push({ path, message: `${name} must have at least ${schema.minItems} item${schema.minItems > 1 ? 's' : ''}` });
+      if (schema.minItems && value.length < schema.minItems)
+        issues.push({ path, message: `${name} must have at least ${schema.minItems} item${schema.minItems > 1 ? 's' : ''}` });
       return value.map((item, i) => validate(schema.items, item, `${path}[${i}]`, issues));
     }
     case 'record': {
@@ -135,7 +157,10 @@ export function validate(schema: Schema, value: unknown, path: string, issues: S
       for (const key of Object.keys(value)) {
         if (!(key in schema.fields)) {
           const near = known.map((k) => [k, levenshtein(k.toLowerCase(), key.toLowerCase())] as const).sort((a, b) => a[1] - b[1])[0];
-          const hint = near && near[1] <= Math.max(2, Math.floor(key.length / 3)) ? ` (did you mean ${join(path, near[0])}?)` : `; known fields: ${known.join(', ')}`;
+          const hint =
+            near && near[1] <= Math.max(2, Math.floor(key.length / 3))
+              ? ` (did you mean ${join(path, near[0])}?)`
+              : `; known fields: ${known.join(', ')}`;
           issues.push({ path: join(path, key), message: `unknown field ${join(path, key)}${hint}` });
         }
       }

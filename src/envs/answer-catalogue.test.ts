@@ -23,21 +23,54 @@ describe('answer catalogue', () => {
   });
 
   it('decides every pair as labelled', () => {
-    const wrong = pairs.filter(([a, b, equal]) => answersEqual(a, b) !== equal).map(([a, b, equal]) => `${JSON.stringify(a)} vs gold ${JSON.stringify(b)}: expected ${equal}`);
+    const wrong = pairs
+      .filter(([a, b, equal]) => answersEqual(a, b) !== equal)
+      .map(([a, b, equal]) => `${JSON.stringify(a)} vs gold ${JSON.stringify(b)}: expected ${equal}`);
     expect(wrong).toEqual([]);
   });
 
   it('is symmetric except where the gold is a number and the answer an unevaluated expression', () => {
-    const refused = new Set(pairs.filter(([a, b]) => answersEqual(a, b) !== answersEqual(b, a)).map(([a, b]) => JSON.stringify(answersEqual(a, b) ? [b, a] : [a, b])));
+    const refused = new Set(
+      pairs
+        .filter(([a, b]) => answersEqual(a, b) !== answersEqual(b, a))
+        .map(([a, b]) => JSON.stringify(answersEqual(a, b) ? [b, a] : [a, b])),
+    );
     // [answer refused, gold it is refused for]; the other way round each pair is equal
     expect([...refused].map((x) => JSON.parse(x) as [string, string])).toEqual([
-      ['2^{10}', '1024'], ['\\frac{1}{2}+\\frac{1}{3}', '\\frac{5}{6}'], ['\\frac{1}{2}\\cdot\\frac{2}{3}', '\\frac13'],
-      ['\\frac{\\frac{1}{2}}{2}', '\\frac{1}{4}'], ['\\sqrt{2}', '1.4142135623730951'], ['\\sqrt{16}', '4'], ['\\sqrt{\\frac{9}{4}}', '1.5'],
-      ['\\sqrt[3]{27}', '3'], ['\\sqrt[3]{-8}', '-2'], ['2\\pi', '6.283185307179586'], ['[\\sqrt{4}, 5)', '[2, 5)'], ['2\\times 3', '6'],
-      ['6 \\div 4', '1.5'], ['(2)(3)', '6'], ['2\\cdot -3', '-6'], ['2(3+4)', '14'], ['[3]', '3'], ['-(-3)', '3'], ['2^{3^2}', '512'], ['(2^3)^2', '64'],
-      ['1+2\\cdot 3', '7'], ['17+25', '42'], ['6\\cdot 7', '42'], ['\\frac{2^{5}}{2^{3}}', '4'], ['\\left(\\frac{2}{3}\\right)^2', '\\frac{4}{9}'],
-      ['(-2)^3', '-8'], ['-2^2', '-4'], ['\\sin(0)', '0'], ['\\cos 0', '1'], ['\\ln 1', '0'], ['\\sin\\frac{\\pi}{6}', '\\frac{1}{2}'],
-      ['\\cos(\\pi)', '-1'], ['\\tan\\frac{\\pi}{4}', '1'], ['\\exp(0)', '1'],
+      ['2^{10}', '1024'],
+      ['\\frac{1}{2}+\\frac{1}{3}', '\\frac{5}{6}'],
+      ['\\frac{1}{2}\\cdot\\frac{2}{3}', '\\frac13'],
+      ['\\frac{\\frac{1}{2}}{2}', '\\frac{1}{4}'],
+      ['\\sqrt{2}', '1.4142135623730951'],
+      ['\\sqrt{16}', '4'],
+      ['\\sqrt{\\frac{9}{4}}', '1.5'],
+      ['\\sqrt[3]{27}', '3'],
+      ['\\sqrt[3]{-8}', '-2'],
+      ['2\\pi', '6.283185307179586'],
+      ['[\\sqrt{4}, 5)', '[2, 5)'],
+      ['2\\times 3', '6'],
+      ['6 \\div 4', '1.5'],
+      ['(2)(3)', '6'],
+      ['2\\cdot -3', '-6'],
+      ['2(3+4)', '14'],
+      ['[3]', '3'],
+      ['-(-3)', '3'],
+      ['2^{3^2}', '512'],
+      ['(2^3)^2', '64'],
+      ['1+2\\cdot 3', '7'],
+      ['17+25', '42'],
+      ['6\\cdot 7', '42'],
+      ['\\frac{2^{5}}{2^{3}}', '4'],
+      ['\\left(\\frac{2}{3}\\right)^2', '\\frac{4}{9}'],
+      ['(-2)^3', '-8'],
+      ['-2^2', '-4'],
+      ['\\sin(0)', '0'],
+      ['\\cos 0', '1'],
+      ['\\ln 1', '0'],
+      ['\\sin\\frac{\\pi}{6}', '\\frac{1}{2}'],
+      ['\\cos(\\pi)', '-1'],
+      ['\\tan\\frac{\\pi}{4}', '1'],
+      ['\\exp(0)', '1'],
     ]);
   });
 
@@ -48,7 +81,9 @@ describe('answer catalogue', () => {
     const long = Array.from({ length: 3000 }, (_, i) => String(i)).join('+');
     const t0 = performance.now();
     expect(answersEqual(long, '4498500')).toBe(false);
-    expect(answersEqual(`(${Array.from({ length: 2000 }, (_, i) => i).join(', ')})`, `(${Array.from({ length: 2000 }, (_, i) => i).join(',')})`)).toBe(true);
+    expect(
+      answersEqual(`(${Array.from({ length: 2000 }, (_, i) => i).join(', ')})`, `(${Array.from({ length: 2000 }, (_, i) => i).join(',')})`),
+    ).toBe(true);
     const set = (xs: number[]) => `\\{${xs.join(', ')}\\}`;
     expect(answersEqual(set(Array.from({ length: 150 }, (_, i) => i)), set(Array.from({ length: 150 }, (_, i) => 149 - i)))).toBe(true);
     expect(answersEqual(set(Array.from({ length: 150 }, (_, i) => i)), set(Array.from({ length: 150 }, (_, i) => i + 1)))).toBe(false);

@@ -91,9 +91,12 @@ const FUNCS: Record<string, (x: number) => number> = { sin: Math.sin, cos: Math.
 
 function evaluate(n: Node, vars: ReadonlyMap<string, Rational>): Value | null {
   switch (n.k) {
-    case 'num': return exact(n.q);
-    case 'const': return approx(n.x);
-    case 'var': return exact(vars.get(n.name) ?? null);
+    case 'num':
+      return exact(n.q);
+    case 'const':
+      return approx(n.x);
+    case 'var':
+      return exact(vars.get(n.name) ?? null);
     case 'neg': {
       const a = evaluate(n.a, vars);
       return a && { q: a.q && { n: -a.q.n, d: a.q.d }, x: -a.x };
@@ -183,11 +186,19 @@ class Parser {
     while (a) {
       const c = this.command();
       let op: '*' | '/' | null = null;
-      if (this.peek() === '*') { this.i++; op = '*'; }
-      else if (this.peek() === '/') { this.i++; op = '/'; }
-      else if (c && (c.name === 'cdot' || c.name === 'times')) { this.i += c.len; op = '*'; }
-      else if (c && c.name === 'div') { this.i += c.len; op = '/'; }
-      else if (this.startsAtom()) op = '*'; // implicit product: 2x, 2\pi, (1)(2)
+      if (this.peek() === '*') {
+        this.i++;
+        op = '*';
+      } else if (this.peek() === '/') {
+        this.i++;
+        op = '/';
+      } else if (c && (c.name === 'cdot' || c.name === 'times')) {
+        this.i += c.len;
+        op = '*';
+      } else if (c && c.name === 'div') {
+        this.i += c.len;
+        op = '/';
+      } else if (this.startsAtom()) op = '*'; // implicit product: 2x, 2\pi, (1)(2)
       if (!op) break;
       const b = this.unary();
       if (!b) return null;
@@ -331,9 +342,14 @@ export function parseExpression(s: string): Expression | null {
 /** Variable values at the comparison points: variable i at point t is (N[t] + 10i) / D[t], never an integer for i < 17. */
 const N = [223n, 151n, 47n];
 const D = [97n, 89n, 83n];
-const POINTS = [0, 1, 2].map((t) => (i: number): Rational => rational(N[t] + 10n * BigInt(i), D[t])!);
+const POINTS = [0, 1, 2].map(
+  (t) =>
+    (i: number): Rational =>
+      rational(N[t] + 10n * BigInt(i), D[t])!,
+);
 
-const close = (a: number, b: number): boolean => a === b || (Number.isFinite(a) && Number.isFinite(b) && Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b)));
+const close = (a: number, b: number): boolean =>
+  a === b || (Number.isFinite(a) && Number.isFinite(b) && Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b)));
 
 /** Whether two values agree: exactly when both are rational, else within 1e-9 relative. */
 function sameValue(a: Value, b: Value): boolean {

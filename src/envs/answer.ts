@@ -83,7 +83,10 @@ function wrapsWhole(s: string): boolean {
 export function normalizeAnswer(answer: string): string {
   let s = answer.trim();
   // Math delimiters around the whole answer.
-  s = s.replace(/^\$+|\$+$/g, '').replace(/^\\\(|\\\)$/g, '').replace(/^\\\[|\\\]$/g, '');
+  s = s
+    .replace(/^\$+|\$+$/g, '')
+    .replace(/^\\\(|\\\)$/g, '')
+    .replace(/^\\\[|\\\]$/g, '');
   for (const cmd of ['text', 'textbf', 'textit', 'mathrm', 'mathbf', 'mbox', 'boxed']) s = unwrapCommand(s, cmd);
   s = s
     .replace(/\\left\s*|\\right\s*/g, '')
@@ -198,7 +201,23 @@ function sameMultiset(xs: string[], ys: string[]): boolean {
 }
 
 /** Two-letter units; longer words after a number are taken as units too (except function names). */
-const SHORT_UNITS: ReadonlySet<string> = new Set(['cm', 'mm', 'km', 'ft', 'in', 'yd', 'mi', 'kg', 'mg', 'ml', 'oz', 'lb', 'hr', 'am', 'pm']);
+const SHORT_UNITS: ReadonlySet<string> = new Set([
+  'cm',
+  'mm',
+  'km',
+  'ft',
+  'in',
+  'yd',
+  'mi',
+  'kg',
+  'mg',
+  'ml',
+  'oz',
+  'lb',
+  'hr',
+  'am',
+  'pm',
+]);
 const UNIT = /^(.*?[\d})])([A-Za-z][A-Za-z.]+)(?:\^\{?[23]\}?)?$/;
 
 /** The answer without a trailing unit word after a number ("5cm^2" -> "5"), or null when it has none. */
@@ -226,7 +245,14 @@ function equalNormalized(a: string, b: string, units = true): boolean {
   if (ua.length > 1 || ub.length > 1) return ua.length === ub.length && ua.every((x, i) => equalNormalized(x, ub[i]));
   const ta = splitTuple(a);
   const tb = splitTuple(b);
-  if (ta && tb && ta.open === tb.open && ta.close === tb.close && ta.items.length === tb.items.length && (ta.items.length > 1 || ta.open === '{')) {
+  if (
+    ta &&
+    tb &&
+    ta.open === tb.open &&
+    ta.close === tb.close &&
+    ta.items.length === tb.items.length &&
+    (ta.items.length > 1 || ta.open === '{')
+  ) {
     return ta.open === '{' ? sameMultiset(ta.items, tb.items) : ta.items.every((x, i) => equalNormalized(x, tb.items[i]));
   }
   const la = ra ? [a] : splitTop(a, ','); // 1,234 is a number, not a list

@@ -53,7 +53,8 @@ export const MAX_RESULT = 100_000;
 
 /** The module the sandbox loads: the candidate inside a loader function, then the test runner. */
 export function candidateModule(code: string, entryPoint: string): string {
-  if (!IDENT.test(entryPoint)) throw new EnvError('ENV_OPTIONS', `code: the entry point ${JSON.stringify(entryPoint)} is not a JavaScript identifier`);
+  if (!IDENT.test(entryPoint))
+    throw new EnvError('ENV_OPTIONS', `code: the entry point ${JSON.stringify(entryPoint)} is not a JavaScript identifier`);
   return [
     // Taken before the candidate runs, so replacing JSON.stringify cannot change how results are sent.
     'const __code_json = JSON.stringify;',
@@ -89,7 +90,12 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   if (Array.isArray(a)) return a.length === (b as unknown[]).length && a.every((x, i) => jsonEqual(x, (b as unknown[])[i]));
   const ka = Object.keys(a);
   const kb = Object.keys(b);
-  return ka.length === kb.length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  return (
+    ka.length === kb.length &&
+    ka.every(
+      (k) => Object.prototype.hasOwnProperty.call(b, k) && jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]),
+    )
+  );
 }
 
 const show = (v: unknown): string => {
@@ -108,7 +114,8 @@ function failAll(tests: readonly CodeTest[], reason: string): CodeRun {
 /** The reason of a sandbox failure in a judge's words (the EnvError's first line, without the module label). */
 function reasonOf(e: EnvError): string {
   // The module's line N is the candidate's line N - 2 (the constant and the loader's header come first).
-  const first = e.message.split('\n')[0]
+  const first = e.message
+    .split('\n')[0]
     .replace(/^environment module "[^"]*", line (\d+)/, (_, n: string) => `line ${Number(n) - 2}`)
     .replace(/^environment module "[^"]*", [^:]*: /, '');
   if (e.code === 'ENV_MODULE_TIMEOUT') return `time limit: ${first}`;
@@ -148,10 +155,18 @@ export class CodeRunner {
   }
 
   private async runAlone(code: string, entryPoint: string, tests: readonly CodeTest[], limits: CodeLimits): Promise<CodeRun> {
-    const host = new ModuleHost(this.spawner, `candidate ${entryPoint}`, candidateModule(code, entryPoint), { ...DEFAULT_LIMITS, callMs: limits.timeMs, memoryMb: limits.memoryMb });
+    const host = new ModuleHost(this.spawner, `candidate ${entryPoint}`, candidateModule(code, entryPoint), {
+      ...DEFAULT_LIMITS,
+      callMs: limits.timeMs,
+      memoryMb: limits.memoryMb,
+    });
     let reply: RunReply;
     try {
-      reply = (await host.call('run', { input: tests.map((t) => t.input) }, { module: `candidate ${entryPoint}`, call: 'the tests' })) as RunReply;
+      reply = (await host.call(
+        'run',
+        { input: tests.map((t) => t.input) },
+        { module: `candidate ${entryPoint}`, call: 'the tests' },
+      )) as RunReply;
     } catch (e) {
       if (!(e instanceof EnvError) || e.code === 'ENV_MODULE_UNAVAILABLE') throw e;
       return failAll(tests, reasonOf(e));
@@ -171,7 +186,8 @@ function verdict(entryPoint: string, tests: readonly CodeTest[], reply: RunReply
     const r = out[i];
     if (!r || typeof r !== 'object') return { pass: false, detail: `${call(entryPoint, t.input)} gave no result` };
     if (typeof r.threw === 'string') return { pass: false, detail: `${call(entryPoint, t.input)} threw ${r.threw}` };
-    if (r.big) return { pass: false, detail: `${call(entryPoint, t.input)} returned a value of more than ${MAX_RESULT} characters of JSON` };
+    if (r.big)
+      return { pass: false, detail: `${call(entryPoint, t.input)} returned a value of more than ${MAX_RESULT} characters of JSON` };
     if (r.undef) return { pass: false, detail: `${call(entryPoint, t.input)} returned undefined, expected ${show(t.output)}` };
     let v: unknown;
     try {
@@ -179,7 +195,9 @@ function verdict(entryPoint: string, tests: readonly CodeTest[], reply: RunReply
     } catch {
       return { pass: false, detail: `${call(entryPoint, t.input)} returned a value that is not JSON` };
     }
-    return jsonEqual(v, t.output) ? { pass: true } : { pass: false, detail: `${call(entryPoint, t.input)} returned ${show(v)}, expected ${show(t.output)}` };
+    return jsonEqual(v, t.output)
+      ? { pass: true }
+      : { pass: false, detail: `${call(entryPoint, t.input)} returned ${show(v)}, expected ${show(t.output)}` };
   });
   return { passed: outcomes.filter((o) => o.pass).length, total: tests.length, tests: outcomes, reason: null };
 }

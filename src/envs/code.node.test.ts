@@ -23,12 +23,14 @@ const add = (code: string) => runner.run(code, 'add', ADD.tests, { timeMs: 1500,
 async function pool<T, R>(items: readonly T[], n: number, f: (x: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
   let next = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await f(items[i]);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await f(items[i]);
+      }
+    }),
+  );
   return out;
 }
 
@@ -55,7 +57,11 @@ describe('built-in code tasks', () => {
       };
     });
     for (const r of runs) {
-      expect({ id: r.id, passed: r.ref.passed, details: r.ref.tests.map((x) => x.detail).filter(Boolean) }).toEqual({ id: r.id, passed: r.ref.total, details: [] });
+      expect({ id: r.id, passed: r.ref.passed, details: r.ref.tests.map((x) => x.detail).filter(Boolean) }).toEqual({
+        id: r.id,
+        passed: r.ref.total,
+        details: [],
+      });
       expect(r.constant.passed, r.id).toBeLessThan(r.constant.total);
       expect(r.noop.passed, r.id).toBe(0);
     }
@@ -85,7 +91,13 @@ describe('running a candidate', () => {
     const counted = new CodeRunner((body, name, limits, events) => {
       peak = Math.max(peak, ++live);
       const box = nodeSandbox(body, name, limits, events);
-      return { send: box.send, terminate: () => { live--; box.terminate(); } };
+      return {
+        send: box.send,
+        terminate: () => {
+          live--;
+          box.terminate();
+        },
+      };
     });
     const codes = Array.from({ length: PARALLEL_RUNS * 2 + 1 }, (_, i) => `function add(a, b) { return a + b + ${i % 2}; }`);
     const runs = await Promise.all(codes.map((c) => counted.run(c, 'add', ADD.tests, { timeMs: 1500, memoryMb: 32 })));
@@ -94,7 +106,7 @@ describe('running a candidate', () => {
     expect(live).toBe(0);
   });
 
-  it('reports a syntax error with the candidate\'s own line', async () => {
+  it("reports a syntax error with the candidate's own line", async () => {
     const r = await add('function add(a, b) {\n  return a + ;\n}');
     expect(r.passed).toBe(0);
     expect(r.reason).toMatch(/^does not load: line 2/);
@@ -105,7 +117,11 @@ describe('hostile candidates: reward 0, a reason, the host unaffected', () => {
   const hostile: Array<[string, string, RegExp]> = [
     ['an endless loop', 'function add(a, b) { while (true) {} }', /^time limit: no answer within 1500 ms/],
     ['an endless loop at load', 'while (true) {}\nfunction add(a, b) { return a + b; }', /^time limit/],
-    ['a huge allocation', 'function add(a, b) { const xs = []; for (;;) xs.push(new Array(1e6).fill(a)); }', /^memory limit: it ran out of its 32 MiB heap/],
+    [
+      'a huge allocation',
+      'function add(a, b) { const xs = []; for (;;) xs.push(new Array(1e6).fill(a)); }',
+      /^memory limit: it ran out of its 32 MiB heap/,
+    ],
     ['a huge typed array', 'function add(a, b) { const x = new Float64Array(1e9); return a + b + x[0]; }', /past the sandbox memory limit/],
     ['fetch', 'function add(a, b) { fetch("http://example.com"); return a + b; }', /fetch is not defined/],
     ['XMLHttpRequest', 'function add(a, b) { new XMLHttpRequest(); return a + b; }', /XMLHttpRequest is not defined/],
@@ -113,14 +129,34 @@ describe('hostile candidates: reward 0, a reason, the host unaffected', () => {
     ['require', 'function add(a, b) { require("node:fs").writeFileSync("/tmp/x", "1"); return a + b; }', /require is not defined/],
     ['process', 'function add(a, b) { process.exit(1); return a + b; }', /process is not defined/],
     ['an import', 'import fs from "node:fs";\nfunction add(a, b) { return a + b; }', /^does not load: .*imports are not allowed/],
-    ['a dynamic import', 'async function add(a, b) { await import("node:fs"); return a + b; }', /^does not load: .*import\(\) is not allowed/],
+    [
+      'a dynamic import',
+      'async function add(a, b) { await import("node:fs"); return a + b; }',
+      /^does not load: .*import\(\) is not allowed/,
+    ],
     ['the DOM', 'function add(a, b) { document.body.innerHTML = "x"; return a + b; }', /document is not defined/],
-    ['the host realm through a constructor', 'function add(a, b) { return add.constructor("return process")().pid; }', /Code generation from strings disallowed|EvalError/],
+    [
+      'the host realm through a constructor',
+      'function add(a, b) { return add.constructor("return process")().pid; }',
+      /Code generation from strings disallowed|EvalError/,
+    ],
     ['a huge result', 'function add(a, b) { return "x".repeat(200000); }', /returned a value of more than 100000 characters of JSON/],
     ['eval', 'function add(a, b) { return eval("a + b"); }', /Code generation from strings disallowed|EvalError/],
-    ['the classic vm escape', 'function add(a, b) { return globalThis.constructor.constructor("return process")().exit(1); }', /Code generation from strings disallowed|EvalError/],
-    ['globalThis.process', 'function add(a, b) { globalThis.process.exit(1); return a + b; }', /TypeError: Cannot read properties of undefined \(reading 'exit'\)/],
-    ['WebAssembly', 'function add(a, b) { new WebAssembly.Module(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0])); return a + b; }', /WebAssembly|Wasm code generation disallowed|not defined/],
+    [
+      'the classic vm escape',
+      'function add(a, b) { return globalThis.constructor.constructor("return process")().exit(1); }',
+      /Code generation from strings disallowed|EvalError/,
+    ],
+    [
+      'globalThis.process',
+      'function add(a, b) { globalThis.process.exit(1); return a + b; }',
+      /TypeError: Cannot read properties of undefined \(reading 'exit'\)/,
+    ],
+    [
+      'WebAssembly',
+      'function add(a, b) { new WebAssembly.Module(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0])); return a + b; }',
+      /WebAssembly|Wasm code generation disallowed|not defined/,
+    ],
   ];
   for (const [what, code, reason] of hostile) {
     it(what, async () => {
@@ -173,7 +209,16 @@ describe('the code environment', () => {
   });
 
   it('rewards the team answer with the pass rate (or all-or-nothing), multi-turn with feedback', async () => {
-    const data = JSON.stringify({ id: 'sq', prompt: 'Write square(x).', entryPoint: 'square', tests: [{ input: [2], output: 4 }, { input: [-3], output: 9 }, { input: [0], output: 0 }] });
+    const data = JSON.stringify({
+      id: 'sq',
+      prompt: 'Write square(x).',
+      entryPoint: 'square',
+      tests: [
+        { input: [2], output: 4 },
+        { input: [-3], output: 9 },
+        { input: [0], output: 0 },
+      ],
+    });
     const env = createCodeEnv(runner, { data, split: 'all', horizon: 2 });
     env.reset(0);
     const half = '```js\nfunction square(x) { return x > 0 ? x * x : x; }\n```';
@@ -190,14 +235,27 @@ describe('the code environment', () => {
     expect(strictStep.answers.coder).toMatchObject({ correct: false, score: 2 / 3 });
     const none = createCodeEnv(runner, { data, split: 'all', horizon: 1 });
     none.reset(0);
-    expect(await none.step({ coder: 'x * x' })).toMatchObject({ teamReward: 0, done: true, info: { reason: 'no code block' }, answers: { coder: { answer: null, score: 0 } } });
+    expect(await none.step({ coder: 'x * x' })).toMatchObject({
+      teamReward: 0,
+      done: true,
+      info: { reason: 'no code block' },
+      answers: { coder: { answer: null, score: 0 } },
+    });
   });
 
   it('gives a hostile answer reward 0 with the reason in the feedback', async () => {
     const env = createCodeEnv(runner, { split: 'all', timeLimitMs: 500, horizon: 1 });
     env.reset(0);
     const s = await env.step({ coder: '```js\nwhile (true) {}\n```' });
-    expect(s).toMatchObject({ teamReward: 0, correct: false, done: true, info: { passed: 0, reason: 'time limit: no answer within 500 ms (an endless loop, or a promise that never settles); the sandbox was stopped' } });
+    expect(s).toMatchObject({
+      teamReward: 0,
+      correct: false,
+      done: true,
+      info: {
+        passed: 0,
+        reason: 'time limit: no answer within 500 ms (an endless loop, or a promise that never settles); the sandbox was stopped',
+      },
+    });
     expect(s.feedback).toBe(`judge: no test passed (${s.info.reason})`);
   });
 
@@ -209,7 +267,10 @@ describe('the code environment', () => {
   });
 
   it('names malformed tasks and options', () => {
-    expect(parseCodeTasks('{"prompt":"p","entry_point":"f","tests":[{"input":[1],"output":2}]}')[0]).toMatchObject({ id: '1', entryPoint: 'f' });
+    expect(parseCodeTasks('{"prompt":"p","entry_point":"f","tests":[{"input":[1],"output":2}]}')[0]).toMatchObject({
+      id: '1',
+      entryPoint: 'f',
+    });
     const bad = (data: string, re: RegExp) => {
       try {
         parseCodeTasks(data, 'tasks.jsonl');
@@ -227,7 +288,11 @@ describe('the code environment', () => {
     expect(() => createCodeEnv(runner, { timeLimitMs: -1 })).toThrow(/timeLimitMs must be a number/);
     expect(validateConfig({ env: { name: 'code', options: { reward: 'all_pass' } } }).issues).toEqual([]);
     expect(validateConfig({ env: { name: 'code', options: { reward: 'partial' } } }).issues).toEqual([
-      { path: 'env.options', message: 'env.options: code: reward must be "pass_rate" or "all_pass", got "partial"\n  hint: Check the environment options in the run config (env.options).' },
+      {
+        path: 'env.options',
+        message:
+          'env.options: code: reward must be "pass_rate" or "all_pass", got "partial"\n  hint: Check the environment options in the run config (env.options).',
+      },
     ]);
   });
 });

@@ -58,17 +58,25 @@ function checkTask(raw: unknown, index: number): CodeTask | string {
   const prompt = raw.prompt;
   if (typeof prompt !== 'string' || !prompt.trim()) return '"prompt" must be a non-empty string';
   const entry = raw.entryPoint ?? raw.entry_point;
-  if (typeof entry !== 'string' || !/^[A-Za-z_$][\w$]*$/.test(entry)) return '"entryPoint" must be the name of the function to call (a JavaScript identifier)';
+  if (typeof entry !== 'string' || !/^[A-Za-z_$][\w$]*$/.test(entry))
+    return '"entryPoint" must be the name of the function to call (a JavaScript identifier)';
   const tests = raw.tests;
   if (!Array.isArray(tests) || tests.length === 0) return '"tests" must be a non-empty array of {input: [...arguments], output}';
   for (const [i, x] of tests.entries()) {
     if (!isObject(x) || !Array.isArray(x.input) || !('output' in x)) return `tests[${i}] must be {input: [...arguments], output}`;
   }
   const split = raw.split;
-  if (split !== undefined && split !== 'train' && split !== 'test') return `"split" must be "train" or "test", got ${JSON.stringify(split)}`;
+  if (split !== undefined && split !== 'train' && split !== 'test')
+    return `"split" must be "train" or "test", got ${JSON.stringify(split)}`;
   const id = raw.id ?? index + 1;
   if (typeof id !== 'string' && typeof id !== 'number') return '"id" must be a string or a number';
-  return { id: String(id), prompt, entryPoint: entry, tests: tests.map((x) => ({ input: x.input as unknown[], output: x.output })), ...(split ? { split } : {}) };
+  return {
+    id: String(id),
+    prompt,
+    entryPoint: entry,
+    tests: tests.map((x) => ({ input: x.input as unknown[], output: x.output })),
+    ...(split ? { split } : {}),
+  };
 }
 
 /** Parses code tasks from JSONL (one task per line) or a JSON array; errors name the line (or record). */
@@ -105,7 +113,8 @@ export function parseCodeTasks(data: string | unknown[], source = 'code tasks'):
     if (typeof r === 'string') bad.push(`${where}: ${r}`);
     else tasks.push(r);
   });
-  if (bad.length) envFail('CODE_TASK', `${source}: ${bad.length} task${bad.length > 1 ? 's are' : ' is'} malformed:\n  ${bad.slice(0, 10).join('\n  ')}`);
+  if (bad.length)
+    envFail('CODE_TASK', `${source}: ${bad.length} task${bad.length > 1 ? 's are' : ' is'} malformed:\n  ${bad.slice(0, 10).join('\n  ')}`);
   return tasks;
 }
 
@@ -129,7 +138,10 @@ export class CodeEnv implements AsyncEnv {
   private done = false;
 
   constructor(
-    readonly tasks: readonly CodeTask[], horizon: number | undefined, private readonly reward: CodeReward, private readonly limits: CodeLimits,
+    readonly tasks: readonly CodeTask[],
+    horizon: number | undefined,
+    private readonly reward: CodeReward,
+    private readonly limits: CodeLimits,
     /** The session's sandbox for candidates (its Envs' runner). */
     private readonly runner: CodeRunner,
   ) {
@@ -140,7 +152,10 @@ export class CodeEnv implements AsyncEnv {
     this.current = this.tasks[Rng.fromSeed(`code:${seed}`).int(this.tasks.length)];
     this.turn = 0;
     this.done = false;
-    return { observation: { task: codePrompt(this.current) }, info: { id: this.current.id, entryPoint: this.current.entryPoint, tests: this.current.tests.length, seed } };
+    return {
+      observation: { task: codePrompt(this.current) },
+      info: { id: this.current.id, entryPoint: this.current.entryPoint, tests: this.current.tests.length, seed },
+    };
   }
 
   async step(actions: Record<string, string>, options: StepOptions = {}): Promise<StepResult> {
@@ -184,14 +199,21 @@ export class CodeEnv implements AsyncEnv {
       feedback: run ? feedbackOf(run) : 'judge: no code found (put the function in a ```js code block)',
       correct,
       answers,
-      info: { turn: this.turn, id: task.id, passed: run?.passed ?? 0, total: task.tests.length, reason: run ? run.reason : 'no code block' },
+      info: {
+        turn: this.turn,
+        id: task.id,
+        passed: run?.passed ?? 0,
+        total: task.tests.length,
+        reason: run ? run.reason : 'no code block',
+      },
     };
   }
 }
 
 function positive(name: string, v: unknown, fallback: number, max: number): number {
   if (v === undefined) return fallback;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || v > max) envFail('ENV_OPTIONS', `code: ${name} must be a number in (0, ${max}], got ${JSON.stringify(v)}`);
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || v > max)
+    envFail('ENV_OPTIONS', `code: ${name} must be a number in (0, ${max}], got ${JSON.stringify(v)}`);
   return v;
 }
 
@@ -200,11 +222,14 @@ export function createCodeEnv(runner: CodeRunner, options: CodeEnvOptions = {}):
   const source = options.source ?? 'code tasks';
   const all = options.data === undefined ? BUILTIN_CODE_TASKS : parseCodeTasks(options.data, source);
   const which = options.split ?? 'train';
-  if (which !== 'train' && which !== 'test' && which !== 'all') envFail('ENV_OPTIONS', `code: split must be "train", "test" or "all", got ${JSON.stringify(which)}`);
-  const tasks = which === 'all' ? all : splitDataset(all, { testFraction: options.testFraction ?? 0.2, splitSeed: options.splitSeed })[which];
+  if (which !== 'train' && which !== 'test' && which !== 'all')
+    envFail('ENV_OPTIONS', `code: split must be "train", "test" or "all", got ${JSON.stringify(which)}`);
+  const tasks =
+    which === 'all' ? all : splitDataset(all, { testFraction: options.testFraction ?? 0.2, splitSeed: options.splitSeed })[which];
   if (tasks.length === 0) throw new EnvError('DATASET_EMPTY', `${source}: the ${which} split is empty (${all.length} tasks in all)`);
   const reward = options.reward ?? 'pass_rate';
-  if (reward !== 'pass_rate' && reward !== 'all_pass') envFail('ENV_OPTIONS', `code: reward must be "pass_rate" or "all_pass", got ${JSON.stringify(reward)}`);
+  if (reward !== 'pass_rate' && reward !== 'all_pass')
+    envFail('ENV_OPTIONS', `code: reward must be "pass_rate" or "all_pass", got ${JSON.stringify(reward)}`);
   const limits = {
     timeMs: positive('timeLimitMs', options.timeLimitMs, DEFAULT_CODE_LIMITS.timeMs, 60_000),
     memoryMb: positive('memoryMb', options.memoryMb, DEFAULT_CODE_LIMITS.memoryMb, 4096),

@@ -29,13 +29,20 @@ describe('coop-arith problems', () => {
   it('flags problems where reading left to right is wrong', () => {
     expect(evaluateCoop(parseCoopExpression('17 + 25 * 3')).value).toBe(92);
     expect(evaluateCoop(parseCoopExpression('17 + 25 * 3', true)).value).toBe(126);
-    expect(evaluateCoop(parseCoopExpression('5 * (28 - 3 * 7)')).lines.map((l) => `${l.x}${l.op}${l.y}=${l.result}`)).toEqual(['3*7=21', '28-21=7', '5*7=35']);
+    expect(evaluateCoop(parseCoopExpression('5 * (28 - 3 * 7)')).lines.map((l) => `${l.x}${l.op}${l.y}=${l.result}`)).toEqual([
+      '3*7=21',
+      '28-21=7',
+      '5*7=35',
+    ]);
     let n = 0;
     for (let s = 0; s < 300; s++) {
       const p = coopProblem(s, { difficulty: 3 });
       const l2r = evaluateCoop(parseCoopExpression(p.expression, true)).value;
       expect(p.precedence).toBe(String(l2r) !== p.answer);
-      if (p.precedence) { n++; expect(p.kind).toBe('expression'); }
+      if (p.precedence) {
+        n++;
+        expect(p.kind).toBe('expression');
+      }
     }
     expect(n).toBeGreaterThan(10);
   });
@@ -91,7 +98,11 @@ describe('coop-arith env', () => {
     expect(p.split).toBe('test');
     const wrong = env.step({ planner: '1. Add.', solver: `\\boxed{${Number(p.answer) + 1}}` }, { answerRoles: ['solver'] });
     expect(wrong).toMatchObject({ correct: false, done: false, feedback: 'judge: the answer is incorrect' });
-    expect(env.step({ planner: '1. Add.', solver: `so \\boxed{${p.answer}}` }, { answerRoles: ['solver'] })).toMatchObject({ correct: true, done: true, teamReward: 1 });
+    expect(env.step({ planner: '1. Add.', solver: `so \\boxed{${p.answer}}` }, { answerRoles: ['solver'] })).toMatchObject({
+      correct: true,
+      done: true,
+      teamReward: 1,
+    });
   });
 
   it('rejects bad options', () => {

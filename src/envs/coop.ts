@@ -19,7 +19,6 @@ import type { EnvOptions } from './types.ts';
 
 export type CoopOp = '+' | '-' | '*' | '/';
 
-
 export type CoopSplit = 'train' | 'test';
 
 export interface CoopProblem extends Problem {
@@ -74,7 +73,11 @@ export function checkCoopDifficulty(d: unknown): number[] {
   return list as number[];
 }
 
-interface Built { text: string; top: CoopOp | null; value: number }
+interface Built {
+  text: string;
+  top: CoopOp | null;
+  value: number;
+}
 
 const LOW = (op: CoopOp | null): boolean => op === '+' || op === '-';
 const paren = (b: Built, need: boolean): string => (need ? `(${b.text})` : b.text);
@@ -145,7 +148,10 @@ function candidate(rng: Rng, difficulty: number, word: boolean): Omit<CoopProble
  * k = 0, 1, ... until one fits the split and that wish (~10 tries for test, ~1 for train, up to ~10x more
  * for a precedence wish). Deterministic in (seed, options).
  */
-export function coopProblem(seed: number, options: Pick<CoopOptions, 'difficulty' | 'split' | 'wordFraction' | 'precedence'> = {}): CoopProblem {
+export function coopProblem(
+  seed: number,
+  options: Pick<CoopOptions, 'difficulty' | 'split' | 'wordFraction' | 'precedence'> = {},
+): CoopProblem {
   const levels = checkCoopDifficulty(options.difficulty);
   const split = options.split ?? 'train';
   const wordFraction = options.wordFraction ?? 0.35;
@@ -165,7 +171,8 @@ export class CoopEnv extends MathEnv {
 
   constructor(options: CoopOptions = {}) {
     const split = options.split ?? 'train';
-    if (split !== 'train' && split !== 'test') envFail('ENV_OPTIONS', `coop-arith: split must be "train" or "test", got ${JSON.stringify(split)}`);
+    if (split !== 'train' && split !== 'test')
+      envFail('ENV_OPTIONS', `coop-arith: split must be "train" or "test", got ${JSON.stringify(split)}`);
     const wordFraction = options.wordFraction ?? 0.35;
     if (typeof wordFraction !== 'number' || !(wordFraction >= 0 && wordFraction <= 1)) {
       envFail('ENV_OPTIONS', `coop-arith: wordFraction must be a number in [0, 1], got ${JSON.stringify(options.wordFraction)}`);
@@ -201,7 +208,9 @@ export type CoopExpr = { num: number } | { op: CoopOp; left: CoopExpr; right: Co
 export function parseCoopExpression(text: string, leftToRight = false): CoopExpr {
   const toks = text.match(/\d+|[-+*/()]/g) ?? [];
   let i = 0;
-  const bad = (why: string): never => { throw new Error(`parseCoopExpression: ${why} in "${text}"`); };
+  const bad = (why: string): never => {
+    throw new Error(`parseCoopExpression: ${why} in "${text}"`);
+  };
   const atom = (): CoopExpr => {
     const t = toks[i++];
     if (t === '(') {

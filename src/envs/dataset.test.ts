@@ -97,6 +97,8 @@ describe('splitDataset and sampling', () => {
     expect(seen.size).toBeGreaterThan(2);
   });
   it('fails on an empty split', () => {
-    expect(codeOf(() => createDatasetEnv({ data: [{ problem: 'a', answer: '1' }], split: 'test' }))).toMatch(/^DATASET_EMPTY.*test split is empty/);
+    expect(codeOf(() => createDatasetEnv({ data: [{ problem: 'a', answer: '1' }], split: 'test' }))).toMatch(
+      /^DATASET_EMPTY.*test split is empty/,
+    );
   });
 });

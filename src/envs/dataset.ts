@@ -82,7 +82,7 @@ function toRecord(raw: unknown, index: number, line: number): DatasetRecord | st
   if (p !== undefined && typeof p !== 'string') return `"problem" must be a string, got ${typeof p}`;
   if (q !== undefined && typeof q !== 'string') return `"question" must be a string, got ${typeof q}`;
   if (p !== undefined && q !== undefined && p !== q) return 'has both "problem" and "question" with different texts; keep one';
-  const problem = (p ?? q);
+  const problem = p ?? q;
   if (problem === undefined) return `missing "problem" (or "question"); fields present: ${Object.keys(raw).join(', ') || 'none'}`;
   if (problem.trim() === '') return '"problem" is empty';
 
@@ -103,7 +103,8 @@ function toRecord(raw: unknown, index: number, line: number): DatasetRecord | st
   if (answer === '') return '"answer" is empty';
 
   const split = raw.split;
-  if (split !== undefined && split !== 'train' && split !== 'test') return `"split" must be "train" or "test", got ${JSON.stringify(split)}`;
+  if (split !== undefined && split !== 'train' && split !== 'test')
+    return `"split" must be "train" or "test", got ${JSON.stringify(split)}`;
   const id = typeof raw.id === 'string' || typeof raw.id === 'number' ? raw.id : index;
   return { problem, answer, id, line, ...(split ? { split } : {}) };
 }
@@ -118,13 +119,19 @@ function collect(raws: Array<{ raw: unknown; line: number }>, source: string, li
   });
   if (bad.length) {
     const shown = bad.slice(0, 10).join('\n  ');
-    envFail('DATASET_FIELD', `${source}: ${bad.length} bad record${bad.length > 1 ? 's' : ''}:\n  ${shown}${bad.length > 10 ? `\n  ... and ${bad.length - 10} more` : ''}`);
+    envFail(
+      'DATASET_FIELD',
+      `${source}: ${bad.length} bad record${bad.length > 1 ? 's' : ''}:\n  ${shown}${bad.length > 10 ? `\n  ... and ${bad.length - 10} more` : ''}`,
+    );
   }
   if (records.length === 0) envFail('DATASET_EMPTY', `${source}: the dataset has no records`);
   const withSplit = records.filter((r) => r.split).length;
   if (withSplit > 0 && withSplit < records.length) {
     const first = records.find((r) => !r.split)!;
-    envFail('DATASET_SPLIT', `${source}: ${withSplit} of ${records.length} records have a "split" field but not all (first without: ${lineWord ? `line ${first.line}` : `record ${first.id}`})`);
+    envFail(
+      'DATASET_SPLIT',
+      `${source}: ${withSplit} of ${records.length} records have a "split" field but not all (first without: ${lineWord ? `line ${first.line}` : `record ${first.id}`})`,
+    );
   }
   return records;
 }
@@ -143,7 +150,11 @@ export function parseDataset(text: string, source = 'dataset'): DatasetRecord[] 
     }
     const arr = parsed as unknown[];
     const lines = linesAt(body, arrayElementOffsets(body));
-    return collect(arr.map((raw, i) => ({ raw, line: lines[i] ?? 1 })), source, true);
+    return collect(
+      arr.map((raw, i) => ({ raw, line: lines[i] ?? 1 })),
+      source,
+      true,
+    );
   }
   const raws: Array<{ raw: unknown; line: number }> = [];
   const lines = body.split(/\r?\n/);
@@ -157,8 +168,14 @@ export function parseDataset(text: string, source = 'dataset'): DatasetRecord[] 
     }
   });
   if (badJson.length) {
-    const hint = trimmed.startsWith('{') && badJson.length > 1 && raws.length === 0 ? ' (is it one pretty-printed JSON object? JSONL needs one record per line; a JSON file must be an array)' : '';
-    envFail('DATASET_PARSE', `${source}: ${badJson.length} line${badJson.length > 1 ? 's are' : ' is'} not valid JSON${hint}:\n  ${badJson.slice(0, 10).join('\n  ')}`);
+    const hint =
+      trimmed.startsWith('{') && badJson.length > 1 && raws.length === 0
+        ? ' (is it one pretty-printed JSON object? JSONL needs one record per line; a JSON file must be an array)'
+        : '';
+    envFail(
+      'DATASET_PARSE',
+      `${source}: ${badJson.length} line${badJson.length > 1 ? 's are' : ' is'} not valid JSON${hint}:\n  ${badJson.slice(0, 10).join('\n  ')}`,
+    );
   }
   return collect(raws, source, true);
 }
@@ -166,7 +183,11 @@ export function parseDataset(text: string, source = 'dataset'): DatasetRecord[] 
 /** Checks records given as objects (e.g. from a JSON import); problems are reported as "record i". */
 export function datasetFromObjects(items: unknown[], source = 'dataset'): DatasetRecord[] {
   if (!Array.isArray(items)) envFail('DATASET_PARSE', `${source}: expected an array of records`);
-  return collect(items.map((raw) => ({ raw, line: 0 })), source, false);
+  return collect(
+    items.map((raw) => ({ raw, line: 0 })),
+    source,
+    false,
+  );
 }
 
 export interface SplitOptions {
@@ -177,12 +198,16 @@ export interface SplitOptions {
 }
 
 /** Train/test split: the records' own split fields, or a seeded shuffle (round(n * testFraction) in test). */
-export function splitDataset<R extends { split?: 'train' | 'test' }>(records: readonly R[], options: SplitOptions = {}): { train: R[]; test: R[] } {
+export function splitDataset<R extends { split?: 'train' | 'test' }>(
+  records: readonly R[],
+  options: SplitOptions = {},
+): { train: R[]; test: R[] } {
   if (records.some((r) => r.split)) {
     return { train: records.filter((r) => r.split === 'train'), test: records.filter((r) => r.split === 'test') };
   }
   const f = options.testFraction ?? 0.1;
-  if (typeof f !== 'number' || !(f >= 0 && f < 1)) envFail('ENV_OPTIONS', `dataset: testFraction must be a number in [0, 1), got ${JSON.stringify(f)}`);
+  if (typeof f !== 'number' || !(f >= 0 && f < 1))
+    envFail('ENV_OPTIONS', `dataset: testFraction must be a number in [0, 1), got ${JSON.stringify(f)}`);
   const order = shuffled(records, `split:${options.splitSeed ?? 0}`);
   const nTest = Math.round(records.length * f);
   return { test: order.slice(0, nTest), train: order.slice(nTest) };
@@ -207,11 +232,13 @@ export class DatasetEnv extends MathEnv {
 }
 
 export function createDatasetEnv(options: DatasetEnvOptions): DatasetEnv {
-  if (!options || options.data === undefined) envFail('ENV_OPTIONS', 'dataset: options.data is required (the JSON or JSONL text, or an array of records)');
+  if (!options || options.data === undefined)
+    envFail('ENV_OPTIONS', 'dataset: options.data is required (the JSON or JSONL text, or an array of records)');
   const source = options.source ?? 'dataset';
   const all = typeof options.data === 'string' ? parseDataset(options.data, source) : datasetFromObjects(options.data, source);
   const which = options.split ?? 'train';
-  if (which !== 'train' && which !== 'test' && which !== 'all') envFail('ENV_OPTIONS', `dataset: split must be "train", "test" or "all", got ${JSON.stringify(which)}`);
+  if (which !== 'train' && which !== 'test' && which !== 'all')
+    envFail('ENV_OPTIONS', `dataset: split must be "train", "test" or "all", got ${JSON.stringify(which)}`);
   const records = which === 'all' ? all : splitDataset(all, options)[which];
   if (records.length === 0) {
     throw new EnvError('DATASET_EMPTY', `${source}: the ${which} split is empty (${all.length} records in all)`);

@@ -52,7 +52,12 @@ describe('MathEnv', () => {
     expect(none).toMatchObject({ teamReward: 0, correct: false, done: false });
     // the same turn under 'last': the checker gave no answer, the verifier's wrong one is the team's
     env.reset(0);
-    expect(env.step({ solver: '\\boxed{42}', verifier: '\\boxed{41}', checker: 'hmm' }, { answerRoles: fraction.answerRoles, teamReward: 'last' })).toMatchObject({ teamReward: 0, correct: false });
+    expect(
+      env.step(
+        { solver: '\\boxed{42}', verifier: '\\boxed{41}', checker: 'hmm' },
+        { answerRoles: fraction.answerRoles, teamReward: 'last' },
+      ),
+    ).toMatchObject({ teamReward: 0, correct: false });
   });
   it('guards its state and actions', () => {
     const env = oneProblem();
@@ -85,7 +90,7 @@ describe('registry', () => {
     expect(listEnvs().map((e) => e.name)).toEqual(expect.arrayContaining(['arithmetic', 'dataset']));
     expect(() => createEnv('arithmetic', { difficulty: 9 })).toThrow(/difficulty must be an integer in 1..4/);
   });
-  it('registers a user environment in one call, in that session\'s Envs only', () => {
+  it("registers a user environment in one call, in that session's Envs only", () => {
     const echo = (): Env => new MathEnv('echo', (seed) => ({ problem: `say ${seed}`, answer: String(seed) }));
     const envs = new Envs(null);
     envs.register('echo', echo);

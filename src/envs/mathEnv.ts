@@ -60,7 +60,8 @@ export class MathEnv implements Env {
     const roles = Object.keys(actions);
     if (roles.length === 0) envFail('ENV_ACTIONS', `${this.name}: step() got no actions`);
     for (const r of roles) {
-      if (typeof actions[r] !== 'string') envFail('ENV_ACTIONS', `${this.name}: the action of "${r}" is ${typeof actions[r]}, not a string`);
+      if (typeof actions[r] !== 'string')
+        envFail('ENV_ACTIONS', `${this.name}: the action of "${r}" is ${typeof actions[r]}, not a string`);
     }
     const answering = roles.filter((r) => !options.answerRoles || options.answerRoles.includes(r));
     const answers: Record<string, AgentAnswer> = {};

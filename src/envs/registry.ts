@@ -29,17 +29,32 @@ export interface EnvEntry {
 
 /** The built-in environments: a fixed table, never changed (a session registers its own in its Envs). */
 const BUILTIN_ENVS: ReadonlyMap<string, Readonly<EnvEntry>> = new Map(
-  ([
-    ['arithmetic', (o) => createArithmeticEnv(o), 'Seeded arithmetic problems with integer answers (options: difficulty 1..4, horizon).'],
-    ['dataset', (o) => createDatasetEnv(o as DatasetEnvOptions), 'Your JSON/JSONL of {problem, answer} (options: data, split, testFraction, splitSeed, horizon).'],
-    ['code', (o, envs) => createCodeEnv(envs.code, o as CodeEnvOptions), 'JavaScript functions to write, run on unit tests in a sandbox; reward = share of tests passed (options: data (JSONL tasks, default built-in), split, reward pass_rate|all_pass, timeLimitMs, memoryMb, horizon).'],
-    ['coop-arith', (o) => createCoopEnv(o as CoopOptions), 'Multi-step arithmetic for a planner -> solver team, expressions and word problems (options: difficulty 1..4 or a list, split train|test, wordFraction, precedence, horizon).'],
-  ] as Array<[string, EnvEntry['factory'], string]>).map(([name, factory, description]) => [name, Object.freeze({ name, factory, description, builtin: true })]),
+  (
+    [
+      ['arithmetic', (o) => createArithmeticEnv(o), 'Seeded arithmetic problems with integer answers (options: difficulty 1..4, horizon).'],
+      [
+        'dataset',
+        (o) => createDatasetEnv(o as DatasetEnvOptions),
+        'Your JSON/JSONL of {problem, answer} (options: data, split, testFraction, splitSeed, horizon).',
+      ],
+      [
+        'code',
+        (o, envs) => createCodeEnv(envs.code, o as CodeEnvOptions),
+        'JavaScript functions to write, run on unit tests in a sandbox; reward = share of tests passed (options: data (JSONL tasks, default built-in), split, reward pass_rate|all_pass, timeLimitMs, memoryMb, horizon).',
+      ],
+      [
+        'coop-arith',
+        (o) => createCoopEnv(o as CoopOptions),
+        'Multi-step arithmetic for a planner -> solver team, expressions and word problems (options: difficulty 1..4 or a list, split train|test, wordFraction, precedence, horizon).',
+      ],
+    ] as Array<[string, EnvEntry['factory'], string]>
+  ).map(([name, factory, description]) => [name, Object.freeze({ name, factory, description, builtin: true })]),
 );
 
 type EnvListing = Array<Pick<EnvEntry, 'name' | 'description' | 'builtin'>>;
 
-const listing = (entries: Iterable<EnvEntry>): EnvListing => [...entries].map(({ name, description, builtin }) => ({ name, description, builtin }));
+const listing = (entries: Iterable<EnvEntry>): EnvListing =>
+  [...entries].map(({ name, description, builtin }) => ({ name, description, builtin }));
 
 /** The built-in environments (the run config's validation and the lab's picker). */
 export const listEnvs = (): EnvListing => listing(BUILTIN_ENVS.values());
@@ -69,10 +84,14 @@ export class Envs {
   /** Registers an environment factory under `name`. Throws ENV_EXISTS for a taken name unless `replace`. */
   register(name: string, factory: EnvFactory, options: { description?: string; replace?: boolean } = {}): void {
     if (typeof name !== 'string' || !/^[A-Za-z][\w.-]*$/.test(name)) {
-      envFail('ENV_OPTIONS', `envs.register: the name must start with a letter and use letters, digits, _ . -; got ${JSON.stringify(name)}`);
+      envFail(
+        'ENV_OPTIONS',
+        `envs.register: the name must start with a letter and use letters, digits, _ . -; got ${JSON.stringify(name)}`,
+      );
     }
     if (typeof factory !== 'function') envFail('ENV_OPTIONS', `envs.register("${name}"): the factory must be a function (options) => Env`);
-    if (this.entries.has(name) && !options.replace) envFail('ENV_EXISTS', `envs.register: an environment named "${name}" is already registered`);
+    if (this.entries.has(name) && !options.replace)
+      envFail('ENV_EXISTS', `envs.register: an environment named "${name}" is already registered`);
     this.entries.set(name, { name, factory: (o) => factory(o), description: options.description ?? '', builtin: false });
   }
 
@@ -102,7 +121,10 @@ export class Envs {
     const options = { ...env.options, ...extra };
     if (!isModuleEnv(env)) return this.create(env.name, options);
     if (typeof env.moduleSource !== 'string') {
-      envFail('ENV_OPTIONS', `env.module "${env.module}": the module's source was not loaded (the CLI reads the file when a run starts; the lab keeps the source in env.moduleSource)`);
+      envFail(
+        'ENV_OPTIONS',
+        `env.module "${env.module}": the module's source was not loaded (the CLI reads the file when a run starts; the lab keeps the source in env.moduleSource)`,
+      );
     }
     return this.modules.env({ source: env.moduleSource, name: moduleLabel(env.module, env.name) }, options);
   }

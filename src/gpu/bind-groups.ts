@@ -75,7 +75,8 @@ export class BindGroups {
     const bs = d.bindings;
     const key = this.key;
     const n = bs.length + 2;
-    if (n > key.length) throw new GpuError('LIMIT', `${d.program.key}: ${bs.length} bindings, more than the ${key.length - 2} a dispatch may have here`);
+    if (n > key.length)
+      throw new GpuError('LIMIT', `${d.program.key}: ${bs.length} bindings, more than the ${key.length - 2} a dispatch may have here`);
     key[0] = program.id;
     key[1] = arena ? this.bufferId(arena) : 0;
     for (let i = 0; i < bs.length; i++) {
@@ -87,7 +88,9 @@ export class BindGroups {
     if (!bg) {
       const entries: GPUBindGroupEntry[] = [];
       if (arena) entries.push({ binding: 0, resource: { buffer: arena, offset: 0, size: UNIFORM_BLOCK } });
-      bs.forEach((b, i) => { if (b) entries.push({ binding: i + 1, resource: { buffer: 'buffer' in b ? b.buffer : b } }); });
+      bs.forEach((b, i) => {
+        if (b) entries.push({ binding: i + 1, resource: { buffer: 'buffer' in b ? b.buffer : b } });
+      });
       bg = this.device.createBindGroup({ layout: program.p.layout, entries, label: d.program.key });
       this.groups.set(key, n, h, bg);
     }

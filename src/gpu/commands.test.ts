@@ -41,7 +41,7 @@ describe('command stream', () => {
       return at;
     };
     const ramp: number[] = [];
-    for (let k = SUBMIT_FIRST, at = 0; at + k <= 2 * SUBMIT_EVERY + SUBMIT_FIRST; k = Math.min(SUBMIT_EVERY, 2 * k)) ramp.push(at += k);
+    for (let k = SUBMIT_FIRST, at = 0; at + k <= 2 * SUBMIT_EVERY + SUBMIT_FIRST; k = Math.min(SUBMIT_EVERY, 2 * k)) ramp.push((at += k));
     expect(ramp.slice(0, 3)).toEqual([SUBMIT_FIRST, 3 * SUBMIT_FIRST, 7 * SUBMIT_FIRST]);
     expect(submitsAt(ramp[ramp.length - 1])).toEqual(ramp);
     expect(Array.from(await gpu.readF32(a))).toEqual([ramp[ramp.length - 1], 2 * ramp[ramp.length - 1]]); // a wait

@@ -52,15 +52,29 @@ export class CommandStream {
   ) {}
 
   /** Whether work is waiting for a pipeline: then copies, clears and writes wait in order too. */
-  get waiting(): boolean { return this.deferred !== null; }
+  get waiting(): boolean {
+    return this.deferred !== null;
+  }
 
   /**
    * Records one dispatch, or defers it (and all that follows) while its pipeline is being made. paced: may
    * submit unasked (not while a recording is made, whose dispatches stay in the open encoder).
    */
-  dispatch(p: PipelineEntry, bindGroup: GPUBindGroup, offset: number, x: number, y: number, z: number, label: () => string, paced: boolean): void {
+  dispatch(
+    p: PipelineEntry,
+    bindGroup: GPUBindGroup,
+    offset: number,
+    x: number,
+    y: number,
+    z: number,
+    label: () => string,
+    paced: boolean,
+  ): void {
     if (this.deferred === null && p.pipeline === null) this.deferred = [];
-    if (this.deferred) { this.deferred.push({ kind: 'dispatch', p, bindGroup, offset, x, y, z }); return; }
+    if (this.deferred) {
+      this.deferred.push({ kind: 'dispatch', p, bindGroup, offset, x, y, z });
+      return;
+    }
     this.encodeDispatch(p.pipeline!, bindGroup, offset, x, y, z, this.profiler ? label() : '');
     if (paced && ++this.unsubmitted >= this.submitAt) {
       this.submit();
@@ -71,25 +85,37 @@ export class CommandStream {
   /** Records dispatches made before (a recording's steps), in order. */
   replay(steps: ReadonlyArray<DispatchOp & { label: string }>): void {
     if (this.deferred === null && steps.some((s) => s.p.pipeline === null)) this.deferred = [];
-    if (this.deferred) { this.deferred.push(...steps); return; }
+    if (this.deferred) {
+      this.deferred.push(...steps);
+      return;
+    }
     for (const s of steps) this.encodeDispatch(s.p.pipeline!, s.bindGroup, s.offset, s.x, s.y, s.z, s.label);
   }
 
   copy(src: GPUBuffer, srcOffset: number, dst: GPUBuffer, dstOffset: number, bytes: number): void {
-    if (this.deferred) { this.deferred.push({ kind: 'copy', src, srcOffset, dst, dstOffset, bytes }); return; }
+    if (this.deferred) {
+      this.deferred.push({ kind: 'copy', src, srcOffset, dst, dstOffset, bytes });
+      return;
+    }
     this.endPass();
     this.getEncoder().copyBufferToBuffer(src, srcOffset, dst, dstOffset, bytes);
   }
 
   clear(buffer: GPUBuffer, bytes: number): void {
-    if (this.deferred) { this.deferred.push({ kind: 'clear', buffer, bytes }); return; }
+    if (this.deferred) {
+      this.deferred.push({ kind: 'clear', buffer, bytes });
+      return;
+    }
     this.endPass();
     this.getEncoder().clearBuffer(buffer, 0, bytes);
   }
 
   /** queue.writeBuffer runs before the next submit, so work recorded so far (which may read the buffer) goes first. */
   write(buffer: GPUBuffer, view: ArrayBufferView, offset: number, bytes: number): void {
-    if (this.deferred) { this.deferred.push({ kind: 'write', buffer, offset, data: copyBytes(view, bytes) }); return; }
+    if (this.deferred) {
+      this.deferred.push({ kind: 'write', buffer, offset, data: copyBytes(view, bytes) });
+      return;
+    }
     this.submit();
     this.device.queue.writeBuffer(buffer, offset, view.buffer, view.byteOffset, bytes);
   }
@@ -109,7 +135,9 @@ export class CommandStream {
   }
 
   /** The GPU has been waited for: the next unasked submit comes early again. */
-  idle(): void { this.submitAt = SUBMIT_FIRST; }
+  idle(): void {
+    this.submitAt = SUBMIT_FIRST;
+  }
 
   /**
    * Once `ready` resolves (every pipeline made), encodes the deferred work in order and submits it (work
@@ -139,7 +167,9 @@ export class CommandStream {
   }
 
   /** Starts timing every dispatch: each one is then encoded as it is recorded, in a pass of its own. */
-  startProfile(): void { this.profiler ??= new Profiler(this.device); }
+  startProfile(): void {
+    this.profiler ??= new Profiler(this.device);
+  }
 
   /** Stops profiling and submits the timestamp readback; the profiler's report() gives the times. */
   stopProfile(): Profiler | null {
@@ -152,10 +182,21 @@ export class CommandStream {
   }
 
   /** label: the kernel a profiled pass is timed as; null puts the dispatch in the open pass even while profiling. */
-  private encodeDispatch(pipeline: GPUComputePipeline, bindGroup: GPUBindGroup, offset: number, x: number, y: number, z: number, label: string | null): void {
+  private encodeDispatch(
+    pipeline: GPUComputePipeline,
+    bindGroup: GPUBindGroup,
+    offset: number,
+    x: number,
+    y: number,
+    z: number,
+    label: string | null,
+  ): void {
     const timed = this.profiler !== null && label !== null;
     const pass = timed ? this.profiledPass(label) : this.openPass();
-    if (pipeline !== this.passPipeline) { pass.setPipeline(pipeline); this.passPipeline = pipeline; }
+    if (pipeline !== this.passPipeline) {
+      pass.setPipeline(pipeline);
+      this.passPipeline = pipeline;
+    }
     if (offset >= 0) {
       this.offsetScratch[0] = offset;
       pass.setBindGroup(0, bindGroup, this.offsetScratch, 0, 1);
@@ -190,6 +231,10 @@ export class CommandStream {
   }
 
   private endPass(): void {
-    if (this.pass) { this.pass.end(); this.pass = null; this.passPipeline = null; }
+    if (this.pass) {
+      this.pass.end();
+      this.pass = null;
+      this.passPipeline = null;
+    }
   }
 }

@@ -21,4 +21,5 @@ export type DeferredOp =
   | { kind: 'write'; buffer: GPUBuffer; offset: number; data: Uint8Array<ArrayBuffer> };
 
 /** The bytes of a view, copied (a deferred write must not see later changes to the caller's array). */
-export const copyBytes = (v: ArrayBufferView, bytes: number): Uint8Array<ArrayBuffer> => new Uint8Array(v.buffer, v.byteOffset, bytes).slice();
+export const copyBytes = (v: ArrayBufferView, bytes: number): Uint8Array<ArrayBuffer> =>
+  new Uint8Array(v.buffer, v.byteOffset, bytes).slice();

@@ -70,11 +70,18 @@ export class Gpu {
   /** Holds the GPU instance (Dawn's in Node): if it were garbage-collected, the device would die with it. */
   instance: unknown = null;
 
-  constructor(readonly device: GPUDevice, adapter: GPUAdapter) {
+  constructor(
+    readonly device: GPUDevice,
+    adapter: GPUAdapter,
+  ) {
     this.pool = new BufferPool(device);
     this.pipelines = new Pipelines(device, (m) => this.errors.push(m));
     this.bindGroups = new BindGroups(device);
-    this.commands = new CommandStream(device, () => this.checkAlive(), () => this.pool.destroyRetired());
+    this.commands = new CommandStream(
+      device,
+      () => this.checkAlive(),
+      () => this.pool.destroyRetired(),
+    );
     this.deviceLimits = device.limits;
     this.maxWorkgroups = this.deviceLimits.maxComputeWorkgroupsPerDimension;
     this.adapter = summarizeAdapter(adapter);
@@ -83,17 +90,23 @@ export class Gpu {
     const a = this.adapter;
     this.cpu = a.isFallback || /swiftshader|llvmpipe|lavapipe|softpipe/i.test(`${a.vendor} ${a.architecture} ${a.device} ${a.description}`);
     device.addEventListener('uncapturederror', (ev) => {
-      this.errors.push((ev).error.message);
+      this.errors.push(ev.error.message);
     });
     void device.lost.then((info) => {
       this.lostReason = `${info.reason}: ${info.message || 'no message'}`;
     });
   }
 
-  get limits(): GPUSupportedLimits { return this.deviceLimits; }
+  get limits(): GPUSupportedLimits {
+    return this.deviceLimits;
+  }
   /** Queue submits and compute passes begun (the benches count them). */
-  get submitCount(): number { return this.commands.submitCount; }
-  get passCount(): number { return this.commands.passCount; }
+  get submitCount(): number {
+    return this.commands.submitCount;
+  }
+  get passCount(): number {
+    return this.commands.passCount;
+  }
 
   // ---- tensors ------------------------------------------------------------------------------------
 
@@ -102,7 +115,10 @@ export class Gpu {
     this.checkAlive();
     const bytes = byteSize(shape, dtype);
     if (bytes > this.limits.maxStorageBufferBindingSize) {
-      throw new GpuError('LIMIT', `${label}: ${shapeStr({ shape, dtype })} needs ${bytes} bytes, over this device's storage binding limit of ${this.limits.maxStorageBufferBindingSize}`);
+      throw new GpuError(
+        'LIMIT',
+        `${label}: ${shapeStr({ shape, dtype })} needs ${bytes} bytes, over this device's storage binding limit of ${this.limits.maxStorageBufferBindingSize}`,
+      );
     }
     return { buffer: this.pool.acquire(bytes, STORAGE, label), shape: [...shape], dtype, pooled: true, label };
   }
@@ -170,9 +186,16 @@ export class Gpu {
     const sizes = ts.map((t) => byteSize(t.shape, t.dtype));
     const offsets: number[] = [];
     let total = 0;
-    for (const b of sizes) { offsets.push(total); total += b; }
+    for (const b of sizes) {
+      offsets.push(total);
+      total += b;
+    }
     this.readCount++;
-    const staging = this.device.createBuffer({ size: total, usage: MAP_READ, label: `read:${ts.map((t) => t.label).join(',')}`.slice(0, 200) });
+    const staging = this.device.createBuffer({
+      size: total,
+      usage: MAP_READ,
+      label: `read:${ts.map((t) => t.label).join(',')}`.slice(0, 200),
+    });
     ts.forEach((t, i) => this.commands.copy(t.buffer, 0, staging, offsets[i], sizes[i])); // now: the values of this moment
     try {
       await this.flush();
@@ -307,10 +330,13 @@ export class Gpu {
    */
   private async flush(): Promise<void> {
     if (!this.commands.waiting) return;
-    await this.commands.flush(() => this.pipelines.settled(), () => {
-      this.throwErrors();
-      return new GpuError('VALIDATION', 'a pipeline could not be made');
-    });
+    await this.commands.flush(
+      () => this.pipelines.settled(),
+      () => {
+        this.throwErrors();
+        return new GpuError('VALIDATION', 'a pipeline could not be made');
+      },
+    );
   }
 
   private throwErrors(): void {

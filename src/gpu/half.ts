@@ -40,7 +40,11 @@ export function toF16Bits(x: number): number {
   const rest = mant & 0x1fff;
   if (rest > 0x1000 || (rest === 0x1000 && m & 1)) {
     m++;
-    if (m === 0x400) { m = 0; e++; if (e >= 0x1f) return sign | 0x7c00; }
+    if (m === 0x400) {
+      m = 0;
+      e++;
+      if (e >= 0x1f) return sign | 0x7c00;
+    }
   }
   return sign | (e << 10) | m;
 }

@@ -58,7 +58,9 @@ describe('vulkanEnvForChild', () => {
 describe('chooseVulkanDriver', () => {
   it('lists hardware drivers before SwiftShader, or SwiftShader alone', () => {
     const env: Record<string, string | undefined> = {};
-    expect(chooseVulkanDriver(env, probe(['/usr/share/vulkan/icd.d/nvidia_icd.json'], [SWIFTSHADER_ICD])).reason).toMatch(/installed Vulkan drivers/);
+    expect(chooseVulkanDriver(env, probe(['/usr/share/vulkan/icd.d/nvidia_icd.json'], [SWIFTSHADER_ICD])).reason).toMatch(
+      /installed Vulkan drivers/,
+    );
     expect(env.VK_DRIVER_FILES).toBe(`/usr/share/vulkan/icd.d/nvidia_icd.json:${SWIFTSHADER_ICD}`);
     const soft: Record<string, string | undefined> = {};
     expect(chooseVulkanDriver(soft, probe([], [SWIFTSHADER_ICD])).reason).toBe('no GPU driver: CPU fallback');
@@ -73,13 +75,17 @@ describe('chooseVulkanDriver', () => {
     expect(e.code).toBe('NO_ADAPTER');
     expect(e.message).toMatch(/no Vulkan GPU driver found/);
     expect(e.hint).toBe(noGpuHint('linux', 'vulkan'));
-    expect(thrown(() => chooseVulkanDriver({ MARFT_GPU: 'swiftshader' }, probe(['/x.json'], []))).message).toMatch(/MARFT_GPU=swiftshader, but there is no SwiftShader/);
+    expect(thrown(() => chooseVulkanDriver({ MARFT_GPU: 'swiftshader' }, probe(['/x.json'], []))).message).toMatch(
+      /MARFT_GPU=swiftshader, but there is no SwiftShader/,
+    );
   });
 
   it('a driver variable naming no existing file fails before Dawn loads', () => {
     const e = thrown(() => chooseVulkanDriver({ VK_ICD_FILENAMES: '/nope/a.json:/nope/b.json' }, probe([], [SWIFTSHADER_ICD])));
     expect(e.message).toMatch(/VK_ICD_FILENAMES names \/nope\/a\.json, \/nope\/b\.json, and no such file exists/);
     expect(e.hint).toMatch(/point VK_ICD_FILENAMES at an installed Vulkan driver manifest/);
-    expect(chooseVulkanDriver({ VK_DRIVER_FILES: `/nope.json:${SWIFTSHADER_ICD}` }, probe([], [SWIFTSHADER_ICD])).reason).toBe('from the environment');
+    expect(chooseVulkanDriver({ VK_DRIVER_FILES: `/nope.json:${SWIFTSHADER_ICD}` }, probe([], [SWIFTSHADER_ICD])).reason).toBe(
+      'from the environment',
+    );
   });
 });

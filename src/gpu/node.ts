@@ -29,7 +29,11 @@ type Env = Record<string, string | undefined>;
 export function dawnBackend(platform: NodeJS.Platform, env: Env = {}): { backend: DawnBackend; api: string; vulkanLoader: boolean } {
   const forced = env.MARFT_GPU_BACKEND?.trim().toLowerCase();
   if (forced && !BACKENDS.includes(forced as DawnBackend)) {
-    throw new GpuError('NO_ADAPTER', `MARFT_GPU_BACKEND is "${env.MARFT_GPU_BACKEND}", not one of ${BACKENDS.join(', ')}`, `set MARFT_GPU_BACKEND to ${BACKENDS.join(', ')}, or unset it for this OS's default`);
+    throw new GpuError(
+      'NO_ADAPTER',
+      `MARFT_GPU_BACKEND is "${env.MARFT_GPU_BACKEND}", not one of ${BACKENDS.join(', ')}`,
+      `set MARFT_GPU_BACKEND to ${BACKENDS.join(', ')}, or unset it for this OS's default`,
+    );
   }
   const backend = (forced as DawnBackend | undefined) ?? (platform === 'darwin' ? 'metal' : platform === 'win32' ? 'd3d12' : 'vulkan');
   return { backend, api: API_NAME[backend], vulkanLoader: backend === 'vulkan' && platform !== 'darwin' && platform !== 'win32' };
@@ -45,11 +49,13 @@ export function noGpuHint(platform: NodeJS.Platform, backend: DawnBackend): stri
   }
   if (platform === 'win32') {
     return backend === 'd3d12'
-      ? 'marft needs Direct3D 12: Windows 10 or later with a current GPU driver (from NVIDIA, AMD or Intel; Windows Update\'s basic display driver is not enough). In a virtual machine or over Remote Desktop, enable GPU access; or try MARFT_GPU_BACKEND=vulkan.'
-      : backend === 'vulkan' ? 'Vulkan on Windows needs the GPU vendor\'s driver with Vulkan support; or unset MARFT_GPU_BACKEND to use Direct3D 12.' : forced;
+      ? "marft needs Direct3D 12: Windows 10 or later with a current GPU driver (from NVIDIA, AMD or Intel; Windows Update's basic display driver is not enough). In a virtual machine or over Remote Desktop, enable GPU access; or try MARFT_GPU_BACKEND=vulkan."
+      : backend === 'vulkan'
+        ? "Vulkan on Windows needs the GPU vendor's driver with Vulkan support; or unset MARFT_GPU_BACKEND to use Direct3D 12."
+        : forced;
   }
   return backend === 'vulkan'
-    ? 'marft needs a Vulkan driver: install libvulkan1 and your GPU\'s driver (mesa-vulkan-drivers for AMD and Intel, the NVIDIA driver with its Vulkan ICD), or, for a CPU fallback that works everywhere but slowly, Debian\'s `chromium` package (its SwiftShader driver; sudo apt-get install chromium). Check with `vulkaninfo --summary`.'
+    ? "marft needs a Vulkan driver: install libvulkan1 and your GPU's driver (mesa-vulkan-drivers for AMD and Intel, the NVIDIA driver with its Vulkan ICD), or, for a CPU fallback that works everywhere but slowly, Debian's `chromium` package (its SwiftShader driver; sudo apt-get install chromium). Check with `vulkaninfo --summary`."
     : forced;
 }
 
@@ -64,7 +70,10 @@ export function hardwareIcds(): string[] {
 }
 
 /** What chooseVulkanDriver looks at on this machine (tests pass their own). */
-export interface DriverProbe { hardwareIcds: () => string[]; exists: (path: string) => boolean }
+export interface DriverProbe {
+  hardwareIcds: () => string[];
+  exists: (path: string) => boolean;
+}
 const SYSTEM: DriverProbe = { hardwareIcds, exists: existsSync };
 
 /**
@@ -77,8 +86,11 @@ export function chooseVulkanDriver(env: Env = process.env, probe: DriverProbe = 
     const variable = env.VK_ICD_FILENAMES ? 'VK_ICD_FILENAMES' : 'VK_DRIVER_FILES';
     const files = named.split(':').filter(Boolean);
     if (!files.some(probe.exists)) {
-      throw new GpuError('NO_ADAPTER', `${variable} names ${files.join(', ')}, and no such file exists`,
-        `point ${variable} at an installed Vulkan driver manifest (ls ${ICD_DIRS[0]}; SwiftShader's is ${SWIFTSHADER_ICD}), or unset it and marft picks one`);
+      throw new GpuError(
+        'NO_ADAPTER',
+        `${variable} names ${files.join(', ')}, and no such file exists`,
+        `point ${variable} at an installed Vulkan driver manifest (ls ${ICD_DIRS[0]}; SwiftShader's is ${SWIFTSHADER_ICD}), or unset it and marft picks one`,
+      );
     }
     return { driver: named, reason: 'from the environment' };
   }
@@ -108,7 +120,10 @@ export function chooseVulkanDriver(env: Env = process.env, probe: DriverProbe = 
  * (CLI, benchmark, test runner) calls this first: it returns the environment to re-run the process with,
  * or null when the current one is already right (or the OS's backend is not Vulkan through our loader).
  */
-export function vulkanEnvForChild(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): NodeJS.ProcessEnv | null {
+export function vulkanEnvForChild(
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+): NodeJS.ProcessEnv | null {
   if (!dawnBackend(platform, env).vulkanLoader) return null;
   if (env.VK_ICD_FILENAMES || env.VK_DRIVER_FILES) return null;
   const next = { ...env, XDG_RUNTIME_DIR: env.XDG_RUNTIME_DIR ?? '/tmp' };
@@ -133,7 +148,9 @@ let shared: Promise<Gpu> | null = null;
 /** One device per process; the `GPU` object stays local to this module (a global one keeps Node alive). */
 export function acquireNodeGpu(opts: AcquireOptions = {}): Promise<Gpu> {
   shared ??= createNodeGpu(opts);
-  shared.catch(() => { shared = null; });
+  shared.catch(() => {
+    shared = null;
+  });
   return shared;
 }
 
@@ -154,14 +171,19 @@ export function createNodeGpu(opts: AcquireOptions = {}): Promise<Gpu> {
       const chosen = chooseVulkanDriver();
       driver = ` (driver ${chosen.driver}: ${chosen.reason})`;
       used = `Vulkan driver: ${chosen.driver} (${chosen.reason})`;
-      late = preset ? '' : '; the driver variables were set after the process started: run through an entry point that calls vulkanEnvForChild';
+      late = preset
+        ? ''
+        : '; the driver variables were set after the process started: run through an entry point that calls vulkanEnvForChild';
     }
     let webgpu: typeof import('webgpu');
     try {
       webgpu = await import('webgpu');
     } catch (e) {
-      throw new GpuError('NO_WEBGPU', `cannot load Dawn (the 'webgpu' package) for ${platform}-${process.arch}: ${(e as Error).message.split('\n')[0]}`,
-        'run `npm ci` in the project root; the package ships builds for macOS (universal), Windows and Linux (x64, arm64) only');
+      throw new GpuError(
+        'NO_WEBGPU',
+        `cannot load Dawn (the 'webgpu' package) for ${platform}-${process.arch}: ${(e as Error).message.split('\n')[0]}`,
+        'run `npm ci` in the project root; the package ships builds for macOS (universal), Windows and Linux (x64, arm64) only',
+      );
     }
     Object.assign(globalThis, webgpu.globals);
     const gpu = webgpu.create([`backend=${backend}`]);
@@ -170,7 +192,8 @@ export function createNodeGpu(opts: AcquireOptions = {}): Promise<Gpu> {
       g = await acquireFrom(gpu, opts);
     } catch (e) {
       // the browser's hint for a refused device speaks of tabs: here the driver is what to look at
-      if (e instanceof GpuError && e.code === 'NO_DEVICE') throw new GpuError('NO_DEVICE', `${messageWithoutHint(e.message)} (${api})`, noGpuHint(platform, backend));
+      if (e instanceof GpuError && e.code === 'NO_DEVICE')
+        throw new GpuError('NO_DEVICE', `${messageWithoutHint(e.message)} (${api})`, noGpuHint(platform, backend));
       if (e instanceof GpuError && e.code !== 'NO_ADAPTER') throw e;
       const why = e instanceof GpuError ? '' : `: ${(e as Error).message.split('\n')[0]}`;
       throw new GpuError('NO_ADAPTER', `no GPU: Dawn found no ${api} adapter${driver}${why}${late}`, noGpuHint(platform, backend));
@@ -182,4 +205,6 @@ export function createNodeGpu(opts: AcquireOptions = {}): Promise<Gpu> {
 }
 
 /** Forgets the shared device (after destroy() in fault-injection tests). */
-export function resetNodeGpu(): void { shared = null; }
+export function resetNodeGpu(): void {
+  shared = null;
+}

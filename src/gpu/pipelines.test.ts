@@ -22,7 +22,9 @@ describe('pipelines', () => {
     ]);
     expect(layoutEntries(code, { bindings: [undefined, buf] }, 'k')).toEqual([{ binding: 2, visibility: 4, buffer: { type: 'storage' } }]);
     expect(() => layoutEntries(code, { bindings: [buf, buf, buf, buf] }, 'k')).toThrow(/k: binding 4 is passed but not declared/);
-    expect(() => layoutEntries(code.replace('var<uniform>', 'var<storage, read>'), { bindings: [], uniforms: [1] }, 'k')).toThrow(/binding 0 is not declared var<uniform>/);
+    expect(() => layoutEntries(code.replace('var<uniform>', 'var<storage, read>'), { bindings: [], uniforms: [1] }, 'k')).toThrow(
+      /binding 0 is not declared var<uniform>/,
+    );
   });
 
   it('the work recorded while a pipeline is made (writes, copies, clears, a replay) runs in order, as with synchronous pipelines', async () => {

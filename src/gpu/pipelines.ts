@@ -31,13 +31,15 @@ export function layoutEntries(code: string, d: Pick<Dispatch, 'bindings' | 'unif
   const COMPUTE = 0x4; // GPUShaderStage.COMPUTE (absent before init in Node)
   const entries: GPUBindGroupLayoutEntry[] = [];
   if (d.uniforms) {
-    if (declared.get(0) !== 'uniform') throw new GpuError('VALIDATION', `${what}: uniforms passed, but binding 0 is not declared var<uniform>`);
+    if (declared.get(0) !== 'uniform')
+      throw new GpuError('VALIDATION', `${what}: uniforms passed, but binding 0 is not declared var<uniform>`);
     entries.push({ binding: 0, visibility: COMPUTE, buffer: { type: 'uniform', hasDynamicOffset: true } });
   }
   d.bindings.forEach((b, i) => {
     if (!b) return;
     const type = declared.get(i + 1);
-    if (type !== 'storage' && type !== 'read-only-storage') throw new GpuError('VALIDATION', `${what}: binding ${i + 1} is passed but not declared as var<storage>`);
+    if (type !== 'storage' && type !== 'read-only-storage')
+      throw new GpuError('VALIDATION', `${what}: binding ${i + 1} is passed but not declared as var<storage>`);
     entries.push({ binding: i + 1, visibility: COMPUTE, buffer: { type } });
   });
   return entries;
@@ -64,7 +66,10 @@ export class Pipelines {
   private nextId = 1;
 
   /** onError: where a pipeline's creation error goes (the Gpu raises it at its next wait point). */
-  constructor(private readonly device: GPUDevice, private readonly onError: (message: string) => void) {}
+  constructor(
+    private readonly device: GPUDevice,
+    private readonly onError: (message: string) => void,
+  ) {}
 
   /**
    * The program's pipeline entry, made at its first dispatch with the layout of the bindings `d` passes.
@@ -91,15 +96,26 @@ export class Pipelines {
     this.device.pushErrorScope('validation');
     const module = this.device.createShaderModule({ code, label: program.key });
     const desc: GPUComputePipelineDescriptor = {
-      layout: this.device.createPipelineLayout({ bindGroupLayouts: [layout], label: key }), compute: { module, entryPoint: program.entryPoint }, label: key,
+      layout: this.device.createPipelineLayout({ bindGroupLayouts: [layout], label: key }),
+      compute: { module, entryPoint: program.entryPoint },
+      label: key,
     };
     const entry: PipelineEntry = { pipeline: null, layout };
     this.asked++;
     if (this.async && !sync) {
-      const making: Promise<void> = this.device.createComputePipelineAsync(desc).then(
-        (pipeline) => { entry.pipeline = pipeline; this.made++; this.onMade?.(this.made, this.asked); },
-        (err: Error) => { this.onError(`pipeline ${key}: ${err.message}`); },
-      ).finally(() => this.making.delete(making));
+      const making: Promise<void> = this.device
+        .createComputePipelineAsync(desc)
+        .then(
+          (pipeline) => {
+            entry.pipeline = pipeline;
+            this.made++;
+            this.onMade?.(this.made, this.asked);
+          },
+          (err: Error) => {
+            this.onError(`pipeline ${key}: ${err.message}`);
+          },
+        )
+        .finally(() => this.making.delete(making));
       this.making.add(making);
     } else {
       entry.pipeline = this.device.createComputePipeline(desc);
@@ -116,5 +132,7 @@ export class Pipelines {
     while (this.making.size) await Promise.all(this.making);
   }
 
-  get size(): number { return this.byKey.size; }
+  get size(): number {
+    return this.byKey.size;
+  }
 }

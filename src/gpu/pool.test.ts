@@ -6,7 +6,15 @@ function fakeDevice() {
   const made: Array<{ size: number; usage: number; destroyed: boolean }> = [];
   const device = {
     createBuffer: ({ size, usage, label }: GPUBufferDescriptor) => {
-      const b = { size, usage, label, destroyed: false, destroy() { this.destroyed = true; } };
+      const b = {
+        size,
+        usage,
+        label,
+        destroyed: false,
+        destroy() {
+          this.destroyed = true;
+        },
+      };
       made.push(b);
       return b as unknown as GPUBuffer;
     },

@@ -127,7 +127,9 @@ export class BufferPool {
   private makeRoom(size: number): void {
     const bound = Math.max(this.stats.peakInUse, this.stats.bytesInUse + size) + this.headroom;
     if (this.stats.bytesAllocated + size <= bound) return;
-    const free = [...this.free.values()].flatMap((m) => [...m.values()]).flat()
+    const free = [...this.free.values()]
+      .flatMap((m) => [...m.values()])
+      .flat()
       .filter((b) => this.lastRequest.get(b)! <= this.requests - this.protectRecent)
       .sort((a, b) => this.lastRequest.get(a)! - this.lastRequest.get(b)!);
     const gone = new Set<GPUBuffer>();
@@ -162,7 +164,12 @@ export class BufferPool {
 
   /** Destroys every free buffer (the retired ones too), and starts the in-use peak again from what is in use. */
   trim(): void {
-    for (const bySize of this.free.values()) for (const list of bySize.values()) for (const b of list) { this.forget(b); b.destroy(); }
+    for (const bySize of this.free.values())
+      for (const list of bySize.values())
+        for (const b of list) {
+          this.forget(b);
+          b.destroy();
+        }
     this.free.clear();
     this.destroyRetired();
     this.stats.peakInUse = this.stats.bytesInUse;

@@ -27,7 +27,9 @@ export class Profiler {
     return { querySet: this.querySet, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 };
   }
 
-  get full(): boolean { return this.keys.length >= CAPACITY; }
+  get full(): boolean {
+    return this.keys.length >= CAPACITY;
+  }
 
   /** Resolves the recorded queries into a readback (recorded into `encoder`, read after its submit). */
   flush(encoder: GPUCommandEncoder, afterSubmit: (fn: () => void) => void): void {
@@ -38,14 +40,18 @@ export class Profiler {
     const staging = this.device.createBuffer({ size: n * 16, usage: 0x0001 | 0x0008, label: 'profiler.read' }); // MAP_READ | COPY_DST
     encoder.resolveQuerySet(this.querySet, 0, n * 2, this.resolve, 0);
     encoder.copyBufferToBuffer(this.resolve, 0, staging, 0, n * 16);
-    this.pending.push(new Promise((done) => afterSubmit(() => {
-      void staging.mapAsync(1).then(() => {
-        const t = new BigUint64Array(staging.getMappedRange().slice(0));
-        staging.unmap();
-        staging.destroy();
-        done(keys.map((k, i) => [k, Number(t[2 * i + 1] - t[2 * i]) / 1e6]));
-      });
-    })));
+    this.pending.push(
+      new Promise((done) =>
+        afterSubmit(() => {
+          void staging.mapAsync(1).then(() => {
+            const t = new BigUint64Array(staging.getMappedRange().slice(0));
+            staging.unmap();
+            staging.destroy();
+            done(keys.map((k, i) => [k, Number(t[2 * i + 1] - t[2 * i]) / 1e6]));
+          });
+        }),
+      ),
+    );
   }
 
   async report(): Promise<KernelTime[]> {

@@ -26,7 +26,10 @@ interface Entry {
 class Slot<T> implements Later<T> {
   private done = false;
   private v!: T;
-  constructor(private readonly e: Entry, private readonly fn: (x: Values) => T) {}
+  constructor(
+    private readonly e: Entry,
+    private readonly fn: (x: Values) => T,
+  ) {}
   get(): T {
     if (!this.done) {
       if (!this.e.value) throw new Error(`readback of ${this.e.t.label}: read before its queue was flushed`);
@@ -66,7 +69,9 @@ export class ReadQueue {
     this.queue = [];
     try {
       const vs = await this.gpu.readMany(q.map((e) => e.t));
-      q.forEach((e, i) => { e.value = vs[i]; });
+      q.forEach((e, i) => {
+        e.value = vs[i];
+      });
     } finally {
       for (const e of q) if (e.own) this.gpu.release(e.t);
     }

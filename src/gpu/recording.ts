@@ -30,9 +30,13 @@ export class Recording {
 export class Recorder {
   private current: { steps: RecordedStep[]; held: GPUBuffer[] } | null = null;
 
-  get active(): boolean { return this.current !== null; }
+  get active(): boolean {
+    return this.current !== null;
+  }
 
-  start(): void { this.current = { steps: [], held: [] }; }
+  start(): void {
+    this.current = { steps: [], held: [] };
+  }
 
   stop(release: (b: GPUBuffer) => void): Recording {
     const r = this.current;
@@ -41,7 +45,9 @@ export class Recorder {
     return new Recording(r.steps, r.held, release);
   }
 
-  step(s: RecordedStep): void { this.current?.steps.push(s); }
+  step(s: RecordedStep): void {
+    this.current?.steps.push(s);
+  }
 
   /** Keeps a buffer released while recording: a replay still uses it, so the pool gets it at dispose(). */
   hold(b: GPUBuffer): boolean {

@@ -29,6 +29,7 @@ export const shapeStr = (t: { shape: readonly number[]; dtype?: DType }): string
 
 /** The same buffer seen with another shape of equal size (not pooled: release the original, not the view). */
 export function view(t: Tensor, shape: readonly number[]): Tensor {
-  if (numel(shape) !== numel(t.shape)) throw new Error(`view of ${t.label}: [${t.shape.join(', ')}] cannot be seen as [${shape.join(', ')}]`);
+  if (numel(shape) !== numel(t.shape))
+    throw new Error(`view of ${t.label}: [${t.shape.join(', ')}] cannot be seen as [${shape.join(', ')}]`);
   return { buffer: t.buffer, shape: [...shape], dtype: t.dtype, pooled: false, label: t.label };
 }

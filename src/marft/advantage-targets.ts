@@ -41,34 +41,55 @@ const boundary = (a: ActionRecord, b: ActionRecord | undefined): GaeNextKind => 
  */
 export function shapedTeamRewards(episodes: readonly EpisodeRecord[], config: RunConfig): number[][] {
   const { rewardScaling, rewardBias, rewardClip, rewardNorm } = config.ppo;
-  const shaped = episodes.map((ep) => ep.turns.map((t) => Math.min(rewardClip, Math.max(-rewardClip, (t.teamReward + rewardBias) * rewardScaling))));
+  const shaped = episodes.map((ep) =>
+    ep.turns.map((t) => Math.min(rewardClip, Math.max(-rewardClip, (t.teamReward + rewardBias) * rewardScaling))),
+  );
   if (!rewardNorm || episodes.length === 0) return shaped;
   const G = rewardNorm === 'group' ? config.rollout.groupSize : episodes.length;
   checkGroups('shapedTeamRewards', episodes.length, G);
   for (let g0 = 0; g0 < episodes.length; g0 += G) {
     const flat = shaped.slice(g0, g0 + G).flat();
-    const norm = normalizePooled(flat, flat.map(() => 1));
+    const norm = normalizePooled(
+      flat,
+      flat.map(() => 1),
+    );
     let i = 0;
     for (let e = g0; e < g0 + G; e++) shaped[e] = shaped[e].map(() => norm[i++]);
   }
   return shaped;
 }
 
-export function creditRewards(ep: EpisodeRecord, config: RunConfig, teamRewards: readonly number[] = ep.turns.map((t) => t.teamReward)): Map<ActionRecord, number> {
+export function creditRewards(
+  ep: EpisodeRecord,
+  config: RunConfig,
+  teamRewards: readonly number[] = ep.turns.map((t) => t.teamReward),
+): Map<ActionRecord, number> {
   const c = config.credit;
   const out = new Map<ActionRecord, number>();
   ep.turns.forEach((turn, t) => {
     const acts = ep.actions.filter((a) => a.turn === t);
-    const r = assignCredit(teamRewards[t], acts.map((a) => ({ role: a.role, text: a.text, score: turn.answers[a.role]?.score ?? null })), {
-      method: c.method, discount: c.discount, rewardSharing: c.rewardSharing, correct: turn.correct,
-      rewardFns: stepRewardFns(c.perStep), fallback: c.fallback ? STEP_REWARDS[c.fallback as StepRewardName] : undefined,
-    });
+    const r = assignCredit(
+      teamRewards[t],
+      acts.map((a) => ({ role: a.role, text: a.text, score: turn.answers[a.role]?.score ?? null })),
+      {
+        method: c.method,
+        discount: c.discount,
+        rewardSharing: c.rewardSharing,
+        correct: turn.correct,
+        rewardFns: stepRewardFns(c.perStep),
+        fallback: c.fallback ? STEP_REWARDS[c.fallback as StepRewardName] : undefined,
+      },
+    );
     acts.forEach((a, i) => out.set(a, r[i]));
   });
   return out;
 }
 
-export function computeTargets(episodes: readonly EpisodeRecord[], scores: Map<ActionRecord, ActionScores>, config: RunConfig): Map<ActionRecord, ActionTargets> {
+export function computeTargets(
+  episodes: readonly EpisodeRecord[],
+  scores: Map<ActionRecord, ActionScores>,
+  config: RunConfig,
+): Map<ActionRecord, ActionTargets> {
   const out = new Map<ActionRecord, ActionTargets>();
   const { gamma, lambda } = config.ppo;
   const team = shapedTeamRewards(episodes, config);
@@ -84,8 +105,15 @@ export function computeTargets(episodes: readonly EpisodeRecord[], scores: Map<A
     const acts = ep.actions;
     if (config.level === 'action') {
       const shaped = acts.map((a) => credited[e].get(a)! + (klOf(a)?.reduce((x, y) => x + y, 0) ?? 0));
-      const r = gae(shaped, acts.map((a) => scores.get(a)!.values[0]), acts.map((a, i) => boundary(a, acts[i + 1])), { gamma, lambda });
-      acts.forEach((a, i) => out.set(a, { reward: credited[e].get(a)!, advantages: [r.advantages[i]], returns: [r.returns[i]], trace: [r.trace[i]] }));
+      const r = gae(
+        shaped,
+        acts.map((a) => scores.get(a)!.values[0]),
+        acts.map((a, i) => boundary(a, acts[i + 1])),
+        { gamma, lambda },
+      );
+      acts.forEach((a, i) =>
+        out.set(a, { reward: credited[e].get(a)!, advantages: [r.advantages[i]], returns: [r.returns[i]], trace: [r.trace[i]] }),
+      );
       return;
     }
     // token level: the episode's generated tokens in acting order, a masked separator between actions
@@ -94,13 +122,26 @@ export function computeTargets(episodes: readonly EpisodeRecord[], scores: Map<A
     const agentIds: number[] = [];
     const kl: number[] = []; // per position: the KL reward (0 without klIn 'reward' and on separators)
     for (const a of acts) {
-      if (values.length) { values.push(0); mask.push(0); agentIds.push(-1); kl.push(0); }
+      if (values.length) {
+        values.push(0);
+        mask.push(0);
+        agentIds.push(-1);
+        kl.push(0);
+      }
       const v = scores.get(a)!.values;
       const ka = klOf(a);
-      for (let k = 0; k < a.actionIds.length; k++) { values.push(v[k]); mask.push(1); agentIds.push(a.agent); kl.push(ka ? ka[k] : 0); }
+      for (let k = 0; k < a.actionIds.length; k++) {
+        values.push(v[k]);
+        mask.push(1);
+        agentIds.push(a.agent);
+        kl.push(ka ? ka[k] : 0);
+      }
     }
     const actionRewards = acts.map((a) => credited[e].get(a)!);
-    const credit = klIn === 'reward' && klCoef > 0 ? { rewards: placeOnLastTokens(values.length, actionSpans(mask, agentIds), actionRewards).map((r, k) => r + kl[k]) } : { actionRewards };
+    const credit =
+      klIn === 'reward' && klCoef > 0
+        ? { rewards: placeOnLastTokens(values.length, actionSpans(mask, agentIds), actionRewards).map((r, k) => r + kl[k]) }
+        : { actionRewards };
     const r = tokenLevelGae({ values, lossMask: mask, agentIds, ...credit, actionTurns: acts.map((a) => a.turn), gamma, lambda });
     let pos = 0;
     let step = 0; // r.trace has one step per generated token, without the separators
@@ -108,7 +149,9 @@ export function computeTargets(episodes: readonly EpisodeRecord[], scores: Map<A
       if (i > 0) pos++;
       const n = a.actionIds.length;
       out.set(a, {
-        reward: credited[e].get(a)!, advantages: Array.from(r.advantages.subarray(pos, pos + n)), returns: Array.from(r.returns.subarray(pos, pos + n)),
+        reward: credited[e].get(a)!,
+        advantages: Array.from(r.advantages.subarray(pos, pos + n)),
+        returns: Array.from(r.returns.subarray(pos, pos + n)),
         trace: r.trace.slice(step, step + n),
       });
       pos += n;
@@ -132,11 +175,16 @@ export function computeTargets(episodes: readonly EpisodeRecord[], scores: Map<A
  *   reward-to-go with the same agent's, which suits per_step rewards; a common scale is normalised away.
  * Either way a group whose values are all equal gets exactly 0; std per ppo.groupStd, eps 1e-5.
  */
-function grpoTargets(episodes: readonly EpisodeRecord[], credited: Map<ActionRecord, number>[], config: RunConfig): Map<ActionRecord, ActionTargets> {
+function grpoTargets(
+  episodes: readonly EpisodeRecord[],
+  credited: Map<ActionRecord, number>[],
+  config: RunConfig,
+): Map<ActionRecord, ActionTargets> {
   const out = new Map<ActionRecord, ActionTargets>();
   const G = config.rollout.groupSize;
   const opts = { std: config.ppo.groupStd };
-  const set = (a: ActionRecord, e: number, adv: number) => out.set(a, { reward: credited[e].get(a)!, advantages: a.actionIds.map(() => adv), returns: [], trace: [] });
+  const set = (a: ActionRecord, e: number, adv: number) =>
+    out.set(a, { reward: credited[e].get(a)!, advantages: a.actionIds.map(() => adv), returns: [], trace: [] });
   checkGroups('grpoTargets', episodes.length, G);
   // reward-to-go of every action (gamma = 1): its own credited reward plus every later one of the episode
   const togo = episodes.map((ep, e) => {
@@ -150,12 +198,18 @@ function grpoTargets(episodes: readonly EpisodeRecord[], credited: Map<ActionRec
     if (config.ppo.groupNorm === 'pooled') {
       // one entry per generated token; the action's first token carries the value its tokens share
       const x: number[] = [];
-      const firstToken: number[][] = members.map((e) => episodes[e].actions.map((a, k) => {
-        const at = x.length;
-        for (let j = 0; j < a.actionIds.length; j++) x.push(togo[e][k]);
-        return at;
-      }));
-      const adv = normalizePooled(x, x.map(() => 1), opts);
+      const firstToken: number[][] = members.map((e) =>
+        episodes[e].actions.map((a, k) => {
+          const at = x.length;
+          for (let j = 0; j < a.actionIds.length; j++) x.push(togo[e][k]);
+          return at;
+        }),
+      );
+      const adv = normalizePooled(
+        x,
+        x.map(() => 1),
+        opts,
+      );
       members.forEach((e, m) => episodes[e].actions.forEach((a, k) => set(a, e, a.actionIds.length ? adv[firstToken[m][k]] : 0)));
       continue;
     }
@@ -171,7 +225,10 @@ function grpoTargets(episodes: readonly EpisodeRecord[], credited: Map<ActionRec
       });
     }
     for (const at of groups.values()) {
-      const adv = normalizeGroup(at.map(([e, k]) => togo[e][k]), opts);
+      const adv = normalizeGroup(
+        at.map(([e, k]) => togo[e][k]),
+        opts,
+      );
       at.forEach(([e, k], i) => set(episodes[e].actions[k], e, adv[i]));
     }
   }

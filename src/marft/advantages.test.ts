@@ -29,26 +29,63 @@ describe('action-level GAE', () => {
     // t0, agent 0:           delta = 0 + 0.9*0.6 - 0.5 = 0.04;                   A = 0.04 + 0.45*0.0795 = 0.075775
     // returns = A + V: 0.575775, 0.6795, 0.81, 1.0
     const cfg = duoConfig('action', 0.9, 0.5);
-    const t = targetsOf(cfg, handEpisode(cfg, [
-      { teamReward: 0, actions: [{ agent: 0, values: [0.5] }, { agent: 1, values: [0.6] }] },
-      { teamReward: 1, actions: [{ agent: 0, values: [0.7] }, { agent: 1, values: [0.8] }] },
-    ]));
-    close(t.map((x) => x.reward), [0, 0, 0, 1]);
-    close(t.flatMap((x) => x.advantages), [0.075775, 0.0795, 0.11, 0.2]);
-    close(t.flatMap((x) => x.returns), [0.575775, 0.6795, 0.81, 1.0]);
+    const t = targetsOf(
+      cfg,
+      handEpisode(cfg, [
+        {
+          teamReward: 0,
+          actions: [
+            { agent: 0, values: [0.5] },
+            { agent: 1, values: [0.6] },
+          ],
+        },
+        {
+          teamReward: 1,
+          actions: [
+            { agent: 0, values: [0.7] },
+            { agent: 1, values: [0.8] },
+          ],
+        },
+      ]),
+    );
+    close(
+      t.map((x) => x.reward),
+      [0, 0, 0, 1],
+    );
+    close(
+      t.flatMap((x) => x.advantages),
+      [0.075775, 0.0795, 0.11, 0.2],
+    );
+    close(
+      t.flatMap((x) => x.returns),
+      [0.575775, 0.6795, 0.81, 1.0],
+    );
     // the trace holds the terms above: delta, where V_next came from, V_next and A_next
     const steps = t.flatMap((x) => x.trace);
-    close(steps.map((s) => s.delta), [0.04, 0.03, 0.02, 0.2]);
+    close(
+      steps.map((s) => s.delta),
+      [0.04, 0.03, 0.02, 0.2],
+    );
     expect(steps.map((s) => s.next)).toEqual(['agent', 'turn', 'agent', 'end']);
-    close(steps.map((s) => s.nextValue), [0.6, 0.7, 0.8, 0]);
-    close(steps.map((s) => s.nextAdvantage), [0.0795, 0.11, 0.2, 0]);
+    close(
+      steps.map((s) => s.nextValue),
+      [0.6, 0.7, 0.8, 0],
+    );
+    close(
+      steps.map((s) => s.nextAdvantage),
+      [0.0795, 0.11, 0.2, 0],
+    );
     for (const s of steps) {
       expect([s.gamma, s.lambda]).toEqual([0.9, 0.5]);
       expect(s.delta).toBe(s.reward + s.gamma * s.nextValue - s.value);
       expect(s.advantage).toBe(s.delta + s.gamma * s.lambda * s.nextAdvantage);
       expect(s.ret).toBe(s.advantage + s.value);
     }
-    close(steps.map((s) => s.advantage), t.flatMap((x) => x.advantages), 15);
+    close(
+      steps.map((s) => s.advantage),
+      t.flatMap((x) => x.advantages),
+      15,
+    );
   });
   it('cuts the chain at an episode end and bootstraps a truncated rollout', () => {
     // Episode 1 = turn 0 (done, reward 1 on the last agent); turn 1 starts episode 2, truncated with
@@ -65,10 +102,39 @@ describe('action-level GAE', () => {
     // On the trainer's path the second episode finishes too (team reward 0), and episode 1 is unchanged:
     // ep 2, last: delta = 0 + 0 - 0.8 = -0.8, A = -0.8; a0: delta = 0.9*0.8 - 0.7 = 0.02, A = 0.02 + 0.45*(-0.8) = -0.34.
     const cfg = duoConfig('action', 0.9, 0.5);
-    const t = targetsOf(cfg,
-      handEpisode(cfg, [{ teamReward: 1, actions: [{ agent: 0, values: [0.5] }, { agent: 1, values: [0.6] }] }], 0),
-      handEpisode(cfg, [{ teamReward: 0, actions: [{ agent: 0, values: [0.7] }, { agent: 1, values: [0.8] }] }], 1));
-    close(t.flatMap((x) => x.advantages), [0.22, 0.4, -0.34, -0.8]);
+    const t = targetsOf(
+      cfg,
+      handEpisode(
+        cfg,
+        [
+          {
+            teamReward: 1,
+            actions: [
+              { agent: 0, values: [0.5] },
+              { agent: 1, values: [0.6] },
+            ],
+          },
+        ],
+        0,
+      ),
+      handEpisode(
+        cfg,
+        [
+          {
+            teamReward: 0,
+            actions: [
+              { agent: 0, values: [0.7] },
+              { agent: 1, values: [0.8] },
+            ],
+          },
+        ],
+        1,
+      ),
+    );
+    close(
+      t.flatMap((x) => x.advantages),
+      [0.22, 0.4, -0.34, -0.8],
+    );
     expect(t.map((x) => x.trace[0].next)).toEqual(['agent', 'end', 'agent', 'end']);
   });
   it('with gamma = lambda = 1 gives reward-to-go minus value', () => {
@@ -93,33 +159,98 @@ describe('token-level GAE', () => {
     // returns = A + V.
     const cfg = duoConfig('token', 0.9, 0.5);
     cfg.credit = { ...cfg.credit, method: 'step_discount', discount: 0.5 };
-    const t = targetsOf(cfg, handEpisode(cfg, [{ teamReward: 1, actions: [{ agent: 0, values: [0.2, 0.4] }, { agent: 1, values: [0.5, 0.6, 0.7] }] }]));
-    close(t.map((x) => x.reward), [0.5, 1]);
-    close(t.flatMap((x) => x.advantages), [0.430635625, 0.6014125, 0.11425, 0.165, 0.3]);
-    close(t.flatMap((x) => x.returns), [0.630635625, 1.0014125, 0.61425, 0.765, 1.0]);
+    const t = targetsOf(
+      cfg,
+      handEpisode(cfg, [
+        {
+          teamReward: 1,
+          actions: [
+            { agent: 0, values: [0.2, 0.4] },
+            { agent: 1, values: [0.5, 0.6, 0.7] },
+          ],
+        },
+      ]),
+    );
+    close(
+      t.map((x) => x.reward),
+      [0.5, 1],
+    );
+    close(
+      t.flatMap((x) => x.advantages),
+      [0.430635625, 0.6014125, 0.11425, 0.165, 0.3],
+    );
+    close(
+      t.flatMap((x) => x.returns),
+      [0.630635625, 1.0014125, 0.61425, 0.765, 1.0],
+    );
     const steps = t.flatMap((x) => x.trace);
-    close(steps.map((s) => s.delta), [0.16, 0.55, 0.04, 0.03, 0.3]);
-    close(steps.map((s) => s.reward), [0, 0.5, 0, 0, 1]);
+    close(
+      steps.map((s) => s.delta),
+      [0.16, 0.55, 0.04, 0.03, 0.3],
+    );
+    close(
+      steps.map((s) => s.reward),
+      [0, 0.5, 0, 0, 1],
+    );
     expect(steps.map((s) => s.next)).toEqual(['token', 'agent', 'token', 'token', 'end']);
-    close(steps.map((s) => s.nextValue), [0.4, 0.5, 0.6, 0.7, 0]);
-    close(steps.map((s) => s.advantage), t.flatMap((x) => x.advantages), 15);
+    close(
+      steps.map((s) => s.nextValue),
+      [0.4, 0.5, 0.6, 0.7, 0],
+    );
+    close(
+      steps.map((s) => s.advantage),
+      t.flatMap((x) => x.advantages),
+      15,
+    );
   });
   it('with gamma = lambda = 1 (AReaL default) gives reward-to-go minus value', () => {
     // Reward-to-go from a0's tokens is 0.5 + 1 = 1.5, from a1's is 1.
     const cfg = duoConfig('token', 1, 1);
     cfg.credit = { ...cfg.credit, method: 'step_discount', discount: 0.5 };
-    const t = targetsOf(cfg, handEpisode(cfg, [{ teamReward: 1, actions: [{ agent: 0, values: [0.2, 0.4] }, { agent: 1, values: [0.5, 0.6, 0.7] }] }]));
-    close(t.flatMap((x) => x.advantages), [1.3, 1.1, 0.5, 0.4, 0.3]);
+    const t = targetsOf(
+      cfg,
+      handEpisode(cfg, [
+        {
+          teamReward: 1,
+          actions: [
+            { agent: 0, values: [0.2, 0.4] },
+            { agent: 1, values: [0.5, 0.6, 0.7] },
+          ],
+        },
+      ]),
+    );
+    close(
+      t.flatMap((x) => x.advantages),
+      [1.3, 1.1, 0.5, 0.4, 0.3],
+    );
   });
   it('crosses into the next turn from the last agent', () => {
     // One token per action, gamma = lambda = 1, credit equal: reward 1 on turn 1's solver only.
     const cfg = duoConfig('token', 1, 1);
-    const t = targetsOf(cfg, handEpisode(cfg, [
-      { teamReward: 0, actions: [{ agent: 0, values: [0.1] }, { agent: 1, values: [0.2] }] },
-      { teamReward: 1, actions: [{ agent: 0, values: [0.3] }, { agent: 1, values: [0.4] }] },
-    ]));
+    const t = targetsOf(
+      cfg,
+      handEpisode(cfg, [
+        {
+          teamReward: 0,
+          actions: [
+            { agent: 0, values: [0.1] },
+            { agent: 1, values: [0.2] },
+          ],
+        },
+        {
+          teamReward: 1,
+          actions: [
+            { agent: 0, values: [0.3] },
+            { agent: 1, values: [0.4] },
+          ],
+        },
+      ]),
+    );
     expect(t.map((x) => x.trace[0].next)).toEqual(['agent', 'turn', 'agent', 'end']);
-    close(t.flatMap((x) => x.advantages), [0.9, 0.8, 0.7, 0.6]);
+    close(
+      t.flatMap((x) => x.advantages),
+      [0.9, 0.8, 0.7, 0.6],
+    );
   });
 
   // The sequence layout itself: prompt and transition tokens inside one sequence (values 9 to show they are unused).
@@ -137,8 +268,12 @@ describe('token-level GAE', () => {
     close(gamma1.advantages, [0, 0, 1.3, 1.1, 0, 0.5, 0.4, 0.3]);
   });
   it('rejects rewards on masked tokens and bad agent ids', () => {
-    expect(() => tokenLevelGae({ values, lossMask, agentIds, rewards: [1, 0, 0, 0, 0, 0, 0, 0], gamma: 1, lambda: 1 })).toThrow(/token 0 has reward 1 but lossMask 0/);
-    expect(() => tokenLevelGae({ values, lossMask, agentIds: [-1, -1, -1, 0, -1, 1, 1, 1], actionRewards: [0, 0], gamma: 1, lambda: 1 })).toThrow(/agent id -1/);
+    expect(() => tokenLevelGae({ values, lossMask, agentIds, rewards: [1, 0, 0, 0, 0, 0, 0, 0], gamma: 1, lambda: 1 })).toThrow(
+      /token 0 has reward 1 but lossMask 0/,
+    );
+    expect(() =>
+      tokenLevelGae({ values, lossMask, agentIds: [-1, -1, -1, 0, -1, 1, 1, 1], actionRewards: [0, 0], gamma: 1, lambda: 1 }),
+    ).toThrow(/agent id -1/);
   });
 });
 
@@ -147,37 +282,77 @@ describe('KL in the rewards (ppo.klIn "reward")', () => {
   // generated token (estimator clamped to ±10, areal/utils/data.py), the team reward added on top, then GAE.
   // Hand episode: old log-probs -0.9 on every token; reference log-probs a0 (-1.4, -0.9), a1 (-0.9, -2.9, -20).
   // k1 = old - ref: a0 (0.5, 0), a1 (0, 2, 19.1 -> clamped to 10); with kl_ctl 0.1: a0 (-0.05, 0), a1 (0, -0.2, -1).
-  const refs = [[-1.4, -0.9], [-0.9, -2.9, -20]];
+  const refs = [
+    [-1.4, -0.9],
+    [-0.9, -2.9, -20],
+  ];
   function shaped(level: 'action' | 'token', klIn: 'loss' | 'reward') {
     const cfg = duoConfig(level, 1, 1);
     cfg.ppo = { ...cfg.ppo, klIn, klCoef: 0.1, klEstimator: 'k1' };
-    const built = handEpisode(cfg, [{ teamReward: 1, actions: level === 'token'
-      ? [{ agent: 0, values: [0.2, 0.4] }, { agent: 1, values: [0.5, 0.6, 0.7] }]
-      : [{ agent: 0, values: [0.3], ids: [5, 6] }, { agent: 1, values: [0.6], ids: [5, 6, 7] }] }]);
-    built.episode.actions.forEach((a, i) => { built.scores.get(a)!.refLogp = refs[i]; });
+    const built = handEpisode(cfg, [
+      {
+        teamReward: 1,
+        actions:
+          level === 'token'
+            ? [
+                { agent: 0, values: [0.2, 0.4] },
+                { agent: 1, values: [0.5, 0.6, 0.7] },
+              ]
+            : [
+                { agent: 0, values: [0.3], ids: [5, 6] },
+                { agent: 1, values: [0.6], ids: [5, 6, 7] },
+              ],
+      },
+    ]);
+    built.episode.actions.forEach((a, i) => {
+      built.scores.get(a)!.refLogp = refs[i];
+    });
     return targetsOf(cfg, built);
   }
   it('token level: on every generated token before GAE', () => {
     // credit equal: R = 1 on a1's last token -> token rewards (-0.05, 0 | 0, -0.2, 1 - 1 = 0); gamma = lambda = 1:
     // A = reward-to-go - V = (-0.25 - 0.2, -0.2 - 0.4, -0.2 - 0.5, -0.2 - 0.6, 0 - 0.7)
     const t = shaped('token', 'reward');
-    close(t.flatMap((x) => x.advantages), [-0.45, -0.6, -0.7, -0.8, -0.7]);
-    close(t.flatMap((x) => x.trace).map((st) => st.reward), [-0.05, 0, 0, -0.2, 0]);
-    close(t.map((x) => x.reward), [0, 1]); // the credited reward, without the KL part
+    close(
+      t.flatMap((x) => x.advantages),
+      [-0.45, -0.6, -0.7, -0.8, -0.7],
+    );
+    close(
+      t.flatMap((x) => x.trace).map((st) => st.reward),
+      [-0.05, 0, 0, -0.2, 0],
+    );
+    close(
+      t.map((x) => x.reward),
+      [0, 1],
+    ); // the credited reward, without the KL part
     // klIn "loss" (today's placement): the rewards carry no KL, whatever klCoef says
-    close(shaped('token', 'loss').flatMap((x) => x.advantages), [0.8, 0.6, 0.5, 0.4, 0.3]);
+    close(
+      shaped('token', 'loss').flatMap((x) => x.advantages),
+      [0.8, 0.6, 0.5, 0.4, 0.3],
+    );
   });
-  it('action level: the action\'s tokens\' penalties summed onto its reward', () => {
+  it("action level: the action's tokens' penalties summed onto its reward", () => {
     // a0: 0 + (-0.05 + 0) = -0.05; a1: 1 + (0 - 0.2 - 1) = -0.2; A = reward-to-go - V = (-0.25 - 0.3, -0.2 - 0.6)
     const t = shaped('action', 'reward');
-    close(t.flatMap((x) => x.trace).map((st) => st.reward), [-0.05, -0.2]);
-    close(t.flatMap((x) => x.advantages), [-0.55, -0.8]);
-    close(shaped('action', 'loss').flatMap((x) => x.advantages), [0.7, 0.4]);
+    close(
+      t.flatMap((x) => x.trace).map((st) => st.reward),
+      [-0.05, -0.2],
+    );
+    close(
+      t.flatMap((x) => x.advantages),
+      [-0.55, -0.8],
+    );
+    close(
+      shaped('action', 'loss').flatMap((x) => x.advantages),
+      [0.7, 0.4],
+    );
   });
   it('needs the reference log-probs', () => {
     const cfg = duoConfig('token', 1, 1);
     cfg.ppo = { ...cfg.ppo, klIn: 'reward', klCoef: 0.1 };
-    expect(() => targetsOf(cfg, handEpisode(cfg, [{ teamReward: 1, actions: [{ agent: 0, values: [0.2] }] }]))).toThrow(/klRewards: refLogp has length 0, expected 1/);
+    expect(() => targetsOf(cfg, handEpisode(cfg, [{ teamReward: 1, actions: [{ agent: 0, values: [0.2] }] }]))).toThrow(
+      /klRewards: refLogp has length 0, expected 1/,
+    );
   });
 });
 

@@ -90,8 +90,16 @@ export function gae(
     advantages[k] = delta + gamma * lambda * notDone * nextAdv;
     returns[k] = advantages[k] + values[k];
     trace[k] = {
-      reward: rewards[k], value: values[k], next: next[k], nextValue: notDone ? nextValue : 0, nextAdvantage: notDone ? nextAdv : 0,
-      delta, gamma, lambda, advantage: advantages[k], ret: returns[k],
+      reward: rewards[k],
+      value: values[k],
+      next: next[k],
+      nextValue: notDone ? nextValue : 0,
+      nextAdvantage: notDone ? nextAdv : 0,
+      delta,
+      gamma,
+      lambda,
+      advantage: advantages[k],
+      ret: returns[k],
     };
     nextValue = values[k];
     nextAdv = advantages[k];
@@ -125,12 +133,14 @@ export function tokenLevelGae(input: TokenGaeInput): GaeResult {
   const spans = actionSpans(lossMask, agentIds);
   checkLengths('tokenLevelGae', spans.length, { actionTurns });
   let rewards: ArrayLike<number>;
-  if (input.rewards && input.actionRewards) marftFail('SHAPE', 'tokenLevelGae: give rewards (per token) or actionRewards (per action), not both');
+  if (input.rewards && input.actionRewards)
+    marftFail('SHAPE', 'tokenLevelGae: give rewards (per token) or actionRewards (per action), not both');
   if (input.actionRewards) rewards = placeOnLastTokens(T, spans, input.actionRewards);
   else if (input.rewards) rewards = input.rewards;
   else return marftFail('SHAPE', 'tokenLevelGae: give rewards (per token) or actionRewards (per action)');
   for (let k = T - 1; k >= 0; k--) {
-    if (!lossMask[k] && rewards[k] !== 0) marftFail('SHAPE', `tokenLevelGae: token ${k} has reward ${rewards[k]} but lossMask 0; rewards go on generated tokens`);
+    if (!lossMask[k] && rewards[k] !== 0)
+      marftFail('SHAPE', `tokenLevelGae: token ${k} has reward ${rewards[k]} but lossMask 0; rewards go on generated tokens`);
   }
   const pos: number[] = [];
   const next: GaeNextKind[] = [];
@@ -141,7 +151,12 @@ export function tokenLevelGae(input: TokenGaeInput): GaeResult {
       next.push(k < s.end - 1 ? 'token' : boundary);
     }
   });
-  const r = gae(pos.map((k) => rewards[k]), pos.map((k) => values[k]), next, { gamma, lambda });
+  const r = gae(
+    pos.map((k) => rewards[k]),
+    pos.map((k) => values[k]),
+    next,
+    { gamma, lambda },
+  );
   const advantages = new Float64Array(T);
   const returns = new Float64Array(T);
   pos.forEach((k, j) => {
@@ -197,11 +212,15 @@ export function normalizeGroup(group: readonly number[], options: { std?: GroupS
  * is 1, as AReaL's; 'none' divides by 1 with no eps. Entries that are all equal give exactly 0, however
  * the mean rounds.
  */
-export function normalizePooled(x: ArrayLike<number>, mask: ArrayLike<number>, options: { std?: GroupStd; eps?: number } = {}): Float64Array {
+export function normalizePooled(
+  x: ArrayLike<number>,
+  mask: ArrayLike<number>,
+  options: { std?: GroupStd; eps?: number } = {},
+): Float64Array {
   const n = x.length;
   checkLengths('normalizePooled', n, { mask });
   const stdKind = options.std ?? 'sample';
-  const eps = stdKind === 'none' ? 0 : options.eps ?? GRPO_EPS;
+  const eps = stdKind === 'none' ? 0 : (options.eps ?? GRPO_EPS);
   const out = new Float64Array(n);
   let count = 0;
   let sum = 0;
@@ -234,11 +253,22 @@ export function checkGroups(op: string, n: number, groupSize: number): void {
  * A = (r - mean_group) / (std_group + eps). A group of one (sample std undefined) or of equal rewards gets
  * exactly 0.
  */
-export function groupNormalize(rewards: ArrayLike<number>, groupSize: number, options: { std?: GroupStd; eps?: number } = {}): Float64Array {
+export function groupNormalize(
+  rewards: ArrayLike<number>,
+  groupSize: number,
+  options: { std?: GroupStd; eps?: number } = {},
+): Float64Array {
   const n = rewards.length;
   checkGroups('groupNormalize', n, groupSize);
   const out = new Float64Array(n);
-  for (let g = 0; g < n; g += groupSize) out.set(normalizeGroup(Array.from({ length: groupSize }, (_, i) => rewards[g + i]), options), g);
+  for (let g = 0; g < n; g += groupSize)
+    out.set(
+      normalizeGroup(
+        Array.from({ length: groupSize }, (_, i) => rewards[g + i]),
+        options,
+      ),
+      g,
+    );
   return out;
 }
 

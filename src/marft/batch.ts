@@ -35,9 +35,16 @@ export function buildBatch(actions: readonly ActionRecord[], slotOf: (agent: num
   let at = 0;
   actions.forEach((a, b) => {
     const seq = [...a.promptIds, ...a.actionIds];
-    seq.forEach((id, t) => { ids[b * T + t] = id; mask[b * T + t] = 1; });
+    seq.forEach((id, t) => {
+      ids[b * T + t] = id;
+      mask[b * T + t] = 1;
+    });
     const start = b * T + a.promptIds.length - 1;
-    a.actionIds.forEach((id, k) => { targets[start + k] = id; logitRows[at + k] = start + k; logitTargets[at + k] = id; });
+    a.actionIds.forEach((id, k) => {
+      targets[start + k] = id;
+      logitRows[at + k] = start + k;
+      logitTargets[at + k] = id;
+    });
     rows.push({ start, count: a.actionIds.length, at });
     at += a.actionIds.length;
   });
@@ -65,8 +72,13 @@ export const CHUNK_MAX_ROWS = 64;
  * the one of least padded tokens plus CHUNK_COST_TOKENS a chunk (a dynamic programme over the runs' ends):
  * the first fit would pad a planner's short sequences to the solver's long ones where a batch holds both.
  */
-export function chunkActions(actions: readonly ActionRecord[], maxTokens: number, maxRows = CHUNK_MAX_ROWS, maxLogitRows = maxTokens): ActionRecord[][] {
-  const sorted = [...actions].sort((x, y) => (x.promptIds.length + x.actionIds.length) - (y.promptIds.length + y.actionIds.length));
+export function chunkActions(
+  actions: readonly ActionRecord[],
+  maxTokens: number,
+  maxRows = CHUNK_MAX_ROWS,
+  maxLogitRows = maxTokens,
+): ActionRecord[][] {
+  const sorted = [...actions].sort((x, y) => x.promptIds.length + x.actionIds.length - (y.promptIds.length + y.actionIds.length));
   const n = sorted.length;
   const len = sorted.map((a) => a.promptIds.length + a.actionIds.length);
   // best[i]: the least cost of chunking sorted[0, i); from[i]: where its last chunk starts
@@ -81,7 +93,10 @@ export function chunkActions(actions: readonly ActionRecord[], maxTokens: number
       const B = i - j;
       if (B > 1 && (B * len[i - 1] > maxTokens || B > maxRows || rows > maxLogitRows)) break;
       const cost = best[j] + B * len[i - 1] + CHUNK_COST_TOKENS;
-      if (cost <= best[i]) { best[i] = cost; from[i] = j; }
+      if (cost <= best[i]) {
+        best[i] = cost;
+        from[i] = j;
+      }
     }
   }
   const chunks: ActionRecord[][] = [];

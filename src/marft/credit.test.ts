@@ -23,11 +23,18 @@ describe('credit', () => {
     // planner: 3 steps -> 0.5*min(3/2, 1) + 0.5*R; solver answered; verifier R.
     expect(assignCredit(1, turn, { method: 'per_step', rewardFns: fns })).toEqual([1, 1, 1]);
     expect(assignCredit(0, turn, { method: 'per_step', rewardFns: fns })).toEqual([0.5, 0.1, 0]);
-    const noAnswer = [{ role: 'planner', text: '1. only step' }, { role: 'solver', text: 'five' }];
+    const noAnswer = [
+      { role: 'planner', text: '1. only step' },
+      { role: 'solver', text: 'five' },
+    ];
     // planner: 1 step -> 0.5*0.5 + 0 = 0.25; solver: no \boxed{} -> 0.
     expect(assignCredit(0, noAnswer, { method: 'per_step', rewardFns: fns })).toEqual([0.25, 0]);
-    expect(() => assignCredit(1, [{ role: 'critic', text: '' }], { method: 'per_step', rewardFns: fns })).toThrow(/no reward function for role "critic"/);
-    expect(assignCredit(1, [{ role: 'critic', text: '' }], { method: 'per_step', rewardFns: fns, fallback: STEP_REWARDS.team })).toEqual([1]);
+    expect(() => assignCredit(1, [{ role: 'critic', text: '' }], { method: 'per_step', rewardFns: fns })).toThrow(
+      /no reward function for role "critic"/,
+    );
+    expect(assignCredit(1, [{ role: 'critic', text: '' }], { method: 'per_step', rewardFns: fns, fallback: STEP_REWARDS.team })).toEqual([
+      1,
+    ]);
     expect(() => stepRewardFns({ planner: 'nope' })).toThrow(/unknown reward "nope"/);
   });
   it('implements exactly the step rewards the run config names', () => {
@@ -45,13 +52,22 @@ describe('credit', () => {
     expect(assignCredit(1, turn, { method: 'step_discount', discount: 0.5, rewardSharing: true })).toEqual([0, 0, 1]);
     expect(assignCredit(2, turn, { method: 'equal', rewardSharing: true })).toEqual([0, 0, 2]);
     // per_step's role functions are not even needed: sharing never calls them
-    expect(assignCredit(1, [{ role: 'critic', text: '' }, { role: 'x', text: '' }], { method: 'per_step', rewardSharing: true })).toEqual([0, 1]);
+    expect(
+      assignCredit(
+        1,
+        [
+          { role: 'critic', text: '' },
+          { role: 'x', text: '' },
+        ],
+        { method: 'per_step', rewardSharing: true },
+      ),
+    ).toEqual([0, 1]);
   });
   it('counts plan steps as the reference does', () => {
     expect(countPlanSteps('1. a\n2) b\n- c\n* d\nplain')).toBe(4);
     expect(countPlanSteps('no steps here')).toBe(0);
   });
-  it('places action rewards on each action\'s last token', () => {
+  it("places action rewards on each action's last token", () => {
     const mask = [0, 1, 1, 0, 1, 1, 1];
     const ids = [-1, 0, 0, -1, 1, 1, 2];
     const spans = actionSpans(mask, ids);
@@ -63,7 +79,7 @@ describe('credit', () => {
     expect(Array.from(placeOnLastTokens(7, spans, [0.25, 0.5, 1]))).toEqual([0, 0, 0.25, 0, 0, 0.5, 1]);
     expect(() => actionSpans([1], [-1])).toThrow(/agent id -1/);
   });
-  it('code helpers: the coder\'s own pass rate, the tester\'s written cases, the reviewer\'s verdict against the outcome', () => {
+  it("code helpers: the coder's own pass rate, the tester's written cases, the reviewer's verdict against the outcome", () => {
     const fns = stepRewardFns({ coder: 'coder', tester: 'tester', reviewer: 'reviewer' });
     const team = [
       { role: 'coder', text: '```js\nfunction add(a, b) { return a + b; }\n```', score: 0.75 },
@@ -74,9 +90,19 @@ describe('credit', () => {
     // reviewer approved but not every test passed: 0
     expect(assignCredit(0.75, team, { method: 'per_step', rewardFns: fns, correct: false })).toEqual([0.75, 0.875, 0]);
     // every test passed: the approval matches
-    expect(assignCredit(1, team.map((a) => (a.role === 'coder' ? { ...a, score: 1 } : a)), { method: 'per_step', rewardFns: fns, correct: true })).toEqual([1, 1, 1]);
+    expect(
+      assignCredit(
+        1,
+        team.map((a) => (a.role === 'coder' ? { ...a, score: 1 } : a)),
+        { method: 'per_step', rewardFns: fns, correct: true },
+      ),
+    ).toEqual([1, 1, 1]);
     // no code, no score: 0; a rejection when the tests failed: 1; one test case and R 0: 0.25
-    const failed = [{ role: 'coder', text: 'I cannot' }, { role: 'tester', text: 'assert.equal(add(1, 1), 2)' }, { role: 'reviewer', text: 'This is incorrect: it fails on negatives.' }];
+    const failed = [
+      { role: 'coder', text: 'I cannot' },
+      { role: 'tester', text: 'assert.equal(add(1, 1), 2)' },
+      { role: 'reviewer', text: 'This is incorrect: it fails on negatives.' },
+    ];
     expect(assignCredit(0, failed, { method: 'per_step', rewardFns: fns, correct: false })).toEqual([0, 0.25, 1]);
     expect(countTestCases('add(1, 2) === 3\nadd(2, 2) == 4\nnothing here')).toBe(2);
     expect(reviewVerdict('not correct')).toBe('reject');
@@ -85,4 +111,3 @@ describe('credit', () => {
     expect(STEP_REWARDS.reviewer({ role: 'r', index: 0, count: 1, text: 'hmm', teamReward: 1, correct: true, score: null })).toBe(0);
   });
 });
-

@@ -118,12 +118,23 @@ export function assignCredit(teamReward: number, actions: readonly CreditAction[
       return actions.map((a, i) => {
         const fn = options.rewardFns?.[a.role] ?? options.fallback;
         if (!fn) marftFail('CREDIT', `per_step: no reward function for role "${a.role}" and no fallback`);
-        const r = fn({ role: a.role, index: i, count: n, text: a.text, teamReward, correct: options.correct ?? teamReward > 0, score: a.score ?? null });
+        const r = fn({
+          role: a.role,
+          index: i,
+          count: n,
+          text: a.text,
+          teamReward,
+          correct: options.correct ?? teamReward > 0,
+          score: a.score ?? null,
+        });
         if (!Number.isFinite(r)) marftFail('CREDIT', `per_step: the reward function of "${a.role}" returned ${r}`);
         return r;
       });
     default:
-      return marftFail('CREDIT', `unknown credit method ${JSON.stringify((options as { method: unknown }).method)}; use equal, step_discount or per_step`);
+      return marftFail(
+        'CREDIT',
+        `unknown credit method ${JSON.stringify((options as { method: unknown }).method)}; use equal, step_discount or per_step`,
+      );
   }
 }
 
@@ -132,7 +143,8 @@ export function stepRewardFns(byRole: Record<string, string>): Record<string, St
   const out: Record<string, StepRewardFn> = {};
   for (const [role, name] of Object.entries(byRole)) {
     const fn = STEP_REWARDS[name as StepRewardName];
-    if (!fn) marftFail('CREDIT', `per_step: role "${role}" names an unknown reward "${name}"; helpers: ${Object.keys(STEP_REWARDS).join(', ')}`);
+    if (!fn)
+      marftFail('CREDIT', `per_step: role "${role}" names an unknown reward "${name}"; helpers: ${Object.keys(STEP_REWARDS).join(', ')}`);
     out[role] = fn;
   }
   return out;

@@ -22,7 +22,11 @@ import type { ScoreResult } from './score.ts';
 import type { TrainState } from './state.ts';
 
 /** A minibatch's value loss; `nonFinite` names the critic layers where a finite watch saw NaN / ±Inf (no step then). */
-export interface CriticLoss { loss: number; finite: boolean; nonFinite: NonFinite[] }
+export interface CriticLoss {
+  loss: number;
+  finite: boolean;
+  nonFinite: NonFinite[];
+}
 
 /**
  * The LoRA critic's value loss over minibatch `mb`, its gradients accumulated into the value heads and the
@@ -32,8 +36,15 @@ export interface CriticLoss { loss: number; finite: boolean; nonFinite: NonFinit
  * (so what the caller queued there is read with them).
  */
 export async function criticLoraBackward(
-  gpu: Gpu, dec: Decoder, state: TrainState, mb: readonly ActionRecord[], score: ScoreResult, targets: Map<ActionRecord, ActionTargets>,
-  o: { padId: number; maxTokens: number; recompute?: boolean }, watch?: FiniteWatch, q = new ReadQueue(gpu),
+  gpu: Gpu,
+  dec: Decoder,
+  state: TrainState,
+  mb: readonly ActionRecord[],
+  score: ScoreResult,
+  targets: Map<ActionRecord, ActionTargets>,
+  o: { padId: number; maxTokens: number; recompute?: boolean },
+  watch?: FiniteWatch,
+  q = new ReadQueue(gpu),
 ): Promise<CriticLoss | null> {
   const ppo = state.config.ppo;
   const trunk = score.trunk!;
@@ -43,7 +54,10 @@ export async function criticLoraBackward(
   const S = state.critic.heads.length;
   const C = state.critic.C;
   const res: CriticLoss = { loss: 0, finite: true, nonFinite: [] };
-  for (const chunk of chunkActions(mb.filter((a) => targets.get(a)!.returns.length > 0), o.maxTokens)) {
+  for (const chunk of chunkActions(
+    mb.filter((a) => targets.get(a)!.returns.length > 0),
+    o.maxTokens,
+  )) {
     const p = criticPass(gpu, dec, trunk, chunk, level, o.padId, o.recompute ? 'checkpoint' : true);
     const R = p.rowIds.length;
     const hs = valueHeadForward(gpu, state.critic, p.hRows, watch);
@@ -57,15 +71,29 @@ export async function criticLoraBackward(
     const oldValues: number[] = [];
     for (const a of chunk) {
       const s = score.scores.get(a)!;
-      targets.get(a)!.returns.forEach((r, k) => { heads.push(score.criticHead[s.criticRow + k]); returns.push(r); oldValues.push(s.values[k]); });
+      targets.get(a)!.returns.forEach((r, k) => {
+        heads.push(score.criticHead[s.criticRow + k]);
+        returns.push(r);
+        oldValues.push(s.values[k]);
+      });
     }
     const values = heads.map((h, i) => all[h * R + i]);
-    const vl = valueLoss({ values, oldValues, returns, clip: ppo.valueClip, kind: ppo.valueLoss, huberDelta: ppo.huberDelta, normalizer: Z });
+    const vl = valueLoss({
+      values,
+      oldValues,
+      returns,
+      clip: ppo.valueClip,
+      kind: ppo.valueLoss,
+      huberDelta: ppo.huberDelta,
+      normalizer: Z,
+    });
     res.loss += vl.loss;
     if (!Number.isFinite(vl.loss) || bad.length) res.finite = false;
     if (res.finite) {
       const dv = new Float32Array(S * R);
-      heads.forEach((h, i) => { dv[h * R + i] = vl.dValues[i]; });
+      heads.forEach((h, i) => {
+        dv[h * R + i] = vl.dValues[i];
+      });
       const dvT = gpu.upload(dv, [S, R], 'f32', 'critic.dv');
       const ones = gpu.upload(new Float32Array(R).fill(1), [1, R], 'f32', 'critic.ones');
       const dhRows = gpu.tensor([R, C], 'f32', 'critic.dhrows');
@@ -97,7 +125,13 @@ export interface CriticForward {
  * own, then calls finish(). null when `mb` has no critic rows.
  */
 export function criticHeadForward(
-  gpu: Gpu, state: TrainState, mb: readonly ActionRecord[], score: ScoreResult, targets: Map<ActionRecord, ActionTargets>, q: ReadQueue, watch?: FiniteWatch,
+  gpu: Gpu,
+  state: TrainState,
+  mb: readonly ActionRecord[],
+  score: ScoreResult,
+  targets: Map<ActionRecord, ActionTargets>,
+  q: ReadQueue,
+  watch?: FiniteWatch,
 ): CriticForward | null {
   const ppo = state.config.ppo;
   const rows: number[] = [];
@@ -106,7 +140,11 @@ export function criticHeadForward(
   for (const a of mb) {
     const s = score.scores.get(a)!;
     const t = targets.get(a)!;
-    t.returns.forEach((r, k) => { rows.push(s.criticRow + k); returns.push(r); oldValues.push(s.values[k]); });
+    t.returns.forEach((r, k) => {
+      rows.push(s.criticRow + k);
+      returns.push(r);
+      oldValues.push(s.values[k]);
+    });
   }
   if (!rows.length) return null;
   const R = rows.length;
@@ -114,7 +152,10 @@ export function criticHeadForward(
   const hs = valueHeadForward(gpu, state.critic, x, watch);
   const allL = q.read(hs.values);
   const badL: Later<NonFinite[]> = watch ? snapshotFiniteWatch(gpu, watch, q) : { get: () => [] };
-  const release = () => { releaseValueHeadState(gpu, hs); gpu.release(x); };
+  const release = () => {
+    releaseValueHeadState(gpu, hs);
+    gpu.release(x);
+  };
   return {
     release,
     finish: () => {
@@ -125,7 +166,9 @@ export function criticHeadForward(
       const finite = Number.isFinite(vl.loss) && !bad.length;
       if (finite) {
         const dv = new Float32Array(state.critic.heads.length * R);
-        heads.forEach((h, i) => { dv[h * R + i] = vl.dValues[i]; });
+        heads.forEach((h, i) => {
+          dv[h * R + i] = vl.dValues[i];
+        });
         const dvT = gpu.upload(dv, [state.critic.heads.length, R], 'f32', 'critic.dv');
         const ones = gpu.upload(new Float32Array(R).fill(1), [1, R], 'f32', 'critic.ones');
         valueHeadBackward(gpu, state.critic, hs, dvT, null, ones);

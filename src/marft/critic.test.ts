@@ -29,7 +29,9 @@ import { ppoUpdate } from './update.ts';
 let gpu: Gpu;
 const setups: Array<ReturnType<typeof tinySetup>> = [];
 const extra: TrainState[] = [];
-beforeAll(async () => { gpu = await testGpu(); });
+beforeAll(async () => {
+  gpu = await testGpu();
+});
 afterAll(() => {
   for (const s of setups) releaseTrainState(gpu, s.state);
   for (const s of extra) releaseTrainState(gpu, s);
@@ -45,17 +47,28 @@ type Setup = ReturnType<typeof tinySetup>;
 
 async function score(s: Setup, actions: ActionRecord[], level: 'action' | 'token' = 'action', trunk = true): Promise<ScoreResult> {
   return scoreActions(gpu, s.decoder, s.state.critic, actions, {
-    level, adapters: s.state.policy, slotOf: (a) => a, headOf: (a) => (s.state.config.critic.mode === 'shared' ? 0 : a), padId: 0, maxTokens: 512,
-    needRef: false, critic: trunk ? criticTrunk(s.state, actions, 256) : undefined,
+    level,
+    adapters: s.state.policy,
+    slotOf: (a) => a,
+    headOf: (a) => (s.state.config.critic.mode === 'shared' ? 0 : a),
+    padId: 0,
+    maxTokens: 512,
+    needRef: false,
+    critic: trunk ? criticTrunk(s.state, actions, 256) : undefined,
   });
 }
 
 /** Fixed returns: one per critic row. */
 function fixedTargets(actions: ActionRecord[], level: 'action' | 'token'): Map<ActionRecord, ActionTargets> {
-  return new Map(actions.map((a, i) => {
-    const n = level === 'token' ? a.actionIds.length : 1;
-    return [a, { reward: 0, advantages: Array(n).fill(0), returns: Array.from({ length: n }, (_, k) => (i % 2 ? 1 : -0.5) + 0.1 * k), trace: [] }];
-  }));
+  return new Map(
+    actions.map((a, i) => {
+      const n = level === 'token' ? a.actionIds.length : 1;
+      return [
+        a,
+        { reward: 0, advantages: Array(n).fill(0), returns: Array.from({ length: n }, (_, k) => (i % 2 ? 1 : -0.5) + 0.1 * k), trace: [] },
+      ];
+    }),
+  );
 }
 
 async function readAll(ts: Tensor[]): Promise<Float32Array[]> {
@@ -70,7 +83,10 @@ function randomizeCriticB(s: Setup, seed: number): void {
   for (const layer of s.state.criticLora!.layers) {
     for (const p of Object.values(layer)) {
       const n = p.B.shape.reduce((a, b) => a * b, 1);
-      gpu.write(p.B, Float32Array.from({ length: n }, () => rng.uniform(-0.5, 0.5)));
+      gpu.write(
+        p.B,
+        Float32Array.from({ length: n }, () => rng.uniform(-0.5, 0.5)),
+      );
     }
   }
 }
@@ -134,13 +150,22 @@ describe('critic LoRA training', () => {
     const actions = episodes();
     const targets = fixedTargets(actions, 'action');
     const policy = loraParams(s.state.policy).map((p) => p.param);
-    const criticB = loraParams(s.state.criticLora!).map((p) => p.param).filter((t) => t.label.endsWith('lora_B'));
+    const criticB = loraParams(s.state.criticLora!)
+      .map((p) => p.param)
+      .filter((t) => t.label.endsWith('lora_B'));
     const policyBefore = await readAll(policy);
     const bBefore = await readAll(criticB);
     const losses: number[] = [];
     for (let i = 0; i < 6; i++) {
       const sc = await score(s, actions);
-      const u = await ppoUpdate(gpu, s.decoder, s.state, actions, sc, targets, { trainPolicy: false, trainAgents: [], slotOf: (a) => a, padId: 0, rng: s.state.rng, maxTokens: 512 });
+      const u = await ppoUpdate(gpu, s.decoder, s.state, actions, sc, targets, {
+        trainPolicy: false,
+        trainAgents: [],
+        slotOf: (a) => a,
+        padId: 0,
+        rng: s.state.rng,
+        maxTokens: 512,
+      });
       gpu.release(sc.criticInput);
       expect(u.criticSteps).toBe(1);
       losses.push(u.valueLoss);
@@ -148,7 +173,12 @@ describe('critic LoRA training', () => {
     console.log(`value loss over critic-LoRA steps: ${losses.map((l) => l.toFixed(4)).join(' ')}`);
     expect(losses[5]).toBeLessThan(0.8 * losses[0]);
     const policyAfter = await readAll(policy);
-    policyAfter.forEach((t, i) => expect(t.every((v, k) => Object.is(v, policyBefore[i][k])), policy[i].label).toBe(true));
+    policyAfter.forEach((t, i) =>
+      expect(
+        t.every((v, k) => Object.is(v, policyBefore[i][k])),
+        policy[i].label,
+      ).toBe(true),
+    );
     const bAfter = await readAll(criticB);
     expect(bAfter.some((t, i) => t.some((v, k) => v !== bBefore[i][k]))).toBe(true);
     expect(bBefore.every((t) => t.every((v) => v === 0))).toBe(true); // PEFT init: B = 0
@@ -184,7 +214,7 @@ describe('what the critic reads', () => {
     gpu.release(own.criticInput, ep.criticInput);
   });
 
-  it('reads the hidden state at the prompt\'s last token (marft/critics/action_level_critic.py: hidden_states[:, -1]) at action level', async () => {
+  it("reads the hidden state at the prompt's last token (marft/critics/action_level_critic.py: hidden_states[:, -1]) at action level", async () => {
     const s = setup({ mode: 'lora' });
     randomizeCriticB(s, 8);
     const a = act(0, 1, [5, 9, 3, 8], [14, 15]);
@@ -197,7 +227,7 @@ describe('what the critic reads', () => {
     gpu.release(r.criticInput);
   });
 
-  it('a fresh critic LoRA (areal/engine/multi_adapter_mixin.py: PEFT add_adapter, B = 0) gives the frozen per-agent heads\' values', async () => {
+  it("a fresh critic LoRA (areal/engine/multi_adapter_mixin.py: PEFT add_adapter, B = 0) gives the frozen per-agent heads' values", async () => {
     const lora = setup({ mode: 'lora' });
     const heads = setup({ mode: 'per_agent' });
     const a = episodes();
@@ -210,14 +240,26 @@ describe('what the critic reads', () => {
 });
 
 describe('critic checkpoints and export', () => {
-  for (const [mode, input] of [['shared', 'own'], ['per_agent', 'episode'], ['lora', 'own'], ['lora', 'episode']] as const) {
+  for (const [mode, input] of [
+    ['shared', 'own'],
+    ['per_agent', 'episode'],
+    ['lora', 'own'],
+    ['lora', 'episode'],
+  ] as const) {
     it(`critic ${mode}, input ${input}: a checkpoint round trip is exact, optimiser state included`, async () => {
       const s = setup({ mode, input });
       if (s.state.criticLora) randomizeCriticB(s, 2);
       // one real critic step, so the Adam moments and stats are not zero
       const actions = episodes();
       const sc = await score(s, actions, 'action', mode === 'lora' || input === 'episode');
-      await ppoUpdate(gpu, s.decoder, s.state, actions, sc, fixedTargets(actions, 'action'), { trainPolicy: false, trainAgents: [], slotOf: (x) => x, padId: 0, rng: s.state.rng, maxTokens: 512 });
+      await ppoUpdate(gpu, s.decoder, s.state, actions, sc, fixedTargets(actions, 'action'), {
+        trainPolicy: false,
+        trainAgents: [],
+        slotOf: (x) => x,
+        padId: 0,
+        rng: s.state.rng,
+        maxTokens: 512,
+      });
       gpu.release(sc.criticInput);
       const store = memoryStore();
       await saveCheckpoint(gpu, s.state, store, 'run', { baseModel: 'tiny' });
@@ -225,13 +267,20 @@ describe('critic checkpoints and export', () => {
       extra.push(loaded);
       expect(loaded.config.critic).toEqual(s.state.config.critic);
       const tensors = (st: TrainState) => [
-        ...loraParams(st.policy).map((p) => p.param), ...st.criticOptim.groups.flatMap((g) => [g.params, g.m, g.v]), st.criticOptim.stats,
+        ...loraParams(st.policy).map((p) => p.param),
+        ...st.criticOptim.groups.flatMap((g) => [g.params, g.m, g.v]),
+        st.criticOptim.stats,
       ];
       const want = await readAll(tensors(s.state));
       const got = await readAll(tensors(loaded));
       expect(got.length).toBe(want.length);
       expect(want.length).toBe(loraParams(s.state.policy).length + 3 * s.state.criticOptim.groups.length + 1);
-      got.forEach((t, i) => expect(t.every((v, k) => Object.is(v, want[i][k])), `tensor ${i}`).toBe(true));
+      got.forEach((t, i) =>
+        expect(
+          t.every((v, k) => Object.is(v, want[i][k])),
+          `tensor ${i}`,
+        ).toBe(true),
+      );
       expect((await readOptimizerStats(gpu, loaded.criticOptim)).steps).toBe(1); // the step count came back
       expect(loaded.criticLora === null).toBe(mode !== 'lora');
     });
@@ -241,16 +290,27 @@ describe('critic checkpoints and export', () => {
     const s = setup({ mode: 'lora' });
     randomizeCriticB(s, 6);
     const files = await exportAdapters(gpu, s.state, { baseModel: 'tiny' });
-    expect(Object.keys(files).filter((f) => f.startsWith('critic/')).sort()).toEqual([
-      'critic/planner/adapter_config.json', 'critic/planner/adapter_model.safetensors',
-      'critic/solver/adapter_config.json', 'critic/solver/adapter_model.safetensors', 'critic/value_head.safetensors',
+    expect(
+      Object.keys(files)
+        .filter((f) => f.startsWith('critic/'))
+        .sort(),
+    ).toEqual([
+      'critic/planner/adapter_config.json',
+      'critic/planner/adapter_model.safetensors',
+      'critic/solver/adapter_config.json',
+      'critic/solver/adapter_model.safetensors',
+      'critic/value_head.safetensors',
     ]);
     expect(files['README.md']).toContain('critic LoRA');
     for (const [slot, role] of ['planner', 'solver'].entries()) {
       const enc = (x: Uint8Array | string) => (typeof x === 'string' ? new TextEncoder().encode(x) : x);
-      const back = readPeftAdapter({
-        [ADAPTER_CONFIG_FILE]: enc(files[`critic/${role}/${ADAPTER_CONFIG_FILE}`]), [ADAPTER_WEIGHTS_FILE]: enc(files[`critic/${role}/${ADAPTER_WEIGHTS_FILE}`]),
-      }, s.model);
+      const back = readPeftAdapter(
+        {
+          [ADAPTER_CONFIG_FILE]: enc(files[`critic/${role}/${ADAPTER_CONFIG_FILE}`]),
+          [ADAPTER_WEIGHTS_FILE]: enc(files[`critic/${role}/${ADAPTER_WEIGHTS_FILE}`]),
+        },
+        s.model,
+      );
       const want = await getLoraSlot(gpu, s.state.criticLora!, slot, 'tiny');
       expect(back.config.r).toBe(want.config.r);
       want.layers.forEach((layer, l) => {
@@ -280,7 +340,9 @@ describe('a run with a critic LoRA reading the whole episode', () => {
     const m1 = (await s.trainer.iteration()).metrics;
     const loaded = await loadCheckpoint(gpu, store, 'run', s.model);
     extra.push(loaded);
-    const r1 = (await new Trainer({ gpu, envs: s.envs, decoder: s.decoder, tokenizer: s.tokenizer, state: loaded, maxTokens: 512 }).iteration()).metrics;
+    const r1 = (
+      await new Trainer({ gpu, envs: s.envs, decoder: s.decoder, tokenizer: s.tokenizer, state: loaded, maxTokens: 512 }).iteration()
+    ).metrics;
     expect(stable(r1)).toBe(stable(m1));
     expect(Array.from(await gpu.readF32(loaded.criticLora!.layers[1].v_proj!.B))).toEqual(Array.from(await gpu.readF32(B)));
   });

@@ -37,11 +37,18 @@ export const needsCriticTrunk = (config: RunConfig): boolean => config.critic.mo
  * order, as the rollout records them) before its own prompt; the transcript's oldest tokens are dropped to
  * keep the view within `maxLen` tokens.
  */
-export function criticViews(actions: readonly ActionRecord[], input: RunConfig['critic']['input'], maxLen: number): Map<ActionRecord, ActionRecord> {
+export function criticViews(
+  actions: readonly ActionRecord[],
+  input: RunConfig['critic']['input'],
+  maxLen: number,
+): Map<ActionRecord, ActionRecord> {
   const views = new Map<ActionRecord, ActionRecord>();
   const sofar = new Map<number, number[]>();
   for (const a of actions) {
-    if (input === 'own') { views.set(a, a); continue; }
+    if (input === 'own') {
+      views.set(a, a);
+      continue;
+    }
     const prefix = sofar.get(a.episode) ?? [];
     const room = Math.max(0, maxLen - a.promptIds.length - a.actionIds.length);
     views.set(a, { ...a, promptIds: [...prefix.slice(Math.max(0, prefix.length - room)), ...a.promptIds] });
@@ -67,12 +74,23 @@ export interface CriticPass {
 
 /** The trunk forward over the views of `chunk` (no logits), its hidden states gathered at the critic's rows. */
 export function criticPass(
-  gpu: Gpu, dec: Decoder, trunk: CriticTrunk, chunk: readonly ActionRecord[], level: 'action' | 'token', padId: number, save: boolean | 'checkpoint',
+  gpu: Gpu,
+  dec: Decoder,
+  trunk: CriticTrunk,
+  chunk: readonly ActionRecord[],
+  level: 'action' | 'token',
+  padId: number,
+  save: boolean | 'checkpoint',
 ): CriticPass {
   const views = chunk.map((a) => trunk.views.get(a)!);
   const batch = buildBatch(views, (agent) => (trunk.adapters ? agent : -1), padId);
-  const fw = dec.forward({ B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, adapters: trunk.adapters, slots: batch.slots }, { logits: 'none', save });
+  const fw = dec.forward(
+    { B: batch.B, T: batch.T, ids: batch.ids, mask: batch.mask, adapters: trunk.adapters, slots: batch.slots },
+    { logits: 'none', save },
+  );
   const rowIds: number[] = [];
-  chunk.forEach((a, i) => { for (let k = 0; k < criticRowCount(a, level); k++) rowIds.push(batch.rows[i].start + k); });
+  chunk.forEach((a, i) => {
+    for (let k = 0; k < criticRowCount(a, level); k++) rowIds.push(batch.rows[i].start + k);
+  });
   return { fw, rowIds, hRows: selectRows(gpu, fw.hN, rowIds, 'critic.hrows') };
 }

@@ -12,11 +12,27 @@ import { duoConfig, handEpisode } from './testing-episodes.ts';
 /** Planner V 0.1, solver V 0.4, team reward 1, gamma 0.9, lambda 0.8 (credit discount 1, the default). */
 function fixture(): InspectInput {
   const cfg = duoConfig('action', 0.9, 0.8);
-  const { episode, scores } = handEpisode(cfg, [{ teamReward: 1, actions: [{ agent: 0, ids: [5, 6, 7], values: [0.1] }, { agent: 1, ids: [8, 9], values: [0.4] }] }]);
-  return { iteration: 2, config: cfg, episodes: [episode], scores, targets: computeTargets([episode], scores, cfg), decode: (ids) => `t${ids[0]}` };
+  const { episode, scores } = handEpisode(cfg, [
+    {
+      teamReward: 1,
+      actions: [
+        { agent: 0, ids: [5, 6, 7], values: [0.1] },
+        { agent: 1, ids: [8, 9], values: [0.4] },
+      ],
+    },
+  ]);
+  return {
+    iteration: 2,
+    config: cfg,
+    episodes: [episode],
+    scores,
+    targets: computeTargets([episode], scores, cfg),
+    decode: (ids) => `t${ids[0]}`,
+  };
 }
 
-const advantages = (d: ReturnType<typeof recordDemoEpisodes>, m: 'equal' | 'step_discount') => demoInspect(d, 0, m).actions.map((a) => a.tokens[0].advantage);
+const advantages = (d: ReturnType<typeof recordDemoEpisodes>, m: 'equal' | 'step_discount') =>
+  demoInspect(d, 0, m).actions.map((a) => a.tokens[0].advantage);
 
 describe('recordDemoEpisodes', () => {
   it('keeps every episode under each credit method, with the numbers the update uses', () => {
@@ -47,15 +63,25 @@ describe('parseDemoEpisodes and demoInspect', () => {
   };
 
   it('refuses what is not a demo record with DEMO_INVALID naming the file and the problem', () => {
-    expect(() => parseDemoEpisodes('{')).toThrow(expect.objectContaining({ code: 'DEMO_INVALID', message: expect.stringContaining(`${DEMO_EPISODES_FILE} is not JSON`) }));
-    expect(() => parseDemoEpisodes(JSON.stringify({ ...good(), version: 2 }))).toThrow(expect.objectContaining({ code: 'DEMO_INVALID', message: expect.stringContaining('not a version 1') }));
-    expect(() => parseDemoEpisodes(JSON.stringify({ ...good(), method: 'best' }))).toThrow(expect.objectContaining({ code: 'DEMO_INVALID', message: expect.stringContaining('credit method') }));
-    expect(() => parseDemoEpisodes(JSON.stringify({ ...good(), inspected: { equal: [] } }))).toThrow(expect.objectContaining({ code: 'DEMO_INVALID', message: expect.stringContaining('inspected.equal') }));
+    expect(() => parseDemoEpisodes('{')).toThrow(
+      expect.objectContaining({ code: 'DEMO_INVALID', message: expect.stringContaining(`${DEMO_EPISODES_FILE} is not JSON`) }),
+    );
+    expect(() => parseDemoEpisodes(JSON.stringify({ ...good(), version: 2 }))).toThrow(
+      expect.objectContaining({ code: 'DEMO_INVALID', message: expect.stringContaining('not a version 1') }),
+    );
+    expect(() => parseDemoEpisodes(JSON.stringify({ ...good(), method: 'best' }))).toThrow(
+      expect.objectContaining({ code: 'DEMO_INVALID', message: expect.stringContaining('credit method') }),
+    );
+    expect(() => parseDemoEpisodes(JSON.stringify({ ...good(), inspected: { equal: [] } }))).toThrow(
+      expect.objectContaining({ code: 'DEMO_INVALID', message: expect.stringContaining('inspected.equal') }),
+    );
   });
 
   it('names a method the record lacks (CREDIT) and an episode out of range (INSPECT_RANGE)', () => {
     const d = parseDemoEpisodes(JSON.stringify({ ...good(), inspected: { equal: (good().inspected as Record<string, unknown>).equal } }));
-    expect(() => demoInspect(d, 0, 'step_discount')).toThrow(expect.objectContaining({ code: 'CREDIT', message: expect.stringContaining('"step_discount"') }));
+    expect(() => demoInspect(d, 0, 'step_discount')).toThrow(
+      expect.objectContaining({ code: 'CREDIT', message: expect.stringContaining('"step_discount"') }),
+    );
     expect(() => demoInspect(d, 5)).toThrow(expect.objectContaining({ code: 'INSPECT_RANGE' }));
   });
 });
@@ -64,11 +90,23 @@ describe('demoEpisodesJsonl', () => {
   it('gives the recorded episodes in the recorded-episodes format, which replay to the recorded advantages', () => {
     for (const level of ['action', 'token'] as const) {
       const cfg = duoConfig(level, 0.9, 0.8);
-      const { episode, scores } = handEpisode(cfg, [{ teamReward: 1, actions: [
-        { agent: 0, ids: [5, 6, 7], values: level === 'action' ? [0.1] : [0.1, 0.2, 0.3] },
-        { agent: 1, ids: [8, 9], values: level === 'action' ? [0.4] : [0.4, 0.5] },
-      ] }]);
-      const input: InspectInput = { iteration: 2, config: cfg, episodes: [episode], scores, targets: computeTargets([episode], scores, cfg), decode: (ids) => `t${ids[0]}` };
+      const { episode, scores } = handEpisode(cfg, [
+        {
+          teamReward: 1,
+          actions: [
+            { agent: 0, ids: [5, 6, 7], values: level === 'action' ? [0.1] : [0.1, 0.2, 0.3] },
+            { agent: 1, ids: [8, 9], values: level === 'action' ? [0.4] : [0.4, 0.5] },
+          ],
+        },
+      ]);
+      const input: InspectInput = {
+        iteration: 2,
+        config: cfg,
+        episodes: [episode],
+        scores,
+        targets: computeTargets([episode], scores, cfg),
+        decode: (ids) => `t${ids[0]}`,
+      };
       const d = recordDemoEpisodes(input, input.episodes.map(summarize));
       const jsonl = demoEpisodesJsonl(d, cfg);
       const line = inspectRecorded(parseRecordedEpisodes(jsonl, cfg), cfg)[0];

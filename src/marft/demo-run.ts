@@ -55,13 +55,23 @@ export function parseDemoEpisodes(text: string): DemoEpisodes {
   } catch (e) {
     throw new MarftError('DEMO_INVALID', `${DEMO_EPISODES_FILE} is not JSON (${(e as Error).message})`);
   }
-  if (v?.format !== FORMAT || v.version !== 1) throw new MarftError('DEMO_INVALID', `${DEMO_EPISODES_FILE} is not a version 1 ${FORMAT} file`);
-  if (!Number.isInteger(v.iteration) || !METHODS.includes(v.method as CreditMethod) || !Array.isArray(v.episodes) || typeof v.inspected !== 'object' || v.inspected === null) {
+  if (v?.format !== FORMAT || v.version !== 1)
+    throw new MarftError('DEMO_INVALID', `${DEMO_EPISODES_FILE} is not a version 1 ${FORMAT} file`);
+  if (
+    !Number.isInteger(v.iteration) ||
+    !METHODS.includes(v.method as CreditMethod) ||
+    !Array.isArray(v.episodes) ||
+    typeof v.inspected !== 'object' ||
+    v.inspected === null
+  ) {
     throw new MarftError('DEMO_INVALID', `${DEMO_EPISODES_FILE} lacks its iteration, credit method, episodes or inspected episodes`);
   }
   for (const [m, list] of Object.entries(v.inspected)) {
     if (!METHODS.includes(m as CreditMethod) || !Array.isArray(list) || list.length !== v.episodes.length) {
-      throw new MarftError('DEMO_INVALID', `${DEMO_EPISODES_FILE}: inspected.${m} is not a credit method with one entry per episode (${v.episodes.length})`);
+      throw new MarftError(
+        'DEMO_INVALID',
+        `${DEMO_EPISODES_FILE}: inspected.${m} is not a credit method with one entry per episode (${v.episodes.length})`,
+      );
     }
   }
   return v as DemoEpisodes;
@@ -70,9 +80,14 @@ export function parseDemoEpisodes(text: string): DemoEpisodes {
 /** Episode `episode` of the record as the inspector shows it under `method` (default: the run's own). */
 export function demoInspect(d: DemoEpisodes, episode: number, method: CreditMethod = d.method): InspectedEpisode {
   const list = d.inspected[method];
-  if (!list) throw new MarftError('CREDIT', `the demo run was recorded without credit "${method}" (it needs a reward function per role); pick another method`);
+  if (!list)
+    throw new MarftError(
+      'CREDIT',
+      `the demo run was recorded without credit "${method}" (it needs a reward function per role); pick another method`,
+    );
   const ep = list[episode];
-  if (!ep) throw Object.assign(new Error(`episode ${episode} is not in the demo's iteration (0..${list.length - 1})`), { code: 'INSPECT_RANGE' });
+  if (!ep)
+    throw Object.assign(new Error(`episode ${episode} is not in the demo's iteration (0..${list.length - 1})`), { code: 'INSPECT_RANGE' });
   return ep;
 }
 
@@ -85,17 +100,25 @@ export function demoEpisodesJsonl(d: DemoEpisodes, config: RunConfig): string {
   const list = d.inspected[d.method];
   if (!list) throw new MarftError('DEMO_INVALID', `${DEMO_EPISODES_FILE} lacks the run's own credit method "${d.method}"`);
   const withKl = config.algo === 'ppo' && config.ppo.klIn === 'reward' && config.ppo.klCoef > 0;
-  return list.map((ep) => JSON.stringify({
-    id: `e${ep.index}`,
-    ...(config.algo === 'grpo' ? { group: `g${Math.floor(ep.index / config.rollout.groupSize)}` } : {}),
-    turns: ep.teamRewards.map((reward, t) => ({
-      reward,
-      actions: ep.actions.filter((a) => a.turn === t).map((a) => {
-        const values = a.tokens.map((k) => k.value ?? 0);
-        const critic = config.algo === 'grpo' ? {} : config.level === 'action' ? { value: values[0] } : { values };
-        const kl = withKl ? { logp: a.tokens.map((k) => k.oldLogp), refLogp: a.tokens.map((k) => k.oldLogp - (k.kl ?? 0)) } : {};
-        return { role: a.role, tokens: a.tokens.length, ...critic, ...kl, text: a.text };
-      }),
-    })),
-  })).join('\n') + '\n';
+  return (
+    list
+      .map((ep) =>
+        JSON.stringify({
+          id: `e${ep.index}`,
+          ...(config.algo === 'grpo' ? { group: `g${Math.floor(ep.index / config.rollout.groupSize)}` } : {}),
+          turns: ep.teamRewards.map((reward, t) => ({
+            reward,
+            actions: ep.actions
+              .filter((a) => a.turn === t)
+              .map((a) => {
+                const values = a.tokens.map((k) => k.value ?? 0);
+                const critic = config.algo === 'grpo' ? {} : config.level === 'action' ? { value: values[0] } : { values };
+                const kl = withKl ? { logp: a.tokens.map((k) => k.oldLogp), refLogp: a.tokens.map((k) => k.oldLogp - (k.kl ?? 0)) } : {};
+                return { role: a.role, tokens: a.tokens.length, ...critic, ...kl, text: a.text };
+              }),
+          })),
+        }),
+      )
+      .join('\n') + '\n'
+  );
 }

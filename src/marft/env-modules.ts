@@ -22,5 +22,9 @@ export interface ModuleTry {
 
 /** Reset on each seed and one step with `answer` (replayed for determinism), in `envs`' sandbox: the lab's "try it". */
 export function tryModule(envs: Envs, t: ModuleTry): Promise<ModuleReport> {
-  return checkModule(envs.modules, { source: t.source, name: t.name }, { seeds: t.seeds, roles: t.roles, texts: [t.answer], options: t.options, maxTurns: 1 });
+  return checkModule(
+    envs.modules,
+    { source: t.source, name: t.name },
+    { seeds: t.seeds, roles: t.roles, texts: [t.answer], options: t.options, maxTurns: 1 },
+  );
 }

@@ -27,17 +27,24 @@ export type MarftErrorCode =
 
 const HINTS: Record<MarftErrorCode, string> = {
   CREDIT: 'With credit "per_step", give a reward function for every role (or a fallback), or turn reward sharing on.',
-  RUN_PAUSED: 'Free disk space (or browser storage: delete old runs), then resume the run: its last checkpoint is intact and training continues from it.',
-  ITERATION_ABANDONED: 'Nothing to do: Continue (or Step) re-runs the abandoned iteration from the same state, with the same numbers an uninterrupted run gives.',
+  RUN_PAUSED:
+    'Free disk space (or browser storage: delete old runs), then resume the run: its last checkpoint is intact and training continues from it.',
+  ITERATION_ABANDONED:
+    'Nothing to do: Continue (or Step) re-runs the abandoned iteration from the same state, with the same numbers an uninterrupted run gives.',
   NO_RUN: 'Start a run, or resume one from the Runs tab first.',
   BUSY: 'Pause the run first.',
   MODEL_IN_USE: 'Wait until the job using the model finishes (or pause the run), then try again.',
   NO_AGENT: 'Pick one of the roles the run lists in the Runs tab.',
-  ADAPTER_MISMATCH: 'The run was trained on another base model than the one its config.json model.path names now (a local folder re-imported under the same name?): import the model the run was trained on, then export again.',
-  EPISODES_INVALID: 'Fix the line and field named above: each line is one episode {id, group?, turns: [{reward, actions: [{role, tokens, value | values, text?}]}]} (README: "Inspecting recorded episodes").',
-  EPISODES_GROUP: 'With GRPO every group (the "group" field) needs exactly rollout.groupSize episodes, the samples of one task: add or drop episodes, or run with a config whose groupSize matches.',
-  DEMO_INVALID: 'Rebuild the demo with `node scripts/bundle.mjs scripts/make-demo-run.ts && node .build/make-demo-run.mjs` (it writes public/demo/), then reload the page.',
-  TRY_INPUT: 'Type a problem and the answer it should get (the judge checks the team\'s \\boxed{} answer against it), or pick a held-out task; the temperature is 0 (greedy) to 10.',
+  ADAPTER_MISMATCH:
+    'The run was trained on another base model than the one its config.json model.path names now (a local folder re-imported under the same name?): import the model the run was trained on, then export again.',
+  EPISODES_INVALID:
+    'Fix the line and field named above: each line is one episode {id, group?, turns: [{reward, actions: [{role, tokens, value | values, text?}]}]} (README: "Inspecting recorded episodes").',
+  EPISODES_GROUP:
+    'With GRPO every group (the "group" field) needs exactly rollout.groupSize episodes, the samples of one task: add or drop episodes, or run with a config whose groupSize matches.',
+  DEMO_INVALID:
+    'Rebuild the demo with `node scripts/bundle.mjs scripts/make-demo-run.ts && node .build/make-demo-run.mjs` (it writes public/demo/), then reload the page.',
+  TRY_INPUT:
+    "Type a problem and the answer it should get (the judge checks the team's \\boxed{} answer against it), or pick a held-out task; the temperature is 0 (greedy) to 10.",
   SHAPE: 'This is a bug in the caller: the arrays describe the same tokens or actions and must have the same length.',
 };
 

@@ -31,17 +31,28 @@ export interface EvalResult {
 }
 
 /** The adapter slot agent `agent` generates with: its own (per-agent LoRA), the shared one, or -1 (the base model, untrained). */
-export const agentSlot = (config: RunConfig, trained: boolean, agent: number): number => (trained ? (config.lora.mode === 'per_agent' ? agent : 0) : -1);
+export const agentSlot = (config: RunConfig, trained: boolean, agent: number): number =>
+  trained ? (config.lora.mode === 'per_agent' ? agent : 0) : -1;
 
 /** `state` null evaluates the base model (adapter slot -1 for every agent). */
-export async function evaluate(decoder: Decoder, tokenizer: LoadedTokenizer, config: RunConfig, state: TrainState | null, o: EvalOptions): Promise<EvalResult> {
+export async function evaluate(
+  decoder: Decoder,
+  tokenizer: LoadedTokenizer,
+  config: RunConfig,
+  state: TrainState | null,
+  o: EvalOptions,
+): Promise<EvalResult> {
   const graph = compileGraph(config.graph);
   const seed = o.seed ?? 12345;
   const t0 = performance.now();
   const ro = await rollout({
-    decoder, tokenizer, config, graph,
+    decoder,
+    tokenizer,
+    config,
+    graph,
     makeEnv: () => o.envs.fromConfig(config.env, { split: o.split, horizon: config.rollout.horizon }),
-    seeds: Array.from({ length: o.episodes }, (_, i) => seed * 100003 + i), rng: new Rng(seed),
+    seeds: Array.from({ length: o.episodes }, (_, i) => seed * 100003 + i),
+    rng: new Rng(seed),
     adapters: state?.policy ?? null,
     slotOf: (agent) => agentSlot(config, state !== null, agent),
     greedy: !o.sampled,
@@ -52,7 +63,12 @@ export async function evaluate(decoder: Decoder, tokenizer: LoadedTokenizer, con
     agents[role] = ans.length ? ans.filter((x) => x.correct).length / ans.length : NaN;
   }
   return {
-    episodes: o.episodes, accuracy: ro.episodes.filter((e) => e.correct).length / o.episodes, agents, generatedTokens: ro.generatedTokens,
-    seconds: (performance.now() - t0) / 1000, mode: o.sampled ? 'sampled' : 'greedy', split: o.split,
+    episodes: o.episodes,
+    accuracy: ro.episodes.filter((e) => e.correct).length / o.episodes,
+    agents,
+    generatedTokens: ro.generatedTokens,
+    seconds: (performance.now() - t0) / 1000,
+    mode: o.sampled ? 'sampled' : 'greedy',
+    split: o.split,
   };
 }

@@ -15,7 +15,13 @@ import type { Phase } from './trainer.ts';
 
 // one episode of two agents: two actions, so two minibatches and an update interrupted after its first step
 const OVER = { rollout: { episodes: 1, horizon: 1 }, ppo: { lr: 1e-2, criticLr: 1e-2, targetKl: null, entropyCoef: 0.01, minibatches: 2 } };
-const session = (gpu: Gpu, s: ReturnType<typeof tinySetup>): RunSession => ({ gpu, envs: s.envs, decoder: s.decoder, tokenizer: s.tokenizer, model: s.model });
+const session = (gpu: Gpu, s: ReturnType<typeof tinySetup>): RunSession => ({
+  gpu,
+  envs: s.envs,
+  decoder: s.decoder,
+  tokenizer: s.tokenizer,
+  model: s.model,
+});
 /** The metrics an interruption must not change (wall times and throughput vary from run to run). */
 const numbers = (ms: readonly IterationMetrics[]) => ms.map(({ seconds: _s, tokensPerSecond: _t, ...m }) => m);
 
@@ -34,18 +40,37 @@ async function interrupted(gpu: Gpu, phase: Phase, nth: number) {
   let fired = false;
   const after: string[] = []; // anything the loop did once the interrupt fired
   const r = await runLoop(session(gpu, s), s.state, {
-    store, dir: 'run', baseModel: 'tiny', until: 1, maxTokens: 512,
-    onProgress: (p, detail, { state }) => { at = { phase: p, iteration: state.iteration }; if (fired) after.push(`${p}: ${detail}`); },
-    onIteration: (res) => { if (fired) after.push(`iteration ${res.metrics.iteration}`); },
+    store,
+    dir: 'run',
+    baseModel: 'tiny',
+    until: 1,
+    maxTokens: 512,
+    onProgress: (p, detail, { state }) => {
+      at = { phase: p, iteration: state.iteration };
+      if (fired) after.push(`${p}: ${detail}`);
+    },
+    onIteration: (res) => {
+      if (fired) after.push(`iteration ${res.metrics.iteration}`);
+    },
     interrupt: () => {
-      if (fired) { after.push('asked again'); return true; }
+      if (fired) {
+        after.push('asked again');
+        return true;
+      }
       if (at.phase !== phase) return false;
       fired = ++checks === nth;
       return fired;
     },
   });
   const latest = (await listCheckpoints(store, 'run')).find((c) => c.latest)!;
-  const left = { abandoned: r.abandoned, iteration: r.state.iteration, history: r.state.metrics.length, after, checks, latest: latest.iteration };
+  const left = {
+    abandoned: r.abandoned,
+    iteration: r.state.iteration,
+    history: r.state.metrics.length,
+    after,
+    checks,
+    latest: latest.iteration,
+  };
   const resumed = await runLoop(r.session, r.state, { store, dir: 'run', baseModel: 'tiny', until: 1, maxTokens: 512 });
   return { left, metrics: numbers(resumed.state.metrics) };
 }
@@ -59,7 +84,11 @@ describe('pause / stop mid-iteration (run-loop interrupt)', () => {
     expect(want.map((m) => m.iteration)).toEqual([0]);
   }, 400_000);
 
-  it.each([['rollout', 2, false], ['score', 1, false], ['update', 2, true]] as const)(
+  it.each([
+    ['rollout', 2, false],
+    ['score', 1, false],
+    ['update', 2, true],
+  ] as const)(
     'abandons the iteration at the %s check %i (reloaded: %s); resuming gives the uninterrupted metrics',
     async (phase, nth, reloaded) => {
       const { left, metrics } = await interrupted(gpu, phase, nth);

@@ -15,25 +15,40 @@ import { handEpisode } from './testing-episodes.ts';
 
 /** Four duo episodes (two turns in the last), planner texts with 0-2 plan steps so per_step credit differs. */
 function iteration(over: Record<string, unknown>) {
-  const config = parseRunConfig({ graph: presetGraph('duo'), ppo: { gamma: 0.95, lambda: 0.9 }, rollout: { groupSize: 2 }, credit: { perStep: { planner: 'planner', solver: 'solver' } }, ...over });
+  const config = parseRunConfig({
+    graph: presetGraph('duo'),
+    ppo: { gamma: 0.95, lambda: 0.9 },
+    rollout: { groupSize: 2 },
+    credit: { perStep: { planner: 'planner', solver: 'solver' } },
+    ...over,
+  });
   const token = config.level === 'token' || config.algo === 'grpo';
   // n generated tokens: a value per token (token level; GRPO scores at token level too) or one per action
-  const act = (agent: number, x: number, n: number) => ({ agent, ids: Array.from({ length: n }, (_, k) => 5 + k), values: token ? Array.from({ length: n }, (_, k) => x + 0.1 * k) : [x] });
+  const act = (agent: number, x: number, n: number) => ({
+    agent,
+    ids: Array.from({ length: n }, (_, k) => 5 + k),
+    values: token ? Array.from({ length: n }, (_, k) => x + 0.1 * k) : [x],
+  });
   const episodes: EpisodeRecord[] = [];
   const scores = new Map<ActionRecord, ActionScores>();
   const add = (turns: Parameters<typeof handEpisode>[1], texts: string[]) => {
     const h = handEpisode(config, turns, episodes.length);
-    h.episode.actions.forEach((a, i) => { a.text = texts[i]; });
+    h.episode.actions.forEach((a, i) => {
+      a.text = texts[i];
+    });
     episodes.push(h.episode);
     for (const [a, s] of h.scores) scores.set(a, s);
   };
   add([{ teamReward: 1, actions: [act(0, 0.2, 3), act(1, 0.5, 2)] }], ['1. a\n2. b', '\\boxed{4}']);
   add([{ teamReward: 0, actions: [act(0, 0.3, 2), act(1, 0.1, 1)] }], ['1. a', '\\boxed{5}']);
   add([{ teamReward: 1, actions: [act(0, 0.4, 1), act(1, 0.6, 2)] }], ['go', 'no answer']);
-  add([
-    { teamReward: 0, actions: [act(0, 0.1, 2), act(1, 0.2, 2)] },
-    { teamReward: 1, actions: [act(0, 0.3, 1), act(1, 0.7, 3)] },
-  ], ['- x\n- y', '\\boxed{1}', '1. z', '\\boxed{2}']);
+  add(
+    [
+      { teamReward: 0, actions: [act(0, 0.1, 2), act(1, 0.2, 2)] },
+      { teamReward: 1, actions: [act(0, 0.3, 1), act(1, 0.7, 3)] },
+    ],
+    ['- x\n- y', '\\boxed{1}', '1. z', '\\boxed{2}'],
+  );
   return { config, episodes, scores, targets: computeTargets(episodes, scores, config) };
 }
 
@@ -43,10 +58,13 @@ const CASES: Array<[string, Record<string, unknown>]> = [
   ['token level, step_discount', { level: 'token', credit: { method: 'step_discount', discount: 0.7 } }],
   ['token level, per_step', { level: 'token', credit: { method: 'per_step', perStep: { planner: 'planner', solver: 'solver' } } }],
   ['GRPO, equal', { algo: 'grpo', credit: { method: 'equal' } }],
-  ['GRPO, per_step, token level', { algo: 'grpo', level: 'token', credit: { method: 'per_step', perStep: { planner: 'planner', solver: 'solver' } } }],
+  [
+    'GRPO, per_step, token level',
+    { algo: 'grpo', level: 'token', credit: { method: 'per_step', perStep: { planner: 'planner', solver: 'solver' } } },
+  ],
 ];
 
-describe('recorded episodes: the lab\'s export is what marft inspect reads', () => {
+describe("recorded episodes: the lab's export is what marft inspect reads", () => {
   for (const [name, over] of CASES) {
     it(name, () => {
       const it0 = iteration(over);
@@ -81,15 +99,29 @@ describe('recorded episodes: the lab\'s export is what marft inspect reads', () 
     });
   }
 
-  it('the export writes the value the config\'s level needs, the action text and GRPO\'s groups', () => {
+  it("the export writes the value the config's level needs, the action text and GRPO's groups", () => {
     const act = iteration({ level: 'action' });
     const first = JSON.parse(episodesToJsonl(act.config, act.episodes, act.scores).split('\n')[0]);
-    expect(first).toEqual({ id: 'e0', turns: [{ reward: 1, actions: [{ role: 'planner', tokens: 3, value: 0.2, text: '1. a\n2. b' }, { role: 'solver', tokens: 2, value: 0.5, text: '\\boxed{4}' }] }] });
+    expect(first).toEqual({
+      id: 'e0',
+      turns: [
+        {
+          reward: 1,
+          actions: [
+            { role: 'planner', tokens: 3, value: 0.2, text: '1. a\n2. b' },
+            { role: 'solver', tokens: 2, value: 0.5, text: '\\boxed{4}' },
+          ],
+        },
+      ],
+    });
     const tok = iteration({ level: 'token' });
     const t0 = JSON.parse(episodesToJsonl(tok.config, tok.episodes, tok.scores).split('\n')[0]);
     expect(t0.turns[0].actions[1]).toEqual({ role: 'solver', tokens: 2, values: [0.5, 0.6], text: '\\boxed{4}' });
     const grpo = iteration({ algo: 'grpo' });
-    const g = episodesToJsonl(grpo.config, grpo.episodes, grpo.scores).trim().split('\n').map((l) => JSON.parse(l));
+    const g = episodesToJsonl(grpo.config, grpo.episodes, grpo.scores)
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(g.map((x) => x.group)).toEqual(['g0', 'g0', 'g1', 'g1']);
     expect(g[0].turns[0].actions[0]).toEqual({ role: 'planner', tokens: 3, text: '1. a\n2. b' });
   });

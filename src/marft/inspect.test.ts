@@ -11,10 +11,15 @@ import { duoConfig, handEpisode } from './testing-episodes.ts';
 function fixture(level: 'action' | 'token'): InspectInput {
   const cfg = duoConfig(level, 0.9, 0.8);
   const token = level === 'token';
-  const { episode, scores } = handEpisode(cfg, [{
-    teamReward: 1,
-    actions: [{ agent: 0, ids: [5, 6, 7], values: token ? [0.1, 0.2, 0.3] : [0.1] }, { agent: 1, ids: [8, 9], values: token ? [0.4, 0.5] : [0.4] }],
-  }]);
+  const { episode, scores } = handEpisode(cfg, [
+    {
+      teamReward: 1,
+      actions: [
+        { agent: 0, ids: [5, 6, 7], values: token ? [0.1, 0.2, 0.3] : [0.1] },
+        { agent: 1, ids: [8, 9], values: token ? [0.4, 0.5] : [0.4] },
+      ],
+    },
+  ]);
   // what the trainer keeps on its IterationResult
   const targets = computeTargets([episode], scores, cfg);
   return { iteration: 0, config: cfg, episodes: [episode], scores, targets, decode: (ids) => `t${ids[0]}` };
@@ -36,9 +41,18 @@ describe('inspectEpisode', () => {
     // planner k=2: delta = 0.9*0.4 - 0.3 = 0.06, A = 0.06 + 0.72*0.41 = 0.3552
     // planner k=1: delta = 0.9*0.3 - 0.2 = 0.07, A = 0.07 + 0.72*0.3552 = 0.325744
     // planner k=0: delta = 0.9*0.2 - 0.1 = 0.08, A = 0.08 + 0.72*0.325744 = 0.31453568
-    close(toks.map((t) => t.delta), [0.08, 0.07, 0.06, 0.05, 0.5]);
-    close(toks.map((t) => t.advantage), [0.31453568, 0.325744, 0.3552, 0.41, 0.5]);
-    close(toks.map((t) => t.ret), [0.41453568, 0.525744, 0.6552, 0.81, 1.0]);
+    close(
+      toks.map((t) => t.delta),
+      [0.08, 0.07, 0.06, 0.05, 0.5],
+    );
+    close(
+      toks.map((t) => t.advantage),
+      [0.31453568, 0.325744, 0.3552, 0.41, 0.5],
+    );
+    close(
+      toks.map((t) => t.ret),
+      [0.41453568, 0.525744, 0.6552, 0.81, 1.0],
+    );
     expect(toks.map((t) => t.next!.kind)).toEqual(['token', 'token', 'agent', 'token', 'end']);
     const lastPlanner = r.actions[0].tokens[2];
     expect(lastPlanner.next).toMatchObject({ kind: 'agent', role: 'solver', value: 0.4 });

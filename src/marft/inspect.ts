@@ -79,7 +79,10 @@ export interface InspectInput {
 
 export function inspectEpisode(input: InspectInput, episode: number, method: CreditMethod = input.config.credit.method): InspectedEpisode {
   const ep = input.episodes[episode];
-  if (!ep) throw Object.assign(new Error(`episode ${episode} is not in the last iteration (0..${input.episodes.length - 1})`), { code: 'INSPECT_RANGE' });
+  if (!ep)
+    throw Object.assign(new Error(`episode ${episode} is not in the last iteration (0..${input.episodes.length - 1})`), {
+      code: 'INSPECT_RANGE',
+    });
   const same = method === input.config.credit.method;
   const cfg: RunConfig = same ? input.config : { ...input.config, credit: { ...input.config.credit, method } };
   const targets = same ? input.targets : computeTargets(input.episodes, input.scores, cfg);
@@ -90,12 +93,26 @@ export function inspectEpisode(input: InspectInput, episode: number, method: Cre
     const t = targets.get(a)!;
     const old = s.oldLogp[k] ?? 0;
     const beh = a.behaviourLogp[k] ?? old;
-    const logps = { oldLogp: old, behaviourLogp: beh, ratio: Math.exp(old - beh), kl: s.refLogp.length ? old - s.refLogp[k] : null, entropy: s.entropy[k] ?? 0 };
+    const logps = {
+      oldLogp: old,
+      behaviourLogp: beh,
+      ratio: Math.exp(old - beh),
+      kl: s.refLogp.length ? old - s.refLogp[k] : null,
+      entropy: s.entropy[k] ?? 0,
+    };
     const base = { id: a.actionIds[k], text: input.decode([a.actionIds[k]]), ...logps };
     if (cfg.algo === 'grpo') {
       // no critic and no recursion: the action's reward-to-go normalised in its group (ppo.groupNorm),
       // exactly what the update trains on (GRPO is not normalised again)
-      return { ...base, reward: k === a.actionIds.length - 1 ? t.reward : 0, advantage: t.advantages[k], value: null, ret: null, delta: null, next: null };
+      return {
+        ...base,
+        reward: k === a.actionIds.length - 1 ? t.reward : 0,
+        advantage: t.advantages[k],
+        value: null,
+        ret: null,
+        delta: null,
+        next: null,
+      };
     }
     const g = t.trace[cfg.level === 'action' ? 0 : k];
     const crosses = g.next === 'agent' || g.next === 'turn';
@@ -116,7 +133,12 @@ export function inspectEpisode(input: InspectInput, episode: number, method: Cre
     gamma: cfg.ppo.gamma,
     lambda: cfg.ppo.lambda,
     actions: acts.map((a, i) => ({
-      agent: a.agent, role: a.role, turn: a.turn, text: a.text, reward: targets.get(a)!.reward, tokens: a.actionIds.map((_, k) => token(a, i, k)),
+      agent: a.agent,
+      role: a.role,
+      turn: a.turn,
+      text: a.text,
+      reward: targets.get(a)!.reward,
+      tokens: a.actionIds.map((_, k) => token(a, i, k)),
     })),
   };
 }

@@ -31,10 +31,22 @@ describe('interruptions of a Run', () => {
     const notices: Notice[] = [];
     const metrics: IterationMetrics[] = [];
     let lose = false;
-    const run = new Run(session, store, {
-      onStatus: (e) => statuses.push(e.status), onNotice: (n) => notices.push(n), onIteration: (e) => metrics.push(e.metrics),
-      onProgress: (e) => { if (lose && e.phase === 'checkpoint') { lose = false; session.currentDevice!.device.destroy(); } },
-    }, { maxTokens: 512 });
+    const run = new Run(
+      session,
+      store,
+      {
+        onStatus: (e) => statuses.push(e.status),
+        onNotice: (n) => notices.push(n),
+        onIteration: (e) => metrics.push(e.metrics),
+        onProgress: (e) => {
+          if (lose && e.phase === 'checkpoint') {
+            lose = false;
+            session.currentDevice!.device.destroy();
+          }
+        },
+      },
+      { maxTokens: 512 },
+    );
     await run.start(tinyRunConfig({ iterations: 2, rollout: { episodes: 1, horizon: 1 }, runLoop: { checkpointEvery: 1 } }), { id: 'run' });
     expect(await run.wait()).toBe('done');
     const uninterrupted = metrics.splice(0);
@@ -51,6 +63,15 @@ describe('interruptions of a Run', () => {
     expect((await listCheckpoints(store, 'run')).find((c) => c.latest)!.iteration).toBe(2);
     run.close();
     for (const g of devices) g.device.destroy();
-    rows.push({ area: 'run (interruption)', fault: 'GPU device destroyed during a single Step right after resuming an older checkpoint, while the Step saves its starting checkpoint', cases: 1, outcome: 'recovered on a new device from the checkpoint it was resumed from (notice DEVICE_LOST), the Step completed: status running -> recovering -> paused; its metrics equal the uninterrupted run\'s iteration 1', verdict: 'pass', test: TEST });
+    rows.push({
+      area: 'run (interruption)',
+      fault:
+        'GPU device destroyed during a single Step right after resuming an older checkpoint, while the Step saves its starting checkpoint',
+      cases: 1,
+      outcome:
+        "recovered on a new device from the checkpoint it was resumed from (notice DEVICE_LOST), the Step completed: status running -> recovering -> paused; its metrics equal the uninterrupted run's iteration 1",
+      verdict: 'pass',
+      test: TEST,
+    });
   });
 });

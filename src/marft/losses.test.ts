@@ -1,5 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { actionGradToTokens, actionLevelPolicyLoss, actionLogProbs, countWords, exceedsTargetKl, klRewards, klTerm, ppoPolicyLoss, valueErrorTerm, valueLoss, type KlEstimator } from './losses.ts';
+import {
+  actionGradToTokens,
+  actionLevelPolicyLoss,
+  actionLogProbs,
+  countWords,
+  exceedsTargetKl,
+  klRewards,
+  klTerm,
+  ppoPolicyLoss,
+  valueErrorTerm,
+  valueLoss,
+  type KlEstimator,
+} from './losses.ts';
 import type { ActionSpan } from './sequence.ts';
 
 const H = 1e-6;
@@ -16,7 +28,9 @@ function fd(f: (x: Float64Array) => number, x: Float64Array, i: number): number 
 function expectGrad(analytic: ArrayLike<number>, f: (x: Float64Array) => number, x: Float64Array, label: string) {
   for (let i = 0; i < x.length; i++) {
     const num = fd(f, x, i);
-    expect(Math.abs(analytic[i] - num), `${label}[${i}]: analytic ${analytic[i]} vs numeric ${num}`).toBeLessThan(1e-6 + 1e-5 * Math.abs(num));
+    expect(Math.abs(analytic[i] - num), `${label}[${i}]: analytic ${analytic[i]} vs numeric ${num}`).toBeLessThan(
+      1e-6 + 1e-5 * Math.abs(num),
+    );
   }
 }
 
@@ -103,7 +117,18 @@ describe('action level', () => {
   });
   for (const norm of ['sum', 'token', 'word'] as const) {
     it(`gradients match finite differences (${norm})`, () => {
-      const base = { oldTokenLogp: oldTl, spans, advantages: [1, -1, 0.5], norm, wordCounts: [2, 1, 3], clip: 0.2, entropyCoef: 0.01, refTokenLogp: refTl, klCoef: 0.1, klEstimator: 'k3' as const };
+      const base = {
+        oldTokenLogp: oldTl,
+        spans,
+        advantages: [1, -1, 0.5],
+        norm,
+        wordCounts: [2, 1, 3],
+        clip: 0.2,
+        entropyCoef: 0.01,
+        refTokenLogp: refTl,
+        klCoef: 0.1,
+        klEstimator: 'k3' as const,
+      };
       const r = actionLevelPolicyLoss({ ...base, tokenLogp: tl, tokenEntropy: tH });
       expectGrad(r.dTokenLogp, (x) => actionLevelPolicyLoss({ ...base, tokenLogp: x, tokenEntropy: tH }).loss, tl, 'dTokenLogp');
       expectGrad(r.dTokenEntropy, (x) => actionLevelPolicyLoss({ ...base, tokenLogp: tl, tokenEntropy: x }).loss, tH, 'dTokenEntropy');

@@ -168,7 +168,12 @@ export function actionScales(spans: readonly ActionSpan[], norm: LogProbNorm, wo
 }
 
 /** Each action's log-prob from its tokens': sum, or sum/tokens, or sum/words. (A) */
-export function actionLogProbs(tokenLogp: ArrayLike<number>, spans: readonly ActionSpan[], norm: LogProbNorm, wordCounts?: ArrayLike<number>): Float64Array {
+export function actionLogProbs(
+  tokenLogp: ArrayLike<number>,
+  spans: readonly ActionSpan[],
+  norm: LogProbNorm,
+  wordCounts?: ArrayLike<number>,
+): Float64Array {
   const scale = actionScales(spans, norm, wordCounts);
   return Float64Array.from(spans, (s, a) => {
     let sum = 0;
@@ -178,7 +183,13 @@ export function actionLogProbs(tokenLogp: ArrayLike<number>, spans: readonly Act
 }
 
 /** Spreads per-action gradients dL/dlogp_action back to the tokens. (T) */
-export function actionGradToTokens(dActionLogp: ArrayLike<number>, spans: readonly ActionSpan[], T: number, norm: LogProbNorm, wordCounts?: ArrayLike<number>): Float64Array {
+export function actionGradToTokens(
+  dActionLogp: ArrayLike<number>,
+  spans: readonly ActionSpan[],
+  T: number,
+  norm: LogProbNorm,
+  wordCounts?: ArrayLike<number>,
+): Float64Array {
   checkLengths('actionGradToTokens', spans.length, { dActionLogp });
   const scale = actionScales(spans, norm, wordCounts);
   const out = new Float64Array(T);

@@ -18,7 +18,9 @@ import { Trainer } from './trainer.ts';
 const GUESS = readFileSync(new URL('../../examples/guess.mjs', import.meta.url), 'utf8');
 const stable = (m: object) => JSON.stringify({ ...m, tokensPerSecond: 0, seconds: 0 });
 const over = (source: string, name = 'guess.mjs') => ({
-  level: 'token', rollout: { episodes: 2, horizon: 2 }, env: { name, module: name, moduleSource: source, options: { max: 4 } },
+  level: 'token',
+  rollout: { episodes: 2, horizon: 2 },
+  env: { name, module: name, moduleSource: source, options: { max: 4 } },
 });
 
 /** The session's environments: modules in worker threads, their sandboxes closed after each case. */
@@ -55,25 +57,36 @@ describe('a run with an environment module', () => {
   it('pauses at the last checkpoint when the module fails mid-run', async () => {
     const gpu = await testGpu();
     // fails on its 3rd reset, i.e. in the second iteration (2 episodes per iteration)
-    const flaky = GUESS.replace('reset(seed) {', "reset(seed) {\n      globalThis.resets = (globalThis.resets ?? 0) + 1;\n      if (globalThis.resets === 3) throw new Error('the tool is down');");
+    const flaky = GUESS.replace(
+      'reset(seed) {',
+      "reset(seed) {\n      globalThis.resets = (globalThis.resets ?? 0) + 1;\n      if (globalThis.resets === 3) throw new Error('the tool is down');",
+    );
     const s = tinySetup(gpu, over(flaky, 'flaky.mjs'), envs);
     // an env of the module held open keeps its sandbox (and its count of resets) across slow iterations
     const hold = envs.modules.env({ source: flaky, name: 'flaky.mjs' }, {});
     const store = memoryStore();
     const err = await runLoop({ gpu, envs, decoder: s.decoder, tokenizer: s.tokenizer, model: s.model }, s.state, {
-      store, dir: 'run', baseModel: 'tiny', until: 3, maxTokens: 512,
+      store,
+      dir: 'run',
+      baseModel: 'tiny',
+      until: 3,
+      maxTokens: 512,
     }).catch((e: unknown) => e);
     hold.close();
     expect(err).toBeInstanceOf(RunPaused);
     const p = err as RunPaused;
     expect(p.reason).toBe('environment');
-    expect(p.message).toMatch(/training paused at iteration 1: environment module "flaky\.mjs", reset\(\d+\): threw Error: the tool is down/);
+    expect(p.message).toMatch(
+      /training paused at iteration 1: environment module "flaky\.mjs", reset\(\d+\): threw Error: the tool is down/,
+    );
     expect(p.message).toMatch(/back at its last checkpoint \(iteration 1\); nothing saved was lost/);
     expect(p.hint).toMatch(/marft env test/);
     expect(p.state.iteration).toBe(1);
     const ckpt = await loadCheckpoint(gpu, store, 'run', s.model);
     expect(p.state.rng.state).toBe(ckpt.rng.state);
-    expect(Array.from(await gpu.readF32(p.state.policy.layers[0].q_proj!.B))).toEqual(Array.from(await gpu.readF32(ckpt.policy.layers[0].q_proj!.B)));
+    expect(Array.from(await gpu.readF32(p.state.policy.layers[0].q_proj!.B))).toEqual(
+      Array.from(await gpu.readF32(ckpt.policy.layers[0].q_proj!.B)),
+    );
     releaseTrainState(gpu, ckpt);
     releaseTrainState(gpu, p.state);
   });

@@ -46,48 +46,67 @@ const loraB = (s: TrainState) => group(s, 'layers.0.v_proj.lora_B');
 const probe = (s: TrainState) => s.critic.heads[0][1].W;
 const CASES: Case[] = [
   {
-    phase: 'score', fault: "NaN in one row of the critic's hidden layer weights (ReLU's max(NaN, 0) gives 0 on SwiftShader)",
+    phase: 'score',
+    fault: "NaN in one row of the critic's hidden layer weights (ReLU's max(NaN, 0) gives 0 on SwiftShader)",
     inject: (gpu, s) => poison(gpu, hiddenW(s), 1),
-    expect: /^score: non-finite values in critic head 0 hidden layer 0 \(pre-ReLU\) value\.0\.0 \(\d+ values?\)/, noStep: true,
-  },
-  {
-    phase: 'score', fault: "NaN in the v_proj LoRA B matrix of the policy's layer 0 (every policy logit NaN)",
-    inject: (gpu, s) => poison(gpu, loraB(s).params),
-    expect: /^score: non-finite values in policy logits \(\d+ values\).*; update skipped$/, noStep: true,
-  },
-  {
-    // the attention hides a NaN query on SwiftShader (its logits stay finite): the backward shows it
-    phase: 'score', fault: "NaN in the q_proj LoRA B matrix of the policy's layer 0 (finite logits, NaN gradients)",
-    inject: (gpu, s) => poison(gpu, group(s, 'layers.0.q_proj.lora_B').params),
-    expect: /(policy logits|policy step skipped \(non-finite gradient\) in layers\.0\.q_proj\.lora_A\.grad \(\d+ values\))/, noStep: false,
-  },
-  {
-    phase: 'score', fault: "NaN in the critic's output bias (every value NaN, so every advantage)",
-    inject: (gpu, s) => poison(gpu, s.critic.heads[0][1].b),
-    expect: new RegExp(['^score: non-finite values in critic head 0 output value\\.0\\.1 \\(2 values\\); update skipped',
-      'advantages: non-finite advantages for 2 of 2 actions \\(planner, solver\\); update skipped',
-      'advantages: non-finite returns for 2 of 2 actions \\(planner, solver\\); update skipped$'].join('\n')),
+    expect: /^score: non-finite values in critic head 0 hidden layer 0 \(pre-ReLU\) value\.0\.0 \(\d+ values?\)/,
     noStep: true,
   },
   {
-    phase: 'update', fault: "NaN in the critic's hidden layer after scoring (seen by the update's critic forward)",
-    inject: (gpu, s) => poison(gpu, hiddenW(s), 1),
-    expect: /critic step skipped \(non-finite values in critic head 0 hidden layer 0 \(pre-ReLU\) value\.0\.0/, noStep: false,
-  },
-  {
-    phase: 'update', fault: 'NaN in the policy after scoring (seen in the update\'s logits)',
+    phase: 'score',
+    fault: "NaN in the v_proj LoRA B matrix of the policy's layer 0 (every policy logit NaN)",
     inject: (gpu, s) => poison(gpu, loraB(s).params),
-    expect: /policy step skipped \(non-finite values in policy logits \(\d+ values\)\)/, noStep: false,
+    expect: /^score: non-finite values in policy logits \(\d+ values\).*; update skipped$/,
+    noStep: true,
   },
   {
-    phase: 'update', fault: 'NaN in a policy gradient before the backward accumulates into it',
+    // the attention hides a NaN query on SwiftShader (its logits stay finite): the backward shows it
+    phase: 'score',
+    fault: "NaN in the q_proj LoRA B matrix of the policy's layer 0 (finite logits, NaN gradients)",
+    inject: (gpu, s) => poison(gpu, group(s, 'layers.0.q_proj.lora_B').params),
+    expect: /(policy logits|policy step skipped \(non-finite gradient\) in layers\.0\.q_proj\.lora_A\.grad \(\d+ values\))/,
+    noStep: false,
+  },
+  {
+    phase: 'score',
+    fault: "NaN in the critic's output bias (every value NaN, so every advantage)",
+    inject: (gpu, s) => poison(gpu, s.critic.heads[0][1].b),
+    expect: new RegExp(
+      [
+        '^score: non-finite values in critic head 0 output value\\.0\\.1 \\(2 values\\); update skipped',
+        'advantages: non-finite advantages for 2 of 2 actions \\(planner, solver\\); update skipped',
+        'advantages: non-finite returns for 2 of 2 actions \\(planner, solver\\); update skipped$',
+      ].join('\n'),
+    ),
+    noStep: true,
+  },
+  {
+    phase: 'update',
+    fault: "NaN in the critic's hidden layer after scoring (seen by the update's critic forward)",
+    inject: (gpu, s) => poison(gpu, hiddenW(s), 1),
+    expect: /critic step skipped \(non-finite values in critic head 0 hidden layer 0 \(pre-ReLU\) value\.0\.0/,
+    noStep: false,
+  },
+  {
+    phase: 'update',
+    fault: "NaN in the policy after scoring (seen in the update's logits)",
+    inject: (gpu, s) => poison(gpu, loraB(s).params),
+    expect: /policy step skipped \(non-finite values in policy logits \(\d+ values\)\)/,
+    noStep: false,
+  },
+  {
+    phase: 'update',
+    fault: 'NaN in a policy gradient before the backward accumulates into it',
     inject: (gpu, s) => poison(gpu, loraB(s).grads),
-    expect: /policy step skipped \(non-finite gradient\) in .*lora_B\.grad \(\d+ values\)/, noStep: false,
+    expect: /policy step skipped \(non-finite gradient\) in .*lora_B\.grad \(\d+ values\)/,
+    noStep: false,
   },
   {
-    phase: 'update', fault: "NaN in the critic's Adam first moment (optimiser state)",
+    phase: 'update',
+    fault: "NaN in the critic's Adam first moment (optimiser state)",
     inject: (gpu, s) => poison(gpu, s.criticOptim.groups[0].m),
-    expect: /critic step left non-finite optimiser state in value\.0\.0\.weight \(\d+ values\), value\.0\.0\.weight\.adam_m/, noStep: false,
+    expect: /critic step left non-finite optimiser state in value\.0\.0\.weight \(\d+ values\), value\.0\.0\.weight\.adam_m/,
+    noStep: false,
   },
 ];
 
@@ -99,8 +118,18 @@ describe('non-finite values at every phase', () => {
       let injected = false;
       const before = await gpu.readF32(probe(s.state));
       const t = new Trainer({
-        gpu, envs: s.envs, decoder: s.decoder, tokenizer: s.tokenizer, state: s.state, maxTokens: 512,
-        onProgress: (phase) => { if (phase === c.phase && !injected) { injected = true; c.inject(gpu, s.state); } },
+        gpu,
+        envs: s.envs,
+        decoder: s.decoder,
+        tokenizer: s.tokenizer,
+        state: s.state,
+        maxTokens: 512,
+        onProgress: (phase) => {
+          if (phase === c.phase && !injected) {
+            injected = true;
+            c.inject(gpu, s.state);
+          }
+        },
       });
       const res = await t.iteration();
       expect(injected, c.fault).toBe(true);
@@ -112,7 +141,14 @@ describe('non-finite values at every phase', () => {
         expect(Array.from(await gpu.readF32(probe(s.state))), c.fault).toEqual(Array.from(before));
       }
       releaseTrainState(gpu, s.state);
-      rows.push({ area: 'non-finite values', fault: `${c.fault}, injected at the start of the ${c.phase} phase`, cases: 1, outcome: `reported in metrics.skipped: "${res.metrics.skipped[0].replace(/\(\d+ values?\)/g, '(n values)')}"`, verdict: 'pass', test: TEST });
+      rows.push({
+        area: 'non-finite values',
+        fault: `${c.fault}, injected at the start of the ${c.phase} phase`,
+        cases: 1,
+        outcome: `reported in metrics.skipped: "${res.metrics.skipped[0].replace(/\(\d+ values?\)/g, '(n values)')}"`,
+        verdict: 'pass',
+        test: TEST,
+      });
     });
   }
 
@@ -120,16 +156,43 @@ describe('non-finite values at every phase', () => {
     const act = (agent: number) => ({ agent }) as ActionRecord;
     const t = (reward: number, adv: number[], ret: number[]): ActionTargets => ({ reward, advantages: adv, returns: ret, trace: [] });
     const roles = ['planner', 'solver'];
-    expect(nonFiniteInputs({ nonFinite: [] }, new Map([[act(0), t(1, [0.5], [1])], [act(1), t(0, [-0.5], [0])]]), roles)).toEqual([]);
-    expect(nonFiniteInputs({ nonFinite: [] }, new Map([[act(0), t(Number.NaN, [Number.NaN], [1])], [act(1), t(0, [0.1, Infinity], [0])]]), roles)).toEqual([
+    expect(
+      nonFiniteInputs(
+        { nonFinite: [] },
+        new Map([
+          [act(0), t(1, [0.5], [1])],
+          [act(1), t(0, [-0.5], [0])],
+        ]),
+        roles,
+      ),
+    ).toEqual([]);
+    expect(
+      nonFiniteInputs(
+        { nonFinite: [] },
+        new Map([
+          [act(0), t(Number.NaN, [Number.NaN], [1])],
+          [act(1), t(0, [0.1, Infinity], [0])],
+        ]),
+        roles,
+      ),
+    ).toEqual([
       'advantages: non-finite credited rewards for 1 of 2 actions (planner); update skipped',
       'advantages: non-finite advantages for 2 of 2 actions (planner, solver); update skipped',
     ]);
-    expect(nonFiniteInputs({ nonFinite: [{ where: 'policy logits', count: 3 }] }, new Map([[act(1), t(0, [0], [-Infinity])]]), roles)).toEqual([
+    expect(
+      nonFiniteInputs({ nonFinite: [{ where: 'policy logits', count: 3 }] }, new Map([[act(1), t(0, [0], [-Infinity])]]), roles),
+    ).toEqual([
       'score: non-finite values in policy logits (3 values); update skipped',
       'advantages: non-finite returns for 1 of 1 actions (solver); update skipped',
     ]);
-    rows.push({ area: 'non-finite values', fault: 'NaN / ±Inf credited rewards, advantages or returns (advantages phase)', cases: 3, outcome: 'update skipped, each field and the agents named in metrics.skipped; all-finite targets pass', verdict: 'pass', test: TEST });
+    rows.push({
+      area: 'non-finite values',
+      fault: 'NaN / ±Inf credited rewards, advantages or returns (advantages phase)',
+      cases: 3,
+      outcome: 'update skipped, each field and the agents named in metrics.skipped; all-finite targets pass',
+      verdict: 'pass',
+      test: TEST,
+    });
   });
 
   it("a NaN in the critic's hidden layer is not checkpointed, and runLoop.rollbackAfter such iterations roll back", async () => {
@@ -139,17 +202,38 @@ describe('non-finite values at every phase', () => {
     const seen: Array<{ iteration: number; kept: boolean }> = [];
     let injected = false;
     const r = await runLoop({ gpu, envs: s.envs, decoder: s.decoder, tokenizer: s.tokenizer, model: s.model }, s.state, {
-      store: memoryStore(), dir: 'run', baseModel: 'tiny', until: 2, maxTokens: 512,
+      store: memoryStore(),
+      dir: 'run',
+      baseModel: 'tiny',
+      until: 2,
+      maxTokens: 512,
       onEvent: (e) => events.push(e),
       onIteration: (res, kept) => seen.push({ iteration: res.metrics.iteration, kept }),
-      onProgress: (phase, _d, { state }) => { if (phase === 'score' && state.iteration === 1 && !injected) { injected = true; poison(gpu, hiddenW(state), 1); } },
+      onProgress: (phase, _d, { state }) => {
+        if (phase === 'score' && state.iteration === 1 && !injected) {
+          injected = true;
+          poison(gpu, hiddenW(state), 1);
+        }
+      },
     });
-    expect(seen).toEqual([{ iteration: 0, kept: true }, { iteration: 1, kept: false }, { iteration: 1, kept: true }]);
+    expect(seen).toEqual([
+      { iteration: 0, kept: true },
+      { iteration: 1, kept: false },
+      { iteration: 1, kept: true },
+    ]);
     expect(events.filter((e) => e.kind === 'skipped' || e.kind === 'rollback').map((e) => e.kind)).toEqual(['skipped', 'rollback']);
     expect(events.find((e) => e.kind === 'rollback')).toEqual({ kind: 'rollback', from: 2, to: 1 });
     expect(r.state.metrics.map((m) => m.iteration)).toEqual([0, 1]);
     expect((await gpu.readF32(hiddenW(r.state))).every(Number.isFinite)).toBe(true);
     releaseTrainState(gpu, r.state);
-    rows.push({ area: 'run loop', fault: "NaN in the critic's hidden layer at iteration 1 (runLoop.rollbackAfter 1)", cases: 1, outcome: 'iteration skipped and reported, not kept, rolled back to the snapshot of iteration 1 (in memory); weights finite again, iteration 1 re-run clean, history [0, 1]', verdict: 'pass', test: TEST });
+    rows.push({
+      area: 'run loop',
+      fault: "NaN in the critic's hidden layer at iteration 1 (runLoop.rollbackAfter 1)",
+      cases: 1,
+      outcome:
+        'iteration skipped and reported, not kept, rolled back to the snapshot of iteration 1 (in memory); weights finite again, iteration 1 re-run clean, history [0, 1]',
+      verdict: 'pass',
+      test: TEST,
+    });
   });
 });

@@ -10,14 +10,20 @@ import type { ActionRecord } from './rollout.ts';
 import type { ScoreResult } from './score.ts';
 
 /** The update's skip reasons for non-finite inputs ([] when all are finite). */
-export function nonFiniteInputs(score: Pick<ScoreResult, 'nonFinite'>, targets: ReadonlyMap<ActionRecord, ActionTargets>, roles: readonly string[]): string[] {
+export function nonFiniteInputs(
+  score: Pick<ScoreResult, 'nonFinite'>,
+  targets: ReadonlyMap<ActionRecord, ActionTargets>,
+  roles: readonly string[],
+): string[] {
   const out: string[] = [];
   if (score.nonFinite.length) out.push(`score: non-finite values in ${describeNonFinite(score.nonFinite)}; update skipped`);
   for (const field of ['reward', 'advantages', 'returns'] as const) {
     const bad = [...targets].filter(([, t]) => ([] as number[]).concat(t[field]).some((x) => !Number.isFinite(x)));
     if (!bad.length) continue;
     const agents = [...new Set(bad.map(([a]) => roles[a.agent]))].join(', ');
-    out.push(`advantages: non-finite ${field === 'reward' ? 'credited rewards' : field} for ${bad.length} of ${targets.size} actions (${agents}); update skipped`);
+    out.push(
+      `advantages: non-finite ${field === 'reward' ? 'credited rewards' : field} for ${bad.length} of ${targets.size} actions (${agents}); update skipped`,
+    );
   }
   return out;
 }

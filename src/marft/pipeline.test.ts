@@ -32,8 +32,14 @@ describe('a scripted duo episode', () => {
       history.push({ outputs, feedback: step.feedback });
       done = step.done;
     }
-    expect(rewards).toEqual([[0, 0], [0, 1]]);
-    const values = [[0.1, 0.2], [0.3, 0.4]];
+    expect(rewards).toEqual([
+      [0, 0],
+      [0, 1],
+    ]);
+    const values = [
+      [0.1, 0.2],
+      [0.3, 0.4],
+    ];
     const a = gae(rewards.flat(), values.flat(), ['agent', 'turn', 'agent', 'end'], { gamma: 1, lambda: 1 });
     // gamma = lambda = 1: A = (sum of later rewards) - V = 1 - V.
     expect(Array.from(a.advantages, (x) => +x.toFixed(12))).toEqual([0.9, 0.8, 0.7, 0.6]);

@@ -10,7 +10,10 @@ import { type PlanModel, type PlanPhase, type RunPlan, formatBytes } from './pla
 import { createTrainState, releaseTrainState } from './state.ts';
 import { Trainer } from './trainer.ts';
 
-export interface PhasePeak { inUse: number; allocated: number }
+export interface PhasePeak {
+  inUse: number;
+  allocated: number;
+}
 
 export interface MeasuredIteration {
   phases: Record<PlanPhase, PhasePeak>;
@@ -56,9 +59,18 @@ export async function measurePlan(m: PlanModel, config: RunConfig, o: MeasureOpt
     return b;
   };
   const trainer = new Trainer({
-    gpu, envs, decoder, tokenizer, state, maxTokens: o.maxTokens, recompute: o.recompute,
+    gpu,
+    envs,
+    decoder,
+    tokenizer,
+    state,
+    maxTokens: o.maxTokens,
+    recompute: o.recompute,
     // advantages run on the CPU: whatever is held then belongs to scoring's results
-    onProgress: (ph) => { phase = ph === 'advantages' ? 'score' : ph; note(); },
+    onProgress: (ph) => {
+      phase = ph === 'advantages' ? 'score' : ph;
+      note();
+    },
   });
   const iterations: MeasuredIteration[] = [];
   try {
@@ -71,8 +83,12 @@ export async function measurePlan(m: PlanModel, config: RunConfig, o: MeasureOpt
       for (const a of r.episodes.flatMap((e) => e.actions)) prompts[a.role] = Math.max(prompts[a.role] ?? 0, a.promptIds.length);
       const all = Object.values(peaks);
       iterations.push({
-        phases: peaks, inUse: Math.max(...all.map((x) => x.inUse)), allocated: Math.max(...all.map((x) => x.allocated)),
-        generated: r.episodes.reduce((s, e) => s + e.actions.reduce((x, a) => x + a.actionIds.length, 0), 0), prompts, seconds: r.metrics.seconds.total,
+        phases: peaks,
+        inUse: Math.max(...all.map((x) => x.inUse)),
+        allocated: Math.max(...all.map((x) => x.allocated)),
+        generated: r.episodes.reduce((s, e) => s + e.actions.reduce((x, a) => x + a.actionIds.length, 0), 0),
+        prompts,
+        seconds: r.metrics.seconds.total,
       });
     }
   } finally {
@@ -87,13 +103,18 @@ export function formatComparison(plan: RunPlan, measured: Measured): string[] {
   const it = measured.iterations.at(-1)!;
   const n = measured.iterations.length;
   const ratio = (a: number, b: number) => (b > 0 ? `${((a / b - 1) * 100).toFixed(1)}%` : '-');
-  const row = (what: string, planned: number, got: number) => `  ${what.padEnd(30)} ${formatBytes(planned).padStart(10)} ${formatBytes(got).padStart(10)} ${ratio(planned, got).padStart(8)}`;
+  const row = (what: string, planned: number, got: number) =>
+    `  ${what.padEnd(30)} ${formatBytes(planned).padStart(10)} ${formatBytes(got).padStart(10)} ${ratio(planned, got).padStart(8)}`;
   return [
     `measured (iteration ${n} of ${n}, the buffer pool's counters; critic warm-up skipped): ${it.generated} tokens generated, ${it.seconds.toFixed(2)} s`,
-    `  longest prompts: ${Object.entries(it.prompts).map(([r, t]) => `${r} ${t}`).join(', ')} tokens (planned ${plan.sequences.map((s) => `${s.role} ${s.prompt}`).join(', ')})`,
+    `  longest prompts: ${Object.entries(it.prompts)
+      .map(([r, t]) => `${r} ${t}`)
+      .join(', ')} tokens (planned ${plan.sequences.map((s) => `${s.role} ${s.prompt}`).join(', ')})`,
     `  ${''.padEnd(30)} ${'planned'.padStart(10)} ${'measured'.padStart(10)} ${'plan off'.padStart(8)}`,
     row('resident', plan.residentBytes, measured.resident),
-    ...(['rollout', 'score', 'update'] as const).map((ph) => row(`${ph}: tensors at once`, plan.residentBytes + plan.phases[ph].bytes, it.phases[ph].inUse)),
+    ...(['rollout', 'score', 'update'] as const).map((ph) =>
+      row(`${ph}: tensors at once`, plan.residentBytes + plan.phases[ph].bytes, it.phases[ph].inUse),
+    ),
     row('iteration: tensors at once', plan.inUseBytes, it.inUse),
     row('iteration: GPU memory (pool)', plan.peakBytes, it.allocated),
     row('  lengths varying: at most', plan.varyingPeakBytes, it.allocated),

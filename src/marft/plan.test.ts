@@ -18,18 +18,34 @@ import { tinySetup } from './testing.ts';
 
 // V 64, C 16, I 32, L 2, NH 2, NKV 1, HS 8, tied head
 const MODEL_JSON = {
-  model_type: 'llama', vocab_size: 64, hidden_size: 16, intermediate_size: 32, num_hidden_layers: 2, num_attention_heads: 2,
-  num_key_value_heads: 1, head_dim: 8, max_position_embeddings: 256, tie_word_embeddings: true,
+  model_type: 'llama',
+  vocab_size: 64,
+  hidden_size: 16,
+  intermediate_size: 32,
+  num_hidden_layers: 2,
+  num_attention_heads: 2,
+  num_key_value_heads: 1,
+  head_dim: 8,
+  max_position_embeddings: 256,
+  tie_word_embeddings: true,
 };
 const MODEL = parseModelConfig(MODEL_JSON);
 // one agent, one episode of one turn, 4 new tokens; LoRA r 2 on q and v; a critic head 16-8-1
 const SOLO = parseRunConfig({
   graph: { agents: [{ role: 'solver', systemPrompt: 'Solve.', withAnswer: true, maxNewTokens: 4 }], edges: [] },
-  env: { name: 'arithmetic' }, rollout: { episodes: 1, horizon: 1 }, lora: { r: 2, alpha: 4 }, critic: { hidden: [8] }, level: 'token',
+  env: { name: 'arithmetic' },
+  rollout: { episodes: 1, horizon: 1 },
+  lora: { r: 2, alpha: 4 },
+  critic: { hidden: [8] },
+  level: 'token',
 });
 const input = (over: Partial<PlanInput> = {}): PlanInput => ({
-  config: SOLO, model: MODEL, dtype: 'bf16', prompts: { base: [10], perVisible: 0, perTurn: 0 },
-  device: { maxBufferSize: 2 ** 28, maxStorageBufferBindingSize: 2 ** 27, cpu: true }, ...over,
+  config: SOLO,
+  model: MODEL,
+  dtype: 'bf16',
+  prompts: { base: [10], perVisible: 0, perTurn: 0 },
+  device: { maxBufferSize: 2 ** 28, maxStorageBufferBindingSize: 2 ** 27, cpu: true },
+  ...over,
 });
 const bytesOf = (items: Array<{ name: string; bytes: number }>, name: string): number => items.find((x) => x.name === name)!.bytes;
 
@@ -47,9 +63,13 @@ describe('planRun by hand', () => {
     expect(p.residentBytes).toBe(12544 + 4096 + 4352 + 2560 + 2816);
     // a CPU adapter runs unfused: no copies; a GPU's fused path adds q/k/v (32, 16) and gate/up (64, 16) per layer
     expect(p.resident.some((x) => x.name === 'fused decode copies')).toBe(false);
-    expect(bytesOf(planRun(input({ device: { maxBufferSize: 2 ** 28, maxStorageBufferBindingSize: 2 ** 27 } })).resident, 'fused decode copies')).toBe(2 * (1024 + 2048));
+    expect(
+      bytesOf(planRun(input({ device: { maxBufferSize: 2 ** 28, maxStorageBufferBindingSize: 2 ** 27 } })).resident, 'fused decode copies'),
+    ).toBe(2 * (1024 + 2048));
     // f32 weights: every matrix twice the bytes
-    expect(bytesOf(planRun(input({ dtype: 'f32' })).resident, 'base weights (f32)')).toBe(4096 + 2 * (1024 + 512 + 512 + 1024 + 3 * 2048 + 512) + 256);
+    expect(bytesOf(planRun(input({ dtype: 'f32' })).resident, 'base weights (f32)')).toBe(
+      4096 + 2 * (1024 + 512 + 512 + 1024 + 3 * 2048 + 512) + 256,
+    );
   });
 
   it('the rollout: the KV cache of 1 x (10 + 4) positions, f32 keys and values per layer', () => {
@@ -59,7 +79,7 @@ describe('planRun by hand', () => {
     expect(bytesOf(p.phases.rollout.items, 'KV cache')).toBe(4 * 512 + 256);
   });
 
-  it('the update keeps every layer\'s activations, or with recompute only the residual stream and one layer', () => {
+  it("the update keeps every layer's activations, or with recompute only the residual stream and one layer", () => {
     // N = 14 tokens: rstd x2 256 each, h1/xMid/h2 (14, 16) 1024 each, q/att 1024 each, k/v 512 each, lse 256,
     // gate/up/act (14, 32) 1792 each, LoRA h (14, 2) x2 256 each = 12 800 a layer; the residual stream (3, 14, 16)
     const saved = planRun(input({ recompute: false }));
@@ -82,7 +102,10 @@ describe('planRun by hand', () => {
     const config = tinyRunConfig({ rollout: { episodes: 2, horizon: 2 } }); // planner (3 new) -> solver (4 new)
     const p = planRun(input({ config, prompts: { base: [20, 30], perVisible: 5, perTurn: 7 } }));
     // last turn: planner 20 + (3 + 4 + 7); solver 30 + (3 + 5) + (3 + 4 + 7)
-    expect(p.sequences).toEqual([{ role: 'planner', prompt: 34, generated: 3 }, { role: 'solver', prompt: 52, generated: 4 }]);
+    expect(p.sequences).toEqual([
+      { role: 'planner', prompt: 34, generated: 3 },
+      { role: 'solver', prompt: 52, generated: 4 },
+    ]);
   });
 });
 
@@ -90,20 +113,31 @@ describe('attentionBackwardScratch', () => {
   // HS 64, 4 heads over 2 kv heads; a desktop GPU's limits
   const model = parseModelConfig({ ...MODEL_JSON, hidden_size: 256, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 64 });
   const limits = {
-    maxBufferSize: 2 ** 32, maxStorageBufferBindingSize: 2 ** 31, maxComputeWorkgroupStorageSize: 49152, maxComputeInvocationsPerWorkgroup: 1024,
-    maxComputeWorkgroupSizeX: 1024, maxStorageBuffersPerShaderStage: 10,
+    maxBufferSize: 2 ** 32,
+    maxStorageBufferBindingSize: 2 ** 31,
+    maxComputeWorkgroupStorageSize: 49152,
+    maxComputeInvocationsPerWorkgroup: 1024,
+    maxComputeWorkgroupSizeX: 1024,
+    maxStorageBuffersPerShaderStage: 10,
   };
   it('follows the variant the kernel picks for the length', () => {
     const ld = (B: number, T: number) => B * 4 * T * 2 * 4;
     // up to 341 tokens: the fused single-split variant, ld alone
     expect(attentionBackwardScratch(model, 3, 300, { cpu: false, limits })).toEqual([ld(3, 300)]);
     // longer: 4 splits of dk and dv (4, B, T, 2, 64) and the (B, 4, T, T) dS scratch
-    expect(attentionBackwardScratch(model, 3, 500, { cpu: false, limits })).toEqual([ld(3, 500), 4 * 3 * 500 * 2 * 64 * 4, 4 * 3 * 500 * 2 * 64 * 4, 3 * 4 * 500 * 500 * 4]);
+    expect(attentionBackwardScratch(model, 3, 500, { cpu: false, limits })).toEqual([
+      ld(3, 500),
+      4 * 3 * 500 * 2 * 64 * 4,
+      4 * 3 * 500 * 2 * 64 * 4,
+      3 * 4 * 500 * 500 * 4,
+    ]);
     // dS past 512 MiB is not kept; a CPU adapter's paths take no scratch
     expect(attentionBackwardScratch(model, 64, 1500, { cpu: false, limits })).toHaveLength(3);
     expect(attentionBackwardScratch(model, 3, 500, { cpu: true, limits })).toEqual([]);
     // a device whose workgroup memory cannot hold the blocked variant runs v1: ld alone
-    expect(attentionBackwardScratch(model, 3, 500, { cpu: false, limits: { ...limits, maxComputeWorkgroupStorageSize: 16384 } })).toEqual([ld(3, 500)]);
+    expect(attentionBackwardScratch(model, 3, 500, { cpu: false, limits: { ...limits, maxComputeWorkgroupStorageSize: 16384 } })).toEqual([
+      ld(3, 500),
+    ]);
   });
 });
 
@@ -112,29 +146,43 @@ describe('planRun limits, budget and advice', () => {
     // the trainer's forwards take at least 64 tokens; this one stacks policy and reference, 2 x 14 tokens
     const p = planRun(input({ device: { maxBufferSize: 2 ** 28, maxStorageBufferBindingSize: 1024, cpu: true } }));
     expect(p.largest.name).toBe('an MLP activation');
-    expect(p.problems[0]).toMatch(/an MLP activation \(28 tokens x 32 f32\) needs 3\.5 KiB, over this GPU's largest buffer binding of 1\.0 KiB/);
+    expect(p.problems[0]).toMatch(
+      /an MLP activation \(28 tokens x 32 f32\) needs 3\.5 KiB, over this GPU's largest buffer binding of 1\.0 KiB/,
+    );
     expect(formatPlan(p).join('\n')).toMatch(/does not fit: an MLP activation/);
     // a wide vocabulary: the embedding is the largest, and a larger binding holds everything
     const wide = parseModelConfig({ ...MODEL_JSON, vocab_size: 4096 });
     expect(planRun(input({ model: wide })).problems).toEqual([]);
     const small = planRun(input({ model: wide, device: { maxBufferSize: 2 ** 28, maxStorageBufferBindingSize: 96 * 1024, cpu: true } }));
-    expect(small.problems).toEqual([expect.stringMatching(/^the embedding \(4096 x 16 bf16\) needs 128\.0 KiB, over this GPU's largest buffer binding of 96\.0 KiB/)]);
+    expect(small.problems).toEqual([
+      expect.stringMatching(/^the embedding \(4096 x 16 bf16\) needs 128\.0 KiB, over this GPU's largest buffer binding of 96\.0 KiB/),
+    ]);
   });
 
   it('over the budget, each change is re-planned; those that fit first', () => {
-    const config = parseRunConfig({ ...SOLO, rollout: { episodes: 8, horizon: 1 }, graph: { ...SOLO.graph, agents: [{ ...SOLO.graph.agents[0], maxNewTokens: 64 }] } });
+    const config = parseRunConfig({
+      ...SOLO,
+      rollout: { episodes: 8, horizon: 1 },
+      graph: { ...SOLO.graph, agents: [{ ...SOLO.graph.agents[0], maxNewTokens: 64 }] },
+    });
     const free = planRun(input({ config, dtype: 'f32' }));
     const budget = free.peakBytes - 1;
     const p = planRun(input({ config, dtype: 'f32', budget }));
     expect(p.problems).toEqual([expect.stringMatching(/expected peak of .* is over the memory budget/)]);
-    expect(p.advice.map((a) => a.change)).toEqual(expect.arrayContaining([
-      expect.stringMatching(/^bf16 base weights/), expect.stringMatching(/^rollout\.episodes 8 -> 4$/), expect.stringMatching(/^maxNewTokens halved/),
-    ]));
+    expect(p.advice.map((a) => a.change)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^bf16 base weights/),
+        expect.stringMatching(/^rollout\.episodes 8 -> 4$/),
+        expect.stringMatching(/^maxNewTokens halved/),
+      ]),
+    );
     // each figure is the plan of the changed input
     const bf16 = p.advice.find((a) => a.change.startsWith('bf16'))!;
     expect(bf16.peakBytes).toBe(planRun(input({ config, dtype: 'bf16' })).peakBytes);
     const fewer = p.advice.find((a) => a.change.startsWith('rollout.episodes'))!;
-    expect(fewer.peakBytes).toBe(planRun(input({ config: parseRunConfig({ ...config, rollout: { ...config.rollout, episodes: 4 } }), dtype: 'f32' })).peakBytes);
+    expect(fewer.peakBytes).toBe(
+      planRun(input({ config: parseRunConfig({ ...config, rollout: { ...config.rollout, episodes: 4 } }), dtype: 'f32' })).peakBytes,
+    );
     for (const a of p.advice) expect(a.fits).toBe(a.peakBytes <= budget);
     const firstMiss = p.advice.findIndex((a) => !a.fits);
     if (firstMiss >= 0) expect(p.advice.slice(firstMiss).every((a) => !a.fits)).toBe(true);
@@ -148,7 +196,10 @@ describe('planPrompts', () => {
     const tokenizer = loadTokenizer(tj.tokenizerJson, tj.tokenizerConfig);
     const config = tinyRunConfig(); // planner -> solver, 2 turns
     const longer = tinyRunConfig({
-      graph: { ...config.graph, agents: config.graph.agents.map((a, i) => (i === 1 ? { ...a, systemPrompt: `${a.systemPrompt}${' more'.repeat(20)}` } : a)) },
+      graph: {
+        ...config.graph,
+        agents: config.graph.agents.map((a, i) => (i === 1 ? { ...a, systemPrompt: `${a.systemPrompt}${' more'.repeat(20)}` } : a)),
+      },
     });
     const a = await planPrompts(config, tokenizer, new Envs(null));
     const b = await planPrompts(longer, tokenizer, new Envs(null));
@@ -160,7 +211,7 @@ describe('planPrompts', () => {
 });
 
 describe('the plan on the GPU', () => {
-  it('is within 15% of the buffer pool\'s measured peaks', async () => {
+  it("is within 15% of the buffer pool's measured peaks", async () => {
     const gpu = await testGpu();
     const before = gpu.pool.stats.bytesInUse;
     const { decoder, tokenizer, config, state, envs } = tinySetup(gpu, { rollout: { episodes: 2, horizon: 1 } });

@@ -52,9 +52,12 @@ export interface PlanDevice {
 
 /** A PlanDevice's limits, WebGPU's defaults for those not given. */
 const scratchLimits = (d: PlanDevice): ScratchLimits => ({
-  maxBufferSize: d.maxBufferSize, maxStorageBufferBindingSize: d.maxStorageBufferBindingSize,
-  maxComputeWorkgroupStorageSize: d.maxComputeWorkgroupStorageSize ?? 16384, maxComputeInvocationsPerWorkgroup: d.maxComputeInvocationsPerWorkgroup ?? 256,
-  maxComputeWorkgroupSizeX: d.maxComputeWorkgroupSizeX ?? 256, maxStorageBuffersPerShaderStage: d.maxStorageBuffersPerShaderStage ?? 8,
+  maxBufferSize: d.maxBufferSize,
+  maxStorageBufferBindingSize: d.maxStorageBufferBindingSize,
+  maxComputeWorkgroupStorageSize: d.maxComputeWorkgroupStorageSize ?? 16384,
+  maxComputeInvocationsPerWorkgroup: d.maxComputeInvocationsPerWorkgroup ?? 256,
+  maxComputeWorkgroupSizeX: d.maxComputeWorkgroupSizeX ?? 256,
+  maxStorageBuffersPerShaderStage: d.maxStorageBuffersPerShaderStage ?? 8,
 });
 
 export interface PlanInput {
@@ -87,7 +90,11 @@ export interface PromptSizes {
 }
 
 /** One thing that holds memory: its bytes (pool buckets) and how they were counted. */
-export interface PlanItem { name: string; bytes: number; detail: string }
+export interface PlanItem {
+  name: string;
+  bytes: number;
+  detail: string;
+}
 
 export interface PhasePlan {
   /** Memory this phase holds at its peak beyond the resident items. */
@@ -139,14 +146,22 @@ const total = (items: PlanItem[]): number => sum(items.map((i) => i.bytes));
 /** Modules of a layer, with whether each carries a bias. */
 function modules(c: ModelConfig): Array<{ m: LinearModule; IN: number; OUT: number; bias: boolean }> {
   const bias: Record<LinearModule, boolean> = {
-    q_proj: c.qkvBias, k_proj: c.qkvBias, v_proj: c.qkvBias, o_proj: c.oBias, gate_proj: c.mlpBias, up_proj: c.mlpBias, down_proj: c.mlpBias,
+    q_proj: c.qkvBias,
+    k_proj: c.qkvBias,
+    v_proj: c.qkvBias,
+    o_proj: c.oBias,
+    gate_proj: c.mlpBias,
+    up_proj: c.mlpBias,
+    down_proj: c.mlpBias,
   };
   return (Object.keys(bias) as LinearModule[]).map((m) => ({ m, IN: linearDims(c, m).in, OUT: linearDims(c, m).out, bias: bias[m] }));
 }
 
 /** A LoRA set's tensors (src/model/lora-set.ts): A (S, R, IN), B (S, OUT, R) and their gradients, per layer and target. */
 function loraBytes(c: ModelConfig, r: number, targets: readonly string[], slots: number): number {
-  const per = modules(c).filter((x) => targets.includes(x.m)).map((x) => 2 * f32(slots * r * x.IN) + 2 * f32(slots * x.OUT * r));
+  const per = modules(c)
+    .filter((x) => targets.includes(x.m))
+    .map((x) => 2 * f32(slots * r * x.IN) + 2 * f32(slots * x.OUT * r));
   return c.numLayers * sum(per);
 }
 
@@ -166,20 +181,41 @@ function resident(p: PlanInput, fused: boolean): PlanItem[] {
   const mods = modules(c);
   const layer = sum(mods.map((x) => store(x.OUT * x.IN) + (x.bias ? f32(x.OUT) : 0))) + 2 * f32(C);
   const weights = store(V * C) * (c.tieWordEmbeddings ? 1 : 2) + c.numLayers * layer + f32(C) + (c.ropeScaling ? f32(c.headDim / 2) : 0);
-  const out: PlanItem[] = [item(`base weights (${p.dtype})`, weights, `${c.numLayers} layers, embedding ${V} x ${C}${c.tieWordEmbeddings ? ' (tied head)' : ' and LM head'}; norms and biases f32`)];
+  const out: PlanItem[] = [
+    item(
+      `base weights (${p.dtype})`,
+      weights,
+      `${c.numLayers} layers, embedding ${V} x ${C}${c.tieWordEmbeddings ? ' (tied head)' : ' and LM head'}; norms and biases f32`,
+    ),
+  ];
   if (fused) {
     const qkv = (c.numHeads + 2 * c.numKvHeads) * c.headDim;
-    const copies = store(qkv * C) + store(2 * c.intermediateSize * C) + (c.qkvBias ? f32(qkv) : 0) + (c.mlpBias ? f32(2 * c.intermediateSize) : 0);
-    out.push(item('fused decode copies', c.numLayers * copies, `q/k/v and gate/up concatenated per layer (${p.dtype}), for the fused decode path`));
+    const copies =
+      store(qkv * C) + store(2 * c.intermediateSize * C) + (c.qkvBias ? f32(qkv) : 0) + (c.mlpBias ? f32(2 * c.intermediateSize) : 0);
+    out.push(
+      item('fused decode copies', c.numLayers * copies, `q/k/v and gate/up concatenated per layer (${p.dtype}), for the fused decode path`),
+    );
   }
   const S = agentSlots(config);
   const policy = loraBytes(c, config.lora.r, config.lora.targets, S);
-  out.push(item('policy LoRA', policy, `r ${config.lora.r} on ${config.lora.targets.join(', ')}, ${S} slot${S > 1 ? 's' : ''} (${config.lora.mode}), with gradients`));
+  out.push(
+    item(
+      'policy LoRA',
+      policy,
+      `r ${config.lora.r} on ${config.lora.targets.join(', ')}, ${S} slot${S > 1 ? 's' : ''} (${config.lora.mode}), with gradients`,
+    ),
+  );
   // AdamW's m and v are shaped like A and B: as many bytes as the set's parameters and gradients, plus the stats
   out.push(item('policy optimiser', policy + f32(S * 8), 'AdamW m and v (f32)'));
   const heads = headTensors(C, config.critic.hidden, criticHeads(config));
   const criticLora = config.critic.mode === 'lora' ? loraBytes(c, config.lora.r, config.lora.targets, config.graph.agents.length) : 0;
-  out.push(item('critic', 2 * sum(heads) + criticLora, `${criticHeads(config)} value head${criticHeads(config) > 1 ? 's' : ''} ${[C, ...config.critic.hidden, 1].join('-')}${criticLora ? ', its own LoRA per agent' : ''}, with gradients`));
+  out.push(
+    item(
+      'critic',
+      2 * sum(heads) + criticLora,
+      `${criticHeads(config)} value head${criticHeads(config) > 1 ? 's' : ''} ${[C, ...config.critic.hidden, 1].join('-')}${criticLora ? ', its own LoRA per agent' : ''}, with gradients`,
+    ),
+  );
   out.push(item('critic optimiser', 2 * sum(heads) + criticLora + f32(8), 'AdamW m and v (f32)'));
   return out;
 }
@@ -190,12 +226,14 @@ function sequences(p: PlanInput): Array<Array<{ agent: number; prompt: number; g
   const agents = config.graph.agents;
   const graph = compileGraph(config.graph);
   const everyOutput = sum(agents.map((a) => a.maxNewTokens));
-  return Array.from({ length: Math.max(1, config.rollout.horizon) }, (_, turn) => agents.map((a, i) => {
-    // a dynamic team's orchestrator and the roles it calls see every output of the turn so far
-    const seen = graph.dynamic ? agents.filter((_, j) => j !== i) : graph.ancestors(a.role).map((r) => agents[graph.index(r)]);
-    const prompt = prompts.base[i] + sum(seen.map((x) => x.maxNewTokens + prompts.perVisible)) + turn * (everyOutput + prompts.perTurn);
-    return { agent: i, prompt: Math.min(prompt, model.maxPositionEmbeddings - a.maxNewTokens), generated: a.maxNewTokens };
-  }));
+  return Array.from({ length: Math.max(1, config.rollout.horizon) }, (_, turn) =>
+    agents.map((a, i) => {
+      // a dynamic team's orchestrator and the roles it calls see every output of the turn so far
+      const seen = graph.dynamic ? agents.filter((_, j) => j !== i) : graph.ancestors(a.role).map((r) => agents[graph.index(r)]);
+      const prompt = prompts.base[i] + sum(seen.map((x) => x.maxNewTokens + prompts.perVisible)) + turn * (everyOutput + prompts.perTurn);
+      return { agent: i, prompt: Math.min(prompt, model.maxPositionEmbeddings - a.maxNewTokens), generated: a.maxNewTokens };
+    }),
+  );
 }
 
 /** Tensors a forward without save holds at its peak: inputs, the embedding's output and one layer's temporaries. */
@@ -204,14 +242,23 @@ function forwardTransient(c: ModelConfig, B: number, T: number, loraTargets: rea
   const { hiddenSize: C, intermediateSize: I, numHeads: NH, numKvHeads: NKV, headDim: HS } = c;
   const h = (m: LinearModule): number => (loraTargets.includes(m) ? f32(N * R) : 0);
   const inputs = 2 * f32(N) + f32(B) + f32(N); // ids, positions, slots, mask
-  const attention = f32(N) + f32(N * C) + 2 * f32(N * NH * HS) + 2 * f32(N * NKV * HS) + f32(N * NH) + h('q_proj') + h('k_proj') + h('v_proj');
+  const attention =
+    f32(N) + f32(N * C) + 2 * f32(N * NH * HS) + 2 * f32(N * NKV * HS) + f32(N * NH) + h('q_proj') + h('k_proj') + h('v_proj');
   const oProj = f32(N * NH * HS) + f32(N * NH) + f32(N * C) + h('o_proj');
   const mlp = f32(N * C) + f32(N) + f32(N * C) + 3 * f32(N * I) + h('gate_proj') + h('up_proj');
   const down = 2 * f32(N * C) + f32(N * I) + h('down_proj');
   return [
     item('inputs', inputs, `ids, positions, mask of ${B} x ${T}`),
-    item('residual stream', (c.numLayers > 1 ? 2 : 1) * f32(N * C), `the embedding's output and the current layer's input (${N} x ${C} f32)`),
-    item('one layer\'s temporaries', Math.max(attention, oProj, mlp, down), `attention or MLP activations of ${N} tokens, freed layer by layer`),
+    item(
+      'residual stream',
+      (c.numLayers > 1 ? 2 : 1) * f32(N * C),
+      `the embedding's output and the current layer's input (${N} x ${C} f32)`,
+    ),
+    item(
+      "one layer's temporaries",
+      Math.max(attention, oProj, mlp, down),
+      `attention or MLP activations of ${N} tokens, freed layer by layer`,
+    ),
   ];
 }
 
@@ -241,7 +288,11 @@ function rolloutPlan(p: PlanInput, fused: boolean): PhasePlan {
       const items = [
         item('KV cache', kv, `${B} sequences x ${cap} positions x ${c.numLayers} layers, keys and values f32`),
         item('prefill forward', forward, `${B} prompts of ${Tp} tokens, one layer at a time`),
-        item('sampling state', tokens + pinned, fused ? 'tokens, log-probs and the pinned LoRA groups of the fused path' : 'tokens and log-probs'),
+        item(
+          'sampling state',
+          tokens + pinned,
+          fused ? 'tokens, log-probs and the pinned LoRA groups of the fused path' : 'tokens and log-probs',
+        ),
       ];
       const bytes = total(items);
       if (bytes > best.bytes) best = { items, bytes };
@@ -258,8 +309,16 @@ function records(p: PlanInput): ActionRecord[] {
     for (let e = 0; e < E; e++) {
       for (const s of turn) {
         out.push({
-          episode: e, turn: t, agent: s.agent, role: p.config.graph.agents[s.agent].role, promptIds: new Array<number>(s.prompt).fill(0),
-          actionIds: new Array<number>(s.generated).fill(0), behaviourLogp: [], text: '', finish: 'length', truncated: 0,
+          episode: e,
+          turn: t,
+          agent: s.agent,
+          role: p.config.graph.agents[s.agent].role,
+          promptIds: new Array<number>(s.prompt).fill(0),
+          actionIds: new Array<number>(s.generated).fill(0),
+          behaviourLogp: [],
+          text: '',
+          finish: 'length',
+          truncated: 0,
         });
       }
     }
@@ -269,22 +328,36 @@ function records(p: PlanInput): ActionRecord[] {
 
 /** Padded tokens, sequences and action rows of a chunk. */
 function dims(chunk: readonly ActionRecord[]): { B: number; T: number; M: number } {
-  return { B: chunk.length, T: Math.max(...chunk.map((a) => a.promptIds.length + a.actionIds.length)), M: sum(chunk.map((a) => a.actionIds.length)) };
+  return {
+    B: chunk.length,
+    T: Math.max(...chunk.map((a) => a.promptIds.length + a.actionIds.length)),
+    M: sum(chunk.map((a) => a.actionIds.length)),
+  };
 }
 
 /** The value heads' forward over R rows (values and each layer's saved input and pre-activation). */
-const headForward = (R: number, hidden: number[], S: number): number => f32(S * R) + S * sum(hidden.map((h) => 2 * f32(R * h))) + S * f32(R);
+const headForward = (R: number, hidden: number[], S: number): number =>
+  f32(S * R) + S * sum(hidden.map((h) => 2 * f32(R * h))) + S * f32(R);
 
 function scorePlan(p: PlanInput, bounds: ReturnType<typeof trainerBounds>, acts: ActionRecord[]): PhasePlan {
   const c = p.model;
   const { config } = p;
   const level = config.algo === 'grpo' ? 'token' : config.level;
   const rows = level === 'token' ? sum(acts.map((a) => a.actionIds.length)) : acts.length;
-  const criticInput = item('critic inputs', f32(Math.max(rows, 1) * c.hiddenSize), `${rows} rows x ${c.hiddenSize} f32, kept through the update`);
+  const criticInput = item(
+    'critic inputs',
+    f32(Math.max(rows, 1) * c.hiddenSize),
+    `${rows} rows x ${c.hiddenSize} f32, kept through the update`,
+  );
   const ownTrunk = config.algo === 'ppo' && needsCriticTrunk(config);
   const halves = config.ppo.klCoef > 0 || !ownTrunk ? 2 : 1;
   let peak: PlanItem[] = [];
-  for (const chunk of chunkActions(acts, Math.max(1, Math.floor(bounds.maxTokens / halves)), CHUNK_MAX_ROWS / halves, bounds.maxLogitRows)) {
+  for (const chunk of chunkActions(
+    acts,
+    Math.max(1, Math.floor(bounds.maxTokens / halves)),
+    CHUNK_MAX_ROWS / halves,
+    bounds.maxLogitRows,
+  )) {
     const { B, T, M } = dims(chunk);
     const fw = forwardTransient(c, halves * B, T, config.lora.targets, config.lora.r);
     const N = halves * B * T;
@@ -292,7 +365,14 @@ function scorePlan(p: PlanInput, bounds: ReturnType<typeof trainerBounds>, acts:
     // after the layers: the last residual, the final norm, the logits at the action rows and their head
     const logits = f32(N * c.hiddenSize) * 2 + f32(N) + f32(M * c.hiddenSize) + f32(M * c.vocabSize) + 4 * f32(M);
     const critic = f32(R * c.hiddenSize) + headForward(R, config.critic.hidden, criticHeads(config));
-    const items = [...fw.slice(0, 1), item('forward', Math.max(total(fw.slice(1)), logits + critic), `policy and reference stacked: ${halves} x ${B} sequences of ${T} tokens, logits at ${M} action rows (${c.vocabSize} wide)`)];
+    const items = [
+      ...fw.slice(0, 1),
+      item(
+        'forward',
+        Math.max(total(fw.slice(1)), logits + critic),
+        `policy and reference stacked: ${halves} x ${B} sequences of ${T} tokens, logits at ${M} action rows (${c.vocabSize} wide)`,
+      ),
+    ];
     if (total(items) > total(peak)) peak = items;
   }
   const items = [criticInput, ...peak];
@@ -314,7 +394,9 @@ function updatePlan(p: PlanInput, bounds: ReturnType<typeof trainerBounds>, acts
   const trained = acts.filter((a) => a.actionIds.length > 0);
   // the worst minibatch: the longest actions (a shuffle may put them together)
   const k = Math.max(1, Math.min(config.ppo.minibatches, trained.length));
-  const mb = [...trained].sort((x, y) => (y.promptIds.length + y.actionIds.length) - (x.promptIds.length + x.actionIds.length)).slice(0, Math.ceil(trained.length / k));
+  const mb = [...trained]
+    .sort((x, y) => y.promptIds.length + y.actionIds.length - (x.promptIds.length + x.actionIds.length))
+    .slice(0, Math.ceil(trained.length / k));
   const level = config.algo === 'grpo' ? 'token' : config.level;
   let peak: PlanItem[] = [];
   for (const chunk of chunkActions(mb, bounds.trainTokens, undefined, bounds.maxLogitRows)) {
@@ -322,20 +404,38 @@ function updatePlan(p: PlanInput, bounds: ReturnType<typeof trainerBounds>, acts
     const N = B * T;
     const inputs = 2 * f32(N) + f32(B) + f32(N);
     const residual = (L + 1) * f32(N * C);
-    const layers = bounds.recompute ? savedLayer(c, B, T, config.lora.targets, config.lora.r) + f32(N * C) : L * savedLayer(c, B, T, config.lora.targets, config.lora.r);
+    const layers = bounds.recompute
+      ? savedLayer(c, B, T, config.lora.targets, config.lora.r) + f32(N * C)
+      : L * savedLayer(c, B, T, config.lora.targets, config.lora.r);
     const head = f32(N * C) + f32(N) + f32(M * C) + f32(M * c.vocabSize) + 8 * f32(M) + f32(4 * M);
     // backward: dx and its scratch, plus the widest of a layer's gradients alive at once (the attention
     // backward's with its kernel's scratch: ld, split partials, dS on a GPU)
-    const scratch = p.device ? sum(attentionBackwardScratch(c, B, T, { cpu: p.device.cpu ?? false, limits: scratchLimits(p.device) }).map(bucketSize)) : 0;
-    const bw = 2 * f32(N * C) + Math.max(3 * f32(N * I), 2 * f32(N * I) + f32(N * C), 2 * f32(N * NH * HS) + 2 * f32(N * NKV * HS) + scratch, f32(N * NH * HS) + 2 * f32(N * NKV * HS) + f32(N * C));
+    const scratch = p.device
+      ? sum(attentionBackwardScratch(c, B, T, { cpu: p.device.cpu ?? false, limits: scratchLimits(p.device) }).map(bucketSize))
+      : 0;
+    const bw =
+      2 * f32(N * C) +
+      Math.max(
+        3 * f32(N * I),
+        2 * f32(N * I) + f32(N * C),
+        2 * f32(N * NH * HS) + 2 * f32(N * NKV * HS) + scratch,
+        f32(N * NH * HS) + 2 * f32(N * NKV * HS) + f32(N * C),
+      );
     // the frozen-head critic's forward over the minibatch's rows stays alive beside the policy's micro-batches
     const Rmb = level === 'token' ? sum(mb.map((a) => a.actionIds.length)) : mb.length;
-    const critic = config.algo === 'ppo' && config.critic.mode !== 'lora' ? f32(Rmb * C) + headForward(Rmb, config.critic.hidden, criticHeads(config)) : 0;
+    const critic =
+      config.algo === 'ppo' && config.critic.mode !== 'lora'
+        ? f32(Rmb * C) + headForward(Rmb, config.critic.hidden, criticHeads(config))
+        : 0;
     const items = [
       item('inputs', inputs, `${B} sequences of ${T} tokens`),
-      item(bounds.recompute ? 'saved residual stream' : 'saved activations', residual + layers, bounds.recompute
-        ? `${L + 1} x ${N} x ${C} f32, each layer recomputed in the backward`
-        : `every layer's activations of ${N} tokens (${L} layers)`),
+      item(
+        bounds.recompute ? 'saved residual stream' : 'saved activations',
+        residual + layers,
+        bounds.recompute
+          ? `${L + 1} x ${N} x ${C} f32, each layer recomputed in the backward`
+          : `every layer's activations of ${N} tokens (${L} layers)`,
+      ),
       item('logits and loss', head, `${M} action rows x ${c.vocabSize} f32, the final norm`),
       item('backward', bw, 'gradients of one layer at a time'),
       item('critic forward', critic, `${Rmb} rows through the value head${criticHeads(config) > 1 ? 's' : ''}`),
@@ -351,18 +451,33 @@ function updatePlan(p: PlanInput, bounds: ReturnType<typeof trainerBounds>, acts
  * stored dtype, the decoder's path, the adapter's limits and the prompts measured with the model's tokenizer.
  */
 /** A loaded model as planning needs it (a SessionModel is one): its device, decoder, tokenizer and the session's environments. */
-export interface PlanModel { gpu: Gpu; decoder: Decoder; tokenizer: LoadedTokenizer; envs: Envs }
+export interface PlanModel {
+  gpu: Gpu;
+  decoder: Decoder;
+  tokenizer: LoadedTokenizer;
+  envs: Envs;
+}
 
 export async function planOnModel(
-  m: PlanModel, config: RunConfig, o: { budget?: number; speed?: SpeedProbe; maxTokens?: number } = {},
+  m: PlanModel,
+  config: RunConfig,
+  o: { budget?: number; speed?: SpeedProbe; maxTokens?: number } = {},
 ): Promise<RunPlan> {
   const l = m.gpu.limits;
   return planRun({
-    config, model: m.decoder.config, dtype: m.decoder.weights.dtype, fused: m.decoder.fused, prompts: await planPrompts(config, m.tokenizer, m.envs),
+    config,
+    model: m.decoder.config,
+    dtype: m.decoder.weights.dtype,
+    fused: m.decoder.fused,
+    prompts: await planPrompts(config, m.tokenizer, m.envs),
     device: {
-      maxBufferSize: l.maxBufferSize, maxStorageBufferBindingSize: l.maxStorageBufferBindingSize, maxComputeWorkgroupStorageSize: l.maxComputeWorkgroupStorageSize,
-      maxComputeInvocationsPerWorkgroup: l.maxComputeInvocationsPerWorkgroup, maxComputeWorkgroupSizeX: l.maxComputeWorkgroupSizeX,
-      maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage, cpu: m.gpu.cpu,
+      maxBufferSize: l.maxBufferSize,
+      maxStorageBufferBindingSize: l.maxStorageBufferBindingSize,
+      maxComputeWorkgroupStorageSize: l.maxComputeWorkgroupStorageSize,
+      maxComputeInvocationsPerWorkgroup: l.maxComputeInvocationsPerWorkgroup,
+      maxComputeWorkgroupSizeX: l.maxComputeWorkgroupSizeX,
+      maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage,
+      cpu: m.gpu.cpu,
     },
     ...o,
   });
@@ -385,7 +500,11 @@ function planOnce(p: PlanInput): RunPlan {
   const res = resident(p, fused);
   const acts = records(p);
   const score = scorePlan(p, bounds, acts);
-  const phases: Record<PlanPhase, PhasePlan> = { rollout: rolloutPlan(p, fused), score, update: updatePlan(p, bounds, acts, score.items[0]) };
+  const phases: Record<PlanPhase, PhasePlan> = {
+    rollout: rolloutPlan(p, fused),
+    score,
+    update: updatePlan(p, bounds, acts, score.items[0]),
+  };
   const peakPhase = (Object.keys(phases) as PlanPhase[]).reduce((a, b) => (phases[b].bytes > phases[a].bytes ? b : a));
   const residentBytes = total(res);
   const inUseBytes = residentBytes + phases[peakPhase].bytes;
@@ -401,7 +520,9 @@ function planOnce(p: PlanInput): RunPlan {
   const largest = largestTensor(p, bounds, acts);
   const problems: string[] = [];
   if (largest.bytes > binding) {
-    problems.push(`${largest.name} (${largest.detail}) needs ${formatBytes(largest.bytes)}, over this GPU's largest buffer binding of ${formatBytes(binding)}`);
+    problems.push(
+      `${largest.name} (${largest.detail}) needs ${formatBytes(largest.bytes)}, over this GPU's largest buffer binding of ${formatBytes(binding)}`,
+    );
   }
   if (p.budget !== undefined && peakBytes > p.budget) {
     problems.push(`the expected peak of ${formatBytes(peakBytes)} (${peakPhase}) is over the memory budget of ${formatBytes(p.budget)}`);
@@ -409,7 +530,14 @@ function planOnce(p: PlanInput): RunPlan {
   const agents = p.config.graph.agents;
   const worst = sequences(p).at(-1)!;
   return {
-    resident: res, residentBytes, phases, peakPhase, inUseBytes, poolCacheBytes, peakBytes, varyingPeakBytes,
+    resident: res,
+    residentBytes,
+    phases,
+    peakPhase,
+    inUseBytes,
+    poolCacheBytes,
+    peakBytes,
+    varyingPeakBytes,
     settings: { ...bounds, fused, dtype: p.dtype },
     sequences: worst.map((s) => ({ role: agents[s.agent].role, prompt: s.prompt, generated: s.generated })),
     largest,
@@ -424,14 +552,22 @@ function largestTensor(p: PlanInput, bounds: ReturnType<typeof trainerBounds>, a
   const c = p.model;
   const bytes = p.dtype === 'f32' ? 4 : 2;
   const E = p.config.rollout.episodes * (p.config.algo === 'grpo' ? p.config.rollout.groupSize : 1);
-  const widest = Math.max(...sequences(p).flat().map((s) => s.prompt + s.generated));
+  const widest = Math.max(
+    ...sequences(p)
+      .flat()
+      .map((s) => s.prompt + s.generated),
+  );
   const agentsAtOnce = Math.max(...compileGraph(p.config.graph).layers.map((l) => l.length), 1);
   const rows = Math.min(bounds.maxLogitRows, sum(acts.map((a) => a.actionIds.length)));
   // the widest activation: a forward of the most tokens, policy and reference stacked
   const tokens = Math.min(bounds.maxTokens, 2 * sum(acts.map((a) => a.promptIds.length + a.actionIds.length)));
   const candidates = [
     item('the embedding', c.vocabSize * c.hiddenSize * bytes, `${c.vocabSize} x ${c.hiddenSize} ${p.dtype}`),
-    item('a KV cache layer', E * agentsAtOnce * widest * c.numKvHeads * c.headDim * 4, `${E * agentsAtOnce} sequences x ${widest} positions`),
+    item(
+      'a KV cache layer',
+      E * agentsAtOnce * widest * c.numKvHeads * c.headDim * 4,
+      `${E * agentsAtOnce} sequences x ${widest} positions`,
+    ),
     item('the logits', rows * c.vocabSize * 4, `${rows} rows x ${c.vocabSize} f32`),
     item('an MLP activation', tokens * c.intermediateSize * 4, `${tokens} tokens x ${c.intermediateSize} f32`),
   ];
@@ -443,8 +579,13 @@ function candidates(p: PlanInput, plan: RunPlan): Array<{ change: string; input:
   const cfg = p.config;
   const out: Array<{ change: string; input: PlanInput }> = [];
   const withConfig = (change: string, config: RunConfig) => out.push({ change, input: { ...p, config } });
-  if (p.dtype === 'f32') out.push({ change: 'bf16 base weights (a bf16 copy of the model folder; the engine keeps the stored format)', input: { ...p, dtype: 'bf16' } });
-  if (!plan.settings.recompute) out.push({ change: 'recompute activations in the update (activation checkpointing)', input: { ...p, recompute: true } });
+  if (p.dtype === 'f32')
+    out.push({
+      change: 'bf16 base weights (a bf16 copy of the model folder; the engine keeps the stored format)',
+      input: { ...p, dtype: 'bf16' },
+    });
+  if (!plan.settings.recompute)
+    out.push({ change: 'recompute activations in the update (activation checkpointing)', input: { ...p, recompute: true } });
   if (cfg.rollout.episodes > 1) {
     const e = Math.max(1, Math.floor(cfg.rollout.episodes / 2));
     withConfig(`rollout.episodes ${cfg.rollout.episodes} -> ${e}`, { ...cfg, rollout: { ...cfg.rollout, episodes: e } });
@@ -452,9 +593,13 @@ function candidates(p: PlanInput, plan: RunPlan): Array<{ change: string; input:
   const longest = Math.max(...cfg.graph.agents.map((a) => a.maxNewTokens));
   if (longest > 8) {
     const agents = cfg.graph.agents.map((a) => ({ ...a, maxNewTokens: Math.max(8, Math.floor(a.maxNewTokens / 2)) }));
-    withConfig(`maxNewTokens halved for every agent (${cfg.graph.agents.map((a) => `${a.role} ${a.maxNewTokens} -> ${Math.max(8, Math.floor(a.maxNewTokens / 2))}`).join(', ')})`, { ...cfg, graph: { ...cfg.graph, agents } });
+    withConfig(
+      `maxNewTokens halved for every agent (${cfg.graph.agents.map((a) => `${a.role} ${a.maxNewTokens} -> ${Math.max(8, Math.floor(a.maxNewTokens / 2))}`).join(', ')})`,
+      { ...cfg, graph: { ...cfg.graph, agents } },
+    );
   }
-  if (cfg.lora.mode === 'per_agent' && cfg.graph.agents.length > 1) withConfig('lora.mode shared (one adapter for every agent)', { ...cfg, lora: { ...cfg.lora, mode: 'shared' } });
+  if (cfg.lora.mode === 'per_agent' && cfg.graph.agents.length > 1)
+    withConfig('lora.mode shared (one adapter for every agent)', { ...cfg, lora: { ...cfg.lora, mode: 'shared' } });
   return out;
 }
 
@@ -471,7 +616,11 @@ function advise(p: PlanInput, plan: RunPlan): Advice[] {
 
 export function formatBytes(n: number): string {
   if (!Number.isFinite(n)) return 'unlimited';
-  return n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(2)} GiB` : n >= 2 ** 20 ? `${(n / 2 ** 20).toFixed(1)} MiB` : `${(n / 1024).toFixed(1)} KiB`;
+  return n >= 2 ** 30
+    ? `${(n / 2 ** 30).toFixed(2)} GiB`
+    : n >= 2 ** 20
+      ? `${(n / 2 ** 20).toFixed(1)} MiB`
+      : `${(n / 1024).toFixed(1)} KiB`;
 }
 
 /** The plan as lines of text (the CLI's `train --plan`). */
@@ -489,12 +638,18 @@ export function formatPlan(plan: RunPlan): string[] {
     lines.push(`  ${ph} ${formatBytes(plan.phases[ph].bytes)} beyond resident${ph === plan.peakPhase ? ' (the peak)' : ''}:`);
     lines.push(...plan.phases[ph].items.map((x) => row(x, '    ')));
   }
-  lines.push(`  tensors at once ${formatBytes(plan.inUseBytes)}, free buffers the pool keeps ${formatBytes(plan.poolCacheBytes)}; up to ${formatBytes(plan.varyingPeakBytes)} in all when sequence lengths vary between iterations`);
+  lines.push(
+    `  tensors at once ${formatBytes(plan.inUseBytes)}, free buffers the pool keeps ${formatBytes(plan.poolCacheBytes)}; up to ${formatBytes(plan.varyingPeakBytes)} in all when sequence lengths vary between iterations`,
+  );
   lines.push(`  largest buffer: ${plan.largest.name} ${formatBytes(plan.largest.bytes)} (${plan.largest.detail})`);
-  if (plan.time) lines.push(`time per iteration: about ${plan.time.seconds.toPrecision(2)} s (rollout ${plan.time.rolloutSeconds.toPrecision(2)} s, scoring and update ${plan.time.updateSeconds.toPrecision(2)} s; a rough scale from the device's speed probe)`);
+  if (plan.time)
+    lines.push(
+      `time per iteration: about ${plan.time.seconds.toPrecision(2)} s (rollout ${plan.time.rolloutSeconds.toPrecision(2)} s, scoring and update ${plan.time.updateSeconds.toPrecision(2)} s; a rough scale from the device's speed probe)`,
+    );
   if (!plan.problems.length) return [...lines, 'fits'];
   lines.push(...plan.problems.map((x) => `does not fit: ${x}`));
-  if (plan.advice.length) lines.push('change one of:', ...plan.advice.map((a) => `  ${a.change}: peak ${formatBytes(a.peakBytes)}${a.fits ? ' (fits)' : ''}`));
+  if (plan.advice.length)
+    lines.push('change one of:', ...plan.advice.map((a) => `  ${a.change}: peak ${formatBytes(a.peakBytes)}${a.fits ? ' (fits)' : ''}`));
   return lines;
 }
 
@@ -511,11 +666,13 @@ export async function planPrompts(config: RunConfig, tokenizer: LoadedTokenizer,
     // tasks differ in length: the longest of a few episodes' first observations
     for (let seed = 1; seed <= seeds; seed++) {
       const { task } = (await env.reset(seed)).observation;
-      const len = (i: number, visible: number, turns: number): number => encodeObservation(tokenizer, {
-        profile: agents[i], task,
-        visible: Array.from({ length: visible }, () => ({ role: agents[(i + 1) % agents.length].role, text: '' })),
-        history: Array.from({ length: turns }, () => ({ outputs: agents.map((a) => ({ role: a.role, text: '' })), feedback: '' })),
-      }).length;
+      const len = (i: number, visible: number, turns: number): number =>
+        encodeObservation(tokenizer, {
+          profile: agents[i],
+          task,
+          visible: Array.from({ length: visible }, () => ({ role: agents[(i + 1) % agents.length].role, text: '' })),
+          history: Array.from({ length: turns }, () => ({ outputs: agents.map((a) => ({ role: a.role, text: '' })), feedback: '' })),
+        }).length;
       const base = agents.map((_, i) => len(i, 0, 0));
       out.base = out.base.map((b, i) => Math.max(b, base[i]));
       out.perVisible = Math.max(out.perVisible, len(0, 1, 0) - base[0]);

@@ -15,14 +15,25 @@ describe('prompt', () => {
     const m = buildMessages({
       profile: solver,
       task: 'T',
-      history: [{ outputs: [{ role: 'planner', text: 'p1' }, { role: 'solver', text: 's1' }], feedback: 'judge: the answer is incorrect' }],
+      history: [
+        {
+          outputs: [
+            { role: 'planner', text: 'p1' },
+            { role: 'solver', text: 's1' },
+          ],
+          feedback: 'judge: the answer is incorrect',
+        },
+      ],
       visible: [{ role: 'planner', text: 'p2' }],
     });
     expect(m.map((x) => x.role)).toEqual(['system', 'user', 'assistant', 'user']);
     expect(m[1].content).toBe('T\n\nplanner: p1');
     expect(m[2].content).toBe('s1');
     expect(m[3].content).toBe("judge: the answer is incorrect\n\nplanner: p2\n\nNow it is solver's turn. Executes the plan.");
-    const flat = buildMessages({ profile: solver, task: 'T', history: [{ outputs: [{ role: 'solver', text: 's1' }], feedback: 'f' }], visible: [] }, { ownTurnsAsAssistant: false, transition: false });
+    const flat = buildMessages(
+      { profile: solver, task: 'T', history: [{ outputs: [{ role: 'solver', text: 's1' }], feedback: 'f' }], visible: [] },
+      { ownTurnsAsAssistant: false, transition: false },
+    );
     expect(flat).toEqual([
       { role: 'system', content: 'You solve.' },
       { role: 'user', content: 'T\n\nsolver: s1\n\nf' },
@@ -35,7 +46,9 @@ describe('prompt', () => {
       history: [{ outputs: [{ role: 'solver', text: '\\boxed{6}' }], feedback: 'judge: the answer is incorrect' }],
       visible: [{ role: 'planner', text: 'add' }],
     });
-    expect(p).toBe('You solve.\n\nProblem: What is 2+3?\n\nsolver: \\boxed{6}\n\njudge: the answer is incorrect\n\nplanner: add\n\nsolver:');
+    expect(p).toBe(
+      'You solve.\n\nProblem: What is 2+3?\n\nsolver: \\boxed{6}\n\njudge: the answer is incorrect\n\nplanner: add\n\nsolver:',
+    );
   });
   it('writes the transition text', () => {
     expect(transitionText('verifier', 'Checks.')).toBe("Now it is verifier's turn. Checks.");

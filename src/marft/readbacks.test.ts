@@ -17,27 +17,55 @@ import { ppoUpdate } from './update.ts';
 
 const gpu = await testGpu();
 
-const targetsOf = (actions: ActionRecord[]): Map<ActionRecord, ActionTargets> => new Map(actions.map((a, i) => [a, {
-  reward: 0, advantages: a.actionIds.map(() => (i % 2 ? 1 : -1)), returns: a.actionIds.map(() => 0.5), trace: [],
-}]));
+const targetsOf = (actions: ActionRecord[]): Map<ActionRecord, ActionTargets> =>
+  new Map(
+    actions.map((a, i) => [
+      a,
+      {
+        reward: 0,
+        advantages: a.actionIds.map(() => (i % 2 ? 1 : -1)),
+        returns: a.actionIds.map(() => 0.5),
+        trace: [],
+      },
+    ]),
+  );
 
 /**
  * Scores and updates 2 epochs x 2 minibatches of 2 actions: the readbacks of the scoring call, and of each
  * minibatch (between the update's interrupt calls, which come before each minibatch; the last one's count
  * runs to the end of the update).
  */
-async function run(over: Record<string, unknown>, maxTokens: number, trainPolicy = true): Promise<{ score: number; minibatches: number[] }> {
+async function run(
+  over: Record<string, unknown>,
+  maxTokens: number,
+  trainPolicy = true,
+): Promise<{ score: number; minibatches: number[] }> {
   const s = tinySetup(gpu, { level: 'token', ...over, ppo: { lr: 1e-2, criticLr: 1e-2, targetKl: null, epochs: 2, minibatches: 2 } });
   const actions = episodes();
   const trunk = s.state.config.critic.mode === 'lora' ? criticTrunk(s.state, actions, 256) : undefined;
   const r0 = gpu.readCount;
   const sc = await scoreActions(gpu, s.decoder, s.state.critic, actions, {
-    level: 'token', adapters: s.state.policy, slotOf: (a) => a, headOf: () => 0, padId: 0, maxTokens, needRef: true, critic: trunk,
+    level: 'token',
+    adapters: s.state.policy,
+    slotOf: (a) => a,
+    headOf: () => 0,
+    padId: 0,
+    maxTokens,
+    needRef: true,
+    critic: trunk,
   });
   const score = gpu.readCount - r0;
   const marks: number[] = [];
   await ppoUpdate(gpu, s.decoder, s.state, actions, sc, targetsOf(actions), {
-    trainPolicy, trainAgents: trainPolicy ? [0, 1] : [], slotOf: (a) => a, padId: 0, rng: s.state.rng, maxTokens, interrupt: () => { marks.push(gpu.readCount); },
+    trainPolicy,
+    trainAgents: trainPolicy ? [0, 1] : [],
+    slotOf: (a) => a,
+    padId: 0,
+    rng: s.state.rng,
+    maxTokens,
+    interrupt: () => {
+      marks.push(gpu.readCount);
+    },
   });
   marks.push(gpu.readCount);
   gpu.release(sc.criticInput);

@@ -15,7 +15,11 @@ import { rollout } from './rollout.ts';
 
 // A "tokenizer" whose ids are char codes, so scripted texts survive encode/decode.
 const tokenizer = {
-  hasChatTemplate: false, eosIds: [0], bosId: null, padId: 0, vocabSize: 65536,
+  hasChatTemplate: false,
+  eosIds: [0],
+  bosId: null,
+  padId: 0,
+  vocabSize: 65536,
   encode: (t: string) => Array.from(t, (c) => c.charCodeAt(0)),
   decode: (ids: readonly number[]) => String.fromCharCode(...ids),
 } as unknown as LoadedTokenizer;
@@ -25,7 +29,11 @@ const decoder = { config: { maxPositionEmbeddings: 100000, padTokenId: 0 } } as 
 function scripted(answer: (prompt: string, call: number) => string, seen: string[]) {
   let calls = 0;
   return async (_d: Decoder, prompts: readonly number[][], _o: GenerateOptions): Promise<Generation> => {
-    const texts = prompts.map((p) => { const s = String.fromCharCode(...p); seen.push(s); return answer(s, calls); });
+    const texts = prompts.map((p) => {
+      const s = String.fromCharCode(...p);
+      seen.push(s);
+      return answer(s, calls);
+    });
     calls++;
     const tokens = texts.map((t) => Array.from(t, (c) => c.charCodeAt(0)));
     return { tokens, logprobs: tokens.map((t) => t.map(() => -1)), text: texts, finish: texts.map(() => 'length' as const) };
@@ -38,8 +46,16 @@ describe('rollout', () => {
     const seen: string[] = [];
     const gen = scripted((p) => (p.trimEnd().endsWith('planner:') ? 'PLAN' : 'I think \\boxed{-99999}'), seen);
     const ro = await rollout({
-      decoder, tokenizer, config, graph: compileGraph(config.graph), makeEnv: () => createEnv('arithmetic', { difficulty: 1, horizon: 2 }),
-      seeds: [1, 2], rng: new Rng(1), adapters: null, slotOf: (a) => a, generateFn: gen,
+      decoder,
+      tokenizer,
+      config,
+      graph: compileGraph(config.graph),
+      makeEnv: () => createEnv('arithmetic', { difficulty: 1, horizon: 2 }),
+      seeds: [1, 2],
+      rng: new Rng(1),
+      adapters: null,
+      slotOf: (a) => a,
+      generateFn: gen,
     });
     for (const ep of ro.episodes) {
       expect(ep.actions.map((a) => `${a.turn}:${a.role}`)).toEqual(['0:planner', '0:solver', '1:planner', '1:solver']);
@@ -50,7 +66,12 @@ describe('rollout', () => {
     expect(solverPrompts.every((p) => p.includes('planner: PLAN'))).toBe(true); // the solver sees its ancestor
     const plannerTurn1 = seen.filter((p) => p.trimEnd().endsWith('planner:')).slice(2);
     expect(plannerTurn1.every((p) => p.includes('judge: the answer is incorrect'))).toBe(true); // feedback next turn
-    expect(seen.filter((p) => p.trimEnd().endsWith('planner:')).slice(0, 2).every((p) => !p.includes('solver:'))).toBe(true);
+    expect(
+      seen
+        .filter((p) => p.trimEnd().endsWith('planner:'))
+        .slice(0, 2)
+        .every((p) => !p.includes('solver:')),
+    ).toBe(true);
   });
 
   it('dynamic topology follows <call> and <done/> up to the step limit', async () => {
@@ -68,10 +89,21 @@ describe('rollout', () => {
     const routes = ['<call>planner</call>', '<call>solver</call>', '<done/>'];
     let r = 0;
     const seen: string[] = [];
-    const gen = scripted((p) => (p.trimEnd().endsWith('orchestrator:') ? routes[r++] : p.trimEnd().endsWith('planner:') ? 'PLAN' : '\\boxed{1}'), seen);
+    const gen = scripted(
+      (p) => (p.trimEnd().endsWith('orchestrator:') ? routes[r++] : p.trimEnd().endsWith('planner:') ? 'PLAN' : '\\boxed{1}'),
+      seen,
+    );
     const ro = await rollout({
-      decoder, tokenizer, config: cfg, graph: compileGraph(graph), makeEnv: () => createEnv('arithmetic', { difficulty: 1, horizon: 1 }),
-      seeds: [5], rng: new Rng(2), adapters: null, slotOf: (a) => a, generateFn: gen,
+      decoder,
+      tokenizer,
+      config: cfg,
+      graph: compileGraph(graph),
+      makeEnv: () => createEnv('arithmetic', { difficulty: 1, horizon: 1 }),
+      seeds: [5],
+      rng: new Rng(2),
+      adapters: null,
+      slotOf: (a) => a,
+      generateFn: gen,
     });
     expect(ro.episodes[0].actions.map((a) => a.role)).toEqual(['orchestrator', 'planner', 'orchestrator', 'solver', 'orchestrator']);
     // step limit: an orchestrator that never says done is cut after maxSteps calls
@@ -79,8 +111,16 @@ describe('rollout', () => {
     routes.splice(0, 3, '<call>planner</call>', '<call>planner</call>', '<call>planner</call>');
     routes.push('<call>planner</call>');
     const ro2 = await rollout({
-      decoder, tokenizer, config: cfg, graph: compileGraph(graph), makeEnv: () => createEnv('arithmetic', { difficulty: 1, horizon: 1 }),
-      seeds: [5], rng: new Rng(2), adapters: null, slotOf: (a) => a, generateFn: gen,
+      decoder,
+      tokenizer,
+      config: cfg,
+      graph: compileGraph(graph),
+      makeEnv: () => createEnv('arithmetic', { difficulty: 1, horizon: 1 }),
+      seeds: [5],
+      rng: new Rng(2),
+      adapters: null,
+      slotOf: (a) => a,
+      generateFn: gen,
     });
     expect(ro2.episodes[0].actions.filter((a) => a.role === 'planner')).toHaveLength(3);
   });
@@ -89,11 +129,27 @@ describe('rollout', () => {
     // Legacy MARFT marft/envs/math/math_env.py step(): score = (correct answering agents) / (answering agents),
     // done when score > 0. The dynamic orchestrator calls solver, verifier, then solver again: the team's
     // answer is the solver's second one (the last answering action), not the verifier's (the last role to speak first).
-    const agent = (role: string, withAnswer: boolean) => ({ role, systemPrompt: role, withAnswer, maxNewTokens: 8, temperature: 1, topK: 0, topP: 1 });
-    const graph = { agents: [agent('orchestrator', false), agent('solver', true), agent('verifier', true)], edges: [], dynamic: { orchestrator: 'orchestrator', maxSteps: 4 } };
+    const agent = (role: string, withAnswer: boolean) => ({
+      role,
+      systemPrompt: role,
+      withAnswer,
+      maxNewTokens: 8,
+      temperature: 1,
+      topK: 0,
+      topP: 1,
+    });
+    const graph = {
+      agents: [agent('orchestrator', false), agent('solver', true), agent('verifier', true)],
+      edges: [],
+      dynamic: { orchestrator: 'orchestrator', maxSteps: 4 },
+    };
     const gold = String((createEnv('arithmetic', { difficulty: 1 }) as Env).reset(5).info.answer);
     const run = async (teamReward: 'last' | 'fraction') => {
-      const config = parseRunConfig({ graph, rollout: { episodes: 1, horizon: 1 }, env: { name: 'arithmetic', options: { difficulty: 1 }, teamReward } });
+      const config = parseRunConfig({
+        graph,
+        rollout: { episodes: 1, horizon: 1 },
+        env: { name: 'arithmetic', options: { difficulty: 1 }, teamReward },
+      });
       const routes = ['<call>solver</call>', '<call>verifier</call>', '<call>solver</call>', '<done/>'];
       let r = 0;
       let solverCalls = 0;
@@ -103,10 +159,26 @@ describe('rollout', () => {
         return solverCalls++ === 0 ? '\\boxed{-88888}' : `\\boxed{${gold}}`;
       }, []);
       const ro = await rollout({
-        decoder, tokenizer, config, graph: compileGraph(config.graph), makeEnv: () => createEnv('arithmetic', { difficulty: 1, horizon: 1 }),
-        seeds: [5], rng: new Rng(3), adapters: null, slotOf: (a) => a, generateFn: gen,
+        decoder,
+        tokenizer,
+        config,
+        graph: compileGraph(config.graph),
+        makeEnv: () => createEnv('arithmetic', { difficulty: 1, horizon: 1 }),
+        seeds: [5],
+        rng: new Rng(3),
+        adapters: null,
+        slotOf: (a) => a,
+        generateFn: gen,
       });
-      expect(ro.episodes[0].actions.map((a) => a.role)).toEqual(['orchestrator', 'solver', 'orchestrator', 'verifier', 'orchestrator', 'solver', 'orchestrator']);
+      expect(ro.episodes[0].actions.map((a) => a.role)).toEqual([
+        'orchestrator',
+        'solver',
+        'orchestrator',
+        'verifier',
+        'orchestrator',
+        'solver',
+        'orchestrator',
+      ]);
       return ro.episodes[0];
     };
     const last = await run('last');

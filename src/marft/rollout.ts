@@ -39,7 +39,12 @@ export interface EpisodeRecord {
   /** Actions in acting order, all turns. */
   actions: ActionRecord[];
   /** Per turn: team reward, correctness, feedback, per-role answers. */
-  turns: Array<{ teamReward: number; correct: boolean; feedback: string; answers: Record<string, { answer: string | null; correct: boolean; score?: number }> }>;
+  turns: Array<{
+    teamReward: number;
+    correct: boolean;
+    feedback: string;
+    answers: Record<string, { answer: string | null; correct: boolean; score?: number }>;
+  }>;
   done: boolean;
   correct: boolean;
 }
@@ -88,7 +93,11 @@ export function encodeObservation(tokenizer: LoadedTokenizer, parts: Observation
   return tokenizer.encode(buildPlainPrompt(parts), { addSpecialTokens: true });
 }
 
-interface Request { episode: number; agent: number; visible: AgentOutput[] }
+interface Request {
+  episode: number;
+  agent: number;
+  visible: AgentOutput[];
+}
 
 export async function rollout(o: RolloutOptions): Promise<Rollout> {
   const envs: AsyncEnv[] = o.seeds.map(() => o.makeEnv());
@@ -122,7 +131,10 @@ async function rolloutWith(envs: AsyncEnv[], o: RolloutOptions): Promise<Rollout
     for (const r of reqs) {
       const p = agents[r.agent];
       let ids = encodeObservation(tokenizer, {
-        profile: p, task: episodes[r.episode].task, visible: r.visible, history: history[r.episode],
+        profile: p,
+        task: episodes[r.episode].task,
+        visible: r.visible,
+        history: history[r.episode],
       });
       const room = maxPos - p.maxNewTokens;
       if (room < 1) throw new Error(`agent ${p.role}: maxNewTokens ${p.maxNewTokens} leaves no room in the model's ${maxPos} positions`);
@@ -146,16 +158,29 @@ async function rolloutWith(envs: AsyncEnv[], o: RolloutOptions): Promise<Rollout
       padId: tokenizer.padId ?? decoder.config.padTokenId ?? 0,
       interrupt: o.interrupt,
       syncEvery: o.syncEvery,
-      onTokens: o.onTokens && ((fresh) => o.onTokens!(reqs.map((r) => ({ call: calls, episode: r.episode, turn, agent: r.agent })), fresh)),
+      onTokens:
+        o.onTokens &&
+        ((fresh) =>
+          o.onTokens!(
+            reqs.map((r) => ({ call: calls, episode: r.episode, turn, agent: r.agent })),
+            fresh,
+          )),
     });
     calls++;
     o.onProgress?.(calls, 0, `turn ${turn + 1}`);
     return reqs.map((r, i) => {
       generatedTokens += gen.tokens[i].length;
       return {
-        episode: r.episode, turn, agent: r.agent, role: agents[r.agent].role,
-        promptIds: prompts[i], actionIds: gen.tokens[i], behaviourLogp: gen.logprobs[i],
-        text: gen.text![i], finish: gen.finish[i], truncated: truncated[i],
+        episode: r.episode,
+        turn,
+        agent: r.agent,
+        role: agents[r.agent].role,
+        promptIds: prompts[i],
+        actionIds: gen.tokens[i],
+        behaviourLogp: gen.logprobs[i],
+        text: gen.text![i],
+        finish: gen.finish[i],
+        truncated: truncated[i],
       };
     });
   };
@@ -165,17 +190,28 @@ async function rolloutWith(envs: AsyncEnv[], o: RolloutOptions): Promise<Rollout
     if (!active.length) break;
     const outputs = new Map<number, ActionRecord[]>(active.map((e) => [e, []]));
     const visibleOf = (e: number, roles: readonly string[]): AgentOutput[] =>
-      outputs.get(e)!.filter((a) => roles.includes(a.role)).map((a) => ({ role: a.role, text: a.text }));
+      outputs
+        .get(e)!
+        .filter((a) => roles.includes(a.role))
+        .map((a) => ({ role: a.role, text: a.text }));
     if (graph.dynamic) {
       const orch = graph.index(graph.dynamic.orchestrator);
       let open = [...active];
       for (let step = 0; step < graph.dynamic.maxSteps && open.length; step++) {
         const all = (e: number) => outputs.get(e)!.map((a) => ({ role: a.role, text: a.text }));
-        const routes = await act(turn, open.map((e) => ({ episode: e, agent: orch, visible: all(e) })));
+        const routes = await act(
+          turn,
+          open.map((e) => ({ episode: e, agent: orch, visible: all(e) })),
+        );
         const next: Request[] = [];
         for (const r of routes) {
           outputs.get(r.episode)!.push(r);
-          const d = decideRoute(r.text, graph.roles.filter((x) => x !== graph.dynamic!.orchestrator), step, graph.dynamic.maxSteps);
+          const d = decideRoute(
+            r.text,
+            graph.roles.filter((x) => x !== graph.dynamic!.orchestrator),
+            step,
+            graph.dynamic.maxSteps,
+          );
           if ('next' in d) next.push({ episode: r.episode, agent: graph.index(d.next), visible: all(r.episode) });
         }
         for (const a of await act(turn, next)) outputs.get(a.episode)!.push(a);
@@ -183,19 +219,26 @@ async function rolloutWith(envs: AsyncEnv[], o: RolloutOptions): Promise<Rollout
       }
     } else {
       for (const layer of graph.layers) {
-        const reqs = active.flatMap((e) => layer.map((role) => ({ episode: e, agent: graph.index(role), visible: visibleOf(e, graph.ancestors(role)) })));
+        const reqs = active.flatMap((e) =>
+          layer.map((role) => ({ episode: e, agent: graph.index(role), visible: visibleOf(e, graph.ancestors(role)) })),
+        );
         for (const a of await act(turn, reqs)) outputs.get(a.episode)!.push(a);
       }
     }
     // eslint-disable-next-line @typescript-eslint/await-thenable -- as at reset
-    const results = await Promise.all(active.map((e) => {
-      // a role's last output counts, at the place it was given: re-inserting the key keeps `texts` in the
-      // order of each role's last action, so the team answer (the last answering role in that order) is the
-      // last answering action even when the dynamic orchestrator called a role twice
-      const texts: Record<string, string> = {};
-      for (const a of outputs.get(e)!) { delete texts[a.role]; texts[a.role] = a.text; }
-      return envs[e].step(texts, { answerRoles: graph.answerers, teamReward: config.env.teamReward });
-    }));
+    const results = await Promise.all(
+      active.map((e) => {
+        // a role's last output counts, at the place it was given: re-inserting the key keeps `texts` in the
+        // order of each role's last action, so the team answer (the last answering role in that order) is the
+        // last answering action even when the dynamic orchestrator called a role twice
+        const texts: Record<string, string> = {};
+        for (const a of outputs.get(e)!) {
+          delete texts[a.role];
+          texts[a.role] = a.text;
+        }
+        return envs[e].step(texts, { answerRoles: graph.answerers, teamReward: config.env.teamReward });
+      }),
+    );
     for (const [k, e] of active.entries()) {
       const acts = outputs.get(e)!;
       const ep = episodes[e];

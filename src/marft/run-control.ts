@@ -27,7 +27,9 @@ export class RunControl {
   }
 
   /** Pause after the iteration in flight (a Step while training, the end of a single step, a paused loop). */
-  pauseAfter(): void { this.pause = true; }
+  pauseAfter(): void {
+    this.pause = true;
+  }
 
   /** Pause within seconds, abandoning the iteration in flight; false (nothing asked) when a stop is already asked. */
   pauseNow(): boolean {
@@ -38,12 +40,20 @@ export class RunControl {
   }
 
   /** Stop within seconds, like pauseNow. */
-  requestStop(): void { this.stop = true; }
+  requestStop(): void {
+    this.stop = true;
+  }
 
   /** At an iteration boundary (`reached`: the run is at its target): what comes next; a stop or pause is used up. */
   next(reached: boolean): NextStep {
-    if (this.stop) { this.stop = false; return 'stopped'; }
-    if (!this.stepOnce && this.pause) { this.now = false; return 'paused'; }
+    if (this.stop) {
+      this.stop = false;
+      return 'stopped';
+    }
+    if (!this.stepOnce && this.pause) {
+      this.now = false;
+      return 'paused';
+    }
     if (!this.stepOnce && reached) return 'done';
     const single = this.stepOnce;
     this.stepOnce = false;
@@ -51,10 +61,14 @@ export class RunControl {
   }
 
   /** Whether the loop halts at the next boundary (a single step runs its one iteration whatever a pause says). */
-  halts(single: boolean): boolean { return this.stop || (this.pause && !single); }
+  halts(single: boolean): boolean {
+    return this.stop || (this.pause && !single);
+  }
 
   /** Whether the iteration in flight is abandoned. */
-  get interrupted(): boolean { return this.stop || this.now; }
+  get interrupted(): boolean {
+    return this.stop || this.now;
+  }
 
   /** Whether the iteration starting now is profiled; the request is used up. */
   takeProfile(): boolean {

@@ -114,17 +114,27 @@ export const summarize = (ep: EpisodeRecord): EpisodeSummary => {
   const lastTurn = ep.turns[ep.turns.length - 1];
   const answers = lastTurn ? Object.values(lastTurn.answers).filter((x) => x.answer !== null) : [];
   return {
-    index: ep.index, task: ep.task, correct: ep.correct, teamReward: ep.turns.reduce((s, t) => s + t.teamReward, 0),
-    actions: ep.actions.length, answer: answers.length ? answers[answers.length - 1].answer : null,
+    index: ep.index,
+    task: ep.task,
+    correct: ep.correct,
+    teamReward: ep.turns.reduce((s, t) => s + t.teamReward, 0),
+    actions: ep.actions.length,
+    answer: answers.length ? answers[answers.length - 1].answer : null,
   };
 };
 
 /** The IterationEvent's profile: the kernel table (null: the adapter lacks timestamp-query) and phase times. */
 function iterationProfile(m: SessionModel, res: IterationResult, kernels: KernelTime[] | null): IterationProfile {
-  const adapter = [m.gpu.adapter.vendor, m.gpu.adapter.architecture, m.gpu.adapter.description].filter(Boolean).join(' / ') || 'unknown adapter';
+  const adapter =
+    [m.gpu.adapter.vendor, m.gpu.adapter.architecture, m.gpu.adapter.description].filter(Boolean).join(' / ') || 'unknown adapter';
   return {
-    iteration: res.metrics.iteration, seconds: res.metrics.seconds, adapter, kernels,
-    unavailable: kernels ? undefined : `this GPU adapter (${adapter}) does not expose the WebGPU feature timestamp-query, so per-kernel GPU times cannot be measured; only the phase wall times are shown`,
+    iteration: res.metrics.iteration,
+    seconds: res.metrics.seconds,
+    adapter,
+    kernels,
+    unavailable: kernels
+      ? undefined
+      : `this GPU adapter (${adapter}) does not expose the WebGPU feature timestamp-query, so per-kernel GPU times cannot be measured; only the phase wall times are shown`,
   };
 }
 
@@ -132,15 +142,17 @@ function iterationProfile(m: SessionModel, res: IterationResult, kernels: Kernel
 export function loopNotice(e: Extract<RunLoopEvent, { kind: 'rollback' | 'recovered' }>): Notice {
   return e.kind === 'rollback'
     ? {
-      code: 'ROLLBACK', iteration: e.to,
-      message: `Iterations ${e.to}-${e.from - 1} had non-finite losses or gradients (their steps were skipped); the run went back to iteration ${e.to}, its last good one, and continues with a new random draw.`,
-      hint: 'If it happens again, lower the learning rate or the clip range, or set a target KL.',
-    }
+        code: 'ROLLBACK',
+        iteration: e.to,
+        message: `Iterations ${e.to}-${e.from - 1} had non-finite losses or gradients (their steps were skipped); the run went back to iteration ${e.to}, its last good one, and continues with a new random draw.`,
+        hint: 'If it happens again, lower the learning rate or the clip range, or set a target KL.',
+      }
     : {
-      code: 'DEVICE_LOST', iteration: e.iteration,
-      message: `The GPU device was lost (${e.reason}). The run resumed on a new device from iteration ${e.iteration}, its last good one; no saved data was lost.`,
-      hint: LOST_AGAIN,
-    };
+        code: 'DEVICE_LOST',
+        iteration: e.iteration,
+        message: `The GPU device was lost (${e.reason}). The run resumed on a new device from iteration ${e.iteration}, its last good one; no saved data was lost.`,
+        hint: LOST_AGAIN,
+      };
 }
 
 /** The notice of a device lost while a new run saved its first checkpoint (the run starts again). */
@@ -157,7 +169,9 @@ export function emitTo<K extends keyof RunEvents>(events: Partial<RunEvents>, k:
   const f = events[k] as ((x: typeof e) => unknown) | undefined;
   try {
     void Promise.resolve(f?.call(events, e)).catch(() => {});
-  } catch { /* the page went away */ }
+  } catch {
+    /* the page went away */
+  }
 }
 
 /** An iteration as the front end hears of it; kernels: its per-kernel table when it was profiled (null: no timestamps). */
@@ -165,8 +179,11 @@ export function iterationEvent(m: SessionModel, res: IterationResult, kernels: K
   const it = res.metrics.iteration;
   const first = res.metrics.skipped.find((x) => hadNonFiniteSkip([x]));
   return {
-    metrics: res.metrics, episodes: res.episodes.map(summarize),
-    notice: first ? `iteration ${it} had non-finite values (${first}); it is not kept (a rollback or reload goes back to the iteration before it)` : undefined,
+    metrics: res.metrics,
+    episodes: res.episodes.map(summarize),
+    notice: first
+      ? `iteration ${it} had non-finite values (${first}); it is not kept (a rollback or reload goes back to the iteration before it)`
+      : undefined,
     profile: kernels === undefined ? undefined : iterationProfile(m, res, kernels),
   };
 }

@@ -24,18 +24,30 @@ export class KeptIterations {
 
   /** Keeps a finished iteration's episodes with their scores and targets. */
   add(res: IterationResult, config: RunConfig): void {
-    const it = { iteration: res.metrics.iteration, config, episodes: res.episodes, scores: res.scores ?? new Map(), targets: res.targets ?? new Map() };
+    const it = {
+      iteration: res.metrics.iteration,
+      config,
+      episodes: res.episodes,
+      scores: res.scores ?? new Map(),
+      targets: res.targets ?? new Map(),
+    };
     this.kept = [...this.kept, it].slice(-KEPT_ITERATIONS);
   }
 
-  clear(): void { this.kept = []; }
+  clear(): void {
+    this.kept = [];
+  }
 
-  get last(): LastIteration | null { return this.kept[this.kept.length - 1] ?? null; }
+  get last(): LastIteration | null {
+    return this.kept[this.kept.length - 1] ?? null;
+  }
 
-  get numbers(): number[] { return this.kept.map((r) => r.iteration); }
+  get numbers(): number[] {
+    return this.kept.map((r) => r.iteration);
+  }
 
   /** A kept iteration (the last when `iteration` is undefined); null when it is not kept. */
   get(iteration?: number): LastIteration | null {
-    return iteration === undefined ? this.last : this.kept.find((r) => r.iteration === iteration) ?? null;
+    return iteration === undefined ? this.last : (this.kept.find((r) => r.iteration === iteration) ?? null);
   }
 }

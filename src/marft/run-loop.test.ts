@@ -29,7 +29,13 @@ const TEST = 'src/marft/run-loop.test.ts';
 const rows: ReliabilityRow[] = [];
 afterAll(() => recordReliability('run-loop', rows));
 const OVER = { rollout: { episodes: 1, horizon: 1 } };
-const session = (gpu: Gpu, s: ReturnType<typeof tinySetup>): RunSession => ({ gpu, envs: s.envs, decoder: s.decoder, tokenizer: s.tokenizer, model: s.model });
+const session = (gpu: Gpu, s: ReturnType<typeof tinySetup>): RunSession => ({
+  gpu,
+  envs: s.envs,
+  decoder: s.decoder,
+  tokenizer: s.tokenizer,
+  model: s.model,
+});
 
 describe('run loop faults', () => {
   it('NaN in a gradient skips the step and reports it; NaN losses 3 times in a row roll back', async () => {
@@ -41,7 +47,12 @@ describe('run loop faults', () => {
     const nan = (t: { shape: readonly number[] }) => new Float32Array(t.shape.reduce((a, b) => a * b, 1)).fill(Number.NaN);
     let poisoned = false;
     const r = await runLoop(session(gpu, s), s.state, {
-      store, dir: 'run', baseModel: 'tiny', until: 3, maxTokens: 512, checkpointEvery: 1,
+      store,
+      dir: 'run',
+      baseModel: 'tiny',
+      until: 3,
+      maxTokens: 512,
+      checkpointEvery: 1,
       onEvent: (e) => events.push(e),
       onIteration: (res, kept) => seen.push({ iteration: res.metrics.iteration, skipped: res.metrics.skipped, kept }),
       onProgress: (phase, _d, { state, session: ss }) => {
@@ -51,27 +62,60 @@ describe('run loop faults', () => {
         // iteration 1, once: NaN critic weights, so every later value (and so advantage) is NaN until a rollback
         // (the output layer's bias: a NaN in an earlier layer may be squashed by the GPU's max(x, 0))
         const bias = state.criticOptim.groups[state.criticOptim.groups.length - 1].params;
-        if (state.iteration === 1) { poisoned = true; ss.gpu.write(bias, nan(bias)); }
+        if (state.iteration === 1) {
+          poisoned = true;
+          ss.gpu.write(bias, nan(bias));
+        }
       },
     });
-    expect(seen.map((x) => x.iteration), JSON.stringify(seen)).toEqual([0, 1, 2, 0, 1, 2]);
+    expect(
+      seen.map((x) => x.iteration),
+      JSON.stringify(seen),
+    ).toEqual([0, 1, 2, 0, 1, 2]);
     expect(seen[0].skipped.join('\n')).toMatch(/policy step skipped \(non-finite gradient\)/);
     // the finite watch names the critic's output layer, where the NaN bias shows first
-    expect(seen[1].skipped.join('\n')).toMatch(/critic step skipped \((value loss NaN|non-finite gradient|non-finite values in critic head 0 output value\.0\.1 \(\d+ values?\))\)/);
+    expect(seen[1].skipped.join('\n')).toMatch(
+      /critic step skipped \((value loss NaN|non-finite gradient|non-finite values in critic head 0 output value\.0\.1 \(\d+ values?\))\)/,
+    );
     expect(seen[2].skipped.join('\n')).toMatch(/NaN|non-finite/);
     for (const x of seen.slice(0, 3)) expect(x.kept).toBe(false); // a skipped iteration is not checkpointed
     expect(r.rollbacks).toBe(1);
     expect(events.filter((e) => e.kind === 'skipped')).toHaveLength(3);
     expect(events.find((e) => e.kind === 'rollback')).toEqual({ kind: 'rollback', from: 3, to: 0 });
-    expect(seen.slice(3).map((x) => [x.skipped.length, x.kept])).toEqual([[0, true], [0, true], [0, true]]);
+    expect(seen.slice(3).map((x) => [x.skipped.length, x.kept])).toEqual([
+      [0, true],
+      [0, true],
+      [0, true],
+    ]);
     // the start, the rolled-back state (iteration 0 with its new RNG draw, beside the first), then every iteration
-    expect(events.filter((e) => e.kind === 'saved').map((e) => (e as { checkpoint: string }).checkpoint)).toEqual(['ckpt-000000', 'ckpt-000000-1', 'ckpt-000001', 'ckpt-000002', 'ckpt-000003']);
+    expect(events.filter((e) => e.kind === 'saved').map((e) => (e as { checkpoint: string }).checkpoint)).toEqual([
+      'ckpt-000000',
+      'ckpt-000000-1',
+      'ckpt-000001',
+      'ckpt-000002',
+      'ckpt-000003',
+    ]);
     expect(r.state.iteration).toBe(3);
     expect(r.state.metrics.map((m) => m.iteration)).toEqual([0, 1, 2]);
     for (const g of r.state.criticOptim.groups) expect((await gpu.readF32(g.params)).every(Number.isFinite)).toBe(true);
     releaseTrainState(gpu, r.state);
-    rows.push({ area: 'run loop', fault: 'NaN written into the policy gradient during an update', cases: 1, outcome: 'step skipped, "policy step skipped (non-finite gradient)" in metrics.skipped, no checkpoint for that iteration', verdict: 'pass', test: TEST });
-    rows.push({ area: 'run loop', fault: 'NaN written into the critic weights (NaN value loss, then NaN advantages on every later iteration)', cases: 2, outcome: 'with the gradient NaN: 3 bad iterations in a row, each skipped and reported, then rolled back to ckpt-000000; weights finite again; iterations 0-2 re-run clean, history [0, 1, 2]', verdict: 'pass', test: TEST });
+    rows.push({
+      area: 'run loop',
+      fault: 'NaN written into the policy gradient during an update',
+      cases: 1,
+      outcome: 'step skipped, "policy step skipped (non-finite gradient)" in metrics.skipped, no checkpoint for that iteration',
+      verdict: 'pass',
+      test: TEST,
+    });
+    rows.push({
+      area: 'run loop',
+      fault: 'NaN written into the critic weights (NaN value loss, then NaN advantages on every later iteration)',
+      cases: 2,
+      outcome:
+        'with the gradient NaN: 3 bad iterations in a row, each skipped and reported, then rolled back to ckpt-000000; weights finite again; iterations 0-2 re-run clean, history [0, 1, 2]',
+      verdict: 'pass',
+      test: TEST,
+    });
   });
 
   it('a store failing at its k-th write or rename, for every k of a save, keeps the last good checkpoint loadable', async () => {
@@ -104,7 +148,14 @@ describe('run loop faults', () => {
     expect(st.iteration).toBe(0);
     releaseTrainState(gpu, st);
     releaseTrainState(gpu, s.state);
-    rows.push({ area: 'checkpoint save', fault: `store throwing ENOSPC / QuotaExceededError at the k-th write or rename of a save, k = 1..${probe.writes} writes and 1..${probe.renames} renames`, cases: failed, outcome: `${failed} saves failed; after each the previous checkpoint verified (sizes + SHA-256), the next save succeeded and removed the leftovers`, verdict: 'pass', test: TEST });
+    rows.push({
+      area: 'checkpoint save',
+      fault: `store throwing ENOSPC / QuotaExceededError at the k-th write or rename of a save, k = 1..${probe.writes} writes and 1..${probe.renames} renames`,
+      cases: failed,
+      outcome: `${failed} saves failed; after each the previous checkpoint verified (sizes + SHA-256), the next save succeeded and removed the leftovers`,
+      verdict: 'pass',
+      test: TEST,
+    });
   });
 
   it('storage full during a run pauses it with a clear message; the last checkpoint is intact', async () => {
@@ -113,11 +164,23 @@ describe('run loop faults', () => {
     const inner = memoryStore();
     let full = false;
     // like nodeStore, the store reports the OS error as a CheckpointError STORAGE naming the file
-    const store = faultyStore(inner, (op) => (full && op === 'write' ? new CheckpointError('STORAGE', 'run/x', `cannot write (${enospc().message})`) : null));
+    const store = faultyStore(inner, (op) =>
+      full && op === 'write' ? new CheckpointError('STORAGE', 'run/x', `cannot write (${enospc().message})`) : null,
+    );
     const err = await runLoop(session(gpu, s), s.state, {
-      store, dir: 'run', baseModel: 'tiny', until: 3, maxTokens: 512, checkpointEvery: 1,
-      onEvent: (e) => { if (e.kind === 'saved' && e.iteration === 1) full = true; },
-    }).then(() => null, (e: unknown) => e);
+      store,
+      dir: 'run',
+      baseModel: 'tiny',
+      until: 3,
+      maxTokens: 512,
+      checkpointEvery: 1,
+      onEvent: (e) => {
+        if (e.kind === 'saved' && e.iteration === 1) full = true;
+      },
+    }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(RunPaused);
     const p = err as RunPaused;
     expect(p.code).toBe('RUN_PAUSED');
@@ -131,7 +194,15 @@ describe('run loop faults', () => {
     expect(st.metrics.map((m) => m.iteration)).toEqual([0]);
     releaseTrainState(gpu, st);
     releaseTrainState(gpu, p.state);
-    rows.push({ area: 'run loop', fault: 'storage full (ENOSPC on every write) after the first iteration', cases: 1, outcome: 'loop stopped with MarftError RUN_PAUSED "training paused at iteration 2: its checkpoint could not be written ... ENOSPC ... last good checkpoint is ckpt-000001"; that checkpoint loads', verdict: 'pass', test: TEST });
+    rows.push({
+      area: 'run loop',
+      fault: 'storage full (ENOSPC on every write) after the first iteration',
+      cases: 1,
+      outcome:
+        'loop stopped with MarftError RUN_PAUSED "training paused at iteration 2: its checkpoint could not be written ... ENOSPC ... last good checkpoint is ckpt-000001"; that checkpoint loads',
+      verdict: 'pass',
+      test: TEST,
+    });
   });
 
   it('a process killed (SIGKILL) while writing checkpoints with nodeStore leaves the last good one loadable', async () => {
@@ -139,7 +210,9 @@ describe('run loop faults', () => {
     const store = nodeStore(root);
     const kills = 4;
     let lastSaved = 0;
-    const bundled = spawnSync(process.execPath, ['scripts/bundle.mjs', 'scripts/fixtures/checkpoint-writer.ts', '.build'], { encoding: 'utf8' });
+    const bundled = spawnSync(process.execPath, ['scripts/bundle.mjs', 'scripts/fixtures/checkpoint-writer.ts', '.build'], {
+      encoding: 'utf8',
+    });
     expect(bundled.status, bundled.stderr).toBe(0);
     try {
       for (let i = 0; i < kills; i++) {
@@ -147,12 +220,21 @@ describe('run loop faults', () => {
         let out = '';
         await new Promise<void>((resolve, reject) => {
           child.on('error', reject);
-          child.on('exit', (code) => { if (!child.killed) reject(new Error(`the writer exited (${code}) before it was killed:\n${out}`)); });
+          child.on('exit', (code) => {
+            if (!child.killed) reject(new Error(`the writer exited (${code}) before it was killed:\n${out}`));
+          });
           child.stdout.on('data', (d: Buffer) => {
             out += d.toString();
             const saved = [...out.matchAll(/saved (\d+)/g)];
             // kill a little after the first save, at a different moment each time (mid-write most likely)
-            if (saved.length >= 1 && !child.killed) setTimeout(() => { child.kill('SIGKILL'); resolve(); }, 5 + 37 * i);
+            if (saved.length >= 1 && !child.killed)
+              setTimeout(
+                () => {
+                  child.kill('SIGKILL');
+                  resolve();
+                },
+                5 + 37 * i,
+              );
           });
         });
         await new Promise((r) => child.on('exit', r));
@@ -171,7 +253,14 @@ describe('run loop faults', () => {
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
-    rows.push({ area: 'checkpoint save', fault: 'child process writing checkpoints with nodeStore killed with SIGKILL mid-save', cases: kills, outcome: `after each kill the latest checkpoint verified (sizes + SHA-256) at or after the last reported save; it loads`, verdict: 'pass', test: TEST });
+    rows.push({
+      area: 'checkpoint save',
+      fault: 'child process writing checkpoints with nodeStore killed with SIGKILL mid-save',
+      cases: kills,
+      outcome: `after each kill the latest checkpoint verified (sizes + SHA-256) at or after the last reported save; it loads`,
+      verdict: 'pass',
+      test: TEST,
+    });
   });
 
   it('halts at an iteration boundary when asked and resumes there; profiles the iterations asked for', async () => {
@@ -182,7 +271,11 @@ describe('run loop faults', () => {
     const events: RunLoopEvent[] = [];
     const profiled: Array<{ iteration: number; kernels: number | null }> = [];
     const common = {
-      store, dir: 'run', baseModel: 'tiny', until: 3, maxTokens: 512,
+      store,
+      dir: 'run',
+      baseModel: 'tiny',
+      until: 3,
+      maxTokens: 512,
       onIteration: (res: { metrics: { iteration: number } }) => seen.push(res.metrics.iteration),
       onEvent: (e: RunLoopEvent) => events.push(e),
     };
@@ -224,12 +317,23 @@ describe('run loop faults', () => {
     let rolloutBatches = 0;
     const lost = { rollout: false, update: false };
     const r = await runLoop(first, s0.state, {
-      store, dir: 'run', baseModel: 'tiny', until: 3, maxTokens: 512, reopen: () => open(),
+      store,
+      dir: 'run',
+      baseModel: 'tiny',
+      until: 3,
+      maxTokens: 512,
+      reopen: () => open(),
       onEvent: (e) => events.push(e),
       onIteration: (res) => done.push(res.metrics.iteration),
       onProgress: (phase, _d, { state, session: ss }) => {
-        if (phase === 'rollout' && state.iteration === 1 && !lost.rollout && ++rolloutBatches === 2) { lost.rollout = true; ss.gpu.device.destroy(); }
-        if (phase === 'update' && state.iteration === 2 && !lost.update) { lost.update = true; ss.gpu.device.destroy(); }
+        if (phase === 'rollout' && state.iteration === 1 && !lost.rollout && ++rolloutBatches === 2) {
+          lost.rollout = true;
+          ss.gpu.device.destroy();
+        }
+        if (phase === 'update' && state.iteration === 2 && !lost.update) {
+          lost.update = true;
+          ss.gpu.device.destroy();
+        }
       },
     });
     expect(lost).toEqual({ rollout: true, update: true });
@@ -242,6 +346,14 @@ describe('run loop faults', () => {
     expect((await readCheckpointFiles(store, 'run')).manifest.iteration).toBe(3);
     releaseTrainState(r.session.gpu, r.state);
     for (const g of devices) g.device.destroy();
-    rows.push({ area: 'run loop', fault: 'GPU device destroyed in the middle of a rollout (2nd generation batch) and at the start of an update (private Dawn devices)', cases: 2, outcome: 'each loss surfaced as DEVICE_LOST, the loop reopened the model on a new device and reloaded the last checkpoint; iterations completed [0, 1, 2], history [0, 1, 2], none lost or counted twice', verdict: 'pass', test: TEST });
+    rows.push({
+      area: 'run loop',
+      fault: 'GPU device destroyed in the middle of a rollout (2nd generation batch) and at the start of an update (private Dawn devices)',
+      cases: 2,
+      outcome:
+        'each loss surfaced as DEVICE_LOST, the loop reopened the model on a new device and reloaded the last checkpoint; iterations completed [0, 1, 2], history [0, 1, 2], none lost or counted twice',
+      verdict: 'pass',
+      test: TEST,
+    });
   });
 });

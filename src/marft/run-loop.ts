@@ -116,8 +116,12 @@ export interface RunLoopResult {
 /** The loop stopped because a checkpoint could not be written; `state` and `session` are the live ones. */
 export class RunPaused extends MarftError {
   constructor(
-    message: string, readonly state: TrainState, readonly session: RunSession, override readonly cause: unknown,
-    readonly reason: 'storage' | 'environment' = 'storage', hint?: string,
+    message: string,
+    readonly state: TrainState,
+    readonly session: RunSession,
+    override readonly cause: unknown,
+    readonly reason: 'storage' | 'environment' = 'storage',
+    hint?: string,
   ) {
     super('RUN_PAUSED', message, hint);
   }
@@ -125,8 +129,14 @@ export class RunPaused extends MarftError {
 
 /** The iteration in flight was dropped for a pause or stop; `reloaded`: from the last checkpoint (the update had begun). */
 export class IterationAbandoned extends MarftError {
-  constructor(readonly iteration: number, readonly reloaded = false) {
-    super('ITERATION_ABANDONED', `the iteration in flight was abandoned; the run is back at ${iteration} completed iteration${iteration === 1 ? '' : 's'}`);
+  constructor(
+    readonly iteration: number,
+    readonly reloaded = false,
+  ) {
+    super(
+      'ITERATION_ABANDONED',
+      `the iteration in flight was abandoned; the run is back at ${iteration} completed iteration${iteration === 1 ? '' : 's'}`,
+    );
   }
 }
 
@@ -143,7 +153,7 @@ export const hadNonFiniteSkip = (skipped: readonly string[]): boolean => skipped
 export async function lostReason(gpu: Gpu, e: unknown): Promise<string | null> {
   const known = e instanceof GpuError && e.code === 'DEVICE_LOST';
   for (let i = 0; i < 30 && !known && gpu.lostReason === null; i++) await new Promise((r) => setTimeout(r, 100));
-  return gpu.lostReason ?? (known ? (e).message : null);
+  return gpu.lostReason ?? (known ? e.message : null);
 }
 
 export async function runLoop(session: RunSession, state: TrainState, o: RunLoopOptions): Promise<RunLoopResult> {
@@ -153,14 +163,28 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
   let lostInRow = 0;
   let badRun = 0;
   let phase: Phase | null = null; // of the iteration in flight: from 'update' on, the weights may have moved
-  const trainer = (): Trainer => new Trainer({
-    gpu: session.gpu, envs: session.envs, decoder: session.decoder, tokenizer: session.tokenizer, state, maxTokens: o.maxTokens,
-    onProgress: (p, detail) => { phase = p; o.onProgress?.(p, detail, { state, session }); },
-    interrupt: () => { if (o.interrupt?.()) throw new IterationAbandoned(state.iteration); },
-  });
+  const trainer = (): Trainer =>
+    new Trainer({
+      gpu: session.gpu,
+      envs: session.envs,
+      decoder: session.decoder,
+      tokenizer: session.tokenizer,
+      state,
+      maxTokens: o.maxTokens,
+      onProgress: (p, detail) => {
+        phase = p;
+        o.onProgress?.(p, detail, { state, session });
+      },
+      interrupt: () => {
+        if (o.interrupt?.()) throw new IterationAbandoned(state.iteration);
+      },
+    });
   const event = (e: RunLoopEvent): void => o.onEvent?.(e, { state, session });
   const writer = new CheckpointWriter({
-    store: o.store, dir: o.dir, baseModel: o.baseModel, keep: o.keep ?? keepCheckpoints,
+    store: o.store,
+    dir: o.dir,
+    baseModel: o.baseModel,
+    keep: o.keep ?? keepCheckpoints,
     cadence: { every: o.checkpointEvery ?? checkpointEvery, seconds: o.checkpointSeconds ?? checkpointSeconds },
     onSaving: (iteration) => event({ kind: 'saving', iteration }),
     onSaved: (saved) => event({ kind: 'saved', iteration: saved.manifest.iteration, checkpoint: saved.name }),
@@ -174,7 +198,9 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
     throw new RunPaused(
       `training paused at iteration ${state.iteration}: the checkpoint of iteration ${failed.iteration} could not be written to ${o.store.name} (${errorMessage(e).split('\n')[0]}). ` +
         `The last good checkpoint is ${latest ? `${latest.name} (iteration ${latest.iteration})` : 'none'}; nothing saved was changed.`,
-      state, session, e,
+      state,
+      session,
+      e,
     );
   };
   /** Writes the newest snapshot now (unless written) and waits for it. */
@@ -194,7 +220,11 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
     await flush();
     return new RunPaused(
       `training paused at iteration ${state.iteration}: ${e.message.split('\n')[0]}. The run is back at its last checkpoint (iteration ${state.iteration}); nothing saved was lost.`,
-      state, session, e, 'environment', e.hint,
+      state,
+      session,
+      e,
+      'environment',
+      e.hint,
     );
   };
 
@@ -203,7 +233,9 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
   const recoverFrom = async (reason: string | null, from?: { store: CheckpointStore; dir: string }): Promise<boolean> => {
     if (reason === null || !o.reopen || ++lostInRow > maxRecoveries) return false;
     session = await o.reopen(reason);
-    state = from ? await loadCheckpoint(session.gpu, from.store, from.dir, session.model) : await writer.restore(session.gpu, session.model);
+    state = from
+      ? await loadCheckpoint(session.gpu, from.store, from.dir, session.model)
+      : await writer.restore(session.gpu, session.model);
     recoveries++;
     event({ kind: 'recovered', reason, iteration: state.iteration });
     t = trainer();

@@ -32,7 +32,12 @@ const fake = vi.hoisted(() => ({
 }));
 
 type FakeState = { config: RunConfig; iteration: number; metrics: Array<{ iteration: number }>; rng: { next(): void } };
-const fakeState = (config: RunConfig, iteration = 0, metrics: Array<{ iteration: number }> = []): FakeState => ({ config, iteration, metrics: [...metrics], rng: { next() {} } });
+const fakeState = (config: RunConfig, iteration = 0, metrics: Array<{ iteration: number }> = []): FakeState => ({
+  config,
+  iteration,
+  metrics: [...metrics],
+  rng: { next() {} },
+});
 const runDir = (dir: string): string => dir.split('/')[0];
 const FAKE_SNAPSHOT = 'fake-state.json';
 
@@ -52,8 +57,19 @@ vi.mock('./trainer.ts', async (importOriginal) => {
         throw new Lost('DEVICE_LOST', 'the device was lost');
       }
       const metrics = {
-        iteration: s.iteration, accuracy: 0, teamReward: 0, agents: {}, policyLoss: 0, valueLoss: 0, entropy: 0, approxKl: 0, klToRef: 0, clipFraction: 0,
-        tokensPerSecond: 0, seconds: { rollout: 0, score: 0, advantages: 0, update: 0, total: 0 }, trained: [],
+        iteration: s.iteration,
+        accuracy: 0,
+        teamReward: 0,
+        agents: {},
+        policyLoss: 0,
+        valueLoss: 0,
+        entropy: 0,
+        approxKl: 0,
+        klToRef: 0,
+        clipFraction: 0,
+        tokensPerSecond: 0,
+        seconds: { rollout: 0, score: 0, advantages: 0, update: 0, total: 0 },
+        trained: [],
         skipped: kind === 'nan' ? ['policy step skipped (non-finite gradient)'] : [],
       };
       s.iteration++;
@@ -61,7 +77,12 @@ vi.mock('./trainer.ts', async (importOriginal) => {
       return { metrics, episodes: [], scores: new Map(), targets: new Map() };
     }
   }
-  return { ...real, Trainer: function Trainer(d: never) { return fake.on ? new FakeTrainer(d) : new real.Trainer(d); } };
+  return {
+    ...real,
+    Trainer: function Trainer(d: never) {
+      return fake.on ? new FakeTrainer(d) : new real.Trainer(d);
+    },
+  };
 });
 
 vi.mock('./state.ts', async (importOriginal) => {
@@ -101,12 +122,13 @@ vi.mock('./checkpoint/checkpoint.ts', async (importOriginal) => {
   };
   return {
     ...real,
-    captureCheckpoint: (...a: Parameters<typeof real.captureCheckpoint>) => (fake.on ? capture(a[1]) as never : real.captureCheckpoint(...a)),
+    captureCheckpoint: (...a: Parameters<typeof real.captureCheckpoint>) =>
+      fake.on ? (capture(a[1]) as never) : real.captureCheckpoint(...a),
     writeCheckpoint: async (...a: Parameters<typeof real.writeCheckpoint>) => (fake.on ? write(...a) : real.writeCheckpoint(...a)),
     saveCheckpoint: async (...a: Parameters<typeof real.saveCheckpoint>) => {
       if (!fake.on) return real.saveCheckpoint(...a);
       const [, state, store, dir, opts] = a;
-      return write(await capture(state).ready as never, store, dir, opts.keep);
+      return write((await capture(state).ready) as never, store, dir, opts.keep);
     },
     listCheckpoints: async (...a: Parameters<typeof real.listCheckpoints>) => {
       if (!fake.on) return real.listCheckpoints(...a);
@@ -116,11 +138,16 @@ vi.mock('./checkpoint/checkpoint.ts', async (importOriginal) => {
     readCheckpointFiles: async (...a: Parameters<typeof real.readCheckpointFiles>) => {
       if (!fake.on) return real.readCheckpointFiles(...a);
       const c = latest(a[1])!;
-      return { path: `${runDir(a[1])}/${c.name}`, manifest: { iteration: c.iteration }, files: { 'config.json': new TextEncoder().encode(JSON.stringify(fake.configs.get(runDir(a[1])))) } } as never;
+      return {
+        path: `${runDir(a[1])}/${c.name}`,
+        manifest: { iteration: c.iteration },
+        files: { 'config.json': new TextEncoder().encode(JSON.stringify(fake.configs.get(runDir(a[1])))) },
+      } as never;
     },
     loadCheckpoint: async (...a: Parameters<typeof real.loadCheckpoint>) => {
       if (!fake.on) return real.loadCheckpoint(...a);
-      if (a[2] === '') { // a snapshot in memory
+      if (a[2] === '') {
+        // a snapshot in memory
         const snap = JSON.parse(new TextDecoder().decode(await a[1].read(FAKE_SNAPSHOT))) as FakeState;
         return fakeState(snap.config, snap.iteration, snap.metrics) as never;
       }
@@ -133,15 +160,32 @@ vi.mock('./checkpoint/checkpoint.ts', async (importOriginal) => {
 /** A session whose models are plain objects; reopen (after a loss) gives a new one. */
 function fakeSession() {
   const model = () => ({
-    path: '', source: { name: 'fake', baseModel: 'fake', files: null },
-    gpu: { lostReason: null as string | null, hasTimestamps: false, adapter: {}, pipelines: { onMade: null }, startProfile() {}, async stopProfile() { return []; } },
+    path: '',
+    source: { name: 'fake', baseModel: 'fake', files: null },
+    gpu: {
+      lostReason: null as string | null,
+      hasTimestamps: false,
+      adapter: {},
+      pipelines: { onMade: null },
+      startProfile() {},
+      async stopProfile() {
+        return [];
+      },
+    },
   });
   const s = { current: model(), loads: 0, reopens: 0, user: null as string | null };
   return Object.assign(s, {
     claim: Session.prototype.claim, // the real lock
     exclusive: Session.prototype.exclusive,
-    load: async () => { s.loads++; return s.current; },
-    reopen: async () => { s.reopens++; s.current = model(); return s.current; },
+    load: async () => {
+      s.loads++;
+      return s.current;
+    },
+    reopen: async () => {
+      s.reopens++;
+      s.current = model();
+      return s.current;
+    },
     onUnload: () => () => {},
   });
 }
@@ -153,19 +197,32 @@ function fakeRun(opts = {}) {
   const notices: Notice[] = [];
   const iterations: number[] = [];
   const iterationNotices: Array<string | undefined> = [];
-  const run = new Run(session as unknown as Session, memoryStore(), {
-    onStatus: (e) => statuses.push(e.status),
-    onNotice: (n) => notices.push(n),
-    onIteration: (e) => { iterations.push(e.metrics.iteration); iterationNotices.push(e.notice); },
-  }, opts);
+  const run = new Run(
+    session as unknown as Session,
+    memoryStore(),
+    {
+      onStatus: (e) => statuses.push(e.status),
+      onNotice: (n) => notices.push(n),
+      onIteration: (e) => {
+        iterations.push(e.metrics.iteration);
+        iterationNotices.push(e.notice);
+      },
+    },
+    opts,
+  );
   return { run, session, statuses, notices, iterations, iterationNotices };
 }
 
 /** A gate the fake trainer waits on, opened by the test. */
 function gate(): () => void {
   let open!: () => void;
-  fake.gate = new Promise((r) => { open = r; });
-  return () => { fake.gate = null; open(); };
+  fake.gate = new Promise((r) => {
+    open = r;
+  });
+  return () => {
+    fake.gate = null;
+    open();
+  };
 }
 
 const until = async (f: () => boolean): Promise<void> => {
@@ -270,9 +327,13 @@ describe('Run state machine (fakes)', () => {
     await run.start(config({ iterations: 3, runLoop: { rollbackAfter: 2 } }), { id: 'r' });
     expect(await run.wait()).toBe('done');
     expect(notices.map((n) => [n.code, n.iteration])).toEqual([['ROLLBACK', 1]]);
-    expect(notices[0].message).toMatch(/^Iterations 1-2 had non-finite losses or gradients .* went back to iteration 1, its last good one,/);
+    expect(notices[0].message).toMatch(
+      /^Iterations 1-2 had non-finite losses or gradients .* went back to iteration 1, its last good one,/,
+    );
     expect(iterations).toEqual([0, 1, 2, 1, 2]);
-    expect(iterationNotices[1]).toBe('iteration 1 had non-finite values (policy step skipped (non-finite gradient)); it is not kept (a rollback or reload goes back to the iteration before it)');
+    expect(iterationNotices[1]).toBe(
+      'iteration 1 had non-finite values (policy step skipped (non-finite gradient)); it is not kept (a rollback or reload goes back to the iteration before it)',
+    );
     expect(iterationNotices.filter((x) => x !== undefined)).toHaveLength(2);
     expect(run.iteration).toBe(3);
     expect(statuses.at(-1)).toBe('done');
@@ -291,7 +352,10 @@ describe('Run state machine (fakes)', () => {
     await a.run.start(config({ iterations: 3, runLoop: { maxRecoveries: 2 } }), { id: 'a' });
     expect(await a.run.wait()).toBe('done');
     expect(a.session.reopens).toBe(2);
-    expect(a.notices.map((n) => [n.code, n.iteration])).toEqual([['DEVICE_LOST', 1], ['DEVICE_LOST', 1]]);
+    expect(a.notices.map((n) => [n.code, n.iteration])).toEqual([
+      ['DEVICE_LOST', 1],
+      ['DEVICE_LOST', 1],
+    ]);
     expect(a.statuses.filter((s) => s === 'recovering')).toHaveLength(2);
     expect(a.iterations).toEqual([0, 1, 2]);
 
@@ -312,7 +376,13 @@ describe('Run state machine (fakes)', () => {
     expect(await a.run.wait()).toBe('paused');
     expect(a.run.iteration).toBe(1);
     let finish!: () => void;
-    const exporting = a.session.exclusive("an export computing solver's logits", () => new Promise<void>((r) => { finish = r; }));
+    const exporting = a.session.exclusive(
+      "an export computing solver's logits",
+      () =>
+        new Promise<void>((r) => {
+          finish = r;
+        }),
+    );
     expect(() => a.run.step()).toThrow("a training run cannot start now: the model is in use by an export computing solver's logits.");
     expect(() => a.run.train()).toThrow(/model is in use/);
     expect(a.run.busy).toBe(false);
@@ -323,9 +393,13 @@ describe('Run state machine (fakes)', () => {
     expect(fake.started).toBe(1); // nothing ran meanwhile
     // once the export ends the Step runs; while it trains, an export is refused
     let go!: () => void;
-    fake.gate = new Promise((r) => { go = r; });
+    fake.gate = new Promise((r) => {
+      go = r;
+    });
     a.run.step();
-    await expect(a.session.exclusive('an adapter export', async () => 1)).rejects.toThrow('an adapter export cannot start now: the model is in use by a training run.');
+    await expect(a.session.exclusive('an adapter export', async () => 1)).rejects.toThrow(
+      'an adapter export cannot start now: the model is in use by a training run.',
+    );
     go();
     expect(await a.run.wait()).toBe('paused');
     expect(a.run.iteration).toBe(2);
@@ -345,7 +419,9 @@ describe('Run state machine (fakes)', () => {
     // open: the run folder's latest checkpoint, paused, with its history
     const c = fakeRun();
     const loaded: number[][] = [];
-    const run = new Run(c.session as unknown as Session, memoryStore(), { onLoaded: (e) => loaded.push(e.history.map((m) => m.iteration)) });
+    const run = new Run(c.session as unknown as Session, memoryStore(), {
+      onLoaded: (e) => loaded.push(e.history.map((m) => m.iteration)),
+    });
     expect(await run.open('a')).toBe(3);
     expect(run.status).toBe('paused');
     expect(loaded).toEqual([[0, 1, 2]]);

@@ -24,7 +24,15 @@ import { newRunState } from './checkpoint/init-adapter.ts';
 import { MarftError } from './errors.ts';
 import { type RunLoopEvent, RunPaused, lostReason, runLoop } from './run-loop.ts';
 import {
-  type ProgressPhase, type RunEvents, type RunStatus, abandonedMessage, emitTo, errorNotice, firstSaveLostNotice, iterationEvent, loopNotice,
+  type ProgressPhase,
+  type RunEvents,
+  type RunStatus,
+  abandonedMessage,
+  emitTo,
+  errorNotice,
+  firstSaveLostNotice,
+  iterationEvent,
+  loopNotice,
 } from './run-events.ts';
 import { RunControl } from './run-control.ts';
 import { KeptIterations, type LastIteration } from './run-history.ts';
@@ -78,35 +86,60 @@ export class Run {
   private current: RunStatus = 'idle';
 
   constructor(
-    private readonly session: Session, private readonly store: CheckpointStore, private readonly events: Partial<RunEvents> = {}, private readonly opts: RunOptions = {},
+    private readonly session: Session,
+    private readonly store: CheckpointStore,
+    private readonly events: Partial<RunEvents> = {},
+    private readonly opts: RunOptions = {},
   ) {
     // another model replaces this run's: its state goes first (refused while it trains)
-    session.onUnload((m) => { if (this.loaded?.model === m) this.close(); });
+    session.onUnload((m) => {
+      if (this.loaded?.model === m) this.close();
+    });
   }
 
   /** The loaded run's folder name, null when none is loaded. */
-  get id(): string | null { return this.loaded?.id ?? null; }
+  get id(): string | null {
+    return this.loaded?.id ?? null;
+  }
   /** Iterations completed by the loaded run. */
-  get iteration(): number { return this.loaded?.state.iteration ?? 0; }
-  get config(): RunConfig | null { return this.loaded?.state.config ?? null; }
-  get status(): RunStatus { return this.current; }
+  get iteration(): number {
+    return this.loaded?.state.iteration ?? 0;
+  }
+  get config(): RunConfig | null {
+    return this.loaded?.state.config ?? null;
+  }
+  get status(): RunStatus {
+    return this.current;
+  }
   /** Whether the loop is running (an iteration in flight or about to start). */
-  get busy(): boolean { return this.looping !== null; }
+  get busy(): boolean {
+    return this.looping !== null;
+  }
   /** The last iteration's episodes since the run was loaded, for the inspector. */
-  get last(): LastIteration | null { return this.recent.last; }
+  get last(): LastIteration | null {
+    return this.recent.last;
+  }
   /** The kept iterations' numbers, oldest first. */
-  get keptIterations(): number[] { return this.recent.numbers; }
+  get keptIterations(): number[] {
+    return this.recent.numbers;
+  }
   /** A kept iteration (the last when `iteration` is undefined); null when it is not kept. */
-  iterationData(iteration?: number): LastIteration | null { return this.recent.get(iteration); }
+  iterationData(iteration?: number): LastIteration | null {
+    return this.recent.get(iteration);
+  }
   /** The model the run trains on (its tokenizer decodes the episodes). */
-  get model(): SessionModel | null { return this.loaded?.model ?? null; }
+  get model(): SessionModel | null {
+    return this.loaded?.model ?? null;
+  }
   /** The loaded run's team as it stands (config and adapters), for Try the team; null when none is loaded. */
   get team(): { model: SessionModel; config: RunConfig; policy: TrainState['policy']; iteration: number } | null {
     const a = this.loaded;
     return a ? { model: a.model, config: a.state.config, policy: a.state.policy, iteration: a.state.iteration } : null;
   }
 
-  private emit<K extends keyof RunEvents>(k: K, e: Parameters<RunEvents[K]>[0]): void { emitTo(this.events, k, e); }
+  private emit<K extends keyof RunEvents>(k: K, e: Parameters<RunEvents[K]>[0]): void {
+    emitTo(this.events, k, e);
+  }
 
   private setStatus(status: RunStatus, message?: string): void {
     this.current = status;
@@ -139,7 +172,10 @@ export class Run {
 
   private async save(a: Loaded): Promise<string> {
     this.progress('checkpoint', `saving iteration ${a.state.iteration}`);
-    const saved = await saveCheckpoint(a.model.gpu, a.state, this.store, a.id, { baseModel: a.model.source.baseModel, keep: this.opts.keep ?? a.state.config.runLoop.keepCheckpoints });
+    const saved = await saveCheckpoint(a.model.gpu, a.state, this.store, a.id, {
+      baseModel: a.model.source.baseModel,
+      keep: this.opts.keep ?? a.state.config.runLoop.keepCheckpoints,
+    });
     a.lastCheckpoint = saved.name;
     return saved.name;
   }
@@ -194,7 +230,14 @@ export class Run {
     this.close();
     const m = await this.session.load(config.model.path);
     const state = await loadCheckpoint(m.gpu, from.store, from.dir, m.model);
-    const a: Loaded = { id, state, model: m, until: config.iterations, lastCheckpoint: from.store === this.store ? path.split('/').pop() ?? null : null, origin: from };
+    const a: Loaded = {
+      id,
+      state,
+      model: m,
+      until: config.iterations,
+      lastCheckpoint: from.store === this.store ? (path.split('/').pop() ?? null) : null,
+      origin: from,
+    };
     this.loaded = a;
     this.emit('onLoaded', { runId: id, config: state.config, history: state.metrics, checkpoint: a.lastCheckpoint });
     this.setStatus('paused', `resumed from ${path || from.store.name}`);
@@ -204,7 +247,10 @@ export class Run {
   /** Continues the loaded run until iteration `until` (default: its config.iterations, or as many more once there). */
   train(until?: number): void {
     const a = this.need();
-    if (this.looping) { this.ctrl.resume(); return; }
+    if (this.looping) {
+      this.ctrl.resume();
+      return;
+    }
     const it = a.state.iteration;
     const n = a.state.config.iterations;
     a.until = until ?? (it >= n ? it + n : n);
@@ -215,7 +261,10 @@ export class Run {
   /** One iteration, then paused; while training, it pauses after the iteration in flight. */
   step(): void {
     const a = this.need();
-    if (this.looping) { this.ctrl.pauseAfter(); return; }
+    if (this.looping) {
+      this.ctrl.pauseAfter();
+      return;
+    }
     a.until = Math.max(a.until, a.state.iteration + 1);
     this.ctrl.begin(true);
     this.launch();
@@ -279,7 +328,10 @@ export class Run {
       throw e;
     }
     this.failure = null;
-    this.looping = this.drive().finally(() => { release(); this.looping = null; });
+    this.looping = this.drive().finally(() => {
+      release();
+      this.looping = null;
+    });
   }
 
   /** Iterations until the target, a pause, a stop (both abandoning the iteration in flight) or a single step. */
@@ -290,7 +342,10 @@ export class Run {
         const a = this.loaded;
         if (!a) return;
         const next = this.ctrl.next(a.state.iteration >= a.until);
-        if (next === 'stopped' || next === 'paused' || next === 'done') { this.setStatus(next, next === 'done' ? undefined : abandoned); return; }
+        if (next === 'stopped' || next === 'paused' || next === 'done') {
+          this.setStatus(next, next === 'done' ? undefined : abandoned);
+          return;
+        }
         const single = next === 'one';
         this.setStatus('running');
         try {
@@ -340,8 +395,13 @@ export class Run {
       if (made === asked || made % 8 === 0) this.progress(shown, `preparing kernels ${made}/${asked}`);
     };
     const done = await runLoop(a.model, a.state, {
-      store: this.store, dir: a.id, baseModel: a.model.source.baseModel, keep: this.opts.keep, maxTokens: this.opts.maxTokens,
-      until: single ? a.state.iteration + 1 : a.until, origin: a.origin,
+      store: this.store,
+      dir: a.id,
+      baseModel: a.model.source.baseModel,
+      keep: this.opts.keep,
+      maxTokens: this.opts.maxTokens,
+      until: single ? a.state.iteration + 1 : a.until,
+      origin: a.origin,
       halt: () => this.ctrl.halts(single),
       interrupt: () => this.ctrl.interrupted,
       reopen: async (reason) => {
@@ -350,18 +410,27 @@ export class Run {
         return a.model;
       },
       profile: () => this.ctrl.takeProfile(),
-      onProfile: (iteration, k) => { kernels.set(iteration, k); },
-      onProgress: (phase, detail) => { shown = phase; this.progress(phase, detail); },
+      onProfile: (iteration, k) => {
+        kernels.set(iteration, k);
+      },
+      onProgress: (phase, detail) => {
+        shown = phase;
+        this.progress(phase, detail);
+      },
       onEvent: (e, ctx) => this.onLoopEvent(a, e, ctx.state),
       onIteration: (res) => {
         this.recent.add(res, a.state.config);
-        this.emit('onIteration', iterationEvent(a.model, res, kernels.has(res.metrics.iteration) ? kernels.get(res.metrics.iteration)! : undefined));
+        this.emit(
+          'onIteration',
+          iterationEvent(a.model, res, kernels.has(res.metrics.iteration) ? kernels.get(res.metrics.iteration)! : undefined),
+        );
         kernels.clear();
       },
     });
     a.state = done.state;
     const ab = done.abandoned;
-    if (ab?.reloaded) this.emit('onLoaded', { runId: a.id, config: a.state.config, history: a.state.metrics, checkpoint: a.lastCheckpoint });
+    if (ab?.reloaded)
+      this.emit('onLoaded', { runId: a.id, config: a.state.config, history: a.state.metrics, checkpoint: a.lastCheckpoint });
     return ab ? abandonedMessage(ab, a.lastCheckpoint) : undefined;
   }
 }

@@ -15,7 +15,13 @@ import { handAction, twoEpisodes } from './testing-episodes.ts';
 import { tinySetup } from './testing.ts';
 
 /** Per action: the log-probs and entropies of its tokens under slot `slot` (-1: the base), and the forward's final hidden rows before them. */
-async function separate(gpu: Gpu, dec: Decoder, adapters: LoraSet, a: ActionRecord, slot: number): Promise<{ logp: number[]; entropy: number[]; h: Float32Array }> {
+async function separate(
+  gpu: Gpu,
+  dec: Decoder,
+  adapters: LoraSet,
+  a: ActionRecord,
+  slot: number,
+): Promise<{ logp: number[]; entropy: number[]; h: Float32Array }> {
   const ids = Int32Array.from([...a.promptIds, ...a.actionIds]);
   const st = dec.forward({ B: 1, T: ids.length, ids, adapters, slots: Int32Array.of(slot) });
   const [logits, hN] = [await gpu.readF32(st.logits!), await gpu.readF32(st.hN)];
@@ -37,20 +43,39 @@ async function separate(gpu: Gpu, dec: Decoder, adapters: LoraSet, a: ActionReco
 describe('scoreActions', () => {
   // loraCritic: the critic runs its own trunk (critic.ts), so the stacked batch's reference half is there for
   // the reference log-probs only (needRef), or absent (the policy half alone)
-  for (const [needRef, maxTokens, loraCritic] of [[true, 512, false], [true, 16, false], [false, 512, false], [true, 512, true], [false, 512, true]] as const) {
+  for (const [needRef, maxTokens, loraCritic] of [
+    [true, 512, false],
+    [true, 16, false],
+    [false, 512, false],
+    [true, 512, true],
+    [false, 512, true],
+  ] as const) {
     it(`one forward of policy and reference gives each one's log-probs, the trunk's rows and the values (needRef ${needRef}, maxTokens ${maxTokens}${loraCritic ? ', LoRA critic' : ''})`, async () => {
       const gpu = await testGpu();
       const s = tinySetup(gpu, { level: 'token', ...(loraCritic ? { critic: { mode: 'lora', hidden: [8] } } : {}) });
       const adapters = s.state.policy;
       // adapters that move the policy away from the base (a fresh LoRA's B is 0)
       for (const p of adapters.layers.flatMap((l) => Object.values(l))) {
-        if (p) gpu.write(p.B, Float32Array.from({ length: p.B.shape.reduce((x, y) => x * y, 1) }, (_, i) => Math.sin(i * 1.7) * 0.3));
+        if (p)
+          gpu.write(
+            p.B,
+            Float32Array.from({ length: p.B.shape.reduce((x, y) => x * y, 1) }, (_, i) => Math.sin(i * 1.7) * 0.3),
+          );
       }
       // an action of no tokens (no logits rows) among them
       const actions = [...twoEpisodes(), handAction(2, 0, [5, 9, 6], [])];
       const slotOf = (agent: number) => agent;
       const critic = loraCritic ? criticTrunk(s.state, actions, 256) : undefined;
-      const res = await scoreActions(gpu, s.decoder, s.state.critic, actions, { level: 'token', adapters, slotOf, headOf: () => 0, padId: 0, maxTokens, needRef, critic });
+      const res = await scoreActions(gpu, s.decoder, s.state.critic, actions, {
+        level: 'token',
+        adapters,
+        slotOf,
+        headOf: () => 0,
+        padId: 0,
+        maxTokens,
+        needRef,
+        critic,
+      });
       const input = await gpu.readF32(res.criticInput);
       gpu.release(res.criticInput);
       const C = s.decoder.config.hiddenSize;
@@ -76,7 +101,8 @@ describe('scoreActions', () => {
           expectClose('values', got.values, v.subarray(0, a.actionIds.length), { atol: 1e-5, rtol: 1e-5 });
         }
         // the policy differs from the reference, so the halves were not mixed up
-        if (needRef && a.actionIds.length) expect(Math.max(...got.oldLogp.map((x, k) => Math.abs(x - got.refLogp[k])))).toBeGreaterThan(1e-4);
+        if (needRef && a.actionIds.length)
+          expect(Math.max(...got.oldLogp.map((x, k) => Math.abs(x - got.refLogp[k])))).toBeGreaterThan(1e-4);
       }
       expect(res.nonFinite).toEqual([]);
     });

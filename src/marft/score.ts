@@ -18,7 +18,14 @@ import type { Decoder } from '../model/decoder.ts';
 import { releaseTokenLogprobs, selectRows, tokenLogprobs } from '../model/heads.ts';
 import type { LoraSet } from '../model/lora-set.ts';
 import { type ValueHead, releaseValueHeadState, valueHeadForward, valueHeadWatchSlots } from '../model/value-head.ts';
-import { type FiniteWatch, type NonFinite, createFiniteWatch, releaseFiniteWatch, snapshotFiniteWatch, watchFinite } from '../model/finite-watch.ts';
+import {
+  type FiniteWatch,
+  type NonFinite,
+  createFiniteWatch,
+  releaseFiniteWatch,
+  snapshotFiniteWatch,
+  watchFinite,
+} from '../model/finite-watch.ts';
 import { type Later, ReadQueue } from '../gpu/readback.ts';
 import { type ActionBatch, CHUNK_MAX_ROWS, buildBatch, chunkActions, gatherRows } from './batch.ts';
 import { type CriticTrunk, criticPass, criticRowCount } from './critic.ts';
@@ -76,13 +83,22 @@ function stackHalves(b: ActionBatch, policy: boolean, ref: boolean): Omit<BatchI
   const ids = new Int32Array(n * N);
   const mask = new Int32Array(n * N);
   const slots = new Int32Array(n * b.B).fill(-1);
-  for (let h = 0; h < n; h++) { ids.set(b.ids, h * N); mask.set(b.mask, h * N); }
+  for (let h = 0; h < n; h++) {
+    ids.set(b.ids, h * N);
+    mask.set(b.mask, h * N);
+  }
   if (policy) slots.set(b.slots);
   return { B: n * b.B, T: b.T, ids, mask, slots };
 }
 
 /** The head's log-probs (and entropies) of `logits`, snapshotted into `q`; the head's tensors are released. */
-function logprobsOf(gpu: Gpu, q: ReadQueue, logits: Tensor, targets: Tensor, entropy: boolean): { logp: Later<Float32Array>; entropy: Later<Float32Array> | null } {
+function logprobsOf(
+  gpu: Gpu,
+  q: ReadQueue,
+  logits: Tensor,
+  targets: Tensor,
+  entropy: boolean,
+): { logp: Later<Float32Array>; entropy: Later<Float32Array> | null } {
   const h = tokenLogprobs(gpu, logits, targets, 'score');
   const out = { logp: q.snapshot(h.logp, f32), entropy: entropy ? q.snapshot(h.entropy, f32) : null };
   releaseTokenLogprobs(gpu, h);
@@ -91,7 +107,13 @@ function logprobsOf(gpu: Gpu, q: ReadQueue, logits: Tensor, targets: Tensor, ent
 
 const f32 = (x: ArrayLike<number>): Float32Array => (x instanceof Float32Array ? x : Float32Array.from(x));
 
-export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, actions: readonly ActionRecord[], o: ScoreOptions): Promise<ScoreResult> {
+export async function scoreActions(
+  gpu: Gpu,
+  dec: Decoder,
+  head: ValueHead,
+  actions: readonly ActionRecord[],
+  o: ScoreOptions,
+): Promise<ScoreResult> {
   const C = dec.config.hiddenSize;
   const rowsOf = (a: ActionRecord) => criticRowCount(a, o.level);
   const R = actions.reduce((s, a) => s + rowsOf(a), 0);
@@ -143,7 +165,13 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
       return lp;
     };
     const policy = withPolicy ? headLogprobs(batch.logitRows, 'policy logits', true) : null;
-    const refLp = withRef ? headLogprobs(batch.logitRows.map((r) => r + refAt), 'reference logits', false) : null;
+    const refLp = withRef
+      ? headLogprobs(
+          batch.logitRows.map((r) => r + refAt),
+          'reference logits',
+          false,
+        )
+      : null;
     // gather the critic's rows from the trunk's hidden states (its own trunk's: after this loop)
     const rowIds: number[] = [];
     chunk.forEach((a, i) => {
@@ -152,7 +180,12 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
     });
     let vals: Later<Float32Array> | null = null;
     if (withTrunk && rowIds.length) {
-      const hRows = selectRows(gpu, st!.hN, rowIds.map((r) => r + refAt), 'score.hrows');
+      const hRows = selectRows(
+        gpu,
+        st!.hN,
+        rowIds.map((r) => r + refAt),
+        'score.hrows',
+      );
       gpu.copy(hRows, criticInput, rowIds.length * C * 4, 0, next * C * 4);
       watchFinite(gpu, watch, "critic input (the frozen trunk's final hidden state)", hRows);
       const hs = valueHeadForward(gpu, head, hRows, watch);
@@ -164,7 +197,10 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
     gpu.release(targets ?? undefined);
     if (st) dec.release(st);
     const first = next;
-    for (const a of chunk) { rowOf.set(a, next); next += rowsOf(a); }
+    for (const a of chunk) {
+      rowOf.set(a, next);
+      next += rowsOf(a);
+    }
     chunks.push({
       found,
       fill: () => {
@@ -200,7 +236,14 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
     c.fill();
     for (const x of c.found.get()) bad.set(x.where, (bad.get(x.where) ?? 0) + x.count);
   }
-  return { scores, criticInput, criticHead, trunk: o.critic ?? null, level: o.level, nonFinite: [...bad].map(([where, count]) => ({ where, count })) };
+  return {
+    scores,
+    criticInput,
+    criticHead,
+    trunk: o.critic ?? null,
+    level: o.level,
+    nonFinite: [...bad].map(([where, count]) => ({ where, count })),
+  };
 }
 
 /**
@@ -209,12 +252,24 @@ export async function scoreActions(gpu: Gpu, dec: Decoder, head: ValueHead, acti
  * (after the scoring chunks' fills, which make the scores).
  */
 function trunkValues(
-  gpu: Gpu, dec: Decoder, head: ValueHead, trunk: CriticTrunk, actions: readonly ActionRecord[], scores: Map<ActionRecord, ActionScores>,
-  rowOf: Map<ActionRecord, number>, criticInput: Tensor, o: ScoreOptions, watch: FiniteWatch, q: ReadQueue,
+  gpu: Gpu,
+  dec: Decoder,
+  head: ValueHead,
+  trunk: CriticTrunk,
+  actions: readonly ActionRecord[],
+  scores: Map<ActionRecord, ActionScores>,
+  rowOf: Map<ActionRecord, number>,
+  criticInput: Tensor,
+  o: ScoreOptions,
+  watch: FiniteWatch,
+  q: ReadQueue,
 ): Array<{ found: Later<NonFinite[]>; fill: () => void }> {
   const C = dec.config.hiddenSize;
   const out: Array<{ found: Later<NonFinite[]>; fill: () => void }> = [];
-  for (const chunk of chunkActions(actions.filter((a) => criticRowCount(a, o.level) > 0), o.maxTokens)) {
+  for (const chunk of chunkActions(
+    actions.filter((a) => criticRowCount(a, o.level) > 0),
+    o.maxTokens,
+  )) {
     const p = criticPass(gpu, dec, trunk, chunk, o.level, o.padId, false);
     const R = p.rowIds.length;
     watchFinite(gpu, watch, "critic input (the critic trunk's final hidden state)", p.hRows);

@@ -15,7 +15,8 @@ export interface ActionSpan {
 
 /** The actions of a sequence, in order. Checks that generated tokens have an agent id >= 0. */
 export function actionSpans(lossMask: ArrayLike<number>, agentIds: ArrayLike<number>): ActionSpan[] {
-  if (lossMask.length !== agentIds.length) marftFail('SHAPE', `actionSpans: lossMask has length ${lossMask.length}, agentIds ${agentIds.length}`);
+  if (lossMask.length !== agentIds.length)
+    marftFail('SHAPE', `actionSpans: lossMask has length ${lossMask.length}, agentIds ${agentIds.length}`);
   const spans: ActionSpan[] = [];
   for (let t = 0; t < lossMask.length; t++) {
     if (!lossMask[t]) continue;

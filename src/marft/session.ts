@@ -106,7 +106,11 @@ export class Session {
     const l = gpu.limits;
     return {
       adapter: gpu.adapter,
-      limits: { maxStorageBufferBindingSize: l.maxStorageBufferBindingSize, maxBufferSize: l.maxBufferSize, maxComputeWorkgroupStorageSize: l.maxComputeWorkgroupStorageSize },
+      limits: {
+        maxStorageBufferBindingSize: l.maxStorageBufferBindingSize,
+        maxBufferSize: l.maxBufferSize,
+        maxComputeWorkgroupStorageSize: l.maxComputeWorkgroupStorageSize,
+      },
       kernelCheck: await deviceCheck(gpu),
       timestampQuery: gpu.hasTimestamps,
       speed: await deviceSpeed(gpu),
@@ -132,7 +136,10 @@ export class Session {
     this.user = what;
     let held = true;
     return () => {
-      if (held) { held = false; this.user = null; }
+      if (held) {
+        held = false;
+        this.user = null;
+      }
     };
   }
 
@@ -186,7 +193,8 @@ export class Session {
     try {
       loaded = await loadDecoder(gpu, source.files);
     } catch (e) {
-      if (e instanceof GpuError && e.code === 'LIMIT') throw this.platform.refuse('MODEL_TOO_LARGE', `${source.name} does not fit this GPU: ${e.message.split('\n')[0]}`, e);
+      if (e instanceof GpuError && e.code === 'LIMIT')
+        throw this.platform.refuse('MODEL_TOO_LARGE', `${source.name} does not fit this GPU: ${e.message.split('\n')[0]}`, e);
       throw e;
     }
     const tokenizer = loaded.model.tokenizer;
@@ -196,10 +204,21 @@ export class Session {
     }
     const c = loaded.model.config;
     this.current = {
-      path, source, gpu, envs: this.envs, decoder: loaded.decoder, tokenizer, model: c,
+      path,
+      source,
+      gpu,
+      envs: this.envs,
+      decoder: loaded.decoder,
+      tokenizer,
+      model: c,
       summary: {
-        name: source.files.name, modelType: String(loaded.model.rawConfig.model_type ?? '?'), numLayers: c.numLayers, hiddenSize: c.hiddenSize,
-        vocabSize: c.vocabSize, maxPositions: c.maxPositionEmbeddings, hasChatTemplate: tokenizer.hasChatTemplate,
+        name: source.files.name,
+        modelType: String(loaded.model.rawConfig.model_type ?? '?'),
+        numLayers: c.numLayers,
+        hiddenSize: c.hiddenSize,
+        vocabSize: c.vocabSize,
+        maxPositions: c.maxPositionEmbeddings,
+        hasChatTemplate: tokenizer.hasChatTemplate,
       },
     };
     return this.current;

@@ -39,16 +39,36 @@ export const criticParams = (head: ValueHead, lora: LoraSet | null) => [...value
 /** A fresh state: adapters, heads and optimisers initialised from config.seed. */
 export function createTrainState(gpu: Gpu, model: ModelConfig, config: RunConfig): TrainState {
   const rng = new Rng(config.seed);
-  const policy = createLoraSet(gpu, model, {
-    r: config.lora.r, alpha: config.lora.alpha, targets: config.lora.targets, slots: agentSlots(config),
-  }, rng.fork('lora').state);
+  const policy = createLoraSet(
+    gpu,
+    model,
+    {
+      r: config.lora.r,
+      alpha: config.lora.alpha,
+      targets: config.lora.targets,
+      slots: agentSlots(config),
+    },
+    rng.fork('lora').state,
+  );
   const critic = createValueHead(gpu, model.hiddenSize, config.critic.hidden, criticHeads(config), rng.fork('critic').state);
   // PEFT's initialisation (B = 0) as AReaL's add_adapter: a fresh critic LoRA leaves the trunk unchanged.
-  const criticLora = config.critic.mode === 'lora'
-    ? createLoraSet(gpu, model, { r: config.lora.r, alpha: config.lora.alpha, targets: config.lora.targets, slots: config.graph.agents.length }, rng.fork('critic.lora').state)
-    : null;
+  const criticLora =
+    config.critic.mode === 'lora'
+      ? createLoraSet(
+          gpu,
+          model,
+          { r: config.lora.r, alpha: config.lora.alpha, targets: config.lora.targets, slots: config.graph.agents.length },
+          rng.fork('critic.lora').state,
+        )
+      : null;
   return {
-    config, iteration: 0, rng: rng.fork('run'), metrics: [], policy, critic, criticLora,
+    config,
+    iteration: 0,
+    rng: rng.fork('run'),
+    metrics: [],
+    policy,
+    critic,
+    criticLora,
     policyOptim: createOptimizer(gpu, loraParams(policy), policy.spec.slots), // a state per adapter slot: per-agent clipping and counts
     criticOptim: createOptimizer(gpu, criticParams(critic, criticLora)),
   };

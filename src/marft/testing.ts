@@ -19,7 +19,11 @@ export function tinySetup(gpu: Gpu, over: Record<string, unknown> = {}, envs = n
   const tj = tinyTokenizer();
   const tokenizer = loadTokenizer(tj.tokenizerJson, tj.tokenizerConfig);
   const model = tinyConfig({ vocab_size: tokenizer.vocabSize, max_position_embeddings: 256 });
-  const decoder = new Decoder(gpu, model, uploadWeights(gpu, model, (n) => tinyWeights(model, 9, 0.4).get(n)));
+  const decoder = new Decoder(
+    gpu,
+    model,
+    uploadWeights(gpu, model, (n) => tinyWeights(model, 9, 0.4).get(n)),
+  );
   const config = tinyRunConfig(over);
   const state = createTrainState(gpu, model, config);
   return { model, decoder, tokenizer, config, state, envs, trainer: new Trainer({ gpu, envs, decoder, tokenizer, state, maxTokens: 512 }) };
@@ -32,7 +36,11 @@ export function tinySetup(gpu: Gpu, over: Record<string, unknown> = {}, envs = n
 export function lossTestSession(devices: Gpu[]): Session {
   const folder = { ...tinyModelFolder('F32'), 'config.json': JSON.stringify({ ...TINY_QWEN2_CONFIG, max_position_embeddings: 256 }) };
   return new Session({
-    device: async () => { const g = await createNodeGpu(); devices.push(g); return g; },
+    device: async () => {
+      const g = await createNodeGpu();
+      devices.push(g);
+      return g;
+    },
     model: async (path) => ({ files: memoryFiles(path || 'tiny', folder), name: path || 'tiny', baseModel: path || 'tiny' }),
     refuse: (code, message) => new Error(`${code}: ${message}`),
     sandbox: null,

@@ -33,7 +33,8 @@ describe('trainer', () => {
           expect(e.actions[0].role).toBe('planner');
           expect(e.actions[1].role).toBe('solver');
         }
-        for (const k of ['policyLoss', 'valueLoss', 'entropy', 'approxKl', 'clipFraction', 'tokensPerSecond'] as const) expect(Number.isFinite(metrics[k]), k).toBe(true);
+        for (const k of ['policyLoss', 'valueLoss', 'entropy', 'approxKl', 'clipFraction', 'tokensPerSecond'] as const)
+          expect(Number.isFinite(metrics[k]), k).toBe(true);
         expect(Object.keys(metrics.agents)).toEqual(['planner', 'solver']);
         expect(metrics.skipped).toEqual([]);
         // the targets the update used keep their GAE trace, step for step (what the inspector shows)
@@ -47,15 +48,26 @@ describe('trainer', () => {
     });
   }
 
-  it('bounds the logits rows of every forward, the update\'s too, by maxLogitRows (recompute off)', async () => {
+  it("bounds the logits rows of every forward, the update's too, by maxLogitRows (recompute off)", async () => {
     const gpu = await testGpu();
     const s = tinySetup(gpu, { level: 'token', rollout: { episodes: 2, horizon: 1 } });
-    const trainer = new Trainer({ gpu, envs: s.envs, decoder: s.decoder, tokenizer: s.tokenizer, state: s.state, maxTokens: 512, recompute: false });
+    const trainer = new Trainer({
+      gpu,
+      envs: s.envs,
+      decoder: s.decoder,
+      tokenizer: s.tokenizer,
+      state: s.state,
+      maxTokens: 512,
+      recompute: false,
+    });
     // a vocabulary this small never reaches the 256 MiB bound: stand in a small one
     Object.defineProperty(trainer, 'maxLogitRows', { get: () => 3 });
     const forwards: Array<{ B: number; rows: number }> = [];
     const forward = s.decoder.forward.bind(s.decoder);
-    s.decoder.forward = (inp, opts = {}) => { if (opts.logitRows) forwards.push({ B: inp.B, rows: opts.logitRows.length }); return forward(inp, opts); };
+    s.decoder.forward = (inp, opts = {}) => {
+      if (opts.logitRows) forwards.push({ B: inp.B, rows: opts.logitRows.length });
+      return forward(inp, opts);
+    };
     await trainer.iteration();
     expect(forwards.length).toBeGreaterThan(0);
     // an action longer than the bound is a batch of its own
@@ -68,7 +80,10 @@ describe('trainer', () => {
     const dev = gpu.device as GPUDevice & { createBuffer: GPUDevice['createBuffer'] };
     const create = dev.createBuffer.bind(dev);
     let made = 0;
-    dev.createBuffer = (d) => { made++; return create(d); };
+    dev.createBuffer = (d) => {
+      made++;
+      return create(d);
+    };
     try {
       const perIteration: number[] = [];
       for (let i = 0; i < 3; i++) {
@@ -84,16 +99,40 @@ describe('trainer', () => {
     }
   });
 
-  it('counts a decoder\'s parameters: the built-in model\'s pool keeps 1 GiB, SmolLM2-135M\'s a quarter of its in-use peak up to 1 GiB', () => {
-    const smol = parseModelConfig(JSON.stringify({
-      architectures: ['LlamaForCausalLM'], model_type: 'llama', vocab_size: 49152, hidden_size: 576, intermediate_size: 1536, num_hidden_layers: 30,
-      num_attention_heads: 9, num_key_value_heads: 3, max_position_embeddings: 2048, rms_norm_eps: 1e-5, rope_theta: 10000, tie_word_embeddings: true,
-    }));
+  it("counts a decoder's parameters: the built-in model's pool keeps 1 GiB, SmolLM2-135M's a quarter of its in-use peak up to 1 GiB", () => {
+    const smol = parseModelConfig(
+      JSON.stringify({
+        architectures: ['LlamaForCausalLM'],
+        model_type: 'llama',
+        vocab_size: 49152,
+        hidden_size: 576,
+        intermediate_size: 1536,
+        num_hidden_layers: 30,
+        num_attention_heads: 9,
+        num_key_value_heads: 3,
+        max_position_embeddings: 2048,
+        rms_norm_eps: 1e-5,
+        rope_theta: 10000,
+        tie_word_embeddings: true,
+      }),
+    );
     expect(decoderParams(smol)).toBe(134515008); // SmolLM2-135M: 134.5M
-    const tiny = parseModelConfig(JSON.stringify({
-      architectures: ['LlamaForCausalLM'], model_type: 'llama', vocab_size: 512, hidden_size: 256, intermediate_size: 688, num_hidden_layers: 6,
-      num_attention_heads: 4, num_key_value_heads: 2, head_dim: 64, max_position_embeddings: 512, rms_norm_eps: 1e-5, tie_word_embeddings: true,
-    }));
+    const tiny = parseModelConfig(
+      JSON.stringify({
+        architectures: ['LlamaForCausalLM'],
+        model_type: 'llama',
+        vocab_size: 512,
+        hidden_size: 256,
+        intermediate_size: 688,
+        num_hidden_layers: 6,
+        num_attention_heads: 4,
+        num_key_value_heads: 2,
+        head_dim: 64,
+        max_position_embeddings: 512,
+        rms_norm_eps: 1e-5,
+        tie_word_embeddings: true,
+      }),
+    );
     expect(decoderParams(tiny)).toBe(512 * 256 + 6 * (256 * (2 * 256 + 2 * 128) + 3 * 256 * 688 + 2 * 256) + 256);
     expect(decoderParams(tiny)).toBeLessThanOrEqual(KEEP_MAX_PARAMS);
     expect(decoderParams(smol)).toBeGreaterThan(KEEP_MAX_PARAMS);
@@ -107,8 +146,20 @@ describe('trainer', () => {
 
   it('klIn "reward": the KL penalty reaches the token rewards once the adapters moved; the KL metric stays', async () => {
     const gpu = await testGpu();
-    const { trainer } = tinySetup(gpu, { level: 'token', ppo: { klIn: 'reward', klCoef: 0.1, klEstimator: 'k1' }, rollout: { episodes: 1, horizon: 1 } });
-    const inner = (r: Awaited<ReturnType<typeof trainer.iteration>>) => r.episodes.flatMap((e) => e.actions).flatMap((a) => r.targets.get(a)!.trace.slice(0, -1).map((s) => s.reward));
+    const { trainer } = tinySetup(gpu, {
+      level: 'token',
+      ppo: { klIn: 'reward', klCoef: 0.1, klEstimator: 'k1' },
+      rollout: { episodes: 1, horizon: 1 },
+    });
+    const inner = (r: Awaited<ReturnType<typeof trainer.iteration>>) =>
+      r.episodes
+        .flatMap((e) => e.actions)
+        .flatMap((a) =>
+          r.targets
+            .get(a)!
+            .trace.slice(0, -1)
+            .map((s) => s.reward),
+        );
     // iteration 0: B = 0, so the policy is the reference and every KL is exactly 0: the inner tokens carry no reward
     const first = await trainer.iteration();
     expect(inner(first).every((r) => r === 0)).toBe(true);
@@ -121,7 +172,7 @@ describe('trainer', () => {
 
   // Per-agent optimiser state, as legacy MARFT has it (marft/algorithms/appo_trainer.py: one AdamW per agent,
   // and with agent_iteration_interval > 0 only agent_to_train's optimiser steps and counts).
-  it('agent-by-agent leaves the frozen agent untouched and gives the next agent a fresh optimiser\'s first step', async () => {
+  it("agent-by-agent leaves the frozen agent untouched and gives the next agent a fresh optimiser's first step", async () => {
     const gpu = await testGpu();
     const { state, trainer, config } = tinySetup(gpu, { schedule: { mode: 'agent_by_agent', interval: 1, criticWarmup: 0 } });
     const p = state.policy.layers[1].q_proj!;
@@ -147,7 +198,7 @@ describe('trainer', () => {
     const { lr, adamEps } = config.ppo;
     const [m, v, b0, b1] = [slot(after1[2], 1), slot(after1[3], 1), slot(after0[1], 1), slot(after1[1], 1)];
     expect(m.some((x) => x !== 0)).toBe(true);
-    const want = m.map((mi, i) => b0[i] - lr * (mi / (1 - 0.9)) / (Math.sqrt(v[i] / (1 - 0.999)) + adamEps));
+    const want = m.map((mi, i) => b0[i] - (lr * (mi / (1 - 0.9))) / (Math.sqrt(v[i] / (1 - 0.999)) + adamEps));
     expectClose('solver B after its first step', b1, want, { atol: 2e-7, rtol: 1e-4 });
   });
 });

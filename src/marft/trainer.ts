@@ -102,7 +102,12 @@ export interface TrainerBounds {
 }
 
 /** The trainer's forward sizes for a model on a device whose storage bindings hold `maxBinding` bytes. */
-export function trainerBounds(c: Decoder['config'], maxBinding: number, maxTokens = 4096, recompute: boolean | 'auto' = 'auto'): TrainerBounds {
+export function trainerBounds(
+  c: Decoder['config'],
+  maxBinding: number,
+  maxTokens = 4096,
+  recompute: boolean | 'auto' = 'auto',
+): TrainerBounds {
   const widest = 4 * Math.max(c.intermediateSize, c.numHeads * c.headDim, c.hiddenSize);
   const tokens = Math.max(64, Math.min(maxTokens, Math.floor(maxBinding / widest)));
   const maxLogitRows = Math.max(64, Math.min(tokens, Math.floor(2 ** 28 / (4 * c.vocabSize))));
@@ -111,7 +116,17 @@ export function trainerBounds(c: Decoder['config'], maxBinding: number, maxToken
 }
 
 /** The stats of an update that did not run. */
-const NO_UPDATE: UpdateStats = { policyLoss: 0, valueLoss: 0, entropy: 0, approxKl: 0, klToRef: 0, clipFraction: 0, skipped: [], policySteps: 0, criticSteps: 0 };
+const NO_UPDATE: UpdateStats = {
+  policyLoss: 0,
+  valueLoss: 0,
+  entropy: 0,
+  approxKl: 0,
+  klToRef: 0,
+  clipFraction: 0,
+  skipped: [],
+  policySteps: 0,
+  criticSteps: 0,
+};
 
 export class Trainer {
   readonly graph: CompiledGraph;
@@ -128,10 +143,18 @@ export class Trainer {
     return trainerBounds(this.d.decoder.config, this.d.gpu.limits.maxStorageBufferBindingSize, this.d.maxTokens, this.d.recompute);
   }
 
-  get maxTokens(): number { return this.bounds.maxTokens; }
-  get maxLogitRows(): number { return this.bounds.maxLogitRows; }
-  get trainTokens(): number { return this.bounds.trainTokens; }
-  get recompute(): boolean { return this.bounds.recompute; }
+  get maxTokens(): number {
+    return this.bounds.maxTokens;
+  }
+  get maxLogitRows(): number {
+    return this.bounds.maxLogitRows;
+  }
+  get trainTokens(): number {
+    return this.bounds.trainTokens;
+  }
+  get recompute(): boolean {
+    return this.bounds.recompute;
+  }
 
   private get padId(): number {
     return this.d.tokenizer.padId ?? this.d.decoder.config.padTokenId ?? 0;
@@ -156,15 +179,31 @@ export class Trainer {
     }
     this.d.onProgress?.('rollout', `${seeds.length} episodes`);
     const ro = await rollout({
-      decoder, tokenizer: this.d.tokenizer, config: cfg, graph: this.graph, makeEnv: this.makeEnv, seeds, rng: state.rng, adapters: state.policy, slotOf: this.slotOf, interrupt: this.d.interrupt,
+      decoder,
+      tokenizer: this.d.tokenizer,
+      config: cfg,
+      graph: this.graph,
+      makeEnv: this.makeEnv,
+      seeds,
+      rng: state.rng,
+      adapters: state.policy,
+      slotOf: this.slotOf,
+      interrupt: this.d.interrupt,
       onProgress: (n, _t, phase) => this.d.onProgress?.('rollout', `${phase}, batch ${n}`),
     });
     const t1 = performance.now();
     const actions = ro.episodes.flatMap((e) => e.actions);
     this.d.onProgress?.('score', `${actions.length} actions`);
     const score = await scoreActions(gpu, decoder, state.critic, actions, {
-      level: cfg.algo === 'grpo' ? 'token' : cfg.level, adapters: state.policy, slotOf: this.slotOf, headOf: this.headOf, padId: this.padId,
-      maxTokens: this.maxTokens, maxLogitRows: this.maxLogitRows, needRef: cfg.ppo.klCoef > 0, interrupt: this.d.interrupt,
+      level: cfg.algo === 'grpo' ? 'token' : cfg.level,
+      adapters: state.policy,
+      slotOf: this.slotOf,
+      headOf: this.headOf,
+      padId: this.padId,
+      maxTokens: this.maxTokens,
+      maxLogitRows: this.maxLogitRows,
+      needRef: cfg.ppo.klCoef > 0,
+      interrupt: this.d.interrupt,
       critic: cfg.algo === 'ppo' && needsCriticTrunk(cfg) ? criticTrunk(state, actions, decoder.config.maxPositionEmbeddings) : undefined,
     });
     const t2 = performance.now();
@@ -172,14 +211,30 @@ export class Trainer {
     const targets = computeTargets(ro.episodes, score.scores, cfg);
     const t3 = performance.now();
     const trainAgents = trainingAgents(it, cfg.graph.agents.length, cfg.schedule);
-    this.d.onProgress?.('update', trainAgents.length ? `training ${trainAgents.map((a) => cfg.graph.agents[a].role).join(', ')}` : 'critic warm-up');
-    const bad = nonFiniteInputs(score, targets, cfg.graph.agents.map((a) => a.role));
+    this.d.onProgress?.(
+      'update',
+      trainAgents.length ? `training ${trainAgents.map((a) => cfg.graph.agents[a].role).join(', ')}` : 'critic warm-up',
+    );
+    const bad = nonFiniteInputs(
+      score,
+      targets,
+      cfg.graph.agents.map((a) => a.role),
+    );
     let upd: UpdateStats;
     try {
-      upd = bad.length ? { ...NO_UPDATE, skipped: bad } : await ppoUpdate(gpu, decoder, state, actions, score, targets, {
-        trainPolicy: trainAgents.length > 0, trainAgents, slotOf: this.slotOf, padId: this.padId, rng: state.rng, maxTokens: this.trainTokens, maxLogitRows: this.maxLogitRows,
-        recompute: this.recompute, interrupt: this.d.interrupt,
-      });
+      upd = bad.length
+        ? { ...NO_UPDATE, skipped: bad }
+        : await ppoUpdate(gpu, decoder, state, actions, score, targets, {
+            trainPolicy: trainAgents.length > 0,
+            trainAgents,
+            slotOf: this.slotOf,
+            padId: this.padId,
+            rng: state.rng,
+            maxTokens: this.trainTokens,
+            maxLogitRows: this.maxLogitRows,
+            recompute: this.recompute,
+            interrupt: this.d.interrupt,
+          });
     } finally {
       gpu.release(score.criticInput);
     }
@@ -202,10 +257,20 @@ export class Trainer {
       accuracy: ro.episodes.filter((e) => e.correct).length / E,
       teamReward: ro.episodes.reduce((s, e) => s + e.turns.reduce((x, t) => x + t.teamReward, 0), 0) / E,
       agents,
-      policyLoss: upd.policyLoss, valueLoss: upd.valueLoss, entropy: upd.entropy, approxKl: upd.approxKl, klToRef: upd.klToRef,
+      policyLoss: upd.policyLoss,
+      valueLoss: upd.valueLoss,
+      entropy: upd.entropy,
+      approxKl: upd.approxKl,
+      klToRef: upd.klToRef,
       clipFraction: upd.clipFraction,
       tokensPerSecond: ro.generatedTokens / ((t1 - t0) / 1000),
-      seconds: { rollout: (t1 - t0) / 1000, score: (t2 - t1) / 1000, advantages: (t3 - t2) / 1000, update: (t4 - t3) / 1000, total: (t4 - t0) / 1000 },
+      seconds: {
+        rollout: (t1 - t0) / 1000,
+        score: (t2 - t1) / 1000,
+        advantages: (t3 - t2) / 1000,
+        update: (t4 - t3) / 1000,
+        total: (t4 - t0) / 1000,
+      },
       skipped: upd.skipped,
       trained: trainAgents.map((a) => cfg.graph.agents[a].role),
     };

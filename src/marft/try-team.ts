@@ -37,7 +37,16 @@ export type TryEvent =
   /** An agent's text so far (`id` names one action: a dynamic graph may call a role twice in a turn). */
   | { kind: 'tokens'; id: string; turn: number; role: string; text: string; tokens: number }
   /** A turn judged: the texts the environment got, the team's answer (the last answering role that gave one) and the reward. */
-  | { kind: 'turn'; turn: number; texts: Record<string, string>; answer: string | null; teamReward: number; correct: boolean; feedback: string; answers: Record<string, AgentAnswer> };
+  | {
+      kind: 'turn';
+      turn: number;
+      texts: Record<string, string>;
+      answer: string | null;
+      teamReward: number;
+      correct: boolean;
+      feedback: string;
+      answers: Record<string, AgentAnswer>;
+    };
 
 export interface TryResult {
   task: string;
@@ -75,7 +84,8 @@ export const TRY_SYNC_EVERY = 2;
 function tryEnv(envs: Envs, config: RunConfig, problem: TryProblem): AsyncEnv {
   const env: AsyncEnv = envs.fromConfig(config.env, { split: 'test', horizon: config.rollout.horizon });
   if ('heldOut' in problem) {
-    if (!Number.isInteger(problem.heldOut) || problem.heldOut < 0) marftFail('TRY_INPUT', `a held-out task is picked by a whole number >= 0, got ${problem.heldOut}`);
+    if (!Number.isInteger(problem.heldOut) || problem.heldOut < 0)
+      marftFail('TRY_INPUT', `a held-out task is picked by a whole number >= 0, got ${problem.heldOut}`);
     return env;
   }
   env.close?.();
@@ -113,11 +123,18 @@ export async function tryTeam(o: TryOptions, req: TryRequest): Promise<TryResult
   const t = req.temperature;
   if (!(t >= 0 && t <= 10)) marftFail('TRY_INPUT', `the temperature must be between 0 (greedy) and 10, got ${t}`);
   const env = tryEnv(o.envs, o.config, req.problem);
-  const config: RunConfig = t === 0 ? o.config : { ...o.config, graph: { ...o.config.graph, agents: o.config.graph.agents.map((a) => ({ ...a, temperature: t })) } };
+  const config: RunConfig =
+    t === 0
+      ? o.config
+      : { ...o.config, graph: { ...o.config.graph, agents: o.config.graph.agents.map((a) => ({ ...a, temperature: t })) } };
   const graph = compileGraph(config.graph);
   const seed = 'heldOut' in req.problem ? req.problem.heldOut : 0;
   const emit = (e: TryEvent) => {
-    try { o.onEvent(e); } catch { /* the viewer went away; the episode goes on */ }
+    try {
+      o.onEvent(e);
+    } catch {
+      /* the viewer went away; the episode goes on */
+    }
   };
   let episode: EpisodeRecord | null = null;
   let turns = 0;
@@ -125,17 +142,35 @@ export async function tryTeam(o: TryOptions, req: TryRequest): Promise<TryResult
   const judged: EpisodeRecord['turns'] = [];
   // the env announces the task and each turn's judgement as the rollout drives it
   const watched: AsyncEnv = {
-    name: env.name, horizon: env.horizon, close: () => env.close?.(),
+    name: env.name,
+    horizon: env.horizon,
+    close: () => env.close?.(),
     async reset(s) {
       const r = await env.reset(s);
       task = r.observation.task;
-      emit({ kind: 'task', task, gold: goldOf(r.info), team: o.team, order: [...graph.order], horizon: Math.min(env.horizon, config.rollout.horizon) });
+      emit({
+        kind: 'task',
+        task,
+        gold: goldOf(r.info),
+        team: o.team,
+        order: [...graph.order],
+        horizon: Math.min(env.horizon, config.rollout.horizon),
+      });
       return r;
     },
     async step(actions: Record<string, string>, so?: StepOptions) {
       const r = await env.step(actions, so);
       judged.push({ teamReward: r.teamReward, correct: r.correct, feedback: r.feedback, answers: r.answers });
-      emit({ kind: 'turn', turn: turns++, texts: { ...actions }, answer: teamAnswer(r.answers), teamReward: r.teamReward, correct: r.correct, feedback: r.feedback, answers: r.answers });
+      emit({
+        kind: 'turn',
+        turn: turns++,
+        texts: { ...actions },
+        answer: teamAnswer(r.answers),
+        teamReward: r.teamReward,
+        correct: r.correct,
+        feedback: r.feedback,
+        answers: r.answers,
+      });
       return r;
     },
   };
@@ -143,8 +178,16 @@ export async function tryTeam(o: TryOptions, req: TryRequest): Promise<TryResult
   let stopped = false;
   try {
     const ro = await rollout({
-      decoder: o.decoder, tokenizer: o.tokenizer, config, graph, makeEnv: () => watched, seeds: [seed], rng: new Rng(req.seed),
-      adapters: o.policy, slotOf: (agent) => agentSlot(config, o.policy !== null, agent), greedy: t === 0,
+      decoder: o.decoder,
+      tokenizer: o.tokenizer,
+      config,
+      graph,
+      makeEnv: () => watched,
+      seeds: [seed],
+      rng: new Rng(req.seed),
+      adapters: o.policy,
+      slotOf: (agent) => agentSlot(config, o.policy !== null, agent),
+      greedy: t === 0,
       syncEvery: o.syncEvery ?? TRY_SYNC_EVERY,
       interrupt: () => {
         try {
@@ -153,14 +196,15 @@ export async function tryTeam(o: TryOptions, req: TryRequest): Promise<TryResult
           throw new Stopped('stopped');
         }
       },
-      onTokens: (calls, fresh) => calls.forEach((c, i) => {
-        if (!fresh[i].length) return;
-        const id = `${c.call}.${i}`;
-        const ids = [...(streamed.get(id) ?? []), ...fresh[i]];
-        streamed.set(id, ids);
-        const role = config.graph.agents[c.agent].role;
-        emit({ kind: 'tokens', id, turn: c.turn, role, text: o.tokenizer.decode(ids, { skipSpecialTokens: true }), tokens: ids.length });
-      }),
+      onTokens: (calls, fresh) =>
+        calls.forEach((c, i) => {
+          if (!fresh[i].length) return;
+          const id = `${c.call}.${i}`;
+          const ids = [...(streamed.get(id) ?? []), ...fresh[i]];
+          streamed.set(id, ids);
+          const role = config.graph.agents[c.agent].role;
+          emit({ kind: 'tokens', id, turn: c.turn, role, text: o.tokenizer.decode(ids, { skipSpecialTokens: true }), tokens: ids.length });
+        }),
     });
     episode = ro.episodes[0];
   } catch (e) {
@@ -169,7 +213,11 @@ export async function tryTeam(o: TryOptions, req: TryRequest): Promise<TryResult
   }
   const last = judged[judged.length - 1];
   return {
-    task, stopped, correct: episode?.correct ?? false, teamReward: judged.reduce((s, x) => s + x.teamReward, 0), turns: judged.length,
+    task,
+    stopped,
+    correct: episode?.correct ?? false,
+    teamReward: judged.reduce((s, x) => s + x.teamReward, 0),
+    turns: judged.length,
     answer: last ? teamAnswer(last.answers) : null,
   };
 }

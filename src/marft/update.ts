@@ -24,15 +24,29 @@
 import type { Gpu } from '../gpu/gpu.ts';
 import type { Decoder } from '../model/decoder.ts';
 import {
-  type PolicyLossRows, namePolicySums, policyLoss, policyLossSums, releaseTokenLogprobs, tokenLogprobs, tokenLogprobsBackward,
+  type PolicyLossRows,
+  namePolicySums,
+  policyLoss,
+  policyLossSums,
+  releaseTokenLogprobs,
+  tokenLogprobs,
+  tokenLogprobsBackward,
 } from '../model/heads.ts';
 import { type Optimizer, type OptimizerStats, clearGrads, optimizerStep, snapshotSlotStats } from '../model/optimizer.ts';
 import { type Later, ReadQueue } from '../gpu/readback.ts';
 import type { Rng } from '../common/rng.ts';
 import { valueHeadWatchSlots } from '../model/value-head.ts';
 import {
-  type FiniteWatch, type NonFinite, createFiniteWatch, describeNonFinite, optimizerWatchSlots, releaseFiniteWatch, snapshotFiniteWatch, watchFinite,
-  watchGradients, watchOptimizerState,
+  type FiniteWatch,
+  type NonFinite,
+  createFiniteWatch,
+  describeNonFinite,
+  optimizerWatchSlots,
+  releaseFiniteWatch,
+  snapshotFiniteWatch,
+  watchFinite,
+  watchGradients,
+  watchOptimizerState,
 } from '../model/finite-watch.ts';
 import { normalizeAdvantages } from './advantages.ts';
 import { type ActionBatch, buildBatch, chunkActions } from './batch.ts';
@@ -45,7 +59,10 @@ import type { IterationMetrics } from '../config/metrics.ts';
 import type { ActionTargets } from './advantage-targets.ts';
 import { type CriticForward, type CriticLoss, criticHeadForward, criticLoraBackward } from './critic-step.ts';
 
-export interface UpdateStats extends Pick<IterationMetrics, 'policyLoss' | 'valueLoss' | 'entropy' | 'approxKl' | 'klToRef' | 'clipFraction' | 'skipped'> {
+export interface UpdateStats extends Pick<
+  IterationMetrics,
+  'policyLoss' | 'valueLoss' | 'entropy' | 'approxKl' | 'klToRef' | 'clipFraction' | 'skipped'
+> {
   policySteps: number;
   criticSteps: number;
 }
@@ -78,7 +95,9 @@ function shuffle<T>(xs: T[], rng: Rng): T[] {
 
 const split = <T>(xs: T[], k: number): T[][] => {
   const n = Math.max(1, Math.min(k, xs.length));
-  return Array.from({ length: n }, (_, i) => xs.slice(Math.floor((i * xs.length) / n), Math.floor(((i + 1) * xs.length) / n))).filter((c) => c.length);
+  return Array.from({ length: n }, (_, i) => xs.slice(Math.floor((i * xs.length) / n), Math.floor(((i + 1) * xs.length) / n))).filter(
+    (c) => c.length,
+  );
 };
 
 /**
@@ -87,7 +106,13 @@ const split = <T>(xs: T[], k: number): T[][] => {
  * all); the others are left exactly as they were. The step's stats and its watch are queued in `q`.
  */
 function recordStep(
-  gpu: Gpu, o: Optimizer, lr: number, cfg: RunConfig['ppo'], w: FiniteWatch, q: ReadQueue, slots?: readonly number[],
+  gpu: Gpu,
+  o: Optimizer,
+  lr: number,
+  cfg: RunConfig['ppo'],
+  w: FiniteWatch,
+  q: ReadQueue,
+  slots?: readonly number[],
 ): { stats: Later<OptimizerStats[]>; found: Later<NonFinite[]> } {
   watchGradients(gpu, w, o);
   optimizerStep(gpu, o, { lr, eps: cfg.adamEps, weightDecay: cfg.weightDecay, maxNorm: cfg.maxGradNorm }, slots);
@@ -103,27 +128,50 @@ function recordStep(
 function stepNote(o: Optimizer, found: readonly NonFinite[], what: string, skipped: string | null): string | null {
   const grads = found.filter((x) => o.groups.some((g) => g.grads.label === x.where));
   const rest = found.filter((x) => !grads.includes(x));
-  if (skipped !== null) return `${what} step skipped${skipped} (non-finite gradient)${grads.length ? ` in ${describeNonFinite(grads)}` : ''}`;
+  if (skipped !== null)
+    return `${what} step skipped${skipped} (non-finite gradient)${grads.length ? ` in ${describeNonFinite(grads)}` : ''}`;
   return rest.length ? `${what} step left non-finite optimiser state in ${describeNonFinite(rest)}` : null;
 }
 
 export async function ppoUpdate(
-  gpu: Gpu, dec: Decoder, state: TrainState, actions: ActionRecord[], score: ScoreResult,
-  targets: Map<ActionRecord, ActionTargets>, o: UpdateOptions,
+  gpu: Gpu,
+  dec: Decoder,
+  state: TrainState,
+  actions: ActionRecord[],
+  score: ScoreResult,
+  targets: Map<ActionRecord, ActionTargets>,
+  o: UpdateOptions,
 ): Promise<UpdateStats> {
   const cfg = state.config;
   const ppo = cfg.ppo;
-  const st: UpdateStats = { policyLoss: 0, valueLoss: 0, entropy: 0, approxKl: 0, klToRef: 0, clipFraction: 0, skipped: [], policySteps: 0, criticSteps: 0 };
+  const st: UpdateStats = {
+    policyLoss: 0,
+    valueLoss: 0,
+    entropy: 0,
+    approxKl: 0,
+    klToRef: 0,
+    clipFraction: 0,
+    skipped: [],
+    policySteps: 0,
+    criticSteps: 0,
+  };
   const useCritic = cfg.algo === 'ppo';
   const policyActs = actions.filter((a) => o.trainAgents.includes(a.agent) && a.actionIds.length > 0);
-  const watch = createFiniteWatch(gpu, Math.max(valueHeadWatchSlots(state.critic), optimizerWatchSlots(state.criticOptim), optimizerWatchSlots(state.policyOptim), 1));
+  const watch = createFiniteWatch(
+    gpu,
+    Math.max(valueHeadWatchSlots(state.critic), optimizerWatchSlots(state.criticOptim), optimizerWatchSlots(state.policyOptim), 1),
+  );
   const q = new ReadQueue(gpu);
   /** What the steps' read-back stats add to `st`, in the order the steps ran: run once the queue is read. */
   const pending: Array<() => void> = [];
   /** A skip note now, or one that waits for a step's stats (pushed in place, so st.skipped keeps the order). */
   const note = (x: string | (() => string | null)): void => {
     if (typeof x === 'string') pending.push(() => st.skipped.push(x));
-    else pending.push(() => { const n = x(); if (n) st.skipped.push(n); });
+    else
+      pending.push(() => {
+        const n = x();
+        if (n) st.skipped.push(n);
+      });
   };
   let nPol = 0;
   let nVal = 0;
@@ -137,7 +185,9 @@ export async function ppoUpdate(
         const n = stepNote(state.criticOptim, r.found.get(), 'critic', r.stats.get()[0].skipped ? '' : null);
         return n && `epoch ${epoch}: ${n}`;
       });
-      pending.push(() => { if (!r.stats.get()[0].skipped) st.criticSteps++; });
+      pending.push(() => {
+        if (!r.stats.get()[0].skipped) st.criticSteps++;
+      });
       st.valueLoss += vl.loss;
       nVal++;
     } else if (vl) {
@@ -156,12 +206,19 @@ export async function ppoUpdate(
           else critic = criticHeadForward(gpu, state, mb, score, targets, q, watch);
         }
         const finishCritic = (): void => {
-          if (critic) { const c = critic; critic = null; criticStep(epoch, c.finish()); }
+          if (critic) {
+            const c = critic;
+            critic = null;
+            criticStep(epoch, c.finish());
+          }
         };
         // ---- policy ----
         const pm = mb.filter((a) => policyActs.includes(a));
         if (!o.trainPolicy || !pm.length) {
-          if (critic) { await q.flush(); finishCritic(); }
+          if (critic) {
+            await q.flush();
+            finishCritic();
+          }
           continue;
         }
         try {
@@ -177,10 +234,15 @@ export async function ppoUpdate(
           const step = r.step;
           if (step) {
             note(() => step().note);
-            pending.push(() => { if (step().stepped) { st.policyLoss += r.loss; st.policySteps++; } });
+            pending.push(() => {
+              if (step().stepped) {
+                st.policyLoss += r.loss;
+                st.policySteps++;
+              }
+            });
           }
         } finally {
-          (critic)?.release();
+          critic?.release();
         }
       }
     }
@@ -192,8 +254,13 @@ export async function ppoUpdate(
   for (const f of pending) f();
   const avg = (x: number, n: number) => (n ? x / n : 0);
   return {
-    ...st, policyLoss: avg(st.policyLoss, st.policySteps), valueLoss: avg(st.valueLoss, nVal), entropy: avg(st.entropy, nPol),
-    approxKl: avg(st.approxKl, nPol), klToRef: avg(st.klToRef, nPol), clipFraction: avg(st.clipFraction, nPol),
+    ...st,
+    policyLoss: avg(st.policyLoss, st.policySteps),
+    valueLoss: avg(st.valueLoss, nVal),
+    entropy: avg(st.entropy, nPol),
+    approxKl: avg(st.approxKl, nPol),
+    klToRef: avg(st.klToRef, nPol),
+    clipFraction: avg(st.clipFraction, nPol),
   };
 }
 
@@ -216,7 +283,13 @@ interface MinibatchResult {
  * rows, advantage and log-prob scale (ppo.logProbNorm). Known before the forward: nothing waits for it.
  */
 function uploadLossRows(
-  gpu: Gpu, chunk: readonly ActionRecord[], batch: ActionBatch, score: ScoreResult, advOf: Map<ActionRecord, number[]>, actionLevel: boolean, norm: LogProbNorm,
+  gpu: Gpu,
+  chunk: readonly ActionRecord[],
+  batch: ActionBatch,
+  score: ScoreResult,
+  advOf: Map<ActionRecord, number[]>,
+  actionLevel: boolean,
+  norm: LogProbNorm,
 ): PolicyLossRows {
   const M = batch.logitRows.length;
   const rows = new Float32Array(M * 4);
@@ -229,16 +302,33 @@ function uploadLossRows(
       const at = 4 * (r.at + k);
       rows[at] = s.oldLogp[k];
       rows[at + 1] = ref[k];
-      if (!actionLevel) { rows[at + 2] = adv[k]; rows[at + 3] = 1; } // action level: the action's advantage and mask, in acts
+      if (!actionLevel) {
+        rows[at + 2] = adv[k];
+        rows[at + 3] = 1;
+      } // action level: the action's advantage and mask, in acts
     }
   });
   const out: PolicyLossRows = { rows: gpu.upload(rows, [M, 4], 'f32', 'ppo.rows') };
   if (actionLevel) {
     const spans = chunk.map((a, i) => ({ agent: a.agent, start: batch.rows[i].at, end: batch.rows[i].at + batch.rows[i].count }));
-    const scale = actionScales(spans, norm, chunk.map((a) => countWords(a.text)));
+    const scale = actionScales(
+      spans,
+      norm,
+      chunk.map((a) => countWords(a.text)),
+    );
     out.actions = {
-      spans: gpu.upload(batch.rows.flatMap((r) => [r.at, r.count]), [chunk.length, 2], 'i32', 'ppo.spans'),
-      acts: gpu.upload(chunk.flatMap((a, i) => [advOf.get(a)![0], scale[i], 1, 0]), [chunk.length, 4], 'f32', 'ppo.acts'),
+      spans: gpu.upload(
+        batch.rows.flatMap((r) => [r.at, r.count]),
+        [chunk.length, 2],
+        'i32',
+        'ppo.spans',
+      ),
+      acts: gpu.upload(
+        chunk.flatMap((a, i) => [advOf.get(a)![0], scale[i], 1, 0]),
+        [chunk.length, 4],
+        'f32',
+        'ppo.acts',
+      ),
     };
   }
   return out;
@@ -256,8 +346,17 @@ function uploadLossRows(
  * reference log-probs still give the KL metric.
  */
 async function policyMinibatch(
-  gpu: Gpu, dec: Decoder, state: TrainState, pm: ActionRecord[], score: ScoreResult, targets: Map<ActionRecord, ActionTargets>,
-  o: UpdateOptions, epoch: number, watch: FiniteWatch, q: ReadQueue, afterRead: () => void,
+  gpu: Gpu,
+  dec: Decoder,
+  state: TrainState,
+  pm: ActionRecord[],
+  score: ScoreResult,
+  targets: Map<ActionRecord, ActionTargets>,
+  o: UpdateOptions,
+  epoch: number,
+  watch: FiniteWatch,
+  q: ReadQueue,
+  afterRead: () => void,
 ): Promise<MinibatchResult> {
   const cfg = state.config;
   const ppo = cfg.ppo;
@@ -265,8 +364,12 @@ async function policyMinibatch(
   const { advOf, Z } = minibatchAdvantages(pm, targets, cfg);
   const targetKl = targetKlOf(cfg);
   const opts = {
-    clip: ppo.clip, entropyCoef: ppo.entropyCoef, klCoef: ppo.klIn === 'loss' ? ppo.klCoef : 0, klEstimator: ppo.klEstimator,
-    withRef: ppo.klCoef > 0, normalizer: Z,
+    clip: ppo.clip,
+    entropyCoef: ppo.entropyCoef,
+    klCoef: ppo.klIn === 'loss' ? ppo.klCoef : 0,
+    klEstimator: ppo.klEstimator,
+    withRef: ppo.klCoef > 0,
+    normalizer: Z,
   };
   const res: MinibatchResult = { counted: false, loss: 0, entropy: 0, approxKl: 0, kl: 0, clipFraction: 0, skipped: null, step: null };
   const sumsT = policyLossSums(gpu, 'ppo');
@@ -299,7 +402,14 @@ async function policyMinibatch(
     gpu.release(sumsT);
   }
   // loss, entropy and KL are divided by Z already; approx KL and clip fraction are sums over the Z units
-  Object.assign(res, { counted: true, loss: sums.loss, entropy: sums.entropy, kl: sums.kl, approxKl: sums.approxKl / Z, clipFraction: sums.clipped / Z });
+  Object.assign(res, {
+    counted: true,
+    loss: sums.loss,
+    entropy: sums.entropy,
+    kl: sums.kl,
+    approxKl: sums.approxKl / Z,
+    clipFraction: sums.clipped / Z,
+  });
   if (badLogits) {
     res.skipped = `epoch ${epoch}: policy step skipped (non-finite values in policy logits (${badLogits} values))`;
   } else if (!Number.isFinite(res.loss)) {
@@ -314,7 +424,12 @@ async function policyMinibatch(
       if (out) return out;
       const stats = r.stats.get();
       const bad = o.trainAgents.filter((a) => stats[o.slotOf(a)].skipped).map((a) => cfg.graph.agents[a].role);
-      const note = stepNote(state.policyOptim, r.found.get(), 'policy', bad.length ? (bad.length < o.trainAgents.length ? ` for ${bad.join(', ')}` : '') : null);
+      const note = stepNote(
+        state.policyOptim,
+        r.found.get(),
+        'policy',
+        bad.length ? (bad.length < o.trainAgents.length ? ` for ${bad.join(', ')}` : '') : null,
+      );
       out = { stepped: slots.some((s) => !stats[s].skipped), note: note && `epoch ${epoch}: ${note}` };
       return out;
     };
@@ -331,7 +446,9 @@ async function policyMinibatch(
  * normalisation would give a group with equal rewards a non-zero advantage).
  */
 export function minibatchAdvantages(
-  pm: readonly ActionRecord[], targets: Map<ActionRecord, ActionTargets>, cfg: RunConfig,
+  pm: readonly ActionRecord[],
+  targets: Map<ActionRecord, ActionTargets>,
+  cfg: RunConfig,
 ): { advOf: Map<ActionRecord, number[]>; Z: number } {
   const actionLevel = actionLevelLoss(cfg);
   const flat = actionLevel ? pm.map((a) => targets.get(a)!.advantages[0]) : pm.flatMap((a) => targets.get(a)!.advantages);

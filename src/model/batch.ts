@@ -34,18 +34,31 @@ export interface BatchInput {
 
 /** What a layer's backward needs of its forward. */
 export interface LayerSaved {
-  rstd1: Tensor; h1: Tensor; // (N) (N, C)
-  q: Tensor; k: Tensor; v: Tensor; // (B, T, NH|NKV, HS), q and k after RoPE
-  att: Tensor; lse: Tensor; // (B, T, NH, HS) (B, NH, T)
-  xMid: Tensor; rstd2: Tensor; h2: Tensor; // (N, C) (N) (N, C)
-  g: Tensor; u: Tensor; a: Tensor; // (N, I)
+  rstd1: Tensor;
+  h1: Tensor; // (N) (N, C)
+  q: Tensor;
+  k: Tensor;
+  v: Tensor; // (B, T, NH|NKV, HS), q and k after RoPE
+  att: Tensor;
+  lse: Tensor; // (B, T, NH, HS) (B, NH, T)
+  xMid: Tensor;
+  rstd2: Tensor;
+  h2: Tensor; // (N, C) (N) (N, C)
+  g: Tensor;
+  u: Tensor;
+  a: Tensor; // (N, I)
   loraH: Partial<Record<LinearModule, Tensor>>; // (N, R) per adapted module
 }
 
 export interface ForwardState {
-  B: number; T: number; N: number;
+  B: number;
+  T: number;
+  N: number;
   idsHost: Int32Array;
-  ids: Tensor; pos: Tensor; slots: Tensor; mask: Tensor | null;
+  ids: Tensor;
+  pos: Tensor;
+  slots: Tensor;
+  mask: Tensor | null;
   /** The adapters this forward ran with; backward accumulates their gradients. */
   adapters: LoraSet | null;
   /** Residual stream before each layer and after the last: xs[l] (N, C), L + 1 of them (saved runs). */
@@ -97,7 +110,8 @@ export function defaultPositions(B: number, T: number, mask: Int32Array): Int32A
 
 /** Checks a list of rows of a forward's N = B*T: non-empty, each an integer in 0..N-1. */
 export function checkRows(op: string, name: string, rows: Int32Array, N: number): void {
-  if (!rows.length || rows.some((r) => !Number.isInteger(r) || r < 0 || r >= N)) shapeError(op, `${name} must be a non-empty list of rows in 0..${N - 1}`);
+  if (!rows.length || rows.some((r) => !Number.isInteger(r) || r < 0 || r >= N))
+    shapeError(op, `${name} must be a non-empty list of rows in 0..${N - 1}`);
 }
 
 /** Checks a batch against the model and uploads its ids, positions, slots and mask (those not already on the GPU). */
@@ -114,7 +128,9 @@ export function uploadInputs(g: Gpu, config: ModelConfig, inp: BatchInput): Pick
   if (inp.pos && inp.pos.length !== N) shapeError(op, `pos has ${inp.pos.length} values, B*T = ${N}`);
   if (inp.slots && inp.slots.length !== B) shapeError(op, `slots has ${inp.slots.length} values, B = ${B}`);
   const V = config.vocabSize;
-  if (!inp.idsGpu) for (let i = 0; i < N; i++) if (inp.ids[i] < 0 || inp.ids[i] >= V) shapeError(op, `token id ${inp.ids[i]} at ${i} is outside the vocabulary (0..${V - 1})`);
+  if (!inp.idsGpu)
+    for (let i = 0; i < N; i++)
+      if (inp.ids[i] < 0 || inp.ids[i] >= V) shapeError(op, `token id ${inp.ids[i]} at ${i} is outside the vocabulary (0..${V - 1})`);
   const S = inp.adapters?.spec.slots ?? 0;
   if (inp.slots) for (const s of inp.slots) if (s >= S || s < -1) shapeError(op, `adapter slot ${s} is outside -1..${S - 1}`);
   if (T > config.maxPositionEmbeddings) shapeError(op, `T = ${T} exceeds max_position_embeddings ${config.maxPositionEmbeddings}`);
@@ -122,7 +138,8 @@ export function uploadInputs(g: Gpu, config: ModelConfig, inp: BatchInput): Pick
   const padded = maskHost.some((m) => m === 0);
   const onGpu = (t: Tensor | undefined, n: number, name: string): Tensor | null => {
     if (!t) return null;
-    if (t.dtype !== 'i32' || t.shape.length !== 1 || t.shape[0] !== n) shapeError(op, `${name} must be (${n}) i32, got [${t.shape.join(', ')}] ${t.dtype}`);
+    if (t.dtype !== 'i32' || t.shape.length !== 1 || t.shape[0] !== n)
+      shapeError(op, `${name} must be (${n}) i32, got [${t.shape.join(', ')}] ${t.dtype}`);
     return { ...t, pooled: false };
   };
   return {
@@ -132,4 +149,3 @@ export function uploadInputs(g: Gpu, config: ModelConfig, inp: BatchInput): Pick
     mask: padded ? g.upload(maskHost, [B, T], 'i32', 'mask') : null,
   };
 }
-

@@ -66,10 +66,12 @@ export function parseModelConfig(json: unknown, fileName = 'config.json'): Model
   const modelType = mt as ModelType;
   let architecture = ARCHITECTURES[modelType];
   if (c.architectures !== undefined && c.architectures !== null) {
-    if (!Array.isArray(c.architectures) || c.architectures.some((a) => typeof a !== 'string')) bad('architectures', 'is not a list of strings');
+    if (!Array.isArray(c.architectures) || c.architectures.some((a) => typeof a !== 'string'))
+      bad('architectures', 'is not a list of strings');
     const archs = c.architectures as string[];
     if (archs.length > 0) {
-      if (archs.length > 1 || archs[0] !== architecture) unsupported('architectures', `is [${archs.join(', ')}]; supported for ${modelType}: ${architecture}`);
+      if (archs.length > 1 || archs[0] !== architecture)
+        unsupported('architectures', `is [${archs.join(', ')}]; supported for ${modelType}: ${architecture}`);
       architecture = archs[0];
     }
   }
@@ -84,7 +86,8 @@ export function parseModelConfig(json: unknown, fileName = 'config.json'): Model
     return v as number;
   };
   const num = (field: string, v: unknown, positive = true): number => {
-    if (typeof v !== 'number' || !Number.isFinite(v) || (positive && v <= 0)) bad(field, `must be a ${positive ? 'positive ' : ''}number, got ${JSON.stringify(v)}`);
+    if (typeof v !== 'number' || !Number.isFinite(v) || (positive && v <= 0))
+      bad(field, `must be a ${positive ? 'positive ' : ''}number, got ${JSON.stringify(v)}`);
     return v as number;
   };
   const bool = (field: string, dflt: boolean): boolean => {
@@ -107,14 +110,16 @@ export function parseModelConfig(json: unknown, fileName = 'config.json'): Model
   const numKvHeads = int('num_key_value_heads', numHeads);
   if (numHeads % numKvHeads !== 0) bad('num_key_value_heads', `(${numKvHeads}) must divide num_attention_heads (${numHeads})`);
   if (c.head_dim === undefined || c.head_dim === null) {
-    if (hiddenSize % numHeads !== 0) bad('hidden_size', `(${hiddenSize}) must be a multiple of num_attention_heads (${numHeads}) when head_dim is not given`);
+    if (hiddenSize % numHeads !== 0)
+      bad('hidden_size', `(${hiddenSize}) must be a multiple of num_attention_heads (${numHeads}) when head_dim is not given`);
   }
   const headDim = int('head_dim', hiddenSize / numHeads);
   if (headDim % 2 !== 0) bad('head_dim', `(${headDim}) must be even for rotary embeddings`);
 
   const act = c.hidden_act ?? 'silu';
   if (act !== 'silu') unsupported('hidden_act', `is ${JSON.stringify(act)}; only "silu" is implemented`);
-  if (modelType === 'qwen2' && c.use_sliding_window === true) unsupported('use_sliding_window', 'is true; sliding-window attention is not implemented');
+  if (modelType === 'qwen2' && c.use_sliding_window === true)
+    unsupported('use_sliding_window', 'is true; sliding-window attention is not implemented');
   // pretraining_tp only splits Llama's matmuls in slices (same math); transformers ignores it at inference.
   // RoPE: transformers v4 keeps rope_theta / rope_scaling at the top level; v5 groups them in rope_parameters.
   let ropeTheta = 10000;
@@ -134,7 +139,8 @@ export function parseModelConfig(json: unknown, fileName = 'config.json'): Model
   const eos = c.eos_token_id;
   let eosTokenIds: number[] = [];
   if (Array.isArray(eos)) {
-    if (eos.some((e) => typeof e !== 'number' || !Number.isSafeInteger(e) || e < 0)) bad('eos_token_id', 'must be a token id or a list of token ids');
+    if (eos.some((e) => typeof e !== 'number' || !Number.isSafeInteger(e) || e < 0))
+      bad('eos_token_id', 'must be a token id or a list of token ids');
     eosTokenIds = eos as number[];
   } else if (eos !== undefined && eos !== null) {
     eosTokenIds = [tokenId('eos_token_id') as number];
@@ -175,7 +181,8 @@ function parseRopeScaling(src: unknown, field: string, fileName: string): RopeSc
   const type = src.rope_type ?? src.type ?? 'default';
   const num = (k: string): number => {
     const v = src[k];
-    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) fail('CONFIG_INVALID', fileName, `"${field}.${k}" must be a positive number, got ${JSON.stringify(v)}`);
+    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0)
+      fail('CONFIG_INVALID', fileName, `"${field}.${k}" must be a positive number, got ${JSON.stringify(v)}`);
     return v;
   };
   if (type === 'default') return null;
@@ -191,7 +198,11 @@ function parseRopeScaling(src: unknown, field: string, fileName: string): RopeSc
     if (s.highFreqFactor <= s.lowFreqFactor) fail('CONFIG_INVALID', fileName, `"${field}.high_freq_factor" must exceed low_freq_factor`);
     return s;
   }
-  return fail('CONFIG_UNSUPPORTED', fileName, `"${field}" type ${JSON.stringify(type)} is not implemented (supported: null/default, linear, llama3)`);
+  return fail(
+    'CONFIG_UNSUPPORTED',
+    fileName,
+    `"${field}" type ${JSON.stringify(type)} is not implemented (supported: null/default, linear, llama3)`,
+  );
 }
 
 const f = Math.fround;
@@ -242,20 +253,28 @@ export const moduleParent = (m: LinearModule): 'self_attn' | 'mlp' => (ATTN_MODU
 export function linearDims(config: ModelConfig, m: LinearModule): { in: number; out: number } {
   const { hiddenSize: C, intermediateSize: I, numHeads: NH, numKvHeads: NKV, headDim: HS } = config;
   switch (m) {
-    case 'q_proj': return { in: C, out: NH * HS };
+    case 'q_proj':
+      return { in: C, out: NH * HS };
     case 'k_proj':
-    case 'v_proj': return { in: C, out: NKV * HS };
-    case 'o_proj': return { in: NH * HS, out: C };
+    case 'v_proj':
+      return { in: C, out: NKV * HS };
+    case 'o_proj':
+      return { in: NH * HS, out: C };
     case 'gate_proj':
-    case 'up_proj': return { in: C, out: I };
-    case 'down_proj': return { in: I, out: C };
+    case 'up_proj':
+      return { in: C, out: I };
+    case 'down_proj':
+      return { in: I, out: C };
   }
 }
 
 const hasBias = (config: ModelConfig, m: LinearModule): boolean =>
   m === 'o_proj' ? config.oBias : moduleParent(m) === 'mlp' ? config.mlpBias : config.qkvBias;
 
-export interface WeightSpec { name: string; shape: number[] }
+export interface WeightSpec {
+  name: string;
+  shape: number[];
+}
 
 /** Every tensor the model needs, with its HF name and shape, in load order. */
 export function expectedWeights(config: ModelConfig): WeightSpec[] {
@@ -322,9 +341,16 @@ export function assertWeights(
 ): WeightReport {
   const r = checkWeights(config, tensorIndex);
   if (!r.ok) {
-    const shown = r.messages.slice(0, 8).map((m) => `\n  - ${m}`).join('');
+    const shown = r.messages
+      .slice(0, 8)
+      .map((m) => `\n  - ${m}`)
+      .join('');
     const more = r.messages.length > 8 ? `\n  ... and ${r.messages.length - 8} more` : '';
-    fail('WEIGHTS_MISMATCH', folder, `${r.missing.length} missing and ${r.mismatched.length} mis-shaped tensors for config.json:${shown}${more}`);
+    fail(
+      'WEIGHTS_MISMATCH',
+      folder,
+      `${r.missing.length} missing and ${r.mismatched.length} mis-shaped tensors for config.json:${shown}${more}`,
+    );
   }
   return r;
 }

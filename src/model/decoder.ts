@@ -76,7 +76,8 @@ export class Decoder {
   ) {
     const c = config;
     this.freq = c.ropeScaling ? gpu.upload(ropeInvFreq(c), [c.headDim / 2], 'f32', 'rope.inv_freq') : c.ropeTheta;
-    if (opts.fused && weights.trainable) shapeError('Decoder', 'the fused path needs frozen weights; full-parameter training runs with fused: false');
+    if (opts.fused && weights.trainable)
+      shapeError('Decoder', 'the fused path needs frozen weights; full-parameter training runs with fused: false');
     this.fused = (opts.fused ?? !gpu.cpu) && fuseWeights(gpu, weights);
     this.fusedLayers = this.fused ? new FusedLayers(gpu, config, weights, this.freq, opts.fusedForm, opts.inlinePrologue ?? true) : null;
   }
@@ -103,14 +104,29 @@ export class Decoder {
     const cache = opts.cache;
     if (cache && save) shapeError('Decoder.forward', 'a cached (generation) forward cannot be saved for backward');
     if (cache && (cache.B !== B || cache.length + T > cache.capacity)) {
-      shapeError('Decoder.forward', `the KV cache holds ${cache.B} sequences with ${cache.capacity - cache.length} free positions; the batch has ${B} x ${T}`);
+      shapeError(
+        'Decoder.forward',
+        `the KV cache holds ${cache.B} sequences with ${cache.capacity - cache.length} free positions; the batch has ${B} x ${T}`,
+      );
     }
     const rows = opts.logitRows;
     if (rows && (opts.logits ?? 'all') !== 'all') shapeError('Decoder.forward', `logitRows needs logits 'all', got '${opts.logits}'`);
     if (rows) checkRows('Decoder.forward', 'logitRows', rows, N);
     const st: ForwardState = {
-      B, T, N, idsHost: inp.ids, ...uploadInputs(g, c, inp), adapters: inp.adapters ?? null, xs: [], layers: [],
-      rstdF: null as unknown as Tensor, hN: null as unknown as Tensor, logits: null, logitRows: null, hRows: null, saved: save !== false,
+      B,
+      T,
+      N,
+      idsHost: inp.ids,
+      ...uploadInputs(g, c, inp),
+      adapters: inp.adapters ?? null,
+      xs: [],
+      layers: [],
+      rstdF: null as unknown as Tensor,
+      hN: null as unknown as Tensor,
+      logits: null,
+      logitRows: null,
+      hRows: null,
+      saved: save !== false,
     };
     let x = g.tensor([N, C], 'f32', 'x0');
     embeddingForward(g, x, st.ids, this.weights.embed);
@@ -123,7 +139,10 @@ export class Decoder {
       else if (l > 0) g.release(x);
       x = xNext;
     }
-    if (!save) { if (c.numLayers > 0) g.release(st.xs[0]); st.xs = [x]; }
+    if (!save) {
+      if (c.numLayers > 0) g.release(st.xs[0]);
+      st.xs = [x];
+    }
     if (cache) cache.length += T;
     st.rstdF = g.tensor([N], 'f32', 'rstdF');
     st.hN = g.tensor([N, C], 'f32', 'hN');
@@ -140,7 +159,15 @@ export class Decoder {
     } else if (mode === 'last') {
       // the last position of each sequence: (B, C); with T = 1 (a decode step) that is every row, and
       // skipping the row selection keeps the step free of uploads
-      const hLast = T === 1 ? st.hN : selectRows(g, st.hN, Int32Array.from({ length: B }, (_, b) => b * T + T - 1), 'hN.last');
+      const hLast =
+        T === 1
+          ? st.hN
+          : selectRows(
+              g,
+              st.hN,
+              Int32Array.from({ length: B }, (_, b) => b * T + T - 1),
+              'hN.last',
+            );
       st.logits = g.tensor([B, c.vocabSize], 'f32', 'logits.last');
       matmul(g, st.logits, hLast, this.weights.lmHead, { transB: true });
       if (hLast !== st.hN) g.release(hLast);
@@ -171,7 +198,9 @@ export class Decoder {
     const c = this.config;
     const { B, T, N } = st;
     const { hiddenSize: C, intermediateSize: I, numHeads: NH, numKvHeads: NKV, headDim: HS } = c;
-    const drop = (...ts: Array<Tensor | undefined>): void => { if (!save) g.release(...ts); };
+    const drop = (...ts: Array<Tensor | undefined>): void => {
+      if (!save) g.release(...ts);
+    };
     const w = this.weights.layers[l];
     const s = {} as LayerSaved;
     s.loraH = {};
@@ -196,7 +225,11 @@ export class Decoder {
       const len = cache.lengthGpu;
       kvAppend(g, cache.k[l], s.k, cache.length, len);
       kvAppend(g, cache.v[l], s.v, cache.length, len);
-      attentionForward(g, s.att, s.lse, s.q, cache.k[l], cache.v[l], { mask: cache.mask, Tk: cache.length + T, ...(len ? { TkGpu: len, split: true } : {}) });
+      attentionForward(g, s.att, s.lse, s.q, cache.k[l], cache.v[l], {
+        mask: cache.mask,
+        Tk: cache.length + T,
+        ...(len ? { TkGpu: len, split: true } : {}),
+      });
     } else {
       attentionForward(g, s.att, s.lse, s.q, s.k, s.v, { mask: st.mask ?? undefined });
     }

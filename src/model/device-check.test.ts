@@ -44,7 +44,9 @@ describe('device probe', () => {
     for (const got of seen) {
       const want = probeSquare(Math.sqrt(got.length));
       let worst = 0;
-      got.forEach((g, i) => { worst = Math.max(worst, Math.abs(g - want[i])); });
+      got.forEach((g, i) => {
+        worst = Math.max(worst, Math.abs(g - want[i]));
+      });
       expect(worst).toBeLessThan(1e-4);
     }
   });

@@ -37,7 +37,12 @@ const BIG_REPS = 3;
 
 /** Wall milliseconds of `reps` matmuls (n, n) x (n, n) recorded together and read back once. */
 async function timeMatmuls(g: Gpu, n: number, reps: number): Promise<number> {
-  const a = g.upload(Array.from({ length: n * n }, (_, i) => ((i % 7) - 3) / 8), [n, n], 'f32', 'speed.a');
+  const a = g.upload(
+    Array.from({ length: n * n }, (_, i) => ((i % 7) - 3) / 8),
+    [n, n],
+    'f32',
+    'speed.a',
+  );
   const out = g.tensor([n, n], 'f32', 'speed.out');
   matmul(g, out, a, a); // compiles the pipeline outside the timing
   await g.read(out);

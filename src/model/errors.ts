@@ -34,8 +34,10 @@ const HINTS: Record<ModelFileErrorCode, string> = {
   ST_TOO_SHORT: 'The file is not a safetensors file or is empty; download it again.',
   ST_HEADER_SIZE: 'The file is not a safetensors file, or it is truncated; download it again.',
   ST_HEADER_JSON: 'The safetensors header is corrupt; download the file again.',
-  ST_HEADER_SCHEMA: 'The safetensors header is corrupt or was written by a non-conforming tool; re-save it with the `safetensors` Python library.',
-  ST_DTYPE: 'The lab reads F32, F16 and BF16 weights (I32, I64, U8 and a few others for metadata). Convert the model, e.g. `model.to(torch.bfloat16).save_pretrained(dir)`.',
+  ST_HEADER_SCHEMA:
+    'The safetensors header is corrupt or was written by a non-conforming tool; re-save it with the `safetensors` Python library.',
+  ST_DTYPE:
+    'The lab reads F32, F16 and BF16 weights (I32, I64, U8 and a few others for metadata). Convert the model, e.g. `model.to(torch.bfloat16).save_pretrained(dir)`.',
   ST_SHAPE: 'The safetensors header is inconsistent; re-save the file with the `safetensors` Python library.',
   ST_OFFSETS: 'The safetensors header is inconsistent; re-save the file with the `safetensors` Python library.',
   ST_TRUNCATED: 'The file is truncated (an interrupted download?); download it again.',
@@ -44,10 +46,12 @@ const HINTS: Record<ModelFileErrorCode, string> = {
   TENSOR_MISSING: 'Check the tensor name against the file (or the weight_map of model.safetensors.index.json).',
   INDEX_INVALID: 'model.safetensors.index.json must be {"weight_map": {"tensor name": "shard file"}}; download it again.',
   CONFIG_INVALID: 'config.json must be a Hugging Face transformers config; download it again.',
-  CONFIG_UNSUPPORTED: 'The lab runs Llama, Qwen2 and SmolLM-family decoders (LlamaForCausalLM, Qwen2ForCausalLM); pick a model of those families.',
+  CONFIG_UNSUPPORTED:
+    'The lab runs Llama, Qwen2 and SmolLM-family decoders (LlamaForCausalLM, Qwen2ForCausalLM); pick a model of those families.',
   WEIGHTS_MISMATCH: 'The weights do not belong to this config.json; check that all files come from the same model and revision.',
   TOKENIZER_INVALID: 'tokenizer.json must be a Hugging Face `tokenizers` file (save it with `tokenizer.save_pretrained(dir)`).',
-  CHAT_TEMPLATE: 'Use an instruct/chat model whose tokenizer_config.json (or chat_template.jinja) has a chat_template, or fix the template.',
+  CHAT_TEMPLATE:
+    'Use an instruct/chat model whose tokenizer_config.json (or chat_template.jinja) has a chat_template, or fix the template.',
   PEFT_INVALID: 'The adapter must be a PEFT LoRA adapter (adapter_config.json + adapter_model.safetensors) for this base model.',
   PEFT_UNSUPPORTED: 'The lab reads plain LoRA adapters (peft_type LORA, bias none, no DoRA, no rank/alpha patterns, no modules_to_save).',
 };
@@ -83,5 +87,4 @@ export function decodeUtf8(bytes: Uint8Array, file: string, code: ModelFileError
   }
 }
 
-export const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -24,14 +24,30 @@ export function byteToUnicode(): string[] {
  * A byte-level BPE tokenizer: ids 0..255 are the bytes, then merges building "hello" and "Ġworld", then the
  * special tokens <|endoftext|> (also the BOS the post-processor adds), <|im_start|>, <|im_end|>.
  */
-export function tinyTokenizer(): { tokenizerJson: Record<string, unknown>; tokenizerConfig: Record<string, unknown>; ids: Record<string, number> } {
+export function tinyTokenizer(): {
+  tokenizerJson: Record<string, unknown>;
+  tokenizerConfig: Record<string, unknown>;
+  ids: Record<string, number>;
+} {
   const chars = byteToUnicode();
   const vocab: Record<string, number> = {};
-  chars.forEach((c, b) => { vocab[c] = b; });
-  const merges = [['h', 'e'], ['l', 'l'], ['he', 'll'], ['hell', 'o'], ['Ġ', 'w'], ['o', 'r'], ['Ġw', 'or'], ['Ġwor', 'l'], ['Ġworl', 'd']];
+  chars.forEach((c, b) => {
+    vocab[c] = b;
+  });
+  const merges = [
+    ['h', 'e'],
+    ['l', 'l'],
+    ['he', 'll'],
+    ['hell', 'o'],
+    ['Ġ', 'w'],
+    ['o', 'r'],
+    ['Ġw', 'or'],
+    ['Ġwor', 'l'],
+    ['Ġworl', 'd'],
+  ];
   for (const [a, b] of merges) vocab[a + b] = Object.keys(vocab).length;
   const specials = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'];
-  const ids: Record<string, number> = { hello: vocab.hello, 'Ġworld': vocab['Ġworld'] };
+  const ids: Record<string, number> = { hello: vocab.hello, Ġworld: vocab['Ġworld'] };
   const added = specials.map((content, i) => {
     ids[content] = 256 + merges.length + i;
     return { id: ids[content], content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true };
@@ -47,13 +63,25 @@ export function tinyTokenizer(): { tokenizerJson: Record<string, unknown>; token
     post_processor: {
       type: 'TemplateProcessing',
       single: [{ SpecialToken: { id: '<|endoftext|>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }],
-      pair: [{ SpecialToken: { id: '<|endoftext|>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { Sequence: { id: 'B', type_id: 1 } }],
+      pair: [
+        { SpecialToken: { id: '<|endoftext|>', type_id: 0 } },
+        { Sequence: { id: 'A', type_id: 0 } },
+        { Sequence: { id: 'B', type_id: 1 } },
+      ],
       special_tokens: { '<|endoftext|>': { id: '<|endoftext|>', ids: [bos], tokens: ['<|endoftext|>'] } },
     },
     decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
     model: {
-      type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null,
-      fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab, merges: merges.map(([a, b]) => `${a} ${b}`),
+      type: 'BPE',
+      dropout: null,
+      unk_token: null,
+      continuing_subword_prefix: null,
+      end_of_word_suffix: null,
+      fuse_unk: false,
+      byte_fallback: false,
+      ignore_merges: false,
+      vocab,
+      merges: merges.map(([a, b]) => `${a} ${b}`),
     },
   };
   const tokenizerConfig = {
@@ -77,16 +105,35 @@ export function seededValues(n: number, seed: number): Float32Array {
 }
 
 export const TINY_QWEN2_CONFIG = {
-  architectures: ['Qwen2ForCausalLM'], model_type: 'qwen2', vocab_size: 268, hidden_size: 16, intermediate_size: 24,
-  num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, rms_norm_eps: 1e-6, rope_theta: 10000,
-  max_position_embeddings: 128, tie_word_embeddings: true, torch_dtype: 'bfloat16', bos_token_id: null,
-  eos_token_id: 267, use_sliding_window: false, hidden_act: 'silu',
+  architectures: ['Qwen2ForCausalLM'],
+  model_type: 'qwen2',
+  vocab_size: 268,
+  hidden_size: 16,
+  intermediate_size: 24,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  rms_norm_eps: 1e-6,
+  rope_theta: 10000,
+  max_position_embeddings: 128,
+  tie_word_embeddings: true,
+  torch_dtype: 'bfloat16',
+  bos_token_id: null,
+  eos_token_id: 267,
+  use_sliding_window: false,
+  hidden_act: 'silu',
 };
 
 /** All weights a config needs, seeded, as writeSafetensors input. */
 export function weightsToWrite(config: ModelConfig, dtype: FloatDType = 'BF16', seed = 1): TensorToWrite[] {
   return expectedWeights(config).map((w, i) => ({
-    name: w.name, dtype, shape: w.shape, data: seededValues(w.shape.reduce((a, b) => a * b, 1), seed + i),
+    name: w.name,
+    dtype,
+    shape: w.shape,
+    data: seededValues(
+      w.shape.reduce((a, b) => a * b, 1),
+      seed + i,
+    ),
   }));
 }
 

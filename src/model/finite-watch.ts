@@ -33,29 +33,48 @@ export function createFiniteWatch(gpu: Gpu, slots: number): FiniteWatch {
 /** The slot of `where` (a new one for a place not watched since the last read). */
 function slotOf(w: FiniteWatch, where: string): number {
   let slot = w.names.indexOf(where);
-  if (slot < 0) { slot = w.names.length; w.names.push(where); }
+  if (slot < 0) {
+    slot = w.names.length;
+    w.names.push(where);
+  }
   return slot;
 }
 
 /** Records the count of each tensor's non-finite values into the slot of `where`. */
 export function watchFinite(gpu: Gpu, w: FiniteWatch, where: string, ...ts: Tensor[]): void {
   const slot = slotOf(w, where);
-  countNonFiniteMany(gpu, w.flags, ts.map((x) => ({ slot, x })));
+  countNonFiniteMany(
+    gpu,
+    w.flags,
+    ts.map((x) => ({ slot, x })),
+  );
 }
 
 /** Watches each tensor under its own label, several tensors a dispatch (countNonFiniteMany). */
 function watchEach(gpu: Gpu, w: FiniteWatch, ts: readonly Tensor[]): void {
-  countNonFiniteMany(gpu, w.flags, ts.map((x) => ({ slot: slotOf(w, x.label), x })));
+  countNonFiniteMany(
+    gpu,
+    w.flags,
+    ts.map((x) => ({ slot: slotOf(w, x.label), x })),
+  );
 }
 
 /** Watches every group's gradient (before a step reads them). */
 export function watchGradients(gpu: Gpu, w: FiniteWatch, o: Optimizer): void {
-  watchEach(gpu, w, o.groups.map((g) => g.grads));
+  watchEach(
+    gpu,
+    w,
+    o.groups.map((g) => g.grads),
+  );
 }
 
 /** Watches every group's parameters and Adam moments (after a step wrote them). */
 export function watchOptimizerState(gpu: Gpu, w: FiniteWatch, o: Optimizer): void {
-  watchEach(gpu, w, o.groups.flatMap((g) => [g.params, g.m, g.v]));
+  watchEach(
+    gpu,
+    w,
+    o.groups.flatMap((g) => [g.params, g.m, g.v]),
+  );
 }
 
 /** Slots that watchGradients and watchOptimizerState take for `o`. */

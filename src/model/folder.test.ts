@@ -42,8 +42,12 @@ describe('loadModelFiles', () => {
     const a = all.filter((_, i) => i % 2 === 0);
     const b = all.filter((_, i) => i % 2 === 1);
     const weightMap: Record<string, string> = {};
-    a.forEach((t) => { weightMap[t.name] = 'model-00001-of-00002.safetensors'; });
-    b.forEach((t) => { weightMap[t.name] = 'model-00002-of-00002.safetensors'; });
+    a.forEach((t) => {
+      weightMap[t.name] = 'model-00001-of-00002.safetensors';
+    });
+    b.forEach((t) => {
+      weightMap[t.name] = 'model-00002-of-00002.safetensors';
+    });
     const files = {
       'config.json': JSON.stringify(TINY_QWEN2_CONFIG),
       'model.safetensors.index.json': JSON.stringify({ metadata: { total_size: 0 }, weight_map: weightMap }),
@@ -58,8 +62,14 @@ describe('loadModelFiles', () => {
 
     const { ['model-00002-of-00002.safetensors']: _, ...missingShard } = files;
     await expectLoadError(missingShard, 'FILE_MISSING', /tiny\/model-00002-of-00002.safetensors: shard listed/);
-    await expectLoadError({ ...files, 'model.safetensors.index.json': JSON.stringify({ weight_map: { ...weightMap, extra: 'model-00001-of-00002.safetensors' } }) },
-      'TENSOR_MISSING', /model-00001-of-00002.safetensors: tensor "extra" is listed/);
+    await expectLoadError(
+      {
+        ...files,
+        'model.safetensors.index.json': JSON.stringify({ weight_map: { ...weightMap, extra: 'model-00001-of-00002.safetensors' } }),
+      },
+      'TENSOR_MISSING',
+      /model-00001-of-00002.safetensors: tensor "extra" is listed/,
+    );
   });
 
   it('names the file and the problem', async () => {
@@ -69,17 +79,35 @@ describe('loadModelFiles', () => {
     const { ['model.safetensors']: _w, ...noWeights } = good;
     await expectLoadError(noWeights, 'FILE_MISSING', /neither model.safetensors nor/);
     await expectLoadError({ ...noWeights, 'pytorch_model.bin': new Uint8Array(4) }, 'FILE_MISSING', /pickles/);
-    await expectLoadError({ ...good, 'config.json': '{"model_type": "gpt2"}' }, 'CONFIG_UNSUPPORTED', /tiny\/config.json: "model_type" is "gpt2"/);
-    await expectLoadError({ ...good, 'model.safetensors': (good['model.safetensors'] as Uint8Array).slice(0, -10) }, 'ST_TRUNCATED', /tiny\/model.safetensors/);
-    await expectLoadError({ ...good, 'config.json': JSON.stringify({ ...TINY_QWEN2_CONFIG, intermediate_size: 32 }) }, 'WEIGHTS_MISMATCH',
-      /tiny\/model.safetensors: tensor "model.layers.0.mlp.gate_proj.weight" has shape \[24, 16\], config.json implies \[32, 16\]/);
+    await expectLoadError(
+      { ...good, 'config.json': '{"model_type": "gpt2"}' },
+      'CONFIG_UNSUPPORTED',
+      /tiny\/config.json: "model_type" is "gpt2"/,
+    );
+    await expectLoadError(
+      { ...good, 'model.safetensors': (good['model.safetensors'] as Uint8Array).slice(0, -10) },
+      'ST_TRUNCATED',
+      /tiny\/model.safetensors/,
+    );
+    await expectLoadError(
+      { ...good, 'config.json': JSON.stringify({ ...TINY_QWEN2_CONFIG, intermediate_size: 32 }) },
+      'WEIGHTS_MISMATCH',
+      /tiny\/model.safetensors: tensor "model.layers.0.mlp.gate_proj.weight" has shape \[24, 16\], config.json implies \[32, 16\]/,
+    );
     await expectLoadError({ ...good, 'tokenizer.json': '{"model": 1' }, 'TOKENIZER_INVALID', /tiny\/tokenizer.json: invalid JSON/);
-    const lenient = await loadModelFiles(memoryFiles('tiny', { ...good, 'config.json': JSON.stringify({ ...TINY_QWEN2_CONFIG, num_hidden_layers: 3 }) }), { strict: false });
+    const lenient = await loadModelFiles(
+      memoryFiles('tiny', { ...good, 'config.json': JSON.stringify({ ...TINY_QWEN2_CONFIG, num_hidden_layers: 3 }) }),
+      { strict: false },
+    );
     expect(lenient.report.missing.length).toBe(12);
   });
 
   it('reads a browser FileList (webkitRelativePath) and chat_template.jinja / generation_config.json', async () => {
-    const files = { ...tinyModelFolder('F32'), 'chat_template.jinja': '<{{ messages[0].content }}>', 'generation_config.json': '{"eos_token_id": [267, 265]}' };
+    const files = {
+      ...tinyModelFolder('F32'),
+      'chat_template.jinja': '<{{ messages[0].content }}>',
+      'generation_config.json': '{"eos_token_id": [267, 265]}',
+    };
     const list = Object.entries(files).map(([p, v]) => {
       const f = new File([v], p);
       Object.defineProperty(f, 'webkitRelativePath', { value: `tiny-qwen/${p}` });

@@ -22,7 +22,10 @@ export interface ModelFiles {
 
 /** Normalises a relative path ('\\' -> '/', no leading './' or '/'), refusing '..'. */
 export function normalizePath(p: string): string {
-  const parts = p.replace(/\\/g, '/').split('/').filter((s) => s !== '' && s !== '.');
+  const parts = p
+    .replace(/\\/g, '/')
+    .split('/')
+    .filter((s) => s !== '' && s !== '.');
   if (parts.includes('..')) fail('FILE_READ', p, 'path leaves the model folder');
   return parts.join('/');
 }
@@ -114,7 +117,8 @@ export async function loadModelFiles(files: ModelFiles, options: LoadOptions = {
   const readJson = async (p: string, code: 'CONFIG_INVALID' | 'INDEX_INVALID' | 'TOKENIZER_INVALID'): Promise<unknown> =>
     parseJsonFile(decodeUtf8(await files.read(p), at(p), code), at(p), code);
 
-  if (!present.has('config.json')) fail('FILE_MISSING', at('config.json'), 'config.json is missing: this is not a Hugging Face model folder');
+  if (!present.has('config.json'))
+    fail('FILE_MISSING', at('config.json'), 'config.json is missing: this is not a Hugging Face model folder');
   const rawConfig = await readJson('config.json', 'CONFIG_INVALID');
   const config = parseModelConfig(rawConfig, at('config.json'));
 
@@ -129,9 +133,13 @@ export async function loadModelFiles(files: ModelFiles, options: LoadOptions = {
     for (const f of tensorFiles) if (!present.has(f)) fail('FILE_MISSING', at(f), `shard listed in ${SHARD_INDEX_FILE} is missing`);
   } else {
     const bin = [...present].some((p) => /^pytorch_model.*\.bin$/.test(p));
-    fail('FILE_MISSING', at('model.safetensors'), bin
-      ? 'the folder has only pytorch_model*.bin pickles; convert them to safetensors (save_pretrained(dir, safe_serialization=True))'
-      : `neither model.safetensors nor ${SHARD_INDEX_FILE} is in the folder`);
+    fail(
+      'FILE_MISSING',
+      at('model.safetensors'),
+      bin
+        ? 'the folder has only pytorch_model*.bin pickles; convert them to safetensors (save_pretrained(dir, safe_serialization=True))'
+        : `neither model.safetensors nor ${SHARD_INDEX_FILE} is in the folder`,
+    );
   }
   const weights = new Map<string, WeightEntry>();
   for (const f of tensorFiles) {
@@ -148,7 +156,8 @@ export async function loadModelFiles(files: ModelFiles, options: LoadOptions = {
     }
   }
   if (index) {
-    for (const [name, f] of index) if (!weights.has(name)) fail('TENSOR_MISSING', at(f), `tensor "${name}" is listed in ${SHARD_INDEX_FILE} but not in the shard`);
+    for (const [name, f] of index)
+      if (!weights.has(name)) fail('TENSOR_MISSING', at(f), `tensor "${name}" is listed in ${SHARD_INDEX_FILE} but not in the shard`);
   }
   const report = options.strict === false ? checkWeights(config, weights) : assertWeights(config, weights, files.name);
 

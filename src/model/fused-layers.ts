@@ -3,7 +3,19 @@
 
 import { attentionForward } from '../../kernels/attention/attention.ts';
 import {
-  FUSED_GEMV_ROWS, type Epilogue, type FusedForm, type LoraGroup, type RowNorm, catLoraGroup, fusedForm, fusedLinear, groupPrologue, inlinePrologue, prologueSize, releaseLoraGroup, ropeKv,
+  FUSED_GEMV_ROWS,
+  type Epilogue,
+  type FusedForm,
+  type LoraGroup,
+  type RowNorm,
+  catLoraGroup,
+  fusedForm,
+  fusedLinear,
+  groupPrologue,
+  inlinePrologue,
+  prologueSize,
+  releaseLoraGroup,
+  ropeKv,
 } from '../../kernels/fused/fused.ts';
 import { rmsnormForward } from '../../kernels/rmsnorm/rmsnorm.ts';
 import type { RopeFreq } from '../../kernels/rope/rope.ts';
@@ -16,7 +28,12 @@ import type { LoraSet } from './lora-set.ts';
 import type { DecoderWeights } from './weights.ts';
 
 /** The fused path's groups of projections: q/k/v and gate/up as one matmul each, o and down alone. */
-const FUSED_GROUPS: ReadonlyArray<readonly LinearModule[]> = [['q_proj', 'k_proj', 'v_proj'], ['o_proj'], ['gate_proj', 'up_proj'], ['down_proj']];
+const FUSED_GROUPS: ReadonlyArray<readonly LinearModule[]> = [
+  ['q_proj', 'k_proj', 'v_proj'],
+  ['o_proj'],
+  ['gate_proj', 'up_proj'],
+  ['down_proj'],
+];
 const [QKV, O, GATE_UP, DOWN] = FUSED_GROUPS;
 
 export class FusedLayers {
@@ -44,13 +61,26 @@ export class FusedLayers {
    * adapted module's h lands there as its own (N, R) tensor, as the backward reads it.
    */
   private group(
-    l: number, mods: readonly LinearModule[], out: Tensor, x: Tensor, w: Tensor, st: ForwardState,
-    opts: { bias?: Tensor; norm?: RowNorm; epilogue: Epilogue }, saveH: LayerSaved['loraH'] | null,
+    l: number,
+    mods: readonly LinearModule[],
+    out: Tensor,
+    x: Tensor,
+    w: Tensor,
+    st: ForwardState,
+    opts: { bias?: Tensor; norm?: RowNorm; epilogue: Epilogue },
+    saveH: LayerSaved['loraH'] | null,
   ): void {
     const g = this.gpu;
     const set = st.adapters;
     const pinned = set ? this.pinned.get(set) : undefined;
-    const group = pinned ? pinned.get(`${l}:${mods.join('+')}`) ?? null : set && catLoraGroup(g, mods.map((m) => set.layers[l][m]), `lora.${l}.${mods.join('+')}`);
+    const group = pinned
+      ? (pinned.get(`${l}:${mods.join('+')}`) ?? null)
+      : set &&
+        catLoraGroup(
+          g,
+          mods.map((m) => set.layers[l][m]),
+          `lora.${l}.${mods.join('+')}`,
+        );
     const lora = set && group ? { group, slots: st.slots, T: st.T, scale: set.scale } : undefined;
     const form = this.formOf(st.N);
     const outs = mods.map((m) => linearDims(this.config, m).out);
@@ -88,7 +118,11 @@ export class FusedLayers {
     // built now, not at first use: a recorded decode step may be the first fused forward, and holds no copies
     for (let l = 0; l < this.config.numLayers; l++) {
       for (const mods of FUSED_GROUPS) {
-        const grp = catLoraGroup(this.gpu, mods.map((m) => set.layers[l][m]), `lora.${l}.${mods.join('+')}`);
+        const grp = catLoraGroup(
+          this.gpu,
+          mods.map((m) => set.layers[l][m]),
+          `lora.${l}.${mods.join('+')}`,
+        );
         if (grp) groups.set(`${l}:${mods.join('+')}`, grp);
       }
     }
@@ -108,7 +142,9 @@ export class FusedLayers {
     const c = this.config;
     const { B, T, N } = st;
     const { hiddenSize: C, intermediateSize: I, numHeads: NH, numKvHeads: NKV, headDim: HS } = c;
-    const drop = (...ts: Array<Tensor | undefined>): void => { if (!save) g.release(...ts); };
+    const drop = (...ts: Array<Tensor | undefined>): void => {
+      if (!save) g.release(...ts);
+    };
     const w = this.weights.layers[l];
     const fw = this.weights.fused![l];
     const s = {} as LayerSaved;
@@ -124,7 +160,10 @@ export class FusedLayers {
     };
     // attention block: xMid = x + o(attention(rope(q), rope(k), v))
     const n1 = normed(x, w.inNorm);
-    if (save) { s.h1 = n1.h!; s.rstd1 = n1.rstd!; }
+    if (save) {
+      s.h1 = n1.h!;
+      s.rstd1 = n1.rstd!;
+    }
     const qkv = g.tensor([N, (NH + 2 * NKV) * HS], 'f32', 'qkv');
     this.group(l, QKV, qkv, n1.input, fw.qkv, st, { bias: fw.qkvBias, norm: n1.norm, epilogue: { kind: 'store' } }, saveH);
     s.q = g.tensor([B, T, NH, HS], 'f32', 'q');
@@ -134,7 +173,11 @@ export class FusedLayers {
     if (cache) {
       const len = cache.lengthGpu;
       ropeKv(g, s.q, cache.k[l], cache.v[l], qkv, st.pos, this.freq, cache.length, len);
-      attentionForward(g, s.att, s.lse, s.q, cache.k[l], cache.v[l], { mask: cache.mask, Tk: cache.length + T, ...(len ? { TkGpu: len, split: true } : {}) });
+      attentionForward(g, s.att, s.lse, s.q, cache.k[l], cache.v[l], {
+        mask: cache.mask,
+        Tk: cache.length + T,
+        ...(len ? { TkGpu: len, split: true } : {}),
+      });
     } else {
       s.k = g.tensor([B, T, NKV, HS], 'f32', 'k');
       s.v = g.tensor([B, T, NKV, HS], 'f32', 'v');
@@ -148,7 +191,10 @@ export class FusedLayers {
     drop(att2, s.lse);
     // MLP block: xNext = xMid + down(silu(gate(h2)) * up(h2))
     const n2 = normed(s.xMid, w.postNorm);
-    if (save) { s.h2 = n2.h!; s.rstd2 = n2.rstd!; }
+    if (save) {
+      s.h2 = n2.h!;
+      s.rstd2 = n2.rstd!;
+    }
     s.a = g.tensor([N, I], 'f32', 'act');
     const gu = save ? g.tensor([2, N, I], 'f32', 'gate_up') : undefined;
     this.group(l, GATE_UP, s.a, n2.input, fw.gateUp, st, { bias: fw.gateUpBias, norm: n2.norm, epilogue: { kind: 'swiglu', gu } }, saveH);

@@ -18,7 +18,18 @@ const qwen = (over: Record<string, unknown> = {}) => tinyConfig({ model_type: 'q
 
 function adapters(gpu: Gpu, config: ModelConfig, targets = [...LINEAR_MODULES]): LoraSet {
   const lora = createLoraSet(gpu, config, { r: 2, alpha: 4, targets, slots: 3 }, 3);
-  for (const layer of lora.layers) for (const p of Object.values(layer)) gpu.write(p.B, Float32Array.from(randn(p.B.shape.reduce((a, b) => a * b, 1), p.B.shape[1] + 1, 0.5)));
+  for (const layer of lora.layers)
+    for (const p of Object.values(layer))
+      gpu.write(
+        p.B,
+        Float32Array.from(
+          randn(
+            p.B.shape.reduce((a, b) => a * b, 1),
+            p.B.shape[1] + 1,
+            0.5,
+          ),
+        ),
+      );
   return lora;
 }
 
@@ -35,8 +46,12 @@ describe('decoder fused path', () => {
       const weights = uploadWeights(gpu, config, (n) => tinyWeights(config, 4).get(n));
       const lora = adapters(gpu, config, targets);
       const batch: BatchInput = {
-        B: 3, T: 4, ids: Int32Array.from([3, 7, 1, 30, 0, 5, 9, 21, 4, 4, 4, 2]),
-        mask: Int32Array.from([1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1]), slots: Int32Array.from([0, 2, -1]), adapters: lora,
+        B: 3,
+        T: 4,
+        ids: Int32Array.from([3, 7, 1, 30, 0, 5, 9, 21, 4, 4, 4, 2]),
+        mask: Int32Array.from([1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1]),
+        slots: Int32Array.from([0, 2, -1]),
+        adapters: lora,
       };
       const N = 12;
       const dlogits = gpu.upload(Float32Array.from(randn(N * config.vocabSize, 5)), [N, config.vocabSize], 'f32', 'dlogits');
@@ -44,17 +59,26 @@ describe('decoder fused path', () => {
       const run = async (fused: boolean) => {
         const dec = new Decoder(gpu, config, weights, { fused });
         expect(dec.fused).toBe(fused);
-        for (const layer of lora.layers) for (const p of Object.values(layer)) { gpu.fill(p.dA, 0); gpu.fill(p.dB, 0); }
+        for (const layer of lora.layers)
+          for (const p of Object.values(layer)) {
+            gpu.fill(p.dA, 0);
+            gpu.fill(p.dB, 0);
+          }
         const grads = createWeightGrads(gpu, weights);
         const st = dec.forward(batch, { save: true });
         const out: Record<string, Float32Array> = { logits: await gpu.readF32(st.logits!), hN: await gpu.readF32(st.hN) };
         for (const [i, s] of st.layers.entries()) {
-          for (const k of ['h1', 'q', 'k', 'v', 'att', 'lse', 'xMid', 'h2', 'g', 'u', 'a'] as const) out[`layer${i}.${k}`] = await gpu.readF32(s[k]);
+          for (const k of ['h1', 'q', 'k', 'v', 'att', 'lse', 'xMid', 'h2', 'g', 'u', 'a'] as const)
+            out[`layer${i}.${k}`] = await gpu.readF32(s[k]);
           for (const [m, h] of Object.entries(s.loraH)) if (h) out[`layer${i}.loraH.${m}`] = await gpu.readF32(h);
         }
         dec.backward(st, dlogits, dhidden, grads);
         dec.release(st);
-        for (const [l, layer] of lora.layers.entries()) for (const [m, p] of Object.entries(layer)) { out[`d${l}.${m}.A`] = await gpu.readF32(p.dA); out[`d${l}.${m}.B`] = await gpu.readF32(p.dB); }
+        for (const [l, layer] of lora.layers.entries())
+          for (const [m, p] of Object.entries(layer)) {
+            out[`d${l}.${m}.A`] = await gpu.readF32(p.dA);
+            out[`d${l}.${m}.B`] = await gpu.readF32(p.dB);
+          }
         for (const { name, t } of weightTensors(grads)) out[`grad ${name}`] = await gpu.readF32(t);
         return out;
       };
@@ -69,9 +93,19 @@ describe('decoder fused path', () => {
   }
 
   /** Logits of a prefill and one decode step of an L-layer model, and that step's dispatches. */
-  const decodeStep = async (gpu: Gpu, L: number, opts: { fused: boolean; fusedForm?: FusedForm }, targets: LinearModule[] = [...LINEAR_MODULES]) => {
+  const decodeStep = async (
+    gpu: Gpu,
+    L: number,
+    opts: { fused: boolean; fusedForm?: FusedForm },
+    targets: LinearModule[] = [...LINEAR_MODULES],
+  ) => {
     const B = 4;
-    const prompt = { B, T: 3, ids: Int32Array.from({ length: B * 3 }, (_, i) => (i * 7) % 32), mask: Int32Array.from({ length: B * 3 }, (_, i) => (i === 0 ? 0 : 1)) };
+    const prompt = {
+      B,
+      T: 3,
+      ids: Int32Array.from({ length: B * 3 }, (_, i) => (i * 7) % 32),
+      mask: Int32Array.from({ length: B * 3 }, (_, i) => (i === 0 ? 0 : 1)),
+    };
     const config = qwen({ num_hidden_layers: L });
     const weights = uploadWeights(gpu, config, (n) => tinyWeights(config, 8).get(n));
     const dec = new Decoder(gpu, config, weights, opts);
@@ -102,7 +136,9 @@ describe('decoder fused path', () => {
     same(gpu, 'decode logits', f.decode, u.decode);
     const before = await perLayer(gpu, { fused: false });
     const after = await perLayer(gpu, { fused: true });
-    console.log(`dispatches per layer per decode step (LoRA on all 7 modules, ${gpu.cpu ? 'CPU adapter' : 'GPU'}): unfused ${before}, fused ${after}`);
+    console.log(
+      `dispatches per layer per decode step (LoRA on all 7 modules, ${gpu.cpu ? 'CPU adapter' : 'GPU'}): unfused ${before}, fused ${after}`,
+    );
     expect(after).toBeLessThanOrEqual(10);
     expect(before).toBeGreaterThanOrEqual(after + 20);
   });
@@ -131,7 +167,10 @@ describe('decoder fused path', () => {
     const inp: BatchInput = { B: 3, T: 1, ids: Int32Array.from([4, 9, 1]), adapters: lora, slots: Int32Array.from([0, -1, 2]) };
     const copy = gpu.copy.bind(gpu);
     let copies = 0;
-    gpu.copy = (...a: Parameters<Gpu['copy']>) => { copies++; copy(...a); };
+    gpu.copy = (...a: Parameters<Gpu['copy']>) => {
+      copies++;
+      copy(...a);
+    };
     /** Logits of one forward and the buffer copies it made. */
     const run = async () => {
       const c0 = copies;

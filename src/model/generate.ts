@@ -120,7 +120,12 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
   const pad = opts.padId ?? dec.config.padTokenId ?? 0;
   const ids = new Int32Array(B * Tp).fill(pad);
   const mask = new Int32Array(B * Tp);
-  prompts.forEach((p, b) => p.forEach((id, i) => { ids[b * Tp + Tp - p.length + i] = id; mask[b * Tp + Tp - p.length + i] = 1; }));
+  prompts.forEach((p, b) =>
+    p.forEach((id, i) => {
+      ids[b * Tp + Tp - p.length + i] = id;
+      mask[b * Tp + Tp - p.length + i] = 1;
+    }),
+  );
   const cache = createKvCache(g, dec.config, B, Tp + maxNew, mask, Tp);
   const settings = uploadSamplingSettings(g, sampling, opts.streams);
   const token = g.tensor([B], 'i32', 'gen.token');
@@ -135,8 +140,18 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
     step: g.upload([0], [1], 'i32', 'gen.step'),
     len: g.tensor([1], 'i32', 'kv.length'),
     pos: g.tensor([B], 'i32', 'gen.pos'),
-    kept: g.upload(Int32Array.from({ length: B + 1 }, (_, b) => (b < B && limits[b] <= 0 ? 0 : -1)), [B + 1], 'i32', 'gen.kept'),
-    plen: g.upload(prompts.map((p) => p.length), [B], 'i32', 'gen.plen'),
+    kept: g.upload(
+      Int32Array.from({ length: B + 1 }, (_, b) => (b < B && limits[b] <= 0 ? 0 : -1)),
+      [B + 1],
+      'i32',
+      'gen.kept',
+    ),
+    plen: g.upload(
+      prompts.map((p) => p.length),
+      [B],
+      'i32',
+      'gen.plen',
+    ),
     limit: g.upload(limits, [B], 'i32', 'gen.limit'),
     stops: g.upload(stopIds.length ? stopIds : [0], [Math.max(1, stopIds.length)], 'i32', 'gen.stops'),
     NS: stopIds.length,
@@ -147,7 +162,12 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
   // one (Gpu.replay; Decoder.replaysDecode): its kernels read the step, positions and cache length from `s`.
   const replay = dec.replaysDecode;
   let rec: Recording | null = null;
-  const out: Generation = { tokens: prompts.map(() => []), logprobs: prompts.map(() => []), text: opts.decode ? prompts.map(() => '') : null, finish: prompts.map(() => 'length') };
+  const out: Generation = {
+    tokens: prompts.map(() => []),
+    logprobs: prompts.map(() => []),
+    text: opts.decode ? prompts.map(() => '') : null,
+    finish: prompts.map(() => 'length'),
+  };
   const done = new Array<boolean>(B).fill(false);
   const syncEvery = Math.max(1, opts.syncEvery ?? 8);
   /**
@@ -164,10 +184,17 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
         out.logprobs[b].push(lps[b * maxNew + i]);
         // the GPU's end at a stop token comes before a stop string the same token completes; at the limit, after
         const last = i === kept[b] - 1;
-        if (last && stopIds.includes(t)) { done[b] = true; out.finish[b] = 'stop_token'; break; }
+        if (last && stopIds.includes(t)) {
+          done[b] = true;
+          out.finish[b] = 'stop_token';
+          break;
+        }
         if (opts.stopStrings?.length) {
           const text = opts.decode!(out.tokens[b]);
-          if (opts.stopStrings.some((x) => text.includes(x))) { done[b] = true; out.finish[b] = 'stop_string'; }
+          if (opts.stopStrings.some((x) => text.includes(x))) {
+            done[b] = true;
+            out.finish[b] = 'stop_string';
+          }
         }
         if (last) done[b] = true;
       }
@@ -192,7 +219,10 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
   };
   /** A decode step: the forward of the last sampled tokens, then the next sampling. */
   const decodeStep = (step: number) => {
-    const f = dec.forward({ B, T: 1, ids: new Int32Array(0), idsGpu: token, posGpu: s.pos, slotsGpu, adapters, slots }, { cache, logits: 'last' });
+    const f = dec.forward(
+      { B, T: 1, ids: new Int32Array(0), idsGpu: token, posGpu: s.pos, slotsGpu, adapters, slots },
+      { cache, logits: 'last' },
+    );
     sample(f.logits!, step);
     return f;
   };
@@ -210,7 +240,11 @@ async function generateBatch(dec: Decoder, prompts: readonly number[][], opts: G
         cache.length += 1;
       } else if (replay) {
         g.startRecording();
-        try { st = decodeStep(step); } finally { rec = g.stopRecording(); } // it keeps its forward's outputs: the replays write them
+        try {
+          st = decodeStep(step);
+        } finally {
+          rec = g.stopRecording();
+        } // it keeps its forward's outputs: the replays write them
       } else {
         dec.release(decodeStep(step));
       }

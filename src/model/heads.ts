@@ -31,7 +31,8 @@ export function tokenLogprobs(gpu: Gpu, logits: Tensor, targets: Tensor, label: 
     logp: gpu.tensor([N], 'f32', `${label}.logp`),
     entropy: gpu.tensor([N], 'f32', `${label}.entropy`),
     lse: gpu.tensor([N], 'f32', `${label}.lse`),
-    targets, label,
+    targets,
+    label,
   };
   logprobsForward(gpu, h.logp, h.entropy, h.lse, logits, targets);
   return h;
@@ -43,11 +44,15 @@ export function tokenLogprobs(gpu: Gpu, logits: Tensor, targets: Tensor, label: 
  * The gradients are (N) arrays (uploaded here) or (N) f32 tensors already on the GPU (e.g. policyLoss's).
  */
 export function tokenLogprobsBackward(
-  gpu: Gpu, h: TokenLogprobs, logits: Tensor, dlogp: Float32Array | Tensor, dentropy: Float32Array | Tensor | null,
+  gpu: Gpu,
+  h: TokenLogprobs,
+  logits: Tensor,
+  dlogp: Float32Array | Tensor,
+  dentropy: Float32Array | Tensor | null,
 ): void {
   const N = logits.shape[0];
   const onGpu = (x: Float32Array | Tensor, name: string): [Tensor, boolean] =>
-    (x instanceof Float32Array ? [gpu.upload(x, [N], 'f32', `${h.label}.${name}`), true] : [x, false]);
+    x instanceof Float32Array ? [gpu.upload(x, [N], 'f32', `${h.label}.${name}`), true] : [x, false];
   const [dl, ownDl] = onGpu(dlogp, 'dlogp');
   const [de, ownDe] = dentropy ? onGpu(dentropy, 'dentropy') : [null, false];
   logprobsBackward(gpu, logits, dl, de, logits, h.targets, h.entropy, h.lse, { inPlace: true });
@@ -85,7 +90,13 @@ export function namePolicySums(x: ArrayLike<number>): Record<(typeof PPO_SUMS)[n
  * The clipped PPO loss on the head's rows (token level, or action level with `r.actions`): adds its sums
  * into `sums` and returns dlogp and dentropy (N) for tokenLogprobsBackward (the caller releases them).
  */
-export function policyLoss(gpu: Gpu, sums: Tensor, h: TokenLogprobs, r: PolicyLossRows, o: PolicyLossOptions): { dlogp: Tensor; dentropy: Tensor } {
+export function policyLoss(
+  gpu: Gpu,
+  sums: Tensor,
+  h: TokenLogprobs,
+  r: PolicyLossRows,
+  o: PolicyLossOptions,
+): { dlogp: Tensor; dentropy: Tensor } {
   const N = h.logp.shape[0];
   const d = { dlogp: gpu.tensor([N], 'f32', `${h.label}.dlogp`), dentropy: gpu.tensor([N], 'f32', `${h.label}.dentropy`) };
   if (r.actions) ppoActionLoss(gpu, d.dlogp, d.dentropy, sums, h.logp, h.entropy, r.rows, r.actions.spans, r.actions.acts, o);

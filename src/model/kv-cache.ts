@@ -23,12 +23,21 @@ export interface KvCache {
   lengthGpu?: Tensor;
 }
 
-export function createKvCache(gpu: Gpu, config: ModelConfig, B: number, capacity: number, promptMask: Int32Array, promptLen: number): KvCache {
+export function createKvCache(
+  gpu: Gpu,
+  config: ModelConfig,
+  B: number,
+  capacity: number,
+  promptMask: Int32Array,
+  promptLen: number,
+): KvCache {
   const { numKvHeads: NKV, headDim: HS, numLayers: L } = config;
   const mask = new Int32Array(B * capacity).fill(1);
   for (let b = 0; b < B; b++) for (let t = 0; t < promptLen; t++) mask[b * capacity + t] = promptMask[b * promptLen + t];
   return {
-    B, capacity, length: 0,
+    B,
+    capacity,
+    length: 0,
     k: Array.from({ length: L }, (_, l) => gpu.tensor([B, capacity, NKV, HS], 'f32', `kv.k${l}`)),
     v: Array.from({ length: L }, (_, l) => gpu.tensor([B, capacity, NKV, HS], 'f32', `kv.v${l}`)),
     mask: gpu.upload(mask, [B, capacity], 'i32', 'kv.mask'),

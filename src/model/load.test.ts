@@ -18,9 +18,21 @@ describe('loading a model', () => {
     expect(decoder.weights.dtype).toBe('bf16');
 
     const cases: Array<[string, Record<string, Uint8Array | string>, RegExp]> = [
-      ['truncated weights', { ...good, 'model.safetensors': (good['model.safetensors'] as Uint8Array).subarray(0, 5000) }, /tiny\/model\.safetensors: .*(truncated|shorter|past the end)/i],
-      ['unsupported architecture', { ...good, 'config.json': JSON.stringify({ ...TINY_QWEN2_CONFIG, model_type: 'gpt2', architectures: ['GPT2LMHeadModel'] }) }, /config\.json: "model_type" is "gpt2"/],
-      ['shape mismatch', { ...good, 'config.json': JSON.stringify({ ...TINY_QWEN2_CONFIG, hidden_size: 32 }) }, /has shape \[268, 16\], config\.json implies \[268, 32\]/],
+      [
+        'truncated weights',
+        { ...good, 'model.safetensors': (good['model.safetensors'] as Uint8Array).subarray(0, 5000) },
+        /tiny\/model\.safetensors: .*(truncated|shorter|past the end)/i,
+      ],
+      [
+        'unsupported architecture',
+        { ...good, 'config.json': JSON.stringify({ ...TINY_QWEN2_CONFIG, model_type: 'gpt2', architectures: ['GPT2LMHeadModel'] }) },
+        /config\.json: "model_type" is "gpt2"/,
+      ],
+      [
+        'shape mismatch',
+        { ...good, 'config.json': JSON.stringify({ ...TINY_QWEN2_CONFIG, hidden_size: 32 }) },
+        /has shape \[268, 16\], config\.json implies \[268, 32\]/,
+      ],
       ['no weights', { 'config.json': good['config.json'] }, /neither model\.safetensors nor model\.safetensors\.index\.json/],
     ];
     for (const [name, files, msg] of cases) {
@@ -42,10 +54,22 @@ describe('loading a model', () => {
 
   it('a model too large for the device is refused before anything is uploaded', async () => {
     const gpu = await testGpu();
-    const huge = parseModelConfig({ ...TINY_QWEN2_CONFIG, vocab_size: 1 << 22, hidden_size: 1024, num_attention_heads: 8, num_key_value_heads: 8 });
+    const huge = parseModelConfig({
+      ...TINY_QWEN2_CONFIG,
+      vocab_size: 1 << 22,
+      hidden_size: 1024,
+      num_attention_heads: 8,
+      num_key_value_heads: 8,
+    });
     const before = gpu.pool.stats.bytesInUse;
-    const fake = (name: string) => ({ dtype: 'F32' as const, shape: name.includes('embed') ? [1 << 22, 1024] : [1024], data: new Uint8Array(0) });
-    expect(() => uploadWeights(gpu, huge, fake)).toThrow(/the embedding \(4194304 x 1024, f32\) needs 17179869184 bytes, over this device's buffer limit/);
+    const fake = (name: string) => ({
+      dtype: 'F32' as const,
+      shape: name.includes('embed') ? [1 << 22, 1024] : [1024],
+      data: new Uint8Array(0),
+    });
+    expect(() => uploadWeights(gpu, huge, fake)).toThrow(
+      /the embedding \(4194304 x 1024, f32\) needs 17179869184 bytes, over this device's buffer limit/,
+    );
     expect(gpu.pool.stats.bytesInUse).toBe(before);
   });
 });

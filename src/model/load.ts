@@ -14,7 +14,11 @@ export interface LoadedDecoder {
   model: LoadedModelFiles;
 }
 
-export async function loadDecoder(gpu: Gpu, files: ModelFiles, opts: LoadOptions & UploadOptions & DecoderOptions = {}): Promise<LoadedDecoder> {
+export async function loadDecoder(
+  gpu: Gpu,
+  files: ModelFiles,
+  opts: LoadOptions & UploadOptions & DecoderOptions = {},
+): Promise<LoadedDecoder> {
   const model = await loadModelFiles(files, opts);
   const weights = uploadWeights(gpu, model.config, (n) => model.weights.get(n), { ...opts, file: files.name });
   return { decoder: new Decoder(gpu, model.config, weights, { fused: opts.fused, fusedForm: opts.fusedForm }), model };
@@ -25,8 +29,11 @@ export async function loadAdapterFiles(files: ModelFiles, model?: ModelConfig): 
   for (const f of [ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE]) {
     if (!present.has(f)) fail('FILE_MISSING', `${files.name}/${f}`, `${f} is missing: this is not a PEFT adapter folder`);
   }
-  return readPeftAdapter({
-    [ADAPTER_CONFIG_FILE]: await files.readText(ADAPTER_CONFIG_FILE),
-    [ADAPTER_WEIGHTS_FILE]: await files.read(ADAPTER_WEIGHTS_FILE),
-  }, model);
+  return readPeftAdapter(
+    {
+      [ADAPTER_CONFIG_FILE]: await files.readText(ADAPTER_CONFIG_FILE),
+      [ADAPTER_WEIGHTS_FILE]: await files.read(ADAPTER_WEIGHTS_FILE),
+    },
+    model,
+  );
 }

@@ -13,7 +13,12 @@ export async function sequenceLogits(decoder: Decoder, ids: ArrayLike<number>, a
   try {
     if (adapter) {
       const c = adapter.config;
-      lora = createLoraSet(gpu, decoder.config, { r: c.r, alpha: c.loraAlpha, targets: c.targetModules, slots: 1, useRslora: c.useRslora }, 0);
+      lora = createLoraSet(
+        gpu,
+        decoder.config,
+        { r: c.r, alpha: c.loraAlpha, targets: c.targetModules, slots: 1, useRslora: c.useRslora },
+        0,
+      );
       setLoraSlot(gpu, lora, 0, adapter);
     }
     const st = decoder.forward({ B: 1, T: ids.length, ids: Int32Array.from(ids), adapters: lora, slots: Int32Array.of(lora ? 0 : -1) });

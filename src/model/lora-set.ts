@@ -72,7 +72,11 @@ export function createLoraSet(gpu: Gpu, config: ModelConfig, spec: LoraSpec, see
 
 export function loraParams(set: LoraSet): Array<{ param: Tensor; grad: Tensor }> {
   return set.layers.flatMap((layer) =>
-    Object.values(layer).flatMap((p) => [{ param: p.A, grad: p.dA }, { param: p.B, grad: p.dB }]));
+    Object.values(layer).flatMap((p) => [
+      { param: p.A, grad: p.dA },
+      { param: p.B, grad: p.dB },
+    ]),
+  );
 }
 
 export function releaseLoraSet(gpu: Gpu, set: LoraSet): void {
@@ -85,7 +89,8 @@ export function setLoraSlot(gpu: Gpu, set: LoraSet, slot: number, adapter: PeftA
   const c = adapter.config;
   if (slot < 0 || slot >= spec.slots) fail('PEFT_INVALID', 'lora', `slot ${slot} is outside 0..${spec.slots - 1}`);
   if (c.r !== spec.r) fail('PEFT_INVALID', 'adapter_config.json', `r is ${c.r}, the run uses r = ${spec.r}`);
-  if (loraScale(c) !== set.scale) fail('PEFT_INVALID', 'adapter_config.json', `scale alpha/r is ${loraScale(c)}, the run uses ${set.scale}`);
+  if (loraScale(c) !== set.scale)
+    fail('PEFT_INVALID', 'adapter_config.json', `scale alpha/r is ${loraScale(c)}, the run uses ${set.scale}`);
   set.layers.forEach((layer, l) => {
     for (const m of spec.targets) {
       const p = layer[m]!;
@@ -96,7 +101,11 @@ export function setLoraSlot(gpu: Gpu, set: LoraSet, slot: number, adapter: PeftA
       const a = src?.A ?? new Float32Array(R * IN);
       const b = src?.B ?? new Float32Array(OUT * R);
       if (a.length !== R * IN || b.length !== OUT * R) {
-        fail('PEFT_INVALID', 'adapter_model.safetensors', `layer ${l} ${m}: lora_A has ${a.length} values (want ${R * IN}), lora_B ${b.length} (want ${OUT * R})`);
+        fail(
+          'PEFT_INVALID',
+          'adapter_model.safetensors',
+          `layer ${l} ${m}: lora_A has ${a.length} values (want ${R * IN}), lora_B ${b.length} (want ${OUT * R})`,
+        );
       }
       gpu.write(p.A, a, slot * R * IN * 4);
       gpu.write(p.B, b, slot * OUT * R * 4);
@@ -111,8 +120,13 @@ export function setLoraSlot(gpu: Gpu, set: LoraSet, slot: number, adapter: PeftA
 export async function getLoraSlot(gpu: TensorReader, set: LoraSet, slot: number, base: string | null = null): Promise<PeftAdapter> {
   const { spec } = set;
   const config: LoraConfig = {
-    r: spec.r, loraAlpha: spec.alpha, targetModules: [...spec.targets], loraDropout: 0,
-    useRslora: spec.useRslora ?? false, baseModelNameOrPath: base, layersToTransform: null,
+    r: spec.r,
+    loraAlpha: spec.alpha,
+    targetModules: [...spec.targets],
+    loraDropout: 0,
+    useRslora: spec.useRslora ?? false,
+    baseModelNameOrPath: base,
+    layersToTransform: null,
   };
   const layers = [];
   for (const layer of set.layers) {

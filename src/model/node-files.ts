@@ -18,8 +18,9 @@ export async function nodeModelFiles(dir: string, maxDepth = 4): Promise<ModelFi
     for (const e of entries) {
       if (e.name.startsWith('.')) continue;
       const p = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) { if (depth < maxDepth) await walk(p, depth + 1); }
-      else if (e.isFile() || e.isSymbolicLink()) paths.push(p); // HF cache snapshots are symlinks
+      if (e.isDirectory()) {
+        if (depth < maxDepth) await walk(p, depth + 1);
+      } else if (e.isFile() || e.isSymbolicLink()) paths.push(p); // HF cache snapshots are symlinks
     }
   };
   await walk('', 0);

@@ -14,9 +14,17 @@ describe('optimizer', () => {
   it('steps every group like the AdamW reference (decay only where asked), skips a non-finite step, clears grads', async () => {
     const gpu = await testGpu();
     const sizes = [12, 5, 300];
-    const ref: AdamWRefGroup[] = sizes.map((n, k) => ({ params: f32(randn(n, 10 + k)), grads: f32(randn(n, 20 + k, 0.4)), m: new Float64Array(n), v: new Float64Array(n), decay: k !== 1 }));
+    const ref: AdamWRefGroup[] = sizes.map((n, k) => ({
+      params: f32(randn(n, 10 + k)),
+      grads: f32(randn(n, 20 + k, 0.4)),
+      m: new Float64Array(n),
+      v: new Float64Array(n),
+      decay: k !== 1,
+    }));
     const params = ref.map((r, k) => ({
-      param: gpu.upload(r.params, [r.params.length], 'f32', `p${k}`), grad: gpu.upload(r.grads, [r.params.length], 'f32', `g${k}`), decay: r.decay,
+      param: gpu.upload(r.params, [r.params.length], 'f32', `p${k}`),
+      grad: gpu.upload(r.grads, [r.params.length], 'f32', `g${k}`),
+      decay: r.decay,
     }));
     const o = createOptimizer(gpu, params);
     expect(o.groups.map((g) => g.params)).toEqual(params.map((p) => p.param)); // the order given: checkpoints rely on it
@@ -48,21 +56,46 @@ describe('optimizer', () => {
   it('a slotted optimiser keeps a state per slot and steps only the slots asked for', async () => {
     const gpu = await testGpu();
     const S = 2;
-    const ref: AdamWRefGroup[] = [[S, 3, 4], [S, 6]].map((sh, k) => {
+    const ref: AdamWRefGroup[] = [
+      [S, 3, 4],
+      [S, 6],
+    ].map((sh, k) => {
       const n = sh.reduce((a, b) => a * b, 1);
-      return { params: f32(randn(n, 40 + k)), grads: f32(randn(n, 50 + k, k === 0 ? 2 : 0.1)), m: new Float64Array(n), v: new Float64Array(n) };
+      return {
+        params: f32(randn(n, 40 + k)),
+        grads: f32(randn(n, 50 + k, k === 0 ? 2 : 0.1)),
+        m: new Float64Array(n),
+        v: new Float64Array(n),
+      };
     });
-    const shapes = [[S, 3, 4], [S, 6]];
-    const params = ref.map((r, k) => ({ param: gpu.upload(r.params, shapes[k], 'f32', `p${k}`), grad: gpu.upload(r.grads, shapes[k], 'f32', `g${k}`) }));
+    const shapes = [
+      [S, 3, 4],
+      [S, 6],
+    ];
+    const params = ref.map((r, k) => ({
+      param: gpu.upload(r.params, shapes[k], 'f32', `p${k}`),
+      grad: gpu.upload(r.grads, shapes[k], 'f32', `g${k}`),
+    }));
     const o = createOptimizer(gpu, params, S);
     expect([o.slots, o.stats.shape]).toEqual([2, [2, 8]]);
     optimizerStep(gpu, o, HP);
     optimizerStep(gpu, o, HP, [1]);
-    let st = adamwSlotsStepRef(ref, [{ step: 0, skipped: 0 }, { step: 0, skipped: 0 }], HP);
+    let st = adamwSlotsStepRef(
+      ref,
+      [
+        { step: 0, skipped: 0 },
+        { step: 0, skipped: 0 },
+      ],
+      HP,
+    );
     st = adamwSlotsStepRef(ref, st, HP, [1]);
-    for (const [k, g] of o.groups.entries()) expectClose(`params[${k}]`, await gpu.read(g.params), ref[k].params, { atol: 2e-6, rtol: 2e-6 });
+    for (const [k, g] of o.groups.entries())
+      expectClose(`params[${k}]`, await gpu.read(g.params), ref[k].params, { atol: 2e-6, rtol: 2e-6 });
     const slots = await readSlotStats(gpu, o);
-    expect(slots.map((x) => [x.steps, x.skipped])).toEqual([[1, false], [2, false]]);
+    expect(slots.map((x) => [x.steps, x.skipped])).toEqual([
+      [1, false],
+      [2, false],
+    ]);
     expect(st.map((x) => x.step)).toEqual([1, 2]);
     await expect(readOptimizerStats(gpu, o)).rejects.toThrow(/readOptimizerStats: the optimiser has 2 slots: read them with readSlotStats/);
     releaseOptimizer(gpu, o);

@@ -58,10 +58,15 @@ export interface OptimizerStats {
  * decay, e.g. norm weights). The group order is the order given: checkpoints rely on it. `slots`: every
  * tensor is slot-major (S, ...) and each slot keeps its own clipping and step count.
  */
-export function createOptimizer(gpu: Gpu, params: ReadonlyArray<{ param: Tensor; grad: Tensor; decay?: boolean }>, slots?: number): Optimizer {
+export function createOptimizer(
+  gpu: Gpu,
+  params: ReadonlyArray<{ param: Tensor; grad: Tensor; decay?: boolean }>,
+  slots?: number,
+): Optimizer {
   return {
     groups: params.map(({ param, grad, decay }) => ({
-      params: param, grads: grad,
+      params: param,
+      grads: grad,
       m: gpu.zeros(param.shape, 'f32', `${param.label}.adam_m`),
       v: gpu.zeros(param.shape, 'f32', `${param.label}.adam_v`),
       decay: decay ?? true,
@@ -81,14 +86,22 @@ export function optimizerStep(gpu: Gpu, o: Optimizer, hp: OptimizerHyper, slots?
 
 /** Clears every group's gradients in the command stream (before a backward accumulates into them). */
 export function clearGrads(gpu: Gpu, o: Optimizer): void {
-  zeroGrads(gpu, o.groups.map((g) => g.grads));
+  zeroGrads(
+    gpu,
+    o.groups.map((g) => g.grads),
+  );
 }
 
 /** Each slot's stats from the values of Optimizer.stats. */
 function slotStats(s: ArrayLike<number>, o: Optimizer): OptimizerStats[] {
   return Array.from({ length: numel(o.stats.shape) / ADAMW_STATS.size }, (_, k) => {
     const b = k * ADAMW_STATS.size;
-    return { norm: s[b + ADAMW_STATS.norm], skipped: s[b + ADAMW_STATS.nonFinite] !== 0, steps: s[b + ADAMW_STATS.step], skippedSteps: s[b + ADAMW_STATS.skipped] };
+    return {
+      norm: s[b + ADAMW_STATS.norm],
+      skipped: s[b + ADAMW_STATS.nonFinite] !== 0,
+      steps: s[b + ADAMW_STATS.step],
+      skippedSteps: s[b + ADAMW_STATS.skipped],
+    };
   });
 }
 

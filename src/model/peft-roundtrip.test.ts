@@ -20,14 +20,27 @@ describe('a lab-made adapter in peft', () => {
     const gpu = await testGpu();
     const { decoder, model } = await loadDecoder(gpu, await nodeModelFiles(root('parity/llama-tiny')));
     const adapter = await loadAdapterFiles(await nodeModelFiles(root('peft-roundtrip/adapter')), model.config);
-    const lora = createLoraSet(gpu, model.config, { r: adapter.config.r, alpha: adapter.config.loraAlpha, targets: adapter.config.targetModules, slots: 1 }, 0);
+    const lora = createLoraSet(
+      gpu,
+      model.config,
+      { r: adapter.config.r, alpha: adapter.config.loraAlpha, targets: adapter.config.targetModules, slots: 1 },
+      0,
+    );
     setLoraSlot(gpu, lora, 0, adapter);
     const read = (f: string) => parseSafetensors(new Uint8Array(readFileSync(root(f))), f);
     const inp = read('parity/llama-tiny/reference.safetensors');
     const want = tensorToFloat32(read('peft-roundtrip/reference.safetensors').tensors.get('logits_lab_adapter')!);
     const t = (k: string) => Int32Array.from(tensorToFloat32(inp.tensors.get(k)!));
     const mask = t('attention_mask');
-    const st = decoder.forward({ B: 2, T: 11, ids: t('input_ids'), mask, pos: t('position_ids'), adapters: lora, slots: Int32Array.of(0, 0) });
+    const st = decoder.forward({
+      B: 2,
+      T: 11,
+      ids: t('input_ids'),
+      mask,
+      pos: t('position_ids'),
+      adapters: lora,
+      slots: Int32Array.of(0, 0),
+    });
     const got = await gpu.readF32(st.logits!);
     decoder.release(st);
     const V = model.config.vocabSize;

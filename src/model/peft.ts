@@ -85,29 +85,45 @@ export function adapterConfigJson(c: LoraConfig): string {
  * Serialises an adapter. Every layer must hold A and B for every target module; shapes come from r and the
  * lengths (in = |A| / r, out = |B| / r) and are checked against `model` when it is given.
  */
-export function writePeftAdapter(adapter: PeftAdapter, model?: ModelConfig): { 'adapter_config.json': string; 'adapter_model.safetensors': Uint8Array } {
+export function writePeftAdapter(
+  adapter: PeftAdapter,
+  model?: ModelConfig,
+): { 'adapter_config.json': string; 'adapter_model.safetensors': Uint8Array } {
   const { config: c, layers } = adapter;
   const where = 'writePeftAdapter';
   if (!Number.isSafeInteger(c.r) || c.r <= 0) fail('PEFT_INVALID', where, `r must be a positive integer, got ${c.r}`);
   if (!(c.loraAlpha > 0)) fail('PEFT_INVALID', where, `lora_alpha must be positive, got ${c.loraAlpha}`);
   if (c.targetModules.length === 0) fail('PEFT_INVALID', where, 'target_modules is empty');
-  for (const m of c.targetModules) if (!LINEAR_MODULES.includes(m)) fail('PEFT_INVALID', where, `unknown target module "${m}" (expected ${LINEAR_MODULES.join(', ')})`);
+  for (const m of c.targetModules)
+    if (!LINEAR_MODULES.includes(m)) fail('PEFT_INVALID', where, `unknown target module "${m}" (expected ${LINEAR_MODULES.join(', ')})`);
   if (c.layersToTransform) fail('PEFT_UNSUPPORTED', where, 'writing layers_to_transform is not supported: give adapters for every layer');
-  if (model && layers.length !== model.numLayers) fail('PEFT_INVALID', where, `${layers.length} layers of adapters for a ${model.numLayers}-layer model`);
+  if (model && layers.length !== model.numLayers)
+    fail('PEFT_INVALID', where, `${layers.length} layers of adapters for a ${model.numLayers}-layer model`);
   const tensors: TensorToWrite[] = [];
   layers.forEach((layer, l) => {
-    for (const m of Object.keys(layer)) if (!c.targetModules.includes(m as LinearModule)) fail('PEFT_INVALID', where, `layer ${l} has "${m}", which is not in target_modules`);
+    for (const m of Object.keys(layer))
+      if (!c.targetModules.includes(m as LinearModule))
+        fail('PEFT_INVALID', where, `layer ${l} has "${m}", which is not in target_modules`);
     for (const m of c.targetModules) {
       const ab = layer[m];
       if (!ab) fail('PEFT_INVALID', where, `layer ${l} has no adapter for "${m}"`);
       const inF = ab.A.length / c.r;
       const outF = ab.B.length / c.r;
       if (!Number.isInteger(inF) || !Number.isInteger(outF) || inF === 0 || outF === 0) {
-        fail('PEFT_INVALID', where, `layer ${l} ${m}: |A| = ${ab.A.length} and |B| = ${ab.B.length} are not positive multiples of r = ${c.r}`);
+        fail(
+          'PEFT_INVALID',
+          where,
+          `layer ${l} ${m}: |A| = ${ab.A.length} and |B| = ${ab.B.length} are not positive multiples of r = ${c.r}`,
+        );
       }
       if (model) {
         const d = linearDims(model, m);
-        if (d.in !== inF || d.out !== outF) fail('PEFT_INVALID', where, `layer ${l} ${m}: A is [${c.r}, ${inF}] and B [${outF}, ${c.r}], the model needs [${c.r}, ${d.in}] and [${d.out}, ${c.r}]`);
+        if (d.in !== inF || d.out !== outF)
+          fail(
+            'PEFT_INVALID',
+            where,
+            `layer ${l} ${m}: A is [${c.r}, ${inF}] and B [${outF}, ${c.r}], the model needs [${c.r}, ${d.in}] and [${d.out}, ${c.r}]`,
+          );
       }
       tensors.push({ name: loraKey(l, m, 'A'), dtype: 'F32', shape: [c.r, inF], data: ab.A });
       tensors.push({ name: loraKey(l, m, 'B'), dtype: 'F32', shape: [outF, c.r], data: ab.B });
@@ -126,12 +142,17 @@ function targetModules(v: unknown, file: string, notes: string[]): LinearModule[
     notes.push(`target_modules is the regex ${JSON.stringify(v)}: modules taken from the weights`);
     return null;
   }
-  if (!Array.isArray(v) || v.length === 0 || v.some((m) => typeof m !== 'string')) fail('PEFT_INVALID', file, '"target_modules" must be a non-empty list of module names');
+  if (!Array.isArray(v) || v.length === 0 || v.some((m) => typeof m !== 'string'))
+    fail('PEFT_INVALID', file, '"target_modules" must be a non-empty list of module names');
   const out = new Set<LinearModule>();
   for (const name of v as string[]) {
-    if (name === 'all-linear') { LINEAR_MODULES.forEach((m) => out.add(m)); continue; }
+    if (name === 'all-linear') {
+      LINEAR_MODULES.forEach((m) => out.add(m));
+      continue;
+    }
     const short = name.split('.').pop() as string;
-    if (!LINEAR_MODULES.includes(short as LinearModule)) fail('PEFT_UNSUPPORTED', file, `target module "${name}" is not one of ${LINEAR_MODULES.join(', ')}`);
+    if (!LINEAR_MODULES.includes(short as LinearModule))
+      fail('PEFT_UNSUPPORTED', file, `target module "${name}" is not one of ${LINEAR_MODULES.join(', ')}`);
     out.add(short as LinearModule);
   }
   return [...out];
@@ -150,21 +171,27 @@ export function parseAdapterConfig(json: unknown, file = ADAPTER_CONFIG_FILE, no
   for (const k of ['rank_pattern', 'alpha_pattern']) {
     if (isObject(c[k]) && Object.keys(c[k]).length > 0) unsupported(k, 'is not empty; per-module ranks and alphas are not supported');
   }
-  if (Array.isArray(c.modules_to_save) && c.modules_to_save.length > 0) unsupported('modules_to_save', 'is not empty; fully trained extra modules are not supported');
+  if (Array.isArray(c.modules_to_save) && c.modules_to_save.length > 0)
+    unsupported('modules_to_save', 'is not empty; fully trained extra modules are not supported');
   if (c.layer_replication !== undefined && c.layer_replication !== null) unsupported('layer_replication', 'is set; not supported');
   // Newer peft features that change the forward or add weights beyond lora_A/lora_B.
-  const setField = (k: string): boolean => c[k] !== undefined && c[k] !== null && !(Array.isArray(c[k]) && (c[k] as unknown[]).length === 0);
+  const setField = (k: string): boolean =>
+    c[k] !== undefined && c[k] !== null && !(Array.isArray(c[k]) && (c[k] as unknown[]).length === 0);
   if (setField('target_parameters')) unsupported('target_parameters', 'is set; LoRA on raw parameters (MoE experts) is not supported');
   if (setField('alora_invocation_tokens')) unsupported('alora_invocation_tokens', 'is set; activated LoRA (aLoRA) is not supported');
   if (setField('trainable_token_indices')) unsupported('trainable_token_indices', 'is set; trainable token embeddings are not supported');
   if (c.use_qalora === true) unsupported('use_qalora', 'is true; QA-LoRA is not supported');
-  if (c.task_type !== undefined && c.task_type !== null && c.task_type !== 'CAUSAL_LM') unsupported('task_type', `is ${JSON.stringify(c.task_type)}; expected "CAUSAL_LM"`);
+  if (c.task_type !== undefined && c.task_type !== null && c.task_type !== 'CAUSAL_LM')
+    unsupported('task_type', `is ${JSON.stringify(c.task_type)}; expected "CAUSAL_LM"`);
   const r = c.r;
-  if (typeof r !== 'number' || !Number.isSafeInteger(r) || r <= 0) fail('PEFT_INVALID', file, `"r" must be a positive integer, got ${JSON.stringify(r)}`);
+  if (typeof r !== 'number' || !Number.isSafeInteger(r) || r <= 0)
+    fail('PEFT_INVALID', file, `"r" must be a positive integer, got ${JSON.stringify(r)}`);
   const alpha = c.lora_alpha ?? 8; // peft's default
-  if (typeof alpha !== 'number' || !(alpha > 0)) fail('PEFT_INVALID', file, `"lora_alpha" must be a positive number, got ${JSON.stringify(alpha)}`);
+  if (typeof alpha !== 'number' || !(alpha > 0))
+    fail('PEFT_INVALID', file, `"lora_alpha" must be a positive number, got ${JSON.stringify(alpha)}`);
   const dropout = c.lora_dropout ?? 0;
-  if (typeof dropout !== 'number' || dropout < 0 || dropout >= 1) fail('PEFT_INVALID', file, `"lora_dropout" must be in [0, 1), got ${JSON.stringify(dropout)}`);
+  if (typeof dropout !== 'number' || dropout < 0 || dropout >= 1)
+    fail('PEFT_INVALID', file, `"lora_dropout" must be in [0, 1), got ${JSON.stringify(dropout)}`);
   const useRslora = c.use_rslora === true;
   if (useRslora) notes.push(`use_rslora: scale is lora_alpha / sqrt(r) = ${alpha} / sqrt(${r})`);
   let layersToTransform: number[] | null = null;
@@ -172,7 +199,8 @@ export function parseAdapterConfig(json: unknown, file = ADAPTER_CONFIG_FILE, no
   if (typeof ltt === 'number') layersToTransform = [ltt];
   else if (Array.isArray(ltt)) layersToTransform = ltt as number[];
   else if (ltt !== undefined && ltt !== null) fail('PEFT_INVALID', file, '"layers_to_transform" must be an int, a list of ints or null');
-  if (layersToTransform?.some((l) => !Number.isSafeInteger(l) || l < 0)) fail('PEFT_INVALID', file, '"layers_to_transform" has an invalid layer index');
+  if (layersToTransform?.some((l) => !Number.isSafeInteger(l) || l < 0))
+    fail('PEFT_INVALID', file, '"layers_to_transform" has an invalid layer index');
   const base = c.base_model_name_or_path;
   return {
     r,
@@ -187,7 +215,8 @@ export function parseAdapterConfig(json: unknown, file = ADAPTER_CONFIG_FILE, no
 
 // base_model.model.model.layers.3.self_attn.q_proj.lora_A.weight, optionally lora_A.default.weight, optionally
 // without "base_model.model." or without the inner "model.".
-const KEY_RE = /^(?:base_model\.model\.)?(?:model\.)?layers\.(\d+)\.(self_attn|mlp)\.([a-z_]+)\.lora_([AB])(?:\.([A-Za-z0-9_-]+))?\.weight$/;
+const KEY_RE =
+  /^(?:base_model\.model\.)?(?:model\.)?layers\.(\d+)\.(self_attn|mlp)\.([a-z_]+)\.lora_([AB])(?:\.([A-Za-z0-9_-]+))?\.weight$/;
 
 /**
  * Reads an adapter folder's two files. `model` (the base model's config) enables the shape checks against
@@ -200,7 +229,12 @@ export function readPeftAdapter(
   const notes: string[] = [];
   const cfgIn = files[ADAPTER_CONFIG_FILE];
   if (cfgIn === undefined) fail('FILE_MISSING', ADAPTER_CONFIG_FILE, 'adapter_config.json is missing');
-  if (files[ADAPTER_WEIGHTS_FILE] === undefined) fail('FILE_MISSING', ADAPTER_WEIGHTS_FILE, 'adapter_model.safetensors is missing (adapter_model.bin pickles are not read: re-save with safe_serialization=True)');
+  if (files[ADAPTER_WEIGHTS_FILE] === undefined)
+    fail(
+      'FILE_MISSING',
+      ADAPTER_WEIGHTS_FILE,
+      'adapter_model.safetensors is missing (adapter_model.bin pickles are not read: re-save with safe_serialization=True)',
+    );
   const cfgText = cfgIn instanceof Uint8Array ? decodeUtf8(cfgIn, ADAPTER_CONFIG_FILE, 'PEFT_INVALID') : cfgIn;
   const config = parseAdapterConfig(cfgText, ADAPTER_CONFIG_FILE, notes);
   const st = parseSafetensors(files[ADAPTER_WEIGHTS_FILE], ADAPTER_WEIGHTS_FILE);
@@ -215,16 +249,24 @@ export function readPeftAdapter(
     if (/lora_magnitude_vector/.test(key)) fail('PEFT_UNSUPPORTED', file, `"${key}" is a DoRA magnitude; DoRA adapters are not supported`);
     if (/lora_embedding_[AB]/.test(key)) fail('PEFT_UNSUPPORTED', file, `"${key}" adapts an embedding; only linear modules are supported`);
     const m = KEY_RE.exec(key);
-    if (!m) fail('PEFT_INVALID', file, `unexpected tensor "${key}" (expected base_model.model.model.layers.{i}.{self_attn|mlp}.{module}.lora_{A|B}.weight)`);
+    if (!m)
+      fail(
+        'PEFT_INVALID',
+        file,
+        `unexpected tensor "${key}" (expected base_model.model.model.layers.{i}.{self_attn|mlp}.{module}.lora_{A|B}.weight)`,
+      );
     const [, layerStr, parent, mod, which, adapterName] = m;
-    if (!LINEAR_MODULES.includes(mod as LinearModule)) fail('PEFT_INVALID', file, `"${key}": unknown module "${mod}" (expected ${LINEAR_MODULES.join(', ')})`);
+    if (!LINEAR_MODULES.includes(mod as LinearModule))
+      fail('PEFT_INVALID', file, `"${key}": unknown module "${mod}" (expected ${LINEAR_MODULES.join(', ')})`);
     const module = mod as LinearModule;
-    if (moduleParent(module) !== parent) fail('PEFT_INVALID', file, `"${key}": ${module} belongs under ${moduleParent(module)}, not ${parent}`);
+    if (moduleParent(module) !== parent)
+      fail('PEFT_INVALID', file, `"${key}": ${module} belongs under ${moduleParent(module)}, not ${parent}`);
     if (adapterName) adapterNames.add(adapterName);
     const layer = Number(layerStr);
     // the layer list below is sized from the highest index: refuse an absurd one before allocating
     if (layer >= MAX_LAYERS) fail('PEFT_INVALID', file, `"${key}": layer ${layerStr} is beyond any model (at most ${MAX_LAYERS} layers)`);
-    if (model && layer >= model.numLayers) fail('PEFT_INVALID', file, `"${key}": layer ${layer} but the base model has ${model.numLayers} layers`);
+    if (model && layer >= model.numLayers)
+      fail('PEFT_INVALID', file, `"${key}": layer ${layer} but the base model has ${model.numLayers} layers`);
     maxLayer = Math.max(maxLayer, layer);
     seenModules.add(module);
 
@@ -237,13 +279,16 @@ export function readPeftAdapter(
     if (model) {
       const d = linearDims(model, module);
       const want = which === 'A' ? [r, d.in] : [d.out, r];
-      if (rows !== want[0] || cols !== want[1]) fail('PEFT_INVALID', file, `"${key}" has shape [${rows}, ${cols}], the base model needs [${want.join(', ')}]`);
+      if (rows !== want[0] || cols !== want[1])
+        fail('PEFT_INVALID', file, `"${key}" has shape [${rows}, ${cols}], the base model needs [${want.join(', ')}]`);
     }
-    if (t.dtype !== 'F32' && t.dtype !== 'F16' && t.dtype !== 'BF16') fail('PEFT_INVALID', file, `"${key}" is ${t.dtype}; adapters must be float`);
+    if (t.dtype !== 'F32' && t.dtype !== 'F16' && t.dtype !== 'BF16')
+      fail('PEFT_INVALID', file, `"${key}" is ${t.dtype}; adapters must be float`);
     const dims = moduleDims.get(module) ?? {};
     const feat = which === 'A' ? cols : rows;
     const k = which === 'A' ? 'in' : 'out';
-    if (dims[k] !== undefined && dims[k] !== feat) fail('PEFT_INVALID', file, `"${key}" has ${k} features ${feat} but other layers' ${module} have ${dims[k]}`);
+    if (dims[k] !== undefined && dims[k] !== feat)
+      fail('PEFT_INVALID', file, `"${key}" has ${k} features ${feat} but other layers' ${module} have ${dims[k]}`);
     dims[k] = feat;
     moduleDims.set(module, dims);
     const slot = `${layer}/${module}`;
@@ -255,10 +300,13 @@ export function readPeftAdapter(
   if (found.size === 0) fail('PEFT_INVALID', file, 'no LoRA tensors');
   if (adapterNames.size > 1) fail('PEFT_UNSUPPORTED', file, `several adapters in one file (${[...adapterNames].join(', ')})`);
   if (adapterNames.size === 1) notes.push(`keys carry the adapter name ".${[...adapterNames][0]}."; read as the default adapter`);
-  if (st.tensors.size > 0 && [...st.tensors.keys()].some((k) => !k.startsWith('base_model.model.'))) notes.push('keys lack the "base_model.model." prefix; read anyway');
+  if (st.tensors.size > 0 && [...st.tensors.keys()].some((k) => !k.startsWith('base_model.model.')))
+    notes.push('keys lack the "base_model.model." prefix; read anyway');
 
   if (config.targetModules.length === 0) config.targetModules = LINEAR_MODULES.filter((m) => seenModules.has(m));
-  for (const m of seenModules) if (!config.targetModules.includes(m)) fail('PEFT_INVALID', file, `has ${m} adapters but adapter_config.json target_modules is [${config.targetModules.join(', ')}]`);
+  for (const m of seenModules)
+    if (!config.targetModules.includes(m))
+      fail('PEFT_INVALID', file, `has ${m} adapters but adapter_config.json target_modules is [${config.targetModules.join(', ')}]`);
 
   const numLayers = model ? model.numLayers : maxLayer + 1;
   const adapted = config.layersToTransform ?? Array.from({ length: numLayers }, (_, i) => i);
@@ -272,8 +320,10 @@ export function readPeftAdapter(
     layers[l][m as LinearModule] = { A: ab.A, B: ab.B };
   }
   for (const l of adapted) {
-    if (l >= numLayers) fail('PEFT_INVALID', ADAPTER_CONFIG_FILE, `layers_to_transform has layer ${l} but the model has ${numLayers} layers`);
-    for (const m of config.targetModules) if (!layers[l][m]) fail('PEFT_INVALID', file, `no adapter for layer ${l} ${m} (in target_modules)`);
+    if (l >= numLayers)
+      fail('PEFT_INVALID', ADAPTER_CONFIG_FILE, `layers_to_transform has layer ${l} but the model has ${numLayers} layers`);
+    for (const m of config.targetModules)
+      if (!layers[l][m]) fail('PEFT_INVALID', file, `no adapter for layer ${l} ${m} (in target_modules)`);
   }
   return { config, layers, scale: loraScale(config), notes };
 }

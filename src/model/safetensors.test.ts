@@ -5,9 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { pack16, round16 } from '../gpu/half.ts';
 import { ModelFileError, type ModelFileErrorCode } from './errors.ts';
-import {
-  parseSafetensors, parseShardIndex, shardFiles, tensorToFloat32, tensorToPacked16, writeSafetensors,
-} from './safetensors.ts';
+import { parseSafetensors, parseShardIndex, shardFiles, tensorToFloat32, tensorToPacked16, writeSafetensors } from './safetensors.ts';
 
 const values = Float32Array.from([0, 1, -2.5, 3.14159, 1e-3, -65504, 1.5e-7, 42]);
 
@@ -101,12 +99,18 @@ describe('safetensors round trip', () => {
     new DataView(data.buffer).setBigInt64(0, -7n, true);
     new DataView(data.buffer).setInt32(8, 123456, true);
     data.set([9, 250], 12);
-    const st = parseSafetensors(rawFile({
-      i64: { dtype: 'I64', shape: [1], data_offsets: [0, 8] },
-      i32: { dtype: 'I32', shape: [1], data_offsets: [8, 12] },
-      u8: { dtype: 'U8', shape: [2], data_offsets: [12, 14] },
-      empty: { dtype: 'F32', shape: [0, 3], data_offsets: [14, 14] },
-    }, data), 'ints.safetensors');
+    const st = parseSafetensors(
+      rawFile(
+        {
+          i64: { dtype: 'I64', shape: [1], data_offsets: [0, 8] },
+          i32: { dtype: 'I32', shape: [1], data_offsets: [8, 12] },
+          u8: { dtype: 'U8', shape: [2], data_offsets: [12, 14] },
+          empty: { dtype: 'F32', shape: [0, 3], data_offsets: [14, 14] },
+        },
+        data,
+      ),
+      'ints.safetensors',
+    );
     expect(Array.from(tensorToFloat32(st.tensors.get('i64')!))).toEqual([-7]);
     expect(Array.from(tensorToFloat32(st.tensors.get('i32')!))).toEqual([123456]);
     expect(Array.from(tensorToFloat32(st.tensors.get('u8')!))).toEqual([9, 250]);
@@ -115,10 +119,12 @@ describe('safetensors round trip', () => {
 
   it('refuses invalid writer input', () => {
     expect(() => writeSafetensors([{ name: 'a', dtype: 'F32', shape: [3], data: new Float32Array(2) }])).toThrow(/expected 3/);
-    expect(() => writeSafetensors([
-      { name: 'a', dtype: 'F32', shape: [1], data: new Float32Array(1) },
-      { name: 'a', dtype: 'F32', shape: [1], data: new Float32Array(1) },
-    ])).toThrow(/duplicate/);
+    expect(() =>
+      writeSafetensors([
+        { name: 'a', dtype: 'F32', shape: [1], data: new Float32Array(1) },
+        { name: 'a', dtype: 'F32', shape: [1], data: new Float32Array(1) },
+      ]),
+    ).toThrow(/duplicate/);
   });
 });
 
@@ -128,28 +134,109 @@ describe('safetensors validation', () => {
     { what: 'empty file', file: () => new Uint8Array(3), code: 'ST_TOO_SHORT', msg: /shorter than the 8-byte/ },
     { what: 'header length past the end', file: () => rawFile(good, 16, 10_000), code: 'ST_HEADER_SIZE', msg: /runs past the end/ },
     { what: 'absurd header length', file: () => rawFile(good, 16, 0xffffffff), code: 'ST_HEADER_SIZE', msg: /absurd/ },
-    { what: 'header length > 2^32', file: () => { const f = rawFile(good, 16); new DataView(f.buffer).setUint32(4, 1, true); return f; }, code: 'ST_HEADER_SIZE', msg: /absurd/ },
+    {
+      what: 'header length > 2^32',
+      file: () => {
+        const f = rawFile(good, 16);
+        new DataView(f.buffer).setUint32(4, 1, true);
+        return f;
+      },
+      code: 'ST_HEADER_SIZE',
+      msg: /absurd/,
+    },
     { what: 'invalid JSON', file: () => rawFile('{"t": {', 16), code: 'ST_HEADER_JSON', msg: /invalid JSON/ },
-    { what: 'invalid UTF-8', file: () => { const f = rawFile('{"\u00e9":1}', 0); f[10] = 0xff; return f; }, code: 'ST_HEADER_JSON', msg: /UTF-8/ },
+    {
+      what: 'invalid UTF-8',
+      file: () => {
+        const f = rawFile('{"\u00e9":1}', 0);
+        f[10] = 0xff;
+        return f;
+      },
+      code: 'ST_HEADER_JSON',
+      msg: /UTF-8/,
+    },
     { what: 'header not an object', file: () => rawFile('[1,2]', 0), code: 'ST_HEADER_SCHEMA', msg: /not an object/ },
-    { what: 'unknown dtype', file: () => rawFile({ t: { dtype: 'F8_E4M3', shape: [4], data_offsets: [0, 4] } }, 4), code: 'ST_DTYPE', msg: /unknown or unsupported dtype "F8_E4M3"/ },
-    { what: 'shape/offset size mismatch', file: () => rawFile({ t: { dtype: 'F32', shape: [2, 3], data_offsets: [0, 16] } }, 16), code: 'ST_SHAPE', msg: /needs 24 bytes but data_offsets \[0, 16\] span 16/ },
-    { what: 'negative dim', file: () => rawFile({ t: { dtype: 'F32', shape: [-1, 4], data_offsets: [0, 16] } }, 16), code: 'ST_SHAPE', msg: /not a non-negative integer/ },
-    { what: 'fractional dim', file: () => rawFile({ t: { dtype: 'F32', shape: [1.5], data_offsets: [0, 6] } }, 6), code: 'ST_SHAPE', msg: /not a non-negative integer/ },
-    { what: 'huge dims', file: () => rawFile({ t: { dtype: 'F32', shape: [2 ** 40, 2 ** 40], data_offsets: [0, 16] } }, 16), code: 'ST_SHAPE', msg: /needs/ },
-    { what: 'missing data_offsets', file: () => rawFile({ t: { dtype: 'F32', shape: [1] } }, 4), code: 'ST_HEADER_SCHEMA', msg: /data_offsets/ },
-    { what: 'end before begin', file: () => rawFile({ t: { dtype: 'U8', shape: [0], data_offsets: [4, 0] } }, 4), code: 'ST_OFFSETS', msg: /end before/ },
-    { what: 'overlapping offsets', file: () => rawFile({
-      a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] },
-      b: { dtype: 'F32', shape: [2], data_offsets: [4, 12] },
-    }, 12), code: 'ST_OFFSETS', msg: /overlaps tensor "a"/ },
-    { what: 'gap between tensors', file: () => rawFile({
-      a: { dtype: 'F32', shape: [1], data_offsets: [0, 4] },
-      b: { dtype: 'F32', shape: [1], data_offsets: [8, 12] },
-    }, 12), code: 'ST_OFFSETS', msg: /gap/ },
-    { what: 'truncated data', file: () => rawFile(good, 10), code: 'ST_TRUNCATED', msg: /data section is 10 bytes but the header needs 16/ },
+    {
+      what: 'unknown dtype',
+      file: () => rawFile({ t: { dtype: 'F8_E4M3', shape: [4], data_offsets: [0, 4] } }, 4),
+      code: 'ST_DTYPE',
+      msg: /unknown or unsupported dtype "F8_E4M3"/,
+    },
+    {
+      what: 'shape/offset size mismatch',
+      file: () => rawFile({ t: { dtype: 'F32', shape: [2, 3], data_offsets: [0, 16] } }, 16),
+      code: 'ST_SHAPE',
+      msg: /needs 24 bytes but data_offsets \[0, 16\] span 16/,
+    },
+    {
+      what: 'negative dim',
+      file: () => rawFile({ t: { dtype: 'F32', shape: [-1, 4], data_offsets: [0, 16] } }, 16),
+      code: 'ST_SHAPE',
+      msg: /not a non-negative integer/,
+    },
+    {
+      what: 'fractional dim',
+      file: () => rawFile({ t: { dtype: 'F32', shape: [1.5], data_offsets: [0, 6] } }, 6),
+      code: 'ST_SHAPE',
+      msg: /not a non-negative integer/,
+    },
+    {
+      what: 'huge dims',
+      file: () => rawFile({ t: { dtype: 'F32', shape: [2 ** 40, 2 ** 40], data_offsets: [0, 16] } }, 16),
+      code: 'ST_SHAPE',
+      msg: /needs/,
+    },
+    {
+      what: 'missing data_offsets',
+      file: () => rawFile({ t: { dtype: 'F32', shape: [1] } }, 4),
+      code: 'ST_HEADER_SCHEMA',
+      msg: /data_offsets/,
+    },
+    {
+      what: 'end before begin',
+      file: () => rawFile({ t: { dtype: 'U8', shape: [0], data_offsets: [4, 0] } }, 4),
+      code: 'ST_OFFSETS',
+      msg: /end before/,
+    },
+    {
+      what: 'overlapping offsets',
+      file: () =>
+        rawFile(
+          {
+            a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] },
+            b: { dtype: 'F32', shape: [2], data_offsets: [4, 12] },
+          },
+          12,
+        ),
+      code: 'ST_OFFSETS',
+      msg: /overlaps tensor "a"/,
+    },
+    {
+      what: 'gap between tensors',
+      file: () =>
+        rawFile(
+          {
+            a: { dtype: 'F32', shape: [1], data_offsets: [0, 4] },
+            b: { dtype: 'F32', shape: [1], data_offsets: [8, 12] },
+          },
+          12,
+        ),
+      code: 'ST_OFFSETS',
+      msg: /gap/,
+    },
+    {
+      what: 'truncated data',
+      file: () => rawFile(good, 10),
+      code: 'ST_TRUNCATED',
+      msg: /data section is 10 bytes but the header needs 16/,
+    },
     { what: 'trailing bytes', file: () => rawFile(good, 20), code: 'ST_TRAILING', msg: /4 bytes after/ },
-    { what: 'non-string metadata', file: () => rawFile({ __metadata__: { n: 1 } }, 0), code: 'ST_HEADER_SCHEMA', msg: /__metadata__\["n"\]/ },
+    {
+      what: 'non-string metadata',
+      file: () => rawFile({ __metadata__: { n: 1 } }, 0),
+      code: 'ST_HEADER_SCHEMA',
+      msg: /__metadata__\["n"\]/,
+    },
   ];
   for (const c of cases) {
     it(`rejects ${c.what}`, () => expectError(() => parseSafetensors(c.file(), 'bad.safetensors'), c.code, c.msg));
@@ -165,7 +252,12 @@ describe('safetensors validation', () => {
 
 describe('shard index', () => {
   it('maps tensors to shard files', () => {
-    const idx = parseShardIndex(JSON.stringify({ metadata: { total_size: 10 }, weight_map: { a: 'model-00001-of-00002.safetensors', b: 'model-00002-of-00002.safetensors', c: 'model-00001-of-00002.safetensors' } }));
+    const idx = parseShardIndex(
+      JSON.stringify({
+        metadata: { total_size: 10 },
+        weight_map: { a: 'model-00001-of-00002.safetensors', b: 'model-00002-of-00002.safetensors', c: 'model-00001-of-00002.safetensors' },
+      }),
+    );
     expect(idx.get('b')).toBe('model-00002-of-00002.safetensors');
     expect(shardFiles(idx)).toEqual(['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors']);
   });

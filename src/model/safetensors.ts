@@ -17,7 +17,16 @@ export type FloatDType = 'F32' | 'F16' | 'BF16';
 
 /** Bytes per element of each dtype the reader accepts. */
 export const DTYPE_BYTES: Readonly<Record<SafetensorsDType, number>> = {
-  F64: 8, F32: 4, F16: 2, BF16: 2, I64: 8, I32: 4, I16: 2, I8: 1, U8: 1, BOOL: 1,
+  F64: 8,
+  F32: 4,
+  F16: 2,
+  BF16: 2,
+  I64: 8,
+  I32: 4,
+  I16: 2,
+  I8: 1,
+  U8: 1,
+  BOOL: 1,
 };
 
 export interface TensorView {
@@ -71,7 +80,11 @@ export function parseSafetensors(bytes: Uint8Array, fileName: string): Safetenso
     const { dtype, shape, data_offsets: offs } = v;
     if (typeof dtype !== 'string') fail('ST_HEADER_SCHEMA', fileName, `tensor "${name}": dtype is missing or not a string`);
     if (!(dtype in DTYPE_BYTES)) {
-      fail('ST_DTYPE', fileName, `tensor "${name}": unknown or unsupported dtype "${dtype}" (expected one of ${Object.keys(DTYPE_BYTES).join(', ')})`);
+      fail(
+        'ST_DTYPE',
+        fileName,
+        `tensor "${name}": unknown or unsupported dtype "${dtype}" (expected one of ${Object.keys(DTYPE_BYTES).join(', ')})`,
+      );
     }
     if (!Array.isArray(shape)) fail('ST_HEADER_SCHEMA', fileName, `tensor "${name}": shape is missing or not an array`);
     for (const d of shape) {
@@ -81,14 +94,25 @@ export function parseSafetensors(bytes: Uint8Array, fileName: string): Safetenso
     }
     if (!Array.isArray(offs) || offs.length !== 2) fail('ST_HEADER_SCHEMA', fileName, `tensor "${name}": data_offsets is not [begin, end]`);
     const [begin, end] = offs;
-    if (typeof begin !== 'number' || typeof end !== 'number' || !Number.isSafeInteger(begin) || !Number.isSafeInteger(end) || begin < 0 || end < 0) {
+    if (
+      typeof begin !== 'number' ||
+      typeof end !== 'number' ||
+      !Number.isSafeInteger(begin) ||
+      !Number.isSafeInteger(end) ||
+      begin < 0 ||
+      end < 0
+    ) {
       fail('ST_OFFSETS', fileName, `tensor "${name}": data_offsets [${offs.join(', ')}] are not non-negative integers`);
     }
     if (end < begin) fail('ST_OFFSETS', fileName, `tensor "${name}": data_offsets [${begin}, ${end}] end before they begin`);
     const n = numel(shape as number[]);
     const bpe = DTYPE_BYTES[dtype as SafetensorsDType];
     if (!Number.isSafeInteger(n * bpe) || n * bpe !== end - begin) {
-      fail('ST_SHAPE', fileName, `tensor "${name}": shape [${shape.join(', ')}] ${dtype} needs ${n * bpe} bytes but data_offsets [${begin}, ${end}] span ${end - begin}`);
+      fail(
+        'ST_SHAPE',
+        fileName,
+        `tensor "${name}": shape [${shape.join(', ')}] ${dtype} needs ${n * bpe} bytes but data_offsets [${begin}, ${end}] span ${end - begin}`,
+      );
     }
     entries.push({ name, dtype: dtype as SafetensorsDType, shape: shape as number[], begin, end });
   }
@@ -98,8 +122,10 @@ export function parseSafetensors(bytes: Uint8Array, fileName: string): Safetenso
   let pos = 0;
   let prev = '';
   for (const e of sorted) {
-    if (e.begin < pos) fail('ST_OFFSETS', fileName, `tensor "${e.name}" [${e.begin}, ${e.end}] overlaps tensor "${prev}" (which ends at ${pos})`);
-    if (e.begin > pos) fail('ST_OFFSETS', fileName, `gap in the data section: tensor "${e.name}" begins at ${e.begin} but the previous data ends at ${pos}`);
+    if (e.begin < pos)
+      fail('ST_OFFSETS', fileName, `tensor "${e.name}" [${e.begin}, ${e.end}] overlaps tensor "${prev}" (which ends at ${pos})`);
+    if (e.begin > pos)
+      fail('ST_OFFSETS', fileName, `gap in the data section: tensor "${e.name}" begins at ${e.begin} but the previous data ends at ${pos}`);
     pos = e.end;
     prev = e.name;
   }
@@ -147,12 +173,18 @@ export function tensorToFloat32(t: TensorView): Float32Array {
 
 function readNumber(dv: DataView, dtype: SafetensorsDType, i: number): number {
   switch (dtype) {
-    case 'F64': return dv.getFloat64(i * 8, true);
-    case 'I64': return Number(dv.getBigInt64(i * 8, true));
-    case 'I32': return dv.getInt32(i * 4, true);
-    case 'I16': return dv.getInt16(i * 2, true);
-    case 'I8': return dv.getInt8(i);
-    default: return dv.getUint8(i); // U8, BOOL
+    case 'F64':
+      return dv.getFloat64(i * 8, true);
+    case 'I64':
+      return Number(dv.getBigInt64(i * 8, true));
+    case 'I32':
+      return dv.getInt32(i * 4, true);
+    case 'I16':
+      return dv.getInt16(i * 2, true);
+    case 'I8':
+      return dv.getInt8(i);
+    default:
+      return dv.getUint8(i); // U8, BOOL
   }
 }
 
@@ -194,7 +226,8 @@ export interface TensorToWrite {
 function tensorBytes(t: TensorToWrite): Uint8Array {
   const n = numel(t.shape);
   const bpe = DTYPE_BYTES[t.dtype];
-  const bad = (what: string): never => fail('ST_WRITE', 'writeSafetensors', `tensor "${t.name}" [${t.shape.join(', ')}] ${t.dtype}: ${what}`);
+  const bad = (what: string): never =>
+    fail('ST_WRITE', 'writeSafetensors', `tensor "${t.name}" [${t.shape.join(', ')}] ${t.dtype}: ${what}`);
   const d = t.data;
   if (d instanceof Uint8Array) {
     if (d.length !== n * bpe) bad(`raw data is ${d.length} bytes, expected ${n * bpe}`);
@@ -232,13 +265,19 @@ const WRITE_RANK: Record<FloatDType, number> = { F16: 0, BF16: 1, F32: 2 };
 export function writeSafetensors(tensors: readonly TensorToWrite[], metadata?: Record<string, string>): Uint8Array {
   const names = new Set<string>();
   for (const t of tensors) {
-    if (typeof t.name !== 'string' || t.name === '' || t.name === '__metadata__') fail('ST_WRITE', 'writeSafetensors', `invalid tensor name ${JSON.stringify(t.name)}`);
+    if (typeof t.name !== 'string' || t.name === '' || t.name === '__metadata__')
+      fail('ST_WRITE', 'writeSafetensors', `invalid tensor name ${JSON.stringify(t.name)}`);
     if (names.has(t.name)) fail('ST_WRITE', 'writeSafetensors', `duplicate tensor name "${t.name}"`);
     names.add(t.name);
-    if (!(t.dtype === 'F32' || t.dtype === 'F16' || t.dtype === 'BF16')) fail('ST_WRITE', 'writeSafetensors', `tensor "${t.name}": dtype ${String(t.dtype)} is not F32, F16 or BF16`);
-    for (const d of t.shape) if (!Number.isSafeInteger(d) || d < 0) fail('ST_WRITE', 'writeSafetensors', `tensor "${t.name}": shape [${t.shape.join(', ')}] has an invalid dim`);
+    if (!(t.dtype === 'F32' || t.dtype === 'F16' || t.dtype === 'BF16'))
+      fail('ST_WRITE', 'writeSafetensors', `tensor "${t.name}": dtype ${String(t.dtype)} is not F32, F16 or BF16`);
+    for (const d of t.shape)
+      if (!Number.isSafeInteger(d) || d < 0)
+        fail('ST_WRITE', 'writeSafetensors', `tensor "${t.name}": shape [${t.shape.join(', ')}] has an invalid dim`);
   }
-  if (metadata) for (const [k, v] of Object.entries(metadata)) if (typeof v !== 'string') fail('ST_WRITE', 'writeSafetensors', `metadata "${k}" is not a string`);
+  if (metadata)
+    for (const [k, v] of Object.entries(metadata))
+      if (typeof v !== 'string') fail('ST_WRITE', 'writeSafetensors', `metadata "${k}" is not a string`);
 
   const order = [...tensors].sort((a, b) => WRITE_RANK[b.dtype] - WRITE_RANK[a.dtype] || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const chunks = order.map(tensorBytes);
@@ -258,7 +297,10 @@ export function writeSafetensors(tensors: readonly TensorToWrite[], metadata?: R
   out.set(json, 8);
   out.fill(0x20, 8 + json.length, 8 + headerLen);
   let pos = 8 + headerLen;
-  for (const c of chunks) { out.set(c, pos); pos += c.length; }
+  for (const c of chunks) {
+    out.set(c, pos);
+    pos += c.length;
+  }
   return out;
 }
 
@@ -275,7 +317,8 @@ export function parseShardIndex(json: unknown, fileName = SHARD_INDEX_FILE): Map
   const map = new Map<string, string>();
   for (const [name, file] of Object.entries(wm)) {
     if (typeof file !== 'string' || file === '') fail('INDEX_INVALID', fileName, `weight_map["${name}"] is not a file name`);
-    if (file.includes('..') || file.startsWith('/')) fail('INDEX_INVALID', fileName, `weight_map["${name}"] = "${file}" points outside the folder`);
+    if (file.includes('..') || file.startsWith('/'))
+      fail('INDEX_INVALID', fileName, `weight_map["${name}"] = "${file}" points outside the folder`);
     map.set(name, file);
   }
   if (map.size === 0) fail('INDEX_INVALID', fileName, 'weight_map is empty');

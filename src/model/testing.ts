@@ -6,9 +6,19 @@ import { Rng } from '../common/rng.ts';
 
 export function tinyConfig(over: Record<string, unknown> = {}): ModelConfig {
   return parseModelConfig({
-    model_type: 'llama', architectures: ['LlamaForCausalLM'], vocab_size: 32, hidden_size: 16, intermediate_size: 24,
-    num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, rms_norm_eps: 1e-6, rope_theta: 10000,
-    max_position_embeddings: 64, tie_word_embeddings: false, ...over,
+    model_type: 'llama',
+    architectures: ['LlamaForCausalLM'],
+    vocab_size: 32,
+    hidden_size: 16,
+    intermediate_size: 24,
+    num_hidden_layers: 2,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    rms_norm_eps: 1e-6,
+    rope_theta: 10000,
+    max_position_embeddings: 64,
+    tie_word_embeddings: false,
+    ...over,
   });
 }
 

@@ -35,12 +35,17 @@ describe('loadTokenizer', () => {
     expect(tok.padId).toBe(ids['<|endoftext|>']);
     expect(tok.bosId).toBeNull();
     expect(tok.vocabSize).toBe(256 + 9 + 3);
-    expect(loadTokenizer(tokenizerJson, tokenizerConfig, { eosTokenIds: [ids['<|endoftext|>'], ids['<|im_end|>']] }).eosIds)
-      .toEqual([ids['<|im_end|>'], ids['<|endoftext|>']]);
+    expect(loadTokenizer(tokenizerJson, tokenizerConfig, { eosTokenIds: [ids['<|endoftext|>'], ids['<|im_end|>']] }).eosIds).toEqual([
+      ids['<|im_end|>'],
+      ids['<|endoftext|>'],
+    ]);
   });
 
   it('renders the chat template', () => {
-    const msgs = [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hello world' }];
+    const msgs = [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'hello world' },
+    ];
     const text = tok.applyChatTemplate(msgs, { addGenerationPrompt: true });
     expect(text).toBe('<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nhello world<|im_end|>\n<|im_start|>assistant\n');
     expect(tok.applyChatTemplate(msgs)).not.toContain('assistant');
@@ -53,7 +58,10 @@ describe('loadTokenizer', () => {
     const t = loadTokenizer(tokenizerJson, {
       ...tokenizerConfig,
       bos_token: '<|endoftext|>',
-      chat_template: [{ name: 'tool_use', template: 'TOOLS' }, { name: 'default', template: '{{ bos_token }}{{ messages[0].content }}' }],
+      chat_template: [
+        { name: 'tool_use', template: 'TOOLS' },
+        { name: 'default', template: '{{ bos_token }}{{ messages[0].content }}' },
+      ],
     });
     expect(t.bosId).toBe(ids['<|endoftext|>']);
     expect(t.applyChatTemplate([{ role: 'user', content: 'x' }])).toBe('<|endoftext|>x');
@@ -63,13 +71,22 @@ describe('loadTokenizer', () => {
 
   it('fails clearly on malformed files', () => {
     const code = (fn: () => unknown): string => {
-      try { fn(); } catch (e) { expect(e).toBeInstanceOf(ModelFileError); return `${(e as ModelFileError).code}: ${(e as Error).message}`; }
+      try {
+        fn();
+      } catch (e) {
+        expect(e).toBeInstanceOf(ModelFileError);
+        return `${(e as ModelFileError).code}: ${(e as Error).message}`;
+      }
       return 'no error';
     };
     expect(code(() => loadTokenizer('{oops', tokenizerConfig))).toMatch(/^TOKENIZER_INVALID: tokenizer.json: invalid JSON/);
     expect(code(() => loadTokenizer({ added_tokens: [] }, tokenizerConfig))).toMatch(/"model" is missing/);
-    expect(code(() => loadTokenizer({ ...tokenizerJson, model: { type: 'Nope' } }, tokenizerConfig))).toMatch(/^TOKENIZER_INVALID: .*cannot build/);
-    expect(code(() => loadTokenizer(tokenizerJson, { ...tokenizerConfig, eos_token: '<|nope|>' }))).toMatch(/tokenizer_config.json: "eos_token" "<\|nope\|>" is not in the vocabulary/);
+    expect(code(() => loadTokenizer({ ...tokenizerJson, model: { type: 'Nope' } }, tokenizerConfig))).toMatch(
+      /^TOKENIZER_INVALID: .*cannot build/,
+    );
+    expect(code(() => loadTokenizer(tokenizerJson, { ...tokenizerConfig, eos_token: '<|nope|>' }))).toMatch(
+      /tokenizer_config.json: "eos_token" "<\|nope\|>" is not in the vocabulary/,
+    );
     expect(code(() => loadTokenizer(tokenizerJson, { ...tokenizerConfig, eos_token: 5 }))).toMatch(/"eos_token" must be a string/);
     const noTemplate = loadTokenizer(tokenizerJson, { ...tokenizerConfig, chat_template: undefined });
     expect(noTemplate.hasChatTemplate).toBe(false);

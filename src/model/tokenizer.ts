@@ -8,7 +8,10 @@ import { Template } from '@huggingface/jinja';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { fail, isObject, ModelFileError, parseJsonFile } from './errors.ts';
 
-export interface ChatMessage { role: string; content: string }
+export interface ChatMessage {
+  role: string;
+  content: string;
+}
 
 export interface LoadedTokenizer {
   encode(text: string, opts?: { addSpecialTokens?: boolean }): number[];
@@ -48,7 +51,9 @@ function pickChatTemplate(v: unknown, file: string): string | null {
   if (v === undefined || v === null) return null;
   if (typeof v === 'string') return v;
   if (Array.isArray(v)) {
-    const named = v.filter((t): t is { name: string; template: string } => isObject(t) && typeof t.name === 'string' && typeof t.template === 'string');
+    const named = v.filter(
+      (t): t is { name: string; template: string } => isObject(t) && typeof t.name === 'string' && typeof t.template === 'string',
+    );
     if (named.length !== v.length) fail('TOKENIZER_INVALID', file, '"chat_template" list entries must be {name, template}');
     return named.find((t) => t.name === 'default')?.template ?? null;
   }
@@ -56,14 +61,23 @@ function pickChatTemplate(v: unknown, file: string): string | null {
 }
 
 /** Builds a tokenizer from tokenizer.json (object or text) and tokenizer_config.json (object or text, optional). */
-export function loadTokenizer(tokenizerJson: object | string, tokenizerConfig?: object | string | null, options: TokenizerOptions = {}): LoadedTokenizer {
+export function loadTokenizer(
+  tokenizerJson: object | string,
+  tokenizerConfig?: object | string | null,
+  options: TokenizerOptions = {},
+): LoadedTokenizer {
   const file = options.fileName ?? 'tokenizer.json';
   const cfgFile = options.configFileName ?? 'tokenizer_config.json';
   const tj = typeof tokenizerJson === 'string' ? parseJsonFile(tokenizerJson, file, 'TOKENIZER_INVALID') : tokenizerJson;
   if (!isObject(tj)) fail('TOKENIZER_INVALID', file, 'not a JSON object');
   if (!isObject(tj.model)) fail('TOKENIZER_INVALID', file, '"model" is missing or not an object');
   if (tj.added_tokens !== undefined && !Array.isArray(tj.added_tokens)) fail('TOKENIZER_INVALID', file, '"added_tokens" is not a list');
-  const cfgRaw = tokenizerConfig === undefined || tokenizerConfig === null ? {} : typeof tokenizerConfig === 'string' ? parseJsonFile(tokenizerConfig, cfgFile, 'TOKENIZER_INVALID') : tokenizerConfig;
+  const cfgRaw =
+    tokenizerConfig === undefined || tokenizerConfig === null
+      ? {}
+      : typeof tokenizerConfig === 'string'
+        ? parseJsonFile(tokenizerConfig, cfgFile, 'TOKENIZER_INVALID')
+        : tokenizerConfig;
   if (!isObject(cfgRaw)) fail('TOKENIZER_INVALID', cfgFile, 'not a JSON object');
 
   // The library iterates added_tokens and reads the other pipeline stages as possibly null.
@@ -121,7 +135,8 @@ export function loadTokenizer(tokenizerJson: object | string, tokenizerConfig?: 
   return {
     encode: (text, opts = {}) => tok.encode(text, { add_special_tokens: opts.addSpecialTokens ?? false }).ids,
     // (the library refuses an empty list; an empty sequence decodes to '')
-    decode: (ids, opts = {}) => (ids.length === 0 ? '' : tok.decode(ids as number[], { skip_special_tokens: opts.skipSpecialTokens ?? false })),
+    decode: (ids, opts = {}) =>
+      ids.length === 0 ? '' : tok.decode(ids as number[], { skip_special_tokens: opts.skipSpecialTokens ?? false }),
     applyChatTemplate(messages, opts = {}) {
       const t = compiled();
       try {

@@ -14,7 +14,12 @@ import { type Tensor, view } from '../gpu/tensor.ts';
 import { Rng } from '../common/rng.ts';
 import { type FiniteWatch, watchFinite } from './finite-watch.ts';
 
-export interface HeadLayer { W: Tensor; b: Tensor; dW: Tensor; db: Tensor }
+export interface HeadLayer {
+  W: Tensor;
+  b: Tensor;
+  dW: Tensor;
+  db: Tensor;
+}
 
 export interface ValueHead {
   C: number;
@@ -56,7 +61,10 @@ export function createValueHead(gpu: Gpu, C: number, hidden: number[], S: number
 }
 
 export function valueHeadParams(h: ValueHead): Array<{ param: Tensor; grad: Tensor }> {
-  return h.heads.flat().flatMap((l) => [{ param: l.W, grad: l.dW }, { param: l.b, grad: l.db }]);
+  return h.heads.flat().flatMap((l) => [
+    { param: l.W, grad: l.dW },
+    { param: l.b, grad: l.db },
+  ]);
 }
 
 /** Slots a watch needs for valueHeadForward: one per layer of every head. */
@@ -68,7 +76,8 @@ export const valueLayerName = (h: ValueHead, s: number, j: number): string =>
 
 export function valueHeadForward(gpu: Gpu, head: ValueHead, hN: Tensor, watch?: FiniteWatch): ValueHeadState {
   const [N, C] = hN.shape;
-  if (hN.dtype !== 'f32' || hN.shape.length !== 2 || C !== head.C) shapeError('valueHeadForward', `hN must be (N, ${head.C}) f32, got [${hN.shape.join(', ')}] ${hN.dtype}`);
+  if (hN.dtype !== 'f32' || hN.shape.length !== 2 || C !== head.C)
+    shapeError('valueHeadForward', `hN must be (N, ${head.C}) f32, got [${hN.shape.join(', ')}] ${hN.dtype}`);
   const S = head.heads.length;
   const values = gpu.tensor([S, N], 'f32', 'values');
   const st: ValueHeadState = { N, values, xs: [], zs: [] };
@@ -103,7 +112,8 @@ export function valueHeadForward(gpu: Gpu, head: ValueHead, hN: Tensor, watch?: 
 export function valueHeadBackward(gpu: Gpu, head: ValueHead, st: ValueHeadState, dvalues: Tensor, dhN: Tensor | null, ones: Tensor): void {
   const { N } = st;
   const S = head.heads.length;
-  if (dvalues.shape[0] !== S || dvalues.shape[1] !== N) shapeError('valueHeadBackward', `dvalues must be (${S}, ${N}), got [${dvalues.shape.join(', ')}]`);
+  if (dvalues.shape[0] !== S || dvalues.shape[1] !== N)
+    shapeError('valueHeadBackward', `dvalues must be (${S}, ${N}), got [${dvalues.shape.join(', ')}]`);
   if (ones.shape.length !== 2 || ones.shape[0] !== 1 || ones.shape[1] !== N) shapeError('valueHeadBackward', `ones must be (1, ${N})`);
   if (dhN) gpu.fill(dhN, 0);
   head.heads.forEach((layers, s) => {
@@ -131,4 +141,3 @@ export function releaseValueHeadState(gpu: Gpu, st: ValueHeadState): void {
 export function releaseValueHead(gpu: Gpu, h: ValueHead): void {
   for (const { param, grad } of valueHeadParams(h)) gpu.release(param, grad);
 }
-

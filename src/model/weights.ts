@@ -59,7 +59,10 @@ export const weightName = (l: number, m: LinearModule, kind: 'weight' | 'bias' =
  * stays half-loaded on the GPU.
  */
 export function uploadWeights(
-  gpu: Gpu, config: ModelConfig, get: (name: string) => TensorView | undefined, opts: UploadOptions = {},
+  gpu: Gpu,
+  config: ModelConfig,
+  get: (name: string) => TensorView | undefined,
+  opts: UploadOptions = {},
 ): DecoderWeights {
   const file = opts.file ?? 'model.safetensors';
   const embedView = get('model.embed_tokens.weight');
@@ -69,7 +72,10 @@ export function uploadWeights(
   const budget = Math.min(gpu.limits.maxBufferSize, gpu.limits.maxStorageBufferBindingSize);
   const largest = config.vocabSize * config.hiddenSize * (dtype === 'f32' ? 4 : 2);
   if (largest > budget) {
-    throw new GpuError('LIMIT', `${file}: the embedding (${config.vocabSize} x ${config.hiddenSize}, ${dtype}) needs ${largest} bytes, over this device's buffer limit of ${budget}`);
+    throw new GpuError(
+      'LIMIT',
+      `${file}: the embedding (${config.vocabSize} x ${config.hiddenSize}, ${dtype}) needs ${largest} bytes, over this device's buffer limit of ${budget}`,
+    );
   }
 
   const made: Tensor[] = [];
@@ -116,7 +122,10 @@ export function uploadWeights(
 export function weightTensors(w: DecoderWeights): Array<{ name: string; t: Tensor }> {
   const out = [{ name: 'model.embed_tokens.weight', t: w.embed }];
   w.layers.forEach((l, i) => {
-    out.push({ name: `model.layers.${i}.input_layernorm.weight`, t: l.inNorm }, { name: `model.layers.${i}.post_attention_layernorm.weight`, t: l.postNorm });
+    out.push(
+      { name: `model.layers.${i}.input_layernorm.weight`, t: l.inNorm },
+      { name: `model.layers.${i}.post_attention_layernorm.weight`, t: l.postNorm },
+    );
     for (const m of LINEAR_MODULES) {
       out.push({ name: weightName(i, m), t: l.linear[m] });
       const b = l.bias[m];
@@ -179,15 +188,30 @@ function concatBias(gpu: Gpu, l: LayerWeights, mods: LinearModule[], widths: num
 export function fuseWeights(gpu: Gpu, w: DecoderWeights): boolean {
   if (w.fused) return true;
   if (w.trainable) return false;
-  const groups: LinearModule[][] = [['q_proj', 'k_proj', 'v_proj'], ['gate_proj', 'up_proj']];
+  const groups: LinearModule[][] = [
+    ['q_proj', 'k_proj', 'v_proj'],
+    ['gate_proj', 'up_proj'],
+  ];
   if (is16(w.dtype) && w.layers.some((l) => groups.flat().some((m) => numel(l.linear[m].shape) % 2 !== 0))) return false;
   w.fused = w.layers.map((l, i) => {
     const [qkv, gu] = groups.map((ms) => ms.map((m) => l.linear[m]));
     return {
       qkv: concatRows(gpu, qkv, `model.layers.${i}.self_attn.qkv_proj.weight`),
-      qkvBias: concatBias(gpu, l, groups[0], qkv.map((t) => t.shape[0]), `model.layers.${i}.self_attn.qkv_proj.bias`),
+      qkvBias: concatBias(
+        gpu,
+        l,
+        groups[0],
+        qkv.map((t) => t.shape[0]),
+        `model.layers.${i}.self_attn.qkv_proj.bias`,
+      ),
       gateUp: concatRows(gpu, gu, `model.layers.${i}.mlp.gate_up_proj.weight`),
-      gateUpBias: concatBias(gpu, l, groups[1], gu.map((t) => t.shape[0]), `model.layers.${i}.mlp.gate_up_proj.bias`),
+      gateUpBias: concatBias(
+        gpu,
+        l,
+        groups[1],
+        gu.map((t) => t.shape[0]),
+        `model.layers.${i}.mlp.gate_up_proj.bias`,
+      ),
     };
   });
   return true;

@@ -74,7 +74,8 @@ function centralCrcs(bytes: Uint8Array): Map<string, number> {
     const nameLen = dv.getUint16(o + 28, true);
     const raw = bytes.subarray(o + 46, o + 46 + nameLen);
     const name = dv.getUint16(o + 8, true) & 0x800 ? dec.decode(raw) : String.fromCharCode(...raw);
-    if (((dv.getUint32(o + 38, true) >>> 16) & S_IFMT) === S_IFLNK) ckptFail('ZIP_INVALID', 'zip', `entry ${JSON.stringify(name)} is a symbolic link (a checkpoint holds only plain files)`);
+    if (((dv.getUint32(o + 38, true) >>> 16) & S_IFMT) === S_IFLNK)
+      ckptFail('ZIP_INVALID', 'zip', `entry ${JSON.stringify(name)} is a symbolic link (a checkpoint holds only plain files)`);
     const next = o + 46 + nameLen + dv.getUint16(o + 30, true) + dv.getUint16(o + 32, true);
     out.set(name, crc);
     o = next;
@@ -87,7 +88,8 @@ export function unzipFiles(bytes: Uint8Array, limits: UnzipLimits = {}): Record<
   const maxTotal = limits.maxTotalBytes ?? 2 ** 31;
   const maxEntries = limits.maxEntries ?? 10_000;
   const where = 'zip';
-  if (!(bytes instanceof Uint8Array) || bytes.length < 22) ckptFail('ZIP_INVALID', where, `${bytes?.length ?? 0} bytes is too short for a zip`);
+  if (!(bytes instanceof Uint8Array) || bytes.length < 22)
+    ckptFail('ZIP_INVALID', where, `${bytes?.length ?? 0} bytes is too short for a zip`);
   const declared = new Map<string, number>();
   let total = 0;
   let entries = 0;
@@ -106,7 +108,8 @@ export function unzipFiles(bytes: Uint8Array, limits: UnzipLimits = {}): Record<
         }
         if (name !== f.name) ckptFail('ZIP_INVALID', where, `entry ${JSON.stringify(f.name)} is not a plain relative path`);
         if (declared.has(name)) ckptFail('ZIP_INVALID', where, `entry "${name}" appears twice`);
-        if (f.compression !== 0 && f.compression !== 8) ckptFail('ZIP_INVALID', where, `entry "${name}" uses compression method ${f.compression} (only stored and deflate are read)`);
+        if (f.compression !== 0 && f.compression !== 8)
+          ckptFail('ZIP_INVALID', where, `entry "${name}" uses compression method ${f.compression} (only stored and deflate are read)`);
         total += f.originalSize;
         if (total > maxTotal) ckptFail('ZIP_TOO_LARGE', where, `the entries expand to more than ${maxTotal} bytes (at "${name}")`);
         declared.set(name, f.originalSize);

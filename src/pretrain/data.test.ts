@@ -23,7 +23,9 @@ describe('pretrain transcripts', () => {
     const ep = episodeTranscripts(3, { teams: ['duo'], multiTurnFraction: 0 });
     expect(ep.map((t) => t.role)).toEqual(['planner', 'solver']);
     expect(ep[0].messages).toEqual(buildMessages({ profile: duo[0], task: ep[0].problem.problem, visible: [] }));
-    expect(ep[1].messages).toEqual(buildMessages({ profile: duo[1], task: ep[0].problem.problem, visible: [{ role: 'planner', text: ep[0].completion }] }));
+    expect(ep[1].messages).toEqual(
+      buildMessages({ profile: duo[1], task: ep[0].problem.problem, visible: [{ role: 'planner', text: ep[0].completion }] }),
+    );
     const solo = episodeTranscripts(3, { teams: ['solo'], multiTurnFraction: 0 });
     expect(solo[0].messages[0].content).toBe(presetGraph('solo').agents[0].systemPrompt);
     // a good plan names the steps in order, without results
@@ -59,7 +61,8 @@ describe('pretrain transcripts', () => {
   });
 
   it('honours the error rates', () => {
-    const solvers = (o: Parameters<typeof makeTranscripts>[2]) => makeTranscripts(3000, 100, { teams: ['duo'], multiTurnFraction: 0, ...o }).filter((t) => t.role === 'solver');
+    const solvers = (o: Parameters<typeof makeTranscripts>[2]) =>
+      makeTranscripts(3000, 100, { teams: ['duo'], multiTurnFraction: 0, ...o }).filter((t) => t.role === 'solver');
     const check = (t: ReturnType<typeof solvers>[number]) => answersEqual(extractBoxed(t.completion), t.problem.answer);
     // no errors: every solver is right
     const clean = solvers({ errorRate: 0, planErrorRate: 0 });
@@ -86,8 +89,10 @@ describe('pretrain transcripts', () => {
   });
 
   it('makes a solo solver read precedence problems left to right at soloMisreadRate', () => {
-    const solo = (rate: number) => makeTranscripts(1500, 11, { teams: ['solo'], multiTurnFraction: 0, errorRate: 0, soloMisreadRate: rate, difficulty: [2, 3] })
-      .filter((t) => t.problem.precedence);
+    const solo = (rate: number) =>
+      makeTranscripts(1500, 11, { teams: ['solo'], multiTurnFraction: 0, errorRate: 0, soloMisreadRate: rate, difficulty: [2, 3] }).filter(
+        (t) => t.problem.precedence,
+      );
     const some = solo(0.8);
     expect(some.length).toBeGreaterThan(200);
     const misread = some.filter((t) => t.plan === 'order').length / some.length;
@@ -110,7 +115,11 @@ describe('pretrain transcripts', () => {
     it('routes through the protocol the rollout parses, each agent seeing every earlier output of the turn', () => {
       const ep = episodeTranscripts(5, { teams: ['orchestrated'], skipPlanRate: 0, errorRate: 0, planErrorRate: 0 });
       expect(ep.map((t) => t.role)).toEqual(['orchestrator', 'planner', 'orchestrator', 'solver', 'orchestrator']);
-      expect(ep.filter((t) => t.role === 'orchestrator').map((t) => parseRoute(t.completion, callees))).toEqual([{ next: 'planner' }, { next: 'solver' }, { done: true }]);
+      expect(ep.filter((t) => t.role === 'orchestrator').map((t) => parseRoute(t.completion, callees))).toEqual([
+        { next: 'planner' },
+        { next: 'solver' },
+        { done: true },
+      ]);
       ep.forEach((t, i) => {
         const visible = ep.slice(0, i).map((x) => ({ role: x.role, text: x.completion }));
         expect(t.messages).toEqual(buildMessages({ profile: profile(t.role), task: t.problem.problem, visible }));
@@ -122,11 +131,23 @@ describe('pretrain transcripts', () => {
 
     it('skips the planner at skipPlanRate; the solver then works alone, as solo; always one turn', () => {
       const skipped = episodeTranscripts(5, { teams: ['orchestrated'], skipPlanRate: 1, errorRate: 0, soloMisreadRate: 0 });
-      expect(skipped.map((t) => [t.role, t.completion.startsWith('<') ? t.completion : '…'])).toEqual([['orchestrator', ROUTE.solver], ['solver', '…'], ['orchestrator', ROUTE.done]]);
-      expect(skipped[1].messages).toEqual(buildMessages({ profile: profile('solver'), task: skipped[1].problem.problem, visible: [{ role: 'orchestrator', text: ROUTE.solver }] }));
+      expect(skipped.map((t) => [t.role, t.completion.startsWith('<') ? t.completion : '…'])).toEqual([
+        ['orchestrator', ROUTE.solver],
+        ['solver', '…'],
+        ['orchestrator', ROUTE.done],
+      ]);
+      expect(skipped[1].messages).toEqual(
+        buildMessages({
+          profile: profile('solver'),
+          task: skipped[1].problem.problem,
+          visible: [{ role: 'orchestrator', text: ROUTE.solver }],
+        }),
+      );
       expect(skipped[1].correct).toBe(true);
       // 2000 episodes at 0.3: the share of first calls to the solver, within 3 standard errors (0.0102 each)
-      const firsts = makeTranscripts(8000, 0, { teams: ['orchestrated'], skipPlanRate: 0.3, multiTurnFraction: 1 }).filter((t, i, all) => t.role === 'orchestrator' && (i === 0 || all[i - 1].completion === ROUTE.done));
+      const firsts = makeTranscripts(8000, 0, { teams: ['orchestrated'], skipPlanRate: 0.3, multiTurnFraction: 1 }).filter(
+        (t, i, all) => t.role === 'orchestrator' && (i === 0 || all[i - 1].completion === ROUTE.done),
+      );
       const share = firsts.filter((t) => t.completion === ROUTE.solver).length / firsts.length;
       expect(Math.abs(share - 0.3)).toBeLessThan(0.031);
       expect(firsts.length).toBeGreaterThan(1500);

@@ -29,7 +29,15 @@
 
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
 import { TINY_IDS } from './tiny-tokenizer.ts';
-import { type CoopExpr, type CoopLine, type CoopProblem, DEFAULT_PRECEDENCE, coopProblem, evaluateCoop, parseCoopExpression } from '../envs/coop.ts';
+import {
+  type CoopExpr,
+  type CoopLine,
+  type CoopProblem,
+  DEFAULT_PRECEDENCE,
+  coopProblem,
+  evaluateCoop,
+  parseCoopExpression,
+} from '../envs/coop.ts';
 import { Rng } from '../common/rng.ts';
 import { feedbackText } from '../envs/mathEnv.ts';
 import type { AgentProfile } from '../config/graph.ts';
@@ -94,13 +102,22 @@ export function planLine(l: CoopLine): string {
   const x = l.xIsResult ? 'the result' : String(l.x);
   const y = l.yIsResult ? 'the result' : String(l.y);
   if (l.xIsResult && l.yIsResult) {
-    return { '+': 'Add the two results.', '-': 'Subtract the second result from the first.', '*': 'Multiply the two results.', '/': 'Divide the first result by the second.' }[l.op];
+    return {
+      '+': 'Add the two results.',
+      '-': 'Subtract the second result from the first.',
+      '*': 'Multiply the two results.',
+      '/': 'Divide the first result by the second.',
+    }[l.op];
   }
   switch (l.op) {
-    case '+': return l.xIsResult ? `${v} ${y} to the result.` : l.yIsResult ? `${v} ${x} to the result.` : `${v} ${x} and ${y}.`;
-    case '-': return `${v} ${y} from ${x}.`;
-    case '*': return `${v} ${x} by ${y}.`;
-    case '/': return `${v} ${x} by ${y}.`;
+    case '+':
+      return l.xIsResult ? `${v} ${y} to the result.` : l.yIsResult ? `${v} ${x} to the result.` : `${v} ${x} and ${y}.`;
+    case '-':
+      return `${v} ${y} from ${x}.`;
+    case '*':
+      return `${v} ${x} by ${y}.`;
+    case '/':
+      return `${v} ${x} by ${y}.`;
   }
 }
 
@@ -112,7 +129,13 @@ export const solutionText = (lines: readonly CoopLine[], boxed: number): string 
 /** The expression with one + turned into - or the reverse (the `k`-th such operator, cyclically); null if none. */
 function swapOne(e: CoopExpr, k: number): CoopExpr | null {
   const nodes: Array<{ op: string }> = [];
-  const walk = (n: CoopExpr): void => { if (!('num' in n)) { walk(n.left); walk(n.right); if (n.op === '+' || n.op === '-') nodes.push(n); } };
+  const walk = (n: CoopExpr): void => {
+    if (!('num' in n)) {
+      walk(n.left);
+      walk(n.right);
+      if (n.op === '+' || n.op === '-') nodes.push(n);
+    }
+  };
   const copy = structuredClone(e);
   walk(copy);
   if (nodes.length === 0) return null;
@@ -121,7 +144,12 @@ function swapOne(e: CoopExpr, k: number): CoopExpr | null {
   return copy;
 }
 
-interface Solved { text: string; lines: CoopLine[]; boxed: number; flaw: SolveFlaw }
+interface Solved {
+  text: string;
+  lines: CoopLine[];
+  boxed: number;
+  flaw: SolveFlaw;
+}
 
 /** A solver's work on expression `e`, with a flaw drawn at `rate`. */
 function solve(e: CoopExpr, rate: number, rng: Rng): Solved {
@@ -138,7 +166,8 @@ function solve(e: CoopExpr, rate: number, rng: Rng): Solved {
       const at = rng.int(clean.lines.length);
       const d = delta();
       const slipped = evaluateCoop(e, (i, exact) => (i === at ? exact + d : exact));
-      if (slipped.value !== clean.value) return { lines: slipped.lines, text: solutionText(slipped.lines, slipped.value), boxed: slipped.value, flaw: 'slip' };
+      if (slipped.value !== clean.value)
+        return { lines: slipped.lines, text: solutionText(slipped.lines, slipped.value), boxed: slipped.value, flaw: 'slip' };
     }
   }
   // Right lines, wrong box: an earlier line's result, or the answer off by a little.
@@ -147,7 +176,11 @@ function solve(e: CoopExpr, rate: number, rng: Rng): Solved {
   return { lines: clean.lines, text: solutionText(clean.lines, boxed), boxed, flaw: 'final' };
 }
 
-interface Plan { kind: PlanKind; text: string; expr: CoopExpr }
+interface Plan {
+  kind: PlanKind;
+  text: string;
+  expr: CoopExpr;
+}
 
 function makePlan(p: CoopProblem, rate: number, rng: Rng): Plan {
   const correct = parseCoopExpression(p.expression);
@@ -163,17 +196,22 @@ function makePlan(p: CoopProblem, rate: number, rng: Rng): Plan {
     const value = evaluateCoop(correct).value;
     for (let j = 0; j < 4; j++) {
       const swapped = swapOne(correct, k + j);
-      if (swapped && evaluateCoop(swapped).value !== value) return { kind: 'swap', text: planText(evaluateCoop(swapped).lines), expr: swapped };
+      if (swapped && evaluateCoop(swapped).value !== value)
+        return { kind: 'swap', text: planText(evaluateCoop(swapped).lines), expr: swapped };
     }
   }
   return { kind: 'generic', text: GENERIC_PLANS[rng.int(GENERIC_PLANS.length)], expr: correct };
 }
 
 function checkRate(name: string, v: number, max = 1): void {
-  if (typeof v !== 'number' || !(v >= 0 && v <= max)) throw new Error(`pretrain data: ${name} must be a number in [0, ${max}], got ${JSON.stringify(v)}`);
+  if (typeof v !== 'number' || !(v >= 0 && v <= max))
+    throw new Error(`pretrain data: ${name} must be a number in [0, ${max}], got ${JSON.stringify(v)}`);
 }
 
-interface TeamTurn { outputs: AgentOutput[]; transcripts: Array<Omit<Transcript, 'messages' | 'turn'> & { visible: AgentOutput[] }> }
+interface TeamTurn {
+  outputs: AgentOutput[];
+  transcripts: Array<Omit<Transcript, 'messages' | 'turn'> & { visible: AgentOutput[] }>;
+}
 
 /** One turn of a team: every agent's completion, in acting order. */
 function teamTurn(team: PretrainTeam, p: CoopProblem, o: Required<TranscriptOptions>, rng: Rng): TeamTurn {
@@ -194,10 +232,22 @@ function teamTurn(team: PretrainTeam, p: CoopProblem, o: Required<TranscriptOpti
   const plan = makePlan(p, o.planErrorRate, rng);
   const s = solve(plan.expr, plan.kind === 'generic' ? noPlan : o.errorRate, rng);
   return {
-    outputs: [{ role: 'planner', text: plan.text }, { role: 'solver', text: s.text }],
+    outputs: [
+      { role: 'planner', text: plan.text },
+      { role: 'solver', text: s.text },
+    ],
     transcripts: [
       { team, role: 'planner', completion: plan.text, plan: plan.kind, flaw: 'none', correct: null, problem: p, visible: [] },
-      { team, role: 'solver', completion: s.text, plan: plan.kind, flaw: s.flaw, correct: s.boxed === answer, problem: p, visible: [{ role: 'planner', text: plan.text }] },
+      {
+        team,
+        role: 'solver',
+        completion: s.text,
+        plan: plan.kind,
+        flaw: s.flaw,
+        correct: s.boxed === answer,
+        problem: p,
+        visible: [{ role: 'planner', text: plan.text }],
+      },
     ],
   };
 }
@@ -207,7 +257,16 @@ function orchestratedTurn(p: CoopProblem, o: Required<TranscriptOptions>, rng: R
   const outputs: AgentOutput[] = [];
   const transcripts: TeamTurn['transcripts'] = [];
   const say = (role: string, text: string, plan: PlanKind, s?: Solved) => {
-    transcripts.push({ team: 'orchestrated', role, completion: text, plan, flaw: s?.flaw ?? 'none', correct: s ? s.boxed === Number(p.answer) : null, problem: p, visible: [...outputs] });
+    transcripts.push({
+      team: 'orchestrated',
+      role,
+      completion: text,
+      plan,
+      flaw: s?.flaw ?? 'none',
+      correct: s ? s.boxed === Number(p.answer) : null,
+      problem: p,
+      visible: [...outputs],
+    });
     outputs.push({ role, text });
   };
   if (rng.next() < o.skipPlanRate) {
@@ -257,7 +316,10 @@ export function withDefaults(opts: TranscriptOptions): Required<TranscriptOption
   checkRate('multiTurnFraction', o.multiTurnFraction);
   checkRate('skipPlanRate', o.skipPlanRate);
   checkRate('noPlanFactor', o.noPlanFactor, 10);
-  if (o.teams.length === 0 || o.teams.some((t) => !PRETRAIN_TEAMS.includes(t))) throw new Error(`pretrain data: teams must be a non-empty list of ${PRETRAIN_TEAMS.map((t) => `"${t}"`).join(' / ')}, got ${JSON.stringify(o.teams)}`);
+  if (o.teams.length === 0 || o.teams.some((t) => !PRETRAIN_TEAMS.includes(t)))
+    throw new Error(
+      `pretrain data: teams must be a non-empty list of ${PRETRAIN_TEAMS.map((t) => `"${t}"`).join(' / ')}, got ${JSON.stringify(o.teams)}`,
+    );
   return o;
 }
 
@@ -278,7 +340,8 @@ export function episodeTranscripts(seed: number, options: TranscriptOptions = {}
     let first = teamTurn(team, p, o, rng);
     for (let k = 0; k < 8 && first.transcripts[first.transcripts.length - 1].correct; k++) first = teamTurn(team, p, o, rng);
     const last = first.outputs[first.outputs.length - 1];
-    if (first.transcripts[first.transcripts.length - 1].correct) last.text = last.text.replace(/\\boxed\{(-?\d+)\}/, (_, n) => `\\boxed{${Number(n) + 1}}`);
+    if (first.transcripts[first.transcripts.length - 1].correct)
+      last.text = last.text.replace(/\\boxed\{(-?\d+)\}/, (_, n) => `\\boxed{${Number(n) + 1}}`);
     history.push({ outputs: first.outputs, feedback: feedbackText(false) });
   }
   const turn = teamTurn(team, p, o, rng);

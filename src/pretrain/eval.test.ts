@@ -15,11 +15,26 @@ describe('evaluateTeam', () => {
     const gpu = await testGpu();
     const files = buildTinyTokenizer(corpusTexts(makeTranscripts(300, 0)));
     const tok = loadTokenizer(files.tokenizerJson, files.tokenizerConfig);
-    const config = parseModelConfig(tinyLlamaConfigJson({ vocabSize: 512, layers: 1, hidden: 16, heads: 2, kvHeads: 1, intermediate: 16, maxPositions: 320, eosTokenId: TINY_IDS.imEnd, padTokenId: TINY_IDS.pad }));
+    const config = parseModelConfig(
+      tinyLlamaConfigJson({
+        vocabSize: 512,
+        layers: 1,
+        hidden: 16,
+        heads: 2,
+        kvHeads: 1,
+        intermediate: 16,
+        maxPositions: 320,
+        eosTokenId: TINY_IDS.imEnd,
+        padTokenId: TINY_IDS.pad,
+      }),
+    );
     const trainer = new Pretrainer(gpu, config, initWeights(config, 2));
     const r = await evaluateTeam(trainer.decoder, tok, { team: 'duo', n: 2, maxNewTokens: 3, difficulty: 1 });
     expect(r.n).toBe(2);
-    expect(r.samples.map((s) => s.outputs.map((o) => o.role))).toEqual([['planner', 'solver'], ['planner', 'solver']]);
+    expect(r.samples.map((s) => s.outputs.map((o) => o.role))).toEqual([
+      ['planner', 'solver'],
+      ['planner', 'solver'],
+    ]);
     expect(r.accuracy).toBe(0); // 3 random tokens cannot hold a \boxed{} answer
     expect(r.samples[0].gold).toMatch(/^\d+$/);
     trainer.release();

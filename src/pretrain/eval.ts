@@ -55,7 +55,9 @@ export async function evaluateTeam(decoder: Decoder, tok: LoadedTokenizer, o: Co
     const tasks = seeds.map((s) => env.problem(s));
     const outputs: AgentOutput[][] = seeds.map(() => []);
     for (const agent of agents) {
-      const prompts = tasks.map((p, i) => tok.encode(renderPrompt(tok, buildMessages({ profile: agent, task: p.problem, visible: outputs[i] }))));
+      const prompts = tasks.map((p, i) =>
+        tok.encode(renderPrompt(tok, buildMessages({ profile: agent, task: p.problem, visible: outputs[i] }))),
+      );
       const gen = await generate(decoder, prompts, {
         maxNewTokens: o.maxNewTokens ?? 96,
         sampling: { temperature: o.temperature ?? 0 },
@@ -72,7 +74,13 @@ export async function evaluateTeam(decoder: Decoder, tok: LoadedTokenizer, o: Co
     seeds.forEach((s, i) => {
       env.reset(s);
       const r = env.step(Object.fromEntries(outputs[i].map((x) => [x.role, x.text])), { answerRoles });
-      samples.push({ problem: tasks[i].problem, gold: tasks[i].answer, outputs: outputs[i], answer: (r.info.answer as string | null) ?? null, correct: r.correct });
+      samples.push({
+        problem: tasks[i].problem,
+        gold: tasks[i].answer,
+        outputs: outputs[i],
+        answer: (r.info.answer as string | null) ?? null,
+        correct: r.correct,
+      });
     });
   }
   const n = samples.length;

@@ -49,7 +49,13 @@ describe('tiny tokenizer', () => {
     expect(tok.eosIds).toEqual([TINY_IDS.imEnd]);
     expect(tok.padId).toBe(TINY_IDS.pad);
     expect(tok.bosId).toBeNull();
-    const text = tok.applyChatTemplate([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Compute 2 + 3.' }], { addGenerationPrompt: true });
+    const text = tok.applyChatTemplate(
+      [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Compute 2 + 3.' },
+      ],
+      { addGenerationPrompt: true },
+    );
     expect(text).toBe('<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nCompute 2 + 3.<|im_end|>\n<|im_start|>assistant\n');
     const ids = tok.encode(text);
     expect(ids.filter((i) => i === TINY_IDS.imStart)).toHaveLength(3);

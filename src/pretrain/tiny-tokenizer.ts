@@ -16,7 +16,11 @@ export const TINY_SPECIALS = ['<|endoftext|>', '<|im_start|>', '<|im_end|>', '<|
 export const TINY_IDS = { endoftext: 0, imStart: 1, imEnd: 2, pad: 3, unk: 4 } as const;
 
 /** Tab, newline and printable ASCII (0x20..0x7e): 97 characters. */
-export const TINY_ALPHABET: readonly string[] = ['\t', '\n', ...Array.from({ length: 0x7f - 0x20 }, (_, i) => String.fromCharCode(0x20 + i))];
+export const TINY_ALPHABET: readonly string[] = [
+  '\t',
+  '\n',
+  ...Array.from({ length: 0x7f - 0x20 }, (_, i) => String.fromCharCode(0x20 + i)),
+];
 
 /** Qwen2's pre-tokenizer regex without the contractions: words with one leading non-letter, single digits, punctuation runs, whitespace. */
 export const TINY_PRETOKENIZE_REGEX = String.raw`[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`;
@@ -60,7 +64,11 @@ export function trainBpe(texts: Iterable<string>, numMerges: number, alphabet: r
     }
     let best = '';
     let bestN = 1;
-    for (const [k, n] of pairs) if (n > bestN || (n === bestN && best !== '' && k < best)) { best = k; bestN = n; }
+    for (const [k, n] of pairs)
+      if (n > bestN || (n === bestN && best !== '' && k < best)) {
+        best = k;
+        bestN = n;
+      }
     if (best === '') break;
     const [a, b] = best.split(SEP) as Merge;
     merges.push([a, b]);
@@ -70,7 +78,10 @@ export function trainBpe(texts: Iterable<string>, numMerges: number, alphabet: r
       if (s.length < 2) continue;
       const out: string[] = [];
       for (let i = 0; i < s.length; i++) {
-        if (i + 1 < s.length && s[i] === a && s[i + 1] === b) { out.push(ab); i++; } else out.push(s[i]);
+        if (i + 1 < s.length && s[i] === a && s[i + 1] === b) {
+          out.push(ab);
+          i++;
+        } else out.push(s[i]);
       }
       w.syms = out;
     }
@@ -89,16 +100,29 @@ export interface TinyTokenizerFiles {
 export function buildTinyTokenizer(corpus: Iterable<string>, options: { vocabSize?: number } = {}): TinyTokenizerFiles {
   const target = options.vocabSize ?? DEFAULT_TINY_VOCAB;
   const base = TINY_SPECIALS.length + TINY_ALPHABET.length;
-  if (!Number.isInteger(target) || target < base) throw new Error(`buildTinyTokenizer: vocabSize must be an integer >= ${base}, got ${target}`);
+  if (!Number.isInteger(target) || target < base)
+    throw new Error(`buildTinyTokenizer: vocabSize must be an integer >= ${base}, got ${target}`);
   const vocab: Record<string, number> = {};
-  TINY_SPECIALS.forEach((t, i) => { vocab[t] = i; });
-  TINY_ALPHABET.forEach((c) => { vocab[c] = Object.keys(vocab).length; });
+  TINY_SPECIALS.forEach((t, i) => {
+    vocab[t] = i;
+  });
+  TINY_ALPHABET.forEach((c) => {
+    vocab[c] = Object.keys(vocab).length;
+  });
   const merges = trainBpe(corpus, target - base);
   for (const [a, b] of merges) {
     if (vocab[a + b] !== undefined) throw new Error(`buildTinyTokenizer: merge ${JSON.stringify([a, b])} makes an existing token`);
     vocab[a + b] = Object.keys(vocab).length;
   }
-  const added = TINY_SPECIALS.map((content, id) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }));
+  const added = TINY_SPECIALS.map((content, id) => ({
+    id,
+    content,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
+    special: true,
+  }));
   const tokenizerJson = {
     version: '1.0',
     truncation: null,
@@ -109,8 +133,16 @@ export function buildTinyTokenizer(corpus: Iterable<string>, options: { vocabSiz
     post_processor: null,
     decoder: { type: 'Fuse' },
     model: {
-      type: 'BPE', dropout: null, unk_token: '<|unk|>', continuing_subword_prefix: null, end_of_word_suffix: null,
-      fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab, merges,
+      type: 'BPE',
+      dropout: null,
+      unk_token: '<|unk|>',
+      continuing_subword_prefix: null,
+      end_of_word_suffix: null,
+      fuse_unk: false,
+      byte_fallback: false,
+      ignore_merges: false,
+      vocab,
+      merges,
     },
   };
   const tokenizerConfig = {

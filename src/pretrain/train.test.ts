@@ -11,7 +11,17 @@ import { lrAt, makeBatch, modelFolderFiles, parameterCount, Pretrainer, pretrain
 import { buildTinyTokenizer, TINY_IDS } from './tiny-tokenizer.ts';
 import { releaseWeights } from '../model/weights.ts';
 
-const dims = { vocabSize: 128, layers: 2, hidden: 16, heads: 4, kvHeads: 2, intermediate: 24, maxPositions: 64, eosTokenId: TINY_IDS.imEnd, padTokenId: TINY_IDS.pad };
+const dims = {
+  vocabSize: 128,
+  layers: 2,
+  hidden: 16,
+  heads: 4,
+  kvHeads: 2,
+  intermediate: 24,
+  maxPositions: 64,
+  eosTokenId: TINY_IDS.imEnd,
+  padTokenId: TINY_IDS.pad,
+};
 
 describe('pretrain', () => {
   it('schedules the lr with warmup and cosine decay', () => {
@@ -36,7 +46,17 @@ describe('pretrain', () => {
     expect(batch.count).toBe(8 + 6);
     const trainer = new Pretrainer(gpu, config, initWeights(config, 1));
     const logs: number[] = [];
-    const res = await pretrain(trainer, () => examples, { steps: 20, seqLen: 64, lr: 3e-2, warmup: 2, roundT: 16, weightDecay: 0, padId: TINY_IDS.pad, logEvery: 5, onLog: (p) => logs.push(p.loss) });
+    const res = await pretrain(trainer, () => examples, {
+      steps: 20,
+      seqLen: 64,
+      lr: 3e-2,
+      warmup: 2,
+      roundT: 16,
+      weightDecay: 0,
+      padId: TINY_IDS.pad,
+      logEvery: 5,
+      onLog: (p) => logs.push(p.loss),
+    });
     expect(res.losses).toHaveLength(20);
     expect(res.losses[0]).toBeGreaterThan(4); // ~ln 128 at init
     expect(res.losses[19]).toBeLessThan(0.25 * res.losses[0]);
@@ -46,8 +66,19 @@ describe('pretrain', () => {
     const tokFiles = buildTinyTokenizer(['Compute 2 + 3.', 'The answer is \\boxed{5}.'], { vocabSize: 110 });
     const input = { config: configJson, tokenizerJson: tokFiles.tokenizerJson, tokenizerConfig: tokFiles.tokenizerConfig };
     const files = await modelFolderFiles(gpu, trainer.decoder.weights, input);
-    expect(Object.keys(files).sort()).toEqual(['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
-    expect(JSON.parse(files['config.json'] as string)).toMatchObject({ model_type: 'llama', architectures: ['LlamaForCausalLM'], tie_word_embeddings: true, torch_dtype: 'float32' });
+    expect(Object.keys(files).sort()).toEqual([
+      'config.json',
+      'generation_config.json',
+      'model.safetensors',
+      'tokenizer.json',
+      'tokenizer_config.json',
+    ]);
+    expect(JSON.parse(files['config.json'] as string)).toMatchObject({
+      model_type: 'llama',
+      architectures: ['LlamaForCausalLM'],
+      tie_word_embeddings: true,
+      torch_dtype: 'float32',
+    });
     const { decoder, model } = await loadDecoder(gpu, memoryFiles('tiny-lamas', files));
     expect(model.tokenizer!.eosIds).toEqual([TINY_IDS.imEnd]);
     expect(model.tokenizer!.decode(model.tokenizer!.encode('Compute 2 + 3.'))).toBe('Compute 2 + 3.');
@@ -62,7 +93,10 @@ describe('pretrain', () => {
     expect(await fwd(decoder)).toEqual(want);
     releaseWeights(gpu, decoder.weights);
 
-    const bf = await loadDecoder(gpu, memoryFiles('tiny-bf16', await modelFolderFiles(gpu, trainer.decoder.weights, { ...input, dtype: 'BF16' })));
+    const bf = await loadDecoder(
+      gpu,
+      memoryFiles('tiny-bf16', await modelFolderFiles(gpu, trainer.decoder.weights, { ...input, dtype: 'BF16' })),
+    );
     expect(bf.decoder.weights.dtype).toBe('bf16');
     const got = await fwd(bf.decoder);
     let worst = 0;

@@ -128,7 +128,10 @@ export function makeBatch(examples: readonly PretrainExample[], padId: number, m
     for (let t = 0; t < n; t++) {
       ids[b * T + t] = e.ids[t];
       mask[b * T + t] = 1;
-      if (t + 1 < n && t + 1 >= e.promptLen) { targets[b * T + t] = e.ids[t + 1]; count++; }
+      if (t + 1 < n && t + 1 >= e.promptLen) {
+        targets[b * T + t] = e.ids[t + 1];
+        count++;
+      }
     }
   });
   return { B, T, ids, mask, targets, count };
@@ -156,15 +159,26 @@ export class Pretrainer {
   private readonly optim: Optimizer;
   step = 0;
 
-  constructor(readonly gpu: Gpu, readonly config: ModelConfig, weights: Map<string, TensorView>) {
-    this.decoder = new Decoder(gpu, config, uploadWeights(gpu, config, (n) => weights.get(n), { trainable: true }));
+  constructor(
+    readonly gpu: Gpu,
+    readonly config: ModelConfig,
+    weights: Map<string, TensorView>,
+  ) {
+    this.decoder = new Decoder(
+      gpu,
+      config,
+      uploadWeights(gpu, config, (n) => weights.get(n), { trainable: true }),
+    );
     this.grads = createWeightGrads(gpu, this.decoder.weights);
     const ps = weightTensors(this.decoder.weights);
     const gs = weightTensors(this.grads);
-    this.optim = createOptimizer(gpu, ps.map(({ name, t }, i) => {
-      if (gs[i].name !== name) throw new Error(`Pretrainer: grads out of order at ${name}`);
-      return { param: t, grad: gs[i].t, decay: t.shape.length > 1 };
-    }));
+    this.optim = createOptimizer(
+      gpu,
+      ps.map(({ name, t }, i) => {
+        if (gs[i].name !== name) throw new Error(`Pretrainer: grads out of order at ${name}`);
+        return { param: t, grad: gs[i].t, decay: t.shape.length > 1 };
+      }),
+    );
   }
 
   /**
@@ -187,7 +201,12 @@ export class Pretrainer {
     tokenLogprobsBackward(g, head, logits, dl, null);
     this.decoder.backward(st, logits, null, this.grads);
     optimizerStep(g, this.optim, {
-      lr: hp.lr, beta1: hp.beta1 ?? 0.9, beta2: hp.beta2 ?? 0.95, eps: 1e-8, weightDecay: hp.weightDecay ?? 0.1, maxNorm: hp.maxNorm ?? 1,
+      lr: hp.lr,
+      beta1: hp.beta1 ?? 0.9,
+      beta2: hp.beta2 ?? 0.95,
+      eps: 1e-8,
+      weightDecay: hp.weightDecay ?? 0.1,
+      maxNorm: hp.maxNorm ?? 1,
     });
     this.decoder.release(st);
     g.release(targets, head.entropy, head.lse);
@@ -250,7 +269,11 @@ export interface PretrainResult {
 }
 
 /** The training loop: `nextBatch(step)` gives each step's examples. The loss of step s is read at step s + 1. */
-export async function pretrain(trainer: Pretrainer, nextBatch: (step: number) => readonly PretrainExample[], o: PretrainOptions): Promise<PretrainResult> {
+export async function pretrain(
+  trainer: Pretrainer,
+  nextBatch: (step: number) => readonly PretrainExample[],
+  o: PretrainOptions,
+): Promise<PretrainResult> {
   const g = trainer.gpu;
   const warmup = o.warmup ?? Math.min(100, Math.floor(o.steps / 10));
   const logEvery = o.logEvery ?? 10;
@@ -283,8 +306,14 @@ export async function pretrain(trainer: Pretrainer, nextBatch: (step: number) =>
       const { gradNorm } = await trainer.optimizerStats();
       const el = (performance.now() - t0) / 1000;
       o.onLog({
-        step: s + 1, steps: o.steps, loss: windowN ? windowLoss / windowN : NaN, lr, gradNorm,
-        tokensPerSec: tokens / el, etaSec: (el / (s + 1)) * (o.steps - s - 1), elapsedSec: el,
+        step: s + 1,
+        steps: o.steps,
+        loss: windowN ? windowLoss / windowN : NaN,
+        lr,
+        gradNorm,
+        tokensPerSec: tokens / el,
+        etaSec: (el / (s + 1)) * (o.steps - s - 1),
+        elapsedSec: el,
       });
       windowLoss = 0;
       windowN = 0;
@@ -309,7 +338,11 @@ export interface ModelFolderInput {
 }
 
 /** The Hugging Face folder of a decoder's weights, as path -> contents (write it with node:fs or OPFS). */
-export async function modelFolderFiles(gpu: Gpu, weights: DecoderWeights, input: ModelFolderInput): Promise<Record<string, Uint8Array | string>> {
+export async function modelFolderFiles(
+  gpu: Gpu,
+  weights: DecoderWeights,
+  input: ModelFolderInput,
+): Promise<Record<string, Uint8Array | string>> {
   const config = parseModelConfig(input.config);
   const dtype = input.dtype ?? 'F32';
   const tensors = [];
@@ -322,6 +355,13 @@ export async function modelFolderFiles(gpu: Gpu, weights: DecoderWeights, input:
     'model.safetensors': writeSafetensors(tensors, { format: 'pt', ...input.metadata }),
     'tokenizer.json': json(input.tokenizerJson),
     'tokenizer_config.json': json(input.tokenizerConfig),
-    'generation_config.json': json({ eos_token_id: config.eosTokenIds, pad_token_id: config.padTokenId, bos_token_id: config.bosTokenId, do_sample: true, temperature: 1.0, max_new_tokens: 128 }),
+    'generation_config.json': json({
+      eos_token_id: config.eosTokenIds,
+      pad_token_id: config.padTokenId,
+      bos_token_id: config.bosTokenId,
+      do_sample: true,
+      temperature: 1.0,
+      max_new_tokens: 128,
+    }),
   };
 }

@@ -12,7 +12,13 @@ import { StoragePanel } from './runs/StoragePanel.tsx';
 import { TryPanel } from './try/TryPanel.tsx';
 import { type Tab, selectTab, setTab, useLab } from './store.ts';
 
-const TABS: Array<[Tab, string]> = [['build', 'Build'], ['train', 'Train'], ['inspect', 'Inspect'], ['try', 'Try the team'], ['runs', 'Runs']];
+const TABS: Array<[Tab, string]> = [
+  ['build', 'Build'],
+  ['train', 'Train'],
+  ['inspect', 'Inspect'],
+  ['try', 'Try the team'],
+  ['runs', 'Runs'],
+];
 
 export function App() {
   const tab = useLab(selectTab);
@@ -41,15 +47,38 @@ export function App() {
       <Notices />
       <nav className="tabs" role="tablist" aria-label="views" onKeyDown={onTabKey}>
         {TABS.map(([id, label]) => (
-          <button key={id} id={`tab-${id}`} type="button" role="tab" aria-selected={tab === id} aria-controls={`panel-${id}`} tabIndex={tab === id ? 0 : -1}
-            className={tab === id ? 'active' : ''} data-testid={`tab-${id}`} onClick={() => setTab(id)}>{label}</button>
+          <button
+            key={id}
+            id={`tab-${id}`}
+            type="button"
+            role="tab"
+            aria-selected={tab === id}
+            aria-controls={`panel-${id}`}
+            tabIndex={tab === id ? 0 : -1}
+            className={tab === id ? 'active' : ''}
+            data-testid={`tab-${id}`}
+            onClick={() => setTab(id)}
+          >
+            {label}
+          </button>
         ))}
       </nav>
-      <div {...panel('build')}><Builder /></div>
-      <div {...panel('train')}><LiveView /></div>
-      <div {...panel('inspect')}><Inspector /></div>
-      <div {...panel('try')}><TryPanel /></div>
-      <div {...panel('runs')}><StoragePanel /><RunsView /></div>
+      <div {...panel('build')}>
+        <Builder />
+      </div>
+      <div {...panel('train')}>
+        <LiveView />
+      </div>
+      <div {...panel('inspect')}>
+        <Inspector />
+      </div>
+      <div {...panel('try')}>
+        <TryPanel />
+      </div>
+      <div {...panel('runs')}>
+        <StoragePanel />
+        <RunsView />
+      </div>
     </main>
   );
 }

@@ -18,29 +18,73 @@ export function ControlBar() {
   const target = until.trim() === '' ? undefined : Number(until);
   return (
     <section className="controls" data-testid="control-bar">
-      <span className={`status status-${run.status}`} data-testid="run-status" data-state={run.status} data-iteration={run.iteration} role="status" aria-live="polite">
-        {run.status === 'pausing' || run.status === 'stopping' ? `${run.status}…` : run.status}{run.runId ? ` · ${run.runId}` : ''}
+      <span
+        className={`status status-${run.status}`}
+        data-testid="run-status"
+        data-state={run.status}
+        data-iteration={run.iteration}
+        role="status"
+        aria-live="polite"
+      >
+        {run.status === 'pausing' || run.status === 'stopping' ? `${run.status}…` : run.status}
+        {run.runId ? ` · ${run.runId}` : ''}
       </span>
       {run.checkpoint && (
-        <span className="last-checkpoint" data-testid="last-checkpoint" data-iteration={run.checkpointIteration ?? ''} title="the newest checkpoint in the run folder: a reload or a crash resumes from it">
-          checkpoint {run.checkpoint}{run.checkpointAt !== null ? ` saved ${new Date(run.checkpointAt).toLocaleTimeString()}` : ''}
+        <span
+          className="last-checkpoint"
+          data-testid="last-checkpoint"
+          data-iteration={run.checkpointIteration ?? ''}
+          title="the newest checkpoint in the run folder: a reload or a crash resumes from it"
+        >
+          checkpoint {run.checkpoint}
+          {run.checkpointAt !== null ? ` saved ${new Date(run.checkpointAt).toLocaleTimeString()}` : ''}
         </span>
       )}
-      <button type="button" className="primary" data-testid="start-training" disabled={busy || noGpu}
-        onClick={() => void (paused ? resumeTraining(target) : startTraining())}>
+      <button
+        type="button"
+        className="primary"
+        data-testid="start-training"
+        disabled={busy || noGpu}
+        onClick={() => void (paused ? resumeTraining(target) : startTraining())}
+      >
         {paused ? 'Continue ▶' : 'Train ▶'}
       </button>
       {paused && (
         <label className="until" title="train until this iteration (empty: the run's setting, or as many more)">
-          until <input type="number" min={run.iteration + 1} value={until} placeholder={String(Math.max(run.total, run.iteration + 1))} onChange={(e) => setUntil(e.target.value)} data-testid="until" />
+          until{' '}
+          <input
+            type="number"
+            min={run.iteration + 1}
+            value={until}
+            placeholder={String(Math.max(run.total, run.iteration + 1))}
+            onChange={(e) => setUntil(e.target.value)}
+            data-testid="until"
+          />
         </label>
       )}
-      <button type="button" data-testid="pause-training" disabled={run.status !== 'running'} onClick={() => void pauseTraining()}>Pause</button>
-      <button type="button" data-testid="step-training" disabled={busy || noGpu} onClick={() => void stepTraining()}>Step</button>
-      <button type="button" data-testid="stop-training" disabled={!busy && run.status !== 'paused'} onClick={() => void stopTraining()}>Stop</button>
-      {paused && <button type="button" data-testid="new-run" onClick={() => void startTraining(false, true)} title="start a new run from the builder's settings">New run</button>}
+      <button type="button" data-testid="pause-training" disabled={run.status !== 'running'} onClick={() => void pauseTraining()}>
+        Pause
+      </button>
+      <button type="button" data-testid="step-training" disabled={busy || noGpu} onClick={() => void stepTraining()}>
+        Step
+      </button>
+      <button type="button" data-testid="stop-training" disabled={!busy && run.status !== 'paused'} onClick={() => void stopTraining()}>
+        Stop
+      </button>
+      {paused && (
+        <button
+          type="button"
+          data-testid="new-run"
+          onClick={() => void startTraining(false, true)}
+          title="start a new run from the builder's settings"
+        >
+          New run
+        </button>
+      )}
       <span className="spacer" />
-      <button type="button" data-testid="export-adapters" disabled={!hasRun} onClick={() => void downloadAdapters()}>Download adapters (PEFT zip)</button>
+      <button type="button" data-testid="export-adapters" disabled={!hasRun} onClick={() => void downloadAdapters()}>
+        Download adapters (PEFT zip)
+      </button>
     </section>
   );
 }

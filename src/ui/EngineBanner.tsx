@@ -14,7 +14,9 @@ export function EngineBanner() {
       <p className="msg">Its Web Worker is gone: {engine.gone}.</p>
       <p className="hint">
         Runs and checkpoints are kept in this browser's storage.{' '}
-        {run.runId ? `Restarting reopens ${run.runId} from its last checkpoint and goes on training if it was.` : 'Restarting starts a fresh engine.'}
+        {run.runId
+          ? `Restarting reopens ${run.runId} from its last checkpoint and goes on training if it was.`
+          : 'Restarting starts a fresh engine.'}
       </p>
       <button type="button" data-testid="restart-engine" disabled={engine.restarting} onClick={() => void restartEngineAndResume()}>
         {engine.restarting ? 'Restarting…' : 'Restart the engine'}

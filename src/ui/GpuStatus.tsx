@@ -19,9 +19,9 @@ function IterationEstimate({ software }: { software: boolean }) {
   const e = estimateIteration(draft, model.info, speed);
   return (
     <p data-testid="iteration-estimate" data-seconds={e.seconds.toFixed(1)} className={software ? '' : 'hint'}>
-      Estimated time per iteration of the builder's config: <strong>about {formatDuration(e.seconds)}</strong>
-      {' '}(rollout {formatDuration(e.rolloutSeconds)}, scoring and update {formatDuration(e.updateSeconds)}; a rough scale from a
-      probe of this device: {speed.dispatchMs.toFixed(2)} ms per dispatch, {speed.gflops.toFixed(2)} GFLOP/s).
+      Estimated time per iteration of the builder's config: <strong>about {formatDuration(e.seconds)}</strong> (rollout{' '}
+      {formatDuration(e.rolloutSeconds)}, scoring and update {formatDuration(e.updateSeconds)}; a rough scale from a probe of this device:{' '}
+      {speed.dispatchMs.toFixed(2)} ms per dispatch, {speed.gflops.toFixed(2)} GFLOP/s).
     </p>
   );
 }
@@ -39,8 +39,15 @@ function MemoryPlan() {
     if (!ready) return undefined;
     let live = true;
     // edits come in bursts (typing a number): plan once they settle
-    const t = setTimeout(() => { void planConfig(draft).then((p) => { if (live) setPlan(p); }); }, 400);
-    return () => { live = false; clearTimeout(t); };
+    const t = setTimeout(() => {
+      void planConfig(draft).then((p) => {
+        if (live) setPlan(p);
+      });
+    }, 400);
+    return () => {
+      live = false;
+      clearTimeout(t);
+    };
   }, [ready, draft, model.info]);
   if (!ready || !plan) return null;
   const fits = plan.problems.length === 0;
@@ -48,13 +55,18 @@ function MemoryPlan() {
   return (
     <div data-testid="memory-plan" data-peak-bytes={plan.peakBytes} data-fits={String(fits)}>
       <p className={fits ? 'hint' : ''}>
-        Expected peak GPU memory of the builder's config: <strong>about {mib(plan.peakBytes)}</strong> in {plan.peakPhase === 'score' ? 'scoring' : plan.peakPhase}
-        {' '}(model and training state {mib(plan.residentBytes)}, {plan.peakPhase} {mib(peak.bytes)}, free buffers kept for reuse {mib(plan.poolCacheBytes)}; every
-        generation at its maxNewTokens){fits ? '.' : ': it does not fit.'}
+        Expected peak GPU memory of the builder's config: <strong>about {mib(plan.peakBytes)}</strong> in{' '}
+        {plan.peakPhase === 'score' ? 'scoring' : plan.peakPhase} (model and training state {mib(plan.residentBytes)}, {plan.peakPhase}{' '}
+        {mib(peak.bytes)}, free buffers kept for reuse {mib(plan.poolCacheBytes)}; every generation at its maxNewTokens)
+        {fits ? '.' : ': it does not fit.'}
       </p>
       {!fits && (
         <div role="alert">
-          <ul>{plan.problems.map((p) => <li key={p}>{p}</li>)}</ul>
+          <ul>
+            {plan.problems.map((p) => (
+              <li key={p}>{p}</li>
+            ))}
+          </ul>
           {plan.advice.length > 0 && (
             <p>Change one of: {plan.advice.map((a) => `${a.change} (peak ${mib(a.peakBytes)}${a.fits ? ', fits' : ''})`).join('; ')}.</p>
           )}
@@ -63,7 +75,11 @@ function MemoryPlan() {
       <details>
         <summary className="hint">what holds it</summary>
         <ul data-testid="memory-plan-items">
-          {[...plan.resident, ...peak.items].map((x) => <li key={x.name}>{x.name}: {mib(x.bytes)} ({x.detail})</li>)}
+          {[...plan.resident, ...peak.items].map((x) => (
+            <li key={x.name}>
+              {x.name}: {mib(x.bytes)} ({x.detail})
+            </li>
+          ))}
         </ul>
       </details>
     </div>
@@ -73,7 +89,11 @@ function MemoryPlan() {
 export function GpuStatus() {
   const gpu = useLab(selectGpu);
   if (gpu.status === 'probing') {
-    return <section className="card" data-testid="gpu-status" data-state="probing">Looking for a WebGPU adapter…</section>;
+    return (
+      <section className="card" data-testid="gpu-status" data-state="probing">
+        Looking for a WebGPU adapter…
+      </section>
+    );
   }
   if (gpu.status === 'error') {
     const browser = gpu.error.code === 'NO_WEBGPU' || gpu.error.code === 'NO_ADAPTER';
@@ -85,7 +105,11 @@ export function GpuStatus() {
         {browser && (
           <details open data-testid="webgpu-browsers">
             <summary>What the lab needs: a browser with WebGPU</summary>
-            <ul>{WEBGPU_BROWSERS.map((b) => <li key={b}>{b}</li>)}</ul>
+            <ul>
+              {WEBGPU_BROWSERS.map((b) => (
+                <li key={b}>{b}</li>
+              ))}
+            </ul>
             <p className="hint">The Build tab works without it (configs can be edited, exported and shared); training needs WebGPU.</p>
           </details>
         )}
@@ -96,15 +120,23 @@ export function GpuStatus() {
   const software = isSoftwareAdapter(adapter);
   const name = [adapter.vendor, adapter.architecture, adapter.description].filter(Boolean).join(' · ') || 'unnamed adapter';
   return (
-    <section className={`card${software ? ' gpu-software' : ''}`} data-testid="gpu-status" data-state="ready" data-software={String(software)}
-      data-adapter={JSON.stringify(adapter)}>
+    <section
+      className={`card${software ? ' gpu-software' : ''}`}
+      data-testid="gpu-status"
+      data-state="ready"
+      data-software={String(software)}
+      data-adapter={JSON.stringify(adapter)}
+    >
       <h2>{software ? 'Software adapter: WebGPU runs on the CPU' : 'GPU ready'}</h2>
-      <p data-testid="adapter-name">adapter: {name}{adapter.isFallback ? ' (software fallback)' : ''}</p>
+      <p data-testid="adapter-name">
+        adapter: {name}
+        {adapter.isFallback ? ' (software fallback)' : ''}
+      </p>
       {software && (
         <p data-testid="software-note">
-          This browser found no usable GPU and emulates one on the CPU ({adapter.architecture || adapter.description || 'software'}): everything works,
-          but training is hundreds of times slower than on a GPU. Keep runs tiny (1–2 episodes, a few tokens), or open the lab in a
-          browser with GPU access (chrome://gpu says why the GPU is not used).
+          This browser found no usable GPU and emulates one on the CPU ({adapter.architecture || adapter.description || 'software'}):
+          everything works, but training is hundreds of times slower than on a GPU. Keep runs tiny (1–2 episodes, a few tokens), or open the
+          lab in a browser with GPU access (chrome://gpu says why the GPU is not used).
         </p>
       )}
       <IterationEstimate software={software} />
@@ -114,7 +146,9 @@ export function GpuStatus() {
         <p>features: {adapter.features.join(', ') || 'none'}</p>
         <p>largest buffer binding: {(limits.maxStorageBufferBindingSize / 2 ** 20).toFixed(0)} MiB</p>
       </details>
-      <p data-testid="kernel-check" data-ok={String(kernelCheck.ok)}>kernel check: {kernelCheck.ok ? 'ok' : 'FAILED'} ({kernelCheck.detail})</p>
+      <p data-testid="kernel-check" data-ok={String(kernelCheck.ok)}>
+        kernel check: {kernelCheck.ok ? 'ok' : 'FAILED'} ({kernelCheck.detail})
+      </p>
     </section>
   );
 }

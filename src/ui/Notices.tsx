@@ -10,7 +10,8 @@ export function ErrorBox({ error, testid, context }: { error: WorkerError; testi
   const hint = errorHint(error);
   return (
     <div className="error-box" role="alert" data-testid={testid} data-code={error.code}>
-      <strong>{errorTitle(error.code)}</strong> <code>{error.code}</code>{context ? <span className="hint"> — while {context}</span> : null}
+      <strong>{errorTitle(error.code)}</strong> <code>{error.code}</code>
+      {context ? <span className="hint"> — while {context}</span> : null}
       <p className="msg">{error.message}</p>
       {hint && <p className="hint">{hint}</p>}
     </div>
@@ -27,11 +28,22 @@ export function Notices() {
     <div className="notices" data-testid="notices">
       {notices.map((n) => (
         <div key={n.id} className={`notice ${n.level}`} data-testid={`notice-${n.code}`}>
-          {n.level === 'error' ? <ErrorBox error={n} context={n.context} /> : (
-            <div className="info-box"><strong>{errorTitle(n.code)}</strong> {n.message}{n.hint ? <p className="hint">{n.hint}</p> : null}</div>
+          {n.level === 'error' ? (
+            <ErrorBox error={n} context={n.context} />
+          ) : (
+            <div className="info-box">
+              <strong>{errorTitle(n.code)}</strong> {n.message}
+              {n.hint ? <p className="hint">{n.hint}</p> : null}
+            </div>
           )}
-          {needsSpace(n) && <button type="button" data-testid="free-space" onClick={() => void openStorage()}>Free space…</button>}
-          <button type="button" className="link" aria-label="dismiss" onClick={() => dismissNotice(n.id)}>×</button>
+          {needsSpace(n) && (
+            <button type="button" data-testid="free-space" onClick={() => void openStorage()}>
+              Free space…
+            </button>
+          )}
+          <button type="button" className="link" aria-label="dismiss" onClick={() => dismissNotice(n.id)}>
+            ×
+          </button>
         </div>
       ))}
     </div>

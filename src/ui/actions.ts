@@ -11,7 +11,18 @@ import { type DatasetEnv, archiveKind, readDataset } from './builder/DatasetPrev
 import { saveDownload } from './download.ts';
 import { PRESET_CHOICES } from './defaults.ts';
 import {
-  addNotice, appendMetrics, editDraft, freshAgentIds, patchInspector, patchInternal, patchRun, resetMetrics, selectRunActive, setDraft, setTab, useLab,
+  addNotice,
+  appendMetrics,
+  editDraft,
+  freshAgentIds,
+  patchInspector,
+  patchInternal,
+  patchRun,
+  resetMetrics,
+  selectRunActive,
+  setDraft,
+  setTab,
+  useLab,
 } from './store.ts';
 
 const get = useLab.getState;
@@ -24,7 +35,11 @@ function take<T>(r: Result<T>, context: string): T | null {
   return null;
 }
 
-export const asError = (e: unknown): WorkerError => ({ code: 'WORKER', message: e instanceof Error ? e.message : String(e), hint: 'Reload the page; your runs are kept in the browser storage.' });
+export const asError = (e: unknown): WorkerError => ({
+  code: 'WORKER',
+  message: e instanceof Error ? e.message : String(e),
+  hint: 'Reload the page; your runs are kept in the browser storage.',
+});
 
 async function call<T>(context: string, f: () => Promise<Result<T>>): Promise<T | null> {
   try {
@@ -61,7 +76,9 @@ function markTraining(runId: string | null): void {
   try {
     if (runId) localStorage.setItem(TRAINING_KEY, runId);
     else localStorage.removeItem(TRAINING_KEY);
-  } catch { /* storage disabled: no offer after a reload */ }
+  } catch {
+    /* storage disabled: no offer after a reload */
+  }
 }
 
 function markedTraining(): string | null {
@@ -102,7 +119,12 @@ export function dismissInterrupted(): void {
 
 const events: RunEvents = {
   onStatus(e) {
-    const started = e.status === 'running' ? get().run.startedAt ?? Date.now() : e.status === 'pausing' || e.status === 'stopping' ? get().run.startedAt : null;
+    const started =
+      e.status === 'running'
+        ? (get().run.startedAt ?? Date.now())
+        : e.status === 'pausing' || e.status === 'stopping'
+          ? get().run.startedAt
+          : null;
     patchRun({ status: e.status, runId: e.runId, iteration: e.iteration, total: e.total, message: e.message ?? '', startedAt: started });
     if (e.status === 'running') markTraining(e.runId);
     else if (e.status === 'paused' || e.status === 'stopped' || e.status === 'done' || e.status === 'error') markTraining(null);
@@ -119,7 +141,8 @@ const events: RunEvents = {
     patchRun({ iteration: e.metrics.iteration + 1, startedAt: Date.now() });
     // the episode in view (or an older iteration picked) stays until the user moves on; otherwise the tab follows the newest iteration
     const ins = get().inspector;
-    if (ins.iteration === null || (ins.selected === null && ins.iteration === ins.newest)) patchInspector({ iteration: e.metrics.iteration, episodes: e.episodes, primary: null, secondary: null, token: null });
+    if (ins.iteration === null || (ins.selected === null && ins.iteration === ins.newest))
+      patchInspector({ iteration: e.metrics.iteration, episodes: e.episodes, primary: null, secondary: null, token: null });
     patchInspector({ newest: e.metrics.iteration });
     void refreshKept();
     if (e.notice) addNotice({ code: 'CHECKPOINT', message: e.notice }, `iteration ${e.metrics.iteration}`, 'info');
@@ -132,7 +155,14 @@ const events: RunEvents = {
     set({ interrupted: null });
     resetMetrics(e.history);
     setDraft(e.config, { runConfig: e.config, copyOf: null }); // the builder shows the loaded run's settings, read-only
-    patchRun({ runId: e.runId, roles: e.config.graph.agents.map((a) => a.role), checkpoint: e.checkpoint, checkpointIteration: null, checkpointAt: null, iteration: e.history.length ? e.history[e.history.length - 1].iteration + 1 : 0 });
+    patchRun({
+      runId: e.runId,
+      roles: e.config.graph.agents.map((a) => a.role),
+      checkpoint: e.checkpoint,
+      checkpointIteration: null,
+      checkpointAt: null,
+      iteration: e.history.length ? e.history[e.history.length - 1].iteration + 1 : 0,
+    });
     patchInspector({ iteration: null, newest: null, kept: [], episodes: [], selected: null, primary: null, secondary: null, token: null });
   },
   onNotice(e) {
@@ -181,7 +211,12 @@ export async function restartEngineAndResume(): Promise<void> {
     patchInternal({ trainingWhenGone: false });
     set({ engine: { gone: null, restarting: false } });
   } catch (e) {
-    set({ engine: { gone: `${get().engine.gone ?? ''}; the restart failed too (${e instanceof Error ? e.message : String(e)})`, restarting: false } });
+    set({
+      engine: {
+        gone: `${get().engine.gone ?? ''}; the restart failed too (${e instanceof Error ? e.message : String(e)})`,
+        restarting: false,
+      },
+    });
   }
 }
 
@@ -192,7 +227,10 @@ export function choosePreset(id: string): void {
   if (!choice) return;
   const graph = presetGraph(choice.preset, { anonymous: choice.anonymous });
   for (const a of graph.agents) a.maxNewTokens = get().draft.graph.agents[0]?.maxNewTokens ?? PRESET_RUNS.lab.maxNewTokens;
-  editDraft((d, ids) => { d.graph = graph; ids.splice(0, ids.length, ...freshAgentIds(graph.agents.length)); });
+  editDraft((d, ids) => {
+    d.graph = graph;
+    ids.splice(0, ids.length, ...freshAgentIds(graph.agents.length));
+  });
   set({ preset: id, selectedAgent: 0, connectFrom: null });
 }
 
@@ -200,7 +238,14 @@ export function choosePreset(id: string): void {
 export function loadPresetRun(name: string): boolean {
   const c = presetRunConfig(name);
   if (!c) {
-    addNotice({ code: 'CONFIG_UNKNOWN', message: `there is no preset run config "${name}"`, hint: `Use one of: ${Object.keys(PRESET_RUNS).join(', ')}.` }, 'opening the page link');
+    addNotice(
+      {
+        code: 'CONFIG_UNKNOWN',
+        message: `there is no preset run config "${name}"`,
+        hint: `Use one of: ${Object.keys(PRESET_RUNS).join(', ')}.`,
+      },
+      'opening the page link',
+    );
     return false;
   }
   const p = PRESET_RUNS[name];
@@ -217,9 +262,13 @@ function nextModelRequest(): number {
 
 export async function chooseModel(path: string): Promise<void> {
   const req = nextModelRequest();
-  editDraft((d) => { d.model.path = path; });
+  editDraft((d) => {
+    d.model.path = path;
+  });
   set({ model: { status: 'loading', info: null, error: null } });
-  const r = await getEngine().loadModel(path).catch((e) => ({ ok: false as const, error: asError(e) }));
+  const r = await getEngine()
+    .loadModel(path)
+    .catch((e) => ({ ok: false as const, error: asError(e) }));
   if (req !== get().internal.modelRequest) return;
   set({ model: r.ok ? { status: 'ready', info: r.value, error: null } : { status: 'error', info: null, error: r.error } });
 }
@@ -240,10 +289,14 @@ export async function planConfig(config: RunConfig): Promise<RunPlan | null> {
 export async function importModelFolder(files: File[]): Promise<void> {
   const req = nextModelRequest();
   set({ model: { status: 'loading', info: null, error: null } });
-  const r = await getEngine().importModelFolder(files).catch((e) => ({ ok: false as const, error: asError(e) }));
+  const r = await getEngine()
+    .importModelFolder(files)
+    .catch((e) => ({ ok: false as const, error: asError(e) }));
   if (req !== get().internal.modelRequest) return;
   if (r.ok) {
-    editDraft((d) => { d.model.path = r.value.path; });
+    editDraft((d) => {
+      d.model.path = r.value.path;
+    });
     set({ model: { status: 'ready', info: r.value, error: null } });
     void refreshLocalModels();
   } else set({ model: { status: 'error', info: null, error: r.error } });
@@ -251,7 +304,9 @@ export async function importModelFolder(files: File[]): Promise<void> {
 }
 
 export async function refreshLocalModels(): Promise<void> {
-  const r = await getEngine().listLocalModels().catch(() => null);
+  const r = await getEngine()
+    .listLocalModels()
+    .catch(() => null);
   if (r?.ok) set({ localModels: r.value });
 }
 
@@ -263,14 +318,22 @@ export async function uploadDataset(file: File, env: DatasetEnv = 'dataset'): Pr
   const bytes = new Uint8Array(await file.arrayBuffer());
   const archive = archiveKind(bytes);
   const read = archive
-    ? { error: { code: 'DATASET_ARCHIVE', message: `${file.name} is ${archive}, not a JSON / JSONL file`, hint: 'Unpack it and upload the .json or .jsonl inside; a checkpoint zip goes to Runs, "Import checkpoint zip…".' } }
+    ? {
+        error: {
+          code: 'DATASET_ARCHIVE',
+          message: `${file.name} is ${archive}, not a JSON / JSONL file`,
+          hint: 'Unpack it and upload the .json or .jsonl inside; a checkpoint zip goes to Runs, "Import checkpoint zip…".',
+        },
+      }
     : readDataset(new TextDecoder().decode(bytes), file.name, env);
   if (read.error) {
     set({ datasetRejected: { name: file.name, error: read.error } });
     return;
   }
   const text = new TextDecoder().decode(bytes);
-  editDraft((d) => { d.env = { name: env, options: { ...d.env.options, data: text, source: file.name } }; });
+  editDraft((d) => {
+    d.env = { name: env, options: { ...d.env.options, data: text, source: file.name } };
+  });
   set({ datasetRejected: null });
 }
 
@@ -280,7 +343,14 @@ export async function uploadDataset(file: File, env: DatasetEnv = 'dataset'): Pr
 export async function startTraining(paused = false, fresh = false): Promise<void> {
   const { draft, issues, run } = get();
   if (issues.length) {
-    addNotice({ code: 'CONFIG_INVALID', message: `the run config has ${issues.length} problem${issues.length > 1 ? 's' : ''}: ${issues[0].message}`, hint: 'Fix the fields marked in the builder.' }, 'starting a run');
+    addNotice(
+      {
+        code: 'CONFIG_INVALID',
+        message: `the run config has ${issues.length} problem${issues.length > 1 ? 's' : ''}: ${issues[0].message}`,
+        hint: 'Fix the fields marked in the builder.',
+      },
+      'starting a run',
+    );
     setTab('build');
     return;
   }
@@ -297,7 +367,15 @@ export async function startTraining(paused = false, fresh = false): Promise<void
 function noticeCopyNotApplied(what: string): void {
   const { copyOf, draft, runConfig, run } = get();
   if (copyOf === null || copyOf !== run.runId || runConfig === null || JSON.stringify(draft) === JSON.stringify(runConfig)) return;
-  addNotice({ code: 'CONFIG_COPY', message: `${what} trains run ${copyOf} with its own config; the builder's edited copy is not applied to it`, hint: 'Use "New run" to train the edited copy, or "Back to the run\'s config" above the builder.' }, what.toLowerCase(), 'info');
+  addNotice(
+    {
+      code: 'CONFIG_COPY',
+      message: `${what} trains run ${copyOf} with its own config; the builder's edited copy is not applied to it`,
+      hint: 'Use "New run" to train the edited copy, or "Back to the run\'s config" above the builder.',
+    },
+    what.toLowerCase(),
+    'info',
+  );
 }
 
 export function resumeTraining(until?: number): Promise<unknown> {
@@ -339,7 +417,10 @@ export async function inspect(episode: number): Promise<void> {
   const eng = getEngine();
   const { compare, iteration } = get().inspector;
   const it = iteration ?? undefined;
-  const [a, b] = await Promise.all([eng.inspect(episode, undefined, it), compare ? eng.inspect(episode, compare, it) : Promise.resolve(null)]);
+  const [a, b] = await Promise.all([
+    eng.inspect(episode, undefined, it),
+    compare ? eng.inspect(episode, compare, it) : Promise.resolve(null),
+  ]);
   patchInspector({ loading: false, primary: take(a, 'inspecting an episode'), secondary: b ? take(b, 'inspecting an episode') : null });
 }
 
@@ -364,7 +445,12 @@ export async function downloadEpisodes(): Promise<void> {
 /** The iteration in view's episodes as recorded-episodes JSONL lines (the sandbox loads one of them). */
 export async function recordedEpisodeLines(): Promise<string[] | null> {
   const d = await call('reading the recorded episodes', () => getEngine().exportEpisodes(get().inspector.iteration ?? undefined));
-  return d ? new TextDecoder().decode(d.bytes).split('\n').filter((l) => l.trim()) : null;
+  return d
+    ? new TextDecoder()
+        .decode(d.bytes)
+        .split('\n')
+        .filter((l) => l.trim())
+    : null;
 }
 
 /** The sandbox's numbers: the worker runs `marft inspect`'s code (computeTargets) on the episode. */
@@ -386,7 +472,9 @@ export async function setCompare(method: CreditMethod | null): Promise<void> {
 
 export async function refreshRuns(): Promise<void> {
   void refreshStorage();
-  const r = await getEngine().listRuns().catch((e) => ({ ok: false as const, error: asError(e) }));
+  const r = await getEngine()
+    .listRuns()
+    .catch((e) => ({ ok: false as const, error: asError(e) }));
   if (r.ok) set({ runs: r.value, runsLoaded: true });
   else {
     set({ runsLoaded: true });
@@ -396,7 +484,10 @@ export async function refreshRuns(): Promise<void> {
 
 /** Opens a stored run paused, on the Train tab; whether it opened. */
 export async function openRun(runId: string, checkpoint?: string): Promise<boolean> {
-  const r = await callLoading('resuming a run', () => { patchRun({ status: 'loading', message: `opening ${runId}` }); return getEngine().openRun(runId, checkpoint); });
+  const r = await callLoading('resuming a run', () => {
+    patchRun({ status: 'loading', message: `opening ${runId}` });
+    return getEngine().openRun(runId, checkpoint);
+  });
   if (r) setTab('train');
   return r !== null;
 }
@@ -423,7 +514,11 @@ export async function toggleOverlay(runId: string): Promise<void> {
   set({ overlays: [...get().overlays, { runId, history: [] }] });
   const history = await call(`reading the metrics of ${runId}`, () => getEngine().runHistory(runId));
   if (!get().overlays.some((o) => o.runId === runId)) return; // unticked while loading
-  set({ overlays: history ? get().overlays.map((o) => (o.runId === runId ? { runId, history } : o)) : get().overlays.filter((o) => o.runId !== runId) });
+  set({
+    overlays: history
+      ? get().overlays.map((o) => (o.runId === runId ? { runId, history } : o))
+      : get().overlays.filter((o) => o.runId !== runId),
+  });
 }
 
 export async function deleteRun(runId: string): Promise<void> {
@@ -470,19 +565,39 @@ export async function downloadCheckpoint(runId: string, checkpoint?: string): Pr
 export async function downloadOnnx(runId: string, role: string, checkpoint?: string): Promise<void> {
   if (get().onnxExport?.status === 'running') return;
   const what = `${role}.onnx from ${runId}${checkpoint ? `/${checkpoint}` : ''}`;
-  set({ onnxExport: { runId, role, checkpoint: checkpoint ?? null, status: 'running', message: `exporting ${what}: merging the adapter into the base model…` } });
+  set({
+    onnxExport: {
+      runId,
+      role,
+      checkpoint: checkpoint ?? null,
+      status: 'running',
+      message: `exporting ${what}: merging the adapter into the base model…`,
+    },
+  });
   const d = await call(`exporting agent ${role} as ONNX`, () => getEngine().exportOnnx(runId, role, checkpoint));
   if (d) saveDownload(d);
-  set({ onnxExport: {
-    runId, role, checkpoint: checkpoint ?? null, status: d ? 'done' : 'error',
-    message: d ? `saved ${d.name} (${(d.bytes.length / 2 ** 20).toFixed(1)} MiB; ${d.summary ?? ''})` : `exporting ${what} failed: see the message above`,
-  } });
+  set({
+    onnxExport: {
+      runId,
+      role,
+      checkpoint: checkpoint ?? null,
+      status: d ? 'done' : 'error',
+      message: d
+        ? `saved ${d.name} (${(d.bytes.length / 2 ** 20).toFixed(1)} MiB; ${d.summary ?? ''})`
+        : `exporting ${what} failed: see the message above`,
+    },
+  });
 }
 
 export async function importCheckpoint(file: File): Promise<void> {
   const bytes = new Uint8Array(await file.arrayBuffer());
   const r = await call('importing a checkpoint', () => getEngine().importCheckpoint(Comlink.transfer(bytes, [bytes.buffer]), file.name));
-  if (r) addNotice({ code: 'IMPORTED', message: `imported ${file.name} as run ${r.id} (iteration ${r.checkpoints[0]?.iteration ?? '?'})` }, 'importing a checkpoint', 'info');
+  if (r)
+    addNotice(
+      { code: 'IMPORTED', message: `imported ${file.name} as run ${r.id} (iteration ${r.checkpoints[0]?.iteration ?? '?'})` },
+      'importing a checkpoint',
+      'info',
+    );
   await refreshRuns();
 }
 
@@ -493,7 +608,9 @@ export async function importCheckpoint(file: File): Promise<void> {
  */
 export async function overlayLog(file: File): Promise<void> {
   const bytes = new Uint8Array(await file.arrayBuffer());
-  const history = await call(`reading the training log ${file.name}`, () => getEngine().readMetricsLog(Comlink.transfer(bytes, [bytes.buffer]), file.name));
+  const history = await call(`reading the training log ${file.name}`, () =>
+    getEngine().readMetricsLog(Comlink.transfer(bytes, [bytes.buffer]), file.name),
+  );
   if (!history) return;
   const runId = `log: ${file.name}`;
   set({ overlays: [...get().overlays.filter((o) => o.runId !== runId), { runId, history }] });

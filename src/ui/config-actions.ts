@@ -6,9 +6,7 @@
 import { CodedError, messageWithoutHint } from '../common/errors.ts';
 import { loadPresetRun } from './actions.ts';
 import { emptyHistory, redo, undo } from './builder/history.ts';
-import {
-  decodeConfigLink, exportConfigJson, importConfigText, isConfigLink, restoreBuilder, saveBuilder, shareLink,
-} from './config-io.ts';
+import { decodeConfigLink, exportConfigJson, importConfigText, isConfigLink, restoreBuilder, saveBuilder, shareLink } from './config-io.ts';
 import { addNotice, selectBuilderLocked, setDraft, showSnapshot, useLab } from './store.ts';
 
 const get = useLab.getState;
@@ -27,11 +25,22 @@ export function restoreSavedBuilder(): void {
   if (r.kind === 'ok') {
     setDraft(r.config, { preset: r.preset, undo: emptyHistory() }); // the start of this session's history
   } else if (r.kind === 'invalid') {
-    addNotice({
-      code: 'CONFIG_RESTORE',
-      message: `${r.reason}${r.issues.length ? `: ${r.issues.slice(0, 5).map((i) => i.message).join('; ')}${r.issues.length > 5 ? '; …' : ''}` : ''}. The builder starts from the default config.`,
-      hint: 'The saved builder is replaced by your next edit; import an exported JSON file to get an older config back.',
-    }, 'restoring the builder', 'info');
+    addNotice(
+      {
+        code: 'CONFIG_RESTORE',
+        message: `${r.reason}${
+          r.issues.length
+            ? `: ${r.issues
+                .slice(0, 5)
+                .map((i) => i.message)
+                .join('; ')}${r.issues.length > 5 ? '; …' : ''}`
+            : ''
+        }. The builder starts from the default config.`,
+        hint: 'The saved builder is replaced by your next edit; import an exported JSON file to get an older config back.',
+      },
+      'restoring the builder',
+      'info',
+    );
   }
 }
 
@@ -46,7 +55,15 @@ export function keepBuilderSaved(): () => void {
     } catch (e) {
       if (storageWarned) return;
       storageWarned = true;
-      addNotice({ code: 'CONFIG_STORAGE', message: `the builder could not be saved in this browser (${(e as Error).message})`, hint: 'A large uploaded dataset can exceed the browser\'s local storage; export the config as JSON to keep it.' }, 'saving the builder', 'info');
+      addNotice(
+        {
+          code: 'CONFIG_STORAGE',
+          message: `the builder could not be saved in this browser (${(e as Error).message})`,
+          hint: "A large uploaded dataset can exceed the browser's local storage; export the config as JSON to keep it.",
+        },
+        'saving the builder',
+        'info',
+      );
     }
   };
   return useLab.subscribe((s, prev) => {
@@ -103,15 +120,22 @@ export const exportConfig = (): void => download('marft-config.json', exportConf
 export async function importConfig(file: File): Promise<void> {
   const r = importConfigText(await file.text());
   if (!r.config) {
-    addNotice({
-      code: 'CONFIG_INVALID',
-      message: `${file.name} is not a usable run config (${plural(r.issues.length, 'problem')}):\n${r.issues.map((i) => `• ${i.message}`).join('\n')}`,
-      hint: 'Fix the file (the fields are named as in the CLI\'s run config) and import it again; the builder is unchanged.',
-    }, `importing ${file.name}`);
+    addNotice(
+      {
+        code: 'CONFIG_INVALID',
+        message: `${file.name} is not a usable run config (${plural(r.issues.length, 'problem')}):\n${r.issues.map((i) => `• ${i.message}`).join('\n')}`,
+        hint: "Fix the file (the fields are named as in the CLI's run config) and import it again; the builder is unchanged.",
+      },
+      `importing ${file.name}`,
+    );
     return;
   }
   setDraft(r.config, { preset: 'custom', selectedAgent: 0, connectFrom: null });
-  addNotice({ code: 'CONFIG_LOADED', message: `imported ${file.name} into the builder (Undo brings the previous config back)` }, 'importing a config', 'info');
+  addNotice(
+    { code: 'CONFIG_LOADED', message: `imported ${file.name} into the builder (Undo brings the previous config back)` },
+    'importing a config',
+    'info',
+  );
 }
 
 /** The page link that opens the lab with the builder's config; null (and a notice) when it is too long. */

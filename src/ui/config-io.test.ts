@@ -7,8 +7,18 @@ import { CONFIG_SCHEMA, parseRunConfig } from '../config/run-config.ts';
 import { PRESET_RUNS, defaultRunConfig, presetRunConfig } from '../config/run-presets.ts';
 import { withoutDefaults } from '../config/schema.ts';
 import {
-  BUILDER_KEY, BUILDER_VERSION, LINK_PREFIX, MAX_LINK_CHARS, decodeConfigLink, encodeConfigLink, exportConfigJson, importConfigText,
-  isConfigLink, restoreBuilder, saveBuilder, shareLink,
+  BUILDER_KEY,
+  BUILDER_VERSION,
+  LINK_PREFIX,
+  MAX_LINK_CHARS,
+  decodeConfigLink,
+  encodeConfigLink,
+  exportConfigJson,
+  importConfigText,
+  isConfigLink,
+  restoreBuilder,
+  saveBuilder,
+  shareLink,
 } from './config-io.ts';
 
 const memory = () => {
@@ -38,7 +48,13 @@ describe('builder persistence', () => {
     expect(r.kind).toBe('ok');
     if (r.kind === 'ok') {
       expect(r.config.ppo.groupStd).toBe('sample');
-      expect(r.config.runLoop).toEqual({ keepCheckpoints: 20, checkpointEvery: 10, checkpointSeconds: 60, rollbackAfter: 3, maxRecoveries: 3 });
+      expect(r.config.runLoop).toEqual({
+        keepCheckpoints: 20,
+        checkpointEvery: 10,
+        checkpointSeconds: 60,
+        rollbackAfter: 3,
+        maxRecoveries: 3,
+      });
     }
   });
 
@@ -47,7 +63,11 @@ describe('builder persistence', () => {
     s.setItem(BUILDER_KEY, '{oops');
     expect(restoreBuilder(s)).toEqual({ kind: 'invalid', reason: 'the saved builder is not JSON', issues: [] });
     s.setItem(BUILDER_KEY, JSON.stringify({ version: 99, config: defaultRunConfig(), preset: 'duo' }));
-    expect(restoreBuilder(s)).toEqual({ kind: 'invalid', reason: `the saved builder has version 99; this lab reads version ${BUILDER_VERSION}`, issues: [] });
+    expect(restoreBuilder(s)).toEqual({
+      kind: 'invalid',
+      reason: `the saved builder has version 99; this lab reads version ${BUILDER_VERSION}`,
+      issues: [],
+    });
     const bad = defaultRunConfig() as unknown as { ppo: { clip: number; lr: string } };
     bad.ppo.clip = 3;
     s.setItem(BUILDER_KEY, JSON.stringify({ version: BUILDER_VERSION, config: bad, preset: 'duo' }));
@@ -111,7 +131,14 @@ describe('share link', () => {
     expect(() => encodeConfigLink(c)).toThrowError(ConfigError);
     expect(() => encodeConfigLink(c)).toThrowError(/too long for a link/);
     const value = encodeConfigLink(defaultRunConfig());
-    const err = (() => { try { decodeConfigLink(value.slice(0, value.length - 7)); } catch (e) { return e as ConfigError; } return null; })();
+    const err = (() => {
+      try {
+        decodeConfigLink(value.slice(0, value.length - 7));
+      } catch (e) {
+        return e as ConfigError;
+      }
+      return null;
+    })();
     expect(err?.code).toBe('CONFIG_LINK');
     expect(() => decodeConfigLink('classroom')).toThrowError(/does not start with "cfg1\."/);
   });

@@ -44,10 +44,19 @@ export function restoreBuilder(store: KeyValueStore): Restored {
     return { kind: 'invalid', reason: 'the saved builder is not JSON', issues: [] };
   }
   if (typeof saved !== 'object' || saved === null || saved.version !== BUILDER_VERSION) {
-    return { kind: 'invalid', reason: `the saved builder has version ${JSON.stringify(saved?.version)}; this lab reads version ${BUILDER_VERSION}`, issues: [] };
+    return {
+      kind: 'invalid',
+      reason: `the saved builder has version ${JSON.stringify(saved?.version)}; this lab reads version ${BUILDER_VERSION}`,
+      issues: [],
+    };
   }
   const { config, issues } = validateConfig(saved.config);
-  if (!config) return { kind: 'invalid', reason: `the saved config no longer validates (${issues.length} problem${issues.length > 1 ? 's' : ''})`, issues };
+  if (!config)
+    return {
+      kind: 'invalid',
+      reason: `the saved config no longer validates (${issues.length} problem${issues.length > 1 ? 's' : ''})`,
+      issues,
+    };
   return { kind: 'ok', config, preset: typeof saved.preset === 'string' ? saved.preset : 'custom' };
 }
 
@@ -86,7 +95,10 @@ function fromBase64Url(text: string): Uint8Array {
 export function encodeConfigLink(config: RunConfig): string {
   const value = LINK_PREFIX + toBase64Url(new TextEncoder().encode(JSON.stringify(withoutDefaults(CONFIG_SCHEMA, config))));
   if (value.length > MAX_LINK_CHARS) {
-    throw new ConfigError('CONFIG_LINK', `this config is too long for a link (${value.length} characters encoded, at most ${MAX_LINK_CHARS}; an uploaded dataset or a module source makes it long)`);
+    throw new ConfigError(
+      'CONFIG_LINK',
+      `this config is too long for a link (${value.length} characters encoded, at most ${MAX_LINK_CHARS}; an uploaded dataset or a module source makes it long)`,
+    );
   }
   return value;
 }
@@ -96,13 +108,18 @@ export const isConfigLink = (value: string): boolean => value.startsWith(LINK_PR
 
 /** The config a ?config=cfg1.… value carries; a ConfigError (CONFIG_LINK, or parseRunConfig's listing the issues). */
 export function decodeConfigLink(value: string): RunConfig {
-  if (!isConfigLink(value)) throw new ConfigError('CONFIG_LINK', `the link's config does not start with "${LINK_PREFIX}" (an encoded config of this lab)`);
-  if (value.length > MAX_LINK_CHARS) throw new ConfigError('CONFIG_LINK', `the link's config is ${value.length} characters long, more than the ${MAX_LINK_CHARS} a link may carry`);
+  if (!isConfigLink(value))
+    throw new ConfigError('CONFIG_LINK', `the link's config does not start with "${LINK_PREFIX}" (an encoded config of this lab)`);
+  if (value.length > MAX_LINK_CHARS)
+    throw new ConfigError(
+      'CONFIG_LINK',
+      `the link's config is ${value.length} characters long, more than the ${MAX_LINK_CHARS} a link may carry`,
+    );
   let obj: unknown;
   try {
     obj = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(fromBase64Url(value.slice(LINK_PREFIX.length))));
   } catch {
-    throw new ConfigError('CONFIG_LINK', 'the link\'s config cannot be decoded: the link was probably cut off when it was copied');
+    throw new ConfigError('CONFIG_LINK', "the link's config cannot be decoded: the link was probably cut off when it was copied");
   }
   return parseRunConfig(obj);
 }

@@ -8,13 +8,20 @@ import { PRESET_RUNS } from '../config/run-presets.ts';
 export const PRESET_CHOICES: Array<{ id: string; label: string; preset: PresetName; anonymous: boolean }> = (
   ['solo', 'duo', 'trio', 'quartet', 'orchestrated'] as PresetName[]
 ).flatMap((p) => [
-  { id: p, label: `${p} (${presetGraph(p).agents.map((a) => a.role).join(' → ')})`, preset: p, anonymous: false },
+  {
+    id: p,
+    label: `${p} (${presetGraph(p)
+      .agents.map((a) => a.role)
+      .join(' → ')})`,
+    preset: p,
+    anonymous: false,
+  },
   { id: `${p}-anon`, label: `${p}, anonymous (agent_1..${presetGraph(p).agents.length})`, preset: p, anonymous: true },
 ]);
 
 /** Why each preset run (configs/<name>.json, /?config=<name>) exists, in one line; its sizes are added from the config. */
 const PRESET_RUN_PURPOSE: Record<string, string> = {
-  lab: 'the lab\'s start: light enough for a live demo on a laptop GPU',
+  lab: "the lab's start: light enough for a live demo on a laptop GPU",
   'solo-ppo': 'one agent, the baseline a team is compared with',
   'duo-action': 'planner → solver, action-level MARFT (MARFT-A)',
   'duo-token': 'planner → solver, token-level MARFT (MARFT-T)',
@@ -27,6 +34,11 @@ const PRESET_RUN_PURPOSE: Record<string, string> = {
 /** The preset runs of the picker, each with one line: its purpose, team, level and size. */
 export const PRESET_RUN_CHOICES: Array<{ name: string; line: string }> = Object.entries(PRESET_RUNS).map(([name, p]) => {
   const c = p.config as { level?: string; iterations?: number; rollout?: { episodes?: number } };
-  const team = presetGraph(p.preset, { anonymous: p.anonymous }).agents.map((a) => a.role).join(' → ');
-  return { name, line: `${PRESET_RUN_PURPOSE[name] ?? name}; ${team}, ${c.level ?? 'action'} level, ${c.iterations ?? '?'} iterations × ${c.rollout?.episodes ?? '?'} episodes` };
+  const team = presetGraph(p.preset, { anonymous: p.anonymous })
+    .agents.map((a) => a.role)
+    .join(' → ');
+  return {
+    name,
+    line: `${PRESET_RUN_PURPOSE[name] ?? name}; ${team}, ${c.level ?? 'action'} level, ${c.iterations ?? '?'} iterations × ${c.rollout?.episodes ?? '?'} episodes`,
+  };
 });

@@ -5,7 +5,16 @@
 import type { AnyErrorCode, WorkerError } from '../worker/api.ts';
 
 /** Codes the UI sets itself, on its own errors and notices. */
-type UiCode = 'WORKER' | 'DATASET_ARCHIVE' | 'IMPORTED' | 'CHECKPOINT' | 'CONFIG_UNKNOWN' | 'CONFIG_RESTORE' | 'CONFIG_LOADED' | 'CONFIG_COPY' | 'CONFIG_STORAGE';
+type UiCode =
+  | 'WORKER'
+  | 'DATASET_ARCHIVE'
+  | 'IMPORTED'
+  | 'CHECKPOINT'
+  | 'CONFIG_UNKNOWN'
+  | 'CONFIG_RESTORE'
+  | 'CONFIG_LOADED'
+  | 'CONFIG_COPY'
+  | 'CONFIG_STORAGE';
 
 const TITLES: Record<AnyErrorCode | UiCode, string> = {
   // GPU
@@ -13,7 +22,7 @@ const TITLES: Record<AnyErrorCode | UiCode, string> = {
   NO_ADAPTER: 'No GPU adapter',
   NO_DEVICE: 'The GPU refused a device',
   DEVICE_LOST: 'The GPU device was lost',
-  LIMIT: 'Beyond this GPU\'s limits',
+  LIMIT: "Beyond this GPU's limits",
   VALIDATION: 'GPU validation error',
   SHAPE: 'Mismatched shapes (a bug)',
   RECORDING: 'A GPU recording was misused (a bug)',
@@ -81,7 +90,7 @@ const TITLES: Record<AnyErrorCode | UiCode, string> = {
   STATE_INVALID: 'The checkpoint state is damaged',
   MODEL_MISMATCH: 'The checkpoint belongs to another base model',
   TENSOR_MISMATCH: 'The checkpoint does not fit this run',
-  ADAPTER_INVALID: 'An agent\'s adapter is unreadable',
+  ADAPTER_INVALID: "An agent's adapter is unreadable",
   STORAGE: 'Browser storage failed',
   PATH_INVALID: 'Invalid checkpoint path',
   ZIP_INVALID: 'Not a checkpoint zip',

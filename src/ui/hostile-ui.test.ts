@@ -27,11 +27,21 @@ const rows: ReliabilityRow[] = [];
 afterAll(() => recordReliability('hostile-ui', rows));
 
 /** Markup fragments a hostile dataset might carry, mixed with plain text. */
-const FRAGMENT = fc.oneof(fc.constantFrom(...HOSTILE, '<', '>', '&', '"', "'", '</', '<!--', '-->', '<![CDATA[', '&#60;', '\u0000', '\n'), fc.string({ maxLength: 8 }));
+const FRAGMENT = fc.oneof(
+  fc.constantFrom(...HOSTILE, '<', '>', '&', '"', "'", '</', '<!--', '-->', '<![CDATA[', '&#60;', '\u0000', '\n'),
+  fc.string({ maxLength: 8 }),
+);
 const hostileText = fc.array(FRAGMENT, { minLength: 1, maxLength: 6 }).map((p) => p.join(''));
 /** The text content of rendered cells, entities decoded (what the browser shows). */
-const cellTexts = (html: string): string[] => [...html.matchAll(/<td class="(?:problem|answer)">([^<]*)<\/td>/g)].map((m) => m[1]
-  .replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#x27;/g, "'").replace(/&amp;/g, '&'));
+const cellTexts = (html: string): string[] =>
+  [...html.matchAll(/<td class="(?:problem|answer)">([^<]*)<\/td>/g)].map((m) =>
+    m[1]
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&quot;/g, '"')
+      .replace(/&#x27;/g, "'")
+      .replace(/&amp;/g, '&'),
+  );
 
 /** No live markup from `text` in `html`: no tag it opened, no event attribute. */
 function expectEscaped(html: string, text: string): void {
@@ -45,7 +55,19 @@ function expectEscaped(html: string, text: string): void {
 describe('hostile text in the UI', () => {
   it('dataset records render as text', () => {
     for (const h of HOSTILE) {
-      const html = renderToString(createElement(DatasetPreview, { dataset: { name: `${h}.jsonl`, records: 2, sample: [{ problem: h, answer: h }, { problem: `What is ${h}?`, answer: '5' }], error: null } }));
+      const html = renderToString(
+        createElement(DatasetPreview, {
+          dataset: {
+            name: `${h}.jsonl`,
+            records: 2,
+            sample: [
+              { problem: h, answer: h },
+              { problem: `What is ${h}?`, answer: '5' },
+            ],
+            error: null,
+          },
+        }),
+      );
       expectEscaped(html, h);
       expect(html.match(/data-testid="dataset-record"/g)).toHaveLength(2);
     }
@@ -53,25 +75,44 @@ describe('hostile text in the UI', () => {
 
   it('fuzz: generated hostile records render as exactly their text, in their own cells', () => {
     const t = new Tally();
-    fc.assert(fc.property(hostileText, hostileText, (problem, answer) => {
-      const html = renderToString(createElement(DatasetPreview, { dataset: { name: problem, records: 1, sample: [{ problem, answer }], error: null } }));
-      expect(html).not.toMatch(/<(script|img|svg|iframe|a)[\s>]/i);
-      expect(html).not.toMatch(/<[^>]*\son\w+=/i);
-      expect(cellTexts(html)).toEqual([problem, answer]);
-      t.add('ok');
-    }), { numRuns: 1000, seed: 183 });
-    rows.push({ area: 'dataset preview (UI)', fault: 'generated records mixing <script>, <img onerror>, <svg onload>, closing tags, quotes, entities and comments, rendered with react-dom/server', cases: t.cases, outcome: `${t.summary('rendered as text')} (no tag or event attribute; each cell decodes to exactly its record field)`, verdict: 'pass', test: TEST });
+    fc.assert(
+      fc.property(hostileText, hostileText, (problem, answer) => {
+        const html = renderToString(
+          createElement(DatasetPreview, { dataset: { name: problem, records: 1, sample: [{ problem, answer }], error: null } }),
+        );
+        expect(html).not.toMatch(/<(script|img|svg|iframe|a)[\s>]/i);
+        expect(html).not.toMatch(/<[^>]*\son\w+=/i);
+        expect(cellTexts(html)).toEqual([problem, answer]);
+        t.add('ok');
+      }),
+      { numRuns: 1000, seed: 183 },
+    );
+    rows.push({
+      area: 'dataset preview (UI)',
+      fault:
+        'generated records mixing <script>, <img onerror>, <svg onload>, closing tags, quotes, entities and comments, rendered with react-dom/server',
+      cases: t.cases,
+      outcome: `${t.summary('rendered as text')} (no tag or event attribute; each cell decodes to exactly its record field)`,
+      verdict: 'pass',
+      test: TEST,
+    });
   });
 
   it('a huge record is cut, not rendered whole', () => {
-    const html = renderToString(createElement(DatasetPreview, { dataset: { name: 'big.json', records: 1, sample: [{ problem: 'x'.repeat(100_000), answer: '1' }], error: null } }));
+    const html = renderToString(
+      createElement(DatasetPreview, {
+        dataset: { name: 'big.json', records: 1, sample: [{ problem: 'x'.repeat(100_000), answer: '1' }], error: null },
+      }),
+    );
     expect(html.length).toBeLessThan(2_000);
     expect(html).toContain(`${'x'.repeat(400)}…`);
   });
 
   it('error messages and hints render as text', () => {
     for (const h of HOSTILE) {
-      const html = renderToString(createElement(ErrorBox, { error: { code: 'DATASET_PARSE', message: `${h}: line 1 is not valid JSON`, hint: h }, context: h }));
+      const html = renderToString(
+        createElement(ErrorBox, { error: { code: 'DATASET_PARSE', message: `${h}: line 1 is not valid JSON`, hint: h }, context: h }),
+      );
       expectEscaped(html, h);
     }
   });
@@ -93,7 +134,9 @@ describe('hostile text in the UI', () => {
     };
     for (const d of ['src/ui', 'src/worker']) walk(d);
     expect(files.length).toBeGreaterThan(10);
-    const hits = files.filter((f) => /dangerouslySetInnerHTML|\.innerHTML|\.outerHTML|insertAdjacentHTML|document\.write/.test(readFileSync(f, 'utf8')));
+    const hits = files.filter((f) =>
+      /dangerouslySetInnerHTML|\.innerHTML|\.outerHTML|insertAdjacentHTML|document\.write/.test(readFileSync(f, 'utf8')),
+    );
     expect(hits).toEqual([]);
   });
 });

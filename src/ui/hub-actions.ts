@@ -18,7 +18,9 @@ const hubParam = (): string | null => new URLSearchParams(location.search).get('
 
 export async function listHub(repo: string, token: string): Promise<void> {
   patch({ status: 'listing', listing: null, progress: null, error: null });
-  const r = await getEngine().hubList(repo, hubParam(), token || undefined).catch((e) => ({ ok: false as const, error: asError(e) }));
+  const r = await getEngine()
+    .hubList(repo, hubParam(), token || undefined)
+    .catch((e) => ({ ok: false as const, error: asError(e) }));
   patch(r.ok ? { status: 'listed', listing: r.value } : { status: 'error', error: r.error });
 }
 
@@ -28,10 +30,16 @@ export async function downloadHub(token: string): Promise<void> {
   if (!listing) return;
   patchInternal({ hubPausing: false });
   patch({ status: 'downloading', error: null });
-  const progress = Comlink.proxy((p: HubProgress) => { if (get().hub.status === 'downloading') patch({ progress: p }); });
-  const r = await getEngine().hubDownload(listing, hubParam(), progress, token || undefined).catch((e) => ({ ok: false as const, error: asError(e) }));
+  const progress = Comlink.proxy((p: HubProgress) => {
+    if (get().hub.status === 'downloading') patch({ progress: p });
+  });
+  const r = await getEngine()
+    .hubDownload(listing, hubParam(), progress, token || undefined)
+    .catch((e) => ({ ok: false as const, error: asError(e) }));
   if (r.ok) {
-    editDraft((d) => { d.model.path = r.value.path; });
+    editDraft((d) => {
+      d.model.path = r.value.path;
+    });
     set({ model: { status: 'ready', info: r.value, error: null } });
     patch({ status: 'idle', listing: null, progress: null });
   } else if (get().internal.hubPausing) patch({ status: 'paused' });
@@ -49,7 +57,9 @@ export async function cancelHub(): Promise<void> {
   const listing = get().hub.listing;
   patch({ status: 'idle', listing: null, progress: null, error: null });
   if (listing) {
-    const r = await getEngine().hubCancel(listing.repo).catch((e) => ({ ok: false as const, error: asError(e) }));
+    const r = await getEngine()
+      .hubCancel(listing.repo)
+      .catch((e) => ({ ok: false as const, error: asError(e) }));
     if (!r.ok) patch({ status: 'error', error: r.error });
   }
   void refreshStorage();

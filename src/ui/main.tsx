@@ -25,19 +25,26 @@ async function probe(): Promise<void> {
       status: 'error',
       error: {
         code: 'NO_WEBGPU',
-        message: isSecureContext ? 'This browser does not expose WebGPU (navigator.gpu is undefined).' : 'WebGPU needs a secure context: open the lab via http://localhost or https://.',
+        message: isSecureContext
+          ? 'This browser does not expose WebGPU (navigator.gpu is undefined).'
+          : 'WebGPU needs a secure context: open the lab via http://localhost or https://.',
         hint: 'Use Chrome or Edge 113+; on Linux start Chrome with --enable-unsafe-webgpu or enable chrome://flags/#enable-unsafe-webgpu.',
       },
     });
     return;
   }
-  const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the GPU worker did not answer within 30 s')), 30_000));
+  const timeout = new Promise<never>((_, reject) =>
+    setTimeout(() => reject(new Error('the GPU worker did not answer within 30 s')), 30_000),
+  );
   try {
     const r = await Promise.race([getEngine().probe(), timeout]);
     setGpuState(r.ok ? { status: 'ready', probe: r.value } : { status: 'error', error: r.error });
     if (r.ok) await connectEngine();
   } catch (e) {
-    setGpuState({ status: 'error', error: { code: 'WORKER', message: (e as Error).message, hint: 'Reload the page; if it persists, check the browser console.' } });
+    setGpuState({
+      status: 'error',
+      error: { code: 'WORKER', message: (e as Error).message, hint: 'Reload the page; if it persists, check the browser console.' },
+    });
   }
 }
 
@@ -50,14 +57,26 @@ async function probe(): Promise<void> {
 // onnxruntime-web on this page (loaded on first use), so an export can be checked against the lab.
 (globalThis as { marftLab?: unknown }).marftLab = {
   loseDevice: () => getEngine().debugLoseDevice(),
-  ...(__TEST_HOOKS__ ? {
-    crashWorker: (point?: HookPoint) => getEngine().debugCrash(point),
-    holdWorker: (point: HookPoint, iteration?: number) => new Promise<void>((held, fail) => { getEngine().debugHold(point, iteration, Comlink.proxy(() => held())).catch(fail); }),
-    releaseWorker: () => getEngine().debugRelease(),
-  } : {}),
+  ...(__TEST_HOOKS__
+    ? {
+        crashWorker: (point?: HookPoint) => getEngine().debugCrash(point),
+        holdWorker: (point: HookPoint, iteration?: number) =>
+          new Promise<void>((held, fail) => {
+            getEngine()
+              .debugHold(
+                point,
+                iteration,
+                Comlink.proxy(() => held()),
+              )
+              .catch(fail);
+          }),
+        releaseWorker: () => getEngine().debugRelease(),
+      }
+    : {}),
   runHistory: (runId: string) => getEngine().runHistory(runId),
   agentLogits: (runId: string, role: string, ids: number[], checkpoint?: string) => getEngine().agentLogits(runId, role, ids, checkpoint),
-  runOnnx: async (zip: Uint8Array, ids: number[], executionProvider?: 'webgpu' | 'wasm') => (await import('./onnx-run.ts')).runOnnxZip(zip, ids, executionProvider),
+  runOnnx: async (zip: Uint8Array, ids: number[], executionProvider?: 'webgpu' | 'wasm') =>
+    (await import('./onnx-run.ts')).runOnnxZip(zip, ids, executionProvider),
 };
 
 void probe();

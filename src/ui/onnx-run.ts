@@ -22,7 +22,11 @@ export interface OnnxRun {
 }
 
 /** Runs the zip's .onnx on `ids` (one unpadded sequence). */
-export async function runOnnxZip(zip: Uint8Array, ids: readonly number[], executionProvider: 'webgpu' | 'wasm' = 'webgpu'): Promise<OnnxRun> {
+export async function runOnnxZip(
+  zip: Uint8Array,
+  ids: readonly number[],
+  executionProvider: 'webgpu' | 'wasm' = 'webgpu',
+): Promise<OnnxRun> {
   const files = unzipFiles(zip);
   const model = Object.keys(files).find((f) => f.endsWith('.onnx'));
   if (!model) throw new Error(`the zip holds no .onnx file (${Object.keys(files).join(', ')})`);
@@ -33,7 +37,12 @@ export async function runOnnxZip(zip: Uint8Array, ids: readonly number[], execut
     externalData: data ? [{ path: `${model}.data`, data }] : undefined,
   });
   try {
-    const tensor = (v: readonly number[]) => new ort.Tensor('int64', BigInt64Array.from(v, (x) => BigInt(x)), [1, v.length]);
+    const tensor = (v: readonly number[]) =>
+      new ort.Tensor(
+        'int64',
+        BigInt64Array.from(v, (x) => BigInt(x)),
+        [1, v.length],
+      );
     const feeds: Record<string, ort.Tensor> = { input_ids: tensor(ids) };
     if (session.inputNames.includes('attention_mask')) feeds.attention_mask = tensor(ids.map(() => 1));
     const out = await session.run(feeds);
@@ -43,7 +52,13 @@ export async function runOnnxZip(zip: Uint8Array, ids: readonly number[], execut
       const info = (await ort.env.webgpu.device).adapterInfo;
       adapter = [info.vendor, info.architecture, info.description].filter(Boolean).join(' ') || 'unknown';
     }
-    return { logits: (await logits.getData()) as Float32Array, dims: [...logits.dims], executionProvider, adapter, ms: performance.now() - t0 };
+    return {
+      logits: (await logits.getData()) as Float32Array,
+      dims: [...logits.dims],
+      executionProvider,
+      adapter,
+      ms: performance.now() - t0,
+    };
   } finally {
     await session.release();
   }

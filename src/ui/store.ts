@@ -11,7 +11,18 @@ import { type ConfigIssue, type RunConfig, validateConfig } from '../config/run-
 import { graphIssues } from '../config/graph.ts';
 import type { IterationMetrics } from '../config/metrics.ts';
 import type {
-  CreditMethod, EpisodeSummary, HubListing, HubProgress, InspectedEpisode, IterationProfile, ModelInfo, ProbeResult, RunStatus, RunSummary, StorageUsage, WorkerError,
+  CreditMethod,
+  EpisodeSummary,
+  HubListing,
+  HubProgress,
+  InspectedEpisode,
+  IterationProfile,
+  ModelInfo,
+  ProbeResult,
+  RunStatus,
+  RunSummary,
+  StorageUsage,
+  WorkerError,
 } from '../worker/api.ts';
 import { defaultRunConfig } from '../config/run-presets.ts';
 import { type BuilderSnapshot, type History, emptyHistory, record } from './builder/history.ts';
@@ -20,10 +31,7 @@ import { metricValues } from './live/metric-keys.ts';
 import { Series } from './live/series.ts';
 import { type TryView, emptyTry } from './try/transcript.ts';
 
-export type GpuState =
-  | { status: 'probing' }
-  | { status: 'ready'; probe: ProbeResult }
-  | { status: 'error'; error: WorkerError };
+export type GpuState = { status: 'probing' } | { status: 'ready'; probe: ProbeResult } | { status: 'error'; error: WorkerError };
 
 export type Tab = 'build' | 'train' | 'inspect' | 'try' | 'runs';
 
@@ -185,7 +193,8 @@ export function configIssues(draft: RunConfig): ConfigIssue[] {
   if (issues.length) {
     // validateConfig checks the graph only once the config is well typed; the editor wants it always
     const seen = new Set(issues.map((i) => i.path));
-    for (const g of graphIssues(draft.graph)) if (!seen.has(`graph.${g.path}`)) issues.push({ path: `graph.${g.path}`, message: `graph: ${g.message}` });
+    for (const g of graphIssues(draft.graph))
+      if (!seen.has(`graph.${g.path}`)) issues.push({ path: `graph.${g.path}`, message: `graph: ${g.message}` });
   }
   if (draft.env?.name === 'dataset' && !draft.env.options?.data) {
     issues.push({ path: 'env.options.data', message: 'the dataset environment needs a JSON/JSONL file: upload one' });
@@ -196,7 +205,10 @@ export function configIssues(draft: RunConfig): ConfigIssue[] {
 const initialDraft = defaultRunConfig();
 const agentIdsFrom = (last: number, n: number): string[] => Array.from({ length: n }, (_, i) => `agent-${last + i + 1}`);
 
-export interface RunOverlay { runId: string; history: IterationMetrics[] }
+export interface RunOverlay {
+  runId: string;
+  history: IterationMetrics[];
+}
 
 export const useLab = create<LabState>(() => ({
   tab: 'build',
@@ -214,11 +226,37 @@ export const useLab = create<LabState>(() => ({
   localModels: [],
   hub: { status: 'idle', listing: null, progress: null, error: null },
   datasetRejected: null,
-  run: { status: 'idle', runId: null, iteration: 0, total: 0, message: '', phase: '', detail: '', roles: [], checkpoint: null, checkpointIteration: null, checkpointAt: null, startedAt: null },
+  run: {
+    status: 'idle',
+    runId: null,
+    iteration: 0,
+    total: 0,
+    message: '',
+    phase: '',
+    detail: '',
+    roles: [],
+    checkpoint: null,
+    checkpointIteration: null,
+    checkpointAt: null,
+    startedAt: null,
+  },
   history: [],
   series: new Map(),
   metricsVersion: 0,
-  inspector: { iteration: null, newest: null, kept: [], sandbox: false, episodes: [], selected: null, colorBy: 'advantage', compare: null, primary: null, secondary: null, token: null, loading: false },
+  inspector: {
+    iteration: null,
+    newest: null,
+    kept: [],
+    sandbox: false,
+    episodes: [],
+    selected: null,
+    colorBy: 'advantage',
+    compare: null,
+    primary: null,
+    secondary: null,
+    token: null,
+    loading: false,
+  },
   profile: { armed: false, last: null },
   tryTeam: emptyTry(),
   engine: { gone: null, restarting: false },
@@ -230,8 +268,15 @@ export const useLab = create<LabState>(() => ({
   interrupted: null,
   notices: [],
   internal: {
-    agentSerial: initialDraft.graph.agents.length, noticeId: 0, editKey: null, engineWired: false, engineWatched: false, trainingWhenGone: false,
-    modelRequest: 0, tryRequest: 0, hubPausing: false,
+    agentSerial: initialDraft.graph.agents.length,
+    noticeId: 0,
+    editKey: null,
+    engineWired: false,
+    engineWatched: false,
+    trainingWhenGone: false,
+    modelRequest: 0,
+    tryRequest: 0,
+    hubPausing: false,
   },
 }));
 
@@ -255,14 +300,23 @@ export const setTab = (tab: Tab): void => set({ tab });
 
 const LIVE_RUN: readonly RunStatus[] = ['loading', 'running', 'pausing', 'stopping', 'recovering', 'paused'];
 /** Whether the builder shows a live run's own config (read-only: "edit a copy" unlocks it). */
-export const selectBuilderLocked = (s: LabState): boolean => s.run.runId !== null && LIVE_RUN.includes(s.run.status) && s.copyOf !== s.run.runId;
+export const selectBuilderLocked = (s: LabState): boolean =>
+  s.run.runId !== null && LIVE_RUN.includes(s.run.status) && s.copyOf !== s.run.runId;
 
 const snapshot = (s: LabState): BuilderSnapshot => ({ draft: s.draft, agentIds: s.agentIds, preset: s.preset });
 
 /** Refuses an edit of a live run's config, saying so (the builder is disabled then; this guards the rest). */
 function refuseLocked(): boolean {
   if (!selectBuilderLocked(get())) return false;
-  addNotice({ code: 'CONFIG_COPY', message: `the builder shows run ${get().run.runId}'s own config, which is read-only`, hint: 'Click "Edit a copy" above the builder to change the settings for a new run.' }, 'editing the config', 'info');
+  addNotice(
+    {
+      code: 'CONFIG_COPY',
+      message: `the builder shows run ${get().run.runId}'s own config, which is read-only`,
+      hint: 'Click "Edit a copy" above the builder to change the settings for a new run.',
+    },
+    'editing the config',
+    'info',
+  );
   return true;
 }
 
@@ -293,14 +347,28 @@ export function editDraft(f: (d: RunConfig, ids: string[]) => void, key: string 
 /** Puts a whole config in the builder (a preset, an import, a link, a loaded run); undoable. */
 export function setDraft(d: RunConfig, extra: Partial<LabState> = {}): void {
   const s = get();
-  set({ draft: d, agentIds: freshAgentIds(d.graph.agents.length), issues: configIssues(d), undo: record(s.undo, snapshot(s), null, Date.now()), ...extra });
+  set({
+    draft: d,
+    agentIds: freshAgentIds(d.graph.agents.length),
+    issues: configIssues(d),
+    undo: record(s.undo, snapshot(s), null, Date.now()),
+    ...extra,
+  });
 }
 
 /** Shows an undo/redo snapshot (history.ts computed it). */
 export function showSnapshot(snap: BuilderSnapshot, undo: History): void {
   if (refuseLocked()) return;
   const selected = Math.min(get().selectedAgent, snap.draft.graph.agents.length - 1);
-  set({ draft: snap.draft, agentIds: snap.agentIds, preset: snap.preset, issues: configIssues(snap.draft), undo, selectedAgent: Math.max(0, selected), connectFrom: null });
+  set({
+    draft: snap.draft,
+    agentIds: snap.agentIds,
+    preset: snap.preset,
+    issues: configIssues(snap.draft),
+    undo,
+    selectedAgent: Math.max(0, selected),
+    connectFrom: null,
+  });
 }
 
 export function addNotice(e: WorkerError, context: string, level: Notice['level'] = 'error'): void {

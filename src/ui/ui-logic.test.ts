@@ -89,14 +89,23 @@ describe('colours and progress', () => {
 describe('preset runs of the builder', () => {
   it('lists every preset run with its line', () => {
     expect(PRESET_RUN_CHOICES.map((c) => c.name)).toEqual(Object.keys(PRESET_RUNS));
-    expect(PRESET_RUN_CHOICES.find((c) => c.name === 'classroom')?.line).toBe('a short, visible rise of accuracy for a lesson; planner → solver, action level, 15 iterations × 64 episodes');
-    expect(PRESET_RUN_CHOICES.find((c) => c.name === 'lab')?.line).toBe('the lab\'s start: light enough for a live demo on a laptop GPU; planner → solver, action level, 20 iterations × 4 episodes');
+    expect(PRESET_RUN_CHOICES.find((c) => c.name === 'classroom')?.line).toBe(
+      'a short, visible rise of accuracy for a lesson; planner → solver, action level, 15 iterations × 64 episodes',
+    );
+    expect(PRESET_RUN_CHOICES.find((c) => c.name === 'lab')?.line).toBe(
+      "the lab's start: light enough for a live demo on a laptop GPU; planner → solver, action level, 20 iterations × 4 episodes",
+    );
   });
 });
 
 describe('graph layout edges', () => {
   it('classifies the quartet preset edges (every pair) as next, skip arcs and a back edge', () => {
-    const layers = new Map([['a', 0], ['b', 1], ['c', 2], ['d', 3]]);
+    const layers = new Map([
+      ['a', 0],
+      ['b', 1],
+      ['c', 2],
+      ['d', 3],
+    ]);
     expect(edgeKind(layers, 'a', 'b')).toEqual({ kind: 'next', span: 1 });
     expect(edgeKind(layers, 'a', 'c')).toEqual({ kind: 'skip', span: 2 });
     expect(edgeKind(layers, 'a', 'd')).toEqual({ kind: 'skip', span: 3 });

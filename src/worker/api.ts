@@ -29,7 +29,17 @@ export { MODULE_TEMPLATE } from '../marft/env-modules.ts';
 
 export type { AnyErrorCode } from './errors.ts';
 
-export type { EpisodeSummary, IterationEvent, IterationProfile, LoadedEvent, ProgressEvent, ProgressPhase, RunEvents, RunStatus, StatusEvent } from '../marft/run-events.ts';
+export type {
+  EpisodeSummary,
+  IterationEvent,
+  IterationProfile,
+  LoadedEvent,
+  ProgressEvent,
+  ProgressPhase,
+  RunEvents,
+  RunStatus,
+  StatusEvent,
+} from '../marft/run-events.ts';
 export type { Download } from '../marft/export/agent.ts';
 export { errorNotice as toWorkerError } from '../marft/run-events.ts';
 
@@ -69,7 +79,6 @@ export interface HubProgress {
   done: number;
   total: number;
 }
-
 
 export interface ModelInfo extends ModelSummary {
   /** The config.model.path that names it. */

@@ -10,13 +10,20 @@ function fakeWorker(alive: () => boolean) {
   const listeners = new Map<string, (e: Event) => void>();
   let pings = 0;
   const w: Watched = {
-    addEventListener: (type, l) => { listeners.set(type, l); },
-    ping: () => { pings++; return alive() ? Promise.resolve(Date.now()) : new Promise(() => {}); },
+    addEventListener: (type, l) => {
+      listeners.set(type, l);
+    },
+    ping: () => {
+      pings++;
+      return alive() ? Promise.resolve(Date.now()) : new Promise(() => {});
+    },
   };
   return { w, fire: (type: string, e: object) => listeners.get(type)!(e as Event), pings: () => pings };
 }
 
-afterEach(() => { vi.useRealTimers(); });
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe('WorkerWatch', () => {
   it('a silent worker is gone after GONE_MS; an answering one never is; pending calls reject', async () => {

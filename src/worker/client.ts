@@ -57,10 +57,17 @@ export class WorkerWatch {
     w.addEventListener('messageerror', () => this.markGone('it received a message it could not read'));
     this.timer = setInterval(() => {
       if (now() - this.lastAnswer > GONE_MS) {
-        this.markGone(`it has not answered for ${Math.round((now() - this.lastAnswer) / 1000)} s (closed or killed by the browser, e.g. out of memory)`);
+        this.markGone(
+          `it has not answered for ${Math.round((now() - this.lastAnswer) / 1000)} s (closed or killed by the browser, e.g. out of memory)`,
+        );
         return;
       }
-      void w.ping().then(() => { this.lastAnswer = now(); }, () => {});
+      void w.ping().then(
+        () => {
+          this.lastAnswer = now();
+        },
+        () => {},
+      );
     }, PING_MS);
   }
 
@@ -80,10 +87,16 @@ function spawn(): NonNullable<typeof current> {
   const worker = new Worker(new URL('./engine.worker.ts', import.meta.url), { type: 'module', name: 'marft-engine' });
   const remote = Comlink.wrap<EngineApi>(worker);
   const watch = new WorkerWatch({ addEventListener: (t, l) => worker.addEventListener(t, l), ping: () => remote.ping() });
-  watch.gone.catch((e: WorkerGone) => { for (const l of goneListeners) l(e.reason); });
+  watch.gone.catch((e: WorkerGone) => {
+    for (const l of goneListeners) l(e.reason);
+  });
   // every method call races the watch: a dead worker rejects it instead of leaving it pending
   const engine = new Proxy({} as Comlink.Remote<EngineApi>, {
-    get: (_, prop) => (prop === 'then' ? undefined : (...args: unknown[]) => watch.guard((remote as unknown as Record<PropertyKey, (...a: unknown[]) => Promise<unknown>>)[prop](...args))),
+    get: (_, prop) =>
+      prop === 'then'
+        ? undefined
+        : (...args: unknown[]) =>
+            watch.guard((remote as unknown as Record<PropertyKey, (...a: unknown[]) => Promise<unknown>>)[prop](...args)),
   });
   return { worker, engine, watch };
 }

@@ -8,7 +8,15 @@ import { MarftError } from '../marft/errors.ts';
 import { agentAdapter, agentOnnxZip } from '../marft/export/agent.ts';
 import { sessionAgentLogits } from '../marft/export/session-logits.ts';
 import { checkpointAdaptersZip, modelFolderZip } from '../marft/export/downloads.ts';
-import { DEMO_CHECKPOINT_FILE, DEMO_EPISODES_FILE, DEMO_RUN_ID, type DemoEpisodes, demoEpisodesJsonl, demoInspect, parseDemoEpisodes } from '../marft/demo-run.ts';
+import {
+  DEMO_CHECKPOINT_FILE,
+  DEMO_EPISODES_FILE,
+  DEMO_RUN_ID,
+  type DemoEpisodes,
+  demoEpisodesJsonl,
+  demoInspect,
+  parseDemoEpisodes,
+} from '../marft/demo-run.ts';
 import { inspectEpisode } from '../marft/inspect.ts';
 import { planOnModel } from '../marft/plan.ts';
 import { episodesToJsonl, inspectRecorded, parseRecordedEpisodes } from '../marft/inspect-jsonl.ts';
@@ -39,7 +47,8 @@ async function wrap<T>(f: () => Promise<T> | T): Promise<Result<T>> {
   }
 }
 
-const transferDownload = (d: Download): Result<Download> => Comlink.transfer({ ok: true as const, value: d }, [d.bytes.buffer as ArrayBuffer]);
+const transferDownload = (d: Download): Result<Download> =>
+  Comlink.transfer({ ok: true as const, value: d }, [d.bytes.buffer as ArrayBuffer]);
 
 /** Everything this worker holds, in one object: made once as the worker starts (engineState) and passed down. */
 interface EngineState {
@@ -68,10 +77,12 @@ const noHooks = (): Error => new Error('this build has no test hooks (build with
 
 /** The worker's state on the browser's platform (users' environment modules run in Blob-URL Workers of their own). */
 function engineState(): EngineState {
-  const hooks = __TEST_HOOKS__ ? new TestHooks((why) => {
-    reportError(new Error(why));
-    self.close();
-  }) : null;
+  const hooks = __TEST_HOOKS__
+    ? new TestHooks((why) => {
+        reportError(new Error(why));
+        self.close();
+      })
+    : null;
   const forward: RunEvents = {
     onStatus: (e) => w.ui?.onStatus(e),
     onProgress: (e) => {
@@ -82,18 +93,38 @@ function engineState(): EngineState {
     onCheckpoint: (e) => w.ui?.onCheckpoint(e),
     onLoaded: (e) => w.ui?.onLoaded(e),
     // a paused run continues from the Train button: once space is freed, or to retry a failed environment module
-    onNotice: (e) => w.ui?.onNotice(e.code !== 'RUN_PAUSED' ? e : {
-      ...e, message: `${e.message} ${e.pauseReason === 'environment' ? 'Press Train to retry from it; a fixed module starts a new run from the Build tab.' : 'Free some space (Runs tab, Storage panel) and press Train to continue.'}`,
-    }),
+    onNotice: (e) =>
+      w.ui?.onNotice(
+        e.code !== 'RUN_PAUSED'
+          ? e
+          : {
+              ...e,
+              message: `${e.message} ${e.pauseReason === 'environment' ? 'Press Train to retry from it; a fixed module starts a new run from the Build tab.' : 'Free some space (Runs tab, Storage panel) and press Train to continue.'}`,
+            },
+      ),
   };
   const builtins = new BuiltinModels();
   const session = new Session(browserPlatform(builtins));
   const run = new Run(session, hooks ? hooks.store(runsStore) : runsStore, forward);
-  const w: EngineState = { session, run, gate: new ExportGate(), trial: new TeamTrial(session, run), builtins, hooks, ui: null, demoEpisodes: null, hubRun: null };
+  const w: EngineState = {
+    session,
+    run,
+    gate: new ExportGate(),
+    trial: new TeamTrial(session, run),
+    builtins,
+    hooks,
+    ui: null,
+    demoEpisodes: null,
+    hubRun: null,
+  };
   return w;
 }
 
-const exportJob = <T>(w: EngineState, what: string, f: () => Promise<T>): Promise<T> => w.gate.run(what, async () => { await w.hooks?.onExport(); return f(); });
+const exportJob = <T>(w: EngineState, what: string, f: () => Promise<T>): Promise<T> =>
+  w.gate.run(what, async () => {
+    await w.hooks?.onExport();
+    return f();
+  });
 
 /** A kept iteration of the loaded run (the last when `iteration` is undefined), or NO_EPISODES. */
 function kept(w: EngineState, iteration?: number) {
@@ -110,7 +141,11 @@ const showsDemoRecord = (w: EngineState): boolean => !w.run.last && w.run.id ===
 
 /** Exports of stored runs read OPFS and merge on the CPU beside the loop: refused while a run trains, so training keeps its pace. */
 function refuseWhileTraining(w: EngineState, what: string): void {
-  if (w.run.busy) throw new MarftError('MODEL_IN_USE', `${what} cannot start now: a run is training. Pause or stop it first (the control bar's Download adapters exports the training run's own).`);
+  if (w.run.busy)
+    throw new MarftError(
+      'MODEL_IN_USE',
+      `${what} cannot start now: a run is training. Pause or stop it first (the control bar's Download adapters exports the training run's own).`,
+    );
 }
 
 // ---- the bundled demo run (public/demo/, see src/marft/demo-run.ts) ----
@@ -126,7 +161,9 @@ async function demoFile(name: string): Promise<Uint8Array> {
 /** The demo's recorded episodes, fetched once (a failed fetch is retried by the next call). */
 function demoRecord(w: EngineState): Promise<DemoEpisodes> {
   w.demoEpisodes ??= demoFile(DEMO_EPISODES_FILE).then((b) => parseDemoEpisodes(new TextDecoder().decode(b)));
-  w.demoEpisodes.catch(() => { w.demoEpisodes = null; });
+  w.demoEpisodes.catch(() => {
+    w.demoEpisodes = null;
+  });
   return w.demoEpisodes;
 }
 
@@ -149,7 +186,9 @@ async function loadNewModel(w: EngineState, path: string): Promise<ModelInfo> {
   try {
     return await modelInfo(w, path);
   } catch (e) {
-    await modelsStore().remove(path.split('/').pop()!).catch(() => {});
+    await modelsStore()
+      .remove(path.split('/').pop()!)
+      .catch(() => {});
     throw e;
   }
 }
@@ -166,130 +205,198 @@ function engineApi(w: EngineState): EngineApi {
     loadModel: (path) => wrap(() => modelInfo(w, path)),
     plan: (config, budget) => wrap(async () => planOnModel(await w.session.load(config.model.path), config, { budget })),
     importModelFolder: (files) => wrap(async () => loadNewModel(w, await importFolderToOpfs(files))),
-    hubList: (repo, hub, token) => wrap(() => listHubModel(repo, hubOpts(hub, token), (j) => { parseModelConfig(j); })),
-    hubDownload: (listing, hub, progress, token) => wrap(async () => {
-      if (w.hubRun) throw new MarftError('BUSY', 'a Hub download is running: pause or cancel it first');
-      const ctl = new AbortController();
-      const done = (async () => {
-        const est = await navigator.storage?.estimate?.().catch(() => null);
-        const free = est?.quota && est.usage !== undefined ? est.quota - est.usage : null;
-        return downloadHubModel(modelsStore(), listing, free, { ...hubOpts(hub, token), signal: ctl.signal }, progress);
-      })();
-      w.hubRun = { ctl, done };
-      try {
-        return await loadNewModel(w, await done);
-      } finally {
-        if (w.hubRun?.ctl === ctl) w.hubRun = null;
-      }
-    }),
-    async hubPause() { w.hubRun?.ctl.abort(); },
-    hubCancel: (repo) => wrap(async () => {
-      const r = w.hubRun;
-      r?.ctl.abort();
-      await r?.done.catch(() => {});
-      await cancelHubDownload(modelsStore(), repo);
-    }),
-    listLocalModels: () => wrap(async () => {
-      const s = modelsStore();
-      return (await s.list('')).filter((e) => e.kind === 'directory' && !isHiddenFolder(e.name)).map((e) => `opfs:models/${e.name}`);
-    }),
-    start: (config, options) => wrap(async () => {
-      if (w.run.busy) throw new MarftError('BUSY', 'a run is training');
-      w.gate.check('A new run');
-      await w.trial.makeWay();
-      const id = newRunId();
-      return { runId: await w.run.start(config, { id, paused: options?.paused ?? false, files: runMetaFile({ id, createdAt: new Date().toISOString(), source: 'new' }) }) };
-    }),
-    openRun: (runId, checkpoint) => wrap(async () => { w.gate.check(`Opening ${runId}`); await w.trial.makeWay(); return { runId, iteration: await w.run.open(runId, checkpoint) }; }),
-    openDemo: () => wrap(async () => {
-      if (w.run.busy) throw new MarftError('BUSY', 'a run is training: pause it to open the demo run');
-      w.gate.check('Opening the demo run');
-      await w.trial.makeWay();
-      const [zip, record] = await Promise.all([demoFile(DEMO_CHECKPOINT_FILE), demoRecord(w)]);
-      if ((await runsStore.stat(DEMO_RUN_ID)) === null) await importCheckpoint(zip, 'the demo run', runsStore, { id: DEMO_RUN_ID, source: 'demo' });
-      const iteration = await w.run.open(DEMO_RUN_ID);
-      return { runId: DEMO_RUN_ID, iteration, inspectIteration: record.iteration, episodes: record.episodes };
-    }),
-    resume: (until) => wrap(async () => { w.gate.check('Training'); await w.trial.makeWay(); await leaveDemo(w); w.run.train(until); }),
-    async pause() { w.run.pause(); },
-    step: () => wrap(async () => { w.gate.check('Step'); await w.trial.makeWay(); await leaveDemo(w); w.run.step(); }),
+    hubList: (repo, hub, token) =>
+      wrap(() =>
+        listHubModel(repo, hubOpts(hub, token), (j) => {
+          parseModelConfig(j);
+        }),
+      ),
+    hubDownload: (listing, hub, progress, token) =>
+      wrap(async () => {
+        if (w.hubRun) throw new MarftError('BUSY', 'a Hub download is running: pause or cancel it first');
+        const ctl = new AbortController();
+        const done = (async () => {
+          const est = await navigator.storage?.estimate?.().catch(() => null);
+          const free = est?.quota && est.usage !== undefined ? est.quota - est.usage : null;
+          return downloadHubModel(modelsStore(), listing, free, { ...hubOpts(hub, token), signal: ctl.signal }, progress);
+        })();
+        w.hubRun = { ctl, done };
+        try {
+          return await loadNewModel(w, await done);
+        } finally {
+          if (w.hubRun?.ctl === ctl) w.hubRun = null;
+        }
+      }),
+    async hubPause() {
+      w.hubRun?.ctl.abort();
+    },
+    hubCancel: (repo) =>
+      wrap(async () => {
+        const r = w.hubRun;
+        r?.ctl.abort();
+        await r?.done.catch(() => {});
+        await cancelHubDownload(modelsStore(), repo);
+      }),
+    listLocalModels: () =>
+      wrap(async () => {
+        const s = modelsStore();
+        return (await s.list('')).filter((e) => e.kind === 'directory' && !isHiddenFolder(e.name)).map((e) => `opfs:models/${e.name}`);
+      }),
+    start: (config, options) =>
+      wrap(async () => {
+        if (w.run.busy) throw new MarftError('BUSY', 'a run is training');
+        w.gate.check('A new run');
+        await w.trial.makeWay();
+        const id = newRunId();
+        return {
+          runId: await w.run.start(config, {
+            id,
+            paused: options?.paused ?? false,
+            files: runMetaFile({ id, createdAt: new Date().toISOString(), source: 'new' }),
+          }),
+        };
+      }),
+    openRun: (runId, checkpoint) =>
+      wrap(async () => {
+        w.gate.check(`Opening ${runId}`);
+        await w.trial.makeWay();
+        return { runId, iteration: await w.run.open(runId, checkpoint) };
+      }),
+    openDemo: () =>
+      wrap(async () => {
+        if (w.run.busy) throw new MarftError('BUSY', 'a run is training: pause it to open the demo run');
+        w.gate.check('Opening the demo run');
+        await w.trial.makeWay();
+        const [zip, record] = await Promise.all([demoFile(DEMO_CHECKPOINT_FILE), demoRecord(w)]);
+        if ((await runsStore.stat(DEMO_RUN_ID)) === null)
+          await importCheckpoint(zip, 'the demo run', runsStore, { id: DEMO_RUN_ID, source: 'demo' });
+        const iteration = await w.run.open(DEMO_RUN_ID);
+        return { runId: DEMO_RUN_ID, iteration, inspectIteration: record.iteration, episodes: record.episodes };
+      }),
+    resume: (until) =>
+      wrap(async () => {
+        w.gate.check('Training');
+        await w.trial.makeWay();
+        await leaveDemo(w);
+        w.run.train(until);
+      }),
+    async pause() {
+      w.run.pause();
+    },
+    step: () =>
+      wrap(async () => {
+        w.gate.check('Step');
+        await w.trial.makeWay();
+        await leaveDemo(w);
+        w.run.step();
+      }),
     tryEnvModule: (t) => wrap(() => tryModule(w.session.envs, t)),
     profileNext: (on) => wrap(() => ({ armed: w.run.profileNext(on) })),
-    async stop() { w.run.stop(); },
+    async stop() {
+      w.run.stop();
+    },
     listRuns: () => wrap(listRuns),
     runHistory: (id) => wrap(() => runHistory(id)),
-    deleteRun: (id) => wrap(async () => {
-      if (w.run.id === id && w.run.busy) throw new MarftError('BUSY', 'this run is training');
-      w.gate.check(`Deleting ${id}`);
-      await deleteRun(id);
-    }),
+    deleteRun: (id) =>
+      wrap(async () => {
+        if (w.run.id === id && w.run.busy) throw new MarftError('BUSY', 'this run is training');
+        w.gate.check(`Deleting ${id}`);
+        await deleteRun(id);
+      }),
     storageUsage: () => wrap(() => storageUsage(runsStore, modelsStore())),
-    deleteLocalModel: (path) => wrap(async () => {
-      if (w.run.busy) throw new MarftError('BUSY', 'a run is training: delete models once it is paused');
-      w.gate.check('Deleting a model');
-      await deleteLocalModel(modelsStore(), path);
-    }),
-    inspect: (episode, method, iteration) => wrap(async () => {
-      const m = w.run.model;
-      if (showsDemoRecord(w)) return demoInspect(await demoRecord(w), episode, method);
-      const data = kept(w, iteration);
-      return inspectEpisode({ ...data, decode: (ids) => m!.tokenizer.decode(ids, { skipSpecialTokens: false }) }, episode, method);
-    }),
+    deleteLocalModel: (path) =>
+      wrap(async () => {
+        if (w.run.busy) throw new MarftError('BUSY', 'a run is training: delete models once it is paused');
+        w.gate.check('Deleting a model');
+        await deleteLocalModel(modelsStore(), path);
+      }),
+    inspect: (episode, method, iteration) =>
+      wrap(async () => {
+        const m = w.run.model;
+        if (showsDemoRecord(w)) return demoInspect(await demoRecord(w), episode, method);
+        const data = kept(w, iteration);
+        return inspectEpisode({ ...data, decode: (ids) => m!.tokenizer.decode(ids, { skipSpecialTokens: false }) }, episode, method);
+      }),
     async exportEpisodes(iteration) {
       const r = await wrap(async (): Promise<Download> => {
         if (showsDemoRecord(w) && w.run.config) {
           const d = await demoRecord(w);
           if (iteration !== undefined && iteration !== d.iteration) throw notKept(iteration, [d.iteration]);
-          return { name: `marft-episodes-${w.run.id}-it${d.iteration}.jsonl`, bytes: new TextEncoder().encode(demoEpisodesJsonl(d, w.run.config)) };
+          return {
+            name: `marft-episodes-${w.run.id}-it${d.iteration}.jsonl`,
+            bytes: new TextEncoder().encode(demoEpisodesJsonl(d, w.run.config)),
+          };
         }
         const data = kept(w, iteration);
-        return { name: `marft-episodes-${w.run.id}-it${data.iteration}.jsonl`, bytes: new TextEncoder().encode(episodesToJsonl(data.config, data.episodes, data.scores)) };
+        return {
+          name: `marft-episodes-${w.run.id}-it${data.iteration}.jsonl`,
+          bytes: new TextEncoder().encode(episodesToJsonl(data.config, data.episodes, data.scores)),
+        };
       });
       return r.ok ? transferDownload(r.value) : r;
     },
-    keptIterations: () => wrap(() => w.run.keptIterations.map((iteration) => ({ iteration, episodes: w.run.iterationData(iteration)!.episodes.map(summarize) }))),
-    creditSandbox: (config, jsonl) => wrap(() => inspectRecorded(parseRecordedEpisodes(jsonl, config, 'the sandbox episode'), config, config.credit.method, 'the sandbox episode')),
+    keptIterations: () =>
+      wrap(() =>
+        w.run.keptIterations.map((iteration) => ({ iteration, episodes: w.run.iterationData(iteration)!.episodes.map(summarize) })),
+      ),
+    creditSandbox: (config, jsonl) =>
+      wrap(() =>
+        inspectRecorded(parseRecordedEpisodes(jsonl, config, 'the sandbox episode'), config, config.credit.method, 'the sandbox episode'),
+      ),
     async exportAdapters(runId, checkpoint) {
-      const r = await wrap(() => exportJob(w, `the adapter export of ${runId ?? 'the loaded run'}`, async (): Promise<Download> => {
-        if (runId !== undefined) {
-          refuseWhileTraining(w, `exporting the adapters of ${runId}`);
-          return checkpointAdaptersZip(await readCheckpointFiles(runsStore, checkpoint ? `${runId}/${checkpoint}` : runId), runId);
-        }
-        const { files, iteration } = await w.run.adapterFiles();
-        return { name: `marft-adapters-${w.run.id}-it${iteration}.zip`, bytes: zipFiles(files) };
-      }));
+      const r = await wrap(() =>
+        exportJob(w, `the adapter export of ${runId ?? 'the loaded run'}`, async (): Promise<Download> => {
+          if (runId !== undefined) {
+            refuseWhileTraining(w, `exporting the adapters of ${runId}`);
+            return checkpointAdaptersZip(await readCheckpointFiles(runsStore, checkpoint ? `${runId}/${checkpoint}` : runId), runId);
+          }
+          const { files, iteration } = await w.run.adapterFiles();
+          return { name: `marft-adapters-${w.run.id}-it${iteration}.zip`, bytes: zipFiles(files) };
+        }),
+      );
       return r.ok ? transferDownload(r.value) : r;
     },
     async exportCheckpoint(runId, checkpoint) {
-      const r = await wrap(() => exportJob(w, `the checkpoint export of ${runId}`, async (): Promise<Download> => {
-        const dir = checkpoint ? `${runId}/${checkpoint}` : runId;
-        const bytes = await exportCheckpointZip(runsStore, dir);
-        return { name: `marft-checkpoint-${runId}${checkpoint ? `-${checkpoint}` : ''}.zip`, bytes };
-      }));
+      const r = await wrap(() =>
+        exportJob(w, `the checkpoint export of ${runId}`, async (): Promise<Download> => {
+          const dir = checkpoint ? `${runId}/${checkpoint}` : runId;
+          const bytes = await exportCheckpointZip(runsStore, dir);
+          return { name: `marft-checkpoint-${runId}${checkpoint ? `-${checkpoint}` : ''}.zip`, bytes };
+        }),
+      );
       return r.ok ? transferDownload(r.value) : r;
     },
     async exportBaseModel(path) {
-      const r = await wrap(() => exportJob(w, 'the base model export', async () => modelFolderZip(await modelFilesFor(path, modelsBase(), w.builtins))));
+      const r = await wrap(() =>
+        exportJob(w, 'the base model export', async () => modelFolderZip(await modelFilesFor(path, modelsBase(), w.builtins))),
+      );
       return r.ok ? transferDownload(r.value) : r;
     },
     async exportOnnx(runId, role, checkpoint) {
-      const r = await wrap(() => exportJob(w, `the export of ${role}.onnx from ${runId}`, async (): Promise<Download> => {
-        refuseWhileTraining(w, `exporting ${role} as ONNX`);
-        const ck = await readCheckpointFiles(runsStore, checkpoint ? `${runId}/${checkpoint}` : runId);
-        const { config } = agentAdapter(ck, role);
-        return agentOnnxZip(ck, role, await modelFilesFor(config.model.path, modelsBase(), w.builtins), runId);
-      }));
+      const r = await wrap(() =>
+        exportJob(w, `the export of ${role}.onnx from ${runId}`, async (): Promise<Download> => {
+          refuseWhileTraining(w, `exporting ${role} as ONNX`);
+          const ck = await readCheckpointFiles(runsStore, checkpoint ? `${runId}/${checkpoint}` : runId);
+          const { config } = agentAdapter(ck, role);
+          return agentOnnxZip(ck, role, await modelFilesFor(config.model.path, modelsBase(), w.builtins), runId);
+        }),
+      );
       return r.ok ? transferDownload(r.value) : r;
     },
-    agentLogits: (runId, role, ids, checkpoint) => wrap(() => exportJob(w, `computing ${role}'s logits`, async () => {
-      if (w.run.busy) throw new MarftError('BUSY', 'the lab is training: its decoder is in use');
-      const ck = await readCheckpointFiles(runsStore, checkpoint ? `${runId}/${checkpoint}` : runId);
-      return sessionAgentLogits(w.session, ck, role, ids);
-    })),
+    agentLogits: (runId, role, ids, checkpoint) =>
+      wrap(() =>
+        exportJob(w, `computing ${role}'s logits`, async () => {
+          if (w.run.busy) throw new MarftError('BUSY', 'the lab is training: its decoder is in use');
+          const ck = await readCheckpointFiles(runsStore, checkpoint ? `${runId}/${checkpoint}` : runId);
+          return sessionAgentLogits(w.session, ck, role, ids);
+        }),
+      ),
     importCheckpoint: (bytes, fileName) => wrap(() => importCheckpoint(bytes, fileName)),
     readMetricsLog: (bytes, fileName) => wrap(() => parseMetricsLog(bytes, fileName)),
     tryTeam: (config, request, onEvent) => wrap(() => w.trial.try(config, request, onEvent)),
-    async tryStop() { w.trial.stop(); },
+    async tryStop() {
+      w.trial.stop();
+    },
     tryTask: (config, seed) => wrap(() => w.trial.task(config, seed)),
     async debugLoseDevice() {
       w.session.currentDevice?.device.destroy();

@@ -21,19 +21,28 @@ export type WorkerErrorCode =
   | 'LOG_INVALID'; // a training log to overlay is not metrics lines or a state.json
 
 const HINTS: Record<WorkerErrorCode, string> = {
-  MODEL_FETCH: 'The built-in model is served from public/models/marft-tiny/; check that the folder was deployed with the app, or pick a local model folder.',
+  MODEL_FETCH:
+    'The built-in model is served from public/models/marft-tiny/; check that the folder was deployed with the app, or pick a local model folder.',
   MODEL_FOLDER: 'Pick a Hugging Face model folder (config.json, model.safetensors or its index, tokenizer.json) with the folder picker.',
-  MODEL_TOO_LARGE: 'Pick a smaller model (a few hundred million parameters at most in 16-bit), or run the CLI on a machine with a larger GPU.',
-  NO_TOKENIZER: 'The folder needs tokenizer.json (and tokenizer_config.json for the chat template); save them with tokenizer.save_pretrained(dir).',
-  STORAGE_FULL: 'Free some browser storage: the Runs tab\'s Storage panel shows what each run and local model takes and deletes old ones; then retry.',
-  HUB_REPO: 'Type the model\'s id as the Hub shows it above its page: owner/name, e.g. Qwen/Qwen2.5-0.5B-Instruct.',
-  HUB_NOT_FOUND: 'Check the spelling of the repo id on huggingface.co (it is case-sensitive); a private repo also answers 404 without a token.',
-  HUB_GATED: 'Accept the model\'s terms on its Hub page and paste an access token (huggingface.co/settings/tokens) into the token field: the lab keeps it only in memory. Or download the folder yourself and pick it.',
-  HUB_NO_WEIGHTS: 'The lab reads transformers repos with config.json and model.safetensors (or its sharded index); pick a repo that has them, e.g. HuggingFaceTB/SmolLM2-135M-Instruct.',
+  MODEL_TOO_LARGE:
+    'Pick a smaller model (a few hundred million parameters at most in 16-bit), or run the CLI on a machine with a larger GPU.',
+  NO_TOKENIZER:
+    'The folder needs tokenizer.json (and tokenizer_config.json for the chat template); save them with tokenizer.save_pretrained(dir).',
+  STORAGE_FULL:
+    "Free some browser storage: the Runs tab's Storage panel shows what each run and local model takes and deletes old ones; then retry.",
+  HUB_REPO: "Type the model's id as the Hub shows it above its page: owner/name, e.g. Qwen/Qwen2.5-0.5B-Instruct.",
+  HUB_NOT_FOUND:
+    'Check the spelling of the repo id on huggingface.co (it is case-sensitive); a private repo also answers 404 without a token.',
+  HUB_GATED:
+    "Accept the model's terms on its Hub page and paste an access token (huggingface.co/settings/tokens) into the token field: the lab keeps it only in memory. Or download the folder yourself and pick it.",
+  HUB_NO_WEIGHTS:
+    'The lab reads transformers repos with config.json and model.safetensors (or its sharded index); pick a repo that has them, e.g. HuggingFaceTB/SmolLM2-135M-Instruct.',
   HUB_NETWORK: 'Check the connection and press Download again: what arrived is kept and the download resumes where it stopped.',
-  HUB_SIZE: 'The file was dropped; press Download again to fetch it anew. If it happens again the repo changed while downloading, or a proxy alters the files.',
-  NO_EPISODES: 'Train at least one iteration first; the inspector shows the last iteration\'s episodes.',
-  LOG_INVALID: 'Pick the JSON lines `marft train --json` printed (one iteration a line, e.g. a learning-matrix <row>-s<seed>.jsonl) or a checkpoint\'s state.json.',
+  HUB_SIZE:
+    'The file was dropped; press Download again to fetch it anew. If it happens again the repo changed while downloading, or a proxy alters the files.',
+  NO_EPISODES: "Train at least one iteration first; the inspector shows the last iteration's episodes.",
+  LOG_INVALID:
+    "Pick the JSON lines `marft train --json` printed (one iteration a line, e.g. a learning-matrix <row>-s<seed>.jsonl) or a checkpoint's state.json.",
 };
 
 export class WorkerFail extends CodedError<WorkerErrorCode> {

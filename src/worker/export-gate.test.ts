@@ -5,11 +5,18 @@ describe('ExportGate', () => {
   it('refuses a second export and a training action while an export runs, naming it; frees itself after', async () => {
     const gate = new ExportGate();
     let finish!: () => void;
-    const first = gate.run('the export of solver.onnx from run-a', () => new Promise<string>((r) => { finish = () => r('zip'); }));
+    const first = gate.run(
+      'the export of solver.onnx from run-a',
+      () =>
+        new Promise<string>((r) => {
+          finish = () => r('zip');
+        }),
+    );
     expect(gate.busy).toBe('the export of solver.onnx from run-a');
     expect(() => gate.check('Step')).toThrow(/^Step cannot start now: the export of solver\.onnx from run-a is running\./);
     await expect(gate.run('the checkpoint export of run-a', async () => 'other')).rejects.toMatchObject({
-      code: 'MODEL_IN_USE', message: expect.stringMatching(/^The checkpoint export of run-a cannot start now: the export of solver\.onnx/),
+      code: 'MODEL_IN_USE',
+      message: expect.stringMatching(/^The checkpoint export of run-a cannot start now: the export of solver\.onnx/),
     });
     finish();
     await expect(first).resolves.toBe('zip');
@@ -19,7 +26,11 @@ describe('ExportGate', () => {
 
   it('is freed when the export fails', async () => {
     const gate = new ExportGate();
-    await expect(gate.run('an export', async () => { throw new Error('read failed'); })).rejects.toThrow('read failed');
+    await expect(
+      gate.run('an export', async () => {
+        throw new Error('read failed');
+      }),
+    ).rejects.toThrow('read failed');
     await expect(gate.run('the next export', async () => 1)).resolves.toBe(1);
   });
 });

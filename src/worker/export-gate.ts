@@ -18,8 +18,11 @@ export class ExportGate {
   /** Throws MODEL_IN_USE naming the export in flight, if any; `action` is what was refused ("Step"). */
   check(action: string): void {
     if (this.running === null) return;
-    throw new MarftError('MODEL_IN_USE', `${action} cannot start now: ${this.running} is running.`,
-      'One export runs at a time, and training waits for it: when its download appears (a few seconds to a minute), try again.');
+    throw new MarftError(
+      'MODEL_IN_USE',
+      `${action} cannot start now: ${this.running} is running.`,
+      'One export runs at a time, and training waits for it: when its download appears (a few seconds to a minute), try again.',
+    );
   }
 
   /** Runs the export `what` holding the gate; refused while another export runs. */

@@ -38,11 +38,13 @@ function fakeHub(h: Omit<FakeHub, 'log'>): FakeHub & { fetch: typeof fetch } {
     if (hub.status) return new Response('no', { status: hub.status });
     const tree = `${BASE}/api/models/${REPO}/tree/main`;
     if (url === tree) {
-      return Response.json(Object.entries(hub.files).map(([path, b]) => {
-        const l = hub.listed?.[path] ?? {};
-        const lfs = path.endsWith('.safetensors') ? { lfs: { oid: l.sha256 ?? sha(b), size: l.size ?? b.length, pointerSize: 134 } } : {};
-        return { type: 'file', path, size: l.size ?? b.length, oid: 'x', ...lfs };
-      }));
+      return Response.json(
+        Object.entries(hub.files).map(([path, b]) => {
+          const l = hub.listed?.[path] ?? {};
+          const lfs = path.endsWith('.safetensors') ? { lfs: { oid: l.sha256 ?? sha(b), size: l.size ?? b.length, pointerSize: 134 } } : {};
+          return { type: 'file', path, size: l.size ?? b.length, oid: 'x', ...lfs };
+        }),
+      );
     }
     const prefix = `${BASE}/${REPO}/resolve/main/`;
     if (!url.startsWith(prefix)) return new Response('Repository not found', { status: 404 });
@@ -59,7 +61,11 @@ function fakeHub(h: Omit<FakeHub, 'log'>): FakeHub & { fetch: typeof fetch } {
     let pulls = 0; // error() drops queued chunks, so the break comes on the pull after the first part is read
     const stream = new ReadableStream<Uint8Array>({
       pull(c) {
-        if (cut === null) { c.enqueue(part); c.close(); return; }
+        if (cut === null) {
+          c.enqueue(part);
+          c.close();
+          return;
+        }
         if (pulls++ === 0) c.enqueue(part.slice(0, cut));
         else c.error(new TypeError('network error'));
       },
@@ -76,8 +82,17 @@ const model = () => ({
   'model.safetensors': weights,
   'README.md': enc('# tiny'),
 });
-const opts = (hub: { fetch: typeof fetch }, extra: HubOptions = {}): HubOptions => ({ base: BASE, fetch: hub.fetch, sleep: async () => {}, ...extra });
-const code = async (p: Promise<unknown>) => p.then(() => 'resolved', (e) => (e instanceof WorkerFail ? e.code : (e as { code?: string }).code ?? String(e)));
+const opts = (hub: { fetch: typeof fetch }, extra: HubOptions = {}): HubOptions => ({
+  base: BASE,
+  fetch: hub.fetch,
+  sleep: async () => {},
+  ...extra,
+});
+const code = async (p: Promise<unknown>) =>
+  p.then(
+    () => 'resolved',
+    (e) => (e instanceof WorkerFail ? e.code : ((e as { code?: string }).code ?? String(e))),
+  );
 
 describe('hubOrigin', () => {
   it('honours ?hub= only for a loopback server while the lab itself is served from loopback', () => {
@@ -105,11 +120,19 @@ describe('listHubModel', () => {
   it('takes the shard index and exactly the shards its weight_map names', async () => {
     const files: Record<string, Uint8Array> = { ...model() };
     delete files['model.safetensors'];
-    files['model.safetensors.index.json'] = enc(JSON.stringify({ weight_map: { a: 'model-00002-of-00002.safetensors', b: 'model-00001-of-00002.safetensors', c: 'model-00001-of-00002.safetensors' } }));
+    files['model.safetensors.index.json'] = enc(
+      JSON.stringify({
+        weight_map: { a: 'model-00002-of-00002.safetensors', b: 'model-00001-of-00002.safetensors', c: 'model-00001-of-00002.safetensors' },
+      }),
+    );
     files['model-00001-of-00002.safetensors'] = weights.slice(0, 600);
     files['model-00002-of-00002.safetensors'] = weights.slice(600);
     const l = await listHubModel(REPO, opts(fakeHub({ files })));
-    expect(l.files.map((f) => f.path).slice(3)).toEqual(['model.safetensors.index.json', 'model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors']);
+    expect(l.files.map((f) => f.path).slice(3)).toEqual([
+      'model.safetensors.index.json',
+      'model-00001-of-00002.safetensors',
+      'model-00002-of-00002.safetensors',
+    ]);
   });
 
   it('refuses bad ids, missing repos, gated repos, repos without safetensors and unsupported architectures', async () => {
@@ -131,7 +154,12 @@ describe('listHubModel', () => {
 
   it('retries a network failure and reports HUB_NETWORK after the last attempt', async () => {
     let calls = 0;
-    const failing = { fetch: (async () => { calls++; throw new TypeError('Failed to fetch'); }) as typeof fetch };
+    const failing = {
+      fetch: (async () => {
+        calls++;
+        throw new TypeError('Failed to fetch');
+      }) as typeof fetch,
+    };
     expect(await code(listHubModel(REPO, opts(failing)))).toBe('HUB_NETWORK');
     expect(calls).toBe(ATTEMPTS);
   });
@@ -145,7 +173,12 @@ describe('downloadHubModel', () => {
     const seen: number[] = [];
     const path = await downloadHubModel(store, l, null, opts(hub, { token: 'hf_x' }), (p) => seen.push(p.done));
     expect(path).toBe('opfs:models/org--tiny');
-    expect(store.snapshot('org--tiny')).toEqual({ 'config.json': model()['config.json'], 'tokenizer.json': model()['tokenizer.json'], 'tokenizer_config.json': model()['tokenizer_config.json'], 'model.safetensors': weights });
+    expect(store.snapshot('org--tiny')).toEqual({
+      'config.json': model()['config.json'],
+      'tokenizer.json': model()['tokenizer.json'],
+      'tokenizer_config.json': model()['tokenizer_config.json'],
+      'model.safetensors': weights,
+    });
     expect(seen.at(-1)).toBe(l.bytes);
     expect(hub.log.every((r) => r.auth === 'Bearer hf_x')).toBe(true);
     expect([...store.files.keys()].some((p) => p.startsWith('.'))).toBe(false);
@@ -164,7 +197,9 @@ describe('downloadHubModel', () => {
     const hub = fakeHub({ files: model(), breakAt: (f, n) => (f === 'model.safetensors' && n === 1 ? 300 : null) });
     const store = memoryStore();
     const l = await listHubModel(REPO, opts(hub));
-    const paused = downloadHubModel(store, l, null, opts(hub, { signal: ctl.signal }), (p) => { if (p.file === 'model.safetensors' && p.done > l.bytes - 1000) ctl.abort(); });
+    const paused = downloadHubModel(store, l, null, opts(hub, { signal: ctl.signal }), (p) => {
+      if (p.file === 'model.safetensors' && p.done > l.bytes - 1000) ctl.abort();
+    });
     await expect(paused).rejects.toThrow();
     expect(store.snapshot('.partial-org--tiny')['model.safetensors.parts/000000']).toEqual(weights.slice(0, 300));
     expect(await store.stat('org--tiny')).toBe(null);
@@ -203,7 +238,12 @@ describe('downloadHubModel', () => {
     const store = memoryStore();
     const e = await downloadHubModel(store, await listHubModel(REPO, opts(hub)), null, opts(hub)).catch((x) => x as WorkerFail);
     expect((e as WorkerFail).code).toBe('HUB_NETWORK');
-    expect(hub.log.filter((r) => r.file === 'model.safetensors').map((r) => r.range)).toEqual([null, 'bytes=100-', 'bytes=200-', 'bytes=300-']);
+    expect(hub.log.filter((r) => r.file === 'model.safetensors').map((r) => r.range)).toEqual([
+      null,
+      'bytes=100-',
+      'bytes=200-',
+      'bytes=300-',
+    ]);
     const parts = store.snapshot('.partial-org--tiny/model.safetensors.parts');
     expect(Object.values(parts).reduce((s, b) => s + b.length, 0)).toBe(400);
   });

@@ -25,7 +25,14 @@ export const CHUNK = 8 * 2 ** 20;
 /** Attempts per file before a network failure is reported. */
 export const ATTEMPTS = 4;
 
-const WANTED = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'generation_config.json', 'special_tokens_map.json', 'chat_template.jinja'];
+const WANTED = [
+  'config.json',
+  'tokenizer.json',
+  'tokenizer_config.json',
+  'generation_config.json',
+  'special_tokens_map.json',
+  'chat_template.jinja',
+];
 const SINGLE = 'model.safetensors';
 const INDEX = 'model.safetensors.index.json';
 
@@ -79,7 +86,10 @@ function headers(o: HubOptions, extra: Record<string, string> = {}): Record<stri
 /** The typed error for a Hub answer that is not ok. */
 function httpFail(status: number, repo: string, what: string, token: boolean): WorkerFail {
   if (status === 401 || status === 403) {
-    return new WorkerFail('HUB_GATED', `${repo} (${what}): HTTP ${status}: the repo is gated or private${token ? ' and the token given was refused' : ''}`);
+    return new WorkerFail(
+      'HUB_GATED',
+      `${repo} (${what}): HTTP ${status}: the repo is gated or private${token ? ' and the token given was refused' : ''}`,
+    );
   }
   if (status === 404) return new WorkerFail('HUB_NOT_FOUND', `${repo} (${what}): HTTP 404: no such model repo or file on the Hub`);
   return new WorkerFail('HUB_NETWORK', `${repo} (${what}): HTTP ${status}`);
@@ -124,7 +134,12 @@ async function withRetry<T>(o: HubOptions, f: () => Promise<T>): Promise<T> {
   }
 }
 
-interface TreeEntry { type?: string; path?: string; size?: number; lfs?: { oid?: string; sha256?: string; size?: number } }
+interface TreeEntry {
+  type?: string;
+  path?: string;
+  size?: number;
+  lfs?: { oid?: string; sha256?: string; size?: number };
+}
 
 /**
  * The files of `repo` the lab needs, with their sizes. `checkConfig` parses config.json (the model's
@@ -134,14 +149,19 @@ export async function listHubModel(repoIn: string, o: HubOptions = {}, checkConf
   const repo = checkRepo(repoIn);
   const base = o.base ?? HUB_URL;
   const tree = await fetchJson(o, `${base}/api/models/${repo}/tree/${HUB_REVISION}`, repo, 'file list');
-  if (!Array.isArray(tree)) throw new WorkerFail('HUB_NETWORK', `${repo} (file list): the Hub answered ${JSON.stringify(tree).slice(0, 80)} instead of a list of files`);
+  if (!Array.isArray(tree))
+    throw new WorkerFail(
+      'HUB_NETWORK',
+      `${repo} (file list): the Hub answered ${JSON.stringify(tree).slice(0, 80)} instead of a list of files`,
+    );
   const byPath = new Map<string, HubFile>();
   for (const e of tree as TreeEntry[]) {
     if (e.type !== 'file' || typeof e.path !== 'string' || typeof e.size !== 'number') continue;
     const sha = e.lfs?.sha256 ?? e.lfs?.oid;
     byPath.set(e.path, { path: e.path, size: e.size, ...(typeof sha === 'string' && /^[0-9a-f]{64}$/.test(sha) ? { sha256: sha } : {}) });
   }
-  if (!byPath.has('config.json')) throw new WorkerFail('HUB_NO_WEIGHTS', `${repo} has no config.json at its top: it is not a transformers model repo`);
+  if (!byPath.has('config.json'))
+    throw new WorkerFail('HUB_NO_WEIGHTS', `${repo} has no config.json at its top: it is not a transformers model repo`);
   const resolve = (f: string) => `${base}/${repo}/resolve/${HUB_REVISION}/${f}`;
   if (checkConfig) checkConfig(await fetchJson(o, resolve('config.json'), repo, 'config.json'));
   const weights: string[] = [];
@@ -150,17 +170,27 @@ export async function listHubModel(repoIn: string, o: HubOptions = {}, checkConf
     const index = (await fetchJson(o, resolve(INDEX), repo, INDEX)) as { weight_map?: Record<string, string> };
     const shards = [...new Set(Object.values(index?.weight_map ?? {}))].sort();
     const missing = shards.filter((s) => !byPath.has(s));
-    if (!shards.length || missing.length) throw new WorkerFail('HUB_NO_WEIGHTS', `${repo}: ${INDEX} names ${shards.length ? `shards the repo lacks (${missing.join(', ')})` : 'no shards'}`);
+    if (!shards.length || missing.length)
+      throw new WorkerFail(
+        'HUB_NO_WEIGHTS',
+        `${repo}: ${INDEX} names ${shards.length ? `shards the repo lacks (${missing.join(', ')})` : 'no shards'}`,
+      );
     weights.push(INDEX, ...shards);
   } else {
     const other = [...byPath.keys()].filter((p) => /\.(bin|pt|pth|gguf|onnx)$/.test(p)).slice(0, 3);
-    throw new WorkerFail('HUB_NO_WEIGHTS', `${repo} has neither ${SINGLE} nor ${INDEX}${other.length ? ` (it has ${other.join(', ')}, which the lab does not read)` : ''}`);
+    throw new WorkerFail(
+      'HUB_NO_WEIGHTS',
+      `${repo} has neither ${SINGLE} nor ${INDEX}${other.length ? ` (it has ${other.join(', ')}, which the lab does not read)` : ''}`,
+    );
   }
   if (!byPath.has('tokenizer.json')) throw new WorkerFail('NO_TOKENIZER', `${repo} has no tokenizer.json`);
   const files = [...WANTED.filter((f) => byPath.has(f)), ...weights].map((f) => byPath.get(f)!);
   const bytes = files.reduce((s, f) => s + f.size, 0);
   if (bytes > MAX_MODEL_BYTES) {
-    throw new WorkerFail('MODEL_TOO_LARGE', `${repo} is ${(bytes / 2 ** 30).toFixed(2)} GiB; the lab holds the model in the browser's memory and takes at most ${(MAX_MODEL_BYTES / 2 ** 30).toFixed(1)} GiB`);
+    throw new WorkerFail(
+      'MODEL_TOO_LARGE',
+      `${repo} is ${(bytes / 2 ** 30).toFixed(2)} GiB; the lab holds the model in the browser's memory and takes at most ${(MAX_MODEL_BYTES / 2 ** 30).toFixed(1)} GiB`,
+    );
   }
   const name = hubFolderName(repo);
   return { repo, revision: HUB_REVISION, name, path: `${OPFS_MODEL_PREFIX}${name}`, files, bytes };
@@ -176,7 +206,10 @@ async function chunks(store: CheckpointStore, dir: string): Promise<{ names: str
 function concat(parts: readonly Uint8Array[], n: number): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(n);
   let at = 0;
-  for (const b of parts) { out.set(b, at); at += b.length; }
+  for (const b of parts) {
+    out.set(b, at);
+    at += b.length;
+  }
   return out;
 }
 
@@ -186,14 +219,31 @@ const hex = (b: ArrayBuffer) => [...new Uint8Array(b)].map((x) => x.toString(16)
  * One attempt at the rest of a file: asks for what the chunk folder `dir` lacks and appends chunk files as
  * bytes arrive; a transfer that breaks off keeps what arrived (flushed as a last, shorter chunk).
  */
-async function fetchRest(store: CheckpointStore, dir: string, url: string, repo: string, f: HubFile, o: HubOptions, done: (n: number) => void): Promise<void> {
+async function fetchRest(
+  store: CheckpointStore,
+  dir: string,
+  url: string,
+  repo: string,
+  f: HubFile,
+  o: HubOptions,
+  done: (n: number) => void,
+): Promise<void> {
   let { names, bytes: have } = await chunks(store, dir);
-  if (have > f.size) { await store.remove(dir); names = []; have = 0; }
+  if (have > f.size) {
+    await store.remove(dir);
+    names = [];
+    have = 0;
+  }
   done(have);
   if (have === f.size) return;
   const r = await hubFetch(o, url, repo, f.path, have > 0 ? { Range: `bytes=${have}-` } : {});
   if (!r.ok) throw httpFail(r.status, repo, f.path, !!o.token);
-  if (have > 0 && r.status !== 206) { await store.remove(dir); names = []; have = 0; done(0); } // the whole file came again
+  if (have > 0 && r.status !== 206) {
+    await store.remove(dir);
+    names = [];
+    have = 0;
+    done(0);
+  } // the whole file came again
   if (!r.body) throw new WorkerFail('HUB_NETWORK', `${repo} (${f.path}): the answer has no body`);
   const reader = r.body.getReader();
   let buf: Uint8Array[] = [];
@@ -203,30 +253,50 @@ async function fetchRest(store: CheckpointStore, dir: string, url: string, repo:
     await store.write(`${dir}/${chunkName(names.length)}`, concat(buf, buffered));
     names.push(chunkName(names.length));
     have += buffered;
-    buf = []; buffered = 0;
+    buf = [];
+    buffered = 0;
   };
   try {
     for (;;) {
       const { done: end, value } = await reader.read();
       if (end) break;
-      buf.push(value); buffered += value.length;
-      if (have + buffered > f.size) throw new WorkerFail('HUB_SIZE', `${repo} (${f.path}): the Hub sent more than the ${f.size} bytes it lists`);
+      buf.push(value);
+      buffered += value.length;
+      if (have + buffered > f.size)
+        throw new WorkerFail('HUB_SIZE', `${repo} (${f.path}): the Hub sent more than the ${f.size} bytes it lists`);
       if (buffered >= CHUNK) await flush();
       done(have + buffered);
     }
   } catch (e) {
-    if (e instanceof WorkerFail && e.code === 'HUB_SIZE') { await store.remove(dir); throw e; }
+    if (e instanceof WorkerFail && e.code === 'HUB_SIZE') {
+      await store.remove(dir);
+      throw e;
+    }
     await flush(); // keep what arrived, for the next attempt's Range
     if (isAbort(e) || aborted(o)) throw e;
-    throw new WorkerFail('HUB_NETWORK', `${repo} (${f.path}): the download broke off at ${have} of ${f.size} bytes (${(e as Error).message})`);
+    throw new WorkerFail(
+      'HUB_NETWORK',
+      `${repo} (${f.path}): the download broke off at ${have} of ${f.size} bytes (${(e as Error).message})`,
+    );
   }
   await flush();
 }
 
 /** Fetches one file into <partial>/<file> through its chunk folder, checks it and writes it whole; `done(n)` reports bytes stored of it. */
-async function downloadFile(store: CheckpointStore, partial: string, url: string, repo: string, f: HubFile, o: HubOptions, done: (n: number) => void): Promise<void> {
+async function downloadFile(
+  store: CheckpointStore,
+  partial: string,
+  url: string,
+  repo: string,
+  f: HubFile,
+  o: HubOptions,
+  done: (n: number) => void,
+): Promise<void> {
   const target = `${partial}/${f.path}`;
-  if ((await store.stat(target)) === 'file') { done(f.size); return; } // finished before a pause
+  if ((await store.stat(target)) === 'file') {
+    done(f.size);
+    return;
+  } // finished before a pause
   const dir = `${target}.parts`;
   await withRetry(o, () => fetchRest(store, dir, url, repo, f, o, done));
   const { names, bytes } = await chunks(store, dir);
@@ -253,7 +323,13 @@ async function downloadFile(store: CheckpointStore, partial: string, url: string
  * left there); returns its config.model.path. `free`: bytes the quota still allows (null: unknown).
  * Aborting `o.signal` stops at once and keeps the partial folder (pause); cancelHubDownload removes it.
  */
-export async function downloadHubModel(store: CheckpointStore, listing: HubListing, free: number | null, o: HubOptions = {}, progress?: (p: HubProgress) => void): Promise<string> {
+export async function downloadHubModel(
+  store: CheckpointStore,
+  listing: HubListing,
+  free: number | null,
+  o: HubOptions = {},
+  progress?: (p: HubProgress) => void,
+): Promise<string> {
   const { repo, name, files } = listing;
   const partial = `.partial-${name}`;
   const old = `.old-${name}`;
@@ -263,10 +339,14 @@ export async function downloadHubModel(store: CheckpointStore, listing: HubListi
   for (const f of files) {
     const p = `${partial}/${f.path}`;
     const n = (await store.stat(p)) === 'file' ? f.size : (await chunks(store, `${p}.parts`)).bytes;
-    sizes.set(f.path, n); have += n;
+    sizes.set(f.path, n);
+    have += n;
   }
   if (free !== null && free < listing.bytes - have) {
-    throw new WorkerFail('STORAGE_FULL', `${repo} needs ${((listing.bytes - have) / 2 ** 20).toFixed(0)} MiB more but the browser grants this site ${(free / 2 ** 20).toFixed(0)} MiB more`);
+    throw new WorkerFail(
+      'STORAGE_FULL',
+      `${repo} needs ${((listing.bytes - have) / 2 ** 20).toFixed(0)} MiB more but the browser grants this site ${(free / 2 ** 20).toFixed(0)} MiB more`,
+    );
   }
   const total = listing.bytes;
   try {

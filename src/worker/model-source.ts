@@ -55,7 +55,9 @@ export class BuiltinModels {
 async function fetchModelFolder(base: string, name: string): Promise<ModelFiles> {
   const root = new URL(`${name}/`, base).href;
   const files: Record<string, Uint8Array> = {};
-  const config = await tryFetch(`${root}config.json`).catch((e) => { throw new WorkerFail('MODEL_FETCH', `cannot fetch ${root}config.json (${(e as Error).message})`); });
+  const config = await tryFetch(`${root}config.json`).catch((e) => {
+    throw new WorkerFail('MODEL_FETCH', `cannot fetch ${root}config.json (${(e as Error).message})`);
+  });
   if (!config) throw new WorkerFail('MODEL_FETCH', `the built-in model is not at ${root} (no config.json)`);
   files['config.json'] = config;
   const single = await tryFetch(`${root}model.safetensors`);
@@ -118,7 +120,12 @@ export const isHiddenFolder = (name: string): boolean => name.startsWith('.');
 
 /** The error for a write that failed: the catalogue's STORAGE_FULL when the quota or disk is full. */
 export function storageFailure(e: unknown, what: string): unknown {
-  return isStorageFull(e) ? new WorkerFail('STORAGE_FULL', `${what}: the browser's storage for this site is full (${messageWithoutHint(errorMessage(e))}); nothing was kept`) : e;
+  return isStorageFull(e)
+    ? new WorkerFail(
+        'STORAGE_FULL',
+        `${what}: the browser's storage for this site is full (${messageWithoutHint(errorMessage(e))}); nothing was kept`,
+      )
+    : e;
 }
 
 /** Copies a picked folder into OPFS models/<name>/ (only what a model needs); returns its config.model.path. */
@@ -140,14 +147,23 @@ export async function importFolder(store: CheckpointStore, files: readonly Picke
     .map((f) => ({ f, path: (f.webkitRelativePath || f.name).split('/').slice(1).join('/') || f.name }))
     .filter((x) => keep(x.path) && !x.path.split('/').some((s) => s.startsWith('.')));
   if (!picked.some((x) => x.path === 'config.json')) {
-    throw new WorkerFail('MODEL_FOLDER', `the folder "${name}" has no config.json at its top (${files.length} files picked): this is not a Hugging Face model folder`);
+    throw new WorkerFail(
+      'MODEL_FOLDER',
+      `the folder "${name}" has no config.json at its top (${files.length} files picked): this is not a Hugging Face model folder`,
+    );
   }
   const bytes = picked.reduce((s, x) => s + x.f.size, 0);
   if (bytes > MAX_MODEL_BYTES) {
-    throw new WorkerFail('MODEL_TOO_LARGE', `"${name}" is ${(bytes / 2 ** 30).toFixed(2)} GiB; the lab holds the model in the browser's memory and takes at most ${(MAX_MODEL_BYTES / 2 ** 30).toFixed(1)} GiB`);
+    throw new WorkerFail(
+      'MODEL_TOO_LARGE',
+      `"${name}" is ${(bytes / 2 ** 30).toFixed(2)} GiB; the lab holds the model in the browser's memory and takes at most ${(MAX_MODEL_BYTES / 2 ** 30).toFixed(1)} GiB`,
+    );
   }
   if (free !== null && free < bytes) {
-    throw new WorkerFail('STORAGE_FULL', `"${name}" needs ${(bytes / 2 ** 20).toFixed(0)} MiB but the browser grants this site ${(free / 2 ** 20).toFixed(0)} MiB more`);
+    throw new WorkerFail(
+      'STORAGE_FULL',
+      `"${name}" needs ${(bytes / 2 ** 20).toFixed(0)} MiB but the browser grants this site ${(free / 2 ** 20).toFixed(0)} MiB more`,
+    );
   }
   const partial = `.partial-${name}`;
   const old = `.old-${name}`;
@@ -175,7 +191,10 @@ export async function modelFilesFor(path: string, base: string, builtins: Builti
     }
     return storeModelFiles(store, name, name);
   }
-  throw new WorkerFail('MODEL_FOLDER', `model.path "${path}" is neither the built-in model nor a local folder of this browser; pick the model folder again`);
+  throw new WorkerFail(
+    'MODEL_FOLDER',
+    `model.path "${path}" is neither the built-in model nor a local folder of this browser; pick the model folder again`,
+  );
 }
 
 /** Bytes of a folder's weight files. */

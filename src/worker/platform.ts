@@ -19,7 +19,10 @@ export const browserPlatform = (builtins: BuiltinModels): Platform => ({
     const files = await modelFilesFor(path, modelsBase(), builtins);
     const bytes = await weightBytes(files);
     if (bytes > MAX_MODEL_BYTES) {
-      throw new WorkerFail('MODEL_TOO_LARGE', `${files.name}: the weights are ${(bytes / 2 ** 30).toFixed(2)} GiB; the lab takes at most ${(MAX_MODEL_BYTES / 2 ** 30).toFixed(1)} GiB in the browser`);
+      throw new WorkerFail(
+        'MODEL_TOO_LARGE',
+        `${files.name}: the weights are ${(bytes / 2 ** 30).toFixed(2)} GiB; the lab takes at most ${(MAX_MODEL_BYTES / 2 ** 30).toFixed(1)} GiB in the browser`,
+      );
     }
     return { files, name: files.name, baseModel: path || BUILTIN_MODEL };
   },

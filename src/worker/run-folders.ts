@@ -4,7 +4,17 @@
 // checkpoint zip makes a new run folder holding that one checkpoint, verified before it is listed (the bundled
 // demo run is imported so, under its own id). The loaded run itself is src/marft/run.ts's Run.
 
-import { CONFIG_FILE, LATEST_FILE, STATE_FILE, checkpointName, importCheckpointZip, listCheckpoints, parseManifest, readCheckpointFiles, resolveCheckpoint } from '../marft/checkpoint/checkpoint.ts';
+import {
+  CONFIG_FILE,
+  LATEST_FILE,
+  STATE_FILE,
+  checkpointName,
+  importCheckpointZip,
+  listCheckpoints,
+  parseManifest,
+  readCheckpointFiles,
+  resolveCheckpoint,
+} from '../marft/checkpoint/checkpoint.ts';
 import type { IterationMetrics } from '../config/metrics.ts';
 import type { RunConfig } from '../config/run-config.ts';
 import { opfsStore } from '../platform/storage/opfs.ts';
@@ -36,7 +46,6 @@ export function newRunId(prefix = 'run'): string {
 /** run.json of a run folder, keyed by its path in the folder. */
 export const runMetaFile = (meta: RunMeta): Record<string, string> => ({ [META]: JSON.stringify(meta, null, 2) + '\n' });
 
-
 const decode = (b: Uint8Array) => new TextDecoder().decode(b);
 
 async function summarize(s: CheckpointStore, id: string): Promise<RunSummary> {
@@ -55,7 +64,10 @@ async function summarize(s: CheckpointStore, id: string): Promise<RunSummary> {
       base.env = cfg.env.name;
       base.model = cfg.model.path || 'built-in';
       base.loraMode = cfg.lora?.mode;
-      const state = JSON.parse(decode(await s.read(`${id}/${latest.name}/${STATE_FILE}`))) as { metrics?: Array<{ accuracy: number }>; savedAt?: string };
+      const state = JSON.parse(decode(await s.read(`${id}/${latest.name}/${STATE_FILE}`))) as {
+        metrics?: Array<{ accuracy: number }>;
+        savedAt?: string;
+      };
       const m = state.metrics ?? [];
       base.lastAccuracy = m.length ? m[m.length - 1].accuracy : null;
       base.createdAt ||= state.savedAt ?? '';
@@ -91,7 +103,12 @@ export async function deleteRun(id: string, s: CheckpointStore = runsStore): Pro
  * verify or a write fails (a full quota is STORAGE_FULL). Every file lands under <new id>/: the zip reader
  * admits only plain relative entry names.
  */
-export async function importCheckpoint(bytes: Uint8Array, fileName: string, s: CheckpointStore = runsStore, as: { id: string; source: RunMeta['source'] } = { id: newRunId('import'), source: 'import' }): Promise<RunSummary> {
+export async function importCheckpoint(
+  bytes: Uint8Array,
+  fileName: string,
+  s: CheckpointStore = runsStore,
+  as: { id: string; source: RunMeta['source'] } = { id: newRunId('import'), source: 'import' },
+): Promise<RunSummary> {
   const files = importCheckpointZip(bytes);
   const manifest = await parseManifest(files[STATE_FILE], `${fileName}: ${STATE_FILE}`);
   const { id } = as;
@@ -99,7 +116,8 @@ export async function importCheckpoint(bytes: Uint8Array, fileName: string, s: C
   try {
     for (const [p, b] of Object.entries(files)) await s.write(`${id}/${ckpt}/${p}`, b);
     await s.write(`${id}/${LATEST_FILE}`, `${ckpt}\n`);
-    for (const [p, text] of Object.entries(runMetaFile({ id, createdAt: new Date().toISOString(), source: as.source, note: fileName }))) await s.write(`${id}/${p}`, text);
+    for (const [p, text] of Object.entries(runMetaFile({ id, createdAt: new Date().toISOString(), source: as.source, note: fileName })))
+      await s.write(`${id}/${p}`, text);
     await readCheckpointFiles(s, id);
   } catch (e) {
     await s.remove(id).catch(() => {});

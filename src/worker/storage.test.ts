@@ -29,9 +29,20 @@ function picked(version: string): PickedFile[] {
     'tokenizer.json': enc('{}'),
     'sub/extra.json': enc('[]'),
   };
-  return Object.entries(files).map(([p, b]) => ({ name: p.split('/').pop()!, size: b.length, webkitRelativePath: `tiny/${p}`, arrayBuffer: async () => b.slice().buffer }));
+  return Object.entries(files).map(([p, b]) => ({
+    name: p.split('/').pop()!,
+    size: b.length,
+    webkitRelativePath: `tiny/${p}`,
+    arrayBuffer: async () => b.slice().buffer,
+  }));
 }
-const errorOf = async (p: Promise<unknown>): Promise<unknown> => p.then(() => { throw new Error('expected a failure'); }, (e) => e);
+const errorOf = async (p: Promise<unknown>): Promise<unknown> =>
+  p.then(
+    () => {
+      throw new Error('expected a failure');
+    },
+    (e) => e,
+  );
 const hidden = (s: ReturnType<typeof memoryStore>) => [...s.files.keys()].filter((p) => p.startsWith('.'));
 
 describe('model folder copied into storage', () => {
@@ -39,7 +50,12 @@ describe('model folder copied into storage', () => {
     const s = memoryStore();
     expect(await importFolder(s, picked('v1'), null)).toBe('opfs:models/tiny');
     expect(await importFolder(s, picked('v22'), 1 << 20)).toBe('opfs:models/tiny');
-    expect([...s.files.keys()].sort()).toEqual(['tiny/config.json', 'tiny/model.safetensors', 'tiny/sub/extra.json', 'tiny/tokenizer.json']);
+    expect([...s.files.keys()].sort()).toEqual([
+      'tiny/config.json',
+      'tiny/model.safetensors',
+      'tiny/sub/extra.json',
+      'tiny/tokenizer.json',
+    ]);
     expect(new TextDecoder().decode(s.files.get('tiny/config.json'))).toBe('{"version": "v22"}');
   });
 
@@ -60,7 +76,10 @@ describe('model folder copied into storage', () => {
     const renames = probe.renames - 1;
     expect([writes, renames]).toEqual([4, 2]);
     let cases = 0;
-    for (const [op, count] of [['write', writes], ['rename', renames]] as const) {
+    for (const [op, count] of [
+      ['write', writes],
+      ['rename', renames],
+    ] as const) {
       for (let k = 1; k <= count; k++) {
         const inner = memoryStore();
         await importFolder(inner, picked('v1'), null);
@@ -68,19 +87,29 @@ describe('model folder copied into storage', () => {
         const s = faultyStore(inner, (o, n) => (o === op && n === k ? (k % 2 ? quota() : enospc()) : null));
         const e = await errorOf(importFolder(s, picked('v22'), null));
         expect((e as WorkerFail).code, `${op} ${k}`).toBe('STORAGE_FULL');
-        expect((e as Error).message, `${op} ${k}`).toMatch(/copying the model "tiny" into the browser's storage: the browser's storage for this site is full \(.*(quota|ENOSPC).*\); nothing was kept/);
+        expect((e as Error).message, `${op} ${k}`).toMatch(
+          /copying the model "tiny" into the browser's storage: the browser's storage for this site is full \(.*(quota|ENOSPC).*\); nothing was kept/,
+        );
         expect((e as WorkerFail).hint).toMatch(/Storage panel/);
         expect(hidden(inner), `${op} ${k}`).toEqual([]);
         expect(inner.snapshot(), `${op} ${k}`).toEqual(before);
         cases++;
       }
     }
-    rows.push({ area: 'model copy into storage', fault: `store throwing QuotaExceededError / ENOSPC at the k-th write or rename of a model folder copy replacing an earlier one, k = 1..${writes} writes and 1..${renames} renames`, cases, outcome: `${cases} copies failed with WorkerFail STORAGE_FULL (names the cause, hint points to the Storage panel); after each no partial folder, the earlier copy byte-identical`, verdict: 'pass', test: TEST });
+    rows.push({
+      area: 'model copy into storage',
+      fault: `store throwing QuotaExceededError / ENOSPC at the k-th write or rename of a model folder copy replacing an earlier one, k = 1..${writes} writes and 1..${renames} renames`,
+      cases,
+      outcome: `${cases} copies failed with WorkerFail STORAGE_FULL (names the cause, hint points to the Storage panel); after each no partial folder, the earlier copy byte-identical`,
+      verdict: 'pass',
+      test: TEST,
+    });
   });
 });
 
 describe('checkpoint zip imported as a run', () => {
-  const withOther = async (): Promise<ReturnType<typeof memoryStore>> => memoryStore({ 'run-old/latest': 'ckpt-000001\n', 'run-old/ckpt-000001/x': 'keep' });
+  const withOther = async (): Promise<ReturnType<typeof memoryStore>> =>
+    memoryStore({ 'run-old/latest': 'ckpt-000001\n', 'run-old/ckpt-000001/x': 'keep' });
 
   it('lands entirely under a new run folder', async () => {
     const zip = zipFiles(await checkpointFolder());
@@ -128,19 +157,41 @@ describe('checkpoint zip imported as a run', () => {
       expect((e as Error).message, `write ${k}`).toMatch(/^importing c\.zip: the browser's storage for this site is full/);
       expect(inner.snapshot(), `write ${k}`).toEqual(before);
     }
-    rows.push({ area: 'checkpoint import', fault: `store throwing QuotaExceededError / ENOSPC at the k-th write of a checkpoint zip imported as a run, k = 1..${writes}`, cases: writes, outcome: `${writes} imports failed with WorkerFail STORAGE_FULL; after each the new run folder was gone and the other runs byte-identical`, verdict: 'pass', test: TEST });
+    rows.push({
+      area: 'checkpoint import',
+      fault: `store throwing QuotaExceededError / ENOSPC at the k-th write of a checkpoint zip imported as a run, k = 1..${writes}`,
+      cases: writes,
+      outcome: `${writes} imports failed with WorkerFail STORAGE_FULL; after each the new run folder was gone and the other runs byte-identical`,
+      verdict: 'pass',
+      test: TEST,
+    });
   });
 });
 
 describe('storage panel', () => {
-  it('sizes every run and model folder, biggest first, with the browser\'s estimate', async () => {
-    const runs = memoryStore({ 'run-a/ckpt-000001/w': new Uint8Array(300), 'run-a/latest': 'ckpt-000001\n', 'run-b/w': new Uint8Array(10) });
-    const models = memoryStore({ 'tiny/model.safetensors': new Uint8Array(1000), 'tiny/config.json': '{}', '.partial-big/model.safetensors': new Uint8Array(7) });
+  it("sizes every run and model folder, biggest first, with the browser's estimate", async () => {
+    const runs = memoryStore({
+      'run-a/ckpt-000001/w': new Uint8Array(300),
+      'run-a/latest': 'ckpt-000001\n',
+      'run-b/w': new Uint8Array(10),
+    });
+    const models = memoryStore({
+      'tiny/model.safetensors': new Uint8Array(1000),
+      'tiny/config.json': '{}',
+      '.partial-big/model.safetensors': new Uint8Array(7),
+    });
     const u = await storageUsage(runs, models, async () => ({ usage: 5000, quota: 100_000 }));
     expect(u).toEqual({
-      usage: 5000, quota: 100_000,
-      runs: [{ name: 'run-a', bytes: 312 }, { name: 'run-b', bytes: 10 }],
-      models: [{ name: 'opfs:models/tiny', bytes: 1002 }, { name: '.partial-big', bytes: 7 }],
+      usage: 5000,
+      quota: 100_000,
+      runs: [
+        { name: 'run-a', bytes: 312 },
+        { name: 'run-b', bytes: 10 },
+      ],
+      models: [
+        { name: 'opfs:models/tiny', bytes: 1002 },
+        { name: '.partial-big', bytes: 7 },
+      ],
     });
     // a store without size() is sized by reading its files
     const { size: _drop, ...noSize } = runs;

@@ -29,15 +29,30 @@ const trial = new TeamTrial(session, run);
 const channel = new MessageChannel();
 Comlink.expose(trial, channel.port1);
 const remote = Comlink.wrap<TeamTrial>(channel.port2);
-afterAll(() => { remote[Comlink.releaseProxy](); channel.port1.close(); channel.port2.close(); });
+afterAll(() => {
+  remote[Comlink.releaseProxy]();
+  channel.port1.close();
+  channel.port2.close();
+});
 
 const config = (): RunConfig => tinyRunConfig({ rollout: { episodes: 1, horizon: 2, groupSize: 2 } });
 const typed: TryRequest = { problem: { text: 'Compute 2 + 3.', answer: '5' }, temperature: 0, seed: 1 };
 
 /** A try through comlink, its events collected once every message has crossed. */
-async function tryRemote(c: RunConfig, req: TryRequest, onEvent?: (e: TryEvent) => void): Promise<{ result: TryResult; events: TryEvent[] }> {
+async function tryRemote(
+  c: RunConfig,
+  req: TryRequest,
+  onEvent?: (e: TryEvent) => void,
+): Promise<{ result: TryResult; events: TryEvent[] }> {
   const events: TryEvent[] = [];
-  const result = await remote.try(c, req, Comlink.proxy((e: TryEvent) => { events.push(e); onEvent?.(e); }));
+  const result = await remote.try(
+    c,
+    req,
+    Comlink.proxy((e: TryEvent) => {
+      events.push(e);
+      onEvent?.(e);
+    }),
+  );
   await new Promise((r) => setTimeout(r, 50)); // the last event's message
   return { result, events };
 }
@@ -70,18 +85,27 @@ function checkStream(events: TryEvent[], result: TryResult): Array<Extract<TryEv
 /** The same episode through the training rollout itself (greedy), for the texts the try must show. */
 async function reference(c: RunConfig, trained: boolean, task: { problem: string; answer: string }): Promise<string[]> {
   const t = run.team;
-  const m = t?.model ?? await session.load(c.model.path);
+  const m = t?.model ?? (await session.load(c.model.path));
   const ro = await rollout({
-    decoder: m.decoder, tokenizer: m.tokenizer, config: c, graph: compileGraph(c.graph), makeEnv: () => new MathEnv('arithmetic', () => task, c.rollout.horizon),
-    seeds: [0], rng: new Rng(1), adapters: trained ? t!.policy : null, slotOf: (a) => agentSlot(c, trained, a), greedy: true,
+    decoder: m.decoder,
+    tokenizer: m.tokenizer,
+    config: c,
+    graph: compileGraph(c.graph),
+    makeEnv: () => new MathEnv('arithmetic', () => task, c.rollout.horizon),
+    seeds: [0],
+    rng: new Rng(1),
+    adapters: trained ? t!.policy : null,
+    slotOf: (a) => agentSlot(c, trained, a),
+    greedy: true,
   });
   return ro.episodes[0].actions.map((a) => `${a.turn}:${a.role}:${a.text}`);
 }
 
-const texts = (turns: Array<Extract<TryEvent, { kind: 'turn' }>>) => turns.flatMap((t) => Object.entries(t.texts).map(([r, x]) => `${t.turn}:${r}:${x}`));
+const texts = (turns: Array<Extract<TryEvent, { kind: 'turn' }>>) =>
+  turns.flatMap((t) => Object.entries(t.texts).map(([r, x]) => `${t.turn}:${r}:${x}`));
 
 describe('Try the team through the worker API', () => {
-  it('streams one episode of the base model on a typed problem, the training rollout\'s texts, judged per turn', async () => {
+  it("streams one episode of the base model on a typed problem, the training rollout's texts, judged per turn", async () => {
     const { result, events } = await tryRemote(config(), typed);
     const task = events[0] as Extract<TryEvent, { kind: 'task' }>;
     expect(task).toMatchObject({ task: 'Compute 2 + 3.', gold: '5', order: ['planner', 'solver'], horizon: 2 });
@@ -109,8 +133,19 @@ describe('Try the team through the worker API', () => {
     const long = tinyRunConfig({ rollout: { episodes: 1, horizon: 1, groupSize: 2 } });
     for (const a of long.graph.agents) a.maxNewTokens = 60;
     let asked = false;
-    const pending = tryRemote(long, typed, (e) => { if (e.kind === 'tokens' && !asked) { asked = true; void remote.stop(); } });
-    await expect(remote.try(long, typed, Comlink.proxy(() => {}))).rejects.toThrow(/already answering/);
+    const pending = tryRemote(long, typed, (e) => {
+      if (e.kind === 'tokens' && !asked) {
+        asked = true;
+        void remote.stop();
+      }
+    });
+    await expect(
+      remote.try(
+        long,
+        typed,
+        Comlink.proxy(() => {}),
+      ),
+    ).rejects.toThrow(/already answering/);
     const stopped = await pending;
     expect(stopped.result.stopped).toBe(true);
     expect(stopped.result.turns).toBe(0);
@@ -123,17 +158,27 @@ describe('Try the team through the worker API', () => {
     await trial.makeWay();
     expect((await again).stopped).toBe(true);
 
-    await expect(trial.try(config(), { ...typed, problem: { text: 'Compute 2 + 3.', answer: ' ' } }, () => {})).rejects.toMatchObject({ code: 'TRY_INPUT' });
-    await expect(trial.try(config(), { ...typed, problem: { text: '', answer: '5' } }, () => {})).rejects.toMatchObject({ code: 'TRY_INPUT' });
+    await expect(trial.try(config(), { ...typed, problem: { text: 'Compute 2 + 3.', answer: ' ' } }, () => {})).rejects.toMatchObject({
+      code: 'TRY_INPUT',
+    });
+    await expect(trial.try(config(), { ...typed, problem: { text: '', answer: '5' } }, () => {})).rejects.toMatchObject({
+      code: 'TRY_INPUT',
+    });
     await expect(trial.try(config(), { ...typed, temperature: -1 }, () => {})).rejects.toMatchObject({ code: 'TRY_INPUT' });
     await expect(trial.try(config(), { ...typed, problem: { heldOut: 1.5 } }, () => {})).rejects.toMatchObject({ code: 'TRY_INPUT' });
     const code = tinyRunConfig({ env: { name: 'code', options: {} } });
-    await expect(trial.try(code, typed, () => {})).rejects.toMatchObject({ code: 'TRY_INPUT', message: expect.stringMatching(/code environment judges its own tasks/) });
+    await expect(trial.try(code, typed, () => {})).rejects.toMatchObject({
+      code: 'TRY_INPUT',
+      message: expect.stringMatching(/code environment judges its own tasks/),
+    });
   });
 
-  it('refuses while a run trains; afterwards tries the run\'s trained adapters', async () => {
+  it("refuses while a run trains; afterwards tries the run's trained adapters", async () => {
     await run.start(config(), { id: 'r', paused: true });
-    await expect(trial.try(config(), typed, () => {})).rejects.toMatchObject({ code: 'BUSY', message: expect.stringMatching(/pause or stop it to try the team/) });
+    await expect(trial.try(config(), typed, () => {})).rejects.toMatchObject({
+      code: 'BUSY',
+      message: expect.stringMatching(/pause or stop it to try the team/),
+    });
     expect(await run.wait()).toBe('paused');
     const { result, events } = await tryRemote(config(), typed);
     expect((events[0] as { team: string }).team).toBe('run r at iteration 1');

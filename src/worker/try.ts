@@ -13,23 +13,44 @@ import { type TryEvent, type TryRequest, type TryResult, heldOutTask, tryTeam } 
 export class TeamTrial {
   private current: { ctl: { stop: boolean }; done: Promise<TryResult> } | null = null;
 
-  constructor(private readonly session: Session, private readonly run: Run) {}
+  constructor(
+    private readonly session: Session,
+    private readonly run: Run,
+  ) {}
 
   /** One episode of the team on `req`, streamed to `onEvent` (a comlink proxy: its answers are not awaited). */
   async try(draft: RunConfig, req: TryRequest, onEvent: (e: TryEvent) => unknown): Promise<TryResult> {
-    if (this.run.busy) throw new MarftError('BUSY', 'a run is training: pause or stop it to try the team (a try does not queue behind training)');
+    if (this.run.busy)
+      throw new MarftError('BUSY', 'a run is training: pause or stop it to try the team (a try does not queue behind training)');
     if (this.current) throw new MarftError('BUSY', 'the team is already answering: stop it or wait until it finishes');
     const ctl = { stop: false };
-    const send = (e: TryEvent) => { void Promise.resolve(onEvent(e)).catch(() => {}); };
+    const send = (e: TryEvent) => {
+      void Promise.resolve(onEvent(e)).catch(() => {});
+    };
     const done = (async () => {
       const loaded = this.run.team;
       const config = loaded?.config ?? parseRunConfig(draft);
-      const model = loaded?.model ?? await this.session.load(config.model.path);
-      const team = loaded ? `run ${this.run.id} at iteration ${loaded.iteration}` : `the base model ${model.summary.name}, untrained (no run loaded)`;
-      return this.session.exclusive('trying the team', () => tryTeam({
-        envs: this.session.envs, decoder: model.decoder, tokenizer: model.tokenizer, config, policy: loaded?.policy ?? null, team, onEvent: send,
-        interrupt: () => { if (ctl.stop) throw new Error('stopped'); },
-      }, req));
+      const model = loaded?.model ?? (await this.session.load(config.model.path));
+      const team = loaded
+        ? `run ${this.run.id} at iteration ${loaded.iteration}`
+        : `the base model ${model.summary.name}, untrained (no run loaded)`;
+      return this.session.exclusive('trying the team', () =>
+        tryTeam(
+          {
+            envs: this.session.envs,
+            decoder: model.decoder,
+            tokenizer: model.tokenizer,
+            config,
+            policy: loaded?.policy ?? null,
+            team,
+            onEvent: send,
+            interrupt: () => {
+              if (ctl.stop) throw new Error('stopped');
+            },
+          },
+          req,
+        ),
+      );
     })();
     this.current = { ctl, done };
     try {

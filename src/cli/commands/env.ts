@@ -15,7 +15,8 @@ import { readModuleFile } from '../module-source.ts';
 export const usage = 'marft env test --module FILE [--seeds N] [--options JSON] [--roles a,b] [--texts JSON] [--time-limit MS] [--json]';
 
 const quote = (s: string, n = 70): string => JSON.stringify(s.length > n ? `${s.slice(0, n - 3)}...` : s);
-const ms = (xs: number[]): string => (xs.length ? `${(xs.reduce((a, b) => a + b, 0) / xs.length).toFixed(2)} ms mean (max ${Math.max(...xs).toFixed(2)})` : 'none');
+const ms = (xs: number[]): string =>
+  xs.length ? `${(xs.reduce((a, b) => a + b, 0) / xs.length).toFixed(2)} ms mean (max ${Math.max(...xs).toFixed(2)})` : 'none';
 
 /** The report as text lines. */
 export function formatModuleReport(r: ModuleReport): string[] {
@@ -23,14 +24,23 @@ export function formatModuleReport(r: ModuleReport): string[] {
   for (const s of r.seeds) {
     out.push(`seed ${s.seed}  task: ${quote(s.task)}`);
     s.steps.forEach((st, t) => {
-      const said = Object.entries(st.actions).map(([role, text]) => `${role}: ${quote(text, 30)}`).join(', ');
+      const said = Object.entries(st.actions)
+        .map(([role, text]) => `${role}: ${quote(text, 30)}`)
+        .join(', ');
       const x = st.result;
-      out.push(`  turn ${t + 1}  ${said} -> reward ${x.teamReward}, correct ${x.correct}, done ${x.done}, feedback ${quote(x.feedback, 50)}`);
+      out.push(
+        `  turn ${t + 1}  ${said} -> reward ${x.teamReward}, correct ${x.correct}, done ${x.done}, feedback ${quote(x.feedback, 50)}`,
+      );
     });
-    out.push(`  ${s.deterministic ? 'replayed in a fresh instance: same results' : 'replay not finished'}; reset ${s.resetMs.toFixed(2)} ms, steps ${ms(s.stepMs)}`);
+    out.push(
+      `  ${s.deterministic ? 'replayed in a fresh instance: same results' : 'replay not finished'}; reset ${s.resetMs.toFixed(2)} ms, steps ${ms(s.stepMs)}`,
+    );
   }
   if (r.error) out.push(`FAILED (${r.error.code}): ${r.error.message}`, `  hint: ${r.error.hint}`);
-  else out.push(`OK: ${r.seeds.length} seeds, deterministic per seed; reset ${ms(r.seeds.map((s) => s.resetMs))}, step ${ms(r.seeds.flatMap((s) => s.stepMs))}`);
+  else
+    out.push(
+      `OK: ${r.seeds.length} seeds, deterministic per seed; reset ${ms(r.seeds.map((s) => s.resetMs))}, step ${ms(r.seeds.flatMap((s) => s.stepMs))}`,
+    );
   return out;
 }
 
@@ -50,17 +60,39 @@ export async function envCommand(argv: string[]): Promise<void> {
   const [sub, ...rest] = argv;
   if (sub !== 'test') throw new UsageError(sub ? `unknown subcommand "${sub}"` : 'give a subcommand: test');
   const a = parse(rest, {
-    module: { type: 'string' }, seeds: { type: 'string' }, options: { type: 'string' }, roles: { type: 'string' },
-    texts: { type: 'string' }, 'time-limit': { type: 'string' }, json: { type: 'boolean' },
+    module: { type: 'string' },
+    seeds: { type: 'string' },
+    options: { type: 'string' },
+    roles: { type: 'string' },
+    texts: { type: 'string' },
+    'time-limit': { type: 'string' },
+    json: { type: 'boolean' },
   });
   const file = resolve(required(a.module, 'module'));
   const seeds = typeof a.seeds === 'string' ? Number(a.seeds) : 5;
   if (!Number.isInteger(seeds) || seeds < 1) throw new UsageError(`--seeds must be a positive integer, got ${a.seeds}`);
   const callMs = typeof a['time-limit'] === 'string' ? Number(a['time-limit']) : DEFAULT_LIMITS.callMs;
-  if (!Number.isFinite(callMs) || callMs <= 0) throw new UsageError(`--time-limit must be a positive number of milliseconds, got ${a['time-limit']}`);
-  const options = jsonArg(a.options as string | undefined, 'options', (v): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v), {});
-  const texts = jsonArg(a.texts as string | undefined, 'texts', (v): v is string[] => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string'), SAMPLE_TEXTS);
-  const roles = typeof a.roles === 'string' ? a.roles.split(',').map((x) => x.trim()).filter(Boolean) : ['solver'];
+  if (!Number.isFinite(callMs) || callMs <= 0)
+    throw new UsageError(`--time-limit must be a positive number of milliseconds, got ${a['time-limit']}`);
+  const options = jsonArg(
+    a.options as string | undefined,
+    'options',
+    (v): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v),
+    {},
+  );
+  const texts = jsonArg(
+    a.texts as string | undefined,
+    'texts',
+    (v): v is string[] => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string'),
+    SAMPLE_TEXTS,
+  );
+  const roles =
+    typeof a.roles === 'string'
+      ? a.roles
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean)
+      : ['solver'];
   if (!roles.length) throw new UsageError('--roles must name at least one role');
   const logs: string[] = [];
   const envs = new Envs(nodeSandbox); // the module runs in a worker thread

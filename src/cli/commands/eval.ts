@@ -11,12 +11,19 @@ import type { CheckpointSource } from '../../marft/run.ts';
 import { UsageError, parse } from '../args.ts';
 import { checkpointSource, nodeSession, readRunConfig } from '../platform.ts';
 
-export const usage = 'marft eval (--checkpoint DIR | --config FILE --base) [--episodes N] [--split test|train] [--sampled] [--seed S] [--env-options JSON] [--json]';
+export const usage =
+  'marft eval (--checkpoint DIR | --config FILE --base) [--episodes N] [--split test|train] [--sampled] [--seed S] [--env-options JSON] [--json]';
 
 export async function evalCommand(argv: string[]): Promise<void> {
   const a = parse(argv, {
-    checkpoint: { type: 'string' }, config: { type: 'string' }, base: { type: 'boolean' }, episodes: { type: 'string' },
-    split: { type: 'string' }, sampled: { type: 'boolean' }, seed: { type: 'string' }, json: { type: 'boolean' },
+    checkpoint: { type: 'string' },
+    config: { type: 'string' },
+    base: { type: 'boolean' },
+    episodes: { type: 'string' },
+    split: { type: 'string' },
+    sampled: { type: 'boolean' },
+    seed: { type: 'string' },
+    json: { type: 'boolean' },
     'env-options': { type: 'string' },
   });
   if (!a.checkpoint && !a.base) throw new UsageError('give --checkpoint DIR, or --base to evaluate the untuned model');
@@ -36,7 +43,8 @@ export async function evalCommand(argv: string[]): Promise<void> {
     } catch (e) {
       throw new UsageError(`--env-options must be a JSON object, got ${a['env-options']} (${(e as Error).message})`);
     }
-    if (!extra || typeof extra !== 'object' || Array.isArray(extra)) throw new UsageError(`--env-options must be a JSON object, got ${a['env-options']}`);
+    if (!extra || typeof extra !== 'object' || Array.isArray(extra))
+      throw new UsageError(`--env-options must be a JSON object, got ${a['env-options']}`);
     config = parseRunConfig({ ...config, env: { ...config.env, options: { ...config.env.options, ...extra } } });
   }
   const split = typeof a.split === 'string' ? a.split : 'test';
@@ -46,9 +54,18 @@ export async function evalCommand(argv: string[]): Promise<void> {
   const m = await nodeSession(log).load(config.model.path);
   const state = ckpt ? await loadCheckpoint(m.gpu, ckpt.store, ckpt.dir, m.model) : null;
   const result = await evaluate(m.decoder, m.tokenizer, config, state, {
-    envs: m.envs, episodes, split, sampled: Boolean(a.sampled), seed: typeof a.seed === 'string' ? Number(a.seed) : undefined,
+    envs: m.envs,
+    episodes,
+    split,
+    sampled: Boolean(a.sampled),
+    seed: typeof a.seed === 'string' ? Number(a.seed) : undefined,
   });
   const agents = result.agents;
   if (a.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-  else console.log(`${result.split} accuracy (${result.mode}, ${episodes} episodes): ${(result.accuracy * 100).toFixed(1)}% | ${Object.entries(agents).map(([r, x]) => `${r} ${(x * 100).toFixed(1)}%`).join(' | ')} | ${result.generatedTokens} tokens in ${result.seconds.toFixed(1)} s`);
+  else
+    console.log(
+      `${result.split} accuracy (${result.mode}, ${episodes} episodes): ${(result.accuracy * 100).toFixed(1)}% | ${Object.entries(agents)
+        .map(([r, x]) => `${r} ${(x * 100).toFixed(1)}%`)
+        .join(' | ')} | ${result.generatedTokens} tokens in ${result.seconds.toFixed(1)} s`,
+    );
 }

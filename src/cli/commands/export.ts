@@ -22,14 +22,22 @@ import { UsageError, parse, required } from '../args.ts';
 import { checkpointSource, nodeSession, runModelDir } from '../platform.ts';
 import { writeFileAtomic } from '../write-atomic.ts';
 
-export const usage = 'marft export [--format zip] --checkpoint DIR --out FILE.zip\n'
-  + '  marft export --format onnx (--checkpoint DIR --agent ROLE | --model DIR [--adapter DIR]) --out FILE.onnx [--no-mask] [--max-positions N] [--external-data auto|on|off]\n'
-  + '  marft export --format areal --checkpoint DIR --out DIR2 [--base-model PATH]';
+export const usage =
+  'marft export [--format zip] --checkpoint DIR --out FILE.zip\n' +
+  '  marft export --format onnx (--checkpoint DIR --agent ROLE | --model DIR [--adapter DIR]) --out FILE.onnx [--no-mask] [--max-positions N] [--external-data auto|on|off]\n' +
+  '  marft export --format areal --checkpoint DIR --out DIR2 [--base-model PATH]';
 
 const FLAGS = {
-  checkpoint: { type: 'string' }, out: { type: 'string' }, format: { type: 'string' }, agent: { type: 'string' },
-  model: { type: 'string' }, adapter: { type: 'string' }, 'no-mask': { type: 'boolean' }, 'max-positions': { type: 'string' },
-  'external-data': { type: 'string' }, 'base-model': { type: 'string' },
+  checkpoint: { type: 'string' },
+  out: { type: 'string' },
+  format: { type: 'string' },
+  agent: { type: 'string' },
+  model: { type: 'string' },
+  adapter: { type: 'string' },
+  'no-mask': { type: 'boolean' },
+  'max-positions': { type: 'string' },
+  'external-data': { type: 'string' },
+  'base-model': { type: 'string' },
 } as const;
 
 /** A checkpoint's verified files and run config, from a run folder, a checkpoint folder or a zip (its path: the zip's name). */
@@ -54,7 +62,12 @@ export interface OnnxExportArgs {
 /** Writes FILE.onnx (+ FILE.onnx.data) and the tokenizer files beside it; returns a summary line. */
 export async function exportOnnxToFile(a: OnnxExportArgs): Promise<string> {
   const out = resolve(a.out);
-  const opts = { fileName: basename(out), withAttentionMask: a.withAttentionMask, maxPositions: a.maxPositions, externalData: a.externalData };
+  const opts = {
+    fileName: basename(out),
+    withAttentionMask: a.withAttentionMask,
+    maxPositions: a.maxPositions,
+    externalData: a.externalData,
+  };
   let exp: OnnxExport;
   let source: string;
   if (a.checkpoint) {
@@ -99,14 +112,23 @@ export async function exportCommand(argv: string[]): Promise<void> {
   const out = required(a.out, 'out');
   if (format === 'onnx') {
     const ext = a['external-data'];
-    if (ext !== undefined && !['auto', 'on', 'off'].includes(ext as string)) throw new UsageError(`--external-data must be auto, on or off, got ${ext}`);
+    if (ext !== undefined && !['auto', 'on', 'off'].includes(ext as string))
+      throw new UsageError(`--external-data must be auto, on or off, got ${ext}`);
     const mp = typeof a['max-positions'] === 'string' ? Number(a['max-positions']) : undefined;
-    if (mp !== undefined && !(Number.isInteger(mp) && mp > 0)) throw new UsageError(`--max-positions must be a positive integer, got ${a['max-positions']}`);
-    console.error(await exportOnnxToFile({
-      out, checkpoint: a.checkpoint as string | undefined, agent: a.agent as string | undefined, model: a.model as string | undefined,
-      adapter: a.adapter as string | undefined, withAttentionMask: !a['no-mask'], maxPositions: mp,
-      externalData: ext === 'on' ? true : ext === 'off' ? false : 'auto',
-    }));
+    if (mp !== undefined && !(Number.isInteger(mp) && mp > 0))
+      throw new UsageError(`--max-positions must be a positive integer, got ${a['max-positions']}`);
+    console.error(
+      await exportOnnxToFile({
+        out,
+        checkpoint: a.checkpoint as string | undefined,
+        agent: a.agent as string | undefined,
+        model: a.model as string | undefined,
+        adapter: a.adapter as string | undefined,
+        withAttentionMask: !a['no-mask'],
+        maxPositions: mp,
+        externalData: ext === 'on' ? true : ext === 'off' ? false : 'auto',
+      }),
+    );
     return;
   }
   if (format === 'areal') {
@@ -115,10 +137,14 @@ export async function exportCommand(argv: string[]): Promise<void> {
   }
   if (format !== 'zip') throw new UsageError(`--format must be zip, onnx or areal, got ${format}`);
   const { store, dir } = checkpointSource(required(a.checkpoint, 'checkpoint'));
-  const config = parseRunConfig(new TextDecoder().decode((await readCheckpointFiles(store, dir)).files['config.json']), { checkEnv: false });
+  const config = parseRunConfig(new TextDecoder().decode((await readCheckpointFiles(store, dir)).files['config.json']), {
+    checkEnv: false,
+  });
   const m = await nodeSession((l) => console.error(l)).load(config.model.path);
   const state = await loadCheckpoint(m.gpu, store, dir, m.model);
   const files = await exportAdapters(m.gpu, state, { baseModel: m.source.baseModel });
   writeFileAtomic(out, zipFiles(files));
-  console.error(`wrote ${out}: ${Object.keys(files).length} files (${Object.keys(files).filter((f) => f.endsWith('.safetensors')).length} adapters)`);
+  console.error(
+    `wrote ${out}: ${Object.keys(files).length} files (${Object.keys(files).filter((f) => f.endsWith('.safetensors')).length} adapters)`,
+  );
 }

@@ -23,17 +23,40 @@ export function formatInspectTable(lines: InspectedLine[], level: 'action' | 'to
   const rows = [['episode', 'turn', 'role', 'token', 'reward', 'value', 'delta', 'advantage', 'return']];
   for (const l of lines) {
     for (const a of l.actions) {
-      a.advantages.forEach((adv, k) => rows.push([
-        l.id, String(a.turn), a.role, level === 'token' ? String(k) : '-', num(a.rewards[k]), num(a.values?.[k]), num(a.deltas?.[k]), num(adv), num(a.returns?.[k]),
-      ]));
+      a.advantages.forEach((adv, k) =>
+        rows.push([
+          l.id,
+          String(a.turn),
+          a.role,
+          level === 'token' ? String(k) : '-',
+          num(a.rewards[k]),
+          num(a.values?.[k]),
+          num(a.deltas?.[k]),
+          num(adv),
+          num(a.returns?.[k]),
+        ]),
+      );
     }
   }
   const width = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
-  return [header, ...rows.map((r) => r.map((cell, c) => (c < 4 ? cell.padEnd(width[c]) : cell.padStart(width[c]))).join('  ').trimEnd())];
+  return [
+    header,
+    ...rows.map((r) =>
+      r
+        .map((cell, c) => (c < 4 ? cell.padEnd(width[c]) : cell.padStart(width[c])))
+        .join('  ')
+        .trimEnd(),
+    ),
+  ];
 }
 
 export async function inspectCommand(argv: string[], print: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<void> {
-  const a = parse(argv, { config: { type: 'string' }, episodes: { type: 'string' }, credit: { type: 'string' }, json: { type: 'boolean' } });
+  const a = parse(argv, {
+    config: { type: 'string' },
+    episodes: { type: 'string' },
+    credit: { type: 'string' },
+    json: { type: 'boolean' },
+  });
   const config = readRunConfig(required(a.config, 'config'));
   const file = required(a.episodes, 'episodes');
   const method = (a.credit ?? config.credit.method) as CreditMethod;
@@ -49,7 +72,15 @@ export async function inspectCommand(argv: string[], print: (line: string) => vo
   if (a.json) for (const l of lines) print(JSON.stringify(l));
   else {
     const p = config.ppo;
-    const how = config.algo === 'grpo' ? `grpo, group normalised (groupSize ${config.rollout.groupSize}, ${p.groupNorm === 'agent_turn' ? 'per agent and call' : 'pooled tokens'}, std ${p.groupStd})` : `ppo, gamma ${p.gamma}, lambda ${p.lambda}`;
-    for (const l of formatInspectTable(lines, config.level, `credit ${method}, ${config.level} level, ${how}; ${lines.length} episode${lines.length === 1 ? '' : 's'} from ${name}`)) print(l);
+    const how =
+      config.algo === 'grpo'
+        ? `grpo, group normalised (groupSize ${config.rollout.groupSize}, ${p.groupNorm === 'agent_turn' ? 'per agent and call' : 'pooled tokens'}, std ${p.groupStd})`
+        : `ppo, gamma ${p.gamma}, lambda ${p.lambda}`;
+    for (const l of formatInspectTable(
+      lines,
+      config.level,
+      `credit ${method}, ${config.level} level, ${how}; ${lines.length} episode${lines.length === 1 ? '' : 's'} from ${name}`,
+    ))
+      print(l);
   }
 }

@@ -29,24 +29,40 @@ import { ProgressBar, iterationLine } from '../progress.ts';
 import { printPlan } from '../plan.ts';
 import { checkpointSource, nodeSession, readRunConfig } from '../platform.ts';
 
-export const usage = 'marft train [--config FILE] [--iterations N] [--out DIR] [--resume DIR] [--json] [--keep K] [--init-adapter ROLE=DIR ...] [--profile] [--progress]\n  marft train --plan [--config FILE] [--budget GIB] [--measure [--iterations N]] [--json]';
+export const usage =
+  'marft train [--config FILE] [--iterations N] [--out DIR] [--resume DIR] [--json] [--keep K] [--init-adapter ROLE=DIR ...] [--profile] [--progress]\n  marft train --plan [--config FILE] [--budget GIB] [--measure [--iterations N]] [--json]';
 
 export async function trainCommand(argv: string[]): Promise<void> {
   const a = parse(argv, {
-    config: { type: 'string' }, iterations: { type: 'string' }, out: { type: 'string' }, resume: { type: 'string' },
-    json: { type: 'boolean' }, keep: { type: 'string' }, 'init-adapter': { type: 'string', multiple: true }, profile: { type: 'boolean' }, progress: { type: 'boolean' },
-    plan: { type: 'boolean' }, measure: { type: 'boolean' }, budget: { type: 'string' },
+    config: { type: 'string' },
+    iterations: { type: 'string' },
+    out: { type: 'string' },
+    resume: { type: 'string' },
+    json: { type: 'boolean' },
+    keep: { type: 'string' },
+    'init-adapter': { type: 'string', multiple: true },
+    profile: { type: 'boolean' },
+    progress: { type: 'boolean' },
+    plan: { type: 'boolean' },
+    measure: { type: 'boolean' },
+    budget: { type: 'string' },
   });
   if (a.measure && !a.plan) throw new UsageError('--measure goes with --plan');
   if (a.budget !== undefined && !a.plan) throw new UsageError('--budget goes with --plan');
   if (a.plan) {
-    if (a.resume || a.out || a['init-adapter']) throw new UsageError('--plan plans a new run from --config; it takes no --resume, --out or --init-adapter');
+    if (a.resume || a.out || a['init-adapter'])
+      throw new UsageError('--plan plans a new run from --config; it takes no --resume, --out or --init-adapter');
     const budget = a.budget === undefined ? undefined : Number(a.budget);
     if (budget !== undefined && !(budget > 0)) throw new UsageError(`--budget must be a positive number of GiB, got ${a.budget}`);
     const iterations = a.iterations === undefined ? 2 : Number(a.iterations);
-    if (!Number.isInteger(iterations) || iterations < 1) throw new UsageError(`--iterations must be a positive integer, got ${a.iterations}`);
+    if (!Number.isInteger(iterations) || iterations < 1)
+      throw new UsageError(`--iterations must be a positive integer, got ${a.iterations}`);
     await printPlan(readRunConfig(a.config as string | undefined), {
-      budget: budget === undefined ? undefined : budget * 2 ** 30, measure: a.measure === true, iterations, json: a.json === true, log: (l) => console.error(l),
+      budget: budget === undefined ? undefined : budget * 2 ** 30,
+      measure: a.measure === true,
+      iterations,
+      json: a.json === true,
+      log: (l) => console.error(l),
     });
     return;
   }
@@ -56,10 +72,15 @@ export async function trainCommand(argv: string[]): Promise<void> {
   const resumeDir = typeof a.resume === 'string' ? resolve(a.resume) : null;
   // a checkpoint zip (downloaded from the browser lab) resumes too; its run continues in --out or beside it
   const resumeZip = resumeDir?.endsWith('.zip') ?? false;
-  const outDir = resolve(typeof a.out === 'string' ? a.out : (resumeZip ? resumeDir!.slice(0, -4) : resumeDir) ?? `runs/run-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+  const outDir = resolve(
+    typeof a.out === 'string'
+      ? a.out
+      : ((resumeZip ? resumeDir!.slice(0, -4) : resumeDir) ?? `runs/run-${new Date().toISOString().replace(/[:.]/g, '-')}`),
+  );
   const totalFrom = (iteration: number, configured: number): number => {
     const total = typeof a.iterations === 'string' ? iteration + Number(a.iterations) : configured;
-    if (!Number.isInteger(total) || total < iteration) throw new UsageError(`--iterations must be a non-negative integer, got ${a.iterations}`);
+    if (!Number.isInteger(total) || total < iteration)
+      throw new UsageError(`--iterations must be a non-negative integer, got ${a.iterations}`);
     return total;
   };
 
@@ -68,31 +89,46 @@ export async function trainCommand(argv: string[]): Promise<void> {
   let bar: ProgressBar | null = null;
   const profiles: Array<IterationProfile & { kernels: KernelTime[] }> = [];
   const session = nodeSession(log);
-  const run: Run = new Run(session, nodeStore(dirname(outDir)), {
-    onProgress: (e) => (a.progress ? log(`progress ${e.iteration} ${e.phase}: ${e.detail}`) : bar?.update(e.iteration, `${e.phase}: ${e.detail}`)),
-    onStatus: (e) => { if (e.status === 'recovering') log(`${e.message}: on a new device, from the last checkpoint in ${outDir}`); },
-    onIteration: ({ metrics, profile }) => {
-      bar?.clear();
-      if (profile?.kernels) profiles.push({ ...profile, kernels: profile.kernels });
-      if (a.json) process.stdout.write(`${JSON.stringify(metrics)}\n`);
-      else console.log(iterationLine(metrics));
-      // --profile: the last iteration (armed when the one before it ends)
-      if (a.profile && metrics.iteration + 2 === total) run.profileNext(true);
+  const run: Run = new Run(
+    session,
+    nodeStore(dirname(outDir)),
+    {
+      onProgress: (e) =>
+        a.progress ? log(`progress ${e.iteration} ${e.phase}: ${e.detail}`) : bar?.update(e.iteration, `${e.phase}: ${e.detail}`),
+      onStatus: (e) => {
+        if (e.status === 'recovering') log(`${e.message}: on a new device, from the last checkpoint in ${outDir}`);
+      },
+      onIteration: ({ metrics, profile }) => {
+        bar?.clear();
+        if (profile?.kernels) profiles.push({ ...profile, kernels: profile.kernels });
+        if (a.json) process.stdout.write(`${JSON.stringify(metrics)}\n`);
+        else console.log(iterationLine(metrics));
+        // --profile: the last iteration (armed when the one before it ends)
+        if (a.profile && metrics.iteration + 2 === total) run.profileNext(true);
+      },
+      onNotice: (n) => {
+        if (n.code === 'ROLLBACK')
+          log(
+            `${run.config?.runLoop.rollbackAfter} iterations in a row with skipped non-finite steps: rolled back to the last checkpoint in ${outDir} (iteration ${n.iteration})`,
+          );
+        if (n.code === 'DEVICE_LOST') log(`resumed at iteration ${n.iteration} after the device loss`);
+        if (n.code === 'RUN_PAUSED') paused = n;
+      },
     },
-    onNotice: (n) => {
-      if (n.code === 'ROLLBACK') log(`${run.config?.runLoop.rollbackAfter} iterations in a row with skipped non-finite steps: rolled back to the last checkpoint in ${outDir} (iteration ${n.iteration})`);
-      if (n.code === 'DEVICE_LOST') log(`resumed at iteration ${n.iteration} after the device loss`);
-      if (n.code === 'RUN_PAUSED') paused = n;
-    },
-  }, { keep: typeof a.keep === 'string' ? Number(a.keep) : undefined });
+    { keep: typeof a.keep === 'string' ? Number(a.keep) : undefined },
+  );
   /** Says what is about to train (once the model is loaded). */
   const announce = (): void => {
     const m = run.model!;
     if (initSpecs.length) log(`initial adapters: ${initSpecs.map(({ role, dir }) => `${role} <- ${dir}`).join(', ')}`);
-    log(`training ${run.config!.graph.agents.map((x) => x.role).join(' -> ')} on ${m.source.name}, iterations ${run.iteration}..${total - 1}, checkpoints in ${outDir}`);
+    log(
+      `training ${run.config!.graph.agents.map((x) => x.role).join(' -> ')} on ${m.source.name}, iterations ${run.iteration}..${total - 1}, checkpoints in ${outDir}`,
+    );
     bar = new ProgressBar(total, run.iteration);
     if (a.profile && !m.gpu.hasTimestamps) {
-      log(`--profile: this GPU (${m.gpu.adapter.description || m.gpu.adapter.vendor || 'unknown adapter'}) lacks the WebGPU feature timestamp-query, so per-kernel times are unavailable; training without them`);
+      log(
+        `--profile: this GPU (${m.gpu.adapter.description || m.gpu.adapter.vendor || 'unknown adapter'}) lacks the WebGPU feature timestamp-query, so per-kernel times are unavailable; training without them`,
+      );
     }
   };
 
@@ -133,8 +169,12 @@ export async function trainCommand(argv: string[]): Promise<void> {
   const p = profiles.at(-1);
   if (p) {
     const out = a.json ? log : (l: string) => console.log(l);
-    const phases = phaseRows(p.seconds).map((r) => `${r.phase} ${r.seconds.toFixed(2)} s (${(r.share * 100).toFixed(0)}%)`).join(', ');
-    out(`iteration ${p.iteration} while profiled (every dispatch in a pass of its own): ${(p.seconds.total ?? 0).toFixed(2)} s wall; ${phases}`);
+    const phases = phaseRows(p.seconds)
+      .map((r) => `${r.phase} ${r.seconds.toFixed(2)} s (${(r.share * 100).toFixed(0)}%)`)
+      .join(', ');
+    out(
+      `iteration ${p.iteration} while profiled (every dispatch in a pass of its own): ${(p.seconds.total ?? 0).toFixed(2)} s wall; ${phases}`,
+    );
     out('per-kernel GPU time:');
     out(formatKernelTable(kernelRows(p.kernels), 25));
   }

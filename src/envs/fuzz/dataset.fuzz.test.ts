@@ -24,28 +24,81 @@ function check(text: string, recs: DatasetRecord[]): void {
 }
 const use = (text: string) => () => check(text, parseDataset(text, 'fuzz.jsonl'));
 
-const field = fc.oneof(fc.string({ maxLength: 12 }), fc.integer(), fc.constantFrom(null, true, [], {}, '', ' ', '#### 7', '\\boxed{3}', 'x #### ', 1e400 as number, NaN), fc.jsonValue({ maxDepth: 1 }));
-const record = fc.record({ problem: field, question: field, answer: field, solution: field, split: fc.oneof(fc.constantFrom('train', 'test', 'dev'), field), id: field }, { requiredKeys: [] });
+const field = fc.oneof(
+  fc.string({ maxLength: 12 }),
+  fc.integer(),
+  fc.constantFrom(null, true, [], {}, '', ' ', '#### 7', '\\boxed{3}', 'x #### ', 1e400 as number, NaN),
+  fc.jsonValue({ maxDepth: 1 }),
+);
+const record = fc.record(
+  {
+    problem: field,
+    question: field,
+    answer: field,
+    solution: field,
+    split: fc.oneof(fc.constantFrom('train', 'test', 'dev'), field),
+    id: field,
+  },
+  { requiredKeys: [] },
+);
 
 describe('dataset fuzz', () => {
   it('generated records as JSON arrays and JSONL', () => {
     const t = new Tally();
-    fc.assert(fc.property(fc.array(record, { maxLength: 6 }), fc.boolean(), fc.constantFrom('\n', '\r\n'), fc.boolean(), (recs, jsonl, eol, bom) => {
-      const text = (bom ? '\uFEFF' : '') + (jsonl ? recs.map((r) => JSON.stringify(r)).join(eol) : JSON.stringify(recs, null, 1).replace(/\n/g, eol));
-      t.add(outcomeOf(use(text), [EnvError]));
-    }), { numRuns: 2500, seed: 51 });
-    rows.push({ area: 'dataset (JSON/JSONL)', fault: 'generated records with hostile fields (wrong types, empty, both problem and question, GSM8K ####, MATH \\boxed{}, bad split, BOM, CRLF)', cases: t.cases, outcome: t.summary('parsed'), verdict: 'pass', test: TEST });
+    fc.assert(
+      fc.property(
+        fc.array(record, { maxLength: 6 }),
+        fc.boolean(),
+        fc.constantFrom('\n', '\r\n'),
+        fc.boolean(),
+        (recs, jsonl, eol, bom) => {
+          const text =
+            (bom ? '\uFEFF' : '') +
+            (jsonl ? recs.map((r) => JSON.stringify(r)).join(eol) : JSON.stringify(recs, null, 1).replace(/\n/g, eol));
+          t.add(outcomeOf(use(text), [EnvError]));
+        },
+      ),
+      { numRuns: 2500, seed: 51 },
+    );
+    rows.push({
+      area: 'dataset (JSON/JSONL)',
+      fault:
+        'generated records with hostile fields (wrong types, empty, both problem and question, GSM8K ####, MATH \\boxed{}, bad split, BOM, CRLF)',
+      cases: t.cases,
+      outcome: t.summary('parsed'),
+      verdict: 'pass',
+      test: TEST,
+    });
   });
 
   it('byte-wise mutations of valid files and arbitrary text', () => {
     const t = new Tally();
-    const good = [{ problem: 'What is 2+3?', answer: '5' }, { question: 'What is 7*6?', answer: 42 }, { problem: 'Find x.', solution: 'so \\boxed{4}.' }];
+    const good = [
+      { problem: 'What is 2+3?', answer: '5' },
+      { question: 'What is 7*6?', answer: 42 },
+      { problem: 'Find x.', solution: 'so \\boxed{4}.' },
+    ];
     const files = [JSON.stringify(good, null, 2), good.map((g) => JSON.stringify(g)).join('\n')].map((s) => new TextEncoder().encode(s));
-    fc.assert(fc.property(fc.constantFrom(...files), byteOps, (f, ops) => {
-      t.add(outcomeOf(use(new TextDecoder().decode(applyByteOps(f, ops))), [EnvError]));
-    }), { numRuns: 2000, seed: 52 });
-    fc.assert(fc.property(fc.string({ maxLength: 60 }), (s) => { t.add(outcomeOf(use(s), [EnvError])); }), { numRuns: 500, seed: 53 });
-    rows.push({ area: 'dataset (JSON/JSONL)', fault: 'byte-wise mutations of valid JSON and JSONL files; arbitrary text', cases: t.cases, outcome: t.summary('parsed'), verdict: 'pass', test: TEST });
+    fc.assert(
+      fc.property(fc.constantFrom(...files), byteOps, (f, ops) => {
+        t.add(outcomeOf(use(new TextDecoder().decode(applyByteOps(f, ops))), [EnvError]));
+      }),
+      { numRuns: 2000, seed: 52 },
+    );
+    fc.assert(
+      fc.property(fc.string({ maxLength: 60 }), (s) => {
+        t.add(outcomeOf(use(s), [EnvError]));
+      }),
+      { numRuns: 500, seed: 53 },
+    );
+    rows.push({
+      area: 'dataset (JSON/JSONL)',
+      fault: 'byte-wise mutations of valid JSON and JSONL files; arbitrary text',
+      cases: t.cases,
+      outcome: t.summary('parsed'),
+      verdict: 'pass',
+      test: TEST,
+    });
   });
 
   it('a large dataset parses in linear time', () => {
@@ -59,6 +112,13 @@ describe('dataset fuzz', () => {
       expect(m.ms, `${(text.length / 1e6).toFixed(1)} MB`).toBeLessThan(3000);
       t.add('ok');
     }
-    rows.push({ area: 'dataset (JSON/JSONL)', fault: 'large files: 20 000 records (about 5 MB) as a JSON array and as JSONL', cases: t.cases, outcome: `${t.cases} parsed, each < 3 s (line numbers computed in one pass)`, verdict: 'pass', test: TEST });
+    rows.push({
+      area: 'dataset (JSON/JSONL)',
+      fault: 'large files: 20 000 records (about 5 MB) as a JSON array and as JSONL',
+      cases: t.cases,
+      outcome: `${t.cases} parsed, each < 3 s (line numbers computed in one pass)`,
+      verdict: 'pass',
+      test: TEST,
+    });
   });
 });

@@ -47,7 +47,15 @@ async function episode(pool: ModulePool, spec: ModuleSpec, seed: number, o: Chec
   try {
     let t = performance.now();
     const r = await env.reset(seed);
-    const out: SeedReport = { seed, task: r.observation.task, info: r.info, steps: [], deterministic: false, resetMs: performance.now() - t, stepMs: [] };
+    const out: SeedReport = {
+      seed,
+      task: r.observation.task,
+      info: r.info,
+      steps: [],
+      deterministic: false,
+      resetMs: performance.now() - t,
+      stepMs: [],
+    };
     report.name = env.name;
     report.horizon = env.horizon;
     const turns = Math.min(env.horizon, o.maxTurns ?? 8);

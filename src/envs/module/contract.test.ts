@@ -10,7 +10,11 @@ import { MODULE_TEMPLATE, prepareModule } from './source.ts';
 const where = { module: 'm.mjs', call: 'step (seed 3, turn 1)' };
 const fails = (f: () => unknown, code: string, msg: RegExp): void => {
   let err: unknown = null;
-  try { f(); } catch (e) { err = e; }
+  try {
+    f();
+  } catch (e) {
+    err = e;
+  }
   expect(err).toBeInstanceOf(EnvError);
   expect((err as EnvError).code).toBe(code);
   expect((err as EnvError).message).toMatch(msg);
@@ -29,8 +33,16 @@ describe('module source', () => {
   });
 
   it('refuses imports, import(), a missing or a second default export', () => {
-    fails(() => prepareModule("import fs from 'node:fs';\nexport default () => 0;", 'm.mjs'), 'ENV_MODULE_SYNTAX', /line 1: imports are not allowed/);
-    fails(() => prepareModule("export default async () => { await import('https://x.test/a.js'); };", 'm.mjs'), 'ENV_MODULE_SYNTAX', /import\(\) is not allowed/);
+    fails(
+      () => prepareModule("import fs from 'node:fs';\nexport default () => 0;", 'm.mjs'),
+      'ENV_MODULE_SYNTAX',
+      /line 1: imports are not allowed/,
+    );
+    fails(
+      () => prepareModule("export default async () => { await import('https://x.test/a.js'); };", 'm.mjs'),
+      'ENV_MODULE_SYNTAX',
+      /import\(\) is not allowed/,
+    );
     fails(() => prepareModule('const f = 1;', 'm.mjs'), 'ENV_MODULE_SYNTAX', /no `export default`/);
     fails(() => prepareModule('export default 1;\nexport default 2;', 'm.mjs'), 'ENV_MODULE_SYNTAX', /more than one default export/);
     fails(() => prepareModule('  \n', 'm.mjs'), 'ENV_MODULE_SYNTAX', /source is empty/);
@@ -42,11 +54,28 @@ describe('module results', () => {
     expect(checkEnvInfo({ name: 'g', horizon: 2 }, where)).toEqual({ name: 'g', horizon: 2 });
     expect(checkReset({ observation: { task: 't', extra: 1 } }, where)).toEqual({ observation: { task: 't', extra: 1 }, info: {} });
     const s = checkStep({ teamReward: 1, done: true, feedback: 'ok' }, where, ['planner', 'solver']);
-    expect(s).toEqual({ teamReward: 1, done: true, feedback: 'ok', rewards: { planner: 1, solver: 1 }, correct: true, answers: {}, info: {} });
-    const full = checkStep({
-      teamReward: 0.5, done: false, feedback: '', rewards: { solver: 0.25 }, correct: false,
-      answers: { solver: { answer: null, correct: false } }, info: { k: [1] },
-    }, where, ['solver']);
+    expect(s).toEqual({
+      teamReward: 1,
+      done: true,
+      feedback: 'ok',
+      rewards: { planner: 1, solver: 1 },
+      correct: true,
+      answers: {},
+      info: {},
+    });
+    const full = checkStep(
+      {
+        teamReward: 0.5,
+        done: false,
+        feedback: '',
+        rewards: { solver: 0.25 },
+        correct: false,
+        answers: { solver: { answer: null, correct: false } },
+        info: { k: [1] },
+      },
+      where,
+      ['solver'],
+    );
     expect(full.rewards).toEqual({ solver: 0.25 });
     expect(full.answers.solver).toEqual({ answer: null, correct: false });
   });
@@ -62,14 +91,22 @@ describe('module results', () => {
     fails(() => checkReset({ observation: { task: '' }, infos: {} }, where), 'ENV_MODULE_RESULT', /unknown field "infos"/);
     const ok = { teamReward: 1, done: true, feedback: '' };
     fails(() => checkStep(undefined, where, []), 'ENV_MODULE_RESULT', /step must return/);
-    fails(() => checkStep({ ...ok, teamReward: null }, where, []), 'ENV_MODULE_RESULT', /teamReward must be a finite number, got null \(NaN and Infinity arrive as null\)/);
+    fails(
+      () => checkStep({ ...ok, teamReward: null }, where, []),
+      'ENV_MODULE_RESULT',
+      /teamReward must be a finite number, got null \(NaN and Infinity arrive as null\)/,
+    );
     fails(() => checkStep({ ...ok, teamReward: '1' }, where, []), 'ENV_MODULE_RESULT', /teamReward must be a finite number/);
     fails(() => checkStep({ ...ok, done: 'yes' }, where, []), 'ENV_MODULE_RESULT', /done must be true or false/);
     fails(() => checkStep({ teamReward: 1, done: true }, where, []), 'ENV_MODULE_RESULT', /feedback must be a string/);
     fails(() => checkStep({ ...ok, rewards: [1] }, where, []), 'ENV_MODULE_RESULT', /rewards must be an object/);
     fails(() => checkStep({ ...ok, rewards: { solver: 'a' } }, where, []), 'ENV_MODULE_RESULT', /rewards\.solver must be a finite number/);
     fails(() => checkStep({ ...ok, correct: 1 }, where, []), 'ENV_MODULE_RESULT', /correct must be true or false/);
-    fails(() => checkStep({ ...ok, answers: { solver: { answer: 5, correct: true } } }, where, []), 'ENV_MODULE_RESULT', /answers\.solver must be \{ answer: string \| null/);
+    fails(
+      () => checkStep({ ...ok, answers: { solver: { answer: 5, correct: true } } }, where, []),
+      'ENV_MODULE_RESULT',
+      /answers\.solver must be \{ answer: string \| null/,
+    );
     fails(() => checkStep({ ...ok, reward: 1 }, where, []), 'ENV_MODULE_RESULT', /unknown field "reward"/);
     fails(() => checkStep({ ...ok, info: 'x' }, where, []), 'ENV_MODULE_RESULT', /step \(seed 3, turn 1\): info must be an object/);
   });

@@ -25,7 +25,7 @@ export function moduleError(code: EnvErrorCode, where: ModuleCall, problem: stri
 }
 
 const show = (v: unknown): string => {
-  const s = v === undefined ? 'nothing' : JSON.stringify(v) ?? String(v);
+  const s = v === undefined ? 'nothing' : (JSON.stringify(v) ?? String(v));
   return s.length > 80 ? `${s.slice(0, 77)}...` : s;
 };
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -35,11 +35,13 @@ function malformed(where: ModuleCall, problem: string): never {
 }
 
 function onlyKeys(v: Record<string, unknown>, known: readonly string[], what: string, where: ModuleCall): void {
-  for (const k of Object.keys(v)) if (!known.includes(k)) malformed(where, `${what} has an unknown field "${k}" (known: ${known.join(', ')})`);
+  for (const k of Object.keys(v))
+    if (!known.includes(k)) malformed(where, `${what} has an unknown field "${k}" (known: ${known.join(', ')})`);
 }
 
 function finite(v: unknown, what: string, where: ModuleCall): number {
-  if (typeof v !== 'number' || !Number.isFinite(v)) malformed(where, `${what} must be a finite number, got ${show(v)}${v === null ? ' (NaN and Infinity arrive as null)' : ''}`);
+  if (typeof v !== 'number' || !Number.isFinite(v))
+    malformed(where, `${what} must be a finite number, got ${show(v)}${v === null ? ' (NaN and Infinity arrive as null)' : ''}`);
   return v;
 }
 
@@ -53,7 +55,8 @@ function plainInfo(v: unknown, what: string, where: ModuleCall): Record<string, 
 export function checkEnvInfo(v: unknown, where: ModuleCall): ModuleEnvInfo {
   if (!isObject(v)) malformed(where, `the factory must return an env object, got ${show(v)}`);
   if (typeof v.name !== 'string' || !v.name) malformed(where, `env.name must be a non-empty string, got ${show(v.name)}`);
-  if (typeof v.horizon !== 'number' || !Number.isInteger(v.horizon) || v.horizon < 1) malformed(where, `env.horizon must be an integer >= 1, got ${show(v.horizon)}`);
+  if (typeof v.horizon !== 'number' || !Number.isInteger(v.horizon) || v.horizon < 1)
+    malformed(where, `env.horizon must be an integer >= 1, got ${show(v.horizon)}`);
   return { name: v.name, horizon: v.horizon };
 }
 
@@ -91,7 +94,12 @@ export function checkStep(v: unknown, where: ModuleCall, actingRoles: readonly s
     }
   }
   return {
-    teamReward, done: v.done, feedback: v.feedback, rewards, correct: (v.correct) ?? teamReward > 0,
-    answers, info: plainInfo(v.info, 'info', where),
+    teamReward,
+    done: v.done,
+    feedback: v.feedback,
+    rewards,
+    correct: v.correct ?? teamReward > 0,
+    answers,
+    info: plainInfo(v.info, 'info', where),
   };
 }

@@ -29,11 +29,20 @@ interface Pending {
   timer: ReturnType<typeof setTimeout>;
 }
 
-type Reply = { kind: 'reply'; id: number; ok: true; value: string } | { kind: 'reply'; id: number; ok: false; error: { name: string; message: string; stack: string } } | { kind: 'log'; text: string } | { kind: 'ready' };
+type Reply =
+  | { kind: 'reply'; id: number; ok: true; value: string }
+  | { kind: 'reply'; id: number; ok: false; error: { name: string; message: string; stack: string } }
+  | { kind: 'log'; text: string }
+  | { kind: 'ready' };
 
 /** First lines of a module's stack, without the sandbox's own frames. */
 function moduleStack(stack: string, module: string): string {
-  const own = stack.split('\n').slice(1).filter((l) => l.includes(module)).slice(0, 3).map((l) => l.trim());
+  const own = stack
+    .split('\n')
+    .slice(1)
+    .filter((l) => l.includes(module))
+    .slice(0, 3)
+    .map((l) => l.trim());
   return own.length ? ` (${own.join('; ')})` : '';
 }
 
@@ -53,7 +62,10 @@ export class ModuleHost {
    * none (every call then fails ENV_MODULE_UNAVAILABLE).
    */
   constructor(
-    private readonly spawner: SandboxSpawner | null, readonly module: string, source: string, readonly limits: ModuleLimits = DEFAULT_LIMITS,
+    private readonly spawner: SandboxSpawner | null,
+    readonly module: string,
+    source: string,
+    readonly limits: ModuleLimits = DEFAULT_LIMITS,
     private readonly onLog?: (text: string) => void,
   ) {
     let body = '';
@@ -73,7 +85,15 @@ export class ModuleHost {
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
       const timer = setTimeout(() => {
-        this.kill((w) => moduleError('ENV_MODULE_TIMEOUT', w, `no answer within ${this.limits.callMs} ms (an endless loop, or a promise that never settles); the sandbox was stopped`), id);
+        this.kill(
+          (w) =>
+            moduleError(
+              'ENV_MODULE_TIMEOUT',
+              w,
+              `no answer within ${this.limits.callMs} ms (an endless loop, or a promise that never settles); the sandbox was stopped`,
+            ),
+          id,
+        );
       }, this.limits.callMs);
       this.pending.set(id, { resolve, reject, where, timer });
       sandbox.send(JSON.stringify({ id, op, ...payload }));
@@ -96,7 +116,13 @@ export class ModuleHost {
       const timer = setTimeout(() => {
         box?.terminate();
         this.starting = null;
-        reject(moduleError('ENV_MODULE_TIMEOUT', where, `the sandbox did not start within ${this.limits.startMs} ms (a module whose top level never ends?)`));
+        reject(
+          moduleError(
+            'ENV_MODULE_TIMEOUT',
+            where,
+            `the sandbox did not start within ${this.limits.startMs} ms (a module whose top level never ends?)`,
+          ),
+        );
       }, this.limits.startMs);
       const fatal = (f: SandboxFatal): void => {
         clearTimeout(timer);
@@ -106,25 +132,30 @@ export class ModuleHost {
         } else this.kill((w) => this.fatalError(f, w));
       };
       try {
-        box = s(this.body, this.module, { memoryMb: this.limits.memoryMb }, {
-          onMessage: (text) => {
-            let m: Reply;
-            try {
-              m = JSON.parse(text) as Reply;
-            } catch {
-              return; // not the guest runtime's (a module can post too): ignored
-            }
-            if (m.kind === 'ready' && !ready) {
-              ready = true;
-              clearTimeout(timer);
-              this.sandbox = box;
-              this.starting = null;
-              resolve(box!);
-            } else if (m.kind === 'log') this.onLog?.(m.text);
-            else if (m.kind === 'reply') this.settle(m);
+        box = s(
+          this.body,
+          this.module,
+          { memoryMb: this.limits.memoryMb },
+          {
+            onMessage: (text) => {
+              let m: Reply;
+              try {
+                m = JSON.parse(text) as Reply;
+              } catch {
+                return; // not the guest runtime's (a module can post too): ignored
+              }
+              if (m.kind === 'ready' && !ready) {
+                ready = true;
+                clearTimeout(timer);
+                this.sandbox = box;
+                this.starting = null;
+                resolve(box!);
+              } else if (m.kind === 'log') this.onLog?.(m.text);
+              else if (m.kind === 'reply') this.settle(m);
+            },
+            onFatal: fatal,
           },
-          onFatal: fatal,
-        });
+        );
       } catch (e) {
         clearTimeout(timer);
         this.starting = null;
@@ -136,7 +167,11 @@ export class ModuleHost {
 
   private fatalError(f: SandboxFatal, where: ModuleCall): EnvError {
     if (f.kind === 'syntax') {
-      return moduleError('ENV_MODULE_SYNTAX', { ...where, call: f.line ? `line ${f.line}${f.column ? `:${f.column}` : ''}` : 'loading' }, f.message);
+      return moduleError(
+        'ENV_MODULE_SYNTAX',
+        { ...where, call: f.line ? `line ${f.line}${f.column ? `:${f.column}` : ''}` : 'loading' },
+        f.message,
+      );
     }
     if (f.kind === 'memory') return moduleError('ENV_MODULE_MEMORY', where, `${f.message}; the sandbox was stopped`);
     return moduleError('ENV_MODULE_THROW', where, `the sandbox crashed (${f.message})`);
@@ -173,7 +208,14 @@ export class ModuleHost {
     for (const [id, p] of this.pending) {
       clearTimeout(p.timer);
       if (error && (culprit === undefined || id === culprit)) p.reject(error(p.where));
-      else p.reject(moduleError(cause?.code ?? 'ENV_MODULE_THROW', p.where, cause ? `stopped with the sandbox (${cause.message.split('\n')[0]})` : 'the sandbox was closed'));
+      else
+        p.reject(
+          moduleError(
+            cause?.code ?? 'ENV_MODULE_THROW',
+            p.where,
+            cause ? `stopped with the sandbox (${cause.message.split('\n')[0]})` : 'the sandbox was closed',
+          ),
+        );
     }
     this.pending.clear();
   }

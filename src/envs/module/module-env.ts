@@ -66,7 +66,14 @@ export class ModulePool {
     const key = `${spec.name}\n${JSON.stringify(limits)}\n${spec.source}`;
     let e = this.entries.get(key);
     if (!e) {
-      e = { key, host: new ModuleHost(this.spawner, spec.name, spec.source, limits, spec.onLog), users: 0, nextInst: 1, idle: null, seen: new Map() };
+      e = {
+        key,
+        host: new ModuleHost(this.spawner, spec.name, spec.source, limits, spec.onLog),
+        users: 0,
+        nextInst: 1,
+        idle: null,
+        seen: new Map(),
+      };
       this.entries.set(key, e);
     }
     if (e.idle) clearTimeout(e.idle);
@@ -100,7 +107,11 @@ function remember(e: Entry, question: string, answer: string, where: ModuleCall)
     if (e.seen.size >= SEEN_MAX) e.seen.delete(e.seen.keys().next().value!);
     e.seen.set(question, answer);
   } else if (before !== answer) {
-    throw moduleError('ENV_MODULE_NONDETERMINISTIC', where, `the same seed and actions gave a different result than before: ${firstDifference(before, answer)}`);
+    throw moduleError(
+      'ENV_MODULE_NONDETERMINISTIC',
+      where,
+      `the same seed and actions gave a different result than before: ${firstDifference(before, answer)}`,
+    );
   }
 }
 
@@ -116,7 +127,11 @@ export class ModuleEnv implements AsyncEnv {
   private closed = false;
   private readonly optionsKey: string;
 
-  constructor(private readonly entry: Entry, private readonly options: EnvOptions, private readonly release: (e: Entry) => void) {
+  constructor(
+    private readonly entry: Entry,
+    private readonly options: EnvOptions,
+    private readonly release: (e: Entry) => void,
+  ) {
     this.name = entry.host.module;
     this.horizon = typeof options.horizon === 'number' ? options.horizon : Number.MAX_SAFE_INTEGER;
     this.optionsKey = JSON.stringify(options);
@@ -129,9 +144,16 @@ export class ModuleEnv implements AsyncEnv {
   private async instance(): Promise<number> {
     const host = this.entry.host;
     if (this.inst !== null && this.generation === host.generation) return this.inst;
-    if (this.inst !== null) throw moduleError('ENV_MODULE_THROW', this.where('step'), 'its sandbox was stopped (after an error in another call); the episode is lost');
+    if (this.inst !== null)
+      throw moduleError(
+        'ENV_MODULE_THROW',
+        this.where('step'),
+        'its sandbox was stopped (after an error in another call); the episode is lost',
+      );
     const inst = this.entry.nextInst++;
-    const where = this.where(`the factory (options ${this.optionsKey.length > 60 ? `${this.optionsKey.slice(0, 57)}...` : this.optionsKey})`);
+    const where = this.where(
+      `the factory (options ${this.optionsKey.length > 60 ? `${this.optionsKey.slice(0, 57)}...` : this.optionsKey})`,
+    );
     const info = checkEnvInfo(await host.call('create', { inst, options: this.options }, where), where);
     this.inst = inst;
     this.generation = host.generation;
@@ -153,7 +175,8 @@ export class ModuleEnv implements AsyncEnv {
   }
 
   async step(actions: Record<string, string>, options: StepOptions = {}): Promise<StepResult> {
-    if (this.inst === null || this.seed === null) envFail('ENV_STATE', `environment module "${this.entry.host.module}": step() before reset()`);
+    if (this.inst === null || this.seed === null)
+      envFail('ENV_STATE', `environment module "${this.entry.host.module}": step() before reset()`);
     const inst = await this.instance();
     this.turn++;
     const where = this.where(`step (seed ${this.seed}, turn ${this.turn})`);

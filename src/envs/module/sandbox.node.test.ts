@@ -11,7 +11,8 @@ import { checkModule } from './check.ts';
 import { ModulePool, type ModuleSpec } from './module-env.ts';
 
 const envOf = (body: string) => `export default function (options) {\n  return { name: 't', horizon: 2, ${body} };\n}\n`;
-const ok = (extra = '') => `reset(seed) { return { observation: { task: 'task ' + seed }, info: { seed } }; }, step(a) { ${extra} return { teamReward: 1, done: true, feedback: 'fine' }; }`;
+const ok = (extra = '') =>
+  `reset(seed) { return { observation: { task: 'task ' + seed }, info: { seed } }; }, step(a) { ${extra} return { teamReward: 1, done: true, feedback: 'fine' }; }`;
 const spec = (source: string, name: string, limits?: ModuleSpec['limits']): ModuleSpec => ({ source, name, limits });
 
 async function failure(p: Promise<unknown>): Promise<EnvError> {
@@ -36,7 +37,8 @@ describe('Node sandbox: modules that work', () => {
     expect(sync.horizon).toBe(2);
     expect((await sync.step({ solver: 'x' })).rewards).toEqual({ solver: 1 });
     sync.close();
-    const asyncSrc = envOf(`async reset(seed) { await new Promise((r) => setTimeout(r, 20)); return { observation: { task: 'late ' + seed } }; },
+    const asyncSrc =
+      envOf(`async reset(seed) { await new Promise((r) => setTimeout(r, 20)); return { observation: { task: 'late ' + seed } }; },
       step(a, o) { return new Promise((r) => setTimeout(() => r({ teamReward: 0, done: false, feedback: JSON.stringify(o) }), 5)); }`);
     const env = pool.env(spec(asyncSrc, 'async.mjs'), {});
     expect((await env.reset(1)).observation.task).toBe('late 1');
@@ -45,7 +47,10 @@ describe('Node sandbox: modules that work', () => {
   });
 
   it('passes both example modules through checkModule', async () => {
-    for (const [file, roles, texts] of [['guess.mjs', ['solver'], ['\\boxed{8}', '\\boxed{4}']], ['verifier.mjs', ['solver', 'verifier'], ['\\boxed{7} \\boxed{yes}']]] as const) {
+    for (const [file, roles, texts] of [
+      ['guess.mjs', ['solver'], ['\\boxed{8}', '\\boxed{4}']],
+      ['verifier.mjs', ['solver', 'verifier'], ['\\boxed{7} \\boxed{yes}']],
+    ] as const) {
       const source = readFileSync(new URL(`../../../examples/${file}`, import.meta.url), 'utf8');
       const r = await checkModule(pool, spec(source, file), { seeds: [0, 1, 2], roles: [...roles], texts: [...texts], options: {} });
       expect(r.error, file).toBeNull();
@@ -56,7 +61,9 @@ describe('Node sandbox: modules that work', () => {
 
 describe('Node sandbox: limits', () => {
   it('stops an endless loop at the time limit and starts a fresh sandbox for the next call', async () => {
-    const src = envOf(`reset(seed) { if (seed === 1) for (;;) {} return { observation: { task: 'ok' } }; }, step() { return { teamReward: 0, done: true, feedback: '' }; }`);
+    const src = envOf(
+      `reset(seed) { if (seed === 1) for (;;) {} return { observation: { task: 'ok' } }; }, step() { return { teamReward: 0, done: true, feedback: '' }; }`,
+    );
     const s = spec(src, 'loop.mjs', { callMs: 400 });
     const e = await failure(pool.env(s, {}).reset(1));
     expect(e.code).toBe('ENV_MODULE_TIMEOUT');
@@ -65,7 +72,9 @@ describe('Node sandbox: limits', () => {
   });
 
   it('stops a promise that never settles', async () => {
-    const e = await failure(pool.env(spec(envOf(`reset() { return new Promise(() => {}); }, step() {}`), 'never.mjs', { callMs: 300 }), {}).reset(0));
+    const e = await failure(
+      pool.env(spec(envOf(`reset() { return new Promise(() => {}); }, step() {}`), 'never.mjs', { callMs: 300 }), {}).reset(0),
+    );
     expect(e.code).toBe('ENV_MODULE_TIMEOUT');
   });
 
@@ -74,7 +83,9 @@ describe('Node sandbox: limits', () => {
     const e = await failure(pool.env(spec(grow, 'grow.mjs', { memoryMb: 48, callMs: 20_000 }), {}).reset(0));
     expect(e.code).toBe('ENV_MODULE_MEMORY');
     expect(e.message).toMatch(/grow\.mjs", reset\(0\): it ran out of its 48 MiB heap/);
-    const buf = await failure(pool.env(spec(envOf(`reset() { new Float64Array(2 ** 30); }, step() {}`), 'buf.mjs', { memoryMb: 64 }), {}).reset(0));
+    const buf = await failure(
+      pool.env(spec(envOf(`reset() { new Float64Array(2 ** 30); }, step() {}`), 'buf.mjs', { memoryMb: 64 }), {}).reset(0),
+    );
     expect(buf.code).toBe('ENV_MODULE_THROW');
     expect(buf.message).toMatch(/RangeError: an allocation of 8589934592 bytes is past the sandbox memory limit/);
   });
@@ -95,8 +106,28 @@ describe('Node sandbox: walls', () => {
       return { observation: { task: JSON.stringify(out) } };
     }, step() {}`);
     const got = JSON.parse((await pool.env(spec(probe, 'probe.mjs'), {}).reset(0)).observation.task) as Record<string, string>;
-    for (const k of ['fetch', 'XMLHttpRequest', 'WebSocket', 'importScripts', 'require', 'process', 'Buffer', 'module', 'navigator', 'SharedArrayBuffer']) expect(got[k], k).toBe('undefined');
-    for (const k of ['globalThis.constructor', 'setTimeout.constructor', 'console.log.constructor', 'eval', 'Function', 'async constructor']) expect(got[k], k).toMatch(/^blocked/);
+    for (const k of [
+      'fetch',
+      'XMLHttpRequest',
+      'WebSocket',
+      'importScripts',
+      'require',
+      'process',
+      'Buffer',
+      'module',
+      'navigator',
+      'SharedArrayBuffer',
+    ])
+      expect(got[k], k).toBe('undefined');
+    for (const k of [
+      'globalThis.constructor',
+      'setTimeout.constructor',
+      'console.log.constructor',
+      'eval',
+      'Function',
+      'async constructor',
+    ])
+      expect(got[k], k).toMatch(/^blocked/);
   });
 
   it('refuses import() before running anything', async () => {
@@ -106,8 +137,11 @@ describe('Node sandbox: walls', () => {
   });
 
   it('keeps prototype pollution inside the sandbox', async () => {
-    const src = `Object.prototype.polluted = 'yes';\nArray.prototype.evil = 1;\nJSON.parse = () => ({ hijacked: true });\n` +
-      envOf(`reset() { return JSON.parse('{}') && { observation: { task: 'x', ['__proto__']: { polluted: 'deep' } }, info: { ['__proto__']: { admin: true }, constructor: { prototype: { polluted: 1 } } } }; }, step() {}`);
+    const src =
+      `Object.prototype.polluted = 'yes';\nArray.prototype.evil = 1;\nJSON.parse = () => ({ hijacked: true });\n` +
+      envOf(
+        `reset() { return JSON.parse('{}') && { observation: { task: 'x', ['__proto__']: { polluted: 'deep' } }, info: { ['__proto__']: { admin: true }, constructor: { prototype: { polluted: 1 } } } }; }, step() {}`,
+      );
     const r = await pool.env(spec(src, 'pollute.mjs'), {}).reset(0);
     const plain: Record<string, unknown> = {};
     expect(plain.polluted).toBeUndefined();
@@ -115,7 +149,7 @@ describe('Node sandbox: walls', () => {
     expect(([] as unknown as { evil?: number }).evil).toBeUndefined();
     expect(JSON.parse('{"a":1}')).toEqual({ a: 1 });
     expect(Object.getPrototypeOf(r.info)).toBe(Object.prototype);
-    expect((r.info).admin).toBeUndefined();
+    expect(r.info.admin).toBeUndefined();
   });
 });
 
@@ -129,16 +163,33 @@ describe('Node sandbox: errors name the module, the call and the problem', () =>
     expect(t.message).toMatch(/environment module "throw\.mjs", step \(seed 3, turn 1\): threw TypeError: no such move \(.*throw\.mjs:2/);
 
     const bad = await failure(pool.env(spec(envOf(`reset() { return { observation: { task: 1 } }; }, step() {}`), 'bad.mjs'), {}).reset(5));
-    expect([bad.code, bad.message.split('\n')[0]]).toEqual(['ENV_MODULE_RESULT', 'environment module "bad.mjs", reset(5): observation.task must be a string, got 1']);
-    const big = await failure(pool.env(spec(envOf(`reset() { return { observation: { task: 'x' }, info: { n: 1n } }; }, step() {}`), 'bigint.mjs'), {}).reset(0));
+    expect([bad.code, bad.message.split('\n')[0]]).toEqual([
+      'ENV_MODULE_RESULT',
+      'environment module "bad.mjs", reset(5): observation.task must be a string, got 1',
+    ]);
+    const big = await failure(
+      pool.env(spec(envOf(`reset() { return { observation: { task: 'x' }, info: { n: 1n } }; }, step() {}`), 'bigint.mjs'), {}).reset(0),
+    );
     expect(big.code).toBe('ENV_MODULE_RESULT');
     expect(big.message).toMatch(/not JSON-serialisable/);
-    const cyc = await failure(pool.env(spec(envOf(`reset() { const o = { observation: { task: 'x' } }; o.info = o; return o; }, step() {}`), 'cycle.mjs'), {}).reset(0));
+    const cyc = await failure(
+      pool
+        .env(spec(envOf(`reset() { const o = { observation: { task: 'x' } }; o.info = o; return o; }, step() {}`), 'cycle.mjs'), {})
+        .reset(0),
+    );
     expect(cyc.message).toMatch(/not JSON-serialisable/);
-    const nan = pool.env(spec(envOf(`reset() { return { observation: { task: 'x' } }; }, step() { return { teamReward: NaN, done: true, feedback: '' }; }`), 'nan.mjs'), {});
+    const nan = pool.env(
+      spec(
+        envOf(`reset() { return { observation: { task: 'x' } }; }, step() { return { teamReward: NaN, done: true, feedback: '' }; }`),
+        'nan.mjs',
+      ),
+      {},
+    );
     await nan.reset(0);
     expect((await failure(nan.step({ s: '' }))).message).toMatch(/teamReward must be a finite number, got null/);
-    const noStep = await failure(pool.env(spec(`export default () => ({ name: 'x', horizon: 1, reset() {} });`, 'nostep.mjs'), {}).reset(0));
+    const noStep = await failure(
+      pool.env(spec(`export default () => ({ name: 'x', horizon: 1, reset() {} });`, 'nostep.mjs'), {}).reset(0),
+    );
     expect(noStep.message).toMatch(/nostep\.mjs", the factory \(options \{\}\): the env must have the methods reset\(seed\) and step/);
     const notFn = await failure(pool.env(spec('export default 42;', 'notfn.mjs'), {}).reset(0));
     expect(notFn.message).toMatch(/the default export must be a factory function/);
@@ -151,13 +202,19 @@ describe('Node sandbox: errors name the module, the call and the problem', () =>
   });
 
   it('a module that is not deterministic for a seed', async () => {
-    const src = envOf(`reset(seed) { return { observation: { task: 'n = ' + Math.floor(Math.random() * 1e9) } }; }, step() { return { teamReward: 0, done: true, feedback: '' }; }`);
+    const src = envOf(
+      `reset(seed) { return { observation: { task: 'n = ' + Math.floor(Math.random() * 1e9) } }; }, step() { return { teamReward: 0, done: true, feedback: '' }; }`,
+    );
     const first = pool.env(spec(src, 'random.mjs'), {});
     await first.reset(7);
     const e = await failure(pool.env(spec(src, 'random.mjs'), {}).reset(7));
     expect(e.code).toBe('ENV_MODULE_NONDETERMINISTIC');
-    expect(e.message).toMatch(/environment module "random\.mjs", reset\(7\): the same seed and actions gave a different result than before/);
-    const stepSrc = envOf(`reset() { return { observation: { task: 't' } }; }, step() { globalThis.n = (globalThis.n ?? 0) + 1; return { teamReward: globalThis.n, done: true, feedback: '' }; }`);
+    expect(e.message).toMatch(
+      /environment module "random\.mjs", reset\(7\): the same seed and actions gave a different result than before/,
+    );
+    const stepSrc = envOf(
+      `reset() { return { observation: { task: 't' } }; }, step() { globalThis.n = (globalThis.n ?? 0) + 1; return { teamReward: globalThis.n, done: true, feedback: '' }; }`,
+    );
     const report = await checkModule(pool, spec(stepSrc, 'state.mjs'), { seeds: [0], roles: ['solver'], texts: ['a'], options: {} });
     expect(report.error?.code).toBe('ENV_MODULE_NONDETERMINISTIC');
     expect(report.error?.message).toMatch(/step \(seed 0, turn 1\)/);

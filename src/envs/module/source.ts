@@ -57,7 +57,8 @@ export function prepareModule(source: string, name: string): PreparedModule {
   const lines = source.split('\n').map((line, i) => {
     const at = `environment module "${name}", line ${i + 1}`;
     if (IMPORT.test(line)) envFail('ENV_MODULE_SYNTAX', `${at}: imports are not allowed (a module is one self-contained file)`);
-    if (DYNAMIC_IMPORT.test(line)) envFail('ENV_MODULE_SYNTAX', `${at}: import() is not allowed, not even in a comment or a string (the sandbox loads nothing)`);
+    if (DYNAMIC_IMPORT.test(line))
+      envFail('ENV_MODULE_SYNTAX', `${at}: import() is not allowed, not even in a comment or a string (the sandbox loads nothing)`);
     if (line.includes(WRAPPER_MODULE)) envFail('ENV_MODULE_SYNTAX', `${at}: the name ${WRAPPER_MODULE} is reserved`);
     if (EXPORT_DEFAULT.test(line)) {
       defaults++;
@@ -65,13 +66,20 @@ export function prepareModule(source: string, name: string): PreparedModule {
     }
     const list = EXPORT_LIST.exec(line);
     if (list) {
-      const def = list[1].split(',').map((x) => x.trim().split(/\s+as\s+/)).find((p) => p[1] === 'default');
+      const def = list[1]
+        .split(',')
+        .map((x) => x.trim().split(/\s+as\s+/))
+        .find((p) => p[1] === 'default');
       if (def) defaults++;
       return def ? `${WRAPPER_MODULE}.default = ${def[0]};` : '';
     }
     return line.replace(EXPORT_DECL, '$1');
   });
-  if (defaults === 0) envFail('ENV_MODULE_SYNTAX', `environment module "${name}": no \`export default\` at the start of a line (the default export must be the factory (options) => env)`);
+  if (defaults === 0)
+    envFail(
+      'ENV_MODULE_SYNTAX',
+      `environment module "${name}": no \`export default\` at the start of a line (the default export must be the factory (options) => env)`,
+    );
   if (defaults > 1) envFail('ENV_MODULE_SYNTAX', `environment module "${name}": more than one default export`);
   return { body: lines.join('\n') };
 }

@@ -27,29 +27,85 @@ const readZip = (z: Uint8Array) => async () => {
 describe('checkpoint zip fuzz', () => {
   it('byte-wise mutations of a checkpoint zip', async () => {
     const folder = await checkpointFolder();
-    const zips = [zipFiles(folder), zipFiles(Object.fromEntries(Object.entries(folder).map(([p, b]) => [`ckpt-000003/${p}`, b]))), zipSync(folder, { level: 9 })];
+    const zips = [
+      zipFiles(folder),
+      zipFiles(Object.fromEntries(Object.entries(folder).map(([p, b]) => [`ckpt-000003/${p}`, b]))),
+      zipSync(folder, { level: 9 }),
+    ];
     for (const z of zips) await readZip(z)(); // the unmutated zips load
     const t = new Tally();
-    await fc.assert(fc.asyncProperty(fc.constantFrom(...zips), byteOps, async (z, ops) => {
-      t.add(await outcomeOfAsync(readZip(applyByteOps(z, ops)), [CheckpointError]));
-    }), { numRuns: 2000, seed: 61 });
-    await fc.assert(fc.asyncProperty(fc.uint8Array({ maxLength: 200 }), async (b) => { t.add(await outcomeOfAsync(readZip(b), [CheckpointError])); }), { numRuns: 300, seed: 62 });
-    rows.push({ area: 'checkpoint zip', fault: 'byte-wise mutations of checkpoint zips (stored, deflated, with a top folder); random bytes', cases: t.cases, outcome: t.summary('verified (mutation outside the data, e.g. a timestamp)'), verdict: 'pass', test: TEST });
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...zips), byteOps, async (z, ops) => {
+        t.add(await outcomeOfAsync(readZip(applyByteOps(z, ops)), [CheckpointError]));
+      }),
+      { numRuns: 2000, seed: 61 },
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.uint8Array({ maxLength: 200 }), async (b) => {
+        t.add(await outcomeOfAsync(readZip(b), [CheckpointError]));
+      }),
+      { numRuns: 300, seed: 62 },
+    );
+    rows.push({
+      area: 'checkpoint zip',
+      fault: 'byte-wise mutations of checkpoint zips (stored, deflated, with a top folder); random bytes',
+      cases: t.cases,
+      outcome: t.summary('verified (mutation outside the data, e.g. a timestamp)'),
+      verdict: 'pass',
+      test: TEST,
+    });
   });
 
   it('state.json mutated structurally and re-signed, files edited', async () => {
     const folder = await checkpointFolder();
     const body = JSON.parse(new TextDecoder().decode(folder['state.json']));
-    const keys = fc.constantFrom('format', 'version', 'iteration', 'rng', 'files', 'path', 'bytes', 'sha256', 'metrics', 'model', 'adapters', 'roles', 'mode');
+    const keys = fc.constantFrom(
+      'format',
+      'version',
+      'iteration',
+      'rng',
+      'files',
+      'path',
+      'bytes',
+      'sha256',
+      'metrics',
+      'model',
+      'adapters',
+      'roles',
+      'mode',
+    );
     const t = new Tally();
-    await fc.assert(fc.asyncProperty(jsonEdits(keys), fc.boolean(), fc.option(fc.tuple(fc.constantFrom(...Object.keys(folder)), byteOps)), async (edits, resign, fileEdit) => {
-      const edited = applyJsonEdits(body, edits);
-      const state = resign && edited !== null && typeof edited === 'object' && !Array.isArray(edited) ? await sign(edited as Record<string, unknown>) : toBytes(JSON.stringify(edited) ?? '');
-      const files: Record<string, Uint8Array> = { ...folder, 'state.json': state };
-      if (fileEdit) files[fileEdit[0]] = applyByteOps(files[fileEdit[0]], fileEdit[1]);
-      t.add(await outcomeOfAsync(async () => { await parseManifest(state); await readCheckpointFiles(memoryStore(files), ''); }, [CheckpointError]));
-    }), { numRuns: 2000, seed: 63 });
-    rows.push({ area: 'checkpoint folder', fault: 'state.json fields replaced/deleted/added (then re-signed or not); a listed file mutated byte-wise', cases: t.cases, outcome: t.summary('verified'), verdict: 'pass', test: TEST });
+    await fc.assert(
+      fc.asyncProperty(
+        jsonEdits(keys),
+        fc.boolean(),
+        fc.option(fc.tuple(fc.constantFrom(...Object.keys(folder)), byteOps)),
+        async (edits, resign, fileEdit) => {
+          const edited = applyJsonEdits(body, edits);
+          const state =
+            resign && edited !== null && typeof edited === 'object' && !Array.isArray(edited)
+              ? await sign(edited as Record<string, unknown>)
+              : toBytes(JSON.stringify(edited) ?? '');
+          const files: Record<string, Uint8Array> = { ...folder, 'state.json': state };
+          if (fileEdit) files[fileEdit[0]] = applyByteOps(files[fileEdit[0]], fileEdit[1]);
+          t.add(
+            await outcomeOfAsync(async () => {
+              await parseManifest(state);
+              await readCheckpointFiles(memoryStore(files), '');
+            }, [CheckpointError]),
+          );
+        },
+      ),
+      { numRuns: 2000, seed: 63 },
+    );
+    rows.push({
+      area: 'checkpoint folder',
+      fault: 'state.json fields replaced/deleted/added (then re-signed or not); a listed file mutated byte-wise',
+      cases: t.cases,
+      outcome: t.summary('verified'),
+      verdict: 'pass',
+      test: TEST,
+    });
   });
 
   it('zips declaring huge sizes or lying about them are refused without inflating', () => {
@@ -78,6 +134,14 @@ describe('checkpoint zip fuzz', () => {
     const m = measure(() => unzipFiles(many, { maxEntries: 10 }));
     expect((m.error as CheckpointError).code).toBe('ZIP_TOO_LARGE');
     t.add('CheckpointError ZIP_TOO_LARGE');
-    rows.push({ area: 'checkpoint zip', fault: 'zip bombs: 64 MiB deflated entry over the cap, entry declaring 4 GiB, entry lying (declares 100 B, inflates to 64 MiB), too many entries', cases: t.cases, outcome: `${t.summary()}; < 8 MiB allocated each`, verdict: 'pass', test: TEST });
+    rows.push({
+      area: 'checkpoint zip',
+      fault:
+        'zip bombs: 64 MiB deflated entry over the cap, entry declaring 4 GiB, entry lying (declares 100 B, inflates to 64 MiB), too many entries',
+      cases: t.cases,
+      outcome: `${t.summary()}; < 8 MiB allocated each`,
+      verdict: 'pass',
+      test: TEST,
+    });
   });
 });

@@ -15,8 +15,15 @@ import { parseSafetensors, writeSafetensors } from '../../model/safetensors.ts';
 import { tinyConfig } from '../../model/testing.ts';
 import { Rng } from '../../common/rng.ts';
 import {
-  CheckpointError, LATEST_FILE, OPTIMIZER_FILE, VALUE_HEAD_FILE, exportCheckpointZip, importCheckpointZip, listCheckpoints,
-  loadCheckpoint, saveCheckpoint,
+  CheckpointError,
+  LATEST_FILE,
+  OPTIMIZER_FILE,
+  VALUE_HEAD_FILE,
+  exportCheckpointZip,
+  importCheckpointZip,
+  listCheckpoints,
+  loadCheckpoint,
+  saveCheckpoint,
 } from './checkpoint.ts';
 import { decodeOptimizer, loraNames, valueHeadNames } from './format.ts';
 import { type RunConfig, parseRunConfig } from '../../config/run-config.ts';
@@ -32,7 +39,9 @@ const model = tinyConfig();
 const states: TrainState[] = [];
 const tmpDirs: string[] = [];
 
-beforeAll(async () => { gpu = await testGpu(); });
+beforeAll(async () => {
+  gpu = await testGpu();
+});
 afterAll(async () => {
   for (const s of states) releaseTrainState(gpu, s);
   for (const d of tmpDirs) await rm(d, { recursive: true, force: true });
@@ -42,16 +51,32 @@ function runConfig(lora: 'per_agent' | 'shared', critic: 'shared' | 'per_agent' 
   return parseRunConfig({ seed: 5, lora: { r: 2, alpha: 4, targets, mode: lora }, critic: { mode: critic, hidden: [3] } });
 }
 
-const track = (s: TrainState): TrainState => { states.push(s); return s; };
+const track = (s: TrainState): TrainState => {
+  states.push(s);
+  return s;
+};
 
 /** Every tensor a checkpoint holds, by a readable name. */
 function tensorsOf(s: TrainState): Array<[string, Tensor]> {
   return [
     ...loraNames(s.policy).map(({ name, param }) => [name, param] as [string, Tensor]),
     ...valueHeadNames(s.critic).map(({ name, param }) => [`critic.${name}`, param] as [string, Tensor]),
-    ...s.policyOptim.groups.flatMap((g, i) => [[`policy.m${i}`, g.m], [`policy.v${i}`, g.v]] as Array<[string, Tensor]>),
-    ...s.criticOptim.groups.flatMap((g, i) => [[`critic.m${i}`, g.m], [`critic.v${i}`, g.v]] as Array<[string, Tensor]>),
-    ['policy.stats', s.policyOptim.stats], ['critic.stats', s.criticOptim.stats],
+    ...s.policyOptim.groups.flatMap(
+      (g, i) =>
+        [
+          [`policy.m${i}`, g.m],
+          [`policy.v${i}`, g.v],
+        ] as Array<[string, Tensor]>,
+    ),
+    ...s.criticOptim.groups.flatMap(
+      (g, i) =>
+        [
+          [`critic.m${i}`, g.m],
+          [`critic.v${i}`, g.v],
+        ] as Array<[string, Tensor]>,
+    ),
+    ['policy.stats', s.policyOptim.stats],
+    ['critic.stats', s.criticOptim.stats],
   ];
 }
 
@@ -69,18 +94,33 @@ function midRunState(config: RunConfig, seed: number, iteration = 12): TrainStat
   tensorsOf(s).forEach(([name, t], k) => {
     const n = t.shape.reduce((a, b) => a * b, 1);
     const v = Float32Array.from({ length: n }, () => rng.uniform(-2, 2));
-    if (k === 3) { v[0] = Number.NaN; v[1] = -0; v[2] = Infinity; }
+    if (k === 3) {
+      v[0] = Number.NaN;
+      v[1] = -0;
+      v[2] = Infinity;
+    }
     if (name === 'policy.stats') v.set([0.25, 0.5, 0, 1, 12, 3]);
     gpu.write(t, v);
   });
   s.iteration = iteration;
   for (let i = 0; i < 7; i++) s.rng.next();
   const metric = (it: number): IterationMetrics => ({
-    iteration: it, accuracy: 0.5, teamReward: 0.25,
-    agents: Object.fromEntries(config.graph.agents.map((a, i) => [a.role, { reward: i * 0.1, accuracy: a.withAnswer ? 0.5 : Number.NaN, actions: 4, tokens: 31 }])),
-    policyLoss: -0.0123, valueLoss: 1e-9, entropy: 2.5, approxKl: -0, klToRef: Infinity, clipFraction: 0.1,
-    tokensPerSecond: 123.456, seconds: { rollout: 1, score: 0.01, advantages: 0.001, update: 2, total: 3.011 },
-    skipped: it === 1 ? ['non-finite gradient'] : [], trained: config.graph.agents.map((a) => a.role),
+    iteration: it,
+    accuracy: 0.5,
+    teamReward: 0.25,
+    agents: Object.fromEntries(
+      config.graph.agents.map((a, i) => [a.role, { reward: i * 0.1, accuracy: a.withAnswer ? 0.5 : Number.NaN, actions: 4, tokens: 31 }]),
+    ),
+    policyLoss: -0.0123,
+    valueLoss: 1e-9,
+    entropy: 2.5,
+    approxKl: -0,
+    klToRef: Infinity,
+    clipFraction: 0.1,
+    tokensPerSecond: 123.456,
+    seconds: { rollout: 1, score: 0.01, advantages: 0.001, update: 2, total: 3.011 },
+    skipped: it === 1 ? ['non-finite gradient'] : [],
+    trained: config.graph.agents.map((a) => a.role),
   });
   s.metrics = [metric(1), metric(2)];
   return s;
@@ -122,10 +162,15 @@ describe('checkpoint round trip', () => {
     const saved = await saveCheckpoint(gpu, s, store, 'runs/a', { baseModel: BASE });
     expect(saved.name).toBe('ckpt-000012');
     expect(await listFiles(store, 'runs/a')).toEqual([
-      'ckpt-000012/agents/planner/adapter_config.json', 'ckpt-000012/agents/planner/adapter_model.safetensors',
-      'ckpt-000012/agents/solver/adapter_config.json', 'ckpt-000012/agents/solver/adapter_model.safetensors',
-      'ckpt-000012/config.json', 'ckpt-000012/critic/value_head.safetensors', 'ckpt-000012/optimizer.safetensors',
-      'ckpt-000012/state.json', 'latest',
+      'ckpt-000012/agents/planner/adapter_config.json',
+      'ckpt-000012/agents/planner/adapter_model.safetensors',
+      'ckpt-000012/agents/solver/adapter_config.json',
+      'ckpt-000012/agents/solver/adapter_model.safetensors',
+      'ckpt-000012/config.json',
+      'ckpt-000012/critic/value_head.safetensors',
+      'ckpt-000012/optimizer.safetensors',
+      'ckpt-000012/state.json',
+      'latest',
     ]);
     const loaded = track(await loadCheckpoint(gpu, store, 'runs/a', model));
     await expectSameState(loaded, s, before);
@@ -146,7 +191,12 @@ describe('checkpoint round trip', () => {
     expect(names).toContain('critic.stats');
     expect(names.length).toBe(2 * (8 + 4) + 2);
     const head = parseSafetensors(await store.read(`${path}/${VALUE_HEAD_FILE}`), VALUE_HEAD_FILE);
-    expect([...head.tensors.keys()].sort()).toEqual(['heads.0.layers.0.bias', 'heads.0.layers.0.weight', 'heads.0.layers.1.bias', 'heads.0.layers.1.weight']);
+    expect([...head.tensors.keys()].sort()).toEqual([
+      'heads.0.layers.0.bias',
+      'heads.0.layers.0.weight',
+      'heads.0.layers.1.bias',
+      'heads.0.layers.1.weight',
+    ]);
     expect(head.tensors.get('heads.0.layers.0.weight')!.shape).toEqual([3, 16]);
     expect(head.metadata).toMatchObject({ input_size: '16', hidden: '[3]', heads: '1' });
   });
@@ -174,10 +224,13 @@ describe('checkpoint round trip', () => {
     const store = memoryStore();
     const { path } = await saveCheckpoint(gpu, s, store, 'peft', { baseModel: BASE });
     for (const [slot, role] of ['planner', 'solver'].entries()) {
-      const a = readPeftAdapter({
-        'adapter_config.json': await store.read(`${path}/agents/${role}/adapter_config.json`),
-        'adapter_model.safetensors': await store.read(`${path}/agents/${role}/adapter_model.safetensors`),
-      }, model);
+      const a = readPeftAdapter(
+        {
+          'adapter_config.json': await store.read(`${path}/agents/${role}/adapter_config.json`),
+          'adapter_model.safetensors': await store.read(`${path}/agents/${role}/adapter_model.safetensors`),
+        },
+        model,
+      );
       const want = await getLoraSlot(gpu, s.policy, slot, BASE);
       expect(a.config).toEqual(want.config);
       expect(a.config.baseModelNameOrPath).toBe(BASE);
@@ -215,7 +268,17 @@ describe('checkpoint integrity', () => {
   };
 
   it('a flipped byte fails with CHECKSUM naming the file', async () => {
-    const e = await errorOf(loadCheckpoint(gpu, damaged(OPTIMIZER_FILE, (b) => { b[b.length - 5] ^= 0x10; return b; }), 'run', model));
+    const e = await errorOf(
+      loadCheckpoint(
+        gpu,
+        damaged(OPTIMIZER_FILE, (b) => {
+          b[b.length - 5] ^= 0x10;
+          return b;
+        }),
+        'run',
+        model,
+      ),
+    );
     expect(e.code).toBe('CHECKSUM');
     expect(e.file).toBe(`run/ckpt-000012/${OPTIMIZER_FILE}`);
     expect(e.message).toContain('optimizer.safetensors');
@@ -224,25 +287,53 @@ describe('checkpoint integrity', () => {
 
   it('a truncated file fails with FILE_TRUNCATED naming the file', async () => {
     const f = 'agents/solver/adapter_model.safetensors';
-    const e = await errorOf(loadCheckpoint(gpu, damaged(f, (b) => b.subarray(0, b.length - 100)), 'run', model));
+    const e = await errorOf(
+      loadCheckpoint(
+        gpu,
+        damaged(f, (b) => b.subarray(0, b.length - 100)),
+        'run',
+        model,
+      ),
+    );
     expect(e.code).toBe('FILE_TRUNCATED');
     expect(e.message).toContain(f);
     expect(e.message).toMatch(/truncated/);
   });
 
   it('a missing file and a damaged state.json fail clearly', async () => {
-    const e1 = await errorOf(loadCheckpoint(gpu, damaged(VALUE_HEAD_FILE, () => null), 'run', model));
+    const e1 = await errorOf(
+      loadCheckpoint(
+        gpu,
+        damaged(VALUE_HEAD_FILE, () => null),
+        'run',
+        model,
+      ),
+    );
     expect(e1.code).toBe('FILE_MISSING');
     expect(e1.message).toContain(VALUE_HEAD_FILE);
     // An edit that keeps valid JSON (iteration 12 -> 13) is caught by state.json's own checksum.
-    const e2 = await errorOf(loadCheckpoint(gpu, damaged('state.json', (b) => new TextEncoder().encode(new TextDecoder().decode(b).replace('"iteration": 12', '"iteration": 13'))), 'run', model));
+    const e2 = await errorOf(
+      loadCheckpoint(
+        gpu,
+        damaged('state.json', (b) => new TextEncoder().encode(new TextDecoder().decode(b).replace('"iteration": 12', '"iteration": 13'))),
+        'run',
+        model,
+      ),
+    );
     expect(e2.code).toBe('STATE_INVALID');
     expect(e2.message).toContain('state.json');
-    const e3 = await errorOf(loadCheckpoint(gpu, damaged('state.json', (b) => b.subarray(0, 50)), 'run', model));
+    const e3 = await errorOf(
+      loadCheckpoint(
+        gpu,
+        damaged('state.json', (b) => b.subarray(0, 50)),
+        'run',
+        model,
+      ),
+    );
     expect(e3.code).toBe('STATE_INVALID');
   });
 
-  it('saves and restores the policy optimiser\'s step count per adapter slot', async () => {
+  it("saves and restores the policy optimiser's step count per adapter slot", async () => {
     const s = midRunState(runConfig('per_agent'), 4);
     gpu.write(s.policyOptim.stats, Float32Array.from([0, 0.5, 0, 1, 12, 3, 0, 0, 0, 0.25, 0, 1, 5, 0, 0, 0])); // planner 12 steps, solver 5
     const store = memoryStore();
@@ -251,7 +342,10 @@ describe('checkpoint integrity', () => {
     expect(opt.tensors.get('policy.stats')!.shape).toEqual([2, 8]);
     expect(opt.tensors.get('critic.stats')!.shape).toEqual([8]);
     const loaded = track(await loadCheckpoint(gpu, store, 'r', model));
-    expect((await readSlotStats(gpu, loaded.policyOptim)).map((x) => [x.steps, x.skippedSteps])).toEqual([[12, 3], [5, 0]]);
+    expect((await readSlotStats(gpu, loaded.policyOptim)).map((x) => [x.steps, x.skippedSteps])).toEqual([
+      [12, 3],
+      [5, 0],
+    ]);
   });
 
   it('a checkpoint from before per-slot state (one policy.stats row) gives every slot its step count', async () => {
@@ -260,15 +354,29 @@ describe('checkpoint integrity', () => {
     const { path } = await saveCheckpoint(gpu, s, store, 'r', { baseModel: BASE });
     const opt = parseSafetensors(await store.read(`${path}/${OPTIMIZER_FILE}`), OPTIMIZER_FILE);
     const row = [0.25, 0.5, 0, 1, 9, 2, 0, 0];
-    const legacy = writeSafetensors([...opt.tensors].map(([name, t]) => (name === 'policy.stats'
-      ? { name, dtype: 'F32' as const, shape: [8], data: Float32Array.from(row) }
-      : { name, dtype: 'F32' as const, shape: t.shape, data: new Float32Array(t.data.slice().buffer) })), opt.metadata ?? undefined);
+    const legacy = writeSafetensors(
+      [...opt.tensors].map(([name, t]) =>
+        name === 'policy.stats'
+          ? { name, dtype: 'F32' as const, shape: [8], data: Float32Array.from(row) }
+          : { name, dtype: 'F32' as const, shape: t.shape, data: new Float32Array(t.data.slice().buffer) },
+      ),
+      opt.metadata ?? undefined,
+    );
     const fresh = track(createTrainState(gpu, model, runConfig('per_agent')));
     decodeOptimizer(gpu, fresh, legacy);
     expect(Array.from(await gpu.readF32(fresh.policyOptim.stats))).toEqual([...row, ...row].map((x) => Math.fround(x)));
-    for (const [k, g] of fresh.policyOptim.groups.entries()) expect(await gpu.readF32(g.m)).toEqual(await gpu.readF32(s.policyOptim.groups[k].m));
+    for (const [k, g] of fresh.policyOptim.groups.entries())
+      expect(await gpu.readF32(g.m)).toEqual(await gpu.readF32(s.policyOptim.groups[k].m));
     // a stats tensor of any other shape is still refused
-    const bad = writeSafetensors([...opt.tensors].map(([name, t]) => ({ name, dtype: 'F32' as const, shape: name === 'policy.stats' ? [3, 8] : t.shape, data: name === 'policy.stats' ? new Float32Array(24) : new Float32Array(t.data.slice().buffer) })), opt.metadata ?? undefined);
+    const bad = writeSafetensors(
+      [...opt.tensors].map(([name, t]) => ({
+        name,
+        dtype: 'F32' as const,
+        shape: name === 'policy.stats' ? [3, 8] : t.shape,
+        data: name === 'policy.stats' ? new Float32Array(24) : new Float32Array(t.data.slice().buffer),
+      })),
+      opt.metadata ?? undefined,
+    );
     expect(() => decodeOptimizer(gpu, fresh, bad)).toThrow(/tensor "policy\.stats" has shape \[3, 8\], the run needs \[2, 8\]/);
   });
 
@@ -280,8 +388,16 @@ describe('checkpoint integrity', () => {
 
   it('tensors that do not fit the run config fail with TENSOR_MISMATCH naming the tensor', async () => {
     const other = track(createTrainState(gpu, model, runConfig('per_agent', 'shared', ['q_proj'])));
-    expect(() => decodeOptimizer(gpu, other, store.files.get(`${path}/${OPTIMIZER_FILE}`)!)).toThrow(/unexpected tensors "policy\.0001\.layers\.0\.v_proj\.lora_A\.adam_m"|"policy\.0002/);
-    const e = (() => { try { decodeOptimizer(gpu, other, store.files.get(`${path}/${OPTIMIZER_FILE}`)!); } catch (x) { return x as CheckpointError; } })()!;
+    expect(() => decodeOptimizer(gpu, other, store.files.get(`${path}/${OPTIMIZER_FILE}`)!)).toThrow(
+      /unexpected tensors "policy\.0001\.layers\.0\.v_proj\.lora_A\.adam_m"|"policy\.0002/,
+    );
+    const e = (() => {
+      try {
+        decodeOptimizer(gpu, other, store.files.get(`${path}/${OPTIMIZER_FILE}`)!);
+      } catch (x) {
+        return x as CheckpointError;
+      }
+    })()!;
     expect(e.code).toBe('TENSOR_MISMATCH');
   });
 
@@ -304,7 +420,9 @@ describe('crash safety and retention', () => {
     const s2 = midRunState(runConfig('per_agent'), 8, 13);
     const crashAt = (op: 'rename' | 'write', n: number): CheckpointStore => {
       let calls = 0;
-      const crash = async (): Promise<never> => { throw new Error('simulated crash'); };
+      const crash = async (): Promise<never> => {
+        throw new Error('simulated crash');
+      };
       return {
         ...store,
         rename: (a, b) => (op === 'rename' && ++calls >= n ? crash() : store.rename(a, b)),
@@ -336,7 +454,10 @@ describe('crash safety and retention', () => {
     const again = await saveCheckpoint(gpu, s, store, 'run', { baseModel: BASE, keep: 2 });
     expect(again.name).toBe('ckpt-000004-1');
     const list = await listCheckpoints(store, 'run');
-    expect(list.map((c) => [c.name, c.latest])).toEqual([['ckpt-000004', false], ['ckpt-000004-1', true]]);
+    expect(list.map((c) => [c.name, c.latest])).toEqual([
+      ['ckpt-000004', false],
+      ['ckpt-000004-1', true],
+    ]);
   });
 });
 
@@ -345,8 +466,13 @@ describe('export and zips', () => {
     const s = midRunState(runConfig('per_agent'), 10);
     const files = await exportAdapters(gpu, s, { baseModel: BASE });
     expect(Object.keys(files).sort()).toEqual([
-      'README.md', 'agents/planner/adapter_config.json', 'agents/planner/adapter_model.safetensors',
-      'agents/solver/adapter_config.json', 'agents/solver/adapter_model.safetensors', 'config.json', 'critic/value_head.safetensors',
+      'README.md',
+      'agents/planner/adapter_config.json',
+      'agents/planner/adapter_model.safetensors',
+      'agents/solver/adapter_config.json',
+      'agents/solver/adapter_model.safetensors',
+      'config.json',
+      'critic/value_head.safetensors',
     ]);
     expect(JSON.parse(files['config.json'] as string)).toEqual(s.config);
     expect(JSON.parse(files['agents/solver/adapter_config.json'] as string).base_model_name_or_path).toBe(BASE);

@@ -25,7 +25,18 @@ import type { Gpu } from '../../gpu/gpu.ts';
 import { LINEAR_MODULES, type LinearModule, type ModelConfig, linearDims } from '../../model/config.ts';
 import { type LoraSet, setLoraSlot } from '../../model/lora-set.ts';
 import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, loraScale, readPeftAdapter } from '../../model/peft.ts';
-import { OPTIMIZER_FILE, VALUE_HEAD_FILE, checkpointTensors, decodeOptimizer, decodeValueHead, encodeOptimizer, encodeValueHead, parseExact, sha256Hex, stringifyExact } from './format.ts';
+import {
+  OPTIMIZER_FILE,
+  VALUE_HEAD_FILE,
+  checkpointTensors,
+  decodeOptimizer,
+  decodeValueHead,
+  encodeOptimizer,
+  encodeValueHead,
+  parseExact,
+  sha256Hex,
+  stringifyExact,
+} from './format.ts';
 import { type TensorReader, prefetch } from '../../gpu/prefetch.ts';
 import { type RunConfig, parseRunConfig } from '../../config/run-config.ts';
 import { agentAdapterFiles, agentDir, agentSlotMap, criticAdapterFiles, criticDir } from '../export/peft.ts';
@@ -49,10 +60,18 @@ const CKPT_RE = /^ckpt-(\d+)(?:-(\d+))?$/;
 
 export const checkpointName = (iteration: number): string => `ckpt-${String(iteration).padStart(6, '0')}`;
 
-export interface FileRecord { path: string; bytes: number; sha256: string }
+export interface FileRecord {
+  path: string;
+  bytes: number;
+  sha256: string;
+}
 
 /** The dims of the base model the adapters and the critic were made for. */
-export interface ModelDims { numLayers: number; hiddenSize: number; linear: Partial<Record<LinearModule, [number, number]>> }
+export interface ModelDims {
+  numLayers: number;
+  hiddenSize: number;
+  linear: Partial<Record<LinearModule, [number, number]>>;
+}
 
 /** state.json. */
 export interface CheckpointManifest {
@@ -90,13 +109,21 @@ export interface SavedCheckpoint {
   warnings: string[];
 }
 
-export interface CheckpointInfo { name: string; path: string; iteration: number; latest: boolean }
+export interface CheckpointInfo {
+  name: string;
+  path: string;
+  iteration: number;
+  latest: boolean;
+}
 
 // ---- helpers ----------------------------------------------------------------------------------------
 
 function modelDims(model: ModelConfig, targets: readonly LinearModule[]): ModelDims {
   const linear: ModelDims['linear'] = {};
-  for (const m of targets) { const d = linearDims(model, m); linear[m] = [d.in, d.out]; }
+  for (const m of targets) {
+    const d = linearDims(model, m);
+    linear[m] = [d.in, d.out];
+  }
   return { numLayers: model.numLayers, hiddenSize: model.hiddenSize, linear };
 }
 
@@ -121,7 +148,8 @@ async function readLatest(store: CheckpointStore, runDir: string): Promise<strin
   const path = joinPath(runDir, LATEST_FILE);
   if ((await store.stat(path)) !== 'file') return null;
   const name = new TextDecoder().decode(await store.read(path)).trim();
-  if (!CKPT_RE.test(name)) ckptFail('POINTER_INVALID', path, `holds ${JSON.stringify(name.slice(0, 60))}, not a checkpoint folder name (ckpt-NNNNNN)`);
+  if (!CKPT_RE.test(name))
+    ckptFail('POINTER_INVALID', path, `holds ${JSON.stringify(name.slice(0, 60))}, not a checkpoint folder name (ckpt-NNNNNN)`);
   return name;
 }
 
@@ -139,7 +167,12 @@ export async function listCheckpoints(store: CheckpointStore, dir: string): Prom
 // ---- save -------------------------------------------------------------------------------------------
 
 /** What a checkpoint records of the state besides its tensors, taken at capture (the live state moves on). */
-interface StateRecord { config: RunConfig; iteration: number; rng: number; metrics: IterationMetrics[] }
+interface StateRecord {
+  config: RunConfig;
+  iteration: number;
+  rng: number;
+  metrics: IterationMetrics[];
+}
 
 /** Every file of the checkpoint but state.json, from tensors the reader holds. */
 async function checkpointFiles(reader: TensorReader, state: TrainState, baseModel: string): Promise<Record<string, Uint8Array>> {
@@ -152,7 +185,13 @@ async function checkpointFiles(reader: TensorReader, state: TrainState, baseMode
   return Object.fromEntries(Object.entries(files).map(([p, d]) => [p, toBytes(d)]));
 }
 
-async function manifestFor(rec: StateRecord, slots: Record<string, number>, model: ModelDims, files: Record<string, Uint8Array>, baseModel: string): Promise<CheckpointManifest> {
+async function manifestFor(
+  rec: StateRecord,
+  slots: Record<string, number>,
+  model: ModelDims,
+  files: Record<string, Uint8Array>,
+  baseModel: string,
+): Promise<CheckpointManifest> {
   const records: FileRecord[] = [];
   for (const path of Object.keys(files).sort()) records.push({ path, bytes: files[path].length, sha256: await sha256Hex(files[path]) });
   const shared = rec.config.lora.mode === 'shared';
@@ -187,13 +226,21 @@ function dimsFromState(state: TrainState): ModelDims {
 }
 
 /** A checkpoint in memory: every file, state.json included, ready to write or to load from (memoryStore). */
-export interface CheckpointFiles { iteration: number; manifest: CheckpointManifest; files: Record<string, Uint8Array> }
+export interface CheckpointFiles {
+  iteration: number;
+  manifest: CheckpointManifest;
+  files: Record<string, Uint8Array>;
+}
 
 /**
  * A snapshot of the state taken between iterations: `read` resolves once its tensors are on the CPU (from
  * then on it survives the device), `ready` once its files are made.
  */
-export interface CapturedCheckpoint { iteration: number; read: Promise<void>; ready: Promise<CheckpointFiles> }
+export interface CapturedCheckpoint {
+  iteration: number;
+  read: Promise<void>;
+  ready: Promise<CheckpointFiles>;
+}
 
 /**
  * Snapshots `state` for a checkpoint: every tensor's copy is recorded and submitted before this returns
@@ -208,7 +255,10 @@ export function captureCheckpoint(gpu: Gpu, state: TrainState, baseModel: string
   const slots = agentSlotMap(view);
   const dims = dimsFromState(view);
   const ready = (async (): Promise<CheckpointFiles> => {
-    const files = { [CONFIG_FILE]: toBytes(JSON.stringify(rec.config, null, 2) + '\n'), ...(await checkpointFiles(reader, view, baseModel)) };
+    const files = {
+      [CONFIG_FILE]: toBytes(JSON.stringify(rec.config, null, 2) + '\n'),
+      ...(await checkpointFiles(reader, view, baseModel)),
+    };
     const manifest = await manifestFor(rec, slots, dims, files, baseModel);
     return { iteration: rec.iteration, manifest, files: { ...files, [STATE_FILE]: toBytes(stringifyExact(manifest, 2) + '\n') } };
   })();
@@ -220,7 +270,13 @@ export function captureCheckpoint(gpu: Gpu, state: TrainState, baseModel: string
  * Saves `state` as a new checkpoint folder of the run folder `dir` and points `latest` at it; keeps the
  * newest `keep` checkpoints. Every tensor is read from the GPU before the first write.
  */
-export async function saveCheckpoint(gpu: Gpu, state: TrainState, store: CheckpointStore, dir: string, opts: SaveOptions): Promise<SavedCheckpoint> {
+export async function saveCheckpoint(
+  gpu: Gpu,
+  state: TrainState,
+  store: CheckpointStore,
+  dir: string,
+  opts: SaveOptions,
+): Promise<SavedCheckpoint> {
   const captured = captureCheckpoint(gpu, state, opts.baseModel);
   return writeCheckpoint(await captured.ready, store, dir, opts.keep);
 }
@@ -237,7 +293,8 @@ export async function writeCheckpoint(ckpt: CheckpointFiles, store: CheckpointSt
 
   // Leftovers of an interrupted save.
   for (const e of await store.list(runDir)) {
-    if (e.name.startsWith(TMP_PREFIX)) await store.remove(joinPath(runDir, e.name)).catch((err) => warnings.push(`could not remove ${e.name}: ${errorMessage(err)}`));
+    if (e.name.startsWith(TMP_PREFIX))
+      await store.remove(joinPath(runDir, e.name)).catch((err) => warnings.push(`could not remove ${e.name}: ${errorMessage(err)}`));
   }
 
   const base = checkpointName(ckpt.iteration);
@@ -279,7 +336,8 @@ export async function resolveCheckpoint(store: CheckpointStore, dir: string): Pr
   const latest = await readLatest(store, d);
   if (latest !== null) {
     const path = joinPath(d, latest);
-    if ((await store.stat(path)) !== 'directory') ckptFail('POINTER_INVALID', joinPath(d, LATEST_FILE), `names ${latest}, which is not in the run folder`);
+    if ((await store.stat(path)) !== 'directory')
+      ckptFail('POINTER_INVALID', joinPath(d, LATEST_FILE), `names ${latest}, which is not in the run folder`);
     return path;
   }
   if ((await store.stat(joinPath(d, STATE_FILE))) === 'file') return d;
@@ -287,7 +345,8 @@ export async function resolveCheckpoint(store: CheckpointStore, dir: string): Pr
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isUint = (v: unknown, max = Number.MAX_SAFE_INTEGER): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= max;
+const isUint = (v: unknown, max = Number.MAX_SAFE_INTEGER): v is number =>
+  typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= max;
 
 /** Parses state.json and checks its shape and its own checksum. */
 export async function parseManifest(bytes: Uint8Array, file = STATE_FILE): Promise<CheckpointManifest> {
@@ -302,17 +361,24 @@ export async function parseManifest(bytes: Uint8Array, file = STATE_FILE): Promi
   if (m.format !== CHECKPOINT_FORMAT) bad(`"format" is ${JSON.stringify(m.format)}, expected "${CHECKPOINT_FORMAT}"`);
   if (!isUint(m.version) || m.version < 1) bad(`"version" is ${JSON.stringify(m.version)}`);
   if ((m.version as number) > CHECKPOINT_VERSION) {
-    throw new CheckpointError('STATE_INVALID', file, `format version ${m.version} is newer than this lab reads (${CHECKPOINT_VERSION})`, 'Update the lab to the version that wrote this checkpoint.');
+    throw new CheckpointError(
+      'STATE_INVALID',
+      file,
+      `format version ${m.version} is newer than this lab reads (${CHECKPOINT_VERSION})`,
+      'Update the lab to the version that wrote this checkpoint.',
+    );
   }
   if (typeof m.sha256 !== 'string') bad('"sha256" (the file\'s own checksum) is missing');
   const { sha256, ...body } = m;
-  if ((await sha256Hex(toBytes(stringifyExact(body)))) !== sha256) bad('its own SHA-256 does not match its content: the file is corrupted or was edited');
+  if ((await sha256Hex(toBytes(stringifyExact(body)))) !== sha256)
+    bad('its own SHA-256 does not match its content: the file is corrupted or was edited');
   if (!isUint(m.iteration)) bad(`"iteration" must be an integer >= 0, got ${JSON.stringify(m.iteration)}`);
   if (!isUint(m.rng, 0xffffffff)) bad(`"rng" must be a u32, got ${JSON.stringify(m.rng)}`);
   if (typeof m.baseModel !== 'string') bad('"baseModel" must be a string');
   if (!Array.isArray(m.metrics) || m.metrics.some((x) => !isObj(x))) bad('"metrics" must be a list of objects');
   const dims = m.model;
-  if (!isObj(dims) || !isUint(dims.numLayers) || !isUint(dims.hiddenSize) || !isObj(dims.linear)) bad('"model" must be {numLayers, hiddenSize, linear}');
+  if (!isObj(dims) || !isUint(dims.numLayers) || !isUint(dims.hiddenSize) || !isObj(dims.linear))
+    bad('"model" must be {numLayers, hiddenSize, linear}');
   const ad = m.adapters;
   if (!isObj(ad) || (ad.mode !== 'shared' && ad.mode !== 'per_agent') || !isObj(ad.roles)) bad('"adapters" must be {mode, roles}');
   if (!Array.isArray(m.files)) bad('"files" must be a list');
@@ -322,7 +388,11 @@ export async function parseManifest(bytes: Uint8Array, file = STATE_FILE): Promi
       bad(`"files" has an entry that is not {path, bytes, sha256}: ${JSON.stringify(f).slice(0, 100)}`);
     }
     const p = (f as Record<string, unknown>).path as string;
-    try { if (normalizePath(p) !== p || p === '' || p === STATE_FILE) throw new Error('bad'); } catch { bad(`"files" lists an invalid path ${JSON.stringify(p)}`); }
+    try {
+      if (normalizePath(p) !== p || p === '' || p === STATE_FILE) throw new Error('bad');
+    } catch {
+      bad(`"files" lists an invalid path ${JSON.stringify(p)}`);
+    }
     if (seen.has(p)) bad(`"files" lists ${p} twice`);
     seen.add(p);
   }
@@ -342,7 +412,8 @@ export async function readCheckpointFiles(store: CheckpointStore, dir: string): 
   const path = await resolveCheckpoint(store, dir);
   const rel = (p: string): string => joinPath(path, p);
   const stateBytes = await store.read(rel(STATE_FILE)).catch((e) => {
-    if (e instanceof CheckpointError && e.code === 'FILE_MISSING') ckptFail('FILE_MISSING', rel(STATE_FILE), 'the checkpoint has no state.json (an unfinished save?)');
+    if (e instanceof CheckpointError && e.code === 'FILE_MISSING')
+      ckptFail('FILE_MISSING', rel(STATE_FILE), 'the checkpoint has no state.json (an unfinished save?)');
     throw e;
   });
   const manifest = await parseManifest(stateBytes, rel(STATE_FILE));
@@ -352,12 +423,19 @@ export async function readCheckpointFiles(store: CheckpointStore, dir: string): 
     try {
       bytes = await store.read(rel(f.path));
     } catch (e) {
-      if (e instanceof CheckpointError && e.code === 'FILE_MISSING') ckptFail('FILE_MISSING', rel(f.path), 'listed in state.json but not in the checkpoint folder');
+      if (e instanceof CheckpointError && e.code === 'FILE_MISSING')
+        ckptFail('FILE_MISSING', rel(f.path), 'listed in state.json but not in the checkpoint folder');
       throw e;
     }
-    if (bytes.length < f.bytes) ckptFail('FILE_TRUNCATED', rel(f.path), `is ${bytes.length} bytes, state.json records ${f.bytes}: the file is truncated`);
+    if (bytes.length < f.bytes)
+      ckptFail('FILE_TRUNCATED', rel(f.path), `is ${bytes.length} bytes, state.json records ${f.bytes}: the file is truncated`);
     if (bytes.length > f.bytes) ckptFail('FILE_SIZE', rel(f.path), `is ${bytes.length} bytes, state.json records ${f.bytes}`);
-    if ((await sha256Hex(bytes)) !== f.sha256) ckptFail('CHECKSUM', rel(f.path), `SHA-256 differs from the one state.json records (${f.sha256.slice(0, 12)}...): the file is corrupted`);
+    if ((await sha256Hex(bytes)) !== f.sha256)
+      ckptFail(
+        'CHECKSUM',
+        rel(f.path),
+        `SHA-256 differs from the one state.json records (${f.sha256.slice(0, 12)}...): the file is corrupted`,
+      );
     files[f.path] = bytes;
   }
   return { path, manifest, files };
@@ -377,10 +455,21 @@ function checkModel(dims: ModelDims, model: ModelConfig, config: RunConfig, file
 }
 
 /** Loads the adapter in folder `dir` into `slot` of `set` (the policy's or the critic's), checking it against the run's LoRA settings. */
-function loadAdapter(gpu: Gpu, set: LoraSet, model: ModelConfig, config: RunConfig, files: Record<string, Uint8Array>, root: string, dir: string, what: string, slot: number): void {
+function loadAdapter(
+  gpu: Gpu,
+  set: LoraSet,
+  model: ModelConfig,
+  config: RunConfig,
+  files: Record<string, Uint8Array>,
+  root: string,
+  dir: string,
+  what: string,
+  slot: number,
+): void {
   const cfgPath = `${dir}/${ADAPTER_CONFIG_FILE}`;
   const wPath = `${dir}/${ADAPTER_WEIGHTS_FILE}`;
-  for (const p of [cfgPath, wPath]) if (!files[p]) ckptFail('FILE_MISSING', joinPath(root, p), `the adapter of ${what} is not in state.json's file list`);
+  for (const p of [cfgPath, wPath])
+    if (!files[p]) ckptFail('FILE_MISSING', joinPath(root, p), `the adapter of ${what} is not in state.json's file list`);
   const { lora } = config;
   try {
     const a = readPeftAdapter({ [ADAPTER_CONFIG_FILE]: files[cfgPath], [ADAPTER_WEIGHTS_FILE]: files[wPath] }, model);
@@ -388,9 +477,14 @@ function loadAdapter(gpu: Gpu, set: LoraSet, model: ModelConfig, config: RunConf
     const targets = [...c.targetModules].sort().join(', ');
     const want = [...lora.targets].sort().join(', ');
     if (c.r !== lora.r || c.loraAlpha !== lora.alpha || c.useRslora || targets !== want || c.layersToTransform) {
-      ckptFail('ADAPTER_INVALID', joinPath(root, cfgPath), `r ${c.r}, alpha ${c.loraAlpha}, targets [${targets}]${c.useRslora ? ', rslora' : ''}${c.layersToTransform ? ', layers_to_transform' : ''}; config.json lora has r ${lora.r}, alpha ${lora.alpha}, targets [${want}]`);
+      ckptFail(
+        'ADAPTER_INVALID',
+        joinPath(root, cfgPath),
+        `r ${c.r}, alpha ${c.loraAlpha}, targets [${targets}]${c.useRslora ? ', rslora' : ''}${c.layersToTransform ? ', layers_to_transform' : ''}; config.json lora has r ${lora.r}, alpha ${lora.alpha}, targets [${want}]`,
+      );
     }
-    if (loraScale(c) !== set.scale) ckptFail('ADAPTER_INVALID', joinPath(root, cfgPath), `scale ${loraScale(c)} differs from the run's ${set.scale}`);
+    if (loraScale(c) !== set.scale)
+      ckptFail('ADAPTER_INVALID', joinPath(root, cfgPath), `scale ${loraScale(c)} differs from the run's ${set.scale}`);
     setLoraSlot(gpu, set, slot, a);
   } catch (e) {
     if (e instanceof CheckpointError) throw e;
@@ -407,7 +501,8 @@ function loadAdapter(gpu: Gpu, set: LoraSet, model: ModelConfig, config: RunConf
 export async function loadCheckpoint(gpu: Gpu, store: CheckpointStore, dir: string, model: ModelConfig): Promise<TrainState> {
   const { path, manifest, files } = await readCheckpointFiles(store, dir);
   const rel = (p: string): string => joinPath(path, p);
-  for (const p of [CONFIG_FILE, VALUE_HEAD_FILE, OPTIMIZER_FILE]) if (!files[p]) ckptFail('FILE_MISSING', rel(p), 'not in state.json\'s file list');
+  for (const p of [CONFIG_FILE, VALUE_HEAD_FILE, OPTIMIZER_FILE])
+    if (!files[p]) ckptFail('FILE_MISSING', rel(p), "not in state.json's file list");
   let config: RunConfig;
   try {
     config = parseRunConfig(new TextDecoder().decode(files[CONFIG_FILE]), { checkEnv: false });
@@ -418,7 +513,11 @@ export async function loadCheckpoint(gpu: Gpu, store: CheckpointStore, dir: stri
   const roles = config.graph.agents.map((a) => a.role);
   const listed = Object.keys(manifest.adapters.roles);
   if (manifest.adapters.mode !== config.lora.mode || listed.length !== roles.length || roles.some((r) => !listed.includes(r))) {
-    ckptFail('STATE_INVALID', rel(STATE_FILE), `adapters (${manifest.adapters.mode}: ${listed.join(', ')}) do not match config.json (lora.mode ${config.lora.mode}: ${roles.join(', ')})`);
+    ckptFail(
+      'STATE_INVALID',
+      rel(STATE_FILE),
+      `adapters (${manifest.adapters.mode}: ${listed.join(', ')}) do not match config.json (lora.mode ${config.lora.mode}: ${roles.join(', ')})`,
+    );
   }
   if (config.lora.mode === 'shared') {
     // Every role holds the shared adapter: the copies must agree.
@@ -426,7 +525,8 @@ export async function loadCheckpoint(gpu: Gpu, store: CheckpointStore, dir: stri
     for (const file of [ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE]) {
       const first = sha(`${agentDir(roles[0])}/${file}`);
       for (const r of roles.slice(1)) {
-        if (sha(`${agentDir(r)}/${file}`) !== first) ckptFail('ADAPTER_INVALID', rel(`${agentDir(r)}/${file}`), `shared LoRA mode, but it differs from ${agentDir(roles[0])}/${file}`);
+        if (sha(`${agentDir(r)}/${file}`) !== first)
+          ckptFail('ADAPTER_INVALID', rel(`${agentDir(r)}/${file}`), `shared LoRA mode, but it differs from ${agentDir(roles[0])}/${file}`);
       }
     }
   }
@@ -437,13 +537,21 @@ export async function loadCheckpoint(gpu: Gpu, store: CheckpointStore, dir: stri
     const done = new Set<number>();
     for (const role of roles) {
       const slot = slots[role];
-      if (manifest.adapters.roles[role].slot !== slot) ckptFail('STATE_INVALID', rel(STATE_FILE), `agent "${role}" is recorded in slot ${manifest.adapters.roles[role].slot}, the config puts it in slot ${slot}`);
+      if (manifest.adapters.roles[role].slot !== slot)
+        ckptFail(
+          'STATE_INVALID',
+          rel(STATE_FILE),
+          `agent "${role}" is recorded in slot ${manifest.adapters.roles[role].slot}, the config puts it in slot ${slot}`,
+        );
       if (done.has(slot)) continue;
       loadAdapter(gpu, state.policy, model, config, files, path, agentDir(role), `agent "${role}"`, slot);
       done.add(slot);
     }
     // critic.mode lora: slot = agent
-    if (state.criticLora) roles.forEach((role, i) => loadAdapter(gpu, state.criticLora!, model, config, files, path, criticDir(role), `the critic of agent "${role}"`, i));
+    if (state.criticLora)
+      roles.forEach((role, i) =>
+        loadAdapter(gpu, state.criticLora!, model, config, files, path, criticDir(role), `the critic of agent "${role}"`, i),
+      );
     decodeValueHead(gpu, state.critic, files[VALUE_HEAD_FILE], rel(VALUE_HEAD_FILE));
     decodeOptimizer(gpu, state, files[OPTIMIZER_FILE], rel(OPTIMIZER_FILE));
     state.iteration = manifest.iteration;
@@ -476,11 +584,16 @@ export function importCheckpointZip(bytes: Uint8Array, limits?: UnzipLimits): Re
   if (tops.size === 1 && files[`${top}/${STATE_FILE}`]) {
     return Object.fromEntries(Object.entries(files).map(([p, b]) => [p.slice(top.length + 1), b]));
   }
-  return ckptFail('NO_CHECKPOINT', 'zip', `no ${STATE_FILE} at the zip's root or in its single top folder (entries: ${Object.keys(files).slice(0, 5).join(', ')}${Object.keys(files).length > 5 ? ', ...' : ''})`);
+  return ckptFail(
+    'NO_CHECKPOINT',
+    'zip',
+    `no ${STATE_FILE} at the zip's root or in its single top folder (entries: ${Object.keys(files).slice(0, 5).join(', ')}${Object.keys(files).length > 5 ? ', ...' : ''})`,
+  );
 }
 
 /** A memory store holding an imported checkpoint zip at its root. */
-export const checkpointZipStore = (bytes: Uint8Array, limits?: UnzipLimits): CheckpointStore => memoryStore(importCheckpointZip(bytes, limits));
+export const checkpointZipStore = (bytes: Uint8Array, limits?: UnzipLimits): CheckpointStore =>
+  memoryStore(importCheckpointZip(bytes, limits));
 
 /** Every file under a store folder (re-exported for callers listing what a checkpoint holds). */
 export { listFiles };

@@ -42,10 +42,14 @@ const SPECIALS: Record<string, number> = { NaN: Number.NaN, Infinity: Infinity, 
 
 /** JSON.stringify, with NaN, ±Infinity and -0 written as {"f64": "NaN"} (plain JSON turns them into null or 0). */
 export function stringifyExact(value: unknown, indent?: number): string {
-  return JSON.stringify(value, (_k, v: unknown) => {
-    if (typeof v === 'number' && (!Number.isFinite(v) || Object.is(v, -0))) return { [SPECIAL]: Object.is(v, -0) ? '-0' : String(v) };
-    return v;
-  }, indent);
+  return JSON.stringify(
+    value,
+    (_k, v: unknown) => {
+      if (typeof v === 'number' && (!Number.isFinite(v) || Object.is(v, -0))) return { [SPECIAL]: Object.is(v, -0) ? '-0' : String(v) };
+      return v;
+    },
+    indent,
+  );
 }
 
 /** JSON.parse (with parseJson's nesting cap), undoing stringifyExact's encoding. */
@@ -75,7 +79,11 @@ const sameShape = (a: readonly number[], b: readonly number[]): boolean => a.len
  * Parses a safetensors file and checks that it holds exactly the expected F32 tensors with their shapes;
  * returns name -> values (aligned copies) and the metadata.
  */
-export function readExactTensors(bytes: Uint8Array, file: string, expected: readonly ExpectedTensor[]): { values: Map<string, Float32Array>; metadata: Record<string, string> } {
+export function readExactTensors(
+  bytes: Uint8Array,
+  file: string,
+  expected: readonly ExpectedTensor[],
+): { values: Map<string, Float32Array>; metadata: Record<string, string> } {
   let st;
   try {
     st = parseSafetensors(bytes, file);
@@ -84,11 +92,26 @@ export function readExactTensors(bytes: Uint8Array, file: string, expected: read
   }
   const want = new Set(expected.map((t) => t.name));
   const extra = [...st.tensors.keys()].filter((n) => !want.has(n));
-  if (extra.length) ckptFail('TENSOR_MISMATCH', file, `unexpected tensor${extra.length > 1 ? 's' : ''} ${extra.slice(0, 3).map((n) => `"${n}"`).join(', ')}${extra.length > 3 ? ` and ${extra.length - 3} more` : ''} (this run config does not have ${extra.length > 1 ? 'them' : 'it'})`);
+  if (extra.length)
+    ckptFail(
+      'TENSOR_MISMATCH',
+      file,
+      `unexpected tensor${extra.length > 1 ? 's' : ''} ${extra
+        .slice(0, 3)
+        .map((n) => `"${n}"`)
+        .join(
+          ', ',
+        )}${extra.length > 3 ? ` and ${extra.length - 3} more` : ''} (this run config does not have ${extra.length > 1 ? 'them' : 'it'})`,
+    );
   const values = new Map<string, Float32Array>();
   for (const { name, shape, legacyShape } of expected) {
     const t = st.tensors.get(name);
-    if (!t) ckptFail('TENSOR_MISMATCH', file, `tensor "${name}" is missing (the file has ${st.tensors.size} tensors, the run needs ${expected.length})`);
+    if (!t)
+      ckptFail(
+        'TENSOR_MISMATCH',
+        file,
+        `tensor "${name}" is missing (the file has ${st.tensors.size} tensors, the run needs ${expected.length})`,
+      );
     if (t.dtype !== 'F32') ckptFail('TENSOR_MISMATCH', file, `tensor "${name}" is ${t.dtype}, expected F32`);
     if (!sameShape(t.shape, shape) && !(legacyShape && sameShape(t.shape, legacyShape))) {
       ckptFail('TENSOR_MISMATCH', file, `tensor "${name}" has shape [${t.shape.join(', ')}], the run needs [${shape.join(', ')}]`);
@@ -104,27 +127,39 @@ const f32 = (name: string, shape: readonly number[], data: Float32Array): Tensor
 
 // ---- critic -----------------------------------------------------------------------------------------
 
-interface NamedParam { name: string; param: Tensor }
+interface NamedParam {
+  name: string;
+  param: Tensor;
+}
 
 export function valueHeadNames(head: ValueHead): NamedParam[] {
-  return head.heads.flatMap((layers, s) => layers.flatMap((l, j) => [
-    { name: `heads.${s}.layers.${j}.weight`, param: l.W },
-    { name: `heads.${s}.layers.${j}.bias`, param: l.b },
-  ]));
+  return head.heads.flatMap((layers, s) =>
+    layers.flatMap((l, j) => [
+      { name: `heads.${s}.layers.${j}.weight`, param: l.W },
+      { name: `heads.${s}.layers.${j}.bias`, param: l.b },
+    ]),
+  );
 }
 
 export async function encodeValueHead(gpu: TensorReader, head: ValueHead): Promise<Uint8Array> {
   const tensors: TensorToWrite[] = [];
   for (const { name, param } of valueHeadNames(head)) tensors.push(f32(name, param.shape, await gpu.readF32(param)));
   return writeSafetensors(tensors, {
-    format: 'marft-value-head', input_size: String(head.C), hidden: JSON.stringify(head.hidden), heads: String(head.heads.length),
+    format: 'marft-value-head',
+    input_size: String(head.C),
+    hidden: JSON.stringify(head.hidden),
+    heads: String(head.heads.length),
   });
 }
 
 /** Checks the file against the (freshly created) head and overwrites every weight. */
 export function decodeValueHead(gpu: Gpu, head: ValueHead, bytes: Uint8Array, file = VALUE_HEAD_FILE): void {
   const named = valueHeadNames(head);
-  const { values, metadata } = readExactTensors(bytes, file, named.map(({ name, param }) => ({ name, shape: param.shape })));
+  const { values, metadata } = readExactTensors(
+    bytes,
+    file,
+    named.map(({ name, param }) => ({ name, shape: param.shape })),
+  );
   const check = (key: string, want: string): void => {
     if (metadata[key] !== undefined && metadata[key] !== want) {
       ckptFail('TENSOR_MISMATCH', file, `metadata ${key} is ${metadata[key]}, the run needs ${want} (config.json critic)`);
@@ -139,23 +174,31 @@ export function decodeValueHead(gpu: Gpu, head: ValueHead, bytes: Uint8Array, fi
 // ---- optimiser --------------------------------------------------------------------------------------
 
 export function loraNames(set: LoraSet): NamedParam[] {
-  return set.layers.flatMap((layer, l) => Object.entries(layer).flatMap(([m, p]) => [
-    { name: `layers.${l}.${m}.lora_A`, param: p.A },
-    { name: `layers.${l}.${m}.lora_B`, param: p.B },
-  ]));
+  return set.layers.flatMap((layer, l) =>
+    Object.entries(layer).flatMap(([m, p]) => [
+      { name: `layers.${l}.${m}.lora_A`, param: p.A },
+      { name: `layers.${l}.${m}.lora_B`, param: p.B },
+    ]),
+  );
 }
 
 /** One tensor of the optimiser file; legacyShape: the shape an older checkpoint stored it in. */
-interface OptimTensor { name: string; t: Tensor; legacyShape?: number[] }
+interface OptimTensor {
+  name: string;
+  t: Tensor;
+  legacyShape?: number[];
+}
 
 /** The optimiser tensors of one Optimizer, in group order, checked against the parameters' names. */
 function optimTensors(prefix: string, optim: Optimizer, named: NamedParam[]): OptimTensor[] {
-  if (named.length !== optim.groups.length) throw new Error(`${prefix} optimiser has ${optim.groups.length} groups for ${named.length} parameters`);
+  if (named.length !== optim.groups.length)
+    throw new Error(`${prefix} optimiser has ${optim.groups.length} groups for ${named.length} parameters`);
   const width = Math.max(4, String(named.length).length);
   const out: OptimTensor[] = [];
   optim.groups.forEach((g, i) => {
     // The optimiser is built from loraParams / valueHeadParams: this identity check pins the order.
-    if (g.params !== named[i].param) throw new Error(`${prefix} optimiser group ${i} is not the parameter ${named[i].name}: the group order changed`);
+    if (g.params !== named[i].param)
+      throw new Error(`${prefix} optimiser group ${i} is not the parameter ${named[i].name}: the group order changed`);
     const key = `${prefix}.${String(i).padStart(width, '0')}.${named[i].name}`;
     out.push({ name: `${key}.adam_m`, t: g.m }, { name: `${key}.adam_v`, t: g.v });
   });
@@ -178,14 +221,20 @@ export async function encodeOptimizer(gpu: TensorReader, state: TrainState): Pro
   const tensors: TensorToWrite[] = [];
   for (const { name, t } of allOptimTensors(state)) tensors.push(f32(name, t.shape, await gpu.readF32(t)));
   return writeSafetensors(tensors, {
-    format: 'marft-adamw', stats_layout: JSON.stringify(OPTIMIZER_STATS_LAYOUT),
-    policy_groups: String(state.policyOptim.groups.length), critic_groups: String(state.criticOptim.groups.length),
+    format: 'marft-adamw',
+    stats_layout: JSON.stringify(OPTIMIZER_STATS_LAYOUT),
+    policy_groups: String(state.policyOptim.groups.length),
+    critic_groups: String(state.criticOptim.groups.length),
   });
 }
 
 export function decodeOptimizer(gpu: Gpu, state: TrainState, bytes: Uint8Array, file = OPTIMIZER_FILE): void {
   const all = allOptimTensors(state);
-  const { values } = readExactTensors(bytes, file, all.map(({ name, t, legacyShape }) => ({ name, shape: t.shape, legacyShape })));
+  const { values } = readExactTensors(
+    bytes,
+    file,
+    all.map(({ name, t, legacyShape }) => ({ name, shape: t.shape, legacyShape })),
+  );
   for (const { name, t } of all) {
     const v = values.get(name)!;
     const n = numel(t.shape);

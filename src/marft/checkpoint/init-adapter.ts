@@ -15,7 +15,8 @@ import { agentSlotMap } from '../export/peft.ts';
 import type { RunConfig } from '../../config/run-config.ts';
 import { type TrainState, createTrainState, releaseTrainState } from '../state.ts';
 
-const HINT = 'Initial adapters must match the run config\'s lora settings (r, alpha, targets): change config.lora, or re-train/convert the adapter.';
+const HINT =
+  "Initial adapters must match the run config's lora settings (r, alpha, targets): change config.lora, or re-train/convert the adapter.";
 
 /** Parses "ROLE=DIR" arguments into [role, dir] pairs, refusing a role given twice. */
 export function parseInitAdapters(specs: readonly string[]): Array<{ role: string; dir: string }> {
@@ -34,7 +35,8 @@ export function parseInitAdapters(specs: readonly string[]): Array<{ role: strin
 export function initAgentAdapter(gpu: Gpu, state: TrainState, model: ModelConfig, role: string, adapter: PeftAdapter, where: string): void {
   const { config } = state;
   const roles = config.graph.agents.map((a) => a.role);
-  if (!roles.includes(role)) throw new ConfigError('CONFIG_INVALID', `initial adapter ${where}: "${role}" is not a role of the graph (${roles.join(', ')})`, HINT);
+  if (!roles.includes(role))
+    throw new ConfigError('CONFIG_INVALID', `initial adapter ${where}: "${role}" is not a role of the graph (${roles.join(', ')})`, HINT);
   const c = adapter.config;
   const lora = config.lora;
   const targets = [...c.targetModules].sort().join(', ');
@@ -46,15 +48,30 @@ export function initAgentAdapter(gpu: Gpu, state: TrainState, model: ModelConfig
   if (c.useRslora) problems.push('use_rslora true (the lab uses alpha / r)');
   if (c.layersToTransform) problems.push(`layers_to_transform [${c.layersToTransform.join(', ')}] (the lab adapts every layer)`);
   if (adapter.layers.length !== model.numLayers) problems.push(`${adapter.layers.length} layers (the base model has ${model.numLayers})`);
-  if (problems.length) throw new ConfigError('CONFIG_INVALID', `initial adapter ${where} for "${role}" does not fit the run: ${problems.join('; ')}`, HINT);
-  if (loraScale(c) !== state.policy.scale) throw new ConfigError('CONFIG_INVALID', `initial adapter ${where}: scale ${loraScale(c)} differs from the run's ${state.policy.scale}`, HINT);
+  if (problems.length)
+    throw new ConfigError('CONFIG_INVALID', `initial adapter ${where} for "${role}" does not fit the run: ${problems.join('; ')}`, HINT);
+  if (loraScale(c) !== state.policy.scale)
+    throw new ConfigError(
+      'CONFIG_INVALID',
+      `initial adapter ${where}: scale ${loraScale(c)} differs from the run's ${state.policy.scale}`,
+      HINT,
+    );
   setLoraSlot(gpu, state.policy, agentSlotMap(state)[role], adapter);
 }
 
 /** Loads every (role, adapter) pair; in shared mode only one is allowed (all roles share the slot). */
-export function initAgentAdapters(gpu: Gpu, state: TrainState, model: ModelConfig, adapters: Array<{ role: string; adapter: PeftAdapter; where: string }>): void {
+export function initAgentAdapters(
+  gpu: Gpu,
+  state: TrainState,
+  model: ModelConfig,
+  adapters: Array<{ role: string; adapter: PeftAdapter; where: string }>,
+): void {
   if (state.config.lora.mode === 'shared' && adapters.length > 1) {
-    throw new ConfigError('CONFIG_INVALID', `lora.mode is "shared": every role uses one adapter, but ${adapters.length} initial adapters were given (${adapters.map((a) => a.role).join(', ')})`, HINT);
+    throw new ConfigError(
+      'CONFIG_INVALID',
+      `lora.mode is "shared": every role uses one adapter, but ${adapters.length} initial adapters were given (${adapters.map((a) => a.role).join(', ')})`,
+      HINT,
+    );
   }
   for (const a of adapters) initAgentAdapter(gpu, state, model, a.role, a.adapter, a.where);
 }
@@ -64,7 +81,9 @@ export function initAgentAdapters(gpu: Gpu, state: TrainState, model: ModelConfi
  * folders' files, one per role) in their agents' slots. Nothing stays allocated when an adapter is refused.
  */
 export async function newRunState(
-  m: { gpu: Gpu; model: ModelConfig }, config: RunConfig, adapters: ReadonlyArray<{ role: string; files: ModelFiles; where: string }>,
+  m: { gpu: Gpu; model: ModelConfig },
+  config: RunConfig,
+  adapters: ReadonlyArray<{ role: string; files: ModelFiles; where: string }>,
 ): Promise<TrainState> {
   const state = createTrainState(m.gpu, m.model, config);
   try {

@@ -36,7 +36,12 @@ import { Trainer } from '../trainer.ts';
 import { OPTIMIZER_FILE, checkpointZipStore, loadCheckpoint, readCheckpointFiles, saveCheckpoint } from './checkpoint.ts';
 
 const DIR = new URL('../../../fixtures/resume-v1/', import.meta.url).pathname;
-interface Expected { over: Record<string, unknown>; next: unknown; sha: Record<string, string>; perSlotSha: Record<string, string> }
+interface Expected {
+  over: Record<string, unknown>;
+  next: unknown;
+  sha: Record<string, string>;
+  perSlotSha: Record<string, string>;
+}
 const expected = JSON.parse(readFileSync(`${DIR}expected.json`, 'utf8')) as Record<string, Expected>;
 const stable = (m: object): unknown => JSON.parse(JSON.stringify({ ...m, tokensPerSecond: 0, seconds: 0 }));
 const hex = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
@@ -70,7 +75,8 @@ describe('checkpoints from before the refactor', () => {
       const again = memoryStore();
       await saveCheckpoint(gpu, state, again, 'run', { baseModel: 'tiny' });
       const now = (await readCheckpointFiles(again, 'run')).files;
-      for (const f of Object.keys(old).filter((x) => x.endsWith('.safetensors') && x !== OPTIMIZER_FILE)) expect(hex(now[f]), f).toBe(hex(old[f]));
+      for (const f of Object.keys(old).filter((x) => x.endsWith('.safetensors') && x !== OPTIMIZER_FILE))
+        expect(hex(now[f]), f).toBe(hex(old[f]));
       const [o0, o1] = [old, now].map((files) => parseSafetensors(files[OPTIMIZER_FILE], OPTIMIZER_FILE).tensors);
       expect([...o1.keys()].sort()).toEqual([...o0.keys()].sort());
       for (const [k, t] of o0) if (k !== 'policy.stats') expect(hex(o1.get(k)!.data), k).toBe(hex(t.data));
@@ -85,7 +91,11 @@ describe('checkpoints from before the refactor', () => {
       const out = memoryStore();
       await saveCheckpoint(gpu, state, out, 'run', { baseModel: 'tiny' });
       const { files } = await readCheckpointFiles(out, 'run');
-      const sha = Object.fromEntries(Object.entries(files).filter(([f]) => f.endsWith('.safetensors')).map(([f, b]) => [f, hex(b)]));
+      const sha = Object.fromEntries(
+        Object.entries(files)
+          .filter(([f]) => f.endsWith('.safetensors'))
+          .map(([f, b]) => [f, hex(b)]),
+      );
       expect(Object.keys(sha).sort()).toEqual(Object.keys(want.sha).sort());
       // why the adapter bytes changed: a clip is active (globally, per agent or both), and the scale an
       // agent got differs from the one a global clip over both agents' gradients would have given
@@ -99,7 +109,10 @@ describe('checkpoints from before the refactor', () => {
       if (/swiftshader/i.test(gpu.adapter.description + gpu.adapter.architecture + gpu.adapter.vendor)) {
         const [got, rec] = [stable(next) as Record<string, number>, want.next as Record<string, number>];
         for (const k of LOSSES) expect(Math.abs(got[k] - rec[k]), k).toBeLessThanOrEqual(1e-5 * Math.abs(rec[k]) + 1e-9);
-        expect({ ...got, ...Object.fromEntries(LOSSES.map((k) => [k, 0])) }).toEqual({ ...rec, ...Object.fromEntries(LOSSES.map((k) => [k, 0])) });
+        expect({ ...got, ...Object.fromEntries(LOSSES.map((k) => [k, 0])) }).toEqual({
+          ...rec,
+          ...Object.fromEntries(LOSSES.map((k) => [k, 0])),
+        });
         const recorded = unzipSync(new Uint8Array(readFileSync(`${DIR}${name}-next.zip`)));
         expect(Object.fromEntries(Object.entries(recorded).map(([f, b]) => [f, hex(b)]))).toEqual(want.perSlotSha);
         expectFilesClose(files, recorded);

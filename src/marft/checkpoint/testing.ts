@@ -18,10 +18,16 @@ export async function checkpointFolder(): Promise<Record<string, Uint8Array>> {
   const records = [];
   for (const p of Object.keys(files).sort()) records.push({ path: p, bytes: files[p].length, sha256: await sha256Hex(files[p]) });
   const body = {
-    format: 'marft-lab-checkpoint', version: 1, iteration: 3, rng: 12345, baseModel: 'tiny', savedAt: '2000-01-01T00:00:00.000Z',
+    format: 'marft-lab-checkpoint',
+    version: 1,
+    iteration: 3,
+    rng: 12345,
+    baseModel: 'tiny',
+    savedAt: '2000-01-01T00:00:00.000Z',
     model: { numLayers: 2, hiddenSize: 16, linear: { q_proj: [16, 16] } },
     adapters: { mode: 'per_agent', note: '', roles: { planner: { slot: 0, dir: 'agents/planner' } } },
-    metrics: [{ iteration: 0, accuracy: Number.NaN }], files: records,
+    metrics: [{ iteration: 0, accuracy: Number.NaN }],
+    files: records,
   };
   return { ...files, 'state.json': await signState(body) };
 }

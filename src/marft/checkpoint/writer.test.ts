@@ -13,7 +13,13 @@ import { captureCheckpoint, listCheckpoints, loadCheckpoint, readCheckpointFiles
 import { CheckpointWriter } from './writer.ts';
 
 const OVER = { rollout: { episodes: 1, horizon: 1 } };
-const session = (gpu: Gpu, s: ReturnType<typeof tinySetup>): RunSession => ({ gpu, envs: s.envs, decoder: s.decoder, tokenizer: s.tokenizer, model: s.model });
+const session = (gpu: Gpu, s: ReturnType<typeof tinySetup>): RunSession => ({
+  gpu,
+  envs: s.envs,
+  decoder: s.decoder,
+  tokenizer: s.tokenizer,
+  model: s.model,
+});
 
 describe('checkpoint writer', () => {
   it('a capture reads the whole state back in one readback, and gives the files saveCheckpoint writes', async () => {
@@ -40,7 +46,15 @@ describe('checkpoint writer', () => {
     let clock = 0;
     const store = memoryStore();
     const saving: number[] = [];
-    const w = new CheckpointWriter({ store, dir: 'run', baseModel: 'tiny', keep: 0, cadence: { every: 3, seconds: 10 }, now: () => clock, onSaving: (i) => saving.push(i) });
+    const w = new CheckpointWriter({
+      store,
+      dir: 'run',
+      baseModel: 'tiny',
+      keep: 0,
+      cadence: { every: 3, seconds: 10 },
+      now: () => clock,
+      onSaving: (i) => saving.push(i),
+    });
     await w.snapshot(gpu, s.state, 'now'); // the start: iteration 0
     for (let i = 1; i <= 7; i++) {
       s.state.iteration = i;
@@ -61,12 +75,28 @@ describe('checkpoint writer', () => {
     const s = tinySetup(gpu, OVER);
     const inner = memoryStore();
     // a slow store: each write waits, so a checkpoint takes longer to write than the loop takes to go on
-    const store = { ...inner, write: async (p: string, d: Uint8Array | string) => { await new Promise((r) => setTimeout(r, 30)); return inner.write(p, d); } };
+    const store = {
+      ...inner,
+      write: async (p: string, d: Uint8Array | string) => {
+        await new Promise((r) => setTimeout(r, 30));
+        return inner.write(p, d);
+      },
+    };
     const log: string[] = [];
     const r = await runLoop(session(gpu, s), s.state, {
-      store, dir: 'run', baseModel: 'tiny', until: 5, maxTokens: 512, checkpointEvery: 2, checkpointSeconds: 0,
-      onEvent: (e: RunLoopEvent) => { if (e.kind === 'saving' || e.kind === 'saved') log.push(`${e.kind} ${e.iteration}`); },
-      onProgress: (phase, _d, { state }) => { if (phase === 'rollout') log.push(`rollout ${state.iteration}`); },
+      store,
+      dir: 'run',
+      baseModel: 'tiny',
+      until: 5,
+      maxTokens: 512,
+      checkpointEvery: 2,
+      checkpointSeconds: 0,
+      onEvent: (e: RunLoopEvent) => {
+        if (e.kind === 'saving' || e.kind === 'saved') log.push(`${e.kind} ${e.iteration}`);
+      },
+      onProgress: (phase, _d, { state }) => {
+        if (phase === 'rollout') log.push(`rollout ${state.iteration}`);
+      },
     });
     expect(log.filter((x) => x.startsWith('saved'))).toEqual(['saved 0', 'saved 2', 'saved 4', 'saved 5']);
     // the start's write is awaited; iteration 2's and 4's overlap the iteration after them

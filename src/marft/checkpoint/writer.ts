@@ -14,7 +14,10 @@ import { type CheckpointStore, memoryStore } from '../../platform/storage/store.
 import type { TrainState } from '../state.ts';
 import { type CapturedCheckpoint, type SavedCheckpoint, captureCheckpoint, loadCheckpoint, writeCheckpoint } from './checkpoint.ts';
 
-export interface Cadence { every: number; seconds: number }
+export interface Cadence {
+  every: number;
+  seconds: number;
+}
 
 export interface WriterOptions {
   store: CheckpointStore;
@@ -57,7 +60,10 @@ export class CheckpointWriter {
     const c = captureCheckpoint(gpu, state, this.o.baseModel);
     await c.read;
     this.memo = c;
-    if (when === 'stored') { this.scheduled = c.iteration; this.scheduledAt = this.now(); }
+    if (when === 'stored') {
+      this.scheduled = c.iteration;
+      this.scheduledAt = this.now();
+    }
     if (write) this.schedule(c);
   }
 
@@ -97,7 +103,9 @@ export class CheckpointWriter {
   }
 
   /** A write failed (known without waiting). */
-  get failure(): { iteration: number; error: unknown } | null { return this.failed; }
+  get failure(): { iteration: number; error: unknown } | null {
+    return this.failed;
+  }
 
   /** The newest snapshot as a new state on `gpu` (a new device after a loss works too); the store's latest before the first. */
   async restore(gpu: Gpu, model: ModelConfig): Promise<TrainState> {

@@ -35,7 +35,9 @@ beforeAll(async () => {
   files = memoryFiles('tiny-qwen2', tinyModelFolder('BF16'));
   decoder = (await loadDecoder(gpu, files)).decoder;
 });
-afterAll(() => { for (const s of states) releaseTrainState(gpu, s); });
+afterAll(() => {
+  for (const s of states) releaseTrainState(gpu, s);
+});
 
 /** A saved checkpoint of a 2-agent run whose adapters are random (B too, so each one moves the logits). */
 async function checkpoint(model: ModelConfig, mode: 'per_agent' | 'shared'): Promise<VerifiedCheckpoint> {
@@ -43,7 +45,15 @@ async function checkpoint(model: ModelConfig, mode: 'per_agent' | 'shared'): Pro
   const state = createTrainState(gpu, model, config);
   states.push(state);
   let seed = 1;
-  for (const layer of state.policy.layers) for (const p of Object.values(layer)) gpu.write(p.B, seededValues(p.B.shape.reduce((a, b) => a * b, 1), seed++).map((v) => 0.5 * v));
+  for (const layer of state.policy.layers)
+    for (const p of Object.values(layer))
+      gpu.write(
+        p.B,
+        seededValues(
+          p.B.shape.reduce((a, b) => a * b, 1),
+          seed++,
+        ).map((v) => 0.5 * v),
+      );
   const store = memoryStore();
   await saveCheckpoint(gpu, state, store, 'run-x', { baseModel: files.name });
   return readCheckpointFiles(store, 'run-x');
@@ -51,7 +61,12 @@ async function checkpoint(model: ModelConfig, mode: 'per_agent' | 'shared'): Pro
 
 async function runOnnx(zip: Record<string, Uint8Array>, file: string, ids: number[]): Promise<Float32Array> {
   const session = await ort.InferenceSession.create(zip[file], { executionProviders: ['wasm'] });
-  const t = (v: number[]) => new ort.Tensor('int64', BigInt64Array.from(v, (x) => BigInt(x)), [1, v.length]);
+  const t = (v: number[]) =>
+    new ort.Tensor(
+      'int64',
+      BigInt64Array.from(v, (x) => BigInt(x)),
+      [1, v.length],
+    );
   const out = await session.run({ input_ids: t(ids), attention_mask: t(ids.map(() => 1)) });
   await session.release();
   return out.logits.data as Float32Array;
@@ -60,7 +75,7 @@ async function runOnnx(zip: Record<string, Uint8Array>, file: string, ids: numbe
 const maxAbs = (a: Float32Array, b: Float32Array): number => a.reduce((m, v, i) => Math.max(m, Math.abs(v - b[i])), 0);
 
 describe('per-agent ONNX export of a checkpoint', () => {
-  it('per-agent LoRA: each agent\'s zip runs in onnxruntime-web with the lab\'s logits for that agent', async () => {
+  it("per-agent LoRA: each agent's zip runs in onnxruntime-web with the lab's logits for that agent", async () => {
     const ck = await checkpoint(decoder.config, 'per_agent');
     const base = await sequenceLogits(decoder, IDS, null);
     const got: Record<string, Float32Array> = {};
@@ -97,10 +112,15 @@ describe('per-agent ONNX export of a checkpoint', () => {
     // (a MarftError's message ends with its hint, which the worker sends apart: toWorkerError)
     await expect(agentOnnxZip(other, 'solver', files, 'run-o')).rejects.toMatchObject({
       code: 'ADAPTER_MISMATCH',
-      message: expect.stringMatching(/^the adapter of agent "solver" in run-x\/ckpt-000000 does not fit the base model "tiny-qwen2": layer 0 [a-z]+_proj: A has \d+ values and B \d+; the model needs \[2, \d+\] and \[\d+, 2\]\n  hint: The run was trained on another base model/),
+      message: expect.stringMatching(
+        /^the adapter of agent "solver" in run-x\/ckpt-000000 does not fit the base model "tiny-qwen2": layer 0 [a-z]+_proj: A has \d+ values and B \d+; the model needs \[2, \d+\] and \[\d+, 2\]\n  hint: The run was trained on another base model/,
+      ),
     });
     await expect(agentLogits(other, 'solver', decoder, files.name, IDS)).rejects.toMatchObject({ code: 'ADAPTER_MISMATCH' });
     const ck = await checkpoint(decoder.config, 'per_agent');
-    await expect(agentOnnxZip(ck, 'critic', files, 'run-x')).rejects.toMatchObject({ code: 'NO_AGENT', message: expect.stringContaining('its agents: planner, solver') });
+    await expect(agentOnnxZip(ck, 'critic', files, 'run-x')).rejects.toMatchObject({
+      code: 'NO_AGENT',
+      message: expect.stringContaining('its agents: planner, solver'),
+    });
   });
 });

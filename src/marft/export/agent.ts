@@ -64,8 +64,13 @@ export function checkAgentFits(model: ModelConfig, modelName: string, role: stri
   try {
     checkAdapterFits(model, a.adapter, `agents/${role}`);
   } catch (e) {
-    const why = errorMessage(e).split('\n')[0].replace(/^agents\/[^:]*: /, '');
-    throw new MarftError('ADAPTER_MISMATCH', `the ${a.shared ? 'shared adapter' : `adapter of agent "${role}"`} in ${a.where} does not fit the base model "${modelName}": ${why}`);
+    const why = errorMessage(e)
+      .split('\n')[0]
+      .replace(/^agents\/[^:]*: /, '');
+    throw new MarftError(
+      'ADAPTER_MISMATCH',
+      `the ${a.shared ? 'shared adapter' : `adapter of agent "${role}"`} in ${a.where} does not fit the base model "${modelName}": ${why}`,
+    );
   }
 }
 
@@ -80,7 +85,7 @@ function readme(role: string, file: string, a: AgentAdapter, model: string, summ
   return [
     `# ${file}: agent "${role}" of ${a.where} (iteration ${a.iteration})`,
     '',
-    `Base model ${model} with ${a.shared ? 'the run\'s shared LoRA adapter (every agent of this run gives the same model)' : `the LoRA adapter of "${role}"`} merged into its weights (W + scale * B @ A).`,
+    `Base model ${model} with ${a.shared ? "the run's shared LoRA adapter (every agent of this run gives the same model)" : `the LoRA adapter of "${role}"`} merged into its weights (W + scale * B @ A).`,
     summary,
     '',
     'Inputs: input_ids int64 (batch, sequence), attention_mask int64 (batch, sequence) (1 = token, 0 = left padding).',
@@ -94,7 +99,7 @@ function readme(role: string, file: string, a: AgentAdapter, model: string, summ
     'logits = s.run(["logits"], {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0]',
     '```',
     '',
-    'The agent\'s system prompt and the rest of the team are in the run config (the Runs tab\'s checkpoint zip).',
+    "The agent's system prompt and the rest of the team are in the run config (the Runs tab's checkpoint zip).",
     '',
   ].join('\n');
 }
@@ -103,7 +108,12 @@ function readme(role: string, file: string, a: AgentAdapter, model: string, summ
  * The agent's adapter merged into `model` as ONNX (exportOnnx's result), once it is checked to fit
  * (ADAPTER_MISMATCH); `source` says which agent of which checkpoint (it is in the model's metadata too).
  */
-export async function exportAgentOnnx(ck: VerifiedCheckpoint, role: string, model: ModelFiles, opts: Omit<OnnxExportOptions, 'source'>): Promise<{ agent: AgentAdapter; onnx: OnnxExport; source: string }> {
+export async function exportAgentOnnx(
+  ck: VerifiedCheckpoint,
+  role: string,
+  model: ModelFiles,
+  opts: Omit<OnnxExportOptions, 'source'>,
+): Promise<{ agent: AgentAdapter; onnx: OnnxExport; source: string }> {
   const agent = agentAdapter(ck, role);
   checkAgentFits(await modelConfigOf(model), model.name, role, agent);
   const source = `agent ${role} of ${agent.where} (iteration ${agent.iteration}${agent.shared ? ', shared LoRA' : ''})`;
@@ -118,7 +128,10 @@ export async function agentOnnxZip(ck: VerifiedCheckpoint, role: string, model: 
   if (exp.data) {
     const data = new Uint8Array(exp.data.bytes);
     let o = 0;
-    for (const c of exp.data.chunks()) { data.set(c, o); o += c.length; }
+    for (const c of exp.data.chunks()) {
+      data.set(c, o);
+      o += c.length;
+    }
     files[exp.data.location] = data;
   }
   files['README.md'] = readme(role, file, a, model.name, exp.summary, Object.keys(files).sort());
@@ -130,7 +143,13 @@ export async function agentOnnxZip(ck: VerifiedCheckpoint, role: string, model: 
 }
 
 /** (T, V) logits the lab's decoder gives `ids` with the agent's adapter of the checkpoint. */
-export async function agentLogits(ck: VerifiedCheckpoint, role: string, decoder: Decoder, modelName: string, ids: readonly number[]): Promise<Float32Array> {
+export async function agentLogits(
+  ck: VerifiedCheckpoint,
+  role: string,
+  decoder: Decoder,
+  modelName: string,
+  ids: readonly number[],
+): Promise<Float32Array> {
   const a = agentAdapter(ck, role);
   checkAgentFits(decoder.config, modelName, role, a);
   return sequenceLogits(decoder, ids, a.adapter);

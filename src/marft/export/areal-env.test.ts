@@ -17,7 +17,12 @@ describe('AReaL export with an environment module', () => {
   it('ships the module and a server that runs it', () => {
     const config = parseRunConfig({ env: { module: 'envs/guess.mjs', moduleSource: GUESS, options: { max: 8 } } });
     expect(config.env.name).toBe('module');
-    expect(arealLabSettings(config, { baseModel: 'm' }).env).toEqual({ name: 'module', options: { max: 8 }, module: 'env/guess.mjs', server: `node ${ENV_SERVER_FILE} env/guess.mjs` });
+    expect(arealLabSettings(config, { baseModel: 'm' }).env).toEqual({
+      name: 'module',
+      options: { max: 8 },
+      module: 'env/guess.mjs',
+      server: `node ${ENV_SERVER_FILE} env/guess.mjs`,
+    });
     const files = arealEnvFiles(config);
     expect(files['env/guess.mjs']).toBe(GUESS);
     expect(arealEnvReadme(config).join('\n')).toMatch(/Node\.js 20\+ on the\s+rollout workers/);
@@ -30,11 +35,20 @@ describe('AReaL export with an environment module', () => {
       { id: 1, op: 'create', inst: 1, options: { max: 8, horizon: 2 } },
       { id: 2, op: 'reset', inst: 1, seed: 3 },
       { id: 3, op: 'step', inst: 1, actions: { solver: '\\boxed{1}' }, stepOptions: { answerRoles: ['solver'] } },
-    ].map((x) => JSON.stringify(x)).join('\n');
+    ]
+      .map((x) => JSON.stringify(x))
+      .join('\n');
     const r = spawnSync(process.execPath, [ENV_SERVER_FILE, 'env/guess.mjs'], { cwd: dir, input, encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
-    const replies = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: number; ok: boolean; value: string });
-    expect(replies.map((x) => [x.id, x.ok])).toEqual([[1, true], [2, true], [3, true]]);
+    const replies = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: number; ok: boolean; value: string });
+    expect(replies.map((x) => [x.id, x.ok])).toEqual([
+      [1, true],
+      [2, true],
+      [3, true],
+    ]);
     expect(JSON.parse(replies[0].value)).toEqual({ name: 'guess', horizon: 2 });
     expect(JSON.parse(replies[1].value).observation.task).toMatch(/from 1 to 8/);
     expect(JSON.parse(replies[2].value).feedback).toMatch(/^judge: /);

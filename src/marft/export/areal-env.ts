@@ -75,6 +75,6 @@ export function arealEnvReadme(config: RunConfig): string[] {
     'once per worker and, per episode, sends `create` (with `env.options` of lab_settings.json and the horizon), `reset` (the',
     'seed) and one `step` per turn ({role: generated text} and the answering roles), one JSON line each (the',
     `protocol is at the top of \`${ENV_SERVER_FILE}\`); \`teamReward\` is the reward and \`feedback\` goes into the next turn's prompt.`,
-    'There the module runs as your own code, without the lab\'s sandbox and its limits.',
+    "There the module runs as your own code, without the lab's sandbox and its limits.",
   ];
 }

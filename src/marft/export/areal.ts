@@ -32,7 +32,9 @@ export const AREAL_TOP_K_OFF = 100_000_000;
 const NORM_EPS = 1e-5;
 
 /** A config's key tree: a nested config is an object, a leaf null. */
-export interface KeyTree { [key: string]: KeyTree | null }
+export interface KeyTree {
+  [key: string]: KeyTree | null;
+}
 /** PPOConfig's key tree at AReaL v0.5.3. */
 export const AREAL_PPO_KEYS: KeyTree = PPO_CONFIG.keys;
 export const AREAL_PPO_KEYS_SOURCE: string = PPO_CONFIG.source;
@@ -87,7 +89,9 @@ const AREAL_STEP_REWARD: Record<StepRewardName, string> = {
 function stepHelpers(config: RunConfig): StepRewardName[] {
   const c = config.credit;
   if (c.method !== 'per_step' || c.rewardSharing) return [];
-  return config.graph.agents.map((a) => (c.perStep[a.role] ?? c.fallback) as StepRewardName | null).filter((h): h is StepRewardName => h !== null);
+  return config.graph.agents
+    .map((a) => (c.perStep[a.role] ?? c.fallback) as StepRewardName | null)
+    .filter((h): h is StepRewardName => h !== null);
 }
 
 /** critic.mode -> the seed's independent_critic: null = one shared critic (CTDE), multi_head = a head per agent, lora = a critic LoRA per agent. */
@@ -104,7 +108,11 @@ export function arealMultiAgent(config: RunConfig): Record<string, unknown> {
   const c = config.credit;
   const critic: string = config.critic.mode;
   if (!Object.hasOwn(INDEPENDENT_CRITIC, critic)) {
-    throw new ConfigError('CONFIG_INVALID', `critic.mode "${critic}" has no AReaL independent_critic mapping (known: ${Object.keys(INDEPENDENT_CRITIC).join(', ')})`, 'Pick one of the critic modes listed, or extend INDEPENDENT_CRITIC in src/marft/export/areal.ts for the new mode.');
+    throw new ConfigError(
+      'CONFIG_INVALID',
+      `critic.mode "${critic}" has no AReaL independent_critic mapping (known: ${Object.keys(INDEPENDENT_CRITIC).join(', ')})`,
+      'Pick one of the critic modes listed, or extend INDEPENDENT_CRITIC in src/marft/export/areal.ts for the new mode.',
+    );
   }
   const perAgent = config.lora.mode === 'per_agent';
   const perStep = c.method === 'per_step' && !c.rewardSharing;
@@ -114,21 +122,32 @@ export function arealMultiAgent(config: RunConfig): Record<string, unknown> {
     graph_type: chain ? 'sequential' : 'custom',
     ...(chain ? {} : { graph_config: { nodes: roles.map((r) => ({ id: r, role_name: r })), edges: edges.map((e) => [e.from, e.to]) } }),
     orchestration_mode: dyn ? 'dynamic' : 'static',
-    ...(dyn && orchestrator ? { orchestrator_prompt: orchestrator.systemPrompt, orchestrator_max_new_tokens: orchestrator.maxNewTokens, max_steps: dyn.maxSteps } : {}),
+    ...(dyn && orchestrator
+      ? { orchestrator_prompt: orchestrator.systemPrompt, orchestrator_max_new_tokens: orchestrator.maxNewTokens, max_steps: dyn.maxSteps }
+      : {}),
     // one base model for every agent; per_agent gives each role its own adapter (lora_name agent_<role>), shared one adapter
     use_multi_lora: true,
     shared_lora: !perAgent,
     lora_name_prefix: 'agent',
     role_names: roles,
-    role_configs: Object.fromEntries(agents.map((a) => {
-      const fn = perStep ? (c.perStep[a.role] ?? null) : null;
-      return [a.role, {
-        name: a.role, system_prompt: a.systemPrompt, description: a.description ?? '',
-        max_new_tokens: a.maxNewTokens, temperature: a.temperature, top_p: a.topP,
-        ...(perAgent ? { lora_name: `agent_${a.role}` } : {}),
-        ...(fn ? { reward_fn: AREAL_STEP_REWARD[fn as StepRewardName] } : {}),
-      }];
-    })),
+    role_configs: Object.fromEntries(
+      agents.map((a) => {
+        const fn = perStep ? (c.perStep[a.role] ?? null) : null;
+        return [
+          a.role,
+          {
+            name: a.role,
+            system_prompt: a.systemPrompt,
+            description: a.description ?? '',
+            max_new_tokens: a.maxNewTokens,
+            temperature: a.temperature,
+            top_p: a.topP,
+            ...(perAgent ? { lora_name: `agent_${a.role}` } : {}),
+            ...(fn ? { reward_fn: AREAL_STEP_REWARD[fn as StepRewardName] } : {}),
+          },
+        ];
+      }),
+    ),
     credit_strategy: c.method,
     credit_discount: c.discount,
     step_reward_fn: perStep && c.fallback ? AREAL_STEP_REWARD[c.fallback as StepRewardName] : null,
@@ -153,15 +172,28 @@ export function arealConfig(config: RunConfig, opts: ArealOptions): Record<strin
   const sameSampling = agents.every((a) => a.temperature === first.temperature && a.topK === first.topK && a.topP === first.topP);
   const greedy = agents.every((a) => a.temperature === 0);
   const optimizer = (lr: number) => ({
-    type: 'adam', lr, weight_decay: p.weightDecay, beta1: 0.9, beta2: 0.999, eps: p.adamEps,
-    lr_scheduler_type: 'constant', gradient_clipping: p.maxGradNorm, warmup_steps_proportion: 0,
+    type: 'adam',
+    lr,
+    weight_decay: p.weightDecay,
+    beta1: 0.9,
+    beta2: 0.999,
+    eps: p.adamEps,
+    lr_scheduler_type: 'constant',
+    gradient_clipping: p.maxGradNorm,
+    warmup_steps_proportion: 0,
   });
   // The normalisation the lab does: PPO normalises over the (mini)batch when advantageNorm is on; GRPO
   // normalises within the group only (std per groupStd, none = Dr. GRPO), always, and nothing after it.
   const grpo = config.algo === 'grpo';
   const G = config.rollout.groupSize;
   const advNorm = grpo
-    ? { mean_level: 'group', std_level: p.groupStd === 'none' ? null : 'group', std_unbiased: p.groupStd !== 'population', eps: NORM_EPS, group_size: G }
+    ? {
+        mean_level: 'group',
+        std_level: p.groupStd === 'none' ? null : 'group',
+        std_unbiased: p.groupStd !== 'population',
+        eps: NORM_EPS,
+        group_size: G,
+      }
     : p.advantageNorm
       ? { mean_level: 'batch', std_level: 'batch', std_unbiased: p.groupStd !== 'population', eps: NORM_EPS, group_size: G }
       : null;
@@ -214,20 +246,22 @@ export function arealConfig(config: RunConfig, opts: ArealOptions): Record<strin
       lora_alpha: config.lora.alpha,
       target_modules: [...config.lora.targets],
     },
-    ...(grpo ? {} : {
-      critic: {
-        is_critic: true,
-        experiment_name: '${experiment_name}',
-        trial_name: '${trial_name}',
-        path: '${actor.path}',
-        init_from_scratch: false,
-        disable_dropout: true,
-        dtype: '${actor.dtype}',
-        eps_clip: p.valueClip,
-        ppo_n_minibatches: '${actor.ppo_n_minibatches}',
-        optimizer: optimizer(p.criticLr),
-      },
-    }),
+    ...(grpo
+      ? {}
+      : {
+          critic: {
+            is_critic: true,
+            experiment_name: '${experiment_name}',
+            trial_name: '${trial_name}',
+            path: '${actor.path}',
+            init_from_scratch: false,
+            disable_dropout: true,
+            dtype: '${actor.dtype}',
+            eps_clip: p.valueClip,
+            ppo_n_minibatches: '${actor.ppo_n_minibatches}',
+            optimizer: optimizer(p.criticLr),
+          },
+        }),
     ref: {
       experiment_name: '${experiment_name}',
       trial_name: '${trial_name}',
@@ -249,7 +283,11 @@ export function arealConfig(config: RunConfig, opts: ArealOptions): Record<strin
   };
   const unknown = arealUnknownKeys(out);
   if (unknown.length) {
-    throw new ConfigError('CONFIG_INVALID', `the AReaL export would write keys AReaL's PPOConfig does not declare: ${unknown.join(', ')}`, 'Move them to lab_settings.json in src/marft/export/areal.ts (AReaL refuses unknown keys when it loads config.yaml).');
+    throw new ConfigError(
+      'CONFIG_INVALID',
+      `the AReaL export would write keys AReaL's PPOConfig does not declare: ${unknown.join(', ')}`,
+      'Move them to lab_settings.json in src/marft/export/areal.ts (AReaL refuses unknown keys when it loads config.yaml).',
+    );
   }
   return out;
 }
@@ -291,7 +329,14 @@ export function arealLabSettings(config: RunConfig, opts: ArealOptions): Record<
       per_step: { ...config.credit.perStep },
       fallback: config.credit.fallback,
     },
-    critic: { mode: config.critic.mode, input: config.critic.input, hidden: [...config.critic.hidden], value_loss: p.valueLoss, huber_delta: p.huberDelta, value_clip: p.valueClip },
+    critic: {
+      mode: config.critic.mode,
+      input: config.critic.input,
+      hidden: [...config.critic.hidden],
+      value_loss: p.valueLoss,
+      huber_delta: p.huberDelta,
+      value_clip: p.valueClip,
+    },
     graph: {
       edges: config.graph.edges.map((e) => ({ from: e.from, to: e.to })),
       dynamic: config.graph.dynamic ? { orchestrator: config.graph.dynamic.orchestrator, max_steps: config.graph.dynamic.maxSteps } : null,
@@ -321,19 +366,29 @@ export function arealClusterChanges(config: RunConfig): string[] {
   const p = config.ppo;
   const out: string[] = [];
   if (p.klIn === 'loss' && p.klCoef > 0) {
-    out.push(`KL: the lab adds ${p.klCoef} * KL(policy || ref) to the loss; AReaL has no KL term in its loss, only a reward-side penalty (-kl_ctl * KL per token). kl_ctl is 0, so the cluster run has no KL penalty; set actor.kl_ctl for AReaL's reward-side one (a different objective).`);
-  }
-  else if (p.klIn === 'loss') out.push('KL: none in the lab run; kl_ctl is written 0 because AReaL\'s default (0.1) would add a reward-side penalty.');
+    out.push(
+      `KL: the lab adds ${p.klCoef} * KL(policy || ref) to the loss; AReaL has no KL term in its loss, only a reward-side penalty (-kl_ctl * KL per token). kl_ctl is 0, so the cluster run has no KL penalty; set actor.kl_ctl for AReaL's reward-side one (a different objective).`,
+    );
+  } else if (p.klIn === 'loss')
+    out.push("KL: none in the lab run; kl_ctl is written 0 because AReaL's default (0.1) would add a reward-side penalty.");
   if (config.algo === 'grpo' && p.groupNorm === 'agent_turn') {
-    out.push('GRPO grouping: the lab normalised each action against the same agent\'s call in the other samples (agent_turn); AReaL pools every generated token of the group (adv_norm, group level).');
+    out.push(
+      "GRPO grouping: the lab normalised each action against the same agent's call in the other samples (agent_turn); AReaL pools every generated token of the group (adv_norm, group level).",
+    );
   }
-  if (config.level === 'action') out.push('Level: the lab ran action-level PPO (one ratio per action); AReaL\'s loss is per token.');
+  if (config.level === 'action') out.push("Level: the lab ran action-level PPO (one ratio per action); AReaL's loss is per token.");
   if (p.entropyCoef > 0) out.push(`Entropy: the lab's entropy bonus (${p.entropyCoef}) has no AReaL key.`);
   const tk = targetKlOf(config);
   if (tk !== null) out.push(`Early stop: the lab skipped a minibatch's policy step above approximate KL ${tk}; AReaL has no such stop.`);
   if (p.epochs > 1) out.push(`Epochs: the lab made ${p.epochs} passes over each batch; AReaL makes one (ppo_n_minibatches steps).`);
-  if (config.schedule.mode === 'agent_by_agent') out.push(`Schedule: the lab trained one agent at a time (every ${config.schedule.interval} iterations); AReaL trains every agent each step.`);
-  if (config.algo === 'ppo') out.push('Critic: the lab\'s critic is an MLP head on the frozen trunk; AReaL\'s is a value model (critic:), trained from the base model.');
+  if (config.schedule.mode === 'agent_by_agent')
+    out.push(
+      `Schedule: the lab trained one agent at a time (every ${config.schedule.interval} iterations); AReaL trains every agent each step.`,
+    );
+  if (config.algo === 'ppo')
+    out.push(
+      "Critic: the lab's critic is an MLP head on the frozen trunk; AReaL's is a value model (critic:), trained from the base model.",
+    );
   return out;
 }
 
@@ -341,7 +396,7 @@ export function arealClusterChanges(config: RunConfig): string[] {
 export function arealYaml(config: RunConfig, opts: ArealOptions): string {
   const header = [
     '# AReaL-MARFT config exported by MARFT Lab (marft export --format areal).',
-    '# Only PPOConfig\'s fields (AReaL v0.5.3) and the MARFT trainer\'s multi_agent: block; the agents\' profiles',
+    "# Only PPOConfig's fields (AReaL v0.5.3) and the MARFT trainer's multi_agent: block; the agents' profiles",
     `# and the lab's other settings are in ${AREAL_AGENTS_FILE} and ${AREAL_LAB_SETTINGS_FILE} (see README.md).`,
     '',
   ].join('\n');
@@ -386,12 +441,14 @@ function readme(config: RunConfig, opts: ArealOptions): string {
     '# MARFT Lab run, exported for the AReaL-based MARFT trainer',
     '',
     `- ${AREAL_CONFIG_FILE}: the AReaL config (agents ${roles.join(' -> ')}, base model ${opts.baseModel}): only fields of AReaL v0.5.3's`,
-    '  PPOConfig, so it loads as it is, plus the `multi_agent:` block the MARFT trainer\'s config class declares.',
+    "  PPOConfig, so it loads as it is, plus the `multi_agent:` block the MARFT trainer's config class declares.",
     `- adapters/: PEFT LoRA folders (r ${config.lora.r}, alpha ${config.lora.alpha}, ${config.lora.targets.join(', ')}); ${config.lora.mode === 'shared' ? 'one shared adapter in adapters/shared/' : 'one per agent: ' + roles.map((r) => `adapters/${r}/`).join(', ')}.`,
     `- ${AREAL_AGENTS_FILE}: the agents' profiles (answering role, dependencies, sampling, adapter folder).`,
     `- ${AREAL_LAB_SETTINGS_FILE}: the lab's settings AReaL has no key for (level, credit, critic head, schedule, PPO extras, environment).`,
     `- ${AREAL_LAB_CONFIG_FILE}: the lab's own run config, verbatim.`,
-    ...(code ? [`- ${AREAL_REWARDS_FILE}: the code roles' step rewards (role_configs.<role>.reward_fn names them); put this folder on PYTHONPATH.`] : []),
+    ...(code
+      ? [`- ${AREAL_REWARDS_FILE}: the code roles' step rewards (role_configs.<role>.reward_fn names them); put this folder on PYTHONPATH.`]
+      : []),
     '',
     'Edit `actor.path` (the base model on the cluster), `cluster`, `allocation_mode` and the datasets, then',
     'start the trainer with `--config config.yaml`. Load an adapter as the initial LoRA weights with',
@@ -407,7 +464,11 @@ function readme(config: RunConfig, opts: ArealOptions): string {
  * step rewards when used, and adapters/<role>/ (or adapters/shared/), from a checkpoint's files (keyed as
  * in the checkpoint folder: config.json, agents/<role>/adapter_*).
  */
-export function arealExportFiles(config: RunConfig, checkpointFiles: Record<string, Uint8Array>, opts: ArealOptions): Record<string, Uint8Array | string> {
+export function arealExportFiles(
+  config: RunConfig,
+  checkpointFiles: Record<string, Uint8Array>,
+  opts: ArealOptions,
+): Record<string, Uint8Array | string> {
   const out: Record<string, Uint8Array | string> = {
     [AREAL_CONFIG_FILE]: arealYaml(config, opts),
     [AREAL_AGENTS_FILE]: JSON.stringify(arealAgents(config), null, 2) + '\n',

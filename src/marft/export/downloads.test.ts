@@ -10,7 +10,7 @@ import { unzipFiles } from '../../platform/zip.ts';
 import { checkpointAdaptersZip, modelFolderZip } from './downloads.ts';
 
 describe('checkpointAdaptersZip', () => {
-  it('holds the agents\' PEFT folders and the run config, byte for byte, named after the run and iteration', async () => {
+  it("holds the agents' PEFT folders and the run config, byte for byte, named after the run and iteration", async () => {
     const folder = await checkpointFolder();
     const store = memoryStore();
     for (const [p, b] of Object.entries(folder)) await store.write(`run-a/ckpt-000003/${p}`, b);
@@ -19,7 +19,11 @@ describe('checkpointAdaptersZip', () => {
     const d = checkpointAdaptersZip(ck, 'run-a');
     expect(d.name).toBe('marft-adapters-run-a-it3.zip');
     const files = unzipFiles(d.bytes);
-    expect(Object.keys(files).sort()).toEqual(['agents/planner/adapter_config.json', 'agents/planner/adapter_model.safetensors', 'config.json']);
+    expect(Object.keys(files).sort()).toEqual([
+      'agents/planner/adapter_config.json',
+      'agents/planner/adapter_model.safetensors',
+      'config.json',
+    ]);
     for (const p of Object.keys(files)) expect(files[p]).toEqual(folder[p]);
   });
 });

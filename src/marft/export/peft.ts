@@ -26,9 +26,16 @@ export function agentSlotMap(state: TrainState): Record<string, number> {
 }
 
 /** The PEFT files of every agent, keyed agents/<role>/<file>. */
-export async function agentAdapterFiles(gpu: TensorReader, state: TrainState, baseModel: string): Promise<Record<string, Uint8Array | string>> {
+export async function agentAdapterFiles(
+  gpu: TensorReader,
+  state: TrainState,
+  baseModel: string,
+): Promise<Record<string, Uint8Array | string>> {
   const slots = agentSlots(state.config);
-  if (slots !== state.policy.spec.slots) throw new Error(`the policy has ${state.policy.spec.slots} adapter slots, config.json lora.mode "${state.config.lora.mode}" needs ${slots}`);
+  if (slots !== state.policy.spec.slots)
+    throw new Error(
+      `the policy has ${state.policy.spec.slots} adapter slots, config.json lora.mode "${state.config.lora.mode}" needs ${slots}`,
+    );
   const bySlot = new Map<number, ReturnType<typeof writePeftAdapter>>();
   const out: Record<string, Uint8Array | string> = {};
   for (const [role, slot] of Object.entries(agentSlotMap(state))) {
@@ -46,7 +53,11 @@ export async function agentAdapterFiles(gpu: TensorReader, state: TrainState, ba
 export const criticDir = (role: string): string => `critic/${role}`;
 
 /** critic.mode lora: each agent's critic LoRA (slot = agent) as PEFT files keyed critic/<role>/<file>; else none. */
-export async function criticAdapterFiles(gpu: TensorReader, state: TrainState, baseModel: string): Promise<Record<string, Uint8Array | string>> {
+export async function criticAdapterFiles(
+  gpu: TensorReader,
+  state: TrainState,
+  baseModel: string,
+): Promise<Record<string, Uint8Array | string>> {
   const out: Record<string, Uint8Array | string> = {};
   if (!state.criticLora) return out;
   for (const [slot, { role }] of state.config.graph.agents.entries()) {
@@ -65,9 +76,11 @@ function readme(state: TrainState, baseModel: string): string {
     `# MARFT Lab adapters (iteration ${state.iteration})`,
     '',
     `Base model: ${baseModel}`,
-    `LoRA: r ${config.lora.r}, alpha ${config.lora.alpha}, targets ${config.lora.targets.join(', ')}; ${shared
-      ? `shared mode: all agents use one adapter, copied into each of agents/{${roles.join(',')}}.`
-      : 'per-agent mode: one adapter per agent.'}`,
+    `LoRA: r ${config.lora.r}, alpha ${config.lora.alpha}, targets ${config.lora.targets.join(', ')}; ${
+      shared
+        ? `shared mode: all agents use one adapter, copied into each of agents/{${roles.join(',')}}.`
+        : 'per-agent mode: one adapter per agent.'
+    }`,
     '',
     ...roles.map((r) => `- agents/${r}/ — the ${r} agent${shared ? ' (the shared adapter)' : ''}`),
     '',
@@ -80,11 +93,13 @@ function readme(state: TrainState, baseModel: string): string {
     `model = PeftModel.from_pretrained(base, "agents/${roles[0]}")`,
     '```',
     '',
-    `The critic (mode ${config.critic.mode}, input ${config.critic.input}): ${VALUE_HEAD_FILE} holds its value heads`
-      + ` (heads.{s}.layers.{j}.weight / .bias, MLP ${[...config.critic.hidden, 1].join(' -> ')} with ReLU on the final hidden state${config.critic.mode === 'shared' ? '' : ', head s = agent s'})`
-      + (state.criticLora ? `, and critic/{${roles.join(',')}}/ each agent's critic LoRA (PEFT, same base model; the value is read at the prompt's last token).` : '.'),
+    `The critic (mode ${config.critic.mode}, input ${config.critic.input}): ${VALUE_HEAD_FILE} holds its value heads` +
+      ` (heads.{s}.layers.{j}.weight / .bias, MLP ${[...config.critic.hidden, 1].join(' -> ')} with ReLU on the final hidden state${config.critic.mode === 'shared' ? '' : ', head s = agent s'})` +
+      (state.criticLora
+        ? `, and critic/{${roles.join(',')}}/ each agent's critic LoRA (PEFT, same base model; the value is read at the prompt's last token).`
+        : '.'),
     '',
-    'config.json is the lab\'s run config (agent graph, prompts, hyperparameters).',
+    "config.json is the lab's run config (agent graph, prompts, hyperparameters).",
     '',
   ].join('\n');
 }

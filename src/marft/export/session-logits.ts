@@ -9,7 +9,10 @@ import { lostReason } from '../run-loop.ts';
 import type { Session } from '../session.ts';
 import { agentAdapter, agentLogits } from './agent.ts';
 
-export interface SessionLogits { logits: Float32Array; vocabSize: number }
+export interface SessionLogits {
+  logits: Float32Array;
+  vocabSize: number;
+}
 
 export function sessionAgentLogits(session: Session, ck: VerifiedCheckpoint, role: string, ids: readonly number[]): Promise<SessionLogits> {
   return session.exclusive(`an export computing ${role}'s logits`, async () => {
@@ -19,7 +22,11 @@ export function sessionAgentLogits(session: Session, ck: VerifiedCheckpoint, rol
     } catch (e) {
       const reason = await lostReason(m.gpu, e);
       if (reason === null) throw e;
-      throw new GpuError('DEVICE_LOST', `computing ${role}'s logits for the export stopped: the GPU device was lost (${reason}). Nothing was written; the run is unchanged.`, 'Export again: the model loads on a new device.');
+      throw new GpuError(
+        'DEVICE_LOST',
+        `computing ${role}'s logits for the export stopped: the GPU device was lost (${reason}). Nothing was written; the run is unchanged.`,
+        'Export again: the model loads on a new device.',
+      );
     }
   });
 }

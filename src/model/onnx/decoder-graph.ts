@@ -123,7 +123,10 @@ export function buildDecoderGraph(
     const v5 = g.op('Unsqueeze', [v, g.int64([2])]); // (B, NKV, 1, T, HS)
     const scores = g.op('Where', [allowed, g.op('Mul', [g.op('MatMul', [q5, kT]), scale]), negInf]); // (B, NKV, REP, T, T)
     const att5 = g.op('MatMul', [g.op('Softmax', [scores], { axis: -1 }), v5]); // (B, NKV, REP, T, HS)
-    const att = g.op('Reshape', [g.op('Transpose', [g.op('Reshape', [att5, g.int64([0, NH, -1, HS])])], { perm: [0, 2, 1, 3] }), g.int64([0, 0, NH * HS])]); // (B, T, NH*HS)
+    const att = g.op('Reshape', [
+      g.op('Transpose', [g.op('Reshape', [att5, g.int64([0, NH, -1, HS])])], { perm: [0, 2, 1, 3] }),
+      g.int64([0, 0, NH * HS]),
+    ]); // (B, T, NH*HS)
     x = g.op('Add', [x, linear(att, l, 'o_proj')]);
     // MLP block
     const h2 = rmsnorm(x, `${p}.post_attention_layernorm.weight`);

@@ -9,7 +9,13 @@ import { type EncodedModel, encodeModel } from './external-data.ts';
 import { checkAdapterFits, weightF32 } from './merge.ts';
 
 /** Files copied next to the .onnx when the model folder has them. */
-export const TOKENIZER_FILES = ['tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'chat_template.jinja', 'generation_config.json'];
+export const TOKENIZER_FILES = [
+  'tokenizer.json',
+  'tokenizer_config.json',
+  'special_tokens_map.json',
+  'chat_template.jinja',
+  'generation_config.json',
+];
 
 export interface OnnxExportOptions extends DecoderGraphOptions {
   /** The .onnx file's name (its data file is `${fileName}.data`). */
@@ -38,12 +44,16 @@ export async function exportOnnx(files: ModelFiles, adapter: PeftAdapter | null,
     lora_merged: adapter ? `r=${adapter.config.r} alpha=${adapter.config.loraAlpha} targets=${adaptedModules(adapter).join(',')}` : 'none',
   };
   if (opts.source) metadata.source = opts.source;
-  const encoded = encodeModel(g, {
-    opset: ONNX_OPSET,
-    producer: 'marft-lab',
-    docString: `${config.architecture} from ${files.name}${adapter ? ' with a LoRA adapter merged (W + scale * B @ A)' : ''}`,
-    metadata,
-  }, { externalData: opts.externalData, dataLocation: `${opts.fileName}.data` });
+  const encoded = encodeModel(
+    g,
+    {
+      opset: ONNX_OPSET,
+      producer: 'marft-lab',
+      docString: `${config.architecture} from ${files.name}${adapter ? ' with a LoRA adapter merged (W + scale * B @ A)' : ''}`,
+      metadata,
+    },
+    { externalData: opts.externalData, dataLocation: `${opts.fileName}.data` },
+  );
   const present = new Set(files.list());
   const extraFiles: Record<string, Uint8Array> = {};
   for (const f of TOKENIZER_FILES) if (present.has(f)) extraFiles[f] = await files.read(f);

@@ -64,6 +64,9 @@ export function encodeModel(g: GraphBuilder, meta: ModelMeta, opts: EncodeOption
 export function concatChunks(chunks: Iterable<Uint8Array>, bytes: number): Uint8Array {
   const out = new Uint8Array(bytes);
   let o = 0;
-  for (const c of chunks) { out.set(c, o); o += c.length; }
+  for (const c of chunks) {
+    out.set(c, o);
+    o += c.length;
+  }
   return out;
 }

@@ -24,7 +24,11 @@ export interface Initializer {
 }
 
 /** A graph input/output: a dimension is a number or a symbolic name ("batch", "seq"). */
-export interface ValueInfo { name: string; type: ElemType; shape: Array<number | string> }
+export interface ValueInfo {
+  name: string;
+  type: ElemType;
+  shape: Array<number | string>;
+}
 
 export type AttrValue = number | number[] | string | { float: number } | { floats: number[] };
 
@@ -82,7 +86,8 @@ export class GraphBuilder {
   weight(name: string, type: ElemType, dims: number[], data: Initializer['data']): string {
     const n = dims.reduce((a, b) => a * b, 1);
     const bytes = type === 'bool' ? 1 : type === 'int64' ? 8 : 4;
-    if (data.byteLength !== n * bytes) throw new Error(`ONNX initializer ${name}: ${data.byteLength} bytes for dims [${dims.join(', ')}] ${type}`);
+    if (data.byteLength !== n * bytes)
+      throw new Error(`ONNX initializer ${name}: ${data.byteLength} bytes for dims [${dims.join(', ')}] ${type}`);
     if (this.names.has(name)) throw new Error(`ONNX graph: the name ${name} is used twice`);
     this.names.add(name);
     this.initializers.push({ name, type, dims, data });
@@ -112,13 +117,15 @@ export class GraphBuilder {
   node(op: string, inputs: string[], attrs: Record<string, AttrValue> = {}, outputs: number | string[] = 1): string[] {
     const outs = typeof outputs === 'number' ? Array.from({ length: outputs }, () => this.fresh(op)) : outputs;
     for (const o of outs) this.names.add(o);
-    this.nodes.push(onnx.NodeProto.create({
-      opType: op,
-      name: this.fresh(`${op}_node`),
-      input: inputs,
-      output: outs,
-      attribute: Object.entries(attrs).map(([k, v]) => attribute(k, v)),
-    }));
+    this.nodes.push(
+      onnx.NodeProto.create({
+        opType: op,
+        name: this.fresh(`${op}_node`),
+        input: inputs,
+        output: outs,
+        attribute: Object.entries(attrs).map(([k, v]) => attribute(k, v)),
+      }),
+    );
     return outs;
   }
 

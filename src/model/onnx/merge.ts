@@ -9,7 +9,12 @@ import type { PeftAdapter } from '../peft.ts';
 import { loraScale } from '../peft.ts';
 import { tensorToFloat32, type TensorView } from '../safetensors.ts';
 
-export interface LoraFactors { A: Float32Array; B: Float32Array; r: number; scale: number }
+export interface LoraFactors {
+  A: Float32Array;
+  B: Float32Array;
+  r: number;
+  scale: number;
+}
 
 /** (IN, OUT) = (W + scale * B A)^T in f32; W (OUT, IN) f32; without `lora`, just the transpose. */
 export function mergeTransposed(W: Float32Array, OUT: number, IN: number, lora: LoraFactors | null): Float32Array {
@@ -47,13 +52,18 @@ export function loraFactors(adapter: PeftAdapter | null, l: number, m: LinearMod
 
 /** Checks an adapter against the base model (layer count, module dims) before merging. */
 export function checkAdapterFits(config: ModelConfig, adapter: PeftAdapter, where = 'adapter_model.safetensors'): void {
-  if (adapter.layers.length > config.numLayers) fail('PEFT_INVALID', where, `${adapter.layers.length} layers of adapters for a ${config.numLayers}-layer model`);
+  if (adapter.layers.length > config.numLayers)
+    fail('PEFT_INVALID', where, `${adapter.layers.length} layers of adapters for a ${config.numLayers}-layer model`);
   adapter.layers.forEach((layer, l) => {
     for (const [m, ab] of Object.entries(layer) as Array<[LinearModule, { A: Float32Array; B: Float32Array }]>) {
       const d = linearDims(config, m);
       const r = adapter.config.r;
       if (ab.A.length !== r * d.in || ab.B.length !== d.out * r) {
-        fail('PEFT_INVALID', where, `layer ${l} ${m}: A has ${ab.A.length} values and B ${ab.B.length}; the model needs [${r}, ${d.in}] and [${d.out}, ${r}]`);
+        fail(
+          'PEFT_INVALID',
+          where,
+          `layer ${l} ${m}: A has ${ab.A.length} values and B ${ab.B.length}; the model needs [${r}, ${d.in}] and [${d.out}, ${r}]`,
+        );
       }
     }
   });

@@ -27,8 +27,19 @@ async function run(exp: OnnxExport, ids: Float32Array, mask: Float32Array | null
     executionProviders: ['wasm'],
     externalData: exp.data ? [{ path: exp.data.location, data: concatChunks(exp.data.chunks(), exp.data.bytes) }] : undefined,
   });
-  const feeds: Record<string, ort.Tensor> = { input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, (v) => BigInt(v)), [B, T]) };
-  if (mask) feeds.attention_mask = new ort.Tensor('int64', BigInt64Array.from(mask, (v) => BigInt(v)), [B, T]);
+  const feeds: Record<string, ort.Tensor> = {
+    input_ids: new ort.Tensor(
+      'int64',
+      BigInt64Array.from(ids, (v) => BigInt(v)),
+      [B, T],
+    ),
+  };
+  if (mask)
+    feeds.attention_mask = new ort.Tensor(
+      'int64',
+      BigInt64Array.from(mask, (v) => BigInt(v)),
+      [B, T],
+    );
   const out = await session.run(feeds);
   await session.release();
   expect(out.logits.dims).toEqual([B, T, out.logits.dims[2]]);
@@ -77,7 +88,14 @@ describe('ONNX export in onnxruntime-web (wasm)', () => {
       const b = [0, 1].find((s) => ref.mask.data.slice(s * T, (s + 1) * T).every((m) => m === 1))!;
       const noMask = await exportOnnx(files, null, { fileName: 'model.onnx', withAttentionMask: false });
       expect(onnx.ModelProto.decode(noMask.model).graph!.input!.map((i) => i.name)).toEqual(['input_ids']);
-      const errNoMask = maxErr(await run(noMask, ref.ids.data.slice(b * T, (b + 1) * T), null, 1, T), ref.logits.data, ref.mask.data, V, b * T, T);
+      const errNoMask = maxErr(
+        await run(noMask, ref.ids.data.slice(b * T, (b + 1) * T), null, 1, T),
+        ref.logits.data,
+        ref.mask.data,
+        V,
+        b * T,
+        T,
+      );
 
       // External data forced: same logits, weights out of the .onnx.
       const ext = await exportOnnx(files, adapter, { fileName: 'model.onnx', externalData: true });
@@ -86,7 +104,9 @@ describe('ONNX export in onnxruntime-web (wasm)', () => {
       expect(ext.model.length).toBeLessThan(merged.model.length / 2);
       const errExt = maxErr(await run(ext, ref.ids.data, ref.mask.data, B, T), ref.logitsLora.data, ref.mask.data, V);
 
-      console.log(`${name}: max abs logit error vs transformers: base ${errBase.toExponential(2)}, merged LoRA ${errLora.toExponential(2)}, no mask ${errNoMask.toExponential(2)}, external data ${errExt.toExponential(2)}`);
+      console.log(
+        `${name}: max abs logit error vs transformers: base ${errBase.toExponential(2)}, merged LoRA ${errLora.toExponential(2)}, no mask ${errNoMask.toExponential(2)}, external data ${errExt.toExponential(2)}`,
+      );
       for (const [k, e] of Object.entries({ errBase, errLora, errNoMask, errExt })) expect(e, k).toBeLessThanOrEqual(1e-4);
     });
   }

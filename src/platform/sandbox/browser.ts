@@ -87,12 +87,21 @@ export const browserSandbox: SandboxSpawner = (body: string, name: string, limit
     end();
     const line = e.lineno ? e.lineno - firstLine + 1 : undefined;
     const message = e.message || 'the module could not be loaded';
-    events.onFatal(/SyntaxError/i.test(message) || line !== undefined
-      ? { kind: 'syntax', message: message.replace(/^Uncaught\s+/, ''), line: line !== undefined && line >= 1 ? line : undefined, column: e.colno || undefined }
-      : { kind: 'crash', message });
+    events.onFatal(
+      /SyntaxError/i.test(message) || line !== undefined
+        ? {
+            kind: 'syntax',
+            message: message.replace(/^Uncaught\s+/, ''),
+            line: line !== undefined && line >= 1 ? line : undefined,
+            column: e.colno || undefined,
+          }
+        : { kind: 'crash', message },
+    );
   };
   return {
-    send: (text) => { if (!dead) worker.postMessage(text); },
+    send: (text) => {
+      if (!dead) worker.postMessage(text);
+    },
     terminate: end,
   };
 };

@@ -72,4 +72,5 @@ function __marft_guest(load, emit) {
 export const WRAPPER_LINES = 1;
 
 /** The prepared module as an async function expression returning its default export. */
-export const wrapModule = (body: string): string => `(async function __marft_load() { const __marft_module = {};\n${body}\n;return __marft_module.default; })`;
+export const wrapModule = (body: string): string =>
+  `(async function __marft_load() { const __marft_module = {};\n${body}\n;return __marft_module.default; })`;

@@ -120,8 +120,20 @@ export const nodeSandbox: SandboxSpawner = (body: string, name: string, limits: 
     env: {},
     stdout: true,
     stderr: true,
-    resourceLimits: { maxOldGenerationSizeMb: limits.memoryMb, maxYoungGenerationSizeMb: Math.min(32, Math.max(4, limits.memoryMb >> 3)), stackSizeMb: 4 },
-    workerData: { body, name, memoryMb: limits.memoryMb, shim: CONTEXT_SHIM, runtime: GUEST_RUNTIME, wrapped: wrapModule(body), wrapperLines: WRAPPER_LINES },
+    resourceLimits: {
+      maxOldGenerationSizeMb: limits.memoryMb,
+      maxYoungGenerationSizeMb: Math.min(32, Math.max(4, limits.memoryMb >> 3)),
+      stackSizeMb: 4,
+    },
+    workerData: {
+      body,
+      name,
+      memoryMb: limits.memoryMb,
+      shim: CONTEXT_SHIM,
+      runtime: GUEST_RUNTIME,
+      wrapped: wrapModule(body),
+      wrapperLines: WRAPPER_LINES,
+    },
   });
   worker.unref(); // a sandbox never keeps the process alive on its own
   let dead = false;
@@ -139,9 +151,11 @@ export const nodeSandbox: SandboxSpawner = (body: string, name: string, limits: 
   worker.on('error', (e: Error & { code?: string }) => {
     if (dead) return;
     dead = true;
-    events.onFatal(e.code === 'ERR_WORKER_OUT_OF_MEMORY'
-      ? { kind: 'memory', message: `it ran out of its ${limits.memoryMb} MiB heap` }
-      : { kind: 'crash', message: e.message });
+    events.onFatal(
+      e.code === 'ERR_WORKER_OUT_OF_MEMORY'
+        ? { kind: 'memory', message: `it ran out of its ${limits.memoryMb} MiB heap` }
+        : { kind: 'crash', message: e.message },
+    );
   });
   worker.on('exit', (code) => {
     if (dead) return;
@@ -149,7 +163,12 @@ export const nodeSandbox: SandboxSpawner = (body: string, name: string, limits: 
     events.onFatal({ kind: 'crash', message: `the sandbox exited (code ${code})` });
   });
   return {
-    send: (text) => { if (!dead) worker.postMessage(text); },
-    terminate: () => { dead = true; void worker.terminate(); },
+    send: (text) => {
+      if (!dead) worker.postMessage(text);
+    },
+    terminate: () => {
+      dead = true;
+      void worker.terminate();
+    },
   };
 };

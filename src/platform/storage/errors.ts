@@ -23,20 +23,23 @@ export type CheckpointErrorCode =
 
 const HINTS: Record<CheckpointErrorCode, string> = {
   NO_CHECKPOINT: 'Point at a run folder (it holds `latest` and ckpt-* folders) or at one checkpoint folder (it holds state.json).',
-  POINTER_INVALID: 'The `latest` file should hold the name of a ckpt-* folder next to it; delete it to fall back to picking a checkpoint folder by hand.',
+  POINTER_INVALID:
+    'The `latest` file should hold the name of a ckpt-* folder next to it; delete it to fall back to picking a checkpoint folder by hand.',
   FILE_MISSING: 'The checkpoint is incomplete; load an earlier checkpoint of the run (the ckpt-* folders), or re-import the whole zip.',
-  FILE_TRUNCATED: 'The file was cut short (an interrupted copy or download?); load an earlier checkpoint of the run or copy the file again.',
+  FILE_TRUNCATED:
+    'The file was cut short (an interrupted copy or download?); load an earlier checkpoint of the run or copy the file again.',
   FILE_SIZE: 'The file was changed after the checkpoint was written; load an earlier checkpoint of the run or copy the file again.',
   CHECKSUM: 'The file is corrupted or was edited after saving; load an earlier checkpoint of the run or copy the file again.',
   STATE_INVALID: 'state.json is damaged or comes from another program or version; load an earlier checkpoint of the run.',
   CONFIG_INVALID: 'config.json is not a valid run config; fix the field named above (it is plain JSON) or load an earlier checkpoint.',
   MODEL_MISMATCH: 'Resume with the same base model the run was trained on (config.json model.path names it).',
-  TENSOR_MISMATCH: 'The checkpoint does not match this version of the lab or this run config; load it with the version that wrote it, or start a new run.',
+  TENSOR_MISMATCH:
+    'The checkpoint does not match this version of the lab or this run config; load it with the version that wrote it, or start a new run.',
   ADAPTER_INVALID: 'Each agents/<role>/ folder must hold a PEFT LoRA adapter with the rank, alpha and target modules of config.json lora.',
-  STORAGE: 'Check that the folder exists, is writable and the disk (or the browser\'s storage quota) is not full, then retry.',
+  STORAGE: "Check that the folder exists, is writable and the disk (or the browser's storage quota) is not full, then retry.",
   PATH_INVALID: 'Checkpoint paths are relative, "/"-separated, with no "..", "." or empty parts.',
   ZIP_INVALID: 'The file is not a zip written by the lab (or it is damaged); download or export it again.',
-  ZIP_TOO_LARGE: 'The zip expands beyond the lab\'s cap; it is not a checkpoint of a model that fits in the browser (or it is a zip bomb).',
+  ZIP_TOO_LARGE: "The zip expands beyond the lab's cap; it is not a checkpoint of a model that fits in the browser (or it is a zip bomb).",
 };
 
 export class CheckpointError extends CodedError<CheckpointErrorCode> {

@@ -15,8 +15,14 @@ const code = (e: unknown): string | undefined => (e as NodeJS.ErrnoException)?.c
 async function syncDir(dir: string): Promise<void> {
   try {
     const fh = await open(dir, 'r');
-    try { await fh.sync(); } finally { await fh.close(); }
-  } catch { /* Windows and some file systems refuse to open or sync folders */ }
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  } catch {
+    /* Windows and some file systems refuse to open or sync folders */
+  }
 }
 
 /** A store rooted at `root` (created on the first write). */
@@ -107,7 +113,7 @@ export function nodeStore(root: string): CheckpointStore {
     },
     async remove(path) {
       const p = abs(path);
-      if (p === base) ckptFail('PATH_INVALID', path, 'will not remove the store\'s root folder');
+      if (p === base) ckptFail('PATH_INVALID', path, "will not remove the store's root folder");
       try {
         await rm(p, { recursive: true, force: true });
       } catch (e) {

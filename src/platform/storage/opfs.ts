@@ -11,12 +11,24 @@ import { ckptFail } from './errors.ts';
 import { type CheckpointStore, type StoreEntry, pathParts, toBytes } from './store.ts';
 
 // Members the TypeScript DOM lib lacks (or keeps in lib.dom.asynciterable / lib.webworker).
-interface DirWithEntries { entries(): AsyncIterableIterator<[string, FileSystemHandle]> }
-interface Movable { move?(parent: FileSystemDirectoryHandle, name: string): Promise<void> }
-interface SyncHandle { truncate(n: number): void; write(b: Uint8Array, o: { at: number }): number; flush(): void; close(): void }
-interface FileWithSync { createSyncAccessHandle?(): Promise<SyncHandle> }
+interface DirWithEntries {
+  entries(): AsyncIterableIterator<[string, FileSystemHandle]>;
+}
+interface Movable {
+  move?(parent: FileSystemDirectoryHandle, name: string): Promise<void>;
+}
+interface SyncHandle {
+  truncate(n: number): void;
+  write(b: Uint8Array, o: { at: number }): number;
+  flush(): void;
+  close(): void;
+}
+interface FileWithSync {
+  createSyncAccessHandle?(): Promise<SyncHandle>;
+}
 
-const isNotFound = (e: unknown): boolean => (e as DOMException)?.name === 'NotFoundError' || (e as DOMException)?.name === 'TypeMismatchError';
+const isNotFound = (e: unknown): boolean =>
+  (e as DOMException)?.name === 'NotFoundError' || (e as DOMException)?.name === 'TypeMismatchError';
 
 /**
  * A store under the OPFS root, or under `base` (a "/"-separated folder inside it, created on demand), or
@@ -61,7 +73,11 @@ export function opfsStore(base: string | FileSystemDirectoryHandle = ''): Checkp
     const d = await dirAt(parent, false);
     if (!d) return null;
     for (const get of [() => d.getFileHandle(leaf), () => d.getDirectoryHandle(leaf)]) {
-      try { return await get(); } catch (e) { if (!isNotFound(e)) throw e; }
+      try {
+        return await get();
+      } catch (e) {
+        if (!isNotFound(e)) throw e;
+      }
     }
     return null;
   };
@@ -149,7 +165,11 @@ export function opfsStore(base: string | FileSystemDirectoryHandle = ''): Checkp
         await writeFile((await dirAt(parent, true))!, leaf, toBytes(data));
       } catch (e) {
         if ((e as Error).name === 'CheckpointError') throw e;
-        ckptFail('STORAGE', path, `cannot write (${(e as Error)?.name === 'QuotaExceededError' ? 'QuotaExceededError: ' : ''}${errorMessage(e)})`);
+        ckptFail(
+          'STORAGE',
+          path,
+          `cannot write (${(e as Error)?.name === 'QuotaExceededError' ? 'QuotaExceededError: ' : ''}${errorMessage(e)})`,
+        );
       }
     },
     async rename(from, to) {
@@ -163,7 +183,9 @@ export function opfsStore(base: string | FileSystemDirectoryHandle = ''): Checkp
         try {
           await move.call(src, dst, leaf);
           return;
-        } catch { /* no move() for this kind of handle here: copy instead */ }
+        } catch {
+          /* no move() for this kind of handle here: copy instead */
+        }
       }
       try {
         await copyInto(src, dst, leaf);

@@ -22,7 +22,6 @@ async function codeOf(p: Promise<unknown>): Promise<string> {
   return 'no error';
 }
 
-
 // A small in-memory imitation of the File System Access API's handles (the parts opfs.ts uses), so the
 // OPFS store's path and rename logic runs here too; `move` toggles FileSystemHandle.move().
 function fakeOpfs(withMove: boolean, quotaLeft: number | null = null): FileSystemDirectoryHandle {
@@ -32,25 +31,45 @@ function fakeOpfs(withMove: boolean, quotaLeft: number | null = null): FileSyste
   class FakeFile {
     readonly kind = 'file';
     data = new Uint8Array(0);
-    constructor(public name: string, public parent: FakeDir) {}
-    async getFile() { const d = this.data.slice(); return { size: d.length, arrayBuffer: async () => d.buffer }; }
+    constructor(
+      public name: string,
+      public parent: FakeDir,
+    ) {}
+    async getFile() {
+      const d = this.data.slice();
+      return { size: d.length, arrayBuffer: async () => d.buffer };
+    }
     async createWritable() {
       const chunks: Uint8Array[] = [];
       return {
-        write: async (b: Uint8Array) => { if (quotaLeft !== null && (quotaLeft -= b.length) < 0) throw new DOMException('The quota has been exceeded.', 'QuotaExceededError'); chunks.push(b.slice()); },
-        close: async () => { this.data = new Uint8Array(Buffer.concat(chunks)); },
+        write: async (b: Uint8Array) => {
+          if (quotaLeft !== null && (quotaLeft -= b.length) < 0)
+            throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+          chunks.push(b.slice());
+        },
+        close: async () => {
+          this.data = new Uint8Array(Buffer.concat(chunks));
+        },
         abort: async () => {},
       };
     }
-    async move(dir: FakeDir, name: string) { move(this, dir, name); }
+    async move(dir: FakeDir, name: string) {
+      move(this, dir, name);
+    }
   }
   class FakeDir {
     readonly kind = 'directory';
     children = new Map<string, Node>();
-    constructor(public name: string, public parent: FakeDir | null) {}
+    constructor(
+      public name: string,
+      public parent: FakeDir | null,
+    ) {}
     async getDirectoryHandle(n: string, o?: { create?: boolean }) {
       const c = this.children.get(n);
-      if (c) { if (c.kind !== 'directory') throw mismatch(n); return c; }
+      if (c) {
+        if (c.kind !== 'directory') throw mismatch(n);
+        return c;
+      }
       if (!o?.create) throw notFound(n);
       const d = new FakeDir(n, this);
       this.children.set(n, d);
@@ -58,7 +77,10 @@ function fakeOpfs(withMove: boolean, quotaLeft: number | null = null): FileSyste
     }
     async getFileHandle(n: string, o?: { create?: boolean }) {
       const c = this.children.get(n);
-      if (c) { if (c.kind !== 'file') throw mismatch(n); return c; }
+      if (c) {
+        if (c.kind !== 'file') throw mismatch(n);
+        return c;
+      }
       if (!o?.create) throw notFound(n);
       const f = new FakeFile(n, this);
       this.children.set(n, f);
@@ -70,8 +92,12 @@ function fakeOpfs(withMove: boolean, quotaLeft: number | null = null): FileSyste
       if (c.kind === 'directory' && c.children.size && !o?.recursive) throw new DOMException('not empty', 'InvalidModificationError');
       this.children.delete(n);
     }
-    async *entries(): AsyncIterableIterator<[string, Node]> { for (const e of [...this.children]) yield e; }
-    async move(dir: FakeDir, name: string) { move(this, dir, name); }
+    async *entries(): AsyncIterableIterator<[string, Node]> {
+      for (const e of [...this.children]) yield e;
+    }
+    async move(dir: FakeDir, name: string) {
+      move(this, dir, name);
+    }
   }
   function move(h: Node, dir: FakeDir, name: string) {
     h.parent!.children.delete(h.name);
@@ -79,20 +105,28 @@ function fakeOpfs(withMove: boolean, quotaLeft: number | null = null): FileSyste
     h.parent = dir;
     dir.children.set(name, h);
   }
-  if (!withMove) { delete (FakeFile.prototype as { move?: unknown }).move; delete (FakeDir.prototype as { move?: unknown }).move; }
+  if (!withMove) {
+    delete (FakeFile.prototype as { move?: unknown }).move;
+    delete (FakeDir.prototype as { move?: unknown }).move;
+  }
   return new FakeDir('root', null) as unknown as FileSystemDirectoryHandle;
 }
 
 const dirs: string[] = [];
-afterAll(async () => { for (const d of dirs) await rm(d, { recursive: true, force: true }); });
+afterAll(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
 
 const backends: Array<[string, () => Promise<CheckpointStore>]> = [
   ['memory', async () => memoryStore()],
-  ['node', async () => {
-    const d = await mkdtemp(join(tmpdir(), 'marft-store-'));
-    dirs.push(d);
-    return nodeStore(d);
-  }],
+  [
+    'node',
+    async () => {
+      const d = await mkdtemp(join(tmpdir(), 'marft-store-'));
+      dirs.push(d);
+      return nodeStore(d);
+    },
+  ],
   ['opfs (imitation, with move)', async () => opfsStore(fakeOpfs(true))],
   ['opfs (imitation, copy instead of move)', async () => opfsStore(fakeOpfs(false))],
 ];
@@ -117,7 +151,10 @@ describe.each(backends)('%s store', (_name, make) => {
     await s.write('run/z', 'top');
     expect(text(await s.read('run/a/x.txt'))).toBe('hello');
     expect([...(await s.read('run/a/b/y.bin'))]).toEqual([1, 2, 3]);
-    expect(await s.list('run')).toEqual([{ name: 'a', kind: 'directory' }, { name: 'z', kind: 'file' }]);
+    expect(await s.list('run')).toEqual([
+      { name: 'a', kind: 'directory' },
+      { name: 'z', kind: 'file' },
+    ]);
     expect(await s.list('nope')).toEqual([]);
     expect(await s.stat('run/a')).toBe('directory');
     expect(await s.stat('run/a/x.txt')).toBe('file');
@@ -189,11 +226,19 @@ describe('node store', () => {
 describe('a full quota', () => {
   it('is recognised raw and wrapped by a store', async () => {
     expect([quota(), enospc(), Object.assign(new Error('x'), { code: 'EDQUOT' })].map(isStorageFull)).toEqual([true, true, true]);
-    expect([new Error('EACCES: permission denied'), null, 'ENOSPC', new CheckpointError('STORAGE', 'f', 'cannot write (EACCES)')].map(isStorageFull)).toEqual([false, false, false, false]);
+    expect(
+      [new Error('EACCES: permission denied'), null, 'ENOSPC', new CheckpointError('STORAGE', 'f', 'cannot write (EACCES)')].map(
+        isStorageFull,
+      ),
+    ).toEqual([false, false, false, false]);
     const s = opfsStore(fakeOpfs(true, 10));
     await s.write('a', 'small');
     let err: unknown;
-    try { await s.write('b', 'too large for the rest'); } catch (e) { err = e; }
+    try {
+      await s.write('b', 'too large for the rest');
+    } catch (e) {
+      err = e;
+    }
     expect((err as CheckpointError).code).toBe('STORAGE');
     expect((err as Error).message).toMatch(/^b: cannot write \(QuotaExceededError: The quota has been exceeded\.\)/);
     expect(isStorageFull(err)).toBe(true);

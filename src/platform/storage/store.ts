@@ -54,8 +54,7 @@ export const normalizePath = (path: string): string => pathParts(path).join('/')
 /** Joins store paths ('' parts are skipped). */
 export const joinPath = (...parts: string[]): string => parts.filter((p) => p !== '').join('/');
 
-export const toBytes = (data: Uint8Array | string): Uint8Array =>
-  typeof data === 'string' ? new TextEncoder().encode(data) : data;
+export const toBytes = (data: Uint8Array | string): Uint8Array => (typeof data === 'string' ? new TextEncoder().encode(data) : data);
 
 /** Every file under `dir`, as paths relative to it, sorted. */
 export async function listFiles(store: CheckpointStore, dir: string): Promise<string[]> {
@@ -180,13 +179,21 @@ export function memoryStore(initial: Record<string, Uint8Array | string> = {}): 
         files.set(np, b);
         addParents(np);
       }
-      for (const p of [...dirs]) if (p === f || under(f, p)) { dirs.delete(p); dirs.add(t + p.slice(f.length)); }
+      for (const p of [...dirs])
+        if (p === f || under(f, p)) {
+          dirs.delete(p);
+          dirs.add(t + p.slice(f.length));
+        }
       addParents(t);
       dirs.add(t);
     },
     async remove(path) {
       const p = normalizePath(path);
-      if (p === '') { files.clear(); dirs.clear(); return; }
+      if (p === '') {
+        files.clear();
+        dirs.clear();
+        return;
+      }
       files.delete(p);
       for (const k of [...files.keys()]) if (under(p, k)) files.delete(k);
       for (const k of [...dirs]) if (k === p || under(p, k)) dirs.delete(k);

@@ -5,9 +5,15 @@
 import type { CheckpointStore } from './store.ts';
 
 /** A store that fails the writes (or renames) for which `fail(op, n)` gives an error, n counting from 1. */
-export function faultyStore(inner: CheckpointStore, fail: (op: 'write' | 'rename', n: number) => Error | null): CheckpointStore & { writes: number; renames: number } {
+export function faultyStore(
+  inner: CheckpointStore,
+  fail: (op: 'write' | 'rename', n: number) => Error | null,
+): CheckpointStore & { writes: number; renames: number } {
   const s = {
-    ...inner, name: `faulty(${inner.name})`, writes: 0, renames: 0,
+    ...inner,
+    name: `faulty(${inner.name})`,
+    writes: 0,
+    renames: 0,
     async write(path: string, data: Uint8Array | string) {
       const e = fail('write', ++s.writes);
       if (e) throw e;

@@ -25,11 +25,17 @@ export function Builder() {
             <span>Preset team</span>
             <select data-testid="preset-select" value={preset} onChange={(e) => choosePreset(e.target.value)}>
               {!PRESET_CHOICES.some((c) => c.id === preset) && <option value={preset}>custom</option>}
-              {PRESET_CHOICES.map((c) => <option key={c.id} value={c.id}>{c.label}</option>)}
+              {PRESET_CHOICES.map((c) => (
+                <option key={c.id} value={c.id}>
+                  {c.label}
+                </option>
+              ))}
             </select>
           </label>
           <p data-testid="config-status" data-valid={String(issues.length === 0)} className={issues.length ? 'bad-text' : 'ok-text'}>
-            {issues.length ? `${issues.length} problem${issues.length > 1 ? 's' : ''} to fix before training` : 'Config valid: ready to train'}
+            {issues.length
+              ? `${issues.length} problem${issues.length > 1 ? 's' : ''} to fix before training`
+              : 'Config valid: ready to train'}
           </p>
         </section>
         <div className="two-col">

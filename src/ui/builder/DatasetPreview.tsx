@@ -19,11 +19,18 @@ export function readDataset(text: string, name: string, env: DatasetEnv): Datase
   try {
     const records = PARSERS[env](text, name);
     // the first records as plain text (a code task: its prompt and the function it asks for)
-    const sample = records.slice(0, PREVIEW_RECORDS).map((r) => ('prompt' in r ? { problem: r.prompt, answer: r.entryPoint } : { problem: r.problem, answer: r.answer }));
+    const sample = records
+      .slice(0, PREVIEW_RECORDS)
+      .map((r) => ('prompt' in r ? { problem: r.prompt, answer: r.entryPoint } : { problem: r.problem, answer: r.answer }));
     return { name, records: records.length, sample, error: null };
   } catch (e) {
     const err = e as { code?: string; message: string; hint?: string };
-    return { name, records: 0, sample: [], error: { code: err.code ?? 'DATASET_PARSE', message: messageWithoutHint(err.message), hint: err.hint } };
+    return {
+      name,
+      records: 0,
+      sample: [],
+      error: { code: err.code ?? 'DATASET_PARSE', message: messageWithoutHint(err.message), hint: err.hint },
+    };
   }
 }
 
@@ -37,7 +44,9 @@ export function archiveKind(b: Uint8Array): string | null {
 export function DatasetPreview({ dataset, inUse = false }: { dataset: DatasetState; inUse?: boolean }) {
   return (
     <div data-testid="dataset-preview">
-      <p data-testid="dataset-status">{dataset.name}: {dataset.records} records{inUse ? ' (in use)' : ''}</p>
+      <p data-testid="dataset-status">
+        {dataset.name}: {dataset.records} records{inUse ? ' (in use)' : ''}
+      </p>
       <table className="dataset-preview">
         <tbody>
           {dataset.sample.map((r, i) => (

@@ -19,7 +19,7 @@ export function EnvPicker() {
   const rejected = useLab(selectDatasetRejected);
   // the dataset in use is the one the config carries (an upload, an imported or restored config, a loaded run's): previewed from it
   const data = typeof env.options.data === 'string' ? env.options.data : null;
-  const source = typeof env.options.source === 'string' ? env.options.source : 'the config\'s dataset';
+  const source = typeof env.options.source === 'string' ? env.options.source : "the config's dataset";
   const kind = env.name === 'code' ? 'code' : 'dataset';
   const inUse = useMemo(() => (data === null ? null : readDataset(data, source, kind)), [data, source, kind]);
   const difficulty = typeof env.options.difficulty === 'number' ? env.options.difficulty : null;
@@ -29,43 +29,100 @@ export function EnvPicker() {
       <h2>Environment</h2>
       <label className="field wide">
         <Label label="Tasks" path="env.name" />
-        <select value={isModule ? MODULE_ENV : env.name} data-testid="env-select" onChange={(e) => {
-          if (e.target.value === MODULE_ENV) startFromTemplate();
-          else editDraft((d) => { d.env = { name: e.target.value, options: e.target.value === 'dataset' ? d.env.options : {} }; });
-        }}>
-          {ENVS.map((e) => <option key={e.name} value={e.name}>{e.name}</option>)}
+        <select
+          value={isModule ? MODULE_ENV : env.name}
+          data-testid="env-select"
+          onChange={(e) => {
+            if (e.target.value === MODULE_ENV) startFromTemplate();
+            else
+              editDraft((d) => {
+                d.env = { name: e.target.value, options: e.target.value === 'dataset' ? d.env.options : {} };
+              });
+          }}
+        >
+          {ENVS.map((e) => (
+            <option key={e.name} value={e.name}>
+              {e.name}
+            </option>
+          ))}
           <option value={MODULE_ENV}>your module (JavaScript)</option>
         </select>
       </label>
-      <p className="hint">{isModule ? 'Your own environment: an ES module whose default export is a factory (options) => env, run sandboxed in a worker (no network, DOM or storage; a time limit per call). Its source is kept with the run.' : ENVS.find((e) => e.name === env.name)?.description}</p>
+      <p className="hint">
+        {isModule
+          ? 'Your own environment: an ES module whose default export is a factory (options) => env, run sandboxed in a worker (no network, DOM or storage; a time limit per call). Its source is kept with the run.'
+          : ENVS.find((e) => e.name === env.name)?.description}
+      </p>
       {isModule && <ModuleEditor />}
       {!isModule && env.name !== 'dataset' && env.name !== 'code' && (
-        <NumberField label="Difficulty (1..4, empty = default)" path="env.options.difficulty" helpPath="env.options" value={difficulty} step={1}
-          onChange={(v) => editDraft((d) => { if (Number.isFinite(v)) d.env.options.difficulty = v; else delete d.env.options.difficulty; })} />
+        <NumberField
+          label="Difficulty (1..4, empty = default)"
+          path="env.options.difficulty"
+          helpPath="env.options"
+          value={difficulty}
+          step={1}
+          onChange={(v) =>
+            editDraft((d) => {
+              if (Number.isFinite(v)) d.env.options.difficulty = v;
+              else delete d.env.options.difficulty;
+            })
+          }
+        />
       )}
       {!isModule && env.name === 'coop-arith' && (
-        <NumberField label={`Precedence share (0..1, empty = ${DEFAULT_PRECEDENCE})`} path="env.options.precedence" helpPath="env.options" step={0.05}
+        <NumberField
+          label={`Precedence share (0..1, empty = ${DEFAULT_PRECEDENCE})`}
+          path="env.options.precedence"
+          helpPath="env.options"
+          step={0.05}
           value={typeof env.options.precedence === 'number' ? env.options.precedence : null}
           title="Of the multi-step expressions, the share where reading left to right is wrong: the problems a planner helps with."
-          onChange={(v) => editDraft((d) => { if (Number.isFinite(v)) d.env.options.precedence = v; else delete d.env.options.precedence; })} />
+          onChange={(v) =>
+            editDraft((d) => {
+              if (Number.isFinite(v)) d.env.options.precedence = v;
+              else delete d.env.options.precedence;
+            })
+          }
+        />
       )}
       {!isModule && (env.name === 'dataset' || env.name === 'code') && (
         <div>
           <label className="button">
             Upload JSON / JSONL…
-            <input type="file" accept=".json,.jsonl,application/json" className="sr-only" data-testid="dataset-file"
-              onChange={(e) => { const f = e.target.files?.[0]; if (f) void uploadDataset(f, env.name === 'code' ? 'code' : 'dataset'); e.target.value = ''; }} />
+            <input
+              type="file"
+              accept=".json,.jsonl,application/json"
+              className="sr-only"
+              data-testid="dataset-file"
+              onChange={(e) => {
+                const f = e.target.files?.[0];
+                if (f) void uploadDataset(f, env.name === 'code' ? 'code' : 'dataset');
+                e.target.value = '';
+              }}
+            />
           </label>
           {inUse && !inUse.error && <DatasetPreview dataset={inUse} inUse />}
-          {inUse?.error && <ErrorBox error={inUse.error} testid="dataset-in-use-error" context={`reading ${source}, the dataset in the config`} />}
+          {inUse?.error && (
+            <ErrorBox error={inUse.error} testid="dataset-in-use-error" context={`reading ${source}, the dataset in the config`} />
+          )}
           {!inUse && env.name === 'code' && <p>the built-in tasks</p>}
           {rejected && (
-            <ErrorBox error={rejected.error} testid="dataset-error"
-              context={`reading ${rejected.name}${inUse && !inUse.error ? `; it was not used, the environment keeps ${inUse.name}` : ''}`} />
+            <ErrorBox
+              error={rejected.error}
+              testid="dataset-error"
+              context={`reading ${rejected.name}${inUse && !inUse.error ? `; it was not used, the environment keeps ${inUse.name}` : ''}`}
+            />
           )}
-          <p className="hint">{env.name === 'code'
-            ? <>Optional, one task per line (JSONL): {'{"prompt": "Write square(x).", "entryPoint": "square", "tests": [{"input": [3], "output": 9}]}'}</>
-            : <>One record per line (JSONL) or an array: {'{"problem": "What is 2+3?", "answer": "5"}'}</>}</p>
+          <p className="hint">
+            {env.name === 'code' ? (
+              <>
+                Optional, one task per line (JSONL):{' '}
+                {'{"prompt": "Write square(x).", "entryPoint": "square", "tests": [{"input": [3], "output": 9}]}'}
+              </>
+            ) : (
+              <>One record per line (JSONL) or an array: {'{"problem": "What is 2+3?", "answer": "5"}'}</>
+            )}
+          </p>
         </div>
       )}
       <FieldIssues path="env" />

@@ -6,8 +6,24 @@
 
 import { useEffect, useMemo, useState } from 'react';
 import {
-  Background, BaseEdge, type Connection, Controls, type Edge, type EdgeChange, type EdgeProps, type FitViewOptions, Handle, MarkerType,
-  type Node, type NodeChange, type NodeProps, Position, ReactFlow, getBezierPath, useReactFlow, useStore,
+  Background,
+  BaseEdge,
+  type Connection,
+  Controls,
+  type Edge,
+  type EdgeChange,
+  type EdgeProps,
+  type FitViewOptions,
+  Handle,
+  MarkerType,
+  type Node,
+  type NodeChange,
+  type NodeProps,
+  Position,
+  ReactFlow,
+  getBezierPath,
+  useReactFlow,
+  useStore,
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
 import { useShallow } from 'zustand/react/shallow';
@@ -17,17 +33,31 @@ import { addAgent, addEdge, removeEdge } from './graph-ops.ts';
 import { NODE_H, NODE_W, arcPath, edgeKind, layoutGraph } from './layout.ts';
 
 const selectGraphIssueRoles = (s: ReturnType<typeof useLab.getState>): number[] =>
-  s.issues.map((i) => /^graph\.agents\[(\d+)\]/.exec(i.path)).filter((m): m is RegExpExecArray => !!m).map((m) => Number(m[1]));
+  s.issues
+    .map((i) => /^graph\.agents\[(\d+)\]/.exec(i.path))
+    .filter((m): m is RegExpExecArray => !!m)
+    .map((m) => Number(m[1]));
 
-interface AgentData extends Record<string, unknown> { role: string; sub: string; bad: boolean; target: boolean }
-interface ArcData extends Record<string, unknown> { dir: -1 | 1; span: number }
+interface AgentData extends Record<string, unknown> {
+  role: string;
+  sub: string;
+  bad: boolean;
+  target: boolean;
+}
+interface ArcData extends Record<string, unknown> {
+  dir: -1 | 1;
+  span: number;
+}
 
 const hidden = { opacity: 0, pointerEvents: 'none' } as const;
 
 function AgentNode({ data, selected }: NodeProps<Node<AgentData>>) {
   return (
-    <div className={['agent-node', selected ? 'selected' : '', data.bad ? 'bad' : '', data.target ? 'target' : ''].join(' ')}
-      data-testid={`agent-node-${data.role}`} style={{ width: NODE_W, height: NODE_H }}>
+    <div
+      className={['agent-node', selected ? 'selected' : '', data.bad ? 'bad' : '', data.target ? 'target' : ''].join(' ')}
+      data-testid={`agent-node-${data.role}`}
+      style={{ width: NODE_W, height: NODE_H }}
+    >
       <Handle type="target" position={Position.Left} id="in" />
       <Handle type="source" position={Position.Right} id="out" />
       <Handle type="target" position={Position.Top} id="top-in" style={hidden} isConnectable={false} />
@@ -76,10 +106,37 @@ function ConnectForm({ roles }: { roles: string[] }) {
   const [to, setTo] = useState('');
   const ok = roles.includes(from) && roles.includes(to) && from !== to;
   return (
-    <form className="row connect-form" onSubmit={(e) => { e.preventDefault(); if (ok) editDraft((d) => { addEdge(d, from, to); }); }}>
-      <label>from <select value={from} onChange={(e) => setFrom(e.target.value)} data-testid="connect-from"><option value="">agent…</option>{roles.map((r) => <option key={r}>{r}</option>)}</select></label>
-      <label>sees it: <select value={to} onChange={(e) => setTo(e.target.value)} data-testid="connect-to"><option value="">agent…</option>{roles.map((r) => <option key={r}>{r}</option>)}</select></label>
-      <button type="submit" disabled={!ok} data-testid="connect-submit">Add edge</button>
+    <form
+      className="row connect-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (ok)
+          editDraft((d) => {
+            addEdge(d, from, to);
+          });
+      }}
+    >
+      <label>
+        from{' '}
+        <select value={from} onChange={(e) => setFrom(e.target.value)} data-testid="connect-from">
+          <option value="">agent…</option>
+          {roles.map((r) => (
+            <option key={r}>{r}</option>
+          ))}
+        </select>
+      </label>
+      <label>
+        sees it:{' '}
+        <select value={to} onChange={(e) => setTo(e.target.value)} data-testid="connect-to">
+          <option value="">agent…</option>
+          {roles.map((r) => (
+            <option key={r}>{r}</option>
+          ))}
+        </select>
+      </label>
+      <button type="submit" disabled={!ok} data-testid="connect-submit">
+        Add edge
+      </button>
     </form>
   );
 }
@@ -101,32 +158,53 @@ export function GraphEditor() {
   const nodes: Node<AgentData>[] = layout.nodes.map((n) => {
     const p = graph.agents[n.index];
     return {
-      id: idOf(n.index), type: 'agent', position: moved[idOf(n.index)] ?? { x: n.x, y: n.y }, selected: n.index === selected, deletable: false,
+      id: idOf(n.index),
+      type: 'agent',
+      position: moved[idOf(n.index)] ?? { x: n.x, y: n.y },
+      selected: n.index === selected,
+      deletable: false,
       ariaLabel: `agent ${p.role || '(no name)'}`,
       data: {
-        role: p.role, bad: badAgents.includes(n.index), target: !!connectFrom && connectFrom !== p.role,
+        role: p.role,
+        bad: badAgents.includes(n.index),
+        target: !!connectFrom && connectFrom !== p.role,
         sub: `${dynamic?.orchestrator === p.role ? 'orchestrator' : p.withAnswer ? 'answers \\boxed{}' : 'helper'} · ${p.maxNewTokens} tok`,
       },
     };
   });
   const nodeId = new Map(graph.agents.map((a, i) => [a.role, idOf(i)]));
-  const edges: Edge[] = dynamic ? [] : graph.edges.flatMap((e, i) => {
-    const source = nodeId.get(e.from), target = nodeId.get(e.to);
-    if (!source || !target) return [];
-    const { kind, span } = edgeKind(layers, e.from, e.to);
-    const handles = kind === 'next' ? ['out', 'in'] : kind === 'skip' ? ['top-out', 'top-in'] : ['bottom-out', 'bottom-in'];
-    return [{
-      id: String(i), source, target, sourceHandle: handles[0], targetHandle: handles[1], type: kind === 'next' ? 'next' : 'arc',
-      data: { dir: kind === 'back' ? 1 : -1, span }, selected: selectedEdges.includes(String(i)),
-      markerEnd: { type: MarkerType.ArrowClosed, width: 18, height: 18, color: '#7a8394' },
-      ariaLabel: `edge ${e.from} to ${e.to} (Delete removes it)`, className: 'graph-edge',
-    }];
-  });
+  const edges: Edge[] = dynamic
+    ? []
+    : graph.edges.flatMap((e, i) => {
+        const source = nodeId.get(e.from),
+          target = nodeId.get(e.to);
+        if (!source || !target) return [];
+        const { kind, span } = edgeKind(layers, e.from, e.to);
+        const handles = kind === 'next' ? ['out', 'in'] : kind === 'skip' ? ['top-out', 'top-in'] : ['bottom-out', 'bottom-in'];
+        return [
+          {
+            id: String(i),
+            source,
+            target,
+            sourceHandle: handles[0],
+            targetHandle: handles[1],
+            type: kind === 'next' ? 'next' : 'arc',
+            data: { dir: kind === 'back' ? 1 : -1, span },
+            selected: selectedEdges.includes(String(i)),
+            markerEnd: { type: MarkerType.ArrowClosed, width: 18, height: 18, color: '#7a8394' },
+            ariaLabel: `edge ${e.from} to ${e.to} (Delete removes it)`,
+            className: 'graph-edge',
+          },
+        ];
+      });
   const roleOfId = (id: string) => graph.agents[ids.indexOf(id)]?.role;
 
   const onNodesChange = (changes: NodeChange<Node<AgentData>>[]) => {
     for (const c of changes) {
-      if (c.type === 'position' && c.position) { const p = c.position; setMoved((m) => ({ ...m, [c.id]: p })); }
+      if (c.type === 'position' && c.position) {
+        const p = c.position;
+        setMoved((m) => ({ ...m, [c.id]: p }));
+      }
       if (c.type === 'select' && c.selected) {
         const i = ids.indexOf(c.id);
         if (i >= 0) useLab.setState({ selectedAgent: i });
@@ -134,21 +212,39 @@ export function GraphEditor() {
     }
   };
   const onEdgesChange = (changes: EdgeChange[]) => {
-    const removed = changes.filter((c) => c.type === 'remove').map((c) => Number(c.id)).sort((a, b) => b - a);
-    if (removed.length) { editDraft((d) => { for (const i of removed) removeEdge(d, i); }); setSelectedEdges([]); }
+    const removed = changes
+      .filter((c) => c.type === 'remove')
+      .map((c) => Number(c.id))
+      .sort((a, b) => b - a);
+    if (removed.length) {
+      editDraft((d) => {
+        for (const i of removed) removeEdge(d, i);
+      });
+      setSelectedEdges([]);
+    }
     const sel = changes.filter((c) => c.type === 'select');
-    if (sel.length) setSelectedEdges((s) => [...s.filter((id) => !sel.some((c) => c.id === id)), ...sel.flatMap((c) => (c.type === 'select' && c.selected ? [c.id] : []))]);
+    if (sel.length)
+      setSelectedEdges((s) => [
+        ...s.filter((id) => !sel.some((c) => c.id === id)),
+        ...sel.flatMap((c) => (c.type === 'select' && c.selected ? [c.id] : [])),
+      ]);
   };
   const onConnect = (c: Connection) => {
-    const from = roleOfId(c.source), to = roleOfId(c.target);
-    if (from && to && from !== to) editDraft((d) => { addEdge(d, from, to); });
+    const from = roleOfId(c.source),
+      to = roleOfId(c.target);
+    if (from && to && from !== to)
+      editDraft((d) => {
+        addEdge(d, from, to);
+      });
   };
   const clickNode = (id: string) => {
     const i = ids.indexOf(id);
     const role = graph.agents[i]?.role;
     if (role === undefined) return;
     if (connectFrom && connectFrom !== role) {
-      editDraft((d) => { addEdge(d, connectFrom, role); });
+      editDraft((d) => {
+        addEdge(d, connectFrom, role);
+      });
       useLab.setState({ connectFrom: null, selectedAgent: i });
       return;
     }
@@ -160,20 +256,64 @@ export function GraphEditor() {
       <div className="row spread">
         <h2>Agents</h2>
         <div className="row">
-          <button type="button" data-testid="add-agent" onClick={() => { let i = 0; editDraft((d, agentIds) => { i = addAgent(d); agentIds.push(...freshAgentIds(1)); }); useLab.setState({ selectedAgent: i }); }}>+ Add agent</button>
+          <button
+            type="button"
+            data-testid="add-agent"
+            onClick={() => {
+              let i = 0;
+              editDraft((d, agentIds) => {
+                i = addAgent(d);
+                agentIds.push(...freshAgentIds(1));
+              });
+              useLab.setState({ selectedAgent: i });
+            }}
+          >
+            + Add agent
+          </button>
           {!dynamic && (
-            <button type="button" data-testid="connect-agent" className={connectFrom ? 'active' : ''} disabled={graph.agents.length < 2}
-              onClick={() => useLab.setState({ connectFrom: connectFrom ? null : graph.agents[selected]?.role ?? null })}>
+            <button
+              type="button"
+              data-testid="connect-agent"
+              className={connectFrom ? 'active' : ''}
+              disabled={graph.agents.length < 2}
+              onClick={() => useLab.setState({ connectFrom: connectFrom ? null : (graph.agents[selected]?.role ?? null) })}
+            >
               {connectFrom ? `Click the agent that sees ${connectFrom}… (cancel)` : 'Connect from selected'}
             </button>
           )}
         </div>
       </div>
-      {dynamic && <p className="hint">Dynamic topology: {dynamic.orchestrator} routes the task with &lt;call&gt;role&lt;/call&gt; (up to {dynamic.maxSteps} calls); edges are not used.</p>}
-      <div className="graph-flow" data-testid="graph-editor" role="group" aria-label="agent graph: Tab to an agent or edge, Enter selects, Delete removes the selected edge" data-edges={edges.length}>
-        <ReactFlow nodes={nodes} edges={edges} nodeTypes={nodeTypes} edgeTypes={edgeTypes} onNodesChange={onNodesChange} onEdgesChange={onEdgesChange}
-          onConnect={onConnect} onNodeClick={(_e, n) => clickNode(n.id)} fitView fitViewOptions={FIT} minZoom={0.3} maxZoom={2}
-          deleteKeyCode={['Delete', 'Backspace']} proOptions={{ hideAttribution: true }} nodesFocusable edgesFocusable>
+      {dynamic && (
+        <p className="hint">
+          Dynamic topology: {dynamic.orchestrator} routes the task with &lt;call&gt;role&lt;/call&gt; (up to {dynamic.maxSteps} calls);
+          edges are not used.
+        </p>
+      )}
+      <div
+        className="graph-flow"
+        data-testid="graph-editor"
+        role="group"
+        aria-label="agent graph: Tab to an agent or edge, Enter selects, Delete removes the selected edge"
+        data-edges={edges.length}
+      >
+        <ReactFlow
+          nodes={nodes}
+          edges={edges}
+          nodeTypes={nodeTypes}
+          edgeTypes={edgeTypes}
+          onNodesChange={onNodesChange}
+          onEdgesChange={onEdgesChange}
+          onConnect={onConnect}
+          onNodeClick={(_e, n) => clickNode(n.id)}
+          fitView
+          fitViewOptions={FIT}
+          minZoom={0.3}
+          maxZoom={2}
+          deleteKeyCode={['Delete', 'Backspace']}
+          proOptions={{ hideAttribution: true }}
+          nodesFocusable
+          edgesFocusable
+        >
           <Background gap={16} size={1} />
           <Controls showInteractive={false} fitViewOptions={FIT} />
           <FitOnChange signature={`${ids.join()}|${graph.edges.map((e) => `${e.from}>${e.to}`).join()}|${dynamic?.orchestrator ?? ''}`} />
@@ -185,7 +325,14 @@ export function GraphEditor() {
           {graph.edges.map((e, i) => (
             <li key={`${e.from}-${e.to}-${i}`}>
               {e.from} → {e.to}
-              <button type="button" className="link" aria-label={`remove edge ${e.from} to ${e.to}`} onClick={() => editDraft((d) => removeEdge(d, i))}>remove</button>
+              <button
+                type="button"
+                className="link"
+                aria-label={`remove edge ${e.from} to ${e.to}`}
+                onClick={() => editDraft((d) => removeEdge(d, i))}
+              >
+                remove
+              </button>
             </li>
           ))}
         </ul>

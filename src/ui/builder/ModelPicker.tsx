@@ -18,28 +18,60 @@ export function ModelPicker() {
     <section className="card" data-testid="model-picker">
       <h2 id="model-picker-title">Base model</h2>
       <div className="row">
-        <select value={path} data-testid="model-select" aria-labelledby="model-picker-title" title={fieldHelp('model.path')?.text} onChange={(e) => void chooseModel(e.target.value)}>
+        <select
+          value={path}
+          data-testid="model-select"
+          aria-labelledby="model-picker-title"
+          title={fieldHelp('model.path')?.text}
+          onChange={(e) => void chooseModel(e.target.value)}
+        >
           <option value="">built-in: marft-tiny</option>
-          {local.map((p) => <option key={p} value={p}>local: {p.replace('opfs:models/', '')}</option>)}
+          {local.map((p) => (
+            <option key={p} value={p}>
+              local: {p.replace('opfs:models/', '')}
+            </option>
+          ))}
         </select>
         <label className="button">
           Pick a Hugging Face folder…
-          <input type="file" data-testid="model-folder" className="sr-only"
-            ref={(el) => { if (el) el.setAttribute('webkitdirectory', ''); }}
-            onChange={(e) => { const f = e.target.files; if (f?.length) void importModelFolder(Array.from(f)); e.target.value = ''; }} />
+          <input
+            type="file"
+            data-testid="model-folder"
+            className="sr-only"
+            ref={(el) => {
+              if (el) el.setAttribute('webkitdirectory', '');
+            }}
+            onChange={(e) => {
+              const f = e.target.files;
+              if (f?.length) void importModelFolder(Array.from(f));
+              e.target.value = '';
+            }}
+          />
         </label>
-        {model.status === 'idle' && <button type="button" onClick={() => void chooseModel(path)}>Check model</button>}
+        {model.status === 'idle' && (
+          <button type="button" onClick={() => void chooseModel(path)}>
+            Check model
+          </button>
+        )}
       </div>
-      {model.status === 'loading' && <p className="hint" data-testid="model-status" data-state="loading">Loading the model…</p>}
+      {model.status === 'loading' && (
+        <p className="hint" data-testid="model-status" data-state="loading">
+          Loading the model…
+        </p>
+      )}
       {model.status === 'ready' && model.info && (
         <p data-testid="model-status" data-state="ready">
-          {model.info.name}: {model.info.modelType}, {model.info.numLayers} layers, hidden {model.info.hiddenSize}, vocab {model.info.vocabSize},
-          context {model.info.maxPositions}, weights {mib(model.info.bytes)}{model.info.hasChatTemplate ? ', chat template' : ', no chat template'}
+          {model.info.name}: {model.info.modelType}, {model.info.numLayers} layers, hidden {model.info.hiddenSize}, vocab{' '}
+          {model.info.vocabSize}, context {model.info.maxPositions}, weights {mib(model.info.bytes)}
+          {model.info.hasChatTemplate ? ', chat template' : ', no chat template'}
         </p>
       )}
       {model.status === 'error' && model.error && <ErrorBox error={model.error} testid="model-error" />}
       <HubPicker />
-      <p className="hint">Llama, Qwen2 and SmolLM-family folders with safetensors weights and tokenizer.json. A picked or downloaded model is kept in this browser's storage.</p>
+      <p className="hint">
+        Llama, Qwen2 and SmolLM-family folders with safetensors weights and tokenizer.json. A picked or downloaded model is kept in this
+        browser's storage.
+      </p>
     </section>
   );
 }

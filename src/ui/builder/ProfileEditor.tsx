@@ -17,7 +17,9 @@ function RoleField({ index, role }: { index: number; role: string }) {
   const commit = () => {
     if (text === role) return;
     let issue: string | null = null;
-    editDraft((d) => { issue = renameAgent(d, index, text); });
+    editDraft((d) => {
+      issue = renameAgent(d, index, text);
+    });
     setRefused(issue ? `not renamed: ${issue}` : null);
   };
   const message = refused ?? (pending ? `${pending} (Enter renames; Escape keeps "${role}")` : null);
@@ -25,15 +27,28 @@ function RoleField({ index, role }: { index: number; role: string }) {
     <label className={`field wide${message ? ' bad' : ''}`}>
       <Label label="Role" path={path} />
       <input
-        type="text" value={text} data-testid={`field-${path}`} aria-invalid={!!message}
-        onChange={(e) => { setText(e.target.value); setRefused(null); }}
+        type="text"
+        value={text}
+        data-testid={`field-${path}`}
+        aria-invalid={!!message}
+        onChange={(e) => {
+          setText(e.target.value);
+          setRefused(null);
+        }}
         onBlur={commit}
         onKeyDown={(e) => {
           if (e.key === 'Enter') commit();
-          if (e.key === 'Escape') { setText(role); setRefused(null); }
+          if (e.key === 'Escape') {
+            setText(role);
+            setRefused(null);
+          }
         }}
       />
-      {message && <ul className="issues" data-testid="role-issue"><li>{message}</li></ul>}
+      {message && (
+        <ul className="issues" data-testid="role-issue">
+          <li>{message}</li>
+        </ul>
+      )}
       <FieldIssues path={path} exact />
     </label>
   );
@@ -44,27 +59,115 @@ export function ProfileEditor() {
   const i = useLab(selectSelectedAgent);
   const ids = useLab(selectAgentIds);
   const p = draft.graph.agents[i];
-  if (!p) return <section className="card"><p className="hint">Select an agent in the graph.</p></section>;
+  if (!p)
+    return (
+      <section className="card">
+        <p className="hint">Select an agent in the graph.</p>
+      </section>
+    );
   const at = `graph.agents[${i}]`;
   const edit = (f: (a: typeof p) => void) => editDraft((d) => f(d.graph.agents[i]));
   return (
     <section className="card profile" data-testid="profile-editor">
       <div className="row spread">
-        <h2>Agent {i + 1}: {p.role}</h2>
-        <button type="button" className="danger" data-testid="remove-agent" disabled={draft.graph.agents.length < 2}
-          onClick={() => { editDraft((d, agentIds) => { removeAgent(d, i); agentIds.splice(i, 1); }); useLab.setState({ selectedAgent: Math.max(0, i - 1) }); }}>Remove agent</button>
+        <h2>
+          Agent {i + 1}: {p.role}
+        </h2>
+        <button
+          type="button"
+          className="danger"
+          data-testid="remove-agent"
+          disabled={draft.graph.agents.length < 2}
+          onClick={() => {
+            editDraft((d, agentIds) => {
+              removeAgent(d, i);
+              agentIds.splice(i, 1);
+            });
+            useLab.setState({ selectedAgent: Math.max(0, i - 1) });
+          }}
+        >
+          Remove agent
+        </button>
       </div>
       <div className="grid2">
         <RoleField key={`${ids[i]}:${p.role}`} index={i} role={p.role} />
-        <TextField label="Description" path={`${at}.description`} value={p.description ?? ''} onChange={(v) => edit((a) => { a.description = v; })} />
+        <TextField
+          label="Description"
+          path={`${at}.description`}
+          value={p.description ?? ''}
+          onChange={(v) =>
+            edit((a) => {
+              a.description = v;
+            })
+          }
+        />
       </div>
-      <TextField label="System prompt" path={`${at}.systemPrompt`} value={p.systemPrompt} multiline onChange={(v) => edit((a) => { a.systemPrompt = v; })} />
-      <CheckField label="Gives the answer (its \boxed{} is scored)" path={`${at}.withAnswer`} value={p.withAnswer} onChange={(v) => edit((a) => { a.withAnswer = v; })} />
+      <TextField
+        label="System prompt"
+        path={`${at}.systemPrompt`}
+        value={p.systemPrompt}
+        multiline
+        onChange={(v) =>
+          edit((a) => {
+            a.systemPrompt = v;
+          })
+        }
+      />
+      <CheckField
+        label="Gives the answer (its \boxed{} is scored)"
+        path={`${at}.withAnswer`}
+        value={p.withAnswer}
+        onChange={(v) =>
+          edit((a) => {
+            a.withAnswer = v;
+          })
+        }
+      />
       <div className="grid4">
-        <NumberField label="Max new tokens" path={`${at}.maxNewTokens`} value={p.maxNewTokens} step={1} onChange={(v) => edit((a) => { a.maxNewTokens = v; })} />
-        <NumberField label="Temperature" path={`${at}.temperature`} value={p.temperature} step={0.1} onChange={(v) => edit((a) => { a.temperature = v; })} />
-        <NumberField label="Top-k (0 = off)" path={`${at}.topK`} value={p.topK} step={1} onChange={(v) => edit((a) => { a.topK = v; })} />
-        <NumberField label="Top-p" path={`${at}.topP`} value={p.topP} step={0.05} onChange={(v) => edit((a) => { a.topP = v; })} />
+        <NumberField
+          label="Max new tokens"
+          path={`${at}.maxNewTokens`}
+          value={p.maxNewTokens}
+          step={1}
+          onChange={(v) =>
+            edit((a) => {
+              a.maxNewTokens = v;
+            })
+          }
+        />
+        <NumberField
+          label="Temperature"
+          path={`${at}.temperature`}
+          value={p.temperature}
+          step={0.1}
+          onChange={(v) =>
+            edit((a) => {
+              a.temperature = v;
+            })
+          }
+        />
+        <NumberField
+          label="Top-k (0 = off)"
+          path={`${at}.topK`}
+          value={p.topK}
+          step={1}
+          onChange={(v) =>
+            edit((a) => {
+              a.topK = v;
+            })
+          }
+        />
+        <NumberField
+          label="Top-p"
+          path={`${at}.topP`}
+          value={p.topP}
+          step={0.05}
+          onChange={(v) =>
+            edit((a) => {
+              a.topP = v;
+            })
+          }
+        />
       </div>
       <FieldIssues path={`${at}`} exact />
     </section>

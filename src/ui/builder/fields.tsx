@@ -12,8 +12,30 @@ export function Label({ label, path }: { label: string; path: string }) {
   return (
     <span>
       {label}
-      {help && <span className="help-icon" tabIndex={0} role="note" title={help.text} aria-label={`${label}: ${help.text}`} data-testid={`help-${path}`}>?</span>}
-      {help?.paper && <a className="paper-link" href={help.paper.url} target="_blank" rel="noreferrer" title={`MARFT paper: ${help.paper.term}`} data-testid={`paper-${path}`}>paper</a>}
+      {help && (
+        <span
+          className="help-icon"
+          tabIndex={0}
+          role="note"
+          title={help.text}
+          aria-label={`${label}: ${help.text}`}
+          data-testid={`help-${path}`}
+        >
+          ?
+        </span>
+      )}
+      {help?.paper && (
+        <a
+          className="paper-link"
+          href={help.paper.url}
+          target="_blank"
+          rel="noreferrer"
+          title={`MARFT paper: ${help.paper.term}`}
+          data-testid={`paper-${path}`}
+        >
+          paper
+        </a>
+      )}
     </span>
   );
 }
@@ -24,7 +46,9 @@ export function FieldIssues({ path, exact = false }: { path: string; exact?: boo
   if (!mine.length) return null;
   return (
     <ul className="issues" data-testid={`issues-${path}`}>
-      {mine.map((i) => <li key={i.path + i.message}>{i.message}</li>)}
+      {mine.map((i) => (
+        <li key={i.path + i.message}>{i.message}</li>
+      ))}
     </ul>
   );
 }
@@ -47,7 +71,8 @@ interface NumberProps {
 export function NumberField({ label, path, value, onChange, step = 'any', title, testid, helpPath }: NumberProps) {
   const [text, setText] = useState(value === null ? '' : String(value));
   useEffect(() => {
-    if (Number(text) !== value && !(text === '' && (value === null || Number.isNaN(value)))) setText(value === null || Number.isNaN(value) ? '' : String(value));
+    if (Number(text) !== value && !(text === '' && (value === null || Number.isNaN(value))))
+      setText(value === null || Number.isNaN(value) ? '' : String(value));
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [value]);
   const bad = useLab(invalid(path));
@@ -55,16 +80,35 @@ export function NumberField({ label, path, value, onChange, step = 'any', title,
     <label className={`field${bad ? ' bad' : ''}`} title={title}>
       <Label label={label} path={helpPath ?? path} />
       <input
-        type="number" step={step} value={text} data-testid={testid ?? `field-${path}`} aria-invalid={bad}
-        onChange={(e) => { setText(e.target.value); withEditKey(path, () => onChange(e.target.value.trim() === '' ? NaN : Number(e.target.value))); }}
+        type="number"
+        step={step}
+        value={text}
+        data-testid={testid ?? `field-${path}`}
+        aria-invalid={bad}
+        onChange={(e) => {
+          setText(e.target.value);
+          withEditKey(path, () => onChange(e.target.value.trim() === '' ? NaN : Number(e.target.value)));
+        }}
       />
       <FieldIssues path={path} exact />
     </label>
   );
 }
 
-export function SelectField<T extends string>({ label, path, value, options, onChange, testid }: {
-  label: string; path: string; value: T; options: ReadonlyArray<T | { value: T; label: string }>; onChange: (v: T) => void; testid?: string;
+export function SelectField<T extends string>({
+  label,
+  path,
+  value,
+  options,
+  onChange,
+  testid,
+}: {
+  label: string;
+  path: string;
+  value: T;
+  options: ReadonlyArray<T | { value: T; label: string }>;
+  onChange: (v: T) => void;
+  testid?: string;
 }) {
   const bad = useLab(invalid(path));
   return (
@@ -73,7 +117,11 @@ export function SelectField<T extends string>({ label, path, value, options, onC
       <select value={value} onChange={(e) => onChange(e.target.value as T)} data-testid={testid ?? `field-${path}`}>
         {options.map((o) => {
           const v = typeof o === 'string' ? o : o.value;
-          return <option key={v} value={v}>{typeof o === 'string' ? o : o.label}</option>;
+          return (
+            <option key={v} value={v}>
+              {typeof o === 'string' ? o : o.label}
+            </option>
+          );
         })}
       </select>
       <FieldIssues path={path} exact />
@@ -81,7 +129,17 @@ export function SelectField<T extends string>({ label, path, value, options, onC
   );
 }
 
-export function CheckField({ label, path, value, onChange }: { label: string; path: string; value: boolean; onChange: (v: boolean) => void }) {
+export function CheckField({
+  label,
+  path,
+  value,
+  onChange,
+}: {
+  label: string;
+  path: string;
+  value: boolean;
+  onChange: (v: boolean) => void;
+}) {
   return (
     <label className="field check">
       <input type="checkbox" checked={value} onChange={(e) => onChange(e.target.checked)} data-testid={`field-${path}`} />
@@ -90,14 +148,38 @@ export function CheckField({ label, path, value, onChange }: { label: string; pa
   );
 }
 
-export function TextField({ label, path, value, onChange, multiline = false }: { label: string; path: string; value: string; onChange: (v: string) => void; multiline?: boolean }) {
+export function TextField({
+  label,
+  path,
+  value,
+  onChange,
+  multiline = false,
+}: {
+  label: string;
+  path: string;
+  value: string;
+  onChange: (v: string) => void;
+  multiline?: boolean;
+}) {
   const bad = useLab(invalid(path));
   return (
     <label className={`field wide${bad ? ' bad' : ''}`}>
       <Label label={label} path={path} />
-      {multiline
-        ? <textarea value={value} rows={4} onChange={(e) => withEditKey(path, () => onChange(e.target.value))} data-testid={`field-${path}`} />
-        : <input type="text" value={value} onChange={(e) => withEditKey(path, () => onChange(e.target.value))} data-testid={`field-${path}`} />}
+      {multiline ? (
+        <textarea
+          value={value}
+          rows={4}
+          onChange={(e) => withEditKey(path, () => onChange(e.target.value))}
+          data-testid={`field-${path}`}
+        />
+      ) : (
+        <input
+          type="text"
+          value={value}
+          onChange={(e) => withEditKey(path, () => onChange(e.target.value))}
+          data-testid={`field-${path}`}
+        />
+      )}
       <FieldIssues path={path} exact />
     </label>
   );

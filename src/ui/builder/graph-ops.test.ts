@@ -19,7 +19,10 @@ describe('renaming an agent', () => {
     expect(c.graph.agents.map((a) => a.role)).toEqual(['planner', 'solver', 'agent_3']);
     expect(c.graph.edges).toEqual(edgesBefore);
     expect(renameAgent(c, i, 'solver2')).toBeNull();
-    expect(c.graph.edges).toEqual([{ from: 'planner', to: 'solver' }, { from: 'solver2', to: 'solver' }]);
+    expect(c.graph.edges).toEqual([
+      { from: 'planner', to: 'solver' },
+      { from: 'solver2', to: 'solver' },
+    ]);
     expect(validateConfig(c).issues).toEqual([]);
   });
 

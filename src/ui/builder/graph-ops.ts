@@ -11,9 +11,16 @@ import { freshRole } from './layout.ts';
 export function addAgent(d: RunConfig): number {
   const role = freshRole(d.graph);
   const tokens = d.graph.agents[0]?.maxNewTokens;
-  d.graph.agents.push(makeProfile(role, 'You are a member of a team solving a math problem. Read the problem and your teammates\' messages, then write your contribution.', {
-    description: 'Team member.', ...(tokens ? { maxNewTokens: tokens } : {}),
-  }));
+  d.graph.agents.push(
+    makeProfile(
+      role,
+      "You are a member of a team solving a math problem. Read the problem and your teammates' messages, then write your contribution.",
+      {
+        description: 'Team member.',
+        ...(tokens ? { maxNewTokens: tokens } : {}),
+      },
+    ),
+  );
   return d.graph.agents.length - 1;
 }
 

@@ -5,7 +5,13 @@
 
 import type { AgentGraph } from '../../config/graph.ts';
 
-export interface NodePos { role: string; index: number; x: number; y: number; layer: number }
+export interface NodePos {
+  role: string;
+  index: number;
+  x: number;
+  y: number;
+  layer: number;
+}
 
 export const NODE_W = 176;
 export const NODE_H = 60;

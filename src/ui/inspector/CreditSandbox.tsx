@@ -11,59 +11,166 @@ import { creditSandbox, recordedEpisodeLines } from '../actions.ts';
 import { patchInspector, selectInspector, useLab } from '../store.ts';
 import { chipStyle, legendStops, sharedScale } from './colors.ts';
 import {
-  type Sandbox, type SandboxAction, defaultSandbox, explainCredit, gaeChain, newAction, resizeAction, sandboxConfig, sandboxFromRecorded, sandboxJsonl, setTurnCount,
+  type Sandbox,
+  type SandboxAction,
+  defaultSandbox,
+  explainCredit,
+  gaeChain,
+  newAction,
+  resizeAction,
+  sandboxConfig,
+  sandboxFromRecorded,
+  sandboxJsonl,
+  setTurnCount,
 } from './sandbox.ts';
 
 const METHODS: CreditMethod[] = ['equal', 'step_discount', 'per_step'];
 const fmt = (v: number | null | undefined) => (v === null || v === undefined ? '—' : v.toFixed(3));
 const num = (s: string, fallback: number) => (Number.isFinite(Number(s)) && s.trim() !== '' ? Number(s) : fallback);
 
-function Num({ label, value, onChange, testId, step = 0.05, min, max }: { label: string; value: number; onChange: (v: number) => void; testId: string; step?: number; min?: number; max?: number }) {
+function Num({
+  label,
+  value,
+  onChange,
+  testId,
+  step = 0.05,
+  min,
+  max,
+}: {
+  label: string;
+  value: number;
+  onChange: (v: number) => void;
+  testId: string;
+  step?: number;
+  min?: number;
+  max?: number;
+}) {
   return (
-    <label className="field inline"><span>{label}</span>
-      <input type="number" value={value} step={step} min={min} max={max} data-testid={testId} aria-label={label} onChange={(e) => onChange(num(e.target.value, value))} />
+    <label className="field inline">
+      <span>{label}</span>
+      <input
+        type="number"
+        value={value}
+        step={step}
+        min={min}
+        max={max}
+        data-testid={testId}
+        aria-label={label}
+        onChange={(e) => onChange(num(e.target.value, value))}
+      />
     </label>
   );
 }
 
-function ActionEditor({ a, roles, level, onChange, onRemove, id }: { a: SandboxAction; roles: string[]; level: Sandbox['level']; onChange: (a: SandboxAction) => void; onRemove: (() => void) | null; id: string }) {
+function ActionEditor({
+  a,
+  roles,
+  level,
+  onChange,
+  onRemove,
+  id,
+}: {
+  a: SandboxAction;
+  roles: string[];
+  level: Sandbox['level'];
+  onChange: (a: SandboxAction) => void;
+  onRemove: (() => void) | null;
+  id: string;
+}) {
   return (
     <div className="sb-action row" data-testid={`sb-action-${id}`}>
-      <label className="field inline"><span>agent</span>
+      <label className="field inline">
+        <span>agent</span>
         <select value={a.role} data-testid={`sb-role-${id}`} onChange={(e) => onChange({ ...a, role: e.target.value })}>
-          {roles.map((r) => <option key={r} value={r}>{r}</option>)}
+          {roles.map((r) => (
+            <option key={r} value={r}>
+              {r}
+            </option>
+          ))}
         </select>
       </label>
       <Num label="tokens" value={a.tokens} step={1} min={1} testId={`sb-tokens-${id}`} onChange={(n) => onChange(resizeAction(a, n))} />
-      {level === 'action'
-        ? <Num label="V (critic)" value={a.values[0]} testId={`sb-value-${id}`} onChange={(v) => onChange({ ...a, values: a.values.map(() => v) })} />
-        : (
-          <label className="field inline"><span>V per token</span>
-            <input type="text" defaultValue={a.values.join(', ')} key={a.values.length} data-testid={`sb-values-${id}`} aria-label={`action ${id} critic value per token`}
-              onBlur={(e) => onChange({ ...a, values: a.values.map((v, k) => num(e.target.value.split(',')[k] ?? '', v)) })} />
-          </label>
-        )}
-      <label className="field inline"><span>text</span>
-        <input type="text" value={a.text} placeholder="(read by per_step helpers)" data-testid={`sb-text-${id}`} aria-label={`action ${id} text`} onChange={(e) => onChange({ ...a, text: e.target.value })} />
+      {level === 'action' ? (
+        <Num
+          label="V (critic)"
+          value={a.values[0]}
+          testId={`sb-value-${id}`}
+          onChange={(v) => onChange({ ...a, values: a.values.map(() => v) })}
+        />
+      ) : (
+        <label className="field inline">
+          <span>V per token</span>
+          <input
+            type="text"
+            defaultValue={a.values.join(', ')}
+            key={a.values.length}
+            data-testid={`sb-values-${id}`}
+            aria-label={`action ${id} critic value per token`}
+            onBlur={(e) => onChange({ ...a, values: a.values.map((v, k) => num(e.target.value.split(',')[k] ?? '', v)) })}
+          />
+        </label>
+      )}
+      <label className="field inline">
+        <span>text</span>
+        <input
+          type="text"
+          value={a.text}
+          placeholder="(read by per_step helpers)"
+          data-testid={`sb-text-${id}`}
+          aria-label={`action ${id} text`}
+          onChange={(e) => onChange({ ...a, text: e.target.value })}
+        />
       </label>
-      {onRemove && <button type="button" aria-label={`remove action ${id}`} onClick={onRemove}>✕</button>}
+      {onRemove && (
+        <button type="button" aria-label={`remove action ${id}`} onClick={onRemove}>
+          ✕
+        </button>
+      )}
     </div>
   );
 }
 
 /** The computed numbers: one row per agent with its tokens coloured on the one shared scale, and the GAE terms. */
-function Results({ line, s, scale, active }: { line: InspectedLine; s: Sandbox; scale: { lo: number; hi: number }; active: { action: number; token: number } | null }) {
+function Results({
+  line,
+  s,
+  scale,
+  active,
+}: {
+  line: InspectedLine;
+  s: Sandbox;
+  scale: { lo: number; hi: number };
+  active: { action: number; token: number } | null;
+}) {
   return (
     <table className="sb-results terms" data-testid="sb-results">
-      <thead><tr><th>agent</th><th>turn</th><th>tokens: advantage A</th><th>r</th><th>V</th><th>δ</th><th>return</th></tr></thead>
+      <thead>
+        <tr>
+          <th>agent</th>
+          <th>turn</th>
+          <th>tokens: advantage A</th>
+          <th>r</th>
+          <th>V</th>
+          <th>δ</th>
+          <th>return</th>
+        </tr>
+      </thead>
       <tbody>
         {line.actions.map((a, ai) => (
           <tr key={ai} data-testid={`sb-row-${ai}`}>
-            <th>{a.role}</th><td>{a.turn + 1}</td>
+            <th>{a.role}</th>
+            <td>{a.turn + 1}</td>
             <td>
               {a.advantages.map((v, k) => (
-                <span key={k} className={`tok sb-tok${active && active.action === ai && active.token === k ? ' sel' : ''}`} data-testid={`sb-adv-${ai}-${k}`}
-                  style={chipStyle(v, scale, 'advantage')} title={`A = ${v}`}>{v.toFixed(3)}</span>
+                <span
+                  key={k}
+                  className={`tok sb-tok${active && active.action === ai && active.token === k ? ' sel' : ''}`}
+                  data-testid={`sb-adv-${ai}-${k}`}
+                  style={chipStyle(v, scale, 'advantage')}
+                  title={`A = ${v}`}
+                >
+                  {v.toFixed(3)}
+                </span>
               ))}
             </td>
             <td data-testid={`sb-r-${ai}`}>{a.rewards.map(fmt).join(' ')}</td>
@@ -98,12 +205,17 @@ export function CreditSandbox() {
     void creditSandbox(sandboxConfig(base, s), sandboxJsonl(s)).then((r) => {
       if (live) setOut(r.ok ? { lines: r.value, error: null } : { lines: null, error: r.error });
     });
-    return () => { live = false; };
+    return () => {
+      live = false;
+    };
   }, [s, base]);
 
   const line = out.lines?.[0] ?? null;
   const chain = useMemo(() => (line ? gaeChain(line) : null), [line]);
-  const scale = useMemo(() => sharedScale(out.lines ? out.lines.flatMap((l) => l.actions.map((a) => a.advantages)) : [], 'advantage'), [out.lines]);
+  const scale = useMemo(
+    () => sharedScale(out.lines ? out.lines.flatMap((l) => l.actions.map((a) => a.advantages)) : [], 'advantage'),
+    [out.lines],
+  );
   const at = chain && chain.length ? chain[Math.min(step, chain.length - 1)] : null;
   useEffect(() => setStep(0), [chain?.length]); // a different chain starts again from the end
 
@@ -113,8 +225,14 @@ export function CreditSandbox() {
     const onKey = (e: KeyboardEvent) => {
       const tag = (e.target as HTMLElement).tagName;
       if (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA' || tag === 'BUTTON') return;
-      if (e.key === ' ' || e.key === 'ArrowRight') { e.preventDefault(); setStep((k) => Math.min(k + 1, chain.length - 1)); }
-      if (e.key === 'ArrowLeft') { e.preventDefault(); setStep((k) => Math.max(k - 1, 0)); }
+      if (e.key === ' ' || e.key === 'ArrowRight') {
+        e.preventDefault();
+        setStep((k) => Math.min(k + 1, chain.length - 1));
+      }
+      if (e.key === 'ArrowLeft') {
+        e.preventDefault();
+        setStep((k) => Math.max(k - 1, 0));
+      }
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
@@ -126,16 +244,25 @@ export function CreditSandbox() {
   }, [playing, chain]);
 
   const edit = (f: (x: Sandbox) => Sandbox) => setS((x) => f(x));
-  const setAction = (ti: number, ai: number, a: SandboxAction | null) => edit((x) => ({
-    ...x, turns: x.turns.map((t, i) => (i !== ti ? t : { ...t, actions: a ? t.actions.map((b, j) => (j === ai ? a : b)) : t.actions.filter((_, j) => j !== ai) })),
-  }));
+  const setAction = (ti: number, ai: number, a: SandboxAction | null) =>
+    edit((x) => ({
+      ...x,
+      turns: x.turns.map((t, i) =>
+        i !== ti ? t : { ...t, actions: a ? t.actions.map((b, j) => (j === ai ? a : b)) : t.actions.filter((_, j) => j !== ai) },
+      ),
+    }));
   const loadRecorded = async () => {
     const got = await recordedEpisodeLines();
     if (!got) return;
     setLines(got);
     setRecorded(true);
     // the controls start from the run's own settings, so a recorded episode first shows what the trainer used
-    const start = runConfig ? defaultSandbox(runConfig.graph.agents.map((a) => a.role), runConfig) : s;
+    const start = runConfig
+      ? defaultSandbox(
+          runConfig.graph.agents.map((a) => a.role),
+          runConfig,
+        )
+      : s;
     // the episode open in Inspect, when one is: the sandbox starts from it
     const open = ins.selected !== null && got[ins.selected] !== undefined ? ins.selected : null;
     setPick(open === null ? '' : String(open));
@@ -143,68 +270,173 @@ export function CreditSandbox() {
   };
 
   return (
-    <div className={`card credit-sandbox${classroom ? ' classroom' : ''}`} data-testid="credit-sandbox" role="region" aria-label="Credit-assignment sandbox">
+    <div
+      className={`card credit-sandbox${classroom ? ' classroom' : ''}`}
+      data-testid="credit-sandbox"
+      role="region"
+      aria-label="Credit-assignment sandbox"
+    >
       <div className="row spread">
-        <h2>Credit-assignment sandbox <span className="hint">· computed by the trainer's own code (as <code>marft inspect</code>), no GPU needed</span></h2>
+        <h2>
+          Credit-assignment sandbox{' '}
+          <span className="hint">
+            · computed by the trainer's own code (as <code>marft inspect</code>), no GPU needed
+          </span>
+        </h2>
         <div className="row">
-          <label className="field inline"><input type="checkbox" checked={classroom} data-testid="sb-classroom" onChange={(e) => { setClassroom(e.target.checked); setStep(0); }} /> <span>classroom mode</span></label>
-          <button type="button" data-testid="sb-close" onClick={() => patchInspector({ sandbox: false })}>Close</button>
+          <label className="field inline">
+            <input
+              type="checkbox"
+              checked={classroom}
+              data-testid="sb-classroom"
+              onChange={(e) => {
+                setClassroom(e.target.checked);
+                setStep(0);
+              }}
+            />{' '}
+            <span>classroom mode</span>
+          </label>
+          <button type="button" data-testid="sb-close" onClick={() => patchInspector({ sandbox: false })}>
+            Close
+          </button>
         </div>
       </div>
 
       <div className="row sb-controls">
-        <label className="field inline"><span>episode</span>
-          <select data-testid="sb-source" aria-label="episode source" value={recorded ? 'recorded' : 'hand'}
-            onChange={(e) => { if (e.target.value === 'hand') { setRecorded(false); setS(defaultSandbox(draft.graph.agents.map((a) => a.role), draft)); } else void loadRecorded(); }}>
+        <label className="field inline">
+          <span>episode</span>
+          <select
+            data-testid="sb-source"
+            aria-label="episode source"
+            value={recorded ? 'recorded' : 'hand'}
+            onChange={(e) => {
+              if (e.target.value === 'hand') {
+                setRecorded(false);
+                setS(
+                  defaultSandbox(
+                    draft.graph.agents.map((a) => a.role),
+                    draft,
+                  ),
+                );
+              } else void loadRecorded();
+            }}
+          >
             <option value="hand">hand-made (agents of the Build graph)</option>
-            <option value="recorded" disabled={!ins.episodes.length}>recorded{ins.iteration !== null ? ` (iteration ${ins.iteration + 1})` : ' (train an iteration first)'}</option>
+            <option value="recorded" disabled={!ins.episodes.length}>
+              recorded{ins.iteration !== null ? ` (iteration ${ins.iteration + 1})` : ' (train an iteration first)'}
+            </option>
           </select>
         </label>
         {recorded && lines.length > 0 && (
-          <label className="field inline"><span>recorded episode</span>
-            <select data-testid="sb-recorded" value={pick} onChange={(e) => { setPick(e.target.value); if (e.target.value !== '') setS(sandboxFromRecorded(lines[Number(e.target.value)], s)); }}>
-              <option value="" disabled>pick one</option>
-              {lines.map((_, i) => <option key={i} value={i}>#{i}</option>)}
+          <label className="field inline">
+            <span>recorded episode</span>
+            <select
+              data-testid="sb-recorded"
+              value={pick}
+              onChange={(e) => {
+                setPick(e.target.value);
+                if (e.target.value !== '') setS(sandboxFromRecorded(lines[Number(e.target.value)], s));
+              }}
+            >
+              <option value="" disabled>
+                pick one
+              </option>
+              {lines.map((_, i) => (
+                <option key={i} value={i}>
+                  #{i}
+                </option>
+              ))}
             </select>
           </label>
         )}
-        <label className="field inline"><span>algorithm</span>
+        <label className="field inline">
+          <span>algorithm</span>
           <select value={s.algo} data-testid="sb-algo" onChange={(e) => edit((x) => ({ ...x, algo: e.target.value as Sandbox['algo'] }))}>
-            <option value="ppo">PPO (critic + GAE)</option><option value="grpo">GRPO (group, no critic)</option>
+            <option value="ppo">PPO (critic + GAE)</option>
+            <option value="grpo">GRPO (group, no critic)</option>
           </select>
         </label>
         {s.algo === 'grpo' && (
-          <label className="field inline"><span>GRPO groups</span>
-            <select value={s.groupNorm} data-testid="sb-group-norm" onChange={(e) => edit((x) => ({ ...x, groupNorm: e.target.value as Sandbox['groupNorm'] }))}>
-              <option value="pooled">all tokens of the task (AReaL)</option><option value="agent_turn">per agent and call (AT-GRPO)</option>
+          <label className="field inline">
+            <span>GRPO groups</span>
+            <select
+              value={s.groupNorm}
+              data-testid="sb-group-norm"
+              onChange={(e) => edit((x) => ({ ...x, groupNorm: e.target.value as Sandbox['groupNorm'] }))}
+            >
+              <option value="pooled">all tokens of the task (AReaL)</option>
+              <option value="agent_turn">per agent and call (AT-GRPO)</option>
             </select>
           </label>
         )}
-        <label className="field inline"><span>level</span>
-          <select value={s.level} data-testid="sb-level" onChange={(e) => edit((x) => ({ ...x, level: e.target.value as Sandbox['level'] }))}>
-            <option value="action">action</option><option value="token">token</option>
+        <label className="field inline">
+          <span>level</span>
+          <select
+            value={s.level}
+            data-testid="sb-level"
+            onChange={(e) => edit((x) => ({ ...x, level: e.target.value as Sandbox['level'] }))}
+          >
+            <option value="action">action</option>
+            <option value="token">token</option>
           </select>
         </label>
-        <label className="field inline"><span>credit</span>
-          <select value={s.method} data-testid="sb-method" onChange={(e) => edit((x) => ({ ...x, method: e.target.value as CreditMethod }))}>
-            {METHODS.map((m) => <option key={m} value={m}>{m}</option>)}
+        <label className="field inline">
+          <span>credit</span>
+          <select
+            value={s.method}
+            data-testid="sb-method"
+            onChange={(e) => edit((x) => ({ ...x, method: e.target.value as CreditMethod }))}
+          >
+            {METHODS.map((m) => (
+              <option key={m} value={m}>
+                {m}
+              </option>
+            ))}
           </select>
         </label>
-        {s.method === 'step_discount' && <Num label="discount d" value={s.discount} min={0} max={1} testId="sb-discount" onChange={(v) => edit((x) => ({ ...x, discount: v }))} />}
-        <label className="field inline"><input type="checkbox" checked={s.rewardSharing} data-testid="sb-sharing" onChange={(e) => edit((x) => ({ ...x, rewardSharing: e.target.checked }))} /> <span>reward sharing</span></label>
-        {s.algo === 'ppo' && <>
-          <Num label="γ" value={s.gamma} min={0} max={1} testId="sb-gamma" onChange={(v) => edit((x) => ({ ...x, gamma: v }))} />
-          <Num label="λ" value={s.lambda} min={0} max={1} testId="sb-lambda" onChange={(v) => edit((x) => ({ ...x, lambda: v }))} />
-        </>}
+        {s.method === 'step_discount' && (
+          <Num
+            label="discount d"
+            value={s.discount}
+            min={0}
+            max={1}
+            testId="sb-discount"
+            onChange={(v) => edit((x) => ({ ...x, discount: v }))}
+          />
+        )}
+        <label className="field inline">
+          <input
+            type="checkbox"
+            checked={s.rewardSharing}
+            data-testid="sb-sharing"
+            onChange={(e) => edit((x) => ({ ...x, rewardSharing: e.target.checked }))}
+          />{' '}
+          <span>reward sharing</span>
+        </label>
+        {s.algo === 'ppo' && (
+          <>
+            <Num label="γ" value={s.gamma} min={0} max={1} testId="sb-gamma" onChange={(v) => edit((x) => ({ ...x, gamma: v }))} />
+            <Num label="λ" value={s.lambda} min={0} max={1} testId="sb-lambda" onChange={(v) => edit((x) => ({ ...x, lambda: v }))} />
+          </>
+        )}
         <Num label="turns" value={s.turns.length} step={1} min={1} testId="sb-turns" onChange={(n) => edit((x) => setTurnCount(x, n))} />
       </div>
       {s.method === 'per_step' && (
         <div className="row sb-controls">
           <span className="hint">per_step helpers:</span>
           {[...new Set(s.turns.flatMap((t) => t.actions.map((a) => a.role)))].map((r) => (
-            <label key={r} className="field inline"><span>{r}</span>
-              <select value={s.perStep[r] ?? 'team'} data-testid={`sb-helper-${r}`} onChange={(e) => edit((x) => ({ ...x, perStep: { ...x.perStep, [r]: e.target.value as StepRewardName } }))}>
-                {STEP_REWARD_NAMES.map((n) => <option key={n} value={n}>{n}</option>)}
+            <label key={r} className="field inline">
+              <span>{r}</span>
+              <select
+                value={s.perStep[r] ?? 'team'}
+                data-testid={`sb-helper-${r}`}
+                onChange={(e) => edit((x) => ({ ...x, perStep: { ...x.perStep, [r]: e.target.value as StepRewardName } }))}
+              >
+                {STEP_REWARD_NAMES.map((n) => (
+                  <option key={n} value={n}>
+                    {n}
+                  </option>
+                ))}
               </select>
             </label>
           ))}
@@ -216,38 +448,96 @@ export function CreditSandbox() {
           <fieldset key={ti} className="sb-turn">
             <legend>turn {ti + 1}</legend>
             <div className="row">
-              <Num label="team reward R" value={t.reward} testId={`sb-reward-${ti}`} onChange={(v) => edit((x) => ({ ...x, turns: x.turns.map((u, i) => (i === ti ? { ...u, reward: v } : u)) }))} />
-              {s.algo === 'grpo' && s.samples.map((rs, k) => (
-                <Num key={k} label={`sample ${k + 2} R`} value={rs[ti]} testId={`sb-sample-${k}-${ti}`} onChange={(v) => edit((x) => ({ ...x, samples: x.samples.map((r, j) => (j === k ? r.map((y, i) => (i === ti ? v : y)) : r)) }))} />
-              ))}
+              <Num
+                label="team reward R"
+                value={t.reward}
+                testId={`sb-reward-${ti}`}
+                onChange={(v) => edit((x) => ({ ...x, turns: x.turns.map((u, i) => (i === ti ? { ...u, reward: v } : u)) }))}
+              />
+              {s.algo === 'grpo' &&
+                s.samples.map((rs, k) => (
+                  <Num
+                    key={k}
+                    label={`sample ${k + 2} R`}
+                    value={rs[ti]}
+                    testId={`sb-sample-${k}-${ti}`}
+                    onChange={(v) =>
+                      edit((x) => ({ ...x, samples: x.samples.map((r, j) => (j === k ? r.map((y, i) => (i === ti ? v : y)) : r)) }))
+                    }
+                  />
+                ))}
             </div>
             {t.actions.map((a, ai) => (
-              <ActionEditor key={ai} id={`${ti}-${ai}`} a={a} roles={roles} level={s.level}
-                onChange={(b) => setAction(ti, ai, b)} onRemove={t.actions.length > 1 ? () => setAction(ti, ai, null) : null} />
+              <ActionEditor
+                key={ai}
+                id={`${ti}-${ai}`}
+                a={a}
+                roles={roles}
+                level={s.level}
+                onChange={(b) => setAction(ti, ai, b)}
+                onRemove={t.actions.length > 1 ? () => setAction(ti, ai, null) : null}
+              />
             ))}
-            <button type="button" data-testid={`sb-add-action-${ti}`} onClick={() => edit((x) => ({ ...x, turns: x.turns.map((u, i) => (i === ti ? { ...u, actions: [...u.actions, newAction(roles[0])] } : u)) }))}>+ action</button>
+            <button
+              type="button"
+              data-testid={`sb-add-action-${ti}`}
+              onClick={() =>
+                edit((x) => ({
+                  ...x,
+                  turns: x.turns.map((u, i) => (i === ti ? { ...u, actions: [...u.actions, newAction(roles[0])] } : u)),
+                }))
+              }
+            >
+              + action
+            </button>
           </fieldset>
         ))}
         {s.algo === 'grpo' && (
           <div className="row">
-            <span className="hint">GRPO group: this episode and {s.samples.length} hand-made sample{s.samples.length > 1 ? 's' : ''} of the same task (same actions, their own rewards)</span>
-            <button type="button" data-testid="sb-add-sample" onClick={() => edit((x) => ({ ...x, samples: [...x.samples, x.turns.map(() => 0)] }))}>+ sample</button>
-            {s.samples.length > 1 && <button type="button" onClick={() => edit((x) => ({ ...x, samples: x.samples.slice(0, -1) }))}>− sample</button>}
+            <span className="hint">
+              GRPO group: this episode and {s.samples.length} hand-made sample{s.samples.length > 1 ? 's' : ''} of the same task (same
+              actions, their own rewards)
+            </span>
+            <button
+              type="button"
+              data-testid="sb-add-sample"
+              onClick={() => edit((x) => ({ ...x, samples: [...x.samples, x.turns.map(() => 0)] }))}
+            >
+              + sample
+            </button>
+            {s.samples.length > 1 && (
+              <button type="button" onClick={() => edit((x) => ({ ...x, samples: x.samples.slice(0, -1) }))}>
+                − sample
+              </button>
+            )}
           </div>
         )}
-        <p className="hint">{recorded
-          ? 'Critic values V are the ones the run\'s critic gave this episode (edit them to see what changes). No KL penalty is added.'
-          : 'Critic values V are typed by hand (0 by default): a hand-made episode has no critic. No KL penalty is added (it has no log-probs).'}</p>
+        <p className="hint">
+          {recorded
+            ? "Critic values V are the ones the run's critic gave this episode (edit them to see what changes). No KL penalty is added."
+            : 'Critic values V are typed by hand (0 by default): a hand-made episode has no critic. No KL penalty is added (it has no log-probs).'}
+        </p>
       </div>
 
-      <p className="sb-explain" data-testid="sb-explain">{explainCredit(s)}</p>
+      <p className="sb-explain" data-testid="sb-explain">
+        {explainCredit(s)}
+      </p>
 
-      {out.error && <p className="bad-text" role="alert" data-testid="sb-error">{out.error.message} {out.error.hint}</p>}
+      {out.error && (
+        <p className="bad-text" role="alert" data-testid="sb-error">
+          {out.error.message} {out.error.hint}
+        </p>
+      )}
       {line && (
         <>
           <div className="row">
             <span className="scale-legend" data-testid="sb-legend" aria-label="advantage colour scale">
-              advantage {legendStops(scale, 'advantage').map((st, i) => <span key={i} className="stop"><span className="sw" style={{ background: st.color }} /> {st.value.toFixed(2)}</span>)}
+              advantage{' '}
+              {legendStops(scale, 'advantage').map((st, i) => (
+                <span key={i} className="stop">
+                  <span className="sw" style={{ background: st.color }} /> {st.value.toFixed(2)}
+                </span>
+              ))}
             </span>
             <span className="hint">one scale for every agent{out.lines!.length > 1 ? ' and sample' : ''}</span>
           </div>
@@ -262,24 +552,65 @@ export function CreditSandbox() {
 
       {classroom && (
         <div className="sb-chain" data-testid="sb-chain" aria-live="polite">
-          {!chain ? <p>GRPO has no GAE chain: each advantage is a normalised reward (see above).</p> : at && (
-            <>
-              <div className="sb-track" aria-hidden="true">
-                {chain.slice().reverse().map((c, i) => {
-                  const k = chain.length - 1 - i;
-                  return <span key={i} className={`sb-node${k === step ? ' now' : k < step ? ' done' : ''}`} style={chipStyle(k <= step ? c.a : null, scale, 'advantage')}>{c.role}{s.level === 'token' ? ` ${c.token + 1}` : ''}</span>;
-                })}
-              </div>
-              <p data-testid="sb-chain-step">step {step + 1} of {chain.length}, going back from the end: <b>{at.role}</b>, turn {at.turn + 1}{s.level === 'token' ? `, token ${at.token + 1}` : ''}</p>
-              <p className="eq">δ = r + γ·V_next − V = {fmt(at.r)} + {s.gamma}·{fmt(at.vNext)} − {fmt(at.v)} = <b>{fmt(at.delta)}</b></p>
-              <p className="eq">A = δ + γλ·A_next = {fmt(at.delta)} + {(s.gamma * s.lambda).toFixed(3)}·{fmt(at.aNext)} = <b>{fmt(at.a)}</b></p>
-              <div className="row">
-                <button type="button" data-testid="sb-prev" onClick={() => setStep((k) => Math.max(k - 1, 0))} disabled={step === 0}>← back</button>
-                <button type="button" data-testid="sb-next" onClick={() => setStep((k) => Math.min(k + 1, chain.length - 1))} disabled={step >= chain.length - 1}>next →</button>
-                <button type="button" data-testid="sb-play" onClick={() => { if (step >= chain.length - 1) setStep(0); setPlaying((p) => !p); }}>{playing ? 'Pause' : 'Play'}</button>
-                <span className="hint">space or → steps on, ← goes back</span>
-              </div>
-            </>
+          {!chain ? (
+            <p>GRPO has no GAE chain: each advantage is a normalised reward (see above).</p>
+          ) : (
+            at && (
+              <>
+                <div className="sb-track" aria-hidden="true">
+                  {chain
+                    .slice()
+                    .reverse()
+                    .map((c, i) => {
+                      const k = chain.length - 1 - i;
+                      return (
+                        <span
+                          key={i}
+                          className={`sb-node${k === step ? ' now' : k < step ? ' done' : ''}`}
+                          style={chipStyle(k <= step ? c.a : null, scale, 'advantage')}
+                        >
+                          {c.role}
+                          {s.level === 'token' ? ` ${c.token + 1}` : ''}
+                        </span>
+                      );
+                    })}
+                </div>
+                <p data-testid="sb-chain-step">
+                  step {step + 1} of {chain.length}, going back from the end: <b>{at.role}</b>, turn {at.turn + 1}
+                  {s.level === 'token' ? `, token ${at.token + 1}` : ''}
+                </p>
+                <p className="eq">
+                  δ = r + γ·V_next − V = {fmt(at.r)} + {s.gamma}·{fmt(at.vNext)} − {fmt(at.v)} = <b>{fmt(at.delta)}</b>
+                </p>
+                <p className="eq">
+                  A = δ + γλ·A_next = {fmt(at.delta)} + {(s.gamma * s.lambda).toFixed(3)}·{fmt(at.aNext)} = <b>{fmt(at.a)}</b>
+                </p>
+                <div className="row">
+                  <button type="button" data-testid="sb-prev" onClick={() => setStep((k) => Math.max(k - 1, 0))} disabled={step === 0}>
+                    ← back
+                  </button>
+                  <button
+                    type="button"
+                    data-testid="sb-next"
+                    onClick={() => setStep((k) => Math.min(k + 1, chain.length - 1))}
+                    disabled={step >= chain.length - 1}
+                  >
+                    next →
+                  </button>
+                  <button
+                    type="button"
+                    data-testid="sb-play"
+                    onClick={() => {
+                      if (step >= chain.length - 1) setStep(0);
+                      setPlaying((p) => !p);
+                    }}
+                  >
+                    {playing ? 'Pause' : 'Play'}
+                  </button>
+                  <span className="hint">space or → steps on, ← goes back</span>
+                </div>
+              </>
+            )
           )}
         </div>
       )}

@@ -20,7 +20,8 @@ const METHODS: CreditMethod[] = ['equal', 'step_discount', 'per_step'];
 type Scale = { lo: number; hi: number };
 
 /** Every token's number of the episodes in view (both columns when comparing), for the one shared scale. */
-const columnsOf = (eps: InspectedEpisode[], by: ColorBy) => eps.map((ep) => ep.actions.flatMap((a) => a.tokens.map((t) => tokenMetric(t, by))));
+const columnsOf = (eps: InspectedEpisode[], by: ColorBy) =>
+  eps.map((ep) => ep.actions.flatMap((a) => a.tokens.map((t) => tokenMetric(t, by))));
 
 function EpisodeView({ ep, side, scale }: { ep: InspectedEpisode; side: 0 | 1; scale: Scale }) {
   const ins = useLab(selectInspector);
@@ -31,7 +32,10 @@ function EpisodeView({ ep, side, scale }: { ep: InspectedEpisode; side: 0 | 1; s
   const col = useRef<HTMLDivElement>(null);
   const starts: number[] = []; // each action's first token, counted over the column
   let count = 0;
-  for (const a of ep.actions) { starts.push(count); count += a.tokens.length; }
+  for (const a of ep.actions) {
+    starts.push(count);
+    count += a.tokens.length;
+  }
   const [cursor, setCursor] = useState(0);
   useEffect(() => setCursor(0), [ep.index, ep.iteration]);
   const selected = ins.token?.side === side ? starts[ins.token.action] + ins.token.token : null;
@@ -48,8 +52,12 @@ function EpisodeView({ ep, side, scale }: { ep: InspectedEpisode; side: 0 | 1; s
   const onKey = (e: React.KeyboardEvent, k: number) => {
     const [ai, ti] = at(k);
     const to: Record<string, number | undefined> = {
-      ArrowRight: k + 1, ArrowLeft: k - 1, Home: 0, End: count - 1,
-      ArrowDown: starts[ai + 1], ArrowUp: ti > 0 ? starts[ai] : starts[ai - 1],
+      ArrowRight: k + 1,
+      ArrowLeft: k - 1,
+      Home: 0,
+      End: count - 1,
+      ArrowDown: starts[ai + 1],
+      ArrowUp: ti > 0 ? starts[ai] : starts[ai - 1],
     };
     if (e.key === 'Enter' || e.key === ' ') {
       e.preventDefault();
@@ -61,21 +69,45 @@ function EpisodeView({ ep, side, scale }: { ep: InspectedEpisode; side: 0 | 1; s
   };
   return (
     <div className="episode-col" data-testid={`episode-view-${side}`} ref={col}>
-      <h3>credit: {ep.method} <span className="hint">({ep.level} level, {ep.algo}, γ {ep.gamma}, λ {ep.lambda})</span></h3>
-      {config && <p className="hint method-explain" data-testid={`method-explain-${side}`}>{explainMethod(methodSettings(config, ep.method, turnRoles))}.</p>}
+      <h3>
+        credit: {ep.method}{' '}
+        <span className="hint">
+          ({ep.level} level, {ep.algo}, γ {ep.gamma}, λ {ep.lambda})
+        </span>
+      </h3>
+      {config && (
+        <p className="hint method-explain" data-testid={`method-explain-${side}`}>
+          {explainMethod(methodSettings(config, ep.method, turnRoles))}.
+        </p>
+      )}
       {ep.actions.map((a, ai) => (
         <div key={ai} className="action">
-          <div className="action-head"><b>{a.role}</b> <span className="hint">turn {a.turn + 1} · credited reward {a.reward.toFixed(3)} · {a.tokens.length} tokens</span></div>
+          <div className="action-head">
+            <b>{a.role}</b>{' '}
+            <span className="hint">
+              turn {a.turn + 1} · credited reward {a.reward.toFixed(3)} · {a.tokens.length} tokens
+            </span>
+          </div>
           <div className="tokens" role="group" aria-label={`${a.role}'s tokens: arrow keys move, Enter shows a token's GAE terms`}>
             {a.tokens.map((t, ti) => {
               const v = tokenMetric(t, by);
               const sel = ins.token?.side === side && ins.token.action === ai && ins.token.token === ti;
               const k = starts[ai] + ti;
               return (
-                <span key={ti} className={`tok${sel ? ' sel' : ''}`} style={chipStyle(v, scale, by)} data-testid="token"
-                  role="button" tabIndex={k === stop ? 0 : -1} aria-pressed={sel} aria-label={`${JSON.stringify(t.text)}, ${by} ${v === null ? 'n/a' : v.toFixed(4)}`}
-                  title={`${by}: ${v === null ? 'n/a' : v.toFixed(4)}`} onClick={() => patchInspector({ token: { side, action: ai, token: ti } })}
-                  onFocus={() => setCursor(k)} onKeyDown={(e) => onKey(e, k)}>
+                <span
+                  key={ti}
+                  className={`tok${sel ? ' sel' : ''}`}
+                  style={chipStyle(v, scale, by)}
+                  data-testid="token"
+                  role="button"
+                  tabIndex={k === stop ? 0 : -1}
+                  aria-pressed={sel}
+                  aria-label={`${JSON.stringify(t.text)}, ${by} ${v === null ? 'n/a' : v.toFixed(4)}`}
+                  title={`${by}: ${v === null ? 'n/a' : v.toFixed(4)}`}
+                  onClick={() => patchInspector({ token: { side, action: ai, token: ti } })}
+                  onFocus={() => setCursor(k)}
+                  onKeyDown={(e) => onKey(e, k)}
+                >
                   {visibleText(t.text)}
                 </span>
               );
@@ -83,7 +115,12 @@ function EpisodeView({ ep, side, scale }: { ep: InspectedEpisode; side: 0 | 1; s
           </div>
         </div>
       ))}
-      <p className="hint">{ep.feedback.filter(Boolean).map((f, i) => `turn ${i + 1}: ${f}`).join(' · ')}</p>
+      <p className="hint">
+        {ep.feedback
+          .filter(Boolean)
+          .map((f, i) => `turn ${i + 1}: ${f}`)
+          .join(' · ')}
+      </p>
     </div>
   );
 }
@@ -92,7 +129,12 @@ function Legend({ by, scale }: { by: ColorBy; scale: Scale | null }) {
   if (!scale) return <span className="scale-legend hint">{by}: colours appear with an episode</span>;
   return (
     <span className="scale-legend" data-testid="scale-legend" aria-label={`${by} colour scale`}>
-      {by === 'ratio' ? 'log ratio' : by} {legendStops(scale, by).map((st, i) => <span key={i} className="stop"><span className="sw" style={{ background: st.color }} /> {st.value.toFixed(3)}</span>)}
+      {by === 'ratio' ? 'log ratio' : by}{' '}
+      {legendStops(scale, by).map((st, i) => (
+        <span key={i} className="stop">
+          <span className="sw" style={{ background: st.color }} /> {st.value.toFixed(3)}
+        </span>
+      ))}
     </span>
   );
 }
@@ -106,69 +148,122 @@ export function Inspector() {
   const scale = shown.length ? sharedScale(columnsOf(shown, ins.colorBy), ins.colorBy) : null;
   return (
     <>
-    {ins.sandbox && <CreditSandbox />}
-    <div className="inspector card" data-testid="token-inspector">
-      <div className="row spread">
-        <h2>Credit assignment, token by token {ins.iteration !== null && (
-          <span className="hint" data-testid="inspect-iteration">· iteration {ins.iteration + 1} of the run{ins.newest !== null && ins.newest > ins.iteration ? `; newer: ${ins.newest + 1}` : ''}</span>
-        )}</h2>
-        <div className="row">
-          {!ins.sandbox && <button type="button" data-testid="sandbox-open" title="Build an episode by hand (or take a recorded one) and see how each credit setting changes every agent's advantage; needs no GPU or run"
-            onClick={() => patchInspector({ sandbox: true })}>Credit sandbox</button>}
-          {ins.kept.length > 1 && (
-            <label className="field inline"><span>iteration</span>
-              <select value={ins.iteration ?? ''} data-testid="iteration-picker" onChange={(e) => pickIteration(Number(e.target.value))}>
-                {ins.kept.map((k) => <option key={k.iteration} value={k.iteration}>{k.iteration + 1}{k.iteration === ins.newest ? ' (newest)' : ''}</option>)}
+      {ins.sandbox && <CreditSandbox />}
+      <div className="inspector card" data-testid="token-inspector">
+        <div className="row spread">
+          <h2>
+            Credit assignment, token by token{' '}
+            {ins.iteration !== null && (
+              <span className="hint" data-testid="inspect-iteration">
+                · iteration {ins.iteration + 1} of the run
+                {ins.newest !== null && ins.newest > ins.iteration ? `; newer: ${ins.newest + 1}` : ''}
+              </span>
+            )}
+          </h2>
+          <div className="row">
+            {!ins.sandbox && (
+              <button
+                type="button"
+                data-testid="sandbox-open"
+                title="Build an episode by hand (or take a recorded one) and see how each credit setting changes every agent's advantage; needs no GPU or run"
+                onClick={() => patchInspector({ sandbox: true })}
+              >
+                Credit sandbox
+              </button>
+            )}
+            {ins.kept.length > 1 && (
+              <label className="field inline">
+                <span>iteration</span>
+                <select value={ins.iteration ?? ''} data-testid="iteration-picker" onChange={(e) => pickIteration(Number(e.target.value))}>
+                  {ins.kept.map((k) => (
+                    <option key={k.iteration} value={k.iteration}>
+                      {k.iteration + 1}
+                      {k.iteration === ins.newest ? ' (newest)' : ''}
+                    </option>
+                  ))}
+                </select>
+              </label>
+            )}
+            <label className="field inline">
+              <span>colour by</span>
+              <select value={ins.colorBy} data-testid="color-by" onChange={(e) => patchInspector({ colorBy: e.target.value as ColorBy })}>
+                {COLOR_BY.map((c) => (
+                  <option key={c} value={c}>
+                    {c}
+                  </option>
+                ))}
               </select>
             </label>
-          )}
-          <label className="field inline"><span>colour by</span>
-            <select value={ins.colorBy} data-testid="color-by" onChange={(e) => patchInspector({ colorBy: e.target.value as ColorBy })}>
-              {COLOR_BY.map((c) => <option key={c} value={c}>{c}</option>)}
-            </select>
-          </label>
-          <label className="field inline"><span>compare with</span>
-            <select value={ins.compare ?? ''} data-testid="compare-method" onChange={(e) => void setCompare((e.target.value || null) as CreditMethod | null)}>
-              <option value="">—</option>
-              {METHODS.map((m) => <option key={m} value={m}>{m}</option>)}
-            </select>
-          </label>
-          <Legend by={ins.colorBy} scale={scale} />
-          <button type="button" data-testid="export-episodes" disabled={!ins.episodes.length} title="The episodes of this iteration as JSONL, the input of marft inspect"
-            onClick={() => void downloadEpisodes()}>Download episodes (JSONL)</button>
-        </div>
-      </div>
-      {!ins.episodes.length ? (
-        <p className="hint">Train an iteration: its episodes appear here, or <OpenDemo where="inspect" /> to explore a recorded one. The credit sandbox works now, without training.</p>
-      ) : (
-        <div className="inspector-body">
-          <ul className="episode-list" data-testid="episode-list">
-            {ins.episodes.map((e) => (
-              <li key={e.index}>
-                <button type="button" className={ins.selected === e.index ? 'active' : ''} data-testid={`episode-${e.index}`} onClick={() => void inspect(e.index)}>
-                  <span className={e.correct ? 'ok-text' : 'bad-text'}>{e.correct ? '✓' : '✗'}</span> #{e.index} {e.task.slice(0, 40)}{e.task.length > 40 ? '…' : ''}
-                  <span className="hint"> answer {e.answer ?? '—'}</span>
-                </button>
-              </li>
-            ))}
-          </ul>
-          <div className="episode-main">
-            {ins.loading && <p className="hint">Computing…</p>}
-            {ins.primary && (
-              <>
-                <p className="task"><b>Task:</b> {ins.primary.task} <span className={ins.primary.correct ? 'ok-text' : 'bad-text'}>{ins.primary.correct ? 'solved' : 'not solved'}</span></p>
-                {token && action && tokenEp && <GaeDetail ep={tokenEp} action={action} token={token} />}
-                <div className={`episode-cols${ins.secondary ? ' split' : ''}`}>
-                  <EpisodeView ep={ins.primary} side={0} scale={scale!} />
-                  {ins.secondary && <EpisodeView ep={ins.secondary} side={1} scale={scale!} />}
-                </div>
-              </>
-            )}
-            {!ins.primary && !ins.loading && <p className="hint">Pick an episode.</p>}
+            <label className="field inline">
+              <span>compare with</span>
+              <select
+                value={ins.compare ?? ''}
+                data-testid="compare-method"
+                onChange={(e) => void setCompare((e.target.value || null) as CreditMethod | null)}
+              >
+                <option value="">—</option>
+                {METHODS.map((m) => (
+                  <option key={m} value={m}>
+                    {m}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <Legend by={ins.colorBy} scale={scale} />
+            <button
+              type="button"
+              data-testid="export-episodes"
+              disabled={!ins.episodes.length}
+              title="The episodes of this iteration as JSONL, the input of marft inspect"
+              onClick={() => void downloadEpisodes()}
+            >
+              Download episodes (JSONL)
+            </button>
           </div>
         </div>
-      )}
-    </div>
+        {!ins.episodes.length ? (
+          <p className="hint">
+            Train an iteration: its episodes appear here, or <OpenDemo where="inspect" /> to explore a recorded one. The credit sandbox
+            works now, without training.
+          </p>
+        ) : (
+          <div className="inspector-body">
+            <ul className="episode-list" data-testid="episode-list">
+              {ins.episodes.map((e) => (
+                <li key={e.index}>
+                  <button
+                    type="button"
+                    className={ins.selected === e.index ? 'active' : ''}
+                    data-testid={`episode-${e.index}`}
+                    onClick={() => void inspect(e.index)}
+                  >
+                    <span className={e.correct ? 'ok-text' : 'bad-text'}>{e.correct ? '✓' : '✗'}</span> #{e.index} {e.task.slice(0, 40)}
+                    {e.task.length > 40 ? '…' : ''}
+                    <span className="hint"> answer {e.answer ?? '—'}</span>
+                  </button>
+                </li>
+              ))}
+            </ul>
+            <div className="episode-main">
+              {ins.loading && <p className="hint">Computing…</p>}
+              {ins.primary && (
+                <>
+                  <p className="task">
+                    <b>Task:</b> {ins.primary.task}{' '}
+                    <span className={ins.primary.correct ? 'ok-text' : 'bad-text'}>{ins.primary.correct ? 'solved' : 'not solved'}</span>
+                  </p>
+                  {token && action && tokenEp && <GaeDetail ep={tokenEp} action={action} token={token} />}
+                  <div className={`episode-cols${ins.secondary ? ' split' : ''}`}>
+                    <EpisodeView ep={ins.primary} side={0} scale={scale!} />
+                    {ins.secondary && <EpisodeView ep={ins.secondary} side={1} scale={scale!} />}
+                  </div>
+                </>
+              )}
+              {!ins.primary && !ins.loading && <p className="hint">Pick an episode.</p>}
+            </div>
+          </div>
+        )}
+      </div>
     </>
   );
 }

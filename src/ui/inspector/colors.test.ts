@@ -5,7 +5,10 @@ import { chipStyle, colorFor, contrast, inkOn, legendStops, sharedScale } from '
 
 describe('shared colour scale', () => {
   it('fits one diverging scale to every column, so the same advantage has the same colour in each', () => {
-    const cols = [[0.5, -0.2], [2, null]];
+    const cols = [
+      [0.5, -0.2],
+      [2, null],
+    ];
     const scale = sharedScale(cols, 'advantage');
     expect(scale).toEqual({ lo: -2, hi: 2 });
     // 0.5 in the first column and 0.5 in the second: one colour (each column on its own scale would differ)
@@ -30,10 +33,18 @@ describe('shared colour scale', () => {
 
 describe('chip text colour', () => {
   const lum = (hex: string) => {
-    const c = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255).map((x) => (x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4));
+    const c = [1, 3, 5]
+      .map((i) => parseInt(hex.slice(i, i + 2), 16) / 255)
+      .map((x) => (x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4));
     return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
   };
-  const rgbLum = (rgb: string) => lum(`#${rgb.match(/\d+/g)!.map((n) => Number(n).toString(16).padStart(2, '0')).join('')}`);
+  const rgbLum = (rgb: string) =>
+    lum(
+      `#${rgb
+        .match(/\d+/g)!
+        .map((n) => Number(n).toString(16).padStart(2, '0'))
+        .join('')}`,
+    );
 
   it('reaches WCAG AA (4.5:1) on every colour of both scales, including the saturated ends', () => {
     const scale = { lo: -1, hi: 1 };

@@ -11,11 +11,16 @@ export const COLOR_BY: readonly ColorBy[] = ['advantage', 'value', 'reward', 'ra
 /** The number a token is coloured by (ratio as log-ratio, so 1 is the centre). */
 export function tokenMetric(t: InspectToken, by: ColorBy): number | null {
   switch (by) {
-    case 'advantage': return t.advantage;
-    case 'value': return t.value;
-    case 'reward': return t.reward;
-    case 'ratio': return Math.log(t.ratio);
-    case 'kl': return t.kl;
+    case 'advantage':
+      return t.advantage;
+    case 'value':
+      return t.value;
+    case 'reward':
+      return t.reward;
+    case 'ratio':
+      return Math.log(t.ratio);
+    case 'kl':
+      return t.kl;
   }
 }
 
@@ -29,12 +34,14 @@ export function scaleOf(values: Array<number | null>, by: ColorBy): { lo: number
     const m = Math.max(...xs.map(Math.abs)) || 1;
     return { lo: -m, hi: m };
   }
-  const lo = Math.min(...xs), hi = Math.max(...xs);
+  const lo = Math.min(...xs),
+    hi = Math.max(...xs);
   return hi > lo ? { lo, hi } : { lo: lo - 0.5, hi: hi + 0.5 };
 }
 
 /** One scale over several columns: the same number gets the same colour in each. */
-export const sharedScale = (columns: ReadonlyArray<ReadonlyArray<number | null>>, by: ColorBy): { lo: number; hi: number } => scaleOf(columns.flat(), by);
+export const sharedScale = (columns: ReadonlyArray<ReadonlyArray<number | null>>, by: ColorBy): { lo: number; hi: number } =>
+  scaleOf(columns.flat(), by);
 
 /** The legend's stops: five numbers from the scale's low end to its high end, each with its colour. */
 export function legendStops(scale: { lo: number; hi: number }, by: ColorBy): Array<{ value: number; color: string }> {
@@ -45,7 +52,11 @@ export function legendStops(scale: { lo: number; hi: number }, by: ColorBy): Arr
 }
 
 const mix = (a: number[], b: number[], t: number) => a.map((x, i) => Math.round(x + (b[i] - x) * t));
-const BLUE = [59, 110, 214], WHITE = [255, 255, 255], RED = [214, 69, 65], PALE = [240, 244, 250], GREEN = [30, 150, 90];
+const BLUE = [59, 110, 214],
+  WHITE = [255, 255, 255],
+  RED = [214, 69, 65],
+  PALE = [240, 244, 250],
+  GREEN = [30, 150, 90];
 
 /** A CSS colour for `v` on the scale; null (not applicable) is light grey. */
 export function colorFor(v: number | null, scale: { lo: number; hi: number }, by: ColorBy): string {
@@ -63,7 +74,10 @@ export function colorFor(v: number | null, scale: { lo: number; hi: number }, by
 
 /** WCAG relative luminance of an sRGB colour (0..255 channels). */
 function luminance([r, g, b]: number[]): number {
-  const lin = (c: number) => { const x = c / 255; return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; };
+  const lin = (c: number) => {
+    const x = c / 255;
+    return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4;
+  };
   return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
 }
 

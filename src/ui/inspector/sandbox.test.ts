@@ -8,7 +8,17 @@ import { describe, expect, it } from 'vitest';
 import { parseRunConfig } from '../../config/run-config.ts';
 import { presetGraph } from '../../config/presets.ts';
 import { inspectRecorded, parseRecordedEpisodes } from '../../marft/inspect-jsonl.ts';
-import { type Sandbox, defaultSandbox, explainCredit, gaeChain, resizeAction, sandboxConfig, sandboxFromRecorded, sandboxJsonl, setTurnCount } from './sandbox.ts';
+import {
+  type Sandbox,
+  defaultSandbox,
+  explainCredit,
+  gaeChain,
+  resizeAction,
+  sandboxConfig,
+  sandboxFromRecorded,
+  sandboxJsonl,
+  setTurnCount,
+} from './sandbox.ts';
 
 const base = parseRunConfig({ graph: presetGraph('duo') });
 const roles = base.graph.agents.map((a) => a.role);
@@ -19,13 +29,27 @@ const run = (s: Sandbox) => {
 };
 
 describe('credit sandbox', () => {
-  it('starts from one turn, one action per role, reward 1, every critic value 0, the base config\'s controls', () => {
+  it("starts from one turn, one action per role, reward 1, every critic value 0, the base config's controls", () => {
     const s = defaultSandbox(roles, base);
-    expect(s.turns).toEqual([{ reward: 1, actions: [{ role: 'planner', tokens: 3, values: [0, 0, 0], text: '' }, { role: 'solver', tokens: 3, values: [0, 0, 0], text: '' }] }]);
-    expect([s.level, s.algo, s.gamma, s.lambda, s.method]).toEqual([base.level, base.algo, base.ppo.gamma, base.ppo.lambda, base.credit.method]);
+    expect(s.turns).toEqual([
+      {
+        reward: 1,
+        actions: [
+          { role: 'planner', tokens: 3, values: [0, 0, 0], text: '' },
+          { role: 'solver', tokens: 3, values: [0, 0, 0], text: '' },
+        ],
+      },
+    ]);
+    expect([s.level, s.algo, s.gamma, s.lambda, s.method]).toEqual([
+      base.level,
+      base.algo,
+      base.ppo.gamma,
+      base.ppo.lambda,
+      base.credit.method,
+    ]);
   });
 
-  it('per_step starts from the planner\'s plan-step reward when the config sets no helper, else from the config\'s', () => {
+  it("per_step starts from the planner's plan-step reward when the config sets no helper, else from the config's", () => {
     expect(defaultSandbox(roles, base).perStep).toEqual({ planner: 'planner', solver: 'team' });
     const own = parseRunConfig({ graph: presetGraph('duo'), credit: { method: 'per_step', perStep: { solver: 'solver' } } });
     expect(defaultSandbox(roles, own).perStep).toEqual({ planner: 'team', solver: 'solver' });
@@ -47,7 +71,9 @@ describe('credit sandbox', () => {
     expect(sd.actions.map((a) => a.rewards[0])).toEqual([0.5, 1]);
     expect(sd.actions[0].advantages[0]).toBeCloseTo(0.95, 12);
     // reward sharing overrides the method: the equal numbers
-    expect(run(make({ level: 'action', method: 'step_discount', discount: 0.5, rewardSharing: true }))[0].actions.map((a) => a.advantages[0])).toEqual(eq.actions.map((a) => a.advantages[0]));
+    expect(
+      run(make({ level: 'action', method: 'step_discount', discount: 0.5, rewardSharing: true }))[0].actions.map((a) => a.advantages[0]),
+    ).toEqual(eq.actions.map((a) => a.advantages[0]));
   });
 
   it('typed critic values enter δ: V_planner 0.2, V_solver 0.4 give δ_solver 0.6, δ_planner 0.9·0.4 − 0.2 = 0.16, A_planner 0.16 + 0.45·0.6 = 0.43', () => {
@@ -70,15 +96,28 @@ describe('credit sandbox', () => {
     }
   });
 
-  it('token level: R on the solver\'s last token, backed up token by token across the agent boundary (γ = λ = 1 gives A = R on every token)', () => {
-    const s = make({ level: 'token', gamma: 1, lambda: 1, turns: [{ reward: 1, actions: [resizeAction({ role: 'planner', tokens: 1, values: [0], text: '' }, 2), { role: 'solver', tokens: 1, values: [0], text: '' }] }] });
+  it("token level: R on the solver's last token, backed up token by token across the agent boundary (γ = λ = 1 gives A = R on every token)", () => {
+    const s = make({
+      level: 'token',
+      gamma: 1,
+      lambda: 1,
+      turns: [
+        {
+          reward: 1,
+          actions: [
+            resizeAction({ role: 'planner', tokens: 1, values: [0], text: '' }, 2),
+            { role: 'solver', tokens: 1, values: [0], text: '' },
+          ],
+        },
+      ],
+    });
     const [line] = run(s);
     expect(line.actions.map((a) => a.rewards)).toEqual([[0, 0], [1]]);
     expect(line.actions.flatMap((a) => a.advantages)).toEqual([1, 1, 1]);
     expect(gaeChain(line)!.map((c) => `${c.role}${c.token}`)).toEqual(['solver0', 'planner1', 'planner0']);
   });
 
-  it('per_step: the planner helper reads the plan\'s steps, the solver helper the \\boxed{} answer', () => {
+  it("per_step: the planner helper reads the plan's steps, the solver helper the \\boxed{} answer", () => {
     const s = make({ level: 'action', method: 'per_step', perStep: { planner: 'planner', solver: 'solver' } });
     s.turns[0].actions[0].text = '1. add\n2. check';
     s.turns[0].actions[1].text = 'so \\boxed{4}';
@@ -87,11 +126,16 @@ describe('credit sandbox', () => {
     expect(run(s)[0].actions.map((a) => a.rewards[0])).toEqual([0.5, 0.1]);
   });
 
-  it('GRPO: the group is the episode and the hand-made samples; equal normalises the reward over the group\'s tokens', () => {
+  it("GRPO: the group is the episode and the hand-made samples; equal normalises the reward over the group's tokens", () => {
     const s = make({ algo: 'grpo', level: 'action', samples: [[0]] });
     const config = sandboxConfig(base, s);
     expect(config.rollout.groupSize).toBe(2);
-    expect(sandboxJsonl(s).trim().split('\n').map((l) => JSON.parse(l).group)).toEqual(['g0', 'g0']);
+    expect(
+      sandboxJsonl(s)
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).group),
+    ).toEqual(['g0', 'g0']);
     const [e0, e1] = run(s);
     // rewards 1 and 0 on 6 tokens each (two actions of 3): mean 0.5, unbiased std sqrt(3 / 11) = 0.5222329679;
     // 0.5 / 0.5222429679 = 0.9574087748 on every action of e0 (AReaL's pooled normalisation)
@@ -103,22 +147,31 @@ describe('credit sandbox', () => {
     expect(gaeChain(e0)).toBeNull();
   });
 
-  it('turns: a new turn copies the last one\'s actions (its own reward 0); samples follow; a recorded line keeps roles, tokens, values and texts', () => {
+  it("turns: a new turn copies the last one's actions (its own reward 0); samples follow; a recorded line keeps roles, tokens, values and texts", () => {
     const s = setTurnCount(make(), 2);
     expect(s.turns[1]).toEqual({ reward: 0, actions: s.turns[0].actions });
     expect(s.samples).toEqual([[0, 0]]);
     expect(setTurnCount(s, 1).turns).toHaveLength(1);
-    const rec = sandboxFromRecorded(JSON.stringify({ id: 'e3', turns: [{ reward: 0.5, actions: [{ role: 'solver', tokens: 2, value: 0.3, text: 'x' }] }] }), s);
+    const rec = sandboxFromRecorded(
+      JSON.stringify({ id: 'e3', turns: [{ reward: 0.5, actions: [{ role: 'solver', tokens: 2, value: 0.3, text: 'x' }] }] }),
+      s,
+    );
     expect(rec.turns).toEqual([{ reward: 0.5, actions: [{ role: 'solver', tokens: 2, values: [0.3, 0.3], text: 'x' }] }]);
     expect(rec.samples).toEqual([[0]]);
     expect(resizeAction(rec.turns[0].actions[0], 3).values).toEqual([0.3, 0.3, 0]);
   });
 
   it('explains each method in words with its numbers', () => {
-    expect(explainCredit(make({ method: 'equal' }))).toMatch(/^equal: each turn's team reward R goes whole to the turn's last action \(solver\)/);
+    expect(explainCredit(make({ method: 'equal' }))).toMatch(
+      /^equal: each turn's team reward R goes whole to the turn's last action \(solver\)/,
+    );
     expect(explainCredit(make({ method: 'step_discount', discount: 0.7 }))).toContain('d = 0.7');
-    expect(explainCredit(make({ method: 'per_step', perStep: { planner: 'planner', solver: 'solver' } }))).toContain('planner (helper planner): 0.5·min(plan steps/2, 1) + 0.5·R; solver (helper solver): R with a \\boxed{} answer');
-    expect(explainCredit(make({ method: 'per_step', perStep: { planner: 'team', solver: 'team' } }))).toContain("Every helper here pays R, so the numbers are step_discount's with d = 1");
+    expect(explainCredit(make({ method: 'per_step', perStep: { planner: 'planner', solver: 'solver' } }))).toContain(
+      'planner (helper planner): 0.5·min(plan steps/2, 1) + 0.5·R; solver (helper solver): R with a \\boxed{} answer',
+    );
+    expect(explainCredit(make({ method: 'per_step', perStep: { planner: 'team', solver: 'team' } }))).toContain(
+      "Every helper here pays R, so the numbers are step_discount's with d = 1",
+    );
     expect(explainCredit(make({ method: 'step_discount', rewardSharing: true }))).toContain('reward sharing is on');
     expect(explainCredit(make({ algo: 'grpo' }))).toContain('GRPO has no critic');
     expect(explainCredit(make({ level: 'token' }))).toContain('token by token');

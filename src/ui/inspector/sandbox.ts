@@ -40,7 +40,12 @@ export interface Sandbox {
   perStep: Record<string, StepRewardName>;
 }
 
-export const newAction = (role: string, tokens = 3): SandboxAction => ({ role, tokens, values: new Array<number>(tokens).fill(0), text: '' });
+export const newAction = (role: string, tokens = 3): SandboxAction => ({
+  role,
+  tokens,
+  values: new Array<number>(tokens).fill(0),
+  text: '',
+});
 
 /**
  * A one-turn episode with one action of each role, reward 1, values 0, and the base config's settings. The
@@ -53,8 +58,14 @@ export function defaultSandbox(roles: readonly string[], base: RunConfig): Sandb
   return {
     turns: [{ reward: 1, actions: roles.map((r) => newAction(r)) }],
     samples: [[0]],
-    level: base.level, algo: base.algo, groupNorm: base.ppo.groupNorm, gamma: base.ppo.gamma, lambda: base.ppo.lambda,
-    method: base.credit.method, discount: base.credit.discount, rewardSharing: base.credit.rewardSharing,
+    level: base.level,
+    algo: base.algo,
+    groupNorm: base.ppo.groupNorm,
+    gamma: base.ppo.gamma,
+    lambda: base.ppo.lambda,
+    method: base.credit.method,
+    discount: base.credit.discount,
+    rewardSharing: base.credit.rewardSharing,
     perStep: Object.fromEntries(roles.map((r) => [r, (helpers[r] ?? base.credit.fallback ?? 'team') as StepRewardName])),
   };
 }
@@ -69,7 +80,10 @@ export function resizeAction(a: SandboxAction, tokens: number): SandboxAction {
 export function setTurnCount(s: Sandbox, turns: number): Sandbox {
   const n = Math.max(1, Math.floor(turns) || 1);
   const last = s.turns[s.turns.length - 1];
-  const t = Array.from({ length: n }, (_, i) => s.turns[i] ?? { reward: 0, actions: last.actions.map((a) => ({ ...a, values: [...a.values] })) });
+  const t = Array.from(
+    { length: n },
+    (_, i) => s.turns[i] ?? { reward: 0, actions: last.actions.map((a) => ({ ...a, values: [...a.values] })) },
+  );
   return { ...s, turns: t, samples: s.samples.map((r) => Array.from({ length: n }, (_, i) => r[i] ?? 0)) };
 }
 
@@ -77,8 +91,16 @@ export function setTurnCount(s: Sandbox, turns: number): Sandbox {
 export function sandboxConfig(base: RunConfig, s: Sandbox): RunConfig {
   return {
     ...base,
-    level: s.level, algo: s.algo,
-    credit: { ...base.credit, method: s.method, discount: s.discount, rewardSharing: s.rewardSharing, perStep: { ...s.perStep }, fallback: 'team' },
+    level: s.level,
+    algo: s.algo,
+    credit: {
+      ...base.credit,
+      method: s.method,
+      discount: s.discount,
+      rewardSharing: s.rewardSharing,
+      perStep: { ...s.perStep },
+      fallback: 'team',
+    },
     ppo: { ...base.ppo, gamma: s.gamma, lambda: s.lambda, klCoef: 0, groupNorm: s.groupNorm ?? base.ppo.groupNorm },
     rollout: { ...base.rollout, groupSize: s.algo === 'grpo' ? s.samples.length + 1 : base.rollout.groupSize },
   };
@@ -87,18 +109,26 @@ export function sandboxConfig(base: RunConfig, s: Sandbox): RunConfig {
 /** The sandbox's episode (and, with GRPO, its group's other samples) in the recorded-episodes format. */
 export function sandboxJsonl(s: Sandbox): string {
   const grpo = s.algo === 'grpo';
-  const line = (id: string, rewards: number[]) => JSON.stringify({
-    id, ...(grpo ? { group: 'g0' } : {}),
-    turns: s.turns.map((t, i) => ({
-      reward: rewards[i],
-      actions: t.actions.map((a) => ({
-        role: a.role, tokens: a.tokens,
-        ...(grpo ? {} : s.level === 'action' ? { value: a.values[0] } : { values: a.values }),
-        text: a.text,
+  const line = (id: string, rewards: number[]) =>
+    JSON.stringify({
+      id,
+      ...(grpo ? { group: 'g0' } : {}),
+      turns: s.turns.map((t, i) => ({
+        reward: rewards[i],
+        actions: t.actions.map((a) => ({
+          role: a.role,
+          tokens: a.tokens,
+          ...(grpo ? {} : s.level === 'action' ? { value: a.values[0] } : { values: a.values }),
+          text: a.text,
+        })),
       })),
-    })),
-  });
-  const rows = [line('e0', s.turns.map((t) => t.reward))];
+    });
+  const rows = [
+    line(
+      'e0',
+      s.turns.map((t) => t.reward),
+    ),
+  ];
   if (grpo) s.samples.forEach((r, k) => rows.push(line(`e${k + 1}`, r)));
   return rows.join('\n') + '\n';
 }
@@ -115,7 +145,9 @@ export function sandboxFromRecorded(line: string, s: Sandbox): Sandbox {
     reward: t.reward,
     actions: t.actions.map((a) => {
       const n = a.tokens as number;
-      const values = Array.isArray(a.values) ? [...(a.values as number[])] : new Array<number>(n).fill(typeof a.value === 'number' ? a.value : 0);
+      const values = Array.isArray(a.values)
+        ? [...(a.values as number[])]
+        : new Array<number>(n).fill(typeof a.value === 'number' ? a.value : 0);
       return { role: a.role as string, tokens: n, values, text: (a.text as string | undefined) ?? '' };
     }),
   }));
@@ -145,9 +177,22 @@ export interface ChainStep {
 export function gaeChain(line: InspectedLine): ChainStep[] | null {
   if (line.actions.some((a) => a.values === null || a.deltas === null)) return null;
   const flat: ChainStep[] = [];
-  line.actions.forEach((a, ai) => a.advantages.forEach((adv, k) => flat.push({
-    action: ai, token: k, role: a.role, turn: a.turn, r: a.rewards[k], v: a.values![k], vNext: 0, aNext: 0, delta: a.deltas![k], a: adv,
-  })));
+  line.actions.forEach((a, ai) =>
+    a.advantages.forEach((adv, k) =>
+      flat.push({
+        action: ai,
+        token: k,
+        role: a.role,
+        turn: a.turn,
+        r: a.rewards[k],
+        v: a.values![k],
+        vNext: 0,
+        aNext: 0,
+        delta: a.deltas![k],
+        a: adv,
+      }),
+    ),
+  );
   for (let i = 0; i < flat.length - 1; i++) {
     flat[i].vNext = flat[i + 1].v;
     flat[i].aNext = flat[i + 1].a;
@@ -160,10 +205,13 @@ export function explainCredit(s: Sandbox): string {
   const roles = [...new Set(s.turns.flatMap((t) => t.actions.map((a) => a.role)))];
   const last = s.turns[0].actions[s.turns[0].actions.length - 1]?.role ?? 'the last agent';
   const credit = explainMethod({ method: s.method, discount: s.discount, rewardSharing: s.rewardSharing, perStep: s.perStep, roles, last });
-  const where = s.algo === 'grpo'
-    ? ` GRPO has no critic: each token's advantage is its reward-to-go (its action's credited reward and every later one), normalised ${s.groupNorm === 'agent_turn'
-      ? "against the same agent's call of the same count in the group's other samples (agent-and-turn groups, AT-GRPO)"
-      : "over every generated token of the group's samples together (mean and standard deviation, as AReaL)"}.`
-    : ` Then GAE walks back from the end of the episode${s.level === 'token' ? ', token by token and across the agent boundaries (a Bellman backup)' : ', one step per action'}: δ = r + γ·V_next − V, A = δ + γλ·A_next with γ = ${s.gamma}, λ = ${s.lambda}; so an agent's advantage is its own δ plus the discounted δ of every agent after it — the later agents' rewards and the critic's values V (here as typed, 0 by default) decide how much of R reaches it.`;
+  const where =
+    s.algo === 'grpo'
+      ? ` GRPO has no critic: each token's advantage is its reward-to-go (its action's credited reward and every later one), normalised ${
+          s.groupNorm === 'agent_turn'
+            ? "against the same agent's call of the same count in the group's other samples (agent-and-turn groups, AT-GRPO)"
+            : "over every generated token of the group's samples together (mean and standard deviation, as AReaL)"
+        }.`
+      : ` Then GAE walks back from the end of the episode${s.level === 'token' ? ', token by token and across the agent boundaries (a Bellman backup)' : ', one step per action'}: δ = r + γ·V_next − V, A = δ + γλ·A_next with γ = ${s.gamma}, λ = ${s.lambda}; so an agent's advantage is its own δ plus the discounted δ of every agent after it — the later agents' rewards and the critic's values V (here as typed, 0 by default) decide how much of R reaches it.`;
   return `${credit}.${where}`;
 }

@@ -13,9 +13,19 @@ import { alignCurves, emaSmooth, flatRange, tickLabels, toCsv, type XY } from '.
 import { metricValues } from './metric-keys.ts';
 
 /** A curve to draw; `width` in CSS pixels (a wide one is a band under the others, e.g. the team's). */
-export interface Line { key: string; label: string; color: string; width?: number }
+export interface Line {
+  key: string;
+  label: string;
+  color: string;
+  width?: number;
+}
 
-interface Curve extends XY { label: string; color: string; dash: boolean; width: number }
+interface Curve extends XY {
+  label: string;
+  color: string;
+  dash: boolean;
+  width: number;
+}
 
 const LINE_WIDTH = 1.8;
 
@@ -24,21 +34,45 @@ function curvesOf(lines: readonly Line[], overlays: readonly RunOverlay[]): Curv
   const series = useLab.getState().series;
   const live = lines.map((l) => {
     const s = series.get(l.key);
-    return { label: l.label, color: l.color, dash: false, width: l.width ?? LINE_WIDTH, xs: s ? s.xs.subarray(0, s.length) : [], ys: s ? s.ys.subarray(0, s.length) : [] };
+    return {
+      label: l.label,
+      color: l.color,
+      dash: false,
+      width: l.width ?? LINE_WIDTH,
+      xs: s ? s.xs.subarray(0, s.length) : [],
+      ys: s ? s.ys.subarray(0, s.length) : [],
+    };
   });
   const saved = overlays.flatMap((o) => {
     const values = o.history.map(metricValues);
     return lines.map((l) => ({
-      label: `${l.label} (${o.runId})`, color: l.color, dash: true, width: l.width ?? LINE_WIDTH,
-      xs: o.history.map((m) => m.iteration + 1), ys: values.map((v) => v[l.key] ?? NaN),
+      label: `${l.label} (${o.runId})`,
+      color: l.color,
+      dash: true,
+      width: l.width ?? LINE_WIDTH,
+      xs: o.history.map((m) => m.iteration + 1),
+      ys: values.map((v) => v[l.key] ?? NaN),
     }));
   });
   return [...live, ...saved].filter((c) => c.dash === false || c.ys.length > 0);
 }
 
-const fmtValue = (v: number | null | undefined): string => (v === null || v === undefined || !Number.isFinite(v) ? '–' : Number(v.toPrecision(4)).toString());
+const fmtValue = (v: number | null | undefined): string =>
+  v === null || v === undefined || !Number.isFinite(v) ? '–' : Number(v.toPrecision(4)).toString();
 
-export function Chart({ title, testid, lines, note, smoothing }: { title: string; testid: string; lines: Line[]; note?: string; smoothing: number }) {
+export function Chart({
+  title,
+  testid,
+  lines,
+  note,
+  smoothing,
+}: {
+  title: string;
+  testid: string;
+  lines: Line[];
+  note?: string;
+  smoothing: number;
+}) {
   const plotEl = useRef<HTMLDivElement>(null);
   const holder = useRef<HTMLDivElement>(null);
   const table = useRef<HTMLTableSectionElement>(null);
@@ -55,9 +89,15 @@ export function Chart({ title, testid, lines, note, smoothing }: { title: string
     const data = () => {
       const curves = curvesOf(state.lines, state.overlays);
       const { xs, ys } = alignCurves(curves);
-      const smooth = state.smoothing > 0
-        ? ys.map((r) => emaSmooth(r.map((v) => v ?? NaN), state.smoothing).map((v) => (Number.isFinite(v) ? v : null)))
-        : ys;
+      const smooth =
+        state.smoothing > 0
+          ? ys.map((r) =>
+              emaSmooth(
+                r.map((v) => v ?? NaN),
+                state.smoothing,
+              ).map((v) => (Number.isFinite(v) ? v : null)),
+            )
+          : ys;
       return { curves, xs, ys: smooth };
     };
     const build = () => {
@@ -72,21 +112,43 @@ export function Chart({ title, testid, lines, note, smoothing }: { title: string
       const opts: uPlot.Options = {
         width: Math.max(200, el.clientWidth),
         height: 170,
-        scales: { x: { time: false }, y: state.log ? (positive ? { distr: 3, log: 10 } : { distr: 4, asinh: tiny }) : { range: (_u, min, max) => flatRange(min, max) ?? uPlot.rangeNum(min, max, 0.1, true) } },
+        scales: {
+          x: { time: false },
+          y: state.log
+            ? positive
+              ? { distr: 3, log: 10 }
+              : { distr: 4, asinh: tiny }
+            : { range: (_u, min, max) => flatRange(min, max) ?? uPlot.rangeNum(min, max, 0.1, true) },
+        },
         axes: [
-          { values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? String(v) : '')), label: 'iteration', labelSize: 14, size: 36, font: '11px system-ui', labelFont: '11px system-ui' },
+          {
+            values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? String(v) : '')),
+            label: 'iteration',
+            labelSize: 14,
+            size: 36,
+            font: '11px system-ui',
+            labelFont: '11px system-ui',
+          },
           { values: (_u, splits) => tickLabels(splits), size: 56, font: '11px system-ui' },
         ],
         series: [
           { label: 'iteration', value: (_u, v) => fmtValue(v) },
           ...curves.map((c) => ({
-            label: c.label, stroke: c.color, width: c.width, dash: c.dash ? [6, 4] : undefined, value: (_u: uPlot, v: number | null) => fmtValue(v),
+            label: c.label,
+            stroke: c.color,
+            width: c.width,
+            dash: c.dash ? [6, 4] : undefined,
+            value: (_u: uPlot, v: number | null) => fmtValue(v),
             // a band's points are filled discs as wide as it, so a lone point shows under an agent's too
-            points: c.width > LINE_WIDTH ? { show: xs.length < 60, size: c.width + 4, fill: c.color, stroke: c.color } : { show: xs.length < 60 },
+            points:
+              c.width > LINE_WIDTH ? { show: xs.length < 60, size: c.width + 4, fill: c.color, stroke: c.color } : { show: xs.length < 60 },
           })),
         ],
         // the legend's marker as wide as its line (up to 6 px), so a band reads as one there too
-        legend: { live: true, markers: { width: (_u: uPlot, i: number) => Math.min(6, Math.max(2, Math.round(curves[i - 1]?.width ?? 2))) } },
+        legend: {
+          live: true,
+          markers: { width: (_u: uPlot, i: number) => Math.min(6, Math.max(2, Math.round(curves[i - 1]?.width ?? 2))) },
+        },
         cursor: { drag: { x: true, y: false } },
       };
       plot.current = new uPlot(opts, [xs, ...ys] as uPlot.AlignedData, el);
@@ -97,16 +159,24 @@ export function Chart({ title, testid, lines, note, smoothing }: { title: string
       if (holder.current) holder.current.dataset.points = String(Math.max(0, ...curves.filter((c) => !c.dash).map((c) => c.ys.length)));
       const body = table.current;
       if (!body) return;
-      body.replaceChildren(...curves.map((c, i) => {
-        const vals = ys[i].filter((v): v is number => v !== null);
-        const tr = document.createElement('tr');
-        for (const text of [c.label, fmtValue(vals[vals.length - 1]), fmtValue(vals.length ? Math.min(...vals) : null), fmtValue(vals.length ? Math.max(...vals) : null), String(vals.length)]) {
-          const td = document.createElement('td');
-          td.textContent = text;
-          tr.appendChild(td);
-        }
-        return tr;
-      }));
+      body.replaceChildren(
+        ...curves.map((c, i) => {
+          const vals = ys[i].filter((v): v is number => v !== null);
+          const tr = document.createElement('tr');
+          for (const text of [
+            c.label,
+            fmtValue(vals[vals.length - 1]),
+            fmtValue(vals.length ? Math.min(...vals) : null),
+            fmtValue(vals.length ? Math.max(...vals) : null),
+            String(vals.length),
+          ]) {
+            const td = document.createElement('td');
+            td.textContent = text;
+            tr.appendChild(td);
+          }
+          return tr;
+        }),
+      );
     };
     const redraw = () => {
       cancelAnimationFrame(frame);
@@ -119,20 +189,42 @@ export function Chart({ title, testid, lines, note, smoothing }: { title: string
       });
     };
     build();
-    const unsub = useLab.subscribe((s, prev) => { if (s.metricsVersion !== prev.metricsVersion) redraw(); });
-    const ro = new ResizeObserver(() => { if (plot.current && plotEl.current) plot.current.setSize({ width: Math.max(200, plotEl.current.clientWidth), height: 170 }); });
+    const unsub = useLab.subscribe((s, prev) => {
+      if (s.metricsVersion !== prev.metricsVersion) redraw();
+    });
+    const ro = new ResizeObserver(() => {
+      if (plot.current && plotEl.current) plot.current.setSize({ width: Math.max(200, plotEl.current.clientWidth), height: 170 });
+    });
     if (plotEl.current) ro.observe(plotEl.current);
-    return () => { unsub(); ro.disconnect(); cancelAnimationFrame(frame); plot.current?.destroy(); plot.current = null; };
+    return () => {
+      unsub();
+      ro.disconnect();
+      cancelAnimationFrame(frame);
+      plot.current?.destroy();
+      plot.current = null;
+    };
   }, [state]);
 
   const exportCsv = () => {
     const curves = curvesOf(lines, overlays);
     const { xs, ys } = alignCurves(curves);
-    saveDownload({ name: safeDownloadName(`${title}.csv`), bytes: new TextEncoder().encode(toCsv('iteration', curves.map((c) => c.label), xs, ys)) });
+    saveDownload({
+      name: safeDownloadName(`${title}.csv`),
+      bytes: new TextEncoder().encode(
+        toCsv(
+          'iteration',
+          curves.map((c) => c.label),
+          xs,
+          ys,
+        ),
+      ),
+    });
   };
   const exportPng = () => {
     const canvas = plot.current?.ctx.canvas;
-    canvas?.toBlob((b) => { if (b) void b.arrayBuffer().then((a) => saveDownload({ name: safeDownloadName(`${title}.png`), bytes: new Uint8Array(a) })); }, 'image/png');
+    canvas?.toBlob((b) => {
+      if (b) void b.arrayBuffer().then((a) => saveDownload({ name: safeDownloadName(`${title}.png`), bytes: new Uint8Array(a) }));
+    }, 'image/png');
   };
   const id = `chart-${testid}`;
   return (
@@ -140,15 +232,32 @@ export function Chart({ title, testid, lines, note, smoothing }: { title: string
       <div className="chart-head">
         <h3 id={`${id}-title`}>{title}</h3>
         <div className="chart-tools">
-          <label title="log scale (asinh when values reach 0 or below)"><input type="checkbox" checked={log} onChange={(e) => setLog(e.target.checked)} data-testid={`${testid}-log`} /> log</label>
-          <button type="button" className="link" onClick={exportCsv} aria-label={`download ${title} as CSV`}>CSV</button>
-          <button type="button" className="link" onClick={exportPng} aria-label={`download ${title} as PNG`}>PNG</button>
+          <label title="log scale (asinh when values reach 0 or below)">
+            <input type="checkbox" checked={log} onChange={(e) => setLog(e.target.checked)} data-testid={`${testid}-log`} /> log
+          </label>
+          <button type="button" className="link" onClick={exportCsv} aria-label={`download ${title} as CSV`}>
+            CSV
+          </button>
+          <button type="button" className="link" onClick={exportPng} aria-label={`download ${title} as PNG`}>
+            PNG
+          </button>
         </div>
       </div>
       <div ref={plotEl} className="chart-plot" aria-hidden="true" />
       <table className="sr-only">
-        <caption>{title}{smoothing > 0 ? ` (smoothed, EMA weight ${smoothing})` : ''}: per curve</caption>
-        <thead><tr><th scope="col">curve</th><th scope="col">last</th><th scope="col">min</th><th scope="col">max</th><th scope="col">points</th></tr></thead>
+        <caption>
+          {title}
+          {smoothing > 0 ? ` (smoothed, EMA weight ${smoothing})` : ''}: per curve
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">curve</th>
+            <th scope="col">last</th>
+            <th scope="col">min</th>
+            <th scope="col">max</th>
+            <th scope="col">points</th>
+          </tr>
+        </thead>
         <tbody ref={table} />
       </table>
       {note && <figcaption className="hint small">{note}</figcaption>}

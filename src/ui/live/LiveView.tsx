@@ -24,7 +24,7 @@ const selectRoles = (s: ReturnType<typeof useLab.getState>): string[] => {
 const selectEmpty = (s: ReturnType<typeof useLab.getState>) => s.history.length === 0 && s.run.runId === null;
 /** The device probe's estimate of one iteration of the run's config (before one was measured), or null. */
 const selectEstimate = (s: ReturnType<typeof useLab.getState>) =>
-  (s.gpu.status === 'ready' && s.model.info ? estimateIteration(s.draft, s.model.info, s.gpu.probe.speed).seconds : null);
+  s.gpu.status === 'ready' && s.model.info ? estimateIteration(s.draft, s.model.info, s.gpu.probe.speed).seconds : null;
 const TICKING = ['running', 'pausing', 'stopping'];
 
 /** Date.now(), once a second while `on` (the time-left countdown). */
@@ -50,17 +50,33 @@ function Progress() {
   return (
     <section className="card progress-card" data-testid="progress">
       <div className="row spread">
-        <strong data-testid="progress-text">Iteration {run.iteration} / {run.total || '–'}</strong>
-        <span>time left: <span data-testid="eta" data-seconds={eta === null ? '' : Math.round(eta)}>{TICKING.includes(run.status) ? formatDuration(eta) : '–'}</span>
-          {TICKING.includes(run.status) && !history.length && eta !== null && <span className="hint" title="from a short probe of this device, until the first iteration is measured"> (estimate)</span>}</span>
+        <strong data-testid="progress-text">
+          Iteration {run.iteration} / {run.total || '–'}
+        </strong>
+        <span>
+          time left:{' '}
+          <span data-testid="eta" data-seconds={eta === null ? '' : Math.round(eta)}>
+            {TICKING.includes(run.status) ? formatDuration(eta) : '–'}
+          </span>
+          {TICKING.includes(run.status) && !history.length && eta !== null && (
+            <span className="hint" title="from a short probe of this device, until the first iteration is measured">
+              {' '}
+              (estimate)
+            </span>
+          )}
+        </span>
       </div>
-      <div className="bar"><div className="fill" style={{ width: `${pct}%` }} /></div>
-      <p className="hint" data-testid="phase">{run.phase ? `${run.phase}: ${run.detail}` : run.message || run.status}</p>
+      <div className="bar">
+        <div className="fill" style={{ width: `${pct}%` }} />
+      </div>
+      <p className="hint" data-testid="phase">
+        {run.phase ? `${run.phase}: ${run.detail}` : run.message || run.status}
+      </p>
       {last && (
         <p className="stats" data-testid="last-iteration" data-iteration={last.iteration} data-seconds={JSON.stringify(last.seconds)}>
-          last iteration: team accuracy {(last.accuracy * 100).toFixed(0)}%, reward {last.teamReward.toFixed(2)}, {last.tokensPerSecond.toFixed(1)} tokens/s,
-          {' '}{last.seconds.total.toFixed(1)} s (rollout {last.seconds.rollout.toFixed(1)}, update {last.seconds.update.toFixed(1)})
-          {last.trained.length ? `; trained ${last.trained.join(', ')}` : '; critic warm-up'}
+          last iteration: team accuracy {(last.accuracy * 100).toFixed(0)}%, reward {last.teamReward.toFixed(2)},{' '}
+          {last.tokensPerSecond.toFixed(1)} tokens/s, {last.seconds.total.toFixed(1)} s (rollout {last.seconds.rollout.toFixed(1)}, update{' '}
+          {last.seconds.update.toFixed(1)}){last.trained.length ? `; trained ${last.trained.join(', ')}` : '; critic warm-up'}
           {last.skipped.length ? `; skipped: ${last.skipped.join('; ')}` : ''}
         </p>
       )}
@@ -76,12 +92,27 @@ function Interrupted() {
   if (!i) return null;
   return (
     <section className="card interrupted" data-testid="train-interrupted" role="region" aria-label="interrupted run">
-      <p><b>Run {i.runId} was training when the page was closed or reloaded.</b> Its last checkpoint{i.iteration !== null ? ` (iteration ${i.iteration})` : ''} is
-        kept in this browser: continue training from there, or open it paused.</p>
+      <p>
+        <b>Run {i.runId} was training when the page was closed or reloaded.</b> Its last checkpoint
+        {i.iteration !== null ? ` (iteration ${i.iteration})` : ''} is kept in this browser: continue training from there, or open it
+        paused.
+      </p>
       <div className="row">
-        <button type="button" className="primary" data-testid="continue-interrupted" disabled={active || !gpuReady} onClick={() => void continueInterrupted(true)}>Continue training ▶</button>
-        <button type="button" data-testid="open-interrupted" disabled={active || !gpuReady} onClick={() => void continueInterrupted(false)}>Open it paused</button>
-        <button type="button" className="link" data-testid="dismiss-interrupted" onClick={dismissInterrupted}>Dismiss</button>
+        <button
+          type="button"
+          className="primary"
+          data-testid="continue-interrupted"
+          disabled={active || !gpuReady}
+          onClick={() => void continueInterrupted(true)}
+        >
+          Continue training ▶
+        </button>
+        <button type="button" data-testid="open-interrupted" disabled={active || !gpuReady} onClick={() => void continueInterrupted(false)}>
+          Open it paused
+        </button>
+        <button type="button" className="link" data-testid="dismiss-interrupted" onClick={dismissInterrupted}>
+          Dismiss
+        </button>
       </div>
     </section>
   );
@@ -91,9 +122,23 @@ function ChartControls({ smoothing, setSmoothing }: { smoothing: number; setSmoo
   const overlays = useLab(useShallow(selectOverlays));
   return (
     <div className="row chart-controls">
-      <label>smoothing (EMA) <input type="range" min={0} max={0.99} step={0.01} value={smoothing} data-testid="chart-smoothing"
-        onChange={(e) => setSmoothing(Number(e.target.value))} /> <output>{smoothing.toFixed(2)}</output></label>
-      <span className="hint">{overlays.length ? `dashed: ${overlays.map((o) => o.runId).join(', ')}` : 'overlay saved runs from Runs (“overlay on charts”)'} · drag to zoom, double-click to reset</span>
+      <label>
+        smoothing (EMA){' '}
+        <input
+          type="range"
+          min={0}
+          max={0.99}
+          step={0.01}
+          value={smoothing}
+          data-testid="chart-smoothing"
+          onChange={(e) => setSmoothing(Number(e.target.value))}
+        />{' '}
+        <output>{smoothing.toFixed(2)}</output>
+      </label>
+      <span className="hint">
+        {overlays.length ? `dashed: ${overlays.map((o) => o.runId).join(', ')}` : 'overlay saved runs from Runs (“overlay on charts”)'} ·
+        drag to zoom, double-click to reset
+      </span>
     </div>
   );
 }
@@ -112,16 +157,63 @@ export function LiveView() {
     <div className="live">
       <Progress />
       <Interrupted />
-      {empty && <p className="hint card" data-testid="train-empty">Nothing trained yet: press Train, or <OpenDemo where="train" /> to explore a short recorded run.</p>}
+      {empty && (
+        <p className="hint card" data-testid="train-empty">
+          Nothing trained yet: press Train, or <OpenDemo where="train" /> to explore a short recorded run.
+        </p>
+      )}
       <ChartControls smoothing={smoothing} setSmoothing={setSmoothing} />
       <div className="charts">
-        <Chart smoothing={smoothing} title="Reward" testid="reward-chart" lines={perAgent('reward')} note="team (grey band): reward per episode; per agent: mean credited reward of its actions. An agent's line inside the band equals the team's" />
-        <Chart smoothing={smoothing} title="Accuracy" testid="accuracy-chart" lines={perAgent('accuracy')} note="team (grey band): fraction of episodes solved; per answering agent: its own answers" />
-        <Chart smoothing={smoothing} title="Losses" testid="loss-chart" lines={[{ key: 'loss.policy', label: 'policy', color: '#3b6ed6' }, { key: 'loss.value', label: 'value', color: '#d9534f' }]} />
-        <Chart smoothing={smoothing} title="Entropy" testid="entropy-chart" lines={[{ key: 'entropy', label: 'entropy', color: '#2e9e62' }]} />
-        <Chart smoothing={smoothing} title="KL" testid="kl-chart" lines={[{ key: 'kl.approx', label: 'approx KL (old→new)', color: '#8e44ad' }, { key: 'kl.ref', label: 'KL to reference', color: '#b8860b' }]} />
-        <Chart smoothing={smoothing} title="Clip fraction" testid="clip-chart" lines={[{ key: 'clip', label: 'clipped ratios', color: '#16a2b8' }]} />
-        <Chart smoothing={smoothing} title="Throughput" testid="tps-chart" lines={[{ key: 'tps', label: 'generated tokens/s', color: '#1d2330' }]} />
+        <Chart
+          smoothing={smoothing}
+          title="Reward"
+          testid="reward-chart"
+          lines={perAgent('reward')}
+          note="team (grey band): reward per episode; per agent: mean credited reward of its actions. An agent's line inside the band equals the team's"
+        />
+        <Chart
+          smoothing={smoothing}
+          title="Accuracy"
+          testid="accuracy-chart"
+          lines={perAgent('accuracy')}
+          note="team (grey band): fraction of episodes solved; per answering agent: its own answers"
+        />
+        <Chart
+          smoothing={smoothing}
+          title="Losses"
+          testid="loss-chart"
+          lines={[
+            { key: 'loss.policy', label: 'policy', color: '#3b6ed6' },
+            { key: 'loss.value', label: 'value', color: '#d9534f' },
+          ]}
+        />
+        <Chart
+          smoothing={smoothing}
+          title="Entropy"
+          testid="entropy-chart"
+          lines={[{ key: 'entropy', label: 'entropy', color: '#2e9e62' }]}
+        />
+        <Chart
+          smoothing={smoothing}
+          title="KL"
+          testid="kl-chart"
+          lines={[
+            { key: 'kl.approx', label: 'approx KL (old→new)', color: '#8e44ad' },
+            { key: 'kl.ref', label: 'KL to reference', color: '#b8860b' },
+          ]}
+        />
+        <Chart
+          smoothing={smoothing}
+          title="Clip fraction"
+          testid="clip-chart"
+          lines={[{ key: 'clip', label: 'clipped ratios', color: '#16a2b8' }]}
+        />
+        <Chart
+          smoothing={smoothing}
+          title="Throughput"
+          testid="tps-chart"
+          lines={[{ key: 'tps', label: 'generated tokens/s', color: '#1d2330' }]}
+        />
       </div>
       <ProfilePanel />
     </div>

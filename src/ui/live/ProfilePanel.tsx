@@ -4,14 +4,32 @@
 // Without the timestamp-query feature the panel says so and shows the phase times alone.
 
 import { useMemo, useState } from 'react';
-import { type KernelGrouping, type KernelSortKey, type KernelTime, kernelRows, phaseRows, sortKernelRows, totalMs } from '../../common/profile-table.ts';
+import {
+  type KernelGrouping,
+  type KernelSortKey,
+  type KernelTime,
+  kernelRows,
+  phaseRows,
+  sortKernelRows,
+  totalMs,
+} from '../../common/profile-table.ts';
 import { profileNextIteration } from '../actions.ts';
 import { selectProfile, selectRun, selectTimestampQuery, useLab } from '../store.ts';
 
-const COLUMNS: Array<[KernelSortKey, string]> = [['key', 'kernel'], ['calls', 'calls'], ['ms', 'GPU ms'], ['meanMs', 'ms / call'], ['share', '% of total']];
+const COLUMNS: Array<[KernelSortKey, string]> = [
+  ['key', 'kernel'],
+  ['calls', 'calls'],
+  ['ms', 'GPU ms'],
+  ['meanMs', 'ms / call'],
+  ['share', '% of total'],
+];
 
 function Bar({ share }: { share: number }) {
-  return <div className="pbar"><div className="pfill" style={{ width: `${Math.min(100, share * 100)}%` }} /></div>;
+  return (
+    <div className="pbar">
+      <div className="pfill" style={{ width: `${Math.min(100, share * 100)}%` }} />
+    </div>
+  );
 }
 
 function KernelTable({ kernels }: { kernels: KernelTime[] }) {
@@ -19,11 +37,14 @@ function KernelTable({ kernels }: { kernels: KernelTime[] }) {
   const [sort, setSort] = useState<{ key: KernelSortKey; dir: 'asc' | 'desc' }>({ key: 'ms', dir: 'desc' });
   const rows = useMemo(() => sortKernelRows(kernelRows(kernels, by), sort.key, sort.dir), [kernels, by, sort]);
   const max = Math.max(0, ...rows.map((r) => r.share));
-  const click = (key: KernelSortKey) => setSort((s) => ({ key, dir: s.key === key ? (s.dir === 'asc' ? 'desc' : 'asc') : key === 'key' ? 'asc' : 'desc' }));
+  const click = (key: KernelSortKey) =>
+    setSort((s) => ({ key, dir: s.key === key ? (s.dir === 'asc' ? 'desc' : 'asc') : key === 'key' ? 'asc' : 'desc' }));
   return (
     <>
       <div className="row spread">
-        <h3>GPU time per {by} · {totalMs(rows).toFixed(1)} ms in {rows.reduce((a, r) => a + r.calls, 0)} dispatches</h3>
+        <h3>
+          GPU time per {by} · {totalMs(rows).toFixed(1)} ms in {rows.reduce((a, r) => a + r.calls, 0)} dispatches
+        </h3>
         <label className="field inline">
           <span>rows</span>
           <select data-testid="profile-group" value={by} onChange={(e) => setBy(e.target.value as KernelGrouping)}>
@@ -36,8 +57,15 @@ function KernelTable({ kernels }: { kernels: KernelTime[] }) {
         <thead>
           <tr>
             {COLUMNS.map(([key, label]) => (
-              <th key={key} className={key === 'key' ? '' : 'num'} aria-sort={sort.key === key ? (sort.dir === 'asc' ? 'ascending' : 'descending') : 'none'}>
-                <button type="button" data-testid={`sort-${key}`} onClick={() => click(key)}>{label}{sort.key === key ? (sort.dir === 'asc' ? ' ▲' : ' ▼') : ''}</button>
+              <th
+                key={key}
+                className={key === 'key' ? '' : 'num'}
+                aria-sort={sort.key === key ? (sort.dir === 'asc' ? 'ascending' : 'descending') : 'none'}
+              >
+                <button type="button" data-testid={`sort-${key}`} onClick={() => click(key)}>
+                  {label}
+                  {sort.key === key ? (sort.dir === 'asc' ? ' ▲' : ' ▼') : ''}
+                </button>
               </th>
             ))}
             <th />
@@ -51,7 +79,9 @@ function KernelTable({ kernels }: { kernels: KernelTime[] }) {
               <td className="num">{r.ms.toFixed(2)}</td>
               <td className="num">{r.meanMs.toFixed(3)}</td>
               <td className="num">{(r.share * 100).toFixed(1)}%</td>
-              <td className="bar-cell"><Bar share={max > 0 ? r.share / max : 0} /></td>
+              <td className="bar-cell">
+                <Bar share={max > 0 ? r.share / max : 0} />
+              </td>
             </tr>
           ))}
         </tbody>
@@ -71,16 +101,23 @@ export function ProfilePanel() {
       <div className="row spread">
         <h2>Profile</h2>
         <label className="check">
-          <input type="checkbox" data-testid="profile-next" checked={profile.armed} disabled={timestamps === null}
-            onChange={(e) => void profileNextIteration(e.target.checked)} />
-          {' '}Profile next iteration
+          <input
+            type="checkbox"
+            data-testid="profile-next"
+            checked={profile.armed}
+            disabled={timestamps === null}
+            onChange={(e) => void profileNextIteration(e.target.checked)}
+          />{' '}
+          Profile next iteration
         </label>
       </div>
       <p className="hint">
         {profile.armed
-          ? running ? 'The next iteration of this run will be profiled.' : 'Press Step (or Train) to profile the next iteration.'
-          : 'Times every GPU dispatch of one iteration by kernel. Off by default: profiling puts each dispatch in a compute pass of its own, so the profiled iteration runs slower than the others.'}
-        {' '}Chrome rounds GPU timestamps to 0.1 ms unless chrome://flags/#enable-webgpu-developer-features is on.
+          ? running
+            ? 'The next iteration of this run will be profiled.'
+            : 'Press Step (or Train) to profile the next iteration.'
+          : 'Times every GPU dispatch of one iteration by kernel. Off by default: profiling puts each dispatch in a compute pass of its own, so the profiled iteration runs slower than the others.'}{' '}
+        Chrome rounds GPU timestamps to 0.1 ms unless chrome://flags/#enable-webgpu-developer-features is on.
       </p>
       {timestamps === false && (
         <p className="warn-text" data-testid="profile-unsupported">
@@ -90,7 +127,9 @@ export function ProfilePanel() {
       )}
       {last && (
         <div data-testid="profile-result" data-iteration={last.iteration}>
-          <h3>Iteration {last.iteration} · {last.seconds.total.toFixed(2)} s wall while profiled · {last.adapter}</h3>
+          <h3>
+            Iteration {last.iteration} · {last.seconds.total.toFixed(2)} s wall while profiled · {last.adapter}
+          </h3>
           <table className="profile-table phases" data-testid="phase-table">
             <tbody>
               {phaseRows(last.seconds).map((r) => (
@@ -98,14 +137,20 @@ export function ProfilePanel() {
                   <td>{r.phase}</td>
                   <td className="num">{r.seconds.toFixed(3)} s</td>
                   <td className="num">{(r.share * 100).toFixed(1)}%</td>
-                  <td className="bar-cell"><Bar share={r.share} /></td>
+                  <td className="bar-cell">
+                    <Bar share={r.share} />
+                  </td>
                 </tr>
               ))}
             </tbody>
           </table>
-          {last.kernels
-            ? <KernelTable kernels={last.kernels} />
-            : <p className="warn-text" data-testid="profile-kernels-unavailable">{last.unavailable ?? 'no per-kernel times for this iteration'}</p>}
+          {last.kernels ? (
+            <KernelTable kernels={last.kernels} />
+          ) : (
+            <p className="warn-text" data-testid="profile-kernels-unavailable">
+              {last.unavailable ?? 'no per-kernel times for this iteration'}
+            </p>
+          )}
         </div>
       )}
     </section>

@@ -27,7 +27,13 @@ describe('alignCurves', () => {
   it('puts two runs on the union of their iterations with null where one has no point', () => {
     const a = { xs: [1, 2, 3], ys: [0.1, 0.2, NaN] };
     const b = { xs: [2, 4], ys: [5, 6] };
-    expect(alignCurves([a, b])).toEqual({ xs: [1, 2, 3, 4], ys: [[0.1, 0.2, null, null], [null, 5, null, 6]] });
+    expect(alignCurves([a, b])).toEqual({
+      xs: [1, 2, 3, 4],
+      ys: [
+        [0.1, 0.2, null, null],
+        [null, 5, null, 6],
+      ],
+    });
   });
   it('keeps the last value of a repeated x', () => {
     expect(alignCurves([{ xs: [1, 2, 2], ys: [1, 2, 3] }])).toEqual({ xs: [1, 2], ys: [[1, 3]] });
@@ -36,8 +42,17 @@ describe('alignCurves', () => {
 
 describe('toCsv', () => {
   it('writes a header, empty cells for gaps and quotes labels with commas', () => {
-    expect(toCsv('iteration', ['team', 'solver, run "b"'], [1, 2], [[0.5, null], [1, 2]]))
-      .toBe('iteration,team,"solver, run ""b"""\n1,0.5,1\n2,,2\n');
+    expect(
+      toCsv(
+        'iteration',
+        ['team', 'solver, run "b"'],
+        [1, 2],
+        [
+          [0.5, null],
+          [1, 2],
+        ],
+      ),
+    ).toBe('iteration,team,"solver, run ""b"""\n1,0.5,1\n2,,2\n');
   });
 });
 

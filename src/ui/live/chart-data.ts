@@ -13,7 +13,10 @@ export function emaSmooth(ys: ArrayLike<number>, weight: number): number[] {
   let n = 0;
   for (let i = 0; i < ys.length; i++) {
     const y = ys[i];
-    if (!Number.isFinite(y)) { out.push(NaN); continue; }
+    if (!Number.isFinite(y)) {
+      out.push(NaN);
+      continue;
+    }
     last = last * weight + (1 - weight) * y;
     n++;
     out.push(weight === 0 ? y : last / (1 - weight ** n));
@@ -21,7 +24,10 @@ export function emaSmooth(ys: ArrayLike<number>, weight: number): number[] {
   return out;
 }
 
-export interface XY { xs: ArrayLike<number>; ys: ArrayLike<number> }
+export interface XY {
+  xs: ArrayLike<number>;
+  ys: ArrayLike<number>;
+}
 
 /**
  * Several curves on one sorted x axis (uPlot's data layout): the union of their x values; a curve has
@@ -44,9 +50,15 @@ export function alignCurves(curves: readonly XY[]): { xs: number[]; ys: Array<Ar
 const csvCell = (s: string): string => (/[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
 
 /** A CSV with a header row: x then one column per curve; a missing value is an empty cell. */
-export function toCsv(xLabel: string, labels: readonly string[], xs: readonly number[], ys: ReadonlyArray<ReadonlyArray<number | null>>): string {
+export function toCsv(
+  xLabel: string,
+  labels: readonly string[],
+  xs: readonly number[],
+  ys: ReadonlyArray<ReadonlyArray<number | null>>,
+): string {
   const rows = [[xLabel, ...labels].map(csvCell).join(',')];
-  for (let i = 0; i < xs.length; i++) rows.push([String(xs[i]), ...ys.map((r) => (r[i] === null || !Number.isFinite(r[i]!) ? '' : String(r[i])))].join(','));
+  for (let i = 0; i < xs.length; i++)
+    rows.push([String(xs[i]), ...ys.map((r) => (r[i] === null || !Number.isFinite(r[i]!) ? '' : String(r[i])))].join(','));
   return `${rows.join('\n')}\n`;
 }
 

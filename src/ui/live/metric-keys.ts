@@ -30,7 +30,13 @@ export function metricValues(m: IterationMetrics): Record<string, number> {
  * probe's) times the iterations to go, less `elapsed` seconds of the iteration in flight (never below the
  * iterations after it), so it counts down between iterations.
  */
-export function timeLeft(history: readonly IterationMetrics[], iteration: number, total: number, estimate: number | null = null, elapsed = 0): number | null {
+export function timeLeft(
+  history: readonly IterationMetrics[],
+  iteration: number,
+  total: number,
+  estimate: number | null = null,
+  elapsed = 0,
+): number | null {
   const recent = history.slice(-5);
   if ((!recent.length && estimate === null) || total <= iteration) return null;
   const mean = recent.length ? recent.reduce((s, m) => s + m.seconds.total, 0) / recent.length : estimate!;

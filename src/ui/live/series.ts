@@ -8,7 +8,11 @@ export class Series {
 
   append(x: number, y: number): void {
     if (this.length === this.xs.length) {
-      const grow = (a: Float64Array) => { const b = new Float64Array(a.length * 2); b.set(a); return b; };
+      const grow = (a: Float64Array) => {
+        const b = new Float64Array(a.length * 2);
+        b.set(a);
+        return b;
+      };
       this.xs = grow(this.xs);
       this.ys = grow(this.ys);
     }

@@ -19,28 +19,55 @@ export function OnnxExport({ run }: { run: RunSummary }) {
   return (
     <div className="onnx-export" data-testid="onnx-export">
       {run.checkpoints.length > 1 && (
-        <select data-testid="onnx-checkpoint" value={checkpoint} disabled={busy} onChange={(e) => setCheckpoint(e.target.value)} aria-label="checkpoint to export">
+        <select
+          data-testid="onnx-checkpoint"
+          value={checkpoint}
+          disabled={busy}
+          onChange={(e) => setCheckpoint(e.target.value)}
+          aria-label="checkpoint to export"
+        >
           <option value="">latest</option>
-          {run.checkpoints.map((c) => <option key={c.name} value={c.name}>{c.name}</option>)}
+          {run.checkpoints.map((c) => (
+            <option key={c.name} value={c.name}>
+              {c.name}
+            </option>
+          ))}
         </select>
       )}
-      <button type="button" data-testid="download-run-adapters" disabled={busy}
+      <button
+        type="button"
+        data-testid="download-run-adapters"
+        disabled={busy}
         title="the agents' LoRA adapters in PEFT format (agents/<role>/) and the run config, as a zip"
-        onClick={() => void downloadAdapters(run.id, checkpoint || undefined)}>
+        onClick={() => void downloadAdapters(run.id, checkpoint || undefined)}
+      >
         Download adapters
       </button>
-      <span className="hint" title="the base model with an agent's LoRA adapter merged into its weights, for onnxruntime (Python, web, mobile)">
+      <span
+        className="hint"
+        title="the base model with an agent's LoRA adapter merged into its weights, for onnxruntime (Python, web, mobile)"
+      >
         Export ONNX{shared ? ' (shared adapter)' : ''}:
       </span>
       {run.roles.map((role) => (
-        <button key={role} type="button" data-testid={`export-onnx-${role}`} disabled={busy}
+        <button
+          key={role}
+          type="button"
+          data-testid={`export-onnx-${role}`}
+          disabled={busy}
           title={`download a zip of ${role}.onnx (the base model with ${shared ? 'the shared adapter' : `the ${role} adapter`} merged), the tokenizer files and a README`}
-          onClick={() => void downloadOnnx(run.id, role, checkpoint || undefined)}>
+          onClick={() => void downloadOnnx(run.id, role, checkpoint || undefined)}
+        >
           {role} (ONNX zip)
         </button>
       ))}
       {mine && (
-        <span className={`onnx-status ${mine.status === 'error' ? 'bad-text' : 'hint'}`} data-testid="onnx-export-status" data-state={mine.status} data-role={mine.role}>
+        <span
+          className={`onnx-status ${mine.status === 'error' ? 'bad-text' : 'hint'}`}
+          data-testid="onnx-export-status"
+          data-state={mine.status}
+          data-role={mine.role}
+        >
           {mine.message}
         </span>
       )}

@@ -8,8 +8,13 @@ import { selectRunActive, useLab } from '../store.ts';
 export function OpenDemo({ where }: { where: string }) {
   const active = useLab(selectRunActive);
   return (
-    <button type="button" data-testid={`open-demo-${where}`} disabled={active} onClick={() => void openDemo()}
-      title="a short real run of the planner → solver duo, recorded with the lab's engine: read-only, continuing it trains a copy">
+    <button
+      type="button"
+      data-testid={`open-demo-${where}`}
+      disabled={active}
+      onClick={() => void openDemo()}
+      title="a short real run of the planner → solver duo, recorded with the lab's engine: read-only, continuing it trains a copy"
+    >
       Open the demo run
     </button>
   );

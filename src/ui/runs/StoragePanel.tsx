@@ -11,7 +11,10 @@ import { selectRun, selectRunActive, selectStorage, useLab } from '../store.ts';
 export function formatBytes(b: number): string {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let i = 0;
-  while (b >= 1024 && i < units.length - 1) { b /= 1024; i++; }
+  while (b >= 1024 && i < units.length - 1) {
+    b /= 1024;
+    i++;
+  }
   return `${i === 0 ? b : b.toFixed(b < 10 ? 2 : 1)} ${units[i]}`;
 }
 
@@ -24,8 +27,24 @@ export function StoragePanel() {
 }
 
 /** The panel from its data: `active` a run is training (`current` its id, `model` its model path). */
-export function StorageView({ storage, active, current, model }: { storage: StorageUsage | null; active: boolean; current: string | null; model: string }) {
-  if (!storage) return <section className="card" data-testid="storage-panel"><h2>Storage</h2><p className="hint">Reading the browser storage…</p></section>;
+export function StorageView({
+  storage,
+  active,
+  current,
+  model,
+}: {
+  storage: StorageUsage | null;
+  active: boolean;
+  current: string | null;
+  model: string;
+}) {
+  if (!storage)
+    return (
+      <section className="card" data-testid="storage-panel">
+        <h2>Storage</h2>
+        <p className="hint">Reading the browser storage…</p>
+      </section>
+    );
   const { usage, quota } = storage;
   const share = usage !== null && quota ? usage / quota : null;
   const rows: Array<{ kind: 'run' | 'model'; name: string; bytes: number }> = [
@@ -36,7 +55,9 @@ export function StorageView({ storage, active, current, model }: { storage: Stor
     <section className="card" data-testid="storage-panel">
       <div className="row spread">
         <h2>Storage</h2>
-        <button type="button" onClick={() => void refreshStorage()}>Refresh</button>
+        <button type="button" onClick={() => void refreshStorage()}>
+          Refresh
+        </button>
       </div>
       <p data-testid="storage-usage">
         {usage !== null ? `${formatBytes(usage)} used` : 'usage unknown'}
@@ -44,7 +65,12 @@ export function StorageView({ storage, active, current, model }: { storage: Stor
         {share !== null && ` (${(share * 100).toFixed(share < 0.01 ? 2 : 0)}%)`}
       </p>
       {share !== null && <progress data-testid="storage-bar" max={1} value={share} className={share > 0.9 ? 'bad' : ''} />}
-      <p className="hint">Runs: {formatBytes(storage.runs.reduce((s, r) => s + r.bytes, 0))} in {storage.runs.length} · local models: {formatBytes(storage.models.reduce((s, m) => s + m.bytes, 0))} in {storage.models.length}. Each run keeps its newest checkpoints (runLoop.keepCheckpoints); when storage is full, training pauses and nothing is lost: delete what you no longer need here, then continue.</p>
+      <p className="hint">
+        Runs: {formatBytes(storage.runs.reduce((s, r) => s + r.bytes, 0))} in {storage.runs.length} · local models:{' '}
+        {formatBytes(storage.models.reduce((s, m) => s + m.bytes, 0))} in {storage.models.length}. Each run keeps its newest checkpoints
+        (runLoop.keepCheckpoints); when storage is full, training pauses and nothing is lost: delete what you no longer need here, then
+        continue.
+      </p>
       <table className="runs" data-testid="storage-table">
         <tbody>
           {rows.map((r) => {
@@ -52,11 +78,21 @@ export function StorageView({ storage, active, current, model }: { storage: Stor
             return (
               <tr key={`${r.kind}:${r.name}`} data-testid={`storage-${r.kind}`}>
                 <td>{r.kind}</td>
-                <td><code>{r.name}</code></td>
+                <td>
+                  <code>{r.name}</code>
+                </td>
                 <td>{formatBytes(r.bytes)}</td>
                 <td>
-                  <button type="button" className="danger" disabled={inUse || (active && r.kind === 'model')}
-                    onClick={() => { if (confirm(`Delete ${r.kind} ${r.name}?`)) void (r.kind === 'run' ? deleteRun(r.name) : deleteLocalModel(r.name)); }}>Delete</button>
+                  <button
+                    type="button"
+                    className="danger"
+                    disabled={inUse || (active && r.kind === 'model')}
+                    onClick={() => {
+                      if (confirm(`Delete ${r.kind} ${r.name}?`)) void (r.kind === 'run' ? deleteRun(r.name) : deleteLocalModel(r.name));
+                    }}
+                  >
+                    Delete
+                  </button>
                 </td>
               </tr>
             );

@@ -8,11 +8,19 @@ import type { StorageUsage } from '../../worker/api.ts';
 import { StorageView, formatBytes } from './StoragePanel.tsx';
 
 /** The panel's HTML without React's text-boundary comments. */
-const render = (storage: StorageUsage | null, active = false) => renderToString(createElement(StorageView, { storage, active, current: 'run-a', model: 'opfs:models/tiny' })).replace(/<!-- -->/g, '');
+const render = (storage: StorageUsage | null, active = false) =>
+  renderToString(createElement(StorageView, { storage, active, current: 'run-a', model: 'opfs:models/tiny' })).replace(/<!-- -->/g, '');
 
 describe('storage panel', () => {
   it('formats bytes in the largest unit that keeps the number >= 1', () => {
-    expect([0, 1023, 1024, 1536, 10 * 2 ** 20, 2.5 * 2 ** 30].map(formatBytes)).toEqual(['0 B', '1023 B', '1.00 KiB', '1.50 KiB', '10.0 MiB', '2.50 GiB']);
+    expect([0, 1023, 1024, 1536, 10 * 2 ** 20, 2.5 * 2 ** 30].map(formatBytes)).toEqual([
+      '0 B',
+      '1023 B',
+      '1.00 KiB',
+      '1.50 KiB',
+      '10.0 MiB',
+      '2.50 GiB',
+    ]);
   });
 
   it('says "reading" until the worker answers', () => {
@@ -21,8 +29,12 @@ describe('storage panel', () => {
 
   it('shows usage, quota and every folder biggest first, names as text', () => {
     const storage: StorageUsage = {
-      usage: 3 * 2 ** 20, quota: 100 * 2 ** 20,
-      runs: [{ name: 'run-a', bytes: 2 * 2 ** 20 }, { name: '<b>run-x</b>', bytes: 10 }],
+      usage: 3 * 2 ** 20,
+      quota: 100 * 2 ** 20,
+      runs: [
+        { name: 'run-a', bytes: 2 * 2 ** 20 },
+        { name: '<b>run-x</b>', bytes: 10 },
+      ],
       models: [{ name: 'opfs:models/tiny', bytes: 5 * 2 ** 20 }],
     };
     const html = render(storage);

@@ -4,7 +4,13 @@
 
 import type { TryEvent, TryResult, WorkerError } from '../../worker/api.ts';
 
-export interface TryAction { id: string; turn: number; role: string; text: string; tokens: number }
+export interface TryAction {
+  id: string;
+  turn: number;
+  role: string;
+  text: string;
+  tokens: number;
+}
 export type TryTurn = Omit<Extract<TryEvent, { kind: 'turn' }>, 'kind'>;
 
 export interface TryView {
@@ -22,7 +28,18 @@ export interface TryView {
   error: WorkerError | null;
 }
 
-export const emptyTry = (): TryView => ({ status: 'idle', task: null, gold: null, team: '', order: [], horizon: 0, actions: [], turns: [], result: null, error: null });
+export const emptyTry = (): TryView => ({
+  status: 'idle',
+  task: null,
+  gold: null,
+  team: '',
+  order: [],
+  horizon: 0,
+  actions: [],
+  turns: [],
+  result: null,
+  error: null,
+});
 
 /** The transcript after `e` (a new object; actions keep their first-seen order). */
 export function applyTryEvent(v: TryView, e: TryEvent): TryView {

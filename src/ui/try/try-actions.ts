@@ -19,11 +19,17 @@ export async function startTry(problem: TryProblem, temperature: number): Promis
   patchInternal({ tryRequest: mine });
   const current = (): boolean => mine === get().internal.tryRequest;
   useLab.setState({ tryTeam: { ...emptyTry(), status: 'running' } });
-  const onEvent = Comlink.proxy((e: TryEvent) => { if (current()) patch((v) => applyTryEvent(v, e)); });
+  const onEvent = Comlink.proxy((e: TryEvent) => {
+    if (current()) patch((v) => applyTryEvent(v, e));
+  });
   const seed = Math.floor(Math.random() * 0x7fffffff); // a sampled try differs each time; greedy ignores it
-  const r = await getEngine().tryTeam(get().draft, { problem, temperature, seed }, onEvent).catch((e) => ({ ok: false as const, error: asError(e) }));
+  const r = await getEngine()
+    .tryTeam(get().draft, { problem, temperature, seed }, onEvent)
+    .catch((e) => ({ ok: false as const, error: asError(e) }));
   if (!current()) return;
-  patch((v) => (r.ok ? { ...v, status: r.value.stopped ? 'stopped' : 'done', result: r.value } : { ...v, status: 'error', error: r.error }));
+  patch((v) =>
+    r.ok ? { ...v, status: r.value.stopped ? 'stopped' : 'done', result: r.value } : { ...v, status: 'error', error: r.error },
+  );
 }
 
 export function stopTry(): void {
@@ -34,6 +40,8 @@ export function stopTry(): void {
 
 /** The held-out task `seed` draws, or the error that says why there is none. */
 export async function heldOutPreview(seed: number): Promise<{ task: string; gold: string | null } | { error: WorkerError }> {
-  const r = await getEngine().tryTask(get().draft, seed).catch((e) => ({ ok: false as const, error: asError(e) }));
+  const r = await getEngine()
+    .tryTask(get().draft, seed)
+    .catch((e) => ({ ok: false as const, error: asError(e) }));
   return r.ok ? r.value : { error: r.error };
 }

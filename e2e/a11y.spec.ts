@@ -86,13 +86,11 @@ test('every tab passes axe, the graph shows every edge, the chart overlays a sav
   await page.getByTestId('preset-select').selectOption('duo');
   await fitted(2, 'duo');
   const quartet = JSON.parse(readFileSync('configs/classroom.json', 'utf8')) as Record<string, unknown>;
-  await page
-    .getByTestId('import-config')
-    .setInputFiles({
-      name: 'team.json',
-      mimeType: 'application/json',
-      buffer: Buffer.from(JSON.stringify({ ...quartet, graph: presetGraph('quartet') })),
-    });
+  await page.getByTestId('import-config').setInputFiles({
+    name: 'team.json',
+    mimeType: 'application/json',
+    buffer: Buffer.from(JSON.stringify({ ...quartet, graph: presetGraph('quartet') })),
+  });
   await fitted(4, 'an imported quartet');
 
   // keyboard: connect via the form, select the new edge with Tab + Enter, delete it

@@ -19,13 +19,11 @@ test('a bad dataset and an unreadable model folder get clear messages in place',
   const dsErr = page.getByTestId('dataset-error');
   await expect(dsErr).toHaveAttribute('data-code', 'DATASET_PARSE');
   await expect(dsErr).toContainText('line 2');
-  await page
-    .getByTestId('dataset-file')
-    .setInputFiles({
-      name: 'good.jsonl',
-      mimeType: 'application/json',
-      buffer: Buffer.from('{"problem": "1+1?", "answer": "2"}\n{"problem": "2+3?", "answer": 5}\n'),
-    });
+  await page.getByTestId('dataset-file').setInputFiles({
+    name: 'good.jsonl',
+    mimeType: 'application/json',
+    buffer: Buffer.from('{"problem": "1+1?", "answer": "2"}\n{"problem": "2+3?", "answer": 5}\n'),
+  });
   await expect(page.getByTestId('dataset-status')).toContainText('2 records');
   await expect(dsErr).toHaveCount(0);
   await expect(page.getByTestId('config-status')).toHaveAttribute('data-valid', 'true');

@@ -111,8 +111,8 @@ export async function rollout(o: RolloutOptions): Promise<Rollout> {
 async function rolloutWith(envs: AsyncEnv[], o: RolloutOptions): Promise<Rollout> {
   const { decoder, tokenizer, config, graph } = o;
   const agents = config.graph.agents;
-  // eslint-disable-next-line @typescript-eslint/await-thenable -- a module env answers with a promise, a built-in one at once
-  const resets = await Promise.all(o.seeds.map((seed, index) => envs[index].reset(seed)));
+  // async: a module env answers with a promise, a built-in one at once
+  const resets = await Promise.all(o.seeds.map(async (seed, index) => envs[index].reset(seed)));
   const episodes: EpisodeRecord[] = o.seeds.map((seed, index) => {
     const r = resets[index];
     return { index, seed, task: r.observation.task, info: r.info, actions: [], turns: [], done: false, correct: false };
@@ -225,9 +225,8 @@ async function rolloutWith(envs: AsyncEnv[], o: RolloutOptions): Promise<Rollout
         for (const a of await act(turn, reqs)) outputs.get(a.episode)!.push(a);
       }
     }
-    // eslint-disable-next-line @typescript-eslint/await-thenable -- as at reset
     const results = await Promise.all(
-      active.map((e) => {
+      active.map(async (e) => {
         // a role's last output counts, at the place it was given: re-inserting the key keeps `texts` in the
         // order of each role's last action, so the team answer (the last answering role in that order) is the
         // last answering action even when the dynamic orchestrator called a role twice

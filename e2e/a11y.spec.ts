@@ -165,6 +165,7 @@ test('Inspect passes axe with an episode open and in classroom mode; an episode 
   await inspector.getByTestId('episode-0').click();
   const col = inspector.getByTestId('episode-view-0');
   const tokens = col.getByTestId('token');
+  await expect(tokens.nth(10)).toBeVisible(); // the episode's tokens render after the click
   expect(await tokens.count()).toBeGreaterThan(10);
   await inspector.getByTestId('compare-method').selectOption('step_discount');
   await expect(inspector.getByTestId('episode-view-1')).toBeVisible();

@@ -5,6 +5,7 @@
 
 import { type DeferredOp, type DispatchOp, copyBytes } from './deferred.ts';
 import type { PipelineEntry } from './pipelines.ts';
+import { type Program, kernelName } from './program.ts';
 import { Profiler } from './profiler.ts';
 
 /**
@@ -57,8 +58,9 @@ export class CommandStream {
   }
 
   /**
-   * Records one dispatch, or defers it (and all that follows) while its pipeline is being made. paced: may
-   * submit unasked (not while a recording is made, whose dispatches stay in the open encoder).
+   * Records one dispatch of `program` (named in a profile), or defers it (and all that follows) while its
+   * pipeline is being made. paced: may submit unasked (not while a recording is made, whose dispatches stay in
+   * the open encoder).
    */
   dispatch(
     p: PipelineEntry,
@@ -67,7 +69,7 @@ export class CommandStream {
     x: number,
     y: number,
     z: number,
-    label: () => string,
+    program: Program,
     paced: boolean,
   ): void {
     if (this.deferred === null && p.pipeline === null) this.deferred = [];
@@ -75,7 +77,7 @@ export class CommandStream {
       this.deferred.push({ kind: 'dispatch', p, bindGroup, offset, x, y, z });
       return;
     }
-    this.encodeDispatch(p.pipeline!, bindGroup, offset, x, y, z, this.profiler ? label() : '');
+    this.encodeDispatch(p.pipeline!, bindGroup, offset, x, y, z, this.profiler ? kernelName(program) : '');
     if (paced && ++this.unsubmitted >= this.submitAt) {
       this.submit();
       this.submitAt = Math.min(SUBMIT_EVERY, 2 * this.submitAt);

@@ -11,7 +11,7 @@ import type { KernelTime } from '../common/profile-table.ts';
 import { BindGroups } from './bind-groups.ts';
 import { CommandStream } from './commands.ts';
 import { Pipelines } from './pipelines.ts';
-import type { Dispatch } from './program.ts';
+import { type Dispatch, kernelName } from './program.ts';
 import { Recorder, type Recording } from './recording.ts';
 import { type DType, type Tensor, byteSize, is16, numel, shapeStr } from './tensor.ts';
 
@@ -246,9 +246,8 @@ export class Gpu {
     const bindGroup = this.bindGroups.bindGroup(d, program, block?.arena ?? null);
     const offset = block ? block.offset : -1;
     const recording = this.recorder.active;
-    const label = () => `${d.program.key}/${d.program.entryPoint}`;
-    if (recording) this.recorder.step({ kind: 'dispatch', p: program.p, bindGroup, offset, x, y, z, label: label() });
-    this.commands.dispatch(program.p, bindGroup, offset, x, y, z, label, !recording);
+    if (recording) this.recorder.step({ kind: 'dispatch', p: program.p, bindGroup, offset, x, y, z, label: kernelName(d.program) });
+    this.commands.dispatch(program.p, bindGroup, offset, x, y, z, d.program, !recording);
     this.dispatchCount++;
   }
 

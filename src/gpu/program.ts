@@ -15,6 +15,9 @@ export interface Program {
   readonly entryPoint: string;
 }
 
+/** A kernel's name in profiles and recordings: `<program key>/<entry point>`. */
+export const kernelName = (p: Program): string => `${p.key}/${p.entryPoint}`;
+
 /** A uniform field: a plain number is a u32; wrap to pick another type. */
 export type UniformField = number | { f32: number } | { i32: number };
 

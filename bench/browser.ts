@@ -73,6 +73,7 @@ const maxNew = Number(arg('new', '128'));
 const agentsN = Number(arg('agents', '2')) as 1 | 2 | 3 | 4;
 const out = arg('out', 'bench/results/cpu-fallback/browser-classroom.json');
 const wallN = Number(arg('wall', '5'));
+const revisitOn = arg('revisit', '1') !== '0';
 const iterationTimeout = Number(arg('iteration-timeout-min', '60')) * 60_000;
 const distDir = arg('dist', 'dist');
 const expect = arg('expect', 'any');
@@ -98,12 +99,19 @@ interface Measured {
   timed: Seconds;
   /** Only for the last episode count. */
   profiled: Seconds | null;
-  /** Click on Step to the run paused again, checkpoint to OPFS included. */
+  /** Click on Step to the run paused again (its checkpoint is written after, see split). */
   wallS: { warmup: number; timed: number; profiled: number | null };
+  /** The page clock's split of the warm-up and timed steps. */
+  split: { warmup: StepSplit; timed: StepSplit };
   /** CPU seconds of this process and Chromium's during the same spans (null off Linux). */
   cpuS: { warmup: number | null; timed: number | null; profiled: number | null };
   /** --wall: N iterations after Continue, wall per iteration and the trainer's own per iteration (null: not run). */
   wall: { iterations: number; wallS: number; trainerS: number; ratio: number } | null;
+  /**
+   * --revisit: the page opened again in the same browser (its OPFS, so the kernel cache the runs wrote, and
+   * the browser's own shader caches): pipelines prepared while the model loaded, then Step at once.
+   */
+  revisit: { prepared: number; first: StepSplit; firstTrainer: number; warm: StepSplit; warmTrainer: number } | null;
   /** Dispatches of the profiled iteration (the sum of its kernel table's calls). */
   profiledDispatches: number | null;
   kernels: Array<{ key: string; calls: number; ms: number }>;
@@ -124,13 +132,39 @@ async function lastSeconds(page: Page, iteration: number): Promise<Seconds> {
   return JSON.parse((await stats.getAttribute('data-seconds'))!) as Seconds;
 }
 
-/** Presses Step and waits for the run to pause after iteration `iteration`; wall seconds and the trainer's times. */
+/** Seconds from the Step click (page clock) to: the iteration's point shown, the run paused, its checkpoint written. */
+interface StepSplit {
+  point: number;
+  paused: number;
+  saved: number;
+}
+
+/**
+ * Presses Step and waits for the run to pause after iteration `iteration`, then for its checkpoint (written
+ * after the run shows paused); wall seconds, the trainer's times, and the split timed on the page's clock.
+ */
 async function step(
   page: Page,
   iteration: number,
   label: string,
   on: string,
-): Promise<{ wall: number; cpu: number | null; seconds: Seconds }> {
+): Promise<{ wall: number; cpu: number | null; seconds: Seconds; split: StepSplit }> {
+  // the page's own clock marks each change of the run status, the last iteration and the checkpoint's write
+  await page.evaluate(() => {
+    const marks: Array<[number, string]> = [];
+    const w = window as unknown as { stepMarks: typeof marks; stepObserver?: MutationObserver };
+    w.stepObserver?.disconnect();
+    w.stepMarks = marks;
+    const seen = (sel: string, attr: string) => document.querySelector(sel)?.getAttribute(attr) ?? '';
+    w.stepObserver = new MutationObserver(() => {
+      const t = performance.now();
+      marks.push([t, `state=${seen('[data-testid="run-status"]', 'data-state')}`]);
+      marks.push([t, `point=${seen('[data-testid="last-iteration"]', 'data-iteration')}`]);
+      marks.push([t, `saving=${seen('[data-testid="last-checkpoint"]', 'data-saving')}`]);
+    });
+    w.stepObserver.observe(document.body, { subtree: true, childList: true, attributes: true });
+    marks.push([performance.now(), 'click']);
+  });
   const c0 = treeCpuSeconds();
   const t0 = performance.now();
   await page.getByTestId('step-training').click();
@@ -141,10 +175,24 @@ async function step(
   const wall = (performance.now() - t0) / 1000;
   const c1 = treeCpuSeconds();
   const cpu = c0 === null || c1 === null ? null : c1 - c0;
+  await page.locator('[data-testid="last-checkpoint"][data-saving="true"]').waitFor({ state: 'detached', timeout: 120_000 });
+  const marks = await page.evaluate(() => (window as unknown as { stepMarks: Array<[number, string]> }).stepMarks);
+  const at = (what: string, after = 0) => {
+    const m = marks.find(([t, w]) => w === what && t >= after);
+    return m ? m[0] : NaN;
+  };
+  const click = at('click');
+  const paused = at('state=paused', click);
+  const split = {
+    point: (at(`point=${iteration}`, click) - click) / 1000,
+    paused: (paused - click) / 1000,
+    // no write after the pause (the cadence had just written this iteration): saved when paused
+    saved: ((marks.some(([t, w]) => w === 'saving=true' && t >= click) ? at('saving=false', paused) : paused) - click) / 1000,
+  };
   console.log(
-    `  [${on}] ${label}: iteration ${iteration}: ${seconds.total.toFixed(2)} s (rollout ${seconds.rollout.toFixed(2)}, score ${seconds.score.toFixed(2)}, advantages ${seconds.advantages.toFixed(3)}, update ${seconds.update.toFixed(2)}); ${wall.toFixed(1)} s from Step to paused${cpu === null ? '' : `, ${cpu.toFixed(1)} CPU s`}`,
+    `  [${on}] ${label}: iteration ${iteration}: ${seconds.total.toFixed(2)} s (rollout ${seconds.rollout.toFixed(2)}, score ${seconds.score.toFixed(2)}, advantages ${seconds.advantages.toFixed(3)}, update ${seconds.update.toFixed(2)}); ${wall.toFixed(1)} s from Step to paused${cpu === null ? '' : `, ${cpu.toFixed(1)} CPU s`}; page clock from Step: point shown ${split.point.toFixed(2)} s, paused ${split.paused.toFixed(2)} s, checkpoint written ${split.saved.toFixed(2)} s`,
   );
-  return { wall, cpu, seconds };
+  return { wall, cpu, seconds, split };
 }
 
 /**
@@ -178,6 +226,31 @@ async function continuous(page: Page, from: number, n: number, on: string): Prom
   return { iterations: n, wallS: wall / n, trainerS: trainer / n, ratio: wall / trainer };
 }
 
+/** Opens the lab at `config` and waits for its model (a random one downloaded through the Hub panel); the adapter's label. */
+async function openRun(page: Page, url: string, run: string, config: RunConfig): Promise<{ on: string; adapter: AdapterSummary | null }> {
+  const hub = isPreset(run) ? '' : `&hub=${encodeURIComponent(new URL(url).origin)}`;
+  await page.goto(`${url}?config=${encodeConfigLink(config)}${hub}`);
+  const status = page.getByTestId('gpu-status');
+  await status.and(page.locator('[data-state="ready"], [data-state="error"]')).waitFor({ timeout: 120_000 });
+  if ((await status.getAttribute('data-state')) === 'error') throw new Error(`the lab got no WebGPU device: ${await status.textContent()}`);
+  const adapter = JSON.parse((await status.getAttribute('data-adapter')) ?? 'null') as AdapterSummary | null;
+  await page.getByTestId('tab-build').click();
+  if (!isPreset(run)) await downloadRandomModel(page, run);
+  await page.getByTestId('config-status').and(page.locator('[data-valid="true"]')).waitFor();
+  await page.getByTestId('model-status').and(page.locator('[data-state="ready"]')).waitFor({ timeout: 600_000 });
+  return { on: adapterLabel(adapter).label, adapter };
+}
+
+/** --revisit: the lab opened again in the same browser, Step pressed as soon as the model is ready. */
+async function revisit(page: Page, url: string, m: Measured, config: RunConfig): Promise<NonNullable<Measured['revisit']>> {
+  await openRun(page, url, m.run, config);
+  const prepared = Number(await page.getByTestId('model-status').getAttribute('data-kernels-prepared'));
+  console.log(`  [${m.adapterLabel}] revisit: ${prepared} kernels from the earlier runs prepared while the model loaded`);
+  const first = await step(page, 0, 'revisit, first iteration', m.adapterLabel);
+  const warm = await step(page, 1, 'revisit, next iteration', m.adapterLabel);
+  return { prepared, first: first.split, firstTrainer: first.seconds.total, warm: warm.split, warmTrainer: warm.seconds.total };
+}
+
 /** A random model into the lab through the Hub panel, from the local Hub on the lab's origin. */
 async function downloadRandomModel(page: Page, shape: string): Promise<void> {
   const t0 = performance.now();
@@ -195,23 +268,13 @@ async function downloadRandomModel(page: Page, shape: string): Promise<void> {
 async function measure(page: Page, url: string, run: string, config: RunConfig, profile: boolean): Promise<Measured> {
   const load0 = loadavg()[0];
   const episodes = config.rollout.episodes;
-  const hub = isPreset(run) ? '' : `&hub=${encodeURIComponent(new URL(url).origin)}`;
-  await page.goto(`${url}?config=${encodeConfigLink(config)}${hub}`);
-  const status = page.getByTestId('gpu-status');
-  await status.and(page.locator('[data-state="ready"], [data-state="error"]')).waitFor({ timeout: 120_000 });
-  if ((await status.getAttribute('data-state')) === 'error') throw new Error(`the lab got no WebGPU device: ${await status.textContent()}`);
-  const adapter = JSON.parse((await status.getAttribute('data-adapter')) ?? 'null') as AdapterSummary | null;
-  const on = adapterLabel(adapter).label;
+  const { on, adapter } = await openRun(page, url, run, config);
   console.log(`${run}, ${episodes} episodes, on ${on}:`);
-  await page.getByTestId('tab-build').click();
-  if (!isPreset(run)) await downloadRandomModel(page, run);
-  await page.getByTestId('config-status').and(page.locator('[data-valid="true"]')).waitFor();
-  await page.getByTestId('model-status').and(page.locator('[data-state="ready"]')).waitFor({ timeout: 600_000 });
   const warmup = await step(page, 0, 'warm-up (pipelines compile)', on);
   const timed = await step(page, 1, 'timed', on);
   const wall = wallN > 0 ? await continuous(page, 2, wallN, on) : null;
   const next = 2 + (wall?.iterations ?? 0);
-  const common = { run, episodes, adapter, adapterLabel: on, wall };
+  const common = { run, episodes, adapter, adapterLabel: on, wall, split: { warmup: warmup.split, timed: timed.split }, revisit: null };
   if (!profile) {
     return {
       ...common,
@@ -309,11 +372,13 @@ try {
       const page = await context.newPage();
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(e.message));
-      results.push(
-        await measure(page, server.url, run, runConfig(run, episodes), i === counts.length - 1).catch((e: Error) => {
-          throw new Error(`${run}: ${e.message}${errors.length ? `\npage errors: ${errors.join(' | ')}` : ''}`);
-        }),
-      );
+      const config = runConfig(run, episodes);
+      const failed = (e: Error) => {
+        throw new Error(`${run}: ${e.message}${errors.length ? `\npage errors: ${errors.join(' | ')}` : ''}`);
+      };
+      const m = await measure(page, server.url, run, config, i === counts.length - 1).catch(failed);
+      if (revisitOn) m.revisit = await revisit(page, server.url, m, config).catch(failed);
+      results.push(m);
       if (errors.length) console.log(`  page errors: ${errors.join(' | ')}`);
       await context.close();
     }
@@ -376,6 +441,31 @@ for (const m of results) {
   console.log(
     `| ${m.run} | ${m.adapterLabel} | ${m.episodes} | ${f(m.wallS.warmup)} | ${f(m.wallS.timed)} | ${f(m.wallS.warmup / m.wallS.timed)} | ${f(m.wallS.timed - m.timed.total)} | ${w?.iterations ?? '–'} | ${w ? f(w.wallS) : '–'} | ${w ? f(w.trainerS) : '–'} | ${w ? f(w.ratio) : '–'} |`,
   );
+}
+console.log("\nStep on the page's clock (seconds from the click): the iteration's point shown, the run paused, its checkpoint written:");
+console.log('| run | adapter | step | trainer s | point shown s | paused s | checkpoint written s |\n|---|---|---|---|---|---|---|');
+for (const m of results) {
+  for (const [name, s, sp] of [
+    ['first', m.warmup, m.split.warmup],
+    ['warm', m.timed, m.split.timed],
+  ] as const) {
+    console.log(`| ${m.run} | ${m.adapterLabel} | ${name} | ${f(s.total)} | ${f(sp.point)} | ${f(sp.paused)} | ${f(sp.saved)} |`);
+  }
+}
+if (results.some((m) => m.revisit)) {
+  console.log(
+    '\nThe lab opened again in the same browser (--revisit): kernels prepared from the cache while the model loaded, Step at once:',
+  );
+  console.log(
+    '| run | adapter | kernels prepared | first: trainer s | first: Step → paused s | next: trainer s | next: Step → paused s | first ÷ next (Step → paused) |\n|---|---|---|---|---|---|---|---|',
+  );
+  for (const m of results) {
+    const r = m.revisit;
+    if (r)
+      console.log(
+        `| ${m.run} | ${m.adapterLabel} | ${r.prepared} | ${f(r.firstTrainer)} | ${f(r.first.paused)} | ${f(r.warmTrainer)} | ${f(r.warm.paused)} | ${f(r.first.paused / r.warm.paused)} |`,
+      );
+  }
 }
 for (const e of extrapolated) {
   const on = results.find((m) => m.run === e.run)!.adapterLabel;

@@ -20,9 +20,16 @@ export async function tinySettings(page: Page, iterations = 2): Promise<void> {
   await expect(page.getByTestId('config-status')).toHaveAttribute('data-valid', 'true');
 }
 
+/** Waits for the run's status; at a halt, also for its last checkpoint, which is written after the run shows it. */
 export async function waitForStatus(page: Page, state: string, timeout = 240_000): Promise<void> {
   await expect(page.getByTestId('run-status')).toHaveAttribute('data-state', state, { timeout });
+  if (state === 'paused' || state === 'done' || state === 'stopped') await waitForSaved(page);
 }
 
 /** Screenshots of every view (outside test-results/, which Playwright empties on each run). */
 export const SHOTS = 'test-screens';
+
+/** Waits until no checkpoint is being written (a halted run's last one lands after it shows paused). */
+export async function waitForSaved(page: Page, timeout = 60_000): Promise<void> {
+  await expect(page.locator('[data-testid="last-checkpoint"][data-saving="true"]')).toHaveCount(0, { timeout });
+}

@@ -71,4 +71,40 @@ describe('pipelines', () => {
     await expect(gpu.readF32(y)).rejects.toThrow(/test:broken/);
     gpu.device.destroy();
   });
+
+  it('prepares pipelines from the recipes of another session: a dispatch with the same WGSL takes one, a stale or broken recipe is not used', async () => {
+    const code = (add: string) => `@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+      @compute @workgroup_size(1) fn main() { y[0] = y[0] + ${add}; }`;
+    const program = (add: string): Program => ({ key: 'test:prep', code: () => code(add), entryPoint: 'main' });
+    const first = await createNodeGpu();
+    const y0 = first.zeros([1], 'f32', 'y');
+    first.run({ program: program('1.0'), bindings: [y0], workgroups: [1] });
+    await first.readF32(y0);
+    const recipes = first.pipelines.recipes();
+    expect(recipes).toEqual([
+      { key: 'test:prep', entryPoint: 'main', code: code('1.0'), layout: [{ binding: 1, visibility: 4, buffer: { type: 'storage' } }] },
+    ]);
+    first.device.destroy();
+
+    // the same program in a new session: made by prepare, before the dispatch, which asks for nothing new
+    const gpu = await createNodeGpu();
+    const broken = { ...recipes[0], key: 'test:broken', code: code('undefined_name') };
+    expect(gpu.pipelines.prepare([...recipes, broken])).toBe(2);
+    expect(gpu.pipelines.prepare(recipes)).toBe(0); // already being made
+    await gpu.pipelines.settled();
+    const asked = gpu.pipelines.asked;
+    const y = gpu.zeros([1], 'f32', 'y');
+    gpu.run({ program: program('1.0'), bindings: [y], workgroups: [1] });
+    expect(gpu.pipelines.asked).toBe(asked);
+    expect(Array.from(await gpu.readF32(y))).toEqual([1]); // and the broken recipe raised nothing at this wait
+
+    // a recipe whose WGSL differs from the program's (an older build) is passed over
+    const other = await createNodeGpu();
+    other.pipelines.prepare([{ ...recipes[0], code: code('5.0') }]);
+    const y2 = other.zeros([1], 'f32', 'y');
+    other.run({ program: program('1.0'), bindings: [y2], workgroups: [1] });
+    expect(Array.from(await other.readF32(y2))).toEqual([1]);
+    gpu.device.destroy();
+    other.device.destroy();
+  });
 });

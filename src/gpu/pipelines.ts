@@ -11,6 +11,14 @@ export interface PipelineEntry {
   layout: GPUBindGroupLayout;
 }
 
+/** A pipeline as data: what a later session needs to make it again before its first dispatch (prepare). */
+export interface PipelineRecipe {
+  key: string;
+  entryPoint: string;
+  code: string;
+  layout: GPUBindGroupLayoutEntry[];
+}
+
 /** A program's pipeline entry and its number in bind-group keys. */
 export interface ProgramInfo {
   p: PipelineEntry;
@@ -63,6 +71,10 @@ export class Pipelines {
   /** By Program object (launchers keep one object per key): a property lookup per dispatch, not a key string. */
   private readonly byProgram = new WeakMap<Program, ProgramInfo>();
   private readonly making = new Set<Promise<void>>();
+  /** What each pipeline made here was made from (recipes()). */
+  private readonly recipesByKey = new Map<string, PipelineRecipe>();
+  /** Pipelines made from recipes before a dispatch asked for them (prepare()). */
+  private readonly prepared = new Map<string, { recipe: PipelineRecipe; entry: PipelineEntry }>();
   private nextId = 1;
 
   /** onError: where a pipeline's creation error goes (the Gpu raises it at its next wait point). */
@@ -92,12 +104,25 @@ export class Pipelines {
   private make(key: string, program: Program, d: Dispatch, sync: boolean): PipelineEntry {
     const code = program.code();
     if (this.debugShaders) console.log(`// ---- ${key}\n${code}`);
-    const layout = this.device.createBindGroupLayout({ entries: layoutEntries(code, d, key), label: key });
+    const layout = layoutEntries(code, d, key);
+    const recipe: PipelineRecipe = { key: program.key, entryPoint: program.entryPoint, code, layout };
+    this.recipesByKey.set(key, recipe);
+    const pre = this.prepared.get(key);
+    this.prepared.delete(key);
+    // a prepared pipeline serves only the same WGSL and layout (a cache from an older build may differ)
+    const same = pre && pre.recipe.code === code && JSON.stringify(pre.recipe.layout) === JSON.stringify(layout);
+    if (pre && same && !(sync && pre.entry.pipeline === null)) return pre.entry;
+    return this.create(key, recipe, sync, (message) => this.onError(message));
+  }
+
+  /** Makes a pipeline from its recipe; `fail` gets a creation error. */
+  private create(key: string, r: PipelineRecipe, sync: boolean, fail: (message: string) => void): PipelineEntry {
+    const layout = this.device.createBindGroupLayout({ entries: r.layout, label: key });
     this.device.pushErrorScope('validation');
-    const module = this.device.createShaderModule({ code, label: program.key });
+    const module = this.device.createShaderModule({ code: r.code, label: r.key });
     const desc: GPUComputePipelineDescriptor = {
       layout: this.device.createPipelineLayout({ bindGroupLayouts: [layout], label: key }),
-      compute: { module, entryPoint: program.entryPoint },
+      compute: { module, entryPoint: r.entryPoint },
       label: key,
     };
     const entry: PipelineEntry = { pipeline: null, layout };
@@ -111,9 +136,7 @@ export class Pipelines {
             this.made++;
             this.onMade?.(this.made, this.asked);
           },
-          (err: Error) => {
-            this.onError(`pipeline ${key}: ${err.message}`);
-          },
+          (err: Error) => fail(`pipeline ${key}: ${err.message}`),
         )
         .finally(() => this.making.delete(making));
       this.making.add(making);
@@ -122,9 +145,32 @@ export class Pipelines {
       this.made++;
     }
     void this.device.popErrorScope().then((err) => {
-      if (err) this.onError(`pipeline ${key}: ${err.message}`);
+      if (err) fail(`pipeline ${key}: ${err.message}`);
     });
     return entry;
+  }
+
+  /** The recipes of the pipelines made (or being made) for dispatches here: a kernel cache keeps them for a later session. */
+  recipes(): PipelineRecipe[] {
+    return [...this.recipesByKey.values()];
+  }
+
+  /**
+   * Starts making the recipes' pipelines, asynchronously and in parallel, before any dispatch asks for them
+   * (the lab does it while the model loads); a dispatch whose program has the same WGSL and layout takes
+   * its pipeline. A recipe that fails to compile (from another build) is dropped quietly. Returns how many
+   * were started.
+   */
+  prepare(recipes: readonly PipelineRecipe[]): number {
+    let started = 0;
+    for (const r of recipes) {
+      const key = `${r.key}#${r.entryPoint}`;
+      if (this.byKey.has(key) || this.prepared.has(key)) continue;
+      const entry = this.create(key, r, false, () => this.prepared.delete(key));
+      this.prepared.set(key, { recipe: r, entry });
+      started++;
+    }
+    return started;
   }
 
   /** Resolves once every pipeline asked for is made or has failed, including those asked for meanwhile. */

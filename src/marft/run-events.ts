@@ -61,14 +61,22 @@ export interface IterationEvent {
   notice?: string;
 }
 
-/** A checkpoint written to the run folder (on the cadence, at a pause, a stop or the end). */
-export interface CheckpointEvent {
-  runId: string;
-  checkpoint: string;
-  iteration: number;
-  /** When the write finished (ms since the epoch). */
-  savedAt: number;
-}
+/**
+ * A checkpoint being written to the run folder (on the cadence, at a pause, a stop or the end: the one at a
+ * halt finishes after the run shows paused), then written.
+ */
+export type CheckpointEvent =
+  | { runId: string; iteration: number; saving: true }
+  /** The write failed (a notice says why; the run pauses before it trains on). */
+  | { runId: string; iteration: number; saving: false; failed: true }
+  | {
+      runId: string;
+      checkpoint: string;
+      iteration: number;
+      saving: false;
+      /** When the write finished (ms since the epoch). */
+      savedAt: number;
+    };
 
 export interface LoadedEvent {
   runId: string;

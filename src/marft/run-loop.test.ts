@@ -158,6 +158,68 @@ describe('run loop faults', () => {
     });
   });
 
+  it('writeBehind: the loop returns before its last write, which lands after; a failed one is a settled pause', async () => {
+    const gpu = await testGpu();
+    const s = tinySetup(gpu, OVER);
+    const inner = memoryStore();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let hold = false;
+    // writes wait while `hold` is on: the loop's last write is still running when it returns
+    const store = {
+      ...inner,
+      async write(path: string, data: Uint8Array | string) {
+        if (hold) await held;
+        return inner.write(path, data);
+      },
+    };
+    const events: string[] = [];
+    const r = await runLoop(session(gpu, s), s.state, {
+      store,
+      dir: 'run',
+      baseModel: 'tiny',
+      until: 1,
+      maxTokens: 512,
+      checkpointEvery: 10,
+      writeBehind: true,
+      onIteration: () => {
+        hold = true;
+      },
+      onEvent: (e) => events.push(`${e.kind} ${'iteration' in e ? e.iteration : ''}`),
+    });
+    expect(r.state.iteration).toBe(1);
+    expect(events).toEqual(['saving 0', 'saved 0', 'saving 1']); // returned with iteration 1's write in flight
+    expect((await listCheckpoints(inner, 'run')).find((c) => c.latest)?.iteration).toBe(0);
+    release();
+    expect(await r.written).toBeNull();
+    expect(events.at(-1)).toBe('saved 1');
+    expect((await listCheckpoints(inner, 'run')).find((c) => c.latest)?.iteration).toBe(1);
+
+    // the store full at the last write: the loop still returns; `written` settles with the pause
+    const full = faultyStore(inner, (op) =>
+      op === 'write' ? new CheckpointError('STORAGE', 'run/x', `cannot write (${enospc().message})`) : null,
+    );
+    const r2 = await runLoop(r.session, r.state, {
+      store: full,
+      dir: 'run',
+      baseModel: 'tiny',
+      until: 2,
+      maxTokens: 512,
+      writeBehind: true,
+    });
+    const failed = await r2.written;
+    expect(failed).toBeInstanceOf(RunPaused);
+    expect(failed?.message).toMatch(
+      /the checkpoint of iteration 2 could not be written .*ENOSPC.*last good checkpoint is ckpt-000001 \(iteration 1\)/,
+    );
+    // without writeBehind the same failure is thrown by the loop itself
+    const r3 = await runLoop(r2.session, r2.state, { store: full, dir: 'run', baseModel: 'tiny', until: 3, maxTokens: 512 }).catch(
+      (e: unknown) => e,
+    );
+    expect(r3).toBeInstanceOf(RunPaused);
+    releaseTrainState(gpu, r2.state);
+  });
+
   it('storage full during a run pauses it with a clear message; the last checkpoint is intact', async () => {
     const gpu = await testGpu();
     const s = tinySetup(gpu, OVER);

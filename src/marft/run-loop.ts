@@ -5,7 +5,8 @@
 // Checkpoints (checkpoint/writer.ts): after every good iteration the state is snapshotted into memory (one
 // readback); it is written to the store every runLoop.checkpointEvery iterations or checkpointSeconds, and
 // always at the loop's end (a pause, a stop, the target) and after a rollback or a recovery. A write runs
-// beside the next iteration. Every reload below comes from the snapshot in memory, so only a crash of the
+// beside the next iteration; the one at the loop's end is waited for, or with writeBehind left to finish
+// after the loop returns (its result in `written`). Every reload below comes from the snapshot in memory, so only a crash of the
 // page or process loses iterations: those since the last write.
 //   1. A non-finite loss or gradient skips the step (update.ts) and the iteration is not kept;
 //      runLoop.rollbackAfter such iterations in a row go back to the last good one (a fresh RNG draw, so
@@ -59,6 +60,7 @@ export interface RunSession {
 export type RunLoopEvent =
   | { kind: 'saving'; iteration: number }
   | { kind: 'saved'; iteration: number; checkpoint: string }
+  | { kind: 'save-failed'; iteration: number }
   | { kind: 'skipped'; iteration: number; steps: string[] }
   | { kind: 'rollback'; from: number; to: number }
   | { kind: 'recovered'; reason: string; iteration: number };
@@ -102,6 +104,11 @@ export interface RunLoopOptions {
    */
   profile?: (iteration: number) => boolean;
   onProfile?: (iteration: number, kernels: KernelTime[] | null) => void;
+  /**
+   * Return at a pause, a stop or the end without waiting for the last checkpoint's write (the lab: the run
+   * shows paused at once); `written` settles with it. Without it the loop returns once the write is done.
+   */
+  writeBehind?: boolean;
 }
 
 export interface RunLoopResult {
@@ -111,6 +118,11 @@ export interface RunLoopResult {
   recoveries: number;
   /** The iteration abandoned by `interrupt` (the state is back at the one before it), or null. */
   abandoned: IterationAbandoned | null;
+  /**
+   * The last checkpoint's write: null once it is in the store, or the pause its failure means (with
+   * writeBehind it may still be running; without it, it has settled and a failure was thrown instead).
+   */
+  written: Promise<RunPaused | null>;
 }
 
 /** The loop stopped because a checkpoint could not be written; `state` and `session` are the live ones. */
@@ -188,6 +200,7 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
     cadence: { every: o.checkpointEvery ?? checkpointEvery, seconds: o.checkpointSeconds ?? checkpointSeconds },
     onSaving: (iteration) => event({ kind: 'saving', iteration }),
     onSaved: (saved) => event({ kind: 'saved', iteration: saved.manifest.iteration, checkpoint: saved.name }),
+    onFailed: (iteration) => event({ kind: 'save-failed', iteration }),
   });
   /** Waits for the writes asked for; a failed one pauses the run. */
   const settle = async (): Promise<void> => {
@@ -207,6 +220,22 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
   const flush = async (): Promise<void> => {
     writer.persist();
     await settle();
+  };
+  /** The loop's last write: waited for, or (writeBehind) left running, its failure as a settled value. */
+  const finalWrite = async (): Promise<{ written: Promise<RunPaused | null> }> => {
+    writer.persist();
+    const written = settle().then(
+      () => null,
+      (e: unknown) => {
+        if (e instanceof RunPaused) return e;
+        throw e;
+      },
+    );
+    if (!o.writeBehind) {
+      const failed = await written;
+      if (failed) throw failed;
+    }
+    return { written }; // wrapped: an async function's result would wait for a promise it returns
   };
   /** Back to the newest snapshot (in memory; the store's latest when the snapshot died with the device). */
   const reload = async (): Promise<void> => {
@@ -282,8 +311,8 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
           releaseTrainState(session.gpu, state);
           await reload();
         }
-        await flush();
-        return { state, session, rollbacks, recoveries, abandoned: new IterationAbandoned(state.iteration, phase === 'update') };
+        const { written } = await finalWrite();
+        return { state, session, rollbacks, recoveries, abandoned: new IterationAbandoned(state.iteration, phase === 'update'), written };
       }
       retryProfile = profiled;
       if (e instanceof EnvError) throw await envPaused(e);
@@ -319,6 +348,6 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
     }
     o.onIteration?.(res, !bad);
   }
-  await flush();
-  return { state, session, rollbacks, recoveries, abandoned: null };
+  const { written } = await finalWrite();
+  return { state, session, rollbacks, recoveries, abandoned: null, written };
 }

@@ -80,6 +80,8 @@ export class Run {
   /** The iterations kept since the run was loaded (the inspector's history). */
   private readonly recent = new KeptIterations();
   private looping: Promise<void> | null = null;
+  /** The loop's last checkpoint write, left to finish after it returned (the run shows paused at once). */
+  private writing: Promise<void> = Promise.resolve();
   private failure: { error: unknown } | null = null;
   /** pause / stop: halt at the next iteration boundary; now: abandon the iteration in flight (a Pause, not a Step). */
   private readonly ctrl = new RunControl();
@@ -187,6 +189,7 @@ export class Run {
    */
   async start(input: RunConfig, o: StartOptions): Promise<string> {
     this.assertIdle();
+    await this.writing;
     const config = parseRunConfig(input, { envs: this.session.envs });
     this.close();
     this.setStatus('loading', 'loading the model');
@@ -224,6 +227,7 @@ export class Run {
   /** Loads the checkpoint `from` names, to continue in the run folder `id`, and leaves it paused. */
   async resume(from: CheckpointSource, id: string): Promise<number> {
     this.assertIdle();
+    await this.writing;
     this.setStatus('loading', `opening ${from.dir || from.store.name}`);
     const { files, path } = await readCheckpointFiles(from.store, from.dir);
     const config = parseRunConfig(new TextDecoder().decode(files['config.json']), { checkEnv: false });
@@ -289,11 +293,17 @@ export class Run {
     return on;
   }
 
-  /** Waits until the loop halts; its status then ('done', 'paused', 'stopped'), or the error that ended it. */
+  /** Waits until the loop halts and its last checkpoint is written; its status then ('done', 'paused', 'stopped'), or the error that ended it. */
   async wait(): Promise<RunStatus> {
     await this.looping;
+    await this.writing;
     if (this.failure) throw this.failure.error;
     return this.current;
+  }
+
+  /** Waits for the last checkpoint write of a halted loop (before anything else touches the run folder). */
+  settled(): Promise<void> {
+    return this.writing;
   }
 
   /**
@@ -370,11 +380,15 @@ export class Run {
 
   /** What a loop event means for the run and its listeners; `state` is the one the loop now uses. */
   private onLoopEvent(a: Loaded, e: RunLoopEvent, state: TrainState): void {
-    if (e.kind === 'saving') this.progress('checkpoint', `saving iteration ${e.iteration}`);
-    else if (e.kind === 'saved') {
+    if (e.kind === 'saving') {
+      this.progress('checkpoint', `saving iteration ${e.iteration}`);
+      this.emit('onCheckpoint', { runId: a.id, iteration: e.iteration, saving: true });
+    } else if (e.kind === 'save-failed') {
+      this.emit('onCheckpoint', { runId: a.id, iteration: e.iteration, saving: false, failed: true });
+    } else if (e.kind === 'saved') {
       a.lastCheckpoint = e.checkpoint;
       a.origin = undefined;
-      this.emit('onCheckpoint', { runId: a.id, checkpoint: e.checkpoint, iteration: e.iteration, savedAt: Date.now() });
+      this.emit('onCheckpoint', { runId: a.id, checkpoint: e.checkpoint, iteration: e.iteration, saving: false, savedAt: Date.now() });
     } else if (e.kind === 'rollback' || e.kind === 'recovered') {
       a.state = state;
       this.recent.clear();
@@ -388,6 +402,7 @@ export class Run {
    * the status message when a pause or stop abandoned the iteration in flight.
    */
   private async iterate(a: Loaded, single: boolean): Promise<string | undefined> {
+    await this.writing; // the last loop's write goes first: the new loop's first step reads the run folder
     const kernels = new Map<number, KernelTime[] | null>(); // by iteration, from onProfile to onIteration
     // the first iterations make the pipelines (asynchronously, in parallel): the phase's line says how far
     let shown: ProgressPhase = 'rollout';
@@ -418,6 +433,7 @@ export class Run {
         this.progress(phase, detail);
       },
       onEvent: (e, ctx) => this.onLoopEvent(a, e, ctx.state),
+      writeBehind: true,
       onIteration: (res) => {
         this.recent.add(res, a.state.config);
         this.emit(
@@ -428,6 +444,16 @@ export class Run {
       },
     });
     a.state = done.state;
+    void this.session.keepKernels(); // the pipelines this loop made, made while the next session loads
+    // a failed write pauses the run as a failed cadence write does: the next loop writes again before training
+    this.writing = done.written.then(
+      (failed) => {
+        if (failed) this.emit('onNotice', { ...errorNotice(failed), pauseReason: failed.reason });
+      },
+      (e: unknown) => {
+        this.emit('onNotice', errorNotice(e));
+      },
+    );
     const ab = done.abandoned;
     if (ab?.reloaded)
       this.emit('onLoaded', { runId: a.id, config: a.state.config, history: a.state.metrics, checkpoint: a.lastCheckpoint });

@@ -17,6 +17,8 @@ import type { SandboxSpawner } from '../common/sandbox.ts';
 import { Envs } from '../envs/registry.ts';
 import type { RunSession } from './run-loop.ts';
 import { MarftError } from './errors.ts';
+import { kernelScope, keepKernels, prepareKernels } from './kernel-cache.ts';
+import type { CheckpointStore } from '../platform/storage/store.ts';
 
 /** What a platform implements for model folders (fetched or in-memory folders use memoryFiles). */
 export { type ModelFiles, memoryFiles } from '../model/folder.ts';
@@ -41,6 +43,8 @@ export interface Platform {
   refuse(code: 'NO_TOKENIZER' | 'MODEL_TOO_LARGE', message: string, cause?: unknown): unknown;
   /** Where users' environment modules and code candidates run (src/platform/sandbox/); null: nowhere. */
   sandbox: SandboxSpawner | null;
+  /** Where the kernel cache is kept between sessions (kernel-cache.ts); absent: pipelines are made at first use. */
+  kernels?: CheckpointStore;
 }
 
 /** A few lines about the loaded model, for the UI. */
@@ -52,6 +56,8 @@ export interface ModelSummary {
   vocabSize: number;
   maxPositions: number;
   hasChatTemplate: boolean;
+  /** Pipelines the kernel cache started making while the model loaded (0 without a cache). */
+  kernelsPrepared: number;
 }
 
 export interface SessionModel extends RunSession {
@@ -168,6 +174,19 @@ export class Session {
     return this.load(path);
   }
 
+  /**
+   * Keeps the recipes of the pipelines made on the current model in the kernel cache, for the next session;
+   * a cache that cannot be written is only a slower start next time, so a failure is logged, not raised.
+   */
+  async keepKernels(): Promise<void> {
+    const m = this.current;
+    const store = this.platform.kernels;
+    if (!m || !store) return;
+    await keepKernels(m.gpu, store, kernelScope(m.gpu.adapter, m.model)).catch((e: unknown) => {
+      console.warn(`the kernel cache was not written: ${e instanceof Error ? e.message : String(e)}`);
+    });
+  }
+
   /** Releases the model's weights (a run on it closes first). */
   release(): void {
     const m = this.current;
@@ -203,6 +222,9 @@ export class Session {
       throw this.platform.refuse('NO_TOKENIZER', `${source.name} has no tokenizer.json: a training run needs the model's tokenizer`);
     }
     const c = loaded.model.config;
+    const kernels = this.platform.kernels;
+    // the pipelines this model's runs made on this adapter before, made now while nothing waits for them
+    const kernelsPrepared = kernels ? await prepareKernels(gpu, kernels, kernelScope(gpu.adapter, c)) : 0;
     this.current = {
       path,
       source,
@@ -219,6 +241,7 @@ export class Session {
         vocabSize: c.vocabSize,
         maxPositions: c.maxPositionEmbeddings,
         hasChatTemplate: tokenizer.hasChatTemplate,
+        kernelsPrepared,
       },
     };
     return this.current;

@@ -29,15 +29,17 @@ export function ControlBar() {
         {run.status === 'pausing' || run.status === 'stopping' ? `${run.status}…` : run.status}
         {run.runId ? ` · ${run.runId}` : ''}
       </span>
-      {run.checkpoint && (
+      {(run.checkpoint || run.checkpointSaving !== null) && (
         <span
           className="last-checkpoint"
           data-testid="last-checkpoint"
           data-iteration={run.checkpointIteration ?? ''}
+          data-saving={run.checkpointSaving !== null}
           title="the newest checkpoint in the run folder: a reload or a crash resumes from it"
         >
-          checkpoint {run.checkpoint}
+          {run.checkpoint ? `checkpoint ${run.checkpoint}` : 'checkpoint'}
           {run.checkpointAt !== null ? ` saved ${new Date(run.checkpointAt).toLocaleTimeString()}` : ''}
+          {run.checkpointSaving !== null ? ` · saving iteration ${run.checkpointSaving}…` : ''}
         </span>
       )}
       <button

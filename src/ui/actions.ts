@@ -149,7 +149,17 @@ const events: RunEvents = {
     if (e.profile) set({ profile: { armed: false, last: e.profile } });
   },
   onCheckpoint(e) {
-    if (e.runId === get().run.runId) patchRun({ checkpoint: e.checkpoint, checkpointIteration: e.iteration, checkpointAt: e.savedAt });
+    if (e.runId !== get().run.runId) return;
+    if (e.saving) {
+      patchRun({ checkpointSaving: e.iteration });
+      return;
+    }
+    if ('failed' in e) {
+      patchRun({ checkpointSaving: null }); // the notice says why
+      return;
+    }
+    patchRun({ checkpoint: e.checkpoint, checkpointIteration: e.iteration, checkpointAt: e.savedAt, checkpointSaving: null });
+    if (get().run.status !== 'running') void refreshRuns(); // a halted run's last write lands after it shows paused
   },
   onLoaded(e) {
     set({ interrupted: null });
@@ -161,6 +171,7 @@ const events: RunEvents = {
       checkpoint: e.checkpoint,
       checkpointIteration: null,
       checkpointAt: null,
+      checkpointSaving: null,
       iteration: e.history.length ? e.history[e.history.length - 1].iteration + 1 : 0,
     });
     patchInspector({ iteration: null, newest: null, kept: [], episodes: [], selected: null, primary: null, secondary: null, token: null });

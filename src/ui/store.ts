@@ -77,6 +77,8 @@ export interface RunState {
   checkpoint: string | null;
   checkpointIteration: number | null;
   checkpointAt: number | null;
+  /** The iteration whose checkpoint is being written, null when none is. */
+  checkpointSaving: number | null;
   /** Date.now() when the iteration in flight began (the time-left countdown), null when none runs. */
   startedAt: number | null;
 }
@@ -238,6 +240,7 @@ export const useLab = create<LabState>(() => ({
     checkpoint: null,
     checkpointIteration: null,
     checkpointAt: null,
+    checkpointSaving: null,
     startedAt: null,
   },
   history: [],

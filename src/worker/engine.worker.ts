@@ -301,6 +301,7 @@ function engineApi(w: EngineState): EngineApi {
       wrap(async () => {
         if (w.run.id === id && w.run.busy) throw new MarftError('BUSY', 'this run is training');
         w.gate.check(`Deleting ${id}`);
+        if (w.run.id === id) await w.run.settled(); // its last checkpoint may still be being written
         await deleteRun(id);
       }),
     storageUsage: () => wrap(() => storageUsage(runsStore, modelsStore())),

@@ -4,6 +4,7 @@
 // browser's sandbox for users' environment modules.
 
 import { acquireBrowserGpu } from '../gpu/browser.ts';
+import { opfsStore } from '../platform/storage/opfs.ts';
 import { browserSandbox } from '../platform/sandbox/browser.ts';
 import { BUILTIN_MODEL } from '../config/run-config.ts';
 import type { Platform } from '../marft/session.ts';
@@ -29,4 +30,5 @@ export const browserPlatform = (builtins: BuiltinModels): Platform => ({
   refuse: (code, message) => new WorkerFail(code, message),
   // users' environment modules and code candidates run in Blob-URL Workers of their own
   sandbox: browserSandbox,
+  kernels: opfsStore('kernels'),
 });

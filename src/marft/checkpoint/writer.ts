@@ -27,6 +27,8 @@ export interface WriterOptions {
   cadence: Cadence;
   onSaving?: (iteration: number) => void;
   onSaved?: (saved: SavedCheckpoint) => void;
+  /** A write failed (the loop pauses at its next boundary, or its caller learns it from `written`). */
+  onFailed?: (iteration: number) => void;
   /** A clock in ms (tests pass their own). */
   now?: () => number;
 }
@@ -92,6 +94,7 @@ export class CheckpointWriter {
         this.o.onSaved?.(saved);
       } catch (error) {
         this.failed = { iteration: c.iteration, error };
+        this.o.onFailed?.(c.iteration);
       }
     });
   }

@@ -60,10 +60,11 @@ export function ModelPicker() {
         </p>
       )}
       {model.status === 'ready' && model.info && (
-        <p data-testid="model-status" data-state="ready">
+        <p data-testid="model-status" data-state="ready" data-kernels-prepared={model.info.kernelsPrepared}>
           {model.info.name}: {model.info.modelType}, {model.info.numLayers} layers, hidden {model.info.hiddenSize}, vocab{' '}
           {model.info.vocabSize}, context {model.info.maxPositions}, weights {mib(model.info.bytes)}
           {model.info.hasChatTemplate ? ', chat template' : ', no chat template'}
+          {model.info.kernelsPrepared > 0 ? `; ${model.info.kernelsPrepared} kernels from earlier runs prepared` : ''}
         </p>
       )}
       {model.status === 'error' && model.error && <ErrorBox error={model.error} testid="model-error" />}

@@ -23,6 +23,7 @@
 # Device side options (environment): RUNS (default: classroom, smollm2-135m, then the other distinct preset
 # runs; a run is a preset run's name or a random model's shape), EPISODES (both benchmarks' --episodes;
 # default: each run's own), NEW (random models' new tokens, default 128), EXPECT (gpu|any, default gpu),
+# BROWSER_ARGS (more bench:browser options, e.g. "--wall 0 --revisit 0" for the large random models),
 # DEADLINE_S (no run starts after this many seconds, default 450), END_S (every benchmark is stopped by then,
 # default 570), RUN_TIMEOUT_S (per benchmark, default 240), NODE_RUN (default `bash $DEVICE_KIT/enter.sh`).
 # Runs go Chrome then Node, run by run, and summary.txt is rewritten after each, so a run cut short still
@@ -86,7 +87,7 @@ measure() {
   local OUT=${OUT:-/tmp/out} W=/tmp/marft-chrome
   local NODE_RUN=${NODE_RUN:-bash $KIT/enter.sh} EXPECT=${EXPECT:-gpu}
   local RUNS=${RUNS:-classroom smollm2-135m lab duo-token duo-action solo-ppo class-per-step duo-anonymous}
-  local DEADLINE_S=${DEADLINE_S:-450} END_S=${END_S:-570} RUN_TIMEOUT_S=${RUN_TIMEOUT_S:-240}
+  local DEADLINE_S=${DEADLINE_S:-450} END_S=${END_S:-570} RUN_TIMEOUT_S=${RUN_TIMEOUT_S:-240} BROWSER_ARGS=${BROWSER_ARGS:-}
   mkdir -p "$OUT"
   [ -f "$A/browser.mjs" ] || die "$A/browser.mjs is missing: run 'bash bench/device-chrome.sh prepare' here and carry $A"
   [ -x /tmp/chrome/chromium-headless-shell ] || die "/tmp/chrome is missing: machine not warm: run the stage.sh steps again (part-00 first, then the rest at once)"
@@ -113,12 +114,12 @@ measure() {
     echo "== $r (Chrome) at $((SECONDS - t0)) s" | tee -a "$OUT/browser.txt"
     # env.sh after enter.sh (enter.sh's dpkg/ldconfig with the system's libraries), in this run's shell only
     timeout "$(left)" $NODE_RUN bash -c ". $A/env.sh && exec node $KIT/app/browser.mjs \"\$@\"" browser \
-      --no-build --dist "$W/dist" --runs "$r" --expect "$EXPECT" --out "$W/json/browser-$r.json" "${ep[@]}" "${new[@]}" 2>&1 \
+      --no-build --dist "$W/dist" --runs "$r" --expect "$EXPECT" --out "$W/json/browser-$r.json" "${ep[@]}" "${new[@]}" $BROWSER_ARGS 2>&1 \
       | grep -v '^Warning\|^    at \|XDG' | tee -a "$OUT/browser.txt"
     echo "== $r (Node/Dawn) at $((SECONDS - t0)) s" | tee -a "$OUT/iteration.txt"
     local what=(--preset "$r")
     # random models as the lab loads them (its tokenizer, hence its sequences): bench:iteration --tokenizer lab
-    case $r in smollm2-135m|tiny) what=(--models "$r" --tokenizer lab --max-tokens 4096) ;; esac
+    case $r in smollm2-*|qwen*|tiny) what=(--models "$r" --tokenizer lab --max-tokens 4096) ;; esac
     timeout "$(left)" $NODE_RUN node "$KIT/app/iteration.mjs" "${what[@]}" --out "$W/json/iteration-$r.json" "${ep[@]}" "${new[@]}" 2>&1 \
       | grep -v '^Warning\|^    at \|XDG' | tee -a "$OUT/iteration.txt"
     $NODE_RUN node "$KIT/app/device-chrome-summary.mjs" "$W/json" "$OUT" $RUNS > "$OUT/summary.txt" 2>&1

@@ -32,30 +32,15 @@ const arg = (n: string, d: string): string => {
   return i > 0 ? process.argv[i + 1] : d;
 };
 
-/** Qwen2.5-0.5B's shape (its config.json): a tied head, GQA 14/2, q/k/v biases. */
-const QWEN_05B = {
-  model_type: 'qwen2',
-  architectures: ['Qwen2ForCausalLM'],
-  vocab_size: 151936,
-  hidden_size: 896,
-  intermediate_size: 4864,
-  num_hidden_layers: 24,
-  num_attention_heads: 14,
-  num_key_value_heads: 2,
-  max_position_embeddings: 32768,
-  rope_theta: 1000000,
-  rms_norm_eps: 1e-6,
-  tie_word_embeddings: true,
-};
-const configJson = (name: string): Record<string, unknown> => (name === 'qwen2.5-0.5b' ? QWEN_05B : benchModelConfigJson(name));
+const configJson = (name: string): Record<string, unknown> => benchModelConfigJson(name);
 
 const gpu = await acquireNodeGpu({ log: console.log });
 const envs = new Envs(nodeSandbox);
 const soft = gpu.cpu;
 const names = arg('models', soft ? 'builtin' : 'builtin,smollm2-135m,qwen2.5-0.5b').split(',');
 for (const n of names)
-  if (n !== 'builtin' && n !== 'qwen2.5-0.5b' && !BENCH_MODELS[n])
-    throw new Error(`--models: no model "${n}"; builtin, qwen2.5-0.5b or one of ${Object.keys(BENCH_MODELS).join(', ')}`);
+  if (n !== 'builtin' && !BENCH_MODELS[n])
+    throw new Error(`--models: no model "${n}"; builtin or one of ${Object.keys(BENCH_MODELS).join(', ')}`);
 const episodes = Number(arg('episodes', soft ? '2' : '8'));
 const maxNew = Number(arg('new', soft ? '8' : '128'));
 const agents = Number(arg('agents', '2')) as 1 | 2 | 3 | 4;

@@ -1,5 +1,6 @@
-// Random models for the benchmarks: the shapes measured (a tiny one and SmolLM2-135M's), with weights
-// drawn from a seeded uniform of std 0.02 (norm weights 1), made lazily tensor by tensor.
+// Random models for the benchmarks: the shapes measured (a tiny one, SmolLM2-135M's, SmolLM2-360M's and
+// Qwen2.5-0.5B's), with weights drawn from a seeded uniform of std 0.02 (norm weights 1), made lazily tensor
+// by tensor.
 
 import { type ModelConfig, expectedWeights } from '../src/model/config.ts';
 import { Rng } from '../src/common/rng.ts';
@@ -15,6 +16,30 @@ export const BENCH_MODELS: Record<string, Record<string, unknown>> = {
     num_hidden_layers: 30,
     num_attention_heads: 9,
     num_key_value_heads: 3,
+    tie_word_embeddings: true,
+  },
+  // the sizes the lab's Hub panel offers next: SmolLM2-360M (Llama, tied head) and Qwen2.5-0.5B (Qwen2: q/k/v
+  // biases, GQA 7:1, a 151 936-token tied embedding of 272 MB in bf16)
+  'smollm2-360m': {
+    vocab_size: 49152,
+    hidden_size: 960,
+    intermediate_size: 2560,
+    num_hidden_layers: 32,
+    num_attention_heads: 15,
+    num_key_value_heads: 5,
+    tie_word_embeddings: true,
+  },
+  'qwen2.5-0.5b': {
+    model_type: 'qwen2',
+    architectures: ['Qwen2ForCausalLM'],
+    vocab_size: 151936,
+    hidden_size: 896,
+    intermediate_size: 4864,
+    num_hidden_layers: 24,
+    num_attention_heads: 14,
+    num_key_value_heads: 2,
+    rope_theta: 1000000,
+    rms_norm_eps: 1e-6,
     tie_word_embeddings: true,
   },
 };

@@ -136,8 +136,9 @@ test("a tab reloaded in each phase of an iteration: the run is kept at its last 
   // then a new run of it, the tab reloaded while the worker waits inside each phase (the hold: src/worker/test-hooks.ts):
   // [phase, iteration its progress event names, iterations kept at the reload]. Iteration 0 is cut in each of its
   // phases in turn (the cheapest order: each reload costs the phases before it); then the run's last checkpoint
-  // (iteration 2's state, written at the end: the cadence, every 10 iterations, asks for none between) is cut
-  // mid-write, after its first file went into the checkpoint's temporary folder: the run is back at the start's
+  // (iteration 2's state, written at the end, after the run shows done: the cadence, every 10 iterations, asks for
+  // none between) is cut mid-write, after its first file went into the checkpoint's temporary folder: the run is
+  // back at the start's checkpoint (iteration 0).
   const holds: Array<[string, number, number]> = [
     ['rollout', 0, 0],
     ['score', 0, 0],
@@ -148,8 +149,10 @@ test("a tab reloaded in each phase of an iteration: the run is kept at its last 
   for (const [phase, iteration, kept] of holds) {
     await test.step(`the tab reloaded in the ${phase} phase`, async () => {
       await holdAt(page, phase, iteration, () => train.click(), errors);
-      await expect(page.getByTestId('run-status')).toHaveAttribute('data-state', 'running');
+      // the last checkpoint is written after the run shows done: the control bar says it is saving
+      await expect(page.getByTestId('run-status')).toHaveAttribute('data-state', phase === 'checkpoint' ? 'done' : 'running');
       if (phase === 'checkpoint') {
+        await expect(page.getByTestId('last-checkpoint')).toHaveAttribute('data-saving', 'true');
         // cut mid-write: the new checkpoint is only a temporary folder, and `latest` still names the last complete one
         await page.getByTestId('tab-runs').click();
         const f = await runFolder(page, await runIdOfRow());

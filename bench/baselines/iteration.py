@@ -19,7 +19,23 @@ MODELS = {
     'smollm2-135m': dict(vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=30, num_attention_heads=9,
                          num_key_value_heads=3, tie_word_embeddings=True),
     'tiny': dict(vocab_size=512, hidden_size=256, intermediate_size=704, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2),
+    'smollm2-360m': dict(vocab_size=49152, hidden_size=960, intermediate_size=2560, num_hidden_layers=32, num_attention_heads=15,
+                         num_key_value_heads=5, tie_word_embeddings=True),
+    # Qwen2 (q/k/v biases): bench/random-model.ts's qwen2.5-0.5b
+    'qwen2.5-0.5b': dict(model_type='qwen2', vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
+                         num_attention_heads=14, num_key_value_heads=2, rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=True),
 }
+
+
+def make_base(name, dev):
+    """A random model of the shape `name`: Llama, or Qwen2 where the shape says so."""
+    dims = dict(MODELS[name])
+    if dims.pop('model_type', 'llama') == 'qwen2':
+        from transformers import Qwen2Config, Qwen2ForCausalLM
+        cfg = Qwen2Config(**dims, max_position_embeddings=4096)
+        return cfg, Qwen2ForCausalLM(cfg).to(dev)
+    cfg = LlamaConfig(**dims, max_position_embeddings=4096)
+    return cfg, LlamaForCausalLM(cfg).to(dev)
 
 
 def token_logp(logits, targets):
@@ -108,8 +124,7 @@ def main():
     rows = []
     for name in a.models.split(','):
         torch.manual_seed(0)
-        cfg = LlamaConfig(**MODELS[name], max_position_embeddings=4096)
-        base = LlamaForCausalLM(cfg).to(dev)
+        cfg, base = make_base(name, dev)
         lcfg = LoraConfig(r=8, lora_alpha=16, target_modules=['q_proj', 'v_proj'], lora_dropout=0.0, task_type='CAUSAL_LM')
         model = get_peft_model(base, lcfg, adapter_name='planner')
         model.add_adapter('solver', lcfg)

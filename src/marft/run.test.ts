@@ -25,6 +25,8 @@ const fake = vi.hoisted(() => ({
   plan: [] as Array<'ok' | 'nan' | 'lost'>,
   /** When set, an iteration waits for it before finishing. */
   gate: null as Promise<void> | null,
+  /** When set, a checkpoint write waits for it before landing. */
+  writeGate: null as Promise<void> | null,
   started: 0,
   saved: [] as Array<{ dir: string; iteration: number; keep: number | undefined }>,
   checkpoints: new Map<string, Array<{ name: string; iteration: number; metrics: unknown[] }>>(),
@@ -124,7 +126,11 @@ vi.mock('./checkpoint/checkpoint.ts', async (importOriginal) => {
     ...real,
     captureCheckpoint: (...a: Parameters<typeof real.captureCheckpoint>) =>
       fake.on ? (capture(a[1]) as never) : real.captureCheckpoint(...a),
-    writeCheckpoint: async (...a: Parameters<typeof real.writeCheckpoint>) => (fake.on ? write(...a) : real.writeCheckpoint(...a)),
+    writeCheckpoint: async (...a: Parameters<typeof real.writeCheckpoint>) => {
+      if (!fake.on) return real.writeCheckpoint(...a);
+      if (fake.writeGate) await fake.writeGate;
+      return write(...a);
+    },
     saveCheckpoint: async (...a: Parameters<typeof real.saveCheckpoint>) => {
       if (!fake.on) return real.saveCheckpoint(...a);
       const [, state, store, dir, opts] = a;
@@ -187,6 +193,7 @@ function fakeSession() {
       return s.current;
     },
     onUnload: () => () => {},
+    keepKernels: async () => {},
   });
 }
 
@@ -234,7 +241,7 @@ const config = (over: Record<string, unknown> = {}) => tinyRunConfig({ iteration
 
 describe('Run state machine (fakes)', () => {
   afterEach(() => {
-    Object.assign(fake, { on: false, plan: [], gate: null, started: 0, saved: [] });
+    Object.assign(fake, { on: false, plan: [], gate: null, writeGate: null, started: 0, saved: [] });
     fake.checkpoints.clear();
     fake.configs.clear();
   });
@@ -262,6 +269,37 @@ describe('Run state machine (fakes)', () => {
     run.train();
     expect(await run.wait()).toBe('done');
     expect(run.iteration).toBe(8);
+  });
+
+  it('shows paused before its last checkpoint lands; the next step, wait() and settled() wait for the write', async () => {
+    fake.on = true;
+    const { run, statuses } = fakeRun();
+    const checkpoints: string[] = [];
+    (run as unknown as { events: { onCheckpoint: (e: { saving: boolean; iteration: number }) => void } }).events.onCheckpoint = (e) =>
+      checkpoints.push(`${e.saving ? 'saving' : 'saved'} ${e.iteration}`);
+    await run.start(config(), { id: 'r', paused: true });
+    await run.wait();
+    let release!: () => void;
+    fake.writeGate = new Promise((r) => (release = r));
+    run.step();
+    await until(() => statuses.at(-1) === 'paused' && statuses.length === 5);
+    expect(statuses).toEqual(['loading', 'running', 'paused', 'running', 'paused']);
+    expect(checkpoints.at(-1)).toBe('saving 2'); // paused, with iteration 2's write in flight
+    expect(fake.saved.map((s) => s.iteration)).toEqual([0, 1]);
+    let waited = false;
+    const w = run.wait().then(() => (waited = true));
+    await new Promise((r) => setTimeout(r, 5));
+    expect(waited).toBe(false);
+    run.step(); // the next loop starts once the write has landed
+    await new Promise((r) => setTimeout(r, 5));
+    expect(fake.started).toBe(2);
+    release();
+    fake.writeGate = null;
+    await w;
+    await run.settled();
+    expect(checkpoints).toContain('saved 2');
+    expect(await run.wait()).toBe('paused');
+    expect(fake.saved.map((s) => s.iteration)).toEqual([0, 1, 2, 3]);
   });
 
   it("pause and stop say 'pausing' / 'stopping' at once and abandon the iteration in flight; step while running pauses after it", async () => {

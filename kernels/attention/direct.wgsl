@@ -11,7 +11,7 @@
 //              walks every query (all G heads of the group) that sees key j.
 // Dispatch: grid1d(ceil(threads / 64)), workgroup 64.
 
-// Uniforms (struct Params) and bindings: written by attention.ts from its kernels' names and types.
+// Uniforms (struct Params) and bindings: written by kernel.ts from its kernels' names and types.
 $HEADER
 
 const HS4 = $HS4u;

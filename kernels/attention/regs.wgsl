@@ -1,13 +1,13 @@
 // Causal attention for CPU WebGPU implementations, with the head's vectors in registers ('regs' path, the
 // default on CPU adapters): the kernels of direct.wgsl (same contract, buffers, uniforms, masking, thread
 // layout and summation order; see its header) with every loop over the head size unrolled by the launcher
-// (attention.ts), so a row of HS4 vec4s is HS4 named values. direct.wgsl keeps its accumulators in a
+// (direct.ts), so a row of HS4 vec4s is HS4 named values. direct.wgsl keeps its accumulators in a
 // private array indexed by a loop variable; SwiftShader turns every such access into a gather or scatter
 // (four scalar accesses behind branches), and it re-reads the query (and dout) row for every key. Here the
 // thread's own rows are loaded once and each key's k and v rows once.
 // Dispatch: grid1d(ceil(threads / 64)), workgroup 64.
 
-// Uniforms (struct Params) and bindings: written by attention.ts from its kernels' names and types.
+// Uniforms (struct Params) and bindings: written by kernel.ts from its kernels' names and types.
 $HEADER
 
 const NEG = -1.0e30;

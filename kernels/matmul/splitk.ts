@@ -5,8 +5,8 @@
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { grid1d, programFactory } from '../../src/gpu/program.ts';
 import { type Tensor, numel } from '../../src/gpu/tensor.ts';
-import { type WeightDType, fillTemplate } from '../common.ts';
-import { type MatmulDims, productUniforms, splitSum, tiled } from './kernel.ts';
+import { fillTemplate } from '../common.ts';
+import { type MatmulDims, productChoices, productUniforms, splitSum, tiled } from './kernel.ts';
 import splitkSource from './splitk.wgsl';
 import type { TileConfig } from './tile.ts';
 import { type Layout, matmulProgram } from './tiled.ts';
@@ -79,16 +79,8 @@ export function launchSplit(
   layout: Layout,
   sp: Split,
 ): string {
-  const program = matmulProgram(gpu, tile, {
-    transA: d.transA,
-    transB: d.transB,
-    bDtype: b.dtype as WeightDType,
-    accumulate: false,
-    bias: false,
-    pairB,
-    split: true,
-    ...layout,
-  });
+  // the partial pass has no epilogue: the sum applies alpha, the bias and accumulate
+  const program = matmulProgram(gpu, tile, { ...productChoices(d, b, undefined), accumulate: false, pairB, split: true, ...layout });
   const MN = d.M * d.N;
   const w = workspace(gpu, d.batch * sp.splits * MN);
   tiled.run(gpu, {

@@ -6,7 +6,7 @@ import { shapeError } from '../../src/gpu/errors.ts';
 import { programFactory } from '../../src/gpu/program.ts';
 import type { Tensor } from '../../src/gpu/tensor.ts';
 import { type WeightDType, fillTemplate, loadFn } from '../common.ts';
-import { type MatmulDims, headerOf, productBindings, productUniforms, tiled } from './kernel.ts';
+import { type MatmulDims, type ProductChoices, headerOf, productBindings, productChoices, productUniforms, tiled } from './kernel.ts';
 import source from './matmul.wgsl';
 import { type TileConfig, tileName, tileSharedBytes, warpLayout } from './tile.ts';
 
@@ -20,15 +20,7 @@ function checkTile(t: TileConfig, sharedBytes: number): void {
 }
 
 /** The compile-time choices of a tiled matmul module besides its tile. */
-export interface TiledChoices {
-  /** A is stored (K, M), B (N, K). */
-  transA: boolean;
-  transB: boolean;
-  bDtype: WeightDType;
-  /** out += the product (else =). */
-  accumulate: boolean;
-  /** A bias (N) is added. */
-  bias: boolean;
+export interface TiledChoices extends ProductChoices {
   /** A 16-bit B is read a u32 word (two elements) at a time (see canPairB). */
   pairB?: boolean;
   /** The partial pass of a K split (no epilogue: the reduction applies it). */
@@ -283,15 +275,7 @@ export function launchTiled(
   pairB: boolean,
   layout: Layout,
 ): string {
-  const program = matmulProgram(gpu, tile, {
-    transA: d.transA,
-    transB: d.transB,
-    bDtype: b.dtype as WeightDType,
-    accumulate: d.accumulate,
-    bias: Boolean(bias),
-    pairB,
-    ...layout,
-  });
+  const program = matmulProgram(gpu, tile, { ...productChoices(d, b, bias), pairB, ...layout });
   if (d.M === 0 || d.N === 0 || d.batch === 0) return program.key;
   tiled.run(gpu, {
     program,

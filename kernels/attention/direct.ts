@@ -1,20 +1,54 @@
-// The barrier-free paths for CPU adapters (Gpu.cpu): 'direct' (direct.wgsl) and 'regs' (regs.wgsl, the
-// same kernels with the head's vectors in named registers), their programs per head size.
+// The barrier-free paths for CPU adapters (Gpu.cpu): direct.wgsl's kernels with the work on a row's vec4s
+// filled in as loops ('direct') or unrolled, the head's vectors in named registers ('regs'); their
+// programs per head size and their dispatches.
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { grid1d, programFactory } from '../../src/gpu/program.ts';
 import type { Tensor } from '../../src/gpu/tensor.ts';
 import { fillTemplate } from '../common.ts';
-import directSource from './direct.wgsl';
+import source from './direct.wgsl';
 import { type AttentionPath, type Dims, main, uniforms } from './kernel.ts';
-import regsSource from './regs.wgsl';
 
-/** The barrier-free kernels of direct.wgsl, for CPU adapters (Gpu.cpu). */
+const ind = (w: number, lines: string[]) => lines.map((l) => ' '.repeat(w) + l).join('\n');
+
+/** direct.wgsl for the 'direct' path: the work on a row as loops over its HS4 vec4s, accumulators in private arrays. */
+function directSourceOf(HS: number): string {
+  const loop = 'for (var d = 0u; d < HS4; d++)';
+  return fillTemplate(source, {
+    HEADER: main.header(),
+    HS4: String(HS / 4),
+    PATH: 'Direct',
+    FWD_INIT: ind(2, ['var o: array<vec4f, HS4>;']),
+    FWD_SCORE: ind(4, ['let s = dot4(qb, kb) * u.scale2;']),
+    FWD_ACC: ind(4, [`${loop} { o[d] = fma(vec4f(p), v[kb + d], o[d] * alpha); }`]),
+    FWD_STORE: ind(2, [`${loop} { out[qb + d] = o[d] * inv; }`]),
+    DQ_INIT: ind(2, ['let D = rowD(qb);', 'var g: array<vec4f, HS4>;']),
+    DQ_KEY: ind(4, [
+      'let p = exp2(dot4(qb, kb) * u.scale2 - L2);',
+      'let ds = p * (dotDv(qb, kb) - D);',
+      `${loop} { g[d] = fma(vec4f(ds), k[kb + d], g[d]); }`,
+    ]),
+    DQ_STORE: ind(2, [`${loop} { dq[qb + d] = g[d] * u.scale; }`]),
+    KV_INIT: ind(2, ['var gk: array<vec4f, HS4>;', 'var gv: array<vec4f, HS4>;']),
+    KV_LOAD: '',
+    KV_QUERY: ind(8, [
+      'let p = exp2(dot4(qb, kb) * u.scale2 - lse2(b, h, i));',
+      'let ds = p * (dotDv(qb, kb) - rowD(qb));',
+      `${loop} {`,
+      '  gv[d] = fma(vec4f(p), dout[qb + d], gv[d]);',
+      '  gk[d] = fma(vec4f(ds), q[qb + d], gk[d]);',
+      '}',
+    ]),
+    KV_STORE: ind(2, [`${loop} {`, '  dk[kb + d] = gk[d] * u.scale;', '  dv[kb + d] = gv[d];', '}']),
+  });
+}
+
+/** The barrier-free kernels of the 'direct' path, for CPU adapters (Gpu.cpu). */
 export const directPrograms = programFactory(
   (HS: number) => `${HS}`,
   (HS: number) => {
     const key = `attention:direct:hs${HS}`;
-    const code = () => fillTemplate(directSource, { HEADER: main.header(), HS4: String(HS / 4) });
+    const code = () => directSourceOf(HS);
     return {
       fwd: main.program(key, code, 'forwardDirect'),
       dkdv: main.program(key, code, 'backwardDkDvDirect'),
@@ -23,19 +57,19 @@ export const directPrograms = programFactory(
   },
 );
 
-/** Generates regs.wgsl for head size HS: every loop over the HS / 4 vec4s of a row unrolled. */
+/** direct.wgsl for the 'regs' path and head size HS: every loop over the HS / 4 vec4s of a row unrolled. */
 export function regsSourceOf(HS: number): string {
   const n = HS / 4;
   const ds = Array.from({ length: n }, (_, d) => d);
-  const ind = (w: number, lines: string[]) => lines.map((l) => ' '.repeat(w) + l).join('\n');
   const dot = (x: string, y: string) => [
     `var ${x}${y}4 = ${x}0 * ${y}0;`,
     ...ds.slice(1).map((d) => `${x}${y}4 = fma(${x}${d}, ${y}${d}, ${x}${y}4);`),
   ];
   const load = (name: string, buf: string, base: string) => ds.map((d) => `let ${name}${d} = ${buf}[${base} + ${d}u];`);
-  return fillTemplate(regsSource, {
+  return fillTemplate(source, {
     HEADER: main.header(),
     HS4: String(n),
+    PATH: 'Regs',
     FWD_INIT: ind(2, [...load('q', 'q', 'qb'), ...ds.map((d) => `var o${d} = vec4f(0.0);`)]),
     FWD_SCORE: ind(4, [...load('k', 'k', 'kb'), ...dot('q', 'k'), 'let s = hsum(qk4) * u.scale2;']),
     FWD_ACC: ind(
@@ -46,7 +80,7 @@ export function regsSourceOf(HS: number): string {
       2,
       ds.map((d) => `out[qb + ${d}u] = o${d} * inv;`),
     ),
-    // D = rowsum(dout * out) of the thread's own query row, as direct.wgsl's rowLd.
+    // D = rowsum(dout * out) of the thread's own query row, as direct.wgsl's rowD.
     DQ_INIT: ind(2, [
       ...load('q', 'q', 'qb'),
       ...load('e', 'dout', 'qb'),

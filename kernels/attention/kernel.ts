@@ -1,5 +1,5 @@
 // What every attention kernel shares: the launch options, the uniforms and binding types of every module
-// (struct Params), the kernel of attention.wgsl, direct.wgsl and regs.wgsl, and the checks that derive the
+// (struct Params), the kernel of attention.wgsl and direct.wgsl, and the checks that derive the
 // dims from q, k and v before anything is dispatched.
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
@@ -29,8 +29,8 @@ export interface AttentionOptions {
   split?: boolean;
   /**
    * 'tiled' (attention.wgsl; the split decode forward where it applies), 'direct' (direct.wgsl: no
-   * workgroup memory, no barriers) or 'regs' (regs.wgsl: direct.wgsl's kernels with the head's vectors in
-   * named registers instead of indexed arrays). Default: 'regs' on CPU adapters (Gpu.cpu), 'tiled' elsewhere.
+   * workgroup memory, no barriers) or 'regs' (direct.wgsl's kernels with the head's vectors in named
+   * registers instead of indexed arrays). Default: 'regs' on CPU adapters (Gpu.cpu), 'tiled' elsewhere.
    */
   path?: AttentionPath;
   /**
@@ -82,7 +82,7 @@ export const TYPES = {
   klen: 'read array<i32>',
 } as const;
 
-/** attention.wgsl (tiled), direct.wgsl and regs.wgsl. */
+/** attention.wgsl (tiled) and direct.wgsl (the 'direct' and 'regs' paths). */
 export const main = defineKernel({
   name: 'attention',
   bindings: ['q', 'k', 'v', 'mask', 'out', 'lse', 'dout', 'ld', 'dq', 'dk', 'dv'],

@@ -61,6 +61,21 @@ export function attentionTiles(HS: number, limit: number, maxThreads = 256): Att
   return { lanes, fBR: f[0], fBC: f[1], kBK: k[0], kBQ: k[1], qBR: q[0], qBC: q[1] };
 }
 
+/** attention.wgsl for head size HS with tiles t, the forward's as f (a ForwardVariant's, or t's without prefetch). */
+const tiledSource = (HS: number, t: AttentionTiles, f: ForwardVariant): string =>
+  fillTemplate(withRealRange(source), {
+    HEADER: main.header(),
+    HS4: String(HS / 4),
+    LANES: String(t.lanes),
+    F_BR: String(f.fBR),
+    F_BC: String(f.fBC),
+    F_PF: String(f.pf),
+    K_BK: String(t.kBK),
+    K_BQ: String(t.kBQ),
+    Q_BR: String(t.qBR),
+    Q_BC: String(t.qBC),
+  });
+
 export interface AttentionPrograms {
   fwd: KernelProgram<'forward'>;
   prep: KernelProgram<'backwardPrep'>;
@@ -74,19 +89,7 @@ export const attentionPrograms = programFactory(
     const limit = gpu.limits.maxComputeWorkgroupStorageSize;
     const t = attentionTiles(HS, limit, gpu.limits.maxComputeInvocationsPerWorkgroup);
     if (!t) throw new GpuError('LIMIT', `attention: head size ${HS} needs more than this device's ${limit} bytes of workgroup memory`);
-    const code = () =>
-      fillTemplate(withRealRange(source), {
-        HEADER: main.header(),
-        HS4: String(HS / 4),
-        LANES: String(t.lanes),
-        F_BR: String(t.fBR),
-        F_BC: String(t.fBC),
-        F_PF: 'false',
-        K_BK: String(t.kBK),
-        K_BQ: String(t.kBQ),
-        Q_BR: String(t.qBR),
-        Q_BC: String(t.qBC),
-      });
+    const code = () => tiledSource(HS, t, { fBR: t.fBR, fBC: t.fBC, pf: false });
     const key = `attention:hs${HS}:f${t.fBR}x${t.fBC}:k${t.kBK}x${t.kBQ}:q${t.qBR}x${t.qBC}`;
     return {
       fwd: main.program(key, code, 'forward'),
@@ -104,19 +107,7 @@ export const forwardPrograms = programFactory(
     `${HS}:${forwardName(v)}:${gpu.limits.maxComputeWorkgroupStorageSize}:${gpu.limits.maxComputeInvocationsPerWorkgroup}`,
   (gpu: Gpu, HS: number, v: ForwardVariant): KernelProgram<'forward'> => {
     const t = attentionPrograms(gpu, HS).tiles;
-    const code = () =>
-      fillTemplate(withRealRange(source), {
-        HEADER: main.header(),
-        HS4: String(HS / 4),
-        LANES: String(t.lanes),
-        F_BR: String(v.fBR),
-        F_BC: String(v.fBC),
-        F_PF: String(v.pf),
-        K_BK: String(t.kBK),
-        K_BQ: String(t.kBQ),
-        Q_BR: String(t.qBR),
-        Q_BC: String(t.qBC),
-      });
+    const code = () => tiledSource(HS, t, v);
     return main.program(`attention:hs${HS}:${forwardName(v)}`, code, 'forward');
   },
 );

@@ -3,9 +3,17 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { programFactory } from '../../src/gpu/program.ts';
-import type { Tensor } from '../../src/gpu/tensor.ts';
 import { type WeightDType, fillTemplate, loadFn } from '../common.ts';
-import { type MatmulDims, type ProductChoices, headerOf, product, productChoices, productKey, runProduct } from './kernel.ts';
+import {
+  type MatmulCall,
+  type MatmulDims,
+  type ProductChoices,
+  headerOf,
+  product,
+  productChoices,
+  productKey,
+  runProduct,
+} from './kernel.ts';
 import blockSource from './block.wgsl';
 
 /** The 'block' variant's outputs per thread: TM rows x TN columns (TN a multiple of 4). */
@@ -126,16 +134,9 @@ export function blockSourceOf(c: ProductChoices, tm: number, tn: number, mode: B
 }
 
 /** Records a 'block' dispatch: TM x TN outputs per thread, BLOCK_WG threads per workgroup along N. */
-export function launchBlock(
-  gpu: Gpu,
-  out: Tensor,
-  a: Tensor,
-  b: Tensor,
-  bias: Tensor | undefined,
-  d: MatmulDims,
-  shape: BlockShape,
-): string {
-  const program = blockProgram(productChoices(d, b, bias), shape.tm, shape.tn, blockMode(d, b.dtype as WeightDType));
+export function launchBlock(gpu: Gpu, c: MatmulCall, shape: BlockShape): string {
+  const { d } = c;
+  const program = blockProgram(productChoices(c), shape.tm, shape.tn, blockMode(d, c.b.dtype as WeightDType));
   const rows = Math.ceil(d.M / shape.tm); // <= 65535 (launch() takes 'direct' past that)
-  return runProduct(gpu, program, out, a, b, bias, d, [Math.ceil(Math.ceil(d.N / shape.tn) / BLOCK_WG), rows, d.batch]);
+  return runProduct(gpu, program, c, [Math.ceil(Math.ceil(d.N / shape.tn) / BLOCK_WG), rows, d.batch]);
 }

@@ -3,10 +3,9 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { programFactory } from '../../src/gpu/program.ts';
-import type { Tensor } from '../../src/gpu/tensor.ts';
 import { fillTemplate, loadFn } from '../common.ts';
 import directSource from './direct.wgsl';
-import { type MatmulDims, type ProductChoices, headerOf, product, productChoices, productKey, runProduct } from './kernel.ts';
+import { type MatmulCall, type ProductChoices, headerOf, product, productChoices, productKey, runProduct } from './kernel.ts';
 
 const directKey = (c: ProductChoices): string => productKey(c, 'direct');
 
@@ -26,7 +25,7 @@ const directProgram = programFactory(directKey, (c: ProductChoices) =>
 );
 
 /** Records a direct dispatch: 8 x 8 threads of 4 x 4 outputs per workgroup. */
-export function launchDirect(gpu: Gpu, out: Tensor, a: Tensor, b: Tensor, bias: Tensor | undefined, d: MatmulDims): string {
-  const program = directProgram(productChoices(d, b, bias));
-  return runProduct(gpu, program, out, a, b, bias, d, [Math.ceil(d.N / 32), Math.ceil(d.M / 32), d.batch]);
+export function launchDirect(gpu: Gpu, c: MatmulCall): string {
+  const { d } = c;
+  return runProduct(gpu, directProgram(productChoices(c)), c, [Math.ceil(d.N / 32), Math.ceil(d.M / 32), d.batch]);
 }

@@ -3,9 +3,17 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { grid1d, programFactory } from '../../src/gpu/program.ts';
-import type { Tensor } from '../../src/gpu/tensor.ts';
 import { fillTemplate, loadFn } from '../common.ts';
-import { type MatmulDims, type ProductChoices, headerOf, product, productChoices, productKey, runProduct } from './kernel.ts';
+import {
+  type MatmulCall,
+  type MatmulDims,
+  type ProductChoices,
+  headerOf,
+  product,
+  productChoices,
+  productKey,
+  runProduct,
+} from './kernel.ts';
 import gemvSource from './gemv.wgsl';
 
 /** The gemv variant's shape: KT threads along K per workgroup, NC output columns per workgroup; M <= 16. */
@@ -88,8 +96,8 @@ export function gemvSourceOf(c: ProductChoices, mr: number, vec4: boolean): stri
 }
 
 /** Records a gemv dispatch (M <= 16). */
-export function launchGemv(gpu: Gpu, out: Tensor, a: Tensor, b: Tensor, bias: Tensor | undefined, d: MatmulDims): string {
-  const program = gemvProgram(productChoices(d, b, bias), gemvRows(d.M), gemvVec4(d));
-  const [x, y] = grid1d(Math.ceil(d.N / GEMV.nc));
-  return runProduct(gpu, program, out, a, b, bias, d, [x, y, d.batch]);
+export function launchGemv(gpu: Gpu, c: MatmulCall): string {
+  const program = gemvProgram(productChoices(c), gemvRows(c.d.M), gemvVec4(c.d));
+  const [x, y] = grid1d(Math.ceil(c.d.N / GEMV.nc));
+  return runProduct(gpu, program, c, [x, y, c.d.batch]);
 }

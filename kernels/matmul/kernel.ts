@@ -89,8 +89,17 @@ export const productUniforms = (d: MatmulDims) => ({
   offC: d.offsetC,
 });
 
+/** One product to record: out = alpha * op(a) . op(b) [+ bias] [+ out], its dims resolved and checked. */
+export interface MatmulCall {
+  out: Tensor;
+  a: Tensor;
+  b: Tensor;
+  bias?: Tensor;
+  d: MatmulDims;
+}
+
 /** The bindings of a product: A, B, out as C, and the bias when there is one. */
-export const productBindings = (a: Tensor, b: Tensor, out: Tensor, bias: Tensor | undefined) => ({ a, b, c: out, bias });
+export const productBindings = (c: MatmulCall) => ({ a: c.a, b: c.b, c: c.out, bias: c.bias });
 
 /** The compile-time choices every matmul module makes: the operands' layouts, B's dtype, the epilogue. */
 export interface ProductChoices {
@@ -105,7 +114,7 @@ export interface ProductChoices {
 }
 
 /** The choices of a call: its transposes and accumulate, B's dtype, whether it adds a bias. */
-export const productChoices = (d: MatmulDims, b: Tensor, bias: Tensor | undefined): ProductChoices => ({
+export const productChoices = ({ d, b, bias }: MatmulCall): ProductChoices => ({
   transA: d.transA,
   transB: d.transB,
   bDtype: b.dtype as WeightDType,
@@ -118,17 +127,9 @@ export const productKey = (c: ProductChoices, variant: string): string =>
   `matmul:${c.transA ? 't' : 'n'}${c.transB ? 't' : 'n'}:${c.bDtype}:${variant}${c.accumulate ? ':acc' : ''}${c.bias ? ':bias' : ''}`;
 
 /** Records the dispatch of a product program (none for an empty product); returns the program key. */
-export function runProduct(
-  gpu: Gpu,
-  program: KernelProgram<'forward'>,
-  out: Tensor,
-  a: Tensor,
-  b: Tensor,
-  bias: Tensor | undefined,
-  d: MatmulDims,
-  workgroups: [number, number, number],
-): string {
+export function runProduct(gpu: Gpu, program: KernelProgram<'forward'>, c: MatmulCall, workgroups: [number, number, number]): string {
+  const { d } = c;
   if (d.M === 0 || d.N === 0 || d.batch === 0) return program.key;
-  product.run(gpu, { program, bindings: productBindings(a, b, out, bias), uniforms: productUniforms(d), workgroups });
+  product.run(gpu, { program, bindings: productBindings(c), uniforms: productUniforms(d), workgroups });
   return program.key;
 }

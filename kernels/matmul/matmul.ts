@@ -17,7 +17,7 @@ import { type Tensor, is16, numel, shapeStr } from '../../src/gpu/tensor.ts';
 import { type BlockShape, blockShape, launchBlock } from './block.ts';
 import { launchDirect } from './direct.ts';
 import { GEMV, launchGemv } from './gemv.ts';
-import type { MatmulDims } from './kernel.ts';
+import type { MatmulCall, MatmulDims } from './kernel.ts';
 import { launchSplit, splitK } from './splitk.ts';
 import { type MatmulVariant, type TileConfig, TILES, tiledVariant, warpLayout } from './tile.ts';
 import { type Layout, canPairB, launchTiled, vec4A, vec4B } from './tiled.ts';
@@ -100,32 +100,23 @@ function checkDims(op: string, out: Tensor, a: Tensor, b: Tensor, bias: Tensor |
   if (is16(b.dtype) && d.offsetB + (batch - 1) * d.strideB + K * N > 0x7fffffff) shapeError(op, 'b is too large to index');
 }
 
-/** Records the dispatch of a validated problem. */
-function launch(
-  gpu: Gpu,
-  out: Tensor,
-  a: Tensor,
-  b: Tensor,
-  bias: Tensor | undefined,
-  d: MatmulDims,
-  variant?: MatmulVariant | TileConfig,
-  pairB = false,
-  block?: BlockShape,
-): string {
+/** Records the dispatch of a validated product with the variant asked for, or the one chosen for its shape. */
+function launch(gpu: Gpu, c: MatmulCall, variant?: MatmulVariant | TileConfig, pairB = false, block?: BlockShape): string {
+  const { a, b, d } = c;
   const v = variant ?? (gpu.cpu ? 'block' : chooseVariant(d, gpu.limits.maxComputeWorkgroupStorageSize));
   if (v === 'block') {
     const shape = block ?? blockShape(d.M);
-    return Math.ceil(d.M / shape.tm) > 65535 ? launchDirect(gpu, out, a, b, bias, d) : launchBlock(gpu, out, a, b, bias, d, shape);
+    return Math.ceil(d.M / shape.tm) > 65535 ? launchDirect(gpu, c) : launchBlock(gpu, c, shape);
   }
-  if (v === 'direct') return launchDirect(gpu, out, a, b, bias, d);
-  if (v === 'gemv' && d.M <= GEMV.maxM) return launchGemv(gpu, out, a, b, bias, d);
+  if (v === 'direct') return launchDirect(gpu, c);
+  if (v === 'gemv' && d.M <= GEMV.maxM) return launchGemv(gpu, c);
   const { tile, splits, vec4, warp } = v === 'gemv' ? { tile: TILES.rows, splits: 1, vec4: false, warp: false } : tiledVariant(v)!;
   const pair = pairB && canPairB(tile, d, b.dtype);
   // vec4 loads of A and B, and the warp layout, where they apply
   const layout: Layout = { vecA: vec4 && vec4A(d, a), vecB: vec4 && !pair && vec4B(d, b), warp: warp && warpLayout(tile) };
   const split = splitK(gpu, tile, d, splits);
-  if (split) return launchSplit(gpu, out, a, b, bias, d, tile, pair, layout, split);
-  return launchTiled(gpu, out, a, b, bias, d, tile, pair, layout);
+  if (split) return launchSplit(gpu, c, tile, pair, layout, split);
+  return launchTiled(gpu, c, tile, pair, layout);
 }
 
 /**
@@ -185,7 +176,7 @@ export function matmulDims(out: Tensor, a: Tensor, b: Tensor, opts: MatmulOpts =
 export function matmul(gpu: Gpu, out: Tensor, a: Tensor, b: Tensor, opts: MatmulOpts = {}): string {
   const d = matmulDims(out, a, b, opts);
   checkDims('matmul', out, a, b, opts.bias, d);
-  return launch(gpu, out, a, b, opts.bias, d, opts.variant, opts.pairB, opts.block);
+  return launch(gpu, { out, a, b, bias: opts.bias, d }, opts.variant, opts.pairB, opts.block);
 }
 
 export interface MatmulBackwardOpts extends MatmulOpts {
@@ -304,33 +295,25 @@ export function matmulBackward(
  */
 function launchGrad(gpu: Gpu, out: Tensor, x: Tensor, y: Tensor, d: MatmulDims, variant?: MatmulVariant | TileConfig, pairB = false): void {
   if (d.batch <= 1 || d.strideC !== 0) {
-    launch(gpu, out, x, y, undefined, d, variant, pairB);
+    launch(gpu, { out, a: x, b: y, d }, variant, pairB);
     return;
   }
   // sum_z op(X_z) . op(Y_z): the inner dim K runs over the batch when X is (K, M)-stored (transA) and Y is
   // (K, N)-stored (not transB), with batches laid end to end (stride = K*M, K*N).
   if (d.transA && !d.transB && d.strideA === d.K * d.M && d.strideB === d.K * d.N) {
-    launch(gpu, out, x, y, undefined, { ...d, K: d.K * d.batch, batch: 1, strideA: 0, strideB: 0 }, variant, pairB);
+    launch(gpu, { out, a: x, b: y, d: { ...d, K: d.K * d.batch, batch: 1, strideA: 0, strideB: 0 } }, variant, pairB);
     return;
   }
   for (let z = 0; z < d.batch; z++) {
-    launch(
-      gpu,
-      out,
-      x,
-      y,
-      undefined,
-      {
-        ...d,
-        batch: 1,
-        offsetA: d.offsetA + z * d.strideA,
-        offsetB: d.offsetB + z * d.strideB,
-        strideA: 0,
-        strideB: 0,
-        accumulate: d.accumulate || z > 0,
-      },
-      variant,
-      pairB,
-    );
+    const dz: MatmulDims = {
+      ...d,
+      batch: 1,
+      offsetA: d.offsetA + z * d.strideA,
+      offsetB: d.offsetB + z * d.strideB,
+      strideA: 0,
+      strideB: 0,
+      accumulate: d.accumulate || z > 0,
+    };
+    launch(gpu, { out, a: x, b: y, d: dz }, variant, pairB);
   }
 }

@@ -6,7 +6,7 @@ import type { Gpu } from '../../src/gpu/gpu.ts';
 import { grid1d, programFactory } from '../../src/gpu/program.ts';
 import { type Tensor, numel } from '../../src/gpu/tensor.ts';
 import { fillTemplate } from '../common.ts';
-import { type MatmulDims, productChoices, productUniforms, splitSum, tiled } from './kernel.ts';
+import { type MatmulCall, type MatmulDims, productChoices, productUniforms, splitSum, tiled } from './kernel.ts';
 import splitkSource from './splitk.wgsl';
 import type { TileConfig } from './tile.ts';
 import { type Layout, matmulProgram } from './tiled.ts';
@@ -67,20 +67,10 @@ const splitkProgram = programFactory(splitkKey, (accumulate: boolean, bias: bool
  * workgroup layers), then their sum in slice order with alpha, bias and accumulate into out. Returns the
  * partial pass's key (it ends in ':k').
  */
-export function launchSplit(
-  gpu: Gpu,
-  out: Tensor,
-  a: Tensor,
-  b: Tensor,
-  bias: Tensor | undefined,
-  d: MatmulDims,
-  tile: TileConfig,
-  pairB: boolean,
-  layout: Layout,
-  sp: Split,
-): string {
+export function launchSplit(gpu: Gpu, c: MatmulCall, tile: TileConfig, pairB: boolean, layout: Layout, sp: Split): string {
+  const { out, a, b, bias, d } = c;
   // the partial pass has no epilogue: the sum applies alpha, the bias and accumulate
-  const program = matmulProgram(gpu, tile, { ...productChoices(d, b, undefined), accumulate: false, pairB, split: true, ...layout });
+  const program = matmulProgram(gpu, tile, { ...productChoices(c), accumulate: false, bias: false, pairB, split: true, ...layout });
   const MN = d.M * d.N;
   const w = workspace(gpu, d.batch * sp.splits * MN);
   tiled.run(gpu, {

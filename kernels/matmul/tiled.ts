@@ -6,7 +6,16 @@ import { shapeError } from '../../src/gpu/errors.ts';
 import { programFactory } from '../../src/gpu/program.ts';
 import type { Tensor } from '../../src/gpu/tensor.ts';
 import { type WeightDType, fillTemplate, loadFn } from '../common.ts';
-import { type MatmulDims, type ProductChoices, headerOf, productBindings, productChoices, productUniforms, tiled } from './kernel.ts';
+import {
+  type MatmulCall,
+  type MatmulDims,
+  type ProductChoices,
+  headerOf,
+  productBindings,
+  productChoices,
+  productUniforms,
+  tiled,
+} from './kernel.ts';
 import source from './matmul.wgsl';
 import { type TileConfig, tileName, tileSharedBytes, warpLayout } from './tile.ts';
 
@@ -264,22 +273,13 @@ function loadPairFn(dtype: WeightDType, index: string, kEnd: string): string {
 export type Layout = Pick<TiledChoices, 'vecA' | 'vecB' | 'warp'>;
 
 /** Records an unsplit tiled dispatch: BM x BN outputs per workgroup. Returns the program key. */
-export function launchTiled(
-  gpu: Gpu,
-  out: Tensor,
-  a: Tensor,
-  b: Tensor,
-  bias: Tensor | undefined,
-  d: MatmulDims,
-  tile: TileConfig,
-  pairB: boolean,
-  layout: Layout,
-): string {
-  const program = matmulProgram(gpu, tile, { ...productChoices(d, b, bias), pairB, ...layout });
+export function launchTiled(gpu: Gpu, c: MatmulCall, tile: TileConfig, pairB: boolean, layout: Layout): string {
+  const { d } = c;
+  const program = matmulProgram(gpu, tile, { ...productChoices(c), pairB, ...layout });
   if (d.M === 0 || d.N === 0 || d.batch === 0) return program.key;
   tiled.run(gpu, {
     program,
-    bindings: productBindings(a, b, out, bias),
+    bindings: productBindings(c),
     uniforms: { ...productUniforms(d), kLen: d.K, splits: 1 },
     workgroups: [Math.ceil(d.N / tile.bn), Math.ceil(d.M / tile.bm), d.batch],
   });

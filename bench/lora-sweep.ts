@@ -19,7 +19,8 @@
 // reduce_dAdB: 18k threads, two loads each) measures 8.4 us here, so a profiled pass carries several us of fixed
 // cost (that run took the floor row first, on a cold GPU: 10.4 us; it now runs last).
 
-import { type GroupDims, type GroupTuning, defaultTuning, loraBackwardGroups, loraForwardGroups } from '../kernels/lora/groups.ts';
+import { type GroupTuning, defaultTuning, loraBackwardGroups, loraForwardGroups } from '../kernels/lora/groups.ts';
+import type { LoraDims } from '../kernels/lora/kernel.ts';
 import { loraBackward, loraForward } from '../kernels/lora/lora.ts';
 import { Rng } from '../src/common/rng.ts';
 import { acquireFrom } from '../src/gpu/device.ts';
@@ -63,7 +64,7 @@ if (!gpu.hasTimestamps) {
 
 interface Case {
   name: string;
-  d: GroupDims;
+  d: LoraDims;
   slots: number[];
 }
 const cases: Case[] = [];
@@ -215,7 +216,7 @@ for (const c of cases) {
 
 // The fixed cost of a profiled pass: one workgroup with next to nothing to do (measured last, on a warm GPU).
 {
-  const d: GroupDims = { B: 1, T: 1, S: 1, R: 8, IN: 4, OUT: 4 };
+  const d: LoraDims = { B: 1, T: 1, S: 1, R: 8, IN: 4, OUT: 4 };
   const [s, x, A, Bw, y, h] = [
     gpu.upload(Int32Array.from([0]), [1], 'i32', 'f.s'),
     gpu.zeros([1, 4], 'f32', 'f.x'),

@@ -61,8 +61,8 @@ const MODULE_STATE_EXCEPTIONS: Record<string, string> = {
   'src/worker/client.ts: const goneListeners = [...], mutated': "who hears that the page's one engine worker is gone (onEngineGone)",
   'kernels/finite/finite.ts: let manyCode': "a program's WGSL text, built once on first use (Program.code is lazy) and constant after",
   // buffers a kernel keeps per device, keyed weakly by its Gpu: each device's own, dropped with it
-  'kernels/attention/attention.ts: const dummyMasks = new WeakMap(…)': 'the per-device placeholder mask of unmasked attention',
-  'kernels/matmul/matmul.ts: const workspaces = new WeakMap(…)': 'the per-device workspace of the split-K matmul',
+  'kernels/attention/kernel.ts: const dummyMasks = new WeakMap(…)': 'the per-device placeholder mask of unmasked attention',
+  'kernels/matmul/splitk.ts: const workspaces = new WeakMap(…)': 'the per-device workspace of the split-K matmul',
   'kernels/reduce/reduce.ts: const scratches = new WeakMap(…)': 'the per-device scratch pair of the reductions',
   'kernels/rope/rope.ts: const invFreqCache = new WeakMap(…)': 'the per-device inverse-frequency tables of rotary embeddings',
 };

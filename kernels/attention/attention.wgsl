@@ -37,7 +37,7 @@
 //   backwardDq: grid (ceil(R / Q_BR), NKV, B), workgroup Q_BR * LANES: Q/dO tile fixed, K/V tiles of Q_BC
 //              streamed; dQ += dS K * scale (recomputes P and dS: no atomics, deterministic).
 
-// Uniforms (struct Params) and bindings: written by attention.ts from its kernels' names and types.
+// Uniforms (struct Params) and bindings: written by kernel.ts from its kernels' names and types.
 $HEADER
 
 const HS4 = $HS4u;

@@ -33,7 +33,7 @@
 // latency hides behind that math; the arithmetic and its order are the same, so the bits are too.
 // Every dq/dk/dv element is written once by one thread (and reduced in a fixed order): deterministic.
 
-// Uniforms (struct Params) and bindings: written by attention.ts from its kernels' names and types.
+// Uniforms (struct Params) and bindings: written by kernel.ts from its kernels' names and types.
 $HEADER
 
 const HS4 = $HS4u;

@@ -16,7 +16,7 @@
 // covers the cache's capacity: a chunk wholly past Tk writes (m, l, acc) = (-1e30, 0, 0), which the
 // combination weighs 0, so the dispatch is the same at every step (Gpu recordings replay it).
 
-// Uniforms (struct Params) and bindings: written by attention.ts from its kernels' names and types.
+// Uniforms (struct Params) and bindings: written by kernel.ts from its kernels' names and types.
 $HEADER
 
 const HS4 = $HS4u;

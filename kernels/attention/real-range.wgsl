@@ -1,5 +1,5 @@
-// Shared by attention.wgsl (forward) and backward.wgsl (blocked backward), appended to both by attention.ts.
-// Expects the module's uniforms u (hasMask, Tk, Tm) and its mask binding.
+// Shared by attention.wgsl (forward) and backward.wgsl (blocked backward), appended to both by kernel.ts
+// (withRealRange). Expects the module's uniforms u (hasMask, Tk, Tm) and its mask binding.
 
 var<workgroup> rLo: atomic<u32>;
 var<workgroup> rHi: atomic<u32>;

@@ -1,4 +1,4 @@
-// The tiled path's kernel variants (attention.ts launches them): their names, the device limits each needs,
+// The tiled path's kernel variants (tiled.ts and blocked.ts launch them): their names, the device limits each needs,
 // and the per-sequence-length choice tables measured with bench/attention-sweep.ts. No GPU work here.
 
 import { shapeError } from '../../src/gpu/errors.ts';

@@ -8,21 +8,12 @@ import type { Tensor } from '../../src/gpu/tensor.ts';
 import { fillTemplate } from '../common.ts';
 import { type KernelProgram } from '../program.ts';
 import source from './groups.wgsl';
-import { lora } from './kernel.ts';
+import { type LoraDims, lora, loraUniforms } from './kernel.ts';
 
 type Entry = 'forward_group' | 'backward_dh_group' | 'backward_grads' | 'reduce_grads';
 
 /** Ranks up to this run on the 'groups' path (accumulators in registers); larger ones use the tiles. */
 export const GROUPS_MAX_R = 16;
-
-export interface GroupDims {
-  B: number;
-  T: number;
-  S: number;
-  R: number;
-  IN: number;
-  OUT: number;
-}
 
 /**
  * rows: rows of a sequence per workgroup in forward_group / backward_dh_group, threads: that workgroup's
@@ -63,7 +54,7 @@ const program = programFactory(
     lora.program(`lora:${variant(rmax, t)}`, text(rmax, t), entryPoint),
 ) as <E extends Entry>(entryPoint: E, rmax: number, t: GroupTuning) => KernelProgram<E>;
 
-function check(gpu: Gpu, d: GroupDims, t: GroupTuning): number {
+function check(gpu: Gpu, d: LoraDims, t: GroupTuning): number {
   const rmax = rankBound(d.R);
   if (d.R > GROUPS_MAX_R) throw new Error(`lora groups: R = ${d.R} is past ${GROUPS_MAX_R}; use the 'tiles' path`);
   if (!(t.rows >= 1 && t.rows * rmax <= 32 && Number.isInteger(t.rows)))
@@ -77,19 +68,9 @@ function check(gpu: Gpu, d: GroupDims, t: GroupTuning): number {
   return rmax;
 }
 
-const params = (d: GroupDims, scale: number, chunk: number, dx: boolean) => ({
-  B: d.B,
-  T: d.T,
-  S: d.S,
-  R: d.R,
-  IN: d.IN,
-  OUT: d.OUT,
-  scale,
-  P: 1,
-  CH: chunk,
-  CT: Math.ceil(d.T / chunk),
-  DX: dx ? 1 : 0,
-});
+/** The uniforms of a groups dispatch: rows of `chunk` a weight-gradient part, whether dx is written. */
+const params = (d: LoraDims, scale: number, chunk: number, dx: boolean) =>
+  loraUniforms(d, scale, { CH: chunk, CT: Math.ceil(d.T / chunk), DX: dx ? 1 : 0 });
 
 /** y += scale (x A[slot]^T) Bw[slot]^T and h = x A[slot]^T in one dispatch (shapes checked by loraForward). */
 export function loraForwardGroups(
@@ -100,7 +81,7 @@ export function loraForwardGroups(
   slots: Tensor,
   A: Tensor,
   Bw: Tensor,
-  d: GroupDims,
+  d: LoraDims,
   scale: number,
   t: GroupTuning = defaultTuning(d.R),
 ): void {
@@ -130,7 +111,7 @@ export function loraBackwardGroups(
   slots: Tensor,
   A: Tensor,
   Bw: Tensor,
-  d: GroupDims,
+  d: LoraDims,
   scale: number,
   t: GroupTuning = defaultTuning(d.R),
 ): void {

@@ -1,5 +1,5 @@
 // The LoRA kernels' names: lora.wgsl (tiles, rows, direct, wide) and groups.wgsl share one uniform layout
-// and one set of bindings, written into both modules by header().
+// and one set of bindings, written into both modules by header(), and one packing of those uniforms.
 
 import { defineKernel } from '../program.ts';
 
@@ -66,4 +66,29 @@ export const lora = defineKernel({
     backward_grads: ['slots', 'x', 'A', 'h', 'dy', 'dh', 'dx', 'part'],
     reduce_grads: ['slots', 'dA', 'dB', 'part'],
   },
+});
+
+/** A call's dims (checked by lora.ts): B sequences of T rows, S adapter slots of rank R, IN inputs, OUT outputs. */
+export interface LoraDims {
+  B: number;
+  T: number;
+  S: number;
+  R: number;
+  IN: number;
+  OUT: number;
+}
+
+/** A dispatch's uniforms: the dims and scale, and the tiles' gradient parts P or the groups' CH, CT and DX. */
+export const loraUniforms = (d: LoraDims, scale: number, more: { P?: number; CH?: number; CT?: number; DX?: number } = {}) => ({
+  B: d.B,
+  T: d.T,
+  S: d.S,
+  R: d.R,
+  IN: d.IN,
+  OUT: d.OUT,
+  scale,
+  P: more.P ?? 1,
+  CH: more.CH ?? 0,
+  CT: more.CT ?? 0,
+  DX: more.DX ?? 0,
 });

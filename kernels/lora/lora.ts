@@ -9,7 +9,7 @@ import { grid1d } from '../../src/gpu/program.ts';
 import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
 import source from './lora.wgsl';
 import { fillTemplate, noAlias } from '../common.ts';
-import { lora } from './kernel.ts';
+import { type LoraDims, lora, loraUniforms } from './kernel.ts';
 import { GROUPS_MAX_R, loraBackwardGroups, loraForwardGroups } from './groups.ts';
 
 const program = lora.module('lora', () => fillTemplate(source, { HEADER: lora.header() }));
@@ -19,15 +19,6 @@ const TS = 16;
 export const ROWS_T = 4;
 const tiles = (n: number) => Math.ceil(n / TS);
 
-interface Dims {
-  B: number;
-  T: number;
-  S: number;
-  R: number;
-  IN: number;
-  OUT: number;
-}
-
 function expectShape(op: string, name: string, t: Tensor, want: number[], dtype = 'f32'): void {
   if (t.dtype !== dtype || t.shape.length !== want.length || want.some((d, i) => t.shape[i] !== d)) {
     shapeError(op, `${name} must be (${want.join(', ')}) ${dtype}, got ${shapeStr(t)}`);
@@ -35,7 +26,7 @@ function expectShape(op: string, name: string, t: Tensor, want: number[], dtype 
 }
 
 /** Checks x, slots, A, Bw and the row count T; returns the dims. */
-function dims(op: string, x: Tensor, slots: Tensor, A: Tensor, Bw: Tensor, T: number): Dims {
+function dims(op: string, x: Tensor, slots: Tensor, A: Tensor, Bw: Tensor, T: number): LoraDims {
   if (slots.dtype !== 'i32' || slots.shape.length !== 1) shapeError(op, `slots must be (B) i32, got ${shapeStr(slots)}`);
   if (A.dtype !== 'f32' || A.shape.length !== 3) shapeError(op, `A must be (S, R, IN) f32, got ${shapeStr(A)}`);
   const B = slots.shape[0];
@@ -47,20 +38,6 @@ function dims(op: string, x: Tensor, slots: Tensor, A: Tensor, Bw: Tensor, T: nu
   }
   return { B, T, S, R, IN, OUT: Bw.shape[1] };
 }
-
-const uniforms = (d: Dims, scale: number, P = 1) => ({
-  B: d.B,
-  T: d.T,
-  S: d.S,
-  R: d.R,
-  IN: d.IN,
-  OUT: d.OUT,
-  scale,
-  P,
-  CH: 0,
-  CT: 0,
-  DX: 0,
-});
 
 /** Parts the tiled weight gradients split the sequences into: a part per 4 sequences, at most 16. */
 export const gradParts = (B: number): number => Math.max(1, Math.min(16, Math.floor(B / 4)));
@@ -103,7 +80,7 @@ export function loraForward(
   expectShape(op, 'y', y, [d.B * T, d.OUT]);
   expectShape(op, 'h', h, [d.B * T, d.R]);
   noAlias(op, { y, h, x, slots, A, Bw });
-  const u = uniforms(d, scale);
+  const u = loraUniforms(d, scale);
   const M = d.B * T;
   const p = path ?? (gpu.cpu ? 'wide' : T <= ROWS_T ? 'rows' : 'groups');
   if (p === 'groups' && d.R <= GROUPS_MAX_R) {
@@ -179,7 +156,7 @@ export function loraBackward(
     loraBackwardGroups(gpu, dx, dA, dB, dy, x, h, slots, A, Bw, d, scale);
     return;
   }
-  const u = uniforms(d, scale);
+  const u = loraUniforms(d, scale);
   const dh = gpu.tensor([M, d.R], 'f32', 'lora.dh');
   if (p === 'wide') {
     lora.run(gpu, { program: program('backward_dh_wide'), bindings: { slots, Bw, dy, dh }, uniforms: u, workgroups: wide(M, d.R) });
@@ -221,7 +198,7 @@ export function loraBackward(
   lora.run(gpu, { program: program('backward_dh'), bindings: { slots, Bw, dy, dh }, uniforms: u, workgroups: [tiles(d.R), tiles(T), d.B] });
   // the weight gradients, split over P parts of the sequences (gradParts) and their sums added in order
   const P = gradParts(d.B);
-  const up = uniforms(d, scale, P);
+  const up = loraUniforms(d, scale, { P });
   // dB and dA in one dispatch (and their parts' sums in one): two dispatches fewer a module per backward
   const part = gpu.tensor([P * d.S * (d.OUT + d.IN) * d.R], 'f32', 'lora.part'); // P = 1: bound, unused
   const grid: [number, number, number] = [Math.max(tiles(d.R), tiles(d.IN)), Math.max(tiles(d.OUT), tiles(d.R)), 2 * d.S * P];

@@ -3,9 +3,17 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { programFactory } from '../../src/gpu/program.ts';
-import type { Tensor } from '../../src/gpu/tensor.ts';
 import { type WeightDType, fillTemplate, loadFn } from '../common.ts';
-import { type MatmulDims, headerOf, product, productBindings, productUniforms } from './kernel.ts';
+import {
+  type MatmulCall,
+  type MatmulDims,
+  type ProductChoices,
+  headerOf,
+  product,
+  productChoices,
+  productKey,
+  runProduct,
+} from './kernel.ts';
 import blockSource from './block.wgsl';
 
 /** The 'block' variant's outputs per thread: TM rows x TN columns (TN a multiple of 4). */
@@ -35,33 +43,16 @@ export function blockMode(d: MatmulDims, bDtype: WeightDType): BlockMode {
   return d.N % 2 === 0 ? 'npair' : 'plain';
 }
 
-const blockKey = (
-  transA: boolean,
-  transB: boolean,
-  bDtype: WeightDType,
-  accumulate: boolean,
-  bias: boolean,
-  tm: number,
-  tn: number,
-  mode: BlockMode,
-): string =>
-  `matmul:${transA ? 't' : 'n'}${transB ? 't' : 'n'}:${bDtype}:block${tm}x${tn}${mode === 'plain' ? '' : `:${mode}`}${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
+const blockKey = (c: ProductChoices, tm: number, tn: number, mode: BlockMode): string =>
+  productKey(c, `block${tm}x${tn}${mode === 'plain' ? '' : `:${mode}`}`);
 
 const blockProgram = programFactory(blockKey, (...choices: Parameters<typeof blockKey>) =>
   product.program(blockKey(...choices), () => blockSourceOf(...choices), 'forward'),
 );
 
 /** Generates the WGSL of one 'block' variant: TM x TN unrolled accumulators around block.wgsl's skeleton. */
-export function blockSourceOf(
-  transA: boolean,
-  transB: boolean,
-  bDtype: WeightDType,
-  accumulate: boolean,
-  bias: boolean,
-  tm: number,
-  tn: number,
-  mode: BlockMode,
-): string {
+export function blockSourceOf(c: ProductChoices, tm: number, tn: number, mode: BlockMode): string {
+  const { transA, transB, bDtype, accumulate, bias } = c;
   if (tn % 4 || tn < 4 || tm < 1 || (mode !== 'plain' && bDtype === 'f32'))
     throw new Error(`matmul block: bad choice tm ${tm}, tn ${tn}, ${mode} ${bDtype}`);
   const range = (n: number) => Array.from({ length: n }, (_, i) => i);
@@ -143,32 +134,9 @@ export function blockSourceOf(
 }
 
 /** Records a 'block' dispatch: TM x TN outputs per thread, BLOCK_WG threads per workgroup along N. */
-export function launchBlock(
-  gpu: Gpu,
-  out: Tensor,
-  a: Tensor,
-  b: Tensor,
-  bias: Tensor | undefined,
-  d: MatmulDims,
-  shape: BlockShape,
-): string {
-  const program = blockProgram(
-    d.transA,
-    d.transB,
-    b.dtype as WeightDType,
-    d.accumulate,
-    Boolean(bias),
-    shape.tm,
-    shape.tn,
-    blockMode(d, b.dtype as WeightDType),
-  );
-  if (d.M === 0 || d.N === 0 || d.batch === 0) return program.key;
+export function launchBlock(gpu: Gpu, c: MatmulCall, shape: BlockShape): string {
+  const { d } = c;
+  const program = blockProgram(productChoices(c), shape.tm, shape.tn, blockMode(d, c.b.dtype as WeightDType));
   const rows = Math.ceil(d.M / shape.tm); // <= 65535 (launch() takes 'direct' past that)
-  product.run(gpu, {
-    program,
-    bindings: productBindings(a, b, out, bias),
-    uniforms: productUniforms(d),
-    workgroups: [Math.ceil(Math.ceil(d.N / shape.tn) / BLOCK_WG), rows, d.batch],
-  });
-  return program.key;
+  return runProduct(gpu, program, c, [Math.ceil(Math.ceil(d.N / shape.tn) / BLOCK_WG), rows, d.batch]);
 }

@@ -3,9 +3,17 @@
 
 import type { Gpu } from '../../src/gpu/gpu.ts';
 import { grid1d, programFactory } from '../../src/gpu/program.ts';
-import type { Tensor } from '../../src/gpu/tensor.ts';
-import { type WeightDType, fillTemplate, loadFn } from '../common.ts';
-import { type MatmulDims, headerOf, product, productBindings, productUniforms } from './kernel.ts';
+import { fillTemplate, loadFn } from '../common.ts';
+import {
+  type MatmulCall,
+  type MatmulDims,
+  type ProductChoices,
+  headerOf,
+  product,
+  productChoices,
+  productKey,
+  runProduct,
+} from './kernel.ts';
 import gemvSource from './gemv.wgsl';
 
 /** The gemv variant's shape: KT threads along K per workgroup, NC output columns per workgroup; M <= 16. */
@@ -19,31 +27,16 @@ function gemvVec4(d: MatmulDims): boolean {
   return !d.transA && d.transB && d.K % 4 === 0 && [d.offsetA, d.offsetB, d.strideA, d.strideB].every((x) => x % 4 === 0);
 }
 
-const gemvKey = (
-  transA: boolean,
-  transB: boolean,
-  bDtype: WeightDType,
-  accumulate: boolean,
-  bias: boolean,
-  mr: number,
-  vec4: boolean,
-): string =>
-  `matmul:${transA ? 't' : 'n'}${transB ? 't' : 'n'}:${bDtype}:gemv${GEMV.kt}x${GEMV.nc}_m${mr}${vec4 ? ':v4' : ''}${accumulate ? ':acc' : ''}${bias ? ':bias' : ''}`;
+const gemvKey = (c: ProductChoices, mr: number, vec4: boolean): string =>
+  productKey(c, `gemv${GEMV.kt}x${GEMV.nc}_m${mr}${vec4 ? ':v4' : ''}`);
 
 const gemvProgram = programFactory(gemvKey, (...choices: Parameters<typeof gemvKey>) =>
   product.program(gemvKey(...choices), () => gemvSourceOf(...choices), 'forward'),
 );
 
 /** Generates the WGSL of one gemv variant: MR x NC unrolled partial sums around gemv.wgsl's skeleton. */
-export function gemvSourceOf(
-  transA: boolean,
-  transB: boolean,
-  bDtype: WeightDType,
-  accumulate: boolean,
-  bias: boolean,
-  mr: number,
-  vec4: boolean,
-): string {
+export function gemvSourceOf(c: ProductChoices, mr: number, vec4: boolean): string {
+  const { transA, transB, bDtype, accumulate, bias } = c;
   const NC = GEMV.nc;
   const range = (n: number) => Array.from({ length: n }, (_, i) => i);
   const ind = (n: number, lines: string[]) => lines.map((l) => ' '.repeat(n) + l).join('\n');
@@ -103,15 +96,8 @@ export function gemvSourceOf(
 }
 
 /** Records a gemv dispatch (M <= 16). */
-export function launchGemv(gpu: Gpu, out: Tensor, a: Tensor, b: Tensor, bias: Tensor | undefined, d: MatmulDims): string {
-  const program = gemvProgram(d.transA, d.transB, b.dtype as WeightDType, d.accumulate, Boolean(bias), gemvRows(d.M), gemvVec4(d));
-  if (d.M === 0 || d.N === 0 || d.batch === 0) return program.key;
-  const [x, y] = grid1d(Math.ceil(d.N / GEMV.nc));
-  product.run(gpu, {
-    program,
-    bindings: productBindings(a, b, out, bias),
-    uniforms: productUniforms(d),
-    workgroups: [x, y, d.batch],
-  });
-  return program.key;
+export function launchGemv(gpu: Gpu, c: MatmulCall): string {
+  const program = gemvProgram(productChoices(c), gemvRows(c.d.M), gemvVec4(c.d));
+  const [x, y] = grid1d(Math.ceil(c.d.N / GEMV.nc));
+  return runProduct(gpu, program, c, [x, y, c.d.batch]);
 }

@@ -1,10 +1,12 @@
 // What every matmul kernel shares: the resolved problem (MatmulDims) and the names of its bindings and
 // uniforms. matmul.wgsl (tiled), direct.wgsl, block.wgsl and gemv.wgsl read A, B and write C (plus an
 // optional bias) under one Params layout, the tiled kernel's with its K split added; splitk.wgsl sums the
-// split's partial products.
+// split's partial products. Each module's compile-time choices start with the same five (ProductChoices).
 
+import type { Gpu } from '../../src/gpu/gpu.ts';
 import type { Tensor } from '../../src/gpu/tensor.ts';
-import { defineKernel } from '../program.ts';
+import type { WeightDType } from '../common.ts';
+import { type KernelProgram, defineKernel } from '../program.ts';
 
 /** Everything the kernel needs besides the buffers: the resolved problem. */
 export interface MatmulDims {
@@ -87,5 +89,47 @@ export const productUniforms = (d: MatmulDims) => ({
   offC: d.offsetC,
 });
 
+/** One product to record: out = alpha * op(a) . op(b) [+ bias] [+ out], its dims resolved and checked. */
+export interface MatmulCall {
+  out: Tensor;
+  a: Tensor;
+  b: Tensor;
+  bias?: Tensor;
+  d: MatmulDims;
+}
+
 /** The bindings of a product: A, B, out as C, and the bias when there is one. */
-export const productBindings = (a: Tensor, b: Tensor, out: Tensor, bias: Tensor | undefined) => ({ a, b, c: out, bias });
+export const productBindings = (c: MatmulCall) => ({ a: c.a, b: c.b, c: c.out, bias: c.bias });
+
+/** The compile-time choices every matmul module makes: the operands' layouts, B's dtype, the epilogue. */
+export interface ProductChoices {
+  /** A is stored (K, M), B (N, K). */
+  transA: boolean;
+  transB: boolean;
+  bDtype: WeightDType;
+  /** out += the product (else =). */
+  accumulate: boolean;
+  /** A bias (N) is added. */
+  bias: boolean;
+}
+
+/** The choices of a call: its transposes and accumulate, B's dtype, whether it adds a bias. */
+export const productChoices = ({ d, b, bias }: MatmulCall): ProductChoices => ({
+  transA: d.transA,
+  transB: d.transB,
+  bDtype: b.dtype as WeightDType,
+  accumulate: d.accumulate,
+  bias: Boolean(bias),
+});
+
+/** The program key of a direct.wgsl, block.wgsl or gemv.wgsl module: 'matmul:<nn|nt|tn|tt>:<B dtype>:<variant>[:acc][:bias]'. */
+export const productKey = (c: ProductChoices, variant: string): string =>
+  `matmul:${c.transA ? 't' : 'n'}${c.transB ? 't' : 'n'}:${c.bDtype}:${variant}${c.accumulate ? ':acc' : ''}${c.bias ? ':bias' : ''}`;
+
+/** Records the dispatch of a product program (none for an empty product); returns the program key. */
+export function runProduct(gpu: Gpu, program: KernelProgram<'forward'>, c: MatmulCall, workgroups: [number, number, number]): string {
+  const { d } = c;
+  if (d.M === 0 || d.N === 0 || d.batch === 0) return program.key;
+  product.run(gpu, { program, bindings: productBindings(c), uniforms: productUniforms(d), workgroups });
+  return program.key;
+}

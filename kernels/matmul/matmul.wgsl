@@ -21,7 +21,7 @@
 // its contiguous dim (A with TRANS_A, B without TRANS_B), 4-aligned, is bound as array<vec4f> and a full
 // tile loads one vec4 instead of 4 scalars; edge tiles read single elements of it.
 // Thread (tx, ty) of the (BM/TM) x (BN/TN) grid: li % NTX, li / NTX; with ':w' in the key, 8 x 4 threads a
-// warp, so each warp reads fewer distinct shared vec4s per k (see warpLayout in matmul.ts).
+// warp, so each warp reads fewer distinct shared vec4s per k (see warpLayout in tile.ts).
 // Dispatch: (ceil(N/BN), ceil(M/BM), batch), workgroup WG.
 // Split-K (compile-time, ':k' in the key): workgroup z = b * splits + s (batch b, slice s) multiplies only
 // the K slice [s*kLen, min(K, (s+1)*kLen)) and writes its raw partial product (no alpha, bias or accumulate)

@@ -1,5 +1,5 @@
 // The tiled matmul kernel's tiles and the names of every variant ('<tile>[:v4][:w][:k<S>]', 'gemv',
-// 'direct', 'block'): what variants.ts chooses from, picks.ts names and matmul.ts generates.
+// 'direct', 'block'): what variants.ts chooses from, picks.ts names and tiled.ts generates.
 
 /**
  * A block tile: BM x BN outputs per workgroup, BK deep K steps, TM x TN outputs per thread (multiples of 4,

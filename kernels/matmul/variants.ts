@@ -1,5 +1,5 @@
 // Which matmul kernel runs a product: first the measured PICKS table (picks.ts; bench/matmul-sweep.ts prints
-// its rows), else a default rule by size. tile.ts names the variants; matmul.ts generates and launches them.
+// its rows), else a default rule by size. tile.ts names the variants; matmul.ts launches them.
 
 import { GEMV } from './gemv.ts';
 import { PICKS, type Pick } from './picks.ts';

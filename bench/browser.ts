@@ -99,7 +99,7 @@ interface Measured {
   timed: Seconds;
   /** Only for the last episode count. */
   profiled: Seconds | null;
-  /** Click on Step to the run paused again (its checkpoint is written after, see split). */
+  /** Click on Step to the run paused again, on the page's clock (its checkpoint is written after, see split). */
   wallS: { warmup: number; timed: number; profiled: number | null };
   /** The page clock's split of the warm-up and timed steps. */
   split: { warmup: StepSplit; timed: StepSplit };
@@ -166,13 +166,11 @@ async function step(
     marks.push([performance.now(), 'click']);
   });
   const c0 = treeCpuSeconds();
-  const t0 = performance.now();
   await page.getByTestId('step-training').click();
   const seconds = await lastSeconds(page, iteration);
   await page
     .locator(`[data-testid="run-status"][data-state="paused"][data-iteration="${iteration + 1}"]`)
     .waitFor({ timeout: iterationTimeout });
-  const wall = (performance.now() - t0) / 1000;
   const c1 = treeCpuSeconds();
   const cpu = c0 === null || c1 === null ? null : c1 - c0;
   await page.locator('[data-testid="last-checkpoint"][data-saving="true"]').waitFor({ state: 'detached', timeout: 120_000 });
@@ -189,6 +187,7 @@ async function step(
     // no write after the pause (the cadence had just written this iteration): saved when paused
     saved: ((marks.some(([t, w]) => w === 'saving=true' && t >= click) ? at('saving=false', paused) : paused) - click) / 1000,
   };
+  const wall = split.paused; // the page's clock: Playwright's polling would add up to a tenth of a second or more
   console.log(
     `  [${on}] ${label}: iteration ${iteration}: ${seconds.total.toFixed(2)} s (rollout ${seconds.rollout.toFixed(2)}, score ${seconds.score.toFixed(2)}, advantages ${seconds.advantages.toFixed(3)}, update ${seconds.update.toFixed(2)}); ${wall.toFixed(1)} s from Step to paused${cpu === null ? '' : `, ${cpu.toFixed(1)} CPU s`}; page clock from Step: point shown ${split.point.toFixed(2)} s, paused ${split.paused.toFixed(2)} s, checkpoint written ${split.saved.toFixed(2)} s`,
   );
@@ -201,27 +200,37 @@ async function step(
  */
 async function continuous(page: Page, from: number, n: number, on: string): Promise<NonNullable<Measured['wall']>> {
   await page.getByTestId('tab-train').click();
-  await page.evaluate(() => {
+  await page.getByTestId('until').fill(String(from + n));
+  // on the page's clock: the click, each iteration's trainer seconds, and the run halted at from + n
+  await page.evaluate((end) => {
     const seen = new Map<number, number>();
-    (window as unknown as { wallSeconds: Map<number, number> }).wallSeconds = seen;
+    const w = window as unknown as { wallSeconds: Map<number, number>; wallClick: number; wallHalted: number };
+    w.wallSeconds = seen;
+    w.wallHalted = NaN;
     new MutationObserver(() => {
       const el = document.querySelector('[data-testid="last-iteration"]');
       if (el) seen.set(Number(el.getAttribute('data-iteration')), (JSON.parse(el.getAttribute('data-seconds')!) as Seconds).total);
-    }).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-iteration', 'data-seconds'] });
-  });
-  await page.getByTestId('until').fill(String(from + n));
-  const t0 = performance.now();
+      const st = document.querySelector('[data-testid="run-status"]');
+      const state = st?.getAttribute('data-state');
+      if (Number.isNaN(w.wallHalted) && (state === 'paused' || state === 'done') && st?.getAttribute('data-iteration') === String(end))
+        w.wallHalted = performance.now();
+    }).observe(document.body, { subtree: true, childList: true, attributes: true });
+    w.wallClick = performance.now();
+  }, from + n);
   await page.getByTestId('start-training').click();
   // at its target the run is done (paused only when the target is below the run's own iterations)
   const halted = ['paused', 'done'].map((st) => `[data-testid="run-status"][data-state="${st}"][data-iteration="${from + n}"]`).join(', ');
   await page.locator(halted).waitFor({ timeout: iterationTimeout * n });
-  const wall = (performance.now() - t0) / 1000;
+  const wall = await page.evaluate(() => {
+    const w = window as unknown as { wallClick: number; wallHalted: number };
+    return (w.wallHalted - w.wallClick) / 1000;
+  });
   const secs = await page.evaluate(() => [...(window as unknown as { wallSeconds: Map<number, number> }).wallSeconds.entries()]);
   const mine = secs.filter(([it]) => it >= from && it < from + n).map(([, s]) => s);
   if (mine.length !== n) throw new Error(`--wall: saw the trainer's seconds of ${mine.length} of ${n} iterations`);
   const trainer = mine.reduce((a, b) => a + b, 0);
   console.log(
-    `  [${on}] ${n} iterations after Continue: ${(wall / n).toFixed(3)} s each from the click to paused, the trainer's own ${(trainer / n).toFixed(3)} s (${(wall / trainer).toFixed(2)}x)`,
+    `  [${on}] ${n} iterations after Continue: ${(wall / n).toFixed(3)} s each from the click to halted (page clock), the trainer's own ${(trainer / n).toFixed(3)} s (${(wall / trainer).toFixed(2)}x)`,
   );
   return { iterations: n, wallS: wall / n, trainerS: trainer / n, ratio: wall / trainer };
 }

@@ -153,6 +153,15 @@ const decode = defineKernel({
 });
 const defaultPath = (gpu: Gpu): AttentionPath => (gpu.cpu ? 'regs' : 'tiled');
 
+/** Storage buffers of the direct and register backwards' dk/dv kernel (it reads out and lse itself, no prep). */
+const DIRECT_DKDV_BUFFERS = 9;
+/**
+ * The backward's path: the one asked for, but the tiled one where the direct and register kernels bind more
+ * storage buffers than the device allows (WebGPU's default limit is 8): its prep pass leaves 8.
+ */
+const backwardPath = (asked: AttentionPath, limits: Pick<GPUSupportedLimits, 'maxStorageBuffersPerShaderStage'>): AttentionPath =>
+  asked !== 'tiled' && limits.maxStorageBuffersPerShaderStage < DIRECT_DKDV_BUFFERS ? 'tiled' : asked;
+
 /** The split-K decode forward serves up to this many query positions, and this many rows per kv head. */
 export const DECODE_TQ = 4;
 export const DECODE_RMAX = 16;
@@ -602,7 +611,8 @@ export function backwardScratch(
   d: { B: number; NH: number; NKV: number; T: number; HS: number },
   device: { cpu: boolean; limits: BackwardLimits },
 ): number[] {
-  if (device.cpu) return []; // the direct and register paths (defaultPath) take none
+  // the direct and register paths (defaultPath) take none
+  if (device.cpu && backwardPath('regs', device.limits) !== 'tiled') return [];
   const dsBytes = d.B * d.NH * d.T * d.T * 4;
   const variant = settleBackward(backwardChoice(d.T, d.HS), dsBytes, d.HS, device.limits);
   const out = [d.B * d.NH * d.T * 2 * 4];
@@ -675,7 +685,7 @@ export function attentionBackward(
   expectShape(op, 'dk', dk, kShape);
   expectShape(op, 'dv', dv, kShape);
   const u = uniforms(d);
-  const path = opts.path ?? defaultPath(gpu);
+  const path = backwardPath(opts.path ?? defaultPath(gpu), gpu.limits);
   if (path !== 'tiled') {
     const p = (path === 'regs' ? regsPrograms : directPrograms)(d.HS);
     const mask = maskOf(gpu, opts);

@@ -148,7 +148,8 @@ function fitWeights(config: ModelConfig, dtype: DecoderWeights['dtype'], budget:
   const size = dtype === 'f32' ? 4 : 2;
   for (const { name, shape } of expectedWeights(config)) {
     const bytes = numel(shape) * (shape.length === 2 ? size : 4);
-    if (bytes > budget && !ROW_SPLIT.includes(name)) refuse(name, shape, bytes, 'only the embedding and the LM head are split across buffers');
+    if (bytes > budget && !ROW_SPLIT.includes(name))
+      refuse(name, shape, bytes, 'only the embedding and the LM head are split across buffers');
   }
   const rows = chunkRows(V, C, size, budget);
   const bytes = V * C * size;

@@ -4,6 +4,7 @@
 // order: chunk i holds rows [first_i, first_i + rows_i). Frozen weights only: a chunked matrix has no
 // gradient (lm-head.ts's ops take it chunk by chunk).
 
+import { shapeError } from '../gpu/errors.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import { DTYPE_BYTES, type TensorView } from './safetensors.ts';
 
@@ -42,6 +43,6 @@ export function viewRows(v: TensorView, start: number, count: number): TensorVie
 
 /** The one tensor of a matrix that is not split (a weight gradient's, full-parameter training's). */
 export function whole(chunks: RowChunks, what: string): Tensor {
-  if (chunks.length !== 1) throw new Error(`${what}: the matrix is split into ${chunks.length} row chunks, not whole`);
+  if (chunks.length !== 1) shapeError(what, `the matrix is split into ${chunks.length} row chunks, not whole`);
   return chunks[0];
 }

@@ -14,7 +14,7 @@ import { type Tensor, shapeStr } from '../../src/gpu/tensor.ts';
 import { blockedBackward, settleBackward } from './blocked.ts';
 import { DECODE_RMAX, DECODE_TQ, decodeForward, decodeProgramsFor } from './decode.ts';
 import { directBackward, directForward } from './direct.ts';
-import { type AttentionOptions, attentionDims, defaultPath, expectShape, main, maskOf, uniforms } from './kernel.ts';
+import { type AttentionOptions, attentionDims, backwardPath, defaultPath, expectShape, main, maskOf, uniforms } from './kernel.ts';
 import { attentionPrograms, forwardPrograms } from './tiled.ts';
 import { backwardChoice, forwardChoice, forwardUnfit, parseBackward, parseForward } from './variants.ts';
 
@@ -98,7 +98,7 @@ export function attentionBackward(
   expectShape(op, 'dk', dk, kShape);
   expectShape(op, 'dv', dv, kShape);
   const u = uniforms(d);
-  const path = opts.path ?? defaultPath(gpu);
+  const path = backwardPath(opts.path ?? defaultPath(gpu), gpu.limits);
   if (path !== 'tiled') {
     directBackward(gpu, path, d, { dq, dk, dv, dout, q, k, v, out, lse, mask: maskOf(gpu, opts) });
     return;

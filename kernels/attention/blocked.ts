@@ -7,7 +7,7 @@ import type { Tensor } from '../../src/gpu/tensor.ts';
 import { fillTemplate } from '../common.ts';
 import { type KernelProgram, defineKernel } from '../program.ts';
 import backwardSource from './backward.wgsl';
-import { type Dims, TYPES, UNIFORMS, main, uniforms, withRealRange } from './kernel.ts';
+import { type Dims, TYPES, UNIFORMS, backwardPath, main, uniforms, withRealRange } from './kernel.ts';
 import type { AttentionPrograms } from './tiled.ts';
 import { type BackwardVariant, type BlockedBackward, backwardChoice, backwardName, blockedUnfit } from './variants.ts';
 
@@ -107,7 +107,8 @@ export function backwardScratch(
   d: { B: number; NH: number; NKV: number; T: number; HS: number },
   device: { cpu: boolean; limits: BackwardLimits },
 ): number[] {
-  if (device.cpu) return []; // the direct and register paths (defaultPath) take none
+  // the direct and register paths (defaultPath) take none
+  if (device.cpu && backwardPath('regs', device.limits) !== 'tiled') return [];
   const dsBytes = d.B * d.NH * d.T * d.T * 4;
   const variant = settleBackward(backwardChoice(d.T, d.HS), dsBytes, d.HS, device.limits);
   const out = [d.B * d.NH * d.T * 2 * 4];

@@ -105,6 +105,15 @@ export const main = defineKernel({
 /** The path when none is asked: the barrier-free registers on a CPU adapter, the tiles on a GPU. */
 export const defaultPath = (gpu: Gpu): AttentionPath => (gpu.cpu ? 'regs' : 'tiled');
 
+/** Storage buffers of the direct and register backwards' dk/dv kernel (it reads out and lse itself, no prep). */
+const DIRECT_DKDV_BUFFERS = 9;
+/**
+ * The backward's path: the one asked for, but the tiled one where the direct and register kernels bind more
+ * storage buffers than the device allows (WebGPU's default limit is 8): its prep pass leaves 8.
+ */
+export const backwardPath = (asked: AttentionPath, limits: Pick<GPUSupportedLimits, 'maxStorageBuffersPerShaderStage'>): AttentionPath =>
+  asked !== 'tiled' && limits.maxStorageBuffersPerShaderStage < DIRECT_DKDV_BUFFERS ? 'tiled' : asked;
+
 /** Bytes of a vec4f. */
 export const VEC4 = 16;
 

@@ -31,6 +31,26 @@ describe('embedding', () => {
     }
   }
 
+  for (const dtype of ['f32', 'bf16'] as const) {
+    it(`forward ${dtype} over a table split by rows equals the whole table's`, async () => {
+      const gpu = await testGpu();
+      const [N, V, C] = [9, 11, 6];
+      const ids = Int32Array.from([0, 10, 4, -1, 5, 11, 3, 7, 4]); // ids past the table and padding give zero rows
+      const w = randn(V * C, 9);
+      const wRef = dtype === 'f32' ? Float64Array.from(Float32Array.from(w)) : round16(w, dtype);
+      const tIds = gpu.upload(ids, [N], 'i32', 'ids');
+      const out = gpu.tensor([N, C], 'f32', 'out');
+      const parts = [
+        [0, 4],
+        [4, 5],
+        [5, 11],
+      ].map(([a, b]) => ({ first: a, t: gpu.upload(w.subarray(a * C, b * C), [b - a, C], dtype, `w${a}`) }));
+      for (const p of parts) embeddingForward(gpu, out, tIds, p.t, { first: p.first, total: V });
+      expectClose('out', await gpu.read(out), embeddingForwardRef(ids, wRef, V, C), { atol: 0, rtol: 0 });
+      gpu.release(tIds, out, ...parts.map((p) => p.t));
+    });
+  }
+
   for (const [N, V, C] of SHAPES) {
     it(`backward N=${N} V=${V} C=${C}`, async () => {
       const gpu = await testGpu();

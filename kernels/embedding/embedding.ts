@@ -10,7 +10,7 @@ import source from './embedding.wgsl';
 const embedding = defineKernel({
   name: 'embedding',
   bindings: ['ids', 'weight', 'out', 'rows', 'starts', 'order', 'dout', 'dweight'],
-  uniforms: { N: 'u32', C: 'u32', V: 'u32', R: 'u32' },
+  uniforms: { N: 'u32', C: 'u32', V: 'u32', R: 'u32', first: 'u32', total: 'u32' },
   entries: { forward: ['ids', 'weight', 'out'], backward: ['rows', 'starts', 'order', 'dout', 'dweight'] },
 });
 const program = embedding.variants((dtype: WeightDType) => ({
@@ -22,8 +22,12 @@ const program = embedding.variants((dtype: WeightDType) => ({
     }),
 }));
 
-/** out (N, C) = weight (V, C) rows picked by ids (N). Out-of-range ids give zero rows. */
-export function embeddingForward(gpu: Gpu, out: Tensor, ids: Tensor, weight: Tensor): void {
+/**
+ * out (N, C) = weight (V, C) rows picked by ids (N). Out-of-range ids give zero rows. `part` says that weight
+ * holds rows [first, first + V) of a (total, C) table split by rows: only the ids in its range are written
+ * (and the out-of-table ones zeroed), so one call per part fills out.
+ */
+export function embeddingForward(gpu: Gpu, out: Tensor, ids: Tensor, weight: Tensor, part?: { first: number; total: number }): void {
   const op = 'embeddingForward';
   if (ids.dtype !== 'i32' || ids.shape.length !== 1) shapeError(op, `ids must be 1-D i32, got ${shapeStr(ids)}`);
   if (weight.shape.length !== 2 || weight.dtype === 'i32' || weight.dtype === 'u32')
@@ -33,10 +37,12 @@ export function embeddingForward(gpu: Gpu, out: Tensor, ids: Tensor, weight: Ten
   if (out.dtype !== 'f32' || out.shape[0] !== N || out.shape[1] !== C || out.shape.length !== 2) {
     shapeError(op, `out must be (${N}, ${C}) f32, got ${shapeStr(out)}`);
   }
+  const { first, total } = part ?? { first: 0, total: V };
+  if (first < 0 || first + V > total) shapeError(op, `rows [${first}, ${first + V}) lie outside a table of ${total} rows`);
   embedding.run(gpu, {
     program: program('forward', weight.dtype),
     bindings: { ids, weight, out },
-    uniforms: { N, C, V, R: 0 },
+    uniforms: { N, C, V, R: 0, first, total },
     workgroups: [Math.ceil(C / 64), N],
   });
 }
@@ -80,7 +86,7 @@ export function embeddingBackward(gpu: Gpu, dweight: Tensor, dout: Tensor, idsHo
   embedding.run(gpu, {
     program: program('backward', 'f32'),
     bindings: { rows: tRows, starts: tStarts, order: tOrder, dout, dweight },
-    uniforms: { N, C, V, R: rows.length },
+    uniforms: { N, C, V, R: rows.length, first: 0, total: V },
     workgroups: [Math.ceil(C / 64), rows.length],
   });
   // Back to the pool once this submit is recorded: later writes to these buffers are ordered after it.

@@ -191,6 +191,10 @@ describe('matmul forward', () => {
     const choose = (s: Parameters<typeof chooseVariant>[0]) => chooseVariant(s, 49152, []);
     expect(choose({ M: 4096, N: 4096, K: 4096 })).toBe('big:v4:w');
     expect(chooseVariant({ M: 4096, N: 4096, K: 4096 }, 32768, [])).toBe('big8:v4:w');
+    // WebGPU's default 16 KiB of workgroup memory holds neither 'big8' nor 'mid'
+    expect(chooseVariant({ M: 4096, N: 4096, K: 4096 }, 16384, [])).toBe('half:v4:w');
+    expect(chooseVariant({ M: 64, N: 4096, K: 64 }, 16384, [])).toBe('half:v4:w');
+    expect(chooseVariant({ M: 4192, N: 576, K: 3072 }, 16384)).toBe('half:v4:w'); // a PICKS row ('mid:v4') that does not fit
     expect(choose({ M: 64, N: 4096, K: 64 })).toBe('mid:v4:w');
     expect(choose({ M: 8, N: 4096, K: 64 })).toBe('rows');
     expect(choose({ M: 4096, N: 1, K: 64 })).toBe('cols');

@@ -35,10 +35,12 @@ export function chooseVariant(s: MatmulShape, sharedBytes = 49152, picks: readon
   // 'big:v4' 37.4 and 'big:v4:w' 39.8 TFLOP/s with two unrolled steps a loop (with one, as now, 'big:v4'
   // and 'big:v4:w' both 43.6); 'mid:v4:w' beat 'mid' and 'mid:v4' there and on the
   // q/o weight gradient (576x576x4096 tn: 13.8, 15.3, 16.1)
-  if (M >= 128 && N >= 128 && tiles(TILES.big) >= 96) {
-    return tileSharedBytes(TILES.big) <= sharedBytes ? 'big:v4:w' : 'big8:v4:w';
-  }
-  if (M >= 48 && N >= 48) return 'mid:v4:w';
+  // The first that fits the device's workgroup memory: within WebGPU's default 16 KiB neither 'big8' (16.5
+  // KiB) nor 'mid' (17 KiB) does, and 'half' (13 KiB, a pick on the H200 for M = 3 329-5 211) takes over.
+  const fitting = (...vs: MatmulVariant[]): MatmulVariant =>
+    vs.find((v) => tileSharedBytes(tiledVariant(v)!.tile) <= sharedBytes) ?? vs[vs.length - 1];
+  if (M >= 128 && N >= 128 && tiles(TILES.big) >= 96) return fitting('big:v4:w', 'big8:v4:w', 'half:v4:w');
+  if (M >= 48 && N >= 48) return fitting('mid:v4:w', 'half:v4:w');
   if (M <= 16 && N >= 32) return 'rows';
   if (N <= 16 && M >= 32) return 'cols';
   return 'small';

@@ -22,13 +22,14 @@ describe('marft CLI', () => {
     expect(b.status, b.stderr).toBe(0);
   });
 
-  it('logits matches transformers, with and without --adapter', () => {
+  it("logits matches transformers, with and without --adapter, and within WebGPU's default limits", () => {
     const ref = parseSafetensors(new Uint8Array(readFileSync(`${FIX}/reference.safetensors`)), 'reference.safetensors');
     const ids = Array.from(tensorToFloat32(ref.tensors.get('input_ids')!)).slice(0, 11);
     const V = 96;
     for (const [args, key] of [
       [[], 'logits'],
       [['--adapter', `${FIX}/adapter`], 'logits_lora'],
+      [['--limits', 'default'], 'logits'],
     ] as const) {
       const r = run('logits', '--model', FIX, '--ids', ids.join(','), ...args);
       expect(r.status, r.stderr).toBe(0);
@@ -72,6 +73,9 @@ describe('marft CLI', () => {
     const outOfVocab = run('logits', '--model', FIX, '--ids', '1,5000');
     expect(outOfVocab.status).toBe(1);
     expect(outOfVocab.stderr).toMatch(/token id 5000 at 1 is outside the vocabulary \(0\.\.95\)/);
+    const badLimits = run('logits', '--model', FIX, '--ids', '1', '--limits', 'laptop');
+    expect(badLimits.status).toBe(2);
+    expect(badLimits.stderr).toMatch(/--limits must be adapter or default, got laptop/);
     const noTok = run('tokenize', '--model', '/tmp', '--text', 'x');
     expect(noTok.status).toBe(1);
     expect(noTok.stderr).toMatch(/tokenizer\.json is missing/);

@@ -8,6 +8,9 @@ export interface CommandHelp {
   examples: string[];
 }
 
+const LIMITS_HELP =
+  "the GPU's limits: adapter (the default) asks for the adapter's maximum, default for WebGPU's default limits, which every device has (a laptop's browser gives these): a vocabulary too large for one buffer is split across several";
+
 export const HELP: Record<string, CommandHelp> = {
   train: {
     summary:
@@ -28,6 +31,7 @@ export const HELP: Record<string, CommandHelp> = {
       ['--plan', 'print the memory plan (tensor by tensor, at the peak) and time estimate of one iteration; trains nothing'],
       ['--budget GIB', 'with --plan: a memory budget; a plan over it gets the settings to change, each re-planned'],
       ['--measure', 'with --plan: run two iterations (no checkpoints) and print the measured peaks beside the plan'],
+      ['--limits default|adapter', LIMITS_HELP],
     ],
     examples: [
       'marft train --config configs/duo-action.json --out runs/duo --json',
@@ -49,6 +53,7 @@ export const HELP: Record<string, CommandHelp> = {
       ['--seed S', "the evaluation's seed"],
       ['--env-options JSON', "environment options merged over the config's, for this evaluation only"],
       ['--json', 'print the result as one JSON line'],
+      ['--limits default|adapter', LIMITS_HELP],
     ],
     examples: [
       'marft eval --checkpoint runs/duo --episodes 256 --split test --sampled',
@@ -70,6 +75,7 @@ export const HELP: Record<string, CommandHelp> = {
       ['--max-positions N', "onnx: the longest sequence the graph takes (default: the model's)"],
       ['--external-data auto|on|off', 'onnx: weights in FILE.onnx.data (auto: past ~1.5 GB)'],
       ['--base-model PATH', "areal: the base model's path on the cluster (actor.path)"],
+      ['--limits default|adapter', LIMITS_HELP],
     ],
     examples: [
       'marft export --checkpoint runs/duo --out adapters.zip',
@@ -102,6 +108,7 @@ export const HELP: Record<string, CommandHelp> = {
       ['--eval-n 128', 'held-out transcripts per evaluation'],
       ['--corpus 4000', 'transcripts in the corpus'],
       ['--bf16', 'store the weights in bf16'],
+      ['--limits default|adapter', LIMITS_HELP],
     ],
     examples: ['marft pretrain --out public/models/marft-tiny --seed 0 --bf16'],
   },
@@ -113,6 +120,7 @@ export const HELP: Record<string, CommandHelp> = {
       ['--adapter DIR', 'a PEFT adapter folder applied to it'],
       ['--ids 1,2,3', 'the input token ids'],
       ['--f32', 'load the weights as float32 (as for training) instead of their stored format'],
+      ['--limits default|adapter', LIMITS_HELP],
     ],
     examples: ['marft logits --model fixtures/parity/qwen2-tiny --ids 1,2,3'],
   },

@@ -6,9 +6,12 @@ import type { RunConfig } from '../config/run-config.ts';
 import { deviceSpeed } from '../model/device-check.ts';
 import { formatPlan, planOnModel } from '../marft/plan.ts';
 import { formatComparison, measurePlan } from '../marft/plan-measure.ts';
+import type { LimitsMode } from '../gpu/device.ts';
 import { nodeSession } from './platform.ts';
 
 export interface PlanOptions {
+  /** The device's limits (the CLI's --limits). */
+  limits?: LimitsMode;
   /** GPU memory the run may use, in bytes. */
   budget?: number;
   measure: boolean;
@@ -19,7 +22,7 @@ export interface PlanOptions {
 }
 
 export async function printPlan(config: RunConfig, o: PlanOptions): Promise<void> {
-  const m = await nodeSession(o.log).load(config.model.path);
+  const m = await nodeSession(o.log, o.limits).load(config.model.path);
   const plan = await planOnModel(m, config, { budget: o.budget, speed: await deviceSpeed(m.gpu) });
   const measured = o.measure ? await measurePlan(m, config, { iterations: o.iterations }) : null;
   if (o.json) {

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BUILTIN_MODEL, type RunConfig, parseRunConfig } from '../config/run-config.ts';
+import type { LimitsMode } from '../gpu/device.ts';
 import { acquireNodeGpu, resetNodeGpu } from '../gpu/node.ts';
 import { checkpointZipStore } from '../marft/checkpoint/checkpoint.ts';
 import type { CheckpointSource } from '../marft/run.ts';
@@ -56,14 +57,14 @@ export function readRunConfig(file: string | undefined): RunConfig {
 }
 
 /**
- * A session on this process's GPU; adapters record the model folder's absolute path as their base model;
+ * A session on this process's GPU (with `limits`, the CLI's --limits); adapters record the model folder's absolute path as their base model;
  * users' environment modules and code candidates run in worker threads (src/platform/sandbox/node.ts).
  */
-export function nodeSession(log: (l: string) => void): Session {
+export function nodeSession(log: (l: string) => void, limits?: LimitsMode): Session {
   return new Session({
     device: (fresh) => {
       if (fresh) resetNodeGpu();
-      return acquireNodeGpu({ log });
+      return acquireNodeGpu({ log, limits });
     },
     async model(path) {
       const dir = path ? resolve(path) : builtinModelDir();

@@ -39,6 +39,71 @@ export function summarizeAdapter(adapter: GPUAdapter): AdapterSummary {
   };
 }
 
+/** Device limits a Gpu can be told to stay under (GpuOptions.caps). */
+export type LimitCaps = Partial<
+  Pick<
+    GPUSupportedLimits,
+    | 'maxStorageBufferBindingSize'
+    | 'maxBufferSize'
+    | 'maxStorageBuffersPerShaderStage'
+    | 'maxComputeWorkgroupStorageSize'
+    | 'maxComputeInvocationsPerWorkgroup'
+    | 'maxComputeWorkgroupSizeX'
+  >
+>;
+
+export interface GpuOptions {
+  /**
+   * Limits lower than the device's, honoured as if they were the device's: every size check and kernel
+   * choice reads `Gpu.limits`. Tests use it to run the paths of a small device (a split embedding) on
+   * tiny models.
+   */
+  caps?: LimitCaps;
+}
+
+/** WebGPU's limits by name, copied from the device's so that caps can lower some. */
+const LIMIT_NAMES = [
+  'maxTextureDimension1D',
+  'maxTextureDimension2D',
+  'maxTextureDimension3D',
+  'maxTextureArrayLayers',
+  'maxBindGroups',
+  'maxBindGroupsPlusVertexBuffers',
+  'maxBindingsPerBindGroup',
+  'maxDynamicUniformBuffersPerPipelineLayout',
+  'maxDynamicStorageBuffersPerPipelineLayout',
+  'maxSampledTexturesPerShaderStage',
+  'maxSamplersPerShaderStage',
+  'maxStorageBuffersPerShaderStage',
+  'maxStorageTexturesPerShaderStage',
+  'maxUniformBuffersPerShaderStage',
+  'maxUniformBufferBindingSize',
+  'maxStorageBufferBindingSize',
+  'minUniformBufferOffsetAlignment',
+  'minStorageBufferOffsetAlignment',
+  'maxVertexBuffers',
+  'maxBufferSize',
+  'maxVertexAttributes',
+  'maxVertexBufferArrayStride',
+  'maxInterStageShaderVariables',
+  'maxColorAttachments',
+  'maxColorAttachmentBytesPerSample',
+  'maxComputeWorkgroupStorageSize',
+  'maxComputeInvocationsPerWorkgroup',
+  'maxComputeWorkgroupSizeX',
+  'maxComputeWorkgroupSizeY',
+  'maxComputeWorkgroupSizeZ',
+  'maxComputeWorkgroupsPerDimension',
+] as const;
+
+/** The device's limits with `caps` applied (each the smaller of the two). */
+export function cappedLimits(limits: GPUSupportedLimits, caps: LimitCaps): GPUSupportedLimits {
+  const out: Record<string, number> = {};
+  for (const k of LIMIT_NAMES) out[k] = limits[k];
+  for (const [k, v] of Object.entries(caps)) if (v !== undefined) out[k] = Math.min(out[k], v);
+  return Object.freeze(out) as unknown as GPUSupportedLimits;
+}
+
 export class Gpu {
   readonly pool: BufferPool;
   readonly adapter: AdapterSummary;
@@ -58,7 +123,10 @@ export class Gpu {
   private readonly bindGroups: BindGroups;
   private readonly commands: CommandStream;
   private readonly recorder = new Recorder();
-  /** The device's limits, read once: each read of device.limits crosses into the native binding in Node. */
+  /**
+   * The device's limits (lowered by GpuOptions.caps), read once: each read of device.limits crosses into the
+   * native binding in Node.
+   */
   private readonly deviceLimits: GPUSupportedLimits;
   private readonly maxWorkgroups: number;
   private readonly errors: string[] = [];
@@ -73,6 +141,7 @@ export class Gpu {
   constructor(
     readonly device: GPUDevice,
     adapter: GPUAdapter,
+    opts: GpuOptions = {},
   ) {
     this.pool = new BufferPool(device);
     this.pipelines = new Pipelines(device, (m) => this.errors.push(m));
@@ -82,7 +151,7 @@ export class Gpu {
       () => this.checkAlive(),
       () => this.pool.destroyRetired(),
     );
-    this.deviceLimits = device.limits;
+    this.deviceLimits = opts.caps ? cappedLimits(device.limits, opts.caps) : device.limits;
     this.maxWorkgroups = this.deviceLimits.maxComputeWorkgroupsPerDimension;
     this.adapter = summarizeAdapter(adapter);
     this.hasSubgroups = device.features.has('subgroups');
@@ -97,6 +166,7 @@ export class Gpu {
     });
   }
 
+  /** The limits every check and kernel choice goes by: the device's, or lower ones (GpuOptions.caps). */
   get limits(): GPUSupportedLimits {
     return this.deviceLimits;
   }

@@ -2,7 +2,7 @@
 // Linux, and the message a machine without a usable GPU gets: pure functions, each OS injected.
 import { describe, expect, it } from 'vitest';
 import { GpuError } from './errors.ts';
-import { type DriverProbe, SWIFTSHADER_ICD, chooseVulkanDriver, dawnBackend, noGpuHint, vulkanEnvForChild } from './node.ts';
+import { type DriverProbe, SWIFTSHADER_ICD, chooseVulkanDriver, dawnBackend, nodeLimits, noGpuHint, vulkanEnvForChild } from './node.ts';
 
 const probe = (hw: string[], files: string[]): DriverProbe => ({ hardwareIcds: () => hw, exists: (p) => files.includes(p) });
 const thrown = (f: () => unknown): GpuError => {
@@ -14,6 +14,17 @@ const thrown = (f: () => unknown): GpuError => {
   }
   throw new Error('did not throw');
 };
+
+describe('nodeLimits', () => {
+  it("takes the caller's limits, else MARFT_GPU_LIMITS's, else the adapter's; refuses another value", () => {
+    expect(nodeLimits(undefined, {})).toBe('adapter');
+    expect(nodeLimits(undefined, { MARFT_GPU_LIMITS: 'Default' })).toBe('default');
+    expect(nodeLimits('adapter', { MARFT_GPU_LIMITS: 'default' })).toBe('adapter');
+    expect(thrown(() => nodeLimits(undefined, { MARFT_GPU_LIMITS: 'laptop' })).message).toMatch(
+      /MARFT_GPU_LIMITS is "laptop", not one of adapter, default/,
+    );
+  });
+});
 
 describe('dawnBackend', () => {
   it('asks each OS for its native backend; only Unix sets the Vulkan loader up', () => {

@@ -4,11 +4,13 @@
 // driver that Debian's `chromium` ships), so test machines without a GPU still get a device.
 // MARFT_GPU=swiftshader forces the CPU driver; VK_ICD_FILENAMES / VK_DRIVER_FILES set by the user win;
 // MARFT_GPU_BACKEND=metal|d3d12|vulkan overrides the backend (e.g. Vulkan on Windows).
+// MARFT_GPU_LIMITS=default|adapter picks the device's limits where the caller names none (the CLI's
+// --limits does): 'default' runs the tests and benchmarks within WebGPU's default limits, as a laptop's.
 // A device that cannot be had ends in one GpuError that names the problem and the fix for the OS.
 
 import { existsSync, readdirSync } from 'node:fs';
 import type { Gpu } from './gpu.ts';
-import { type AcquireOptions, acquireFrom } from './device.ts';
+import { type AcquireOptions, LIMITS_MODES, type LimitsMode, acquireFrom } from './device.ts';
 import { messageWithoutHint } from '../common/errors.ts';
 import { GpuError } from './errors.ts';
 
@@ -143,15 +145,51 @@ export async function ensureVulkanEnv(): Promise<void> {
   process.exit(r.status ?? 1);
 }
 
-let shared: Promise<Gpu> | null = null;
+/** The limits a Node device is asked for: the caller's, else MARFT_GPU_LIMITS's, else the adapter's. */
+export function nodeLimits(asked: LimitsMode | undefined, env: Env = process.env): LimitsMode {
+  if (asked) return asked;
+  const v = env.MARFT_GPU_LIMITS?.trim().toLowerCase();
+  if (!v) return 'adapter';
+  if (!LIMITS_MODES.includes(v as LimitsMode)) {
+    throw new GpuError(
+      'NO_DEVICE',
+      `MARFT_GPU_LIMITS is "${env.MARFT_GPU_LIMITS}", not one of ${LIMITS_MODES.join(', ')}`,
+      `set MARFT_GPU_LIMITS to ${LIMITS_MODES.join(' or ')}, or unset it for the adapter's limits`,
+    );
+  }
+  return v as LimitsMode;
+}
 
-/** One device per process; the `GPU` object stays local to this module (a global one keeps Node alive). */
+let shared: { limits: LimitsMode; gpu: Promise<Gpu> } | null = null;
+
+/**
+ * One device per process; the `GPU` object stays local to this module (a global one keeps Node alive). The
+ * first call's limits are the device's: a later call that asks for other limits is refused.
+ */
 export function acquireNodeGpu(opts: AcquireOptions = {}): Promise<Gpu> {
-  shared ??= createNodeGpu(opts);
-  shared.catch(() => {
-    shared = null;
-  });
-  return shared;
+  let limits: LimitsMode;
+  try {
+    limits = nodeLimits(opts.limits);
+  } catch (e) {
+    return Promise.reject(e instanceof Error ? e : new Error(String(e)));
+  }
+  if (shared && shared.limits !== limits) {
+    return Promise.reject(
+      new GpuError(
+        'NO_DEVICE',
+        `this process's GPU device was opened with ${shared.limits} limits, not ${limits}`,
+        'ask for one kind of limits per process',
+      ),
+    );
+  }
+  if (!shared) {
+    const s = { limits, gpu: createNodeGpu({ ...opts, limits }) };
+    shared = s;
+    s.gpu.catch(() => {
+      if (shared === s) shared = null;
+    });
+  }
+  return shared.gpu;
 }
 
 /**
@@ -189,7 +227,7 @@ export function createNodeGpu(opts: AcquireOptions = {}): Promise<Gpu> {
     const gpu = webgpu.create([`backend=${backend}`]);
     let g: Gpu;
     try {
-      g = await acquireFrom(gpu, opts);
+      g = await acquireFrom(gpu, { ...opts, limits: nodeLimits(opts.limits) });
     } catch (e) {
       // the browser's hint for a refused device speaks of tabs: here the driver is what to look at
       if (e instanceof GpuError && e.code === 'NO_DEVICE')

@@ -27,6 +27,7 @@ import type { AsyncEnv } from '../envs/types.ts';
 import { bucketSize } from '../gpu/pool.ts';
 import { type LinearModule, type ModelConfig, linearDims } from '../model/config.ts';
 import { MAX_PREFILL_TOKENS } from '../model/generate.ts';
+import { chunkRows } from '../model/row-chunks.ts';
 import { type ScratchLimits, attentionBackwardScratch } from '../model/memory.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
 import type { Decoder } from '../model/decoder.ts';
@@ -517,7 +518,7 @@ function planOnce(p: PlanInput): RunPlan {
   const poolCacheBytes = Math.min(headroom, others);
   const peakBytes = inUseBytes + poolCacheBytes;
   const varyingPeakBytes = inUseBytes + Math.min(headroom, others + phases[peakPhase].bytes);
-  const largest = largestTensor(p, bounds, acts);
+  const largest = largestTensor(p, bounds, acts, binding);
   const problems: string[] = [];
   if (largest.bytes > binding) {
     problems.push(
@@ -547,8 +548,11 @@ function planOnce(p: PlanInput): RunPlan {
   };
 }
 
-/** The largest single buffer the run makes: the embedding, a KV cache layer, the logits or an activation. */
-function largestTensor(p: PlanInput, bounds: ReturnType<typeof trainerBounds>, acts: ActionRecord[]): PlanItem {
+/**
+ * The largest single buffer the run makes: the embedding (a chunk of it where one binding cannot hold it and
+ * the base weights are frozen: model/row-chunks.ts), a KV cache layer, the logits or an activation.
+ */
+function largestTensor(p: PlanInput, bounds: ReturnType<typeof trainerBounds>, acts: ActionRecord[], binding: number): PlanItem {
   const c = p.model;
   const bytes = p.dtype === 'f32' ? 4 : 2;
   const E = p.config.rollout.episodes * (p.config.algo === 'grpo' ? p.config.rollout.groupSize : 1);
@@ -562,7 +566,7 @@ function largestTensor(p: PlanInput, bounds: ReturnType<typeof trainerBounds>, a
   // the widest activation: a forward of the most tokens, policy and reference stacked
   const tokens = Math.min(bounds.maxTokens, 2 * sum(acts.map((a) => a.promptIds.length + a.actionIds.length)));
   const candidates = [
-    item('the embedding', c.vocabSize * c.hiddenSize * bytes, `${c.vocabSize} x ${c.hiddenSize} ${p.dtype}`),
+    embeddingItem(c, bytes, p.dtype, binding),
     item(
       'a KV cache layer',
       E * agentsAtOnce * widest * c.numKvHeads * c.headDim * 4,
@@ -572,6 +576,15 @@ function largestTensor(p: PlanInput, bounds: ReturnType<typeof trainerBounds>, a
     item('an MLP activation', tokens * c.intermediateSize * 4, `${tokens} tokens x ${c.intermediateSize} f32`),
   ];
   return candidates.reduce((a, b) => (b.bytes > a.bytes ? b : a));
+}
+
+/** The embedding, or its largest row chunk where the weights loader splits it (frozen base weights). */
+function embeddingItem(c: PlanInput['model'], bytes: number, dtype: string, binding: number): PlanItem {
+  const V = c.vocabSize;
+  const rows = chunkRows(V, c.hiddenSize, bytes, binding) ?? V;
+  if (rows === V) return item('the embedding', V * c.hiddenSize * bytes, `${V} x ${c.hiddenSize} ${dtype}`);
+  const chunks = Math.ceil(V / rows);
+  return item('an embedding chunk', rows * c.hiddenSize * bytes, `${rows} of ${V} rows x ${c.hiddenSize} ${dtype}, in ${chunks} chunks`);
 }
 
 /** Each setting the advice may change, as the change to the input and its words. */

@@ -88,7 +88,7 @@ export function decoderParams(c: Decoder['config']): number {
 export interface TrainerBounds {
   /** Tokens per scoring forward: the caller's bound (default 4096), at most what one storage binding holds of the widest activation. */
   maxTokens: number;
-  /** Rows of logits per forward pass (scoring and the update take them at the action rows only): at most 256 MiB of f32 logits, and no more than the tokens. */
+  /** Rows of logits per forward pass (scoring and the update take them at the action rows only): at most 256 MiB of f32 logits (and one binding), and no more than the tokens. */
   maxLogitRows: number;
   /**
    * Tokens per forward of the update, whose activations (or their checkpoints) live until its backward. With
@@ -110,7 +110,8 @@ export function trainerBounds(
 ): TrainerBounds {
   const widest = 4 * Math.max(c.intermediateSize, c.numHeads * c.headDim, c.hiddenSize);
   const tokens = Math.max(64, Math.min(maxTokens, Math.floor(maxBinding / widest)));
-  const maxLogitRows = Math.max(64, Math.min(tokens, Math.floor(2 ** 28 / (4 * c.vocabSize))));
+  // 256 MiB of logits, or one binding's worth where bindings are smaller (WebGPU's default is 128 MiB)
+  const maxLogitRows = Math.max(64, Math.min(tokens, Math.floor(Math.min(2 ** 28, maxBinding) / (4 * c.vocabSize))));
   const on = recompute === 'auto' ? savedBytesPerToken(c) * maxLogitRows > 512 * 2 ** 20 : recompute;
   return { maxTokens: tokens, maxLogitRows, trainTokens: on ? maxLogitRows : tokens, recompute: on };
 }

@@ -16,7 +16,7 @@
 
 import { addInto } from '../../kernels/elementwise/elementwise.ts';
 import { attentionBackward, attentionForward } from '../../kernels/attention/attention.ts';
-import { embeddingBackward, embeddingForward } from '../../kernels/embedding/embedding.ts';
+import { embeddingBackward } from '../../kernels/embedding/embedding.ts';
 import { FUSED_GEMV_ROWS, type FusedForm } from '../../kernels/fused/fused.ts';
 import { kvAppend } from '../../kernels/kvcache/kvcache.ts';
 import { loraBackward, loraForward } from '../../kernels/lora/lora.ts';
@@ -29,6 +29,8 @@ import { shapeError } from '../gpu/errors.ts';
 import { type Tensor, view } from '../gpu/tensor.ts';
 import { type BatchInput, type ForwardOptions, type ForwardState, type LayerSaved, checkRows, uploadInputs } from './batch.ts';
 import { type LinearModule, type ModelConfig, ropeInvFreq } from './config.ts';
+import { embedTokens, lmHeadBackward, lmHeadForward } from './lm-head.ts';
+import { whole } from './row-chunks.ts';
 import { FusedLayers } from './fused-layers.ts';
 import type { KvCache } from './kv-cache.ts';
 import { selectRows, selectRowsBackward } from './heads.ts';
@@ -129,7 +131,7 @@ export class Decoder {
       saved: save !== false,
     };
     let x = g.tensor([N, C], 'f32', 'x0');
-    embeddingForward(g, x, st.ids, this.weights.embed);
+    embedTokens(g, x, st.ids, this.weights.embed);
     st.xs.push(x);
     for (let l = 0; l < c.numLayers; l++) {
       // Checkpointed runs keep only the residual stream; backward() recomputes each layer from it.
@@ -155,7 +157,7 @@ export class Decoder {
       st.logits = r.logits;
     } else if (mode === 'all') {
       st.logits = g.tensor([N, c.vocabSize], 'f32', 'logits');
-      matmul(g, st.logits, st.hN, this.weights.lmHead, { transB: true });
+      lmHeadForward(g, st.logits, st.hN, this.weights.lmHead);
     } else if (mode === 'last') {
       // the last position of each sequence: (B, C); with T = 1 (a decode step) that is every row, and
       // skipping the row selection keeps the step free of uploads
@@ -169,7 +171,7 @@ export class Decoder {
               'hN.last',
             );
       st.logits = g.tensor([B, c.vocabSize], 'f32', 'logits.last');
-      matmul(g, st.logits, hLast, this.weights.lmHead, { transB: true });
+      lmHeadForward(g, st.logits, hLast, this.weights.lmHead);
       if (hLast !== st.hN) g.release(hLast);
     }
     return st;
@@ -184,7 +186,7 @@ export class Decoder {
     checkRows('Decoder.logitsAt', 'rows', rows, st.N);
     const hRows = selectRows(this.gpu, st.hN, rows, 'hN.rows');
     const logits = this.gpu.tensor([rows.length, this.config.vocabSize], 'f32', 'logits');
-    matmul(this.gpu, logits, hRows, this.weights.lmHead, { transB: true });
+    lmHeadForward(this.gpu, logits, hRows, this.weights.lmHead);
     return { logits, hRows };
   }
 
@@ -286,15 +288,16 @@ export class Decoder {
     const { hiddenSize: C, intermediateSize: I, numHeads: NH, numKvHeads: NKV, headDim: HS } = c;
     const L = c.numLayers;
     const dhN = g.tensor([N, C], 'f32', 'dhN');
+    const dHead = grads ? whole(grads.lmHead, 'Decoder.backward') : null;
     if (dlogits && st.hRows) {
       // the head ran on hN's rows at logitRows: its gradient lands there, zero elsewhere
       const dRows = g.tensor(st.hRows.shape, 'f32', 'dhN.rows');
-      matmulBackward(g, dRows, grads ? grads.lmHead : null, dlogits, st.hRows, W.lmHead, { transB: true, accumulateDB: true });
+      lmHeadBackward(g, dRows, dHead, dlogits, st.hRows, W.lmHead);
       g.fill(dhN, 0);
       selectRowsBackward(g, dhN, dRows, st.logitRows!);
       g.release(dRows);
     } else if (dlogits) {
-      matmulBackward(g, dhN, grads ? grads.lmHead : null, dlogits, st.hN, W.lmHead, { transB: true, accumulateDB: true });
+      lmHeadBackward(g, dhN, dHead, dlogits, st.hN, W.lmHead);
     } else {
       g.fill(dhN, 0);
     }
@@ -353,7 +356,7 @@ export class Decoder {
       g.release(dh1);
       if (checkpointed) this.releaseLayer(s);
     }
-    if (grads) embeddingBackward(g, grads.embed, dx, st.idsHost);
+    if (grads) embeddingBackward(g, whole(grads.embed, 'Decoder.backward'), dx, st.idsHost);
     g.release(dx, tmp);
   }
 

@@ -100,13 +100,13 @@ describe('decoder + value head gradients', () => {
         { name: 'head W0', param: head.heads[0][0].W, grad: head.heads[0][0].dW, idx: [2] },
         { name: 'head b1 (head 1)', param: head.heads[1][1].b, grad: head.heads[1][1].db, idx: [0] },
         { name: 'head W1 (head 1)', param: head.heads[1][1].W, grad: head.heads[1][1].dW, idx: [5] },
-        { name: 'embed', param: weights.embed, grad: grads.embed, idx: [7 * 16 + 2] },
+        { name: 'embed', param: weights.embed[0], grad: grads.embed[0], idx: [7 * 16 + 2] },
         { name: 'q_proj.weight', param: weights.layers[0].linear.q_proj, grad: grads.layers[0].linear.q_proj, idx: [13] },
         { name: 'k_proj.bias', param: weights.layers[1].bias.k_proj!, grad: grads.layers[1].bias.k_proj!, idx: [2] },
         { name: 'down_proj.weight', param: weights.layers[1].linear.down_proj, grad: grads.layers[1].linear.down_proj, idx: [30] },
         { name: 'input_layernorm', param: weights.layers[0].inNorm, grad: grads.layers[0].inNorm, idx: [4] },
         { name: 'norm', param: weights.norm, grad: grads.norm, idx: [1] },
-        { name: 'lm_head', param: weights.lmHead, grad: grads.lmHead, idx: [40] },
+        { name: 'lm_head', param: weights.lmHead[0], grad: grads.lmHead[0], idx: [40] },
       );
       const eps = 1e-2;
       const failures: string[] = [];
@@ -169,7 +169,7 @@ describe('activation checkpointing', () => {
         dec.release(st);
         const out: Float32Array[] = [];
         for (const layer of lora.layers) for (const p of Object.values(layer)) out.push(await gpu.readF32(p.dA), await gpu.readF32(p.dB));
-        out.push(await gpu.readF32(grads.layers[0].linear.q_proj), await gpu.readF32(grads.embed), await gpu.readF32(grads.norm));
+        out.push(await gpu.readF32(grads.layers[0].linear.q_proj), await gpu.readF32(grads.embed[0]), await gpu.readF32(grads.norm));
         return { grads: out, logits, layersKept, inUse };
       };
       const full = await run(true);

@@ -54,21 +54,29 @@ describe('loading a model', () => {
 
   it('a model too large for the device is refused before anything is uploaded', async () => {
     const gpu = await testGpu();
-    const huge = parseModelConfig({
+    // an MLP matrix over one binding: only the embedding and the LM head are split
+    const wide = parseModelConfig({
+      ...TINY_QWEN2_CONFIG,
+      hidden_size: 1024,
+      intermediate_size: 1 << 20,
+      num_attention_heads: 8,
+      num_key_value_heads: 8,
+    });
+    const fake = () => ({ dtype: 'F32' as const, shape: [1024], data: new Uint8Array(0) });
+    const before = gpu.pool.stats.bytesInUse;
+    expect(() => uploadWeights(gpu, wide, fake)).toThrow(
+      /"model\.layers\.0\.mlp\.gate_proj\.weight" \(1048576 x 1024, f32\) needs 4294967296 bytes, over this device's buffer binding limit of \d+; only the embedding and the LM head are split/,
+    );
+    // an embedding over one binding is split only where the weights are frozen
+    const vocab = parseModelConfig({
       ...TINY_QWEN2_CONFIG,
       vocab_size: 1 << 22,
       hidden_size: 1024,
       num_attention_heads: 8,
       num_key_value_heads: 8,
     });
-    const before = gpu.pool.stats.bytesInUse;
-    const fake = (name: string) => ({
-      dtype: 'F32' as const,
-      shape: name.includes('embed') ? [1 << 22, 1024] : [1024],
-      data: new Uint8Array(0),
-    });
-    expect(() => uploadWeights(gpu, huge, fake)).toThrow(
-      /the embedding \(4194304 x 1024, f32\) needs 17179869184 bytes, over this device's buffer limit/,
+    expect(() => uploadWeights(gpu, vocab, fake, { trainable: true })).toThrow(
+      /"model\.embed_tokens\.weight" \(4194304 x 1024, f32\) needs 17179869184 bytes, over this device's buffer binding limit of \d+; full-parameter training needs it whole/,
     );
     expect(gpu.pool.stats.bytesInUse).toBe(before);
   });

@@ -73,7 +73,7 @@ describe('Decoder logitRows', () => {
         const out: Float32Array[] = [];
         for (const layer of lora.layers) for (const p of Object.values(layer)) out.push(await gpu.readF32(p.dA), await gpu.readF32(p.dB));
         if (!fused)
-          out.push(await gpu.readF32(grads.lmHead), await gpu.readF32(grads.layers[0].linear.q_proj), await gpu.readF32(grads.norm));
+          out.push(await gpu.readF32(grads.lmHead[0]), await gpu.readF32(grads.layers[0].linear.q_proj), await gpu.readF32(grads.norm));
         return { logits, grads: out };
       };
       const full = await run(false);

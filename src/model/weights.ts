@@ -4,6 +4,8 @@
 // Shapes (legend: V vocab, C channels, L layers, NH heads, NKV kv heads, HS head size, I intermediate):
 //   embed (V, C)   q (NH*HS, C)   k, v (NKV*HS, C)   o (C, NH*HS)   gate, up (I, C)   down (C, I)
 //   norms (C)      lmHead (V, C), the embed tensor itself when tied.
+// The embedding and the LM head are row chunks (row-chunks.ts): one tensor, or, where the matrix is over
+// one storage binding (a large vocabulary on a device with WebGPU's default limits) and frozen, several.
 // fuseWeights adds, for the fused decode path (kernels/fused), q/k/v concatenated along the rows
 // ((NH + 2 NKV) * HS, C) and gate/up (2I, C), with their biases: GPU copies of frozen weights, next to the
 // per-module tensors that the backward, the exports and full-parameter training keep using.
@@ -11,8 +13,9 @@
 import type { Gpu } from '../gpu/gpu.ts';
 import { GpuError } from '../gpu/errors.ts';
 import { type Tensor, byteSize, is16, numel } from '../gpu/tensor.ts';
-import { LINEAR_MODULES, type LinearModule, type ModelConfig, moduleParent } from './config.ts';
+import { LINEAR_MODULES, type LinearModule, type ModelConfig, expectedWeights, moduleParent } from './config.ts';
 import { fail } from './errors.ts';
+import { type RowChunks, chunkRows, viewRows } from './row-chunks.ts';
 import { type TensorView, tensorToFloat32, tensorToPacked16 } from './safetensors.ts';
 
 export interface LayerWeights {
@@ -23,10 +26,12 @@ export interface LayerWeights {
 }
 
 export interface DecoderWeights {
-  embed: Tensor;
+  /** (V, C) in row chunks (one unless the matrix is over one binding). */
+  embed: RowChunks;
   layers: LayerWeights[];
   norm: Tensor;
-  lmHead: Tensor;
+  /** (V, C) in row chunks; the same chunks as embed when tied. */
+  lmHead: RowChunks;
   /** The dtype the matrices are stored in on the GPU. */
   dtype: 'f32' | 'bf16' | 'f16';
   /** Full-parameter training updates these weights in place (uploadWeights' `trainable`). */
@@ -70,30 +75,34 @@ export function uploadWeights(
   const stored = embedView.dtype === 'BF16' ? 'bf16' : embedView.dtype === 'F16' ? 'f16' : 'f32';
   const dtype: DecoderWeights['dtype'] = opts.trainable ? 'f32' : stored === 'f32' ? (opts.storeAs ?? 'f32') : stored;
   const budget = Math.min(gpu.limits.maxBufferSize, gpu.limits.maxStorageBufferBindingSize);
-  const largest = config.vocabSize * config.hiddenSize * (dtype === 'f32' ? 4 : 2);
-  if (largest > budget) {
-    throw new GpuError(
-      'LIMIT',
-      `${file}: the embedding (${config.vocabSize} x ${config.hiddenSize}, ${dtype}) needs ${largest} bytes, over this device's buffer limit of ${budget}`,
-    );
-  }
-
+  const rowsPer = fitWeights(config, dtype, budget, file, opts.trainable ?? false);
   const made: Tensor[] = [];
-  const load = (name: string, kind: 'matrix' | 'vector'): Tensor => {
-    const v = get(name);
-    if (!v) fail('WEIGHTS_MISMATCH', file, `missing tensor "${name}"`);
+  const upload = (v: TensorView, kind: 'matrix' | 'vector', label: string): Tensor => {
     let t: Tensor;
     if (kind === 'matrix' && dtype !== 'f32') {
       const { words } = tensorToPacked16(v, dtype);
-      t = gpu.upload(words, v.shape, dtype, name);
+      t = gpu.upload(words, v.shape, dtype, label);
     } else {
-      t = gpu.upload(tensorToFloat32(v), v.shape, 'f32', name);
+      t = gpu.upload(tensorToFloat32(v), v.shape, 'f32', label);
     }
     made.push(t);
     return t;
   };
+  const found = (name: string): TensorView => get(name) ?? fail('WEIGHTS_MISMATCH', file, `missing tensor "${name}"`);
+  const load = (name: string, kind: 'matrix' | 'vector'): Tensor => upload(found(name), kind, name);
+  // the embedding and the LM head in row chunks of rowsPer rows (one chunk where the whole fits)
+  const loadRows = (name: string): RowChunks => {
+    const v = found(name);
+    if (rowsPer >= v.shape[0]) return [upload(v, 'matrix', name)];
+    const out: Tensor[] = [];
+    for (let first = 0; first < v.shape[0]; first += rowsPer) {
+      const count = Math.min(rowsPer, v.shape[0] - first);
+      out.push(upload(viewRows(v, first, count), 'matrix', `${name}[${first}:${first + count}]`));
+    }
+    return out;
+  };
   try {
-    const embed = load('model.embed_tokens.weight', 'matrix');
+    const embed = loadRows('model.embed_tokens.weight');
     const layers: LayerWeights[] = [];
     for (let l = 0; l < config.numLayers; l++) {
       const linear = {} as Record<LinearModule, Tensor>;
@@ -110,7 +119,7 @@ export function uploadWeights(
       });
     }
     const norm = load('model.norm.weight', 'vector');
-    const lmHead = config.tieWordEmbeddings ? embed : load('lm_head.weight', 'matrix');
+    const lmHead = config.tieWordEmbeddings ? embed : loadRows('lm_head.weight');
     return { embed, layers, norm, lmHead, dtype, ...(opts.trainable ? { trainable: true } : {}) };
   } catch (e) {
     gpu.release(...made);
@@ -118,9 +127,44 @@ export function uploadWeights(
   }
 }
 
-/** Every distinct weight tensor (the tied lm_head once). */
+/** Each chunk of a matrix in row chunks, named `name` when whole, else by the tensor's label (`name[a:b]`). */
+const chunkEntries = (name: string, chunks: RowChunks): Array<{ name: string; t: Tensor }> =>
+  chunks.length === 1 ? [{ name, t: chunks[0] }] : chunks.map((t) => ({ name: t.label, t }));
+
+/**
+ * Rows per chunk of the embedding and the LM head on a device whose buffers bind `budget` bytes, checked
+ * before anything is uploaded: every other tensor must fit one binding, and a matrix is split only where its
+ * weights are frozen (full-parameter training updates them whole).
+ */
+function fitWeights(config: ModelConfig, dtype: DecoderWeights['dtype'], budget: number, file: string, trainable: boolean): number {
+  const refuse = (name: string, shape: readonly number[], bytes: number, why: string): never => {
+    throw new GpuError(
+      'LIMIT',
+      `${file}: "${name}" (${shape.join(' x ')}, ${dtype}) needs ${bytes} bytes, over this device's buffer binding limit of ${budget}; ${why}`,
+      "use a device with larger limits (the CLI's --limits adapter, the lab without ?limits=default) or a smaller model",
+    );
+  };
+  const { vocabSize: V, hiddenSize: C } = config;
+  const size = dtype === 'f32' ? 4 : 2;
+  for (const { name, shape } of expectedWeights(config)) {
+    const bytes = numel(shape) * (shape.length === 2 ? size : 4);
+    if (bytes > budget && !ROW_SPLIT.includes(name))
+      refuse(name, shape, bytes, 'only the embedding and the LM head are split across buffers');
+  }
+  const rows = chunkRows(V, C, size, budget);
+  const bytes = V * C * size;
+  if (rows === null) refuse('model.embed_tokens.weight', [V, C], bytes, 'not even one of its rows fits');
+  if (rows! < V && trainable)
+    refuse('model.embed_tokens.weight', [V, C], bytes, 'full-parameter training needs it whole (only frozen weights are split)');
+  return rows!;
+}
+
+/** The matrices uploadWeights may split by rows. */
+const ROW_SPLIT: readonly string[] = ['model.embed_tokens.weight', 'lm_head.weight'];
+
+/** Every distinct weight tensor (the tied lm_head once; a matrix split by rows chunk by chunk). */
 export function weightTensors(w: DecoderWeights): Array<{ name: string; t: Tensor }> {
-  const out = [{ name: 'model.embed_tokens.weight', t: w.embed }];
+  const out = chunkEntries('model.embed_tokens.weight', w.embed);
   w.layers.forEach((l, i) => {
     out.push(
       { name: `model.layers.${i}.input_layernorm.weight`, t: l.inNorm },
@@ -133,7 +177,7 @@ export function weightTensors(w: DecoderWeights): Array<{ name: string; t: Tenso
     }
   });
   out.push({ name: 'model.norm.weight', t: w.norm });
-  if (w.lmHead !== w.embed) out.push({ name: 'lm_head.weight', t: w.lmHead });
+  if (w.lmHead !== w.embed) out.push(...chunkEntries('lm_head.weight', w.lmHead));
   return out;
 }
 
@@ -183,7 +227,8 @@ function concatBias(gpu: Gpu, l: LayerWeights, mods: LinearModule[], widths: num
 /**
  * Builds (once) the fused path's concatenated q/k/v and gate/up weights of frozen weights. Returns false,
  * building nothing, where they cannot be made: weights that full-parameter training updates in place
- * (a copy would go stale), or 16-bit matrices with an odd element count (a copy starts on a 4-byte word).
+ * (a copy would go stale), 16-bit matrices with an odd element count (a copy starts on a 4-byte word), or
+ * concatenations over one buffer binding.
  */
 export function fuseWeights(gpu: Gpu, w: DecoderWeights): boolean {
   if (w.fused) return true;
@@ -193,6 +238,9 @@ export function fuseWeights(gpu: Gpu, w: DecoderWeights): boolean {
     ['gate_proj', 'up_proj'],
   ];
   if (is16(w.dtype) && w.layers.some((l) => groups.flat().some((m) => numel(l.linear[m].shape) % 2 !== 0))) return false;
+  const budget = Math.min(gpu.limits.maxBufferSize, gpu.limits.maxStorageBufferBindingSize);
+  const concatBytes = (l: LayerWeights, ms: LinearModule[]) => ms.reduce((a, m) => a + byteSize(l.linear[m].shape, w.dtype), 0);
+  if (w.layers.some((l) => groups.some((ms) => concatBytes(l, ms) > budget))) return false;
   w.fused = w.layers.map((l, i) => {
     const [qkv, gu] = groups.map((ms) => ms.map((m) => l.linear[m]));
     return {
@@ -220,7 +268,7 @@ export function fuseWeights(gpu: Gpu, w: DecoderWeights): boolean {
 /** Zero-filled f32 gradients shaped like every weight (full-parameter mode); same layout as the weights. */
 export function createWeightGrads(gpu: Gpu, w: DecoderWeights): DecoderWeights {
   const g = (t: Tensor): Tensor => gpu.zeros(t.shape, 'f32', `d${t.label}`);
-  const embed = g(w.embed);
+  const embed = w.embed.map(g);
   return {
     embed,
     layers: w.layers.map((l) => ({
@@ -230,7 +278,7 @@ export function createWeightGrads(gpu: Gpu, w: DecoderWeights): DecoderWeights {
       bias: Object.fromEntries(Object.entries(l.bias).map(([m, t]) => [m, g(t)])),
     })),
     norm: g(w.norm),
-    lmHead: w.lmHead === w.embed ? embed : g(w.lmHead),
+    lmHead: w.lmHead === w.embed ? embed : w.lmHead.map(g),
     dtype: 'f32',
   };
 }

@@ -9,6 +9,7 @@
 // the engine's (src/marft/run.ts), forwarded as they are.
 
 import type { RunConfig } from '../config/run-config.ts';
+import type { LimitsMode } from '../gpu/device.ts';
 import type { IterationMetrics } from '../config/metrics.ts';
 import type { CreditMethod } from '../marft/credit.ts';
 import type { InspectedEpisode } from '../marft/inspect.ts';
@@ -238,6 +239,11 @@ export interface EngineApi {
   debugLoseDevice(): Promise<void>;
   /** Answers at once: the page's liveness check (client.ts WorkerWatch). */
   ping(): Promise<number>;
+  /**
+   * The limits of the devices this worker opens from now on (the page's ?limits=default: device-limits.ts);
+   * the page sends it before any other call, so the first device has them.
+   */
+  setDeviceLimits(limits: LimitsMode): Promise<void>;
   /**
    * Test hook: the worker closes itself, answering nothing more (as when the browser kills it); with a
    * point, it does so at the run's next progress event of that phase (or as the next export starts), after

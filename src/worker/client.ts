@@ -7,6 +7,7 @@
 
 import * as Comlink from 'comlink';
 import type { EngineApi } from './api.ts';
+import { limitsParam } from './device-limits.ts';
 
 /**
  * Ping period, and the silence after which the worker counts as gone: a busy worker still answers between
@@ -86,6 +87,8 @@ const goneListeners: Array<(reason: string) => void> = [];
 function spawn(): NonNullable<typeof current> {
   const worker = new Worker(new URL('./engine.worker.ts', import.meta.url), { type: 'module', name: 'marft-engine' });
   const remote = Comlink.wrap<EngineApi>(worker);
+  // ?limits=default: before any call that could open the device
+  if (typeof location !== 'undefined' && limitsParam(location.search) === 'default') void remote.setDeviceLimits('default');
   const watch = new WorkerWatch({ addEventListener: (t, l) => worker.addEventListener(t, l), ping: () => remote.ping() });
   watch.gone.catch((e: WorkerGone) => {
     for (const l of goneListeners) l(e.reason);

@@ -36,6 +36,7 @@ import { browserPlatform, modelsBase } from './platform.ts';
 import { TeamTrial } from './try.ts';
 import { deleteRun, importCheckpoint, listRuns, newRunId, runHistory, runMetaFile, runsStore } from './run-folders.ts';
 import { parseMetricsLog } from './metrics-log.ts';
+import type { LimitsMode } from '../gpu/device.ts';
 
 /** Runs `f`, turning any throw into a Result error. */
 async function wrap<T>(f: () => Promise<T> | T): Promise<Result<T>> {
@@ -71,6 +72,8 @@ interface EngineState {
   demoEpisodes: Promise<DemoEpisodes> | null;
   /** The Hub download in flight (one at a time): pausing aborts it; cancelling waits for it to stop, then removes its files. */
   hubRun: { ctl: AbortController; done: Promise<unknown> } | null;
+  /** The limits of the devices the session opens (EngineApi.setDeviceLimits). */
+  limits: LimitsMode;
 }
 
 const noHooks = (): Error => new Error('this build has no test hooks (build with `vite build --mode e2e`)');
@@ -104,7 +107,7 @@ function engineState(): EngineState {
       ),
   };
   const builtins = new BuiltinModels();
-  const session = new Session(browserPlatform(builtins));
+  const session = new Session(browserPlatform(builtins, () => w.limits));
   const run = new Run(session, hooks ? hooks.store(runsStore) : runsStore, forward);
   const w: EngineState = {
     session,
@@ -116,6 +119,7 @@ function engineState(): EngineState {
     ui: null,
     demoEpisodes: null,
     hubRun: null,
+    limits: 'adapter',
   };
   return w;
 }
@@ -404,6 +408,9 @@ function engineApi(w: EngineState): EngineApi {
     },
     async ping() {
       return Date.now();
+    },
+    async setDeviceLimits(limits) {
+      w.limits = limits;
     },
     async debugCrash(point?: HookPoint) {
       if (!w.hooks) throw noHooks();

@@ -4,6 +4,7 @@
 // browser's sandbox for users' environment modules.
 
 import { acquireBrowserGpu } from '../gpu/browser.ts';
+import type { LimitsMode } from '../gpu/device.ts';
 import { opfsStore } from '../platform/storage/opfs.ts';
 import { browserSandbox } from '../platform/sandbox/browser.ts';
 import { BUILTIN_MODEL } from '../config/run-config.ts';
@@ -13,9 +14,12 @@ import { type BuiltinModels, MAX_MODEL_BYTES, modelFilesFor, weightBytes } from 
 
 export const modelsBase = (): string => new URL(`${import.meta.env.BASE_URL}models/`, self.location.origin).href;
 
-/** The worker's platform; `builtins` fetches the built-in model once for the whole worker. */
-export const browserPlatform = (builtins: BuiltinModels): Platform => ({
-  device: () => acquireBrowserGpu({ log: (l) => console.log(l) }),
+/**
+ * The worker's platform; `builtins` fetches the built-in model once for the whole worker; `limits` says which
+ * limits a device is opened with (the page's ?limits=default, device-limits.ts).
+ */
+export const browserPlatform = (builtins: BuiltinModels, limits: () => LimitsMode): Platform => ({
+  device: () => acquireBrowserGpu({ log: (l) => console.log(l), limits: limits() }),
   async model(path) {
     const files = await modelFilesFor(path, modelsBase(), builtins);
     const bytes = await weightBytes(files);

@@ -8,11 +8,11 @@ import { loadCheckpoint, readCheckpointFiles } from '../../marft/checkpoint/chec
 import { type RunConfig, parseRunConfig } from '../../config/run-config.ts';
 import { evaluate } from '../../marft/evaluate.ts';
 import type { CheckpointSource } from '../../marft/run.ts';
-import { UsageError, parse } from '../args.ts';
+import { LIMITS_FLAG, UsageError, parse, parseLimits } from '../args.ts';
 import { checkpointSource, nodeSession, readRunConfig } from '../platform.ts';
 
 export const usage =
-  'marft eval (--checkpoint DIR | --config FILE --base) [--episodes N] [--split test|train] [--sampled] [--seed S] [--env-options JSON] [--json]';
+  'marft eval (--checkpoint DIR | --config FILE --base) [--episodes N] [--split test|train] [--sampled] [--seed S] [--env-options JSON] [--json] [--limits default|adapter]';
 
 export async function evalCommand(argv: string[]): Promise<void> {
   const a = parse(argv, {
@@ -25,7 +25,9 @@ export async function evalCommand(argv: string[]): Promise<void> {
     seed: { type: 'string' },
     json: { type: 'boolean' },
     'env-options': { type: 'string' },
+    ...LIMITS_FLAG,
   });
+  const limits = parseLimits(a.limits);
   if (!a.checkpoint && !a.base) throw new UsageError('give --checkpoint DIR, or --base to evaluate the untuned model');
   const log = (l: string) => console.error(l);
   let config: RunConfig;
@@ -51,7 +53,7 @@ export async function evalCommand(argv: string[]): Promise<void> {
   if (split !== 'test' && split !== 'train') throw new UsageError(`--split must be test or train, got ${split}`);
   const episodes = typeof a.episodes === 'string' ? Number(a.episodes) : 100;
   if (!Number.isInteger(episodes) || episodes < 1) throw new UsageError(`--episodes must be a positive integer, got ${a.episodes}`);
-  const m = await nodeSession(log).load(config.model.path);
+  const m = await nodeSession(log, limits).load(config.model.path);
   const state = ckpt ? await loadCheckpoint(m.gpu, ckpt.store, ckpt.dir, m.model) : null;
   const result = await evaluate(m.decoder, m.tokenizer, config, state, {
     envs: m.envs,

@@ -18,12 +18,12 @@ import { zipFiles } from '../../platform/zip.ts';
 import { loadAdapterFiles } from '../../model/load.ts';
 import { nodeModelFiles } from '../../model/node-files.ts';
 import { type OnnxExport, exportOnnx } from '../../model/onnx/export.ts';
-import { UsageError, parse, required } from '../args.ts';
+import { LIMITS_FLAG, UsageError, parse, parseLimits, required } from '../args.ts';
 import { checkpointSource, nodeSession, runModelDir } from '../platform.ts';
 import { writeFileAtomic } from '../write-atomic.ts';
 
 export const usage =
-  'marft export [--format zip] --checkpoint DIR --out FILE.zip\n' +
+  'marft export [--format zip] --checkpoint DIR --out FILE.zip [--limits default|adapter]\n' +
   '  marft export --format onnx (--checkpoint DIR --agent ROLE | --model DIR [--adapter DIR]) --out FILE.onnx [--no-mask] [--max-positions N] [--external-data auto|on|off]\n' +
   '  marft export --format areal --checkpoint DIR --out DIR2 [--base-model PATH]';
 
@@ -38,6 +38,7 @@ const FLAGS = {
   'max-positions': { type: 'string' },
   'external-data': { type: 'string' },
   'base-model': { type: 'string' },
+  ...LIMITS_FLAG,
 } as const;
 
 /** A checkpoint's verified files and run config, from a run folder, a checkpoint folder or a zip (its path: the zip's name). */
@@ -140,7 +141,7 @@ export async function exportCommand(argv: string[]): Promise<void> {
   const config = parseRunConfig(new TextDecoder().decode((await readCheckpointFiles(store, dir)).files['config.json']), {
     checkEnv: false,
   });
-  const m = await nodeSession((l) => console.error(l)).load(config.model.path);
+  const m = await nodeSession((l) => console.error(l), parseLimits(a.limits)).load(config.model.path);
   const state = await loadCheckpoint(m.gpu, store, dir, m.model);
   const files = await exportAdapters(m.gpu, state, { baseModel: m.source.baseModel });
   writeFileAtomic(out, zipFiles(files));

@@ -31,13 +31,13 @@ import {
 } from '../../pretrain/train.ts';
 import { buildTinyTokenizer, DEFAULT_TINY_VOCAB, TINY_IDS } from '../../pretrain/tiny-tokenizer.ts';
 import { loadTokenizer } from '../../model/tokenizer.ts';
-import { UsageError, parse, required } from '../args.ts';
+import { LIMITS_FLAG, UsageError, parse, parseLimits, required } from '../args.ts';
 
 export const usage =
   'marft pretrain --out DIR [--steps 4800] [--seed 0] [--batch 32] [--seq 384] [--lr 1e-3] [--error-rate 0.4] [--plan-error-rate 0.3] ' +
   '[--solo-misread-rate 0.95] [--precedence 0.5] [--teams solo,duo[,orchestrated]] [--skip-plan-rate 0.3] ' +
   '[--layers 6 --hidden 256 --heads 4 --kv-heads 2 --intermediate 688 --max-pos 512 --vocab 512] [--difficulty 1,2,3] [--warmup N] [--weight-decay 0.1] ' +
-  '[--log-every 50] [--eval-every 500] [--eval-n 128] [--corpus 4000] [--bf16]';
+  '[--log-every 50] [--eval-every 500] [--eval-n 128] [--corpus 4000] [--bf16] [--limits default|adapter]';
 
 const FLAGS = {
   out: { type: 'string' },
@@ -67,6 +67,7 @@ const FLAGS = {
   'eval-n': { type: 'string' },
   corpus: { type: 'string' },
   bf16: { type: 'boolean' },
+  ...LIMITS_FLAG,
 } as const;
 
 function num(
@@ -171,7 +172,7 @@ export async function pretrainCommand(argv: string[]): Promise<void> {
     return queue.splice(0, B);
   };
 
-  const gpu = await acquireNodeGpu({ log: (l) => console.error(l) });
+  const gpu = await acquireNodeGpu({ log: (l) => console.error(l), limits: parseLimits(a.limits) });
   const trainer = new Pretrainer(gpu, config, initWeights(config, seed));
   const teams = ['solo', 'duo'] as const; // the static chains evaluateTeam runs
   const evaluate = async (_d: unknown, _step: number, temperature = 0): Promise<Record<string, number>> => {

@@ -24,13 +24,13 @@ import { type IterationProfile, type Notice } from '../../marft/run-events.ts';
 import { type KernelTime, formatKernelTable, kernelRows, phaseRows } from '../../common/profile-table.ts';
 import { nodeStore } from '../../platform/storage/node.ts';
 import { nodeModelFiles } from '../../model/node-files.ts';
-import { UsageError, parse } from '../args.ts';
+import { LIMITS_FLAG, UsageError, parse, parseLimits } from '../args.ts';
 import { ProgressBar, iterationLine } from '../progress.ts';
 import { printPlan } from '../plan.ts';
 import { checkpointSource, nodeSession, readRunConfig } from '../platform.ts';
 
 export const usage =
-  'marft train [--config FILE] [--iterations N] [--out DIR] [--resume DIR] [--json] [--keep K] [--init-adapter ROLE=DIR ...] [--profile] [--progress]\n  marft train --plan [--config FILE] [--budget GIB] [--measure [--iterations N]] [--json]';
+  'marft train [--config FILE] [--iterations N] [--out DIR] [--resume DIR] [--json] [--keep K] [--init-adapter ROLE=DIR ...] [--profile] [--progress] [--limits default|adapter]\n  marft train --plan [--config FILE] [--budget GIB] [--measure [--iterations N]] [--json] [--limits default|adapter]';
 
 export async function trainCommand(argv: string[]): Promise<void> {
   const a = parse(argv, {
@@ -46,7 +46,9 @@ export async function trainCommand(argv: string[]): Promise<void> {
     plan: { type: 'boolean' },
     measure: { type: 'boolean' },
     budget: { type: 'string' },
+    ...LIMITS_FLAG,
   });
+  const limits = parseLimits(a.limits);
   if (a.measure && !a.plan) throw new UsageError('--measure goes with --plan');
   if (a.budget !== undefined && !a.plan) throw new UsageError('--budget goes with --plan');
   if (a.plan) {
@@ -63,6 +65,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
       iterations,
       json: a.json === true,
       log: (l) => console.error(l),
+      limits,
     });
     return;
   }
@@ -88,7 +91,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
   let paused: Notice | null = null;
   let bar: ProgressBar | null = null;
   const profiles: Array<IterationProfile & { kernels: KernelTime[] }> = [];
-  const session = nodeSession(log);
+  const session = nodeSession(log, limits);
   const run: Run = new Run(
     session,
     nodeStore(dirname(outDir)),

@@ -133,38 +133,45 @@ export function defineKernel<
     }
   }
 
+  // bind and pack run at every dispatch: plain loops over what was worked out once above and here
+  const slot: Record<string, number> = Object.create(null) as Record<string, number>;
+  spec.bindings.forEach((b, i) => (slot[b] = i));
+  const names = fields.map(([f]) => f);
+  const pads = names.map((f) => f.startsWith('_'));
+  const types = fields.map(([, type]) => type);
+
   const pack = (values: Record<string, number | readonly number[]>): UniformField[] => {
     const out: UniformField[] = [];
-    fields.forEach(([f, type], i) => {
-      const pad = f.startsWith('_');
-      const v = pad ? 0 : values[f];
-      if (widths[i]) {
-        const vs = pad ? new Array<number>(widths[i]).fill(0) : v;
-        if (!Array.isArray(vs) || vs.length !== widths[i])
-          throw new Error(`${spec.name}: uniform ${f} must be ${widths[i]} numbers, got ${String(vs)}`);
-        out.push(...(vs as number[]));
+    for (let i = 0; i < names.length; i++) {
+      const v = pads[i] ? 0 : values[names[i]];
+      const width = widths[i];
+      if (width) {
+        if (pads[i]) {
+          for (let j = 0; j < width; j++) out.push(0);
+          continue;
+        }
+        if (!Array.isArray(v) || v.length !== width) throw new Error(`${spec.name}: uniform ${names[i]} must be ${width} numbers, got ${String(v)}`);
+        for (let j = 0; j < width; j++) out.push((v as number[])[j]);
       } else if (typeof v !== 'number') {
-        throw new Error(`${spec.name}: uniform ${f} is ${String(v)}`);
+        throw new Error(`${spec.name}: uniform ${names[i]} is ${String(v)}`);
       } else {
+        const type = types[i];
         out.push(type === 'u32' ? v : type === 'f32' ? { f32: v } : { i32: v });
       }
-    });
+    }
     return out;
   };
 
+  /** The positional bindings: up to the last one passed, undefined where a binding is absent or null. */
   const bind = (values: Readonly<Record<string, Bound | null | undefined>>): Array<Bound | undefined> => {
     const out: Array<Bound | undefined> = [];
-    let n = 0;
     for (const name in values) {
-      const v = values[name];
-      const i = index.get(name);
+      const i = slot[name];
       if (i === undefined) throw new Error(`${spec.name}: no binding named ${name}`);
-      if (v && i + 1 > n) n = i + 1;
-    }
-    for (let i = 0; i < n; i++) out.push(undefined);
-    for (const name in values) {
       const v = values[name];
-      if (v) out[index.get(name)!] = v;
+      if (!v) continue;
+      while (out.length <= i) out.push(undefined);
+      out[i] = v;
     }
     return out;
   };

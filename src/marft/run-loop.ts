@@ -6,8 +6,8 @@
 // readback); it is written to the store every runLoop.checkpointEvery iterations or checkpointSeconds, and
 // always at the loop's end (a pause, a stop, the target) and after a rollback or a recovery. A write runs
 // beside the next iteration; the one at the loop's end is waited for, or with writeBehind left to finish
-// after the loop returns (its result in `written`). Every reload below comes from the snapshot in memory, so only a crash of the
-// page or process loses iterations: those since the last write.
+// after the loop returns (its result in `written`). Every reload below comes from the snapshot in memory,
+// so only a crash of the page or process loses iterations: those since the last write.
 //   1. A non-finite loss or gradient skips the step (update.ts) and the iteration is not kept;
 //      runLoop.rollbackAfter such iterations in a row go back to the last good one (a fresh RNG draw, so
 //      the rolled-back run does not replay the same failure).

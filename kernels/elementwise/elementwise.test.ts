@@ -32,6 +32,21 @@ describe('elementwise', () => {
     });
   }
 
+  it('add covers every element past 65535 workgroups, where the grid spreads over rows', async () => {
+    const gpu = await testGpu();
+    const n = 65535 * 256 + 70 * 256 + 3; // grid1d: 65606 workgroups as 2 rows of 32803
+    const x = new Float32Array(n).map((_, i) => (i % 1009) * 0.25);
+    const tx = gpu.upload(x, [n], 'f32', 'x');
+    const ty = gpu.zeros([n], 'f32', 'y');
+    addInto(gpu, ty, tx, 2);
+    const y = await gpu.readF32(ty);
+    let wrong = 0;
+    for (let i = 0; i < n; i++) if (y[i] !== 2 * x[i]) wrong++;
+    expect(wrong).toBe(0);
+    gpu.release(tx);
+    gpu.release(ty);
+  });
+
   it('relu backward reference matches finite differences', () => {
     const x = randn(20, 3).map((v) => (Math.abs(v) < 0.01 ? 0.5 : v)); // keep away from the kink
     const w = randn(20, 4);

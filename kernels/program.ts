@@ -150,7 +150,8 @@ export function defineKernel<
           for (let j = 0; j < width; j++) out.push(0);
           continue;
         }
-        if (!Array.isArray(v) || v.length !== width) throw new Error(`${spec.name}: uniform ${names[i]} must be ${width} numbers, got ${String(v)}`);
+        if (!Array.isArray(v) || v.length !== width)
+          throw new Error(`${spec.name}: uniform ${names[i]} must be ${width} numbers, got ${String(v)}`);
         for (let j = 0; j < width; j++) out.push((v as number[])[j]);
       } else if (typeof v !== 'number') {
         throw new Error(`${spec.name}: uniform ${names[i]} is ${String(v)}`);

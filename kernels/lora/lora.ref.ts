@@ -1,13 +1,8 @@
 // Float64 CPU reference for multi-adapter LoRA (stacked adapters, a slot per sequence) and its backward.
 
-export interface LoraDims {
-  B: number;
-  T: number;
-  S: number;
-  R: number;
-  IN: number;
-  OUT: number;
-}
+import type { LoraDims } from './kernel.ts';
+
+export type { LoraDims };
 
 const slotOf = (slots: ArrayLike<number>, m: number, d: LoraDims) => {
   const s = slots[Math.floor(m / d.T)];

@@ -11,25 +11,14 @@ import { createKvCache, releaseKvCache } from './kv-cache.ts';
 import type { FusedForm } from '../../kernels/fused/fused.ts';
 import { LINEAR_MODULES, type LinearModule, type ModelConfig } from './config.ts';
 import { type LoraSet, createLoraSet, releaseLoraSet } from './lora-set.ts';
-import { tinyConfig, tinyWeights } from './testing.ts';
+import { randomizeLoraB, tinyConfig, tinyWeights } from './testing.ts';
 import { createWeightGrads, releaseWeights, uploadWeights, weightTensors } from './weights.ts';
 
 const qwen = (over: Record<string, unknown> = {}) => tinyConfig({ model_type: 'qwen2', architectures: ['Qwen2ForCausalLM'], ...over }); // q/k/v biases
 
 function adapters(gpu: Gpu, config: ModelConfig, targets = [...LINEAR_MODULES]): LoraSet {
   const lora = createLoraSet(gpu, config, { r: 2, alpha: 4, targets, slots: 3 }, 3);
-  for (const layer of lora.layers)
-    for (const p of Object.values(layer))
-      gpu.write(
-        p.B,
-        Float32Array.from(
-          randn(
-            p.B.shape.reduce((a, b) => a * b, 1),
-            p.B.shape[1] + 1,
-            0.5,
-          ),
-        ),
-      );
+  randomizeLoraB(gpu, lora, (shape) => shape[1] + 1);
   return lora;
 }
 

@@ -9,7 +9,7 @@ import type { Tensor } from '../gpu/tensor.ts';
 import type { BatchInput } from './batch.ts';
 import { Decoder } from './decoder.ts';
 import { createLoraSet } from './lora-set.ts';
-import { tinyConfig, tinyWeights } from './testing.ts';
+import { randomizeLoraB, tinyConfig, tinyWeights } from './testing.ts';
 import { createValueHead, releaseValueHeadState, valueHeadBackward, valueHeadForward } from './value-head.ts';
 import { createWeightGrads, refreshFusedWeights, uploadWeights } from './weights.ts';
 
@@ -41,18 +41,7 @@ describe('decoder + value head gradients', () => {
         { r: 2, alpha: 4, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], slots: 2 },
         7,
       );
-      for (const layer of lora.layers)
-        for (const p of Object.values(layer))
-          gpu.write(
-            p.B,
-            Float32Array.from(
-              randn(
-                p.B.shape.reduce((a, b) => a * b, 1),
-                p.B.shape[1] + 3,
-                0.5,
-              ),
-            ),
-          );
+      randomizeLoraB(gpu, lora, (shape) => shape[1] + 3);
       const head = createValueHead(gpu, config.hiddenSize, [8], 2, 11);
       const N = batch.B * batch.T;
       const V = config.vocabSize;

@@ -8,7 +8,7 @@ import { randn, testGpu } from '../../kernels/testing.ts';
 import type { BatchInput } from './batch.ts';
 import { Decoder } from './decoder.ts';
 import { createLoraSet } from './lora-set.ts';
-import { tinyConfig, tinyWeights } from './testing.ts';
+import { randomizeLoraB, tinyConfig, tinyWeights } from './testing.ts';
 import { createWeightGrads, uploadWeights } from './weights.ts';
 
 const batch: BatchInput = {
@@ -36,18 +36,7 @@ describe('Decoder logitRows', () => {
       const weights = uploadWeights(gpu, config, (n) => tinyWeights(config, 9).get(n));
       const dec = new Decoder(gpu, config, weights, { fused });
       const lora = createLoraSet(gpu, config, { r: 2, alpha: 4, targets: ['q_proj', 'v_proj', 'down_proj'], slots: 2 }, 3);
-      for (const layer of lora.layers)
-        for (const p of Object.values(layer))
-          gpu.write(
-            p.B,
-            Float32Array.from(
-              randn(
-                p.B.shape.reduce((a, b) => a * b, 1),
-                p.B.shape[1] + 2,
-                0.5,
-              ),
-            ),
-          );
+      randomizeLoraB(gpu, lora, (shape) => shape[1] + 2);
       const N = batch.B * batch.T;
       const V = config.vocabSize;
       const M = rows.length;

@@ -12,7 +12,7 @@ import type { ModelConfig } from './config.ts';
 import { Decoder } from './decoder.ts';
 import { createLoraSet, releaseLoraSet } from './lora-set.ts';
 import { chunkRows } from './row-chunks.ts';
-import { tinyConfig, tinyWeights } from './testing.ts';
+import { randomizeLoraB, tinyConfig, tinyWeights } from './testing.ts';
 import { releaseWeights, uploadWeights } from './weights.ts';
 
 // N = 6 rows of 64 logits: 1536 bytes, which the capped binding holds; the (64, 16) f32 embedding (4096) it does not
@@ -49,19 +49,7 @@ async function step(gpu: Gpu, c: ModelConfig): Promise<StepResult> {
   const weights = uploadWeights(gpu, c, (n) => tinyWeights(c, 7).get(n));
   const dec = new Decoder(gpu, c, weights, { fused: false });
   const lora = createLoraSet(gpu, c, { r: 2, alpha: 4, targets: ['q_proj', 'v_proj', 'down_proj'], slots: 2 }, 3);
-  let seed = 10;
-  for (const layer of lora.layers)
-    for (const p of Object.values(layer))
-      gpu.write(
-        p.B,
-        Float32Array.from(
-          randn(
-            p.B.shape.reduce((a, b) => a * b, 1),
-            seed++,
-            0.5,
-          ),
-        ),
-      );
+  randomizeLoraB(gpu, lora, (_, i) => 10 + i);
   const V = c.vocabSize;
   const grads = async (): Promise<Float32Array[]> => {
     const out: Float32Array[] = [];

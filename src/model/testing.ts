@@ -3,6 +3,9 @@
 import { parseModelConfig, expectedWeights, type ModelConfig } from './config.ts';
 import type { TensorView } from './safetensors.ts';
 import { Rng } from '../common/rng.ts';
+import { randn } from '../../kernels/testing.ts';
+import type { Gpu } from '../gpu/gpu.ts';
+import type { LoraSet } from './lora-set.ts';
 
 export function tinyConfig(over: Record<string, unknown> = {}): ModelConfig {
   return parseModelConfig({
@@ -32,4 +35,24 @@ export function tinyWeights(config: ModelConfig, seed: number, scale = 0.5): Map
     out.set(name, { dtype: 'F32', shape, data: new Uint8Array(v.buffer) });
   }
   return out;
+}
+
+/**
+ * Gives every adapter's B random values (std 0.5; B starts at zero, so the adapters would change nothing):
+ * `seed` names the draw of each B, from its shape and its place among them.
+ */
+export function randomizeLoraB(gpu: Gpu, lora: LoraSet, seed: (shape: readonly number[], i: number) => number): void {
+  let i = 0;
+  for (const layer of lora.layers)
+    for (const p of Object.values(layer))
+      gpu.write(
+        p.B,
+        Float32Array.from(
+          randn(
+            p.B.shape.reduce((a, b) => a * b, 1),
+            seed(p.B.shape, i++),
+            0.5,
+          ),
+        ),
+      );
 }

@@ -84,6 +84,8 @@ export class Session {
   /** Loads one after the other: a switch releases the weights the previous load made. */
   private queue: Promise<unknown> = Promise.resolve();
   private readonly unloadHooks = new Set<(m: SessionModel) => void>();
+  /** The device, scope and pipeline count of the last keepKernels (the cache holds those already). */
+  private keptKernels: { gpu: Gpu; scope: string; made: number } | null = null;
   /** The job holding the model (a training loop, an export's forward), or null. */
   private user: string | null = null;
 
@@ -182,7 +184,13 @@ export class Session {
     const m = this.current;
     const store = this.platform.kernels;
     if (!m || !store) return;
-    await keepKernels(m.gpu, store, kernelScope(m.gpu.adapter, m.model)).catch((e: unknown) => {
+    // nothing new made since the last keep on this device: no need to read the cache back to compare
+    const made = m.gpu.pipelines.size;
+    const scope = kernelScope(m.gpu.adapter, m.model);
+    const k = this.keptKernels;
+    if (k?.gpu === m.gpu && k.scope === scope && k.made === made) return;
+    this.keptKernels = { gpu: m.gpu, scope, made };
+    await keepKernels(m.gpu, store, scope).catch((e: unknown) => {
       console.warn(`the kernel cache was not written: ${e instanceof Error ? e.message : String(e)}`);
     });
   }

@@ -8,7 +8,10 @@
 // left external) runs on the GPU machine: bench/device-chrome.sh.
 // Each run opens the lab with its config as a ?config= link (bench/bench-configs.ts: the same config that
 // bench:iteration times in Node), and drives the UI as a user would:
-//   1. Step: the first iteration (warm-up: the browser compiles every pipeline on first use),
+//   0. the kernel warm-up the lab runs after the model loads (a thrown-away iteration that makes the
+//      pipelines; by default on a hardware adapter only, --warmup on|off sets the page's ?warmup=), waited
+//      for as a user who looks at the builder for a moment,
+//   1. Step: the first iteration (without a warm-up, the pipelines are made inside it),
 //   2. Step: the timed iteration,
 //   3. "Profile next iteration" + Step: the profiled iteration (every dispatch in a pass of its own, so it
 //      runs slower; its per-kernel GPU times are read from the Profile panel's table); with a list of
@@ -35,6 +38,7 @@
 // Options: --runs classroom (a comma list) --episodes N|1,2,4 (default: the run's own; random models 8)
 //          --new 128 --agents 2 (random models) --no-build --dist dist (the build folder) --port 0
 //          --out bench/results/cpu-fallback/browser-classroom.json --iteration-timeout-min 60 --expect gpu|any --wall 5
+//          --revisit 1|0 --warmup auto|on|off
 
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -74,6 +78,9 @@ const agentsN = Number(arg('agents', '2')) as 1 | 2 | 3 | 4;
 const out = arg('out', 'bench/results/cpu-fallback/browser-classroom.json');
 const wallN = Number(arg('wall', '5'));
 const revisitOn = arg('revisit', '1') !== '0';
+/** The lab's ?warmup= (the kernel warm-up after the model loads): auto (the lab's default), on or off. */
+const warmUpArg = arg('warmup', 'auto');
+if (!['auto', 'on', 'off'].includes(warmUpArg)) throw new Error(`--warmup must be auto, on or off, got ${warmUpArg}`);
 const iterationTimeout = Number(arg('iteration-timeout-min', '60')) * 60_000;
 const distDir = arg('dist', 'dist');
 const expect = arg('expect', 'any');
@@ -112,6 +119,8 @@ interface Measured {
    * the browser's own shader caches): pipelines prepared while the model loaded, then Step at once.
    */
   revisit: { prepared: number; first: StepSplit; firstTrainer: number; warm: StepSplit; warmTrainer: number } | null;
+  /** The kernel warm-up after the model loaded (waited for before the first Step): pipelines made and its seconds; null: none ran. */
+  warmUp: { made: number; seconds: number } | null;
   /** Dispatches of the profiled iteration (the sum of its kernel table's calls). */
   profiledDispatches: number | null;
   kernels: Array<{ key: string; calls: number; ms: number }>;
@@ -235,10 +244,19 @@ async function continuous(page: Page, from: number, n: number, on: string): Prom
   return { iterations: n, wallS: wall / n, trainerS: trainer / n, ratio: wall / trainer };
 }
 
-/** Opens the lab at `config` and waits for its model (a random one downloaded through the Hub panel); the adapter's label. */
-async function openRun(page: Page, url: string, run: string, config: RunConfig): Promise<{ on: string; adapter: AdapterSummary | null }> {
+/**
+ * Opens the lab at `config` and waits for its model (a random one downloaded through the Hub panel) and for
+ * the kernel warm-up that follows it, as a user who looks at the builder for a moment before pressing Step.
+ */
+async function openRun(
+  page: Page,
+  url: string,
+  run: string,
+  config: RunConfig,
+): Promise<{ on: string; adapter: AdapterSummary | null; warmUp: Measured['warmUp'] }> {
   const hub = isPreset(run) ? '' : `&hub=${encodeURIComponent(new URL(url).origin)}`;
-  await page.goto(`${url}?config=${encodeConfigLink(config)}${hub}`);
+  const warm = warmUpArg === 'auto' ? '' : `&warmup=${warmUpArg}`;
+  await page.goto(`${url}?config=${encodeConfigLink(config)}${hub}${warm}`);
   const status = page.getByTestId('gpu-status');
   await status.and(page.locator('[data-state="ready"], [data-state="error"]')).waitFor({ timeout: 120_000 });
   if ((await status.getAttribute('data-state')) === 'error') throw new Error(`the lab got no WebGPU device: ${await status.textContent()}`);
@@ -247,7 +265,14 @@ async function openRun(page: Page, url: string, run: string, config: RunConfig):
   if (!isPreset(run)) await downloadRandomModel(page, run);
   await page.getByTestId('config-status').and(page.locator('[data-valid="true"]')).waitFor();
   await page.getByTestId('model-status').and(page.locator('[data-state="ready"]')).waitFor({ timeout: 600_000 });
-  return { on: adapterLabel(adapter).label, adapter };
+  // the page shows 'preparing' in the same update as the model ready, so this does not pass before it starts
+  const kernels = page.getByTestId('kernels-status');
+  await kernels.and(page.locator('[data-state="preparing"]')).waitFor({ state: 'detached', timeout: 600_000 });
+  const warmUp = (await kernels.count())
+    ? { made: Number(await kernels.getAttribute('data-made')), seconds: Number(await kernels.getAttribute('data-seconds')) }
+    : null;
+  if (warmUp) console.log(`  kernel warm-up after the model loaded: ${warmUp.made} pipelines in ${warmUp.seconds.toFixed(2)} s`);
+  return { on: adapterLabel(adapter).label, adapter, warmUp };
 }
 
 /** --revisit: the lab opened again in the same browser, Step pressed as soon as the model is ready. */
@@ -277,13 +302,22 @@ async function downloadRandomModel(page: Page, shape: string): Promise<void> {
 async function measure(page: Page, url: string, run: string, config: RunConfig, profile: boolean): Promise<Measured> {
   const load0 = loadavg()[0];
   const episodes = config.rollout.episodes;
-  const { on, adapter } = await openRun(page, url, run, config);
+  const { on, adapter, warmUp } = await openRun(page, url, run, config);
   console.log(`${run}, ${episodes} episodes, on ${on}:`);
   const warmup = await step(page, 0, 'warm-up (pipelines compile)', on);
   const timed = await step(page, 1, 'timed', on);
   const wall = wallN > 0 ? await continuous(page, 2, wallN, on) : null;
   const next = 2 + (wall?.iterations ?? 0);
-  const common = { run, episodes, adapter, adapterLabel: on, wall, split: { warmup: warmup.split, timed: timed.split }, revisit: null };
+  const common = {
+    run,
+    episodes,
+    adapter,
+    adapterLabel: on,
+    wall,
+    split: { warmup: warmup.split, timed: timed.split },
+    revisit: null,
+    warmUp,
+  };
   if (!profile) {
     return {
       ...common,
@@ -443,12 +477,16 @@ console.log(
   '\nWhat a user waits for: the first iteration against a warm one (Step → paused), and a continuous run (Continue until N more):',
 );
 console.log(
-  '| run | adapter | episodes | first Step → paused s | warm Step → paused s | cold ratio | Step → paused − trainer s | N | wall per iteration s | trainer per iteration s | wall ratio |\n|---|---|---|---|---|---|---|---|---|---|---|',
+  `(a fresh browser profile; ?warmup=${warmUpArg}: the kernel warm-up after the model loaded, waited for before the first Step, its pipelines and seconds)`,
+);
+console.log(
+  '| run | adapter | episodes | kernel warm-up | first Step → paused s | warm Step → paused s | cold ratio | Step → paused − trainer s | N | wall per iteration s | trainer per iteration s | wall ratio |\n|---|---|---|---|---|---|---|---|---|---|---|---|',
 );
 for (const m of results) {
   const w = m.wall;
+  const wu = m.warmUp ? `${m.warmUp.made} in ${f(m.warmUp.seconds)} s` : 'none';
   console.log(
-    `| ${m.run} | ${m.adapterLabel} | ${m.episodes} | ${f(m.wallS.warmup)} | ${f(m.wallS.timed)} | ${f(m.wallS.warmup / m.wallS.timed)} | ${f(m.wallS.timed - m.timed.total)} | ${w?.iterations ?? '–'} | ${w ? f(w.wallS) : '–'} | ${w ? f(w.trainerS) : '–'} | ${w ? f(w.ratio) : '–'} |`,
+    `| ${m.run} | ${m.adapterLabel} | ${m.episodes} | ${wu} | ${f(m.wallS.warmup)} | ${f(m.wallS.timed)} | ${f(m.wallS.warmup / m.wallS.timed)} | ${f(m.wallS.timed - m.timed.total)} | ${w?.iterations ?? '–'} | ${w ? f(w.wallS) : '–'} | ${w ? f(w.trainerS) : '–'} | ${w ? f(w.ratio) : '–'} |`,
   );
 }
 console.log("\nStep on the page's clock (seconds from the click): the iteration's point shown, the run paused, its checkpoint written:");

@@ -13,6 +13,7 @@ import { tinyRunConfig } from '../config/testing.ts';
 import { createTrainState } from './state.ts';
 import { Trainer } from './trainer.ts';
 import { Envs } from '../envs/registry.ts';
+import type { CheckpointStore } from '../platform/storage/store.ts';
 
 /** The tiny model and a run on it; `envs` (default: built-ins, no sandbox) is where its environment comes from. */
 export function tinySetup(gpu: Gpu, over: Record<string, unknown> = {}, envs = new Envs(null)) {
@@ -32,8 +33,9 @@ export function tinySetup(gpu: Gpu, over: Record<string, unknown> = {}, envs = n
 /**
  * A Session on the tiny model (F32, 256 positions) whose devices are private Dawn devices, each pushed onto
  * `devices` as it is made, so a test can destroy the one in use (a device loss) and see the next one made.
+ * `kernels`: where its kernel cache is kept (none by default).
  */
-export function lossTestSession(devices: Gpu[]): Session {
+export function lossTestSession(devices: Gpu[], kernels?: CheckpointStore): Session {
   const folder = { ...tinyModelFolder('F32'), 'config.json': JSON.stringify({ ...TINY_QWEN2_CONFIG, max_position_embeddings: 256 }) };
   return new Session({
     device: async () => {
@@ -44,5 +46,6 @@ export function lossTestSession(devices: Gpu[]): Session {
     model: async (path) => ({ files: memoryFiles(path || 'tiny', folder), name: path || 'tiny', baseModel: path || 'tiny' }),
     refuse: (code, message) => new Error(`${code}: ${message}`),
     sandbox: null,
+    ...(kernels ? { kernels } : {}),
   });
 }

@@ -6,7 +6,7 @@ import { type RunConfig, parseRunConfig } from '../config/run-config.ts';
 import { presetGraph } from '../config/presets.ts';
 import { PRESET_RUNS, presetRunConfig } from '../config/run-presets.ts';
 import type { CreditMethod, InspectedLine, Result, RunEvents, RunPlan, WorkerError } from '../worker/api.ts';
-import { getEngine, onEngineGone, restartEngine } from '../worker/client.ts';
+import { getEngine, onEngineGone, pageWarmUp, restartEngine } from '../worker/client.ts';
 import { type DatasetEnv, archiveKind, readDataset } from './builder/DatasetPreview.tsx';
 import { saveDownload } from './download.ts';
 import { PRESET_CHOICES } from './defaults.ts';
@@ -268,6 +268,7 @@ export function loadPresetRun(name: string): boolean {
 function nextModelRequest(): number {
   const req = get().internal.modelRequest + 1;
   patchInternal({ modelRequest: req });
+  set({ kernels: { status: 'idle', made: 0, asked: 0, seconds: null } });
   return req;
 }
 
@@ -282,6 +283,33 @@ export async function chooseModel(path: string): Promise<void> {
     .catch((e) => ({ ok: false as const, error: asError(e) }));
   if (req !== get().internal.modelRequest) return;
   set({ model: r.ok ? { status: 'ready', info: r.value, error: null } : { status: 'error', info: null, error: r.error } });
+  if (r.ok) void prepareKernels();
+}
+
+/**
+ * After a model loads: the engine makes the pipelines of the builder's first iteration (a thrown-away
+ * iteration, stopped by anything that needs the model) so that the first Step does not wait for them.
+ * Skipped by the engine where the kernel cache prepared them already, and by default on a CPU adapter
+ * (?warmup=on|off decides instead). Only a speed-up: a failure is logged.
+ */
+export async function prepareKernels(): Promise<void> {
+  const req = get().internal.modelRequest;
+  const current = () => req === get().internal.modelRequest;
+  set({ kernels: { status: 'preparing', made: 0, asked: 0, seconds: null } });
+  const onMade = Comlink.proxy((made: number, asked: number) => {
+    if (current() && get().kernels.status === 'preparing') set({ kernels: { ...get().kernels, made, asked } });
+  });
+  const r = await getEngine()
+    .prepareKernels(get().draft, pageWarmUp(), onMade)
+    .catch((e) => ({ ok: false as const, error: asError(e) }));
+  if (!current()) return;
+  if (!r.ok) console.warn(`the kernels were not prepared ahead: ${r.error.message}`);
+  set({
+    kernels:
+      r.ok && r.value
+        ? { status: 'ready', made: r.value.made, asked: r.value.made, seconds: r.value.seconds }
+        : { status: 'idle', made: 0, asked: 0, seconds: null },
+  });
 }
 
 /**
@@ -309,6 +337,7 @@ export async function importModelFolder(files: File[]): Promise<void> {
       d.model.path = r.value.path;
     });
     set({ model: { status: 'ready', info: r.value, error: null } });
+    void prepareKernels();
     void refreshLocalModels();
   } else set({ model: { status: 'error', info: null, error: r.error } });
   void refreshStorage();

@@ -6,7 +6,7 @@
 import * as Comlink from 'comlink';
 import type { HubProgress } from '../worker/api.ts';
 import { getEngine } from '../worker/client.ts';
-import { asError, refreshLocalModels, refreshStorage } from './actions.ts';
+import { asError, prepareKernels, refreshLocalModels, refreshStorage } from './actions.ts';
 import { editDraft, type HubState, patchInternal, useLab } from './store.ts';
 
 const get = useLab.getState;
@@ -41,6 +41,7 @@ export async function downloadHub(token: string): Promise<void> {
       d.model.path = r.value.path;
     });
     set({ model: { status: 'ready', info: r.value, error: null } });
+    void prepareKernels();
     patch({ status: 'idle', listing: null, progress: null });
   } else if (get().internal.hubPausing) patch({ status: 'paused' });
   else if (get().hub.status === 'downloading') patch({ status: 'error', error: r.error });

@@ -48,6 +48,17 @@ export interface ModelState {
   error: WorkerError | null;
 }
 
+/**
+ * The kernel warm-up after a model loads (the worker's prepareKernels): 'preparing' while the pipelines of a
+ * first iteration are made; 'ready' once made (or stopped by something that needed the model first).
+ */
+export interface KernelsState {
+  status: 'idle' | 'preparing' | 'ready';
+  made: number;
+  asked: number;
+  seconds: number | null;
+}
+
 /** The Hub download panel: a listed repo waits for the user's yes; a paused download resumes from OPFS. */
 export interface HubState {
   status: 'idle' | 'listing' | 'listed' | 'downloading' | 'paused' | 'error';
@@ -158,6 +169,7 @@ export interface LabState {
   selectedAgent: number;
   connectFrom: string | null;
   model: ModelState;
+  kernels: KernelsState;
   localModels: string[];
   hub: HubState;
   /** The last dataset upload that was refused (the environment keeps the dataset it had); null after a good one. */
@@ -225,6 +237,7 @@ export const useLab = create<LabState>(() => ({
   selectedAgent: 0,
   connectFrom: null,
   model: { status: 'idle', info: null, error: null },
+  kernels: { status: 'idle', made: 0, asked: 0, seconds: null },
   localModels: [],
   hub: { status: 'idle', listing: null, progress: null, error: null },
   datasetRejected: null,

@@ -20,6 +20,8 @@ import type { Download } from '../marft/export/agent.ts';
 import type { ModuleReport, ModuleTry } from '../marft/env-modules.ts';
 import type { TryEvent, TryRequest, TryResult } from '../marft/try-team.ts';
 import type { RunPlan } from '../marft/plan.ts';
+import type { WarmUpResult } from '../marft/warm-up.ts';
+import type { WarmUpMode } from './page-params.ts';
 
 export type { Advice, PlanItem, PlanPhase, RunPlan } from '../marft/plan.ts';
 
@@ -231,6 +233,14 @@ export interface EngineApi {
    * gets the task, each agent's text as it streams and each turn's judgement. Refused while a run trains.
    */
   tryTeam(config: RunConfig, request: TryRequest, onEvent: (e: TryEvent) => void): Promise<Result<TryResult>>;
+  /**
+   * Makes the pipelines a first iteration of `config` needs, by one thrown-away iteration on scratch
+   * adapters (src/marft/warm-up.ts), so that the first Step does not wait for them; null when skipped (a
+   * run training, kernels already prepared from the cache, a user's module, a CPU adapter unless `mode` is
+   * 'on': the page's ?warmup=). `onMade` (a comlink.proxy) gets the pipelines made and asked for. Anything
+   * that needs the model stops it within a decode step; a new request replaces the one in flight.
+   */
+  prepareKernels(config: RunConfig, mode: WarmUpMode, onMade: (made: number, asked: number) => void): Promise<Result<WarmUpResult | null>>;
   /** Stops the try in flight within a decode step (its result says stopped). */
   tryStop(): Promise<void>;
   /** The held-out task `seed` draws (the loaded run's environment, or `config`'s), with its gold answer. */
@@ -240,7 +250,7 @@ export interface EngineApi {
   /** Answers at once: the page's liveness check (client.ts WorkerWatch). */
   ping(): Promise<number>;
   /**
-   * The limits of the devices this worker opens from now on (the page's ?limits=default: device-limits.ts);
+   * The limits of the devices this worker opens from now on (the page's ?limits=default: page-params.ts);
    * the page sends it before any other call, so the first device has them.
    */
   setDeviceLimits(limits: LimitsMode): Promise<void>;

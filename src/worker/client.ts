@@ -7,7 +7,7 @@
 
 import * as Comlink from 'comlink';
 import type { EngineApi } from './api.ts';
-import { limitsParam } from './device-limits.ts';
+import { type WarmUpMode, limitsParam, warmUpParam } from './page-params.ts';
 
 /**
  * Ping period, and the silence after which the worker counts as gone: a busy worker still answers between
@@ -80,6 +80,9 @@ export class WorkerWatch {
     clearInterval(this.timer);
   }
 }
+
+/** The kernel warm-up the page's address asks for (?warmup=on|off, else auto), for EngineApi.prepareKernels. */
+export const pageWarmUp = (): WarmUpMode => (typeof location === 'undefined' ? 'auto' : warmUpParam(location.search));
 
 let current: { worker: Worker; engine: Comlink.Remote<EngineApi>; watch: WorkerWatch } | null = null;
 const goneListeners: Array<(reason: string) => void> = [];

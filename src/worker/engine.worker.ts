@@ -34,6 +34,7 @@ import { deleteLocalModel, storageUsage } from './storage.ts';
 import { cancelHubDownload, downloadHubModel, hubOrigin, listHubModel } from './hub.ts';
 import { browserPlatform, modelsBase } from './platform.ts';
 import { TeamTrial } from './try.ts';
+import { KernelWarmUp } from './warm-up.ts';
 import { deleteRun, importCheckpoint, listRuns, newRunId, runHistory, runMetaFile, runsStore } from './run-folders.ts';
 import { parseMetricsLog } from './metrics-log.ts';
 import type { LimitsMode } from '../gpu/device.ts';
@@ -59,6 +60,8 @@ interface EngineState {
   readonly gate: ExportGate;
   /** Try the team; what needs the model for something else stops a try in flight first (trial.makeWay). */
   readonly trial: TeamTrial;
+  /** The kernel warm-up after a model loads; it too makes way (stops) for what needs the model. */
+  readonly warm: KernelWarmUp;
   /** The built-in model's files, fetched once for the worker. */
   readonly builtins: BuiltinModels;
   /**
@@ -114,6 +117,7 @@ function engineState(): EngineState {
     run,
     gate: new ExportGate(),
     trial: new TeamTrial(session, run),
+    warm: new KernelWarmUp(session, run),
     builtins,
     hooks,
     ui: null,
@@ -124,8 +128,15 @@ function engineState(): EngineState {
   return w;
 }
 
+/** What needs the model for something else stops a try or a kernel warm-up in flight first, and waits for it. */
+async function makeWay(w: EngineState): Promise<void> {
+  await w.trial.makeWay();
+  await w.warm.makeWay();
+}
+
 const exportJob = <T>(w: EngineState, what: string, f: () => Promise<T>): Promise<T> =>
   w.gate.run(what, async () => {
+    await w.warm.makeWay();
     await w.hooks?.onExport();
     return f();
   });
@@ -180,7 +191,7 @@ async function leaveDemo(w: EngineState): Promise<void> {
 }
 
 async function modelInfo(w: EngineState, path: string): Promise<ModelInfo> {
-  await w.trial.makeWay();
+  await makeWay(w);
   const m = await w.session.load(path);
   return { ...m.summary, path, bytes: await weightBytes(m.source.files) };
 }
@@ -250,7 +261,7 @@ function engineApi(w: EngineState): EngineApi {
       wrap(async () => {
         if (w.run.busy) throw new MarftError('BUSY', 'a run is training');
         w.gate.check('A new run');
-        await w.trial.makeWay();
+        await makeWay(w);
         const id = newRunId();
         return {
           runId: await w.run.start(config, {
@@ -263,14 +274,14 @@ function engineApi(w: EngineState): EngineApi {
     openRun: (runId, checkpoint) =>
       wrap(async () => {
         w.gate.check(`Opening ${runId}`);
-        await w.trial.makeWay();
+        await makeWay(w);
         return { runId, iteration: await w.run.open(runId, checkpoint) };
       }),
     openDemo: () =>
       wrap(async () => {
         if (w.run.busy) throw new MarftError('BUSY', 'a run is training: pause it to open the demo run');
         w.gate.check('Opening the demo run');
-        await w.trial.makeWay();
+        await makeWay(w);
         const [zip, record] = await Promise.all([demoFile(DEMO_CHECKPOINT_FILE), demoRecord(w)]);
         if ((await runsStore.stat(DEMO_RUN_ID)) === null)
           await importCheckpoint(zip, 'the demo run', runsStore, { id: DEMO_RUN_ID, source: 'demo' });
@@ -280,7 +291,7 @@ function engineApi(w: EngineState): EngineApi {
     resume: (until) =>
       wrap(async () => {
         w.gate.check('Training');
-        await w.trial.makeWay();
+        await makeWay(w);
         await leaveDemo(w);
         w.run.train(until);
       }),
@@ -290,7 +301,7 @@ function engineApi(w: EngineState): EngineApi {
     step: () =>
       wrap(async () => {
         w.gate.check('Step');
-        await w.trial.makeWay();
+        await makeWay(w);
         await leaveDemo(w);
         w.run.step();
       }),
@@ -398,7 +409,12 @@ function engineApi(w: EngineState): EngineApi {
       ),
     importCheckpoint: (bytes, fileName) => wrap(() => importCheckpoint(bytes, fileName)),
     readMetricsLog: (bytes, fileName) => wrap(() => parseMetricsLog(bytes, fileName)),
-    tryTeam: (config, request, onEvent) => wrap(() => w.trial.try(config, request, onEvent)),
+    tryTeam: (config, request, onEvent) =>
+      wrap(async () => {
+        await w.warm.makeWay();
+        return w.trial.try(config, request, onEvent);
+      }),
+    prepareKernels: (config, mode, onMade) => wrap(() => w.warm.prepare(config, mode, onMade)),
     async tryStop() {
       w.trial.stop();
     },

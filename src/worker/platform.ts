@@ -16,7 +16,7 @@ export const modelsBase = (): string => new URL(`${import.meta.env.BASE_URL}mode
 
 /**
  * The worker's platform; `builtins` fetches the built-in model once for the whole worker; `limits` says which
- * limits a device is opened with (the page's ?limits=default, device-limits.ts).
+ * limits a device is opened with (the page's ?limits=default, page-params.ts).
  */
 export const browserPlatform = (builtins: BuiltinModels, limits: () => LimitsMode): Platform => ({
   device: () => acquireBrowserGpu({ log: (l) => console.log(l), limits: limits() }),

@@ -14,6 +14,7 @@ export function ModelPicker() {
   const path = useLab(selectDraft).model.path;
   const model = useLab(selectModel);
   const local = useLab(selectLocalModels);
+  const kernels = useLab((s) => s.kernels);
   return (
     <section className="card" data-testid="model-picker">
       <h2 id="model-picker-title">Base model</h2>
@@ -65,6 +66,19 @@ export function ModelPicker() {
           {model.info.vocabSize}, context {model.info.maxPositions}, weights {mib(model.info.bytes)}
           {model.info.hasChatTemplate ? ', chat template' : ', no chat template'}
           {model.info.kernelsPrepared > 0 ? `; ${model.info.kernelsPrepared} kernels from earlier runs prepared` : ''}
+        </p>
+      )}
+      {model.status === 'ready' && kernels.status !== 'idle' && (
+        <p
+          className="hint"
+          data-testid="kernels-status"
+          data-state={kernels.status}
+          data-made={kernels.made}
+          data-seconds={kernels.seconds ?? ''}
+        >
+          {kernels.status === 'preparing'
+            ? `Preparing kernels for the first iteration${kernels.asked > 0 ? ` ${kernels.made}/${kernels.asked}` : ''}…`
+            : `${kernels.made} kernels prepared for the first iteration${kernels.seconds !== null ? ` in ${kernels.seconds.toFixed(1)} s` : ''}.`}
         </p>
       )}
       {model.status === 'error' && model.error && <ErrorBox error={model.error} testid="model-error" />}

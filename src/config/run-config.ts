@@ -29,6 +29,16 @@ import { parseJson } from '../common/json.ts';
 /** config.model.path '' (or this name) means the built-in tiny model, public/models/<BUILTIN_MODEL>/. */
 export const BUILTIN_MODEL = 'marft-tiny';
 
+/**
+ * The folder of public/models/ a config.model.path names: '' = BUILTIN_MODEL, 'builtin:<name>' = another model
+ * the project ships (marft-tiny-plan, pretrained with the coop-plan tasks too); null for any other path.
+ */
+export function builtinModelName(path: string): string | null {
+  if (path === '') return BUILTIN_MODEL;
+  const m = /^builtin:([A-Za-z0-9][\w.-]*)$/.exec(path);
+  return m && !m[1].includes('..') ? m[1] : null;
+}
+
 export const LORA_TARGETS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
 export type LoraTarget = (typeof LORA_TARGETS)[number];
 
@@ -137,7 +147,13 @@ export const CONFIG_SCHEMA: Schema = {
     iterations: int(100, 1, 'Training iterations (each: rollout, credit and advantages, update).'),
     model: {
       type: 'object',
-      fields: { path: { type: 'string', default: '', description: 'Hugging Face model folder; empty = the built-in tiny model.' } },
+      fields: {
+        path: {
+          type: 'string',
+          default: '',
+          description: 'Hugging Face model folder; empty = the built-in tiny model; builtin:<name> = another model of public/models/.',
+        },
+      },
     },
     graph: {
       type: 'object',

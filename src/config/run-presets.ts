@@ -39,6 +39,15 @@ const classroom = {
   config: { ...common, level: 'action', iterations: 15, rollout: { episodes: 64, horizon: 1 }, ppo: { ...common.ppo, lr: 5e-4 } },
 } as const;
 
+// The coop-plan family (src/envs/coop-plan.ts) on the model pretrained with its transcripts too
+// (public/models/marft-tiny-plan: `marft pretrain --tasks coop-arith,coop-plan`), whose greedy plan is wrong
+// on trap problems. plan-equal / plan-per-step: the credit pair of the classroom, differing only in the
+// planner's reward (per_step: the environment's rule check of its plan; the solver keeps R by the fallback,
+// as under equal, so the comparison isolates the planner's signal).
+const PLAN_MODEL = { path: 'builtin:marft-tiny-plan' };
+const planEnv = { name: 'coop-plan', options: {} };
+const planClass = { ...classroom, config: { ...classroom.config, model: PLAN_MODEL, env: planEnv } } as const;
+
 export const PRESET_RUNS: Record<
   string,
   { preset: PresetName; anonymous: boolean; maxNewTokens: number; config: Record<string, unknown> }
@@ -84,6 +93,14 @@ export const PRESET_RUNS: Record<
   // separates from the first iteration (bench/matrix.ts runs the pair; docs/MATRIX.md has the curves).
   'class-equal': classroom,
   'class-per-step': { ...classroom, config: { ...classroom.config, credit: { method: 'per_step', perStep: { planner: 'planner' } } } },
+  'plan-duo': {
+    preset: 'duo',
+    anonymous: false,
+    maxNewTokens: 80,
+    config: { ...common, model: PLAN_MODEL, env: planEnv, level: 'action', iterations: 100, rollout: { episodes: 128, horizon: 1 } },
+  },
+  'plan-equal': planClass,
+  'plan-per-step': { ...planClass, config: { ...planClass.config, credit: { method: 'per_step', perStep: { planner: 'plan-check' } } } },
 };
 
 /**

@@ -26,6 +26,8 @@
 //    <call> tag, an orchestrator's episode ends unanswered and its reward is always 0. Single-turn only.
 // Greedy decoding picks each context's most likely continuation, so these random flaws show mostly in
 // sampled rollouts; greedy errors come from the model's limited capacity.
+// The coop-plan family's transcripts (plan-data.ts) reuse this episode and team machinery (episodeWith,
+// teamTurnWith) with flaws of their own (TeamFlaws), systematic on purpose.
 
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
 import { TINY_IDS } from './tiny-tokenizer.ts';

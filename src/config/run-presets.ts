@@ -105,10 +105,12 @@ export const PRESET_RUNS: Record<
 
 /**
  * The per_step helpers a team gets when per_step is picked with none set: a role named planner is paid the
- * planner's plan-step reward (as class-per-step); the other roles keep the fallback (the team reward).
+ * planner's plan-step reward (as class-per-step), or on coop-plan the environment's check of its plan (as
+ * plan-per-step); the other roles keep the fallback (the team reward).
  */
-export function suggestedStepRewards(roles: readonly string[]): Record<string, StepRewardName> {
-  return roles.includes('planner') ? { planner: 'planner' } : {};
+export function suggestedStepRewards(roles: readonly string[], envName?: string): Record<string, StepRewardName> {
+  if (!roles.includes('planner')) return {};
+  return { planner: envName === 'coop-plan' ? 'plan-check' : 'planner' };
 }
 
 /**

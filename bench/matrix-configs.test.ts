@@ -1,6 +1,7 @@
 // Every configs/matrix/*.json is what bench/matrix-rows.ts derives (regenerate with
 // `npx tsx bench/matrix-configs.ts`) and validates as a run config; the rows name existing references, the
-// classroom pair differs only in its credit method, and rows that share a team share one base evaluation.
+// classroom pair differs only in its credit method, rows that share a team share one base evaluation, and the
+// coop-plan rows train marft-tiny-plan on coop-plan.
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseRunConfig } from '../src/config/run-config.ts';
@@ -24,7 +25,7 @@ describe('configs/matrix', () => {
       const file = read(row.name);
       expect(file).toEqual(matrixConfig(row));
       const c = parseRunConfig(file);
-      expect(c.env.name).toBe('coop-arith');
+      expect(c.env.name).toBe(row.family === 'plan' ? 'coop-plan' : 'coop-arith');
       if (row.reference !== null) expect(rowByName(row.reference), `${row.name}'s reference`).toBeDefined();
     });
   }
@@ -46,6 +47,35 @@ describe('configs/matrix', () => {
     expect([a.credit.method, b.credit.method, b.credit.perStep]).toEqual(['equal', 'per_step', { planner: 'planner' }]);
     expect(read('class-equal')).toEqual(presetRunConfig('class-equal'));
     expect(read('class-per-step')).toEqual(presetRunConfig('class-per-step'));
+  });
+
+  it('the coop-plan rows: the plan-duo preset (coop-plan, marft-tiny-plan), each against plan-ppo-action', () => {
+    const rows = MATRIX_ROWS.filter((r) => r.family === 'plan');
+    expect(rows.map((r) => r.name)).toEqual([
+      'plan-ppo-action',
+      'plan-credit-step-discount',
+      'plan-credit-per-step',
+      'plan-credit-sharing',
+      'plan-schedule-agent-by-agent',
+      'plan-critic-lora',
+      'plan-orchestrated-routing',
+    ]);
+    for (const r of rows) {
+      const c = parseRunConfig(read(r.name));
+      expect([c.env.name, c.model.path, r.reference ?? 'none']).toEqual([
+        'coop-plan',
+        'builtin:marft-tiny-plan',
+        r.name === 'plan-ppo-action' ? 'none' : 'plan-ppo-action',
+      ]);
+    }
+    const [ref, perStep] = [parseRunConfig(read('plan-ppo-action')), parseRunConfig(read('plan-credit-per-step'))];
+    expect({ ...perStep, credit: ref.credit }).toEqual(ref);
+    expect(perStep.credit).toMatchObject({ method: 'per_step', perStep: { planner: 'plan-check' }, fallback: 'team' });
+    expect([ref.critic.mode, parseRunConfig(read('plan-critic-lora')).critic.mode]).toEqual(['shared', 'lora']);
+    expect(parseRunConfig(read('plan-orchestrated-routing')).graph.dynamic).toEqual({ orchestrator: 'orchestrator', maxSteps: 4 });
+    // a base of their own: another model and environment than the coop-arith rows
+    expect(new Set(['ppo-action', 'plan-ppo-action', 'plan-orchestrated-routing'].map((n) => baseKey(read(n)))).size).toBe(3);
+    expect(baseKey(read('plan-credit-per-step'))).toBe(baseKey(read('plan-ppo-action')));
   });
 
   it('shares a base evaluation between rows with the same team, environment and horizon only', () => {

@@ -66,6 +66,52 @@ const grpo = (g: number, level: 'action' | 'token'): MatrixRow =>
 /** Where bench/matrix.sh pretrains the routing row's model (an ignored build folder). */
 export const ORCH_MODEL = '.build/models/marft-tiny-orchestrated';
 
+/**
+ * The coop-plan family (src/envs/coop-plan.ts) on marft-tiny-plan (the plan-duo preset run): the planner's plan is
+ * judged by a rule, its greedy plan is wrong on trap problems, and the solver slips often, so the rows ask
+ * whether RL flips the greedy plan and whether a rule-checked plan reward (plan-check) speeds that up.
+ */
+const plan = (name: string, reference: string | null, what: string, set: Record<string, unknown>, note?: string): MatrixRow => ({
+  ...duo(`plan-${name}`, 'plan', reference === null ? null : `plan-${reference}`, what, set, note),
+  from: 'plan-duo',
+});
+
+export const PLAN_ROWS: MatrixRow[] = [
+  plan('ppo-action', null, 'coop-plan: PPO, action level, equal credit, shared critic (CTDE)', {}),
+  plan('credit-step-discount', 'ppo-action', 'coop-plan: step_discount, d 0.5 (planner R/2, solver R)', {
+    credit: { method: 'step_discount', discount: 0.5 },
+  }),
+  plan(
+    'credit-per-step',
+    'ppo-action',
+    "coop-plan: per_step, the planner paid the environment's check of its plan (plan-check), the solver R",
+    { credit: { method: 'per_step', perStep: { planner: 'plan-check' } } },
+    "the planner's reward is the rule's verdict on its own plan, free of the solver's slips, where equal credit pays it only through the critic's estimate of a noisy team reward",
+  ),
+  plan('credit-sharing', 'ppo-action', 'coop-plan: reward sharing, both agents get R', { credit: { rewardSharing: true } }),
+  plan(
+    'schedule-agent-by-agent',
+    'ppo-action',
+    'coop-plan: agent-by-agent (interval 1), critic warm-up 2',
+    { schedule: { mode: 'agent_by_agent', interval: 1 } },
+    'each agent trains every other iteration, so at equal tokens it makes half the policy steps of the reference',
+  ),
+  plan('critic-lora', 'ppo-action', 'coop-plan: a critic LoRA and a head per agent (the reference: one shared critic, CTDE)', {
+    critic: { mode: 'lora' },
+  }),
+  {
+    ...plan(
+      'orchestrated-routing',
+      'ppo-action',
+      'coop-plan: dynamic, an orchestrator calls planner, solver, verifier (at most 4 calls)',
+      { iterations: 15 },
+      "marft-tiny-plan's corpus has orchestrated transcripts (30 % skip the planner): whether the orchestrator learns to call the planner on traps; the eval logs carry each agent's calls per episode before and after",
+    ),
+    team: { preset: 'orchestrated', anonymous: false },
+    maxSteps: 4,
+  },
+];
+
 export const MATRIX_ROWS: MatrixRow[] = [
   duo('ppo-action', 'algorithm', null, 'PPO, action level (the duo-action preset)', {}),
   duo('ppo-token', 'algorithm', 'ppo-action', 'PPO, token level', { level: 'token' }),
@@ -194,6 +240,7 @@ export const MATRIX_ROWS: MatrixRow[] = [
     set: {},
     note: "the planner's credited reward is 0 under equal credit by definition (its signal comes through the critic), so the planner's curve separates at once; the team's accuracy decides whether the step reward helps",
   },
+  ...PLAN_ROWS,
 ];
 
 /** The row's run config: the preset run (with the row's team) and the row's overrides, one level deep per section. */

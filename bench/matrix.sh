@@ -11,6 +11,8 @@
 # to bench/results/matrix/ and run `npm run bench:matrix-report` for docs/MATRIX.md and the plots.
 # The row team-orchestrated-routing trains a model that has seen routing, made first (about 3 minutes):
 #   bash "$DEVICE_KIT/enter.sh" node "$DEVICE_KIT/app/marft.mjs" pretrain --out .build/models/marft-tiny-orchestrated --seed 0 --bf16 --teams solo,duo,orchestrated
+# The plan-* rows train public/models/marft-tiny-plan (model.path builtin:marft-tiny-plan), made first (docs/LEARNING.md):
+#   bash "$DEVICE_KIT/enter.sh" node "$DEVICE_KIT/app/marft.mjs" pretrain --out public/models/marft-tiny-plan --seed 0 --bf16 --tasks coop-arith,coop-plan --teams solo,duo,orchestrated --steps 6000
 set -euo pipefail
 KIT=${DEVICE_KIT:-.devcarry}
 OUT=${OUT:-/tmp/out}

@@ -85,7 +85,7 @@ export const HELP: Record<string, CommandHelp> = {
   },
   pretrain: {
     summary:
-      "Makes a small Llama model and its tokenizer from synthetic planner/solver transcripts of the coop-arith tasks; its defaults are the built-in model's recipe (public/models/marft-tiny).",
+      "Makes a small Llama model and its tokenizer from synthetic planner/solver transcripts of the coop-arith tasks (and with --tasks, the coop-plan tasks); its defaults are the built-in model's recipe (public/models/marft-tiny).",
     flags: [
       ['--out DIR', 'the model folder to write (config, tokenizer, safetensors)'],
       ['--steps 4800', 'training steps'],
@@ -99,6 +99,15 @@ export const HELP: Record<string, CommandHelp> = {
       ['--precedence 0.5', 'share of multi-step expressions where reading left to right is wrong'],
       ['--teams solo,duo[,orchestrated]', 'the team shapes of the transcripts (orchestrated adds routing)'],
       ['--skip-plan-rate 0.3', 'orchestrated transcripts: share where the orchestrator calls the solver first, without a plan'],
+      [
+        '--tasks coop-arith[,coop-plan]',
+        'the task families the corpus mixes, drawn evenly per episode (coop-plan: plans the environment checks)',
+      ],
+      ['--trap 0.5', 'coop-plan: share of problems where reading left to right is wrong (traps)'],
+      ['--trap-plan-rate 0.6', 'coop-plan: share of traps whose plan reads left to right'],
+      ['--plan-wrong-rate 0.1', 'coop-plan: share of other problems with a wrong plan'],
+      ['--plan-slip-rate 0.3', 'coop-plan: share of solver solutions with a slip after a good plan'],
+      ['--plan-difficulty 2,3', 'coop-plan: the task levels (2..4)'],
       ['--layers 6 --hidden 256 --heads 4 --kv-heads 2 --intermediate 688 --max-pos 512 --vocab 512', "the model's shape"],
       ['--difficulty 1,2,3', 'the task levels of the corpus'],
       ['--warmup N', 'learning-rate warm-up steps'],

@@ -1,11 +1,13 @@
 // checkpointSource: every command that takes a checkpoint path (train --resume, eval, export) reads a
-// checkpoint folder and a checkpoint zip alike (fixtures/resume-v1/token.zip, a lab download).
+// checkpoint folder and a checkpoint zip alike (fixtures/resume-v1/token.zip, a lab download); runModelDir:
+// the folder a run config's model.path names.
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { importCheckpointZip, readCheckpointFiles } from '../marft/checkpoint/checkpoint.ts';
-import { checkpointSource } from './platform.ts';
+import { checkpointSource, runModelDir } from './platform.ts';
+import { builtinModelName, parseRunConfig } from '../config/run-config.ts';
 
 const ZIP = new URL('../../fixtures/resume-v1/token.zip', import.meta.url).pathname;
 const work = mkdtempSync(join(tmpdir(), 'marft-platform-'));
@@ -25,5 +27,19 @@ describe('checkpointSource', () => {
     expect(fromFolder.manifest).toEqual(fromZip.manifest);
     expect(Object.keys(fromFolder.files).sort()).toEqual(Object.keys(fromZip.files).sort());
     for (const f of Object.keys(fromZip.files)) expect(fromFolder.files[f], f).toEqual(fromZip.files[f]);
+  });
+});
+
+describe('runModelDir', () => {
+  it("finds a built-in model by '' or builtin:<name>, and any other path as a folder", () => {
+    const dir = (path: string) => runModelDir(parseRunConfig({ model: { path } }));
+    expect(dir('')).toMatch(/public\/models\/marft-tiny$/);
+    expect(dir('builtin:marft-tiny')).toBe(dir(''));
+    expect(dir('some/folder')).toBe(resolve('some/folder'));
+    expect(() => dir('builtin:no-such-model')).toThrow(
+      /the built-in model "no-such-model" is not in public\/models\/.*marft pretrain --out public\/models\/no-such-model/,
+    );
+    expect(builtinModelName('builtin:../x')).toBeNull();
+    expect(builtinModelName('builtin:marft-tiny-plan')).toBe('marft-tiny-plan');
   });
 });

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BUILTIN_MODEL, type RunConfig, parseRunConfig } from '../config/run-config.ts';
+import { BUILTIN_MODEL, type RunConfig, builtinModelName, parseRunConfig } from '../config/run-config.ts';
 import type { LimitsMode } from '../gpu/device.ts';
 import { acquireNodeGpu, resetNodeGpu } from '../gpu/node.ts';
 import { checkpointZipStore } from '../marft/checkpoint/checkpoint.ts';
@@ -36,8 +36,14 @@ export function builtinModelDir(name = BUILTIN_MODEL): string {
   return found;
 }
 
+/** The base model folder a model.path names: a built-in model ('' or builtin:<name>) or a folder. */
+const modelDir = (path: string): string => {
+  const builtin = builtinModelName(path);
+  return builtin ? builtinModelDir(builtin) : resolve(path);
+};
+
 /** The base model folder a run config names (the built-in model when model.path is empty). */
-export const runModelDir = (config: RunConfig): string => (config.model.path ? resolve(config.model.path) : builtinModelDir());
+export const runModelDir = (config: RunConfig): string => modelDir(config.model.path);
 
 export function readRunConfig(file: string | undefined): RunConfig {
   if (!file) return defaultRunConfig();
@@ -67,7 +73,7 @@ export function nodeSession(log: (l: string) => void, limits?: LimitsMode): Sess
       return acquireNodeGpu({ log, limits });
     },
     async model(path) {
-      const dir = path ? resolve(path) : builtinModelDir();
+      const dir = modelDir(path);
       return { files: await nodeModelFiles(dir), name: dir, baseModel: dir };
     },
     refuse: (code, message, cause) => (code === 'NO_TOKENIZER' ? new UsageError(message) : cause),

@@ -113,7 +113,9 @@ describe('run config', () => {
     const envs = new Envs(null);
     envs.register('nope', () => createEnv('arithmetic'));
     expect(validateConfig({ env: { name: 'nope' } }, { envs }).issues).toEqual([]);
-    expect(messages({ env: { name: 'nope' } })[0]).toMatch(/is not a registered environment \(arithmetic, dataset, code, coop-arith\)/);
+    expect(messages({ env: { name: 'nope' } })[0]).toMatch(
+      /is not a registered environment \(arithmetic, dataset, code, coop-arith, coop-plan\)/,
+    );
     // a built-in generator's options are checked by making it
     expect(messages({ env: { name: 'coop-arith', options: { precedence: 2 } } })).toEqual([
       expect.stringMatching(/^env.options: coop-arith: precedence must be a number in \[0, 1\] or null, got 2/),
@@ -235,6 +237,24 @@ describe('run config', () => {
     expect(messages({ credit: { method: 'per_step', perStep: { planner: 'planner', solver: 'coder' } } })[0]).toMatch(
       /^credit\.perStep\.solver "coder" is a code helper .* env\.name is "coop-arith"/,
     );
+  });
+
+  it("plan-check reads coop-plan's check of the plan role: refused in another env or for another role, naming what to use", () => {
+    const plan = (perStep: Record<string, string>, env: Record<string, unknown> = { name: 'coop-plan' }, extra = {}) =>
+      messages({ env, credit: { method: 'per_step', perStep, ...extra } });
+    expect(plan({ planner: 'plan-check', solver: 'solver' })).toEqual([]);
+    expect(plan({ planner: 'plan-check', solver: 'solver' }, { name: 'coop-arith' })[0]).toMatch(
+      /^credit\.perStep\.planner "plan-check" reads the coop-plan environment's rule check .* env\.name is "coop-arith", which checks no plan; use planner .* or team, or env\.name "coop-plan"/,
+    );
+    expect(plan({ planner: 'plan-check', solver: 'plan-check' })[0]).toMatch(
+      /^credit\.perStep\.solver "plan-check" scores role "solver"'s plan, but coop-plan checks the plan of role "planner"/,
+    );
+    expect(plan({ planner: 'planner' }, { name: 'coop-arith' }, { fallback: 'plan-check' })[0]).toMatch(/^credit\.fallback "plan-check"/);
+    expect(plan({ planner: 'plan-check', solver: 'solver' }, { name: 'coop-plan', options: { planRole: 'solver' } })[0]).toMatch(
+      /credit\.perStep\.planner "plan-check" scores role "planner"'s plan, but coop-plan checks the plan of role "solver"/,
+    );
+    // reward sharing reads no helper
+    expect(plan({ planner: 'plan-check', solver: 'solver' }, { name: 'coop-arith' }, { rewardSharing: true })).toEqual([]);
   });
 
   it("GRPO grouping and reward shaping: defaults AReaL's (pooled, no shaping), old configs load, a group norm needs groups", () => {

@@ -29,16 +29,28 @@ import { parseJson } from '../common/json.ts';
 /** config.model.path '' (or this name) means the built-in tiny model, public/models/<BUILTIN_MODEL>/. */
 export const BUILTIN_MODEL = 'marft-tiny';
 
+/**
+ * The folder of public/models/ a config.model.path names: '' = BUILTIN_MODEL, 'builtin:<name>' = another model
+ * the project ships (marft-tiny-plan, pretrained with the coop-plan tasks too); null for any other path.
+ */
+export function builtinModelName(path: string): string | null {
+  if (path === '') return BUILTIN_MODEL;
+  const m = /^builtin:([A-Za-z0-9][\w.-]*)$/.exec(path);
+  return m && !m[1].includes('..') ? m[1] : null;
+}
+
 export const LORA_TARGETS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
 export type LoraTarget = (typeof LORA_TARGETS)[number];
 
 /** The per_step reward helpers a config may name (src/marft/credit.ts implements exactly these). */
-export const STEP_REWARD_NAMES = ['planner', 'solver', 'verifier', 'team', 'coder', 'tester', 'reviewer'] as const;
+export const STEP_REWARD_NAMES = ['planner', 'solver', 'verifier', 'team', 'coder', 'tester', 'reviewer', 'plan-check'] as const;
 export type StepRewardName = (typeof STEP_REWARD_NAMES)[number];
 /** Helpers that read a math answer (\boxed{}) or stand for the math workflow's checker: refused in the code environment. */
 export const MATH_STEP_REWARDS: readonly StepRewardName[] = ['solver', 'verifier'];
 /** Helpers that read the code environment's test runs: refused elsewhere. */
 export const CODE_STEP_REWARDS: readonly StepRewardName[] = ['coder', 'tester', 'reviewer'];
+/** Helpers that read coop-plan's rule check of a role's plan: refused elsewhere, and for any role but the env's plan role. */
+export const PLAN_STEP_REWARDS: readonly StepRewardName[] = ['plan-check'];
 
 /** How GRPO groups values before normalising: AReaL's pooled tokens of a task's samples, or AT-GRPO's agent-and-turn groups. */
 export const GROUP_NORMS = ['pooled', 'agent_turn'] as const;
@@ -135,7 +147,13 @@ export const CONFIG_SCHEMA: Schema = {
     iterations: int(100, 1, 'Training iterations (each: rollout, credit and advantages, update).'),
     model: {
       type: 'object',
-      fields: { path: { type: 'string', default: '', description: 'Hugging Face model folder; empty = the built-in tiny model.' } },
+      fields: {
+        path: {
+          type: 'string',
+          default: '',
+          description: 'Hugging Face model folder; empty = the built-in tiny model; builtin:<name> = another model of public/models/.',
+        },
+      },
     },
     graph: {
       type: 'object',
@@ -236,7 +254,8 @@ export const CONFIG_SCHEMA: Schema = {
           type: 'record',
           values: { type: 'enum', values: STEP_REWARD_NAMES },
           default: {},
-          description: 'per_step: role -> reward helper (planner, solver, verifier, team).',
+          description:
+            'per_step: role -> reward helper (planner, solver, verifier, team; code: coder, tester, reviewer; coop-plan: plan-check, the environment check of the plan).',
         },
         fallback: {
           type: 'enum',
@@ -540,6 +559,7 @@ function stepRewardEnvIssues(c: RunConfig): ConfigIssue[] {
   };
   for (const [role, name] of Object.entries(credit.perStep)) check(`credit.perStep.${role}`, name, `role "${role}"`);
   if (c.graph.agents.some((a) => !(a.role in credit.perStep))) check('credit.fallback', credit.fallback, 'the roles it covers');
+  out.push(...planCheckIssues(c));
   // the coder's pass rate is its own code's: the environment runs the code of answering roles only
   for (const a of c.graph.agents) {
     if (code && (credit.perStep[a.role] ?? credit.fallback) === 'coder' && !a.withAnswer) {
@@ -548,6 +568,33 @@ function stepRewardEnvIssues(c: RunConfig): ConfigIssue[] {
         message: `credit.perStep.${a.role} "coder" scores the role's own code, but "${a.role}" has withAnswer false, so the environment never runs it; give it withAnswer or another helper (tester, reviewer, planner, team)`,
       });
     }
+  }
+  return out;
+}
+
+/** plan-check reads coop-plan's verdict on the plan role's action: any other env or role would get 0 every time. */
+function planCheckIssues(c: RunConfig): ConfigIssue[] {
+  const credit = c.credit;
+  const planEnv = c.env.name === 'coop-plan' && !isModuleEnv(c.env);
+  const planRole = typeof c.env.options.planRole === 'string' ? c.env.options.planRole : 'planner';
+  const out: ConfigIssue[] = [];
+  for (const a of c.graph.agents) {
+    const fromFallback = !(a.role in credit.perStep);
+    const name = fromFallback ? credit.fallback : credit.perStep[a.role];
+    if (name === null || !PLAN_STEP_REWARDS.includes(name as StepRewardName)) continue;
+    const path = fromFallback ? 'credit.fallback' : `credit.perStep.${a.role}`;
+    if (!planEnv) {
+      out.push({
+        path,
+        message: `${path} "${name}" reads the coop-plan environment's rule check of the role's plan, and env.name is "${c.env.name}", which checks no plan; use planner (a structured plan and the outcome) or team, or env.name "coop-plan"`,
+      });
+      break;
+    }
+    if (a.role !== planRole)
+      out.push({
+        path,
+        message: `${path} "${name}" scores role "${a.role}"'s plan, but coop-plan checks the plan of role "${planRole}" (env.options.planRole) only; give "${a.role}" another helper (solver, team) or set env.options.planRole`,
+      });
   }
   return out;
 }

@@ -1,4 +1,4 @@
-// The environments a run can name: the built-in ones (arithmetic, dataset, coop-arith, code), a fixed table,
+// The environments a run can name: the built-in ones (arithmetic, dataset, coop-arith, coop-plan, code), a fixed table,
 // and a session's own registry (Envs) that starts with them. A front end makes one Envs per session, on its
 // platform's sandbox (src/platform/sandbox/): it holds what the session registers, the sandboxes of users'
 // environment modules (ModulePool) and the runner of code candidates (CodeRunner), so two sessions, or two
@@ -13,6 +13,7 @@ import { createArithmeticEnv } from './arithmetic.ts';
 import { CodeRunner } from './code-run.ts';
 import { createCodeEnv, type CodeEnvOptions } from './code.ts';
 import { createCoopEnv, type CoopOptions } from './coop.ts';
+import { createCoopPlanEnv, type CoopPlanOptions } from './coop-plan.ts';
 import { createDatasetEnv, type DatasetEnvOptions } from './dataset.ts';
 import { envFail } from './errors.ts';
 import { ModulePool } from './module/module-env.ts';
@@ -46,6 +47,11 @@ const BUILTIN_ENVS: ReadonlyMap<string, Readonly<EnvEntry>> = new Map(
         'coop-arith',
         (o) => createCoopEnv(o as CoopOptions),
         'Multi-step arithmetic for a planner -> solver team, expressions and word problems (options: difficulty 1..4 or a list, split train|test, wordFraction, precedence, horizon).',
+      ],
+      [
+        'coop-plan',
+        (o) => createCoopPlanEnv(o as CoopPlanOptions),
+        "coop-arith's expressions for a planner -> solver team, whose plan the environment checks against the right order of operations (the planner's score); half are traps where reading left to right is wrong (options: difficulty 2..4 or a list, split train|test, trap, planRole, horizon).",
       ],
     ] as Array<[string, EnvEntry['factory'], string]>
   ).map(([name, factory, description]) => [name, Object.freeze({ name, factory, description, builtin: true })]),

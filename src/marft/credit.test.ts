@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { STEP_REWARD_NAMES } from '../config/run-config.ts';
 import { assignCredit, countPlanSteps, countTestCases, reviewVerdict, STEP_REWARDS, stepRewardFns } from './credit.ts';
+import { creditRewards } from './advantage-targets.ts';
+import type { ActionRecord, EpisodeRecord } from './rollout.ts';
+import { parseRunConfig } from '../config/run-config.ts';
+import { CoopPlanEnv } from '../envs/coop-plan.ts';
 import { actionSpans, placeOnLastTokens } from './sequence.ts';
 
 const turn = [
@@ -109,5 +113,58 @@ describe('credit', () => {
     expect(reviewVerdict('looks wrong at first, but on reflection LGTM')).toBe('approve');
     expect(reviewVerdict('no opinion')).toBeNull();
     expect(STEP_REWARDS.reviewer({ role: 'r', index: 0, count: 1, text: 'hmm', teamReward: 1, correct: true, score: null })).toBe(0);
+  });
+
+  it("plan-check: the environment's rule check of the role's own plan, whatever the team reward", () => {
+    const fns = stepRewardFns({ planner: 'plan-check', solver: 'solver' });
+    const duo = (planScore: number | null) => [
+      { role: 'planner', text: '1. Multiply 25 by 3.\n2. Add 17 to the result.', score: planScore },
+      { role: 'solver', text: '\\boxed{92}' },
+    ];
+    // a right plan: 1 even when the solver slipped (R 0; solver 0.1 for a wrong boxed answer)
+    expect(assignCredit(0, duo(1), { method: 'per_step', rewardFns: fns })).toEqual([1, 0.1]);
+    // a plan right in its first of 2 steps: 0.5; with R 1 the solver gets 1
+    expect(assignCredit(1, duo(0.5), { method: 'per_step', rewardFns: fns })).toEqual([0.5, 1]);
+    // no check (another env, or another role): 0
+    expect(assignCredit(1, duo(null), { method: 'per_step', rewardFns: fns })).toEqual([0, 1]);
+  });
+
+  it("plan-check: coop-plan's verdict reaches the planner's action through the turn's answers", () => {
+    const env = new CoopPlanEnv({ trap: 1, horizon: 1 });
+    env.reset(3);
+    const p = env.problem(3);
+    // the left-to-right plan of a trap (wrong from its first step) and a right answer from the solver
+    const l2r = '1. Add 1 and 2.\n2. Multiply the result by 3.';
+    const texts = { planner: l2r, solver: `\\boxed{${p.answer}}` };
+    const res = env.step(texts, { answerRoles: ['solver'] });
+    const act = (agent: number, role: string): ActionRecord => ({
+      episode: 0,
+      turn: 0,
+      agent,
+      role,
+      promptIds: [],
+      actionIds: [1],
+      behaviourLogp: [0],
+      text: texts[role as 'planner' | 'solver'],
+      finish: 'stop',
+      truncated: 0,
+    });
+    const ep: EpisodeRecord = {
+      index: 0,
+      seed: 3,
+      task: p.problem,
+      info: {},
+      actions: [act(0, 'planner'), act(1, 'solver')],
+      turns: [{ teamReward: res.teamReward, correct: res.correct, feedback: res.feedback, answers: res.answers }],
+      done: true,
+      correct: res.correct,
+    };
+    const config = parseRunConfig({
+      env: { name: 'coop-plan', options: {} },
+      credit: { method: 'per_step', perStep: { planner: 'plan-check', solver: 'solver' } },
+    });
+    expect([...creditRewards(ep, config).values()]).toEqual([0, 1]);
+    const equal = parseRunConfig({ env: { name: 'coop-plan', options: {} }, credit: { method: 'equal' } });
+    expect([...creditRewards(ep, equal).values()]).toEqual([0, 1]);
   });
 });

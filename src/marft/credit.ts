@@ -5,7 +5,8 @@
 // - step_discount: R * d^(N-1-i) on action i of N (the last gets R, earlier ones a discounted share);
 // - per_step: a reward function per role (fallback for roles without one), e.g. the reference's helpers
 //   planner 0.5*min(steps/2, 1) + 0.5*R, solver R / 0.1 / 0, verifier R; for the code environment the
-//   coder's own pass rate (AReaL's code reward) and rules for a tester and a reviewer.
+//   coder's own pass rate (AReaL's code reward) and rules for a tester and a reviewer; for coop-plan the
+//   environment's rule check of the planner's plan (plan-check).
 // Reward sharing on is AReaL's `reward_sharing` (areal/trainer/ppo/actor.py compute_advantages): per-agent
 // rewards are discarded and one team reward R sits at the end of the sequence, whatever the method: the
 // same numbers as `equal` (R on the turn's last action, 0 on the others).
@@ -20,7 +21,7 @@ export type CreditMethod = 'equal' | 'step_discount' | 'per_step';
 export interface CreditAction {
   role: string;
   text: string;
-  /** The environment's score of this role's own answer this turn (the code environment: its share of tests passed). */
+  /** The environment's score of this role's own answer this turn (code: its share of tests passed; coop-plan's plan role: its plan's check). */
   score?: number | null;
 }
 
@@ -85,6 +86,8 @@ export const STEP_REWARDS = {
     const v = reviewVerdict(c.text);
     return v !== null && (v === 'approve') === c.correct ? 1 : 0;
   },
+  /** The environment's rule check of the role's own plan (coop-plan): 1 for a right plan, else its score (the share of leading steps right); 0 with no check. */
+  'plan-check': (c: StepRewardContext) => c.score ?? 0,
 } satisfies Record<StepRewardName, StepRewardFn>;
 
 export interface CreditOptions {

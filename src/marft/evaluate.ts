@@ -1,5 +1,7 @@
 // Held-out evaluation: episodes of the test split, greedy (or sampled), with the trained adapters or
-// with none (the untuned base model); accuracy of the team and of each answering agent.
+// with none (the untuned base model); accuracy of the team and of each answering agent, how often each
+// agent acted (a dynamic team's calls), and the share of right verdicts of roles the environment judges
+// besides the answerers (coop-plan's planner: its plan's rule check).
 
 import type { Envs } from '../envs/registry.ts';
 import type { Decoder } from '../model/decoder.ts';
@@ -24,6 +26,10 @@ export interface EvalResult {
   accuracy: number;
   /** Accuracy of each answering agent's own answers. */
   agents: Record<string, number>;
+  /** Actions per episode of each role (a dynamic team: how often the orchestrator called it, its own turns included). */
+  calls: Record<string, number>;
+  /** Roles the environment judged though they do not answer (coop-plan's planner): the share of right verdicts. */
+  judged: Record<string, number>;
   generatedTokens: number;
   seconds: number;
   mode: 'greedy' | 'sampled';
@@ -62,10 +68,20 @@ export async function evaluate(
     const ans = ro.episodes.flatMap((e) => e.turns.map((t) => t.answers[role]).filter((x) => x !== undefined));
     agents[role] = ans.length ? ans.filter((x) => x.correct).length / ans.length : NaN;
   }
+  const calls: Record<string, number> = {};
+  const judged: Record<string, number> = {};
+  for (const role of graph.roles) {
+    calls[role] = ro.episodes.reduce((n, e) => n + e.actions.filter((a) => a.role === role).length, 0) / o.episodes;
+    if (graph.answerers.includes(role)) continue;
+    const verdicts = ro.episodes.flatMap((e) => e.turns.map((t) => t.answers[role]).filter((x) => x !== undefined));
+    if (verdicts.length) judged[role] = verdicts.filter((x) => x.correct).length / verdicts.length;
+  }
   return {
     episodes: o.episodes,
     accuracy: ro.episodes.filter((e) => e.correct).length / o.episodes,
     agents,
+    calls,
+    judged,
     generatedTokens: ro.generatedTokens,
     seconds: (performance.now() - t0) / 1000,
     mode: o.sampled ? 'sampled' : 'greedy',

@@ -42,6 +42,9 @@ describe('resume', () => {
       expect(e.split).toBe('test');
       expect(e.accuracy).toBeGreaterThanOrEqual(0);
       expect(Object.keys(e.agents)).toEqual(['solver']);
+      // every duo episode of one turn: one planner action and one solver action; coop-arith judges no plan
+      expect(e.calls).toEqual(Object.fromEntries(state.config.graph.agents.map((g) => [g.role, 1])));
+      expect(e.judged).toEqual({});
       expect(e.generatedTokens).toBeGreaterThan(0);
     }
   });

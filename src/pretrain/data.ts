@@ -26,6 +26,8 @@
 //    <call> tag, an orchestrator's episode ends unanswered and its reward is always 0. Single-turn only.
 // Greedy decoding picks each context's most likely continuation, so these random flaws show mostly in
 // sampled rollouts; greedy errors come from the model's limited capacity.
+// The coop-plan family's transcripts (plan-data.ts) reuse this episode and team machinery (episodeWith,
+// teamTurnWith) with flaws of their own (TeamFlaws), systematic on purpose.
 
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
 import { TINY_IDS } from './tiny-tokenizer.ts';
@@ -88,7 +90,7 @@ export interface Transcript {
   problem: CoopProblem;
 }
 
-const GENERIC_PLANS = [
+export const GENERIC_PLANS = [
   '1. Read the problem.\n2. Work out the numbers.\n3. Give the answer.',
   '1. Look at the numbers.\n2. Do the calculation.\n3. Write the result.',
   '1. Understand the question.\n2. Solve it step by step.',
@@ -127,7 +129,7 @@ export const solutionText = (lines: readonly CoopLine[], boxed: number): string 
   [...lines.map((l) => `${l.x} ${l.op} ${l.y} = ${l.result}`), `The answer is \\boxed{${boxed}}.`].join('\n');
 
 /** The expression with one + turned into - or the reverse (the `k`-th such operator, cyclically); null if none. */
-function swapOne(e: CoopExpr, k: number): CoopExpr | null {
+export function swapOne(e: CoopExpr, k: number): CoopExpr | null {
   const nodes: Array<{ op: string }> = [];
   const walk = (n: CoopExpr): void => {
     if (!('num' in n)) {
@@ -144,7 +146,7 @@ function swapOne(e: CoopExpr, k: number): CoopExpr | null {
   return copy;
 }
 
-interface Solved {
+export interface Solved {
   text: string;
   lines: CoopLine[];
   boxed: number;
@@ -152,7 +154,7 @@ interface Solved {
 }
 
 /** A solver's work on expression `e`, with a flaw drawn at `rate`. */
-function solve(e: CoopExpr, rate: number, rng: Rng): Solved {
+export function solve(e: CoopExpr, rate: number, rng: Rng): Solved {
   const clean = evaluateCoop(e);
   const r = rng.next();
   if (r >= rate) return { ...clean, text: solutionText(clean.lines, clean.value), boxed: clean.value, flaw: 'none' };
@@ -176,7 +178,7 @@ function solve(e: CoopExpr, rate: number, rng: Rng): Solved {
   return { lines: clean.lines, text: solutionText(clean.lines, boxed), boxed, flaw: 'final' };
 }
 
-interface Plan {
+export interface Plan {
   kind: PlanKind;
   text: string;
   expr: CoopExpr;
@@ -208,29 +210,47 @@ function checkRate(name: string, v: number, max = 1): void {
     throw new Error(`pretrain data: ${name} must be a number in [0, ${max}], got ${JSON.stringify(v)}`);
 }
 
-interface TeamTurn {
+export interface TeamTurn {
   outputs: AgentOutput[];
   transcripts: Array<Omit<Transcript, 'messages' | 'turn'> & { visible: AgentOutput[] }>;
 }
 
-/** One turn of a team: every agent's completion, in acting order. */
+/**
+ * How a family's agents go wrong: the planner's plan, the solver's slip rate after it, and a solver alone
+ * (solo, or called without a plan). Each draws from the episode's stream when called.
+ */
+export interface TeamFlaws {
+  plan: () => Plan;
+  slipRate: (plan: Plan) => number;
+  alone: () => { s: Solved; plan: PlanKind };
+}
+
+/** One turn of a coop-arith team: every agent's completion, in acting order. */
 function teamTurn(team: PretrainTeam, p: CoopProblem, o: Required<TranscriptOptions>, rng: Rng): TeamTurn {
   const noPlan = Math.min(0.95, o.noPlanFactor * o.errorRate);
+  return teamTurnWith(team, p, o.skipPlanRate, rng, {
+    plan: () => makePlan(p, o.planErrorRate, rng),
+    slipRate: (plan) => (plan.kind === 'generic' ? noPlan : o.errorRate),
+    alone: () => {
+      const misread = p.precedence && rng.next() < o.soloMisreadRate;
+      return { s: solve(parseCoopExpression(p.expression, misread), noPlan, rng), plan: misread ? 'order' : 'good' };
+    },
+  });
+}
+
+/** One turn of a team whose agents go wrong as `flaws` say, in acting order. */
+export function teamTurnWith(team: PretrainTeam, p: CoopProblem, skipPlanRate: number, rng: Rng, flaws: TeamFlaws): TeamTurn {
   const answer = Number(p.answer);
-  const alone = (): { s: Solved; plan: PlanKind } => {
-    const misread = p.precedence && rng.next() < o.soloMisreadRate;
-    return { s: solve(parseCoopExpression(p.expression, misread), noPlan, rng), plan: misread ? 'order' : 'good' };
-  };
   if (team === 'solo') {
-    const { s, plan } = alone();
+    const { s, plan } = flaws.alone();
     return {
       outputs: [{ role: 'solver', text: s.text }],
       transcripts: [{ team, role: 'solver', completion: s.text, plan, flaw: s.flaw, correct: s.boxed === answer, problem: p, visible: [] }],
     };
   }
-  if (team === 'orchestrated') return orchestratedTurn(p, o, rng, alone);
-  const plan = makePlan(p, o.planErrorRate, rng);
-  const s = solve(plan.expr, plan.kind === 'generic' ? noPlan : o.errorRate, rng);
+  if (team === 'orchestrated') return orchestratedTurn(p, skipPlanRate, rng, flaws);
+  const plan = flaws.plan();
+  const s = solve(plan.expr, flaws.slipRate(plan), rng);
   return {
     outputs: [
       { role: 'planner', text: plan.text },
@@ -253,7 +273,7 @@ function teamTurn(team: PretrainTeam, p: CoopProblem, o: Required<TranscriptOpti
 }
 
 /** The orchestrated turn (header, point 4): every agent sees every earlier output of the turn. */
-function orchestratedTurn(p: CoopProblem, o: Required<TranscriptOptions>, rng: Rng, alone: () => { s: Solved; plan: PlanKind }): TeamTurn {
+function orchestratedTurn(p: CoopProblem, skipPlanRate: number, rng: Rng, flaws: TeamFlaws): TeamTurn {
   const outputs: AgentOutput[] = [];
   const transcripts: TeamTurn['transcripts'] = [];
   const say = (role: string, text: string, plan: PlanKind, s?: Solved) => {
@@ -269,14 +289,14 @@ function orchestratedTurn(p: CoopProblem, o: Required<TranscriptOptions>, rng: R
     });
     outputs.push({ role, text });
   };
-  if (rng.next() < o.skipPlanRate) {
-    const { s, plan } = alone();
+  if (rng.next() < skipPlanRate) {
+    const { s, plan } = flaws.alone();
     say('orchestrator', ROUTE.solver, plan);
     say('solver', s.text, plan, s);
     say('orchestrator', ROUTE.done, plan);
   } else {
-    const plan = makePlan(p, o.planErrorRate, rng);
-    const s = solve(plan.expr, plan.kind === 'generic' ? Math.min(0.95, o.noPlanFactor * o.errorRate) : o.errorRate, rng);
+    const plan = flaws.plan();
+    const s = solve(plan.expr, flaws.slipRate(plan), rng);
     say('orchestrator', ROUTE.planner, plan.kind);
     say('planner', plan.text, plan.kind);
     say('orchestrator', ROUTE.solver, plan.kind);
@@ -331,20 +351,33 @@ export function episodeTranscripts(seed: number, options: TranscriptOptions = {}
   const o = withDefaults(options);
   const rng = Rng.fromSeed(`pretrain:${seed}`);
   const p = coopProblem(seed, { difficulty: o.difficulty, wordFraction: o.wordFraction, precedence: o.precedence, split: 'train' });
+  return episodeWith(p, o, rng, (team) => teamTurn(team, p, o, rng));
+}
+
+/**
+ * The transcripts of one episode of problem `p`: a team drawn from o.teams, maybe a failed first turn
+ * (o.multiTurnFraction), then the turn shown; `turn` makes a team's turn from the episode's stream.
+ */
+export function episodeWith(
+  p: CoopProblem,
+  o: Pick<Required<TranscriptOptions>, 'teams' | 'multiTurnFraction'>,
+  rng: Rng,
+  turnOf: (team: PretrainTeam) => TeamTurn,
+): Transcript[] {
   const team = o.teams[rng.int(o.teams.length)];
   const byRole = profiles(team);
   const history: PastTurn[] = [];
   // (the orchestrated team is shown single-turn: its last output is the orchestrator's <done/>, not an answer)
   if (team !== 'orchestrated' && rng.next() < o.multiTurnFraction) {
     // A first turn that failed: redraw (bounded) until its answer is wrong, else force a wrong box.
-    let first = teamTurn(team, p, o, rng);
-    for (let k = 0; k < 8 && first.transcripts[first.transcripts.length - 1].correct; k++) first = teamTurn(team, p, o, rng);
+    let first = turnOf(team);
+    for (let k = 0; k < 8 && first.transcripts[first.transcripts.length - 1].correct; k++) first = turnOf(team);
     const last = first.outputs[first.outputs.length - 1];
     if (first.transcripts[first.transcripts.length - 1].correct)
       last.text = last.text.replace(/\\boxed\{(-?\d+)\}/, (_, n) => `\\boxed{${Number(n) + 1}}`);
     history.push({ outputs: first.outputs, feedback: feedbackText(false) });
   }
-  const turn = teamTurn(team, p, o, rng);
+  const turn = turnOf(team);
   return turn.transcripts.map(({ visible, ...t }) => ({
     ...t,
     turn: history.length + 1,

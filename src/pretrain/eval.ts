@@ -1,9 +1,10 @@
-// Held-out accuracy of a team on coop-arith, with the same prompts the transcripts (and the rollout) use:
+// Held-out accuracy of a team on coop-arith or coop-plan (and there the share of right plans), with the same prompts the transcripts (and the rollout) use:
 // the agents of the preset act in order, each generating until <|im_end|> from its chat-template prompt,
 // batched over problems; the environment judges the answering agent's \boxed{} answer. One turn only
 // (first-turn accuracy), no adapters: this measures the base model the pretraining made.
 
 import { CoopEnv } from '../envs/coop.ts';
+import { CoopPlanEnv } from '../envs/coop-plan.ts';
 import type { Decoder } from '../model/decoder.ts';
 import { generate } from '../model/generate.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
@@ -19,6 +20,10 @@ export interface CoopEvalOptions {
   difficulty?: number | readonly number[];
   /** coop-arith's share of precedence problems (default the env's). */
   precedence?: number | null;
+  /** The family (default coop-arith); coop-plan takes `difficulty` in 2..4 (default [2, 3]) and `trap`. */
+  task?: 'coop-arith' | 'coop-plan';
+  /** coop-plan's share of trap problems (default the env's). */
+  trap?: number;
   /** 0 = greedy (default). */
   temperature?: number;
   maxNewTokens?: number; // default 96
@@ -32,18 +37,25 @@ export interface CoopEvalSample {
   outputs: AgentOutput[];
   answer: string | null;
   correct: boolean;
+  /** coop-plan: whether the planner's plan passed the plan check (null: no planner, or coop-arith). */
+  planOk: boolean | null;
 }
 
 export interface CoopEvalResult {
   accuracy: number;
   /** Fraction of episodes whose answering agent gave a \boxed{} answer at all. */
   boxedRate: number;
+  /** coop-plan with a planner: the share of plans that pass the plan check (else null). */
+  planAccuracy: number | null;
   n: number;
   samples: CoopEvalSample[];
 }
 
 export async function evaluateTeam(decoder: Decoder, tok: LoadedTokenizer, o: CoopEvalOptions): Promise<CoopEvalResult> {
-  const env = new CoopEnv({ split: 'test', difficulty: o.difficulty ?? [1, 2, 3, 4], precedence: o.precedence });
+  const env =
+    o.task === 'coop-plan'
+      ? new CoopPlanEnv({ split: 'test', difficulty: o.difficulty, trap: o.trap })
+      : new CoopEnv({ split: 'test', difficulty: o.difficulty ?? [1, 2, 3, 4], precedence: o.precedence });
   const agents = teamProfiles(o.team);
   const answerRoles = agents.filter((a) => a.withAnswer).map((a) => a.role);
   const eos = new Set(tok.eosIds);
@@ -80,6 +92,7 @@ export async function evaluateTeam(decoder: Decoder, tok: LoadedTokenizer, o: Co
         outputs: outputs[i],
         answer: (r.info.answer as string | null) ?? null,
         correct: r.correct,
+        planOk: r.info.plan ? (r.info.plan as { ok: boolean }).ok : null,
       });
     });
   }
@@ -87,6 +100,7 @@ export async function evaluateTeam(decoder: Decoder, tok: LoadedTokenizer, o: Co
   return {
     accuracy: n ? samples.filter((s) => s.correct).length / n : 0,
     boxedRate: n ? samples.filter((s) => s.answer !== null).length / n : 0,
+    planAccuracy: n && samples[0].planOk !== null ? samples.filter((s) => s.planOk).length / n : null,
     n,
     samples,
   };

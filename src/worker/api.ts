@@ -55,7 +55,7 @@ export type ProbeResult = DeviceProbe;
 import type { HookPoint } from './test-hooks.ts';
 export type { HookPoint };
 
-/** config.model.path: '' = the built-in model (BUILTIN_MODEL); 'opfs:models/<name>' = a local folder copied into OPFS. */
+/** config.model.path: '' = the built-in model (BUILTIN_MODEL); 'builtin:<name>' = another model of public/models/; 'opfs:models/<name>' = a local folder copied into OPFS. */
 export const OPFS_MODEL_PREFIX = 'opfs:models/';
 
 /** A Hub model repo's files (hub.ts lists and downloads them). */

@@ -5,7 +5,7 @@
 // .partial-<name>/ folder first and is renamed into place only when every file is written, so a full
 // quota (or a closed tab) mid-copy leaves no half model and keeps the one it was replacing.
 
-import { BUILTIN_MODEL } from '../config/run-config.ts';
+import { BUILTIN_MODEL, builtinModelName } from '../config/run-config.ts';
 import { type ModelFiles, memoryFiles } from '../marft/session.ts';
 import type { CheckpointStore } from '../platform/storage/store.ts';
 import { listFiles } from '../platform/storage/store.ts';
@@ -182,7 +182,9 @@ export async function importFolder(store: CheckpointStore, files: readonly Picke
 
 /** The ModelFiles config.model.path names. */
 export async function modelFilesFor(path: string, base: string, builtins: BuiltinModels): Promise<ModelFiles> {
-  if (path === '' || path === BUILTIN_MODEL || path === `builtin:${BUILTIN_MODEL}`) return builtins.get(base);
+  if (path === BUILTIN_MODEL) return builtins.get(base);
+  const builtin = builtinModelName(path);
+  if (builtin) return builtins.get(base, builtin);
   if (path.startsWith(OPFS_MODEL_PREFIX)) {
     const name = path.slice(OPFS_MODEL_PREFIX.length);
     const store = modelsStore();

@@ -68,6 +68,19 @@ export async function evalCommand(argv: string[]): Promise<void> {
     console.log(
       `${result.split} accuracy (${result.mode}, ${episodes} episodes): ${(result.accuracy * 100).toFixed(1)}% | ${Object.entries(agents)
         .map(([r, x]) => `${r} ${(x * 100).toFixed(1)}%`)
-        .join(' | ')} | ${result.generatedTokens} tokens in ${result.seconds.toFixed(1)} s`,
+        .join(
+          ' | ',
+        )}${judgedText(result.judged)}${config.graph.dynamic ? ` | calls per episode: ${callsText(result.calls)}` : ''} | ${result.generatedTokens} tokens in ${result.seconds.toFixed(1)} s`,
     );
 }
+
+/** " | planner judged right 45.0%" for each judged role (coop-plan's plan check), else ''. */
+const judgedText = (judged: Record<string, number>): string =>
+  Object.entries(judged)
+    .map(([r, x]) => ` | ${r} judged right ${(x * 100).toFixed(1)}%`)
+    .join('');
+
+const callsText = (calls: Record<string, number>): string =>
+  Object.entries(calls)
+    .map(([r, x]) => `${r} ${x.toFixed(2)}`)
+    .join(', ');

@@ -3,21 +3,17 @@
 // a tiny Llama trained from random init on those transcripts (loss on completions only), held-out
 // greedy accuracy of the solo and duo teams every --eval-every steps, then a Hugging Face folder in DIR.
 // The defaults are the recipe of the built-in model (public/models/marft-tiny, made with --bf16).
+// --tasks coop-arith,coop-plan mixes in the coop-plan family (src/pretrain/plan-data.ts), whose duo is
+// then evaluated too, with the share of its plans that pass the plan check.
 
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { acquireNodeGpu } from '../../gpu/node.ts';
 import { DEFAULT_PRECEDENCE } from '../../envs/coop.ts';
 import { evaluateTeam } from '../../pretrain/eval.ts';
-import {
-  PRETRAIN_TEAMS,
-  type PretrainTeam,
-  type TranscriptOptions,
-  corpusTexts,
-  episodeTranscripts,
-  makeTranscripts,
-  tokenizeTranscript,
-} from '../../pretrain/data.ts';
+import { PRETRAIN_TEAMS, type PretrainTeam, corpusTexts, tokenizeTranscript } from '../../pretrain/data.ts';
+import { type MixOptions, PRETRAIN_TASKS, type PretrainTask, mixedEpisodeTranscripts, mixedTranscripts } from '../../pretrain/plan-data.ts';
+import { DEFAULT_TRAP } from '../../envs/coop-plan.ts';
 import { parseModelConfig } from '../../model/config.ts';
 import {
   DEFAULT_TINY_DIMS,
@@ -36,6 +32,7 @@ import { LIMITS_FLAG, UsageError, parse, parseLimits, required } from '../args.t
 export const usage =
   'marft pretrain --out DIR [--steps 4800] [--seed 0] [--batch 32] [--seq 384] [--lr 1e-3] [--error-rate 0.4] [--plan-error-rate 0.3] ' +
   '[--solo-misread-rate 0.95] [--precedence 0.5] [--teams solo,duo[,orchestrated]] [--skip-plan-rate 0.3] ' +
+  '[--tasks coop-arith[,coop-plan]] [--trap 0.5] [--trap-plan-rate 0.6] [--plan-wrong-rate 0.1] [--plan-slip-rate 0.3] [--plan-difficulty 2,3] ' +
   '[--layers 6 --hidden 256 --heads 4 --kv-heads 2 --intermediate 688 --max-pos 512 --vocab 512] [--difficulty 1,2,3] [--warmup N] [--weight-decay 0.1] ' +
   '[--log-every 50] [--eval-every 500] [--eval-n 128] [--corpus 4000] [--bf16] [--limits default|adapter]';
 
@@ -52,6 +49,12 @@ const FLAGS = {
   precedence: { type: 'string' },
   teams: { type: 'string' },
   'skip-plan-rate': { type: 'string' },
+  tasks: { type: 'string' },
+  trap: { type: 'string' },
+  'trap-plan-rate': { type: 'string' },
+  'plan-wrong-rate': { type: 'string' },
+  'plan-slip-rate': { type: 'string' },
+  'plan-difficulty': { type: 'string' },
   layers: { type: 'string' },
   hidden: { type: 'string' },
   heads: { type: 'string' },
@@ -104,6 +107,18 @@ function teamsOf(v: string | boolean | undefined): PretrainTeam[] {
   return teams as PretrainTeam[];
 }
 
+/** --tasks coop-arith,coop-plan: the families the corpus mixes (default coop-arith). */
+function tasksOf(v: string | boolean | undefined): PretrainTask[] {
+  if (v === undefined) return ['coop-arith'];
+  const tasks = String(v)
+    .split(',')
+    .map((t) => t.trim());
+  const bad = tasks.filter((t) => !PRETRAIN_TASKS.includes(t as PretrainTask));
+  if (typeof v !== 'string' || bad.length || !tasks.length || new Set(tasks).size !== tasks.length)
+    throw new UsageError(`--tasks must list ${PRETRAIN_TASKS.join(', ')} (comma-separated, each once), got "${String(v)}"`);
+  return tasks as PretrainTask[];
+}
+
 const fmtTime = (s: number): string =>
   s >= 3600
     ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`
@@ -124,7 +139,11 @@ export async function pretrainCommand(argv: string[]): Promise<void> {
     typeof a.difficulty === 'string'
       ? a.difficulty.split(',').map((x) => num(x.trim(), 'difficulty', 0, { int: true, min: 1, max: 4 }))
       : [1, 2, 3];
-  const data: TranscriptOptions = {
+  const planDifficulty =
+    typeof a['plan-difficulty'] === 'string'
+      ? a['plan-difficulty'].split(',').map((x) => num(x.trim(), 'plan-difficulty', 0, { int: true, min: 2, max: 4 }))
+      : [2, 3];
+  const data: MixOptions = {
     errorRate: num(a['error-rate'], 'error-rate', 0.4, { min: 0, max: 1 }),
     planErrorRate: num(a['plan-error-rate'], 'plan-error-rate', 0.3, { min: 0, max: 1 }),
     soloMisreadRate: num(a['solo-misread-rate'], 'solo-misread-rate', 0.95, { min: 0, max: 1 }),
@@ -132,7 +151,14 @@ export async function pretrainCommand(argv: string[]): Promise<void> {
     difficulty,
     teams: teamsOf(a.teams),
     skipPlanRate: num(a['skip-plan-rate'], 'skip-plan-rate', 0.3, { min: 0, max: 1 }),
+    tasks: tasksOf(a.tasks),
+    trap: num(a.trap, 'trap', DEFAULT_TRAP, { min: 0, max: 1 }),
+    trapPlanRate: num(a['trap-plan-rate'], 'trap-plan-rate', 0.6, { min: 0, max: 1 }),
+    planWrongRate: num(a['plan-wrong-rate'], 'plan-wrong-rate', 0.1, { min: 0, max: 1 }),
+    planSlipRate: num(a['plan-slip-rate'], 'plan-slip-rate', 0.3, { min: 0, max: 1 }),
+    planDifficulty,
   };
+  const withPlan = data.tasks!.includes('coop-plan');
   const dims = {
     layers: int('layers', DEFAULT_TINY_DIMS.layers),
     hidden: int('hidden', DEFAULT_TINY_DIMS.hidden),
@@ -147,7 +173,7 @@ export async function pretrainCommand(argv: string[]): Promise<void> {
   const logEvery = int('log-every', 50);
 
   // 1. The tokenizer, learned on transcripts of episodes outside the training stream's seeds.
-  const corpus = makeTranscripts(int('corpus', 4000), 1_000_000_000 + seed, data);
+  const corpus = mixedTranscripts(int('corpus', 4000), 1_000_000_000 + seed, data);
   const tokFiles = buildTinyTokenizer(corpusTexts(corpus), { vocabSize: vocab });
   const tok = loadTokenizer(tokFiles.tokenizerJson, tokFiles.tokenizerConfig);
   const configJson = tinyLlamaConfigJson({ ...dims, vocabSize: vocab, eosTokenId: TINY_IDS.imEnd, padTokenId: TINY_IDS.pad });
@@ -163,7 +189,7 @@ export async function pretrainCommand(argv: string[]): Promise<void> {
   const queue: PretrainExample[] = [];
   const nextBatch = (): PretrainExample[] => {
     while (queue.length < B) {
-      for (const t of episodeTranscripts(episode++, data)) {
+      for (const t of mixedEpisodeTranscripts(episode++, data)) {
         const x = tokenizeTranscript(tok, t);
         if (x.ids.length > maxT) skipped++;
         else queue.push(x);
@@ -181,8 +207,23 @@ export async function pretrainCommand(argv: string[]): Promise<void> {
       m[team] = (
         await evaluateTeam(trainer.decoder, tok, { team, n: evalN, temperature, seed: 0, difficulty, precedence: data.precedence })
       ).accuracy;
+    if (withPlan) {
+      const r = await evaluateTeam(trainer.decoder, tok, {
+        team: 'duo',
+        task: 'coop-plan',
+        n: evalN,
+        temperature,
+        seed: 0,
+        difficulty: planDifficulty,
+        trap: data.trap,
+      });
+      m.planDuo = r.accuracy;
+      m.planCheck = r.planAccuracy ?? 0;
+    }
     return m;
   };
+  const planLine = (m: Record<string, number>): string =>
+    withPlan ? `  coop-plan duo ${(m.planDuo * 100).toFixed(1)}% (plans right ${(m.planCheck * 100).toFixed(1)}%)` : '';
   const res = await pretrain(trainer, nextBatch, {
     steps,
     seqLen: maxT,
@@ -199,7 +240,7 @@ export async function pretrainCommand(argv: string[]): Promise<void> {
       ),
     onEval: (s, m) =>
       console.log(
-        `eval step ${s}: held-out greedy accuracy (${evalN} test problems) solo ${(m.solo * 100).toFixed(1)}%  duo ${(m.duo * 100).toFixed(1)}%`,
+        `eval step ${s}: held-out greedy accuracy (${evalN} test problems) solo ${(m.solo * 100).toFixed(1)}%  duo ${(m.duo * 100).toFixed(1)}%${planLine(m)}`,
       ),
   });
   if (skipped) console.error(`pretrain: ${skipped} transcripts longer than ${maxT} tokens were skipped`);
@@ -218,7 +259,7 @@ export async function pretrainCommand(argv: string[]): Promise<void> {
     const sampled = await evaluate(null, steps, 1);
     const last = res.evals[res.evals.length - 1]?.metrics ?? {};
     console.log(
-      `final held-out accuracy (${evalN} test problems): greedy solo ${(last.solo * 100).toFixed(1)}% duo ${(last.duo * 100).toFixed(1)}%; sampled (T=1) solo ${(sampled.solo * 100).toFixed(1)}% duo ${(sampled.duo * 100).toFixed(1)}%`,
+      `final held-out accuracy (${evalN} test problems): greedy solo ${(last.solo * 100).toFixed(1)}% duo ${(last.duo * 100).toFixed(1)}%${planLine(last)}; sampled (T=1) solo ${(sampled.solo * 100).toFixed(1)}% duo ${(sampled.duo * 100).toFixed(1)}%${planLine(sampled)}`,
     );
   }
   console.log(`wrote ${out} (${Object.keys(files).join(', ')}) after ${fmtTime(res.seconds)}`);

@@ -15,7 +15,7 @@
 import { stringify } from 'yaml';
 import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE } from '../../model/peft.ts';
 import { ConfigError } from '../../config/errors.ts';
-import { CODE_STEP_REWARDS, type RunConfig, type StepRewardName, targetKlOf } from '../../config/run-config.ts';
+import { CODE_STEP_REWARDS, PLAN_STEP_REWARDS, type RunConfig, type StepRewardName, targetKlOf } from '../../config/run-config.ts';
 import { agentDir } from './peft.ts';
 import { arealEnvEntry, arealEnvFiles, arealEnvReadme } from './areal-env.ts';
 import PPO_CONFIG from './areal-ppo-config.json';
@@ -83,7 +83,11 @@ const AREAL_STEP_REWARD: Record<StepRewardName, string> = {
   coder: 'marft_lab_rewards.coder_step_reward',
   tester: 'marft_lab_rewards.tester_step_reward',
   reviewer: 'marft_lab_rewards.reviewer_step_reward',
+  'plan-check': 'marft_lab_rewards.plan_check_step_reward',
 };
+
+/** The helpers whose Python the export writes (marft_lab_rewards.py): the code roles' and plan-check. */
+const LAB_STEP_REWARDS = [...CODE_STEP_REWARDS, ...PLAN_STEP_REWARDS];
 
 /** The step helpers a per_step run reads (none with reward sharing or another method). */
 function stepHelpers(config: RunConfig): StepRewardName[] {
@@ -404,7 +408,7 @@ export function arealYaml(config: RunConfig, opts: ArealOptions): string {
 }
 
 // The code roles' step rewards on the cluster: the lab's rules (src/marft/credit.ts), keyword arguments in.
-const REWARDS_PY = `# MARFT Lab's step rewards for code roles, written by marft export --format areal (the lab's rules,
+const REWARDS_PY = `# MARFT Lab's step rewards for code roles and coop-plan's plan role, written by marft export --format areal (the lab's rules,
 # src/marft/credit.ts). Each takes keyword arguments and returns a float:
 #   completion: the role's text; team_reward: the turn's team reward; correct: every test passed;
 #   pass_rate: the share of tests the role's own code passed (None without code).
@@ -431,11 +435,17 @@ def reviewer_step_reward(completion="", team_reward=0.0, correct=False, pass_rat
         return 0.0
     approve = re.match(r"(approve|lgtm|accept|correct)", words[-1]) is not None
     return 1.0 if approve == bool(correct) else 0.0
+
+
+def plan_check_step_reward(completion="", team_reward=0.0, correct=False, plan_score=None, **_):
+    """coop-plan's rule check of the role's plan (1 right, else the share of its leading steps right): the
+    cluster's environment must pass it as plan_score; 0 without it."""
+    return float(plan_score or 0.0)
 `;
 
 function readme(config: RunConfig, opts: ArealOptions): string {
   const roles = config.graph.agents.map((a) => a.role);
-  const code = stepHelpers(config).some((h) => CODE_STEP_REWARDS.includes(h));
+  const code = stepHelpers(config).some((h) => LAB_STEP_REWARDS.includes(h));
   const changes = arealClusterChanges(config);
   return [
     '# MARFT Lab run, exported for the AReaL-based MARFT trainer',
@@ -447,7 +457,9 @@ function readme(config: RunConfig, opts: ArealOptions): string {
     `- ${AREAL_LAB_SETTINGS_FILE}: the lab's settings AReaL has no key for (level, credit, critic head, schedule, PPO extras, environment).`,
     `- ${AREAL_LAB_CONFIG_FILE}: the lab's own run config, verbatim.`,
     ...(code
-      ? [`- ${AREAL_REWARDS_FILE}: the code roles' step rewards (role_configs.<role>.reward_fn names them); put this folder on PYTHONPATH.`]
+      ? [
+          `- ${AREAL_REWARDS_FILE}: the code roles' step rewards (and plan-check's; role_configs.<role>.reward_fn names them); put this folder on PYTHONPATH.`,
+        ]
       : []),
     '',
     'Edit `actor.path` (the base model on the cluster), `cluster`, `allocation_mode` and the datasets, then',
@@ -475,7 +487,7 @@ export function arealExportFiles(
     [AREAL_LAB_SETTINGS_FILE]: JSON.stringify(arealLabSettings(config, opts), null, 2) + '\n',
     [AREAL_LAB_CONFIG_FILE]: JSON.stringify(config, null, 2) + '\n',
     'README.md': readme(config, opts),
-    ...(stepHelpers(config).some((h) => CODE_STEP_REWARDS.includes(h)) ? { [AREAL_REWARDS_FILE]: REWARDS_PY } : {}),
+    ...(stepHelpers(config).some((h) => LAB_STEP_REWARDS.includes(h)) ? { [AREAL_REWARDS_FILE]: REWARDS_PY } : {}),
     ...arealEnvFiles(config),
   };
   for (const a of config.graph.agents) {

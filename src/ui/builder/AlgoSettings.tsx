@@ -180,7 +180,10 @@ export function AlgoSettings() {
               c.credit.method = v;
               // per_step with no helper set pays every role R (step_discount's numbers): start from the planner's own step reward
               if (v === 'per_step' && !Object.keys(c.credit.perStep).length)
-                c.credit.perStep = suggestedStepRewards(c.graph.agents.map((a) => a.role));
+                c.credit.perStep = suggestedStepRewards(
+                  c.graph.agents.map((a) => a.role),
+                  c.env.name,
+                );
             })
           }
         />

@@ -2,7 +2,7 @@
 // environment (built-in tasks or the user's JSONL of functions to write), or the user's own environment
 // module (ModuleEditor).
 
-import { DEFAULT_PRECEDENCE, listEnvs } from '../../config/envs.ts';
+import { DEFAULT_PRECEDENCE, DEFAULT_TRAP, listEnvs } from '../../config/envs.ts';
 import { uploadDataset } from '../actions.ts';
 import { useMemo } from 'react';
 import { editDraft, selectDatasetRejected, selectDraft, useLab } from '../store.ts';
@@ -81,6 +81,22 @@ export function EnvPicker() {
             editDraft((d) => {
               if (Number.isFinite(v)) d.env.options.precedence = v;
               else delete d.env.options.precedence;
+            })
+          }
+        />
+      )}
+      {!isModule && env.name === 'coop-plan' && (
+        <NumberField
+          label={`Trap share (0..1, empty = ${DEFAULT_TRAP})`}
+          path="env.options.trap"
+          helpPath="env.options"
+          step={0.05}
+          value={typeof env.options.trap === 'number' ? env.options.trap : null}
+          title="The share of problems where reading left to right is wrong: a left-to-right plan fails the plan check there."
+          onChange={(v) =>
+            editDraft((d) => {
+              if (Number.isFinite(v)) d.env.options.trap = v;
+              else delete d.env.options.trap;
             })
           }
         />

@@ -25,6 +25,7 @@ const HELPER: Record<StepRewardName, string> = {
   coder: 'the share of the tests its own code passes',
   tester: '0.5·min(test cases/2, 1) + 0.5·R',
   reviewer: '1 when its verdict (approve / reject) matches whether the code passed, else 0',
+  'plan-check': "the environment's rule check of its plan: 1 for a right plan, else the share of its leading steps that are right",
 };
 
 /** The per_step helper of each role under `config` (its perStep entry, else the fallback). */

@@ -54,7 +54,7 @@ export const newAction = (role: string, tokens = 3): SandboxAction => ({
  */
 export function defaultSandbox(roles: readonly string[], base: RunConfig): Sandbox {
   const own = base.credit.method === 'per_step' || Object.keys(base.credit.perStep).length > 0;
-  const helpers: Record<string, string> = own ? base.credit.perStep : suggestedStepRewards(roles);
+  const helpers: Record<string, string> = own ? base.credit.perStep : suggestedStepRewards(roles, base.env.name);
   return {
     turns: [{ reward: 1, actions: roles.map((r) => newAction(r)) }],
     samples: [[0]],

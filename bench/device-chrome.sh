@@ -24,6 +24,7 @@
 # runs; a run is a preset run's name or a random model's shape), EPISODES (both benchmarks' --episodes;
 # default: each run's own), NEW (random models' new tokens, default 128), EXPECT (gpu|any, default gpu),
 # BROWSER_ARGS (more bench:browser options, e.g. "--wall 0 --revisit 0" for the large random models),
+# NODE=0 (Chrome only: no bench:iteration beside each run, e.g. for a baseline of the lab's own),
 # DEADLINE_S (no run starts after this many seconds, default 450), END_S (every benchmark is stopped by then,
 # default 570), RUN_TIMEOUT_S (per benchmark, default 240), NODE_RUN (default `bash $DEVICE_KIT/enter.sh`).
 # Runs go Chrome then Node, run by run, and summary.txt is rewritten after each, so a run cut short still
@@ -116,6 +117,7 @@ measure() {
     timeout "$(left)" $NODE_RUN bash -c ". $A/env.sh && exec node $KIT/app/browser.mjs \"\$@\"" browser \
       --no-build --dist "$W/dist" --runs "$r" --expect "$EXPECT" --out "$W/json/browser-$r.json" "${ep[@]}" "${new[@]}" $BROWSER_ARGS 2>&1 \
       | grep -v '^Warning\|^    at \|XDG' | tee -a "$OUT/browser.txt"
+    [ "${NODE:-1}" = 0 ] && continue
     echo "== $r (Node/Dawn) at $((SECONDS - t0)) s" | tee -a "$OUT/iteration.txt"
     local what=(--preset "$r")
     # random models as the lab loads them (its tokenizer, hence its sequences): bench:iteration --tokenizer lab

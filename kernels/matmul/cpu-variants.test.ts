@@ -5,7 +5,7 @@ import { expectClose, randn, testGpu } from '../testing.ts';
 import { type MatmulDims, matmul } from './matmul.ts';
 import { type BlockShape, blockMode } from './block.ts';
 import { matmulRef } from './matmul.ref.ts';
-import { type Shape, SHAPES, TRANS, tname, tolFor, stored, type Case, check } from './matmul.testing.ts';
+import { type Shape, SHAPES, TRANS, tname, tolFor, stored, type Case, check } from './testing.ts';
 
 describe('matmul direct (CPU adapters: no workgroup memory, no barriers)', () => {
   for (const dtype of ['f32', 'bf16', 'f16'] as const) {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { expectClose, randn, testGpu } from '../testing.ts';
 import { matmul } from './matmul.ts';
 import { matmulRef } from './matmul.ref.ts';
-import { type Shape, tolFor, stored, check } from './matmul.testing.ts';
+import { type Shape, tolFor, stored, check } from './testing.ts';
 
 describe('matmul gemv (skinny M, decode)', () => {
   // M picks the register bucket (1, 8, 16 rows); K % 4 == 0 takes the vec4 form, other K the scalar one.

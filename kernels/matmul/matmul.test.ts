@@ -10,7 +10,7 @@ import { matmul, matmulBackward } from './matmul.ts';
 import { type MatmulVariant, TILES, tileSharedBytes } from './tile.ts';
 import { chooseVariant } from './variants.ts';
 import { type MatmulRefDims, matmulBackwardRef, matmulRef } from './matmul.ref.ts';
-import { type Shape, SHAPES, TRANS, tname, tolFor, stored, check, checkStrided } from './matmul.testing.ts';
+import { type Shape, SHAPES, TRANS, tname, tolFor, stored, check, checkStrided } from './testing.ts';
 
 describe('matmul forward', () => {
   for (const [ta, tb] of TRANS) {

@@ -6,7 +6,7 @@ import { matmul, matmulSource } from './matmul.ts';
 import { PICKS, type Pick } from './picks.ts';
 import { type MatmulVariant, TILES, type TileConfig, type TileName, tileSharedBytes, tiledVariant, warpLayout } from './tile.ts';
 import { chooseVariant } from './variants.ts';
-import { type Shape, TRANS, tname, type Case, check, checkStrided } from './matmul.testing.ts';
+import { type Shape, TRANS, tname, type Case, check, checkStrided } from './testing.ts';
 
 describe('matmul tiles for the SmolLM2 shapes, and split-K', () => {
   // Each tile on four edge shapes, one per transpose: partial tiles in M and N, and K ending mid-step;

@@ -129,7 +129,7 @@ export const solutionText = (lines: readonly CoopLine[], boxed: number): string 
   [...lines.map((l) => `${l.x} ${l.op} ${l.y} = ${l.result}`), `The answer is \\boxed{${boxed}}.`].join('\n');
 
 /** The expression with one + turned into - or the reverse (the `k`-th such operator, cyclically); null if none. */
-export function swapOne(e: CoopExpr, k: number): CoopExpr | null {
+function swapOne(e: CoopExpr, k: number): CoopExpr | null {
   const nodes: Array<{ op: string }> = [];
   const walk = (n: CoopExpr): void => {
     if (!('num' in n)) {
@@ -193,16 +193,25 @@ function makePlan(p: CoopProblem, rate: number, rng: Rng): Plan {
     return { kind: 'order', text: planText(evaluateCoop(l2r).lines), expr: l2r };
   }
   if (r < 0.8) {
-    // A swap whose (truncating) arithmetic happens to land on the answer would not be wrong: try another.
-    const k = rng.int(8);
-    const value = evaluateCoop(correct).value;
-    for (let j = 0; j < 4; j++) {
-      const swapped = swapOne(correct, k + j);
-      if (swapped && evaluateCoop(swapped).value !== value)
-        return { kind: 'swap', text: planText(evaluateCoop(swapped).lines), expr: swapped };
-    }
+    const swapped = swappedPlan(correct, rng);
+    if (swapped) return swapped;
   }
   return { kind: 'generic', text: GENERIC_PLANS[rng.int(GENERIC_PLANS.length)], expr: correct };
+}
+
+/**
+ * The plan with one + / - swapped, or null when four tries all land on the answer (a swap whose truncating
+ * arithmetic gives the right number would not be a wrong plan).
+ */
+export function swappedPlan(correct: CoopExpr, rng: Rng): Plan | null {
+  const k = rng.int(8);
+  const value = evaluateCoop(correct).value;
+  for (let j = 0; j < 4; j++) {
+    const swapped = swapOne(correct, k + j);
+    if (swapped && evaluateCoop(swapped).value !== value)
+      return { kind: 'swap', text: planText(evaluateCoop(swapped).lines), expr: swapped };
+  }
+  return null;
 }
 
 function checkRate(name: string, v: number, max = 1): void {

@@ -28,7 +28,7 @@ import {
   episodeWith,
   planText,
   solve,
-  swapOne,
+  swappedPlan,
   teamTurnWith,
   withDefaults,
 } from './data.ts';
@@ -82,14 +82,8 @@ function planFor(p: CoopPlanProblem, o: PlanDefaults, rng: Rng): Plan {
   }
   if (rng.next() >= o.planWrongRate) return good;
   if (rng.next() < 0.5) {
-    // a swap whose (truncating) arithmetic lands on the answer would not be wrong: try another
-    const k = rng.int(8);
-    const value = evaluateCoop(correct).value;
-    for (let j = 0; j < 4; j++) {
-      const swapped = swapOne(correct, k + j);
-      if (swapped && evaluateCoop(swapped).value !== value)
-        return { kind: 'swap', text: planText(evaluateCoop(swapped).lines), expr: swapped };
-    }
+    const swapped = swappedPlan(correct, rng);
+    if (swapped) return swapped;
   }
   return { kind: 'generic', text: GENERIC_PLANS[rng.int(GENERIC_PLANS.length)], expr: correct };
 }

@@ -14,6 +14,27 @@ import { ModuleEditor } from './ModuleEditor.tsx';
 
 const ENVS = listEnvs();
 
+/** A numeric option of a built-in environment (env.options[name]); empty removes it, so the default applies. */
+function EnvNumberOption({ name, label, step, title }: { name: string; label: string; step: number; title?: string }) {
+  const value = useLab(selectDraft).env.options[name];
+  return (
+    <NumberField
+      label={label}
+      path={`env.options.${name}`}
+      helpPath="env.options"
+      step={step}
+      value={typeof value === 'number' ? value : null}
+      title={title}
+      onChange={(v) =>
+        editDraft((d) => {
+          if (Number.isFinite(v)) d.env.options[name] = v;
+          else delete d.env.options[name];
+        })
+      }
+    />
+  );
+}
+
 export function EnvPicker() {
   const env = useLab(selectDraft).env;
   const rejected = useLab(selectDatasetRejected);
@@ -22,7 +43,6 @@ export function EnvPicker() {
   const source = typeof env.options.source === 'string' ? env.options.source : "the config's dataset";
   const kind = env.name === 'code' ? 'code' : 'dataset';
   const inUse = useMemo(() => (data === null ? null : readDataset(data, source, kind)), [data, source, kind]);
-  const difficulty = typeof env.options.difficulty === 'number' ? env.options.difficulty : null;
   const isModule = env.moduleSource !== undefined || env.module !== undefined;
   return (
     <section className="card" data-testid="env-picker">
@@ -55,50 +75,22 @@ export function EnvPicker() {
       </p>
       {isModule && <ModuleEditor />}
       {!isModule && env.name !== 'dataset' && env.name !== 'code' && (
-        <NumberField
-          label="Difficulty (1..4, empty = default)"
-          path="env.options.difficulty"
-          helpPath="env.options"
-          value={difficulty}
-          step={1}
-          onChange={(v) =>
-            editDraft((d) => {
-              if (Number.isFinite(v)) d.env.options.difficulty = v;
-              else delete d.env.options.difficulty;
-            })
-          }
-        />
+        <EnvNumberOption name="difficulty" label={`Difficulty (${env.name === 'coop-plan' ? '2..4' : '1..4'}, empty = default)`} step={1} />
       )}
       {!isModule && env.name === 'coop-arith' && (
-        <NumberField
+        <EnvNumberOption
+          name="precedence"
           label={`Precedence share (0..1, empty = ${DEFAULT_PRECEDENCE})`}
-          path="env.options.precedence"
-          helpPath="env.options"
           step={0.05}
-          value={typeof env.options.precedence === 'number' ? env.options.precedence : null}
           title="Of the multi-step expressions, the share where reading left to right is wrong: the problems a planner helps with."
-          onChange={(v) =>
-            editDraft((d) => {
-              if (Number.isFinite(v)) d.env.options.precedence = v;
-              else delete d.env.options.precedence;
-            })
-          }
         />
       )}
       {!isModule && env.name === 'coop-plan' && (
-        <NumberField
+        <EnvNumberOption
+          name="trap"
           label={`Trap share (0..1, empty = ${DEFAULT_TRAP})`}
-          path="env.options.trap"
-          helpPath="env.options"
           step={0.05}
-          value={typeof env.options.trap === 'number' ? env.options.trap : null}
           title="The share of problems where reading left to right is wrong: a left-to-right plan fails the plan check there."
-          onChange={(v) =>
-            editDraft((d) => {
-              if (Number.isFinite(v)) d.env.options.trap = v;
-              else delete d.env.options.trap;
-            })
-          }
         />
       )}
       {!isModule && (env.name === 'dataset' || env.name === 'code') && (

@@ -49,7 +49,7 @@ describe('configs/matrix', () => {
     expect(read('class-per-step')).toEqual(presetRunConfig('class-per-step'));
   });
 
-  it('the coop-plan rows: the plan-duo preset (coop-plan, marft-tiny-plan), each against plan-ppo-action', () => {
+  it('the coop-plan rows: duo-action on coop-plan and marft-tiny-plan, each against plan-ppo-action', () => {
     const rows = MATRIX_ROWS.filter((r) => r.family === 'plan');
     expect(rows.map((r) => r.name)).toEqual([
       'plan-ppo-action',

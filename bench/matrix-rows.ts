@@ -66,15 +66,27 @@ const grpo = (g: number, level: 'action' | 'token'): MatrixRow =>
 /** Where bench/matrix.sh pretrains the routing row's model (an ignored build folder). */
 export const ORCH_MODEL = '.build/models/marft-tiny-orchestrated';
 
+/** marft-tiny-plan: the built-in model's recipe with coop-plan's transcripts too (docs/LEARNING.md); made before these rows. */
+export const PLAN_MODEL = 'builtin:marft-tiny-plan';
+
 /**
- * The coop-plan family (src/envs/coop-plan.ts) on marft-tiny-plan (the plan-duo preset run): the planner's plan is
+ * The coop-plan family (src/envs/coop-plan.ts) on marft-tiny-plan (the duo-action preset run there): the planner's plan is
  * judged by a rule, its greedy plan is wrong on trap problems, and the solver slips often, so the rows ask
  * whether RL flips the greedy plan and whether a rule-checked plan reward (plan-check) speeds that up.
  */
-const plan = (name: string, reference: string | null, what: string, set: Record<string, unknown>, note?: string): MatrixRow => ({
-  ...duo(`plan-${name}`, 'plan', reference === null ? null : `plan-${reference}`, what, set, note),
-  from: 'plan-duo',
-});
+const plan = (name: string, reference: string | null, what: string, set: Record<string, unknown>, note?: string): MatrixRow =>
+  duo(
+    `plan-${name}`,
+    'plan',
+    reference === null ? null : `plan-${reference}`,
+    what,
+    {
+      model: { path: PLAN_MODEL },
+      env: { name: 'coop-plan', options: {} },
+      ...set,
+    },
+    note,
+  );
 
 export const PLAN_ROWS: MatrixRow[] = [
   plan('ppo-action', null, 'coop-plan: PPO, action level, equal credit, shared critic (CTDE)', {}),

@@ -17,7 +17,7 @@ describe('configs/*.json', () => {
       expect(c.graph.agents.map((a) => [a.role, a.systemPrompt, a.withAnswer])).toEqual(
         g.agents.map((a) => [a.role, a.systemPrompt, a.withAnswer]),
       );
-      expect(c.env.name).toBe(name.startsWith('plan-') ? 'coop-plan' : 'coop-arith');
+      expect(c.env.name).toBe('coop-arith');
       // the file is what presetRunConfig gives (the lab loads it by name: /?run=<name>)
       expect(parseRunConfig(presetRunConfig(name))).toEqual(c);
     });

@@ -39,15 +39,6 @@ const classroom = {
   config: { ...common, level: 'action', iterations: 15, rollout: { episodes: 64, horizon: 1 }, ppo: { ...common.ppo, lr: 5e-4 } },
 } as const;
 
-// The coop-plan family (src/envs/coop-plan.ts) on the model pretrained with its transcripts too
-// (public/models/marft-tiny-plan: `marft pretrain --tasks coop-arith,coop-plan`), whose greedy plan is wrong
-// on trap problems. plan-equal / plan-per-step: the credit pair of the classroom, differing only in the
-// planner's reward (per_step: the environment's rule check of its plan; the solver keeps R by the fallback,
-// as under equal, so the comparison isolates the planner's signal).
-const PLAN_MODEL = { path: 'builtin:marft-tiny-plan' };
-const planEnv = { name: 'coop-plan', options: {} };
-const planClass = { ...classroom, config: { ...classroom.config, model: PLAN_MODEL, env: planEnv } } as const;
-
 export const PRESET_RUNS: Record<
   string,
   { preset: PresetName; anonymous: boolean; maxNewTokens: number; config: Record<string, unknown> }
@@ -93,20 +84,12 @@ export const PRESET_RUNS: Record<
   // separates from the first iteration (bench/matrix.ts runs the pair; docs/MATRIX.md has the curves).
   'class-equal': classroom,
   'class-per-step': { ...classroom, config: { ...classroom.config, credit: { method: 'per_step', perStep: { planner: 'planner' } } } },
-  'plan-duo': {
-    preset: 'duo',
-    anonymous: false,
-    maxNewTokens: 80,
-    config: { ...common, model: PLAN_MODEL, env: planEnv, level: 'action', iterations: 100, rollout: { episodes: 128, horizon: 1 } },
-  },
-  'plan-equal': planClass,
-  'plan-per-step': { ...planClass, config: { ...planClass.config, credit: { method: 'per_step', perStep: { planner: 'plan-check' } } } },
 };
 
 /**
  * The per_step helpers a team gets when per_step is picked with none set: a role named planner is paid the
- * planner's plan-step reward (as class-per-step), or on coop-plan the environment's check of its plan (as
- * plan-per-step); the other roles keep the fallback (the team reward).
+ * planner's plan-step reward (as class-per-step), or on coop-plan the environment's check of its plan
+ * (plan-check); the other roles keep the fallback (the team reward).
  */
 export function suggestedStepRewards(roles: readonly string[], envName?: string): Record<string, StepRewardName> {
   if (!roles.includes('planner')) return {};

@@ -260,10 +260,7 @@ export function loadPresetRun(name: string): boolean {
     return false;
   }
   const p = PRESET_RUNS[name];
-  const before = get().draft.model.path;
   setDraft(parseRunConfig(c), { preset: p.anonymous ? `${p.preset}-anon` : p.preset, selectedAgent: 0, connectFrom: null });
-  // a preset on another model (the plan presets' marft-tiny-plan) loads it, as picking it would
-  if (get().draft.model.path !== before && get().model.status !== 'idle') void chooseModel(get().draft.model.path);
   return true;
 }
 

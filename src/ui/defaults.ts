@@ -29,9 +29,6 @@ const PRESET_RUN_PURPOSE: Record<string, string> = {
   classroom: 'a short, visible rise of accuracy for a lesson',
   'class-equal': 'credit lesson, A: equal credit (the planner is paid only through the critic)',
   'class-per-step': 'credit lesson, B: per_step credit (the planner is paid its own step reward)',
-  'plan-duo': 'planner → solver on coop-plan (plans checked by rule), action-level MARFT, on marft-tiny-plan',
-  'plan-equal': 'plan-check lesson, A: equal credit on coop-plan (the planner learns only through the noisy team reward)',
-  'plan-per-step': "plan-check lesson, B: per_step credit on coop-plan (the planner is paid the environment's check of its plan)",
 };
 
 /** The preset runs of the picker, each with one line: its purpose, team, level and size. */

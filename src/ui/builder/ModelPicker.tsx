@@ -27,7 +27,6 @@ export function ModelPicker() {
           onChange={(e) => void chooseModel(e.target.value)}
         >
           <option value="">built-in: marft-tiny</option>
-          <option value="builtin:marft-tiny-plan">built-in: marft-tiny-plan (also pretrained on coop-plan)</option>
           {local.map((p) => (
             <option key={p} value={p}>
               local: {p.replace('opfs:models/', '')}

@@ -47,5 +47,10 @@ describe('resume', () => {
       expect(e.judged).toEqual({});
       expect(e.generatedTokens).toBeGreaterThan(0);
     }
+    // coop-plan judges the planner's plan: its share of right verdicts (a random tiny model writes no plan the rule accepts)
+    const onPlan = { ...state.config, env: { ...state.config.env, name: 'coop-plan', options: {} } };
+    const judged = await evaluate(b.decoder, b.tokenizer, onPlan, state, { envs: b.envs, episodes: 2, split: 'test' });
+    expect(judged.judged).toEqual({ planner: 0 });
+    expect(judged.calls).toEqual({ planner: 1, solver: 1 });
   });
 });

@@ -167,7 +167,8 @@ async function step(
     const seen = (sel: string, attr: string) => document.querySelector(sel)?.getAttribute(attr) ?? '';
     w.stepObserver = new MutationObserver(() => {
       const t = performance.now();
-      marks.push([t, `state=${seen('[data-testid="run-status"]', 'data-state')}`]);
+      // with the iteration: a mutation right after the click still sees the previous step's paused state
+      marks.push([t, `state=${seen('[data-testid="run-status"]', 'data-state')}:${seen('[data-testid="run-status"]', 'data-iteration')}`]);
       marks.push([t, `point=${seen('[data-testid="last-iteration"]', 'data-iteration')}`]);
       marks.push([t, `saving=${seen('[data-testid="last-checkpoint"]', 'data-saving')}`]);
     });
@@ -189,7 +190,7 @@ async function step(
     return m ? m[0] : NaN;
   };
   const click = at('click');
-  const paused = at('state=paused', click);
+  const paused = at(`state=paused:${iteration + 1}`, click);
   const split = {
     point: (at(`point=${iteration}`, click) - click) / 1000,
     paused: (paused - click) / 1000,

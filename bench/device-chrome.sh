@@ -15,7 +15,7 @@
 #                                                    # against a 64 MiB limit on what one remote run may carry
 # On the GPU machine, one run after another, without a pause (a machine handed back loses /tmp/chrome):
 #   step 1..N-1: bash $CHROME_KIT/part-NN/stage.sh   (carry that part)
-#   last step:   bash $CHROME_KIT/app/device-chrome.sh (carry $DEVICE_KIT and $CHROME_KIT/app; about 10 minutes;
+#   last step:   bash $CHROME_KIT/app/device-chrome.sh (carry $DEVICE_KIT but its app/, and $CHROME_KIT/app; about 10 minutes;
 #                RUNS="classroom smollm2-135m" for fewer runs)
 # If a stage.sh answers "still missing: chrome.tar.xz.00", or the last step "machine not warm", the machine went
 # cold: start again from step 1.
@@ -78,8 +78,11 @@ prepare() {  # [CHECKOUT]: the checkout the GPU machine gets (default: this one)
     printf '  step %d: carry ["%s"]  %s MiB in all%s\n          command: bash %s/stage.sh\n' "$i" "$p" "$(mib "$sum")" "$([ "$sum" -le "$LIMIT" ] || echo '  OVER 64 MiB')" "$p"
     [ "$sum" -le "$LIMIT" ] || ok=0; i=$((i + 1))
   done
-  sum=$(( $(cd "$D" && bytes "$KIT" "$A") + tree ))
-  printf '  step %d: carry ["%s", "%s"]  %s MiB in all%s\n          command: bash %s/device-chrome.sh   (up to 600 s)\n' "$i" "$KIT" "$A" "$(mib "$sum")" "$([ "$sum" -le "$LIMIT" ] || echo '  OVER 64 MiB')" "$A"
+  # the kit without its app/ (the measurement copies its bundles from $A there): what it needs of the kit
+  local kit=() k
+  for k in "$D/$KIT"/*; do [ "$(basename "$k")" = app ] || kit+=("$KIT/$(basename "$k")"); done
+  sum=$(( $(cd "$D" && bytes "${kit[@]}" "$A") + tree ))
+  printf '  step %d: carry [%s, "%s"]  %s MiB in all%s\n          command: bash %s/device-chrome.sh   (up to 600 s)\n' "$i" "$(printf '"%s", ' "${kit[@]}" | sed 's/, $//')" "$A" "$(mib "$sum")" "$([ "$sum" -le "$LIMIT" ] || echo '  OVER 64 MiB')" "$A"
   [ "$sum" -le "$LIMIT" ] || ok=0
   [ $ok = 1 ] && echo "device-chrome.sh: every step within 64 MiB" || die "a step is over 64 MiB: make the parts smaller (PART_MIB) or carry less"
 }

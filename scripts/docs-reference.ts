@@ -5,7 +5,7 @@
 
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { CONFIG_SCHEMA } from '../src/config/run-config.ts';
+import { CONFIG_SCHEMA } from '../src/config/run-config-schema.ts';
 import { describeNumber, paperAt, type Schema } from '../src/config/schema.ts';
 import { PAPER_URL } from '../src/ui/builder/help.ts';
 import { commandHelp, HELP } from '../src/cli/help.ts';
@@ -93,7 +93,7 @@ export function runConfigPage(): string {
     '`rollout.groupSize` ≥ 2, and settings that would do nothing are refused with the reason. Every problem is',
     'listed with its field path, e.g. `ppo.clip must be a number in (0, 1), got "x"`.',
     '',
-    'Source: `src/config/run-config.ts` (`CONFIG_SCHEMA`) and `src/config/graph.ts` (`PROFILE_SCHEMA`, an agent).',
+    'Source: `src/config/run-config-schema.ts` (`CONFIG_SCHEMA`) and `src/config/graph.ts` (`PROFILE_SCHEMA`, an agent).',
     '',
   ];
   const head = ['| field | meaning | default | allowed values | paper |', '|---|---|---|---|---|'];

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CONFIG_SCHEMA, configJsonSchema, parseRunConfig, targetKlOf, validateConfig } from './run-config.ts';
+import { configJsonSchema, parseRunConfig, targetKlOf, validateConfig } from './run-config.ts';
+import { CONFIG_SCHEMA } from './run-config-schema.ts';
 import { ConfigError } from './errors.ts';
 import { presetGraph } from './presets.ts';
 import { PROFILE_SCHEMA } from './graph.ts';

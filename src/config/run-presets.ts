@@ -5,7 +5,8 @@
 // `marft train --config configs/lab.json` runs what the lab shows).
 
 import { type PresetName, presetGraph } from './presets.ts';
-import { type RunConfig, type StepRewardName, parseRunConfig } from './run-config.ts';
+import { type RunConfig, parseRunConfig } from './run-config.ts';
+import { type StepRewardName } from './run-config-schema.ts';
 
 const common = {
   seed: 1,

@@ -11,7 +11,8 @@
 // Each action keeps the GAE steps behind its numbers (its trace), so the inspector shows what the update used.
 
 import { type GaeNextKind, type GaeStep, checkGroups, gae, normalizeGroup, normalizePooled, tokenLevelGae } from './advantages.ts';
-import type { RunConfig, StepRewardName } from '../config/run-config.ts';
+import type { RunConfig } from '../config/run-config.ts';
+import type { StepRewardName } from '../config/run-config-schema.ts';
 import { STEP_REWARDS, assignCredit, stepRewardFns } from './credit.ts';
 import { klRewards } from './losses.ts';
 import type { ActionRecord, EpisodeRecord } from './rollout.ts';

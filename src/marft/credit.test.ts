@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { STEP_REWARD_NAMES } from '../config/run-config.ts';
+import { STEP_REWARD_NAMES } from '../config/run-config-schema.ts';
 import { assignCredit, countPlanSteps, countTestCases, reviewVerdict, STEP_REWARDS, stepRewardFns } from './credit.ts';
 import { creditRewards } from './advantage-targets.ts';
 import type { ActionRecord, EpisodeRecord } from './rollout.ts';

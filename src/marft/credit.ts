@@ -11,7 +11,7 @@
 // rewards are discarded and one team reward R sits at the end of the sequence, whatever the method: the
 // same numbers as `equal` (R on the turn's last action, 0 on the others).
 
-import type { StepRewardName } from '../config/run-config.ts';
+import type { StepRewardName } from '../config/run-config-schema.ts';
 import { extractBoxed } from '../envs/answer.ts';
 import { marftFail } from './errors.ts';
 

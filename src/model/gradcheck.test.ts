@@ -126,18 +126,7 @@ describe('activation checkpointing', () => {
       const weights = uploadWeights(gpu, config, (n) => tinyWeights(config, 6).get(n));
       const dec = new Decoder(gpu, config, weights, { fused });
       const lora = createLoraSet(gpu, config, { r: 2, alpha: 4, targets: ['q_proj', 'v_proj', 'o_proj', 'down_proj'], slots: 2 }, 8);
-      for (const layer of lora.layers)
-        for (const p of Object.values(layer))
-          gpu.write(
-            p.B,
-            Float32Array.from(
-              randn(
-                p.B.shape.reduce((a, b) => a * b, 1),
-                p.B.shape[1] + 5,
-                0.5,
-              ),
-            ),
-          );
+      randomizeLoraB(gpu, lora, (shape) => shape[1] + 5);
       const N = batch.B * batch.T;
       const dlogits = gpu.upload(Float32Array.from(randn(N * config.vocabSize, 31)), [N, config.vocabSize], 'f32', 'dlogits');
       const run = async (

@@ -3,7 +3,8 @@
 
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../config/errors.ts';
-import { CONFIG_SCHEMA, parseRunConfig } from '../config/run-config.ts';
+import { parseRunConfig } from '../config/run-config.ts';
+import { CONFIG_SCHEMA } from '../config/run-config-schema.ts';
 import { PRESET_RUNS, defaultRunConfig, presetRunConfig } from '../config/run-presets.ts';
 import { withoutDefaults } from '../config/schema.ts';
 import {

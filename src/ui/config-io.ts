@@ -5,7 +5,8 @@
 // fields equal to their defaults, size-checked so the link stays usable.
 
 import { ConfigError } from '../config/errors.ts';
-import { CONFIG_SCHEMA, type ConfigIssue, type RunConfig, parseRunConfig, validateConfig } from '../config/run-config.ts';
+import { type ConfigIssue, type RunConfig, parseRunConfig, validateConfig } from '../config/run-config.ts';
+import { CONFIG_SCHEMA } from '../config/run-config-schema.ts';
 import { withoutDefaults } from '../config/schema.ts';
 
 /** The localStorage key of the builder and the version of what is stored under it. */

@@ -15,7 +15,8 @@
 import { stringify } from 'yaml';
 import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE } from '../../model/peft.ts';
 import { ConfigError } from '../../config/errors.ts';
-import { CODE_STEP_REWARDS, PLAN_STEP_REWARDS, type RunConfig, type StepRewardName, targetKlOf } from '../../config/run-config.ts';
+import { type RunConfig, targetKlOf } from '../../config/run-config.ts';
+import { CODE_STEP_REWARDS, PLAN_STEP_REWARDS, type StepRewardName } from '../../config/run-config-schema.ts';
 import { agentDir } from './peft.ts';
 import { arealEnvEntry, arealEnvFiles, arealEnvReadme } from './areal-env.ts';
 import PPO_CONFIG from './areal-ppo-config.json';

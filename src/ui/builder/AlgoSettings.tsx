@@ -1,7 +1,8 @@
 // The algorithm: level, PPO/GRPO (and GRPO's grouping), credit assignment, reward shaping, LoRA and critic
 // modes, schedule, hyperparameters and the rollout size. Every field shows its validation message in place.
 
-import { LORA_TARGETS, STEP_REWARD_NAMES, type RunConfig, defaultTargetKl } from '../../config/run-config.ts';
+import { type RunConfig, defaultTargetKl } from '../../config/run-config.ts';
+import { LORA_TARGETS, STEP_REWARD_NAMES } from '../../config/run-config-schema.ts';
 import { suggestedStepRewards } from '../../config/run-presets.ts';
 import { editDraft, selectDraft, useLab } from '../store.ts';
 import { CheckField, FieldIssues, Label, NumberField, SelectField } from './fields.tsx';

@@ -2,7 +2,7 @@
 // Schema and the lab), and where the schema names the paper's term for a field or its section (credit, level,
 // LoRA, critic, schedule, GAE) a link to the paper (MARFT, arXiv 2504.16129), as a plain https URL.
 
-import { CONFIG_SCHEMA } from '../../config/run-config.ts';
+import { CONFIG_SCHEMA } from '../../config/run-config-schema.ts';
 import { paperAt, schemaAt } from '../../config/schema.ts';
 
 export const PAPER_URL = 'https://arxiv.org/abs/2504.16129';

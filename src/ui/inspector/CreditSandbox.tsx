@@ -5,7 +5,7 @@
 // classroom mode that steps the GAE chain back along the agents (space / arrows, or Play).
 
 import { useEffect, useMemo, useState } from 'react';
-import { STEP_REWARD_NAMES, type StepRewardName } from '../../config/run-config.ts';
+import { STEP_REWARD_NAMES, type StepRewardName } from '../../config/run-config-schema.ts';
 import type { CreditMethod, InspectedLine, WorkerError } from '../../worker/api.ts';
 import { creditSandbox, recordedEpisodeLines } from '../actions.ts';
 import { patchInspector, selectInspector, useLab } from '../store.ts';

@@ -3,7 +3,8 @@
 // the same way. per_step names each role's helper and says so when they all pay R (then its numbers are
 // step_discount's with d = 1).
 
-import type { RunConfig, StepRewardName } from '../../config/run-config.ts';
+import type { RunConfig } from '../../config/run-config.ts';
+import type { StepRewardName } from '../../config/run-config-schema.ts';
 import type { CreditMethod } from '../../worker/api.ts';
 
 export interface MethodSettings {

@@ -4,7 +4,8 @@
 // them. Also the GAE chain the classroom mode steps through (read off the computed numbers) and the
 // one-paragraph explanation of each credit method.
 
-import type { RunConfig, StepRewardName } from '../../config/run-config.ts';
+import type { RunConfig } from '../../config/run-config.ts';
+import type { StepRewardName } from '../../config/run-config-schema.ts';
 import { suggestedStepRewards } from '../../config/run-presets.ts';
 import type { CreditMethod, InspectedLine } from '../../worker/api.ts';
 import { explainMethod } from './credit-text.ts';

@@ -103,7 +103,14 @@ test('a teacher builds a 2-agent episode in the credit sandbox and steps the GAE
   await expect(sb.getByTestId('sb-explain')).toContainText(
     'planner (helper planner): 0.5·min(plan steps/2, 1) + 0.5·R; solver (helper team): R',
   );
+  // a helper that pays the environment's verdict (coop-plan's plan check) makes that verdict a control
+  await expect(sb.getByTestId('sb-score-0-0')).toHaveCount(0);
+  await sb.getByTestId('sb-helper-planner').selectOption('plan-check');
+  await expect(sb.getByTestId('sb-r-0')).toHaveText('0.000'); // no check given: nothing to pay
+  await sb.getByTestId('sb-score-0-0').fill('0.5');
+  await expect(sb.getByTestId('sb-r-0')).toHaveText('0.500');
   await sb.getByTestId('sb-helper-planner').selectOption('planner');
+  await expect(sb.getByTestId('sb-score-0-0')).toHaveCount(0);
   await sb.getByTestId('sb-helper-solver').selectOption('solver');
   await checkNumbers(page, 'action', 'per_step');
   await expect(sb.getByTestId('sb-r-0')).toHaveText('0.750'); // 0.5·min(1/2, 1) + 0.5·1

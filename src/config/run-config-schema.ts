@@ -19,6 +19,8 @@ export const MATH_STEP_REWARDS: readonly StepRewardName[] = ['solver', 'verifier
 export const CODE_STEP_REWARDS: readonly StepRewardName[] = ['coder', 'tester', 'reviewer'];
 /** Helpers that read coop-plan's rule check of a role's plan: refused elsewhere, and for any role but the env's plan role. */
 export const PLAN_STEP_REWARDS: readonly StepRewardName[] = ['plan-check'];
+/** Helpers that pay the environment's score of the role's own answer (the code's pass rate, the plan's check), not a rule on its text. */
+export const SCORE_STEP_REWARDS: readonly StepRewardName[] = ['coder', 'plan-check'];
 
 /** How GRPO groups values before normalising: AReaL's pooled tokens of a task's samples, or AT-GRPO's agent-and-turn groups. */
 export const GROUP_NORMS = ['pooled', 'agent_turn'] as const;

@@ -126,3 +126,115 @@ describe("recorded episodes: the lab's export is what marft inspect reads", () =
     expect(g[0].turns[0].actions[0]).toEqual({ role: 'planner', tokens: 3, text: '1. a\n2. b' });
   });
 });
+
+describe("recorded episodes carry the environment's verdicts that per_step helpers pay", () => {
+  const planConfig = parseRunConfig({
+    graph: presetGraph('duo'),
+    env: { name: 'coop-plan' },
+    level: 'action',
+    credit: { method: 'per_step', perStep: { planner: 'plan-check', solver: 'solver' } },
+  });
+
+  it("plan-check: the planner's plan score goes out with the action and comes back as its credited reward", () => {
+    const h = handEpisode(planConfig, [
+      {
+        teamReward: 0,
+        actions: [
+          { agent: 0, values: [0.2] },
+          { agent: 1, values: [0.4] },
+        ],
+      },
+    ]);
+    h.episode.turns[0].answers = { planner: { answer: null, correct: false, score: 0.5 } };
+    const text = episodesToJsonl(planConfig, [h.episode], h.scores);
+    expect(JSON.parse(text).turns[0].actions.map((a: { score?: number }) => a.score)).toEqual([0.5, undefined]);
+    const [line] = inspectRecorded(parseRecordedEpisodes(text, planConfig), planConfig);
+    const targets = computeTargets([h.episode], h.scores, planConfig);
+    // the plan-check helper pays the score (0.5), the solver's helper 0 for a wrong team with no \boxed{} answer
+    expect(line.actions.map((a) => a.rewards[0])).toEqual([0.5, 0]);
+    expect(line.actions.map((a) => a.advantages)).toEqual(h.episode.actions.map((a) => [...targets.get(a)!.advantages]));
+    // without the score the helper has no check to pay: 0
+    const noScore = JSON.stringify({
+      id: 'e0',
+      turns: [
+        {
+          reward: 0,
+          actions: [
+            { role: 'planner', tokens: 1, value: 0.2 },
+            { role: 'solver', tokens: 1, value: 0.4 },
+          ],
+        },
+      ],
+    });
+    expect(inspectRecorded(parseRecordedEpisodes(noScore, planConfig), planConfig)[0].actions[0].rewards).toEqual([0]);
+  });
+
+  it("a turn's correct goes out only where it differs from reward > 0, and the reviewer's helper reads it", () => {
+    const codeConfig = parseRunConfig({
+      env: { name: 'code' },
+      level: 'action',
+      graph: {
+        agents: [
+          { role: 'coder', systemPrompt: 'c', withAnswer: true },
+          { role: 'reviewer', systemPrompt: 'r' },
+        ],
+        edges: [{ from: 'coder', to: 'reviewer' }],
+      },
+      credit: { method: 'per_step', perStep: { coder: 'coder', reviewer: 'reviewer' } },
+    });
+    const h = handEpisode(codeConfig, [
+      {
+        teamReward: 0.5,
+        actions: [
+          { agent: 0, values: [0] },
+          { agent: 1, values: [0] },
+        ],
+      },
+    ]);
+    // half the tests passed: a partial reward, yet the team's code is not right, and the reviewer rejected it
+    h.episode.turns[0].correct = false;
+    h.episode.turns[0].answers = { coder: { answer: 'f', correct: false, score: 0.5 } };
+    h.episode.actions[1].text = 'reject: it fails';
+    const line = JSON.parse(episodesToJsonl(codeConfig, [h.episode], h.scores));
+    expect(line.turns[0]).toMatchObject({ reward: 0.5, correct: false });
+    expect(line.turns[0].actions[0].score).toBe(0.5);
+    const [inspected] = inspectRecorded(parseRecordedEpisodes(JSON.stringify(line), codeConfig), codeConfig);
+    expect(inspected.actions.map((a) => a.rewards[0])).toEqual([0.5, 1]);
+    // read as reward > 0 (the default) the rejection would be wrong: 0
+    delete line.turns[0].correct;
+    expect(inspectRecorded(parseRecordedEpisodes(JSON.stringify(line), codeConfig), codeConfig)[0].actions[1].rewards).toEqual([0]);
+    // a correct turn whose reward is positive writes nothing extra
+    h.episode.turns[0].correct = true;
+    expect(JSON.parse(episodesToJsonl(codeConfig, [h.episode], h.scores)).turns[0]).not.toHaveProperty('correct');
+  });
+
+  it('a malformed score or correct is refused naming the field', () => {
+    const ep = (turn: Record<string, unknown>) =>
+      JSON.stringify({ id: 'e0', turns: [{ reward: 1, actions: [{ role: 'planner', tokens: 1, value: 0 }], ...turn }] });
+    expect(() => parseRecordedEpisodes(ep({ correct: 'yes' }), planConfig, 'f.jsonl')).toThrow(
+      /^f\.jsonl line 1, turns\[0\]\.correct: must be true or false/,
+    );
+    const withScores = (a: unknown, b: unknown) =>
+      JSON.stringify({
+        id: 'e0',
+        turns: [
+          {
+            reward: 1,
+            actions: [
+              { role: 'planner', tokens: 1, value: 0, score: a },
+              { role: 'planner', tokens: 1, value: 0, score: b },
+            ],
+          },
+        ],
+      });
+    expect(() => parseRecordedEpisodes(withScores('1', 1), planConfig, 'f.jsonl')).toThrow(
+      /turns\[0\]\.actions\[0\]\.score: must be a finite number/,
+    );
+    expect(() => parseRecordedEpisodes(withScores(1, 0.5), planConfig, 'f.jsonl')).toThrow(
+      /turns\[0\]\.actions\[1\]\.score: role "planner" has score 1 on an earlier action of this turn/,
+    );
+    expect(parseRecordedEpisodes(withScores(1, 1), planConfig).episodes[0].turns[0].answers).toEqual({
+      planner: { answer: null, correct: true, score: 1 },
+    });
+  });
+});

@@ -1,6 +1,6 @@
 // The recorded-episodes format (public; README "Inspecting recorded episodes"): one episode a JSON line,
-//   {"id": "e1", "group": "task-7", "turns": [{"reward": 1, "actions": [{"role": "planner", "tokens": 3,
-//    "value": 0.2, "values": [0.2, 0.1, 0.3], "text": "..."}, ...]}]}
+//   {"id": "e1", "group": "task-7", "turns": [{"reward": 1, "correct": true, "actions": [{"role": "planner",
+//    "tokens": 3, "value": 0.2, "values": [0.2, 0.1, 0.3], "text": "...", "score": 1}, ...]}]}
 // and the targets `marft inspect` prints for it, one line per episode:
 //   {"id": "e1", "actions": [{"turn": 0, "role": "planner", "rewards": [...], "values": [...], "deltas": [...],
 //    "advantages": [...], "returns": [...]}, ...]}
@@ -41,8 +41,8 @@ export interface RecordedEpisodes {
   scores: Map<ActionRecord, ActionScores>;
 }
 
-const ACTION_KEYS: ReadonlySet<string> = new Set(['role', 'tokens', 'value', 'values', 'logp', 'refLogp', 'text']);
-const TURN_KEYS: ReadonlySet<string> = new Set(['reward', 'actions']);
+const ACTION_KEYS: ReadonlySet<string> = new Set(['role', 'tokens', 'value', 'values', 'logp', 'refLogp', 'text', 'score']);
+const TURN_KEYS: ReadonlySet<string> = new Set(['reward', 'correct', 'actions']);
 const EPISODE_KEYS: ReadonlySet<string> = new Set(['id', 'group', 'turns']);
 
 type Obj = Record<string, unknown>;
@@ -96,7 +96,12 @@ export function parseRecordedEpisodes(text: string, config: RunConfig, file = 'e
       rejectExtra(t, TURN_KEYS, at);
       if (!finite(t.reward))
         return fail(`${at}.reward`, `must be a finite number (the team's reward for the turn), got ${JSON.stringify(t.reward)}`);
+      if (t.correct !== undefined && typeof t.correct !== 'boolean')
+        return fail(`${at}.correct`, `must be true or false (whether the team's answer was right), got ${JSON.stringify(t.correct)}`);
       if (!Array.isArray(t.actions) || !t.actions.length) return fail(`${at}.actions`, 'must be a non-empty array, in acting order');
+      const correct = (t.correct as boolean | undefined) ?? t.reward > 0;
+      // the environment's verdict on a role's own answer, which per_step's coder and plan-check helpers pay
+      const answers: Record<string, { answer: null; correct: boolean; score: number }> = {};
       t.actions.forEach((a: unknown, ai: number) => {
         const aat = `${at}.actions[${ai}]`;
         if (!isObj(a)) return fail(aat, 'must be an object with role and tokens');
@@ -137,6 +142,20 @@ export function parseRecordedEpisodes(text: string, config: RunConfig, file = 'e
         }
         if (a.text !== undefined && typeof a.text !== 'string')
           return fail(`${aat}.text`, `must be a string, got ${JSON.stringify(a.text)}`);
+        if (a.score !== undefined) {
+          if (!finite(a.score))
+            return fail(
+              `${aat}.score`,
+              `must be a finite number (the environment's score of the role's own answer), got ${JSON.stringify(a.score)}`,
+            );
+          const had = answers[a.role]?.score;
+          if (had !== undefined && had !== a.score)
+            return fail(
+              `${aat}.score`,
+              `role "${a.role}" has score ${had} on an earlier action of this turn (the environment scores a role once a turn)`,
+            );
+          answers[a.role] = { answer: null, correct, score: a.score };
+        }
         const rec: ActionRecord = {
           episode: index,
           turn: ti,
@@ -159,7 +178,7 @@ export function parseRecordedEpisodes(text: string, config: RunConfig, file = 'e
         });
         actions.push(rec);
       });
-      return { teamReward: t.reward, correct: t.reward > 0, feedback: '', answers: {} };
+      return { teamReward: t.reward, correct, feedback: '', answers };
     });
     out.ids.push(v.id);
     out.groups.push(v.group);
@@ -246,11 +265,14 @@ export function episodesToJsonl(config: RunConfig, episodes: readonly EpisodeRec
           ...(config.algo === 'grpo' ? { group: `g${Math.floor(e / G)}` } : {}),
           turns: ep.turns.map((turn, t) => ({
             reward: turn.teamReward,
+            // written where it differs from the default (reward > 0): the code environment's partial rewards
+            ...(turn.correct !== turn.teamReward > 0 ? { correct: turn.correct } : {}),
             actions: ep.actions
               .filter((a) => a.turn === t)
               .map((a) => {
                 const s = scores.get(a)!;
                 const v = s.values;
+                const score = turn.answers[a.role]?.score;
                 const kl =
                   config.algo === 'ppo' && config.ppo.klIn === 'reward' && config.ppo.klCoef > 0
                     ? { logp: s.oldLogp, refLogp: s.refLogp }
@@ -261,6 +283,7 @@ export function episodesToJsonl(config: RunConfig, episodes: readonly EpisodeRec
                   ...(need === 'value' ? { value: v[0] } : need === 'values' ? { values: v } : {}),
                   ...kl,
                   text: a.text,
+                  ...(typeof score === 'number' ? { score } : {}),
                 };
               }),
           })),

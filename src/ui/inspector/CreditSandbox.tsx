@@ -5,7 +5,7 @@
 // classroom mode that steps the GAE chain back along the agents (space / arrows, or Play).
 
 import { useEffect, useMemo, useState } from 'react';
-import { STEP_REWARD_NAMES, type StepRewardName } from '../../config/run-config-schema.ts';
+import { SCORE_STEP_REWARDS, STEP_REWARD_NAMES, type StepRewardName } from '../../config/run-config-schema.ts';
 import type { CreditMethod, InspectedLine, WorkerError } from '../../worker/api.ts';
 import { creditSandbox, recordedEpisodeLines } from '../actions.ts';
 import { patchInspector, selectInspector, useLab } from '../store.ts';
@@ -66,6 +66,7 @@ function ActionEditor({
   a,
   roles,
   level,
+  scored,
   onChange,
   onRemove,
   id,
@@ -73,6 +74,8 @@ function ActionEditor({
   a: SandboxAction;
   roles: string[];
   level: Sandbox['level'];
+  /** Whether the role's per_step helper pays the environment's score (then the score is a control). */
+  scored: boolean;
   onChange: (a: SandboxAction) => void;
   onRemove: (() => void) | null;
   id: string;
@@ -121,6 +124,16 @@ function ActionEditor({
           onChange={(e) => onChange({ ...a, text: e.target.value })}
         />
       </label>
+      {scored && (
+        <Num
+          label="env score"
+          value={a.score ?? 0}
+          min={0}
+          max={1}
+          testId={`sb-score-${id}`}
+          onChange={(v) => onChange({ ...a, score: v })}
+        />
+      )}
       {onRemove && (
         <button type="button" aria-label={`remove action ${id}`} onClick={onRemove}>
           ✕
@@ -244,6 +257,9 @@ export function CreditSandbox() {
   }, [playing, chain]);
 
   const edit = (f: (x: Sandbox) => Sandbox) => setS((x) => f(x));
+  // the per_step helper a role's action is credited by (null under the other methods or with reward sharing)
+  const helperOf = (role: string): StepRewardName | null =>
+    s.method === 'per_step' && !s.rewardSharing ? (s.perStep[role] ?? 'team') : null;
   const setAction = (ti: number, ai: number, a: SandboxAction | null) =>
     edit((x) => ({
       ...x,
@@ -454,6 +470,19 @@ export function CreditSandbox() {
                 testId={`sb-reward-${ti}`}
                 onChange={(v) => edit((x) => ({ ...x, turns: x.turns.map((u, i) => (i === ti ? { ...u, reward: v } : u)) }))}
               />
+              {t.actions.some((a) => helperOf(a.role) === 'reviewer') && (
+                <label className="field inline">
+                  <input
+                    type="checkbox"
+                    checked={t.correct ?? t.reward > 0}
+                    data-testid={`sb-correct-${ti}`}
+                    onChange={(e) =>
+                      edit((x) => ({ ...x, turns: x.turns.map((u, i) => (i === ti ? { ...u, correct: e.target.checked } : u)) }))
+                    }
+                  />{' '}
+                  <span>team's answer right</span>
+                </label>
+              )}
               {s.algo === 'grpo' &&
                 s.samples.map((rs, k) => (
                   <Num
@@ -474,6 +503,7 @@ export function CreditSandbox() {
                 a={a}
                 roles={roles}
                 level={s.level}
+                scored={helperOf(a.role) !== null && SCORE_STEP_REWARDS.includes(helperOf(a.role)!)}
                 onChange={(b) => setAction(ti, ai, b)}
                 onRemove={t.actions.length > 1 ? () => setAction(ti, ai, null) : null}
               />

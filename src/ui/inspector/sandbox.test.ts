@@ -34,9 +34,10 @@ describe('credit sandbox', () => {
     expect(s.turns).toEqual([
       {
         reward: 1,
+        correct: null,
         actions: [
-          { role: 'planner', tokens: 3, values: [0, 0, 0], text: '' },
-          { role: 'solver', tokens: 3, values: [0, 0, 0], text: '' },
+          { role: 'planner', tokens: 3, values: [0, 0, 0], text: '', score: null },
+          { role: 'solver', tokens: 3, values: [0, 0, 0], text: '', score: null },
         ],
       },
     ]);
@@ -104,9 +105,10 @@ describe('credit sandbox', () => {
       turns: [
         {
           reward: 1,
+          correct: null,
           actions: [
-            resizeAction({ role: 'planner', tokens: 1, values: [0], text: '' }, 2),
-            { role: 'solver', tokens: 1, values: [0], text: '' },
+            resizeAction({ role: 'planner', tokens: 1, values: [0], text: '', score: null }, 2),
+            { role: 'solver', tokens: 1, values: [0], text: '', score: null },
           ],
         },
       ],
@@ -124,6 +126,39 @@ describe('credit sandbox', () => {
     s.turns[0].reward = 0;
     // planner: 0.5·min(2/2, 1) + 0.5·0 = 0.5; solver answered, team wrong: 0.1
     expect(run(s)[0].actions.map((a) => a.rewards[0])).toEqual([0.5, 0.1]);
+  });
+
+  it("per_step plan-check (coop-plan): the planner is paid the environment's check of its plan, typed or recorded", () => {
+    const plan = parseRunConfig({ graph: presetGraph('duo'), env: { name: 'coop-plan' } });
+    const s: Sandbox = { ...defaultSandbox(roles, plan), level: 'action', method: 'per_step' };
+    // the builder's suggestion in coop-plan: the planner on plan-check, the solver on the fallback (R)
+    expect(s.perStep).toEqual({ planner: 'plan-check', solver: 'team' });
+    s.turns[0].reward = 0;
+    const computed = (x: Sandbox) => {
+      const config = sandboxConfig(plan, x);
+      return inspectRecorded(parseRecordedEpisodes(sandboxJsonl(x), config), config)[0].actions.map((a) => a.rewards[0]);
+    };
+    // no score typed: the helper has no check to pay
+    expect(computed(s)).toEqual([0, 0]);
+    // a plan right in its first of two steps (score 0.5) on a team that still failed
+    s.turns[0].actions[0].score = 0.5;
+    expect(computed(s)).toEqual([0.5, 0]);
+    // a recorded episode keeps the verdict the environment gave
+    const line = JSON.stringify({
+      id: 'e1',
+      turns: [
+        {
+          reward: 1,
+          actions: [
+            { role: 'planner', tokens: 2, value: 0, score: 1 },
+            { role: 'solver', tokens: 1, value: 0 },
+          ],
+        },
+      ],
+    });
+    const rec = sandboxFromRecorded(line, s);
+    expect(rec.turns[0].actions.map((a) => a.score)).toEqual([1, null]);
+    expect(computed(rec)).toEqual([1, 1]);
   });
 
   it("GRPO: the group is the episode and the hand-made samples; equal normalises the reward over the group's tokens", () => {
@@ -149,14 +184,20 @@ describe('credit sandbox', () => {
 
   it("turns: a new turn copies the last one's actions (its own reward 0); samples follow; a recorded line keeps roles, tokens, values and texts", () => {
     const s = setTurnCount(make(), 2);
-    expect(s.turns[1]).toEqual({ reward: 0, actions: s.turns[0].actions });
+    expect(s.turns[1]).toEqual({ reward: 0, correct: null, actions: s.turns[0].actions });
     expect(s.samples).toEqual([[0, 0]]);
     expect(setTurnCount(s, 1).turns).toHaveLength(1);
     const rec = sandboxFromRecorded(
-      JSON.stringify({ id: 'e3', turns: [{ reward: 0.5, actions: [{ role: 'solver', tokens: 2, value: 0.3, text: 'x' }] }] }),
+      JSON.stringify({
+        id: 'e3',
+        turns: [{ reward: 0.5, correct: false, actions: [{ role: 'solver', tokens: 2, value: 0.3, text: 'x' }] }],
+      }),
       s,
     );
-    expect(rec.turns).toEqual([{ reward: 0.5, actions: [{ role: 'solver', tokens: 2, values: [0.3, 0.3], text: 'x' }] }]);
+    expect(rec.turns).toEqual([
+      { reward: 0.5, correct: false, actions: [{ role: 'solver', tokens: 2, values: [0.3, 0.3], text: 'x', score: null }] },
+    ]);
+    expect(JSON.parse(sandboxJsonl(rec)).turns[0].correct).toBe(false);
     expect(rec.samples).toEqual([[0]]);
     expect(resizeAction(rec.turns[0].actions[0], 3).values).toEqual([0.3, 0.3, 0]);
   });

@@ -18,10 +18,14 @@ export interface SandboxAction {
   values: number[];
   /** The action's text: the per_step helpers read it (planner counts plan steps, solver looks for \boxed{}). */
   text: string;
+  /** The environment's score of the role's own answer (SCORE_STEP_REWARDS pay it); null: none, they pay 0. */
+  score: number | null;
 }
 
 export interface SandboxTurn {
   reward: number;
+  /** Whether the team's answer was right (the reviewer's helper reads it); null: reward > 0. */
+  correct: boolean | null;
   actions: SandboxAction[];
 }
 
@@ -46,6 +50,7 @@ export const newAction = (role: string, tokens = 3): SandboxAction => ({
   tokens,
   values: new Array<number>(tokens).fill(0),
   text: '',
+  score: null,
 });
 
 /**
@@ -57,7 +62,7 @@ export function defaultSandbox(roles: readonly string[], base: RunConfig): Sandb
   const own = base.credit.method === 'per_step' || Object.keys(base.credit.perStep).length > 0;
   const helpers: Record<string, string> = own ? base.credit.perStep : suggestedStepRewards(roles, base.env.name);
   return {
-    turns: [{ reward: 1, actions: roles.map((r) => newAction(r)) }],
+    turns: [{ reward: 1, correct: null, actions: roles.map((r) => newAction(r)) }],
     samples: [[0]],
     level: base.level,
     algo: base.algo,
@@ -83,7 +88,7 @@ export function setTurnCount(s: Sandbox, turns: number): Sandbox {
   const last = s.turns[s.turns.length - 1];
   const t = Array.from(
     { length: n },
-    (_, i) => s.turns[i] ?? { reward: 0, actions: last.actions.map((a) => ({ ...a, values: [...a.values] })) },
+    (_, i) => s.turns[i] ?? { reward: 0, correct: null, actions: last.actions.map((a) => ({ ...a, values: [...a.values] })) },
   );
   return { ...s, turns: t, samples: s.samples.map((r) => Array.from({ length: n }, (_, i) => r[i] ?? 0)) };
 }
@@ -116,11 +121,13 @@ export function sandboxJsonl(s: Sandbox): string {
       ...(grpo ? { group: 'g0' } : {}),
       turns: s.turns.map((t, i) => ({
         reward: rewards[i],
+        ...(t.correct !== null ? { correct: t.correct } : {}),
         actions: t.actions.map((a) => ({
           role: a.role,
           tokens: a.tokens,
           ...(grpo ? {} : s.level === 'action' ? { value: a.values[0] } : { values: a.values }),
           text: a.text,
+          ...(a.score !== null ? { score: a.score } : {}),
         })),
       })),
     });
@@ -138,18 +145,21 @@ type Obj = Record<string, unknown>;
 
 /**
  * One recorded episode (a line of the JSONL the Inspect tab exports) as a sandbox episode, keeping the
- * controls of `s`: roles, token counts, critic values (one per action spreads to its tokens) and texts.
+ * controls of `s`: roles, token counts, critic values (one per action spreads to its tokens), texts and the
+ * environment's verdicts (scores, whether the team was right).
  */
 export function sandboxFromRecorded(line: string, s: Sandbox): Sandbox {
-  const v = JSON.parse(line) as { turns: Array<{ reward: number; actions: Obj[] }> };
+  const v = JSON.parse(line) as { turns: Array<{ reward: number; correct?: boolean; actions: Obj[] }> };
   const turns = v.turns.map((t) => ({
     reward: t.reward,
+    correct: t.correct ?? null,
     actions: t.actions.map((a) => {
       const n = a.tokens as number;
       const values = Array.isArray(a.values)
         ? [...(a.values as number[])]
         : new Array<number>(n).fill(typeof a.value === 'number' ? a.value : 0);
-      return { role: a.role as string, tokens: n, values, text: (a.text as string | undefined) ?? '' };
+      const score = typeof a.score === 'number' ? a.score : null;
+      return { role: a.role as string, tokens: n, values, text: (a.text as string | undefined) ?? '', score };
     }),
   }));
   return { ...s, turns, samples: s.samples.map(() => turns.map(() => 0)) };

@@ -99,7 +99,7 @@ export function parseRecordedEpisodes(text: string, config: RunConfig, file = 'e
       if (t.correct !== undefined && typeof t.correct !== 'boolean')
         return fail(`${at}.correct`, `must be true or false (whether the team's answer was right), got ${JSON.stringify(t.correct)}`);
       if (!Array.isArray(t.actions) || !t.actions.length) return fail(`${at}.actions`, 'must be a non-empty array, in acting order');
-      const correct = (t.correct as boolean | undefined) ?? t.reward > 0;
+      const correct = t.correct ?? t.reward > 0;
       // the environment's verdict on a role's own answer, which per_step's coder and plan-check helpers pay
       const answers: Record<string, { answer: null; correct: boolean; score: number }> = {};
       t.actions.forEach((a: unknown, ai: number) => {

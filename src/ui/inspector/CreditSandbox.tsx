@@ -74,8 +74,8 @@ function ActionEditor({
   a: SandboxAction;
   roles: string[];
   level: Sandbox['level'];
-  /** Whether the role's per_step helper pays the environment's score (then the score is a control). */
-  scored: boolean;
+  /** The role's per_step helper when it pays the environment's score (then the score is a control), else null. */
+  scored: StepRewardName | null;
   onChange: (a: SandboxAction) => void;
   onRemove: (() => void) | null;
   id: string;
@@ -126,7 +126,7 @@ function ActionEditor({
       </label>
       {scored && (
         <Num
-          label="env score"
+          label={scored === 'coder' ? 'share of tests passed' : 'plan check (share right)'}
           value={a.score ?? 0}
           min={0}
           max={1}
@@ -503,7 +503,7 @@ export function CreditSandbox() {
                 a={a}
                 roles={roles}
                 level={s.level}
-                scored={helperOf(a.role) !== null && SCORE_STEP_REWARDS.includes(helperOf(a.role)!)}
+                scored={SCORE_STEP_REWARDS.find((h) => h === helperOf(a.role)) ?? null}
                 onChange={(b) => setAction(ti, ai, b)}
                 onRemove={t.actions.length > 1 ? () => setAction(ti, ai, null) : null}
               />

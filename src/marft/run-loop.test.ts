@@ -22,7 +22,7 @@ import { type RunLoopEvent, type RunSession, RunPaused, runLoop } from './run-lo
 import { releaseTrainState } from './state.ts';
 import { nodeStore } from '../platform/storage/node.ts';
 import { CheckpointError, memoryStore } from '../platform/storage/index.ts';
-import { tinySetup } from './testing.ts';
+import { tinySetup, untimed } from './testing.ts';
 import { enospc, faultyStore, quota } from '../platform/storage/testing.ts';
 
 const TEST = 'src/marft/run-loop.test.ts';
@@ -360,6 +360,51 @@ describe('run loop faults', () => {
     if (gpu.hasTimestamps) expect(profiled[0].kernels).toBeGreaterThan(5);
     else expect(profiled[0].kernels).toBeNull();
     releaseTrainState(gpu, second.state);
+  });
+
+  it("a loop given its state's snapshot reads one state fewer back, with the same iteration and checkpoints", async () => {
+    const gpu = await testGpu();
+    // two runs from the same seed, each a first loop of one iteration, then a second loop with and without the snapshot
+    const twice = async (handOver: boolean) => {
+      const s = tinySetup(gpu, OVER);
+      const store = memoryStore();
+      const common = { store, dir: 'run', baseModel: 'tiny', maxTokens: 512 };
+      const first = await runLoop(session(gpu, s), s.state, { ...common, until: 1 });
+      expect(first.snapshot?.iteration).toBe(1); // the snapshot of the state it leaves
+      const r0 = gpu.readCount;
+      const metrics: unknown[] = [];
+      const second = await runLoop(session(gpu, s), first.state, {
+        ...common,
+        until: 2,
+        snapshot: handOver ? first.snapshot : undefined,
+        onIteration: (res) => metrics.push(untimed(res.metrics)),
+      });
+      const reads = gpu.readCount - r0;
+      const saved = await readCheckpointFiles(store, 'run');
+      releaseTrainState(gpu, second.state);
+      return { reads, metrics, saved, snapshot: second.snapshot };
+    };
+    const without = await twice(false);
+    const given = await twice(true);
+    expect(given.reads).toBe(without.reads - 1);
+    expect(given.metrics).toEqual(without.metrics);
+    expect(given.saved.manifest.iteration).toBe(2);
+    // the last checkpoint is the same, file for file (the state.json's timestamps aside)
+    const files = (f: typeof given.saved) => Object.fromEntries(Object.entries(f.files).filter(([k]) => k !== 'state.json'));
+    expect(files(given.saved)).toEqual(files(without.saved));
+    // a snapshot of another iteration is not taken for the state
+    const s = tinySetup(gpu, OVER);
+    const r0 = gpu.readCount;
+    const other = await runLoop(session(gpu, s), s.state, {
+      store: memoryStore(),
+      dir: 'run',
+      baseModel: 'tiny',
+      until: 0,
+      snapshot: given.snapshot,
+    });
+    expect(gpu.readCount - r0).toBe(1);
+    expect(other.snapshot?.iteration).toBe(0);
+    releaseTrainState(gpu, other.state);
   });
 
   it('the GPU device lost mid-rollout and mid-update: the run resumes from its last checkpoint', async () => {

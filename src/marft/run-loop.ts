@@ -29,7 +29,9 @@
 // Before the first iteration the loop saves the starting state when the run folder has no checkpoint of
 // it. A device lost during that first save (a Step right after resuming an older checkpoint or an imported
 // one) reloads the state from `origin`, where it was loaded from, and saves again: the run folder's latest
-// checkpoint is another iteration.
+// checkpoint is another iteration. The loop starts from a snapshot of the state taken before it when the
+// caller holds one (`snapshot`: a new run's first save, the last loop's, which it returns), so a Step reads
+// the state back once, after its iteration.
 
 import type { Gpu } from '../gpu/gpu.ts';
 import { GpuError } from '../gpu/errors.ts';
@@ -39,7 +41,7 @@ import type { KernelTime } from '../common/profile-table.ts';
 import type { ModelConfig } from '../model/config.ts';
 import type { Decoder } from '../model/decoder.ts';
 import type { LoadedTokenizer } from '../model/tokenizer.ts';
-import { listCheckpoints, loadCheckpoint } from './checkpoint/checkpoint.ts';
+import { type CapturedCheckpoint, listCheckpoints, loadCheckpoint } from './checkpoint/checkpoint.ts';
 import { CheckpointWriter } from './checkpoint/writer.ts';
 import { MarftError } from './errors.ts';
 import { type TrainState, releaseTrainState } from './state.ts';
@@ -109,6 +111,11 @@ export interface RunLoopOptions {
    * shows paused at once); `written` settles with it. Without it the loop returns once the write is done.
    */
   writeBehind?: boolean;
+  /**
+   * A snapshot of `state` exactly as it is (the caller's first save, or the last loop's `snapshot`): the loop
+   * starts from it instead of reading the state back. Ignored unless it is of `state.iteration`.
+   */
+  snapshot?: CapturedCheckpoint | null;
 }
 
 export interface RunLoopResult {
@@ -123,6 +130,8 @@ export interface RunLoopResult {
    * writeBehind it may still be running; without it, it has settled and a failure was thrown instead).
    */
   written: Promise<RunPaused | null>;
+  /** The snapshot of the returned state, for the next loop on it (`snapshot`); null when the newest is of another iteration. */
+  snapshot: CapturedCheckpoint | null;
 }
 
 /** The loop stopped because a checkpoint could not be written; `state` and `session` are the live ones. */
@@ -237,6 +246,8 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
     }
     return { written }; // wrapped: an async function's result would wait for a promise it returns
   };
+  /** The newest snapshot when it is of the state as it is (a bad iteration moves the state past it). */
+  const newest = (): CapturedCheckpoint | null => (writer.newest?.iteration === state.iteration ? writer.newest : null);
   /** Back to the newest snapshot (in memory; the store's latest when the snapshot died with the device). */
   const reload = async (): Promise<void> => {
     state = await writer.restore(session.gpu, session.model);
@@ -275,10 +286,11 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
   const recovered = async (e: unknown, from?: { store: CheckpointStore; dir: string }): Promise<boolean> =>
     !(e instanceof RunPaused) && recoverFrom(await lostReason(session.gpu, e), from);
   const latest = (await listCheckpoints(o.store, o.dir)).find((c) => c.latest);
+  const taken = o.snapshot?.iteration === state.iteration ? o.snapshot : undefined;
   if (!latest || latest.iteration !== state.iteration) {
     for (;;) {
       try {
-        await writer.snapshot(session.gpu, state, 'now');
+        await writer.snapshot(session.gpu, state, 'now', taken);
         await flush();
         break;
       } catch (e) {
@@ -288,7 +300,7 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
       }
     }
   } else {
-    await writer.snapshot(session.gpu, state, 'stored');
+    await writer.snapshot(session.gpu, state, 'stored', taken);
   }
 
   let retryProfile = false;
@@ -312,7 +324,8 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
           await reload();
         }
         const { written } = await finalWrite();
-        return { state, session, rollbacks, recoveries, abandoned: new IterationAbandoned(state.iteration, phase === 'update'), written };
+        const abandoned = new IterationAbandoned(state.iteration, phase === 'update');
+        return { state, session, rollbacks, recoveries, abandoned, written, snapshot: newest() };
       }
       retryProfile = profiled;
       if (e instanceof EnvError) throw await envPaused(e);
@@ -349,5 +362,5 @@ export async function runLoop(session: RunSession, state: TrainState, o: RunLoop
     o.onIteration?.(res, !bad);
   }
   const { written } = await finalWrite();
-  return { state, session, rollbacks, recoveries, abandoned: null, written };
+  return { state, session, rollbacks, recoveries, abandoned: null, written, snapshot: newest() };
 }

@@ -28,6 +28,8 @@ const fake = vi.hoisted(() => ({
   /** When set, a checkpoint write waits for it before landing. */
   writeGate: null as Promise<void> | null,
   started: 0,
+  /** States read back for a snapshot (captureCheckpoint calls). */
+  captures: 0,
   saved: [] as Array<{ dir: string; iteration: number; keep: number | undefined }>,
   checkpoints: new Map<string, Array<{ name: string; iteration: number; metrics: unknown[] }>>(),
   configs: new Map<string, unknown>(),
@@ -106,6 +108,7 @@ vi.mock('./checkpoint/checkpoint.ts', async (importOriginal) => {
   // the run loop's writer snapshots with captureCheckpoint and writes with writeCheckpoint; a fake
   // snapshot is the fake state as JSON, which loadCheckpoint (from the snapshot's memory store) gives back
   const capture = (state: FakeState) => {
+    fake.captures++;
     const snap = { config: state.config, iteration: state.iteration, metrics: [...state.metrics] };
     const files = { [FAKE_SNAPSHOT]: new TextEncoder().encode(JSON.stringify(snap)) };
     return { iteration: state.iteration, ready: Promise.resolve({ iteration: state.iteration, manifest: {}, files }) };
@@ -130,11 +133,6 @@ vi.mock('./checkpoint/checkpoint.ts', async (importOriginal) => {
       if (!fake.on) return real.writeCheckpoint(...a);
       if (fake.writeGate) await fake.writeGate;
       return write(...a);
-    },
-    saveCheckpoint: async (...a: Parameters<typeof real.saveCheckpoint>) => {
-      if (!fake.on) return real.saveCheckpoint(...a);
-      const [, state, store, dir, opts] = a;
-      return write((await capture(state).ready) as never, store, dir, opts.keep);
     },
     listCheckpoints: async (...a: Parameters<typeof real.listCheckpoints>) => {
       if (!fake.on) return real.listCheckpoints(...a);
@@ -241,7 +239,7 @@ const config = (over: Record<string, unknown> = {}) => tinyRunConfig({ iteration
 
 describe('Run state machine (fakes)', () => {
   afterEach(() => {
-    Object.assign(fake, { on: false, plan: [], gate: null, writeGate: null, started: 0, saved: [] });
+    Object.assign(fake, { on: false, plan: [], gate: null, writeGate: null, started: 0, captures: 0, saved: [] });
     fake.checkpoints.clear();
     fake.configs.clear();
   });
@@ -269,6 +267,30 @@ describe('Run state machine (fakes)', () => {
     run.train();
     expect(await run.wait()).toBe('done');
     expect(run.iteration).toBe(8);
+  });
+
+  it('reads the state back once an iteration: a loop starts from the snapshot its run already holds', async () => {
+    fake.on = true;
+    const { run } = fakeRun();
+    await run.start(config({ iterations: 6 }), { id: 'r', paused: true });
+    await run.wait();
+    expect(fake.captures).toBe(2); // the first save's, then iteration 0's (the loop started from the first)
+    run.step();
+    await run.wait();
+    expect(fake.captures).toBe(3);
+    run.train(3);
+    await run.wait();
+    expect(fake.captures).toBe(4);
+    // a non-finite iteration moves the state past the last snapshot: the next loop reads it back first
+    fake.plan = ['nan'];
+    run.step();
+    await run.wait();
+    expect(fake.captures).toBe(4);
+    run.step();
+    await run.wait();
+    expect(fake.captures).toBe(6);
+    expect(run.iteration).toBe(5);
+    expect(fake.saved.map((s) => s.iteration)).toEqual([0, 1, 2, 3, 4, 5]);
   });
 
   it('shows paused before its last checkpoint lands; the next step, wait() and settled() wait for the write', async () => {

@@ -18,7 +18,13 @@ import { BUILTIN_MODEL, type RunConfig, parseRunConfig } from '../config/run-con
 import type { KernelTime } from '../common/profile-table.ts';
 import { errorMessage } from '../common/errors.ts';
 import type { CheckpointStore } from '../platform/storage/store.ts';
-import { loadCheckpoint, readCheckpointFiles, saveCheckpoint } from './checkpoint/checkpoint.ts';
+import {
+  type CapturedCheckpoint,
+  captureCheckpoint,
+  loadCheckpoint,
+  readCheckpointFiles,
+  writeCheckpoint,
+} from './checkpoint/checkpoint.ts';
 import { type AdapterFiles, checkpointAdapters, stateAdapters } from './export/run-adapters.ts';
 import { newRunState } from './checkpoint/init-adapter.ts';
 import { MarftError } from './errors.ts';
@@ -73,6 +79,8 @@ interface Loaded {
   lastCheckpoint: string | null;
   /** Where a resumed state came from, until the run folder holds a checkpoint of it (the loop's first save). */
   origin?: CheckpointSource;
+  /** A snapshot of `state` as it is (its first save, or the last loop's), so the next loop reads nothing back. */
+  snapshot?: CapturedCheckpoint | null;
 }
 
 export class Run {
@@ -172,13 +180,13 @@ export class Run {
     this.current = 'idle';
   }
 
+  /** A new run's first checkpoint; its snapshot stays for the first loop. */
   private async save(a: Loaded): Promise<string> {
     this.progress('checkpoint', `saving iteration ${a.state.iteration}`);
-    const saved = await saveCheckpoint(a.model.gpu, a.state, this.store, a.id, {
-      baseModel: a.model.source.baseModel,
-      keep: this.opts.keep ?? a.state.config.runLoop.keepCheckpoints,
-    });
+    const captured = captureCheckpoint(a.model.gpu, a.state, a.model.source.baseModel);
+    const saved = await writeCheckpoint(await captured.ready, this.store, a.id, this.opts.keep ?? a.state.config.runLoop.keepCheckpoints);
     a.lastCheckpoint = saved.name;
+    a.snapshot = captured;
     return saved.name;
   }
 
@@ -324,6 +332,7 @@ export class Run {
     this.setStatus('recovering', 'GPU device lost; reloading the last checkpoint');
     a.model = await this.session.reopen();
     a.state = await loadCheckpoint(a.model.gpu, a.origin?.store ?? this.store, a.origin?.dir ?? a.id, a.model.model);
+    a.snapshot = null;
     this.emit('onLoaded', { runId: a.id, config: a.state.config, history: a.state.metrics, checkpoint: a.lastCheckpoint });
     this.setStatus('paused', `reopened on a new device at iteration ${a.state.iteration}`);
   }
@@ -366,6 +375,7 @@ export class Run {
           // checkpoint stays intact (saves are atomic) and training continues once space is freed.
           // An environment module that failed: paused at the last checkpoint (the loop reloaded it)
           a.state = e.state;
+          a.snapshot = null;
           this.ctrl.pauseAfter();
           this.emit('onNotice', { ...errorNotice(e), pauseReason: e.reason });
         }
@@ -409,6 +419,8 @@ export class Run {
     a.model.gpu.pipelines.onMade = (made, asked) => {
       if (made === asked || made % 8 === 0) this.progress(shown, `preparing kernels ${made}/${asked}`);
     };
+    const snapshot = a.snapshot;
+    a.snapshot = null; // until the loop returns the snapshot of the state it leaves (none when it throws)
     const done = await runLoop(a.model, a.state, {
       store: this.store,
       dir: a.id,
@@ -417,6 +429,7 @@ export class Run {
       maxTokens: this.opts.maxTokens,
       until: single ? a.state.iteration + 1 : a.until,
       origin: a.origin,
+      snapshot,
       halt: () => this.ctrl.halts(single),
       interrupt: () => this.ctrl.interrupted,
       reopen: async (reason) => {
@@ -444,6 +457,7 @@ export class Run {
       },
     });
     a.state = done.state;
+    a.snapshot = done.snapshot;
     void this.session.keepKernels(); // the pipelines this loop made, made while the next session loads
     // a failed write pauses the run as a failed cadence write does: the next loop writes again before training
     this.writing = done.written.then(

@@ -15,6 +15,9 @@ import { Trainer } from './trainer.ts';
 import { Envs } from '../envs/registry.ts';
 import type { CheckpointStore } from '../platform/storage/store.ts';
 
+/** An iteration's metrics without its timings (seconds per phase, tokens per second), which differ between runs. */
+export const untimed = <M extends { seconds: unknown; tokensPerSecond: number }>({ seconds: _s, tokensPerSecond: _t, ...rest }: M) => rest;
+
 /** The tiny model and a run on it; `envs` (default: built-ins, no sandbox) is where its environment comes from. */
 export function tinySetup(gpu: Gpu, over: Record<string, unknown> = {}, envs = new Envs(null)) {
   const tj = tinyTokenizer();

@@ -55,11 +55,12 @@ export class CheckpointWriter {
   /**
    * The state, as of now, is the one to go back to: snapshots it (resolving once its tensors are on the
    * CPU; a lost device rejects, and the previous snapshot stays) and writes it when `when` says so.
+   * `taken`: a snapshot of exactly this state made earlier (the caller's), used instead of a readback.
    */
-  async snapshot(gpu: Gpu, state: TrainState, when: WriteWhen): Promise<void> {
+  async snapshot(gpu: Gpu, state: TrainState, when: WriteWhen, taken?: CapturedCheckpoint): Promise<void> {
     const write = when === 'now' || (when === 'cadence' && this.due(state.iteration));
     if (write) this.o.onSaving?.(state.iteration); // before the readback: a fault-injection hook may end the device here
-    const c = captureCheckpoint(gpu, state, this.o.baseModel);
+    const c = taken ?? captureCheckpoint(gpu, state, this.o.baseModel);
     await c.read;
     this.memo = c;
     if (when === 'stored') {
@@ -103,6 +104,11 @@ export class CheckpointWriter {
   async settle(): Promise<{ iteration: number; error: unknown } | null> {
     await this.chain;
     return this.failed;
+  }
+
+  /** The newest snapshot, or null before the first. */
+  get newest(): CapturedCheckpoint | null {
+    return this.memo;
   }
 
   /** A write failed (known without waiting). */

@@ -375,7 +375,6 @@ export class Run {
           // checkpoint stays intact (saves are atomic) and training continues once space is freed.
           // An environment module that failed: paused at the last checkpoint (the loop reloaded it)
           a.state = e.state;
-          a.snapshot = null;
           this.ctrl.pauseAfter();
           this.emit('onNotice', { ...errorNotice(e), pauseReason: e.reason });
         }
